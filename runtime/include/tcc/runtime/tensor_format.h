@@ -1,0 +1,58 @@
+// The runtime's description of a storage format: one level per mode,
+// outermost first, and the mode each level stores. It mirrors
+// tcc::ir::Format without depending on the IR library; level kinds use
+// tcc_level_kind's numbering from abi.h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tcc/runtime/abi.h"
+
+namespace tcc::rt {
+
+struct LevelSpec {
+  int kind = TCC_LEVEL_DENSE;  // enum tcc_level_kind
+  bool unique = true;
+  bool ordered = true;
+
+  static LevelSpec dense() { return {TCC_LEVEL_DENSE, true, true}; }
+  static LevelSpec compressed(bool unique = true, bool ordered = true) {
+    return {TCC_LEVEL_COMPRESSED, unique, ordered};
+  }
+  static LevelSpec singleton(bool unique = true, bool ordered = true) {
+    return {TCC_LEVEL_SINGLETON, unique, ordered};
+  }
+  bool operator==(const LevelSpec&) const = default;
+  std::string toString() const;  // "dense", "compressed(nonunique)", ...
+};
+
+struct TensorFormat {
+  std::vector<LevelSpec> levels;  // outermost first
+  std::vector<int> modeOrdering;  // level l stores mode modeOrdering[l]; empty = identity
+
+  TensorFormat() = default;  // a scalar
+  explicit TensorFormat(std::vector<LevelSpec> levels, std::vector<int> modeOrdering = {});
+
+  int order() const { return static_cast<int>(levels.size()); }
+  int modeOfLevel(int level) const;
+  int levelOfMode(int mode) const;
+  bool isAllDense() const;
+  // Throws std::invalid_argument when the ordering is not a permutation,
+  // a level kind is unknown (N:M has no runtime storage here), the order
+  // exceeds TCC_MAX_ORDER, or a singleton level opens the format.
+  void validate() const;
+  std::string toString() const;  // "{dense, compressed} order (1,0)"
+  bool operator==(const TensorFormat& other) const;
+
+  static TensorFormat dense(int order);
+  static TensorFormat sparseVector();  // {compressed}
+  static TensorFormat csr();           // {dense, compressed}
+  static TensorFormat csc();           // {dense, compressed} order (1,0)
+  static TensorFormat dcsr();          // {compressed, compressed}
+  static TensorFormat dcsc();          // {compressed, compressed} order (1,0)
+  static TensorFormat coo(int order);  // {compressed(nonunique), singleton(nonunique)..., singleton}
+  static TensorFormat csf(int order);  // all compressed
+};
+
+}  // namespace tcc::rt
