@@ -1,0 +1,94 @@
+// Tensor variables of index notation: a name, a shape, a storage format and
+// an element type. A TensorVar is a shared handle; copies denote the same
+// tensor, and equality is identity.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tcc/ir/format.h"
+#include "tcc/ir/index_var.h"
+
+namespace tcc::ir {
+
+class Access;
+
+// The size of one mode: a fixed number, a named symbol bound at run time
+// (tensors sharing a symbol share the size), or unknown (bound at run time
+// from the data).
+class Dimension {
+ public:
+  Dimension() = default;  // unknown
+  template <std::integral T>
+  Dimension(T size) : Dimension(static_cast<int64_t>(size), FixedTag{}) {}
+  Dimension(std::string symbol);
+  Dimension(const char* symbol) : Dimension(std::string(symbol)) {}
+
+  bool isFixed() const { return size_.has_value(); }
+  bool isSymbolic() const { return !symbol_.empty(); }
+  bool isUnknown() const { return !isFixed() && !isSymbolic(); }
+  int64_t size() const;  // only when isFixed()
+  const std::string& symbol() const { return symbol_; }
+
+  std::string toString() const;  // "4", "I" or "?"
+  bool operator==(const Dimension&) const = default;
+
+ private:
+  struct FixedTag {};
+  Dimension(int64_t size, FixedTag);
+  std::optional<int64_t> size_;
+  std::string symbol_;
+};
+
+class TensorVar {
+ public:
+  TensorVar();  // undefined
+  // A scalar: order 0, no levels.
+  explicit TensorVar(std::string name, Datatype type = Datatype::Float64);
+  // A tensor of shape.size() modes; the format defaults to all dense.
+  TensorVar(std::string name, std::vector<Dimension> shape, Datatype type = Datatype::Float64);
+  TensorVar(std::string name, std::vector<Dimension> shape, Format format,
+            Datatype type = Datatype::Float64);
+
+  bool defined() const { return content_ != nullptr; }
+  const std::string& name() const;
+  int order() const;
+  const std::vector<Dimension>& shape() const;
+  const Dimension& dimension(int mode) const;
+  const Format& format() const;
+  Datatype datatype() const;
+  bool isScalar() const { return order() == 0; }
+  int64_t id() const;  // creation order
+
+  // Builder: A(i, j) and A() for a scalar; the count must match order().
+  Access operator()(const std::vector<IndexVar>& indices) const;
+  template <std::same_as<IndexVar>... Vars>
+  Access operator()(const Vars&... indices) const;
+
+  bool operator==(const TensorVar& other) const { return content_ == other.content_; }
+  bool operator<(const TensorVar& other) const { return id() < other.id(); }
+
+ private:
+  struct Content;
+  std::shared_ptr<const Content> content_;
+};
+
+// "A(I, J) : {dense, compressed} of float64"
+std::string declarationString(const TensorVar& tensor);
+std::ostream& operator<<(std::ostream& os, const TensorVar& tensor);
+std::ostream& operator<<(std::ostream& os, const Dimension& dimension);
+
+}  // namespace tcc::ir
+
+template <>
+struct std::hash<tcc::ir::TensorVar> {
+  size_t operator()(const tcc::ir::TensorVar& tensor) const {
+    return std::hash<int64_t>()(tensor.id());
+  }
+};
