@@ -1,7 +1,9 @@
 // Rebuilding traversal of index notation (Halide's IRMutator). rewrite()
 // dispatches on the node kind; each visit() defaults to rewriting the
 // children and rebuilding the node only if a child changed, so untouched
-// subtrees stay shared.
+// subtrees stay shared. rewrite() is virtual so a pass can look at every
+// subtree before dispatch (add `using IndexNotationRewriter::rewrite;` when
+// overriding one of the two).
 #pragma once
 
 #include "tcc/ir/index_expr.h"
@@ -13,8 +15,8 @@ class IndexNotationRewriter {
  public:
   virtual ~IndexNotationRewriter() = default;
 
-  IndexExpr rewrite(const IndexExpr& expr);  // undefined stays undefined
-  IndexStmt rewrite(const IndexStmt& stmt);
+  virtual IndexExpr rewrite(const IndexExpr& expr);  // undefined stays undefined
+  virtual IndexStmt rewrite(const IndexStmt& stmt);
 
  protected:
   virtual IndexExpr visit(const LiteralNode* node, const IndexExpr& self);

@@ -1,0 +1,162 @@
+#include "tcc/ir/concretize.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_queries.h"
+#include "tcc/ir/index_visitor.h"
+
+namespace tcc::ir {
+
+namespace {
+
+// Variables of accesses in expr that no sum inside expr binds.
+std::vector<IndexVar> unsummedVars(const IndexExpr& expr) {
+  class Collector : public IndexNotationVisitor {
+   public:
+    std::vector<IndexVar> vars;
+    std::vector<IndexVar> sums;
+
+   protected:
+    void visit(const AccessNode* node) override {
+      for (const auto& var : node->indices)
+        if (std::find(sums.begin(), sums.end(), var) == sums.end() &&
+            std::find(vars.begin(), vars.end(), var) == vars.end())
+          vars.push_back(var);
+    }
+    void visit(const ReductionNode* node) override {
+      sums.push_back(node->var);
+      IndexNotationVisitor::visit(node);
+      sums.pop_back();
+    }
+  } collector;
+  collector.walk(expr);
+  return collector.vars;
+}
+
+// TACO's einsum rule: each term of a top-level sum or difference is summed
+// over its own variables missing from the left-hand side.
+IndexExpr makeSumsExplicit(const IndexExpr& expr, const std::vector<IndexVar>& lhsVars) {
+  if (const auto* add = expr.as<AddNode>())
+    return AddNode::make(makeSumsExplicit(add->a, lhsVars), makeSumsExplicit(add->b, lhsVars));
+  if (const auto* sub = expr.as<SubNode>())
+    return SubNode::make(makeSumsExplicit(sub->a, lhsVars), makeSumsExplicit(sub->b, lhsVars));
+  std::vector<IndexVar> summed;
+  for (const auto& var : unsummedVars(expr))
+    if (std::find(lhsVars.begin(), lhsVars.end(), var) == lhsVars.end()) summed.push_back(var);
+  IndexExpr result = expr;
+  for (auto var = summed.rbegin(); var != summed.rend(); ++var) result = ReductionNode::make(*var, result);
+  return result;
+}
+
+// Builds CIN for one assignment whose rhs may hold sums below the top.
+class Concretizer {
+ public:
+  explicit Concretizer(const IndexStmt& stmt) {
+    for (const auto& tensor : tensorsRead(stmt)) usedNames_.insert(tensor.name());
+    for (const auto& tensor : tensorsWritten(stmt)) usedNames_.insert(tensor.name());
+  }
+
+  // Loops over `loopVars` around `lhs (+)= rhs`; sums at the top of rhs
+  // become inner loops and `+=`, deeper ones become where-producers.
+  IndexStmt build(const Access& lhs, IndexExpr rhs, bool accumulate, std::vector<IndexVar> loopVars) {
+    while (const auto* reduction = rhs.as<ReductionNode>()) {
+      if (std::find(loopVars.begin(), loopVars.end(), reduction->var) != loopVars.end())
+        throw std::invalid_argument("concretize: sum over " + reduction->var.name() +
+                                    ", which an enclosing loop already iterates");
+      loopVars.push_back(reduction->var);
+      rhs = reduction->body;
+      accumulate = true;
+    }
+    std::vector<IndexStmt> producers;
+    rhs = hoistNestedSums(rhs, producers);
+    IndexStmt stmt = AssignmentNode::make(lhs, rhs, accumulate);
+    for (const auto& producer : producers) stmt = WhereNode::make(stmt, producer);
+    for (auto var = loopVars.rbegin(); var != loopVars.rend(); ++var) stmt = ForallNode::make(*var, stmt);
+    return stmt;
+  }
+
+ private:
+  // Replaces each outermost sum in expr by a fresh scalar temporary and
+  // appends the statement that computes it.
+  IndexExpr hoistNestedSums(const IndexExpr& expr, std::vector<IndexStmt>& producers) {
+    if (const auto* reduction = expr.as<ReductionNode>()) {
+      TensorVar temporary(freshName("t" + reduction->var.name()), expr.type());
+      producers.push_back(build(temporary({}), expr, /*accumulate=*/true, {}));
+      return temporary({});
+    }
+    if (const auto* neg = expr.as<NegNode>()) {
+      IndexExpr operand = hoistNestedSums(neg->operand, producers);
+      return operand.sameAs(neg->operand) ? expr : NegNode::make(operand);
+    }
+    if (const auto* node = expr.as<AddNode>()) return rebuild(node, expr, producers);
+    if (const auto* node = expr.as<SubNode>()) return rebuild(node, expr, producers);
+    if (const auto* node = expr.as<MulNode>()) return rebuild(node, expr, producers);
+    if (const auto* node = expr.as<DivNode>()) return rebuild(node, expr, producers);
+    if (const auto* call = expr.as<CallNode>()) {
+      std::vector<CallArgument> args;
+      bool changed = false;
+      for (const auto& arg : call->args) {
+        if (const auto* operand = std::get_if<IndexExpr>(&arg)) {
+          IndexExpr hoisted = hoistNestedSums(*operand, producers);
+          changed = changed || !hoisted.sameAs(*operand);
+          args.push_back(hoisted);
+        } else {
+          args.push_back(arg);
+        }
+      }
+      return changed ? CallNode::make(call->name, std::move(args)) : expr;
+    }
+    return expr;
+  }
+
+  template <typename Node>
+  IndexExpr rebuild(const Node* node, const IndexExpr& self, std::vector<IndexStmt>& producers) {
+    IndexExpr a = hoistNestedSums(node->a, producers);
+    IndexExpr b = hoistNestedSums(node->b, producers);
+    return a.sameAs(node->a) && b.sameAs(node->b) ? self : Node::make(a, b);
+  }
+
+  std::string freshName(const std::string& base) {
+    std::string name = base;
+    for (int suffix = 1; usedNames_.count(name); ++suffix) name = base + std::to_string(suffix);
+    usedNames_.insert(name);
+    return name;
+  }
+
+  std::set<std::string> usedNames_;
+};
+
+}  // namespace
+
+IndexStmt makeReductionNotation(const IndexStmt& assignment) {
+  const auto* node = assignment.as<AssignmentNode>();
+  if (!node) throw std::invalid_argument("makeReductionNotation: expected an assignment, got " + toString(assignment));
+  IndexExpr rhs = makeSumsExplicit(node->rhs, node->lhs.indices());
+  if (rhs.sameAs(node->rhs)) return assignment;
+  return AssignmentNode::make(node->lhs, rhs, node->accumulate);
+}
+
+IndexStmt concretize(const IndexStmt& stmt) {
+  if (!stmt.defined()) throw std::invalid_argument("concretize: undefined statement");
+  if (!stmt.isa<AssignmentNode>()) {
+    if (isConcrete(stmt)) return stmt;
+    throw std::invalid_argument("concretize: expected an assignment or concrete index notation, got " +
+                                toString(stmt));
+  }
+  if (isConcrete(stmt)) return stmt;  // e.g. a = b * c, nothing to loop over
+  const auto* node = makeReductionNotation(stmt).as<AssignmentNode>();
+  // Output variables in the order the output's levels store them.
+  const Access& lhs = node->lhs;
+  const Format& format = lhs.tensor().format();
+  std::vector<IndexVar> loopVars;
+  for (int level = 0; level < format.order(); ++level) {
+    const IndexVar& var = lhs.indices().at(format.modeOfLevel(level));
+    if (std::find(loopVars.begin(), loopVars.end(), var) == loopVars.end()) loopVars.push_back(var);
+  }
+  return Concretizer(stmt).build(lhs, node->rhs, node->accumulate, loopVars);
+}
+
+}  // namespace tcc::ir
