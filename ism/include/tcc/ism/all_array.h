@@ -1,0 +1,110 @@
+// The all array (§4.2): every distinct result component so far, as COO in
+// level order, sorted and deduplicated. The Merge stage folds a sorted,
+// deduplicated accumulation array into it out of place. Without double
+// buffering each merge allocates a temporary and copies it back; with it,
+// a second pair of buffers is kept and the two swap roles after each merge.
+// Buffers grow by the reallocation heuristic, never by doubling.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "tcc/ism/component.h"
+#include "tcc/ism/memory_counter.h"
+#include "tcc/ism/reallocation.h"
+
+namespace tcc::ism {
+
+template <int N>
+struct CooBuffer {
+  std::vector<Coordinates<N>, CountingAllocator<Coordinates<N>>> crd;
+  std::vector<double, CountingAllocator<double>> vals;
+
+  std::size_t size() const { return vals.size(); }
+  void reserveFor(std::size_t required) {
+    std::size_t capacity = capacityFor(required, vals.capacity());
+    crd.reserve(capacity);
+    vals.reserve(capacity);
+  }
+  void clear() {
+    crd.clear();
+    vals.clear();
+  }
+  void push(const Coordinates<N>& c, double v) {
+    crd.push_back(c);
+    vals.push_back(v);
+  }
+};
+
+template <int N>
+class AllArray {
+ public:
+  explicit AllArray(bool doubleBuffered = false) : doubleBuffered_(doubleBuffered) {}
+
+  std::size_t size() const { return current_.size(); }
+  const std::vector<Coordinates<N>, CountingAllocator<Coordinates<N>>>& coordinates() const {
+    return current_.crd;
+  }
+  const std::vector<double, CountingAllocator<double>>& values() const { return current_.vals; }
+
+  // Merge stage. `accumulation` is a policy after its Sort stage; its
+  // visitSorted yields strictly increasing coordinates.
+  template <class Policy>
+  void merge(const Policy& accumulation) {
+    std::size_t incoming = accumulation.size();
+    if (incoming == 0) return;
+    if (current_.size() == 0) {
+      current_.reserveFor(incoming);
+      accumulation.visitSorted([&](const Coordinates<N>& c, double v) { current_.push(c, v); });
+      return;
+    }
+    if (doubleBuffered_) {
+      spare_.clear();
+      spare_.reserveFor(current_.size() + incoming);
+      mergeInto(accumulation, spare_);
+      std::swap(current_, spare_);
+      return;
+    }
+    CooBuffer<N> merged;
+    merged.crd.reserve(current_.size() + incoming);
+    merged.vals.reserve(current_.size() + incoming);
+    mergeInto(accumulation, merged);
+    current_.reserveFor(merged.size());
+    current_.crd.assign(merged.crd.begin(), merged.crd.end());
+    current_.vals.assign(merged.vals.begin(), merged.vals.end());
+  }
+
+  // Releases everything (the workspace is done with its components).
+  void release() {
+    current_ = CooBuffer<N>();
+    spare_ = CooBuffer<N>();
+  }
+
+ private:
+  template <class Policy>
+  void mergeInto(const Policy& accumulation, CooBuffer<N>& out) const {
+    const auto& oldCrd = current_.crd;
+    const auto& oldVals = current_.vals;
+    std::size_t i = 0, n = oldVals.size();
+    accumulation.visitSorted([&](const Coordinates<N>& c, double v) {
+      while (i < n && lessThan<N>(oldCrd[i], c)) {
+        out.push(oldCrd[i], oldVals[i]);
+        ++i;
+      }
+      if (i < n && sameCoordinates<N>(oldCrd[i], c)) {
+        out.push(c, oldVals[i] + v);
+        ++i;
+      } else {
+        out.push(c, v);
+      }
+    });
+    for (; i < n; ++i) out.push(oldCrd[i], oldVals[i]);
+  }
+
+  bool doubleBuffered_;
+  CooBuffer<N> current_;
+  CooBuffer<N> spare_;
+};
+
+}  // namespace tcc::ism
