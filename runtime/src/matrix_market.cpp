@@ -141,8 +141,9 @@ double parseValue(TextScanner& scanner, Field field) {
     }
     if (status == ParseStatus::OutOfRange || value > kLargestExactInteger ||
         value < -kLargestExactInteger) {
-      scanner.fail("integer value " + quoted(scanner.peekToken()) +
-                   " is beyond 2^53 and cannot be held exactly");
+      std::string shown = status == ParseStatus::OutOfRange ? std::string(scanner.peekToken())
+                                                            : std::to_string(value);
+      scanner.fail("integer value " + quoted(shown) + " is beyond 2^53 and cannot be held exactly");
     }
     return static_cast<double>(value);
   }
@@ -172,7 +173,7 @@ void expectNoMoreEntries(TextScanner& scanner, int64_t declared) {
 }
 
 [[noreturn]] void failTruncated(TextScanner& scanner, int64_t found, int64_t declared) {
-  scanner.failAtLine(scanner.line(), "file ends after " + std::to_string(found) + " of " +
+  scanner.failAtLine(scanner.lastLine(), "file ends after " + std::to_string(found) + " of " +
                                          std::to_string(declared) + " entries");
 }
 
@@ -252,7 +253,7 @@ void readArrayEntries(TextScanner& scanner, const Header& header, Coo& coo) {
 Coo parseMatrixMarket(std::string_view text, const std::string& path) {
   TextScanner scanner(text, path);
   Header header = parseHeader(scanner);
-  if (!scanner.skipEmptyLines('%')) scanner.fail("file ends before the size line");
+  if (!scanner.skipEmptyLines('%')) scanner.failAtLine(scanner.lastLine(), "file ends before the size line");
   const char* expected = header.layout == Layout::Coordinate ? "'rows columns entries'"
                                                               : "'rows columns'";
   int32_t rows = parseDimension(scanner, "row count", expected);

@@ -17,10 +17,16 @@ enum class ParseStatus { Ok, Missing, NotNumber, OutOfRange };
 class TextScanner {
  public:
   TextScanner(std::string_view text, const std::string& path)
-      : p_(text.data()), end_(text.data() + text.size()), lineStart_(text.data()), path_(path) {}
+      : p_(text.data()),
+        end_(text.data() + text.size()),
+        lineStart_(text.data()),
+        endsWithNewline_(!text.empty() && text.back() == '\n'),
+        path_(path) {}
 
   bool atEnd() const { return p_ == end_; }
   int64_t line() const { return line_; }
+  // The number of the file's last line, for errors about its end.
+  int64_t lastLine() const { return endsWithNewline_ && line_ > 1 ? line_ - 1 : line_; }
 
   static bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
   static bool isDelimiter(char c) { return isBlank(c) || c == '\n'; }
@@ -123,6 +129,7 @@ class TextScanner {
   const char* p_;
   const char* end_;
   const char* lineStart_;
+  bool endsWithNewline_;
   int64_t line_ = 1;
   const std::string& path_;
 };
