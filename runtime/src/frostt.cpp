@@ -27,6 +27,11 @@ int countTokens(TextScanner scanner) {
   return count;
 }
 
+[[noreturn]] void failFieldCount(const TextScanner& scanner, int order) {
+  scanner.fail("expected " + std::to_string(order + 1) + " fields (" + std::to_string(order) +
+               " coordinates and a value), found " + std::to_string(scanner.fieldsOnLine()));
+}
+
 }  // namespace
 
 Coo parseTns(std::string_view text, const std::string& path, std::vector<int32_t> knownDims) {
@@ -57,9 +62,8 @@ Coo parseTns(std::string_view text, const std::string& path, std::vector<int32_t
     for (int mode = 0; mode < order; ++mode) {
       int64_t index = 0;
       ParseStatus status = scanner.parseInteger(index);
-      if (status == ParseStatus::Missing) {
-        scanner.fail("expected " + std::to_string(order) + " coordinates and a value, found " +
-                     std::to_string(mode) + " fields");
+      if (status != ParseStatus::Ok && scanner.fieldsOnLine() != order + 1) {
+        failFieldCount(scanner, order);
       }
       if (status == ParseStatus::NotNumber) {
         scanner.fail("expected an integer coordinate for mode " + std::to_string(mode + 1) +
@@ -84,10 +88,7 @@ Coo parseTns(std::string_view text, const std::string& path, std::vector<int32_t
       scanner.fail("value " + quoted(scanner.peekToken()) + " is out of the range of float64");
     }
     scanner.skipBlanks();
-    if (!scanner.atLineEnd()) {
-      scanner.fail("expected " + std::to_string(order) + " coordinates and a value, found extra text " +
-                   quoted(scanner.restOfLine()));
-    }
+    if (!scanner.atLineEnd()) failFieldCount(scanner, order);
     if (order == 0 && coo.nnz() == 1) scanner.fail("a scalar .tns file holds exactly one value");
     coo.push(coordinate, value);
     scanner.nextLine();

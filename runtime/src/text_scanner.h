@@ -109,6 +109,18 @@ class TextScanner {
     return ParseStatus::Ok;
   }
 
+  // Whitespace-separated fields on the current line, from its start.
+  int fieldsOnLine() const {
+    int fields = 0;
+    bool inField = false;
+    for (const char* q = lineStart_; q != end_ && *q != '\n'; ++q) {
+      bool blank = isBlank(*q);
+      if (!blank && !inField) ++fields;
+      inField = !blank;
+    }
+    return fields;
+  }
+
   std::string currentLineText() const {
     const char* q = lineStart_;
     while (q != end_ && *q != '\n') ++q;
