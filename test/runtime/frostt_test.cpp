@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "tcc/runtime/errors.h"
+#include "tcc/runtime/matrix_market.h"
 #include "tcc/runtime/pack.h"
 #include "tcc/runtime/random.h"
 #include "test_support.h"
@@ -96,6 +97,22 @@ TEST(FrosttMalformed, ErrorsNameTheLineAndTheProblem) {
       EXPECT_EQ(error.line(), c.line) << error.what();
       EXPECT_EQ(error.message(), c.message) << error.what();
     }
+  }
+}
+
+}  // namespace
+}  // namespace tcc::rt
+
+namespace tcc::rt {
+namespace {
+
+TEST(ExampleData, BundledFilesReadAndMatchTheirGenerator) {
+  std::string folder = std::string(TCC_SOURCE_DIR) + "/examples/data/";
+  Coo tensor = readTns(folder + "tensor3_12x10x8.tns");
+  EXPECT_EQ(tensor.dims, (std::vector<int32_t>{12, 10, 8}));
+  EXPECT_EQ(toMap(tensor), toMap(randomPowerLawTensor({12, 10, 8}, 120, 1.0, 2026)));
+  for (const char* name : {"bcsstk01.mtx", "cage5.mtx", "west0497.mtx", "494_bus.mtx", "LF10.mtx"}) {
+    EXPECT_EQ(toMap(readMatrixMarket(folder + name)), toMap(readMatrixMarket(test::matrixPath(name)))) << name;
   }
 }
 
