@@ -147,7 +147,8 @@ IndexStmt concretize(const IndexStmt& stmt) {
                                 toString(stmt));
   }
   if (isConcrete(stmt)) return stmt;  // e.g. a = b * c, nothing to loop over
-  const auto* node = makeReductionNotation(stmt).as<AssignmentNode>();
+  IndexStmt reductionNotation = makeReductionNotation(stmt);
+  const auto* node = reductionNotation.as<AssignmentNode>();
   // Output variables in the order the output's levels store them.
   const Access& lhs = node->lhs;
   const Format& format = lhs.tensor().format();

@@ -96,9 +96,11 @@ Access::Access(const IndexExpr& expr) : IndexExpr(expr) {
 const TensorVar& Access::tensor() const { return as<AccessNode>()->tensor; }
 const std::vector<IndexVar>& Access::indices() const { return as<AccessNode>()->indices; }
 
-IndexStmt Access::operator=(const IndexExpr& rhs) const { return AssignmentNode::make(*this, rhs); }
-IndexStmt Access::operator=(const Access& rhs) const { return AssignmentNode::make(*this, rhs); }
-IndexStmt Access::operator+=(const IndexExpr& rhs) const {
+IndexStmt AssignableAccess::operator=(const IndexExpr& rhs) const { return AssignmentNode::make(*this, rhs); }
+IndexStmt AssignableAccess::operator=(const AssignableAccess& rhs) const {
+  return AssignmentNode::make(*this, rhs);
+}
+IndexStmt AssignableAccess::operator+=(const IndexExpr& rhs) const {
   return AssignmentNode::make(*this, rhs, /*accumulate=*/true);
 }
 

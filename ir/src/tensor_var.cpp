@@ -63,8 +63,8 @@ const Format& TensorVar::format() const { return content_->format; }
 Datatype TensorVar::datatype() const { return content_->type; }
 int64_t TensorVar::id() const { return content_ ? content_->id : -1; }
 
-Access TensorVar::operator()(const std::vector<IndexVar>& indices) const {
-  return AccessNode::make(*this, indices);
+AssignableAccess TensorVar::operator()(const std::vector<IndexVar>& indices) const {
+  return AssignableAccess(AccessNode::make(*this, indices));
 }
 
 std::string declarationString(const TensorVar& tensor) {

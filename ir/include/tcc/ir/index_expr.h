@@ -65,19 +65,26 @@ class IndexExpr {
 };
 
 // An IndexExpr known to be an AccessNode; the left-hand side of an
-// assignment. `A(i,j) = e` and `A(i,j) += e` build assignments, so an
-// Access cannot be reassigned (it has no copy assignment).
+// assignment. A plain value type: copies and assignment behave normally.
 class Access : public IndexExpr {
  public:
   Access() = default;
   explicit Access(const IndexExpr& expr);  // throws unless expr is an access
-  Access(const Access&) = default;
 
   const TensorVar& tensor() const;
   const std::vector<IndexVar>& indices() const;
+};
+
+// What the builder's A(i,j) returns: an Access on which `=` and `+=` build
+// assignments, as in the DSL (`A(i,j) = B(i,k) * C(k,j)`). It is never
+// reassigned itself; store it as an Access.
+class AssignableAccess : public Access {
+ public:
+  explicit AssignableAccess(const Access& access) : Access(access) {}
+  AssignableAccess(const AssignableAccess&) = default;
 
   IndexStmt operator=(const IndexExpr& rhs) const;
-  IndexStmt operator=(const Access& rhs) const;
+  IndexStmt operator=(const AssignableAccess& rhs) const;
   IndexStmt operator+=(const IndexExpr& rhs) const;
 };
 
@@ -174,7 +181,7 @@ struct CallNode : IndexExprNodeOf<CallNode, IndexExprKind::Call> {
 Datatype widerType(Datatype a, Datatype b);
 
 template <std::same_as<IndexVar>... Vars>
-Access TensorVar::operator()(const Vars&... indices) const {
+AssignableAccess TensorVar::operator()(const Vars&... indices) const {
   return (*this)(std::vector<IndexVar>{indices...});
 }
 

@@ -17,7 +17,7 @@
 
 namespace tcc::ir {
 
-class Access;
+class AssignableAccess;
 
 // The size of one mode: a fixed number, a named symbol bound at run time
 // (tensors sharing a symbol share the size), or unknown (bound at run time
@@ -67,9 +67,9 @@ class TensorVar {
   int64_t id() const;  // creation order
 
   // Builder: A(i, j) and A() for a scalar; the count must match order().
-  Access operator()(const std::vector<IndexVar>& indices) const;
+  AssignableAccess operator()(const std::vector<IndexVar>& indices) const;
   template <std::same_as<IndexVar>... Vars>
-  Access operator()(const Vars&... indices) const;
+  AssignableAccess operator()(const Vars&... indices) const;
 
   bool operator==(const TensorVar& other) const { return content_ == other.content_; }
   bool operator<(const TensorVar& other) const { return id() < other.id(); }

@@ -1,0 +1,34 @@
+#include <stdexcept>
+
+#include "tcc/test/reference.h"
+
+namespace tcc::test {
+
+// Ryser: perm(A) = (-1)^n sum over nonempty column subsets S of
+// (-1)^|S| prod_i sum_{j in S} a_ij, visiting subsets in Gray code order so
+// each step adds or removes one column from the row sums.
+double permanent(const DenseArray& matrix) {
+  if (matrix.order() != 2 || matrix.dims[0] != matrix.dims[1])
+    throw std::invalid_argument("permanent: expects a square matrix");
+  const int64_t n = matrix.dims[0];
+  if (n == 0) return 1.0;
+  if (n > 30) throw std::invalid_argument("permanent: n = " + std::to_string(n) + " is too large to enumerate");
+  std::vector<double> rowSums(n, 0.0);
+  double total = 0.0;
+  uint64_t previousGray = 0;
+  for (uint64_t step = 1; step < (uint64_t{1} << n); ++step) {
+    uint64_t gray = step ^ (step >> 1);
+    uint64_t flipped = gray ^ previousGray;
+    int column = __builtin_ctzll(flipped);
+    double sign = (gray & flipped) ? 1.0 : -1.0;  // column added or removed
+    for (int64_t row = 0; row < n; ++row) rowSums[row] += sign * matrix.values[row * n + column];
+    previousGray = gray;
+    double product = 1.0;
+    for (int64_t row = 0; row < n; ++row) product *= rowSums[row];
+    int subsetSize = __builtin_popcountll(gray);
+    total += ((subsetSize % 2) == (n % 2) ? 1.0 : -1.0) * product;
+  }
+  return total;
+}
+
+}  // namespace tcc::test
