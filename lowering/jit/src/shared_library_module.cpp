@@ -1,0 +1,71 @@
+// SystemCompiler backend, load half: dlopen a shared library held in memory,
+// through a temporary file that is removed as soon as it is mapped.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "binary.h"
+
+namespace tcc::jit {
+namespace {
+
+class SharedLibraryModule final : public Module {
+ public:
+  explicit SharedLibraryModule(void* handle) : handle_(handle) {}
+  ~SharedLibraryModule() override { dlclose(handle_); }
+
+  void* findSymbol(std::string_view name) const override { return dlsym(handle_, std::string(name).c_str()); }
+  Backend backend() const override { return Backend::SystemCompiler; }
+
+ private:
+  void* handle_;
+};
+
+// The library written to a fresh, uniquely named file, removed again once
+// loaded. (A reused name such as /proc/self/fd/N would make dlopen hand back
+// an earlier library of the same name.)
+class TemporaryLibraryFile {
+ public:
+  explicit TemporaryLibraryFile(const std::string& bytes) {
+    const char* base = std::getenv("TMPDIR");
+    path_ = std::string(base && *base ? base : "/tmp") + "/tcc-kernel-XXXXXX.so";
+    int descriptor = mkstemps(path_.data(), 3);
+    if (descriptor < 0) throw CompileError("tcc::jit: cannot create " + path_ + ": " + std::strerror(errno));
+    bool complete = true;
+    for (size_t written = 0; written < bytes.size();) {
+      ssize_t count = write(descriptor, bytes.data() + written, bytes.size() - written);
+      if (count < 0 && errno == EINTR) continue;
+      if (count <= 0) {
+        complete = false;
+        break;
+      }
+      written += static_cast<size_t>(count);
+    }
+    close(descriptor);
+    if (!complete) {
+      unlink(path_.c_str());
+      throw CompileError("tcc::jit: cannot write " + path_);
+    }
+  }
+  ~TemporaryLibraryFile() { unlink(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Module> loadSharedLibrary(const std::string& sharedLibraryBytes) {
+  TemporaryLibraryFile file(sharedLibraryBytes);
+  // RTLD_NOW: an unresolved external fails here, as it does for the JIT.
+  void* handle = dlopen(file.path().c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) throw CompileError(std::string("tcc::jit: cannot load the compiled library: ") + dlerror());
+  return std::make_shared<SharedLibraryModule>(handle);
+}
+
+}  // namespace tcc::jit

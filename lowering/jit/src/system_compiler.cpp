@@ -1,0 +1,119 @@
+// SystemCompiler backend, compile half: writes the source to a fresh
+// temporary folder, runs `$CXX -O<n> -march=native -shared -fPIC
+// -ffp-contract=off` there (see clang_object_builder.cpp for the last) and
+// reads back the shared library.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "binary.h"
+
+extern char** environ;
+
+namespace tcc::jit {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The compiler command: $CXX split on blanks (so "ccache g++" works), or c++.
+std::vector<std::string> compilerCommand() {
+  const char* fromEnvironment = std::getenv("CXX");
+  std::istringstream words(fromEnvironment && *fromEnvironment ? fromEnvironment : "c++");
+  std::vector<std::string> command{std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
+  if (command.empty()) command.push_back("c++");
+  return command;
+}
+
+class TemporaryFolder {
+ public:
+  TemporaryFolder() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base && *base ? base : "/tmp") + "/tcc-jit-XXXXXX";
+    if (!mkdtemp(pattern.data())) throw CompileError("tcc::jit: cannot create a temporary folder " + pattern + ": " + std::strerror(errno));
+    path_ = pattern;
+  }
+  ~TemporaryFolder() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string readFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void writeFile(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out.flush()) throw CompileError("tcc::jit: cannot write " + path.string());
+}
+
+// Runs `command` with stdout and stderr sent to `logPath`; returns its exit
+// status, or throws if it cannot start.
+int run(const std::vector<std::string>& command, const fs::path& logPath) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> argv;
+  for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  pid_t child = 0;
+  int failure = posix_spawnp(&child, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (failure != 0) throw CompileError("tcc::jit: cannot run the system compiler '" + command[0] + "': " + std::strerror(failure));
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0)
+    if (errno != EINTR) throw CompileError(std::string("tcc::jit: waiting for the system compiler: ") + std::strerror(errno));
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+}  // namespace
+
+std::string systemCompilerIdentity() {
+  std::string identity = "system-compiler:";
+  for (const std::string& word : compilerCommand()) identity += " " + word;
+  return identity;
+}
+
+std::string buildSharedLibraryWithSystemCompiler(const std::string& source, const CompileOptions& options) {
+  TemporaryFolder folder;
+  const fs::path sourcePath = folder.path() / "kernel.cpp";
+  const fs::path libraryPath = folder.path() / "kernel.so";
+  const fs::path logPath = folder.path() / "diagnostics.txt";
+  writeFile(sourcePath, source);
+
+  std::vector<std::string> command = compilerCommand();
+  for (const char* flag : {"-march=native", "-shared", "-fPIC", "-ffp-contract=off"}) command.push_back(flag);
+  command.push_back("-O" + std::to_string(options.optLevel));
+  if (options.openmp) command.push_back("-fopenmp");
+  command.insert(command.end(), options.extraFlags.begin(), options.extraFlags.end());
+  command.insert(command.end(), {"-o", libraryPath.string(), sourcePath.string()});
+
+  int status = run(command, logPath);
+  if (status != 0) {
+    std::string diagnostics = readFile(logPath);
+    throw CompileError(diagnostics.empty() ? "tcc::jit: the system compiler failed with status " + std::to_string(status)
+                                           : diagnostics);
+  }
+  return readFile(libraryPath);
+}
+
+}  // namespace tcc::jit
