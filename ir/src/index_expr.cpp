@@ -37,6 +37,13 @@ bool sameArgument(const CallArgument& a, const CallArgument& b) {
   return std::get<TensorVar>(a) == std::get<TensorVar>(b);
 }
 
+template <typename Node>
+bool equalOperands(const IndexExprNode* a, const IndexExprNode* b) {
+  auto* x = static_cast<const Node*>(a);
+  auto* y = static_cast<const Node*>(b);
+  return x->a == y->a && x->b == y->b;
+}
+
 bool equalNodes(const IndexExprNode* a, const IndexExprNode* b) {
   if (a == b) return true;
   if (!a || !b || a->kind != b->kind || a->type != b->type || a->hash != b->hash) return false;
@@ -54,12 +61,10 @@ bool equalNodes(const IndexExprNode* a, const IndexExprNode* b) {
     }
     case IndexExprKind::Neg:
       return static_cast<const NegNode*>(a)->operand == static_cast<const NegNode*>(b)->operand;
-    case IndexExprKind::Add: case IndexExprKind::Sub: case IndexExprKind::Mul: case IndexExprKind::Div: {
-      // The four binary nodes share a layout.
-      auto* x = static_cast<const AddNode*>(a);
-      auto* y = static_cast<const AddNode*>(b);
-      return x->a == y->a && x->b == y->b;
-    }
+    case IndexExprKind::Add: return equalOperands<AddNode>(a, b);
+    case IndexExprKind::Sub: return equalOperands<SubNode>(a, b);
+    case IndexExprKind::Mul: return equalOperands<MulNode>(a, b);
+    case IndexExprKind::Div: return equalOperands<DivNode>(a, b);
     case IndexExprKind::Reduction: {
       auto* x = static_cast<const ReductionNode*>(a);
       auto* y = static_cast<const ReductionNode*>(b);
