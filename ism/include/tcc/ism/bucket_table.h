@@ -1,7 +1,8 @@
 // Chained buckets over the accumulation array, shared by the Bucket and
 // Hash policies (§5.2): L buckets, a map h from coordinates to [0, L), a
 // head per bucket (-1 is the flag "empty"), and a next link per component.
-// Insert deduplicates by walking the chain of h(crd).
+// insert() deduplicates by walking the chain of h(crd); insertAbsent() leaves
+// deduplication to its caller.
 #pragma once
 
 #include <algorithm>
@@ -39,6 +40,17 @@ class BucketTable {
       }
     }
     if (components_.size() >= capacity_) return false;
+    if (head < 0) touched_.push_back(static_cast<uint32_t>(bucket));
+    next_.push_back(head);
+    head = static_cast<int32_t>(components_.size());
+    components_.push_back({crd, value});
+    return true;
+  }
+
+  // Appends a component known to be absent (its caller deduplicates).
+  bool insertAbsent(std::size_t bucket, const Coordinates<N>& crd, double value) {
+    if (components_.size() >= capacity_) return false;
+    int32_t& head = head_[bucket];
     if (head < 0) touched_.push_back(static_cast<uint32_t>(bucket));
     next_.push_back(head);
     head = static_cast<int32_t>(components_.size());
