@@ -118,6 +118,12 @@ int64_t Tensor::int64ValueAtPosition(int64_t position) const {
 }
 
 void Tensor::setValueAtPosition(int64_t position, double value) {
+  if (type_ == ValueType::Int32 || type_ == ValueType::Int64) {
+    double low = type_ == ValueType::Int32 ? -2147483648.0 : -9223372036854775808.0;
+    if (!(value >= low && value < -low)) {
+      throw std::out_of_range("value " + std::to_string(value) + " does not fit " + toString(type_));
+    }
+  }
   unsigned char* bytes = values_.data() + position * byteWidth(type_);
   switch (type_) {
     case ValueType::Float64: std::memcpy(bytes, &value, 8); return;

@@ -63,7 +63,8 @@ class Tensor {
   std::span<T> values();
 
   // The value at a stored position, converted to double, and its inverse
-  // (rounding to the element type).
+  // (rounding to the element type; integers truncate toward zero, and
+  // values outside an integer type's range throw std::out_of_range).
   double valueAtPosition(int64_t position) const;
   void setValueAtPosition(int64_t position, double value);
   // Exact for Int64 values beyond 2^53.
