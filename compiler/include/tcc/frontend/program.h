@@ -1,0 +1,43 @@
+// The front end's result: a DSL file parsed and checked, as tensor index
+// notation over declared tensors, plus the schedule AST and the target.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tcc/frontend/diagnostic.h"
+#include "tcc/frontend/schedule.h"
+#include "tcc/ir/index_expr.h"
+#include "tcc/ir/index_stmt.h"
+#include "tcc/ir/tensor_var.h"
+
+namespace tcc::frontend {
+
+enum class Target { Cpu, Cuda };
+
+struct TargetSpec {
+  Target target = Target::Cpu;
+  std::string sm;  // Cuda only: "sm_90"; empty when the file names none
+  SourceLocation location;
+};
+
+struct Program {
+  std::vector<ir::TensorVar> tensors;     // in declaration order
+  std::vector<ir::IndexStmt> statements;  // tensor index notation, in file order
+  std::vector<ScheduleCommand> schedule;
+  std::optional<TargetSpec> target;
+  std::string sourcePath;
+
+  // The declared tensor of that name, or null.
+  const ir::TensorVar* findTensor(const std::string& name) const;
+};
+
+// Parse and check DSL text; `fileName` is what diagnostics call the text.
+// Throws DiagnosticError holding every error found, in source order.
+Program parseProgram(std::string_view text, std::string fileName);
+// Same for a file; a file that cannot be read is a DiagnosticError too.
+Program parseProgramFile(const std::string& path);
+
+}  // namespace tcc::frontend

@@ -1,0 +1,15 @@
+// tcc check FILE: parse and check, print nothing on success.
+#include "commands.h"
+
+namespace tcc::driver {
+
+void addCheckCommand(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "check", "Check a DSL file: print nothing and exit 0 if it is valid, else print every "
+               "error (file:line:col) to stderr and exit 1");
+  auto path = std::make_shared<std::string>();
+  command->add_option("FILE", *path, "DSL file (.tc)")->required();
+  command->callback([path] { loadProgramOrExit(*path); });
+}
+
+}  // namespace tcc::driver

@@ -1,0 +1,26 @@
+// The tcc command's subcommands. Each registers itself on the app; when it
+// runs, it returns its exit code by throwing CLI::RuntimeError(code) for
+// failures (main turns that into the process exit code).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "tcc/frontend/program.h"
+
+namespace tcc::driver {
+
+// Exit codes: 0 success, 1 an error in the user's input, 2 bad usage.
+constexpr int kExitUserError = 1;
+constexpr int kExitUsageError = 2;
+
+void addCheckCommand(CLI::App& app);
+void addCompileCommand(CLI::App& app);
+void addExplainCommand(CLI::App& app);
+
+// Parses and checks a DSL file; on errors prints every diagnostic to
+// stderr and throws CLI::RuntimeError(kExitUserError).
+frontend::Program loadProgramOrExit(const std::string& path);
+
+}  // namespace tcc::driver

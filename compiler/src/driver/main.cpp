@@ -1,0 +1,25 @@
+// tcc: the sparse tensor algebra compiler's command line.
+#include <iostream>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tcc: a sparse tensor algebra compiler", "tcc"};
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  tcc::driver::addCheckCommand(app);
+  tcc::driver::addCompileCommand(app);
+  tcc::driver::addExplainCommand(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& failure) {
+    return failure.get_exit_code();
+  } catch (const CLI::ParseError& error) {
+    int printed = app.exit(error);  // prints help, or the usage error and a hint
+    return printed == 0 ? 0 : tcc::driver::kExitUsageError;
+  } catch (const std::exception& error) {
+    std::cerr << "tcc: error: " << error.what() << "\n";
+    return tcc::driver::kExitUserError;
+  }
+  return 0;
+}

@@ -1,0 +1,183 @@
+#include "parser.h"
+
+#include <string_view>
+
+#include "grammar.h"
+
+namespace tcc::frontend {
+namespace {
+
+bool isIdentifierStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool isIdentifierChar(char c) { return isIdentifierStart(c) || (c >= '0' && c <= '9'); }
+
+class TopLevelParser {
+ public:
+  TopLevelParser(const SourceFile& source, ParsedFile& result, std::vector<Diagnostic>& diagnostics)
+      : source_(source),
+        result_(result),
+        diagnostics_(diagnostics),
+        cursor_{source.begin(), source.begin(), source.end(), result.positions} {}
+
+  void parseFile() {
+    while (true) {
+      skipBlanks();
+      if (atEnd()) return;
+      parseItem();
+    }
+  }
+
+ private:
+  const char*& position() { return cursor_.position; }
+  bool atEnd() const { return cursor_.position == cursor_.end; }
+
+  // Whitespace, newlines and comments.
+  void skipBlanks() {
+    while (!atEnd()) {
+      char c = *position();
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+        ++position();
+      } else if (c == '#') {
+        while (!atEnd() && *position() != '\n') ++position();
+      } else {
+        return;
+      }
+    }
+  }
+
+  // Spaces, tabs and a comment, but not the end of the line.
+  void skipLineBlanks() {
+    while (!atEnd()) {
+      char c = *position();
+      if (c == ' ' || c == '\t' || c == '\r') {
+        ++position();
+      } else if (c == '#') {
+        while (!atEnd() && *position() != '\n') ++position();
+      } else {
+        return;
+      }
+    }
+  }
+
+  std::string_view nextWord() const {
+    const char* end = cursor_.position;
+    while (end != cursor_.end && isIdentifierChar(*end)) ++end;
+    return {cursor_.position, static_cast<size_t>(end - cursor_.position)};
+  }
+
+  void report(const char* where, std::string message) {
+    diagnostics_.push_back(source_.diagnose(where, std::move(message)));
+  }
+
+  // After an error, continue at the line following `where`.
+  void recoverAfter(const char* where) {
+    if (where > position()) position() = where;
+    while (!atEnd() && *position() != '\n') ++position();
+  }
+
+  template <typename Node, typename ParseFunction>
+  bool parseInto(ParseFunction parse, Node& node) {
+    grammar::SyntaxError error;
+    if (parse(cursor_, node, error)) return true;
+    report(error.position, error.message);
+    recoverAfter(error.position);
+    return false;
+  }
+
+  // One item per line: after it only blanks, a comment or ';' may follow.
+  bool expectEndOfItem(const char* expectation) {
+    skipLineBlanks();
+    if (atEnd() || *position() == '\n') return true;
+    if (*position() == ';') {
+      ++position();
+      return true;
+    }
+    report(position(), expectation);
+    recoverAfter(position());
+    return false;
+  }
+
+  template <typename Node, typename ParseFunction>
+  void parseLineItem(ParseFunction parse, const char* endExpectation) {
+    Node node;
+    if (!parseInto(parse, node)) return;
+    if (expectEndOfItem(endExpectation)) result_.file.items.emplace_back(std::move(node));
+  }
+
+  void parseItem() {
+    std::string_view word = nextWord();
+    if (word == "tensor") {
+      parseLineItem<syntax::TensorDeclaration>(grammar::parseTensorDeclaration,
+                                               "expected ':', 'of' or the end of the line");
+    } else if (word == "format") {
+      parseLineItem<syntax::FormatDeclaration>(grammar::parseFormatDeclaration,
+                                               "expected 'order' or the end of the line");
+    } else if (word == "target") {
+      parseLineItem<syntax::TargetDeclaration>(grammar::parseTargetDeclaration,
+                                               "expected the end of the line");
+    } else if (word == "schedule") {
+      parseScheduleBlock();
+    } else if (!word.empty() && isIdentifierStart(word.front())) {
+      parseLineItem<syntax::Statement>(
+          grammar::parseStatement, "expected an operator ('+', '-', '*', '/') or the end of the line");
+    } else {
+      report(position(),
+             "expected a tensor or format declaration, a statement, a schedule block or a target");
+      recoverAfter(position());
+    }
+  }
+
+  void parseScheduleBlock() {
+    syntax::ScheduleBlock block;
+    block.position = position();
+    position() += std::string_view("schedule").size();
+    skipBlanks();
+    if (atEnd() || *position() != '{') {
+      report(grammar::errorPosition(position(), source_.begin(), source_.end()),
+             "expected '{' after 'schedule'");
+      recoverAfter(position());
+      return;
+    }
+    ++position();
+    while (true) {
+      skipBlanks();
+      if (atEnd()) {
+        SourceLocation opened = source_.locate(block.position);
+        report(grammar::errorPosition(position(), source_.begin(), source_.end()),
+               "expected '}' to close the schedule block opened at line " +
+                               std::to_string(opened.line));
+        break;
+      }
+      char c = *position();
+      if (c == '}') {
+        ++position();
+        if (expectEndOfItem("expected the end of the line after the schedule block")) {}
+        break;
+      }
+      if (c == ';' || c == ',') {
+        ++position();
+        continue;
+      }
+      syntax::ScheduleCommand command;
+      if (parseInto(grammar::parseScheduleCommand, command))
+        block.commands.push_back(std::move(command));
+    }
+    result_.file.items.emplace_back(std::move(block));
+  }
+
+  const SourceFile& source_;
+  ParsedFile& result_;
+  std::vector<Diagnostic>& diagnostics_;
+  grammar::Cursor cursor_;
+};
+
+}  // namespace
+
+ParsedFile parseSyntax(const SourceFile& source, std::vector<Diagnostic>& diagnostics) {
+  ParsedFile result(source);
+  TopLevelParser(source, result, diagnostics).parseFile();
+  return result;
+}
+
+}  // namespace tcc::frontend

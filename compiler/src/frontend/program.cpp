@@ -1,0 +1,48 @@
+#include "tcc/frontend/program.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "parser.h"
+#include "semantic_analysis.h"
+#include "source_file.h"
+
+namespace tcc::frontend {
+
+const ir::TensorVar* Program::findTensor(const std::string& name) const {
+  for (const ir::TensorVar& tensor : tensors)
+    if (tensor.name() == name) return &tensor;
+  return nullptr;
+}
+
+Program parseProgram(std::string_view text, std::string fileName) {
+  SourceFile source(std::string(text), fileName);
+  std::vector<Diagnostic> diagnostics;
+  ParsedFile parsed = parseSyntax(source, diagnostics);
+  const bool hasSyntaxErrors = !diagnostics.empty();
+  Program program = analyzeProgram(source, parsed, diagnostics, hasSyntaxErrors);
+  if (!diagnostics.empty()) {
+    std::stable_sort(diagnostics.begin(), diagnostics.end(),
+                     [](const Diagnostic& a, const Diagnostic& b) {
+                       return std::pair(a.location.line, a.location.column) <
+                              std::pair(b.location.line, b.location.column);
+                     });
+    throw DiagnosticError(std::move(diagnostics));
+  }
+  program.sourcePath = std::move(fileName);
+  return program;
+}
+
+Program parseProgramFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  if (file) text << file.rdbuf();
+  if (!file || file.bad()) {
+    Diagnostic diagnostic{{path, 0, 0}, "cannot read file", ""};
+    throw DiagnosticError({diagnostic});
+  }
+  return parseProgram(text.str(), path);
+}
+
+}  // namespace tcc::frontend
