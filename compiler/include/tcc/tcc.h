@@ -1,0 +1,127 @@
+// tcc as a library: compile tensor algebra from DSL text, a file, or the C++
+// builder, bind tensors by name, run, read the outputs.
+//
+//   auto kernel = tcc::compile(tcc::Program::fromFile("spgemm.tc"));
+//   tcc::Tensor B = tcc::readMatrixMarket("b.mtx", tcc::Format::csr());
+//   auto outputs = kernel.run({{"B", B}, {"C", C}});
+//   const tcc::Tensor& A = outputs.at("A");
+//
+// Errors are exceptions: tcc::frontend::DiagnosticError for DSL mistakes
+// (each diagnostic carries file:line:col), tcc::Error for everything else
+// (shapes, formats, unsupported kernels), tcc::jit::CompileError when the
+// generated code does not compile.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tcc/frontend/program.h"
+#include "tcc/ir/builder.h"
+#include "tcc/ir/imperative.h"
+#include "tcc/ir/index_stmt.h"
+#include "tcc/jit/jit.h"
+#include "tcc/runtime/matrix_market.h"
+#include "tcc/runtime/pack.h"
+#include "tcc/runtime/random.h"
+#include "tcc/runtime/tensor.h"
+
+namespace tcc {
+
+using ir::Format;
+using ir::IndexVar;
+using ir::TensorVar;
+using rt::Tensor;
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A checked program: declared tensors and statements in tensor index notation.
+class Program {
+ public:
+  static Program fromFile(const std::string& path);
+  static Program fromText(const std::string& text, const std::string& name = "<input>");
+  // From the C++ builder: statements in order; `tensors` fixes the order in
+  // which they are declared (every tensor the statements use must be listed).
+  static Program fromStatements(std::vector<ir::IndexStmt> statements, std::vector<TensorVar> tensors);
+
+  const frontend::Program& syntax() const { return program_; }
+  const std::vector<TensorVar>& tensors() const { return program_.tensors; }
+  const std::vector<ir::IndexStmt>& statements() const { return program_.statements; }
+
+ private:
+  frontend::Program program_;
+};
+
+struct CompileOptions {
+  jit::Backend backend = jit::isAvailable(jit::Backend::ClangInterpreter) ? jit::Backend::ClangInterpreter
+                                                                         : jit::Backend::SystemCompiler;
+  std::string functionPrefix = "tcc_kernel";
+};
+
+// What compilation made of one statement.
+struct CompiledStatement {
+  ir::IndexStmt concrete;                // concrete index notation
+  std::vector<std::string> decisions;    // loop order and workspace reasons
+  ir::imp::Function function;            // imperative IR
+  std::vector<TensorVar> parameters;     // in entry-point order
+  TensorVar output;                      // as declared
+  TensorVar computedOutput;              // as the kernel assembles it
+};
+
+// Lowering without running: CIN, imperative IR and C++ for every statement.
+struct Lowered {
+  std::vector<CompiledStatement> statements;
+  std::string cpp;  // one self-contained translation unit
+};
+Lowered lowerProgram(const Program& program, const CompileOptions& options = {});
+
+struct RunOptions {
+  int repeat = 1;  // the kernels run this many times; outputs are from the last run
+};
+
+struct RunResult {
+  std::map<std::string, Tensor> tensors;  // outputs (and the inputs as bound)
+  std::vector<double> seconds;            // kernel time of each run (all statements)
+};
+
+class Kernel {
+ public:
+  // Binds inputs by name (converted to the declared format and element
+  // type when they differ), checks shapes, runs every statement in order
+  // and returns the outputs in their declared formats.
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs) const;
+  RunResult run(const std::map<std::string, Tensor>& inputs, const RunOptions& options) const;
+
+  const Lowered& lowered() const { return lowered_; }
+  const std::string& source() const { return lowered_.cpp; }
+  const Program& program() const { return program_; }
+  double compileSeconds() const { return compileSeconds_; }
+
+ private:
+  friend Kernel compile(const Program&, const CompileOptions&);
+  Program program_;
+  Lowered lowered_;
+  std::shared_ptr<const jit::Module> module_;
+  std::vector<void*> entryPoints_;
+  double compileSeconds_ = 0;
+};
+
+Kernel compile(const Program& program, const CompileOptions& options = {});
+
+// Conversions between the compiler's formats and the runtime's.
+rt::TensorFormat toRuntimeFormat(const Format& format);
+rt::ValueType toRuntimeType(ir::Datatype type);
+
+// Reads a Matrix Market (.mtx) or FROSTT (.tns) file into `format`.
+Tensor readTensor(const std::string& path, const Format& format, ir::Datatype type = ir::Datatype::Float64,
+                  std::vector<int32_t> knownDims = {});
+Tensor readMatrixMarket(const std::string& path, const Format& format);
+// Writes .mtx (order <= 2) or .tns by the file's extension.
+void writeTensor(const std::string& path, const Tensor& tensor);
+
+}  // namespace tcc

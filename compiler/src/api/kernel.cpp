@@ -1,0 +1,194 @@
+// Compiling a lowered program to machine code and running it on tensors.
+#include <chrono>
+#include <cstring>
+
+#include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_queries.h"
+#include "tcc/tcc.h"
+
+namespace tcc {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using KernelEntry = int (*)(tcc_tensor**);
+
+std::string modeName(const TensorVar& tensor, int mode) {
+  return tensor.name() + " mode " + std::to_string(mode + 1);
+}
+
+// Sizes of symbols and index variables, checked as tensors are bound.
+class ShapeBinder {
+ public:
+  void bindTensor(const TensorVar& tensor, const std::vector<int32_t>& dims) {
+    if (static_cast<int>(dims.size()) != tensor.order())
+      throw Error("tensor " + tensor.name() + " is declared with " + std::to_string(tensor.order()) +
+                  " modes but the bound tensor has " + std::to_string(dims.size()));
+    for (int mode = 0; mode < tensor.order(); ++mode) {
+      const ir::Dimension& declared = tensor.dimension(mode);
+      if (declared.isFixed() && declared.size() != dims[mode])
+        throw Error("shape mismatch: " + modeName(tensor, mode) + " is declared " + std::to_string(declared.size()) +
+                    " but the bound tensor has " + std::to_string(dims[mode]));
+      if (declared.isSymbolic()) {
+        auto [it, inserted] = symbols_.emplace(declared.symbol(), std::make_pair(dims[mode], modeName(tensor, mode)));
+        if (!inserted && it->second.first != dims[mode])
+          throw Error("shape mismatch: dimension " + declared.symbol() + " is " + std::to_string(it->second.first) +
+                      " (from " + it->second.second + ") but " + modeName(tensor, mode) + " has " +
+                      std::to_string(dims[mode]));
+      }
+    }
+    bound_[tensor.name()] = dims;
+  }
+
+  // Index variables of one statement take their sizes from bound tensors.
+  void bindIndexVars(const ir::IndexStmt& statement) {
+    indexSizes_.clear();
+    for (const auto& access : ir::accessesOf(statement)) {
+      auto found = bound_.find(access.tensor().name());
+      if (found == bound_.end()) continue;
+      for (size_t mode = 0; mode < access.indices().size(); ++mode) {
+        const IndexVar& var = access.indices()[mode];
+        std::string where = modeName(access.tensor(), static_cast<int>(mode));
+        auto [it, inserted] = indexSizes_.emplace(var, std::make_pair(found->second[mode], where));
+        if (!inserted && it->second.first != found->second[mode])
+          throw Error("shape mismatch: index " + var.name() + " ranges over " + std::to_string(it->second.first) +
+                      " in " + it->second.second + " but over " + std::to_string(found->second[mode]) + " in " +
+                      where);
+      }
+    }
+  }
+
+  std::vector<int32_t> outputDims(const ir::Access& lhs) {
+    std::vector<int32_t> dims;
+    const TensorVar& tensor = lhs.tensor();
+    for (int mode = 0; mode < tensor.order(); ++mode) {
+      const ir::Dimension& declared = tensor.dimension(mode);
+      auto fromIndex = indexSizes_.find(lhs.indices()[mode]);
+      if (declared.isFixed()) {
+        dims.push_back(static_cast<int32_t>(declared.size()));
+      } else if (declared.isSymbolic() && symbols_.count(declared.symbol())) {
+        dims.push_back(symbols_.at(declared.symbol()).first);
+      } else if (fromIndex != indexSizes_.end()) {
+        dims.push_back(fromIndex->second.first);
+      } else {
+        throw Error("cannot tell the size of " + modeName(tensor, mode) + ": declare it or bind a tensor that uses " +
+                    lhs.indices()[mode].name());
+      }
+    }
+    return dims;
+  }
+
+ private:
+  std::map<std::string, std::pair<int32_t, std::string>> symbols_;
+  std::map<IndexVar, std::pair<int32_t, std::string>> indexSizes_;
+  std::map<std::string, std::vector<int32_t>> bound_;
+};
+
+Tensor toDeclared(const Tensor& tensor, const TensorVar& declared) {
+  rt::TensorFormat format = toRuntimeFormat(declared.format());
+  rt::ValueType type = toRuntimeType(declared.datatype());
+  if (tensor.format() == format && tensor.valueType() == type) return tensor;
+  return rt::convert(tensor, format, type);
+}
+
+// An output the kernel assembles: dimensions and level kinds set, no arrays.
+tcc_tensor emptySparseOutput(const std::vector<int32_t>& dims, const rt::TensorFormat& format, rt::ValueType type) {
+  tcc_tensor abi;
+  std::memset(&abi, 0, sizeof abi);
+  abi.order = static_cast<int>(dims.size());
+  abi.datatype = static_cast<int>(type);
+  for (int mode = 0; mode < abi.order; ++mode) abi.dims[mode] = dims[mode];
+  for (int level = 0; level < abi.order; ++level) {
+    abi.mode_ordering[level] = format.modeOfLevel(level);
+    abi.levels[level].kind = format.levels[level].kind;
+    abi.levels[level].size = dims[format.modeOfLevel(level)];
+  }
+  return abi;
+}
+
+}  // namespace
+
+Kernel compile(const Program& program, const CompileOptions& options) {
+  auto start = Clock::now();
+  Kernel kernel;
+  kernel.program_ = program;
+  kernel.lowered_ = lowerProgram(program, options);
+  jit::CompileOptions jitOptions;
+  jitOptions.backend = options.backend;
+  kernel.module_ = jit::compile(kernel.lowered_.cpp, jitOptions);
+  for (const auto& statement : kernel.lowered_.statements)
+    kernel.entryPoints_.push_back(kernel.module_->symbol(statement.function.name));
+  kernel.compileSeconds_ = std::chrono::duration<double>(Clock::now() - start).count();
+  return kernel;
+}
+
+std::map<std::string, Tensor> Kernel::run(const std::map<std::string, Tensor>& inputs) const {
+  RunResult result = run(inputs, RunOptions{});
+  std::map<std::string, Tensor> outputs;
+  for (const auto& statement : lowered_.statements) {
+    const std::string& name = statement.output.name();
+    outputs.insert_or_assign(name, std::move(result.tensors.at(name)));
+  }
+  return outputs;
+}
+
+RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOptions& options) const {
+  for (const auto& [name, tensor] : inputs)
+    if (!program_.syntax().findTensor(name)) throw Error("no tensor named " + name + " is declared");
+  if (options.repeat < 1) throw Error("repeat must be at least 1");
+
+  ShapeBinder shapes;
+  std::map<std::string, Tensor> bound;
+  for (const auto& [name, tensor] : inputs) {
+    const TensorVar& declared = *program_.syntax().findTensor(name);
+    shapes.bindTensor(declared, tensor.dims());
+    bound.insert_or_assign(name, toDeclared(tensor, declared));
+  }
+
+  RunResult result;
+  result.seconds.assign(options.repeat, 0.0);
+  for (size_t index = 0; index < lowered_.statements.size(); ++index) {
+    const CompiledStatement& statement = lowered_.statements[index];
+    const ir::IndexStmt& source = program_.statements()[index];
+    for (const auto& tensor : ir::tensorsRead(source))
+      if (!bound.count(tensor.name()) && !(tensor == statement.output))
+        throw Error("no input bound for tensor " + tensor.name());
+    shapes.bindIndexVars(source);
+    const auto* assignment = source.as<ir::AssignmentNode>();
+    std::vector<int32_t> outputDims = shapes.outputDims(assignment->lhs);
+    shapes.bindTensor(statement.output, outputDims);
+
+    const TensorVar& computed = statement.computedOutput;
+    rt::TensorFormat computedFormat = toRuntimeFormat(computed.format());
+    rt::ValueType type = toRuntimeType(computed.datatype());
+    bool assembled = computed.order() > 0 && !computed.format().isAllDense();
+    Tensor output;
+    for (int run = 0; run < options.repeat; ++run) {
+      std::vector<tcc_tensor> views;
+      int outputSlot = -1;
+      if (!assembled) output = Tensor(outputDims, computedFormat, type);
+      for (const auto& parameter : statement.parameters) {
+        if (parameter.name() == computed.name()) {
+          outputSlot = static_cast<int>(views.size());
+          views.push_back(assembled ? emptySparseOutput(outputDims, computedFormat, type) : output.abiView());
+        } else {
+          views.push_back(bound.at(parameter.name()).abiView());
+        }
+      }
+      std::vector<tcc_tensor*> pointers;
+      for (auto& view : views) pointers.push_back(&view);
+      auto entry = reinterpret_cast<KernelEntry>(entryPoints_[index]);
+      auto start = Clock::now();
+      int status = entry(pointers.data());
+      result.seconds[run] += std::chrono::duration<double>(Clock::now() - start).count();
+      if (status != 0) throw Error("kernel " + statement.function.name + " failed with status " + std::to_string(status));
+      if (assembled) output = Tensor::adopt(std::move(views[outputSlot]));
+    }
+    bound.insert_or_assign(statement.output.name(),
+                           computed == statement.output ? std::move(output) : toDeclared(output, statement.output));
+  }
+  result.tensors = std::move(bound);
+  return result;
+}
+
+}  // namespace tcc

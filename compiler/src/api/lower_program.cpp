@@ -1,0 +1,56 @@
+// Program -> concrete index notation -> imperative IR -> C++, per statement.
+#include <unordered_map>
+
+#include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_queries.h"
+#include "tcc/ir/index_replace.h"
+#include "tcc/lowering/codegen.h"
+#include "tcc/lowering/concretize_for_lowering.h"
+#include "tcc/lowering/lower.h"
+#include "tcc/tcc.h"
+
+namespace tcc {
+
+Lowered lowerProgram(const Program& program, const CompileOptions& options) {
+  Lowered lowered;
+  std::vector<ir::imp::Function> functions;
+  for (size_t index = 0; index < program.statements().size(); ++index) {
+    const ir::IndexStmt& statement = program.statements()[index];
+    try {
+      CompiledStatement compiled;
+      auto written = ir::tensorsWritten(statement);
+      if (written.size() != 1) throw Error("a statement must write exactly one tensor");
+      compiled.output = written[0];
+      compiled.computedOutput = compiled.output;
+      auto concrete = lowering::concretizeForLowering(statement);
+      compiled.decisions = concrete.decisions;
+      const Format& declared = compiled.output.format();
+      if (compiled.output.order() > 0 && !lowering::isAssemblableOutputFormat(declared)) {
+        Format computed = lowering::nearestAssemblableFormat(declared);
+        compiled.computedOutput = TensorVar(compiled.output.name(), compiled.output.shape(), computed,
+                                            compiled.output.datatype());
+        concrete.stmt = ir::replace(concrete.stmt,
+                                    std::unordered_map<TensorVar, TensorVar>{{compiled.output, compiled.computedOutput}});
+        compiled.decisions.push_back(compiled.output.name() + " is assembled as " + computed.toString() +
+                                     " and converted to " + declared.toString() + " after the kernel");
+      }
+      compiled.concrete = concrete.stmt;
+      auto used = ir::tensorsRead(statement);
+      for (const auto& tensor : program.tensors()) {
+        bool isUsed = tensor == compiled.output || std::find(used.begin(), used.end(), tensor) != used.end();
+        if (isUsed) compiled.parameters.push_back(tensor == compiled.output ? compiled.computedOutput : tensor);
+      }
+      lowering::LowerOptions lowerOptions;
+      lowerOptions.functionName = options.functionPrefix + "_" + std::to_string(index);
+      compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
+      functions.push_back(compiled.function);
+      lowered.statements.push_back(std::move(compiled));
+    } catch (const lowering::LoweringError& error) {
+      throw Error("cannot compile `" + ir::toString(statement) + "`: " + error.what());
+    }
+  }
+  lowered.cpp = lowering::makeCodeGenerator(lowering::TargetKind::Cpu)->emit(functions);
+  return lowered;
+}
+
+}  // namespace tcc

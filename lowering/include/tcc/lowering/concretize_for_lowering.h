@@ -1,0 +1,33 @@
+// Turns one einsum assignment into concrete index notation that the
+// lowerer can compile, and says why it chose what it chose.
+//
+// Loop order: a topological order of the storage-order constraints of every
+// tensor with a sparse level (an iterator over level l+1 needs level l's
+// position), preferring the sparse output's order, then the sparse inputs'
+// orders, then the remaining variables. Dense tensors are located in any
+// order and constrain nothing.
+//
+// Workspaces: when a summed variable sits between two of a sparse output's
+// variables (row-wise SpGEMM: i, k, j), the output's trailing coordinates
+// would arrive out of order; the trailing part is then computed into a dense
+// workspace with a list of touched coordinates (Gustavson's algorithm) and
+// copied out in order. Results that scatter across the output's outer
+// levels need a sparse workspace and are refused with a LoweringError.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tcc/ir/index_stmt.h"
+
+namespace tcc::lowering {
+
+struct ConcretizedStatement {
+  ir::IndexStmt stmt;                  // concrete index notation
+  std::vector<ir::IndexVar> loopOrder;  // outermost first
+  std::vector<std::string> decisions;  // human-readable reasons, for `tcc explain`
+};
+
+ConcretizedStatement concretizeForLowering(const ir::IndexStmt& assignment);
+
+}  // namespace tcc::lowering

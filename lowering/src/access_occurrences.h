@@ -1,0 +1,36 @@
+// Every access node of a statement, occurrence by occurrence (left-hand
+// sides included). The lowerer keys iterators and positions on these
+// nodes, so two reads of the same tensor get iterators of their own.
+#pragma once
+
+#include <vector>
+
+#include "tcc/ir/index_stmt.h"
+#include "tcc/ir/index_visitor.h"
+
+namespace tcc::lowering {
+
+inline std::vector<const ir::AccessNode*> accessOccurrences(const ir::IndexStmt& stmt) {
+  struct Collector : ir::IndexNotationVisitor {
+    std::vector<const ir::AccessNode*> found;
+    using ir::IndexNotationVisitor::visit;
+    void visit(const ir::AccessNode* node) override { found.push_back(node); }
+  } collector;
+  collector.walk(stmt);
+  return collector.found;
+}
+
+inline std::vector<const ir::WhereNode*> whereStatements(const ir::IndexStmt& stmt) {
+  struct Collector : ir::IndexNotationVisitor {
+    std::vector<const ir::WhereNode*> found;
+    using ir::IndexNotationVisitor::visit;
+    void visit(const ir::WhereNode* node) override {
+      found.push_back(node);
+      ir::IndexNotationVisitor::visit(node);
+    }
+  } collector;
+  collector.walk(stmt);
+  return collector.found;
+}
+
+}  // namespace tcc::lowering

@@ -1,0 +1,467 @@
+// Foralls, merge-lattice loops and where-statements.
+#include <algorithm>
+
+#include "access_occurrences.h"
+#include "lowerer.h"
+#include "tcc/ir/index_queries.h"
+#include "tcc/ir/imperative_printer.h"
+#include "tcc/ir/index_rewriter.h"
+
+namespace tcc::lowering {
+
+using imp::Expr;
+using imp::Stmt;
+namespace ops = ir::imp;
+
+const ir::AssignmentNode* soleAssignment(const ir::IndexStmt& stmt) {
+  if (const auto* forall = stmt.as<ir::ForallNode>()) return soleAssignment(forall->body);
+  if (const auto* suchThat = stmt.as<ir::SuchThatNode>()) return soleAssignment(suchThat->stmt);
+  return stmt.as<ir::AssignmentNode>();
+}
+
+namespace {
+
+// Replaces the right-hand side of the one assignment in a forall nest.
+class ReplaceRhs : public ir::IndexNotationRewriter {
+ public:
+  explicit ReplaceRhs(ir::IndexExpr rhs) : rhs_(std::move(rhs)) {}
+
+ protected:
+  using ir::IndexNotationRewriter::visit;
+  ir::IndexStmt visit(const ir::AssignmentNode* node, const ir::IndexStmt&) override {
+    return ir::AssignmentNode::make(node->lhs, rhs_, node->accumulate);
+  }
+
+ private:
+  ir::IndexExpr rhs_;
+};
+
+int levelOfVar(const ir::AccessNode* access, const ir::IndexVar& var) {
+  const auto& format = access->tensor.format();
+  int found = -1;
+  for (int level = 0; level < format.order(); ++level) {
+    if (!(access->indices[format.modeOfLevel(level)] == var)) continue;
+    if (found >= 0)
+      throw LoweringError("access " + access->tensor.name() + " uses index variable " + var.name() +
+                          " twice (diagonals are not supported)");
+    found = level;
+  }
+  return found;
+}
+
+}  // namespace
+
+Stmt Lowerer::lower(const ir::IndexStmt& stmt) {
+  switch (stmt.kind()) {
+    case ir::IndexStmtKind::Assignment: return lowerAssignment(stmt.as<ir::AssignmentNode>());
+    case ir::IndexStmtKind::Forall: return lowerForall(stmt.as<ir::ForallNode>());
+    case ir::IndexStmtKind::Where: return lowerWhere(stmt.as<ir::WhereNode>());
+    case ir::IndexStmtKind::Sequence: {
+      const auto* node = stmt.as<ir::SequenceNode>();
+      return imp::Block::make({lower(node->definition), lower(node->mutation)});
+    }
+    case ir::IndexStmtKind::Multi: {
+      const auto* node = stmt.as<ir::MultiNode>();
+      return imp::Block::make({lower(node->first), lower(node->second)});
+    }
+    case ir::IndexStmtKind::SuchThat:
+      return lower(stmt.as<ir::SuchThatNode>()->stmt);
+  }
+  return Stmt();
+}
+
+Stmt Lowerer::lowerAssignment(const ir::AssignmentNode* assignment) {
+  Expr value = lowerExpr(assignment->rhs);
+  if (reductionTarget_.defined()) {
+    return assignment->accumulate ? imp::Assign::makeCompound(imp::BinaryOp::Add, reductionTarget_, value)
+                                  : imp::Assign::make(reductionTarget_, value);
+  }
+  return store(assignment, value, assignment->accumulate);
+}
+
+Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
+  const ir::IndexVar& var = forall->indexVar;
+  const ir::AssignmentNode* sole = soleAssignment(forall->body);
+
+  // A reduction loop under a fully located left-hand side accumulates into
+  // a scalar temporary, stored once after the loop.
+  if (sole && sole->accumulate && !reductionTarget_.defined()) {
+    const auto& lhsVars = sole->lhs.indices();
+    bool varOnLhs = std::find(lhsVars.begin(), lhsVars.end(), var) != lhsVars.end();
+    bool lhsBound = std::all_of(lhsVars.begin(), lhsVars.end(),
+                                [&](const ir::IndexVar& v) { return coordinates_.count(v) > 0; });
+    if (!varOnLhs && lhsBound) {
+      Expr temporary = freshVar("t" + sole->lhs.tensor().name(), valueType(sole->lhs.tensor()));
+      reductionTarget_ = temporary;
+      Stmt loop = lowerForall(forall);
+      reductionTarget_ = Expr();
+      return imp::Block::make({imp::Declare::make(temporary, ops::cast(temporary.type(), ops::FloatImm::make(0.0))),
+                               loop, store(sole, temporary, true)});
+    }
+  }
+
+  // Iterators over `var`: one per access (left-hand sides are assembled,
+  // not iterated, and handled in lowerCase).
+  std::set<const ir::AccessNode*> lhsAccesses;
+  for (const auto* assignment : ir::assignmentsOf(forall->body))
+    lhsAccesses.insert(static_cast<const ir::AccessNode*>(assignment->lhs.get()));
+  std::vector<LevelIterator> iterators;
+  for (const auto* node : accessOccurrences(forall->body)) {
+    if (lhsAccesses.count(node) || node->tensor.order() == 0) continue;
+    int level = levelOfVar(node, var);
+    if (level < 0) continue;
+    bool parentBound = level == 0 || positions_[node].count(level - 1);
+    const TensorStorage& storage = storageOf(node->tensor);
+    if (!parentBound) {
+      if (node->tensor.format().isAllDense() || storage.isWorkspace) continue;  // located once all are bound
+      throw LoweringError("loop order visits " + var.name() + " before the outer levels of " +
+                          node->tensor.name() + ", which is stored " + node->tensor.format().toString());
+    }
+    LevelIterator iterator;
+    iterator.id = nextIteratorId_++;
+    iterator.access = node;
+    iterator.tensor = node->tensor;
+    iterator.level = level;
+    iterator.format = node->tensor.format().level(level);
+    iterator.workspaceList = storage.isWorkspace && storage.list.defined();
+    iterators.push_back(iterator);
+  }
+
+  auto iteratorOf = [&](const ir::AccessNode* access) {
+    for (const auto& it : iterators)
+      if (it.access == access) return it.id;
+    return -1;
+  };
+  std::vector<LatticePoint> lattice;
+  if (sole) {
+    lattice = buildMergeLattice(sole->rhs, iteratorOf);
+  } else {
+    // A where or several statements below: the loop runs where every
+    // sparse operand has a coordinate.
+    LatticePoint point;
+    for (const auto& it : iterators) point.iterators.push_back(it.id);
+    std::sort(point.iterators.begin(), point.iterators.end());
+    lattice.push_back(point);
+  }
+
+  Stmt loop = lowerLoop(forall, iterators, lattice, sole);
+  coordinates_.erase(var);
+  for (const auto& it : iterators) {
+    positions_[it.access].erase(it.level);
+    segmentEnds_[it.access].erase(it.level);
+  }
+  return loop;
+}
+
+Stmt Lowerer::lowerLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
+                        const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole) {
+  auto byId = [&](int id) -> LevelIterator& {
+    return *std::find_if(iterators.begin(), iterators.end(), [&](const LevelIterator& it) { return it.id == id; });
+  };
+  bool denseDriven = std::any_of(lattice.begin(), lattice.end(), [&](const LatticePoint& point) {
+    return std::all_of(point.iterators.begin(), point.iterators.end(), [&](int id) { return byId(id).locatable(); });
+  });
+  if (denseDriven) return lowerDenseDrivenLoop(forall, iterators, lattice, sole);
+  return lowerSparseDrivenLoops(forall, iterators, lattice, sole);
+}
+
+Stmt Lowerer::lowerCase(const ir::ForallNode* forall, const LatticePoint& point, const ir::AssignmentNode* sole) {
+  const ir::IndexVar& var = forall->indexVar;
+  ir::IndexStmt body = forall->body;
+  if (sole && point.expr.defined()) body = ReplaceRhs(point.expr).rewrite(body);
+
+  std::vector<Stmt> prologue, epilogue;
+  for (const auto* assignment : ir::assignmentsOf(body)) {
+    const auto* lhs = static_cast<const ir::AccessNode*>(assignment->lhs.get());
+    if (storageOf(lhs->tensor).isWorkspace || lhs->tensor.order() == 0) continue;
+    int level = levelOfVar(lhs, var);
+    if (level < 0) continue;
+    auto pro = outputPrologue(lhs, level, coordinates_.at(var), assignment->accumulate);
+    prologue.insert(prologue.end(), pro.begin(), pro.end());
+    auto epi = outputEpilogue(lhs, level, coordinates_.at(var));
+    epilogue.insert(epilogue.begin(), epi.begin(), epi.end());
+  }
+  std::vector<Stmt> stmts = prologue;
+  stmts.push_back(lower(body));
+  stmts.insert(stmts.end(), epilogue.begin(), epilogue.end());
+  return imp::Block::make(stmts);
+}
+
+std::vector<Stmt> Lowerer::locateDenseIterators(std::vector<LevelIterator>& iterators, const Expr& coordinate) {
+  std::vector<Stmt> stmts;
+  for (auto& it : iterators) {
+    if (!it.locatable()) continue;
+    const TensorStorage& storage = storageOf(it.tensor);
+    Expr size = storage.dims[it.tensor.format().modeOfLevel(it.level)];
+    Expr located = ops::add(ops::mul(parentPosition(it.access, it.level), ops::cast(imp::Type::int64(), size)),
+                            ops::cast(imp::Type::int64(), coordinate));
+    it.pos = freshVar("p" + it.tensor.name() + std::to_string(it.level + 1), imp::Type::int64());
+    stmts.push_back(imp::Declare::make(it.pos, located));
+    positions_[it.access][it.level] = it.pos;
+  }
+  return stmts;
+}
+
+std::vector<Stmt> Lowerer::initializeSparseIterator(LevelIterator& it) {
+  const TensorStorage& storage = storageOf(it.tensor);
+  std::string base = "p" + it.tensor.name() + std::to_string(it.level + 1);
+  Expr begin, end;
+  std::vector<Stmt> stmts;
+  if (it.workspaceList) {
+    begin = ops::IntImm::make(0, imp::Type::int64());
+    end = storage.listSize;
+    stmts.push_back(imp::Evaluate::make(
+        imp::Call::make("tcc_sort_coordinates", {storage.list, storage.listSize}, imp::Type::void_())));
+  } else if (it.format.kind == ir::LevelKind::Compressed) {
+    Expr parent = parentPosition(it.access, it.level);
+    begin = imp::Load::make(storage.pos[it.level], parent);
+    end = imp::Load::make(storage.pos[it.level], ops::add(parent, ops::IntImm::make(1, imp::Type::int64())));
+  } else if (it.format.kind == ir::LevelKind::Singleton) {
+    Expr parent = parentPosition(it.access, it.level);
+    begin = parent;
+    auto segment = segmentEnds_[it.access].find(it.level - 1);
+    end = segment != segmentEnds_[it.access].end() ? segment->second
+                                                    : ops::add(parent, ops::IntImm::make(1, imp::Type::int64()));
+  } else {
+    throw LoweringError("level format " + it.format.toString() + " of " + it.tensor.name() +
+                        " cannot be iterated on the CPU");
+  }
+  it.pos = freshVar(base, imp::Type::int64());
+  it.end = freshVar(base + "_end", imp::Type::int64());
+  stmts.push_back(imp::Declare::make(it.pos, begin));
+  stmts.push_back(imp::Declare::make(it.end, end));
+  return stmts;
+}
+
+// Reads the coordinate at the iterator's position and, for a level with
+// repeated coordinates, finds the end of the run.
+std::vector<Stmt> Lowerer::readCoordinate(LevelIterator& it) {
+  const TensorStorage& storage = storageOf(it.tensor);
+  Expr crd = it.workspaceList ? storage.list : storage.crd[it.level];
+  it.coord = freshVar(it.workspaceList ? "j" + it.tensor.name() : "c" + it.tensor.name() + std::to_string(it.level + 1),
+                      imp::Type::int32());
+  std::vector<Stmt> stmts{imp::Declare::make(it.coord, imp::Load::make(crd, it.pos))};
+  if (it.workspaceList) {
+    positions_[it.access][it.level] = ops::cast(imp::Type::int64(), it.coord);
+  } else {
+    positions_[it.access][it.level] = it.pos;
+  }
+  if (!it.format.unique && !it.workspaceList) {
+    it.segmentEnd = freshVar(toString(it.pos) + "_segment_end", imp::Type::int64());
+    Expr one = ops::IntImm::make(1, imp::Type::int64());
+    stmts.push_back(imp::Declare::make(it.segmentEnd, ops::add(it.pos, one)));
+    stmts.push_back(imp::While::make(
+        ops::land(ops::lt(it.segmentEnd, it.end), ops::eq(imp::Load::make(crd, it.segmentEnd), it.coord)),
+        imp::Assign::makeCompound(imp::BinaryOp::Add, it.segmentEnd, one)));
+    segmentEnds_[it.access][it.level] = it.segmentEnd;
+  }
+  return stmts;
+}
+
+Stmt Lowerer::advance(const LevelIterator& it, const Expr& coordinate) {
+  Expr next = it.segmentEnd.defined() ? it.segmentEnd : ops::add(it.pos, ops::IntImm::make(1, imp::Type::int64()));
+  return imp::If::make(ops::eq(it.coord, coordinate), imp::Assign::make(it.pos, next));
+}
+
+// Some lattice point needs only dense (located) operands, so every
+// coordinate of the dimension is visited; sparse operands are checked at
+// each coordinate.
+Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
+                                   const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole) {
+  const ir::IndexVar& var = forall->indexVar;
+  Expr coordinate = freshVar(var.name(), imp::Type::int32());
+  coordinates_[var] = coordinate;
+
+  std::vector<Stmt> before, loopBody;
+  std::vector<LevelIterator*> sparse;
+  for (auto& it : iterators) {
+    if (it.locatable()) continue;
+    auto init = initializeSparseIterator(it);
+    before.insert(before.end(), init.begin(), init.end());
+    sparse.push_back(&it);
+  }
+  auto locate = locateDenseIterators(iterators, coordinate);
+  loopBody.insert(loopBody.end(), locate.begin(), locate.end());
+  std::map<int, Expr> present;
+  for (auto* it : sparse) {
+    // The coordinate is read only while the iterator has entries left.
+    const TensorStorage& storage = storageOf(it->tensor);
+    Expr crd = it->workspaceList ? storage.list : storage.crd[it->level];
+    it->coord = freshVar("c" + it->tensor.name() + std::to_string(it->level + 1), imp::Type::int32());
+    loopBody.push_back(imp::Declare::make(
+        it->coord, imp::Select::make(ops::lt(it->pos, it->end), imp::Load::make(crd, it->pos), ops::IntImm::make(-1))));
+    positions_[it->access][it->level] = it->workspaceList ? ops::cast(imp::Type::int64(), it->coord) : it->pos;
+    if (!it->format.unique && !it->workspaceList) {
+      it->segmentEnd = freshVar(toString(it->pos) + "_segment_end", imp::Type::int64());
+      Expr one = ops::IntImm::make(1, imp::Type::int64());
+      loopBody.push_back(imp::Declare::make(it->segmentEnd, ops::add(it->pos, one)));
+      loopBody.push_back(imp::While::make(
+          ops::land(ops::lt(it->segmentEnd, it->end), ops::eq(imp::Load::make(crd, it->segmentEnd), it->coord)),
+          imp::Assign::makeCompound(imp::BinaryOp::Add, it->segmentEnd, one)));
+      segmentEnds_[it->access][it->level] = it->segmentEnd;
+    }
+    present[it->id] = ops::eq(it->coord, coordinate);
+  }
+
+  // if / else-if over the lattice points, most operands first.
+  Stmt cases;
+  std::vector<std::vector<int>> seen;
+  std::vector<std::pair<Expr, Stmt>> branches;
+  for (const auto& point : lattice) {
+    std::vector<int> sparseIds;
+    for (int id : point.iterators)
+      if (present.count(id)) sparseIds.push_back(id);
+    if (std::find(seen.begin(), seen.end(), sparseIds) != seen.end()) continue;
+    seen.push_back(sparseIds);
+    Expr condition;
+    for (int id : sparseIds) condition = ops::land(condition, present[id]);
+    branches.push_back({condition, lowerCase(forall, point, sole)});
+    if (!condition.defined()) break;  // every later point is covered
+  }
+  for (auto it = branches.rbegin(); it != branches.rend(); ++it) {
+    if (!it->first.defined()) {
+      cases = it->second;
+    } else {
+      cases = imp::If::make(it->first, it->second, cases);
+    }
+  }
+  loopBody.push_back(cases);
+  for (auto* it : sparse) loopBody.push_back(advance(*it, coordinate));
+
+  before.push_back(imp::For::make(coordinate, ops::IntImm::make(0), dimensionOf(var), imp::Block::make(loopBody),
+                                  imp::LoopKind::Serial, "iterate " + var.name()));
+  return imp::Block::make(before);
+}
+
+// Every lattice point has a sparse operand: loop over the sparse operands'
+// coordinates, one while-loop per point (TACO's co-iteration), or a plain
+// for-loop when a single unique level drives.
+Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
+                                     const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole) {
+  const ir::IndexVar& var = forall->indexVar;
+  auto byId = [&](int id) -> LevelIterator& {
+    return *std::find_if(iterators.begin(), iterators.end(), [&](const LevelIterator& it) { return it.id == id; });
+  };
+  auto sparseOf = [&](const LatticePoint& point) {
+    std::vector<int> ids;
+    for (int id : point.iterators)
+      if (!byId(id).locatable()) ids.push_back(id);
+    return ids;
+  };
+
+  std::vector<Stmt> stmts;
+  for (auto& it : iterators) {
+    if (it.locatable()) continue;
+    auto init = initializeSparseIterator(it);
+    stmts.insert(stmts.end(), init.begin(), init.end());
+  }
+
+  // One unique level drives: a counted loop the C++ compiler can optimise.
+  if (lattice.size() == 1 && sparseOf(lattice[0]).size() == 1) {
+    LevelIterator& driver = byId(sparseOf(lattice[0])[0]);
+    if (driver.format.unique || driver.workspaceList) {
+      std::vector<Stmt> body = readCoordinate(driver);
+      coordinates_[var] = driver.coord;
+      auto locate = locateDenseIterators(iterators, driver.coord);
+      body.insert(body.end(), locate.begin(), locate.end());
+      body.push_back(lowerCase(forall, lattice[0], sole));
+      // The iterator's declared start becomes the loop's start.
+      auto start = std::find_if(stmts.begin(), stmts.end(), [&](const Stmt& s) {
+        const auto* declare = s.as<imp::Declare>();
+        return declare && declare->var.sameAs(driver.pos);
+      });
+      Expr begin = start->as<imp::Declare>()->init;
+      stmts.erase(start);
+      Stmt loop = imp::For::make(driver.pos, begin, driver.end, imp::Block::make(body), imp::LoopKind::Serial,
+                                 "iterate " + var.name() + " over " + driver.tensor.name() + "'s level " +
+                                     std::to_string(driver.level + 1));
+      stmts.push_back(loop);
+      return imp::Block::make(stmts);
+    }
+  }
+
+  std::vector<std::vector<int>> loopsEmitted;
+  for (const auto& point : lattice) {
+    std::vector<int> driving = sparseOf(point);
+    if (std::find(loopsEmitted.begin(), loopsEmitted.end(), driving) != loopsEmitted.end()) continue;
+    loopsEmitted.push_back(driving);
+
+    Expr condition;
+    std::vector<Stmt> body;
+    for (int id : driving) {
+      LevelIterator& it = byId(id);
+      condition = ops::land(condition, ops::lt(it.pos, it.end));
+      auto read = readCoordinate(it);
+      body.insert(body.end(), read.begin(), read.end());
+    }
+    Expr coordinate = freshVar(var.name(), imp::Type::int32());
+    Expr minimum = byId(driving[0]).coord;
+    for (size_t k = 1; k < driving.size(); ++k) minimum = ops::min(minimum, byId(driving[k]).coord);
+    body.push_back(imp::Declare::make(coordinate, minimum));
+    coordinates_[var] = coordinate;
+    auto locate = locateDenseIterators(iterators, coordinate);
+    body.insert(body.end(), locate.begin(), locate.end());
+
+    // Cases: the lattice points below this one, most operands first.
+    std::vector<std::pair<Expr, Stmt>> branches;
+    std::vector<std::vector<int>> seen;
+    for (const auto& sub : lattice) {
+      std::vector<int> subSparse = sparseOf(sub);
+      if (!isSubset(subSparse, driving) || subSparse.empty()) continue;
+      if (std::find(seen.begin(), seen.end(), subSparse) != seen.end()) continue;
+      seen.push_back(subSparse);
+      Expr present;
+      for (int id : subSparse) present = ops::land(present, ops::eq(byId(id).coord, coordinate));
+      branches.push_back({present, lowerCase(forall, sub, sole)});
+    }
+    Stmt cases;
+    for (auto it = branches.rbegin(); it != branches.rend(); ++it) cases = imp::If::make(it->first, it->second, cases);
+    // With one operand driving, its coordinate is the loop's: no test needed.
+    if (driving.size() == 1 && branches.size() == 1) cases = branches[0].second;
+    body.push_back(cases);
+    for (int id : driving) body.push_back(advance(byId(id), coordinate));
+    stmts.push_back(imp::While::make(condition, imp::Block::make(body), "co-iterate " + var.name()));
+  }
+  return imp::Block::make(stmts);
+}
+
+Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
+  std::vector<ir::TensorVar> workspaces;
+  for (const auto& tensor : ir::tensorsWritten(where->producer))
+    if (!isParameter(tensor)) workspaces.push_back(tensor);
+  std::vector<Stmt> stmts;
+  for (const auto& workspace : workspaces) {
+    TensorStorage& storage = storageOf(workspace);
+    if (workspace.order() == 0) {
+      storage.scalar = freshVar(workspace.name(), valueType(workspace));
+      stmts.push_back(imp::Declare::make(storage.scalar, ops::cast(storage.scalar.type(), ops::FloatImm::make(0.0))));
+    }
+  }
+  stmts.push_back(lower(where->producer));
+  stmts.push_back(lower(where->consumer));
+
+  // Reset the workspaces for the next iteration of the enclosing loops.
+  for (const auto& workspace : workspaces) {
+    TensorStorage& storage = storageOf(workspace);
+    if (workspace.order() == 0) continue;
+    if (storage.list.defined()) {
+      Expr p = freshVar("p" + storage.name + "_reset", imp::Type::int64());
+      Expr coordinate = imp::Load::make(storage.list, p);
+      stmts.push_back(imp::For::make(
+          p, ops::IntImm::make(0, imp::Type::int64()), storage.listSize,
+          imp::Block::make({imp::Store::make(storage.vals, coordinate, ops::cast(valueType(workspace), ops::FloatImm::make(0.0))),
+                            imp::Store::make(storage.flags, coordinate, ops::IntImm::make(0, imp::Type::bool_()))}),
+          imp::LoopKind::Serial, "reset the touched entries of " + storage.name));
+      stmts.push_back(imp::Assign::make(storage.listSize, ops::IntImm::make(0, imp::Type::int64())));
+    } else {
+      Expr size = ops::IntImm::make(1, imp::Type::int64());
+      for (const auto& dim : storage.dims) size = ops::mul(size, ops::cast(imp::Type::int64(), dim));
+      Expr bytes = ops::mul(size, ops::IntImm::make(ir::byteWidth(workspace.datatype()), imp::Type::int64()));
+      stmts.push_back(imp::Evaluate::make(
+          imp::Call::make("memset", {storage.vals, ops::IntImm::make(0), bytes}, imp::Type::void_())));
+    }
+  }
+  return imp::Block::make(stmts);
+}
+
+}  // namespace tcc::lowering

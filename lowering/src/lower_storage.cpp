@@ -1,0 +1,430 @@
+// Tensor arrays, sparse-output assembly, expressions and stores.
+#include <algorithm>
+#include <cctype>
+
+#include "access_occurrences.h"
+#include "lowerer.h"
+#include "tcc/ir/imperative_ops.h"
+#include "tcc/ir/index_queries.h"
+
+namespace tcc::lowering {
+
+using imp::Expr;
+using imp::Stmt;
+namespace ops = ir::imp;
+
+namespace {
+
+constexpr int64_t kInitialCapacity = 1024;
+
+Expr int64Imm(int64_t value) { return ops::IntImm::make(value, imp::Type::int64()); }
+Expr asInt64(const Expr& e) { return ops::cast(imp::Type::int64(), e); }
+
+// Levels strictly above `level` are all dense.
+bool parentsDense(const ir::Format& format, int level) {
+  for (int l = 0; l < level; ++l)
+    if (!format.level(l).isDense()) return false;
+  return true;
+}
+
+}  // namespace
+
+bool isAssemblableOutputFormat(const ir::Format& format) {
+  bool sparseSeen = false;
+  for (const auto& level : format.levels()) {
+    if (level.kind == ir::LevelKind::Dense) {
+      if (sparseSeen) return false;
+    } else if (level.kind == ir::LevelKind::Compressed && level.unique) {
+      sparseSeen = true;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+ir::Format nearestAssemblableFormat(const ir::Format& format) {
+  std::vector<ir::LevelFormat> levels;
+  bool sparseSeen = false;
+  for (const auto& level : format.levels()) {
+    sparseSeen = sparseSeen || !level.isDense();
+    levels.push_back(sparseSeen ? ir::LevelFormat::compressed() : ir::LevelFormat::dense());
+  }
+  return ir::Format(levels, format.modeOrdering());
+}
+
+Lowerer::Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options)
+    : parameters_(std::move(parameters)), options_(std::move(options)) {
+  for (const char* reserved : {"malloc", "calloc", "realloc", "free", "memset", "memcpy", "tcc_min", "tcc_max",
+                               "tcc_sort_coordinates", "tcc_tensors", "tcc_tensor", "int", "for", "while", "if",
+                               "else", "do", "double", "float", "bool", "char", "long", "short", "return", "break",
+                               "case", "switch", "new", "delete", "this", "true", "false", "auto", "const"})
+    usedNames_.insert(reserved);
+}
+
+imp::Function Lowerer::run(const ir::IndexStmt& cin) {
+  std::set<ir::TensorVar> written;
+  for (const auto& tensor : ir::tensorsWritten(cin)) written.insert(tensor);
+  imp::Function function;
+  function.name = options_.functionName;
+  for (const auto& tensor : parameters_) {
+    if (usedNames_.count(tensor.name()))
+      throw LoweringError("tensor name '" + tensor.name() + "' is reserved in generated code; rename it");
+    usedNames_.insert(tensor.name());
+    function.parameters.push_back({tensor.name(), tensor.order(), valueType(tensor).kind, written.count(tensor) > 0});
+  }
+  for (const auto& tensor : parameters_) declareTensor(tensor, written.count(tensor) > 0);
+  for (const auto* access : accessOccurrences(cin)) {
+    if (!isParameter(access->tensor)) continue;
+    const TensorStorage& storage = storageOf(access->tensor);
+    for (size_t mode = 0; mode < access->indices.size(); ++mode)
+      dimensions_.emplace(access->indices[mode], storage.dims[mode]);
+  }
+  // Workspaces are allocated once, before any loop; the ones a sparse
+  // output consumes keep a list of the coordinates they hold.
+  for (const auto* where : whereStatements(cin)) {
+    bool sparseConsumer = false;
+    for (const auto& tensor : ir::tensorsWritten(where->consumer))
+      if (tensor.order() > 0 && !tensor.format().isAllDense()) sparseConsumer = true;
+    for (const auto& tensor : ir::tensorsWritten(where->producer))
+      if (!isParameter(tensor) && !storage_.count(tensor))
+        declareWorkspace(tensor, sparseConsumer && tensor.order() == 1);
+  }
+  Stmt body = lower(cin);
+  finishOutputs();
+  std::vector<Stmt> stmts = header_;
+  stmts.push_back(body);
+  stmts.insert(stmts.end(), footer_.begin(), footer_.end());
+  function.body = ops::simplify(imp::Block::make(stmts));
+  return function;
+}
+
+imp::Function lower(const ir::IndexStmt& cin, const std::vector<ir::TensorVar>& parameters,
+                    const LowerOptions& options) {
+  return Lowerer(parameters, options).run(cin);
+}
+
+void Lowerer::declareTensor(const ir::TensorVar& tensor, bool isOutput) {
+  TensorStorage storage;
+  storage.name = tensor.name();
+  storage.isOutput = isOutput;
+  const ir::Format& format = tensor.format();
+  for (int mode = 0; mode < tensor.order(); ++mode) {
+    Expr dim = freshVar(tensor.name() + std::to_string(mode + 1) + "_dimension", imp::Type::int32());
+    header_.push_back(imp::Declare::make(dim, imp::TensorProperty::make(tensor.name(), imp::TensorField::Dim, mode)));
+    storage.dims.push_back(dim);
+  }
+  imp::Type valuePointer = imp::Type::pointerTo(valueType(tensor));
+  storage.pos.resize(format.order());
+  storage.crd.resize(format.order());
+  storage.appendPosition.resize(format.order());
+  storage.crdCapacity.resize(format.order());
+  storage.posCapacity.resize(format.order());
+  bool assembled = isOutput && tensor.order() > 0 && !format.isAllDense();
+  if (assembled && !isAssemblableOutputFormat(format))
+    throw LoweringError("cannot assemble output " + tensor.name() + " stored " + format.toString() +
+                        " directly; compute it in " + nearestAssemblableFormat(format).toString() + " and convert");
+
+  for (int level = 0; level < format.order(); ++level) {
+    const auto& levelFormat = format.level(level);
+    std::string prefix = tensor.name() + std::to_string(level + 1);
+    if (levelFormat.kind == ir::LevelKind::NM)
+      throw LoweringError(tensor.name() + " has an N:M level, which only the CUDA backend supports");
+    if (levelFormat.isDense()) continue;
+    if (levelFormat.kind == ir::LevelKind::Compressed)
+      storage.pos[level] = freshVar(prefix + "_pos", imp::Type::pointerTo(imp::Type::int64()));
+    storage.crd[level] = freshVar(prefix + "_crd", imp::Type::pointerTo(imp::Type::int32()));
+    if (!assembled) {
+      if (storage.pos[level].defined())
+        header_.push_back(imp::Declare::make(storage.pos[level],
+                                             imp::TensorProperty::make(tensor.name(), imp::TensorField::Pos, level)));
+      header_.push_back(imp::Declare::make(storage.crd[level],
+                                           imp::TensorProperty::make(tensor.name(), imp::TensorField::Crd, level)));
+      continue;
+    }
+    // An output level assembled by appending.
+    storage.appendPosition[level] = freshVar("p" + prefix, imp::Type::int64());
+    header_.push_back(imp::Declare::make(storage.appendPosition[level], int64Imm(0)));
+    header_.push_back(imp::Declare::make(storage.pos[level], Expr()));
+    if (parentsDense(format, level)) {
+      Expr segments = int64Imm(1);
+      for (int l = 0; l < level; ++l) segments = ops::mul(segments, asInt64(storage.dims[format.modeOfLevel(l)]));
+      header_.push_back(imp::Allocate::make(storage.pos[level], ops::add(segments, int64Imm(1)), true));
+    } else {
+      storage.posCapacity[level] = freshVar(prefix + "_pos_capacity", imp::Type::int64());
+      header_.push_back(imp::Declare::make(storage.posCapacity[level], int64Imm(kInitialCapacity)));
+      header_.push_back(imp::Allocate::make(storage.pos[level], storage.posCapacity[level]));
+      header_.push_back(imp::Store::make(storage.pos[level], int64Imm(0), int64Imm(0)));
+    }
+    storage.crdCapacity[level] = freshVar(prefix + "_crd_capacity", imp::Type::int64());
+    header_.push_back(imp::Declare::make(storage.crdCapacity[level], int64Imm(kInitialCapacity)));
+    header_.push_back(imp::Declare::make(storage.crd[level], Expr()));
+    header_.push_back(imp::Allocate::make(storage.crd[level], storage.crdCapacity[level]));
+  }
+  storage.vals = freshVar(tensor.name() + "_vals", valuePointer);
+  if (assembled) {
+    header_.push_back(imp::Declare::make(storage.vals, Expr()));
+    header_.push_back(imp::Allocate::make(storage.vals, storage.crdCapacity[format.order() - 1]));
+  } else {
+    header_.push_back(imp::Declare::make(
+        storage.vals, imp::TensorProperty::make(tensor.name(), imp::TensorField::Vals, 0, valueType(tensor))));
+  }
+  storage_[tensor] = std::move(storage);
+}
+
+void Lowerer::declareWorkspace(const ir::TensorVar& workspace, bool withList) {
+  TensorStorage storage;
+  storage.name = freshVar(workspace.name(), imp::Type::int32()).as<imp::Var>()->name;
+  storage.isWorkspace = true;
+  storage_[workspace] = storage;  // reserved before sizes are looked up
+  if (workspace.order() == 0) return;
+  Expr size = int64Imm(1);
+  TensorStorage& stored = storage_[workspace];
+  // A workspace's modes take the sizes of the index variables that access it;
+  // lowerWhere's callers give it the shape of the output modes it stands for.
+  for (int mode = 0; mode < workspace.order(); ++mode) {
+    const ir::Dimension& dimension = workspace.dimension(mode);
+    Expr dim;
+    for (const auto& parameter : parameters_) {
+      for (int m = 0; m < parameter.order() && !dim.defined(); ++m)
+        if (parameter.dimension(m) == dimension && !dimension.isUnknown()) dim = storageOf(parameter).dims[m];
+    }
+    if (!dim.defined() && dimension.isFixed()) dim = ops::IntImm::make(dimension.size());
+    if (!dim.defined()) throw LoweringError("cannot size workspace " + workspace.name());
+    stored.dims.push_back(dim);
+    size = ops::mul(size, asInt64(dim));
+  }
+  stored.vals = freshVar(stored.name + "_vals", imp::Type::pointerTo(valueType(workspace)));
+  header_.push_back(imp::Declare::make(stored.vals, Expr()));
+  header_.push_back(imp::Allocate::make(stored.vals, size, true));
+  footer_.push_back(imp::Free::make(stored.vals));
+  if (!withList) return;
+  stored.list = freshVar(stored.name + "_list", imp::Type::pointerTo(imp::Type::int32()));
+  stored.listSize = freshVar(stored.name + "_list_size", imp::Type::int64());
+  stored.flags = freshVar(stored.name + "_already_set", imp::Type::pointerTo(imp::Type::bool_()));
+  header_.push_back(imp::Declare::make(stored.list, Expr()));
+  header_.push_back(imp::Allocate::make(stored.list, size));
+  header_.push_back(imp::Declare::make(stored.listSize, int64Imm(0)));
+  header_.push_back(imp::Declare::make(stored.flags, Expr()));
+  header_.push_back(imp::Allocate::make(stored.flags, size, true));
+  footer_.push_back(imp::Free::make(stored.list));
+  footer_.push_back(imp::Free::make(stored.flags));
+}
+
+void Lowerer::finishOutputs() {
+  for (const auto& tensor : parameters_) {
+    const TensorStorage& storage = storageOf(tensor);
+    const ir::Format& format = tensor.format();
+    if (!storage.isOutput || tensor.order() == 0 || format.isAllDense()) continue;
+    for (int level = 0; level < format.order(); ++level) {
+      if (format.level(level).isDense()) continue;
+      Expr pos = storage.pos[level];
+      if (level == 0) {
+        footer_.push_back(imp::Store::make(pos, int64Imm(1), storage.appendPosition[0]));
+      } else if (parentsDense(format, level)) {
+        // Segments of parents never visited stay empty: carry the end forward.
+        Expr segments = int64Imm(1);
+        for (int l = 0; l < level; ++l) segments = ops::mul(segments, asInt64(storage.dims[format.modeOfLevel(l)]));
+        Expr p = freshVar("p" + storage.name + std::to_string(level + 1) + "_fill", imp::Type::int64());
+        Expr next = ops::add(p, int64Imm(1));
+        footer_.push_back(imp::For::make(
+            p, int64Imm(0), segments,
+            imp::If::make(ops::lt(imp::Load::make(pos, next), imp::Load::make(pos, p)),
+                          imp::Store::make(pos, next, imp::Load::make(pos, p))),
+            imp::LoopKind::Serial, "segments of rows without entries end where the previous one ends"));
+      }
+      footer_.push_back(imp::SetTensorProperty::make(storage.name, imp::TensorField::Pos, level, pos));
+      footer_.push_back(imp::SetTensorProperty::make(storage.name, imp::TensorField::Crd, level, storage.crd[level]));
+    }
+    footer_.push_back(imp::SetTensorProperty::make(storage.name, imp::TensorField::Vals, 0, storage.vals));
+    footer_.push_back(imp::SetTensorProperty::make(storage.name, imp::TensorField::ValsSize, 0,
+                                                   storage.appendPosition[format.order() - 1]));
+  }
+}
+
+Expr Lowerer::parentPosition(const ir::AccessNode* access, int level) const {
+  if (level == 0) return int64Imm(0);
+  auto positions = positions_.find(access);
+  if (positions == positions_.end() || !positions->second.count(level - 1))
+    throw LoweringError("internal: level " + std::to_string(level) + " of " + access->tensor.name() +
+                        " has no located parent");
+  return positions->second.at(level - 1);
+}
+
+Expr Lowerer::positionOf(const ir::AccessNode* access) {
+  const ir::TensorVar& tensor = access->tensor;
+  if (tensor.order() == 0) return int64Imm(0);
+  auto positions = positions_.find(access);
+  if (positions != positions_.end() && positions->second.count(tensor.order() - 1))
+    return positions->second.at(tensor.order() - 1);
+  if (!tensor.format().isAllDense())
+    throw LoweringError("internal: access to " + tensor.name() + " is not located by the loops around it");
+  // All-dense tensors are located directly from their coordinates.
+  const TensorStorage& storage = storageOf(tensor);
+  Expr position = int64Imm(0);
+  for (int level = 0; level < tensor.order(); ++level) {
+    int mode = tensor.format().modeOfLevel(level);
+    auto coordinate = coordinates_.find(access->indices[mode]);
+    if (coordinate == coordinates_.end())
+      throw LoweringError("index variable " + access->indices[mode].name() + " of " + tensor.name() +
+                          " is used outside a loop over it");
+    position = ops::add(ops::mul(position, asInt64(storage.dims[mode])), asInt64(coordinate->second));
+  }
+  return position;
+}
+
+Expr Lowerer::lowerExpr(const ir::IndexExpr& expr) {
+  using Kind = ir::IndexExprKind;
+  switch (expr.kind()) {
+    case Kind::Literal: {
+      const auto* literal = expr.as<ir::LiteralNode>();
+      if (ir::isFloat(literal->type)) return ops::FloatImm::make(literal->floatValue);
+      return int64Imm(literal->intValue);
+    }
+    case Kind::Access: {
+      const auto* access = expr.as<ir::AccessNode>();
+      const TensorStorage& storage = storageOf(access->tensor);
+      if (storage.isWorkspace && access->tensor.order() == 0) return storage.scalar;
+      return imp::Load::make(storage.vals, positionOf(access));
+    }
+    case Kind::Neg: return ops::neg(lowerExpr(expr.as<ir::NegNode>()->operand));
+    case Kind::Add: return ops::add(lowerExpr(expr.as<ir::AddNode>()->a), lowerExpr(expr.as<ir::AddNode>()->b));
+    case Kind::Sub: return ops::sub(lowerExpr(expr.as<ir::SubNode>()->a), lowerExpr(expr.as<ir::SubNode>()->b));
+    case Kind::Mul: return ops::mul(lowerExpr(expr.as<ir::MulNode>()->a), lowerExpr(expr.as<ir::MulNode>()->b));
+    case Kind::Div: return ops::div(lowerExpr(expr.as<ir::DivNode>()->a), lowerExpr(expr.as<ir::DivNode>()->b));
+    case Kind::Call: {
+      const auto* call = expr.as<ir::CallNode>();
+      std::vector<Expr> args;
+      for (const auto& arg : call->args) {
+        const auto* operand = std::get_if<ir::IndexExpr>(&arg);
+        if (!operand)
+          throw LoweringError(call->name + "() of a whole tensor has no CPU lowering yet (the CUDA backend's "
+                              "permanent intrinsic will provide perm)");
+        args.push_back(ops::cast(imp::Type::float64(), lowerExpr(*operand)));
+      }
+      if (call->name == "min" && args.size() == 2) return ops::min(args[0], args[1]);
+      if (call->name == "max" && args.size() == 2) return ops::max(args[0], args[1]);
+      std::string name = call->name == "abs" ? "fabs" : call->name;
+      return imp::Call::make(name, args, imp::Type::float64());
+    }
+    case Kind::Reduction:
+      throw LoweringError("internal: a sum reached the lowerer; concretize first");
+  }
+  return Expr();
+}
+
+Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accumulate) {
+  const auto* lhs = static_cast<const ir::AccessNode*>(assignment->lhs.get());
+  TensorStorage& storage = storageOf(lhs->tensor);
+  if (storage.isWorkspace && lhs->tensor.order() == 0) {
+    return accumulate ? imp::Assign::makeCompound(imp::BinaryOp::Add, storage.scalar, value)
+                      : imp::Assign::make(storage.scalar, value);
+  }
+  Expr position = positionOf(lhs);
+  Stmt write = imp::Store::make(storage.vals, position, value, accumulate);
+  if (!storage.list.defined()) return write;
+  // Remember each workspace coordinate the first time it is written.
+  Expr coordinate = coordinates_.at(lhs->indices[0]);
+  Stmt remember = imp::Block::make({
+      imp::Store::make(storage.flags, coordinate, ops::IntImm::make(1, imp::Type::bool_())),
+      imp::Store::make(storage.list, storage.listSize, coordinate),
+      imp::Assign::makeCompound(imp::BinaryOp::Add, storage.listSize, int64Imm(1)),
+  });
+  return imp::Block::make({imp::If::make(imp::Unary::make(imp::UnaryOp::Not, imp::Load::make(storage.flags, coordinate)),
+                                         remember),
+                           write});
+}
+
+std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, const Expr& coordinate,
+                                          bool accumulating) {
+  TensorStorage& storage = storageOf(lhs->tensor);
+  const ir::Format& format = lhs->tensor.format();
+  if (format.level(level).isDense()) {
+    Expr size = storage.dims[format.modeOfLevel(level)];
+    Expr position = freshVar("p" + storage.name + std::to_string(level + 1), imp::Type::int64());
+    positions_[lhs][level] = position;
+    return {imp::Declare::make(position, ops::add(ops::mul(parentPosition(lhs, level), asInt64(size)),
+                                                  asInt64(coordinate)))};
+  }
+  Expr append = storage.appendPosition[level];
+  positions_[lhs][level] = append;
+  if (level == format.order() - 1) {
+    std::vector<Stmt> stmts{growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level], storage.vals}),
+                            imp::Store::make(storage.crd[level], append, coordinate)};
+    if (accumulating)
+      stmts.push_back(imp::Store::make(storage.vals, append, ops::cast(valueType(lhs->tensor), ops::FloatImm::make(0.0))));
+    return stmts;
+  }
+  Expr begin = freshVar("p" + storage.name + std::to_string(level + 2) + "_begin", imp::Type::int64());
+  segmentBegins_[{lhs, level}] = begin;
+  return {imp::Declare::make(begin, storage.appendPosition[level + 1])};
+}
+
+std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, const Expr& coordinate) {
+  TensorStorage& storage = storageOf(lhs->tensor);
+  const ir::Format& format = lhs->tensor.format();
+  bool last = level == format.order() - 1;
+  Expr position = positions_[lhs].at(level);
+  if (format.level(level).isDense()) {
+    if (last || format.level(level + 1).isDense()) return {};
+    return {imp::Store::make(storage.pos[level + 1], ops::add(position, int64Imm(1)), storage.appendPosition[level + 1])};
+  }
+  Expr append = storage.appendPosition[level];
+  if (last) return {imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1))};
+  // Record this coordinate only if its segment below received entries.
+  Expr childAppend = storage.appendPosition[level + 1];
+  Stmt record = imp::Block::make({
+      growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level]}),
+      imp::Store::make(storage.crd[level], append, coordinate),
+      growIfNeeded(storage.posCapacity[level + 1], ops::add(append, int64Imm(1)), {storage.pos[level + 1]}),
+      imp::Store::make(storage.pos[level + 1], ops::add(append, int64Imm(1)), childAppend),
+      imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)),
+  });
+  return {imp::If::make(ops::gt(childAppend, segmentBegins_.at({lhs, level})), record)};
+}
+
+Stmt Lowerer::growIfNeeded(const Expr& capacity, const Expr& index, const std::vector<Expr>& arrays) {
+  std::vector<Stmt> grow{imp::Assign::make(capacity, ops::max(ops::mul(capacity, int64Imm(2)), ops::add(index, int64Imm(1))))};
+  for (const auto& array : arrays) grow.push_back(imp::Allocate::make(array, capacity, false, true));
+  return imp::If::make(ops::ge(index, capacity), imp::Block::make(grow));
+}
+
+Expr Lowerer::freshVar(const std::string& base, imp::Type type) {
+  std::string name;
+  for (char c : base) name += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "v" + name;
+  std::string candidate = name;
+  for (int suffix = 0; usedNames_.count(candidate); ++suffix) candidate = name + "_" + std::to_string(suffix);
+  usedNames_.insert(candidate);
+  return imp::Var::make(candidate, type);
+}
+
+Expr Lowerer::dimensionOf(const ir::IndexVar& var) const {
+  auto found = dimensions_.find(var);
+  if (found == dimensions_.end()) throw LoweringError("no tensor gives the size of index variable " + var.name());
+  return found->second;
+}
+
+imp::Type Lowerer::valueType(const ir::TensorVar& tensor) const {
+  switch (tensor.datatype()) {
+    case ir::Datatype::Float64: return imp::Type::float64();
+    case ir::Datatype::Float32: return imp::Type::float32();
+    case ir::Datatype::Int32: return imp::Type::int32();
+    case ir::Datatype::Int64: return imp::Type::int64();
+    case ir::Datatype::Float16: break;
+  }
+  throw LoweringError("tensor " + tensor.name() + " is float16, which is a storage-only type on the CPU");
+}
+
+bool Lowerer::isParameter(const ir::TensorVar& tensor) const {
+  return std::find(parameters_.begin(), parameters_.end(), tensor) != parameters_.end();
+}
+
+TensorStorage& Lowerer::storageOf(const ir::TensorVar& tensor) {
+  auto found = storage_.find(tensor);
+  if (found == storage_.end())
+    throw LoweringError("tensor " + tensor.name() + " is not a parameter of the kernel and not a workspace");
+  return found->second;
+}
+
+}  // namespace tcc::lowering

@@ -1,0 +1,59 @@
+#include "tcc_abi_text.h"
+#include "tcc/lowering/codegen.h"
+
+namespace tcc::lowering {
+
+namespace {
+
+constexpr const char* kPreludeDeclarations = R"tcc(
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned long size_t;
+
+extern "C" {
+void* malloc(size_t size);
+void* calloc(size_t count, size_t size);
+void* realloc(void* pointer, size_t size);
+void free(void* pointer);
+void* memset(void* destination, int value, size_t size);
+void* memcpy(void* destination, const void* source, size_t size);
+}
+
+template <typename T> static inline T tcc_min(T a, T b) { return a < b ? a : b; }
+template <typename T> static inline T tcc_max(T a, T b) { return a < b ? b : a; }
+
+// Sorts n coordinates in place: insertion sort for short runs, otherwise an
+// in-place quicksort with median-of-three pivots.
+static void tcc_sort_coordinates(int32_t* a, int64_t n) {
+  while (n > 16) {
+    int32_t x = a[0], y = a[n / 2], z = a[n - 1];
+    int32_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+    int64_t i = 0, j = n - 1;
+    while (i <= j) {
+      while (a[i] < pivot) i++;
+      while (a[j] > pivot) j--;
+      if (i <= j) { int32_t t = a[i]; a[i] = a[j]; a[j] = t; i++; j--; }
+    }
+    if (j + 1 < n - i) { tcc_sort_coordinates(a, j + 1); a += i; n -= i; }
+    else { tcc_sort_coordinates(a + i, n - i); n = j + 1; }
+  }
+  for (int64_t i = 1; i < n; i++) {
+    int32_t v = a[i];
+    int64_t j = i - 1;
+    while (j >= 0 && a[j] > v) { a[j + 1] = a[j]; j--; }
+    a[j + 1] = v;
+  }
+}
+)tcc";
+
+}  // namespace
+
+const std::string& cppPrelude() {
+  static const std::string prelude = std::string("// tcc prelude\n") + kPreludeDeclarations + "\n" +
+                                     detail::kAbiHeaderText + "\n";
+  return prelude;
+}
+
+}  // namespace tcc::lowering

@@ -1,0 +1,71 @@
+#include "kernel_check.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tcc/ir/index_printer.h"
+#include "tcc/test/reference.h"
+
+namespace tcc::test {
+
+rt::Coo randomSparse(std::vector<int32_t> dims, double density, uint64_t seed) {
+  return rt::randomUniform(dims, density, seed);
+}
+
+rt::Coo randomDense(std::vector<int32_t> dims, uint64_t seed) { return rt::randomUniform(dims, 1.0, seed); }
+
+rt::Coo realMatrix(const std::string& name) {
+  return rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name);
+}
+
+std::string expectMatchesReference(const KernelCheck& check) {
+  Program program = Program::fromStatements(check.statements, check.tensors);
+  Kernel kernel = compile(program);
+
+  std::map<std::string, Tensor> bound;
+  std::map<std::string, DenseArray> dense;
+  for (const auto& [name, coo] : check.inputs) {
+    const TensorVar* declared = program.syntax().findTensor(name);
+    if (!declared) {
+      ADD_FAILURE() << "no tensor " << name;
+      return "";
+    }
+    bound.emplace(name, rt::pack(coo, toRuntimeFormat(declared->format()), toRuntimeType(declared->datatype())));
+    DenseArray array;
+    array.dims.assign(coo.dims.begin(), coo.dims.end());
+    array.values = rt::toDense(coo);
+    dense.emplace(name, std::move(array));
+  }
+  auto outputs = kernel.run(bound);
+  auto expected = evaluate(check.statements, dense);
+
+  for (const auto& [name, tensor] : outputs) {
+    SCOPED_TRACE("output " + name + " (" + tensor.describe() + ")");
+    EXPECT_NO_THROW(tensor.validate());
+    const DenseArray& reference = expected.at(name);
+    std::vector<double> actual = rt::toDense(tensor);
+    if (actual.size() != reference.values.size()) {
+      ADD_FAILURE() << "size " << actual.size() << " vs reference " << reference.values.size();
+      continue;
+    }
+    double scale = 0;
+    for (double v : reference.values) scale = std::max(scale, std::abs(v));
+    int mismatches = 0;
+    for (size_t k = 0; k < actual.size() && mismatches < 5; ++k) {
+      double tolerance = check.relativeTolerance * std::max(1.0, scale);
+      if (std::abs(actual[k] - reference.values[k]) > tolerance) {
+        ++mismatches;
+        ADD_FAILURE() << "entry " << k << ": got " << actual[k] << ", reference " << reference.values[k];
+      }
+    }
+  }
+  if (::testing::Test::HasFailure()) {
+    std::string text;
+    for (const auto& statement : kernel.lowered().statements) text += ir::toString(statement.concrete) + "\n";
+    ADD_FAILURE() << "concrete index notation:\n" << text << "\ngenerated code:\n" << kernel.source();
+  }
+  return kernel.source();
+}
+
+}  // namespace tcc::test

@@ -1,0 +1,31 @@
+// Compiles statements with the whole pipeline, runs them on the given
+// inputs and compares every output with the dense reference evaluator.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tcc/runtime/coo.h"
+#include "tcc/tcc.h"
+
+namespace tcc::test {
+
+struct KernelCheck {
+  std::vector<ir::IndexStmt> statements;
+  std::vector<TensorVar> tensors;           // declaration order
+  std::map<std::string, rt::Coo> inputs;  // by tensor name
+  double relativeTolerance = 1e-10;
+};
+
+// Returns the generated C++ (for tests that look at it); fails the current
+// test with a readable message on any mismatch.
+std::string expectMatchesReference(const KernelCheck& check);
+
+// A seeded random sparse tensor with values in [-1, 1] \ {0}.
+rt::Coo randomSparse(std::vector<int32_t> dims, double density, uint64_t seed);
+rt::Coo randomDense(std::vector<int32_t> dims, uint64_t seed);
+// A real matrix from the shared data folder.
+rt::Coo realMatrix(const std::string& name);
+
+}  // namespace tcc::test
