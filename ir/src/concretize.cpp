@@ -6,6 +6,7 @@
 
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
+#include "tcc/ir/index_replace.h"
 #include "tcc/ir/index_visitor.h"
 
 namespace tcc::ir {
@@ -55,23 +56,37 @@ IndexExpr makeSumsExplicit(const IndexExpr& expr, const std::vector<IndexVar>& l
 class Concretizer {
  public:
   explicit Concretizer(const IndexStmt& stmt) {
-    for (const auto& tensor : tensorsRead(stmt)) usedNames_.insert(tensor.name());
-    for (const auto& tensor : tensorsWritten(stmt)) usedNames_.insert(tensor.name());
+    for (const auto& tensor : tensorsRead(stmt)) tensorNames_.insert(tensor.name());
+    for (const auto& tensor : tensorsWritten(stmt)) tensorNames_.insert(tensor.name());
+    for (const auto& var : indexVarsOf(stmt)) varNames_.insert(var.name());
   }
 
   // Loops over `loopVars` around `lhs (+)= rhs`; sums at the top of rhs
   // become inner loops and `+=`, deeper ones become where-producers.
-  IndexStmt build(const Access& lhs, IndexExpr rhs, bool accumulate, std::vector<IndexVar> loopVars) {
+  // `enclosing` holds variables that loops outside this statement bind; a
+  // sum over one of them is renamed so no loop variable is bound twice.
+  IndexStmt build(const Access& lhs, IndexExpr rhs, bool accumulate, std::vector<IndexVar> loopVars,
+                  const std::vector<IndexVar>& enclosing) {
     while (const auto* reduction = rhs.as<ReductionNode>()) {
-      if (std::find(loopVars.begin(), loopVars.end(), reduction->var) != loopVars.end())
-        throw std::invalid_argument("concretize: sum over " + reduction->var.name() +
-                                    ", which an enclosing loop already iterates");
-      loopVars.push_back(reduction->var);
-      rhs = reduction->body;
+      IndexVar var = reduction->var;
+      IndexExpr body = reduction->body;
+      // Its loop would have no access to take a range from.
+      if (!contains(unsummedVars(body), var))
+        throw std::invalid_argument("concretize: sum(" + var.name() + ", " + toString(body) +
+                                    ") sums over " + var.name() + ", which its body does not use");
+      if (contains(loopVars, var) || contains(enclosing, var)) {
+        IndexVar fresh(freshVarName(var.name()));
+        body = replace(body, std::unordered_map<IndexVar, IndexVar>{{var, fresh}});
+        var = fresh;
+      }
+      loopVars.push_back(var);
+      rhs = body;
       accumulate = true;
     }
+    std::vector<IndexVar> inScope = enclosing;
+    inScope.insert(inScope.end(), loopVars.begin(), loopVars.end());
     std::vector<IndexStmt> producers;
-    rhs = hoistNestedSums(rhs, producers);
+    rhs = hoistNestedSums(rhs, producers, inScope);
     IndexStmt stmt = AssignmentNode::make(lhs, rhs, accumulate);
     for (const auto& producer : producers) stmt = WhereNode::make(stmt, producer);
     for (auto var = loopVars.rbegin(); var != loopVars.rend(); ++var) stmt = ForallNode::make(*var, stmt);
@@ -81,26 +96,27 @@ class Concretizer {
  private:
   // Replaces each outermost sum in expr by a fresh scalar temporary and
   // appends the statement that computes it.
-  IndexExpr hoistNestedSums(const IndexExpr& expr, std::vector<IndexStmt>& producers) {
+  IndexExpr hoistNestedSums(const IndexExpr& expr, std::vector<IndexStmt>& producers,
+                            const std::vector<IndexVar>& inScope) {
     if (const auto* reduction = expr.as<ReductionNode>()) {
-      TensorVar temporary(freshName("t" + reduction->var.name()), expr.type());
-      producers.push_back(build(temporary({}), expr, /*accumulate=*/true, {}));
+      TensorVar temporary(freshTensorName("t" + reduction->var.name()), expr.type());
+      producers.push_back(build(temporary({}), expr, /*accumulate=*/true, {}, inScope));
       return temporary({});
     }
     if (const auto* neg = expr.as<NegNode>()) {
-      IndexExpr operand = hoistNestedSums(neg->operand, producers);
+      IndexExpr operand = hoistNestedSums(neg->operand, producers, inScope);
       return operand.sameAs(neg->operand) ? expr : NegNode::make(operand);
     }
-    if (const auto* node = expr.as<AddNode>()) return rebuild(node, expr, producers);
-    if (const auto* node = expr.as<SubNode>()) return rebuild(node, expr, producers);
-    if (const auto* node = expr.as<MulNode>()) return rebuild(node, expr, producers);
-    if (const auto* node = expr.as<DivNode>()) return rebuild(node, expr, producers);
+    if (const auto* node = expr.as<AddNode>()) return rebuild(node, expr, producers, inScope);
+    if (const auto* node = expr.as<SubNode>()) return rebuild(node, expr, producers, inScope);
+    if (const auto* node = expr.as<MulNode>()) return rebuild(node, expr, producers, inScope);
+    if (const auto* node = expr.as<DivNode>()) return rebuild(node, expr, producers, inScope);
     if (const auto* call = expr.as<CallNode>()) {
       std::vector<CallArgument> args;
       bool changed = false;
       for (const auto& arg : call->args) {
         if (const auto* operand = std::get_if<IndexExpr>(&arg)) {
-          IndexExpr hoisted = hoistNestedSums(*operand, producers);
+          IndexExpr hoisted = hoistNestedSums(*operand, producers, inScope);
           changed = changed || !hoisted.sameAs(*operand);
           args.push_back(hoisted);
         } else {
@@ -113,20 +129,28 @@ class Concretizer {
   }
 
   template <typename Node>
-  IndexExpr rebuild(const Node* node, const IndexExpr& self, std::vector<IndexStmt>& producers) {
-    IndexExpr a = hoistNestedSums(node->a, producers);
-    IndexExpr b = hoistNestedSums(node->b, producers);
+  IndexExpr rebuild(const Node* node, const IndexExpr& self, std::vector<IndexStmt>& producers,
+                    const std::vector<IndexVar>& inScope) {
+    IndexExpr a = hoistNestedSums(node->a, producers, inScope);
+    IndexExpr b = hoistNestedSums(node->b, producers, inScope);
     return a.sameAs(node->a) && b.sameAs(node->b) ? self : Node::make(a, b);
   }
 
-  std::string freshName(const std::string& base) {
-    std::string name = base;
-    for (int suffix = 1; usedNames_.count(name); ++suffix) name = base + std::to_string(suffix);
-    usedNames_.insert(name);
-    return name;
+  static bool contains(const std::vector<IndexVar>& vars, const IndexVar& var) {
+    return std::find(vars.begin(), vars.end(), var) != vars.end();
   }
 
-  std::set<std::string> usedNames_;
+  static std::string freshName(const std::string& base, std::set<std::string>& used) {
+    std::string name = base;
+    for (int suffix = 1; used.count(name); ++suffix) name = base + std::to_string(suffix);
+    used.insert(name);
+    return name;
+  }
+  std::string freshTensorName(const std::string& base) { return freshName(base, tensorNames_); }
+  std::string freshVarName(const std::string& base) { return freshName(base, varNames_); }
+
+  std::set<std::string> tensorNames_;
+  std::set<std::string> varNames_;
 };
 
 }  // namespace
@@ -157,7 +181,7 @@ IndexStmt concretize(const IndexStmt& stmt) {
     const IndexVar& var = lhs.indices().at(format.modeOfLevel(level));
     if (std::find(loopVars.begin(), loopVars.end(), var) == loopVars.end()) loopVars.push_back(var);
   }
-  return Concretizer(stmt).build(lhs, node->rhs, node->accumulate, loopVars);
+  return Concretizer(stmt).build(lhs, node->rhs, node->accumulate, loopVars, {});
 }
 
 }  // namespace tcc::ir

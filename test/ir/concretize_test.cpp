@@ -136,6 +136,15 @@ TEST_F(ConcretizeTest, SumInsideAHoistedSumGetsItsOwnWhere) {
   expectSameMeaning(einsum, inputs);
 }
 
+TEST_F(ConcretizeTest, ShadowingSumIsRenamedAndUnusedSumRejected) {
+  TensorVar x("x", {"I"});
+  IndexStmt einsum = (x(i) = sum(k, B(i, k) * sum(k, B(i, k))));
+  EXPECT_EQ(toString(concretize(einsum)),
+            "forall(i, forall(k, where(x(i) += B(i,k) * tk, forall(k1, tk += B(i,k1)))))");
+  expectSameMeaning(einsum, inputs);
+  EXPECT_THROW(concretize(x(i) = sum(k, sum(k, B(i, k)))), std::invalid_argument);
+}
+
 TEST_F(ConcretizeTest, ConcreteInputIsReturnedAndOtherStatementsRejected) {
   TensorVar A("A", {"I", "J"});
   IndexStmt concrete = forall(i, forall(j, forall(k, A(i, j) += B(i, k) * C(k, j))));

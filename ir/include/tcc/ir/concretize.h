@@ -12,6 +12,11 @@
 //   A(i,j) = B(i,k) * C(k,j)  with A csc
 //     -> forall(j, forall(i, forall(k, A(i,j) += B(i,k) * C(k,j))))
 //
+// A sum over a variable that an enclosing loop already iterates is renamed
+// (k -> k1) so that no loop variable is bound twice; a sum whose body does
+// not use its variable (sum(k, 2.0)) is rejected, since no access would
+// give its loop a range.
+//
 // A statement that is already concrete is returned unchanged; anything else
 // that is not a single assignment throws std::invalid_argument.
 #pragma once
