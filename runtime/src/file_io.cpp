@@ -1,5 +1,7 @@
 #include "file_io.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +36,37 @@ std::string readWholeFile(const std::string& path) {
   if (failed) throw FileError(path, 0, "read error");
   text.resize(filled);  // the file may have shrunk while reading
   return text;
+}
+
+MappedFile::MappedFile(const std::string& path) {
+  int descriptor = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (descriptor < 0) {
+    throw FileError(path, 0, std::string("cannot open file: ") + std::strerror(errno));
+  }
+  struct stat info;
+  if (fstat(descriptor, &info) != 0 || !S_ISREG(info.st_mode)) {
+    close(descriptor);
+    throw FileError(path, 0, "not a regular file");
+  }
+  size_t size = static_cast<size_t>(info.st_size);
+  if (size > 0) {
+    void* mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, descriptor, 0);
+    if (mapping != MAP_FAILED) {
+      madvise(mapping, size, MADV_SEQUENTIAL);
+      mapping_ = mapping;
+      mappedSize_ = size;
+      text_ = std::string_view(static_cast<const char*>(mapping), size);
+    }
+  }
+  close(descriptor);
+  if (mapping_ == nullptr && size > 0) {
+    fallback_ = readWholeFile(path);
+    text_ = fallback_;
+  }
+}
+
+MappedFile::~MappedFile() {
+  if (mapping_ != nullptr) munmap(mapping_, mappedSize_);
 }
 
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {

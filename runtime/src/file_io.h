@@ -11,6 +11,23 @@ namespace tcc::rt::detail {
 // Throws FileError when the file cannot be opened or read.
 std::string readWholeFile(const std::string& path);
 
+// A whole file mapped read-only into memory (no copy); falls back to
+// reading it when it cannot be mapped. Throws FileError.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::string_view text() const { return text_; }
+
+ private:
+  void* mapping_ = nullptr;
+  size_t mappedSize_ = 0;
+  std::string fallback_;
+  std::string_view text_;
+};
+
 class AtomicFileWriter {
  public:
   explicit AtomicFileWriter(std::string path);  // throws FileError

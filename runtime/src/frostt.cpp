@@ -98,7 +98,8 @@ Coo parseTns(std::string_view text, const std::string& path, std::vector<int32_t
 }
 
 Coo readTns(const std::string& path, std::vector<int32_t> knownDims) {
-  return parseTns(detail::readWholeFile(path), path, std::move(knownDims));
+  detail::MappedFile file(path);
+  return parseTns(file.text(), path, std::move(knownDims));
 }
 
 void writeTns(const std::string& path, const Coo& coo) {

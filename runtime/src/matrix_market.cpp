@@ -113,7 +113,12 @@ int32_t parseDimension(TextScanner& scanner, const char* what, const char* expec
 
 int32_t parseIndex(TextScanner& scanner, const char* what, int32_t limit) {
   int64_t value = 0;
-  ParseStatus status = scanner.parseInteger(value);
+  ParseStatus status = ParseStatus::Ok;
+  if (scanner.parseDigits(value)) {
+    if (value >= 1 && value <= limit) return static_cast<int32_t>(value - 1);
+  } else {
+    status = scanner.parseInteger(value);
+  }
   if (status == ParseStatus::Missing) scanner.fail(std::string("missing ") + what + " index");
   if (status == ParseStatus::NotNumber) {
     scanner.fail(std::string("expected an integer ") + what + " index, found " +
@@ -291,7 +296,8 @@ Coo parseMatrixMarket(std::string_view text, const std::string& path) {
 }
 
 Coo readMatrixMarket(const std::string& path) {
-  return parseMatrixMarket(detail::readWholeFile(path), path);
+  detail::MappedFile file(path);
+  return parseMatrixMarket(file.text(), path);
 }
 
 namespace {

@@ -78,6 +78,24 @@ class TextScanner {
     return rest;
   }
 
+  // The common case of an index: plain decimal digits followed by a
+  // delimiter. Returns false, consuming nothing, for anything else.
+  bool parseDigits(int64_t& value) {
+    skipBlanks();
+    const char* q = p_;
+    int64_t result = 0;
+    int digits = 0;
+    while (q != end_ && static_cast<unsigned char>(*q - '0') < 10 && digits < 18) {
+      result = result * 10 + (*q - '0');
+      ++q;
+      ++digits;
+    }
+    if (digits == 0 || (q != end_ && !isDelimiter(*q))) return false;
+    value = result;
+    p_ = q;
+    return true;
+  }
+
   template <typename Integer>
   ParseStatus parseInteger(Integer& value) {
     skipBlanks();
