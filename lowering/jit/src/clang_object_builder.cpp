@@ -90,7 +90,12 @@ std::string buildObjectWithClang(const std::string& source, const CompileOptions
   const std::string optFlag = "-O" + std::to_string(options.optLevel);
   // -ffp-contract=off: no fused multiply-adds the source did not write, so
   // both backends (and plain host builds) give bit-identical results.
-  std::vector<const char*> arguments = {optFlag.c_str(), "-march=native", "-fPIC", "-ffp-contract=off"};
+  // -fno-unroll-loops: like g++ -O3, which does not unroll; clang's unrolling
+  // (and unroll-and-jam of the row loop) more than doubled the compile time
+  // of a CSR SpMV for a run time within noise (bench/jit/RESULTS.md). Pass
+  // -funroll-loops in extraFlags to get it back.
+  std::vector<const char*> arguments = {optFlag.c_str(), "-march=native", "-fPIC", "-ffp-contract=off",
+                                        "-fno-unroll-loops"};
   if (options.openmp) arguments.push_back("-fopenmp");
   for (const std::string& flag : options.extraFlags) arguments.push_back(flag.c_str());
 
