@@ -59,6 +59,14 @@ class TensorReplacer : public IndexNotationRewriter {
     }
     return changed ? CallNode::make(node->name, std::move(args)) : self;
   }
+  IndexStmt visit(const SuchThatNode* node, const IndexStmt& self) override {
+    std::vector<ProvenanceRelation> relations = node->relations;
+    for (auto& relation : relations)
+      if (auto* pos = std::get_if<PosRelation>(&relation)) pos->access = Access(rewrite(pos->access));
+    IndexStmt stmt = rewrite(node->stmt);
+    if (stmt.sameAs(node->stmt) && relations == node->relations) return self;
+    return SuchThatNode::make(stmt, std::move(relations));
+  }
 
  private:
   const std::unordered_map<TensorVar, TensorVar>& substitutions_;

@@ -78,6 +78,16 @@ TEST_F(IndexQueriesTest, ReplaceSubexpressionsTensorsAndVariables) {
   EXPECT_EQ(replace(renamedVar, std::unordered_map<IndexVar, IndexVar>{{m, k}}), s);
 }
 
+TEST_F(IndexQueriesTest, ReplaceReachesPosRelations) {
+  IndexVar jpos("jpos"), k0("k0");
+  IndexStmt s = suchThat(forall(i, forall(jpos, A(i, j) = B(i, j))), {PosRelation{j, jpos, B(i, j)}});
+  TensorVar D("D", {"I", "K"});
+  EXPECT_EQ(toString(replace(s, std::unordered_map<TensorVar, TensorVar>{{B, D}})),
+            "suchthat(forall(i, forall(jpos, A(i,j) = D(i,j))), pos(j, jpos, D(i,j)))");
+  EXPECT_EQ(toString(replace(s, std::unordered_map<IndexVar, IndexVar>{{j, k0}})),
+            "suchthat(forall(i, forall(jpos, A(i,k0) = B(i,k0))), pos(k0, jpos, B(i,k0)))");
+}
+
 TEST_F(IndexQueriesTest, ReplaceLeavesUntouchedSubtreesShared) {
   IndexStmt producer = forall(k, forall(j, w(j) += B(i, k) * C(k, j)));
   IndexStmt s = where(forall(j, A(i, j) = w(j)), producer);
