@@ -145,6 +145,13 @@ TEST_F(ConcretizeTest, ShadowingSumIsRenamedAndUnusedSumRejected) {
   EXPECT_THROW(concretize(x(i) = sum(k, sum(k, B(i, k)))), std::invalid_argument);
 }
 
+TEST_F(ConcretizeTest, RepeatedOutputVariableLoopsOnce) {
+  TensorVar D("D", {"I", "I"});
+  IndexStmt einsum = (D(i, i) = B(i, k) * B(i, k));
+  EXPECT_EQ(toString(concretize(einsum)), "forall(i, forall(k, D(i,i) += B(i,k) * B(i,k)))");
+  expectSameMeaning(einsum, {{"B", randomArray({3, 3}, 8)}});
+}
+
 TEST_F(ConcretizeTest, ConcreteInputIsReturnedAndOtherStatementsRejected) {
   TensorVar A("A", {"I", "J"});
   IndexStmt concrete = forall(i, forall(j, forall(k, A(i, j) += B(i, k) * C(k, j))));
