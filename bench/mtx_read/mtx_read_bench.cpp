@@ -59,15 +59,15 @@ ReadResult readWithTcc(const std::string& path) {
   return result;
 }
 
-double threadCpuSeconds() {
+double processCpuSeconds() {
   timespec now;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
   return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
 
 struct Timing {
   double wall = 1e30;  // best wall-clock seconds
-  double cpu = 1e30;   // best CPU seconds of this thread (immune to other load)
+  double cpu = 1e30;   // best CPU seconds of all threads (immune to other load)
 };
 
 template <typename Read>
@@ -75,9 +75,9 @@ Timing bestTiming(Read read, int repeat, ReadResult& result) {
   Timing best;
   for (int r = 0; r < repeat; ++r) {
     auto start = Clock::now();
-    double cpuStart = threadCpuSeconds();
+    double cpuStart = processCpuSeconds();
     result = read();
-    best.cpu = std::min(best.cpu, threadCpuSeconds() - cpuStart);
+    best.cpu = std::min(best.cpu, processCpuSeconds() - cpuStart);
     best.wall = std::min(best.wall, std::chrono::duration<double>(Clock::now() - start).count());
   }
   return best;

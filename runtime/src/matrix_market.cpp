@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <thread>
 #include <stdexcept>
 
 #include "file_io.h"
@@ -182,39 +184,110 @@ void expectNoMoreEntries(TextScanner& scanner, int64_t declared) {
                                          std::to_string(declared) + " entries");
 }
 
-void readCoordinateEntries(TextScanner& scanner, const Header& header, int64_t declared, Coo& coo,
-                           int64_t textSize) {
-  int32_t rows = coo.dims[0], cols = coo.dims[1];
-  // Never trust the size line for memory: each entry takes at least 4 bytes.
-  int64_t expected = std::min<int64_t>(declared, textSize / 4 + 1);
+// Parses the entry at the scanner (on its first token) and appends it,
+// with its mirror image for symmetric and skew-symmetric matrices.
+inline void readCoordinateEntry(TextScanner& scanner, const Header& header, Coo& coo) {
+  int32_t row = parseIndex(scanner, "row", coo.dims[0]);
+  int32_t col = parseIndex(scanner, "column", coo.dims[1]);
+  double value = parseValue(scanner, header.field);
+  expectLineEnd(scanner);
+  if (header.symmetry == Symmetry::SkewSymmetric && row == col) {
+    if (value != 0) {
+      scanner.failAtLine(scanner.line() - 1,
+                         "skew-symmetric matrix has a nonzero diagonal entry at (" +
+                             std::to_string(row + 1) + ", " + std::to_string(col + 1) + ")");
+    }
+    return;
+  }
+  coo.coords[0].push_back(row);
+  coo.coords[1].push_back(col);
+  coo.values.push_back(value);
+  if (header.symmetry != Symmetry::General && row != col) {
+    coo.coords[0].push_back(col);
+    coo.coords[1].push_back(row);
+    coo.values.push_back(header.symmetry == Symmetry::SkewSymmetric ? -value : value);
+  }
+}
+
+// Never trust the size line for memory: each entry takes at least 4 bytes.
+size_t entriesToReserve(const Header& header, int64_t declared, size_t textSize) {
+  int64_t expected = std::min<int64_t>(declared, static_cast<int64_t>(textSize / 4) + 1);
   if (header.symmetry != Symmetry::General) expected *= 2;
-  coo.reserve(static_cast<size_t>(expected));
-  std::vector<int32_t>& rowCoords = coo.coords[0];
-  std::vector<int32_t>& colCoords = coo.coords[1];
+  return static_cast<size_t>(expected);
+}
+
+void readCoordinateEntries(TextScanner& scanner, const Header& header, int64_t declared, Coo& coo,
+                           size_t textSize) {
+  coo.reserve(entriesToReserve(header, declared, textSize));
   for (int64_t k = 0; k < declared; ++k) {
     if (!scanner.skipEmptyLines('%')) failTruncated(scanner, k, declared);
-    int32_t row = parseIndex(scanner, "row", rows);
-    int32_t col = parseIndex(scanner, "column", cols);
-    double value = parseValue(scanner, header.field);
-    expectLineEnd(scanner);
-    if (header.symmetry == Symmetry::SkewSymmetric && row == col) {
-      if (value != 0) {
-        scanner.failAtLine(scanner.line() - 1,
-                           "skew-symmetric matrix has a nonzero diagonal entry at (" +
-                               std::to_string(row + 1) + ", " + std::to_string(col + 1) + ")");
-      }
-      continue;
-    }
-    rowCoords.push_back(row);
-    colCoords.push_back(col);
-    coo.values.push_back(value);
-    if (header.symmetry != Symmetry::General && row != col) {
-      rowCoords.push_back(col);
-      colCoords.push_back(row);
-      coo.values.push_back(header.symmetry == Symmetry::SkewSymmetric ? -value : value);
-    }
+    readCoordinateEntry(scanner, header, coo);
   }
   expectNoMoreEntries(scanner, declared);
+}
+
+// Large files: parse newline-aligned chunks of the entries on several
+// threads. Only the well-formed case is handled here; on any problem this
+// gives up and the sequential reader reports it with the exact line.
+std::optional<Coo> readCoordinateEntriesInParallel(std::string_view entries, const std::string& path,
+                                                   const Header& header, int64_t declared,
+                                                   const std::vector<int32_t>& dims) {
+  constexpr size_t kBytesPerThread = size_t{8} << 20;
+  size_t threadCount = std::min<size_t>({std::thread::hardware_concurrency(), 8,
+                                         entries.size() / kBytesPerThread});
+  if (threadCount < 2) return std::nullopt;
+  std::vector<std::string_view> chunks;
+  size_t begin = 0;
+  for (size_t t = 1; t <= threadCount; ++t) {
+    size_t cut = t == threadCount ? entries.size() : entries.size() * t / threadCount;
+    if (cut < begin) cut = begin;
+    while (cut < entries.size() && entries[cut - 1] != '\n') ++cut;
+    chunks.push_back(entries.substr(begin, cut - begin));
+    begin = cut;
+  }
+  std::vector<Coo> parts(chunks.size(), Coo::ofShape(dims));
+  std::vector<int64_t> counts(chunks.size(), 0);
+  std::vector<char> succeeded(chunks.size(), 0);
+  auto parseChunk = [&](size_t i) {
+    try {
+      TextScanner scanner(chunks[i], path);
+      double share = static_cast<double>(chunks[i].size()) / static_cast<double>(entries.size());
+      parts[i].reserve(entriesToReserve(header, static_cast<int64_t>(declared * share * 1.05) + 16,
+                                        chunks[i].size()));
+      while (scanner.skipEmptyLines('%')) {
+        readCoordinateEntry(scanner, header, parts[i]);
+        ++counts[i];
+      }
+      succeeded[i] = 1;
+    } catch (const FileError&) {
+      succeeded[i] = 0;
+    }
+  };
+  {
+    std::vector<std::jthread> workers;
+    for (size_t i = 1; i < chunks.size(); ++i) workers.emplace_back(parseChunk, i);
+    parseChunk(0);
+  }
+  int64_t found = 0;
+  size_t total = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (!succeeded[i]) return std::nullopt;
+    found += counts[i];
+    total += parts[i].nnz();
+  }
+  if (found != declared) return std::nullopt;
+  Coo coo = Coo::ofShape(dims);
+  for (int mode = 0; mode < 2; ++mode) coo.coords[mode].resize(total);
+  coo.values.resize(total);
+  size_t offset = 0;
+  for (Coo& part : parts) {
+    std::copy(part.coords[0].begin(), part.coords[0].end(), coo.coords[0].begin() + offset);
+    std::copy(part.coords[1].begin(), part.coords[1].end(), coo.coords[1].begin() + offset);
+    std::copy(part.values.begin(), part.values.end(), coo.values.begin() + offset);
+    offset += part.nnz();
+    part = Coo();
+  }
+  return coo;
 }
 
 void readArrayEntries(TextScanner& scanner, const Header& header, Coo& coo) {
@@ -286,9 +359,15 @@ Coo parseMatrixMarket(std::string_view text, const std::string& path) {
                  std::to_string(rows) + "x" + std::to_string(cols) + " matrix");
   }
   scanner.nextLine();
+  if (header.layout == Layout::Coordinate) {
+    std::string_view entries = text.substr(static_cast<size_t>(scanner.position() - text.data()));
+    std::optional<Coo> parallel =
+        readCoordinateEntriesInParallel(entries, path, header, declared, {rows, cols});
+    if (parallel) return std::move(*parallel);
+  }
   Coo coo = Coo::ofShape({rows, cols});
   if (header.layout == Layout::Coordinate) {
-    readCoordinateEntries(scanner, header, declared, coo, static_cast<int64_t>(text.size()));
+    readCoordinateEntries(scanner, header, declared, coo, text.size());
   } else {
     readArrayEntries(scanner, header, coo);
   }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "tcc/runtime/errors.h"
 #include "tcc/runtime/pack.h"
@@ -326,6 +327,76 @@ TEST(MatrixMarket, FailedWriteLeavesNoPartialFile) {
     EXPECT_EQ(entry.path().filename(), "keep.mtx");
   }
   EXPECT_EQ(files, 1u);
+}
+
+}  // namespace
+}  // namespace tcc::rt
+
+namespace tcc::rt {
+namespace {
+
+// Text of a symmetric matrix large enough for the multi-threaded path
+// (over 16 MB), with its entries as a sorted list for comparison.
+struct LargeText {
+  std::string text;
+  std::vector<std::tuple<int32_t, int32_t, double>> expanded;
+};
+
+LargeText largeSymmetricText(int64_t entries) {
+  LargeText large;
+  large.text = "%%MatrixMarket matrix coordinate real symmetric\n% large\n100000 100000 " +
+               std::to_string(entries) + "\n";
+  uint64_t state = 12345;
+  for (int64_t k = 0; k < entries; ++k) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    int32_t row = static_cast<int32_t>((state >> 33) % 100000);
+    int32_t col = static_cast<int32_t>((state >> 13) % 100000);
+    if (col > row) std::swap(row, col);
+    double value = static_cast<double>(state >> 40) * 0x1.0p-20 + 0.5;
+    char line[96];
+    int length = std::snprintf(line, sizeof line, "%d %d %.17g\n", row + 1, col + 1, value);
+    large.text.append(line, length);
+    large.expanded.emplace_back(row, col, value);
+    if (row != col) large.expanded.emplace_back(col, row, value);
+  }
+  std::sort(large.expanded.begin(), large.expanded.end());
+  return large;
+}
+
+std::vector<std::tuple<int32_t, int32_t, double>> sortedEntries(const Coo& coo) {
+  std::vector<std::tuple<int32_t, int32_t, double>> entries;
+  for (size_t k = 0; k < coo.nnz(); ++k) entries.emplace_back(coo.coords[0][k], coo.coords[1][k], coo.values[k]);
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+TEST(MatrixMarketLarge, MultiThreadedReadMatchesAndErrorsKeepTheirLine) {
+  LargeText large = largeSymmetricText(700000);
+  ASSERT_GT(large.text.size(), size_t{17} << 20);
+  Coo coo = parseMatrixMarket(large.text, "large.mtx");
+  EXPECT_EQ(sortedEntries(coo), large.expanded);
+
+  // A bad value near the end: entry 699990 sits on line 3 + 699990.
+  std::string broken = large.text;
+  size_t lineStart = 0;
+  for (int64_t line = 1; line < 3 + 699990; ++line) lineStart = broken.find('\n', lineStart) + 1;
+  size_t valueStart = broken.rfind(' ', broken.find('\n', lineStart)) + 1;
+  broken.replace(valueStart, 1, "x");
+  try {
+    parseMatrixMarket(broken, "large.mtx");
+    FAIL();
+  } catch (const FileError& error) {
+    EXPECT_EQ(error.line(), 3 + 699990);
+    EXPECT_EQ(error.message().substr(0, 17), "non-numeric value");
+  }
+  // One entry more than declared.
+  try {
+    parseMatrixMarket(large.text + "1 1 1\n", "large.mtx");
+    FAIL();
+  } catch (const FileError& error) {
+    EXPECT_EQ(error.line(), 3 + 700000 + 1);
+    EXPECT_EQ(error.message(), "more entries than the 700000 declared in the size line");
+  }
 }
 
 }  // namespace
