@@ -18,6 +18,7 @@ constexpr int kExitUsageError = 2;
 void addCheckCommand(CLI::App& app);
 void addCompileCommand(CLI::App& app);
 void addExplainCommand(CLI::App& app);
+void addRunCommand(CLI::App& app);
 
 // Parses and checks a DSL file; on errors prints every diagnostic to
 // stderr and throws CLI::RuntimeError(kExitUserError).

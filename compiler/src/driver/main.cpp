@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   tcc::driver::addCheckCommand(app);
   tcc::driver::addCompileCommand(app);
   tcc::driver::addExplainCommand(app);
+  tcc::driver::addRunCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& failure) {

@@ -288,8 +288,14 @@ bool parseWith(Rule const& rule, Cursor& cursor, Attribute& result, SyntaxError&
     x3::skip_over(start, cursor.end, x3::make_context<x3::skipper_tag>(skipper));
     error = {start, std::string("expected ") + rule.name};
   } catch (const x3::expectation_failure<const char*>& failure) {
-    error = {errorPosition(failure.where(), cursor.begin, cursor.end),
-             "expected " + failure.which()};
+    const char* where = errorPosition(failure.where(), cursor.begin, cursor.end);
+    error = {where, "expected " + failure.which()};
+    // A list stops before a ',' that nothing follows; the closer then finds
+    // that ','. What is missing is the item after it.
+    if (where != cursor.end && *where == ',' && failure.which().find("',' or") == 0) {
+      const char* item = errorPosition(where + 1, cursor.begin, cursor.end);
+      error = {item, "expected another item after ','"};
+    }
   } catch (const NestingTooDeep& tooDeep) {
     error = {tooDeep.position, "expression nested too deeply (more than " +
                                    std::to_string(kMaxExpressionNesting) + " levels)"};

@@ -1,0 +1,134 @@
+// tcc run FILE --in B=b.mtx ... : read inputs into their declared formats,
+// compile in-process, run, report, and write or print outputs.
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+
+#include "commands.h"
+#include "tcc/runtime/errors.h"
+#include "tcc/tcc.h"
+
+namespace tcc::driver {
+
+namespace {
+
+std::pair<std::string, std::string> splitBinding(const std::string& binding, const char* flag) {
+  auto equals = binding.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == binding.size()) {
+    std::cerr << "tcc: error: " << flag << " expects NAME=FILE, got '" << binding << "'\n";
+    throw CLI::RuntimeError(kExitUsageError);
+  }
+  return {binding.substr(0, equals), binding.substr(equals + 1)};
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+void printEntries(const std::string& name, const Tensor& tensor) {
+  rt::Coo coo = rt::unpack(tensor);
+  std::cout << name << " (" << tensor.describe() << "):\n";
+  std::cout << std::setprecision(17);
+  for (size_t k = 0; k < coo.nnz(); ++k) {
+    std::cout << " ";
+    for (int mode = 0; mode < coo.order(); ++mode) std::cout << " " << coo.coords[mode][k];
+    std::cout << (coo.order() ? "  " : " ") << coo.values[k] << "\n";
+  }
+}
+
+}  // namespace
+
+void addRunCommand(CLI::App& app) {
+  struct Options {
+    std::string path;
+    std::vector<std::string> inputs, outputs, prints;
+    bool time = false;
+    int repeat = 1;
+    std::string backend = "jit";
+  };
+  auto options = std::make_shared<Options>();
+  auto* command = app.add_subcommand("run", "Compile a DSL file in-process and run it on tensor files");
+  command->add_option("FILE", options->path, "DSL file (.tc)")->required();
+  command->add_option("--in", options->inputs, "Bind an input: NAME=FILE (.mtx or .tns)");
+  command->add_option("--out", options->outputs, "Write an output: NAME=FILE (.mtx or .tns)");
+  command->add_option("--print", options->prints, "Print an output's stored entries");
+  command->add_flag("--time", options->time, "Print compile time and the median kernel time");
+  command->add_option("--repeat", options->repeat, "Run the kernels N times (median reported)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--backend", options->backend,
+                      "jit: LLVM/Clang in-process; system: the system C++ compiler and dlopen")
+      ->check(CLI::IsMember({"jit", "system"}))
+      ->capture_default_str();
+  command->callback([options] {
+    Program program = Program::fromSyntax(loadProgramOrExit(options->path));
+    try {
+
+      // Matrix Market files first: their headers size the symbols that
+      // header-less .tns files then take.
+      std::vector<std::pair<std::string, std::string>> bindings;
+      for (const auto& binding : options->inputs) bindings.push_back(splitBinding(binding, "--in"));
+      std::stable_partition(bindings.begin(), bindings.end(),
+                            [](const auto& b) { return b.second.size() < 4 || b.second.substr(b.second.size() - 4) != ".tns"; });
+      std::map<std::string, int32_t> symbolSizes;
+      std::map<std::string, Tensor> inputs;
+      for (const auto& [name, file] : bindings) {
+        const TensorVar* declared = program.syntax().findTensor(name);
+        if (!declared) throw Error("--in " + name + ": no tensor named " + name + " is declared in " + options->path);
+        std::vector<int32_t> knownDims;
+        for (const auto& dimension : declared->shape()) {
+          int32_t size = dimension.isFixed() ? static_cast<int32_t>(dimension.size()) : 0;
+          if (dimension.isSymbolic() && symbolSizes.count(dimension.symbol())) size = symbolSizes.at(dimension.symbol());
+          knownDims.push_back(size);
+        }
+        Tensor tensor = readTensor(file, declared->format(), declared->datatype(), knownDims);
+        for (int mode = 0; mode < declared->order(); ++mode)
+          if (declared->dimension(mode).isSymbolic()) symbolSizes.emplace(declared->dimension(mode).symbol(), tensor.dims()[mode]);
+        inputs[name] = std::move(tensor);
+      }
+      std::vector<std::pair<std::string, std::string>> writes;
+      for (const auto& binding : options->outputs) writes.push_back(splitBinding(binding, "--out"));
+
+      CompileOptions compileOptions;
+      compileOptions.backend = options->backend == "system" ? jit::Backend::SystemCompiler : compileOptions.backend;
+      Kernel kernel = compile(program, compileOptions);
+      RunResult result = kernel.run(inputs, RunOptions{options->repeat});
+
+      for (const auto& statement : kernel.lowered().statements) {
+        const std::string& name = statement.output.name();
+        const Tensor& tensor = result.tensors.at(name);
+        std::cout << name << ": " << tensor.describe();
+        if (tensor.order() == 0) std::cout << " = " << std::setprecision(17) << tensor.valueAtPosition(0);
+        std::cout << "\n";
+      }
+      if (options->time) {
+        std::cout << std::fixed << std::setprecision(3) << "compile: " << kernel.compileSeconds() * 1e3
+                  << " ms; run: " << median(result.seconds) * 1e3 << " ms (median of " << options->repeat
+                  << ")\n";
+      }
+      for (const auto& name : options->prints) {
+        auto found = result.tensors.find(name);
+        if (found == result.tensors.end()) throw Error("--print " + name + ": no tensor named " + name);
+        printEntries(name, found->second);
+      }
+      for (const auto& [name, file] : writes) {
+        auto found = result.tensors.find(name);
+        if (found == result.tensors.end()) throw Error("--out " + name + ": no tensor named " + name);
+        writeTensor(file, found->second);
+      }
+    } catch (const frontend::DiagnosticError& error) {
+      std::cerr << error.what();
+      throw CLI::RuntimeError(kExitUserError);
+    } catch (const CLI::RuntimeError&) {
+      throw;
+    } catch (const std::exception& error) {
+      std::cerr << "tcc: error: " << error.what() << "\n";
+      throw CLI::RuntimeError(kExitUserError);
+    }
+  });
+}
+
+}  // namespace tcc::driver
