@@ -183,10 +183,46 @@ extern "C" int touch() { return 1; }
   EXPECT_EQ(tcc_jit_test_destructions, 17);
 }
 
+TEST_P(CompileTest, OpenmpKernelMatchesSerialLoop) {
+  const std::string source = R"(
+extern "C" void scaled_squares(int n, const double* x, double* y) {
+  #pragma omp parallel for
+  for (int i = 0; i < n; i++) y[i] = 2.0 * x[i] * x[i];
+}
+)";
+  CompileOptions parallel = options();
+  parallel.openmp = true;
+  auto module = compile(source, parallel);
+  std::vector<double> x = randomVector(10000, 21), y(x.size(), 0.0);
+  reinterpret_cast<void (*)(int, const double*, double*)>(module->symbol("scaled_squares"))(
+      static_cast<int>(x.size()), x.data(), y.data());
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], 2.0 * x[i] * x[i]) << "at " << i;
+}
+
 TEST_P(CompileTest, BadOptionsRaiseCompileError) {
   CompileOptions bad = options();
   bad.optLevel = 7;
   EXPECT_THROW(compile("extern \"C\" int f() { return 1; }\n", bad), CompileError);
+}
+
+TEST_P(CompileTest, UnknownCompilerFlagRaisesCompileError) {
+  for (const char* flag : {"--tcc-no-such-flag", "-ftcc-no-such-flag"}) {
+    CompileOptions bad = options();
+    bad.extraFlags = {flag};
+    try {
+      compile("extern \"C\" int f() { return 1; }\n", bad);
+      ADD_FAILURE() << "expected CompileError for " << flag;
+    } catch (const CompileError& error) {
+      EXPECT_NE(std::string(error.what()).find("tcc-no-such-flag"), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST_P(CompileTest, ExtraFlagsReachTheCompiler) {
+  CompileOptions defined = options();
+  defined.extraFlags = {"-DTCC_TEST_ANSWER=41"};
+  auto module = compile("extern \"C\" int answer() { return TCC_TEST_ANSWER + 1; }\n", defined);
+  EXPECT_EQ(reinterpret_cast<int (*)()>(module->symbol("answer"))(), 42);
 }
 
 TEST(CompileBackends, SameSpmvResultsFromBothBackends) {

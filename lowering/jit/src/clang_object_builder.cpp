@@ -8,12 +8,15 @@
 #include <vector>
 
 #include <clang/Basic/Diagnostic.h>
+#include <clang/Driver/Options.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <clang/Interpreter/Interpreter.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Option/ArgList.h>
+#include <llvm/Option/Option.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -85,8 +88,30 @@ static std::string emitObject(llvm::Module& module, int optLevel) {
   return std::string(object.data(), object.size());
 }
 
+// The incremental compiler drops the driver's complaints about its
+// arguments, so check the caller's flags against the driver's table first.
+static void checkDriverFlags(const std::vector<std::string>& flags) {
+  std::vector<const char*> arguments;
+  for (const std::string& flag : flags) arguments.push_back(flag.c_str());
+  unsigned missingIndex = 0, missingCount = 0;
+  llvm::opt::InputArgList parsed = clang::driver::getDriverOptTable().ParseArgs(arguments, missingIndex, missingCount);
+  if (missingCount > 0)
+    throw CompileError(std::string("tcc::jit: clang flag '") + arguments[missingIndex] + "' is missing its value");
+  for (const llvm::opt::Arg* argument : parsed) {
+    const llvm::opt::Option& option = argument->getOption();
+    const std::string text = argument->getAsString(parsed);
+    if (option.matches(clang::driver::options::OPT_UNKNOWN) || option.getName().empty() ||
+        option.getKind() == llvm::opt::Option::RemainingArgsClass ||
+        option.getKind() == llvm::opt::Option::RemainingArgsJoinedClass)
+      throw CompileError("tcc::jit: unknown clang flag '" + text + "'");
+    if (option.matches(clang::driver::options::OPT_INPUT))
+      throw CompileError("tcc::jit: '" + text + "' is not a flag (the source comes as text)");
+  }
+}
+
 std::string buildObjectWithClang(const std::string& source, const CompileOptions& options) {
   initializeNativeTarget();
+  checkDriverFlags(options.extraFlags);
   const std::string optFlag = "-O" + std::to_string(options.optLevel);
   // -ffp-contract=off: no fused multiply-adds the source did not write, so
   // both backends (and plain host builds) give bit-identical results.
