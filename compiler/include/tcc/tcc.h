@@ -45,6 +45,8 @@ class Program {
  public:
   static Program fromFile(const std::string& path);
   static Program fromText(const std::string& text, const std::string& name = "<input>");
+  // From an already parsed and checked file.
+  static Program fromSyntax(frontend::Program syntax);
   // From the C++ builder: statements in order; `tensors` fixes the order in
   // which they are declared (every tensor the statements use must be listed).
   static Program fromStatements(std::vector<ir::IndexStmt> statements, std::vector<TensorVar> tensors);

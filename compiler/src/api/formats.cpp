@@ -38,7 +38,21 @@ bool endsWith(const std::string& text, const std::string& suffix) {
 }  // namespace
 
 Tensor readTensor(const std::string& path, const Format& format, ir::Datatype type, std::vector<int32_t> knownDims) {
-  rt::Coo coo = endsWith(path, ".tns") ? rt::readTns(path, std::move(knownDims)) : rt::readMatrixMarket(path);
+  // A .tns file has no header: dimensions known from declarations or other
+  // inputs win over the largest coordinate seen (0 marks an unknown one).
+  bool allKnown = !knownDims.empty() && std::all_of(knownDims.begin(), knownDims.end(), [](int32_t d) { return d > 0; });
+  rt::Coo coo = !endsWith(path, ".tns") ? rt::readMatrixMarket(path)
+                : allKnown             ? rt::readTns(path, knownDims)
+                                       : rt::readTns(path);
+  if (endsWith(path, ".tns") && !allKnown && knownDims.size() == coo.dims.size()) {
+    for (size_t mode = 0; mode < knownDims.size(); ++mode) {
+      if (knownDims[mode] <= 0) continue;
+      if (coo.dims[mode] > knownDims[mode])
+        throw Error(path + ": mode " + std::to_string(mode + 1) + " has coordinate " + std::to_string(coo.dims[mode]) +
+                    " beyond its size " + std::to_string(knownDims[mode]));
+      coo.dims[mode] = knownDims[mode];
+    }
+  }
   if (coo.order() != format.order())
     throw Error(path + ": holds an order-" + std::to_string(coo.order()) + " tensor, but its format " +
                 format.toString() + " has " + std::to_string(format.order()) + " levels");

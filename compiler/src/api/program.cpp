@@ -17,6 +17,12 @@ Program Program::fromText(const std::string& text, const std::string& name) {
   return program;
 }
 
+Program Program::fromSyntax(frontend::Program syntax) {
+  Program program;
+  program.program_ = std::move(syntax);
+  return program;
+}
+
 Program Program::fromStatements(std::vector<ir::IndexStmt> statements, std::vector<TensorVar> tensors) {
   std::set<std::string> names;
   for (const auto& tensor : tensors)
