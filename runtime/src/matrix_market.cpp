@@ -4,8 +4,6 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
-#include <optional>
-#include <thread>
 #include <stdexcept>
 
 #include "file_io.h"
@@ -226,70 +224,6 @@ void readCoordinateEntries(TextScanner& scanner, const Header& header, int64_t d
   expectNoMoreEntries(scanner, declared);
 }
 
-// Large files: parse newline-aligned chunks of the entries on several
-// threads. Only the well-formed case is handled here; on any problem this
-// gives up and the sequential reader reports it with the exact line.
-std::optional<Coo> readCoordinateEntriesInParallel(std::string_view entries, const std::string& path,
-                                                   const Header& header, int64_t declared,
-                                                   const std::vector<int32_t>& dims) {
-  constexpr size_t kBytesPerThread = size_t{8} << 20;
-  size_t threadCount = std::min<size_t>({std::thread::hardware_concurrency(), 8,
-                                         entries.size() / kBytesPerThread});
-  if (threadCount < 2) return std::nullopt;
-  std::vector<std::string_view> chunks;
-  size_t begin = 0;
-  for (size_t t = 1; t <= threadCount; ++t) {
-    size_t cut = t == threadCount ? entries.size() : entries.size() * t / threadCount;
-    if (cut < begin) cut = begin;
-    while (cut < entries.size() && entries[cut - 1] != '\n') ++cut;
-    chunks.push_back(entries.substr(begin, cut - begin));
-    begin = cut;
-  }
-  std::vector<Coo> parts(chunks.size(), Coo::ofShape(dims));
-  std::vector<int64_t> counts(chunks.size(), 0);
-  std::vector<char> succeeded(chunks.size(), 0);
-  auto parseChunk = [&](size_t i) {
-    try {
-      TextScanner scanner(chunks[i], path);
-      double share = static_cast<double>(chunks[i].size()) / static_cast<double>(entries.size());
-      parts[i].reserve(entriesToReserve(header, static_cast<int64_t>(declared * share * 1.05) + 16,
-                                        chunks[i].size()));
-      while (scanner.skipEmptyLines('%')) {
-        readCoordinateEntry(scanner, header, parts[i]);
-        ++counts[i];
-      }
-      succeeded[i] = 1;
-    } catch (const FileError&) {
-      succeeded[i] = 0;
-    }
-  };
-  {
-    std::vector<std::jthread> workers;
-    for (size_t i = 1; i < chunks.size(); ++i) workers.emplace_back(parseChunk, i);
-    parseChunk(0);
-  }
-  int64_t found = 0;
-  size_t total = 0;
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    if (!succeeded[i]) return std::nullopt;
-    found += counts[i];
-    total += parts[i].nnz();
-  }
-  if (found != declared) return std::nullopt;
-  Coo coo = Coo::ofShape(dims);
-  for (int mode = 0; mode < 2; ++mode) coo.coords[mode].resize(total);
-  coo.values.resize(total);
-  size_t offset = 0;
-  for (Coo& part : parts) {
-    std::copy(part.coords[0].begin(), part.coords[0].end(), coo.coords[0].begin() + offset);
-    std::copy(part.coords[1].begin(), part.coords[1].end(), coo.coords[1].begin() + offset);
-    std::copy(part.values.begin(), part.values.end(), coo.values.begin() + offset);
-    offset += part.nnz();
-    part = Coo();
-  }
-  return coo;
-}
-
 void readArrayEntries(TextScanner& scanner, const Header& header, Coo& coo) {
   int32_t rows = coo.dims[0], cols = coo.dims[1];
   int64_t declared = 0;
@@ -359,12 +293,6 @@ Coo parseMatrixMarket(std::string_view text, const std::string& path) {
                  std::to_string(rows) + "x" + std::to_string(cols) + " matrix");
   }
   scanner.nextLine();
-  if (header.layout == Layout::Coordinate) {
-    std::string_view entries = text.substr(static_cast<size_t>(scanner.position() - text.data()));
-    std::optional<Coo> parallel =
-        readCoordinateEntriesInParallel(entries, path, header, declared, {rows, cols});
-    if (parallel) return std::move(*parallel);
-  }
   Coo coo = Coo::ofShape({rows, cols});
   if (header.layout == Layout::Coordinate) {
     readCoordinateEntries(scanner, header, declared, coo, text.size());

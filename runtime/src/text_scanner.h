@@ -25,7 +25,6 @@ class TextScanner {
 
   bool atEnd() const { return p_ == end_; }
   int64_t line() const { return line_; }
-  const char* position() const { return p_; }
   // The number of the file's last line, for errors about its end.
   int64_t lastLine() const { return endsWithNewline_ && line_ > 1 ? line_ - 1 : line_; }
 

@@ -335,8 +335,8 @@ TEST(MatrixMarket, FailedWriteLeavesNoPartialFile) {
 namespace tcc::rt {
 namespace {
 
-// Text of a symmetric matrix large enough for the multi-threaded path
-// (over 16 MB), with its entries as a sorted list for comparison.
+// Text of a large symmetric matrix (over 16 MB), with its entries as a
+// sorted list for comparison.
 struct LargeText {
   std::string text;
   std::vector<std::tuple<int32_t, int32_t, double>> expanded;
@@ -370,7 +370,7 @@ std::vector<std::tuple<int32_t, int32_t, double>> sortedEntries(const Coo& coo) 
   return entries;
 }
 
-TEST(MatrixMarketLarge, MultiThreadedReadMatchesAndErrorsKeepTheirLine) {
+TEST(MatrixMarketLarge, LargeTextReadsExactlyAndErrorsKeepTheirLine) {
   LargeText large = largeSymmetricText(700000);
   ASSERT_GT(large.text.size(), size_t{17} << 20);
   Coo coo = parseMatrixMarket(large.text, "large.mtx");
