@@ -25,9 +25,11 @@ const std::vector<std::string> kMatrices = {
     "bcsstk13", "cryg2500", "olm1000", "watt_2", "adder_dcop_05", "G51",
     "dwt_992",  "jagmesh7", "bcspwr10", "Pd",    "bayer10"};
 
+// capacity 0: the default (2^ceil(log2 nnz(B)), grown by the heuristic);
+// otherwise that fixed capacity, so that the run merges many times.
 template <template <int> class Policy>
 void assemble(benchmark::State& state, const OuterProductStream& stream, bool pipelining,
-              bool doubleBuffering) {
+              bool doubleBuffering, std::size_t fixedCapacity = 0) {
   int64_t peak = 0, merges = 0, nonzeros = 0;
   for (auto _ : state) {
     int64_t before = memoryCounter().currentBytes();
@@ -36,6 +38,10 @@ void assemble(benchmark::State& state, const OuterProductStream& stream, bool pi
     options.pipelining = pipelining;
     options.doubleBuffering = doubleBuffering;
     options.nnzHint = static_cast<std::size_t>(stream.inputNonzeros());
+    if (fixedCapacity != 0) {
+      options.capacity = fixedCapacity;
+      options.growCapacity = false;
+    }
     Workspace<Policy, 2> workspace(Shape<2>::rowMajor({stream.rows(), stream.cols()}), options);
     stream.forEach([&](int32_t i, int32_t j, double v) { workspace.insertLevelOrder({i, j}, v); });
     CompressedTensor csr = finishAndCompress(workspace, chains::csr());
@@ -102,6 +108,15 @@ int main(int argc, char** argv) {
       add(std::string("Bucket") + v.name, [s, p, d](benchmark::State& st) { assemble<BucketPolicy>(st, *s, p, d); });
       add(std::string("Hash") + v.name, [s, p, d](benchmark::State& st) { assemble<HashPolicy>(st, *s, p, d); });
       add(std::string("Coord") + v.name, [s, p, d](benchmark::State& st) { assemble<CoordPolicy>(st, *s, p, d); });
+    }
+    // The optimizations matter when merges are many: a small fixed
+    // accumulation array (16 Ki components).
+    for (const Variant& v : variants) {
+      bool p = v.pipelining, d = v.doubleBuffering;
+      add(std::string("Bucket@16k") + v.name,
+          [s, p, d](benchmark::State& st) { assemble<BucketPolicy>(st, *s, p, d, 1 << 14); });
+      add(std::string("Coord@16k") + v.name,
+          [s, p, d](benchmark::State& st) { assemble<CoordPolicy>(st, *s, p, d, 1 << 14); });
     }
   }
   benchmark::RunSpecifiedBenchmarks();

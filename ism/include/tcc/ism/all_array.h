@@ -75,6 +75,9 @@ class AllArray {
     current_.vals.assign(merged.vals.begin(), merged.vals.end());
   }
 
+  // Drops the second buffer once no merge is left (before Compress).
+  void releaseSpare() { spare_ = CooBuffer<N>(); }
+
   // Releases everything (the workspace is done with its components).
   void release() {
     current_ = CooBuffer<N>();

@@ -90,6 +90,7 @@ class Workspace {
     sortAndMerge(*accumulators_[active_]);
     stopWorker();
     for (auto& accumulator : accumulators_) accumulator.reset();
+    all_.releaseSpare();
     finished_ = true;
     return all_;
   }
