@@ -36,7 +36,7 @@ std::shared_ptr<const Module> loadObjectWithOrc(const std::string& objectBytes, 
 std::string clangToolchainIdentity();
 
 std::string buildSharedLibraryWithSystemCompiler(const std::string& source, const CompileOptions& options);
-std::shared_ptr<const Module> loadSharedLibrary(const std::string& sharedLibraryBytes);
+std::shared_ptr<const Module> loadSharedLibrary(const std::string& sharedLibraryBytes, bool openmp);
 std::string systemCompilerIdentity();
 
 }  // namespace tcc::jit

@@ -48,7 +48,7 @@ std::shared_ptr<const Module> loadBinary(const Binary& binary, const CompileOpti
 #ifdef TCC_JIT_HAVE_CLANG
   if (binary.backend == Backend::ClangInterpreter) return loadObjectWithOrc(binary.bytes, options.openmp);
 #endif
-  if (binary.backend == Backend::SystemCompiler) return loadSharedLibrary(binary.bytes);
+  if (binary.backend == Backend::SystemCompiler) return loadSharedLibrary(binary.bytes, options.openmp);
   throw CompileError(std::string("tcc::jit: cannot load code of the ") + backendName(binary.backend) + " backend");
 }
 

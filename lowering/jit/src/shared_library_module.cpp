@@ -58,13 +58,22 @@ class TemporaryLibraryFile {
   std::string path_;
 };
 
+// The OpenMP runtime a kernel pulled in keeps worker threads parked in its
+// code; unloading it with the last kernel would leave them running in freed
+// memory. Pin whichever runtime is loaded.
+void pinOpenmpRuntime() {
+  for (const char* name : {"libgomp.so.1", "libomp.so.5", "libomp.so"})
+    if (void* runtime = dlopen(name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) dlclose(runtime);
+}
+
 }  // namespace
 
-std::shared_ptr<const Module> loadSharedLibrary(const std::string& sharedLibraryBytes) {
+std::shared_ptr<const Module> loadSharedLibrary(const std::string& sharedLibraryBytes, bool openmp) {
   TemporaryLibraryFile file(sharedLibraryBytes);
   // RTLD_NOW: an unresolved external fails here, as it does for the JIT.
   void* handle = dlopen(file.path().c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) throw CompileError(std::string("tcc::jit: cannot load the compiled library: ") + dlerror());
+  if (openmp) pinOpenmpRuntime();
   return std::make_shared<SharedLibraryModule>(handle);
 }
 
