@@ -133,6 +133,20 @@ TEST(SemanticError, ReservedName) {
   EXPECT_EQ(onlyErrorOf("tensor sum(I)\n"), "1:8: 'sum' is reserved and cannot name a tensor");
 }
 
+TEST(SemanticError, NamesMustNotClash) {
+  EXPECT_EQ(onlyErrorOf("tensor x(N)\ntensor y(N)\ny(b) = x(b)\ntensor b : dense\n"),
+            "4:8: 'b' is already an index variable and cannot name a tensor");
+  EXPECT_EQ(onlyErrorOf("format csr = {dense, dense}\n"),
+            "1:8: 'csr' is a built-in format and cannot be redefined");
+  std::vector<Diagnostic> errors = errorsOf(
+      "tensor x(N)\ntensor y(N)\ny(i) = x(i)\nschedule { split(i, i0, i1, 4) }\ny(i0) = x(i0)\n");
+  ASSERT_EQ(errors.size(), 2u);  // each use
+  EXPECT_EQ(errors[0].location, (SourceLocation{"test.tc", 5, 3}));
+  EXPECT_EQ(errors[1].location, (SourceLocation{"test.tc", 5, 11}));
+  EXPECT_EQ(errors[0].message,
+            "index variable 'i0' is introduced by the schedule and cannot be used in a statement");
+}
+
 TEST(SemanticError, DimensionMustBePositive) {
   EXPECT_EQ(onlyErrorOf("tensor A(0, J)\n"), "1:10: a dimension size must be positive");
   EXPECT_EQ(onlyErrorOf("tensor A(99999999999999999999)\n"),

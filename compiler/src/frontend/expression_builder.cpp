@@ -94,8 +94,14 @@ std::optional<ir::IndexExpr> ExpressionBuilder::buildNumber(const syntax::Number
 }
 
 std::optional<ir::IndexVar> ExpressionBuilder::indexVar(const syntax::Identifier& name) {
-  if (auto known = context_.indexVars.find(name.name); known != context_.indexVars.end())
+  if (auto known = context_.indexVars.find(name.name); known != context_.indexVars.end()) {
+    if (mode_ == Mode::Statement && context_.scheduleIndexVars.count(name.name)) {
+      context_.error(name, "index variable '" + name.name +
+                               "' is introduced by the schedule and cannot be used in a statement");
+      return std::nullopt;
+    }
     return known->second;
+  }
   if (context_.tensors.count(name.name)) {
     context_.error(name, "'" + name.name + "' is a tensor, not an index variable");
     return std::nullopt;

@@ -199,6 +199,8 @@ class FormatResolver {
 
 }  // namespace
 
+bool isBuiltinFormatName(const std::string& name) { return name == "nm" || isNamedFormat(name); }
+
 std::optional<std::int64_t> integerValue(SemanticContext& context, const syntax::Integer& integer) {
   std::int64_t value = 0;
   const std::string& digits = integer.digits;

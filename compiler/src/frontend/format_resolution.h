@@ -20,6 +20,9 @@ std::optional<ir::Format> resolveFormat(SemanticContext& context, const syntax::
 // checked fully, named formats only for being known.
 bool checkFormatDeclaration(SemanticContext& context, const syntax::FormatDeclaration& declaration);
 
+// dense, sparse, csr, csc, dcsr, dcsc, coo, csf and nm.
+bool isBuiltinFormatName(const std::string& name);
+
 // Parses digits into a 64-bit integer; nullopt (after reporting) when out
 // of range.
 std::optional<std::int64_t> integerValue(SemanticContext& context, const syntax::Integer& integer);

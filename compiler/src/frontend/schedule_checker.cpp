@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <stdexcept>
 
 #include "expression_builder.h"
 #include "format_resolution.h"
@@ -144,7 +145,10 @@ class CommandChecker {
           context_.error(expression, "'" + name + "' cannot name an index variable");
           return std::nullopt;
         }
-        if (!exists) context_.indexVars.emplace(name, ir::IndexVar(name));
+        if (!exists) {
+          context_.indexVars.emplace(name, ir::IndexVar(name));
+          context_.scheduleIndexVars.insert(name);
+        }
         argument.kind = ScheduleArgument::Kind::Identifier;
         argument.identifier = name;
         return argument;
@@ -284,8 +288,12 @@ std::vector<ScheduleCommand> checkSchedule(SemanticContext& context,
       context.error(command.name, message);
       continue;
     }
-    std::optional<ScheduleCommand> checked = CommandChecker(context, command, *spec).check();
-    if (checked) result.push_back(std::move(*checked));
+    try {
+      std::optional<ScheduleCommand> checked = CommandChecker(context, command, *spec).check();
+      if (checked) result.push_back(std::move(*checked));
+    } catch (const std::invalid_argument& error) {  // from the IR's make functions
+      context.error(command, error.what());
+    }
   }
   return result;
 }

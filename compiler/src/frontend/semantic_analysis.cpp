@@ -54,8 +54,15 @@ class SemanticAnalysis {
       : context_(source, parsed.positions, diagnostics, hasSyntaxErrors), parsed_(parsed) {}
 
   Program run() {
-    for (const syntax::Item& item : parsed_.file.items)
-      std::visit([&](const auto& node) { analyze(node); }, item);
+    for (const syntax::Item& item : parsed_.file.items) {
+      // The IR's make functions validate too; what they reject is the
+      // user's error, reported at the item.
+      try {
+        std::visit([&](const auto& node) { analyze(node); }, item);
+      } catch (const std::invalid_argument& error) {
+        std::visit([&](const auto& node) { reportAt(node, error.what()); }, item);
+      }
+    }
     program_.tensors = context_.tensorsInOrder;
     return std::move(program_);
   }
@@ -183,12 +190,8 @@ class SemanticAnalysis {
       }
     }
     if (!ok) return;
-    try {
-      program_.statements.push_back(
-          ir::AssignmentNode::make(*output, *value, statement.assignment == "+="));
-    } catch (const std::exception& error) {
-      context_.error(statement, error.what());
-    }
+    program_.statements.push_back(
+        ir::AssignmentNode::make(*output, *value, statement.assignment == "+="));
   }
 
   void analyze(const syntax::ScheduleBlock& block) {
@@ -199,6 +202,14 @@ class SemanticAnalysis {
   bool checkNewName(const syntax::Identifier& name, const std::string& what) {
     if (isReservedWord(name.name)) {
       context_.error(name, "'" + name.name + "' is reserved and cannot name " + what);
+      return false;
+    }
+    if (context_.indexVars.count(name.name)) {
+      context_.error(name, "'" + name.name + "' is already an index variable and cannot name " + what);
+      return false;
+    }
+    if (what == "a format" && isBuiltinFormatName(name.name)) {
+      context_.error(name, "'" + name.name + "' is a built-in format and cannot be redefined");
       return false;
     }
     if (auto tensor = context_.tensors.find(name.name); tensor != context_.tensors.end()) {
@@ -212,6 +223,14 @@ class SemanticAnalysis {
       return false;
     }
     return true;
+  }
+
+  template <typename Node>
+  void reportAt(const Node& node, const std::string& message) {
+    if constexpr (std::is_same_v<Node, syntax::ScheduleBlock>)
+      context_.error(node.position, message);
+    else
+      context_.error(node, message);
   }
 
   SemanticContext context_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,8 @@ class SemanticContext {
   std::map<std::string, DeclaredFormat> formats;
   // Index variables by name, shared by all statements and the schedule.
   std::map<std::string, ir::IndexVar> indexVars;
+  // The names schedule commands introduced (split's outer and inner, ...).
+  std::set<std::string> scheduleIndexVars;
 };
 
 // Words that cannot name a tensor, format or index variable.
