@@ -48,6 +48,7 @@ Expr fold(BinaryOp op, const Expr& a, const Expr& b) {
       if (integers && cb == 0 && promote(a.type(), b.type()) == a.type()) return a;
       break;
     case BinaryOp::Mul:
+      if (integers && (ca == 0 || cb == 0)) return IntImm::make(0, promote(a.type(), b.type()));
       if (integers && cb == 1 && promote(a.type(), b.type()) == a.type()) return a;
       if (integers && ca == 1 && promote(a.type(), b.type()) == b.type()) return b;
       break;

@@ -122,6 +122,7 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
     iterator.access = node;
     iterator.tensor = node->tensor;
     iterator.level = level;
+    iterator.varName = var.name();
     iterator.format = node->tensor.format().level(level);
     iterator.workspaceList = storage.isWorkspace && storage.list.defined();
     iterators.push_back(iterator);
@@ -238,8 +239,7 @@ std::vector<Stmt> Lowerer::initializeSparseIterator(LevelIterator& it) {
 std::vector<Stmt> Lowerer::readCoordinate(LevelIterator& it) {
   const TensorStorage& storage = storageOf(it.tensor);
   Expr crd = it.workspaceList ? storage.list : storage.crd[it.level];
-  it.coord = freshVar(it.workspaceList ? "j" + it.tensor.name() : "c" + it.tensor.name() + std::to_string(it.level + 1),
-                      imp::Type::int32());
+  it.coord = freshVar(it.varName + it.tensor.name(), imp::Type::int32());
   std::vector<Stmt> stmts{imp::Declare::make(it.coord, imp::Load::make(crd, it.pos))};
   if (it.workspaceList) {
     positions_[it.access][it.level] = ops::cast(imp::Type::int64(), it.coord);
@@ -287,7 +287,7 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     // The coordinate is read only while the iterator has entries left.
     const TensorStorage& storage = storageOf(it->tensor);
     Expr crd = it->workspaceList ? storage.list : storage.crd[it->level];
-    it->coord = freshVar("c" + it->tensor.name() + std::to_string(it->level + 1), imp::Type::int32());
+    it->coord = freshVar(it->varName + it->tensor.name(), imp::Type::int32());
     loopBody.push_back(imp::Declare::make(
         it->coord, imp::Select::make(ops::lt(it->pos, it->end), imp::Load::make(crd, it->pos), ops::IntImm::make(-1))));
     positions_[it->access][it->level] = it->workspaceList ? ops::cast(imp::Type::int64(), it->coord) : it->pos;

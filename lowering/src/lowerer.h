@@ -26,6 +26,7 @@ struct LevelIterator {
   int level = 0;
   ir::LevelFormat format;
   bool workspaceList = false;  // walks a dense workspace's touched-coordinate list
+  std::string varName;         // the index variable, for naming generated variables
 
   bool locatable() const { return format.isDense() && !workspaceList; }
   // Set while emitting the loop.

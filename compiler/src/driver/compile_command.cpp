@@ -1,27 +1,77 @@
-// tcc compile FILE --emit cin: the statements as concrete index notation.
+// tcc compile FILE [--emit cin|ir|cpp] [-o FILE]: lower a DSL file and print
+// (or write) concrete index notation, the imperative IR, or C++.
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "commands.h"
-#include "tcc/ir/concretize.h"
+#include "tcc/ir/imperative_printer.h"
 #include "tcc/ir/index_printer.h"
+#include "tcc/tcc.h"
 
 namespace tcc::driver {
+
+namespace {
+
+std::string render(const Lowered& lowered, const std::string& emit) {
+  std::ostringstream out;
+  if (emit == "cpp") return lowered.cpp;
+  for (const auto& statement : lowered.statements) {
+    if (emit == "cin") out << ir::toString(statement.concrete) << "\n";
+    if (emit == "ir") out << ir::imp::toString(statement.function) << "\n";
+  }
+  return out.str();
+}
+
+// Writes next to the target and renames, so a failure leaves no partial file.
+void writeFileAtomically(const std::string& path, const std::string& text) {
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream file(temporary, std::ios::binary);
+    file << text;
+    if (!file.good()) throw Error("cannot write " + path);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw Error("cannot write " + path);
+  }
+}
+
+}  // namespace
 
 void addCompileCommand(CLI::App& app) {
   struct Options {
     std::string path;
-    std::string emit = "cin";
+    std::string emit = "cpp";
+    std::string output;
   };
   auto options = std::make_shared<Options>();
-  auto* command = app.add_subcommand("compile", "Compile a DSL file and print the result");
+  auto* command = app.add_subcommand("compile", "Compile a DSL file to C++ (or show an intermediate form)");
   command->add_option("FILE", options->path, "DSL file (.tc)")->required();
-  command->add_option("--emit", options->emit, "What to print: cin (concrete index notation)")
-      ->check(CLI::IsMember({"cin"}))
+  command->add_option("--emit", options->emit,
+                      "What to produce: cin (concrete index notation), ir (imperative IR), cpp (C++ source)")
+      ->check(CLI::IsMember({"cin", "ir", "cpp"}))
       ->capture_default_str();
+  command->add_option("-o,--output", options->output, "Write to this file instead of standard output");
   command->callback([options] {
-    frontend::Program program = loadProgramOrExit(options->path);
-    for (const ir::IndexStmt& statement : program.statements)
-      std::cout << ir::toString(ir::concretize(statement)) << "\n";
+    Program program = Program::fromSyntax(loadProgramOrExit(options->path));
+    std::string text;
+    try {
+      text = render(lowerProgram(program), options->emit);
+    } catch (const std::exception& error) {
+      std::cerr << options->path << ": error: " << error.what() << "\n";
+      throw CLI::RuntimeError(kExitUserError);
+    }
+    if (options->output.empty()) {
+      std::cout << text;
+    } else {
+      try {
+        writeFileAtomically(options->output, text);
+      } catch (const std::exception& error) {
+        std::cerr << "tcc: error: " << error.what() << "\n";
+        throw CLI::RuntimeError(kExitUserError);
+      }
+    }
   });
 }
 
