@@ -247,6 +247,17 @@ tcc_tensor Tensor::abiView() const {
   return view;
 }
 
+tcc_tensor Tensor::release() && {
+  tcc_tensor released = abiView();
+  for (LevelStorage& storage : levels_) {
+    storage.pos.release();
+    storage.crd.release();
+  }
+  values_.release();
+  *this = Tensor();
+  return released;
+}
+
 Tensor Tensor::adopt(tcc_tensor&& filled) {
   // Take every buffer first, so that any error below frees them.
   int order = filled.order;

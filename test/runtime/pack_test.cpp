@@ -323,6 +323,23 @@ TEST(Abi, AdoptRejectsMalformedStorageAndFreesIt) {
   EXPECT_THROW(Tensor::adopt(std::move(out)), std::invalid_argument);  // crd 9 >= 4; ASan checks the free
 }
 
+TEST(Abi, ReleaseThenAdoptMovesOwnershipThroughAKernel) {
+  Coo coo = randomUniform({6, 9}, 0.3, 21);
+  Tensor original = pack(coo, TensorFormat::csr(), ValueType::Float32);
+  std::vector<double> expected = toDense(original);
+  tcc_tensor handed = std::move(original).release();
+  EXPECT_EQ(original.order(), 0);
+  // A kernel growing the crd and values buffers with realloc.
+  handed.levels[1].crd = static_cast<int*>(std::realloc(handed.levels[1].crd, sizeof(int) * 1000));
+  handed.levels[1].crd_capacity = 1000;
+  handed.vals = std::realloc(handed.vals, sizeof(float) * 1000);
+  handed.vals_capacity = 1000;
+  Tensor back = Tensor::adopt(std::move(handed));
+  EXPECT_EQ(toDense(back), expected);
+  EXPECT_EQ(back.format(), TensorFormat::csr());
+  EXPECT_EQ(back.levelStorage(1).crd.capacity(), 1000);
+}
+
 TEST(Tensor, EmptyTensorAndScalar) {
   Tensor empty({5, 6}, TensorFormat::dcsc(), ValueType::Int32);
   EXPECT_EQ(empty.nnz(), 0);

@@ -87,6 +87,11 @@ class Tensor {
   // set. The tensor keeps ownership; a kernel that reallocs a buffer must
   // hand the result back through adopt().
   tcc_tensor abiView() const;
+  // Hands this tensor's buffers to the C side: the result owns them (free
+  // them with free(), or give them back through adopt()) and this tensor
+  // is left as an empty float64 scalar. Use it to pass an output to a
+  // kernel that may realloc; never adopt() an abiView() of a live tensor.
+  tcc_tensor release() &&;
   // Takes ownership of the malloc'd buffers in a kernel's output and
   // clears them in `filledByKernel`. Sizes are derived from the levels
   // (vals_size must match the last level's positions). The storage is
