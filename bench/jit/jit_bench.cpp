@@ -3,6 +3,7 @@
 // ones from test/jit. Prints a Markdown table (see RESULTS.md).
 //
 //   tcc_jit_bench [--compiles N] [--runs N] [--rows N] [--nnz-per-row N]
+//                 [--jit-flag FLAG]...   (extra clang flags, clang-interpreter only)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -30,16 +31,29 @@ using KernelFunction = int (*)(tcc_tensor**);
 
 namespace {
 
+std::vector<std::string> jitFlags;  // from --jit-flag
+
+CompileOptions optionsFor(Backend backend) {
+  CompileOptions options{.backend = backend};
+  if (backend == Backend::ClangInterpreter) options.extraFlags = jitFlags;
+  return options;
+}
+
 struct Arguments {
   int compiles = 15;
   int runs = 15;
   int rows = 1000000;
   int nonzerosPerRow = 16;
+  std::vector<std::string> jitFlags;
 };
 
 Arguments parse(int argc, char** argv) {
   Arguments arguments;
   for (int a = 1; a + 1 < argc; a += 2) {
+    if (!std::strcmp(argv[a], "--jit-flag")) {
+      arguments.jitFlags.push_back(argv[a + 1]);
+      continue;
+    }
     int value = std::atoi(argv[a + 1]);
     if (value <= 0) {
       std::fprintf(stderr, "%s needs a positive number\n", argv[a]);
@@ -90,7 +104,7 @@ std::vector<Latency> compileLatency(const std::string& source, const char* symbo
     for (size_t b = 0; b < backends.size(); ++b) {
       auto start = Clock::now();
       double cpuStart = cpuMilliseconds();
-      auto module = compile(source, {.backend = backends[b]});
+      auto module = compile(source, optionsFor(backends[b]));
       module->symbol(symbol);
       cpu[b].push_back(cpuMilliseconds() - cpuStart);
       wall[b].push_back(milliseconds(Clock::now() - start));
@@ -106,13 +120,13 @@ std::vector<double> diskHitLatency(const std::string& source, const char* symbol
   std::string pattern = (std::filesystem::temp_directory_path() / "tcc-jit-bench-XXXXXX").string();
   if (!mkdtemp(pattern.data())) std::exit(1);
   KernelCache cache({.diskDirectory = std::filesystem::path(pattern)});
-  for (Backend backend : backends) cache.getOrCompile(source, {.backend = backend});
+  for (Backend backend : backends) cache.getOrCompile(source, optionsFor(backend));
   std::vector<std::vector<double>> times(backends.size());
   for (int s = 0; s < samples; ++s)
     for (size_t b = 0; b < backends.size(); ++b) {
       cache.clearMemory();
       auto start = Clock::now();
-      auto module = cache.getOrCompile(source, {.backend = backends[b]});
+      auto module = cache.getOrCompile(source, optionsFor(backends[b]));
       module->symbol(symbol);
       times[b].push_back(milliseconds(Clock::now() - start));
     }
@@ -164,6 +178,10 @@ std::string columns(const std::vector<RunTime>& times) {
 
 int main(int argc, char** argv) {
   const Arguments arguments = parse(argc, argv);
+  jitFlags = arguments.jitFlags;
+  std::string flagText;
+  for (const std::string& flag : jitFlags) flagText += " " + flag;
+  if (!flagText.empty()) std::printf("extra clang-interpreter flags:%s\n\n", flagText.c_str());
   const std::vector<Backend> backends = {Backend::ClangInterpreter, Backend::SystemCompiler};
   for (Backend backend : backends)
     if (!isAvailable(backend)) {
@@ -198,7 +216,7 @@ int main(int argc, char** argv) {
     std::vector<std::shared_ptr<const Module>> modules;
     std::vector<KernelFunction> kernels;
     for (Backend backend : backends) {
-      modules.push_back(compile(spmv, {.backend = backend}));
+      modules.push_back(compile(spmv, optionsFor(backend)));
       kernels.push_back(reinterpret_cast<KernelFunction>(modules.back()->symbol("spmv")));
     }
     auto times = runTime(kernels, tensors, arguments.runs);
@@ -215,7 +233,7 @@ int main(int argc, char** argv) {
     std::vector<std::shared_ptr<const Module>> modules;
     std::vector<KernelFunction> kernels;
     for (Backend backend : backends) {
-      modules.push_back(compile(mttkrp, {.backend = backend}));
+      modules.push_back(compile(mttkrp, optionsFor(backend)));
       kernels.push_back(reinterpret_cast<KernelFunction>(modules.back()->symbol("mttkrp")));
     }
     auto times = runTime(kernels, tensors, arguments.runs);
