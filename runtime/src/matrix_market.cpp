@@ -226,13 +226,11 @@ void readCoordinateEntries(TextScanner& scanner, const Header& header, int64_t d
 
 void readArrayEntries(TextScanner& scanner, const Header& header, Coo& coo) {
   int32_t rows = coo.dims[0], cols = coo.dims[1];
-  int64_t declared = 0;
-  for (int32_t col = 0; col < cols; ++col) {
-    int32_t first = header.symmetry == Symmetry::General ? 0
-                    : header.symmetry == Symmetry::Symmetric ? col
-                                                              : col + 1;
-    declared += std::max(0, rows - first);
-  }
+  // Symmetric layouts are square (checked with the size line).
+  int64_t n = rows;
+  int64_t declared = header.symmetry == Symmetry::General     ? int64_t{rows} * cols
+                     : header.symmetry == Symmetry::Symmetric ? n * (n + 1) / 2
+                                                              : n * (n - 1) / 2;
   int64_t found = 0;
   for (int32_t col = 0; col < cols; ++col) {
     int32_t first = header.symmetry == Symmetry::General ? 0

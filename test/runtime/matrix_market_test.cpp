@@ -156,6 +156,10 @@ TEST(MatrixMarketMalformed, OwnCasesNameTheLineAndTheProblem) {
       {"array_too_many", "%%MatrixMarket matrix array real general\n1 2\n1\n2\n3\n", 5,
        "more entries than the 2 declared in the size line"},
       {"array_non_numeric", "%%MatrixMarket matrix array real general\n1 2\n1\nnan?\n", 4, "non-numeric value 'nan?'"},
+      {"array_huge_header", "%%MatrixMarket matrix array real symmetric\n2147483647 2147483647\n1\n", 3,
+       "file ends after 1 of 2305843008139952128 entries"},
+      {"coordinate_huge_count", general + "2147483647 2147483647 4000000000000000000\n1 1 1\n", 3,
+       "file ends after 1 of 4000000000000000000 entries"},
   };
   for (const ErrorCase& c : cases) {
     SCOPED_TRACE(c.name);
