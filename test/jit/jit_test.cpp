@@ -48,7 +48,7 @@ std::vector<double> runSpmv(const Module& module, CsrMatrix& A, std::vector<doub
   std::vector<double> y(A.rows, -7.0);
   tcc_tensor yTensor = denseVectorView(y), ATensor = csrView(A), xTensor = denseVectorView(x);
   tcc_tensor* tensors[] = {&yTensor, &ATensor, &xTensor};
-  EXPECT_EQ(reinterpret_cast<KernelFunction>(module.symbol("spmv"))(tensors), 0);
+  EXPECT_EQ(module.function<KernelFunction>("spmv")(tensors), 0);
   return y;
 }
 

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -54,7 +55,7 @@ bool spmvIsCorrect(const Module& module) {
   std::vector<double> x = randomVector(300, 12), y(A.rows, 0.0);
   tcc_tensor yTensor = denseVectorView(y), ATensor = csrView(A), xTensor = denseVectorView(x);
   tcc_tensor* tensors[] = {&yTensor, &ATensor, &xTensor};
-  if (reinterpret_cast<KernelFunction>(module.symbol("spmv"))(tensors) != 0) return false;
+  if (module.function<KernelFunction>("spmv")(tensors) != 0) return false;
   for (int i = 0; i < A.rows; ++i) {
     double expected = 0.0;
     for (long long p = A.pos[i]; p < A.pos[i + 1]; ++p) expected += A.vals[p] * x[A.crd[p]];
@@ -214,6 +215,26 @@ TEST_P(KernelCacheTest, CompileErrorsPropagateAndAreNotCached) {
   EXPECT_THROW(cache.getOrCompile(broken, options()), CompileError);
   EXPECT_THROW(cache.getOrCompile(broken, options()), CompileError);
   EXPECT_EQ(cache.statistics().memoryHits, 0u);
+}
+
+TEST_P(KernelCacheTest, ConcurrentThreadsAllSeeACompileError) {
+  KernelCache cache(onDisk());
+  const std::string broken = "extern \"C\" int f() { return missing_thing; }\n";
+  constexpr int kThreads = 4;
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&] {
+      try {
+        cache.getOrCompile(broken, options());
+      } catch (const CompileError& error) {
+        if (std::string(error.what()).find("missing_thing") != std::string::npos) ++errors;
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(errors.load(), kThreads);
+  // Nothing was stored: the directory holds no entry.
+  EXPECT_TRUE(fs::is_empty(directory_.path()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, KernelCacheTest,

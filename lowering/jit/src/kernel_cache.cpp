@@ -63,8 +63,8 @@ KernelCacheSettings KernelCacheSettings::fromEnvironment() {
 KernelCache::KernelCache(KernelCacheSettings settings) : settings_(std::move(settings)) {}
 
 KernelCache& KernelCache::shared() {
-  static KernelCache cache;
-  return cache;
+  static KernelCache* cache = new KernelCache();
+  return *cache;
 }
 
 std::string KernelCache::keyDigest(const std::string& source, const CompileOptions& options,
@@ -76,18 +76,19 @@ std::shared_ptr<const Module> KernelCache::getOrCompile(const std::string& sourc
                                                         std::string_view callerKey) {
   const std::string key = keyText(source, options, callerKey);
   std::promise<std::shared_ptr<const Module>> promise;
-  std::shared_future<std::shared_ptr<const Module>> existing;
+  std::shared_ptr<Entry> existing, ours;
   {
     std::lock_guard lock(mutex_);
     if (auto found = modules_.find(key); found != modules_.end()) {
       ++statistics_.memoryHits;
       existing = found->second;
     } else {
-      modules_.emplace(key, promise.get_future().share());
+      ours = std::make_shared<Entry>(Entry{promise.get_future().share()});
+      modules_.emplace(key, ours);
     }
   }
   // Another thread has this key (or is compiling it): wait for its result.
-  if (existing.valid()) return existing.get();
+  if (existing) return existing->module.get();
 
   try {
     auto module = loadOrCompile(key, fnv1a128Hex(key), source, options);
@@ -97,7 +98,7 @@ std::shared_ptr<const Module> KernelCache::getOrCompile(const std::string& sourc
     // Waiting threads get the error too; later calls try again.
     promise.set_exception(std::current_exception());
     std::lock_guard lock(mutex_);
-    modules_.erase(key);
+    if (auto found = modules_.find(key); found != modules_.end() && found->second == ours) modules_.erase(found);
     throw;
   }
 }

@@ -61,6 +61,12 @@ class Module {
   void* symbol(std::string_view name) const;
   // Same, but nullptr if there is none.
   virtual void* findSymbol(std::string_view name) const = 0;
+  // symbol() cast to a function pointer type, e.g.
+  // module.function<int32_t (*)(tcc_tensor**)>("spmv").
+  template <typename FunctionPointer>
+  FunctionPointer function(std::string_view name) const {
+    return reinterpret_cast<FunctionPointer>(symbol(name));
+  }
   virtual Backend backend() const = 0;
 
  protected:

@@ -71,6 +71,8 @@ class KernelCache {
   const KernelCacheSettings& settings() const { return settings_; }
 
   // The process-wide cache, configured from the environment on first use.
+  // It is never destroyed, so its modules stay loaded until the process
+  // ends (no teardown racing LLVM's own static objects at exit).
   static KernelCache& shared();
 
  private:
@@ -79,7 +81,10 @@ class KernelCache {
 
   KernelCacheSettings settings_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::shared_future<std::shared_ptr<const Module>>> modules_;  // by full key text
+  struct Entry {
+    std::shared_future<std::shared_ptr<const Module>> module;
+  };
+  std::map<std::string, std::shared_ptr<Entry>> modules_;  // by full key text
   KernelCacheStatistics statistics_;
 };
 
