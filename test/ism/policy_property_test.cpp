@@ -118,6 +118,13 @@ TEST(WorkspaceErrors, RejectsBadShapes) {
   EXPECT_THROW((Workspace<HashPolicy, 2>(shape)), std::invalid_argument);
 }
 
+TEST(WorkspaceErrors, RejectsCapacitiesBeyondThirtyTwoBitIds) {
+  WorkspaceOptions options;
+  options.capacity = std::size_t{1} << 31;
+  EXPECT_THROW((Workspace<BucketPolicy, 2>(Shape<2>::rowMajor({3, 3}), options)),
+               std::invalid_argument);
+}
+
 TEST(WorkspaceMemory, CountsAllocationsAndReleasesThem) {
   int64_t before = memoryCounter().currentBytes();
   memoryCounter().resetPeak();

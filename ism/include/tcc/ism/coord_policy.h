@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
 #include <numeric>
 #include <vector>
 
@@ -24,6 +27,10 @@ class AppendSortPolicy {
   bool insert(const Coordinates<N>& crd, double value) {
     if constexpr (!Unbounded) {
       if (components_.size() >= capacity_) return false;
+    } else {
+      if (components_.size() == kMaxIds) {
+        throw std::length_error("ism: the vector policy holds at most 2^32 - 1 components");
+      }
     }
     components_.push_back({crd, value});
     return true;
@@ -52,6 +59,7 @@ class AppendSortPolicy {
   }
 
  private:
+  static constexpr std::size_t kMaxIds = std::numeric_limits<uint32_t>::max();
   std::size_t capacity_;
   std::vector<Component<N>, CountingAllocator<Component<N>>> components_;
   IdVector sorted_;

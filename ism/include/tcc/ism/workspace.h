@@ -101,6 +101,11 @@ class Workspace {
 
  private:
   static PolicyParams makeParams(const WorkspaceOptions& options) {
+    // Accumulation ids are 32-bit (signed in the bucket chains).
+    constexpr std::size_t kMaxCapacity = std::size_t{1} << 31;
+    if (options.capacity >= kMaxCapacity || options.maxCapacity >= kMaxCapacity) {
+      throw std::invalid_argument("ism: accumulation capacity must be below 2^31");
+    }
     PolicyParams params;
     params.nnzHint = options.nnzHint;
     params.capacity = options.capacity != 0
