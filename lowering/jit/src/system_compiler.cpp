@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -85,12 +87,47 @@ int run(const std::vector<std::string>& command, const fs::path& logPath) {
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
+// What -march=native compiles for: the first CPU's model and flags lines of
+// /proc/cpuinfo, so a cache folder shared between machines never hands out
+// code for another CPU.
+std::string hostCpuDescription() {
+  static const std::string description = [] {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line, model, flags;
+    while (std::getline(cpuinfo, line) && (model.empty() || flags.empty())) {
+      if (model.empty() && line.starts_with("model name")) model = line;
+      if (flags.empty() && (line.starts_with("flags") || line.starts_with("Features"))) flags = line;
+    }
+    return model + "\n" + flags;
+  }();
+  return description;
+}
+
+// The compiler's own `--version` text, asked once per command.
+std::string compilerVersion(const std::vector<std::string>& command) {
+  static std::mutex mutex;
+  static std::map<std::vector<std::string>, std::string> versions;
+  std::lock_guard lock(mutex);
+  if (auto found = versions.find(command); found != versions.end()) return found->second;
+  std::string version;
+  try {
+    TemporaryFolder folder;
+    std::vector<std::string> query = command;
+    query.push_back("--version");
+    if (run(query, folder.path() / "version.txt") == 0) version = readFile(folder.path() / "version.txt");
+  } catch (const CompileError&) {
+    // No compiler: compiling will say so.
+  }
+  return versions[command] = version;
+}
+
 }  // namespace
 
 std::string systemCompilerIdentity() {
+  const std::vector<std::string> command = compilerCommand();
   std::string identity = "system-compiler:";
-  for (const std::string& word : compilerCommand()) identity += " " + word;
-  return identity;
+  for (const std::string& word : command) identity += " " + word;
+  return identity + "\n" + compilerVersion(command) + hostCpuDescription();
 }
 
 std::string buildSharedLibraryWithSystemCompiler(const std::string& source, const CompileOptions& options) {
