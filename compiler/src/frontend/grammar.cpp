@@ -96,68 +96,68 @@ auto keyword(char const* word) { return x3::lexeme[x3::lit(word) >> !identifier_
 // A few rules are the same grammar under different names, so that a
 // failure says what was expected in that place.
 
-x3::rule<class identifier_class, Identifier> const identifier = "a name";
-x3::rule<class tensor_name_class, Identifier> const tensor_name = "a tensor name";
-x3::rule<class index_name_class, Identifier> const index_name = "an index variable";
-x3::rule<class format_name_class, Identifier> const format_name = "a format name";
-x3::rule<class type_name_class, Identifier> const type_name = "an element type";
-x3::rule<class target_name_class, Identifier> const target_name = "a target ('cpu' or 'cuda')";
-x3::rule<class architecture_class, Identifier> const architecture =
+x3::rule<struct identifier_class, Identifier> const identifier = "a name";
+x3::rule<struct tensor_name_class, Identifier> const tensor_name = "a tensor name";
+x3::rule<struct index_name_class, Identifier> const index_name = "an index variable";
+x3::rule<struct format_name_class, Identifier> const format_name = "a format name";
+x3::rule<struct type_name_class, Identifier> const type_name = "an element type";
+x3::rule<struct target_name_class, Identifier> const target_name = "a target ('cpu' or 'cuda')";
+x3::rule<struct architecture_class, Identifier> const architecture =
     "a GPU architecture like sm_90";
-x3::rule<class architecture_clause_class, Identifier> const architecture_clause =
+x3::rule<struct architecture_clause_class, Identifier> const architecture_clause =
     "a GPU architecture in parentheses";
-x3::rule<class command_name_class, Identifier> const command_name = "a schedule command";
-x3::rule<class integer_class, Integer> const integer = "an integer";
-x3::rule<class name_or_integer_class, NameOrInteger> const name_or_integer = "a name or an integer";
-x3::rule<class dimension_class, NameOrInteger> const dimension = "a size name or an integer";
-x3::rule<class format_arguments_class, std::vector<NameOrInteger>> const format_arguments =
+x3::rule<struct command_name_class, Identifier> const command_name = "a schedule command";
+x3::rule<struct integer_class, Integer> const integer = "an integer";
+x3::rule<struct name_or_integer_class, NameOrInteger> const name_or_integer = "a name or an integer";
+x3::rule<struct dimension_class, NameOrInteger> const dimension = "a size name or an integer";
+x3::rule<struct format_arguments_class, std::vector<NameOrInteger>> const format_arguments =
     "format arguments";
-x3::rule<class dimension_list_class, std::vector<NameOrInteger>> const dimension_list =
+x3::rule<struct dimension_list_class, std::vector<NameOrInteger>> const dimension_list =
     "a list of sizes";
-x3::rule<class index_list_class, std::vector<Identifier>> const index_list =
+x3::rule<struct index_list_class, std::vector<Identifier>> const index_list =
     "a list of index variables";
-x3::rule<class close_paren_class> const close_paren = "',' or ')'";
-x3::rule<class close_brace_class> const close_brace = "',' or '}'";
-x3::rule<class format_term_class, FormatTerm> const format_term = "a format";
-x3::rule<class level_term_class, FormatTerm> const level_term = "a level format";
-x3::rule<class level_list_class, LevelList> const level_list = "a list of level formats";
-x3::rule<class mode_order_class, ModeOrder> const mode_order = "a mode order";
-x3::rule<class format_spec_class, FormatSpec> const format_spec = "a format";
-x3::rule<class tensor_declaration_class, TensorDeclaration> const tensor_declaration =
+x3::rule<struct close_paren_class> const close_paren = "',' or ')'";
+x3::rule<struct close_brace_class> const close_brace = "',' or '}'";
+x3::rule<struct format_term_class, FormatTerm> const format_term = "a format";
+x3::rule<struct level_term_class, FormatTerm> const level_term = "a level format";
+x3::rule<struct level_list_class, LevelList> const level_list = "a list of level formats";
+x3::rule<struct mode_order_class, ModeOrder> const mode_order = "a mode order";
+x3::rule<struct format_spec_class, FormatSpec> const format_spec = "a format";
+x3::rule<struct tensor_declaration_class, TensorDeclaration> const tensor_declaration =
     "a tensor declaration";
-x3::rule<class format_declaration_class, FormatDeclaration> const format_declaration =
+x3::rule<struct format_declaration_class, FormatDeclaration> const format_declaration =
     "a format declaration";
-x3::rule<class target_declaration_class, TargetDeclaration> const target_declaration =
+x3::rule<struct target_declaration_class, TargetDeclaration> const target_declaration =
     "a target";
 
-x3::rule<class number_class, Number> const number = "a number";
-x3::rule<class access_class, Access> const access = "a tensor access";
-x3::rule<class summation_class, Summation> const summation = "sum(index, expression)";
-x3::rule<class call_class, Call> const call = "a builtin call";
-x3::rule<class negation_class, Negation> const negation = "a negation";
-x3::rule<class parenthesized_class, Expression> const parenthesized = "a parenthesized expression";
-x3::rule<class primary_class, Operand> const primary = "an operand";
-x3::rule<class factor_class, Operand> const factor = "an operand";
-x3::rule<class multiplicative_operation_class, Operation> const multiplicative_operation =
+x3::rule<struct number_class, Number> const number = "a number";
+x3::rule<struct access_class, Access> const access = "a tensor access";
+x3::rule<struct summation_class, Summation> const summation = "sum(index, expression)";
+x3::rule<struct call_class, Call> const call = "a builtin call";
+x3::rule<struct negation_class, Negation> const negation = "a negation";
+x3::rule<struct parenthesized_class, Expression> const parenthesized = "a parenthesized expression";
+x3::rule<struct primary_class, Operand> const primary = "an operand";
+x3::rule<struct factor_class, Operand> const factor = "an operand";
+x3::rule<struct multiplicative_operation_class, Operation> const multiplicative_operation =
     "an operator";
-x3::rule<class additive_operation_class, Operation> const additive_operation = "an operator";
-x3::rule<class term_class, Expression> const term = "an expression";
-x3::rule<class expression_class, Expression> const expression = "an expression";
-x3::rule<class assignment_class, std::string> const assignment = "'=' or '+='";
-x3::rule<class statement_class, Statement> const statement = "a statement";
+x3::rule<struct additive_operation_class, Operation> const additive_operation = "an operator";
+x3::rule<struct term_class, Expression> const term = "an expression";
+x3::rule<struct expression_class, Expression> const expression = "an expression";
+x3::rule<struct assignment_class, std::string> const assignment = "'=' or '+='";
+x3::rule<struct statement_class, Statement> const statement = "a statement";
 
-x3::rule<class keyword_argument_class, KeywordArgument> const keyword_argument =
+x3::rule<struct keyword_argument_class, KeywordArgument> const keyword_argument =
     "a keyword argument";
-x3::rule<class schedule_argument_class, ScheduleArgument> const schedule_argument =
+x3::rule<struct schedule_argument_class, ScheduleArgument> const schedule_argument =
     "a schedule argument";
-x3::rule<class schedule_command_class, ScheduleCommand> const schedule_command =
+x3::rule<struct schedule_command_class, ScheduleCommand> const schedule_command =
     "a schedule command";
 
 // The spelling of a name, digits or number; single-member nodes take their
 // text through these string rules.
-x3::rule<class name_text_class, std::string> const name_text = "a name";
-x3::rule<class digits_text_class, std::string> const digits_text = "an integer";
-x3::rule<class number_text_class, std::string> const number_text = "a number";
+x3::rule<struct name_text_class, std::string> const name_text = "a name";
+x3::rule<struct digits_text_class, std::string> const digits_text = "an integer";
+x3::rule<struct number_text_class, std::string> const number_text = "a number";
 auto const name_text_def = x3::lexeme[identifier_start >> *identifier_char];
 auto const digits_text_def = x3::lexeme[+digit >> !identifier_char];
 
@@ -208,7 +208,7 @@ auto const builtin_name =
 
 auto const access_def = tensor_name >> -index_list;
 auto const summation_def = keyword("sum") > '(' > index_name > ',' > expression > ')';
-auto const call_def = builtin_name >> '(' > (expression % ',') > close_paren;
+auto const call_def = (builtin_name >> '(') > (expression % ',') > close_paren;
 auto const negation_def = '-' > factor;
 auto const parenthesized_def = '(' > expression > ')';
 auto const primary_def = number | summation | call | parenthesized | access;
