@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -247,6 +248,29 @@ TEST(Pack, RealMatricesRoundTripThroughEveryFormat) {
       EXPECT_EQ(toMap(unpack(tensor)), expected);
       Tensor dcsc = convert(tensor, TensorFormat::dcsc());
       EXPECT_EQ(toMap(unpack(dcsc)), expected);
+    }
+  }
+}
+
+TEST(Pack, RealMatricesInEveryElementType) {
+  for (const char* name : {"cage5.mtx", "west0497.mtx", "Franz6_id1959_aug.mtx"}) {
+    Coo coo = readMatrixMarket(test::matrixPath(name));
+    bool integral = std::all_of(coo.values.begin(), coo.values.end(),
+                                [](double value) { return value == std::trunc(value); });
+    for (ValueType type : allValueTypes()) {
+      if (!isFloat(type) && !integral) continue;
+      for (const TensorFormat& format : {TensorFormat::csr(), TensorFormat::dcsc(), TensorFormat::coo(2)}) {
+        SCOPED_TRACE(std::string(name) + " " + toString(type) + " " + format.toString());
+        Tensor tensor = pack(coo, format, type);
+        test::CoordinateMap expected;
+        for (const auto& [coordinate, value] : toMap(coo)) {
+          if (roundTo(type, value) != 0 || format.levels[0].kind != TCC_LEVEL_DENSE) {
+            expected[coordinate] = roundTo(type, value);
+          }
+        }
+        EXPECT_EQ(toMap(unpack(tensor)), expected);
+        EXPECT_EQ(toMap(unpack(convert(tensor, TensorFormat::csf(2), ValueType::Float64))), expected);
+      }
     }
   }
 }
