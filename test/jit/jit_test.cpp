@@ -114,7 +114,10 @@ TEST_P(CompileTest, SyntaxErrorRaisesCompileErrorWithDiagnostics) {
   } catch (const CompileError& error) {
     const std::string message = error.what();
     EXPECT_NE(message.find("undeclared_name_42"), std::string::npos) << message;
+    // Both backends name the source kernel.cpp and give line and column.
+    EXPECT_NE(message.find("kernel.cpp:1:"), std::string::npos) << message;
     EXPECT_NE(message.find("error"), std::string::npos) << message;
+    EXPECT_EQ(message.find("/tmp"), std::string::npos) << message;
   }
 }
 

@@ -4,6 +4,7 @@
 // interpreter's own execution engine so that the object can be cached on
 // disk and loaded later without clang (see orc_object_module.cpp).
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,22 @@ std::string clangToolchainIdentity() {
 }
 
 static std::string takeErrorMessage(llvm::Error error) { return llvm::toString(std::move(error)); }
+
+// The interpreter calls the source "input_line_0", included from "<<< inputs
+// >>>"; say "kernel.cpp" as the system-compiler backend does.
+static std::string tidyDiagnostics(const std::string& diagnostics) {
+  std::istringstream lines(diagnostics);
+  std::string line, tidy;
+  while (std::getline(lines, line)) {
+    if (line.starts_with("In file included from <<< inputs >>>")) continue;
+    if (line.starts_with("input_line_")) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) line = "kernel.cpp" + line.substr(colon);
+    }
+    tidy += line + "\n";
+  }
+  return tidy;
+}
 
 // Object-file code for the host CPU, as the system compiler would produce
 // with -O<n> -march=native -fPIC.
@@ -141,7 +158,7 @@ std::string buildObjectWithClang(const std::string& source, const CompileOptions
     if (!unit) {
       std::string message = takeErrorMessage(unit.takeError());
       diagnosticStream.flush();
-      throw CompileError(diagnostics.empty() ? message : diagnostics);
+      throw CompileError(diagnostics.empty() ? message : tidyDiagnostics(diagnostics));
     }
     if (!unit->TheModule) throw CompileError("tcc::jit: clang produced no code for the source");
     // The module lives in the interpreter's LLVM context, so it must go first

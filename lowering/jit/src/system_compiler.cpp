@@ -146,7 +146,10 @@ std::string buildSharedLibraryWithSystemCompiler(const std::string& source, cons
 
   int status = run(command, logPath);
   if (status != 0) {
+    // Name the source "kernel.cpp", not by its temporary path.
     std::string diagnostics = readFile(logPath);
+    const std::string folderPrefix = folder.path().string() + "/";
+    for (size_t at; (at = diagnostics.find(folderPrefix)) != std::string::npos;) diagnostics.erase(at, folderPrefix.size());
     throw CompileError(diagnostics.empty() ? "tcc::jit: the system compiler failed with status " + std::to_string(status)
                                            : diagnostics);
   }
