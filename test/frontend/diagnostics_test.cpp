@@ -77,6 +77,12 @@ TEST(SyntaxError, DeepNestingIsAnErrorNotACrash) {
   EXPECT_NE(onlyErrorOf(negations).find("nested too deeply"), std::string::npos);
 }
 
+TEST(SyntaxError, HugeExpressionIsAnErrorNotACrash) {
+  std::string text = "tensor a : dense\na = a";
+  for (int i = 0; i < 20000; ++i) text += " + a";
+  EXPECT_EQ(onlyErrorOf(text + "\n"), "2:40005: expression has more than 10000 operands");
+}
+
 // ---- declarations ------------------------------------------------------------
 
 TEST(SemanticError, UnknownFormat) {

@@ -21,6 +21,17 @@ const Node* asSingle(const syntax::Expression& expression) {
   return nullptr;
 }
 
+// The source position of an operand: its own node, or the expression it wraps.
+const syntax::x3::position_tagged& firstTagged(const syntax::Operand& operand) {
+  return boost::apply_visitor(
+      [](const auto& node) -> const syntax::x3::position_tagged& {
+        using Node = std::decay_t<decltype(node)>;
+        if constexpr (std::is_base_of_v<syntax::x3::position_tagged, Node>) return node;
+        else return node.get();
+      },
+      operand.get());
+}
+
 }  // namespace
 
 const syntax::Access* asAccess(const syntax::Expression& expression) {
@@ -52,6 +63,14 @@ std::optional<ir::IndexExpr> ExpressionBuilder::build(const syntax::Expression& 
 }
 
 std::optional<ir::IndexExpr> ExpressionBuilder::buildOperand(const syntax::Operand& operand) {
+  const bool wrapsExpression =
+      boost::get<syntax::x3::forward_ast<syntax::Expression>>(&operand.get()) != nullptr;
+  if (!wrapsExpression && ++operands_ > kMaxOperands) {
+    if (operands_ == kMaxOperands + 1)
+      context_.error(context_.positionOf(firstTagged(operand)),
+                     "expression has more than " + std::to_string(kMaxOperands) + " operands");
+    return std::nullopt;
+  }
   return boost::apply_visitor(
       [&](const auto& node) -> std::optional<ir::IndexExpr> {
         using Node = std::decay_t<decltype(node)>;

@@ -48,6 +48,11 @@ class ExpressionBuilder {
     std::string accessText;
   };
 
+  // IR passes recurse over expression trees; a bound on their size keeps
+  // absurd inputs from exhausting the stack later.
+  static constexpr int kMaxOperands = 10000;
+  int operands_ = 0;
+
   SemanticContext& context_;
   Mode mode_;
   ir::Datatype literalType_;
