@@ -118,3 +118,35 @@ TEST(ExampleData, BundledFilesReadAndMatchTheirGenerator) {
 
 }  // namespace
 }  // namespace tcc::rt
+
+#include "tcc/runtime/tensor_file.h"
+
+namespace tcc::rt {
+namespace {
+
+TEST(TensorFile, ExtensionChoosesTheFormat) {
+  test::TempDir dir;
+  Coo matrix = randomUniform({5, 7}, 0.3, 2);
+  writeTensorFile(dir.file("m.MTX"), matrix);
+  EXPECT_EQ(toMap(readTensorFile(dir.file("m.MTX"))), toMap(matrix));
+  EXPECT_EQ(toMap(readMatrixMarket(dir.file("m.MTX"))), toMap(matrix));
+  Coo tensor = randomUniform({3, 4, 5}, 0.3, 3);
+  writeTensorFile(dir.file("t.tns"), pack(tensor, TensorFormat::csf(3)));
+  EXPECT_EQ(toMap(readTensorFile(dir.file("t.tns"), {3, 4, 5})), toMap(tensor));
+  try {
+    readTensorFile(dir.file("m.MTX"), {5, 8});
+    FAIL();
+  } catch (const FileError& error) {
+    EXPECT_EQ(error.message(), "file holds a 5x7 matrix, but a 5x8 tensor is expected");
+  }
+  try {
+    writeTensorFile(dir.file("t.csv"), tensor);
+    FAIL();
+  } catch (const FileError& error) {
+    EXPECT_EQ(error.message(), "unknown tensor file type: expected a .mtx (Matrix Market) or .tns (FROSTT) file");
+  }
+  EXPECT_THROW(writeTensorFile(dir.file("t.mtx"), tensor), std::invalid_argument);  // order 3
+}
+
+}  // namespace
+}  // namespace tcc::rt
