@@ -14,11 +14,12 @@ namespace {
 
 using testing::Duplication;
 
-enum class PolicyId { Bucket, Hash, Coord, Map, Vector };
+enum class PolicyId { Bucket, ChainedBucket, Hash, Coord, Map, Vector };
 
 std::string nameOf(PolicyId policy) {
   switch (policy) {
     case PolicyId::Bucket: return "Bucket";
+    case PolicyId::ChainedBucket: return "ChainedBucket";
     case PolicyId::Hash: return "Hash";
     case PolicyId::Coord: return "Coord";
     case PolicyId::Map: return "Map";
@@ -41,6 +42,7 @@ template <int N>
 void checkPolicy(PolicyId policy, const testing::Stream<N>& stream, const WorkspaceOptions& options) {
   switch (policy) {
     case PolicyId::Bucket: return checkStream<BucketPolicy, N>(stream, options);
+    case PolicyId::ChainedBucket: return checkStream<ChainedBucketPolicy, N>(stream, options);
     case PolicyId::Hash: return checkStream<HashPolicy, N>(stream, options);
     case PolicyId::Coord: return checkStream<CoordPolicy, N>(stream, options);
     case PolicyId::Map: return checkStream<MapPolicy, N>(stream, options);
@@ -96,7 +98,7 @@ TEST_P(PolicyProperty, Order4MatchesMapReference) { sweepOrder<4>(); }
 
 INSTANTIATE_TEST_SUITE_P(
     AllPoliciesAndOptimizations, PolicyProperty,
-    ::testing::Combine(::testing::Values(PolicyId::Bucket, PolicyId::Hash, PolicyId::Coord,
+    ::testing::Combine(::testing::Values(PolicyId::Bucket, PolicyId::ChainedBucket, PolicyId::Hash, PolicyId::Coord,
                                          PolicyId::Map, PolicyId::Vector),
                        ::testing::Bool(), ::testing::Bool()),
     settingName);
