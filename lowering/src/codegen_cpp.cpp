@@ -164,7 +164,7 @@ class CppPrinter : public IRVisitor {
     }
     if (op->loopKind == LoopKind::Parallel) {
       indent();
-      out_ << "#pragma omp parallel for schedule(runtime)\n";
+      out_ << "#pragma omp parallel for schedule(dynamic, 16)\n";
     } else if (op->loopKind == LoopKind::Vectorized) {
       indent();
       out_ << "#pragma omp simd\n";

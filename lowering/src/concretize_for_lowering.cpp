@@ -73,14 +73,30 @@ std::string joinNames(const std::vector<IndexVar>& vars) {
   return text;
 }
 
-IndexStmt nest(const std::vector<IndexVar>& vars, IndexStmt body) {
-  for (auto it = vars.rbegin(); it != vars.rend(); ++it) body = ir::forall(*it, body);
+IndexStmt nest(const std::vector<IndexVar>& vars, IndexStmt body, const ScheduleRequest& request) {
+  for (auto it = vars.rbegin(); it != vars.rend(); ++it) {
+    auto attributes = request.loopAttributes.find(*it);
+    body = ir::forall(*it, body, attributes == request.loopAttributes.end() ? ir::ForallAttributes{} : attributes->second);
+  }
   return body;
+}
+
+// The default order with the requested variables permuted among the
+// positions they occupy.
+std::vector<IndexVar> applyReorder(const std::vector<IndexVar>& order, const std::vector<IndexVar>& reorder) {
+  std::vector<size_t> slots;
+  for (size_t p = 0; p < order.size(); ++p)
+    if (std::find(reorder.begin(), reorder.end(), order[p]) != reorder.end()) slots.push_back(p);
+  std::vector<IndexVar> result = order;
+  size_t next = 0;
+  for (const auto& var : reorder)
+    if (std::find(order.begin(), order.end(), var) != order.end()) result[slots[next++]] = var;
+  return result;
 }
 
 }  // namespace
 
-ConcretizedStatement concretizeForLowering(const IndexStmt& statement) {
+ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const ScheduleRequest& request) {
   if (ir::isConcrete(statement) && !ir::isEinsum(statement)) return {statement, {}, {"already concrete"}};
   const auto* assignment = statement.as<ir::AssignmentNode>();
   if (!assignment) throw LoweringError("expected one tensor assignment to compile");
@@ -112,6 +128,8 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement) {
     nestedSum = Finder::hasReduction(rhs);
   }
   if (nestedSum) {
+    if (!request.reorder.empty() || !request.loopAttributes.empty())
+      throw LoweringError("schedules of statements with nested sums are not supported yet");
     IndexStmt concrete = ir::concretize(statement);
     return {concrete, {}, {"a sum nested inside the expression is computed into a scalar temporary (where)"}};
   }
@@ -123,6 +141,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement) {
   // Preference: sparse output order, sparse inputs' orders, then the rest.
   std::vector<IndexVar> preference;
   Edges inputEdges, outputEdges;
+  std::map<std::pair<IndexVar, IndexVar>, std::string> edgeOwners;
   if (hasSparseLevel(output)) {
     appendUnique(preference, varsInStorageOrder(lhs));
     addChain(outputEdges, varsInStorageOrder(lhs));
@@ -131,6 +150,8 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement) {
     if (!hasSparseLevel(access.tensor())) continue;
     appendUnique(preference, varsInStorageOrder(access));
     addChain(inputEdges, varsInStorageOrder(access));
+    auto chain = varsInStorageOrder(access);
+    for (size_t l = 0; l + 1 < chain.size(); ++l) edgeOwners.emplace(std::make_pair(chain[l], chain[l + 1]), access.tensor().name());
   }
   if (output.order() > 0) appendUnique(preference, varsInStorageOrder(lhs));
   appendUnique(preference, reductionVars);
@@ -151,8 +172,21 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement) {
                         ") visits every sparse input's levels in storage order; convert one input to a format "
                         "whose mode order matches the others");
   }
-  decisions.push_back("loop order: " + joinNames(*order) +
-                      " (sparse tensors are iterated in storage order; the output's order is preferred)");
+  if (!request.reorder.empty()) {
+    order = applyReorder(*order, request.reorder);
+    for (const auto& edge : inputEdges) {
+      auto first = std::find(order->begin(), order->end(), edge.first);
+      auto second = std::find(order->begin(), order->end(), edge.second);
+      if (second < first)
+        throw LoweringError("reorder(" + joinNames(request.reorder) + ") visits " + edge.second.name() + " before " +
+                            edge.first.name() + ", but " + edgeOwners.at(edge) + " stores " + edge.first.name() +
+                            " above " + edge.second.name() + " and sparse levels are iterated in storage order");
+    }
+    decisions.push_back("loop order: " + joinNames(*order) + " (as reordered by the schedule)");
+  } else {
+    decisions.push_back("loop order: " + joinNames(*order) +
+                        " (sparse tensors are iterated in storage order; the output's order is preferred)");
+  }
 
   IndexStmt body = ir::AssignmentNode::make(lhs, rhs, !reductionVars.empty());
 
@@ -180,15 +214,15 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement) {
                           output.datatype());
       std::vector<IndexVar> outer(order->begin(), order->begin() + firstReduction);
       std::vector<IndexVar> producerVars(order->begin() + firstReduction, order->end());
-      IndexStmt producer = nest(producerVars, ir::AssignmentNode::make(workspace(j), rhs, true));
-      IndexStmt consumer = ir::forall(j, ir::AssignmentNode::make(lhs, IndexExpr(workspace(j)), false));
+      IndexStmt producer = nest(producerVars, ir::AssignmentNode::make(workspace(j), rhs, true), request);
+      IndexStmt consumer = nest({j}, ir::AssignmentNode::make(lhs, IndexExpr(workspace(j)), false), request);
       decisions.push_back("summing over " + (*order)[firstReduction].name() + " between " + output.name() +
                           "'s coordinates would append " + j.name() + " out of order: inserted dense workspace " +
                           workspace.name() + "(" + j.name() + ") with a list of touched coordinates (Gustavson)");
-      return {nest(outer, ir::where(consumer, producer)), *order, decisions};
+      return {nest(outer, ir::where(consumer, producer), request), *order, decisions};
     }
   }
-  return {nest(*order, body), *order, decisions};
+  return {nest(*order, body, request), *order, decisions};
 }
 
 }  // namespace tcc::lowering

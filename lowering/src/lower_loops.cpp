@@ -3,6 +3,7 @@
 
 #include "access_occurrences.h"
 #include "lowerer.h"
+#include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/ir/imperative_printer.h"
 #include "tcc/ir/index_rewriter.h"
@@ -154,6 +155,48 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   return loop;
 }
 
+void Lowerer::requireParallelizable(const ir::ForallNode* forall, bool condition, const std::string& reason) const {
+  if (condition) return;
+  const auto& attributes = forall->attributes;
+  throw LoweringError("parallelize(" + forall->indexVar.name() + ", " + ir::toString(attributes.parallelUnit) + ", " +
+                      ir::toString(attributes.outputRaceStrategy) + "): " + reason);
+}
+
+imp::LoopKind Lowerer::loopKindOf(const ir::ForallNode* forall) {
+  using ir::ParallelUnit;
+  const auto& attributes = forall->attributes;
+  switch (attributes.parallelUnit) {
+    case ParallelUnit::NotParallel: return imp::LoopKind::Serial;
+    case ParallelUnit::CPUVector: return imp::LoopKind::Vectorized;
+    case ParallelUnit::GPUBlock: case ParallelUnit::GPUWarp: case ParallelUnit::GPUThread:
+      requireParallelizable(forall, false, "GPU parallel units need the CUDA target");
+      break;
+    case ParallelUnit::CPUThread: case ParallelUnit::DefaultUnit: break;
+  }
+  using ir::OutputRaceStrategy;
+  requireParallelizable(forall, attributes.outputRaceStrategy == OutputRaceStrategy::NoRaces ||
+                                    attributes.outputRaceStrategy == OutputRaceStrategy::IgnoreRaces,
+                        "this race strategy is not supported yet; use NoRaces");
+  requireParallelizable(forall, !insideParallelLoop_, "loops nested in a parallel loop run serially");
+  const ir::IndexVar& var = forall->indexVar;
+  for (const auto* assignment : ir::assignmentsOf(forall->body)) {
+    const ir::TensorVar& output = assignment->lhs.tensor();
+    if (!isParameter(output)) {
+      requireParallelizable(forall, false, "workspace " + output.name() + " below it would be shared by all threads");
+    }
+    requireParallelizable(forall, output.order() > 0 && output.format().isAllDense(),
+                          "output " + output.name() + " is assembled through one shared append position; parallel "
+                          "assembly of sparse outputs is not supported yet");
+    const auto& indices = assignment->lhs.indices();
+    bool indexed = std::find(indices.begin(), indices.end(), var) != indices.end();
+    requireParallelizable(forall, indexed || attributes.outputRaceStrategy == OutputRaceStrategy::IgnoreRaces,
+                          var.name() + " is summed into " + output.name() +
+                              ", so iterations race on its entries; parallelize an index of the output");
+  }
+  usesOpenMP_ = true;
+  return imp::LoopKind::Parallel;
+}
+
 Stmt Lowerer::lowerLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
                         const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole) {
   auto byId = [&](int id) -> LevelIterator& {
@@ -174,7 +217,9 @@ Stmt Lowerer::lowerCase(const ir::ForallNode* forall, const LatticePoint& point,
   std::vector<Stmt> prologue, epilogue;
   for (const auto* assignment : ir::assignmentsOf(body)) {
     const auto* lhs = static_cast<const ir::AccessNode*>(assignment->lhs.get());
-    if (storageOf(lhs->tensor).isWorkspace || lhs->tensor.order() == 0) continue;
+    // Workspaces, scalars and all-dense outputs are located from their
+    // coordinates at the store; only assembled outputs track positions.
+    if (storageOf(lhs->tensor).isWorkspace || lhs->tensor.order() == 0 || lhs->tensor.format().isAllDense()) continue;
     int level = levelOfVar(lhs, var);
     if (level < 0) continue;
     auto pro = outputPrologue(lhs, level, coordinates_.at(var), assignment->accumulate);
@@ -272,6 +317,7 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
   Expr coordinate = freshVar(var.name(), imp::Type::int32());
   coordinates_[var] = coordinate;
 
+  imp::LoopKind kind = loopKindOf(forall);
   std::vector<Stmt> before, loopBody;
   std::vector<LevelIterator*> sparse;
   for (auto& it : iterators) {
@@ -302,6 +348,10 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     }
     present[it->id] = ops::eq(it->coord, coordinate);
   }
+  if (kind == imp::LoopKind::Parallel)
+    requireParallelizable(forall, sparse.empty(), "the loop merges sparse operands with cursors carried across iterations");
+  bool wasParallel = insideParallelLoop_;
+  insideParallelLoop_ = wasParallel || kind == imp::LoopKind::Parallel;
 
   // if / else-if over the lattice points, most operands first.
   Stmt cases;
@@ -326,10 +376,11 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     }
   }
   loopBody.push_back(cases);
+  insideParallelLoop_ = wasParallel;
   for (auto* it : sparse) loopBody.push_back(advance(*it, coordinate));
 
   before.push_back(imp::For::make(coordinate, ops::IntImm::make(0), dimensionOf(var), imp::Block::make(loopBody),
-                                  imp::LoopKind::Serial, "iterate " + var.name()));
+                                  kind, "iterate " + var.name()));
   return imp::Block::make(before);
 }
 
@@ -349,6 +400,9 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
     return ids;
   };
 
+  imp::LoopKind kind = loopKindOf(forall);
+  bool wasParallel = insideParallelLoop_;
+  insideParallelLoop_ = wasParallel || kind == imp::LoopKind::Parallel;
   std::vector<Stmt> stmts;
   for (auto& it : iterators) {
     if (it.locatable()) continue;
@@ -365,6 +419,7 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
       auto locate = locateDenseIterators(iterators, driver.coord);
       body.insert(body.end(), locate.begin(), locate.end());
       body.push_back(lowerCase(forall, lattice[0], sole));
+      insideParallelLoop_ = wasParallel;
       // The iterator's declared start becomes the loop's start.
       auto start = std::find_if(stmts.begin(), stmts.end(), [&](const Stmt& s) {
         const auto* declare = s.as<imp::Declare>();
@@ -372,7 +427,7 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
       });
       Expr begin = start->as<imp::Declare>()->init;
       stmts.erase(start);
-      Stmt loop = imp::For::make(driver.pos, begin, driver.end, imp::Block::make(body), imp::LoopKind::Serial,
+      Stmt loop = imp::For::make(driver.pos, begin, driver.end, imp::Block::make(body), kind,
                                  "iterate " + var.name() + " over " + driver.tensor.name() + "'s level " +
                                      std::to_string(driver.level + 1));
       stmts.push_back(loop);
@@ -380,6 +435,8 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
     }
   }
 
+  requireParallelizable(forall, kind != imp::LoopKind::Parallel,
+                        "co-iterating several sparse operands is a while-loop, which cannot be split among threads");
   std::vector<std::vector<int>> loopsEmitted;
   for (const auto& point : lattice) {
     std::vector<int> driving = sparseOf(point);

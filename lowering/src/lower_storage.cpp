@@ -96,6 +96,7 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   stmts.push_back(body);
   stmts.insert(stmts.end(), footer_.begin(), footer_.end());
   function.body = ops::simplify(imp::Block::make(stmts));
+  function.usesOpenMP = usesOpenMP_;
   return function;
 }
 

@@ -65,6 +65,10 @@ class Lowerer {
                                  const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole);
   imp::Stmt lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
                                    const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole);
+  // The loop kind a forall's attributes ask for, after checking that the
+  // loop can run that way (no races under NoRaces, no shared cursors).
+  imp::LoopKind loopKindOf(const ir::ForallNode* forall);
+  void requireParallelizable(const ir::ForallNode* forall, bool condition, const std::string& reason) const;
   // The statements for one lattice point, with the point's expression.
   imp::Stmt lowerCase(const ir::ForallNode* forall, const LatticePoint& point, const ir::AssignmentNode* sole);
   std::vector<imp::Stmt> locateDenseIterators(std::vector<LevelIterator>& iterators, const imp::Expr& coordinate);
@@ -106,6 +110,8 @@ class Lowerer {
   std::vector<imp::Stmt> header_, footer_;
   imp::Expr reductionTarget_;  // scalar temporary a reduction loop accumulates into
   int nextIteratorId_ = 0;
+  bool insideParallelLoop_ = false;
+  bool usesOpenMP_ = false;
 };
 
 // The assignment a forall nest ends in, when the body is nothing else.

@@ -19,13 +19,25 @@ rt::Coo realMatrix(const std::string& name) {
   return rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name);
 }
 
+namespace {
+std::string checkProgram(const Program& program, const std::map<std::string, rt::Coo>& inputs, double relativeTolerance);
+}  // namespace
+
 std::string expectMatchesReference(const KernelCheck& check) {
-  Program program = Program::fromStatements(check.statements, check.tensors);
+  return checkProgram(Program::fromStatements(check.statements, check.tensors), check.inputs, check.relativeTolerance);
+}
+
+std::string expectProgramMatchesReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs) {
+  return checkProgram(Program::fromText(dsl, "test.tc"), inputs, 1e-10);
+}
+
+namespace {
+std::string checkProgram(const Program& program, const std::map<std::string, rt::Coo>& inputs, double relativeTolerance) {
   Kernel kernel = compile(program);
 
   std::map<std::string, Tensor> bound;
   std::map<std::string, DenseArray> dense;
-  for (const auto& [name, coo] : check.inputs) {
+  for (const auto& [name, coo] : inputs) {
     const TensorVar* declared = program.syntax().findTensor(name);
     if (!declared) {
       ADD_FAILURE() << "no tensor " << name;
@@ -38,7 +50,7 @@ std::string expectMatchesReference(const KernelCheck& check) {
     dense.emplace(name, std::move(array));
   }
   auto outputs = kernel.run(bound);
-  auto expected = evaluate(check.statements, dense);
+  auto expected = evaluate(program.statements(), dense);
 
   for (const auto& [name, tensor] : outputs) {
     SCOPED_TRACE("output " + name + " (" + tensor.describe() + ")");
@@ -53,7 +65,7 @@ std::string expectMatchesReference(const KernelCheck& check) {
     for (double v : reference.values) scale = std::max(scale, std::abs(v));
     int mismatches = 0;
     for (size_t k = 0; k < actual.size() && mismatches < 5; ++k) {
-      double tolerance = check.relativeTolerance * std::max(1.0, scale);
+      double tolerance = relativeTolerance * std::max(1.0, scale);
       if (std::abs(actual[k] - reference.values[k]) > tolerance) {
         ++mismatches;
         ADD_FAILURE() << "entry " << k << ": got " << actual[k] << ", reference " << reference.values[k];
@@ -67,5 +79,6 @@ std::string expectMatchesReference(const KernelCheck& check) {
   }
   return kernel.source();
 }
+}  // namespace
 
 }  // namespace tcc::test

@@ -21,6 +21,8 @@ struct KernelCheck {
 // Returns the generated C++ (for tests that look at it); fails the current
 // test with a readable message on any mismatch.
 std::string expectMatchesReference(const KernelCheck& check);
+// Same for a DSL program (with its schedule); inputs by tensor name.
+std::string expectProgramMatchesReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs);
 
 // A seeded random sparse tensor with values in [-1, 1] \ {0}.
 rt::Coo randomSparse(std::vector<int32_t> dims, double density, uint64_t seed);

@@ -115,6 +115,7 @@ Kernel compile(const Program& program, const CompileOptions& options) {
   kernel.lowered_ = lowerProgram(program, options);
   jit::CompileOptions jitOptions;
   jitOptions.backend = options.backend;
+  for (const auto& statement : kernel.lowered_.statements) jitOptions.openmp |= statement.function.usesOpenMP;
   kernel.module_ = jit::compile(kernel.lowered_.cpp, jitOptions);
   for (const auto& statement : kernel.lowered_.statements)
     kernel.entryPoints_.push_back(kernel.module_->symbol(statement.function.name));

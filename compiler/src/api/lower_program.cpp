@@ -1,6 +1,7 @@
 // Program -> concrete index notation -> imperative IR -> C++, per statement.
 #include <unordered_map>
 
+#include "schedule_request.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/ir/index_replace.h"
@@ -22,7 +23,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       if (written.size() != 1) throw Error("a statement must write exactly one tensor");
       compiled.output = written[0];
       compiled.computedOutput = compiled.output;
-      auto concrete = lowering::concretizeForLowering(statement);
+      auto concrete = lowering::concretizeForLowering(statement, scheduleRequestFor(program.syntax(), statement));
       compiled.decisions = concrete.decisions;
       const Format& declared = compiled.output.format();
       if (compiled.output.order() > 0 && !lowering::isAssemblableOutputFormat(declared)) {

@@ -15,6 +15,7 @@
 // levels need a sparse workspace and are refused with a LoweringError.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,15 @@ struct ConcretizedStatement {
   std::vector<std::string> decisions;  // human-readable reasons, for `tcc explain`
 };
 
-ConcretizedStatement concretizeForLowering(const ir::IndexStmt& assignment);
+// What a schedule asks of the loop nest.
+struct ScheduleRequest {
+  // These variables take the positions they hold in the default order, in
+  // this relative order (TACO's reorder). Checked against sparse storage.
+  std::vector<ir::IndexVar> reorder;
+  // Attributes (parallel unit, race strategy, unroll) for the loop over a variable.
+  std::map<ir::IndexVar, ir::ForallAttributes> loopAttributes;
+};
+
+ConcretizedStatement concretizeForLowering(const ir::IndexStmt& assignment, const ScheduleRequest& request = {});
 
 }  // namespace tcc::lowering

@@ -1,0 +1,72 @@
+// The scheduling front: turns the checked schedule block of a program into
+// what the lowering stage applies to each statement. Commands it cannot
+// apply yet are refused at their source location, never silently ignored.
+#include <fstream>
+
+#include "schedule_request.h"
+#include "tcc/ir/index_queries.h"
+
+namespace tcc {
+
+namespace {
+
+std::string sourceLine(const frontend::SourceLocation& location) {
+  std::ifstream file(location.file);
+  std::string line;
+  for (int number = 1; number <= location.line && std::getline(file, line); ++number) {
+  }
+  return line;
+}
+
+[[noreturn]] void refuse(const frontend::ScheduleCommand& command, const std::string& message) {
+  throw frontend::DiagnosticError({frontend::Diagnostic{command.location, message, sourceLine(command.location)}});
+}
+
+std::optional<ir::ParallelUnit> parallelUnit(const std::string& name) {
+  using ir::ParallelUnit;
+  for (auto unit : {ParallelUnit::NotParallel, ParallelUnit::DefaultUnit, ParallelUnit::CPUThread,
+                    ParallelUnit::CPUVector, ParallelUnit::GPUBlock, ParallelUnit::GPUWarp, ParallelUnit::GPUThread})
+    if (ir::toString(unit) == name) return unit;
+  return std::nullopt;
+}
+
+std::optional<ir::OutputRaceStrategy> raceStrategy(const std::string& name) {
+  using ir::OutputRaceStrategy;
+  for (auto strategy : {OutputRaceStrategy::IgnoreRaces, OutputRaceStrategy::NoRaces, OutputRaceStrategy::Atomics,
+                        OutputRaceStrategy::Temporary, OutputRaceStrategy::ParallelReduction})
+    if (ir::toString(strategy) == name) return strategy;
+  return std::nullopt;
+}
+
+}  // namespace
+
+lowering::ScheduleRequest scheduleRequestFor(const frontend::Program& program, const ir::IndexStmt& statement) {
+  lowering::ScheduleRequest request;
+  auto vars = ir::indexVarsOf(statement);
+  auto findVar = [&](const std::string& name) -> std::optional<ir::IndexVar> {
+    for (const auto& var : vars)
+      if (var.name() == name) return var;
+    return std::nullopt;
+  };
+  for (const auto& command : program.schedule) {
+    if (command.name == "reorder") {
+      std::vector<ir::IndexVar> order;
+      for (const auto& argument : command.arguments)
+        if (auto var = findVar(argument.identifier)) order.push_back(*var);
+      if (order.size() > 1) request.reorder = order;
+    } else if (command.name == "parallelize") {
+      auto var = findVar(command.arguments.at(0).identifier);
+      if (!var) continue;
+      ir::ForallAttributes& attributes = request.loopAttributes[*var];
+      attributes.parallelUnit = parallelUnit(command.arguments.at(1).identifier).value();
+      attributes.outputRaceStrategy = raceStrategy(command.arguments.at(2).identifier).value();
+    } else {
+      refuse(command, "schedule command '" + command.name +
+                          "' is checked but not applied by this version of tcc; supported now: reorder, "
+                          "parallelize (CPU, NoRaces); workspaces are inserted automatically");
+    }
+  }
+  return request;
+}
+
+}  // namespace tcc

@@ -1,0 +1,12 @@
+// Internal to the library: the schedule of a program as lowering requests.
+#pragma once
+
+#include "tcc/frontend/program.h"
+#include "tcc/lowering/concretize_for_lowering.h"
+
+namespace tcc {
+
+// Throws frontend::DiagnosticError at the command for anything it cannot apply.
+lowering::ScheduleRequest scheduleRequestFor(const frontend::Program& program, const ir::IndexStmt& statement);
+
+}  // namespace tcc
