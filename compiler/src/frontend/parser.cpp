@@ -152,7 +152,7 @@ class TopLevelParser {
       char c = *position();
       if (c == '}') {
         ++position();
-        if (expectEndOfItem("expected the end of the line after the schedule block")) {}
+        expectEndOfItem("expected the end of the line after the schedule block");
         break;
       }
       if (c == ';' || c == ',') {

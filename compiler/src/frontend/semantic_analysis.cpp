@@ -70,8 +70,7 @@ class SemanticAnalysis {
  private:
   void analyze(const syntax::TensorDeclaration& declaration) {
     const std::string& name = declaration.name.name;
-    bool ok = checkNewName(declaration.name, "a tensor");
-    (void)ok;
+    checkNewName(declaration.name, "a tensor");
     std::vector<ir::Dimension> shape;
     if (declaration.dimensions) {
       for (const syntax::NameOrInteger& dimension : *declaration.dimensions) {
@@ -83,7 +82,6 @@ class SemanticAnalysis {
         std::optional<std::int64_t> size = integerValue(context_, integer);
         if (size && *size < 1) context_.error(integer, "a dimension size must be positive");
         if (!size || *size < 1) {
-          ok = false;
           shape.emplace_back();  // unknown, so later uses still type-check
           continue;
         }
@@ -95,7 +93,6 @@ class SemanticAnalysis {
     if (declaration.format) {
       std::optional<ir::Format> resolved = resolveFormat(context_, *declaration.format, order, name);
       if (resolved) format = *resolved;
-      ok = ok && resolved.has_value();
     }
     ir::Datatype type = ir::Datatype::Float64;
     if (declaration.elementType) {
@@ -106,7 +103,6 @@ class SemanticAnalysis {
         context_.error(*declaration.elementType,
                        "unknown element type '" + declaration.elementType->name +
                            "'; expected float64, float32, float16, int32 or int64");
-        ok = false;
       }
     }
     if (context_.tensors.count(name)) return;  // reported by checkNewName
