@@ -63,6 +63,9 @@ struct CompileOptions {
   jit::Backend backend = jit::isAvailable(jit::Backend::ClangInterpreter) ? jit::Backend::ClangInterpreter
                                                                          : jit::Backend::SystemCompiler;
   std::string functionPrefix = "tcc_kernel";
+  // Reuse machine code compiled before, in this process or (through the
+  // disk cache, see tcc/jit/kernel_cache.h) in an earlier one.
+  bool useKernelCache = true;
 };
 
 // What compilation made of one statement.
@@ -123,7 +126,7 @@ rt::ValueType toRuntimeType(ir::Datatype type);
 Tensor readTensor(const std::string& path, const Format& format, ir::Datatype type = ir::Datatype::Float64,
                   std::vector<int32_t> knownDims = {});
 Tensor readMatrixMarket(const std::string& path, const Format& format);
-// Writes .mtx (order <= 2) or .tns by the file's extension.
+// Writes .mtx (order 2) or .tns (any order) by the file's extension.
 void writeTensor(const std::string& path, const Tensor& tensor);
 
 }  // namespace tcc

@@ -1,7 +1,7 @@
 // Format and file conversions between the compiler's view and the runtime's.
 #include <algorithm>
 
-#include "tcc/runtime/frostt.h"
+#include "tcc/runtime/tensor_file.h"
 #include "tcc/tcc.h"
 
 namespace tcc {
@@ -31,44 +31,26 @@ rt::ValueType toRuntimeType(ir::Datatype type) {
   return rt::ValueType::Float64;
 }
 
-namespace {
-bool endsWith(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-}  // namespace
-
 Tensor readTensor(const std::string& path, const Format& format, ir::Datatype type, std::vector<int32_t> knownDims) {
-  // A .tns file has no header: dimensions known from declarations or other
-  // inputs win over the largest coordinate seen (0 marks an unknown one).
+  // Dimensions known from declarations or other inputs win over a .tns
+  // file's largest coordinate; 0 marks one that is not known.
   bool allKnown = !knownDims.empty() && std::all_of(knownDims.begin(), knownDims.end(), [](int32_t d) { return d > 0; });
-  rt::Coo coo = !endsWith(path, ".tns") ? rt::readMatrixMarket(path)
-                : allKnown             ? rt::readTns(path, knownDims)
-                                       : rt::readTns(path);
-  if (endsWith(path, ".tns") && !allKnown && knownDims.size() == coo.dims.size()) {
-    for (size_t mode = 0; mode < knownDims.size(); ++mode) {
-      if (knownDims[mode] <= 0) continue;
-      if (coo.dims[mode] > knownDims[mode])
-        throw Error(path + ": mode " + std::to_string(mode + 1) + " has coordinate " + std::to_string(coo.dims[mode]) +
-                    " beyond its size " + std::to_string(knownDims[mode]));
-      coo.dims[mode] = knownDims[mode];
-    }
-  }
+  rt::Coo coo = rt::readTensorFile(path, allKnown ? knownDims : std::vector<int32_t>{});
   if (coo.order() != format.order())
     throw Error(path + ": holds an order-" + std::to_string(coo.order()) + " tensor, but its format " +
                 format.toString() + " has " + std::to_string(format.order()) + " levels");
+  for (size_t mode = 0; mode < knownDims.size() && !allKnown; ++mode) {
+    if (knownDims[mode] <= 0) continue;
+    if (coo.dims[mode] > knownDims[mode])
+      throw Error("shape mismatch: " + path + " has coordinates up to " + std::to_string(coo.dims[mode]) +
+                  " in mode " + std::to_string(mode + 1) + ", whose size is " + std::to_string(knownDims[mode]));
+    coo.dims[mode] = knownDims[mode];
+  }
   return rt::pack(coo, toRuntimeFormat(format), toRuntimeType(type));
 }
 
-Tensor readMatrixMarket(const std::string& path, const Format& format) {
-  return readTensor(path, format);
-}
+Tensor readMatrixMarket(const std::string& path, const Format& format) { return readTensor(path, format); }
 
-void writeTensor(const std::string& path, const Tensor& tensor) {
-  if (endsWith(path, ".tns") || tensor.order() > 2 || tensor.order() == 0) {
-    rt::writeTns(path, tensor);
-  } else {
-    rt::writeMatrixMarket(path, tensor);
-  }
-}
+void writeTensor(const std::string& path, const Tensor& tensor) { rt::writeTensorFile(path, tensor); }
 
 }  // namespace tcc

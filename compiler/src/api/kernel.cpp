@@ -4,6 +4,7 @@
 
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
+#include "tcc/jit/kernel_cache.h"
 #include "tcc/tcc.h"
 
 namespace tcc {
@@ -116,7 +117,9 @@ Kernel compile(const Program& program, const CompileOptions& options) {
   jit::CompileOptions jitOptions;
   jitOptions.backend = options.backend;
   for (const auto& statement : kernel.lowered_.statements) jitOptions.openmp |= statement.function.usesOpenMP;
-  kernel.module_ = jit::compile(kernel.lowered_.cpp, jitOptions);
+  kernel.module_ = options.useKernelCache
+                       ? jit::KernelCache::shared().getOrCompile(kernel.lowered_.cpp, jitOptions, "tcc " TCC_VERSION)
+                       : jit::compile(kernel.lowered_.cpp, jitOptions);
   for (const auto& statement : kernel.lowered_.statements)
     kernel.entryPoints_.push_back(kernel.module_->symbol(statement.function.name));
   kernel.compileSeconds_ = std::chrono::duration<double>(Clock::now() - start).count();

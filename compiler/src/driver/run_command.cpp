@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "commands.h"
 #include "tcc/runtime/errors.h"
@@ -26,6 +27,17 @@ double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   size_t middle = values.size() / 2;
   return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+std::string formatDuration(double seconds) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(seconds < 1e-3 ? 1 : 3);
+  if (seconds < 1e-3) {
+    text << seconds * 1e6 << " us";
+  } else {
+    text << seconds * 1e3 << " ms";
+  }
+  return text.str();
 }
 
 void printEntries(const std::string& name, const Tensor& tensor) {
@@ -105,9 +117,8 @@ void addRunCommand(CLI::App& app) {
         std::cout << "\n";
       }
       if (options->time) {
-        std::cout << std::fixed << std::setprecision(3) << "compile: " << kernel.compileSeconds() * 1e3
-                  << " ms; run: " << median(result.seconds) * 1e3 << " ms (median of " << options->repeat
-                  << ")\n";
+        std::cout << "compile: " << formatDuration(kernel.compileSeconds()) << "; run: "
+                  << formatDuration(median(result.seconds)) << " (median of " << options->repeat << ")\n";
       }
       for (const auto& name : options->prints) {
         auto found = result.tensors.find(name);
