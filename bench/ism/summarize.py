@@ -75,6 +75,8 @@ def main(path):
                 n = f"{m}/{p}{v}"
                 cells.append(f"{best.get(n, float('nan')):.3g} / "
                              f"{counters.get(n, {}).get('peak_MiB', float('nan')):.1f}")
+            if f"{m}/{p}" not in best:
+                continue  # not in this run (filtered out)
             merges = int(counters.get(f"{m}/{p}", {}).get("merges", 0))
             out.append(f"| {m} | {p} | {merges} | " + " | ".join(cells) + " |")
     print("\n".join(out))
