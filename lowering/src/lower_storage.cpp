@@ -90,10 +90,28 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       if (!isParameter(tensor) && !storage_.count(tensor))
         declareWorkspace(tensor, sparseConsumer && tensor.order() == 1);
   }
-  Stmt body = lower(cin);
+  std::vector<Stmt> passes;
+  if (options_.separateAssembly) {
+    pass_ = OutputPass::Assemble;
+    passes.push_back(imp::Comment::make("assemble the sparse outputs: pos and crd"));
+    passes.push_back(lower(cin));
+    passes.push_back(imp::Comment::make("compute the values into exactly sized arrays"));
+    for (const auto& tensor : parameters_) {
+      const TensorStorage& storage = storageOf(tensor);
+      if (!storage.vals.defined() || !storage.isOutput || tensor.order() == 0 || tensor.format().isAllDense()) continue;
+      Expr count = storage.appendPosition[tensor.order() - 1];
+      passes.push_back(imp::Allocate::make(storage.vals, ops::max(count, int64Imm(1))));
+      for (const auto& append : storage.appendPosition)
+        if (append.defined()) passes.push_back(imp::Assign::make(append, int64Imm(0)));
+    }
+    pass_ = OutputPass::Compute;
+    passes.push_back(lower(cin));
+  } else {
+    passes.push_back(lower(cin));
+  }
   finishOutputs();
   std::vector<Stmt> stmts = header_;
-  stmts.push_back(body);
+  stmts.insert(stmts.end(), passes.begin(), passes.end());
   stmts.insert(stmts.end(), footer_.begin(), footer_.end());
   function.body = ops::simplify(imp::Block::make(stmts));
   function.usesOpenMP = usesOpenMP_;
@@ -165,7 +183,8 @@ void Lowerer::declareTensor(const ir::TensorVar& tensor, bool isOutput) {
   storage.vals = freshVar(tensor.name() + "_vals", valuePointer);
   if (assembled) {
     header_.push_back(imp::Declare::make(storage.vals, Expr()));
-    header_.push_back(imp::Allocate::make(storage.vals, storage.crdCapacity[format.order() - 1]));
+    if (!options_.separateAssembly)
+      header_.push_back(imp::Allocate::make(storage.vals, storage.crdCapacity[format.order() - 1]));
   } else {
     header_.push_back(imp::Declare::make(
         storage.vals, imp::TensorProperty::make(tensor.name(), imp::TensorField::Vals, 0, valueType(tensor))));
@@ -321,6 +340,8 @@ Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accum
     return accumulate ? imp::Assign::makeCompound(imp::BinaryOp::Add, storage.scalar, value)
                       : imp::Assign::make(storage.scalar, value);
   }
+  if (pass_ == OutputPass::Assemble && storage.isOutput && !lhs->tensor.format().isAllDense())
+    return imp::Block::make({});  // values come in the compute pass
   Expr position = positionOf(lhs);
   Stmt write = imp::Store::make(storage.vals, position, value, accumulate);
   if (!storage.list.defined()) return write;
@@ -350,9 +371,12 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
   Expr append = storage.appendPosition[level];
   positions_[lhs][level] = append;
   if (level == format.order() - 1) {
-    std::vector<Stmt> stmts{growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level], storage.vals}),
-                            imp::Store::make(storage.crd[level], append, coordinate)};
-    if (accumulating)
+    std::vector<Stmt> stmts;
+    if (pass_ == OutputPass::Fused)
+      stmts.push_back(growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level], storage.vals}));
+    if (pass_ == OutputPass::Assemble) stmts.push_back(growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level]}));
+    if (pass_ != OutputPass::Compute) stmts.push_back(imp::Store::make(storage.crd[level], append, coordinate));
+    if (accumulating && pass_ != OutputPass::Assemble)
       stmts.push_back(imp::Store::make(storage.vals, append, ops::cast(valueType(lhs->tensor), ops::FloatImm::make(0.0))));
     return stmts;
   }
@@ -367,13 +391,16 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
   bool last = level == format.order() - 1;
   Expr position = positions_[lhs].at(level);
   if (format.level(level).isDense()) {
-    if (last || format.level(level + 1).isDense()) return {};
+    if (last || format.level(level + 1).isDense() || pass_ == OutputPass::Compute) return {};
     return {imp::Store::make(storage.pos[level + 1], ops::add(position, int64Imm(1)), storage.appendPosition[level + 1])};
   }
   Expr append = storage.appendPosition[level];
   if (last) return {imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1))};
   // Record this coordinate only if its segment below received entries.
   Expr childAppend = storage.appendPosition[level + 1];
+  Expr nonEmpty = ops::gt(childAppend, segmentBegins_.at({lhs, level}));
+  if (pass_ == OutputPass::Compute)
+    return {imp::If::make(nonEmpty, imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)))};
   Stmt record = imp::Block::make({
       growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level]}),
       imp::Store::make(storage.crd[level], append, coordinate),
@@ -381,7 +408,7 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
       imp::Store::make(storage.pos[level + 1], ops::add(append, int64Imm(1)), childAppend),
       imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)),
   });
-  return {imp::If::make(ops::gt(childAppend, segmentBegins_.at({lhs, level})), record)};
+  return {imp::If::make(nonEmpty, record)};
 }
 
 Stmt Lowerer::growIfNeeded(const Expr& capacity, const Expr& index, const std::vector<Expr>& arrays) {

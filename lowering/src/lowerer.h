@@ -48,6 +48,13 @@ struct TensorStorage {
   imp::Expr scalar;  // order-0 workspace
 };
 
+// Which parts of an assembled (sparse) output a lowering pass writes.
+enum class OutputPass {
+  Fused,     // coordinates and values together, growing arrays as needed
+  Assemble,  // pos and crd only
+  Compute,   // values only, into arrays the assemble pass sized
+};
+
 class Lowerer {
  public:
   Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options);
@@ -112,6 +119,7 @@ class Lowerer {
   int nextIteratorId_ = 0;
   bool insideParallelLoop_ = false;
   bool usesOpenMP_ = false;
+  OutputPass pass_ = OutputPass::Fused;
 };
 
 // The assignment a forall nest ends in, when the body is nothing else.

@@ -84,3 +84,49 @@ TEST(Schedule, CommandsNotAppliedYetAreRefusedAtTheirLocation) {
 
 }  // namespace
 }  // namespace tcc::test
+
+namespace tcc::test {
+namespace {
+
+class SeparateAssembly : public ::testing::TestWithParam<std::string> {};
+
+// assemble(A, Append, true): pos/crd in one pass, values in a second.
+TEST_P(SeparateAssembly, MatchesReference) {
+  std::string format = GetParam();
+  expectProgramMatchesReference("tensor A(I, J) : " + format + R"(
+tensor B(I, K) : csr
+tensor C(K, J) : csr
+A(i,j) = B(i,k) * C(k,j)
+schedule { assemble(A, Append, true) }
+)",
+                                {{"B", randomSparse({40, 30}, 0.1, 7)}, {"C", randomSparse({30, 35}, 0.1, 8)}});
+  expectProgramMatchesReference("tensor A(I, J) : " + format + R"(
+tensor B(I, J) : csr
+tensor C(I, J) : dcsr
+A(i,j) = B(i,j) + C(i,j)
+schedule { assemble(A, Append, true) }
+)",
+                                {{"B", randomSparse({25, 30}, 0.15, 9)}, {"C", randomSparse({25, 30}, 0.15, 10)}});
+  expectProgramMatchesReference("tensor A(I, J) : " + format + R"(
+tensor B(I, J) : csr
+tensor C(I, K) : dense
+tensor D(K, J) : dense
+A(i,j) = B(i,j) * C(i,k) * D(k,j)
+schedule { assemble(A, Append, true) }
+)",
+                                {{"B", randomSparse({20, 24}, 0.1, 11)}, {"C", randomDense({20, 5}, 12)},
+                                 {"D", randomDense({5, 24}, 13)}});
+}
+INSTANTIATE_TEST_SUITE_P(Formats, SeparateAssembly, ::testing::Values("csr", "dcsr", "coo"));
+
+TEST(SeparateAssembly, InsertStrategyIsRefused) {
+  std::string message = errorOf(withSchedule(R"(
+tensor A(I, J) : csr
+tensor B(I, J) : csr
+A(i,j) = B(i,j)
+)", "assemble(A, Insert)"));
+  EXPECT_NE(message.find("assemble(..., Insert)"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace tcc::test

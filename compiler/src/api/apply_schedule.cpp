@@ -60,10 +60,15 @@ lowering::ScheduleRequest scheduleRequestFor(const frontend::Program& program, c
       ir::ForallAttributes& attributes = request.loopAttributes[*var];
       attributes.parallelUnit = parallelUnit(command.arguments.at(1).identifier).value();
       attributes.outputRaceStrategy = raceStrategy(command.arguments.at(2).identifier).value();
+    } else if (command.name == "assemble") {
+      if (command.arguments.at(1).identifier != "Append")
+        refuse(command, "assemble(..., Insert) needs insertion into sparse levels, which tcc does not support yet");
+      bool separate = command.arguments.size() > 2 && command.arguments[2].identifier == "true";
+      if (separate) request.separatelyAssembled.push_back(command.arguments.at(0).identifier);
     } else {
       refuse(command, "schedule command '" + command.name +
                           "' is checked but not applied by this version of tcc; supported now: reorder, "
-                          "parallelize (CPU, NoRaces); workspaces are inserted automatically");
+                          "parallelize (CPU, NoRaces), assemble (Append); workspaces are inserted automatically");
     }
   }
   return request;

@@ -23,7 +23,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       if (written.size() != 1) throw Error("a statement must write exactly one tensor");
       compiled.output = written[0];
       compiled.computedOutput = compiled.output;
-      auto concrete = lowering::concretizeForLowering(statement, scheduleRequestFor(program.syntax(), statement));
+      lowering::ScheduleRequest request = scheduleRequestFor(program.syntax(), statement);
+      auto concrete = lowering::concretizeForLowering(statement, request);
       compiled.decisions = concrete.decisions;
       const Format& declared = compiled.output.format();
       if (compiled.output.order() > 0 && !lowering::isAssemblableOutputFormat(declared)) {
@@ -43,6 +44,11 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       }
       lowering::LowerOptions lowerOptions;
       lowerOptions.functionName = options.functionPrefix + "_" + std::to_string(index);
+      const auto& separate = request.separatelyAssembled;
+      lowerOptions.separateAssembly =
+          std::find(separate.begin(), separate.end(), compiled.output.name()) != separate.end();
+      if (lowerOptions.separateAssembly)
+        compiled.decisions.push_back(compiled.output.name() + " is assembled in a pass of its own, then computed");
       compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
       functions.push_back(compiled.function);
       lowered.statements.push_back(std::move(compiled));

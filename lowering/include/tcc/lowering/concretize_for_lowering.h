@@ -36,6 +36,8 @@ struct ScheduleRequest {
   std::vector<ir::IndexVar> reorder;
   // Attributes (parallel unit, race strategy, unroll) for the loop over a variable.
   std::map<ir::IndexVar, ir::ForallAttributes> loopAttributes;
+  // Outputs assembled in a pass of their own before the values are computed.
+  std::vector<std::string> separatelyAssembled;
 };
 
 ConcretizedStatement concretizeForLowering(const ir::IndexStmt& assignment, const ScheduleRequest& request = {});

@@ -30,6 +30,10 @@ class LoweringError : public std::runtime_error {
 
 struct LowerOptions {
   std::string functionName = "compute";
+  // Assemble sparse outputs in a pass of their own (pos and crd only), then
+  // compute the values into arrays of the exact size, instead of assembling
+  // while computing.
+  bool separateAssembly = false;
 };
 
 // `parameters` lists the kernel's tensors in the order the entry point
