@@ -81,13 +81,23 @@ TEST(Driver, CompileEmitsConcreteIndexNotation) {
       << result.out;
 }
 
-TEST(Driver, ExplainPrintsFormatsAndConcreteIndexNotation) {
-  Result result = runTcc("explain '" + writeProgram("explain.tc", kSpGEMM) + "'");
+TEST(Driver, ExplainPrintsFormatsConcreteIndexNotationAndDecisions) {
+  const char* gustavson = "tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\n"
+                          "A(i,j) = B(i,k) * C(k,j)\n";
+  Result result = runTcc("explain '" + writeProgram("explain.tc", gustavson) + "'");
   EXPECT_EQ(result.exitCode, 0) << result.err;
-  EXPECT_NE(result.out.find("B(I, K) : {dense, compressed} order (1,0) of float64"),
-            std::string::npos)
+  EXPECT_NE(result.out.find("B(I, K) : {dense, compressed} of float64"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("forall(i, where("), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("inserted dense workspace w_A(j)"), std::string::npos) << result.out;
+}
+
+TEST(Driver, ExplainSaysWhyAnOuterProductIsRefused) {
+  // Outer-product SpGEMM scatters across A's rows: it needs a sparse workspace.
+  Result result = runTcc("explain '" + writeProgram("outer.tc", kSpGEMM) + "'");
+  EXPECT_EQ(result.exitCode, 1);
+  EXPECT_NE(result.out.find("B(I, K) : {dense, compressed} order (1,0) of float64"), std::string::npos)
       << result.out;
-  EXPECT_NE(result.out.find("forall("), std::string::npos) << result.out;
+  EXPECT_NE(result.err.find("sparse workspace"), std::string::npos) << result.err;
 }
 
 TEST(Driver, UsageErrorsExitTwo) {

@@ -1,28 +1,39 @@
-// tcc explain FILE: the tensors with their formats, then each statement in
-// concrete index notation.
+// tcc explain FILE: the tensors with their formats, then for each statement
+// its concrete index notation and the decisions lowering made (loop order,
+// workspaces, format conversions) with their reasons.
 #include <iostream>
 
 #include "commands.h"
-#include "tcc/ir/concretize.h"
 #include "tcc/ir/index_printer.h"
+#include "tcc/tcc.h"
 
 namespace tcc::driver {
 
 void addExplainCommand(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   auto* command = app.add_subcommand(
-      "explain", "Explain how a DSL file is compiled: tensor formats and concrete index notation");
+      "explain", "Explain how a DSL file is compiled: formats, concrete index notation, loop order and workspaces");
   command->add_option("FILE", *path, "DSL file (.tc)")->required();
   command->callback([path] {
-    frontend::Program program = loadProgramOrExit(*path);
+    Program program = Program::fromSyntax(loadProgramOrExit(*path));
     std::cout << "tensors:\n";
-    for (const ir::TensorVar& tensor : program.tensors)
+    for (const ir::TensorVar& tensor : program.tensors())
       std::cout << "  " << ir::declarationString(tensor) << "\n";
-    for (size_t index = 0; index < program.statements.size(); ++index) {
-      const ir::IndexStmt& statement = program.statements[index];
-      std::cout << "statement " << index + 1 << ": " << ir::toString(statement) << "\n"
-                << "  concrete index notation: " << ir::toString(ir::concretize(statement))
-                << "\n";
+    Lowered lowered;
+    try {
+      lowered = lowerProgram(program);
+    } catch (const frontend::DiagnosticError& error) {
+      std::cerr << error.what();
+      throw CLI::RuntimeError(kExitUserError);
+    } catch (const std::exception& error) {
+      std::cerr << *path << ": error: " << error.what() << "\n";
+      throw CLI::RuntimeError(kExitUserError);
+    }
+    for (size_t index = 0; index < lowered.statements.size(); ++index) {
+      const CompiledStatement& statement = lowered.statements[index];
+      std::cout << "statement " << index + 1 << ": " << ir::toString(program.statements()[index]) << "\n"
+                << "  concrete index notation: " << ir::toString(statement.concrete) << "\n";
+      for (const auto& decision : statement.decisions) std::cout << "  - " << decision << "\n";
     }
   });
 }
