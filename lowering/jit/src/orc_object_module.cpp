@@ -81,7 +81,7 @@ std::shared_ptr<const Module> loadObjectWithOrc(const std::string& objectBytes, 
                  .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
                  .create();
   if (!jit) throw CompileError("tcc::jit: cannot start ORC: " + errorText(jit.takeError()));
-  // Link errors (such as unresolved symbols) go to the session's reporter;
+  // Link errors (such as unresolved symbols) go to ORC's error reporter;
   // collect them for the CompileError instead of printing them.
   auto linkErrors = std::make_shared<LinkErrors>();
   (*jit)->getExecutionSession().setErrorReporter([linkErrors](llvm::Error error) {
