@@ -93,11 +93,16 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
                                 [&](const ir::IndexVar& v) { return coordinates_.count(v) > 0; });
     if (!varOnLhs && lhsBound) {
       Expr temporary = freshVar("t" + sole->lhs.tensor().name(), valueType(sole->lhs.tensor()));
+      // With no summed variable outside, this is the entry's only
+      // contribution: store it instead of adding it.
+      bool onlyContribution = std::all_of(coordinates_.begin(), coordinates_.end(), [&](const auto& bound) {
+        return std::find(lhsVars.begin(), lhsVars.end(), bound.first) != lhsVars.end();
+      });
       reductionTarget_ = temporary;
       Stmt loop = lowerForall(forall);
       reductionTarget_ = Expr();
       return imp::Block::make({imp::Declare::make(temporary, ops::cast(temporary.type(), ops::FloatImm::make(0.0))),
-                               loop, store(sole, temporary, true)});
+                               loop, store(sole, temporary, !onlyContribution)});
     }
   }
 
@@ -256,8 +261,9 @@ std::vector<Stmt> Lowerer::initializeSparseIterator(LevelIterator& it) {
   if (it.workspaceList) {
     begin = ops::IntImm::make(0, imp::Type::int64());
     end = storage.listSize;
-    stmts.push_back(imp::Evaluate::make(
-        imp::Call::make("tcc_sort_coordinates", {storage.list, storage.listSize}, imp::Type::void_())));
+    stmts.push_back(imp::Evaluate::make(imp::Call::make(
+        "tcc_order_touched", {storage.list, storage.listSize, storage.flags, ops::cast(imp::Type::int64(), storage.dims[0])},
+        imp::Type::void_())));
   } else if (it.format.kind == ir::LevelKind::Compressed) {
     Expr parent = parentPosition(it.access, it.level);
     begin = imp::Load::make(storage.pos[it.level], parent);

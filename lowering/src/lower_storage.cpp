@@ -56,7 +56,7 @@ ir::Format nearestAssemblableFormat(const ir::Format& format) {
 Lowerer::Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options)
     : parameters_(std::move(parameters)), options_(std::move(options)) {
   for (const char* reserved : {"malloc", "calloc", "realloc", "free", "memset", "memcpy", "tcc_min", "tcc_max",
-                               "tcc_sort_coordinates", "tcc_tensors", "tcc_tensor", "int", "for", "while", "if",
+                               "tcc_sort_coordinates", "tcc_order_touched", "tcc_tensors", "tcc_tensor", "int", "for", "while", "if",
                                "else", "do", "double", "float", "bool", "char", "long", "short", "return", "break",
                                "case", "switch", "new", "delete", "this", "true", "false", "auto", "const"})
     usedNames_.insert(reserved);

@@ -46,6 +46,18 @@ static void tcc_sort_coordinates(int32_t* a, int64_t n) {
     a[j + 1] = v;
   }
 }
+
+// Puts the coordinates a workspace touched in order: by sorting the list
+// when it is short, by scanning the touched flags when n log n would cost
+// more than the dimension.
+static void tcc_order_touched(int32_t* list, int64_t n, const bool* touched, int64_t dimension) {
+  int64_t log2n = 1;
+  while ((1LL << log2n) < n) log2n++;
+  if (n * log2n <= dimension) { tcc_sort_coordinates(list, n); return; }
+  int64_t k = 0;
+  for (int64_t c = 0; c < dimension; c++)
+    if (touched[c]) list[k++] = (int32_t)c;
+}
 )tcc";
 
 }  // namespace
