@@ -4,6 +4,7 @@
 
 #include "access_occurrences.h"
 #include "lowerer.h"
+#include "tcc/ir/imperative_dead_code.h"
 #include "tcc/ir/imperative_ops.h"
 #include "tcc/ir/index_queries.h"
 
@@ -113,7 +114,7 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   std::vector<Stmt> stmts = header_;
   stmts.insert(stmts.end(), passes.begin(), passes.end());
   stmts.insert(stmts.end(), footer_.begin(), footer_.end());
-  function.body = ops::simplify(imp::Block::make(stmts));
+  function.body = imp::removeUnusedDeclarations(ops::simplify(imp::Block::make(stmts)));
   function.usesOpenMP = usesOpenMP_;
   return function;
 }

@@ -26,7 +26,7 @@ template <typename T> static inline T tcc_max(T a, T b) { return a < b ? b : a; 
 
 // Sorts n coordinates in place: insertion sort for short runs, otherwise an
 // in-place quicksort with median-of-three pivots.
-static void tcc_sort_coordinates(int32_t* a, int64_t n) {
+static inline void tcc_sort_coordinates(int32_t* a, int64_t n) {
   while (n > 16) {
     int32_t x = a[0], y = a[n / 2], z = a[n - 1];
     int32_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
@@ -50,7 +50,7 @@ static void tcc_sort_coordinates(int32_t* a, int64_t n) {
 // Puts the coordinates a workspace touched in order: by sorting the list
 // when it is short, by scanning the touched flags when n log n would cost
 // more than the dimension.
-static void tcc_order_touched(int32_t* list, int64_t n, const bool* touched, int64_t dimension) {
+static inline void tcc_order_touched(int32_t* list, int64_t n, const bool* touched, int64_t dimension) {
   int64_t log2n = 1;
   while ((1LL << log2n) < n) log2n++;
   if (n * log2n <= dimension) { tcc_sort_coordinates(list, n); return; }
