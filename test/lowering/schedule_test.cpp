@@ -130,3 +130,14 @@ A(i,j) = B(i,j)
 
 }  // namespace
 }  // namespace tcc::test
+
+namespace tcc::test {
+namespace {
+
+TEST(Target, CudaIsRefusedAtTheTargetLine) {
+  std::string message = errorOf(std::string("target cuda(sm_90)\n") + kSpmv);
+  EXPECT_NE(message.find("test.tc:1:1: error: the CUDA backend is not available"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace tcc::test

@@ -74,4 +74,10 @@ lowering::ScheduleRequest scheduleRequestFor(const frontend::Program& program, c
   return request;
 }
 
+void refuseCudaTarget(const frontend::TargetSpec& target) {
+  throw frontend::DiagnosticError({frontend::Diagnostic{
+      target.location, "the CUDA backend is not available in this version of tcc; use `target cpu`",
+      sourceLine(target.location)}});
+}
+
 }  // namespace tcc

@@ -13,6 +13,8 @@
 namespace tcc {
 
 Lowered lowerProgram(const Program& program, const CompileOptions& options) {
+  if (const auto& target = program.syntax().target; target && target->target == frontend::Target::Cuda)
+    refuseCudaTarget(*target);
   Lowered lowered;
   std::vector<ir::imp::Function> functions;
   for (size_t index = 0; index < program.statements().size(); ++index) {

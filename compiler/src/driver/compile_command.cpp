@@ -58,6 +58,9 @@ void addCompileCommand(CLI::App& app) {
     std::string text;
     try {
       text = render(lowerProgram(program), options->emit);
+    } catch (const frontend::DiagnosticError& error) {
+      std::cerr << error.what();
+      throw CLI::RuntimeError(kExitUserError);
     } catch (const std::exception& error) {
       std::cerr << options->path << ": error: " << error.what() << "\n";
       throw CLI::RuntimeError(kExitUserError);
