@@ -141,3 +141,14 @@ TEST(Target, CudaIsRefusedAtTheTargetLine) {
 
 }  // namespace
 }  // namespace tcc::test
+
+namespace tcc::test {
+namespace {
+
+TEST(Statements, AnInPlaceUpdateIsRefusedNotMiscompiled) {
+  std::string message = errorOf("tensor A(I, J) : csr\ntensor B(I, J) : csr\nA(i,j) = A(i,j) + B(i,j)\n");
+  EXPECT_NE(message.find("A is both read and written by this statement"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace tcc::test

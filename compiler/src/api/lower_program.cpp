@@ -24,6 +24,10 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       auto written = ir::tensorsWritten(statement);
       if (written.size() != 1) throw Error("a statement must write exactly one tensor");
       compiled.output = written[0];
+      auto read = ir::tensorsRead(statement);
+      if (std::find(read.begin(), read.end(), compiled.output) != read.end())
+        throw Error(compiled.output.name() + " is both read and written by this statement; in-place updates are not "
+                    "supported yet: write the result to a new tensor");
       compiled.computedOutput = compiled.output;
       lowering::ScheduleRequest request = scheduleRequestFor(program.syntax(), statement);
       auto concrete = lowering::concretizeForLowering(statement, request);
