@@ -152,3 +152,28 @@ TEST(Statements, AnInPlaceUpdateIsRefusedNotMiscompiled) {
 
 }  // namespace
 }  // namespace tcc::test
+
+namespace tcc::test {
+namespace {
+
+TEST(Shapes, AnOutputDeclaredSmallerThanItsIndexRangeIsAMismatch) {
+  // The DSL rejects this statically; the C++ builder reaches the run-time check.
+  ir::IndexVar i("i"), j("j");
+  TensorVar y("y", {5}, Format::denseOfOrder(1)), A("A", {"I", "J"}, Format::csr()),
+      x("x", {"J"}, Format::denseOfOrder(1));
+  Program program = Program::fromStatements({y(i) = A(i, j) * x(j)}, {y, A, x});
+  Kernel kernel = compile(program);
+  std::map<std::string, Tensor> inputs{
+      {"A", rt::pack(randomSparse({7, 4}, 0.5, 1), toRuntimeFormat(Format::csr()))},
+      {"x", rt::pack(randomDense({4}, 2), toRuntimeFormat(Format::denseOfOrder(1)))}};
+  try {
+    kernel.run(inputs);
+    FAIL() << "expected a shape mismatch";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("shape mismatch: index i ranges over 7 in A mode 1 but y mode 1 has 5"),
+              std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace tcc::test

@@ -75,6 +75,10 @@ class ShapeBinder {
         throw Error("cannot tell the size of " + modeName(tensor, mode) + ": declare it or bind a tensor that uses " +
                     lhs.indices()[mode].name());
       }
+      if (fromIndex != indexSizes_.end() && fromIndex->second.first != dims.back())
+        throw Error("shape mismatch: index " + lhs.indices()[mode].name() + " ranges over " +
+                    std::to_string(fromIndex->second.first) + " in " + fromIndex->second.second + " but " +
+                    modeName(tensor, mode) + " has " + std::to_string(dims.back()));
     }
     return dims;
   }
