@@ -33,4 +33,17 @@ inline std::vector<const ir::WhereNode*> whereStatements(const ir::IndexStmt& st
   return collector.found;
 }
 
+inline std::vector<const ir::SuchThatNode*> suchThatStatements(const ir::IndexStmt& stmt) {
+  struct Collector : ir::IndexNotationVisitor {
+    std::vector<const ir::SuchThatNode*> found;
+    using ir::IndexNotationVisitor::visit;
+    void visit(const ir::SuchThatNode* node) override {
+      found.push_back(node);
+      ir::IndexNotationVisitor::visit(node);
+    }
+  } collector;
+  collector.walk(stmt);
+  return collector.found;
+}
+
 }  // namespace tcc::lowering

@@ -172,11 +172,27 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
                         ") visits every sparse input's levels in storage order; convert one input to a format "
                         "whose mode order matches the others");
   }
+  std::vector<ir::ProvenanceRelation> relations;
+  for (const auto& split : request.splits) {
+    auto parent = std::find(order->begin(), order->end(), split.parent);
+    if (parent == order->end()) continue;
+    *parent = split.inner;
+    order->insert(parent, split.outer);
+    relations.push_back(split);
+    decisions.push_back("split " + split.parent.name() + " into " + split.outer.name() + " * " +
+                        std::to_string(split.factor) + " + " + split.inner.name());
+  }
   if (!request.reorder.empty()) {
     order = applyReorder(*order, request.reorder);
+    // A split variable stands where its outer loop is.
+    auto positionOf = [&](const IndexVar& var) {
+      for (const auto& split : request.splits)
+        if (split.parent == var) return std::find(order->begin(), order->end(), split.outer);
+      return std::find(order->begin(), order->end(), var);
+    };
     for (const auto& edge : inputEdges) {
-      auto first = std::find(order->begin(), order->end(), edge.first);
-      auto second = std::find(order->begin(), order->end(), edge.second);
+      auto first = positionOf(edge.first);
+      auto second = positionOf(edge.second);
       if (second < first)
         throw LoweringError("reorder(" + joinNames(request.reorder) + ") visits " + edge.second.name() + " before " +
                             edge.first.name() + ", but " + edgeOwners.at(edge) + " stores " + edge.first.name() +
@@ -195,13 +211,18 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   if (hasSparseLevel(output)) {
     auto outputVars = varsInStorageOrder(lhs);
     size_t firstReduction = order->size();
+    auto parentOf = [&](const IndexVar& var) {
+      for (const auto& split : request.splits)
+        if (split.outer == var || split.inner == var) return split.parent;
+      return var;
+    };
     for (size_t p = 0; p < order->size(); ++p) {
-      bool isOutputVar = std::find(outputVars.begin(), outputVars.end(), (*order)[p]) != outputVars.end();
+      bool isOutputVar = std::find(outputVars.begin(), outputVars.end(), parentOf((*order)[p])) != outputVars.end();
       if (!isOutputVar) { firstReduction = p; break; }
     }
     std::vector<IndexVar> trailing;
     for (size_t p = firstReduction; p < order->size(); ++p)
-      if (std::find(outputVars.begin(), outputVars.end(), (*order)[p]) != outputVars.end())
+      if (std::find(outputVars.begin(), outputVars.end(), parentOf((*order)[p])) != outputVars.end())
         trailing.push_back((*order)[p]);
     if (!trailing.empty()) {
       if (trailing.size() != 1 || !(trailing.back() == outputVars.back()))
@@ -219,10 +240,13 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
       decisions.push_back("summing over " + (*order)[firstReduction].name() + " between " + output.name() +
                           "'s coordinates would append " + j.name() + " out of order: inserted dense workspace " +
                           workspace.name() + "(" + j.name() + ") with a list of touched coordinates (Gustavson)");
+      if (!relations.empty()) throw LoweringError("split of a statement that needs a workspace is not supported yet");
       return {nest(outer, ir::where(consumer, producer), request), *order, decisions};
     }
   }
-  return {nest(*order, body, request), *order, decisions};
+  IndexStmt concrete = nest(*order, body, request);
+  if (!relations.empty()) concrete = ir::suchThat(concrete, relations);
+  return {concrete, *order, decisions};
 }
 
 }  // namespace tcc::lowering

@@ -96,7 +96,7 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
       // With no summed variable outside, this is the entry's only
       // contribution: store it instead of adding it.
       bool onlyContribution = std::all_of(coordinates_.begin(), coordinates_.end(), [&](const auto& bound) {
-        return std::find(lhsVars.begin(), lhsVars.end(), bound.first) != lhsVars.end();
+        return std::find(lhsVars.begin(), lhsVars.end(), splitParentOf(bound.first)) != lhsVars.end();
       });
       reductionTarget_ = temporary;
       Stmt loop = lowerForall(forall);
@@ -105,6 +105,8 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
                                loop, store(sole, temporary, !onlyContribution)});
     }
   }
+
+  if (splitOfOuter_.count(var) || splitOfInner_.count(var)) return lowerSplitLoop(forall);
 
   // Iterators over `var`: one per access (left-hand sides are assembled,
   // not iterated, and handled in lowerCase).
@@ -193,13 +195,55 @@ imp::LoopKind Lowerer::loopKindOf(const ir::ForallNode* forall) {
                           "output " + output.name() + " is assembled through one shared append position; parallel "
                           "assembly of sparse outputs is not supported yet");
     const auto& indices = assignment->lhs.indices();
-    bool indexed = std::find(indices.begin(), indices.end(), var) != indices.end();
+    bool indexed = std::find(indices.begin(), indices.end(), splitParentOf(var)) != indices.end();
     requireParallelizable(forall, indexed || attributes.outputRaceStrategy == OutputRaceStrategy::IgnoreRaces,
                           var.name() + " is summed into " + output.name() +
                               ", so iterations race on its entries; parallelize an index of the output");
   }
   usesOpenMP_ = true;
   return imp::LoopKind::Parallel;
+}
+
+ir::IndexVar Lowerer::splitParentOf(const ir::IndexVar& var) const {
+  if (auto outer = splitOfOuter_.find(var); outer != splitOfOuter_.end()) return outer->second.parent;
+  if (auto inner = splitOfInner_.find(var); inner != splitOfInner_.end()) return inner->second.parent;
+  return var;
+}
+
+Stmt Lowerer::lowerSplitLoop(const ir::ForallNode* forall) {
+  const ir::IndexVar& var = forall->indexVar;
+  bool isOuter = splitOfOuter_.count(var) > 0;
+  const ir::SplitRelation& split = isOuter ? splitOfOuter_.at(var) : splitOfInner_.at(var);
+  Expr factor = ops::IntImm::make(split.factor);
+  Expr coordinate = freshVar(var.name(), imp::Type::int32());
+  coordinates_[var] = coordinate;
+  imp::LoopKind kind = loopKindOf(forall);
+  bool wasParallel = insideParallelLoop_;
+  insideParallelLoop_ = wasParallel || kind == imp::LoopKind::Parallel;
+  Stmt body;
+  Expr end;
+  std::string comment;
+  if (isOuter) {
+    end = ops::div(ops::add(dimensionOf(split.parent), ops::sub(factor, ops::IntImm::make(1))), factor);
+    body = lower(forall->body);
+    comment = "iterate " + var.name() + ": blocks of " + std::to_string(split.factor) + " " + split.parent.name();
+  } else {
+    auto outer = coordinates_.find(split.outer);
+    if (outer == coordinates_.end())
+      throw LoweringError("split(" + split.parent.name() + ", " + split.outer.name() + ", " + split.inner.name() +
+                          ", ...): the loop over " + split.inner.name() + " must be inside the loop over " +
+                          split.outer.name());
+    end = factor;
+    pinnedCoordinates_[split.parent] = ops::add(ops::mul(outer->second, factor), coordinate);
+    ir::IndexStmt parentLoop = ir::ForallNode::make(split.parent, forall->body);
+    body = lower(parentLoop);
+    pinnedCoordinates_.erase(split.parent);
+    comment = "iterate " + var.name() + ": " + split.parent.name() + " = " + split.outer.name() + " * " +
+              std::to_string(split.factor) + " + " + var.name();
+  }
+  insideParallelLoop_ = wasParallel;
+  coordinates_.erase(var);
+  return imp::For::make(coordinate, ops::IntImm::make(0), end, body, kind, comment);
 }
 
 Stmt Lowerer::lowerLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
@@ -322,6 +366,7 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
   const ir::IndexVar& var = forall->indexVar;
   Expr coordinate = freshVar(var.name(), imp::Type::int32());
   coordinates_[var] = coordinate;
+  auto pinned = pinnedCoordinates_.find(var);
 
   imp::LoopKind kind = loopKindOf(forall);
   std::vector<Stmt> before, loopBody;
@@ -356,6 +401,9 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
   }
   if (kind == imp::LoopKind::Parallel)
     requireParallelizable(forall, sparse.empty(), "the loop merges sparse operands with cursors carried across iterations");
+  if (pinned != pinnedCoordinates_.end() && !sparse.empty())
+    throw LoweringError("split of " + var.name() + ", which a sparse level iterates, needs its positions split (pos), "
+                        "which is not supported yet");
   bool wasParallel = insideParallelLoop_;
   insideParallelLoop_ = wasParallel || kind == imp::LoopKind::Parallel;
 
@@ -385,6 +433,12 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
   insideParallelLoop_ = wasParallel;
   for (auto* it : sparse) loopBody.push_back(advance(*it, coordinate));
 
+  if (pinned != pinnedCoordinates_.end()) {
+    // One iteration of a split loop; the last block may run past the end.
+    before.push_back(imp::Declare::make(coordinate, pinned->second));
+    before.push_back(imp::If::make(ops::lt(coordinate, dimensionOf(var)), imp::Block::make(loopBody)));
+    return imp::Block::make(before);
+  }
   before.push_back(imp::For::make(coordinate, ops::IntImm::make(0), dimensionOf(var), imp::Block::make(loopBody),
                                   kind, "iterate " + var.name()));
   return imp::Block::make(before);
@@ -406,6 +460,9 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
     return ids;
   };
 
+  if (pinnedCoordinates_.count(var))
+    throw LoweringError("split of " + var.name() + ", which a sparse level iterates, needs its positions split (pos), "
+                        "which is not supported yet");
   imp::LoopKind kind = loopKindOf(forall);
   bool wasParallel = insideParallelLoop_;
   insideParallelLoop_ = wasParallel || kind == imp::LoopKind::Parallel;

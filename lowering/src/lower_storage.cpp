@@ -91,6 +91,14 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       if (!isParameter(tensor) && !storage_.count(tensor))
         declareWorkspace(tensor, sparseConsumer && tensor.order() == 1);
   }
+  for (const auto* suchThat : suchThatStatements(cin)) {
+    for (const auto& relation : suchThat->relations) {
+      const auto* split = std::get_if<ir::SplitRelation>(&relation);
+      if (!split) throw LoweringError("provenance relation " + ir::toString(relation) + " is not supported yet");
+      splitOfOuter_.emplace(split->outer, *split);
+      splitOfInner_.emplace(split->inner, *split);
+    }
+  }
   std::vector<Stmt> passes;
   if (options_.separateAssembly) {
     pass_ = OutputPass::Assemble;

@@ -12,6 +12,7 @@
 #include "tcc/ir/imperative.h"
 #include "tcc/ir/imperative_ops.h"
 #include "tcc/ir/index_stmt.h"
+#include "tcc/ir/provenance.h"
 #include "tcc/lowering/lower.h"
 
 namespace tcc::lowering {
@@ -75,6 +76,9 @@ class Lowerer {
   // The loop kind a forall's attributes ask for, after checking that the
   // loop can run that way (no races under NoRaces, no shared cursors).
   imp::LoopKind loopKindOf(const ir::ForallNode* forall);
+  // Loops over the outer and inner variables of a split.
+  imp::Stmt lowerSplitLoop(const ir::ForallNode* forall);
+  ir::IndexVar splitParentOf(const ir::IndexVar& var) const;
   void requireParallelizable(const ir::ForallNode* forall, bool condition, const std::string& reason) const;
   // The statements for one lattice point, with the point's expression.
   imp::Stmt lowerCase(const ir::ForallNode* forall, const LatticePoint& point, const ir::AssignmentNode* sole);
@@ -120,6 +124,10 @@ class Lowerer {
   bool insideParallelLoop_ = false;
   bool usesOpenMP_ = false;
   OutputPass pass_ = OutputPass::Fused;
+  std::map<ir::IndexVar, ir::SplitRelation> splitOfOuter_, splitOfInner_;
+  // A split's parent variable, fixed by the loops over its outer and inner
+  // variables: lowering its forall emits one guarded iteration, not a loop.
+  std::map<ir::IndexVar, imp::Expr> pinnedCoordinates_;
 };
 
 // The assignment a forall nest ends in, when the body is nothing else.

@@ -177,3 +177,58 @@ TEST(Shapes, AnOutputDeclaredSmallerThanItsIndexRangeIsAMismatch) {
 
 }  // namespace
 }  // namespace tcc::test
+
+namespace tcc::test {
+namespace {
+
+TEST(Split, SpmvRowsInParallelBlocksMatchesReference) {
+  // TACO's published CPU SpMV schedule.
+  std::string code = expectProgramMatchesReference(
+      withSchedule(kSpmv, "split(i, i0, i1, 16)\nparallelize(i0, CPUThread, NoRaces)"),
+      {{"A", randomSparse({100, 70}, 0.1, 21)}, {"x", randomDense({70}, 22)}});
+  EXPECT_NE(code.find("i = ((i0 * 16) + i1)"), std::string::npos);
+}
+
+TEST(Split, DenseReductionVariableMatchesReference) {
+  expectProgramMatchesReference(R"(
+tensor y(I) : dense
+tensor A(I, J) : dense
+tensor x(J) : dense
+y(i) = A(i,j) * x(j)
+schedule { split(j, j0, j1, 8) }
+)",
+                                {{"A", randomDense({9, 21}, 23)}, {"x", randomDense({21}, 24)}});
+}
+
+TEST(Split, SparseOutputRowsStayInOrder) {
+  expectProgramMatchesReference(R"(
+tensor A(I, J) : csr
+tensor B(I, J) : csr
+tensor C(I, J) : csr
+A(i,j) = B(i,j) + C(i,j)
+schedule { split(i, i0, i1, 4) }
+)",
+                                {{"B", randomSparse({15, 12}, 0.2, 25)}, {"C", randomSparse({15, 12}, 0.2, 26)}});
+}
+
+TEST(Split, SplitThenReorderMatchesReference) {
+  expectProgramMatchesReference(R"(
+tensor C(I, J) : dense
+tensor A(I, K) : csr
+tensor B(K, J) : dense
+C(i,j) = A(i,k) * B(k,j)
+schedule {
+  split(j, j0, j1, 4)
+  reorder(j0, i, k, j1)
+}
+)",
+                                {{"A", randomSparse({12, 9}, 0.2, 27)}, {"B", randomDense({9, 10}, 28)}});
+}
+
+TEST(Split, AVariableASparseLevelIteratesIsRefused) {
+  std::string message = errorOf(withSchedule(kSpmv, "split(j, j0, j1, 4)"));
+  EXPECT_NE(message.find("split of j, which a sparse level iterates"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace tcc::test

@@ -60,6 +60,13 @@ lowering::ScheduleRequest scheduleRequestFor(const frontend::Program& program, c
       ir::ForallAttributes& attributes = request.loopAttributes[*var];
       attributes.parallelUnit = parallelUnit(command.arguments.at(1).identifier).value();
       attributes.outputRaceStrategy = raceStrategy(command.arguments.at(2).identifier).value();
+    } else if (command.name == "split") {
+      auto parent = findVar(command.arguments.at(0).identifier);
+      if (!parent) continue;
+      ir::IndexVar outer(command.arguments.at(1).identifier), inner(command.arguments.at(2).identifier);
+      request.splits.push_back({*parent, outer, inner, command.arguments.at(3).integer});
+      vars.push_back(outer);
+      vars.push_back(inner);
     } else if (command.name == "assemble") {
       if (command.arguments.at(1).identifier != "Append")
         refuse(command, "assemble(..., Insert) needs insertion into sparse levels, which tcc does not support yet");
@@ -68,7 +75,7 @@ lowering::ScheduleRequest scheduleRequestFor(const frontend::Program& program, c
     } else {
       refuse(command, "schedule command '" + command.name +
                           "' is checked but not applied by this version of tcc; supported now: reorder, "
-                          "parallelize (CPU, NoRaces), assemble (Append); workspaces are inserted automatically");
+                          "split, parallelize (CPU, NoRaces), assemble (Append); workspaces are inserted automatically");
     }
   }
   return request;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tcc/ir/index_stmt.h"
+#include "tcc/ir/provenance.h"
 
 namespace tcc::lowering {
 
@@ -36,6 +37,9 @@ struct ScheduleRequest {
   std::vector<ir::IndexVar> reorder;
   // Attributes (parallel unit, race strategy, unroll) for the loop over a variable.
   std::map<ir::IndexVar, ir::ForallAttributes> loopAttributes;
+  // Strip-mined loops: parent = outer * factor + inner. The loop over the
+  // parent becomes a loop over outer around a loop over inner (TACO's split).
+  std::vector<ir::SplitRelation> splits;
   // Outputs assembled in a pass of their own before the values are computed.
   std::vector<std::string> separatelyAssembled;
 };
