@@ -8,6 +8,8 @@ function(run)
 endfunction()
 run(${CMAKE_COMMAND} --install ${TCC_BUILD_DIR} --prefix ${TCC_SCRATCH_DIR}/prefix)
 run(${CMAKE_COMMAND} -S ${TCC_EXAMPLE_DIR} -B ${TCC_SCRATCH_DIR}/build -DCMAKE_BUILD_TYPE=Release
-    -DCMAKE_PREFIX_PATH=${TCC_SCRATCH_DIR}/prefix)
+    -DCMAKE_PREFIX_PATH=${TCC_SCRATCH_DIR}/prefix
+    # An instrumented build of tcc needs an instrumented application.
+    "-DCMAKE_CXX_FLAGS=${TCC_EMBED_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${TCC_EMBED_FLAGS}")
 run(${CMAKE_COMMAND} --build ${TCC_SCRATCH_DIR}/build)
 run(${TCC_SCRATCH_DIR}/build/embed_spmv)
