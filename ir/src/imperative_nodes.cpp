@@ -132,11 +132,12 @@ Stmt Store::make(Expr buffer, Expr index, Expr value, bool accumulate) {
   require(index.defined() && value.defined(), "Store operand undefined");
   return Stmt(std::make_shared<Store>(std::move(buffer), std::move(index), std::move(value), accumulate));
 }
-Stmt For::make(Expr var, Expr begin, Expr end, Stmt body, LoopKind kind, std::string comment) {
+Stmt For::make(Expr var, Expr begin, Expr end, Stmt body, LoopKind kind, std::string comment, int unrollFactor) {
   require(var.as<Var>() != nullptr, "For needs a Var");
   require(begin.defined() && end.defined() && body.defined(), "For operand undefined");
+  require(unrollFactor >= 0, "For unroll factor must not be negative");
   return Stmt(std::make_shared<For>(std::move(var), std::move(begin), std::move(end), std::move(body), kind,
-                                    std::move(comment)));
+                                    std::move(comment), unrollFactor));
 }
 Stmt While::make(Expr condition, Stmt body, std::string comment) {
   require(condition.defined() && body.defined(), "While operand undefined");

@@ -122,7 +122,8 @@ class Printer : public IRVisitor {
     op->begin.accept(*this);
     out_ << ", ";
     op->end.accept(*this);
-    out_ << ")" << (op->comment.empty() ? "" : "  # " + op->comment) << "\n";
+    out_ << ")" << (op->unrollFactor ? " unroll " + std::to_string(op->unrollFactor) : "")
+         << (op->comment.empty() ? "" : "  # " + op->comment) << "\n";
     body(op->body);
   }
   void visit(const While* op) override {

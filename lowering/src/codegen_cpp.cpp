@@ -169,6 +169,10 @@ class CppPrinter : public IRVisitor {
       indent();
       out_ << "#pragma omp simd\n";
     }
+    if (op->unrollFactor > 0) {
+      indent();
+      out_ << "#pragma GCC unroll " << op->unrollFactor << "\n";
+    }
     indent();
     out_ << "for (" << cppType(op->var.type()) << " ";
     op->var.accept(*this);

@@ -243,7 +243,7 @@ Stmt Lowerer::lowerSplitLoop(const ir::ForallNode* forall) {
   }
   insideParallelLoop_ = wasParallel;
   coordinates_.erase(var);
-  return imp::For::make(coordinate, ops::IntImm::make(0), end, body, kind, comment);
+  return imp::For::make(coordinate, ops::IntImm::make(0), end, body, kind, comment, forall->attributes.unrollFactor);
 }
 
 Stmt Lowerer::lowerLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
@@ -440,7 +440,7 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     return imp::Block::make(before);
   }
   before.push_back(imp::For::make(coordinate, ops::IntImm::make(0), dimensionOf(var), imp::Block::make(loopBody),
-                                  kind, "iterate " + var.name()));
+                                  kind, "iterate " + var.name(), forall->attributes.unrollFactor));
   return imp::Block::make(before);
 }
 
@@ -492,7 +492,8 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
       stmts.erase(start);
       Stmt loop = imp::For::make(driver.pos, begin, driver.end, imp::Block::make(body), kind,
                                  "iterate " + var.name() + " over " + driver.tensor.name() + "'s level " +
-                                     std::to_string(driver.level + 1));
+                                     std::to_string(driver.level + 1),
+                                 forall->attributes.unrollFactor);
       stmts.push_back(loop);
       return imp::Block::make(stmts);
     }

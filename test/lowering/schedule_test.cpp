@@ -77,9 +77,9 @@ TEST(Reorder, BreakingSparseStorageOrderIsRefusedWithTheTensor) {
 }
 
 TEST(Schedule, CommandsNotAppliedYetAreRefusedAtTheirLocation) {
-  std::string message = errorOf(withSchedule(kSpmv, "unroll(i, 4)"));
+  std::string message = errorOf(withSchedule(kSpmv, "fuse(i, j, f)"));
   EXPECT_NE(message.find("test.tc:"), std::string::npos) << message;
-  EXPECT_NE(message.find("'unroll' is checked but not applied"), std::string::npos) << message;
+  EXPECT_NE(message.find("'fuse' is checked but not applied"), std::string::npos) << message;
 }
 
 }  // namespace
@@ -228,6 +228,18 @@ schedule {
 TEST(Split, AVariableASparseLevelIteratesIsRefused) {
   std::string message = errorOf(withSchedule(kSpmv, "split(j, j0, j1, 4)"));
   EXPECT_NE(message.find("split of j, which a sparse level iterates"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace tcc::test
+
+namespace tcc::test {
+namespace {
+
+TEST(Unroll, InnerLoopCarriesTheUnrollPragmaAndMatchesReference) {
+  std::string code = expectProgramMatchesReference(withSchedule(kSpmv, "unroll(j, 4)"),
+                                                   {{"A", randomSparse({30, 40}, 0.2, 31)}, {"x", randomDense({40}, 32)}});
+  EXPECT_NE(code.find("#pragma GCC unroll 4"), std::string::npos);
 }
 
 }  // namespace

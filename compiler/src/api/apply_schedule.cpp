@@ -67,6 +67,10 @@ lowering::ScheduleRequest scheduleRequestFor(const frontend::Program& program, c
       request.splits.push_back({*parent, outer, inner, command.arguments.at(3).integer});
       vars.push_back(outer);
       vars.push_back(inner);
+    } else if (command.name == "unroll") {
+      auto var = findVar(command.arguments.at(0).identifier);
+      if (!var) continue;
+      request.loopAttributes[*var].unrollFactor = static_cast<int>(command.arguments.at(1).integer);
     } else if (command.name == "assemble") {
       if (command.arguments.at(1).identifier != "Append")
         refuse(command, "assemble(..., Insert) needs insertion into sparse levels, which tcc does not support yet");
@@ -75,7 +79,7 @@ lowering::ScheduleRequest scheduleRequestFor(const frontend::Program& program, c
     } else {
       refuse(command, "schedule command '" + command.name +
                           "' is checked but not applied by this version of tcc; supported now: reorder, "
-                          "split, parallelize (CPU, NoRaces), assemble (Append); workspaces are inserted automatically");
+                          "split, parallelize (CPU, NoRaces), unroll, assemble (Append); workspaces are inserted automatically");
     }
   }
   return request;

@@ -239,16 +239,17 @@ enum class LoopKind { Serial, Parallel, Vectorized };
 
 struct For : StmtNode {
   static constexpr StmtKind staticKind = StmtKind::For;
-  For(Expr var, Expr begin, Expr end, Stmt body, LoopKind loopKind, std::string comment)
+  For(Expr var, Expr begin, Expr end, Stmt body, LoopKind loopKind, std::string comment, int unrollFactor)
       : StmtNode(staticKind), var(std::move(var)), begin(std::move(begin)), end(std::move(end)),
-        body(std::move(body)), loopKind(loopKind), comment(std::move(comment)) {}
+        body(std::move(body)), loopKind(loopKind), comment(std::move(comment)), unrollFactor(unrollFactor) {}
   static Stmt make(Expr var, Expr begin, Expr end, Stmt body, LoopKind kind = LoopKind::Serial,
-                   std::string comment = "");
+                   std::string comment = "", int unrollFactor = 0);
   void accept(IRVisitor& visitor) const override;
   const Expr var, begin, end;  // var in [begin, end), step 1
   const Stmt body;
   const LoopKind loopKind;
   const std::string comment;   // which index variable the loop iterates
+  const int unrollFactor;      // 0: the backend decides
 };
 
 struct While : StmtNode {
