@@ -13,30 +13,6 @@ namespace tcc::ir {
 
 namespace {
 
-// Variables of accesses in expr that no sum inside expr binds.
-std::vector<IndexVar> unsummedVars(const IndexExpr& expr) {
-  class Collector : public IndexNotationVisitor {
-   public:
-    std::vector<IndexVar> vars;
-    std::vector<IndexVar> sums;
-
-   protected:
-    void visit(const AccessNode* node) override {
-      for (const auto& var : node->indices)
-        if (std::find(sums.begin(), sums.end(), var) == sums.end() &&
-            std::find(vars.begin(), vars.end(), var) == vars.end())
-          vars.push_back(var);
-    }
-    void visit(const ReductionNode* node) override {
-      sums.push_back(node->var);
-      IndexNotationVisitor::visit(node);
-      sums.pop_back();
-    }
-  } collector;
-  collector.walk(expr);
-  return collector.vars;
-}
-
 // TACO's einsum rule: each term of a top-level sum or difference is summed
 // over its own variables missing from the left-hand side.
 IndexExpr makeSumsExplicit(const IndexExpr& expr, const std::vector<IndexVar>& lhsVars) {

@@ -107,37 +107,39 @@ class ConcreteChecker : public IndexNotationVisitor {
     for (const auto& var : node->lhs.indices())
       if (!bound.count(var)) concrete = false;
     // rhs variables are bound by the scope or by a sum around their use.
-    for (const auto& var : unboundRhsVars(node->rhs))
+    for (const auto& var : unsummedVars(node->rhs))
       if (!bound.count(var)) concrete = false;
   }
 
  private:
-  static std::vector<IndexVar> unboundRhsVars(const IndexExpr& rhs) {
-    class Free : public IndexNotationVisitor {
-     public:
-      std::vector<IndexVar> vars;
-      std::vector<IndexVar> sums;
-
-     protected:
-      void visit(const AccessNode* node) override {
-        for (const auto& var : node->indices)
-          if (std::find(sums.begin(), sums.end(), var) == sums.end()) appendUnique(vars, var);
-      }
-      void visit(const ReductionNode* node) override {
-        sums.push_back(node->var);
-        IndexNotationVisitor::visit(node);
-        sums.pop_back();
-      }
-    } free;
-    free.walk(rhs);
-    return free.vars;
-  }
-
   std::set<IndexVar> inScope_;
   std::vector<ProvenanceRelation> relations_;
 };
 
 }  // namespace
+
+std::vector<IndexVar> unsummedVars(const IndexExpr& expr) {
+  class Collector : public IndexNotationVisitor {
+   public:
+    std::vector<IndexVar> vars;
+    std::vector<IndexVar> sums;
+
+   protected:
+    void visit(const AccessNode* node) override {
+      for (const auto& var : node->indices)
+        if (std::find(sums.begin(), sums.end(), var) == sums.end() &&
+            std::find(vars.begin(), vars.end(), var) == vars.end())
+          vars.push_back(var);
+    }
+    void visit(const ReductionNode* node) override {
+      sums.push_back(node->var);
+      IndexNotationVisitor::visit(node);
+      sums.pop_back();
+    }
+  } collector;
+  collector.walk(expr);
+  return collector.vars;
+}
 
 std::vector<IndexVar> indexVarsOf(const IndexExpr& expr) {
   IndexVarCollector collector;

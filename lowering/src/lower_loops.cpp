@@ -341,16 +341,23 @@ std::vector<Stmt> Lowerer::readCoordinate(LevelIterator& it) {
   } else {
     positions_[it.access][it.level] = it.pos;
   }
-  if (!it.format.unique && !it.workspaceList) {
-    it.segmentEnd = freshVar(toString(it.pos) + "_segment_end", imp::Type::int64());
-    Expr one = ops::IntImm::make(1, imp::Type::int64());
-    stmts.push_back(imp::Declare::make(it.segmentEnd, ops::add(it.pos, one)));
-    stmts.push_back(imp::While::make(
-        ops::land(ops::lt(it.segmentEnd, it.end), ops::eq(imp::Load::make(crd, it.segmentEnd), it.coord)),
-        imp::Assign::makeCompound(imp::BinaryOp::Add, it.segmentEnd, one)));
-    segmentEnds_[it.access][it.level] = it.segmentEnd;
-  }
+  auto segment = findSegmentEnd(it);
+  stmts.insert(stmts.end(), segment.begin(), segment.end());
   return stmts;
+}
+
+// On a level with repeated coordinates, the run of positions that share the
+// current coordinate: the children iterate [pos, segmentEnd).
+std::vector<Stmt> Lowerer::findSegmentEnd(LevelIterator& it) {
+  if (it.format.unique || it.workspaceList) return {};
+  const Expr& crd = storageOf(it.tensor).crd[it.level];
+  it.segmentEnd = freshVar(toString(it.pos) + "_segment_end", imp::Type::int64());
+  segmentEnds_[it.access][it.level] = it.segmentEnd;
+  Expr one = ops::IntImm::make(1, imp::Type::int64());
+  return {imp::Declare::make(it.segmentEnd, ops::add(it.pos, one)),
+          imp::While::make(
+              ops::land(ops::lt(it.segmentEnd, it.end), ops::eq(imp::Load::make(crd, it.segmentEnd), it.coord)),
+              imp::Assign::makeCompound(imp::BinaryOp::Add, it.segmentEnd, one))};
 }
 
 Stmt Lowerer::advance(const LevelIterator& it, const Expr& coordinate) {
@@ -388,15 +395,8 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     loopBody.push_back(imp::Declare::make(
         it->coord, imp::Select::make(ops::lt(it->pos, it->end), imp::Load::make(crd, it->pos), ops::IntImm::make(-1))));
     positions_[it->access][it->level] = it->workspaceList ? ops::cast(imp::Type::int64(), it->coord) : it->pos;
-    if (!it->format.unique && !it->workspaceList) {
-      it->segmentEnd = freshVar(toString(it->pos) + "_segment_end", imp::Type::int64());
-      Expr one = ops::IntImm::make(1, imp::Type::int64());
-      loopBody.push_back(imp::Declare::make(it->segmentEnd, ops::add(it->pos, one)));
-      loopBody.push_back(imp::While::make(
-          ops::land(ops::lt(it->segmentEnd, it->end), ops::eq(imp::Load::make(crd, it->segmentEnd), it->coord)),
-          imp::Assign::makeCompound(imp::BinaryOp::Add, it->segmentEnd, one)));
-      segmentEnds_[it->access][it->level] = it->segmentEnd;
-    }
+    auto segment = findSegmentEnd(*it);
+    loopBody.insert(loopBody.end(), segment.begin(), segment.end());
     present[it->id] = ops::eq(it->coord, coordinate);
   }
   if (kind == imp::LoopKind::Parallel)

@@ -85,6 +85,7 @@ class Lowerer {
   std::vector<imp::Stmt> locateDenseIterators(std::vector<LevelIterator>& iterators, const imp::Expr& coordinate);
   std::vector<imp::Stmt> initializeSparseIterator(LevelIterator& iterator);
   std::vector<imp::Stmt> readCoordinate(LevelIterator& iterator);
+  std::vector<imp::Stmt> findSegmentEnd(LevelIterator& iterator);
   imp::Stmt advance(const LevelIterator& iterator, const imp::Expr& coordinate);
 
   // lower_storage.cpp

@@ -19,6 +19,8 @@ std::vector<IndexVar> indexVarsOf(const IndexStmt& stmt);
 // the lhs variables, and the rhs variables not on the lhs (implicitly or
 // explicitly summed), in order of first appearance.
 std::vector<IndexVar> freeVars(const IndexStmt& assignment);
+// Variables of the accesses in expr that no sum inside expr binds.
+std::vector<IndexVar> unsummedVars(const IndexExpr& expr);
 std::vector<IndexVar> reductionVars(const IndexStmt& assignment);
 
 // Accesses in the expression / statement (left-hand sides included).
