@@ -127,17 +127,21 @@ Stmt Assign::makeCompound(BinaryOp op, Expr var, Expr value) {
   require(var.as<Var>() != nullptr && value.defined(), "Assign needs a Var and a value");
   return Stmt(std::make_shared<Assign>(std::move(var), std::move(value), true, op));
 }
-Stmt Store::make(Expr buffer, Expr index, Expr value, bool accumulate) {
+Stmt Store::make(Expr buffer, Expr index, Expr value, bool accumulate, bool atomic) {
   require(buffer.defined() && buffer.type().isPointer, "Store into a non-pointer");
   require(index.defined() && value.defined(), "Store operand undefined");
-  return Stmt(std::make_shared<Store>(std::move(buffer), std::move(index), std::move(value), accumulate));
+  return Stmt(std::make_shared<Store>(std::move(buffer), std::move(index), std::move(value), accumulate, atomic));
 }
-Stmt For::make(Expr var, Expr begin, Expr end, Stmt body, LoopKind kind, std::string comment, int unrollFactor) {
+Stmt For::make(Expr var, Expr begin, Expr end, Stmt body, LoopKind kind, std::string comment, int unrollFactor,
+               std::vector<LoopReduction> reductions) {
   require(var.as<Var>() != nullptr, "For needs a Var");
   require(begin.defined() && end.defined() && body.defined(), "For operand undefined");
   require(unrollFactor >= 0, "For unroll factor must not be negative");
+  require(reductions.empty() || kind != LoopKind::Serial, "a serial For has no reductions");
+  for (const auto& reduction : reductions)
+    require(reduction.var.as<Var>() != nullptr, "a loop reduction needs a Var");
   return Stmt(std::make_shared<For>(std::move(var), std::move(begin), std::move(end), std::move(body), kind,
-                                    std::move(comment), unrollFactor));
+                                    std::move(comment), unrollFactor, std::move(reductions)));
 }
 Stmt While::make(Expr condition, Stmt body, std::string comment) {
   require(condition.defined() && body.defined(), "While operand undefined");

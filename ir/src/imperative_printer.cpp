@@ -112,17 +112,28 @@ class Printer : public IRVisitor {
     op->index.accept(*this);
     out_ << "] " << (op->accumulate ? "+=" : "=") << " ";
     op->value.accept(*this);
-    out_ << "\n";
+    out_ << (op->atomic ? "  # atomic" : "") << "\n";
   }
   void visit(const For* op) override {
     indent();
-    out_ << (op->loopKind == LoopKind::Parallel ? "parallel for " : "for ");
+    out_ << (op->loopKind == LoopKind::Parallel ? "parallel for " : op->loopKind == LoopKind::Vectorized ? "simd for " : "for ");
     op->var.accept(*this);
     out_ << " in [";
     op->begin.accept(*this);
     out_ << ", ";
     op->end.accept(*this);
-    out_ << ")" << (op->unrollFactor ? " unroll " + std::to_string(op->unrollFactor) : "")
+    out_ << ")";
+    for (const auto& reduction : op->reductions) {
+      out_ << " reduce(+: ";
+      reduction.var.accept(*this);
+      if (reduction.size.defined()) {
+        out_ << "[0, ";
+        reduction.size.accept(*this);
+        out_ << ")";
+      }
+      out_ << ")";
+    }
+    out_ << (op->unrollFactor ? " unroll " + std::to_string(op->unrollFactor) : "")
          << (op->comment.empty() ? "" : "  # " + op->comment) << "\n";
     body(op->body);
   }

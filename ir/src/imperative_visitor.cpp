@@ -22,6 +22,10 @@ void IRVisitor::visit(const Store* op) {
 }
 void IRVisitor::visit(const For* op) {
   op->var.accept(*this); op->begin.accept(*this); op->end.accept(*this); op->body.accept(*this);
+  for (const auto& reduction : op->reductions) {
+    reduction.var.accept(*this);
+    visitIfDefined(reduction.size, *this);
+  }
 }
 void IRVisitor::visit(const While* op) { op->condition.accept(*this); op->body.accept(*this); }
 void IRVisitor::visit(const If* op) {
@@ -116,13 +120,13 @@ Stmt IRMutator::visit(const Assign* op, const Stmt& self) {
 Stmt IRMutator::visit(const Store* op, const Stmt& self) {
   Expr buffer = mutate(op->buffer), index = mutate(op->index), value = mutate(op->value);
   if (buffer.sameAs(op->buffer) && index.sameAs(op->index) && value.sameAs(op->value)) return self;
-  return Store::make(buffer, index, value, op->accumulate);
+  return Store::make(buffer, index, value, op->accumulate, op->atomic);
 }
 Stmt IRMutator::visit(const For* op, const Stmt& self) {
   Expr begin = mutate(op->begin), end = mutate(op->end);
   Stmt body = mutate(op->body);
   if (begin.sameAs(op->begin) && end.sameAs(op->end) && body.sameAs(op->body)) return self;
-  return For::make(op->var, begin, end, body, op->loopKind, op->comment, op->unrollFactor);
+  return For::make(op->var, begin, end, body, op->loopKind, op->comment, op->unrollFactor, op->reductions);
 }
 Stmt IRMutator::visit(const While* op, const Stmt& self) {
   Expr condition = mutate(op->condition);

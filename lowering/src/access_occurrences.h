@@ -33,6 +33,19 @@ inline std::vector<const ir::WhereNode*> whereStatements(const ir::IndexStmt& st
   return collector.found;
 }
 
+inline std::vector<const ir::ForallNode*> forallStatements(const ir::IndexStmt& stmt) {
+  struct Collector : ir::IndexNotationVisitor {
+    std::vector<const ir::ForallNode*> found;
+    using ir::IndexNotationVisitor::visit;
+    void visit(const ir::ForallNode* node) override {
+      found.push_back(node);
+      ir::IndexNotationVisitor::visit(node);
+    }
+  } collector;
+  collector.walk(stmt);
+  return collector.found;
+}
+
 inline std::vector<const ir::SuchThatNode*> suchThatStatements(const ir::IndexStmt& stmt) {
   struct Collector : ir::IndexNotationVisitor {
     std::vector<const ir::SuchThatNode*> found;

@@ -149,6 +149,10 @@ class CppPrinter : public IRVisitor {
     out_ << ";\n";
   }
   void visit(const Store* op) override {
+    if (op->atomic) {
+      indent();
+      out_ << "#pragma omp atomic\n";
+    }
     indent();
     op->buffer.accept(*this);
     out_ << "[";
@@ -157,6 +161,21 @@ class CppPrinter : public IRVisitor {
     op->value.accept(*this);
     out_ << ";\n";
   }
+  static std::string text(const Expr& expr) {
+    std::ostringstream out;
+    CppPrinter printer(out);
+    expr.accept(printer);
+    return out.str();
+  }
+  std::string reductionClauses(const For* op) {
+    std::string clauses;
+    for (const auto& reduction : op->reductions) {
+      clauses += " reduction(+: " + reduction.var.as<Var>()->name;
+      if (reduction.size.defined()) clauses += "[0:" + text(reduction.size) + "]";
+      clauses += ")";
+    }
+    return clauses;
+  }
   void visit(const For* op) override {
     if (!op->comment.empty()) {
       indent();
@@ -164,10 +183,10 @@ class CppPrinter : public IRVisitor {
     }
     if (op->loopKind == LoopKind::Parallel) {
       indent();
-      out_ << "#pragma omp parallel for schedule(dynamic, 16)\n";
+      out_ << "#pragma omp parallel for schedule(dynamic, 16)" << reductionClauses(op) << "\n";
     } else if (op->loopKind == LoopKind::Vectorized) {
       indent();
-      out_ << "#pragma omp simd\n";
+      out_ << "#pragma omp simd" << reductionClauses(op) << "\n";
     }
     if (op->unrollFactor > 0) {
       indent();

@@ -10,6 +10,7 @@
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/lowering/lower.h"
+#include "schedule_loops.h"
 
 namespace tcc::lowering {
 
@@ -73,27 +74,6 @@ std::string joinNames(const std::vector<IndexVar>& vars) {
   return text;
 }
 
-IndexStmt nest(const std::vector<IndexVar>& vars, IndexStmt body, const ScheduleRequest& request) {
-  for (auto it = vars.rbegin(); it != vars.rend(); ++it) {
-    auto attributes = request.loopAttributes.find(*it);
-    body = ir::forall(*it, body, attributes == request.loopAttributes.end() ? ir::ForallAttributes{} : attributes->second);
-  }
-  return body;
-}
-
-// The default order with the requested variables permuted among the
-// positions they occupy.
-std::vector<IndexVar> applyReorder(const std::vector<IndexVar>& order, const std::vector<IndexVar>& reorder) {
-  std::vector<size_t> slots;
-  for (size_t p = 0; p < order.size(); ++p)
-    if (std::find(reorder.begin(), reorder.end(), order[p]) != reorder.end()) slots.push_back(p);
-  std::vector<IndexVar> result = order;
-  size_t next = 0;
-  for (const auto& var : reorder)
-    if (std::find(order.begin(), order.end(), var) != order.end()) result[slots[next++]] = var;
-  return result;
-}
-
 }  // namespace
 
 ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const ScheduleRequest& request) {
@@ -128,7 +108,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     nestedSum = Finder::hasReduction(rhs);
   }
   if (nestedSum) {
-    if (!request.reorder.empty() || !request.loopAttributes.empty())
+    if (!request.commands.empty())
       throw LoweringError("schedules of statements with nested sums are not supported yet");
     IndexStmt concrete = ir::concretize(statement);
     return {concrete, {}, {"a sum nested inside the expression is computed into a scalar temporary (where)"}};
@@ -172,81 +152,49 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
                         ") visits every sparse input's levels in storage order; convert one input to a format "
                         "whose mode order matches the others");
   }
-  std::vector<ir::ProvenanceRelation> relations;
-  for (const auto& split : request.splits) {
-    auto parent = std::find(order->begin(), order->end(), split.parent);
-    if (parent == order->end()) continue;
-    *parent = split.inner;
-    order->insert(parent, split.outer);
-    relations.push_back(split);
-    decisions.push_back("split " + split.parent.name() + " into " + split.outer.name() + " * " +
-                        std::to_string(split.factor) + " + " + split.inner.name());
-  }
-  if (!request.reorder.empty()) {
-    order = applyReorder(*order, request.reorder);
-    // A split variable stands where its outer loop is.
-    auto positionOf = [&](const IndexVar& var) {
-      for (const auto& split : request.splits)
-        if (split.parent == var) return std::find(order->begin(), order->end(), split.outer);
-      return std::find(order->begin(), order->end(), var);
-    };
-    for (const auto& edge : inputEdges) {
-      auto first = positionOf(edge.first);
-      auto second = positionOf(edge.second);
-      if (second < first)
-        throw LoweringError("reorder(" + joinNames(request.reorder) + ") visits " + edge.second.name() + " before " +
-                            edge.first.name() + ", but " + edgeOwners.at(edge) + " stores " + edge.first.name() +
-                            " above " + edge.second.name() + " and sparse levels are iterated in storage order");
-    }
-    decisions.push_back("loop order: " + joinNames(*order) + " (as reordered by the schedule)");
-  } else {
-    decisions.push_back("loop order: " + joinNames(*order) +
-                        " (sparse tensors are iterated in storage order; the output's order is preferred)");
-  }
-
-  IndexStmt body = ir::AssignmentNode::make(lhs, rhs, !reductionVars.empty());
+  LoopNest nest;
+  nest.loops = *order;
+  if (request.commands.empty())
+    nest.decisions.push_back("loop order: " + joinNames(*order) +
+                             " (sparse tensors are iterated in storage order; the output's order is preferred)");
+  std::vector<StorageEdge> storageEdges;
+  for (const auto& edge : inputEdges) storageEdges.push_back({edge.first, edge.second, edgeOwners.at(edge)});
+  applySchedule(nest, request.commands, *assignment, storageEdges);
 
   // A summed variable between a sparse output's variables: the trailing
-  // output coordinates would arrive out of order.
-  if (hasSparseLevel(output)) {
+  // output coordinates would arrive out of order, so they are computed into
+  // a dense workspace (Gustavson's algorithm) unless the schedule placed one.
+  if (hasSparseLevel(output) && !nest.precompute) {
     auto outputVars = varsInStorageOrder(lhs);
-    size_t firstReduction = order->size();
-    auto parentOf = [&](const IndexVar& var) {
-      for (const auto& split : request.splits)
-        if (split.outer == var || split.inner == var) return split.parent;
-      return var;
+    auto isOutputLoop = [&](const IndexVar& loop) {
+      for (const auto& origin : nest.originsOf(loop))
+        if (std::find(outputVars.begin(), outputVars.end(), origin) == outputVars.end()) return false;
+      return true;
     };
-    for (size_t p = 0; p < order->size(); ++p) {
-      bool isOutputVar = std::find(outputVars.begin(), outputVars.end(), parentOf((*order)[p])) != outputVars.end();
-      if (!isOutputVar) { firstReduction = p; break; }
-    }
-    std::vector<IndexVar> trailing;
-    for (size_t p = firstReduction; p < order->size(); ++p)
-      if (std::find(outputVars.begin(), outputVars.end(), parentOf((*order)[p])) != outputVars.end())
-        trailing.push_back((*order)[p]);
+    size_t firstReduction = nest.loops.size();
+    for (size_t p = 0; p < nest.loops.size(); ++p)
+      if (!isOutputLoop(nest.loops[p])) { firstReduction = p; break; }
+    std::set<IndexVar> trailing;
+    for (size_t p = firstReduction; p < nest.loops.size(); ++p)
+      if (isOutputLoop(nest.loops[p])) {
+        auto origins = nest.originsOf(nest.loops[p]);
+        trailing.insert(origins.begin(), origins.end());
+      }
     if (!trailing.empty()) {
-      if (trailing.size() != 1 || !(trailing.back() == outputVars.back()))
+      if (trailing.size() != 1 || !(*trailing.begin() == outputVars.back()))
         throw LoweringError("results for " + output.name() + " arrive out of storage order across " +
                             std::to_string(trailing.size()) + " levels; this needs a sparse workspace, which tcc "
                             "does not support yet");
-      const IndexVar& j = trailing.back();
-      int mode = output.format().modeOfLevel(output.order() - 1);
-      TensorVar workspace("w_" + output.name(), {output.dimension(mode)}, ir::Format::denseOfOrder(1),
-                          output.datatype());
-      std::vector<IndexVar> outer(order->begin(), order->begin() + firstReduction);
-      std::vector<IndexVar> producerVars(order->begin() + firstReduction, order->end());
-      IndexStmt producer = nest(producerVars, ir::AssignmentNode::make(workspace(j), rhs, true), request);
-      IndexStmt consumer = nest({j}, ir::AssignmentNode::make(lhs, IndexExpr(workspace(j)), false), request);
-      decisions.push_back("summing over " + (*order)[firstReduction].name() + " between " + output.name() +
-                          "'s coordinates would append " + j.name() + " out of order: inserted dense workspace " +
-                          workspace.name() + "(" + j.name() + ") with a list of touched coordinates (Gustavson)");
-      if (!relations.empty()) throw LoweringError("split of a statement that needs a workspace is not supported yet");
-      return {nest(outer, ir::where(consumer, producer), request), *order, decisions};
+      const IndexVar& j = outputVars.back();
+      nest.precompute = PrecomputeCommand{rhs, j, j};
+      nest.decisions.push_back("summing over " + nest.loops[firstReduction].name() + " between " + output.name() +
+                               "'s coordinates would append " + j.name() + " out of order: inserted dense workspace w_" +
+                               output.name() + "(" + j.name() + ") with a list of touched coordinates (Gustavson)");
     }
   }
-  IndexStmt concrete = nest(*order, body, request);
-  if (!relations.empty()) concrete = ir::suchThat(concrete, relations);
-  return {concrete, *order, decisions};
+  IndexStmt concrete = buildConcreteNest(nest, lhs, rhs, !reductionVars.empty());
+  decisions.insert(decisions.end(), nest.decisions.begin(), nest.decisions.end());
+  return {concrete, nest.loops, decisions};
 }
 
 }  // namespace tcc::lowering

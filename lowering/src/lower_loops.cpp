@@ -88,15 +88,20 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   // a scalar temporary, stored once after the loop.
   if (sole && sole->accumulate && !reductionTarget_.defined()) {
     const auto& lhsVars = sole->lhs.indices();
-    bool varOnLhs = std::find(lhsVars.begin(), lhsVars.end(), var) != lhsVars.end();
+    bool varOnLhs = derivesOnlyFrom(var, lhsVars);
+    // A variable fixed by the loops over its derived variables runs once.
+    bool pinned = pinnedCoordinates_.count(var) || pinnedPositions_.count(var);
+    // Atomic updates go to the output itself, not to a temporary each thread shares.
+    bool atomic = forall->attributes.outputRaceStrategy == ir::OutputRaceStrategy::Atomics &&
+                  forall->attributes.parallelUnit != ir::ParallelUnit::NotParallel;
     bool lhsBound = std::all_of(lhsVars.begin(), lhsVars.end(),
                                 [&](const ir::IndexVar& v) { return coordinates_.count(v) > 0; });
-    if (!varOnLhs && lhsBound) {
+    if (!varOnLhs && !pinned && !atomic && lhsBound) {
       Expr temporary = freshVar("t" + sole->lhs.tensor().name(), valueType(sole->lhs.tensor()));
       // With no summed variable outside, this is the entry's only
       // contribution: store it instead of adding it.
       bool onlyContribution = std::all_of(coordinates_.begin(), coordinates_.end(), [&](const auto& bound) {
-        return std::find(lhsVars.begin(), lhsVars.end(), splitParentOf(bound.first)) != lhsVars.end();
+        return derivesOnlyFrom(bound.first, lhsVars);
       });
       reductionTarget_ = temporary;
       Stmt loop = lowerForall(forall);
@@ -106,7 +111,7 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
     }
   }
 
-  if (splitOfOuter_.count(var) || splitOfInner_.count(var)) return lowerSplitLoop(forall);
+  if (relationOf_.count(var)) return lowerDerivedLoop(forall);
 
   // Iterators over `var`: one per access (left-hand sides are assembled,
   // not iterated, and handled in lowerCase).
@@ -169,81 +174,93 @@ void Lowerer::requireParallelizable(const ir::ForallNode* forall, bool condition
                       ir::toString(attributes.outputRaceStrategy) + "): " + reason);
 }
 
-imp::LoopKind Lowerer::loopKindOf(const ir::ForallNode* forall) {
+LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
+  using ir::OutputRaceStrategy;
   using ir::ParallelUnit;
   const auto& attributes = forall->attributes;
+  LoopPlan plan;
   switch (attributes.parallelUnit) {
-    case ParallelUnit::NotParallel: return imp::LoopKind::Serial;
-    case ParallelUnit::CPUVector: return imp::LoopKind::Vectorized;
+    case ParallelUnit::NotParallel: return plan;
+    case ParallelUnit::CPUVector: plan.kind = imp::LoopKind::Vectorized; break;
     case ParallelUnit::GPUBlock: case ParallelUnit::GPUWarp: case ParallelUnit::GPUThread:
       requireParallelizable(forall, false, "GPU parallel units need the CUDA target");
       break;
-    case ParallelUnit::CPUThread: case ParallelUnit::DefaultUnit: break;
+    case ParallelUnit::CPUThread: case ParallelUnit::DefaultUnit: plan.kind = imp::LoopKind::Parallel; break;
   }
-  using ir::OutputRaceStrategy;
-  requireParallelizable(forall, attributes.outputRaceStrategy == OutputRaceStrategy::NoRaces ||
-                                    attributes.outputRaceStrategy == OutputRaceStrategy::IgnoreRaces,
-                        "this race strategy is not supported yet; use NoRaces");
-  requireParallelizable(forall, !insideParallelLoop_, "loops nested in a parallel loop run serially");
+  bool threads = plan.kind == imp::LoopKind::Parallel;
+  requireParallelizable(forall, !threads || !insideParallelLoop_, "loops nested in a parallel loop run serially");
   const ir::IndexVar& var = forall->indexVar;
+  const OutputRaceStrategy strategy = attributes.outputRaceStrategy;
+  std::set<ir::TensorVar> perThreadWorkspaces;
+  for (const auto* where : whereStatements(forall->body))
+    for (const auto& tensor : ir::tensorsWritten(where->producer)) perThreadWorkspaces.insert(tensor);
   for (const auto* assignment : ir::assignmentsOf(forall->body)) {
     const ir::TensorVar& output = assignment->lhs.tensor();
-    if (!isParameter(output)) {
-      requireParallelizable(forall, false, "workspace " + output.name() + " below it would be shared by all threads");
+    bool workspace = !isParameter(output);
+    // A workspace filled and drained inside each iteration gets one copy per thread.
+    if (workspace && perThreadWorkspaces.count(output) && threads) continue;
+    bool sparse = output.order() > 0 && !output.format().isAllDense() && !workspace;
+    if (sparse) {
+      requireParallelizable(forall, threads && rowsAssembledInParallel(assignment->lhs, var),
+                            "output " + output.name() + " is assembled in order; only its rows (a dense first level "
+                            "followed by a compressed one) can be assembled in parallel, by parallelizing the loop "
+                            "over " + output.name() + "'s first index");
+      continue;
     }
-    requireParallelizable(forall, output.order() > 0 && output.format().isAllDense(),
-                          "output " + output.name() + " is assembled through one shared append position; parallel "
-                          "assembly of sparse outputs is not supported yet");
-    const auto& indices = assignment->lhs.indices();
-    bool indexed = std::find(indices.begin(), indices.end(), splitParentOf(var)) != indices.end();
-    requireParallelizable(forall, indexed || attributes.outputRaceStrategy == OutputRaceStrategy::IgnoreRaces,
-                          var.name() + " is summed into " + output.name() +
-                              ", so iterations race on its entries; parallelize an index of the output");
+    if (derivesOnlyFrom(var, assignment->lhs.indices())) continue;  // iterations write different entries
+    std::string race = var.name() + " is summed into " + output.name() + ", so iterations race on its entries";
+    switch (strategy) {
+      case OutputRaceStrategy::IgnoreRaces: break;
+      case OutputRaceStrategy::NoRaces:
+        requireParallelizable(forall, false, race + "; parallelize an index of the output, or choose Atomics, "
+                                             "Temporary or ParallelReduction");
+        break;
+      case OutputRaceStrategy::Atomics:
+        requireParallelizable(forall, threads && !workspace, race + " and atomic updates need CPU threads and a "
+                                                             "parameter of the kernel");
+        plan.atomicStores = true;
+        break;
+      case OutputRaceStrategy::Temporary: case OutputRaceStrategy::ParallelReduction:
+        if (reductionTarget_.defined()) {
+          plan.reductions.push_back({reductionTarget_, Expr()});
+        } else {
+          requireParallelizable(forall, !workspace && output.order() > 0,
+                                race + "; a reduction needs a scalar temporary or a dense output");
+          Expr size = ops::IntImm::make(1, imp::Type::int64());
+          for (const auto& dim : storageOf(output).dims) size = ops::mul(size, ops::cast(imp::Type::int64(), dim));
+          plan.reductions.push_back({storageOf(output).vals, size});
+        }
+        break;
+    }
   }
-  usesOpenMP_ = true;
-  return imp::LoopKind::Parallel;
+  if (threads) usesOpenMP_ = true;
+  return plan;
 }
 
-ir::IndexVar Lowerer::splitParentOf(const ir::IndexVar& var) const {
-  if (auto outer = splitOfOuter_.find(var); outer != splitOfOuter_.end()) return outer->second.parent;
-  if (auto inner = splitOfInner_.find(var); inner != splitOfInner_.end()) return inner->second.parent;
-  return var;
+bool Lowerer::rowsAssembledInParallel(const ir::Access& lhs, const ir::IndexVar& var) const {
+  const ir::Format& format = lhs.tensor().format();
+  if (format.order() != 2 || !format.level(0).isDense() || format.level(1).kind != ir::LevelKind::Compressed ||
+      !format.level(1).unique)
+    return false;
+  auto origins = originsOf(var);
+  return origins.size() == 1 && *origins.begin() == lhs.indices()[format.modeOfLevel(0)];
 }
 
-Stmt Lowerer::lowerSplitLoop(const ir::ForallNode* forall) {
-  const ir::IndexVar& var = forall->indexVar;
-  bool isOuter = splitOfOuter_.count(var) > 0;
-  const ir::SplitRelation& split = isOuter ? splitOfOuter_.at(var) : splitOfInner_.at(var);
-  Expr factor = ops::IntImm::make(split.factor);
-  Expr coordinate = freshVar(var.name(), imp::Type::int32());
-  coordinates_[var] = coordinate;
-  imp::LoopKind kind = loopKindOf(forall);
-  bool wasParallel = insideParallelLoop_;
-  insideParallelLoop_ = wasParallel || kind == imp::LoopKind::Parallel;
-  Stmt body;
-  Expr end;
-  std::string comment;
-  if (isOuter) {
-    end = ops::div(ops::add(dimensionOf(split.parent), ops::sub(factor, ops::IntImm::make(1))), factor);
-    body = lower(forall->body);
-    comment = "iterate " + var.name() + ": blocks of " + std::to_string(split.factor) + " " + split.parent.name();
-  } else {
-    auto outer = coordinates_.find(split.outer);
-    if (outer == coordinates_.end())
-      throw LoweringError("split(" + split.parent.name() + ", " + split.outer.name() + ", " + split.inner.name() +
-                          ", ...): the loop over " + split.inner.name() + " must be inside the loop over " +
-                          split.outer.name());
-    end = factor;
-    pinnedCoordinates_[split.parent] = ops::add(ops::mul(outer->second, factor), coordinate);
-    ir::IndexStmt parentLoop = ir::ForallNode::make(split.parent, forall->body);
-    body = lower(parentLoop);
-    pinnedCoordinates_.erase(split.parent);
-    comment = "iterate " + var.name() + ": " + split.parent.name() + " = " + split.outer.name() + " * " +
-              std::to_string(split.factor) + " + " + var.name();
-  }
-  insideParallelLoop_ = wasParallel;
-  coordinates_.erase(var);
-  return imp::For::make(coordinate, ops::IntImm::make(0), end, body, kind, comment, forall->attributes.unrollFactor);
+Lowerer::LoopScope::LoopScope(Lowerer& lowerer, const LoopPlan& plan)
+    : lowerer_(lowerer), wasParallel_(lowerer.insideParallelLoop_), wasAtomic_(lowerer.atomicStores_) {
+  lowerer.insideParallelLoop_ = wasParallel_ || plan.kind == imp::LoopKind::Parallel;
+  lowerer.atomicStores_ = wasAtomic_ || plan.atomicStores;
+}
+
+Lowerer::LoopScope::~LoopScope() {
+  lowerer_.insideParallelLoop_ = wasParallel_;
+  lowerer_.atomicStores_ = wasAtomic_;
+}
+
+LoweringError Lowerer::sparseVariableScheduled(const ir::IndexVar& var, const ir::TensorVar& tensor) const {
+  return LoweringError(var.name() + " is iterated by a sparse level of " + tensor.name() +
+                       ", so a split, divide, fuse or bound of it must iterate positions instead: pos(" + var.name() +
+                       ", " + var.name() + "pos, " + tensor.name() + "(...)) first, then schedule " + var.name() + "pos");
 }
 
 Stmt Lowerer::lowerLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
@@ -254,6 +271,7 @@ Stmt Lowerer::lowerLoop(const ir::ForallNode* forall, std::vector<LevelIterator>
   bool denseDriven = std::any_of(lattice.begin(), lattice.end(), [&](const LatticePoint& point) {
     return std::all_of(point.iterators.begin(), point.iterators.end(), [&](int id) { return byId(id).locatable(); });
   });
+  if (pinnedPositions_.count(forall->indexVar)) return lowerPinnedPositionLoop(forall, iterators, lattice, sole);
   if (denseDriven) return lowerDenseDrivenLoop(forall, iterators, lattice, sole);
   return lowerSparseDrivenLoops(forall, iterators, lattice, sole);
 }
@@ -375,7 +393,8 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
   coordinates_[var] = coordinate;
   auto pinned = pinnedCoordinates_.find(var);
 
-  imp::LoopKind kind = loopKindOf(forall);
+  LoopPlan plan = planLoop(forall);
+  imp::LoopKind kind = plan.kind;
   std::vector<Stmt> before, loopBody;
   std::vector<LevelIterator*> sparse;
   for (auto& it : iterators) {
@@ -399,13 +418,10 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     loopBody.insert(loopBody.end(), segment.begin(), segment.end());
     present[it->id] = ops::eq(it->coord, coordinate);
   }
-  if (kind == imp::LoopKind::Parallel)
+  if (kind != imp::LoopKind::Serial)
     requireParallelizable(forall, sparse.empty(), "the loop merges sparse operands with cursors carried across iterations");
-  if (pinned != pinnedCoordinates_.end() && !sparse.empty())
-    throw LoweringError("split of " + var.name() + ", which a sparse level iterates, needs its positions split (pos), "
-                        "which is not supported yet");
-  bool wasParallel = insideParallelLoop_;
-  insideParallelLoop_ = wasParallel || kind == imp::LoopKind::Parallel;
+  if (pinned != pinnedCoordinates_.end() && !sparse.empty()) throw sparseVariableScheduled(var, sparse[0]->tensor);
+  std::optional<LoopScope> scope(std::in_place, *this, plan);
 
   // if / else-if over the lattice points, most operands first.
   Stmt cases;
@@ -430,17 +446,17 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     }
   }
   loopBody.push_back(cases);
-  insideParallelLoop_ = wasParallel;
+  scope.reset();
   for (auto* it : sparse) loopBody.push_back(advance(*it, coordinate));
 
   if (pinned != pinnedCoordinates_.end()) {
-    // One iteration of a split loop; the last block may run past the end.
+    // One iteration at the coordinate the derived loops fixed (and guarded).
     before.push_back(imp::Declare::make(coordinate, pinned->second));
-    before.push_back(imp::If::make(ops::lt(coordinate, dimensionOf(var)), imp::Block::make(loopBody)));
+    before.push_back(imp::Block::make(loopBody));
     return imp::Block::make(before);
   }
   before.push_back(imp::For::make(coordinate, ops::IntImm::make(0), dimensionOf(var), imp::Block::make(loopBody),
-                                  kind, "iterate " + var.name(), forall->attributes.unrollFactor));
+                                  kind, "iterate " + var.name(), forall->attributes.unrollFactor, plan.reductions));
   return imp::Block::make(before);
 }
 
@@ -460,12 +476,13 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
     return ids;
   };
 
-  if (pinnedCoordinates_.count(var))
-    throw LoweringError("split of " + var.name() + ", which a sparse level iterates, needs its positions split (pos), "
-                        "which is not supported yet");
-  imp::LoopKind kind = loopKindOf(forall);
-  bool wasParallel = insideParallelLoop_;
-  insideParallelLoop_ = wasParallel || kind == imp::LoopKind::Parallel;
+  if (pinnedCoordinates_.count(var)) {
+    for (const auto& it : iterators)
+      if (!it.locatable()) throw sparseVariableScheduled(var, it.tensor);
+  }
+  LoopPlan plan = planLoop(forall);
+  imp::LoopKind kind = plan.kind;
+  std::optional<LoopScope> scope(std::in_place, *this, plan);
   std::vector<Stmt> stmts;
   for (auto& it : iterators) {
     if (it.locatable()) continue;
@@ -482,7 +499,7 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
       auto locate = locateDenseIterators(iterators, driver.coord);
       body.insert(body.end(), locate.begin(), locate.end());
       body.push_back(lowerCase(forall, lattice[0], sole));
-      insideParallelLoop_ = wasParallel;
+      scope.reset();
       // The iterator's declared start becomes the loop's start.
       auto start = std::find_if(stmts.begin(), stmts.end(), [&](const Stmt& s) {
         const auto* declare = s.as<imp::Declare>();
@@ -493,14 +510,15 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
       Stmt loop = imp::For::make(driver.pos, begin, driver.end, imp::Block::make(body), kind,
                                  "iterate " + var.name() + " over " + driver.tensor.name() + "'s level " +
                                      std::to_string(driver.level + 1),
-                                 forall->attributes.unrollFactor);
+                                 forall->attributes.unrollFactor, plan.reductions);
       stmts.push_back(loop);
       return imp::Block::make(stmts);
     }
   }
 
-  requireParallelizable(forall, kind != imp::LoopKind::Parallel,
-                        "co-iterating several sparse operands is a while-loop, which cannot be split among threads");
+  requireParallelizable(forall, kind == imp::LoopKind::Serial,
+                        "co-iterating several sparse operands is a while-loop, which cannot be split among threads "
+                        "or vector lanes");
   std::vector<std::vector<int>> loopsEmitted;
   for (const auto& point : lattice) {
     std::vector<int> driving = sparseOf(point);
@@ -553,6 +571,10 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   std::vector<Stmt> stmts;
   for (const auto& workspace : workspaces) {
     TensorStorage& storage = storageOf(workspace);
+    if (storage.valsOfAllThreads.defined()) {
+      auto select = selectThreadCopy(storage);
+      stmts.insert(stmts.end(), select.begin(), select.end());
+    }
     if (workspace.order() == 0) {
       storage.scalar = freshVar(workspace.name(), valueType(workspace));
       stmts.push_back(imp::Declare::make(storage.scalar, ops::cast(storage.scalar.type(), ops::FloatImm::make(0.0))));

@@ -56,7 +56,7 @@ ir::Format nearestAssemblableFormat(const ir::Format& format) {
 
 Lowerer::Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options)
     : parameters_(std::move(parameters)), options_(std::move(options)) {
-  for (const char* reserved : {"malloc", "calloc", "realloc", "free", "memset", "memcpy", "tcc_min", "tcc_max",
+  for (const char* reserved : {"malloc", "calloc", "realloc", "free", "memset", "memcpy", "omp_get_thread_num", "omp_get_max_threads", "tcc_min", "tcc_max",
                                "tcc_sort_coordinates", "tcc_order_touched", "tcc_tensors", "tcc_tensor", "int", "for", "while", "if",
                                "else", "do", "double", "float", "bool", "char", "long", "short", "return", "break",
                                "case", "switch", "new", "delete", "this", "true", "false", "auto", "const"})
@@ -74,6 +74,25 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     usedNames_.insert(tensor.name());
     function.parameters.push_back({tensor.name(), tensor.order(), valueType(tensor).kind, written.count(tensor) > 0});
   }
+  for (const auto* suchThat : suchThatStatements(cin)) {
+    for (const auto& relation : suchThat->relations)
+      for (const auto& derived : ir::derivedVars(relation)) relationOf_.emplace(derived, relation);
+  }
+  // Workspaces filled inside a parallel loop get one copy per thread;
+  // outputs whose rows a parallel loop produces are assembled row-parallel.
+  std::set<const ir::WhereNode*> parallelWheres;
+  for (const auto* forall : forallStatements(cin)) {
+    if (forall->attributes.parallelUnit != ir::ParallelUnit::CPUThread &&
+        forall->attributes.parallelUnit != ir::ParallelUnit::DefaultUnit)
+      continue;
+    for (const auto* where : whereStatements(forall->body)) parallelWheres.insert(where);
+    for (const auto* assignment : ir::assignmentsOf(forall->body)) {
+      const ir::TensorVar& output = assignment->lhs.tensor();
+      if (isParameter(output) && output.order() > 0 && !output.format().isAllDense() &&
+          rowsAssembledInParallel(assignment->lhs, forall->indexVar))
+        rowParallelOutputs_.insert(output);
+    }
+  }
   for (const auto& tensor : parameters_) declareTensor(tensor, written.count(tensor) > 0);
   for (const auto* access : accessOccurrences(cin)) {
     if (!isParameter(access->tensor)) continue;
@@ -89,18 +108,30 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       if (tensor.order() > 0 && !tensor.format().isAllDense()) sparseConsumer = true;
     for (const auto& tensor : ir::tensorsWritten(where->producer))
       if (!isParameter(tensor) && !storage_.count(tensor))
-        declareWorkspace(tensor, sparseConsumer && tensor.order() == 1);
-  }
-  for (const auto* suchThat : suchThatStatements(cin)) {
-    for (const auto& relation : suchThat->relations) {
-      const auto* split = std::get_if<ir::SplitRelation>(&relation);
-      if (!split) throw LoweringError("provenance relation " + ir::toString(relation) + " is not supported yet");
-      splitOfOuter_.emplace(split->outer, *split);
-      splitOfInner_.emplace(split->inner, *split);
-    }
+        declareWorkspace(tensor, sparseConsumer && tensor.order() == 1, parallelWheres.count(where) > 0);
   }
   std::vector<Stmt> passes;
-  if (options_.separateAssembly) {
+  if (!rowParallelOutputs_.empty()) {
+    pass_ = OutputPass::Count;
+    passes.push_back(imp::Comment::make("count the entries of each row of the sparse outputs, rows in parallel"));
+    passes.push_back(lower(cin));
+    for (const auto& tensor : rowParallelOutputs_) {
+      TensorStorage& storage = storageOf(tensor);
+      Expr rows = asInt64(storage.dims[tensor.format().modeOfLevel(0)]);
+      Expr row = freshVar("p" + storage.name + "1_offset", imp::Type::int64());
+      const Expr& pos = storage.pos[1];
+      passes.push_back(imp::For::make(row, int64Imm(0), rows,
+                                      imp::Store::make(pos, ops::add(row, int64Imm(1)), imp::Load::make(pos, row), true),
+                                      imp::LoopKind::Serial, "row sizes to row offsets (prefix sum)"));
+      passes.push_back(imp::Assign::make(storage.appendPosition[1], imp::Load::make(pos, rows)));
+      Expr entries = ops::max(storage.appendPosition[1], int64Imm(1));
+      passes.push_back(imp::Allocate::make(storage.crd[1], entries, false, true));
+      passes.push_back(imp::Allocate::make(storage.vals, entries));
+    }
+    passes.push_back(imp::Comment::make("fill coordinates and values from each row's offset, rows in parallel"));
+    pass_ = OutputPass::Fill;
+    passes.push_back(lower(cin));
+  } else if (options_.separateAssembly) {
     pass_ = OutputPass::Assemble;
     passes.push_back(imp::Comment::make("assemble the sparse outputs: pos and crd"));
     passes.push_back(lower(cin));
@@ -192,7 +223,7 @@ void Lowerer::declareTensor(const ir::TensorVar& tensor, bool isOutput) {
   storage.vals = freshVar(tensor.name() + "_vals", valuePointer);
   if (assembled) {
     header_.push_back(imp::Declare::make(storage.vals, Expr()));
-    if (!options_.separateAssembly)
+    if (!options_.separateAssembly && !rowParallelOutputs_.count(tensor))
       header_.push_back(imp::Allocate::make(storage.vals, storage.crdCapacity[format.order() - 1]));
   } else {
     header_.push_back(imp::Declare::make(
@@ -201,7 +232,7 @@ void Lowerer::declareTensor(const ir::TensorVar& tensor, bool isOutput) {
   storage_[tensor] = std::move(storage);
 }
 
-void Lowerer::declareWorkspace(const ir::TensorVar& workspace, bool withList) {
+void Lowerer::declareWorkspace(const ir::TensorVar& workspace, bool withList, bool perThread) {
   TensorStorage storage;
   storage.name = freshVar(workspace.name(), imp::Type::int32()).as<imp::Var>()->name;
   storage.isWorkspace = true;
@@ -224,20 +255,51 @@ void Lowerer::declareWorkspace(const ir::TensorVar& workspace, bool withList) {
     size = ops::mul(size, asInt64(dim));
   }
   stored.vals = freshVar(stored.name + "_vals", imp::Type::pointerTo(valueType(workspace)));
-  header_.push_back(imp::Declare::make(stored.vals, Expr()));
-  header_.push_back(imp::Allocate::make(stored.vals, size, true));
-  footer_.push_back(imp::Free::make(stored.vals));
-  if (!withList) return;
-  stored.list = freshVar(stored.name + "_list", imp::Type::pointerTo(imp::Type::int32()));
-  stored.listSize = freshVar(stored.name + "_list_size", imp::Type::int64());
-  stored.flags = freshVar(stored.name + "_already_set", imp::Type::pointerTo(imp::Type::bool_()));
-  header_.push_back(imp::Declare::make(stored.list, Expr()));
-  header_.push_back(imp::Allocate::make(stored.list, size));
-  header_.push_back(imp::Declare::make(stored.listSize, int64Imm(0)));
-  header_.push_back(imp::Declare::make(stored.flags, Expr()));
-  header_.push_back(imp::Allocate::make(stored.flags, size, true));
-  footer_.push_back(imp::Free::make(stored.list));
-  footer_.push_back(imp::Free::make(stored.flags));
+  if (withList) {
+    stored.list = freshVar(stored.name + "_list", imp::Type::pointerTo(imp::Type::int32()));
+    stored.listSize = freshVar(stored.name + "_list_size", imp::Type::int64());
+    stored.flags = freshVar(stored.name + "_already_set", imp::Type::pointerTo(imp::Type::bool_()));
+  }
+  // Arrays allocated here: the workspace's own, or every thread's copies.
+  std::vector<std::pair<Expr, Expr>> arrays{{stored.vals, Expr()}};
+  if (withList) arrays.push_back({stored.list, Expr()}), arrays.push_back({stored.flags, Expr()});
+  Expr count = size;
+  if (perThread) {
+    if (!threadCount_.defined()) {
+      threadCount_ = freshVar("thread_count", imp::Type::int64());
+      header_.push_back(imp::Declare::make(
+          threadCount_, asInt64(imp::Call::make("omp_get_max_threads", {}, imp::Type::int32()))));
+    }
+    stored.sizePerThread = freshVar(stored.name + "_size", imp::Type::int64());
+    header_.push_back(imp::Declare::make(stored.sizePerThread, size));
+    count = ops::mul(stored.sizePerThread, threadCount_);
+    stored.valsOfAllThreads = freshVar(stored.name + "_vals_of_all_threads", stored.vals.type());
+    arrays[0].second = stored.valsOfAllThreads;
+    if (withList) {
+      stored.listOfAllThreads = freshVar(stored.name + "_list_of_all_threads", stored.list.type());
+      stored.flagsOfAllThreads = freshVar(stored.name + "_already_set_of_all_threads", stored.flags.type());
+      arrays[1].second = stored.listOfAllThreads;
+      arrays[2].second = stored.flagsOfAllThreads;
+    }
+  }
+  for (const auto& [own, all] : arrays) {
+    Expr buffer = all.defined() ? all : own;
+    header_.push_back(imp::Declare::make(buffer, Expr()));
+    header_.push_back(imp::Allocate::make(buffer, count, !(withList && own.sameAs(stored.list))));
+    footer_.push_back(imp::Free::make(buffer));
+  }
+  if (withList && !perThread) header_.push_back(imp::Declare::make(stored.listSize, int64Imm(0)));
+}
+
+std::vector<Stmt> Lowerer::selectThreadCopy(TensorStorage& storage) {
+  Expr offset = ops::mul(asInt64(imp::Call::make("omp_get_thread_num", {}, imp::Type::int32())), storage.sizePerThread);
+  std::vector<Stmt> stmts{imp::Declare::make(storage.vals, ops::add(storage.valsOfAllThreads, offset))};
+  if (storage.list.defined()) {
+    stmts.push_back(imp::Declare::make(storage.list, ops::add(storage.listOfAllThreads, offset)));
+    stmts.push_back(imp::Declare::make(storage.flags, ops::add(storage.flagsOfAllThreads, offset)));
+    stmts.push_back(imp::Declare::make(storage.listSize, int64Imm(0)));
+  }
+  return stmts;
 }
 
 void Lowerer::finishOutputs() {
@@ -349,10 +411,12 @@ Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accum
     return accumulate ? imp::Assign::makeCompound(imp::BinaryOp::Add, storage.scalar, value)
                       : imp::Assign::make(storage.scalar, value);
   }
-  if (pass_ == OutputPass::Assemble && storage.isOutput && !lhs->tensor.format().isAllDense())
-    return imp::Block::make({});  // values come in the compute pass
+  if ((pass_ == OutputPass::Assemble || pass_ == OutputPass::Count) && storage.isOutput &&
+      !lhs->tensor.format().isAllDense())
+    return imp::Block::make({});  // values come in the compute (fill) pass
   Expr position = positionOf(lhs);
-  Stmt write = imp::Store::make(storage.vals, position, value, accumulate);
+  bool atomic = atomicStores_ && accumulate && storage.isOutput;
+  Stmt write = imp::Store::make(storage.vals, position, value, accumulate, atomic);
   if (!storage.list.defined()) return write;
   // Remember each workspace coordinate the first time it is written.
   Expr coordinate = coordinates_.at(lhs->indices[0]);
@@ -374,8 +438,18 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
     Expr size = storage.dims[format.modeOfLevel(level)];
     Expr position = freshVar("p" + storage.name + std::to_string(level + 1), imp::Type::int64());
     positions_[lhs][level] = position;
-    return {imp::Declare::make(position, ops::add(ops::mul(parentPosition(lhs, level), asInt64(size)),
-                                                  asInt64(coordinate)))};
+    std::vector<Stmt> stmts{imp::Declare::make(
+        position, ops::add(ops::mul(parentPosition(lhs, level), asInt64(size)), asInt64(coordinate)))};
+    if (rowParallelOutputs_.count(lhs->tensor) && level == 0) {
+      // The row appends through its own cursor: from 0 when counting, from
+      // the row's offset when filling.
+      Expr rowAppend = freshVar("p" + storage.name + "2_row", imp::Type::int64());
+      Expr start = pass_ == OutputPass::Count ? int64Imm(0) : imp::Load::make(storage.pos[1], position);
+      stmts.push_back(imp::Declare::make(rowAppend, start));
+      rowAppendSaved_[lhs] = storage.appendPosition[1];
+      storage.appendPosition[1] = rowAppend;
+    }
+    return stmts;
   }
   Expr append = storage.appendPosition[level];
   positions_[lhs][level] = append;
@@ -384,8 +458,9 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
     if (pass_ == OutputPass::Fused)
       stmts.push_back(growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level], storage.vals}));
     if (pass_ == OutputPass::Assemble) stmts.push_back(growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level]}));
-    if (pass_ != OutputPass::Compute) stmts.push_back(imp::Store::make(storage.crd[level], append, coordinate));
-    if (accumulating && pass_ != OutputPass::Assemble)
+    if (pass_ == OutputPass::Fused || pass_ == OutputPass::Assemble || pass_ == OutputPass::Fill)
+      stmts.push_back(imp::Store::make(storage.crd[level], append, coordinate));
+    if (accumulating && pass_ != OutputPass::Assemble && pass_ != OutputPass::Count)
       stmts.push_back(imp::Store::make(storage.vals, append, ops::cast(valueType(lhs->tensor), ops::FloatImm::make(0.0))));
     return stmts;
   }
@@ -400,6 +475,13 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
   bool last = level == format.order() - 1;
   Expr position = positions_[lhs].at(level);
   if (format.level(level).isDense()) {
+    if (auto saved = rowAppendSaved_.find(lhs); saved != rowAppendSaved_.end() && level == 0) {
+      Expr rowAppend = storage.appendPosition[1];
+      storage.appendPosition[1] = saved->second;
+      rowAppendSaved_.erase(saved);
+      if (pass_ == OutputPass::Fill) return {};
+      return {imp::Store::make(storage.pos[1], ops::add(position, int64Imm(1)), rowAppend)};  // the row's size
+    }
     if (last || format.level(level + 1).isDense() || pass_ == OutputPass::Compute) return {};
     return {imp::Store::make(storage.pos[level + 1], ops::add(position, int64Imm(1)), storage.appendPosition[level + 1])};
   }

@@ -34,6 +34,21 @@ struct LevelIterator {
   imp::Expr pos, end, coord, segmentEnd;
 };
 
+struct LoopRange {
+  imp::Expr begin, end;
+};
+
+struct LoopPlan {
+  imp::LoopKind kind = imp::LoopKind::Serial;
+  std::vector<imp::LoopReduction> reductions;
+  bool atomicStores = false;  // stores that race are made atomic
+};
+
+struct PinnedPosition {
+  ir::Access access;
+  imp::Expr position;
+};
+
 // The arrays of one tensor as the kernel sees them.
 struct TensorStorage {
   std::string name;
@@ -46,6 +61,9 @@ struct TensorStorage {
   std::vector<imp::Expr> appendPosition, crdCapacity, posCapacity;
   // Dense workspaces with a list of touched coordinates.
   imp::Expr list, listSize, flags;
+  // A workspace under a parallel loop has one copy per thread: these arrays
+  // hold them all, and vals/list/flags point at the running thread's copy.
+  imp::Expr valsOfAllThreads, listOfAllThreads, flagsOfAllThreads, sizePerThread;
   imp::Expr scalar;  // order-0 workspace
 };
 
@@ -54,6 +72,11 @@ enum class OutputPass {
   Fused,     // coordinates and values together, growing arrays as needed
   Assemble,  // pos and crd only
   Compute,   // values only, into arrays the assemble pass sized
+  // Rows assembled in parallel: Count stores each row's size in pos, a
+  // prefix sum turns sizes into offsets, then Fill writes crd and values
+  // from each row's offset.
+  Count,
+  Fill,
 };
 
 class Lowerer {
@@ -73,12 +96,40 @@ class Lowerer {
                                  const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole);
   imp::Stmt lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
                                    const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole);
-  // The loop kind a forall's attributes ask for, after checking that the
-  // loop can run that way (no races under NoRaces, no shared cursors).
-  imp::LoopKind loopKindOf(const ir::ForallNode* forall);
-  // Loops over the outer and inner variables of a split.
-  imp::Stmt lowerSplitLoop(const ir::ForallNode* forall);
-  ir::IndexVar splitParentOf(const ir::IndexVar& var) const;
+  // How a forall's loop runs (its attributes), after checking that it can
+  // run that way: races handled by the chosen strategy, no shared cursors.
+  LoopPlan planLoop(const ir::ForallNode* forall);
+  // Marks the body of a loop as parallel (and its racing stores atomic)
+  // while it is lowered.
+  class LoopScope {
+   public:
+    LoopScope(Lowerer& lowerer, const LoopPlan& plan);
+    ~LoopScope();
+    LoopScope(const LoopScope&) = delete;
+    LoopScope& operator=(const LoopScope&) = delete;
+
+   private:
+    Lowerer& lowerer_;
+    bool wasParallel_, wasAtomic_;
+  };
+  LoweringError sparseVariableScheduled(const ir::IndexVar& var, const ir::TensorVar& tensor) const;
+  // Whether `output`'s rows can be assembled in parallel by a loop over
+  // `var`: a dense first level indexed by var's origin, then one compressed level.
+  bool rowsAssembledInParallel(const ir::Access& lhs, const ir::IndexVar& var) const;
+
+  // lower_derived_loops.cpp: loops over variables that split, divide, fuse,
+  // pos and bound introduced, and the recovery of the variables they replace.
+  imp::Stmt lowerDerivedLoop(const ir::ForallNode* forall);
+  // Once every variable a relation introduced has a value, fixes the
+  // variables it replaced (pinning statement variables) and lowers `body`.
+  imp::Stmt recoverParents(const ir::ProvenanceRelation& relation, const ir::IndexStmt& body);
+  // [begin, end) of a variable; declarations it needs go to `setup`.
+  LoopRange rangeOf(const ir::IndexVar& var, std::vector<imp::Stmt>& setup);
+  // pos: one iteration at a position fixed by the loops over the pos variable.
+  imp::Stmt lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
+                                    const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole);
+  std::set<ir::IndexVar> originsOf(const ir::IndexVar& var) const;
+  bool derivesOnlyFrom(const ir::IndexVar& var, const std::vector<ir::IndexVar>& vars) const;
   void requireParallelizable(const ir::ForallNode* forall, bool condition, const std::string& reason) const;
   // The statements for one lattice point, with the point's expression.
   imp::Stmt lowerCase(const ir::ForallNode* forall, const LatticePoint& point, const ir::AssignmentNode* sole);
@@ -90,7 +141,9 @@ class Lowerer {
 
   // lower_storage.cpp
   void declareTensor(const ir::TensorVar& tensor, bool isOutput);
-  void declareWorkspace(const ir::TensorVar& workspace, bool withList);
+  void declareWorkspace(const ir::TensorVar& workspace, bool withList, bool perThread);
+  // The running thread's copy of a per-thread workspace, at the start of its where.
+  std::vector<imp::Stmt> selectThreadCopy(TensorStorage& storage);
   void finishOutputs();
   imp::Expr parentPosition(const ir::AccessNode* access, int level) const;
   imp::Expr positionOf(const ir::AccessNode* access);
@@ -120,15 +173,27 @@ class Lowerer {
   std::map<std::pair<const ir::AccessNode*, int>, imp::Expr> segmentBegins_;
   std::set<std::string> usedNames_;
   std::vector<imp::Stmt> header_, footer_;
-  imp::Expr reductionTarget_;  // scalar temporary a reduction loop accumulates into
+  imp::Expr reductionTarget_;
+  imp::Expr threadCount_;  // omp_get_max_threads(), when a workspace needs per-thread copies
+  // Outputs whose rows a parallel loop assembles (OutputPass::Count / Fill).
+  std::set<ir::TensorVar> rowParallelOutputs_;
+  // The row's own append position, while a row-parallel output row is assembled.
+  std::map<const ir::AccessNode*, imp::Expr> rowAppendSaved_;  // scalar temporary a reduction loop accumulates into
   int nextIteratorId_ = 0;
   bool insideParallelLoop_ = false;
+  bool atomicStores_ = false;
   bool usesOpenMP_ = false;
   OutputPass pass_ = OutputPass::Fused;
-  std::map<ir::IndexVar, ir::SplitRelation> splitOfOuter_, splitOfInner_;
-  // A split's parent variable, fixed by the loops over its outer and inner
-  // variables: lowering its forall emits one guarded iteration, not a loop.
+  // The provenance relation that introduced each derived variable.
+  std::map<ir::IndexVar, ir::ProvenanceRelation> relationOf_;
+  // Ranges of derived and pos variables, declared before the outermost loop
+  // that needs them.
+  std::map<ir::IndexVar, LoopRange> ranges_;
+  // A statement variable fixed by the loops over its derived variables:
+  // lowering its forall emits one iteration, not a loop.
   std::map<ir::IndexVar, imp::Expr> pinnedCoordinates_;
+  // pos: the position of the access's level that the pos loops fixed.
+  std::map<ir::IndexVar, PinnedPosition> pinnedPositions_;
 };
 
 // The assignment a forall nest ends in, when the body is nothing else.

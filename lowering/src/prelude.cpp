@@ -19,6 +19,9 @@ void* realloc(void* pointer, size_t size);
 void free(void* pointer);
 void* memset(void* destination, int value, size_t size);
 void* memcpy(void* destination, const void* source, size_t size);
+// OpenMP, for kernels with per-thread workspaces (linked only when used).
+int omp_get_thread_num(void);
+int omp_get_max_threads(void);
 }
 
 template <typename T> static inline T tcc_min(T a, T b) { return a < b ? a : b; }

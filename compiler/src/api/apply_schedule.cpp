@@ -1,7 +1,7 @@
 // The scheduling front: turns the checked schedule block of a program into
 // what the lowering stage applies to each statement. Commands it cannot
 // apply yet are refused at their source location, never silently ignored.
-#include <fstream>
+#include <sstream>
 
 #include "schedule_request.h"
 #include "tcc/ir/index_queries.h"
@@ -10,16 +10,18 @@ namespace tcc {
 
 namespace {
 
-std::string sourceLine(const frontend::SourceLocation& location) {
-  std::ifstream file(location.file);
+std::string sourceLine(const frontend::Program& program, const frontend::SourceLocation& location) {
+  std::istringstream text(program.sourceText);
   std::string line;
-  for (int number = 1; number <= location.line && std::getline(file, line); ++number) {
+  for (int number = 1; number <= location.line && std::getline(text, line); ++number) {
   }
   return line;
 }
 
-[[noreturn]] void refuse(const frontend::ScheduleCommand& command, const std::string& message) {
-  throw frontend::DiagnosticError({frontend::Diagnostic{command.location, message, sourceLine(command.location)}});
+[[noreturn]] void refuse(const frontend::Program& program, const frontend::ScheduleCommand& command,
+                         const std::string& message) {
+  throw frontend::DiagnosticError(
+      {frontend::Diagnostic{command.location, message, sourceLine(program, command.location)}});
 }
 
 std::optional<ir::ParallelUnit> parallelUnit(const std::string& name) {
@@ -40,55 +42,98 @@ std::optional<ir::OutputRaceStrategy> raceStrategy(const std::string& name) {
 
 }  // namespace
 
-lowering::ScheduleRequest scheduleRequestFor(const frontend::Program& program, const ir::IndexStmt& statement) {
-  lowering::ScheduleRequest request;
+std::string commandText(const frontend::ScheduleCommand& command) {
+  std::string text = command.name + "(";
+  for (size_t i = 0; i < command.arguments.size(); ++i) text += (i ? ", " : "") + command.arguments[i].text;
+  return text + ")";
+}
+
+[[noreturn]] void refuseScheduleCommand(const frontend::Program& program, const frontend::ScheduleCommand& command,
+                                       const std::string& message) {
+  refuse(program, command, message);
+}
+
+ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const ir::IndexStmt& statement) {
+  ScheduleForStatement result;
+  lowering::ScheduleRequest& request = result.request;
   auto vars = ir::indexVarsOf(statement);
   auto findVar = [&](const std::string& name) -> std::optional<ir::IndexVar> {
     for (const auto& var : vars)
       if (var.name() == name) return var;
     return std::nullopt;
   };
+  // A variable a command introduces; later commands find it by name.
+  auto introduce = [&](const std::string& name) {
+    if (auto existing = findVar(name)) return *existing;
+    ir::IndexVar var(name);
+    vars.push_back(var);
+    return var;
+  };
+  auto add = [&](const frontend::ScheduleCommand& command, lowering::ScheduleCommandKind kind) {
+    request.commands.push_back({std::move(kind), commandText(command)});
+    result.sources.push_back(&command);
+  };
   for (const auto& command : program.schedule) {
+    const auto& arguments = command.arguments;
+    // Commands naming a variable another statement owns apply to that one.
+    auto var = arguments.empty() ? std::nullopt : findVar(arguments[0].identifier);
     if (command.name == "reorder") {
       std::vector<ir::IndexVar> order;
-      for (const auto& argument : command.arguments)
-        if (auto var = findVar(argument.identifier)) order.push_back(*var);
-      if (order.size() > 1) request.reorder = order;
+      for (const auto& argument : arguments)
+        if (auto found = findVar(argument.identifier)) order.push_back(*found);
+      if (order.size() > 1) add(command, lowering::ReorderCommand{order});
+    } else if (command.name == "split" || command.name == "divide") {
+      if (!var) continue;
+      ir::IndexVar outer = introduce(arguments.at(1).identifier), inner = introduce(arguments.at(2).identifier);
+      if (command.name == "split") add(command, ir::SplitRelation{*var, outer, inner, arguments.at(3).integer});
+      else add(command, ir::DivideRelation{*var, outer, inner, arguments.at(3).integer});
+    } else if (command.name == "fuse") {
+      auto inner = findVar(arguments.at(1).identifier);
+      if (!var || !inner) continue;
+      add(command, ir::FuseRelation{*var, *inner, introduce(arguments.at(2).identifier)});
+    } else if (command.name == "pos") {
+      if (!var) continue;
+      const auto& expression = arguments.at(2).expression;
+      if (!expression || !expression->isa<ir::AccessNode>()) refuse(program, command, "pos takes an access such as B(i,j)");
+      add(command, ir::PosRelation{*var, introduce(arguments.at(1).identifier), ir::Access(*expression)});
+    } else if (command.name == "bound") {
+      if (!var) continue;
+      ir::BoundKind kind = ir::BoundKind::MaxExact;
+      for (auto candidate : {ir::BoundKind::MinExact, ir::BoundKind::MinConstraint, ir::BoundKind::MaxExact,
+                             ir::BoundKind::MaxConstraint})
+        if (ir::toString(candidate) == arguments.at(3).identifier) kind = candidate;
+      add(command, ir::BoundRelation{*var, introduce(arguments.at(1).identifier), arguments.at(2).integer, kind});
+    } else if (command.name == "precompute") {
+      auto index = findVar(arguments.at(1).identifier);
+      const auto& expression = arguments.at(0).expression;
+      if (!index || !expression) continue;
+      add(command, lowering::PrecomputeCommand{*expression, *index, introduce(arguments.at(2).identifier)});
     } else if (command.name == "parallelize") {
-      auto var = findVar(command.arguments.at(0).identifier);
       if (!var) continue;
-      ir::ForallAttributes& attributes = request.loopAttributes[*var];
-      attributes.parallelUnit = parallelUnit(command.arguments.at(1).identifier).value();
-      attributes.outputRaceStrategy = raceStrategy(command.arguments.at(2).identifier).value();
-    } else if (command.name == "split") {
-      auto parent = findVar(command.arguments.at(0).identifier);
-      if (!parent) continue;
-      ir::IndexVar outer(command.arguments.at(1).identifier), inner(command.arguments.at(2).identifier);
-      request.splits.push_back({*parent, outer, inner, command.arguments.at(3).integer});
-      vars.push_back(outer);
-      vars.push_back(inner);
+      add(command, lowering::ParallelizeCommand{*var, parallelUnit(arguments.at(1).identifier).value(),
+                                                raceStrategy(arguments.at(2).identifier).value()});
     } else if (command.name == "unroll") {
-      auto var = findVar(command.arguments.at(0).identifier);
       if (!var) continue;
-      request.loopAttributes[*var].unrollFactor = static_cast<int>(command.arguments.at(1).integer);
+      add(command, lowering::UnrollCommand{*var, static_cast<int>(arguments.at(1).integer)});
     } else if (command.name == "assemble") {
-      if (command.arguments.at(1).identifier != "Append")
-        refuse(command, "assemble(..., Insert) needs insertion into sparse levels, which tcc does not support yet");
-      bool separate = command.arguments.size() > 2 && command.arguments[2].identifier == "true";
-      if (separate) request.separatelyAssembled.push_back(command.arguments.at(0).identifier);
+      if (arguments.at(1).identifier != "Append")
+        refuse(program, command, "assemble(..., Insert) needs insertion into sparse levels, which tcc does not support yet");
+      bool separate = arguments.size() > 2 && arguments[2].identifier == "true";
+      if (separate) request.separatelyAssembled.push_back(arguments.at(0).identifier);
     } else {
-      refuse(command, "schedule command '" + command.name +
-                          "' is checked but not applied by this version of tcc; supported now: reorder, "
-                          "split, parallelize (CPU, NoRaces), unroll, assemble (Append); workspaces are inserted automatically");
+      refuse(program, command, "schedule command '" + command.name +
+                          "' is checked but not applied by this version of tcc: sparse workspaces and GPU mappings "
+                          "come with the sparse-workspace and CUDA backends; dense workspaces are inserted "
+                          "automatically or by precompute");
     }
   }
-  return request;
+  return result;
 }
 
-void refuseCudaTarget(const frontend::TargetSpec& target) {
+void refuseCudaTarget(const frontend::Program& program, const frontend::TargetSpec& target) {
   throw frontend::DiagnosticError({frontend::Diagnostic{
       target.location, "the CUDA backend is not available in this version of tcc; use `target cpu`",
-      sourceLine(target.location)}});
+      sourceLine(program, target.location)}});
 }
 
 }  // namespace tcc

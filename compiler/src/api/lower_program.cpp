@@ -14,7 +14,7 @@ namespace tcc {
 
 Lowered lowerProgram(const Program& program, const CompileOptions& options) {
   if (const auto& target = program.syntax().target; target && target->target == frontend::Target::Cuda)
-    refuseCudaTarget(*target);
+    refuseCudaTarget(program.syntax(), *target);
   Lowered lowered;
   std::vector<ir::imp::Function> functions;
   for (size_t index = 0; index < program.statements().size(); ++index) {
@@ -29,8 +29,14 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         throw Error(compiled.output.name() + " is both read and written by this statement; in-place updates are not "
                     "supported yet: write the result to a new tensor");
       compiled.computedOutput = compiled.output;
-      lowering::ScheduleRequest request = scheduleRequestFor(program.syntax(), statement);
-      auto concrete = lowering::concretizeForLowering(statement, request);
+      ScheduleForStatement schedule = scheduleRequestFor(program.syntax(), statement);
+      const lowering::ScheduleRequest& request = schedule.request;
+      lowering::ConcretizedStatement concrete;
+      try {
+        concrete = lowering::concretizeForLowering(statement, request);
+      } catch (const lowering::ScheduleError& error) {
+        refuseScheduleCommand(program.syntax(), *schedule.sources.at(error.command()), error.what());
+      }
       compiled.decisions = concrete.decisions;
       const Format& declared = compiled.output.format();
       if (compiled.output.order() > 0 && !lowering::isAssemblableOutputFormat(declared)) {

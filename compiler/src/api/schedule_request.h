@@ -6,11 +6,22 @@
 
 namespace tcc {
 
-// Throws frontend::DiagnosticError at the command for anything it cannot apply.
-lowering::ScheduleRequest scheduleRequestFor(const frontend::Program& program, const ir::IndexStmt& statement);
+struct ScheduleForStatement {
+  lowering::ScheduleRequest request;
+  // The schedule command behind each of request.commands, for locating errors.
+  std::vector<const frontend::ScheduleCommand*> sources;
+};
+
+// The commands of the schedule block that name this statement's variables,
+// in order. Throws frontend::DiagnosticError at a command it cannot apply.
+ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const ir::IndexStmt& statement);
+
+// Throws frontend::DiagnosticError at the command, with the source line.
+[[noreturn]] void refuseScheduleCommand(const frontend::Program& program, const frontend::ScheduleCommand& command,
+                                       const std::string& message);
 
 // Throws frontend::DiagnosticError at the `target cuda(...)` line: this build
 // has only the C++ backend.
-[[noreturn]] void refuseCudaTarget(const frontend::TargetSpec& target);
+[[noreturn]] void refuseCudaTarget(const frontend::Program& program, const frontend::TargetSpec& target);
 
 }  // namespace tcc

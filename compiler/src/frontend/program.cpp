@@ -31,6 +31,7 @@ Program parseProgram(std::string_view text, std::string fileName) {
     throw DiagnosticError(std::move(diagnostics));
   }
   program.sourcePath = std::move(fileName);
+  program.sourceText = std::string(text);
   return program;
 }
 

@@ -29,6 +29,7 @@ struct Program {
   std::vector<ScheduleCommand> schedule;
   std::optional<TargetSpec> target;
   std::string sourcePath;
+  std::string sourceText;  // for diagnostics found after parsing (schedule legality)
 
   // The declared tensor of that name, or null.
   const ir::TensorVar* findTensor(const std::string& name) const;

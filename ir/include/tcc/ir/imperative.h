@@ -226,30 +226,41 @@ struct Assign : StmtNode {
 
 struct Store : StmtNode {
   static constexpr StmtKind staticKind = StmtKind::Store;
-  Store(Expr buffer, Expr index, Expr value, bool accumulate)
+  Store(Expr buffer, Expr index, Expr value, bool accumulate, bool atomic)
       : StmtNode(staticKind), buffer(std::move(buffer)), index(std::move(index)),
-        value(std::move(value)), accumulate(accumulate) {}
-  static Stmt make(Expr buffer, Expr index, Expr value, bool accumulate = false);
+        value(std::move(value)), accumulate(accumulate), atomic(atomic) {}
+  static Stmt make(Expr buffer, Expr index, Expr value, bool accumulate = false, bool atomic = false);
   void accept(IRVisitor& visitor) const override;
   const Expr buffer, index, value;
   const bool accumulate;  // buffer[index] += value
+  const bool atomic;      // the update is one atomic operation (parallel loops that race on it)
 };
 
 enum class LoopKind { Serial, Parallel, Vectorized };
 
+// A sum a parallel or vectorized loop reduces: each thread (or lane) adds
+// into a private copy of `var`, or of var[0, size) when `size` is defined,
+// and the copies are added together when the loop ends.
+struct LoopReduction {
+  Expr var, size;
+};
+
 struct For : StmtNode {
   static constexpr StmtKind staticKind = StmtKind::For;
-  For(Expr var, Expr begin, Expr end, Stmt body, LoopKind loopKind, std::string comment, int unrollFactor)
+  For(Expr var, Expr begin, Expr end, Stmt body, LoopKind loopKind, std::string comment, int unrollFactor,
+      std::vector<LoopReduction> reductions)
       : StmtNode(staticKind), var(std::move(var)), begin(std::move(begin)), end(std::move(end)),
-        body(std::move(body)), loopKind(loopKind), comment(std::move(comment)), unrollFactor(unrollFactor) {}
+        body(std::move(body)), loopKind(loopKind), comment(std::move(comment)), unrollFactor(unrollFactor),
+        reductions(std::move(reductions)) {}
   static Stmt make(Expr var, Expr begin, Expr end, Stmt body, LoopKind kind = LoopKind::Serial,
-                   std::string comment = "", int unrollFactor = 0);
+                   std::string comment = "", int unrollFactor = 0, std::vector<LoopReduction> reductions = {});
   void accept(IRVisitor& visitor) const override;
   const Expr var, begin, end;  // var in [begin, end), step 1
   const Stmt body;
   const LoopKind loopKind;
   const std::string comment;   // which index variable the loop iterates
   const int unrollFactor;      // 0: the backend decides
+  const std::vector<LoopReduction> reductions;  // Parallel and Vectorized loops only
 };
 
 struct While : StmtNode {

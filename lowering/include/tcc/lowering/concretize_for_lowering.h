@@ -7,6 +7,9 @@
 // orders, then the remaining variables. Dense tensors are located in any
 // order and constrain nothing.
 //
+// Schedule: the request's commands are applied in order to that loop nest
+// (schedule.h); a command that is illegal there throws ScheduleError.
+//
 // Workspaces: when a summed variable sits between two of a sparse output's
 // variables (row-wise SpGEMM: i, k, j), the output's trailing coordinates
 // would arrive out of order; the trailing part is then computed into a dense
@@ -21,6 +24,7 @@
 
 #include "tcc/ir/index_stmt.h"
 #include "tcc/ir/provenance.h"
+#include "tcc/lowering/schedule.h"
 
 namespace tcc::lowering {
 
@@ -28,20 +32,6 @@ struct ConcretizedStatement {
   ir::IndexStmt stmt;                  // concrete index notation
   std::vector<ir::IndexVar> loopOrder;  // outermost first
   std::vector<std::string> decisions;  // human-readable reasons, for `tcc explain`
-};
-
-// What a schedule asks of the loop nest.
-struct ScheduleRequest {
-  // These variables take the positions they hold in the default order, in
-  // this relative order (TACO's reorder). Checked against sparse storage.
-  std::vector<ir::IndexVar> reorder;
-  // Attributes (parallel unit, race strategy, unroll) for the loop over a variable.
-  std::map<ir::IndexVar, ir::ForallAttributes> loopAttributes;
-  // Strip-mined loops: parent = outer * factor + inner. The loop over the
-  // parent becomes a loop over outer around a loop over inner (TACO's split).
-  std::vector<ir::SplitRelation> splits;
-  // Outputs assembled in a pass of their own before the values are computed.
-  std::vector<std::string> separatelyAssembled;
 };
 
 ConcretizedStatement concretizeForLowering(const ir::IndexStmt& assignment, const ScheduleRequest& request = {});

@@ -1,0 +1,232 @@
+// Loops over derived variables (split, divide, fuse, pos, bound) and the
+// recovery of the variables they replace, through the provenance relations
+// of the statement's such-that clause.
+//
+// A derived variable's loop runs over its own range: split's inner loop over
+// [0, factor), a pos variable over the positions of one segment of a
+// compressed level, and so on. Once every variable a relation introduced
+// is bound, the relation gives the value of the variable it replaced
+// (i = i0 * 32 + i1, i = f / |j|, ...), guarded where the last block may run
+// past the end. A statement variable fixed this way is "pinned": its forall
+// is then lowered as a single iteration at that coordinate, which locates
+// and assembles every operand exactly as an ordinary loop would. A pos
+// variable pins a position instead, and the coordinate is read from crd.
+#include <algorithm>
+#include <optional>
+
+#include "lowerer.h"
+#include "tcc/ir/index_printer.h"
+
+namespace tcc::lowering {
+
+using imp::Expr;
+using imp::Stmt;
+namespace ops = ir::imp;
+
+namespace {
+
+Expr ceilDiv(const Expr& a, const Expr& b) { return ops::div(ops::add(a, ops::sub(b, ops::IntImm::make(1, b.type()))), b); }
+
+Expr extentOf(const LoopRange& range) { return ops::sub(range.end, range.begin); }
+
+bool sameAccess(const ir::AccessNode* node, const ir::Access& access) {
+  return node->tensor == access.tensor() && node->indices == access.indices();
+}
+
+int levelOf(const ir::Access& access, const ir::IndexVar& var) {
+  const auto& indices = access.indices();
+  int mode = static_cast<int>(std::find(indices.begin(), indices.end(), var) - indices.begin());
+  return access.tensor().format().levelOfMode(mode);
+}
+
+}  // namespace
+
+std::set<ir::IndexVar> Lowerer::originsOf(const ir::IndexVar& var) const {
+  auto relation = relationOf_.find(var);
+  if (relation == relationOf_.end()) return {var};
+  std::set<ir::IndexVar> origins;
+  for (const auto& parent : ir::parentVars(relation->second)) {
+    auto up = originsOf(parent);
+    origins.insert(up.begin(), up.end());
+  }
+  return origins;
+}
+
+bool Lowerer::derivesOnlyFrom(const ir::IndexVar& var, const std::vector<ir::IndexVar>& vars) const {
+  for (const auto& origin : originsOf(var))
+    if (std::find(vars.begin(), vars.end(), origin) == vars.end()) return false;
+  return true;
+}
+
+LoopRange Lowerer::rangeOf(const ir::IndexVar& var, std::vector<Stmt>& setup) {
+  if (auto known = ranges_.find(var); known != ranges_.end()) return known->second;
+  auto found = relationOf_.find(var);
+  if (found == relationOf_.end()) return {ops::IntImm::make(0), dimensionOf(var)};
+  const ir::ProvenanceRelation& relation = found->second;
+  LoopRange range;
+  if (const auto* split = std::get_if<ir::SplitRelation>(&relation)) {
+    LoopRange parent = rangeOf(split->parent, setup);
+    Expr factor = ops::IntImm::make(split->factor, parent.end.type());
+    range = var == split->outer ? LoopRange{ops::IntImm::make(0, parent.end.type()), ceilDiv(extentOf(parent), factor)}
+                                : LoopRange{ops::IntImm::make(0, parent.end.type()), factor};
+  } else if (const auto* divide = std::get_if<ir::DivideRelation>(&relation)) {
+    LoopRange parent = rangeOf(divide->parent, setup);
+    Expr parts = ops::IntImm::make(divide->factor, parent.end.type());
+    range = var == divide->outer ? LoopRange{ops::IntImm::make(0, parent.end.type()), parts}
+                                 : LoopRange{ops::IntImm::make(0, parent.end.type()), ceilDiv(extentOf(parent), parts)};
+  } else if (const auto* fuse = std::get_if<ir::FuseRelation>(&relation)) {
+    LoopRange outer = rangeOf(fuse->outer, setup), inner = rangeOf(fuse->inner, setup);
+    range = {ops::IntImm::make(0, imp::Type::int64()),
+             ops::mul(ops::cast(imp::Type::int64(), extentOf(outer)), ops::cast(imp::Type::int64(), extentOf(inner)))};
+  } else if (const auto* bound = std::get_if<ir::BoundRelation>(&relation)) {
+    range = {ops::IntImm::make(0), ops::IntImm::make(bound->value)};
+  } else {
+    const auto& pos = std::get<ir::PosRelation>(relation);
+    int level = levelOf(pos.access, pos.indexVar);
+    // The segment of the level under the parent position the enclosing loops fixed.
+    const ir::AccessNode* located = nullptr;
+    for (const auto& [node, levels] : positions_)
+      if (sameAccess(node, pos.access) && (level == 0 || levels.count(level - 1))) located = node;
+    if (!located)
+      throw LoweringError(ir::toString(relation) + ": the loops over " + pos.posVar.name() +
+                          " iterate a segment of " + pos.access.tensor().name() + "'s level " +
+                          std::to_string(level + 1) + ", so they must be inside the loops that fix its outer levels");
+    const TensorStorage& storage = storageOf(pos.access.tensor());
+    Expr parent = parentPosition(located, level);
+    range.begin = freshVar(pos.posVar.name() + "_begin", imp::Type::int64());
+    range.end = freshVar(pos.posVar.name() + "_end", imp::Type::int64());
+    setup.push_back(imp::Declare::make(range.begin, imp::Load::make(storage.pos[level], parent)));
+    setup.push_back(imp::Declare::make(
+        range.end, imp::Load::make(storage.pos[level], ops::add(parent, ops::IntImm::make(1, imp::Type::int64())))));
+    ranges_[var] = range;
+  }
+  return range;
+}
+
+Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
+  const ir::IndexVar& var = forall->indexVar;
+  std::set<ir::IndexVar> rangesBefore;
+  for (const auto& [known, range] : ranges_) rangesBefore.insert(known);
+  std::vector<Stmt> setup;
+  LoopRange range = rangeOf(var, setup);
+  Expr coordinate = freshVar(var.name(), ops::promote(range.begin.type(), range.end.type()));
+  coordinates_[var] = coordinate;
+  LoopPlan plan = planLoop(forall);
+  std::optional<LoopScope> scope(std::in_place, *this, plan);
+  const ir::ProvenanceRelation& relation = relationOf_.at(var);
+  bool complete = true;
+  for (const auto& derived : ir::derivedVars(relation)) complete = complete && coordinates_.count(derived);
+  Stmt body = complete ? recoverParents(relation, forall->body) : lower(forall->body);
+  scope.reset();
+  coordinates_.erase(var);
+  for (auto it = ranges_.begin(); it != ranges_.end();) it = rangesBefore.count(it->first) ? std::next(it) : ranges_.erase(it);
+
+  std::string comment = "iterate " + var.name() + " (" + ir::toString(relation) + ")";
+  setup.push_back(imp::For::make(coordinate, range.begin, range.end, body, plan.kind, comment,
+                                 forall->attributes.unrollFactor, plan.reductions));
+  return imp::Block::make(setup);
+}
+
+Stmt Lowerer::recoverParents(const ir::ProvenanceRelation& relation, const ir::IndexStmt& body) {
+  std::vector<Stmt> unused;
+  // (parent, value) pairs, and a guard for blocks that may run past the end.
+  std::vector<std::pair<ir::IndexVar, Expr>> recovered;
+  Expr guard;
+  if (const auto* split = std::get_if<ir::SplitRelation>(&relation)) {
+    LoopRange parent = rangeOf(split->parent, unused);
+    Expr value = ops::add(parent.begin, ops::add(ops::mul(coordinates_.at(split->outer),
+                                                          ops::IntImm::make(split->factor, parent.end.type())),
+                                                 coordinates_.at(split->inner)));
+    recovered.push_back({split->parent, value});
+    if (split->factor > 1) guard = ops::lt(value, parent.end);
+  } else if (const auto* divide = std::get_if<ir::DivideRelation>(&relation)) {
+    LoopRange parent = rangeOf(divide->parent, unused);
+    Expr part = ceilDiv(extentOf(parent), ops::IntImm::make(divide->factor, parent.end.type()));
+    Expr value = ops::add(parent.begin, ops::add(ops::mul(coordinates_.at(divide->outer), part),
+                                                 coordinates_.at(divide->inner)));
+    recovered.push_back({divide->parent, value});
+    guard = ops::lt(value, parent.end);
+  } else if (const auto* fuse = std::get_if<ir::FuseRelation>(&relation)) {
+    LoopRange outer = rangeOf(fuse->outer, unused), inner = rangeOf(fuse->inner, unused);
+    Expr innerExtent = ops::cast(imp::Type::int64(), extentOf(inner));
+    Expr fused = coordinates_.at(fuse->fused);
+    recovered.push_back({fuse->outer, ops::add(outer.begin, ops::div(fused, innerExtent))});
+    recovered.push_back({fuse->inner, ops::add(inner.begin, ops::mod(fused, innerExtent))});
+  } else if (const auto* bound = std::get_if<ir::BoundRelation>(&relation)) {
+    Expr value = coordinates_.at(bound->boundVar);
+    recovered.push_back({bound->var, value});
+    guard = ops::lt(value, dimensionOf(bound->var));
+  } else {
+    const auto& pos = std::get<ir::PosRelation>(relation);
+    pinnedPositions_[pos.indexVar] = {pos.access, coordinates_.at(pos.posVar)};
+    Stmt lowered = lower(ir::ForallNode::make(pos.indexVar, body));
+    pinnedPositions_.erase(pos.indexVar);
+    return lowered;
+  }
+
+  std::vector<Stmt> stmts;
+  std::vector<ir::IndexVar> pinned;
+  bool derivedParent = false;
+  for (const auto& [parent, value] : recovered) {
+    if (relationOf_.count(parent)) {
+      // A derived variable in turn (split of a pos variable, say): bind it
+      // and recover what it replaced.
+      Expr coordinate = freshVar(parent.name(), value.type());
+      stmts.push_back(imp::Declare::make(coordinate, value));
+      coordinates_[parent] = coordinate;
+      derivedParent = true;
+    } else {
+      pinnedCoordinates_[parent] = value;
+      pinned.push_back(parent);
+    }
+  }
+  Stmt inner;
+  if (derivedParent) {
+    const ir::IndexVar& parent = recovered.front().first;
+    inner = recoverParents(relationOf_.at(parent), body);
+    coordinates_.erase(parent);
+  } else {
+    // Statement variables, outermost first (fuse pins two).
+    ir::IndexStmt nest = body;
+    for (auto it = pinned.rbegin(); it != pinned.rend(); ++it) nest = ir::ForallNode::make(*it, nest);
+    inner = lower(nest);
+  }
+  for (const auto& var : pinned) pinnedCoordinates_.erase(var);
+  if (guard.defined()) inner = imp::If::make(guard, inner);
+  stmts.push_back(inner);
+  return imp::Block::make(stmts);
+}
+
+Stmt Lowerer::lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
+                                      const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole) {
+  const ir::IndexVar& var = forall->indexVar;
+  const PinnedPosition& pinned = pinnedPositions_.at(var);
+  std::string command = "pos(" + var.name() + ", ..., " + ir::toString(pinned.access) + ")";
+  LevelIterator* driver = nullptr;
+  for (auto& it : iterators) {
+    if (sameAccess(it.access, pinned.access) && !driver) {
+      driver = &it;
+    } else if (!it.locatable()) {
+      throw LoweringError(command + ": " + it.tensor.name() + " also stores " + var.name() +
+                          " sparsely; iterating positions of one operand while co-iterating another is not supported");
+    }
+  }
+  if (!driver) throw LoweringError(command + ": the access is not iterated by the loop over " + var.name());
+  for (const auto& point : lattice)
+    if (std::find(point.iterators.begin(), point.iterators.end(), driver->id) == point.iterators.end())
+      throw LoweringError(command + ": the expression has terms where " + driver->tensor.name() +
+                          " has no entry (a sum), which iterating its positions would skip");
+
+  const TensorStorage& storage = storageOf(driver->tensor);
+  driver->pos = pinned.position;
+  positions_[driver->access][driver->level] = driver->pos;
+  Expr coordinate = freshVar(var.name() + driver->tensor.name(), imp::Type::int32());
+  coordinates_[var] = coordinate;
+  std::vector<Stmt> stmts{imp::Declare::make(coordinate, imp::Load::make(storage.crd[driver->level], driver->pos))};
+  auto locate = locateDenseIterators(iterators, coordinate);
+  stmts.insert(stmts.end(), locate.begin(), locate.end());
+  stmts.push_back(lowerCase(forall, lattice.front(), sole));
+  return imp::Block::make(stmts);
+}
+
+}  // namespace tcc::lowering

@@ -1,0 +1,346 @@
+#include "schedule_loops.h"
+
+#include <algorithm>
+
+#include "tcc/ir/builder.h"
+#include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_queries.h"
+#include "tcc/ir/index_replace.h"
+
+namespace tcc::lowering {
+
+namespace {
+
+using ir::IndexVar;
+
+std::string joinNames(const std::vector<IndexVar>& vars) {
+  std::string text;
+  for (size_t i = 0; i < vars.size(); ++i) text += (i ? ", " : "") + vars[i].name();
+  return text;
+}
+
+bool contains(const std::vector<IndexVar>& vars, const IndexVar& var) {
+  return std::find(vars.begin(), vars.end(), var) != vars.end();
+}
+
+// Applies one command; `fail` throws a ScheduleError for it.
+class CommandApplier {
+ public:
+  CommandApplier(LoopNest& nest, const ScheduleCommand& command, size_t index, const ir::AssignmentNode& assignment,
+                 const std::vector<StorageEdge>& edges)
+      : nest_(nest), command_(command), index_(index), assignment_(assignment), edges_(edges) {}
+
+  void operator()(const ReorderCommand& reorder) {
+    std::vector<size_t> slots;
+    for (const auto& var : reorder.order) slots.push_back(loopPosition(var));
+    std::sort(slots.begin(), slots.end());
+    if (std::adjacent_find(slots.begin(), slots.end()) != slots.end()) fail("names a loop twice");
+    for (size_t k = 0; k < slots.size(); ++k) nest_.loops[slots[k]] = reorder.order[k];
+    if (auto edge = brokenEdge(nest_, edges_))
+      fail("visits " + edge->below.name() + " before " + edge->above.name() + ", but " + edge->owner + " stores " +
+           edge->above.name() + " above " + edge->below.name() + " and sparse levels are iterated in storage order");
+    nest_.decisions.push_back("loop order: " + joinNames(nest_.loops) + " (as reordered by the schedule)");
+  }
+
+  void operator()(const ir::SplitRelation& split) {
+    requirePositive(split.factor, "split factor");
+    requireDenseIteration(split.parent);
+    replaceLoop(split.parent, {split.outer, split.inner}, split);
+    nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(split)) + ": " + split.parent.name() + " = " +
+                              split.outer.name() + " * " + std::to_string(split.factor) + " + " + split.inner.name());
+  }
+
+  void operator()(const ir::DivideRelation& divide) {
+    requirePositive(divide.factor, "number of parts");
+    requireDenseIteration(divide.parent);
+    replaceLoop(divide.parent, {divide.outer, divide.inner}, divide);
+    nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(divide)) + ": " + divide.outer.name() +
+                              " picks one of " + std::to_string(divide.factor) + " equal parts of " +
+                              divide.parent.name());
+  }
+
+  void operator()(const ir::FuseRelation& fuse) {
+    size_t outer = loopPosition(fuse.outer), inner = loopPosition(fuse.inner);
+    requireDenseIteration(fuse.outer);
+    requireDenseIteration(fuse.inner);
+    if (inner != outer + 1)
+      fail(fuse.inner.name() + " must be the loop directly inside " + fuse.outer.name() + " (loops: " +
+           joinNames(nest_.loops) + ")");
+    nest_.loops[outer] = fuse.fused;
+    nest_.loops.erase(nest_.loops.begin() + static_cast<long>(inner));
+    nest_.relations.push_back(fuse);
+    nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(fuse)) + ": " + fuse.outer.name() + " = " +
+                              fuse.fused.name() + " / |" + fuse.inner.name() + "|, " + fuse.inner.name() + " = " +
+                              fuse.fused.name() + " % |" + fuse.inner.name() + "|");
+  }
+
+  void operator()(const ir::PosRelation& pos) {
+    loopPosition(pos.indexVar);
+    auto accesses = ir::accessesOf(assignment_.rhs);
+    if (std::find(accesses.begin(), accesses.end(), pos.access) == accesses.end())
+      fail(ir::toString(pos.access) + " is not read by `" + ir::toString(ir::IndexStmt(
+                                                                 ir::AssignmentNode::make(assignment_.lhs, assignment_.rhs))) +
+           "`");
+    if (!isStatementVar(pos.indexVar))
+      fail(pos.indexVar.name() + " is derived by an earlier command; pos applies to a variable of the statement");
+    const auto& indices = pos.access.indices();
+    auto mode = std::find(indices.begin(), indices.end(), pos.indexVar);
+    if (mode == indices.end())
+      fail(ir::toString(pos.access) + " is not indexed by " + pos.indexVar.name());
+    const ir::Format& format = pos.access.tensor().format();
+    int level = format.levelOfMode(static_cast<int>(mode - indices.begin()));
+    const ir::LevelFormat& levelFormat = format.level(level);
+    if (levelFormat.isDense())
+      fail(pos.access.tensor().name() + " stores " + pos.indexVar.name() + " in a dense level, which has no positions "
+           "to iterate; pos needs a compressed level");
+    if (levelFormat.kind != ir::LevelKind::Compressed || !levelFormat.unique)
+      fail(pos.access.tensor().name() + " stores " + pos.indexVar.name() + " in a " + levelFormat.toString() +
+           " level; pos supports unique compressed levels");
+    replaceLoop(pos.indexVar, {pos.posVar}, pos);
+    nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(pos)) + ": " + pos.posVar.name() +
+                              " iterates the positions of " + pos.access.tensor().name() + "'s level " +
+                              std::to_string(level + 1) + " and " + pos.indexVar.name() + " is read from its crd");
+  }
+
+  void operator()(const ir::BoundRelation& bound) {
+    if (bound.kind == ir::BoundKind::MinExact || bound.kind == ir::BoundKind::MinConstraint)
+      fail("lower bounds (" + ir::toString(bound.kind) + ") are not supported; every loop starts at 0");
+    requirePositive(bound.value, "bound");
+    if (!isStatementVar(bound.var))
+      fail(bound.var.name() + " is derived by an earlier command; bound applies to a variable of the statement");
+    requireDenseIteration(bound.var);
+    replaceLoop(bound.var, {bound.boundVar}, bound);
+    nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() +
+                              " runs to " + std::to_string(bound.value) +
+                              (bound.kind == ir::BoundKind::MaxExact ? ", which must be the dimension of "
+                                                                     : ", guarded by the dimension of ") +
+                              bound.var.name());
+  }
+
+  void operator()(const PrecomputeCommand& precompute) {
+    if (nest_.precompute) fail("a statement takes one precompute");
+    if (!isStatementVar(precompute.var)) fail(precompute.var.name() + " is not an index variable of the statement");
+    auto vars = ir::indexVarsOf(precompute.expr);
+    if (!contains(vars, precompute.var))
+      fail("the precomputed expression is not indexed by " + precompute.var.name());
+    if (!(precompute.workspaceVar == precompute.var)) {
+      for (const auto& loop : nest_.loops)
+        if (!(loop == precompute.var) && nest_.originsOf(loop).count(precompute.var))
+          fail(precompute.var.name() + " is split or fused by an earlier command; precompute it under its own name");
+    }
+    nest_.precompute = precompute;
+  }
+
+  void operator()(const ParallelizeCommand& parallelize) {
+    loopPosition(parallelize.var);
+    using ir::ParallelUnit;
+    if (parallelize.unit == ParallelUnit::GPUBlock || parallelize.unit == ParallelUnit::GPUWarp ||
+        parallelize.unit == ParallelUnit::GPUThread)
+      fail("GPU parallel units need the CUDA target, which this version of tcc does not have");
+    nest_.attributes[parallelize.var].parallelUnit = parallelize.unit;
+    nest_.attributes[parallelize.var].outputRaceStrategy = parallelize.strategy;
+  }
+
+  void operator()(const UnrollCommand& unroll) {
+    loopPosition(unroll.var);
+    requirePositive(unroll.factor, "unroll factor");
+    nest_.attributes[unroll.var].unrollFactor = unroll.factor;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& reason) const { throw ScheduleError(index_, command_.text + ": " + reason); }
+
+  void requirePositive(int64_t value, const std::string& what) const {
+    if (value <= 0) fail("the " + what + " must be positive, not " + std::to_string(value));
+  }
+
+  size_t loopPosition(const IndexVar& var) const {
+    auto found = std::find(nest_.loops.begin(), nest_.loops.end(), var);
+    if (found == nest_.loops.end())
+      fail(var.name() + " is not a loop of this statement at this point (its loops: " + joinNames(nest_.loops) + ")");
+    return static_cast<size_t>(found - nest_.loops.begin());
+  }
+
+  // Coordinates of a sparse level come from its crd array, not from a range
+  // a loop could be cut into: such a variable is scheduled through pos.
+  void requireDenseIteration(const IndexVar& var) const {
+    if (!isStatementVar(var)) return;
+    for (const auto& access : ir::accessesOf(assignment_.rhs)) {
+      const ir::Format& format = access.tensor().format();
+      for (int level = 0; level < format.order(); ++level) {
+        if (format.level(level).isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
+        fail(var.name() + " is iterated by a " + format.level(level).toString() + " level of " +
+             access.tensor().name() + ", whose coordinates cannot be cut into ranges; schedule its positions instead: "
+             "pos(" + var.name() + ", " + var.name() + "pos, " + ir::toString(access) + "), then schedule " +
+             var.name() + "pos");
+      }
+    }
+  }
+
+  bool isStatementVar(const IndexVar& var) const {
+    const auto& lhs = assignment_.lhs.indices();
+    auto rhs = ir::indexVarsOf(assignment_.rhs);
+    return contains(lhs, var) || contains(rhs, var);
+  }
+
+  void replaceLoop(const IndexVar& var, const std::vector<IndexVar>& derived, const ir::ProvenanceRelation& relation) {
+    size_t position = loopPosition(var);
+    for (const auto& fresh : derived)
+      if (contains(nest_.loops, fresh) || isStatementVar(fresh)) fail(fresh.name() + " is already a loop variable");
+    nest_.loops.erase(nest_.loops.begin() + static_cast<long>(position));
+    nest_.loops.insert(nest_.loops.begin() + static_cast<long>(position), derived.begin(), derived.end());
+    // Attributes set on the variable before it was replaced move to its outer part.
+    if (auto attributes = nest_.attributes.find(var); attributes != nest_.attributes.end()) {
+      nest_.attributes[derived.front()] = attributes->second;
+      nest_.attributes.erase(var);
+    }
+    nest_.relations.push_back(relation);
+  }
+
+  LoopNest& nest_;
+  const ScheduleCommand& command_;
+  size_t index_;
+  const ir::AssignmentNode& assignment_;
+  const std::vector<StorageEdge>& edges_;
+};
+
+ir::IndexStmt nestLoops(const std::vector<IndexVar>& loops, ir::IndexStmt body,
+                        const std::map<IndexVar, ir::ForallAttributes>& attributes) {
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+    auto found = attributes.find(*it);
+    body = ir::forall(*it, body, found == attributes.end() ? ir::ForallAttributes{} : found->second);
+  }
+  return body;
+}
+
+bool isSubexpression(const ir::IndexExpr& part, const ir::IndexExpr& whole) {
+  ir::IndexExpr marker = ir::LiteralNode::make(0.0);
+  return !(ir::replace(whole, {{part, marker}}) == whole);
+}
+
+}  // namespace
+
+std::set<IndexVar> LoopNest::originsOf(const IndexVar& var) const {
+  for (const auto& relation : relations) {
+    auto derived = ir::derivedVars(relation);
+    if (!contains(derived, var)) continue;
+    std::set<IndexVar> origins;
+    for (const auto& parent : ir::parentVars(relation)) {
+      auto up = originsOf(parent);
+      origins.insert(up.begin(), up.end());
+    }
+    return origins;
+  }
+  return {var};
+}
+
+void applySchedule(LoopNest& nest, const std::vector<ScheduleCommand>& commands, const ir::AssignmentNode& assignment,
+                   const std::vector<StorageEdge>& inputEdges) {
+  for (size_t index = 0; index < commands.size(); ++index)
+    std::visit(CommandApplier(nest, commands[index], index, assignment, inputEdges), commands[index].kind);
+  if (commands.empty()) return;
+  if (auto edge = brokenEdge(nest, inputEdges))
+    throw ScheduleError(commands.size() - 1,
+                        "the schedule visits " + edge->below.name() + " outside " + edge->above.name() + ", but " +
+                            edge->owner + " stores " + edge->above.name() + " above " + edge->below.name() +
+                            " and sparse levels are iterated in storage order (loops: " + joinNames(nest.loops) + ")");
+}
+
+std::optional<StorageEdge> brokenEdge(const LoopNest& nest, const std::vector<StorageEdge>& edges) {
+  for (const auto& edge : edges) {
+    std::optional<size_t> lastAbove, firstBelow;
+    for (size_t p = 0; p < nest.loops.size(); ++p) {
+      auto origins = nest.originsOf(nest.loops[p]);
+      bool above = origins.count(edge.above) > 0, below = origins.count(edge.below) > 0;
+      if (above && below) continue;  // a fused loop visits both in storage order
+      if (above) lastAbove = p;
+      if (below && !firstBelow) firstBelow = p;
+    }
+    if (lastAbove && firstBelow && *firstBelow < *lastAbove) return edge;
+  }
+  return std::nullopt;
+}
+
+ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs, bool accumulate) {
+  ir::IndexStmt body;
+  if (!nest.precompute) {
+    body = nestLoops(nest.loops, ir::AssignmentNode::make(lhs, rhs, accumulate), nest.attributes);
+  } else {
+    const PrecomputeCommand& precompute = *nest.precompute;
+    if (!isSubexpression(precompute.expr, rhs))
+      throw LoweringError("precompute(" + ir::toString(precompute.expr) + ", ...): not a subexpression of " +
+                          ir::toString(rhs) + " (products group from the left: parenthesize to precompute a "
+                          "different part)");
+    const ir::TensorVar& output = lhs.tensor();
+    ir::Dimension dimension;
+    bool sized = false;
+    for (const auto& access : ir::accessesOf(rhs)) {
+      const auto& indices = access.indices();
+      for (size_t mode = 0; mode < indices.size() && !sized; ++mode)
+        if (indices[mode] == precompute.var) {
+          dimension = access.tensor().dimension(static_cast<int>(mode));
+          sized = true;
+        }
+    }
+    ir::TensorVar workspace("w_" + output.name(), {dimension}, ir::Format::denseOfOrder(1), output.datatype());
+    ir::IndexExpr consumerRhs = ir::replace(rhs, {{precompute.expr, ir::IndexExpr(workspace(precompute.var))}});
+
+    std::vector<IndexVar> lhsVars = lhs.indices();
+    std::vector<IndexVar> exprVars = ir::indexVarsOf(precompute.expr);
+    std::vector<IndexVar> consumerVars = lhsVars;
+    for (const auto& var : ir::indexVarsOf(consumerRhs))
+      if (!contains(consumerVars, var)) consumerVars.push_back(var);
+    std::vector<IndexVar> producerOnly;
+    for (const auto& var : exprVars)
+      if (!contains(consumerVars, var)) producerOnly.push_back(var);
+
+    auto derivesFromAny = [&](const IndexVar& loop, const std::vector<IndexVar>& vars) {
+      for (const auto& origin : nest.originsOf(loop))
+        if (contains(vars, origin)) return true;
+      return false;
+    };
+    auto derivesOnlyFrom = [&](const IndexVar& loop, const std::vector<IndexVar>& vars) {
+      for (const auto& origin : nest.originsOf(loop))
+        if (!contains(vars, origin)) return false;
+      return true;
+    };
+    std::vector<IndexVar> splitters = producerOnly;
+    splitters.push_back(precompute.var);
+    size_t first = 0;
+    while (first < nest.loops.size() && !derivesFromAny(nest.loops[first], splitters)) ++first;
+    std::vector<IndexVar> outer(nest.loops.begin(), nest.loops.begin() + static_cast<long>(first));
+    std::vector<IndexVar> consumerLoops, producerLoops;
+    for (size_t p = first; p < nest.loops.size(); ++p) {
+      const IndexVar& loop = nest.loops[p];
+      if (derivesOnlyFrom(loop, consumerVars)) consumerLoops.push_back(loop);
+      if (derivesOnlyFrom(loop, exprVars)) {
+        producerLoops.push_back(loop == precompute.var ? precompute.workspaceVar : loop);
+      } else if (derivesFromAny(loop, producerOnly)) {
+        throw LoweringError("precompute: loop " + loop.name() + " mixes the precomputed expression's variables with "
+                            "others; it cannot be placed in either the workspace's loops or the result's");
+      }
+    }
+    bool consumerSums = false;
+    for (const auto& loop : outer)
+      if (!derivesOnlyFrom(loop, lhsVars)) consumerSums = true;
+    for (const auto& loop : consumerLoops)
+      if (!derivesOnlyFrom(loop, lhsVars)) consumerSums = true;
+
+    ir::IndexExpr producerExpr = precompute.expr;
+    if (!(precompute.workspaceVar == precompute.var))
+      producerExpr = ir::replace(producerExpr, std::unordered_map<IndexVar, IndexVar>{{precompute.var, precompute.workspaceVar}});
+    ir::IndexStmt producer = nestLoops(
+        producerLoops, ir::AssignmentNode::make(workspace(precompute.workspaceVar), producerExpr, !producerOnly.empty()),
+        nest.attributes);
+    ir::IndexStmt consumer =
+        nestLoops(consumerLoops, ir::AssignmentNode::make(lhs, consumerRhs, consumerSums && accumulate), nest.attributes);
+    body = nestLoops(outer, ir::where(consumer, producer), nest.attributes);
+    nest.decisions.push_back("precompute " + ir::toString(precompute.expr) + " into dense workspace " +
+                             workspace.name() + "(" + precompute.workspaceVar.name() + ") inside the loops over " +
+                             (outer.empty() ? std::string("nothing") : joinNames(outer)));
+  }
+  if (!nest.relations.empty()) body = ir::suchThat(body, nest.relations);
+  return body;
+}
+
+}  // namespace tcc::lowering

@@ -1,0 +1,53 @@
+// Applies scheduling commands to a perfect loop nest over one assignment,
+// the way TACO's iteration-space transformations rewrite concrete index
+// notation: split, divide, fuse, pos and bound replace loops by derived ones
+// and record the provenance relation that recovers the originals; reorder
+// permutes loops; parallelize and unroll set loop attributes; precompute is
+// kept for buildConcreteNest, which places its where-statement. Every
+// command is checked against the loops as they stand when it runs.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tcc/ir/index_stmt.h"
+#include "tcc/lowering/schedule.h"
+
+namespace tcc::lowering {
+
+// `above` is stored directly above `below` by a sparse tensor (`owner`), so
+// the loops over `above` must enclose every loop over `below`.
+struct StorageEdge {
+  ir::IndexVar above, below;
+  std::string owner;
+};
+
+struct LoopNest {
+  std::vector<ir::IndexVar> loops;  // outermost first
+  std::map<ir::IndexVar, ir::ForallAttributes> attributes;
+  std::vector<ir::ProvenanceRelation> relations;
+  std::optional<PrecomputeCommand> precompute;
+  std::vector<std::string> decisions;  // for `tcc explain`
+
+  // The statement's own variables a loop variable derives from (itself if
+  // it is one): i0 -> {i}, fuse(i, j, f) -> {i, j}.
+  std::set<ir::IndexVar> originsOf(const ir::IndexVar& var) const;
+};
+
+// Throws ScheduleError naming the offending command.
+void applySchedule(LoopNest& nest, const std::vector<ScheduleCommand>& commands, const ir::AssignmentNode& assignment,
+                   const std::vector<StorageEdge>& inputEdges);
+
+// The first edge the loop order breaks, if any: some loop over `below`
+// runs outside a loop over `above`.
+std::optional<StorageEdge> brokenEdge(const LoopNest& nest, const std::vector<StorageEdge>& edges);
+
+// Foralls over the nest's loops around `lhs = rhs` (a where-statement when
+// the nest has a precompute), wrapped in the relations. Throws
+// LoweringError when the precomputed expression is not part of `rhs`.
+ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs, bool accumulate);
+
+}  // namespace tcc::lowering
