@@ -116,7 +116,7 @@ Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
   const ir::ProvenanceRelation& relation = relationOf_.at(var);
   bool complete = true;
   for (const auto& derived : ir::derivedVars(relation)) complete = complete && coordinates_.count(derived);
-  Stmt body = complete ? recoverParents(relation, forall->body) : lower(forall->body);
+  Stmt body = complete ? recoverParents({relation}, {}, forall->body) : lower(forall->body);
   scope.reset();
   coordinates_.erase(var);
   for (auto it = ranges_.begin(); it != ranges_.end();) it = rangesBefore.count(it->first) ? std::next(it) : ranges_.erase(it);
@@ -127,7 +127,16 @@ Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
   return imp::Block::make(setup);
 }
 
-Stmt Lowerer::recoverParents(const ir::ProvenanceRelation& relation, const ir::IndexStmt& body) {
+Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::vector<ir::IndexVar> pinned,
+                             const ir::IndexStmt& body) {
+  if (pending.empty()) {
+    // The pinned statement variables, outermost first, each one iteration.
+    ir::IndexStmt nest = body;
+    for (auto it = pinned.rbegin(); it != pinned.rend(); ++it) nest = ir::ForallNode::make(*it, nest);
+    return lower(nest);
+  }
+  const ir::ProvenanceRelation relation = pending.front();
+  pending.erase(pending.begin());
   std::vector<Stmt> unused;
   // (parent, value) pairs, and a guard for blocks that may run past the end.
   std::vector<std::pair<ir::IndexVar, Expr>> recovered;
@@ -159,39 +168,37 @@ Stmt Lowerer::recoverParents(const ir::ProvenanceRelation& relation, const ir::I
   } else {
     const auto& pos = std::get<ir::PosRelation>(relation);
     pinnedPositions_[pos.indexVar] = {pos.access, coordinates_.at(pos.posVar)};
-    Stmt lowered = lower(ir::ForallNode::make(pos.indexVar, body));
+    pinned.push_back(pos.indexVar);
+    Stmt inner = recoverParents(pending, pinned, body);
     pinnedPositions_.erase(pos.indexVar);
-    return lowered;
+    return inner;
   }
 
   std::vector<Stmt> stmts;
-  std::vector<ir::IndexVar> pinned;
-  bool derivedParent = false;
+  std::vector<ir::IndexVar> bound, pinnedHere;
   for (const auto& [parent, value] : recovered) {
-    if (relationOf_.count(parent)) {
-      // A derived variable in turn (split of a pos variable, say): bind it
-      // and recover what it replaced.
-      Expr coordinate = freshVar(parent.name(), value.type());
-      stmts.push_back(imp::Declare::make(coordinate, value));
-      coordinates_[parent] = coordinate;
-      derivedParent = true;
-    } else {
+    auto parentRelation = relationOf_.find(parent);
+    if (parentRelation == relationOf_.end()) {
       pinnedCoordinates_[parent] = value;
       pinned.push_back(parent);
+      pinnedHere.push_back(parent);
+      continue;
     }
+    // A derived variable in turn (the split of a pos variable, the fused
+    // parts of split loops): bind it, and recover what it replaced once
+    // its relation is complete.
+    Expr coordinate = freshVar(parent.name(), value.type());
+    stmts.push_back(imp::Declare::make(coordinate, value));
+    coordinates_[parent] = coordinate;
+    bound.push_back(parent);
+    bool complete = true;
+    for (const auto& sibling : ir::derivedVars(parentRelation->second))
+      complete = complete && coordinates_.count(sibling);
+    if (complete) pending.push_back(parentRelation->second);
   }
-  Stmt inner;
-  if (derivedParent) {
-    const ir::IndexVar& parent = recovered.front().first;
-    inner = recoverParents(relationOf_.at(parent), body);
-    coordinates_.erase(parent);
-  } else {
-    // Statement variables, outermost first (fuse pins two).
-    ir::IndexStmt nest = body;
-    for (auto it = pinned.rbegin(); it != pinned.rend(); ++it) nest = ir::ForallNode::make(*it, nest);
-    inner = lower(nest);
-  }
-  for (const auto& var : pinned) pinnedCoordinates_.erase(var);
+  Stmt inner = recoverParents(pending, pinned, body);
+  for (const auto& var : pinnedHere) pinnedCoordinates_.erase(var);
+  for (const auto& var : bound) coordinates_.erase(var);
   if (guard.defined()) inner = imp::If::make(guard, inner);
   stmts.push_back(inner);
   return imp::Block::make(stmts);

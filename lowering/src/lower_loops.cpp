@@ -281,22 +281,26 @@ Stmt Lowerer::lowerCase(const ir::ForallNode* forall, const LatticePoint& point,
   ir::IndexStmt body = forall->body;
   if (sole && point.expr.defined()) body = ReplaceRhs(point.expr).rewrite(body);
 
-  std::vector<Stmt> prologue, epilogue;
+  // Assembled outputs track positions: workspaces, scalars and all-dense
+  // outputs are located from their coordinates at the store.
+  std::vector<std::pair<const ir::AccessNode*, int>> assembled;
+  std::vector<Stmt> stmts;
   for (const auto* assignment : ir::assignmentsOf(body)) {
     const auto* lhs = static_cast<const ir::AccessNode*>(assignment->lhs.get());
-    // Workspaces, scalars and all-dense outputs are located from their
-    // coordinates at the store; only assembled outputs track positions.
     if (storageOf(lhs->tensor).isWorkspace || lhs->tensor.order() == 0 || lhs->tensor.format().isAllDense()) continue;
     int level = levelOfVar(lhs, var);
     if (level < 0) continue;
-    auto pro = outputPrologue(lhs, level, coordinates_.at(var), assignment->accumulate);
-    prologue.insert(prologue.end(), pro.begin(), pro.end());
-    auto epi = outputEpilogue(lhs, level, coordinates_.at(var));
-    epilogue.insert(epilogue.begin(), epi.begin(), epi.end());
+    auto prologue = outputPrologue(lhs, level, coordinates_.at(var), assignment->accumulate);
+    stmts.insert(stmts.end(), prologue.begin(), prologue.end());
+    assembled.push_back({lhs, level});
   }
-  std::vector<Stmt> stmts = prologue;
   stmts.push_back(lower(body));
-  stmts.insert(stmts.end(), epilogue.begin(), epilogue.end());
+  // Epilogues after the body is lowered: a prologue may rebind state (a
+  // row's own append position) that the body uses and the epilogue restores.
+  for (auto it = assembled.rbegin(); it != assembled.rend(); ++it) {
+    auto epilogue = outputEpilogue(it->first, it->second, coordinates_.at(var));
+    stmts.insert(stmts.end(), epilogue.begin(), epilogue.end());
+  }
   return imp::Block::make(stmts);
 }
 

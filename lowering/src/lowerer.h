@@ -120,9 +120,11 @@ class Lowerer {
   // lower_derived_loops.cpp: loops over variables that split, divide, fuse,
   // pos and bound introduced, and the recovery of the variables they replace.
   imp::Stmt lowerDerivedLoop(const ir::ForallNode* forall);
-  // Once every variable a relation introduced has a value, fixes the
-  // variables it replaced (pinning statement variables) and lowers `body`.
-  imp::Stmt recoverParents(const ir::ProvenanceRelation& relation, const ir::IndexStmt& body);
+  // Once every variable the pending relations introduced has a value, fixes
+  // the variables they replaced (pinning statement variables, which join
+  // `pinned`) and lowers `body` inside one iteration of each pinned variable.
+  imp::Stmt recoverParents(std::vector<ir::ProvenanceRelation> pending, std::vector<ir::IndexVar> pinned,
+                           const ir::IndexStmt& body);
   // [begin, end) of a variable; declarations it needs go to `setup`.
   LoopRange rangeOf(const ir::IndexVar& var, std::vector<imp::Stmt>& setup);
   // pos: one iteration at a position fixed by the loops over the pos variable.

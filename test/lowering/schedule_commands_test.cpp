@@ -1,0 +1,332 @@
+// Every scheduling command alone and in compositions, against the dense
+// reference; and the refusals of illegal schedules, naming the command.
+#include <gtest/gtest.h>
+
+#include "kernel_check.h"
+
+namespace tcc::test {
+namespace {
+
+const char* kSpmv = R"(
+tensor y(I) : dense
+tensor A(I, J) : csr
+tensor x(J) : dense
+y(i) = A(i, j) * x(j)
+)";
+
+const char* kSpmm = R"(
+tensor C(I, K) : dense
+tensor A(I, J) : csr
+tensor B(J, K) : dense
+C(i,k) = A(i,j) * B(j,k)
+)";
+
+const char* kGemm = R"(
+tensor C(I, J) : dense
+tensor A(I, K) : dense
+tensor B(K, J) : dense
+C(i,j) = A(i,k) * B(k,j)
+)";
+
+const char* kSpgemm = R"(
+tensor A(I, J) : csr
+tensor B(I, K) : csr
+tensor C(K, J) : csr
+A(i,j) = B(i,k) * C(k,j)
+)";
+
+std::string withSchedule(const std::string& program, const std::string& schedule) {
+  return program + "schedule {\n" + schedule + "\n}\n";
+}
+
+std::string errorOf(const std::string& dsl) {
+  try {
+    compile(Program::fromText(dsl, "test.tc"));
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::map<std::string, rt::Coo> spmvInputs(uint64_t seed) {
+  return {{"A", randomSparse({97, 61}, 0.12, seed)}, {"x", randomDense({61}, seed + 1)}};
+}
+std::map<std::string, rt::Coo> spmmInputs(uint64_t seed) {
+  return {{"A", randomSparse({45, 38}, 0.15, seed)}, {"B", randomDense({38, 13}, seed + 1)}};
+}
+std::map<std::string, rt::Coo> gemmInputs(uint64_t seed) {
+  return {{"A", randomDense({11, 7}, seed)}, {"B", randomDense({7, 9}, seed + 1)}};
+}
+std::map<std::string, rt::Coo> spgemmInputs(uint64_t seed) {
+  return {{"B", randomSparse({40, 33}, 0.1, seed)}, {"C", randomSparse({33, 37}, 0.1, seed + 1)}};
+}
+
+// ---- divide ----------------------------------------------------------------
+
+TEST(Divide, RowsInEqualPartsMatchReference) {
+  std::string code = expectProgramMatchesReference(
+      withSchedule(kSpmv, "divide(i, i0, i1, 4)\nparallelize(i0, CPUThread, NoRaces)"), spmvInputs(1));
+  EXPECT_TRUE(contains(code, "#pragma omp parallel for")) << code;
+}
+
+TEST(Divide, MorePartsThanRowsMatchReference) {
+  expectProgramMatchesReference(withSchedule(kGemm, "divide(i, i0, i1, 32)"), gemmInputs(3));
+}
+
+TEST(Divide, OfADenseReductionComposesWithReorder) {
+  expectProgramMatchesReference(withSchedule(kGemm, "divide(k, k0, k1, 3)\nreorder(k0, i, j, k1)"), gemmInputs(5));
+}
+
+// ---- fuse -----------------------------------------------------------------
+
+TEST(Fuse, DenseLoopsIntoOneParallelLoop) {
+  std::string code = expectProgramMatchesReference(
+      withSchedule(kGemm, "fuse(i, j, f)\nparallelize(f, CPUThread, NoRaces)"), gemmInputs(7));
+  EXPECT_TRUE(contains(code, "#pragma omp parallel for")) << code;
+}
+
+TEST(Fuse, ThenSplitRecoversBothCoordinates) {
+  expectProgramMatchesReference(withSchedule(kGemm, "fuse(i, j, f)\nsplit(f, f0, f1, 8)"), gemmInputs(9));
+}
+
+TEST(Fuse, AboveASparseLevel) {
+  // i and k fused over a dense output, then A's row iterated inside.
+  expectProgramMatchesReference(
+      withSchedule(kSpmm, "reorder(i, k, j)\nfuse(i, k, f)\nparallelize(f, CPUThread, NoRaces)"), spmmInputs(11));
+}
+
+TEST(Fuse, LoopsThatAreNotNestedAreRefused) {
+  std::string message = errorOf(withSchedule(kGemm, "fuse(j, i, f)"));
+  EXPECT_TRUE(contains(message, "fuse(j, i, f): i must be the loop directly inside j")) << message;
+}
+
+// ---- pos ------------------------------------------------------------------
+
+TEST(Pos, PositionLoopOverARow) {
+  expectProgramMatchesReference(withSchedule(kSpmv, "pos(j, jpos, A(i,j))"), spmvInputs(13));
+}
+
+TEST(Pos, SplitOverNonzerosOfARow) {
+  std::string code =
+      expectProgramMatchesReference(withSchedule(kSpmv, "pos(j, jpos, A(i,j))\nsplit(jpos, jpos0, jpos1, 4)"),
+                                    spmvInputs(15));
+  EXPECT_TRUE(contains(code, "jpos_begin")) << code;
+}
+
+TEST(Pos, OverADenseLevelIsRefused) {
+  std::string message = errorOf(withSchedule(kSpmv, "pos(i, ipos, A(i,j))"));
+  EXPECT_TRUE(contains(message, "pos(i, ipos, A(i,j)): A stores i in a dense level")) << message;
+}
+
+TEST(Pos, OfAnAccessTheStatementDoesNotReadIsRefused) {
+  std::string message = errorOf(withSchedule(kSpmv + std::string("tensor Z(I, J) : csr\n"), "pos(j, jpos, Z(i,j))"));
+  EXPECT_TRUE(contains(message, "Z(i,j) is not read by")) << message;
+}
+
+TEST(Pos, LoopsOutsideTheParentLevelAreRefused) {
+  std::string message = errorOf(withSchedule(kSpmv, "pos(j, jpos, A(i,j))\nreorder(jpos, i)"));
+  EXPECT_TRUE(contains(message, "reorder(jpos, i): visits j before i, but A stores i above j")) << message;
+}
+
+TEST(Pos, OfAUnionIsRefused) {
+  std::string message = errorOf(withSchedule(R"(
+tensor Y(I, J) : dense
+tensor A(I, J) : csr
+tensor B(I, J) : dense
+Y(i,j) = A(i, j) + B(i, j)
+)",
+                                             "pos(j, jpos, A(i,j))"));
+  EXPECT_TRUE(contains(message, "where A has no entry")) << message;
+}
+
+// ---- bound ----------------------------------------------------------------
+
+TEST(Bound, ExactBoundMatchesReference) {
+  std::string code = expectProgramMatchesReference(withSchedule(kGemm, "bound(j, jb, 9, MaxExact)"), gemmInputs(17));
+  EXPECT_TRUE(contains(code, "jb < 9")) << code;
+}
+
+TEST(Bound, ALargerConstraintIsGuarded) {
+  expectProgramMatchesReference(withSchedule(kGemm, "bound(i, ib, 64, MaxConstraint)"), gemmInputs(19));
+}
+
+TEST(Bound, LowerBoundsAreRefused) {
+  std::string message = errorOf(withSchedule(kGemm, "bound(i, ib, 4, MinExact)"));
+  EXPECT_TRUE(contains(message, "bound(i, ib, 4, MinExact): lower bounds")) << message;
+}
+
+// ---- precompute -------------------------------------------------------------
+
+TEST(Precompute, RowWiseSpgemmWorkspace) {
+  expectProgramMatchesReference(withSchedule(kSpgemm, "precompute(B(i,k) * C(k,j), j, j)"), spgemmInputs(21));
+}
+
+TEST(Precompute, WithARenamedWorkspaceIndex) {
+  expectProgramMatchesReference(withSchedule(kSpgemm, "precompute(B(i,k) * C(k,j), j, jw)"), spgemmInputs(23));
+}
+
+TEST(Precompute, PartOfAProductIntoADenseOutput) {
+  expectProgramMatchesReference(R"(
+tensor A(I, J) : dense
+tensor B(I, K, L) : csf
+tensor C(K, J) : dense
+tensor D(L, J) : dense
+A(i,j) = B(i,k,l) * D(l,j) * C(k,j)
+schedule { precompute(B(i,k,l) * D(l,j), j, j) }
+)",
+                                {{"B", randomSparse({9, 8, 7}, 0.1, 25)},
+                                 {"C", randomDense({8, 6}, 26)},
+                                 {"D", randomDense({7, 6}, 27)}});
+}
+
+TEST(Precompute, NotASubexpressionIsRefused) {
+  std::string message = errorOf(R"(
+tensor A(I, J) : dense
+tensor B(I, K, L) : csf
+tensor C(K, J) : dense
+tensor D(L, J) : dense
+A(i,j) = B(i,k,l) * D(l,j) * C(k,j)
+schedule { precompute(B(i,k,l) * C(k,j), j, j) }
+)");
+  EXPECT_TRUE(contains(message, "not a subexpression")) << message;
+}
+
+// ---- parallelize: race strategies and vector lanes ----------------------------
+
+const char* kTransposedSpmv = R"(
+tensor y(J) : dense
+tensor A(I, J) : csr
+tensor x(I) : dense
+y(j) = A(i, j) * x(i)
+)";
+
+std::map<std::string, rt::Coo> transposedInputs(uint64_t seed) {
+  return {{"A", randomSparse({97, 61}, 0.12, seed)}, {"x", randomDense({97}, seed + 1)}};
+}
+
+TEST(Parallelize, AtomicsOnARacingOutput) {
+  std::string code =
+      expectProgramMatchesReference(withSchedule(kTransposedSpmv, "parallelize(i, CPUThread, Atomics)"), transposedInputs(29));
+  EXPECT_TRUE(contains(code, "#pragma omp atomic")) << code;
+}
+
+TEST(Parallelize, TemporaryCopiesOfARacingOutput) {
+  std::string code = expectProgramMatchesReference(
+      withSchedule(kTransposedSpmv, "parallelize(i, CPUThread, Temporary)"), transposedInputs(31));
+  EXPECT_TRUE(contains(code, "reduction(+: y_vals[0:")) << code;
+}
+
+TEST(Parallelize, ParallelReductionOfAScalar) {
+  std::string code = expectProgramMatchesReference(R"(
+tensor a : dense
+tensor x(I) : dense
+tensor z(I) : dense
+a = x(i) * z(i)
+schedule { parallelize(i, CPUThread, ParallelReduction) }
+)",
+                                                   {{"x", randomDense({1000}, 33)}, {"z", randomDense({1000}, 34)}});
+  EXPECT_TRUE(contains(code, "reduction(+: ta)")) << code;
+}
+
+TEST(Parallelize, ParallelReductionOverARowOfASparseMatrix) {
+  std::string code =
+      expectProgramMatchesReference(withSchedule(kSpmv, "parallelize(j, CPUThread, ParallelReduction)"), spmvInputs(35));
+  EXPECT_TRUE(contains(code, "reduction(+:")) << code;
+}
+
+TEST(Parallelize, VectorLanesOverADenseInnerLoop) {
+  std::string code = expectProgramMatchesReference(
+      withSchedule(kSpmm, "reorder(i, j, k)\nparallelize(i, CPUThread, NoRaces)\nparallelize(k, CPUVector, IgnoreRaces)"),
+      spmmInputs(37));
+  EXPECT_TRUE(contains(code, "#pragma omp simd")) << code;
+}
+
+TEST(Parallelize, NestedThreadLoopsAreRefused) {
+  std::string message =
+      errorOf(withSchedule(kGemm, "parallelize(i, CPUThread, NoRaces)\nparallelize(j, CPUThread, NoRaces)"));
+  EXPECT_TRUE(contains(message, "loops nested in a parallel loop run serially")) << message;
+}
+
+TEST(Parallelize, GpuUnitsNeedTheCudaTarget) {
+  std::string message = errorOf(withSchedule(kGemm, "parallelize(i, GPUBlock, NoRaces)"));
+  EXPECT_TRUE(contains(message, "test.tc:7:1: error: parallelize(i, GPUBlock, NoRaces): GPU parallel units")) << message;
+}
+
+// ---- parallel assembly of sparse outputs --------------------------------------
+
+TEST(ParallelAssembly, SpgemmRowsInParallel) {
+  std::string code =
+      expectProgramMatchesReference(withSchedule(kSpgemm, "parallelize(i, CPUThread, NoRaces)"), spgemmInputs(41));
+  EXPECT_TRUE(contains(code, "prefix sum")) << code;
+  EXPECT_TRUE(contains(code, "omp_get_thread_num")) << code;
+}
+
+TEST(ParallelAssembly, SpgemmRowBlocksInParallel) {
+  expectProgramMatchesReference(withSchedule(kSpgemm, "split(i, i0, i1, 8)\nparallelize(i0, CPUThread, NoRaces)"),
+                                spgemmInputs(43));
+}
+
+TEST(ParallelAssembly, SparseAddRowsInParallel) {
+  expectProgramMatchesReference(R"(
+tensor A(I, J) : csr
+tensor B(I, J) : csr
+tensor C(I, J) : csr
+A(i,j) = B(i,j) + C(i,j)
+schedule { parallelize(i, CPUThread, NoRaces) }
+)",
+                                {{"B", randomSparse({50, 40}, 0.1, 45)}, {"C", randomSparse({50, 40}, 0.1, 46)}});
+}
+
+TEST(ParallelAssembly, RowsOfAnInputWithEmptyRows) {
+  // Rows with no entries keep their offsets through the prefix sum.
+  expectProgramMatchesReference(R"(
+tensor A(I, J) : csr
+tensor B(I, J) : csr
+tensor C(I, J) : dense
+A(i,j) = B(i,j) * C(i,j)
+schedule { parallelize(i, CPUThread, NoRaces) }
+)",
+                                {{"B", randomSparse({60, 30}, 0.02, 47)}, {"C", randomDense({60, 30}, 48)}});
+}
+
+TEST(ParallelAssembly, DoublyCompressedOutputsAreRefused) {
+  std::string message = errorOf(R"(
+tensor A(I, J) : dcsr
+tensor B(I, J) : csr
+tensor C(I, J) : csr
+A(i,j) = B(i,j) + C(i,j)
+schedule { parallelize(i, CPUThread, NoRaces) }
+)");
+  EXPECT_TRUE(contains(message, "only its rows (a dense first level followed by a compressed one)")) << message;
+}
+
+// ---- checks common to every command -------------------------------------------
+
+TEST(ScheduleChecks, AnUnknownLoopIsNamed) {
+  std::string message = errorOf(withSchedule(kSpmv, "split(i, i0, i1, 4)\nsplit(i, a, b, 2)"));
+  EXPECT_TRUE(contains(message, "split(i, a, b, 2): i is not a loop of this statement at this point (its loops: i0, i1, j)"))
+      << message;
+}
+
+TEST(ScheduleChecks, ANonPositiveFactorIsRefusedByTheChecker) {
+  std::string message = errorOf(withSchedule(kSpmv, "split(i, i0, i1, 0)"));
+  EXPECT_TRUE(contains(message, "test.tc:7:")) << message;
+}
+
+TEST(ScheduleChecks, CompositionOfEveryDenseCommand) {
+  expectProgramMatchesReference(withSchedule(kGemm, R"(
+bound(k, kb, 7, MaxExact)
+split(i, i0, i1, 4)
+divide(j, j0, j1, 2)
+reorder(i0, j0, kb, i1, j1)
+fuse(i1, j1, f)
+unroll(f, 2)
+parallelize(i0, CPUThread, NoRaces)
+)"),
+                                gemmInputs(51));
+}
+
+}  // namespace
+}  // namespace tcc::test
