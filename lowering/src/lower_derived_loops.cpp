@@ -80,6 +80,17 @@ LoopRange Lowerer::rangeOf(const ir::IndexVar& var, std::vector<Stmt>& setup) {
              ops::mul(ops::cast(imp::Type::int64(), extentOf(outer)), ops::cast(imp::Type::int64(), extentOf(inner)))};
   } else if (const auto* bound = std::get_if<ir::BoundRelation>(&relation)) {
     range = {ops::IntImm::make(0), ops::IntImm::make(bound->value)};
+  } else if (const auto* fused = fusedPosition(relation)) {
+    // Every position of the second level: [pos[0], pos[segments]).
+    const auto& pos = std::get<ir::PosRelation>(relation);
+    const TensorStorage& storage = storageOf(pos.access.tensor());
+    Expr segments = firstLevelSegments(pos.access);
+    range.begin = freshVar(pos.posVar.name() + "_begin", imp::Type::int64());
+    range.end = freshVar(pos.posVar.name() + "_end", imp::Type::int64());
+    setup.push_back(imp::Declare::make(range.begin, imp::Load::make(storage.pos[1], ops::IntImm::make(0, imp::Type::int64()))));
+    setup.push_back(imp::Declare::make(range.end, imp::Load::make(storage.pos[1], segments)));
+    ranges_[var] = range;
+    segmentCursors_[pos.posVar] = freshVar(fused->outer.name() + "_segment", imp::Type::int64());
   } else {
     const auto& pos = std::get<ir::PosRelation>(relation);
     int level = levelOf(pos.access, pos.indexVar);
@@ -103,6 +114,20 @@ LoopRange Lowerer::rangeOf(const ir::IndexVar& var, std::vector<Stmt>& setup) {
   return range;
 }
 
+const ir::FuseRelation* Lowerer::fusedPosition(const ir::ProvenanceRelation& relation) const {
+  const auto* pos = std::get_if<ir::PosRelation>(&relation);
+  if (!pos) return nullptr;
+  auto fused = relationOf_.find(pos->indexVar);
+  return fused == relationOf_.end() ? nullptr : std::get_if<ir::FuseRelation>(&fused->second);
+}
+
+Expr Lowerer::firstLevelSegments(const ir::Access& access) {
+  const ir::Format& format = access.tensor().format();
+  const TensorStorage& storage = storageOf(access.tensor());
+  if (format.level(0).isDense()) return ops::cast(imp::Type::int64(), storage.dims[format.modeOfLevel(0)]);
+  return imp::Load::make(storage.pos[0], ops::IntImm::make(1, imp::Type::int64()));
+}
+
 Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
   const ir::IndexVar& var = forall->indexVar;
   std::set<ir::IndexVar> rangesBefore;
@@ -118,6 +143,15 @@ Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
   for (const auto& derived : ir::derivedVars(relation)) complete = complete && coordinates_.count(derived);
   Stmt body = complete ? recoverParents({relation}, {}, forall->body) : lower(forall->body);
   scope.reset();
+  // A cursor over the first level's segments for each fused position range
+  // declared here: one per thread when the loop is parallel.
+  for (const auto& [known, unusedRange] : ranges_) {
+    auto cursor = segmentCursors_.find(known);
+    if (rangesBefore.count(known) || cursor == segmentCursors_.end()) continue;
+    Stmt declare = imp::Declare::make(cursor->second, ops::IntImm::make(-1, imp::Type::int64()));
+    if (plan.kind == imp::LoopKind::Parallel) body = imp::Block::make({declare, body});
+    else setup.push_back(declare);
+  }
   coordinates_.erase(var);
   for (auto it = ranges_.begin(); it != ranges_.end();) it = rangesBefore.count(it->first) ? std::next(it) : ranges_.erase(it);
 
@@ -138,23 +172,23 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
   const ir::ProvenanceRelation relation = pending.front();
   pending.erase(pending.begin());
   std::vector<Stmt> unused;
-  // (parent, value) pairs, and a guard for blocks that may run past the end.
+  // (parent, value) pairs, and the end a block may run past.
   std::vector<std::pair<ir::IndexVar, Expr>> recovered;
-  Expr guard;
+  Expr guardEnd;
   if (const auto* split = std::get_if<ir::SplitRelation>(&relation)) {
     LoopRange parent = rangeOf(split->parent, unused);
     Expr value = ops::add(parent.begin, ops::add(ops::mul(coordinates_.at(split->outer),
                                                           ops::IntImm::make(split->factor, parent.end.type())),
                                                  coordinates_.at(split->inner)));
     recovered.push_back({split->parent, value});
-    if (split->factor > 1) guard = ops::lt(value, parent.end);
+    if (split->factor > 1) guardEnd = parent.end;
   } else if (const auto* divide = std::get_if<ir::DivideRelation>(&relation)) {
     LoopRange parent = rangeOf(divide->parent, unused);
     Expr part = ceilDiv(extentOf(parent), ops::IntImm::make(divide->factor, parent.end.type()));
     Expr value = ops::add(parent.begin, ops::add(ops::mul(coordinates_.at(divide->outer), part),
                                                  coordinates_.at(divide->inner)));
     recovered.push_back({divide->parent, value});
-    guard = ops::lt(value, parent.end);
+    guardEnd = parent.end;
   } else if (const auto* fuse = std::get_if<ir::FuseRelation>(&relation)) {
     LoopRange outer = rangeOf(fuse->outer, unused), inner = rangeOf(fuse->inner, unused);
     Expr innerExtent = ops::cast(imp::Type::int64(), extentOf(inner));
@@ -164,7 +198,32 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
   } else if (const auto* bound = std::get_if<ir::BoundRelation>(&relation)) {
     Expr value = coordinates_.at(bound->boundVar);
     recovered.push_back({bound->var, value});
-    guard = ops::lt(value, dimensionOf(bound->var));
+    guardEnd = dimensionOf(bound->var);
+  } else if (const auto* fuse = fusedPosition(relation)) {
+    // The first level's position is the segment of the second level that
+    // holds the position: a cursor that moves forward, searched for when
+    // it is unset or behind.
+    const auto& pos = std::get<ir::PosRelation>(relation);
+    Expr position = coordinates_.at(pos.posVar);
+    Expr cursor = segmentCursors_.at(pos.posVar);
+    Expr segmentPos = storageOf(pos.access.tensor()).pos[1];
+    Expr one = ops::IntImm::make(1, imp::Type::int64());
+    Expr search = imp::Call::make("tcc_segment_of", {segmentPos, firstLevelSegments(pos.access), position},
+                                  imp::Type::int64());
+    std::vector<Stmt> stmts{
+        imp::If::make(ops::lor(ops::lt(cursor, ops::IntImm::make(0, imp::Type::int64())),
+                               ops::lt(position, imp::Load::make(segmentPos, cursor))),
+                      imp::Assign::make(cursor, search)),
+        imp::While::make(ops::le(imp::Load::make(segmentPos, ops::add(cursor, one)), position),
+                         imp::Assign::makeCompound(imp::BinaryOp::Add, cursor, one))};
+    pinnedPositions_[fuse->outer] = {pos.access, cursor};
+    pinnedPositions_[fuse->inner] = {pos.access, position};
+    pinned.push_back(fuse->outer);
+    pinned.push_back(fuse->inner);
+    stmts.push_back(recoverParents(pending, pinned, body));
+    pinnedPositions_.erase(fuse->outer);
+    pinnedPositions_.erase(fuse->inner);
+    return imp::Block::make(stmts);
   } else {
     const auto& pos = std::get<ir::PosRelation>(relation);
     pinnedPositions_[pos.indexVar] = {pos.access, coordinates_.at(pos.posVar)};
@@ -176,9 +235,11 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
 
   std::vector<Stmt> stmts;
   std::vector<ir::IndexVar> bound, pinnedHere;
+  Expr guard;
   for (const auto& [parent, value] : recovered) {
     auto parentRelation = relationOf_.find(parent);
     if (parentRelation == relationOf_.end()) {
+      if (guardEnd.defined()) guard = ops::lt(value, guardEnd);
       pinnedCoordinates_[parent] = value;
       pinned.push_back(parent);
       pinnedHere.push_back(parent);
@@ -191,6 +252,7 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
     stmts.push_back(imp::Declare::make(coordinate, value));
     coordinates_[parent] = coordinate;
     bound.push_back(parent);
+    if (guardEnd.defined()) guard = ops::lt(coordinate, guardEnd);
     bool complete = true;
     for (const auto& sibling : ir::derivedVars(parentRelation->second))
       complete = complete && coordinates_.count(sibling);
@@ -225,13 +287,22 @@ Stmt Lowerer::lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<
                           " has no entry (a sum), which iterating its positions would skip");
 
   const TensorStorage& storage = storageOf(driver->tensor);
-  driver->pos = pinned.position;
-  positions_[driver->access][driver->level] = driver->pos;
   Expr coordinate = freshVar(var.name() + driver->tensor.name(), imp::Type::int32());
   coordinates_[var] = coordinate;
-  std::vector<Stmt> stmts{imp::Declare::make(coordinate, imp::Load::make(storage.crd[driver->level], driver->pos))};
+  Expr value;
+  if (driver->format.isDense()) {
+    // A dense first level's position is its coordinate.
+    Expr parent = ops::mul(parentPosition(driver->access, driver->level),
+                           ops::cast(imp::Type::int64(), storage.dims[driver->tensor.format().modeOfLevel(driver->level)]));
+    value = ops::sub(pinned.position, parent);
+  } else {
+    value = imp::Load::make(storage.crd[driver->level], pinned.position);
+  }
+  std::vector<Stmt> stmts{imp::Declare::make(coordinate, value)};
   auto locate = locateDenseIterators(iterators, coordinate);
   stmts.insert(stmts.end(), locate.begin(), locate.end());
+  driver->pos = pinned.position;
+  positions_[driver->access][driver->level] = driver->pos;
   stmts.push_back(lowerCase(forall, lattice.front(), sole));
   return imp::Block::make(stmts);
 }

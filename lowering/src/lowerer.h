@@ -130,6 +130,9 @@ class Lowerer {
   // pos: one iteration at a position fixed by the loops over the pos variable.
   imp::Stmt lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
                                     const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole);
+  // pos over fuse(i, j, f) of an access's two outer levels: the fuse, else null.
+  const ir::FuseRelation* fusedPosition(const ir::ProvenanceRelation& relation) const;
+  imp::Expr firstLevelSegments(const ir::Access& access);
   std::set<ir::IndexVar> originsOf(const ir::IndexVar& var) const;
   bool derivesOnlyFrom(const ir::IndexVar& var, const std::vector<ir::IndexVar>& vars) const;
   void requireParallelizable(const ir::ForallNode* forall, bool condition, const std::string& reason) const;
@@ -196,6 +199,8 @@ class Lowerer {
   std::map<ir::IndexVar, imp::Expr> pinnedCoordinates_;
   // pos: the position of the access's level that the pos loops fixed.
   std::map<ir::IndexVar, PinnedPosition> pinnedPositions_;
+  // Fused positions: the first level's segment holding the current position.
+  std::map<ir::IndexVar, imp::Expr> segmentCursors_;
 };
 
 // The assignment a forall nest ends in, when the body is nothing else.

@@ -50,6 +50,17 @@ static inline void tcc_sort_coordinates(int32_t* a, int64_t n) {
   }
 }
 
+// The segment s of a level's pos array that holds `position`:
+// pos[s] <= position < pos[s + 1], skipping empty segments.
+static inline int64_t tcc_segment_of(const int64_t* pos, int64_t segments, int64_t position) {
+  int64_t low = 0, high = segments;
+  while (high - low > 1) {
+    int64_t middle = low + (high - low) / 2;
+    if (pos[middle] <= position) low = middle; else high = middle;
+  }
+  return low;
+}
+
 // Puts the coordinates a workspace touched in order: by sorting the list
 // when it is short, by scanning the touched flags when n log n would cost
 // more than the dimension.

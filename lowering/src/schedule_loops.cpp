@@ -27,8 +27,15 @@ bool contains(const std::vector<IndexVar>& vars, const IndexVar& var) {
 class CommandApplier {
  public:
   CommandApplier(LoopNest& nest, const ScheduleCommand& command, size_t index, const ir::AssignmentNode& assignment,
-                 const std::vector<StorageEdge>& edges)
-      : nest_(nest), command_(command), index_(index), assignment_(assignment), edges_(edges) {}
+                 const std::vector<StorageEdge>& edges, std::map<IndexVar, size_t>& unpositionedFuses)
+      : nest_(nest), command_(command), index_(index), assignment_(assignment), edges_(edges),
+        unpositionedFuses_(unpositionedFuses) {}
+
+  // A fused loop that still iterates coordinates must not fuse sparse levels.
+  void requireDenseFusion(const ir::FuseRelation& fuse) const {
+    requireDenseIteration(fuse.outer);
+    requireDenseIteration(fuse.inner);
+  }
 
   void operator()(const ReorderCommand& reorder) {
     std::vector<size_t> slots;
@@ -60,15 +67,15 @@ class CommandApplier {
   }
 
   void operator()(const ir::FuseRelation& fuse) {
+    // Sparse levels may be fused only to iterate their positions (pos next).
     size_t outer = loopPosition(fuse.outer), inner = loopPosition(fuse.inner);
-    requireDenseIteration(fuse.outer);
-    requireDenseIteration(fuse.inner);
     if (inner != outer + 1)
       fail(fuse.inner.name() + " must be the loop directly inside " + fuse.outer.name() + " (loops: " +
            joinNames(nest_.loops) + ")");
     nest_.loops[outer] = fuse.fused;
     nest_.loops.erase(nest_.loops.begin() + static_cast<long>(inner));
     nest_.relations.push_back(fuse);
+    unpositionedFuses_[fuse.fused] = index_;
     nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(fuse)) + ": " + fuse.outer.name() + " = " +
                               fuse.fused.name() + " / |" + fuse.inner.name() + "|, " + fuse.inner.name() + " = " +
                               fuse.fused.name() + " % |" + fuse.inner.name() + "|");
@@ -81,22 +88,36 @@ class CommandApplier {
       fail(ir::toString(pos.access) + " is not read by `" + ir::toString(ir::IndexStmt(
                                                                  ir::AssignmentNode::make(assignment_.lhs, assignment_.rhs))) +
            "`");
-    if (!isStatementVar(pos.indexVar))
-      fail(pos.indexVar.name() + " is derived by an earlier command; pos applies to a variable of the statement");
+    const ir::Format& format = pos.access.tensor().format();
     const auto& indices = pos.access.indices();
-    auto mode = std::find(indices.begin(), indices.end(), pos.indexVar);
+    IndexVar stored = pos.indexVar;
+    if (!isStatementVar(pos.indexVar)) {
+      // A fused pair of the access's two outer levels: their positions are
+      // the positions of the second level.
+      const ir::FuseRelation* fuse = fuseOf(pos.indexVar);
+      if (!fuse || format.order() < 2 || !(indices[format.modeOfLevel(0)] == fuse->outer) ||
+          !(indices[format.modeOfLevel(1)] == fuse->inner))
+        fail(pos.indexVar.name() + " is derived by an earlier command; pos applies to a variable of the statement, "
+             "or to the fusion of the access's first two levels");
+      const ir::LevelFormat& first = format.level(0);
+      if (!first.isDense() && !(first.kind == ir::LevelKind::Compressed && first.unique))
+        fail(pos.access.tensor().name() + "'s first level is " + first.toString() +
+             "; fused positions need a dense or unique compressed first level");
+      stored = fuse->inner;
+    }
+    auto mode = std::find(indices.begin(), indices.end(), stored);
     if (mode == indices.end())
       fail(ir::toString(pos.access) + " is not indexed by " + pos.indexVar.name());
-    const ir::Format& format = pos.access.tensor().format();
     int level = format.levelOfMode(static_cast<int>(mode - indices.begin()));
     const ir::LevelFormat& levelFormat = format.level(level);
     if (levelFormat.isDense())
-      fail(pos.access.tensor().name() + " stores " + pos.indexVar.name() + " in a dense level, which has no positions "
+      fail(pos.access.tensor().name() + " stores " + stored.name() + " in a dense level, which has no positions "
            "to iterate; pos needs a compressed level");
     if (levelFormat.kind != ir::LevelKind::Compressed || !levelFormat.unique)
-      fail(pos.access.tensor().name() + " stores " + pos.indexVar.name() + " in a " + levelFormat.toString() +
+      fail(pos.access.tensor().name() + " stores " + stored.name() + " in a " + levelFormat.toString() +
            " level; pos supports unique compressed levels");
     replaceLoop(pos.indexVar, {pos.posVar}, pos);
+    unpositionedFuses_.erase(pos.indexVar);
     nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(pos)) + ": " + pos.posVar.name() +
                               " iterates the positions of " + pos.access.tensor().name() + "'s level " +
                               std::to_string(level + 1) + " and " + pos.indexVar.name() + " is read from its crd");
@@ -177,6 +198,12 @@ class CommandApplier {
     }
   }
 
+  const ir::FuseRelation* fuseOf(const IndexVar& fused) const {
+    for (const auto& relation : nest_.relations)
+      if (const auto* fuse = std::get_if<ir::FuseRelation>(&relation); fuse && fuse->fused == fused) return fuse;
+    return nullptr;
+  }
+
   bool isStatementVar(const IndexVar& var) const {
     const auto& lhs = assignment_.lhs.indices();
     auto rhs = ir::indexVarsOf(assignment_.rhs);
@@ -202,6 +229,7 @@ class CommandApplier {
   size_t index_;
   const ir::AssignmentNode& assignment_;
   const std::vector<StorageEdge>& edges_;
+  std::map<IndexVar, size_t>& unpositionedFuses_;  // fused variable -> its fuse command
 };
 
 ir::IndexStmt nestLoops(const std::vector<IndexVar>& loops, ir::IndexStmt body,
@@ -236,8 +264,13 @@ std::set<IndexVar> LoopNest::originsOf(const IndexVar& var) const {
 
 void applySchedule(LoopNest& nest, const std::vector<ScheduleCommand>& commands, const ir::AssignmentNode& assignment,
                    const std::vector<StorageEdge>& inputEdges) {
+  std::map<IndexVar, size_t> unpositionedFuses;
   for (size_t index = 0; index < commands.size(); ++index)
-    std::visit(CommandApplier(nest, commands[index], index, assignment, inputEdges), commands[index].kind);
+    std::visit(CommandApplier(nest, commands[index], index, assignment, inputEdges, unpositionedFuses),
+               commands[index].kind);
+  for (const auto& [fused, index] : unpositionedFuses)
+    CommandApplier(nest, commands[index], index, assignment, inputEdges, unpositionedFuses)
+        .requireDenseFusion(std::get<ir::FuseRelation>(commands[index].kind));
   if (commands.empty()) return;
   if (auto edge = brokenEdge(nest, inputEdges))
     throw ScheduleError(commands.size() - 1,

@@ -97,6 +97,11 @@ TEST(Fuse, AboveASparseLevel) {
       withSchedule(kSpmm, "reorder(i, k, j)\nfuse(i, k, f)\nparallelize(f, CPUThread, NoRaces)"), spmmInputs(11));
 }
 
+TEST(Fuse, OfSparseLevelsWithoutPosIsRefused) {
+  std::string message = errorOf(withSchedule(kSpmv, "fuse(i, j, f)"));
+  EXPECT_TRUE(contains(message, "test.tc:7:1: error: fuse(i, j, f): j is iterated by a compressed level of A")) << message;
+}
+
 TEST(Fuse, LoopsThatAreNotNestedAreRefused) {
   std::string message = errorOf(withSchedule(kGemm, "fuse(j, i, f)"));
   EXPECT_TRUE(contains(message, "fuse(j, i, f): i must be the loop directly inside j")) << message;
@@ -113,6 +118,46 @@ TEST(Pos, SplitOverNonzerosOfARow) {
       expectProgramMatchesReference(withSchedule(kSpmv, "pos(j, jpos, A(i,j))\nsplit(jpos, jpos0, jpos1, 4)"),
                                     spmvInputs(15));
   EXPECT_TRUE(contains(code, "jpos_begin")) << code;
+}
+
+TEST(Pos, FusedPositionsOfADoublyCompressedMatrix) {
+  std::string code = expectProgramMatchesReference(R"(
+tensor y(I) : dense
+tensor A(I, J) : dcsr
+tensor x(J) : dense
+y(i) = A(i, j) * x(j)
+schedule {
+  fuse(i, j, f)
+  pos(f, fpos, A(i,j))
+  split(fpos, f0, f1, 8)
+  parallelize(f0, CPUThread, Atomics)
+}
+)",
+                                                   {{"A", randomSparse({90, 50}, 0.04, 53)}, {"x", randomDense({50}, 54)}});
+  EXPECT_TRUE(contains(code, "#pragma omp atomic")) << code;
+}
+
+TEST(Pos, FusedPositionsOfAColumnMajorMatrix) {
+  expectProgramMatchesReference(withSchedule(R"(
+tensor y(I) : dense
+tensor A(I, J) : csc
+tensor x(J) : dense
+y(i) = A(i, j) * x(j)
+)",
+                                             "fuse(j, i, f)\npos(f, fpos, A(i,j))\nsplit(fpos, f0, f1, 4)\n"
+                                             "parallelize(f0, CPUThread, Atomics)"),
+                                {{"A", randomSparse({40, 70}, 0.05, 55)}, {"x", randomDense({70}, 56)}});
+}
+
+TEST(Pos, FusedPositionsOfOtherLevelsAreRefused) {
+  std::string message = errorOf(withSchedule(R"(
+tensor C(I, K) : dense
+tensor A(I, J) : csr
+tensor B(J, K) : dense
+C(i,k) = A(i,j) * B(j,k)
+)",
+                                             "pos(j, jpos, A(i,j))\nfuse(jpos, k, f)\npos(f, fpos, A(i,j))"));
+  EXPECT_TRUE(contains(message, "pos(f, fpos, A(i,j)): f is derived by an earlier command")) << message;
 }
 
 TEST(Pos, OverADenseLevelIsRefused) {
