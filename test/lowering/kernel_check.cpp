@@ -24,7 +24,8 @@ std::string checkProgram(const Program& program, const std::map<std::string, rt:
 }  // namespace
 
 std::string expectMatchesReference(const KernelCheck& check) {
-  return checkProgram(Program::fromStatements(check.statements, check.tensors), check.inputs, check.relativeTolerance);
+  return checkProgram(Program::fromStatements(check.statements, check.tensors, check.schedule), check.inputs,
+                      check.relativeTolerance);
 }
 
 std::string expectProgramMatchesReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs) {

@@ -15,6 +15,7 @@ struct KernelCheck {
   std::vector<ir::IndexStmt> statements;
   std::vector<TensorVar> tensors;           // declaration order
   std::map<std::string, rt::Coo> inputs;  // by tensor name
+  Schedule schedule;
   double relativeTolerance = 1e-10;
 };
 

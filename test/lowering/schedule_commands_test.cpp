@@ -375,3 +375,73 @@ parallelize(i0, CPUThread, NoRaces)
 
 }  // namespace
 }  // namespace tcc::test
+
+namespace tcc::test {
+namespace {
+
+// ---- the same commands from the C++ API ---------------------------------------
+
+TEST(ScheduleBuilder, TacoSpmmScheduleMatchesReference) {
+  IndexVar i("i"), j("j"), k("k"), i0("i0"), i1("i1"), jpos("jpos"), jpos0("jpos0"), jpos1("jpos1");
+  TensorVar C("C", {"I", "K"}, Format::denseOfOrder(2)), A("A", {"I", "J"}, Format::csr()),
+      B("B", {"J", "K"}, Format::denseOfOrder(2));
+  Schedule schedule;
+  schedule.split(i, i0, i1, 16)
+      .pos(j, jpos, A(i, j))
+      .split(jpos, jpos0, jpos1, 4)
+      .reorder({i0, i1, jpos0, k, jpos1})
+      .parallelize(i0, ParallelUnit::CPUThread, OutputRaceStrategy::NoRaces)
+      .parallelize(k, ParallelUnit::CPUVector, OutputRaceStrategy::IgnoreRaces);
+  KernelCheck check;
+  check.statements = {C(i, k) = A(i, j) * B(j, k)};
+  check.tensors = {C, A, B};
+  check.schedule = schedule;
+  check.inputs = {{"A", randomSparse({50, 40}, 0.1, 61)}, {"B", randomDense({40, 9}, 62)}};
+  std::string code = expectMatchesReference(check);
+  EXPECT_TRUE(contains(code, "#pragma omp simd")) << code;
+}
+
+TEST(ScheduleBuilder, PrecomputeAndRowParallelSpgemm) {
+  IndexVar i("i"), j("j"), k("k");
+  TensorVar A("A", {"I", "J"}, Format::csr()), B("B", {"I", "K"}, Format::csr()), C("C", {"K", "J"}, Format::csr());
+  Schedule schedule;
+  schedule.precompute(B(i, k) * C(k, j), j, j).parallelize(i, ParallelUnit::CPUThread, OutputRaceStrategy::NoRaces);
+  KernelCheck check;
+  check.statements = {A(i, j) = B(i, k) * C(k, j)};
+  check.tensors = {A, B, C};
+  check.schedule = schedule;
+  check.inputs = spgemmInputs(63);
+  expectMatchesReference(check);
+}
+
+TEST(ScheduleBuilder, AnUnknownVariableIsAnError) {
+  IndexVar i("i"), j("j"), q("q"), q0("q0"), q1("q1");
+  TensorVar y("y", {"I"}, Format::denseOfOrder(1)), A("A", {"I", "J"}, Format::csr()),
+      x("x", {"J"}, Format::denseOfOrder(1));
+  Schedule schedule;
+  schedule.split(q, q0, q1, 4);
+  try {
+    Program::fromStatements({y(i) = A(i, j) * x(j)}, {y, A, x}, schedule);
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_TRUE(contains(error.what(), "split(q, q0, q1, 4): q is not an index variable")) << error.what();
+  }
+}
+
+TEST(ScheduleBuilder, AnIllegalCommandNamesItself) {
+  IndexVar i("i"), j("j"), jb("jb");
+  TensorVar y("y", {"I"}, Format::denseOfOrder(1)), A("A", {"I", "J"}, Format::csr()),
+      x("x", {"J"}, Format::denseOfOrder(1));
+  Schedule schedule;
+  schedule.bound(j, jb, 8, BoundKind::MaxExact);
+  std::string message;
+  try {
+    compile(Program::fromStatements({y(i) = A(i, j) * x(j)}, {y, A, x}, schedule));
+  } catch (const std::exception& error) {
+    message = error.what();
+  }
+  EXPECT_TRUE(contains(message, "bound(j, jb, 8, MaxExact): j is iterated by a compressed level of A")) << message;
+}
+
+}  // namespace
+}  // namespace tcc::test

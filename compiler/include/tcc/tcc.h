@@ -27,6 +27,7 @@
 #include "tcc/runtime/pack.h"
 #include "tcc/runtime/random.h"
 #include "tcc/runtime/tensor.h"
+#include "tcc/schedule.h"
 
 namespace tcc {
 
@@ -50,6 +51,10 @@ class Program {
   // From the C++ builder: statements in order; `tensors` fixes the order in
   // which they are declared (every tensor the statements use must be listed).
   static Program fromStatements(std::vector<ir::IndexStmt> statements, std::vector<TensorVar> tensors);
+  // The same with a schedule (see tcc/schedule.h); throws Error for a
+  // command that names an unknown variable or a non-positive factor.
+  static Program fromStatements(std::vector<ir::IndexStmt> statements, std::vector<TensorVar> tensors,
+                                const Schedule& schedule);
 
   const frontend::Program& syntax() const { return program_; }
   const std::vector<TensorVar>& tensors() const { return program_.tensors; }

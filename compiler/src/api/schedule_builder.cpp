@@ -1,0 +1,123 @@
+#include <set>
+
+#include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_queries.h"
+#include "tcc/schedule.h"
+#include "tcc/tcc.h"
+
+namespace tcc {
+
+namespace {
+
+using Argument = frontend::ScheduleArgument;
+
+Argument name(const std::string& identifier) {
+  Argument argument;
+  argument.kind = Argument::Kind::Identifier;
+  argument.identifier = identifier;
+  argument.text = identifier;
+  return argument;
+}
+
+Argument var(const ir::IndexVar& indexVar) { return name(indexVar.name()); }
+
+Argument integer(int64_t value) {
+  Argument argument;
+  argument.kind = Argument::Kind::Integer;
+  argument.integer = value;
+  argument.text = std::to_string(value);
+  return argument;
+}
+
+Argument expression(const ir::IndexExpr& expr) {
+  Argument argument;
+  argument.kind = Argument::Kind::Expression;
+  argument.expression = expr;
+  argument.text = ir::toString(expr);
+  return argument;
+}
+
+}  // namespace
+
+Schedule& Schedule::add(std::string commandName, std::vector<Argument> arguments) {
+  frontend::ScheduleCommand command;
+  command.name = std::move(commandName);
+  command.arguments = std::move(arguments);
+  command.location.file = "<schedule>";  // errors name the command itself
+  commands_.push_back(std::move(command));
+  return *this;
+}
+
+Schedule& Schedule::reorder(const std::vector<ir::IndexVar>& order) {
+  std::vector<Argument> arguments;
+  for (const auto& indexVar : order) arguments.push_back(var(indexVar));
+  return add("reorder", std::move(arguments));
+}
+
+Schedule& Schedule::split(const ir::IndexVar& v, const ir::IndexVar& outer, const ir::IndexVar& inner, int64_t factor) {
+  return add("split", {var(v), var(outer), var(inner), integer(factor)});
+}
+
+Schedule& Schedule::divide(const ir::IndexVar& v, const ir::IndexVar& outer, const ir::IndexVar& inner, int64_t parts) {
+  return add("divide", {var(v), var(outer), var(inner), integer(parts)});
+}
+
+Schedule& Schedule::fuse(const ir::IndexVar& outer, const ir::IndexVar& inner, const ir::IndexVar& fused) {
+  return add("fuse", {var(outer), var(inner), var(fused)});
+}
+
+Schedule& Schedule::pos(const ir::IndexVar& v, const ir::IndexVar& posVar, const ir::Access& access) {
+  return add("pos", {var(v), var(posVar), expression(access)});
+}
+
+Schedule& Schedule::bound(const ir::IndexVar& v, const ir::IndexVar& boundVar, int64_t value, BoundKind kind) {
+  return add("bound", {var(v), var(boundVar), integer(value), name(ir::toString(kind))});
+}
+
+Schedule& Schedule::precompute(const ir::IndexExpr& expr, const ir::IndexVar& v, const ir::IndexVar& workspaceVar) {
+  return add("precompute", {expression(expr), var(v), var(workspaceVar)});
+}
+
+Schedule& Schedule::parallelize(const ir::IndexVar& v, ParallelUnit unit, OutputRaceStrategy strategy) {
+  return add("parallelize", {var(v), name(ir::toString(unit)), name(ir::toString(strategy))});
+}
+
+Schedule& Schedule::unroll(const ir::IndexVar& v, int factor) { return add("unroll", {var(v), integer(factor)}); }
+
+Schedule& Schedule::assembleSeparately(const std::string& tensor) {
+  return add("assemble", {name(tensor), name("Append"), name("true")});
+}
+
+Program Program::fromStatements(std::vector<ir::IndexStmt> statements, std::vector<TensorVar> tensors,
+                                const Schedule& schedule) {
+  Program program = fromStatements(std::move(statements), std::move(tensors));
+  // The DSL's checker sees these mistakes in a file; here they are the caller's.
+  std::set<std::string> known;
+  for (const auto& statement : program.statements())
+    for (const auto& indexVar : ir::indexVarsOf(statement)) known.insert(indexVar.name());
+  for (const auto& command : schedule.commands()) {
+    const auto* spec = frontend::findScheduleCommand(command.name);
+    std::string text = command.name + "(";
+    for (size_t a = 0; a < command.arguments.size(); ++a) text += (a ? ", " : "") + command.arguments[a].text;
+    text += ")";
+    for (size_t a = 0; a < command.arguments.size() && spec; ++a) {
+      bool repeats = spec->variadic && a >= spec->required.size();
+      const auto& parameter = repeats ? spec->required.back() : spec->required.at(std::min(a, spec->required.size() - 1));
+      const std::string& identifier = command.arguments[a].identifier;
+      if (parameter.kind == frontend::ScheduleParameterKind::IndexVariable && !known.count(identifier))
+        throw Error("schedule command " + text + ": " + identifier + " is not an index variable of the program "
+                    "or of an earlier command");
+      if (parameter.kind == frontend::ScheduleParameterKind::NewIndexVariable && known.count(identifier))
+        throw Error("schedule command " + text + ": " + identifier + " already names an index variable");
+      if (parameter.kind == frontend::ScheduleParameterKind::NewIndexVariable ||
+          parameter.kind == frontend::ScheduleParameterKind::IndexVariableOrNew)
+        known.insert(identifier);
+      if (parameter.kind == frontend::ScheduleParameterKind::Integer && command.arguments[a].integer <= 0)
+        throw Error("schedule command " + text + ": the " + parameter.name + " must be positive");
+    }
+  }
+  program.program_.schedule = schedule.commands();
+  return program;
+}
+
+}  // namespace tcc
