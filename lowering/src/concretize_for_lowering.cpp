@@ -193,6 +193,24 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     }
   }
   IndexStmt concrete = buildConcreteNest(nest, lhs, rhs, !reductionVars.empty());
+  if (!request.commands.empty()) nest.decisions.push_back("loop order after the schedule: " + joinNames(nest.loops));
+  // What a loop on threads implies for the output and the workspace.
+  for (size_t p = 0; p < nest.loops.size(); ++p) {
+    auto attributes = nest.attributes.find(nest.loops[p]);
+    if (attributes == nest.attributes.end() || attributes->second.parallelUnit != ir::ParallelUnit::CPUThread) continue;
+    auto origins = nest.originsOf(nest.loops[p]);
+    if (hasSparseLevel(output) && output.format().level(0).isDense() && origins.size() == 1 &&
+        *origins.begin() == lhs.indices()[output.format().modeOfLevel(0)])
+      nest.decisions.push_back(output.name() + "'s rows are assembled in parallel: a pass counts each row's entries, "
+                               "a prefix sum turns the counts into offsets, a second pass fills the rows");
+    if (nest.precompute) {
+      bool above = false;
+      for (size_t q = p + 1; q < nest.loops.size() && !above; ++q)
+        for (const auto& origin : nest.originsOf(nest.loops[q]))
+          if (origin == nest.precompute->var) above = true;
+      if (above) nest.decisions.push_back("each thread fills its own copy of the workspace w_" + output.name());
+    }
+  }
   decisions.insert(decisions.end(), nest.decisions.begin(), nest.decisions.end());
   return {concrete, nest.loops, decisions};
 }

@@ -199,6 +199,9 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
     bool workspace = !isParameter(output);
     // A workspace filled and drained inside each iteration gets one copy per thread.
     if (workspace && perThreadWorkspaces.count(output) && threads) continue;
+    if (workspace && plan.kind != imp::LoopKind::Serial && storageOf(output).list.defined())
+      requireParallelizable(forall, false, "workspace " + output.name() + " records the coordinates it touches in one "
+                                           "shared list; parallelize a loop outside its where-statement instead");
     bool sparse = output.order() > 0 && !output.format().isAllDense() && !workspace;
     if (sparse) {
       requireParallelizable(forall, threads && rowsAssembledInParallel(assignment->lhs, var),

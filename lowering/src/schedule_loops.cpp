@@ -118,9 +118,13 @@ class CommandApplier {
            " level; pos supports unique compressed levels");
     replaceLoop(pos.indexVar, {pos.posVar}, pos);
     unpositionedFuses_.erase(pos.indexVar);
+    std::string recovery = stored == pos.indexVar
+                               ? pos.indexVar.name() + " is read from its crd"
+                               : "the row is the segment holding the position (a cursor per thread, moved forward "
+                                 "or found by binary search) and " + stored.name() + " is read from crd";
     nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(pos)) + ": " + pos.posVar.name() +
                               " iterates the positions of " + pos.access.tensor().name() + "'s level " +
-                              std::to_string(level + 1) + " and " + pos.indexVar.name() + " is read from its crd");
+                              std::to_string(level + 1) + "; " + recovery);
   }
 
   void operator()(const ir::BoundRelation& bound) {
@@ -158,6 +162,9 @@ class CommandApplier {
     if (parallelize.unit == ParallelUnit::GPUBlock || parallelize.unit == ParallelUnit::GPUWarp ||
         parallelize.unit == ParallelUnit::GPUThread)
       fail("GPU parallel units need the CUDA target, which this version of tcc does not have");
+    nest_.decisions.push_back(command_.text + ": the loop over " + parallelize.var.name() + " runs " +
+                              (parallelize.unit == ParallelUnit::CPUVector ? "in vector lanes (omp simd)"
+                                                                           : "on CPU threads (OpenMP)"));
     nest_.attributes[parallelize.var].parallelUnit = parallelize.unit;
     nest_.attributes[parallelize.var].outputRaceStrategy = parallelize.strategy;
   }

@@ -66,7 +66,8 @@ TEST(Examples, EveryKernelOfTheListIsPresent) {
   auto names = exampleNames();
   for (const char* expected : {"spmv", "spmv_csc", "spmv_coo", "spmv_dcsr", "spmm", "sddmm", "spgemm", "add_csr",
                                "sub_dcsr", "mul_csr", "mul_dcsr", "add_mixed", "sub_mixed", "mul_mixed", "scale",
-                               "transpose", "ttv", "ttm", "mttkrp", "inner", "contract4"})
+                               "transpose", "ttv", "ttm", "mttkrp", "inner", "contract4", "spmv_parallel", "spmm_pos",
+                               "sddmm_fused", "spgemm_parallel", "mttkrp_precompute", "add_parallel"})
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected << ".tc is missing";
 }
 

@@ -31,7 +31,10 @@ TEST_P(EmittedCpp, CompilesAloneWithWarningsAsErrors) {
   fs::path source = directory / (example.stem().string() + ".cpp");
   std::ofstream(source) << lowered.cpp;
   const char* compiler = std::getenv("CXX");
-  std::string command = std::string(compiler ? compiler : "c++") + " -O3 -Wall -Wextra -Werror -c '" + source.string() +
+  bool openmp = false;
+  for (const auto& statement : lowered.statements) openmp = openmp || statement.function.usesOpenMP;
+  std::string command = std::string(compiler ? compiler : "c++") + " -O3 -Wall -Wextra -Werror" +
+                        (openmp ? " -fopenmp" : "") + " -c '" + source.string() +
                         "' -o '" + (directory / "kernel.o").string() + "' 2>&1";
   EXPECT_EQ(std::system(command.c_str()), 0) << command << "\n" << lowered.cpp;
   fs::remove_all(directory);

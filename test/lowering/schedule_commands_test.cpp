@@ -445,3 +445,14 @@ TEST(ScheduleBuilder, AnIllegalCommandNamesItself) {
 
 }  // namespace
 }  // namespace tcc::test
+
+namespace tcc::test {
+namespace {
+
+TEST(Parallelize, InsideTheLoopsThatFillASharedWorkspaceIsRefused) {
+  std::string message = errorOf(withSchedule(kSpgemm, "parallelize(k, CPUThread, NoRaces)"));
+  EXPECT_TRUE(contains(message, "records the coordinates it touches in one shared list")) << message;
+}
+
+}  // namespace
+}  // namespace tcc::test
