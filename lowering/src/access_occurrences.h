@@ -20,43 +20,23 @@ inline std::vector<const ir::AccessNode*> accessOccurrences(const ir::IndexStmt&
   return collector.found;
 }
 
+// Every statement node of one kind (Where, Forall, SuchThat), outermost first.
+template <typename Node>
+std::vector<const Node*> statementsOf(const ir::IndexStmt& stmt) {
+  struct Collector : ir::IndexNotationVisitor {
+    std::vector<const Node*> found;
+    using ir::IndexNotationVisitor::visit;
+    void visit(const Node* node) override {
+      found.push_back(node);
+      ir::IndexNotationVisitor::visit(node);
+    }
+  } collector;
+  collector.walk(stmt);
+  return collector.found;
+}
+
 inline std::vector<const ir::WhereNode*> whereStatements(const ir::IndexStmt& stmt) {
-  struct Collector : ir::IndexNotationVisitor {
-    std::vector<const ir::WhereNode*> found;
-    using ir::IndexNotationVisitor::visit;
-    void visit(const ir::WhereNode* node) override {
-      found.push_back(node);
-      ir::IndexNotationVisitor::visit(node);
-    }
-  } collector;
-  collector.walk(stmt);
-  return collector.found;
-}
-
-inline std::vector<const ir::ForallNode*> forallStatements(const ir::IndexStmt& stmt) {
-  struct Collector : ir::IndexNotationVisitor {
-    std::vector<const ir::ForallNode*> found;
-    using ir::IndexNotationVisitor::visit;
-    void visit(const ir::ForallNode* node) override {
-      found.push_back(node);
-      ir::IndexNotationVisitor::visit(node);
-    }
-  } collector;
-  collector.walk(stmt);
-  return collector.found;
-}
-
-inline std::vector<const ir::SuchThatNode*> suchThatStatements(const ir::IndexStmt& stmt) {
-  struct Collector : ir::IndexNotationVisitor {
-    std::vector<const ir::SuchThatNode*> found;
-    using ir::IndexNotationVisitor::visit;
-    void visit(const ir::SuchThatNode* node) override {
-      found.push_back(node);
-      ir::IndexNotationVisitor::visit(node);
-    }
-  } collector;
-  collector.walk(stmt);
-  return collector.found;
+  return statementsOf<ir::WhereNode>(stmt);
 }
 
 }  // namespace tcc::lowering

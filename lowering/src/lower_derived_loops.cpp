@@ -69,11 +69,23 @@ LoopRange Lowerer::rangeOf(const ir::IndexVar& var, std::vector<Stmt>& setup) {
     Expr factor = ops::IntImm::make(split->factor, parent.end.type());
     range = var == split->outer ? LoopRange{ops::IntImm::make(0, parent.end.type()), ceilDiv(extentOf(parent), factor)}
                                 : LoopRange{ops::IntImm::make(0, parent.end.type()), factor};
+    // Inside its outer loop, the inner loop stops at the end of the last
+    // block instead of testing every iteration.
+    if (var == split->inner && coordinates_.count(split->outer)) {
+      Expr left = ops::sub(extentOf(parent), ops::mul(coordinates_.at(split->outer), factor));
+      range.end = ops::min(factor, left);
+      tightlyBounded_.insert(var);
+    }
   } else if (const auto* divide = std::get_if<ir::DivideRelation>(&relation)) {
     LoopRange parent = rangeOf(divide->parent, setup);
     Expr parts = ops::IntImm::make(divide->factor, parent.end.type());
     range = var == divide->outer ? LoopRange{ops::IntImm::make(0, parent.end.type()), parts}
                                  : LoopRange{ops::IntImm::make(0, parent.end.type()), ceilDiv(extentOf(parent), parts)};
+    if (var == divide->inner && coordinates_.count(divide->outer)) {
+      Expr part = range.end;
+      range.end = ops::min(part, ops::sub(extentOf(parent), ops::mul(coordinates_.at(divide->outer), part)));
+      tightlyBounded_.insert(var);
+    }
   } else if (const auto* fuse = std::get_if<ir::FuseRelation>(&relation)) {
     LoopRange outer = rangeOf(fuse->outer, setup), inner = rangeOf(fuse->inner, setup);
     range = {ops::IntImm::make(0, imp::Type::int64()),
@@ -153,6 +165,7 @@ Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
     else setup.push_back(declare);
   }
   coordinates_.erase(var);
+  tightlyBounded_.erase(var);
   for (auto it = ranges_.begin(); it != ranges_.end();) it = rangesBefore.count(it->first) ? std::next(it) : ranges_.erase(it);
 
   std::string comment = "iterate " + var.name() + " (" + ir::toString(relation) + ")";
@@ -181,14 +194,14 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
                                                           ops::IntImm::make(split->factor, parent.end.type())),
                                                  coordinates_.at(split->inner)));
     recovered.push_back({split->parent, value});
-    if (split->factor > 1) guardEnd = parent.end;
+    if (split->factor > 1 && !tightlyBounded_.count(split->inner)) guardEnd = parent.end;
   } else if (const auto* divide = std::get_if<ir::DivideRelation>(&relation)) {
     LoopRange parent = rangeOf(divide->parent, unused);
     Expr part = ceilDiv(extentOf(parent), ops::IntImm::make(divide->factor, parent.end.type()));
     Expr value = ops::add(parent.begin, ops::add(ops::mul(coordinates_.at(divide->outer), part),
                                                  coordinates_.at(divide->inner)));
     recovered.push_back({divide->parent, value});
-    guardEnd = parent.end;
+    if (!tightlyBounded_.count(divide->inner)) guardEnd = parent.end;
   } else if (const auto* fuse = std::get_if<ir::FuseRelation>(&relation)) {
     LoopRange outer = rangeOf(fuse->outer, unused), inner = rangeOf(fuse->inner, unused);
     Expr innerExtent = ops::cast(imp::Type::int64(), extentOf(inner));

@@ -74,14 +74,14 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     usedNames_.insert(tensor.name());
     function.parameters.push_back({tensor.name(), tensor.order(), valueType(tensor).kind, written.count(tensor) > 0});
   }
-  for (const auto* suchThat : suchThatStatements(cin)) {
+  for (const auto* suchThat : statementsOf<ir::SuchThatNode>(cin)) {
     for (const auto& relation : suchThat->relations)
       for (const auto& derived : ir::derivedVars(relation)) relationOf_.emplace(derived, relation);
   }
   // Workspaces filled inside a parallel loop get one copy per thread;
   // outputs whose rows a parallel loop produces are assembled row-parallel.
   std::set<const ir::WhereNode*> parallelWheres;
-  for (const auto* forall : forallStatements(cin)) {
+  for (const auto* forall : statementsOf<ir::ForallNode>(cin)) {
     if (forall->attributes.parallelUnit != ir::ParallelUnit::CPUThread &&
         forall->attributes.parallelUnit != ir::ParallelUnit::DefaultUnit)
       continue;
@@ -414,10 +414,15 @@ Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accum
   if ((pass_ == OutputPass::Assemble || pass_ == OutputPass::Count) && storage.isOutput &&
       !lhs->tensor.format().isAllDense())
     return imp::Block::make({});  // values come in the compute (fill) pass
-  Expr position = positionOf(lhs);
-  bool atomic = atomicStores_ && accumulate && storage.isOutput;
-  Stmt write = imp::Store::make(storage.vals, position, value, accumulate, atomic);
-  if (!storage.list.defined()) return write;
+  // Passes that only assemble structure need which coordinates a workspace
+  // touched, not its values.
+  bool structureOnly = pass_ == OutputPass::Assemble || pass_ == OutputPass::Count;
+  Stmt write;
+  if (!(storage.isWorkspace && structureOnly)) {
+    bool atomic = atomicStores_ && accumulate && storage.isOutput;
+    write = imp::Store::make(storage.vals, positionOf(lhs), value, accumulate, atomic);
+  }
+  if (!storage.list.defined()) return write.defined() ? write : imp::Block::make({});
   // Remember each workspace coordinate the first time it is written.
   Expr coordinate = coordinates_.at(lhs->indices[0]);
   Stmt remember = imp::Block::make({

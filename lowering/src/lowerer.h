@@ -194,6 +194,8 @@ class Lowerer {
   // Ranges of derived and pos variables, declared before the outermost loop
   // that needs them.
   std::map<ir::IndexVar, LoopRange> ranges_;
+  // Inner loops of split/divide bounded by the end of their block: no guard.
+  std::set<ir::IndexVar> tightlyBounded_;
   // A statement variable fixed by the loops over its derived variables:
   // lowering its forall emits one iteration, not a loop.
   std::map<ir::IndexVar, imp::Expr> pinnedCoordinates_;

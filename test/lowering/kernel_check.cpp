@@ -15,6 +15,19 @@ rt::Coo randomSparse(std::vector<int32_t> dims, double density, uint64_t seed) {
 
 rt::Coo randomDense(std::vector<int32_t> dims, uint64_t seed) { return rt::randomUniform(dims, 1.0, seed); }
 
+std::string withSchedule(const std::string& program, const std::string& schedule) {
+  return program + "schedule {\n" + schedule + "\n}\n";
+}
+
+std::string errorOf(const std::string& dsl) {
+  try {
+    compile(Program::fromText(dsl, "test.tc"));
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "";
+}
+
 rt::Coo realMatrix(const std::string& name) {
   return rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name);
 }

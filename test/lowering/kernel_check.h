@@ -25,6 +25,11 @@ std::string expectMatchesReference(const KernelCheck& check);
 // Same for a DSL program (with its schedule); inputs by tensor name.
 std::string expectProgramMatchesReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs);
 
+// `program` followed by `schedule { <schedule> }`.
+std::string withSchedule(const std::string& program, const std::string& schedule);
+// What compiling the DSL text (named test.tc) throws, or "" when it compiles.
+std::string errorOf(const std::string& dsl);
+
 // A seeded random sparse tensor with values in [-1, 1] \ {0}.
 rt::Coo randomSparse(std::vector<int32_t> dims, double density, uint64_t seed);
 rt::Coo randomDense(std::vector<int32_t> dims, uint64_t seed);

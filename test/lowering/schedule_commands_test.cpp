@@ -35,19 +35,6 @@ tensor C(K, J) : csr
 A(i,j) = B(i,k) * C(k,j)
 )";
 
-std::string withSchedule(const std::string& program, const std::string& schedule) {
-  return program + "schedule {\n" + schedule + "\n}\n";
-}
-
-std::string errorOf(const std::string& dsl) {
-  try {
-    compile(Program::fromText(dsl, "test.tc"));
-  } catch (const std::exception& error) {
-    return error.what();
-  }
-  return "";
-}
-
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::map<std::string, rt::Coo> spmvInputs(uint64_t seed) {

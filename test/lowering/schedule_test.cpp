@@ -14,19 +14,6 @@ tensor x(J) : dense
 y(i) = A(i, j) * x(j)
 )";
 
-std::string withSchedule(const std::string& program, const std::string& schedule) {
-  return program + "schedule {\n" + schedule + "\n}\n";
-}
-
-std::string errorOf(const std::string& dsl) {
-  try {
-    compile(Program::fromText(dsl, "test.tc"));
-  } catch (const std::exception& error) {
-    return error.what();
-  }
-  return "";
-}
-
 TEST(Parallelize, SpmvRowsInParallelMatchesReference) {
   std::string code = expectProgramMatchesReference(withSchedule(kSpmv, "parallelize(i, CPUThread, NoRaces)"),
                                                    {{"A", randomSparse({300, 200}, 0.05, 1)}, {"x", randomDense({200}, 2)}});
