@@ -443,3 +443,18 @@ TEST(Parallelize, InsideTheLoopsThatFillASharedWorkspaceIsRefused) {
 
 }  // namespace
 }  // namespace tcc::test
+
+namespace tcc::test {
+namespace {
+
+TEST(DenseWorkspace, OverTheOutputsLastIndexIsGustavson) {
+  std::string code = expectProgramMatchesReference(withSchedule(kSpgemm, "dense_workspace()"), spgemmInputs(71));
+  EXPECT_TRUE(contains(code, "w_A")) << code;
+}
+
+TEST(DenseWorkspace, OverANamedIndexOfADenseResult) {
+  expectProgramMatchesReference(withSchedule(kSpmm, "dense_workspace(k)"), spmmInputs(73));
+}
+
+}  // namespace
+}  // namespace tcc::test

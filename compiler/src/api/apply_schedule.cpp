@@ -108,6 +108,18 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
       const auto& expression = arguments.at(0).expression;
       if (!index || !expression) continue;
       add(command, lowering::PrecomputeCommand{*expression, *index, introduce(arguments.at(2).identifier)});
+    } else if (command.name == "dense_workspace") {
+      // The whole right-hand side into a dense workspace over `index`
+      // (default: the output's last index in storage order).
+      const auto* assignment = statement.as<ir::AssignmentNode>();
+      const ir::Access& lhs = assignment->lhs;
+      if (lhs.tensor().order() == 0) refuse(program, command, "a scalar result needs no workspace");
+      const ir::Format& format = lhs.tensor().format();
+      auto index = arguments.empty() ? std::optional(lhs.indices()[format.modeOfLevel(format.order() - 1)]) : var;
+      if (!index) continue;
+      ir::IndexExpr rhs = assignment->rhs;
+      while (const auto* sum = rhs.as<ir::ReductionNode>()) rhs = sum->body;
+      add(command, lowering::PrecomputeCommand{rhs, *index, *index});
     } else if (command.name == "parallelize") {
       if (!var) continue;
       add(command, lowering::ParallelizeCommand{*var, parallelUnit(arguments.at(1).identifier).value(),
@@ -124,7 +136,7 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
       refuse(program, command, "schedule command '" + command.name +
                           "' is checked but not applied by this version of tcc: sparse workspaces and GPU mappings "
                           "come with the sparse-workspace and CUDA backends; dense workspaces are inserted "
-                          "automatically or by precompute");
+                          "automatically, or by precompute and dense_workspace");
     }
   }
   return result;
