@@ -144,6 +144,8 @@ Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
   const ir::IndexVar& var = forall->indexVar;
   std::set<ir::IndexVar> rangesBefore;
   for (const auto& [known, range] : ranges_) rangesBefore.insert(known);
+  // Ranges computed for this loop, tight ones included, hold only inside it.
+  std::set<ir::IndexVar> tightBefore = tightlyBounded_;
   std::vector<Stmt> setup;
   LoopRange range = rangeOf(var, setup);
   Expr coordinate = freshVar(var.name(), ops::promote(range.begin.type(), range.end.type()));
@@ -153,19 +155,32 @@ Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
   const ir::ProvenanceRelation& relation = relationOf_.at(var);
   bool complete = true;
   for (const auto& derived : ir::derivedVars(relation)) complete = complete && coordinates_.count(derived);
+  // Segment cursors of fused position ranges (see recoverParents) are one
+  // per thread: a parallel loop gives its iterations private copies of the
+  // cursors declared outside it.
+  bool parallel = plan.kind == imp::LoopKind::Parallel;
+  std::map<ir::IndexVar, Expr> sharedCursors;
+  for (auto& [posVar, cursor] : segmentCursors_) {
+    if (!parallel || !rangesBefore.count(posVar)) continue;
+    sharedCursors[posVar] = cursor;
+    cursor = freshVar(cursor.as<imp::Var>()->name, imp::Type::int64());
+  }
   Stmt body = complete ? recoverParents({relation}, {}, forall->body) : lower(forall->body);
   scope.reset();
-  // A cursor over the first level's segments for each fused position range
-  // declared here: one per thread when the loop is parallel.
+  Expr unset = ops::IntImm::make(-1, imp::Type::int64());
+  for (const auto& [posVar, shared] : sharedCursors) {
+    body = imp::Block::make({imp::Declare::make(segmentCursors_.at(posVar), unset), body});
+    segmentCursors_[posVar] = shared;
+  }
   for (const auto& [known, unusedRange] : ranges_) {
     auto cursor = segmentCursors_.find(known);
     if (rangesBefore.count(known) || cursor == segmentCursors_.end()) continue;
-    Stmt declare = imp::Declare::make(cursor->second, ops::IntImm::make(-1, imp::Type::int64()));
-    if (plan.kind == imp::LoopKind::Parallel) body = imp::Block::make({declare, body});
+    Stmt declare = imp::Declare::make(cursor->second, unset);
+    if (parallel) body = imp::Block::make({declare, body});
     else setup.push_back(declare);
   }
   coordinates_.erase(var);
-  tightlyBounded_.erase(var);
+  tightlyBounded_ = tightBefore;
   for (auto it = ranges_.begin(); it != ranges_.end();) it = rangesBefore.count(it->first) ? std::next(it) : ranges_.erase(it);
 
   std::string comment = "iterate " + var.name() + " (" + ir::toString(relation) + ")";

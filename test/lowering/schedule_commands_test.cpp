@@ -458,3 +458,27 @@ TEST(DenseWorkspace, OverANamedIndexOfADenseResult) {
 
 }  // namespace
 }  // namespace tcc::test
+
+namespace tcc::test {
+namespace {
+
+TEST(Pos, FusedPositionsWithTheInnerBlockLoopOnThreads) {
+  // The segment cursor is declared outside the parallel loop: each thread
+  // gets its own.
+  expectProgramMatchesReference(R"(
+tensor A(I, J) : dense
+tensor B(I, J) : csr
+tensor C(I, J) : dense
+A(i,j) = B(i,j) * C(i,j)
+schedule {
+  fuse(i, j, f)
+  pos(f, fpos, B(i,j))
+  split(fpos, f0, f1, 64)
+  parallelize(f1, CPUThread, NoRaces)
+}
+)",
+                                {{"B", randomSparse({300, 200}, 0.05, 81)}, {"C", randomDense({300, 200}, 82)}});
+}
+
+}  // namespace
+}  // namespace tcc::test
