@@ -159,6 +159,9 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
                              " (sparse tensors are iterated in storage order; the output's order is preferred)");
   std::vector<StorageEdge> storageEdges;
   for (const auto& edge : inputEdges) storageEdges.push_back({edge.first, edge.second, edgeOwners.at(edge)});
+  // A sparse output is appended in storage order too.
+  for (const auto& edge : outputEdges)
+    if (!inputEdges.count(edge)) storageEdges.push_back({edge.first, edge.second, output.name()});
   applySchedule(nest, request.commands, *assignment, storageEdges);
 
   // A summed variable between a sparse output's variables: the trailing

@@ -45,7 +45,7 @@ class CommandApplier {
     for (size_t k = 0; k < slots.size(); ++k) nest_.loops[slots[k]] = reorder.order[k];
     if (auto edge = brokenEdge(nest_, edges_))
       fail("visits " + edge->below.name() + " before " + edge->above.name() + ", but " + edge->owner + " stores " +
-           edge->above.name() + " above " + edge->below.name() + " and sparse levels are iterated in storage order");
+           edge->above.name() + " above " + edge->below.name() + " and sparse levels are visited in storage order");
     nest_.decisions.push_back("loop order: " + joinNames(nest_.loops) + " (as reordered by the schedule)");
   }
 
@@ -283,7 +283,7 @@ void applySchedule(LoopNest& nest, const std::vector<ScheduleCommand>& commands,
     throw ScheduleError(commands.size() - 1,
                         "the schedule visits " + edge->below.name() + " outside " + edge->above.name() + ", but " +
                             edge->owner + " stores " + edge->above.name() + " above " + edge->below.name() +
-                            " and sparse levels are iterated in storage order (loops: " + joinNames(nest.loops) + ")");
+                            " and sparse levels are visited in storage order (loops: " + joinNames(nest.loops) + ")");
 }
 
 std::optional<StorageEdge> brokenEdge(const LoopNest& nest, const std::vector<StorageEdge>& edges) {

@@ -482,3 +482,19 @@ schedule {
 
 }  // namespace
 }  // namespace tcc::test
+
+namespace tcc::test {
+namespace {
+
+TEST(Reorder, AgainstASparseOutputsStorageIsRefused) {
+  std::string message = errorOf(withSchedule(R"(
+tensor A(I, J) : csr
+tensor B(I, J) : dense
+A(i,j) = B(i,j) * 2
+)",
+                                             "reorder(j, i)"));
+  EXPECT_TRUE(contains(message, "reorder(j, i): visits j before i, but A stores i above j")) << message;
+}
+
+}  // namespace
+}  // namespace tcc::test
