@@ -92,6 +92,7 @@ LoopRange Lowerer::rangeOf(const ir::IndexVar& var, std::vector<Stmt>& setup) {
              ops::mul(ops::cast(imp::Type::int64(), extentOf(outer)), ops::cast(imp::Type::int64(), extentOf(inner)))};
   } else if (const auto* bound = std::get_if<ir::BoundRelation>(&relation)) {
     range = {ops::IntImm::make(0), ops::IntImm::make(bound->value)};
+    promisedBounds_.emplace(bound->var, *bound);
   } else if (const auto* fused = fusedPosition(relation)) {
     // Every position of the second level: [pos[0], pos[segments]).
     const auto& pos = std::get<ir::PosRelation>(relation);
@@ -226,7 +227,9 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
   } else if (const auto* bound = std::get_if<ir::BoundRelation>(&relation)) {
     Expr value = coordinates_.at(bound->boundVar);
     recovered.push_back({bound->var, value});
-    guardEnd = dimensionOf(bound->var);
+    // MaxExact runs exactly to the dimension (checked on entry); a
+    // constraint only bounds it from above.
+    if (bound->kind != ir::BoundKind::MaxExact) guardEnd = dimensionOf(bound->var);
   } else if (const auto* fuse = fusedPosition(relation)) {
     // The first level's position is the segment of the second level that
     // holds the position: a cursor that moves forward, searched for when

@@ -97,8 +97,12 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   for (const auto* access : accessOccurrences(cin)) {
     if (!isParameter(access->tensor)) continue;
     const TensorStorage& storage = storageOf(access->tensor);
-    for (size_t mode = 0; mode < access->indices.size(); ++mode)
+    for (size_t mode = 0; mode < access->indices.size(); ++mode) {
       dimensions_.emplace(access->indices[mode], storage.dims[mode]);
+      dimensionFields_.emplace(access->indices[mode],
+                               imp::TensorProperty::make(access->tensor.name(), imp::TensorField::Dim,
+                                                         static_cast<int>(mode)));
+    }
   }
   // Workspaces are allocated once, before any loop; the ones a sparse
   // output consumes keep a list of the coordinates they hold.
@@ -150,7 +154,16 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     passes.push_back(lower(cin));
   }
   finishOutputs();
-  std::vector<Stmt> stmts = header_;
+  // A schedule's bounds are promises about the inputs: checked before
+  // anything is allocated.
+  std::vector<Stmt> stmts;
+  for (const auto& [var, bound] : promisedBounds_) {
+    Expr dimension = dimensionFields_.at(var);
+    Expr broken = bound.kind == ir::BoundKind::MaxExact ? ops::ne(dimension, ops::IntImm::make(bound.value))
+                                                        : ops::gt(dimension, ops::IntImm::make(bound.value));
+    stmts.push_back(imp::If::make(broken, imp::Return::make(ops::IntImm::make(kBrokenBoundStatus))));
+  }
+  stmts.insert(stmts.end(), header_.begin(), header_.end());
   stmts.insert(stmts.end(), passes.begin(), passes.end());
   stmts.insert(stmts.end(), footer_.begin(), footer_.end());
   function.body = imp::removeUnusedDeclarations(ops::simplify(imp::Block::make(stmts)));

@@ -194,6 +194,10 @@ class Lowerer {
   // Ranges of derived and pos variables, declared before the outermost loop
   // that needs them.
   std::map<ir::IndexVar, LoopRange> ranges_;
+  // bound(...) promises, checked when the kernel starts; and where each
+  // statement variable's dimension comes from.
+  std::map<ir::IndexVar, ir::BoundRelation> promisedBounds_;
+  std::map<ir::IndexVar, imp::Expr> dimensionFields_;
   // Inner loops of split/divide bounded by the end of their block: no guard.
   std::set<ir::IndexVar> tightlyBounded_;
   // A statement variable fixed by the loops over its derived variables:

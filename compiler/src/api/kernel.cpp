@@ -5,6 +5,7 @@
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/jit/kernel_cache.h"
+#include "tcc/lowering/lower.h"
 #include "tcc/tcc.h"
 
 namespace tcc {
@@ -189,6 +190,9 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       auto start = Clock::now();
       int status = entry(pointers.data());
       result.seconds[run] += std::chrono::duration<double>(Clock::now() - start).count();
+      if (status == lowering::kBrokenBoundStatus)
+        throw Error("a bound(...) of the schedule does not hold for these inputs: a dimension differs from its "
+                    "MaxExact bound or exceeds its MaxConstraint bound");
       if (status != 0) throw Error("kernel " + statement.function.name + " failed with status " + std::to_string(status));
       if (assembled) output = Tensor::adopt(std::move(views[outputSlot]));
     }

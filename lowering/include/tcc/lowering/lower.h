@@ -28,6 +28,10 @@ class LoweringError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a kernel returns when a bound(...) of its schedule does not hold for
+// the tensors it was given; 0 means success.
+inline constexpr int kBrokenBoundStatus = 3;
+
 struct LowerOptions {
   std::string functionName = "compute";
   // Assemble sparse outputs in a pass of their own (pos and crd only), then
