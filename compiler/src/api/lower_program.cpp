@@ -61,7 +61,17 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
           std::find(separate.begin(), separate.end(), compiled.output.name()) != separate.end();
       if (lowerOptions.separateAssembly)
         compiled.decisions.push_back(compiled.output.name() + " is assembled in a pass of its own, then computed");
-      compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
+      try {
+        compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
+      } catch (const lowering::LoweringError& error) {
+        // Lowering names the command it refuses (a race under parallelize,
+        // say): point at that command in the source.
+        std::string message = error.what();
+        for (const auto* command : schedule.sources)
+          if (message.rfind(commandText(*command) + ":", 0) == 0)
+            refuseScheduleCommand(program.syntax(), *command, message);
+        throw;
+      }
       functions.push_back(compiled.function);
       lowered.statements.push_back(std::move(compiled));
     } catch (const lowering::LoweringError& error) {

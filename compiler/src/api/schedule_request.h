@@ -16,6 +16,9 @@ struct ScheduleForStatement {
 // in order. Throws frontend::DiagnosticError at a command it cannot apply.
 ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const ir::IndexStmt& statement);
 
+// The command as written: "parallelize(i, CPUThread, NoRaces)".
+std::string commandText(const frontend::ScheduleCommand& command);
+
 // Throws frontend::DiagnosticError at the command, with the source line.
 [[noreturn]] void refuseScheduleCommand(const frontend::Program& program, const frontend::ScheduleCommand& command,
                                        const std::string& message);

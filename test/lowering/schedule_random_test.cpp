@@ -1,0 +1,142 @@
+// Random compositions of scheduling commands: every schedule either
+// compiles to a kernel that matches the dense reference, or is refused with
+// a located, named error. None may crash, reach an internal error, or
+// compute a wrong result.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+
+#include "kernel_check.h"
+
+namespace tcc::test {
+namespace {
+
+struct Case {
+  const char* name;
+  const char* program;
+  std::vector<std::string> defaultLoops;
+  // Variables a sparse level iterates, with the access pos takes.
+  std::map<std::string, std::string> positionAccesses;
+  std::map<std::string, rt::Coo> inputs;
+};
+
+std::vector<Case> cases() {
+  return {
+      {"gemm",
+       "tensor C(I, J) : dense\ntensor A(I, K) : dense\ntensor B(K, J) : dense\nC(i,j) = A(i,k) * B(k,j)\n",
+       {"i", "j", "k"},
+       {},
+       {{"A", randomDense({13, 6}, 1)}, {"B", randomDense({6, 9}, 2)}}},
+      {"spmv",
+       "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n",
+       {"i", "j"},
+       {{"j", "A(i,j)"}},
+       {{"A", randomSparse({41, 29}, 0.15, 3)}, {"x", randomDense({29}, 4)}}},
+      {"spmm",
+       "tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : dense\nC(i,k) = A(i,j) * B(j,k)\n",
+       {"i", "j", "k"},
+       {{"j", "A(i,j)"}},
+       {{"A", randomSparse({23, 19}, 0.2, 5)}, {"B", randomDense({19, 7}, 6)}}},
+      {"spgemm",
+       "tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(i,j) = B(i,k) * C(k,j)\n",
+       {"i", "k", "j"},
+       {},
+       {{"B", randomSparse({21, 17}, 0.15, 7)}, {"C", randomSparse({17, 25}, 0.15, 8)}}},
+  };
+}
+
+// Builds a random schedule by tracking the loops each command leaves.
+std::string randomSchedule(const Case& kernel, std::mt19937& random) {
+  std::vector<std::string> loops = kernel.defaultLoops;
+  std::vector<std::string> commands;
+  int fresh = 0;
+  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random); };
+  auto name = [&](const std::string& base) { return base + "_" + std::to_string(fresh++); };
+  size_t length = 1 + pick(4);
+  for (size_t c = 0; c < length; ++c) {
+    size_t p = pick(loops.size());
+    std::string var = loops[p];
+    switch (pick(7)) {
+      case 0: case 1: {
+        std::string outer = name(var + "o"), inner = name(var + "i");
+        int factor = std::vector<int>{1, 2, 3, 4, 7}[pick(5)];
+        commands.push_back((pick(2) ? "split(" : "divide(") + var + ", " + outer + ", " + inner + ", " +
+                           std::to_string(factor) + ")");
+        loops[p] = inner;
+        loops.insert(loops.begin() + static_cast<long>(p), outer);
+        break;
+      }
+      case 2: {
+        if (p + 1 >= loops.size()) break;
+        std::string fused = name("f");
+        commands.push_back("fuse(" + var + ", " + loops[p + 1] + ", " + fused + ")");
+        loops[p] = fused;
+        loops.erase(loops.begin() + static_cast<long>(p) + 1);
+        break;
+      }
+      case 3: {
+        if (loops.size() < 2) break;
+        std::vector<std::string> chosen = loops;
+        std::shuffle(chosen.begin(), chosen.end(), random);
+        chosen.resize(2 + pick(std::min<size_t>(2, loops.size() - 1)));
+        std::string text = "reorder(";
+        for (size_t v = 0; v < chosen.size(); ++v) text += (v ? ", " : "") + chosen[v];
+        commands.push_back(text + ")");
+        std::vector<size_t> slots;
+        for (size_t q = 0; q < loops.size(); ++q)
+          if (std::find(chosen.begin(), chosen.end(), loops[q]) != chosen.end()) slots.push_back(q);
+        for (size_t v = 0; v < chosen.size(); ++v) loops[slots[v]] = chosen[v];
+        break;
+      }
+      case 4: {
+        auto access = kernel.positionAccesses.find(var);
+        if (access == kernel.positionAccesses.end()) break;
+        std::string position = name(var + "pos");
+        commands.push_back("pos(" + var + ", " + position + ", " + access->second + ")");
+        loops[p] = position;
+        break;
+      }
+      case 5: {
+        const char* strategy = std::vector<const char*>{"NoRaces", "Atomics", "ParallelReduction"}[pick(3)];
+        commands.push_back("parallelize(" + var + ", CPUThread, " + strategy + ")");
+        break;
+      }
+      case 6: commands.push_back("unroll(" + var + ", 2)"); break;
+    }
+  }
+  std::string schedule;
+  for (const auto& command : commands) schedule += command + "\n";
+  return schedule;
+}
+
+TEST(RandomSchedules, CompileCorrectlyOrAreRefusedWithAReason) {
+  std::mt19937 random(20261123);
+  int compiled = 0, refused = 0;
+  for (int trial = 0; trial < 160; ++trial) {
+    for (const auto& kernel : cases()) {
+      std::string dsl = withSchedule(kernel.program, randomSchedule(kernel, random));
+      std::string error = errorOf(dsl);
+      if (error.empty()) {
+        ++compiled;
+        SCOPED_TRACE(dsl);
+        expectProgramMatchesReference(dsl, kernel.inputs);
+        if (::testing::Test::HasFailure()) return;
+      } else {
+        ++refused;
+        if (std::getenv("TCC_PRINT_REFUSALS")) std::cout << error.substr(0, error.find("\n")) << "\n";
+        EXPECT_EQ(error.find("internal"), std::string::npos) << dsl << error;
+        EXPECT_TRUE(error.rfind("test.tc:", 0) == 0 || error.rfind("cannot compile", 0) == 0) << dsl << error;
+      }
+    }
+  }
+  // Both outcomes must be common for the test to mean something.
+  EXPECT_GT(compiled, 150);
+  EXPECT_GT(refused, 50);
+  std::cout << compiled << " schedules compiled and matched the reference, " << refused << " were refused\n";
+}
+
+}  // namespace
+}  // namespace tcc::test
