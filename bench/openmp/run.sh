@@ -39,50 +39,15 @@ dense("B", n, rank)
 dense("Bt", rank, n)
 PY
 
-declare -A program schedule inputs
-program[spmv]='tensor y(I) : dense
-tensor A(I, J) : csr
-tensor x(J) : dense
-y(i) = A(i, j) * x(j)'
-schedule[spmv]='split(i, i0, i1, 32)
-parallelize(i0, CPUThread, NoRaces)'
+# The programs: bench/openmp/programs/NAME_serial.tc (no schedule) and
+# NAME_parallel.tc (the same program with a parallel schedule).
+programs="$root/bench/openmp/programs"
+declare -A inputs
 inputs[spmv]="--in A=$work/A.mtx --in x=$work/x.tns"
-
-program[spmm]='tensor C(I, K) : dense
-tensor A(I, J) : csr
-tensor B(J, K) : dense
-C(i, k) = A(i, j) * B(j, k)'
-schedule[spmm]='split(i, i0, i1, 32)
-pos(j, jpos, A(i, j))
-split(jpos, jpos0, jpos1, 4)
-reorder(i0, i1, jpos0, k, jpos1)
-parallelize(i0, CPUThread, NoRaces)
-parallelize(k, CPUVector, IgnoreRaces)'
 inputs[spmm]="--in A=$work/A.mtx --in B=$work/B.tns"
-
-program[sddmm]='tensor A(I, J) : csr
-tensor B(I, J) : csr
-tensor C(I, K) : dense
-tensor D(K, J) : dense
-A(i, j) = B(i, j) * C(i, k) * D(k, j)'
-schedule[sddmm]='split(i, i0, i1, 32)
-parallelize(i0, CPUThread, NoRaces)'
+inputs[spmm_rows]="${inputs[spmm]}"
 inputs[sddmm]="--in B=$work/A.mtx --in C=$work/B.tns --in D=$work/Bt.tns"
-
-program[spgemm]='tensor A(I, J) : csr
-tensor B(I, K) : csr
-tensor C(K, J) : csr
-A(i, j) = B(i, k) * C(k, j)'
-schedule[spgemm]='precompute(B(i, k) * C(k, j), j, j)
-split(i, i0, i1, 16)
-parallelize(i0, CPUThread, NoRaces)'
 inputs[spgemm]="--in B=$work/S.mtx --in C=$work/T.mtx"
-
-program[add]='tensor A(I, J) : csr
-tensor B(I, J) : csr
-tensor C(I, J) : csr
-A(i, j) = B(i, j) + C(i, j)'
-schedule[add]='parallelize(i, CPUThread, NoRaces)'
 inputs[add]="--in B=$work/S.mtx --in C=$work/T.mtx"
 
 median_ms() {  # FILE INPUTS... -> median kernel time in ms
@@ -92,13 +57,13 @@ median_ms() {  # FILE INPUTS... -> median kernel time in ms
 
 echo "| kernel | schedule | serial ms | parallel, 1 thread ms | parallel, $threads threads ms | speedup ($threads threads vs serial) |"
 echo "|---|---|---:|---:|---:|---:|"
-for name in spmv spmm sddmm spgemm add; do
-  printf '%s\n' "${program[$name]}" > "$work/$name.tc"
-  printf '%s\nschedule {\n%s\n}\n' "${program[$name]}" "${schedule[$name]}" > "$work/${name}_parallel.tc"
+for name in spmv spmm spmm_rows sddmm spgemm add; do
+  serial_program="$programs/${name}_serial.tc"
+  parallel_program="$programs/${name}_parallel.tc"
   read -r -a args <<< "${inputs[$name]}"
-  output=$(sed -n 's/^\([A-Za-z]*\)(.*) = .*/\1/p' "$work/$name.tc")
-  OMP_NUM_THREADS=1 "$build/tcc" run "$work/$name.tc" "${args[@]}" --out "$output=$work/serial.tns" > /dev/null
-  OMP_NUM_THREADS="$threads" "$build/tcc" run "$work/${name}_parallel.tc" "${args[@]}" --out "$output=$work/parallel.tns" > /dev/null
+  output=$(sed -n 's/^\([A-Za-z]*\)(.*) = .*/\1/p' "$serial_program")
+  OMP_NUM_THREADS=1 "$build/tcc" run "$serial_program" "${args[@]}" --out "$output=$work/serial.tns" > /dev/null
+  OMP_NUM_THREADS="$threads" "$build/tcc" run "$parallel_program" "${args[@]}" --out "$output=$work/parallel.tns" > /dev/null
   python3 - "$work/serial.tns" "$work/parallel.tns" <<'PY'
 import sys
 def entries(path):
@@ -109,9 +74,11 @@ assert len(a) == len(b), "parallel result differs in entry count"
 for x, y in zip(a, b):
     assert x[:-1] == y[:-1] and abs(x[-1] - y[-1]) <= 1e-9 * max(1.0, abs(x[-1])), f"{x} != {y}"
 PY
-  serial=$(OMP_NUM_THREADS=1 median_ms "$work/$name.tc" "${args[@]}")
-  one=$(OMP_NUM_THREADS=1 median_ms "$work/${name}_parallel.tc" "${args[@]}")
-  many=$(OMP_NUM_THREADS="$threads" median_ms "$work/${name}_parallel.tc" "${args[@]}")
+  serial=$(OMP_NUM_THREADS=1 median_ms "$serial_program" "${args[@]}")
+  one=$(OMP_NUM_THREADS=1 median_ms "$parallel_program" "${args[@]}")
+  many=$(OMP_NUM_THREADS="$threads" median_ms "$parallel_program" "${args[@]}")
   speedup=$(awk -v s="$serial" -v t="$many" 'BEGIN { printf "%.2f", s / t }')
-  echo "| $name | \`$(printf '%s' "${schedule[$name]}" | tr '\n' ' ' | sed 's/ $//')\` | $serial | $one | $many | $speedup |"
+  schedule=$(awk '/^}/ { inside = 0 } inside { sub(/^[ \t]+/, ""); text = text (text ? "; " : "") $0 }
+                  /^schedule \{/ { inside = 1 } END { print text }' "$parallel_program")
+  echo "| $name | \`$schedule\` | $serial | $one | $many | $speedup |"
 done
