@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace tcc::e2e {
@@ -105,6 +106,28 @@ TEST(Cli, MatricesOfDifferentShapesAreRefused) {
   EXPECT_THAT(outcome.output, HasSubstr("18x18"));
   EXPECT_THAT(outcome.output, HasSubstr("37x37"));
   EXPECT_FALSE(std::filesystem::exists(out)) << "--out left a file behind";
+}
+
+TEST(Cli, ExplainSaysWhatTheScheduleDid) {
+  Outcome outcome = runTcc("explain spgemm_parallel.tc");
+  EXPECT_EQ(outcome.exitCode, 0) << outcome.output;
+  EXPECT_THAT(outcome.output, HasSubstr("precompute B(i,k) * C(k,j) into dense workspace w_A(j)"));
+  EXPECT_THAT(outcome.output, HasSubstr("A's rows are assembled in parallel"));
+  EXPECT_THAT(outcome.output, HasSubstr("each thread fills its own copy of the workspace w_A"));
+}
+
+TEST(Cli, AnIllegalScheduleIsLocatedAndLeavesNoOutput) {
+  auto program = scratchFile("illegal.tc");
+  std::ofstream(program) << "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\n"
+                            "y(i) = A(i, j) * x(j)\nschedule {\n  pos(i, ipos, A(i, j))\n}\n";
+  auto out = scratchFile("illegal.tns");
+  Outcome outcome = runTcc("run '" + program.string() + "' --in A=data/494_bus.mtx --in x=data/x494.tns --out y=" +
+                           out.string());
+  EXPECT_NE(outcome.exitCode, 0);
+  EXPECT_THAT(outcome.output, HasSubstr("illegal.tc:6:3: error: pos(i, ipos, A(i, j)): A stores i in a dense level"));
+  EXPECT_THAT(outcome.output, HasSubstr("  pos(i, ipos, A(i, j))\n  ^"));
+  EXPECT_FALSE(std::filesystem::exists(out)) << "--out left a file behind";
+  std::filesystem::remove(program);
 }
 
 }  // namespace
