@@ -74,6 +74,59 @@ std::string joinNames(const std::vector<IndexVar>& vars) {
   return text;
 }
 
+// A summed variable between a sparse output's variables: the trailing
+// output coordinates would arrive out of order, so they are computed into a
+// dense workspace (Gustavson's algorithm) unless the schedule placed one.
+void insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr& rhs) {
+  const TensorVar& output = lhs.tensor();
+  auto outputVars = varsInStorageOrder(lhs);
+  auto isOutputLoop = [&](const IndexVar& loop) {
+    for (const auto& origin : nest.originsOf(loop))
+      if (std::find(outputVars.begin(), outputVars.end(), origin) == outputVars.end()) return false;
+    return true;
+  };
+  size_t firstReduction = nest.loops.size();
+  for (size_t p = 0; p < nest.loops.size(); ++p)
+    if (!isOutputLoop(nest.loops[p])) { firstReduction = p; break; }
+  std::set<IndexVar> trailing;
+  for (size_t p = firstReduction; p < nest.loops.size(); ++p)
+    if (isOutputLoop(nest.loops[p])) {
+      auto origins = nest.originsOf(nest.loops[p]);
+      trailing.insert(origins.begin(), origins.end());
+    }
+  if (trailing.empty()) return;
+  if (trailing.size() != 1 || !(*trailing.begin() == outputVars.back()))
+    throw LoweringError("results for " + output.name() + " arrive out of storage order across " +
+                        std::to_string(trailing.size()) + " levels; this needs a sparse workspace, which tcc "
+                        "does not support yet");
+  const IndexVar& j = outputVars.back();
+  nest.precompute = PrecomputeCommand{rhs, j, j};
+  nest.decisions.push_back("summing over " + nest.loops[firstReduction].name() + " between " + output.name() +
+                           "'s coordinates would append " + j.name() + " out of order: inserted dense workspace w_" +
+                           output.name() + "(" + j.name() + ") with a list of touched coordinates (Gustavson)");
+}
+
+// What a loop on threads implies for the output and the workspace.
+void describeThreadLoops(LoopNest& nest, const Access& lhs) {
+  const TensorVar& output = lhs.tensor();
+  for (size_t p = 0; p < nest.loops.size(); ++p) {
+    auto attributes = nest.attributes.find(nest.loops[p]);
+    if (attributes == nest.attributes.end() || attributes->second.parallelUnit != ir::ParallelUnit::CPUThread) continue;
+    auto origins = nest.originsOf(nest.loops[p]);
+    if (hasSparseLevel(output) && output.format().level(0).isDense() && origins.size() == 1 &&
+        *origins.begin() == lhs.indices()[output.format().modeOfLevel(0)])
+      nest.decisions.push_back(output.name() + "'s rows are assembled in parallel: a pass counts each row's entries, "
+                               "a prefix sum turns the counts into offsets, a second pass fills the rows");
+    if (nest.precompute) {
+      bool above = false;
+      for (size_t q = p + 1; q < nest.loops.size() && !above; ++q)
+        for (const auto& origin : nest.originsOf(nest.loops[q]))
+          if (origin == nest.precompute->var) above = true;
+      if (above) nest.decisions.push_back("each thread fills its own copy of the workspace w_" + output.name());
+    }
+  }
+}
+
 }  // namespace
 
 ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const ScheduleRequest& request) {
@@ -164,56 +217,10 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     if (!inputEdges.count(edge)) storageEdges.push_back({edge.first, edge.second, output.name()});
   applySchedule(nest, request.commands, *assignment, storageEdges);
 
-  // A summed variable between a sparse output's variables: the trailing
-  // output coordinates would arrive out of order, so they are computed into
-  // a dense workspace (Gustavson's algorithm) unless the schedule placed one.
-  if (hasSparseLevel(output) && !nest.precompute) {
-    auto outputVars = varsInStorageOrder(lhs);
-    auto isOutputLoop = [&](const IndexVar& loop) {
-      for (const auto& origin : nest.originsOf(loop))
-        if (std::find(outputVars.begin(), outputVars.end(), origin) == outputVars.end()) return false;
-      return true;
-    };
-    size_t firstReduction = nest.loops.size();
-    for (size_t p = 0; p < nest.loops.size(); ++p)
-      if (!isOutputLoop(nest.loops[p])) { firstReduction = p; break; }
-    std::set<IndexVar> trailing;
-    for (size_t p = firstReduction; p < nest.loops.size(); ++p)
-      if (isOutputLoop(nest.loops[p])) {
-        auto origins = nest.originsOf(nest.loops[p]);
-        trailing.insert(origins.begin(), origins.end());
-      }
-    if (!trailing.empty()) {
-      if (trailing.size() != 1 || !(*trailing.begin() == outputVars.back()))
-        throw LoweringError("results for " + output.name() + " arrive out of storage order across " +
-                            std::to_string(trailing.size()) + " levels; this needs a sparse workspace, which tcc "
-                            "does not support yet");
-      const IndexVar& j = outputVars.back();
-      nest.precompute = PrecomputeCommand{rhs, j, j};
-      nest.decisions.push_back("summing over " + nest.loops[firstReduction].name() + " between " + output.name() +
-                               "'s coordinates would append " + j.name() + " out of order: inserted dense workspace w_" +
-                               output.name() + "(" + j.name() + ") with a list of touched coordinates (Gustavson)");
-    }
-  }
+  if (hasSparseLevel(output) && !nest.precompute) insertGustavsonWorkspace(nest, lhs, rhs);
   IndexStmt concrete = buildConcreteNest(nest, lhs, rhs, !reductionVars.empty());
   if (!request.commands.empty()) nest.decisions.push_back("loop order after the schedule: " + joinNames(nest.loops));
-  // What a loop on threads implies for the output and the workspace.
-  for (size_t p = 0; p < nest.loops.size(); ++p) {
-    auto attributes = nest.attributes.find(nest.loops[p]);
-    if (attributes == nest.attributes.end() || attributes->second.parallelUnit != ir::ParallelUnit::CPUThread) continue;
-    auto origins = nest.originsOf(nest.loops[p]);
-    if (hasSparseLevel(output) && output.format().level(0).isDense() && origins.size() == 1 &&
-        *origins.begin() == lhs.indices()[output.format().modeOfLevel(0)])
-      nest.decisions.push_back(output.name() + "'s rows are assembled in parallel: a pass counts each row's entries, "
-                               "a prefix sum turns the counts into offsets, a second pass fills the rows");
-    if (nest.precompute) {
-      bool above = false;
-      for (size_t q = p + 1; q < nest.loops.size() && !above; ++q)
-        for (const auto& origin : nest.originsOf(nest.loops[q]))
-          if (origin == nest.precompute->var) above = true;
-      if (above) nest.decisions.push_back("each thread fills its own copy of the workspace w_" + output.name());
-    }
-  }
+  describeThreadLoops(nest, lhs);
   decisions.insert(decisions.end(), nest.decisions.begin(), nest.decisions.end());
   return {concrete, nest.loops, decisions};
 }
