@@ -224,6 +224,20 @@ void Tensor::validate() const {
   }
 }
 
+tcc_tensor Tensor::emptyAssembledOutput(const std::vector<int32_t>& dims, const TensorFormat& format, ValueType type) {
+  tcc_tensor abi;
+  std::memset(&abi, 0, sizeof abi);
+  abi.order = static_cast<int>(dims.size());
+  abi.datatype = static_cast<int>(type);
+  for (int mode = 0; mode < abi.order; ++mode) abi.dims[mode] = dims[mode];
+  for (int level = 0; level < abi.order; ++level) {
+    abi.mode_ordering[level] = format.modeOfLevel(level);
+    abi.levels[level].kind = format.levels[level].kind;
+    abi.levels[level].size = dims[format.modeOfLevel(level)];
+  }
+  return abi;
+}
+
 tcc_tensor Tensor::abiView() const {
   tcc_tensor view;
   std::memset(&view, 0, sizeof view);

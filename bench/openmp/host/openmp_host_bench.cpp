@@ -147,22 +147,6 @@ Binding bindingFor(const std::string& kernel, const Inputs& in) {
   fail("no inputs are defined for kernel " + kernel);
 }
 
-// An output the kernel assembles: dimensions and level kinds set, no arrays
-// (as the tcc library passes it, see compiler/src/api/kernel.cpp).
-tcc_tensor emptySparseOutput(const std::vector<int32_t>& dims, const TensorFormat& format) {
-  tcc_tensor abi;
-  std::memset(&abi, 0, sizeof abi);
-  abi.order = static_cast<int>(dims.size());
-  abi.datatype = TCC_FLOAT64;
-  for (int mode = 0; mode < abi.order; ++mode) abi.dims[mode] = dims[mode];
-  for (int level = 0; level < abi.order; ++level) {
-    abi.mode_ordering[level] = format.modeOfLevel(level);
-    abi.levels[level].kind = format.levels[level].kind;
-    abi.levels[level].size = dims[format.modeOfLevel(level)];
-  }
-  return abi;
-}
-
 struct Run {
   Tensor output;
   double seconds;  // the kernel call alone
@@ -172,7 +156,7 @@ Run runOnce(KernelEntry entry, const Binding& binding) {
   Tensor denseOutput;
   std::vector<tcc_tensor> views;
   if (binding.csrOutput) {
-    views.push_back(emptySparseOutput(binding.outputDims, TensorFormat::csr()));
+    views.push_back(Tensor::emptyAssembledOutput(binding.outputDims, TensorFormat::csr(), tcc::rt::ValueType::Float64));
   } else {
     denseOutput = Tensor(binding.outputDims, TensorFormat::dense(static_cast<int>(binding.outputDims.size())));
     views.push_back(denseOutput.abiView());

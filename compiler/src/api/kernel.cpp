@@ -1,6 +1,5 @@
 // Compiling a lowered program to machine code and running it on tensors.
 #include <chrono>
-#include <cstring>
 
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
@@ -97,21 +96,6 @@ Tensor toDeclared(const Tensor& tensor, const TensorVar& declared) {
   return rt::convert(tensor, format, type);
 }
 
-// An output the kernel assembles: dimensions and level kinds set, no arrays.
-tcc_tensor emptySparseOutput(const std::vector<int32_t>& dims, const rt::TensorFormat& format, rt::ValueType type) {
-  tcc_tensor abi;
-  std::memset(&abi, 0, sizeof abi);
-  abi.order = static_cast<int>(dims.size());
-  abi.datatype = static_cast<int>(type);
-  for (int mode = 0; mode < abi.order; ++mode) abi.dims[mode] = dims[mode];
-  for (int level = 0; level < abi.order; ++level) {
-    abi.mode_ordering[level] = format.modeOfLevel(level);
-    abi.levels[level].kind = format.levels[level].kind;
-    abi.levels[level].size = dims[format.modeOfLevel(level)];
-  }
-  return abi;
-}
-
 }  // namespace
 
 Kernel compile(const Program& program, const CompileOptions& options) {
@@ -179,7 +163,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       for (const auto& parameter : statement.parameters) {
         if (parameter.name() == computed.name()) {
           outputSlot = static_cast<int>(views.size());
-          views.push_back(assembled ? emptySparseOutput(outputDims, computedFormat, type) : output.abiView());
+          views.push_back(assembled ? Tensor::emptyAssembledOutput(outputDims, computedFormat, type) : output.abiView());
         } else {
           views.push_back(bound.at(parameter.name()).abiView());
         }

@@ -98,6 +98,9 @@ class Tensor {
   // validated; on failure the buffers are freed and std::invalid_argument
   // is thrown.
   static Tensor adopt(tcc_tensor&& filledByKernel);
+  // What a kernel that assembles an output is given: dimensions, element
+  // type and level kinds set, no arrays; adopt() takes the result back.
+  static tcc_tensor emptyAssembledOutput(const std::vector<int32_t>& dims, const TensorFormat& format, ValueType type);
 
   std::string describe() const;  // "csr float64 3x4, 5 stored"
 
