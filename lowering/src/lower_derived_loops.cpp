@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "access_occurrences.h"
 #include "lowerer.h"
 #include "tcc/ir/index_printer.h"
 
@@ -70,8 +71,11 @@ LoopRange Lowerer::rangeOf(const ir::IndexVar& var, std::vector<Stmt>& setup) {
     range = var == split->outer ? LoopRange{ops::IntImm::make(0, parent.end.type()), ceilDiv(extentOf(parent), factor)}
                                 : LoopRange{ops::IntImm::make(0, parent.end.type()), factor};
     // Inside its outer loop, the inner loop stops at the end of the last
-    // block instead of testing every iteration.
-    if (var == split->inner && coordinates_.count(split->outer)) {
+    // block instead of testing every iteration (in a block known to be full,
+    // it runs the factor exactly).
+    if (var == split->inner && fullBlocks_.count(var)) {
+      tightlyBounded_.insert(var);
+    } else if (var == split->inner && coordinates_.count(split->outer)) {
       Expr left = ops::sub(extentOf(parent), ops::mul(coordinates_.at(split->outer), factor));
       range.end = ops::min(factor, left);
       tightlyBounded_.insert(var);
@@ -141,6 +145,18 @@ Expr Lowerer::firstLevelSegments(const ir::Access& access) {
   return imp::Load::make(storage.pos[0], ops::IntImm::make(1, imp::Type::int64()));
 }
 
+// The split whose outer loop this is, when the split's inner loop is the
+// innermost loop (its body the assignment) and so worth unrolling: full
+// blocks and the last block are then lowered apart (TACO's boundary peeling).
+const ir::SplitRelation* Lowerer::peeledSplit(const ir::ForallNode* forall) const {
+  const auto* split = std::get_if<ir::SplitRelation>(&relationOf_.at(forall->indexVar));
+  if (!split || !(split->outer == forall->indexVar) || split->factor < 2 || split->factor > kLargestPeeledSplit)
+    return nullptr;
+  for (const auto* nested : statementsOf<ir::ForallNode>(forall->body))
+    if (nested->indexVar == split->inner && nested->body.isa<ir::AssignmentNode>()) return split;
+  return nullptr;
+}
+
 Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
   const ir::IndexVar& var = forall->indexVar;
   std::set<ir::IndexVar> rangesBefore;
@@ -166,7 +182,20 @@ Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
     sharedCursors[posVar] = cursor;
     cursor = freshVar(cursor.as<imp::Var>()->name, imp::Type::int64());
   }
-  Stmt body = complete ? recoverParents({relation}, {}, forall->body) : lower(forall->body);
+  Stmt body;
+  if (const ir::SplitRelation* split = peeledSplit(forall)) {
+    // Full blocks get an inner loop of constant trip count the C++ compiler
+    // unrolls; only the last, partial block keeps the variable bound.
+    LoopRange parent = rangeOf(split->parent, setup);
+    Expr factor = ops::IntImm::make(split->factor, parent.end.type());
+    Expr blockEnd = ops::mul(ops::add(coordinate, ops::IntImm::make(1, coordinate.type())), factor);
+    fullBlocks_.insert(split->inner);
+    Stmt full = lower(forall->body);
+    fullBlocks_.erase(split->inner);
+    body = imp::If::make(ops::le(blockEnd, extentOf(parent)), full, lower(forall->body));
+  } else {
+    body = complete ? recoverParents({relation}, {}, forall->body) : lower(forall->body);
+  }
   scope.reset();
   Expr unset = ops::IntImm::make(-1, imp::Type::int64());
   for (const auto& [posVar, shared] : sharedCursors) {
@@ -185,8 +214,12 @@ Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
   for (auto it = ranges_.begin(); it != ranges_.end();) it = rangesBefore.count(it->first) ? std::next(it) : ranges_.erase(it);
 
   std::string comment = "iterate " + var.name() + " (" + ir::toString(relation) + ")";
-  setup.push_back(imp::For::make(coordinate, range.begin, range.end, body, plan.kind, comment,
-                                 forall->attributes.unrollFactor, plan.reductions));
+  // A full block's inner loop is unrolled completely unless the schedule says otherwise.
+  int unrollFactor = forall->attributes.unrollFactor;
+  if (const auto* split = std::get_if<ir::SplitRelation>(&relation); split && fullBlocks_.count(var) && !unrollFactor)
+    unrollFactor = static_cast<int>(split->factor);
+  setup.push_back(imp::For::make(coordinate, range.begin, range.end, body, plan.kind, comment, unrollFactor,
+                                 plan.reductions));
   return imp::Block::make(setup);
 }
 

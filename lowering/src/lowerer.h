@@ -120,6 +120,9 @@ class Lowerer {
   // lower_derived_loops.cpp: loops over variables that split, divide, fuse,
   // pos and bound introduced, and the recovery of the variables they replace.
   imp::Stmt lowerDerivedLoop(const ir::ForallNode* forall);
+  const ir::SplitRelation* peeledSplit(const ir::ForallNode* forall) const;
+  // Blocks up to this size are worth lowering twice to unroll the full ones.
+  static constexpr int64_t kLargestPeeledSplit = 16;
   // Once every variable the pending relations introduced has a value, fixes
   // the variables they replaced (pinning statement variables, which join
   // `pinned`) and lowers `body` inside one iteration of each pinned variable.
@@ -200,6 +203,8 @@ class Lowerer {
   std::map<ir::IndexVar, imp::Expr> dimensionFields_;
   // Inner loops of split/divide bounded by the end of their block: no guard.
   std::set<ir::IndexVar> tightlyBounded_;
+  // Inner loops of splits being lowered for a block known to be full.
+  std::set<ir::IndexVar> fullBlocks_;
   // A statement variable fixed by the loops over its derived variables:
   // lowering its forall emits one iteration, not a loop.
   std::map<ir::IndexVar, imp::Expr> pinnedCoordinates_;

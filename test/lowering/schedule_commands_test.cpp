@@ -527,3 +527,17 @@ TEST(Bound, AConstraintBelowTheDimensionStopsTheKernel) {
 
 }  // namespace
 }  // namespace tcc::test
+
+namespace tcc::test {
+namespace {
+
+TEST(Split, FullBlocksOfAnInnermostSplitAreUnrolledAndTheLastIsBounded) {
+  std::string code =
+      expectProgramMatchesReference(withSchedule(kSpmv, "pos(j, jpos, A(i,j))\nsplit(jpos, jpos0, jpos1, 4)"),
+                                    spmvInputs(95));
+  EXPECT_TRUE(contains(code, "#pragma GCC unroll 4")) << code;
+  EXPECT_TRUE(contains(code, "tcc_min<int64_t>(4LL")) << code;
+}
+
+}  // namespace
+}  // namespace tcc::test
