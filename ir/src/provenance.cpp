@@ -1,5 +1,7 @@
 #include "tcc/ir/provenance.h"
 
+#include <algorithm>
+
 #include "index_hash.h"
 #include "tcc/ir/index_printer.h"
 
@@ -80,6 +82,20 @@ std::vector<IndexVar> parentVars(const ProvenanceRelation& relation) {
   if (const auto* r = std::get_if<FuseRelation>(&relation)) return {r->outer, r->inner};
   if (const auto* r = std::get_if<PosRelation>(&relation)) return {r->indexVar};
   return {std::get<BoundRelation>(relation).var};
+}
+
+std::set<IndexVar> originVars(const IndexVar& var, const std::vector<ProvenanceRelation>& relations) {
+  for (const auto& relation : relations) {
+    auto derived = derivedVars(relation);
+    if (std::find(derived.begin(), derived.end(), var) == derived.end()) continue;
+    std::set<IndexVar> origins;
+    for (const auto& parent : parentVars(relation)) {
+      auto up = originVars(parent, relations);
+      origins.insert(up.begin(), up.end());
+    }
+    return origins;
+  }
+  return {var};
 }
 
 }  // namespace tcc::ir

@@ -111,7 +111,7 @@ void describeThreadLoops(LoopNest& nest, const Access& lhs) {
   const TensorVar& output = lhs.tensor();
   for (size_t p = 0; p < nest.loops.size(); ++p) {
     auto attributes = nest.attributes.find(nest.loops[p]);
-    if (attributes == nest.attributes.end() || attributes->second.parallelUnit != ir::ParallelUnit::CPUThread) continue;
+    if (attributes == nest.attributes.end() || !attributes->second.onThreads()) continue;
     auto origins = nest.originsOf(nest.loops[p]);
     if (hasSparseLevel(output) && output.format().level(0).isDense() && origins.size() == 1 &&
         *origins.begin() == lhs.indices()[output.format().modeOfLevel(0)])

@@ -42,16 +42,7 @@ int levelOf(const ir::Access& access, const ir::IndexVar& var) {
 
 }  // namespace
 
-std::set<ir::IndexVar> Lowerer::originsOf(const ir::IndexVar& var) const {
-  auto relation = relationOf_.find(var);
-  if (relation == relationOf_.end()) return {var};
-  std::set<ir::IndexVar> origins;
-  for (const auto& parent : ir::parentVars(relation->second)) {
-    auto up = originsOf(parent);
-    origins.insert(up.begin(), up.end());
-  }
-  return origins;
-}
+std::set<ir::IndexVar> Lowerer::originsOf(const ir::IndexVar& var) const { return ir::originVars(var, relations_); }
 
 bool Lowerer::derivesOnlyFrom(const ir::IndexVar& var, const std::vector<ir::IndexVar>& vars) const {
   for (const auto& origin : originsOf(var))

@@ -93,7 +93,7 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
     bool pinned = pinnedCoordinates_.count(var) || pinnedPositions_.count(var);
     // Atomic updates go to the output itself, not to a temporary each thread shares.
     bool atomic = forall->attributes.outputRaceStrategy == ir::OutputRaceStrategy::Atomics &&
-                  forall->attributes.parallelUnit != ir::ParallelUnit::NotParallel;
+                  forall->attributes.onThreads();
     bool lhsBound = std::all_of(lhsVars.begin(), lhsVars.end(),
                                 [&](const ir::IndexVar& v) { return coordinates_.count(v) > 0; });
     if (!varOnLhs && !pinned && !atomic && lhsBound) {

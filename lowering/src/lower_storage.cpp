@@ -75,16 +75,16 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     function.parameters.push_back({tensor.name(), tensor.order(), valueType(tensor).kind, written.count(tensor) > 0});
   }
   for (const auto* suchThat : statementsOf<ir::SuchThatNode>(cin)) {
-    for (const auto& relation : suchThat->relations)
+    for (const auto& relation : suchThat->relations) {
+      relations_.push_back(relation);
       for (const auto& derived : ir::derivedVars(relation)) relationOf_.emplace(derived, relation);
+    }
   }
   // Workspaces filled inside a parallel loop get one copy per thread;
   // outputs whose rows a parallel loop produces are assembled row-parallel.
   std::set<const ir::WhereNode*> parallelWheres;
   for (const auto* forall : statementsOf<ir::ForallNode>(cin)) {
-    if (forall->attributes.parallelUnit != ir::ParallelUnit::CPUThread &&
-        forall->attributes.parallelUnit != ir::ParallelUnit::DefaultUnit)
-      continue;
+    if (!forall->attributes.onThreads()) continue;
     for (const auto* where : whereStatements(forall->body)) parallelWheres.insert(where);
     for (const auto* assignment : ir::assignmentsOf(forall->body)) {
       const ir::TensorVar& output = assignment->lhs.tensor();
@@ -305,8 +305,11 @@ void Lowerer::declareWorkspace(const ir::TensorVar& workspace, bool withList, bo
 }
 
 std::vector<Stmt> Lowerer::selectThreadCopy(TensorStorage& storage) {
-  Expr offset = ops::mul(asInt64(imp::Call::make("omp_get_thread_num", {}, imp::Type::int32())), storage.sizePerThread);
-  std::vector<Stmt> stmts{imp::Declare::make(storage.vals, ops::add(storage.valsOfAllThreads, offset))};
+  Expr offset = freshVar(storage.name + "_offset", imp::Type::int64());
+  std::vector<Stmt> stmts{
+      imp::Declare::make(offset, ops::mul(asInt64(imp::Call::make("omp_get_thread_num", {}, imp::Type::int32())),
+                                          storage.sizePerThread)),
+      imp::Declare::make(storage.vals, ops::add(storage.valsOfAllThreads, offset))};
   if (storage.list.defined()) {
     stmts.push_back(imp::Declare::make(storage.list, ops::add(storage.listOfAllThreads, offset)));
     stmts.push_back(imp::Declare::make(storage.flags, ops::add(storage.flagsOfAllThreads, offset)));
@@ -424,14 +427,12 @@ Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accum
     return accumulate ? imp::Assign::makeCompound(imp::BinaryOp::Add, storage.scalar, value)
                       : imp::Assign::make(storage.scalar, value);
   }
-  if ((pass_ == OutputPass::Assemble || pass_ == OutputPass::Count) && storage.isOutput &&
-      !lhs->tensor.format().isAllDense())
+  if (!writesValues(pass_) && storage.isOutput && !lhs->tensor.format().isAllDense())
     return imp::Block::make({});  // values come in the compute (fill) pass
   // Passes that only assemble structure need which coordinates a workspace
   // touched, not its values.
-  bool structureOnly = pass_ == OutputPass::Assemble || pass_ == OutputPass::Count;
   Stmt write;
-  if (!(storage.isWorkspace && structureOnly)) {
+  if (!(storage.isWorkspace && !writesValues(pass_))) {
     bool atomic = atomicStores_ && accumulate && storage.isOutput;
     write = imp::Store::make(storage.vals, positionOf(lhs), value, accumulate, atomic);
   }
@@ -476,9 +477,8 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
     if (pass_ == OutputPass::Fused)
       stmts.push_back(growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level], storage.vals}));
     if (pass_ == OutputPass::Assemble) stmts.push_back(growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level]}));
-    if (pass_ == OutputPass::Fused || pass_ == OutputPass::Assemble || pass_ == OutputPass::Fill)
-      stmts.push_back(imp::Store::make(storage.crd[level], append, coordinate));
-    if (accumulating && pass_ != OutputPass::Assemble && pass_ != OutputPass::Count)
+    if (writesCoordinates(pass_)) stmts.push_back(imp::Store::make(storage.crd[level], append, coordinate));
+    if (accumulating && writesValues(pass_))
       stmts.push_back(imp::Store::make(storage.vals, append, ops::cast(valueType(lhs->tensor), ops::FloatImm::make(0.0))));
     return stmts;
   }

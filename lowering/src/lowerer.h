@@ -79,6 +79,10 @@ enum class OutputPass {
   Fill,
 };
 
+// Whether a pass writes an assembled output's values, and its coordinates.
+inline bool writesValues(OutputPass pass) { return pass != OutputPass::Assemble && pass != OutputPass::Count; }
+inline bool writesCoordinates(OutputPass pass) { return pass != OutputPass::Compute && pass != OutputPass::Count; }
+
 class Lowerer {
  public:
   Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options);
@@ -192,7 +196,9 @@ class Lowerer {
   bool atomicStores_ = false;
   bool usesOpenMP_ = false;
   OutputPass pass_ = OutputPass::Fused;
-  // The provenance relation that introduced each derived variable.
+  // The statement's provenance relations, and the one that introduced each
+  // derived variable.
+  std::vector<ir::ProvenanceRelation> relations_;
   std::map<ir::IndexVar, ir::ProvenanceRelation> relationOf_;
   // Ranges of derived and pos variables, declared before the outermost loop
   // that needs them.

@@ -255,19 +255,7 @@ bool isSubexpression(const ir::IndexExpr& part, const ir::IndexExpr& whole) {
 
 }  // namespace
 
-std::set<IndexVar> LoopNest::originsOf(const IndexVar& var) const {
-  for (const auto& relation : relations) {
-    auto derived = ir::derivedVars(relation);
-    if (!contains(derived, var)) continue;
-    std::set<IndexVar> origins;
-    for (const auto& parent : ir::parentVars(relation)) {
-      auto up = originsOf(parent);
-      origins.insert(up.begin(), up.end());
-    }
-    return origins;
-  }
-  return {var};
-}
+std::set<IndexVar> LoopNest::originsOf(const IndexVar& var) const { return ir::originVars(var, relations); }
 
 void applySchedule(LoopNest& nest, const std::vector<ScheduleCommand>& commands, const ir::AssignmentNode& assignment,
                    const std::vector<StorageEdge>& inputEdges) {

@@ -122,8 +122,11 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
       add(command, lowering::PrecomputeCommand{rhs, *index, *index});
     } else if (command.name == "parallelize") {
       if (!var) continue;
-      add(command, lowering::ParallelizeCommand{*var, parallelUnit(arguments.at(1).identifier).value(),
-                                                raceStrategy(arguments.at(2).identifier).value()});
+      lowering::ParallelizeCommand parallelize;
+      parallelize.var = *var;
+      parallelize.unit = parallelUnit(arguments.at(1).identifier).value();
+      parallelize.strategy = raceStrategy(arguments.at(2).identifier).value();
+      add(command, parallelize);
     } else if (command.name == "unroll") {
       if (!var) continue;
       add(command, lowering::UnrollCommand{*var, static_cast<int>(arguments.at(1).integer)});

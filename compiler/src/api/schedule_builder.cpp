@@ -1,5 +1,6 @@
 #include <set>
 
+#include "schedule_request.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/schedule.h"
@@ -97,9 +98,7 @@ Program Program::fromStatements(std::vector<ir::IndexStmt> statements, std::vect
     for (const auto& indexVar : ir::indexVarsOf(statement)) known.insert(indexVar.name());
   for (const auto& command : schedule.commands()) {
     const auto* spec = frontend::findScheduleCommand(command.name);
-    std::string text = command.name + "(";
-    for (size_t a = 0; a < command.arguments.size(); ++a) text += (a ? ", " : "") + command.arguments[a].text;
-    text += ")";
+    std::string text = commandText(command);
     for (size_t a = 0; a < command.arguments.size() && spec; ++a) {
       bool repeats = spec->variadic && a >= spec->required.size();
       const auto& parameter = repeats ? spec->required.back() : spec->required.at(std::min(a, spec->required.size() - 1));

@@ -81,6 +81,10 @@ struct ForallAttributes {
   int unrollFactor = 0;  // 0: not unrolled
   bool operator==(const ForallAttributes&) const = default;
   bool isDefault() const { return *this == ForallAttributes{}; }
+  // The loop's iterations are shared among CPU threads.
+  bool onThreads() const {
+    return parallelUnit == ParallelUnit::CPUThread || parallelUnit == ParallelUnit::DefaultUnit;
+  }
 };
 
 struct ForallNode : IndexStmtNodeOf<ForallNode, IndexStmtKind::Forall> {

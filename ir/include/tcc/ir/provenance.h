@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -67,5 +68,8 @@ size_t hashOf(const ProvenanceRelation& relation);
 std::vector<IndexVar> derivedVars(const ProvenanceRelation& relation);
 // The variables a relation derives from.
 std::vector<IndexVar> parentVars(const ProvenanceRelation& relation);
+// The variables of the statement `var` derives from through `relations`
+// (itself when no relation introduced it): i0 -> {i}, fuse(i, j, f) -> {i, j}.
+std::set<IndexVar> originVars(const IndexVar& var, const std::vector<ProvenanceRelation>& relations);
 
 }  // namespace tcc::ir
