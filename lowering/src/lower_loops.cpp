@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "access_occurrences.h"
+#include "iteration_space.h"
 #include "lowerer.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
@@ -139,6 +140,7 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
     iterator.format = node->tensor.format().level(level);
     iterator.workspaceList = storage.isWorkspace && storage.list.defined();
     iterators.push_back(iterator);
+    iteratorIds_[forall][node] = iterator.id;
   }
 
   auto iteratorOf = [&](const ir::AccessNode* access) {
@@ -146,17 +148,12 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
       if (it.access == access) return it.id;
     return -1;
   };
-  std::vector<LatticePoint> lattice;
-  if (sole) {
-    lattice = buildMergeLattice(sole->rhs, iteratorOf);
-  } else {
-    // A where or several statements below: the loop runs where every
-    // sparse operand has a coordinate.
-    LatticePoint point;
-    for (const auto& it : iterators) point.iterators.push_back(it.id);
-    std::sort(point.iterators.begin(), point.iterators.end());
-    lattice.push_back(point);
-  }
+  // A where or several statements below: the loop runs over the union of
+  // what every statement reads, a producer's operands standing in for the
+  // workspace its consumer reads (unless the loop iterates the workspace).
+  ir::IndexExpr iterated =
+    sole ? sole->rhs : iterationExpression(forall->body, [&](const ir::AccessNode* access) { return iteratorOf(access) < 0; });
+  std::vector<LatticePoint> lattice = buildMergeLattice(iterated, iteratorOf);
 
   Stmt loop = lowerLoop(forall, iterators, lattice, sole);
   coordinates_.erase(var);
@@ -282,7 +279,19 @@ Stmt Lowerer::lowerLoop(const ir::ForallNode* forall, std::vector<LevelIterator>
 Stmt Lowerer::lowerCase(const ir::ForallNode* forall, const LatticePoint& point, const ir::AssignmentNode* sole) {
   const ir::IndexVar& var = forall->indexVar;
   ir::IndexStmt body = forall->body;
-  if (sole && point.expr.defined()) body = ReplaceRhs(point.expr).rewrite(body);
+  if (sole && point.expr.defined()) {
+    body = ReplaceRhs(point.expr).rewrite(body);
+  } else if (!sole) {
+    // The operands this loop iterates that are not at the point's coordinate.
+    std::set<const ir::AccessNode*> absent;
+    for (const auto* access : accessOccurrences(body)) {
+      const auto& ids = iteratorIds_[forall];
+      int id = ids.count(access) ? ids.at(access) : -1;
+      if (id >= 0 && !std::binary_search(point.iterators.begin(), point.iterators.end(), id)) absent.insert(access);
+    }
+    body = withoutAbsentOperands(body, absent);
+    if (!body.defined()) return imp::Block::make({});
+  }
 
   // Assembled outputs track positions: workspaces, scalars and all-dense
   // outputs are located from their coordinates at the store.

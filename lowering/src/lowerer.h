@@ -191,6 +191,8 @@ class Lowerer {
   std::set<ir::TensorVar> rowParallelOutputs_;
   // The row's own append position, while a row-parallel output row is assembled.
   std::map<const ir::AccessNode*, imp::Expr> rowAppendSaved_;  // scalar temporary a reduction loop accumulates into
+  // The iterator each access contributes to a forall's loop, by forall.
+  std::map<const ir::ForallNode*, std::map<const ir::AccessNode*, int>> iteratorIds_;
   int nextIteratorId_ = 0;
   bool insideParallelLoop_ = false;
   bool atomicStores_ = false;

@@ -154,6 +154,8 @@ class CommandApplier {
           fail(precompute.var.name() + " is split or fused by an earlier command; precompute it under its own name");
     }
     nest_.precompute = precompute;
+    nest_.precomputeCommand = index_;
+    nest_.precomputeText = command_.text;
   }
 
   void operator()(const ParallelizeCommand& parallelize) {
@@ -295,10 +297,14 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
     body = nestLoops(nest.loops, ir::AssignmentNode::make(lhs, rhs, accumulate), nest.attributes);
   } else {
     const PrecomputeCommand& precompute = *nest.precompute;
+    // Located at the command when the user wrote one.
+    auto refuse = [&](const std::string& reason) {
+      if (nest.precomputeCommand) throw ScheduleError(*nest.precomputeCommand, nest.precomputeText + ": " + reason);
+      throw LoweringError("precompute(" + ir::toString(precompute.expr) + ", ...): " + reason);
+    };
     if (!isSubexpression(precompute.expr, rhs))
-      throw LoweringError("precompute(" + ir::toString(precompute.expr) + ", ...): not a subexpression of " +
-                          ir::toString(rhs) + " (products group from the left: parenthesize to precompute a "
-                          "different part)");
+      refuse("not a subexpression of " + ir::toString(rhs) +
+             " (products group from the left: parenthesize to precompute a different part)");
     const ir::TensorVar& output = lhs.tensor();
     ir::Dimension dimension;
     bool sized = false;
@@ -336,6 +342,19 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
     splitters.push_back(precompute.var);
     size_t first = 0;
     while (first < nest.loops.size() && !derivesFromAny(nest.loops[first], splitters)) ++first;
+    // A variable both parts use (other than the workspace's index) is fixed
+    // for the workspace's whole life: its loops must enclose the where.
+    std::vector<IndexVar> shared;
+    for (const auto& var : exprVars)
+      if (contains(consumerVars, var) && !(var == precompute.var)) shared.push_back(var);
+    for (size_t p = first; p < nest.loops.size(); ++p) {
+      if (!derivesFromAny(nest.loops[p], shared)) continue;
+      refuse("the precomputed expression depends on " + nest.loops[p].name() + ", which the rest of " +
+             ir::toString(rhs) + " also uses, so the workspace must be filled inside the loop over " +
+             nest.loops[p].name() + "; but that loop runs inside the loop over " + nest.loops[first].name() +
+             ", where the workspace is filled (reorder " + nest.loops[p].name() + " outside " +
+             nest.loops[first].name() + ", or precompute a different part)");
+    }
     std::vector<IndexVar> outer(nest.loops.begin(), nest.loops.begin() + static_cast<long>(first));
     std::vector<IndexVar> consumerLoops, producerLoops;
     for (size_t p = first; p < nest.loops.size(); ++p) {
@@ -344,8 +363,8 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
       if (derivesOnlyFrom(loop, exprVars)) {
         producerLoops.push_back(loop == precompute.var ? precompute.workspaceVar : loop);
       } else if (derivesFromAny(loop, producerOnly)) {
-        throw LoweringError("precompute: loop " + loop.name() + " mixes the precomputed expression's variables with "
-                            "others; it cannot be placed in either the workspace's loops or the result's");
+        refuse("loop " + loop.name() + " mixes the precomputed expression's variables with others; it cannot be "
+               "placed in either the workspace's loops or the result's");
       }
     }
     bool consumerSums = false;

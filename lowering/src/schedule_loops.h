@@ -30,6 +30,10 @@ struct LoopNest {
   std::map<ir::IndexVar, ir::ForallAttributes> attributes;
   std::vector<ir::ProvenanceRelation> relations;
   std::optional<PrecomputeCommand> precompute;
+  // The command that asked for the precompute, for locating refusals; none
+  // when the compiler inserted the workspace itself.
+  std::optional<size_t> precomputeCommand;
+  std::string precomputeText;
   std::vector<std::string> decisions;  // for `tcc explain`
 
   // The statement's own variables a loop variable derives from (itself if

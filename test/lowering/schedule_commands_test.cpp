@@ -225,6 +225,52 @@ schedule { precompute(B(i,k,l) * C(k,j), j, j) }
   EXPECT_TRUE(contains(message, "not a subexpression")) << message;
 }
 
+// The precomputed product B*C depends on l, which D also reads: the
+// workspace must be filled inside the loop over l. Where the loop order puts
+// l inside the producer's own loop over k (B stored i, k, l), that is
+// refused at the command, never summed over l twice; where l can enclose
+// the where (B stored i, l, k), the precompute is placed and right.
+const char* kSharedVariableProgram = R"(
+tensor A(I, J) : dense
+tensor B(I, K, L) : FORMAT
+tensor C(K, J) : dense
+tensor D(L, J) : dense
+A(i,j) = B(i,k,l) * C(k,j) * D(l,j)
+schedule {
+  SCHEDULE
+}
+)";
+
+std::string sharedVariableProgram(const std::string& format, const std::string& schedule) {
+  std::string text = kSharedVariableProgram;
+  text.replace(text.find("FORMAT"), 6, format);
+  text.replace(text.find("SCHEDULE"), 8, schedule);
+  return text;
+}
+
+TEST(Precompute, OutsideAVariableItDependsOnIsRefusedAtTheCommand) {
+  for (const char* schedule : {"precompute(B(i,k,l) * C(k,j), j, j)",
+                               "reorder(i, k, l, j)\n  precompute(B(i,k,l) * C(k,j), j, j)"}) {
+    SCOPED_TRACE(schedule);
+    std::string message = errorOf(sharedVariableProgram("csf", schedule));
+    EXPECT_TRUE(contains(message, "depends on l")) << message;
+    EXPECT_TRUE(contains(message, "test.tc:")) << message;
+    EXPECT_TRUE(contains(message, "precompute(B(i,k,l) * C(k,j), j, j)")) << message;
+  }
+}
+
+TEST(Precompute, InsideAVariableItDependsOnMatchesReference) {
+  std::map<std::string, rt::Coo> inputs = {{"B", randomSparse({9, 8, 7}, 0.15, 28)},
+                                           {"C", randomDense({8, 6}, 29)},
+                                           {"D", randomDense({7, 6}, 30)}};
+  expectProgramMatchesReference(
+    sharedVariableProgram("{dense, compressed, compressed} order (0, 2, 1)",
+                          "reorder(i, l, k, j)\n  precompute(B(i,k,l) * C(k,j), j, j)"),
+    inputs);
+  expectProgramMatchesReference(
+    sharedVariableProgram("{dense, dense, compressed} order (0, 2, 1)", "precompute(B(i,k,l) * C(k,j), j, j)"), inputs);
+}
+
 // ---- parallelize: race strategies and vector lanes ----------------------------
 
 const char* kTransposedSpmv = R"(

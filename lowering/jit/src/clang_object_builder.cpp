@@ -138,7 +138,8 @@ std::string buildObjectWithClang(const std::string& source, const CompileOptions
   // -funroll-loops in extraFlags to get it back.
   std::vector<const char*> arguments = {optFlag.c_str(), "-march=native", "-fPIC", "-ffp-contract=off",
                                         "-fno-unroll-loops"};
-  if (options.openmp) arguments.push_back("-fopenmp");
+  // simd pragmas need no runtime: honoured in every kernel.
+  arguments.push_back(options.openmp ? "-fopenmp" : "-fopenmp-simd");
   for (const std::string& flag : options.extraFlags) arguments.push_back(flag.c_str());
 
   auto instance = clang::IncrementalCompilerBuilder::create(arguments);

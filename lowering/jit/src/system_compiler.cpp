@@ -140,7 +140,8 @@ std::string buildSharedLibraryWithSystemCompiler(const std::string& source, cons
   std::vector<std::string> command = compilerCommand();
   for (const char* flag : {"-march=native", "-shared", "-fPIC", "-ffp-contract=off"}) command.push_back(flag);
   command.push_back("-O" + std::to_string(options.optLevel));
-  if (options.openmp) command.push_back("-fopenmp");
+  // simd pragmas need no runtime: honoured in every kernel.
+  command.push_back(options.openmp ? "-fopenmp" : "-fopenmp-simd");
   command.insert(command.end(), options.extraFlags.begin(), options.extraFlags.end());
   command.insert(command.end(), {"-o", libraryPath.string(), sourcePath.string()});
 
