@@ -4,7 +4,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set_target_properties(tcc_library PROPERTIES EXPORT_NAME tcc)
-set(TCC_INSTALLED_LIBRARIES tcc_ir tcc_runtime tcc_ism tcc_lowering tcc_frontend tcc_library)
+set(TCC_INSTALLED_LIBRARIES tcc_ir tcc_runtime tcc_ism tcc_ism_runtime tcc_lowering tcc_frontend tcc_library)
 if(TARGET tcc_jit)
   list(APPEND TCC_INSTALLED_LIBRARIES tcc_jit)
 endif()

@@ -9,6 +9,7 @@
 #include "tcc/ir/concretize.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
+#include "tcc/ir/index_replace.h"
 #include "tcc/lowering/lower.h"
 #include "schedule_loops.h"
 
@@ -77,7 +78,9 @@ std::string joinNames(const std::vector<IndexVar>& vars) {
 // A summed variable between a sparse output's variables: the trailing
 // output coordinates would arrive out of order, so they are computed into a
 // dense workspace (Gustavson's algorithm) unless the schedule placed one.
-void insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr& rhs) {
+// Returns false when the trailing coordinates span more than the output's
+// last level: dense workspaces cannot help, a sparse one must.
+bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr& rhs) {
   const TensorVar& output = lhs.tensor();
   auto outputVars = varsInStorageOrder(lhs);
   auto isOutputLoop = [&](const IndexVar& loop) {
@@ -94,16 +97,14 @@ void insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr
       auto origins = nest.originsOf(nest.loops[p]);
       trailing.insert(origins.begin(), origins.end());
     }
-  if (trailing.empty()) return;
-  if (trailing.size() != 1 || !(*trailing.begin() == outputVars.back()))
-    throw LoweringError("results for " + output.name() + " arrive out of storage order across " +
-                        std::to_string(trailing.size()) + " levels; this needs a sparse workspace, which tcc "
-                        "does not support yet");
+  if (trailing.empty()) return true;
+  if (trailing.size() != 1 || !(*trailing.begin() == outputVars.back())) return false;
   const IndexVar& j = outputVars.back();
   nest.precompute = PrecomputeCommand{rhs, j, j};
   nest.decisions.push_back("summing over " + nest.loops[firstReduction].name() + " between " + output.name() +
                            "'s coordinates would append " + j.name() + " out of order: inserted dense workspace w_" +
                            output.name() + "(" + j.name() + ") with a list of touched coordinates (Gustavson)");
+  return true;
 }
 
 // What a loop on threads implies for the output and the workspace.
@@ -127,6 +128,68 @@ void describeThreadLoops(LoopNest& nest, const Access& lhs) {
   }
 }
 
+
+// Sparse inputs whose storage orders admit no common loop order (A(i,j) in
+// DCSC times B(i,j) in CSR; A(i,j) + B(j,i) both CSR): one access at a time
+// is read from a copy stored in an order the others agree with. Sizes are
+// unknown at compile time, so the copy is of the access whose order
+// disagrees with a sparse output's (so that the output is still appended in
+// order), else of the last such access in the expression.
+struct InputConversion {
+  Access original, converted;
+};
+
+std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, const IndexExpr& rhs) {
+  std::vector<Access> sparse;
+  for (const auto& access : ir::accessesOf(rhs))
+    if (hasSparseLevel(access.tensor())) sparse.push_back(access);
+  std::vector<IndexVar> vars = ir::indexVarsOf(rhs);
+  auto edgesWithout = [&](size_t skipped) {
+    Edges edges;
+    for (size_t a = 0; a < sparse.size(); ++a)
+      if (a != skipped) addChain(edges, varsInStorageOrder(sparse[a]));
+    return edges;
+  };
+  if (topologicalOrder(vars, edgesWithout(sparse.size()))) return std::nullopt;
+  Edges outputEdges;
+  if (hasSparseLevel(lhs.tensor())) addChain(outputEdges, varsInStorageOrder(lhs));
+  auto disagreesWithOutput = [&](const Access& access) {
+    Edges edges = outputEdges;
+    addChain(edges, varsInStorageOrder(access));
+    return !topologicalOrder(vars, edges);
+  };
+  std::vector<size_t> candidates;
+  for (size_t a = sparse.size(); a-- > 0;)
+    if (disagreesWithOutput(sparse[a])) candidates.push_back(a);
+  for (size_t a = sparse.size(); a-- > 0;)
+    if (!disagreesWithOutput(sparse[a])) candidates.push_back(a);
+  for (size_t candidate : candidates) {
+    const Access& access = sparse[candidate];
+    std::set<IndexVar> distinct(access.indices().begin(), access.indices().end());
+    if (distinct.size() != access.indices().size()) continue;  // a diagonal keeps its order
+    Edges others = edgesWithout(candidate);
+    Edges preferred = others;
+    preferred.insert(outputEdges.begin(), outputEdges.end());
+    auto order = topologicalOrder(vars, preferred);
+    if (!order) order = topologicalOrder(vars, others);
+    if (!order) continue;
+    // Levels keep their kinds; modes take the order the loops visit them in.
+    std::vector<int> modes(access.indices().size());
+    for (size_t m = 0; m < modes.size(); ++m) modes[m] = static_cast<int>(m);
+    auto position = [&](int mode) {
+      return std::find(order->begin(), order->end(), access.indices()[mode]) - order->begin();
+    };
+    std::stable_sort(modes.begin(), modes.end(), [&](int a, int b) { return position(a) < position(b); });
+    const TensorVar& tensor = access.tensor();
+    std::vector<ir::LevelFormat> levels;
+    for (int level = 0; level < tensor.format().order(); ++level) levels.push_back(tensor.format().level(level));
+    std::string name = tensor.name() + "_by";
+    for (int mode : modes) name += "_" + access.indices()[mode].name();
+    TensorVar copy(name, tensor.shape(), ir::Format(levels, modes), tensor.datatype());
+    return InputConversion{access, copy(access.indices())};
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const ScheduleRequest& request) {
@@ -170,6 +233,16 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   const Access& lhs = assignment->lhs;
   const TensorVar& output = lhs.tensor();
   std::vector<std::string> decisions;
+  std::vector<std::pair<std::string, TensorVar>> convertedInputs;
+  while (auto conversion = convertOneDisagreeingInput(lhs, rhs)) {
+    rhs = ir::replace(rhs, {{IndexExpr(conversion->original), IndexExpr(conversion->converted)}});
+    const TensorVar& copy = conversion->converted.tensor();
+    convertedInputs.emplace_back(conversion->original.tensor().name(), copy);
+    decisions.push_back("the sparse inputs' storage orders admit no common loop order: " +
+                        ir::toString(conversion->original) + " is read from a copy " + copy.name() + " stored " +
+                        copy.format().toString() + ", converted when the kernel runs (chosen without sizes: the "
+                        "operand whose order disagrees with the output's, else the last one)");
+  }
 
   // Preference: sparse output order, sparse inputs' orders, then the rest.
   std::vector<IndexVar> preference;
@@ -192,15 +265,11 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
 
   Edges allEdges = inputEdges;
   allEdges.insert(outputEdges.begin(), outputEdges.end());
+  // Preferably an order that appends the output in its storage order; else
+  // the inputs' order, the results scattering into a sparse workspace.
   auto order = topologicalOrder(preference, allEdges);
+  if (!order) order = topologicalOrder(preference, inputEdges);
   if (!order) {
-    if (topologicalOrder(preference, inputEdges)) {
-      throw LoweringError("the result scatters out of " + output.name() + "'s storage order: no loop order visits " +
-                          output.name() + "'s levels (" + joinNames(varsInStorageOrder(lhs)) +
-                          ") and every sparse input's levels in order; this needs a sparse workspace, which "
-                          "tcc does not support yet (store " + output.name() +
-                          " in an order the inputs share, or convert an input)");
-    }
     throw LoweringError("the sparse inputs disagree on the loop order: no order of (" + joinNames(preference) +
                         ") visits every sparse input's levels in storage order; convert one input to a format "
                         "whose mode order matches the others");
@@ -210,19 +279,28 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   if (request.commands.empty())
     nest.decisions.push_back("loop order: " + joinNames(*order) +
                              " (sparse tensors are iterated in storage order; the output's order is preferred)");
-  std::vector<StorageEdge> storageEdges;
+  std::vector<StorageEdge> storageEdges, outputStorageEdges;
   for (const auto& edge : inputEdges) storageEdges.push_back({edge.first, edge.second, edgeOwners.at(edge)});
-  // A sparse output is appended in storage order too.
   for (const auto& edge : outputEdges)
-    if (!inputEdges.count(edge)) storageEdges.push_back({edge.first, edge.second, output.name()});
+    if (!inputEdges.count(edge)) outputStorageEdges.push_back({edge.first, edge.second, output.name()});
   applySchedule(nest, request.commands, *assignment, storageEdges);
 
-  if (hasSparseLevel(output) && !nest.precompute) insertGustavsonWorkspace(nest, lhs, rhs);
-  IndexStmt concrete = buildConcreteNest(nest, lhs, rhs, !reductionVars.empty());
+  // A sparse output appended out of its storage order scatters.
+  auto broken = hasSparseLevel(output) ? brokenEdge(nest, outputStorageEdges) : std::nullopt;
+  std::optional<std::string> scatters;
+  if (broken)
+    scatters = "the loops visit " + broken->below.name() + " outside " + broken->above.name() + ", but " +
+               output.name() + " stores " + broken->above.name() + " above " + broken->below.name();
+  else if (hasSparseLevel(output) && !nest.precompute && !nest.sparseWorkspace &&
+           !insertGustavsonWorkspace(nest, lhs, rhs))
+    scatters = "a summed variable sits above more than one of " + output.name() + "'s levels";
+  IndexStmt concrete = scatters || nest.sparseWorkspace
+                         ? buildSparseWorkspaceNest(nest, lhs, rhs, scatters)
+                         : buildConcreteNest(nest, lhs, rhs, !reductionVars.empty());
   if (!request.commands.empty()) nest.decisions.push_back("loop order after the schedule: " + joinNames(nest.loops));
   describeThreadLoops(nest, lhs);
   decisions.insert(decisions.end(), nest.decisions.begin(), nest.decisions.end());
-  return {concrete, nest.loops, decisions};
+  return {concrete, nest.loops, decisions, nest.sparseWorkspaceOptions, convertedInputs};
 }
 
 }  // namespace tcc::lowering

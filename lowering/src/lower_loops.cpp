@@ -599,6 +599,13 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
     }
   }
   stmts.push_back(lower(where->producer));
+  const ir::TensorVar* sparse = nullptr;
+  for (const auto& workspace : workspaces)
+    if (storageOf(workspace).ismHandle.defined()) sparse = &workspace;
+  if (sparse) {
+    stmts.push_back(finishSparseWorkspace(where, *sparse));
+    return imp::Block::make(stmts);
+  }
   stmts.push_back(lower(where->consumer));
 
   // Reset the workspaces for the next iteration of the enclosing loops.

@@ -93,6 +93,19 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
         rowParallelOutputs_.insert(output);
     }
   }
+  // Outputs that a consumer copies out of a sparse workspace are filled by
+  // the workspace's Compress, not appended to.
+  std::map<ir::TensorVar, ir::TensorVar> sparseWorkspaceOutputs;  // workspace -> output
+  for (const auto* where : whereStatements(cin)) {
+    for (const auto& tensor : ir::tensorsWritten(where->producer)) {
+      if (isParameter(tensor) || tensor.order() == 0 || tensor.format().isAllDense()) continue;
+      auto outputs = ir::tensorsWritten(where->consumer);
+      if (outputs.size() != 1 || !isParameter(outputs[0]))
+        throw LoweringError("sparse workspace " + tensor.name() + " must be copied into one output of the kernel");
+      sparseWorkspaceOutputs.emplace(tensor, outputs[0]);
+    }
+  }
+  for (const auto& [workspace, output] : sparseWorkspaceOutputs) sparseWorkspaceOutputs_.insert(output);
   for (const auto& tensor : parameters_) declareTensor(tensor, written.count(tensor) > 0);
   for (const auto* access : accessOccurrences(cin)) {
     if (!isParameter(access->tensor)) continue;
@@ -110,9 +123,13 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     bool sparseConsumer = false;
     for (const auto& tensor : ir::tensorsWritten(where->consumer))
       if (tensor.order() > 0 && !tensor.format().isAllDense()) sparseConsumer = true;
-    for (const auto& tensor : ir::tensorsWritten(where->producer))
-      if (!isParameter(tensor) && !storage_.count(tensor))
+    for (const auto& tensor : ir::tensorsWritten(where->producer)) {
+      if (isParameter(tensor) || storage_.count(tensor)) continue;
+      if (sparseWorkspaceOutputs.count(tensor))
+        declareSparseWorkspace(tensor, sparseWorkspaceOutputs.at(tensor));
+      else
         declareWorkspace(tensor, sparseConsumer && tensor.order() == 1, parallelWheres.count(where) > 0);
+    }
   }
   std::vector<Stmt> passes;
   if (!rowParallelOutputs_.empty()) {
@@ -168,6 +185,8 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   stmts.insert(stmts.end(), footer_.begin(), footer_.end());
   function.body = imp::removeUnusedDeclarations(ops::simplify(imp::Block::make(stmts)));
   function.usesOpenMP = usesOpenMP_;
+  function.usesSparseWorkspaces = std::any_of(storage_.begin(), storage_.end(),
+                                              [](const auto& entry) { return entry.second.ismHandle.defined(); });
   return function;
 }
 
@@ -193,6 +212,12 @@ void Lowerer::declareTensor(const ir::TensorVar& tensor, bool isOutput) {
   storage.crdCapacity.resize(format.order());
   storage.posCapacity.resize(format.order());
   bool assembled = isOutput && tensor.order() > 0 && !format.isAllDense();
+  if (assembled && sparseWorkspaceOutputs_.count(tensor)) {
+    // Compress writes every array of the output; only its dimensions are read here.
+    storage.isOutput = true;
+    storage_[tensor] = std::move(storage);
+    return;
+  }
   if (assembled && !isAssemblableOutputFormat(format))
     throw LoweringError("cannot assemble output " + tensor.name() + " stored " + format.toString() +
                         " directly; compute it in " + nearestAssemblableFormat(format).toString() + " and convert");
@@ -322,7 +347,7 @@ void Lowerer::finishOutputs() {
   for (const auto& tensor : parameters_) {
     const TensorStorage& storage = storageOf(tensor);
     const ir::Format& format = tensor.format();
-    if (!storage.isOutput || tensor.order() == 0 || format.isAllDense()) continue;
+    if (!storage.isOutput || tensor.order() == 0 || format.isAllDense() || sparseWorkspaceOutputs_.count(tensor)) continue;
     for (int level = 0; level < format.order(); ++level) {
       if (format.level(level).isDense()) continue;
       Expr pos = storage.pos[level];
@@ -423,6 +448,7 @@ Expr Lowerer::lowerExpr(const ir::IndexExpr& expr) {
 Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accumulate) {
   const auto* lhs = static_cast<const ir::AccessNode*>(assignment->lhs.get());
   TensorStorage& storage = storageOf(lhs->tensor);
+  if (storage.ismHandle.defined()) return insertIntoSparseWorkspace(lhs, value);
   if (storage.isWorkspace && lhs->tensor.order() == 0) {
     return accumulate ? imp::Assign::makeCompound(imp::BinaryOp::Add, storage.scalar, value)
                       : imp::Assign::make(storage.scalar, value);

@@ -65,6 +65,9 @@ struct TensorStorage {
   // hold them all, and vals/list/flags point at the running thread's copy.
   imp::Expr valsOfAllThreads, listOfAllThreads, flagsOfAllThreads, sizePerThread;
   imp::Expr scalar;  // order-0 workspace
+  // A sparse (ISM) workspace: its handle, and the output it is finished into.
+  imp::Expr ismHandle;
+  SparseWorkspaceOptions ismOptions;
 };
 
 // Which parts of an assembled (sparse) output a lowering pass writes.
@@ -167,6 +170,13 @@ class Lowerer {
   std::vector<imp::Stmt> outputEpilogue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate);
   imp::Stmt growIfNeeded(const imp::Expr& capacity, const imp::Expr& index, const std::vector<imp::Expr>& arrays);
 
+  // lower_sparse_workspace.cpp: ISM workspaces (sparse scattering).
+  void declareSparseWorkspace(const ir::TensorVar& workspace, const ir::TensorVar& output);
+  imp::Stmt insertIntoSparseWorkspace(const ir::AccessNode* lhs, const imp::Expr& value);
+  // Sort, merge and compress the workspace into the output its consumer copies it to.
+  imp::Stmt finishSparseWorkspace(const ir::WhereNode* where, const ir::TensorVar& workspace);
+  imp::Stmt returnIfFailed(const imp::Expr& failed);
+
   // naming and lookup
   imp::Expr freshVar(const std::string& base, imp::Type type);
   imp::Expr dimensionOf(const ir::IndexVar& var) const;
@@ -189,6 +199,8 @@ class Lowerer {
   imp::Expr threadCount_;  // omp_get_max_threads(), when a workspace needs per-thread copies
   // Outputs whose rows a parallel loop assembles (OutputPass::Count / Fill).
   std::set<ir::TensorVar> rowParallelOutputs_;
+  // Outputs that a sparse workspace's Compress fills (never appended to).
+  std::set<ir::TensorVar> sparseWorkspaceOutputs_;
   // The row's own append position, while a row-parallel output row is assembled.
   std::map<const ir::AccessNode*, imp::Expr> rowAppendSaved_;  // scalar temporary a reduction loop accumulates into
   // The iterator each access contributes to a forall's loop, by forall.

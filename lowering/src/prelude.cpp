@@ -78,7 +78,7 @@ static inline void tcc_order_touched(int32_t* list, int64_t n, const bool* touch
 
 const std::string& cppPrelude() {
   static const std::string prelude = std::string("// tcc prelude\n") + kPreludeDeclarations + "\n" +
-                                     detail::kAbiHeaderText + "\n";
+                                     detail::kAbiHeaderText + "\n" + detail::kIsmKernelApiText + "\n";
   return prelude;
 }
 

@@ -144,6 +144,7 @@ class CommandApplier {
 
   void operator()(const PrecomputeCommand& precompute) {
     if (nest_.precompute) fail("a statement takes one precompute");
+    if (nest_.sparseWorkspace) fail("a statement takes either a precompute or a sparse workspace");
     if (!isStatementVar(precompute.var)) fail(precompute.var.name() + " is not an index variable of the statement");
     auto vars = ir::indexVarsOf(precompute.expr);
     if (!contains(vars, precompute.var))
@@ -175,6 +176,23 @@ class CommandApplier {
     loopPosition(unroll.var);
     requirePositive(unroll.factor, "unroll factor");
     nest_.attributes[unroll.var].unrollFactor = unroll.factor;
+  }
+
+  void operator()(const SparseWorkspaceCommand& workspace) {
+    if (nest_.sparseWorkspace) fail("a statement takes one sparse workspace");
+    if (nest_.precompute) fail("a statement takes either a precompute or a sparse workspace");
+    const ir::Access& lhs = assignment_.lhs;
+    const ir::Format& format = lhs.tensor().format();
+    if (lhs.tensor().order() == 0) fail("a scalar result needs no workspace");
+    if (lhs.tensor().order() > 4) fail("sparse workspaces have order 1 to 4; " + lhs.tensor().name() + " has order " +
+                                       std::to_string(lhs.tensor().order()));
+    if (workspace.var) {
+      const IndexVar& first = lhs.indices()[format.modeOfLevel(0)];
+      if (!(*workspace.var == first))
+        fail("a sparse workspace below " + lhs.tensor().name() + "'s first level (hoisting " + first.name() +
+             ") is not supported yet; name " + first.name() + " or nothing");
+    }
+    nest_.sparseWorkspace = workspace;
   }
 
  private:
@@ -241,6 +259,14 @@ class CommandApplier {
   std::map<IndexVar, size_t>& unpositionedFuses_;  // fused variable -> its fuse command
 };
 
+
+bool isSubexpression(const ir::IndexExpr& part, const ir::IndexExpr& whole) {
+  ir::IndexExpr marker = ir::LiteralNode::make(0.0);
+  return !(ir::replace(whole, {{part, marker}}) == whole);
+}
+
+}  // namespace
+
 ir::IndexStmt nestLoops(const std::vector<IndexVar>& loops, ir::IndexStmt body,
                         const std::map<IndexVar, ir::ForallAttributes>& attributes) {
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
@@ -249,13 +275,6 @@ ir::IndexStmt nestLoops(const std::vector<IndexVar>& loops, ir::IndexStmt body,
   }
   return body;
 }
-
-bool isSubexpression(const ir::IndexExpr& part, const ir::IndexExpr& whole) {
-  ir::IndexExpr marker = ir::LiteralNode::make(0.0);
-  return !(ir::replace(whole, {{part, marker}}) == whole);
-}
-
-}  // namespace
 
 std::set<IndexVar> LoopNest::originsOf(const IndexVar& var) const { return ir::originVars(var, relations); }
 

@@ -34,6 +34,10 @@ struct LoopNest {
   // when the compiler inserted the workspace itself.
   std::optional<size_t> precomputeCommand;
   std::string precomputeText;
+  // sparse_workspace(...): the statement goes through an ISM workspace.
+  std::optional<SparseWorkspaceCommand> sparseWorkspace;
+  // The sparse workspaces the concrete nest uses, by name (for the lowerer).
+  std::map<std::string, SparseWorkspaceOptions> sparseWorkspaceOptions;
   std::vector<std::string> decisions;  // for `tcc explain`
 
   // The statement's own variables a loop variable derives from (itself if
@@ -53,5 +57,17 @@ std::optional<StorageEdge> brokenEdge(const LoopNest& nest, const std::vector<St
 // the nest has a precompute), wrapped in the relations. Throws
 // LoweringError when the precomputed expression is not part of `rhs`.
 ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs, bool accumulate);
+
+// Foralls over the nest's loops that insert `rhs` into a sparse (ISM)
+// workspace holding the whole output, in a where whose consumer copies it
+// into `lhs`; records the workspace's options and, in the decisions, the
+// statement's classification and why this workspace was chosen. `scatters`
+// says how the loop order scatters (none when sparse_workspace asked).
+ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs,
+                                       const std::optional<std::string>& scatters);
+
+// Foralls over `loops`, outermost first, with their attributes.
+ir::IndexStmt nestLoops(const std::vector<ir::IndexVar>& loops, ir::IndexStmt body,
+                        const std::map<ir::IndexVar, ir::ForallAttributes>& attributes);
 
 }  // namespace tcc::lowering

@@ -146,8 +146,8 @@ TEST(ScheduleError, BadChoice) {
 
 TEST(ScheduleError, Keywords) {
   EXPECT_EQ(scheduleError("  sparse_workspace(polcy = hash)"),
-            "7:20: 'sparse_workspace' has no keyword 'polcy'; expected policy, pipeline or "
-            "double_buffer");
+            "7:20: 'sparse_workspace' has no keyword 'polcy'; expected policy, pipeline, "
+            "double_buffer or capacity");
   EXPECT_EQ(scheduleError("  sparse_workspace(pipeline = maybe)"),
             "7:31: keyword 'pipeline' takes on or off");
   EXPECT_EQ(scheduleError("  tensorcore(m = big)"), "7:18: keyword 'm' takes an integer");

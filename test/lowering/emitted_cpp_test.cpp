@@ -31,9 +31,17 @@ std::string compileAlone(const Lowered& lowered, const std::string& name) {
   const char* compiler = std::getenv("CXX");
   bool openmp = false;
   for (const auto& statement : lowered.statements) openmp = openmp || statement.function.usesOpenMP;
-  std::string command = std::string(compiler ? compiler : "c++") + " -O3 -Wall -Wextra -Werror" +
+  bool sparseWorkspaces = false;
+  for (const auto& statement : lowered.statements) sparseWorkspaces = sparseWorkspaces || statement.function.usesSparseWorkspaces;
+  std::string command = std::string(compiler ? compiler : "c++") + " -O3 -fPIC -Wall -Wextra -Werror" +
                         (openmp ? " -fopenmp" : " -fopenmp-simd") + " -c '" + source.string() +
                         "' -o '" + (directory / "kernel.o").string() + "' 2>&1";
+  // A kernel with sparse workspaces links, every symbol resolved, against
+  // the ISM runtime as its first comment says.
+  if (sparseWorkspaces)
+    command += std::string(" && ") + (compiler ? compiler : "c++") + " -shared -Wl,--no-undefined '" +
+               (directory / "kernel.o").string() + "' -o '" + (directory / "kernel.so").string() + "' -L'" +
+               TCC_ISM_RUNTIME_DIR + "' -ltcc_ism_runtime 2>&1";
   int status = std::system(command.c_str());
   fs::remove_all(directory);
   return status == 0 ? "" : command + "\n" + lowered.cpp;

@@ -67,9 +67,9 @@ TEST(Reorder, BreakingSparseStorageOrderIsRefusedWithTheTensor) {
 }
 
 TEST(Schedule, CommandsNotAppliedYetAreRefusedAtTheirLocation) {
-  std::string message = errorOf(withSchedule(kSpmv, "sparse_workspace(policy = hash)"));
+  std::string message = errorOf(withSchedule(kSpmv, "gpu_thread(i)"));
   EXPECT_NE(message.find("test.tc:7:1:"), std::string::npos) << message;
-  EXPECT_NE(message.find("'sparse_workspace' is checked but not applied"), std::string::npos) << message;
+  EXPECT_NE(message.find("'gpu_thread' is checked but not applied"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -81,6 +81,9 @@ struct CompiledStatement {
   std::vector<TensorVar> parameters;     // in entry-point order
   TensorVar output;                      // as declared
   TensorVar computedOutput;              // as the kernel assembles it
+  // Inputs the kernel reads from a copy in another storage order (the
+  // sparse inputs' orders disagreed): input name -> the copy's variable.
+  std::vector<std::pair<std::string, TensorVar>> convertedInputs;
 };
 
 // Lowering without running: CIN, imperative IR and C++ for every statement.

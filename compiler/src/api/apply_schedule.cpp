@@ -32,6 +32,14 @@ std::optional<ir::ParallelUnit> parallelUnit(const std::string& name) {
   return std::nullopt;
 }
 
+std::optional<lowering::WorkspacePolicy> workspacePolicy(const std::string& name) {
+  using lowering::WorkspacePolicy;
+  for (auto policy : {WorkspacePolicy::Bucket, WorkspacePolicy::Hash, WorkspacePolicy::Coord, WorkspacePolicy::Map,
+                      WorkspacePolicy::Vector})
+    if (lowering::toString(policy) == name) return policy;
+  return std::nullopt;
+}
+
 std::optional<ir::OutputRaceStrategy> raceStrategy(const std::string& name) {
   using ir::OutputRaceStrategy;
   for (auto strategy : {OutputRaceStrategy::IgnoreRaces, OutputRaceStrategy::NoRaces, OutputRaceStrategy::Atomics,
@@ -130,6 +138,29 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
     } else if (command.name == "unroll") {
       if (!var) continue;
       add(command, lowering::UnrollCommand{*var, static_cast<int>(arguments.at(1).integer)});
+    } else if (command.name == "sparse_workspace") {
+      lowering::SparseWorkspaceCommand workspace;
+      for (const auto& argument : arguments) {
+        if (argument.kind != frontend::ScheduleArgument::Kind::Keyword) {
+          workspace.var = findVar(argument.identifier);
+          if (!workspace.var) refuse(program, command, argument.identifier + " is not an index variable of the statement");
+        } else if (argument.keyword == "policy") {
+          auto policy = workspacePolicy(argument.identifier);
+          if (!policy)
+            refuse(program, command, "unknown policy '" + argument.identifier + "'; expected bucket, hash, coord, map or vector");
+          workspace.options.policy = *policy;
+          workspace.policyGiven = true;
+        } else if (argument.keyword == "pipeline") {
+          workspace.options.pipelining = argument.identifier == "on";
+        } else if (argument.keyword == "double_buffer") {
+          workspace.options.doubleBuffering = argument.identifier == "on";
+        } else if (argument.keyword == "capacity") {
+          if (argument.integer <= 0)
+            refuse(program, command, "the capacity must be positive, not " + std::to_string(argument.integer));
+          workspace.options.capacity = argument.integer;
+        }
+      }
+      add(command, workspace);
     } else if (command.name == "assemble") {
       if (arguments.at(1).identifier != "Append")
         refuse(program, command, "assemble(..., Insert) needs insertion into sparse levels, which tcc does not support yet");
@@ -137,9 +168,8 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
       if (separate) request.separatelyAssembled.push_back(arguments.at(0).identifier);
     } else {
       refuse(program, command, "schedule command '" + command.name +
-                          "' is checked but not applied by this version of tcc: sparse workspaces and GPU mappings "
-                          "come with the sparse-workspace and CUDA backends; dense workspaces are inserted "
-                          "automatically, or by precompute and dense_workspace");
+                          "' is checked but not applied by this version of tcc: GPU mappings come with the CUDA "
+                          "backend");
     }
   }
   return result;

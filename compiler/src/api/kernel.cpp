@@ -3,6 +3,7 @@
 
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
+#include "tcc/ism/kernel_api.h"
 #include "tcc/jit/kernel_cache.h"
 #include "tcc/lowering/lower.h"
 #include "tcc/tcc.h"
@@ -157,6 +158,12 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
     bool assembled = computed.order() > 0 && !computed.format().isAllDense();
     Tensor output;
     for (int run = 0; run < options.repeat; ++run) {
+      // Inputs read in another storage order are converted for every run,
+      // inside the time measured.
+      auto start = Clock::now();
+      std::map<std::string, Tensor> converted;
+      for (const auto& [input, copy] : statement.convertedInputs)
+        converted.emplace(copy.name(), toDeclared(bound.at(input), copy));
       std::vector<tcc_tensor> views;
       int outputSlot = -1;
       if (!assembled) output = Tensor(outputDims, computedFormat, type);
@@ -164,6 +171,8 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
         if (parameter.name() == computed.name()) {
           outputSlot = static_cast<int>(views.size());
           views.push_back(assembled ? Tensor::emptyAssembledOutput(outputDims, computedFormat, type) : output.abiView());
+        } else if (auto copy = converted.find(parameter.name()); copy != converted.end()) {
+          views.push_back(copy->second.abiView());
         } else {
           views.push_back(bound.at(parameter.name()).abiView());
         }
@@ -171,12 +180,14 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       std::vector<tcc_tensor*> pointers;
       for (auto& view : views) pointers.push_back(&view);
       auto entry = reinterpret_cast<KernelEntry>(entryPoints_[index]);
-      auto start = Clock::now();
       int status = entry(pointers.data());
       result.seconds[run] += std::chrono::duration<double>(Clock::now() - start).count();
       if (status == lowering::kBrokenBoundStatus)
         throw Error("a bound(...) of the schedule does not hold for these inputs: a dimension differs from its "
                     "MaxExact bound or exceeds its MaxConstraint bound");
+      if (status == lowering::kSparseWorkspaceStatus)
+        throw Error("kernel " + statement.function.name + ": its sparse workspace failed: " +
+                    tcc_ism_kernel_last_error());
       if (status != 0) throw Error("kernel " + statement.function.name + " failed with status " + std::to_string(status));
       if (assembled) output = Tensor::adopt(std::move(views[outputSlot]));
     }

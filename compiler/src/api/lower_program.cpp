@@ -39,7 +39,10 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       }
       compiled.decisions = concrete.decisions;
       const Format& declared = compiled.output.format();
-      if (compiled.output.order() > 0 && !lowering::isAssemblableOutputFormat(declared)) {
+      // A sparse workspace compresses into any level chain; appending needs
+      // an assemblable one.
+      if (compiled.output.order() > 0 && !lowering::isAssemblableOutputFormat(declared) &&
+          concrete.sparseWorkspaces.empty()) {
         Format computed = lowering::nearestAssemblableFormat(declared);
         compiled.computedOutput = TensorVar(compiled.output.name(), compiled.output.shape(), computed,
                                             compiled.output.datatype());
@@ -49,13 +52,16 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
                                      " and converted to " + declared.toString() + " after the kernel");
       }
       compiled.concrete = concrete.stmt;
-      auto used = ir::tensorsRead(statement);
+      auto used = ir::tensorsRead(compiled.concrete);
       for (const auto& tensor : program.tensors()) {
         bool isUsed = tensor == compiled.output || std::find(used.begin(), used.end(), tensor) != used.end();
         if (isUsed) compiled.parameters.push_back(tensor == compiled.output ? compiled.computedOutput : tensor);
       }
+      compiled.convertedInputs = concrete.convertedInputs;
+      for (const auto& [input, copy] : concrete.convertedInputs) compiled.parameters.push_back(copy);
       lowering::LowerOptions lowerOptions;
       lowerOptions.functionName = options.functionPrefix + "_" + std::to_string(index);
+      lowerOptions.sparseWorkspaces = concrete.sparseWorkspaces;
       const auto& separate = request.separatelyAssembled;
       lowerOptions.separateAssembly =
           std::find(separate.begin(), separate.end(), compiled.output.name()) != separate.end();

@@ -22,6 +22,7 @@ const std::vector<std::string> kRaceStrategies = {"IgnoreRaces", "NoRaces", "Ato
 const std::vector<std::string> kBoundKinds = {"MinExact", "MinConstraint", "MaxExact",
                                               "MaxConstraint"};
 const std::vector<std::string> kOnOff = {"on", "off"};
+const std::vector<std::string> kPolicies = {"bucket", "hash", "coord", "map", "vector"};
 
 std::vector<ScheduleCommandSpec> makeTable() {
   std::vector<ScheduleCommandSpec> table;
@@ -47,10 +48,10 @@ std::vector<ScheduleCommandSpec> makeTable() {
                    {}, false, {}, "bound(index, bound index, bound, kind)"});
   table.push_back({"unroll", {index(), integer("factor")}, {}, false, {}, "unroll(index, factor)"});
   table.push_back({"sparse_workspace", {}, {index()}, false,
-                   {{"policy", false, {}}, {"pipeline", false, kOnOff},
-                    {"double_buffer", false, kOnOff}},
-                   "sparse_workspace([index], policy = NAME, pipeline = on|off, "
-                   "double_buffer = on|off)"});
+                   {{"policy", false, kPolicies}, {"pipeline", false, kOnOff},
+                    {"double_buffer", false, kOnOff}, {"capacity", true, {}}},
+                   "sparse_workspace([index], policy = bucket|hash|coord|map|vector, pipeline = on|off, "
+                   "double_buffer = on|off, capacity = N)"});
   table.push_back({"dense_workspace", {}, {index()}, false, {}, "dense_workspace([index])"});
   table.push_back({"gpu_block", {index()}, {choice("race strategy", kRaceStrategies)}, false, {},
                    "gpu_block(index, [race strategy])"});

@@ -388,6 +388,8 @@ struct Function {
   std::vector<TensorParameter> parameters;
   Stmt body;
   bool usesOpenMP = false;
+  // Calls the ISM's kernel entry points (libtcc_ism_runtime).
+  bool usesSparseWorkspaces = false;
 };
 
 }  // namespace tcc::ir::imp

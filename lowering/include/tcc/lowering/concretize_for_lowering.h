@@ -15,7 +15,8 @@
 // would arrive out of order; the trailing part is then computed into a dense
 // workspace with a list of touched coordinates (Gustavson's algorithm) and
 // copied out in order. Results that scatter across the output's outer
-// levels need a sparse workspace and are refused with a LoweringError.
+// levels (or that sparse_workspace(...) asks for) go through a sparse ISM
+// workspace holding the whole output (sparse_workspace_insertion.cpp).
 #pragma once
 
 #include <map>
@@ -32,6 +33,10 @@ struct ConcretizedStatement {
   ir::IndexStmt stmt;                  // concrete index notation
   std::vector<ir::IndexVar> loopOrder;  // outermost first
   std::vector<std::string> decisions;  // human-readable reasons, for `tcc explain`
+  // Options of the sparse (ISM) workspaces in `stmt`, by workspace name.
+  std::map<std::string, SparseWorkspaceOptions> sparseWorkspaces;
+  // Inputs read from a copy in another storage order: (input name, copy).
+  std::vector<std::pair<std::string, ir::TensorVar>> convertedInputs;
 };
 
 ConcretizedStatement concretizeForLowering(const ir::IndexStmt& assignment, const ScheduleRequest& request = {});

@@ -14,6 +14,8 @@
 // sure of both); dense outputs arrive allocated and zeroed by the runtime.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,6 +33,20 @@ class LoweringError : public std::runtime_error {
 // What a kernel returns when a bound(...) of its schedule does not hold for
 // the tensors it was given; 0 means success.
 inline constexpr int kBrokenBoundStatus = 3;
+// What a kernel returns when a sparse workspace fails (out of memory, say);
+// tcc_ism_kernel_last_error() says why.
+inline constexpr int kSparseWorkspaceStatus = 4;
+
+// How a sparse workspace accumulates (the ISM's policies, ism/).
+enum class WorkspacePolicy { Bucket, Hash, Coord, Map, Vector };
+const char* toString(WorkspacePolicy policy);
+
+struct SparseWorkspaceOptions {
+  WorkspacePolicy policy = WorkspacePolicy::Hash;
+  bool pipelining = false;       // sort and merge on a second thread
+  bool doubleBuffering = false;  // two all arrays, no temporary per merge
+  int64_t capacity = 0;          // first accumulation capacity; 0: the ISM's default
+};
 
 struct LowerOptions {
   std::string functionName = "compute";
@@ -38,6 +54,10 @@ struct LowerOptions {
   // compute the values into arrays of the exact size, instead of assembling
   // while computing.
   bool separateAssembly = false;
+  // Workspaces in a sparse format (written by a where's producer, read by a
+  // consumer that copies them into an output) are ISM workspaces: their
+  // options by workspace name; one not listed gets the defaults.
+  std::map<std::string, SparseWorkspaceOptions> sparseWorkspaces;
 };
 
 // `parameters` lists the kernel's tensors in the order the entry point

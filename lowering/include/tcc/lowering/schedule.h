@@ -4,6 +4,7 @@
 // command may name the variables an earlier one introduced.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -39,10 +40,19 @@ struct UnrollCommand {
   int factor = 0;
 };
 
+// The statement's results go through a sparse (ISM) workspace holding the
+// whole output, with these options, whether or not they scatter. `var`,
+// when given, names where the workspace starts: the output's first index.
+struct SparseWorkspaceCommand {
+  std::optional<ir::IndexVar> var;
+  SparseWorkspaceOptions options;
+  bool policyGiven = false;
+};
+
 // Split, divide, fuse, pos and bound are the provenance relations they add.
 using ScheduleCommandKind = std::variant<ReorderCommand, ir::SplitRelation, ir::DivideRelation, ir::FuseRelation,
                                          ir::PosRelation, ir::BoundRelation, PrecomputeCommand, ParallelizeCommand,
-                                         UnrollCommand>;
+                                         UnrollCommand, SparseWorkspaceCommand>;
 
 struct ScheduleCommand {
   ScheduleCommandKind kind;

@@ -1,0 +1,62 @@
+/* The ISM entry points generated kernels call: plain C, no includes, so the
+ * emitter pastes this into the self-contained code it writes. A kernel
+ * creates one workspace per sparse workspace it uses, inserts every
+ * component through the entry point specialised for the workspace's policy
+ * and order (no dispatch per component), and finishes it straight into its
+ * output tensor (Sort, Merge and Compress into the output's level chain).
+ * Each call returns 0 (or a non-null workspace) on success; on failure
+ * tcc_ism_kernel_last_error() says why. Defined in libtcc_ism_runtime.
+ */
+#ifndef TCC_ISM_KERNEL_API_H
+#define TCC_ISM_KERNEL_API_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tcc_tensor;
+
+/* Policies as in c_api.h: 0 bucket, 1 hash, 2 coord, 3 map, 4 vector.
+ * flags: 1 pipelining, 2 double buffering. dims[order] in mode order;
+ * level_order[order]: the mode each level of the result stores. */
+void* tcc_ism_kernel_create(int order, const int* dims, const int* level_order, int policy,
+                            int flags, long long capacity, long long nnz_hint);
+
+/* Insert, one entry point per policy and order; coordinates in mode order. */
+int tcc_ism_insert_bucket_1(void* w, int c0, double v);
+int tcc_ism_insert_bucket_2(void* w, int c0, int c1, double v);
+int tcc_ism_insert_bucket_3(void* w, int c0, int c1, int c2, double v);
+int tcc_ism_insert_bucket_4(void* w, int c0, int c1, int c2, int c3, double v);
+int tcc_ism_insert_hash_1(void* w, int c0, double v);
+int tcc_ism_insert_hash_2(void* w, int c0, int c1, double v);
+int tcc_ism_insert_hash_3(void* w, int c0, int c1, int c2, double v);
+int tcc_ism_insert_hash_4(void* w, int c0, int c1, int c2, int c3, double v);
+int tcc_ism_insert_coord_1(void* w, int c0, double v);
+int tcc_ism_insert_coord_2(void* w, int c0, int c1, double v);
+int tcc_ism_insert_coord_3(void* w, int c0, int c1, int c2, double v);
+int tcc_ism_insert_coord_4(void* w, int c0, int c1, int c2, int c3, double v);
+int tcc_ism_insert_map_1(void* w, int c0, double v);
+int tcc_ism_insert_map_2(void* w, int c0, int c1, double v);
+int tcc_ism_insert_map_3(void* w, int c0, int c1, int c2, double v);
+int tcc_ism_insert_map_4(void* w, int c0, int c1, int c2, int c3, double v);
+int tcc_ism_insert_vector_1(void* w, int c0, double v);
+int tcc_ism_insert_vector_2(void* w, int c0, int c1, double v);
+int tcc_ism_insert_vector_3(void* w, int c0, int c1, int c2, double v);
+int tcc_ism_insert_vector_4(void* w, int c0, int c1, int c2, int c3, double v);
+
+/* Sorts and merges what is left and compresses it into `output`'s levels
+ * (their kinds and mode ordering as the tensor describes them; bit l of
+ * unique_mask set when level l is unique), writing its pos, crd and vals
+ * (malloc'd, adopted by the caller) in its element type. */
+int tcc_ism_kernel_finish(void* w, struct tcc_tensor* output, int unique_mask);
+
+void tcc_ism_kernel_destroy(void* w);
+
+/* The reason the last failing call on this thread failed. */
+const char* tcc_ism_kernel_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCC_ISM_KERNEL_API_H */

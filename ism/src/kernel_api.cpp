@@ -1,0 +1,206 @@
+// The entry points of kernel_api.h: one insert per policy and order that
+// reaches the workspace's own Insert directly, and a finish that compresses
+// into the kernel's output tensor.
+#include "tcc/ism/kernel_api.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tcc/ism/ism.h"
+#include "tcc/runtime/abi.h"
+
+namespace tcc::ism::kernel {
+namespace {
+
+std::string& lastError() {
+  thread_local std::string message;
+  return message;
+}
+
+class AnyWorkspace {
+ public:
+  virtual ~AnyWorkspace() = default;
+  virtual CompressedTensor finish(const std::vector<LevelSpec>& levels) = 0;
+  virtual int order() const = 0;
+};
+
+template <template <int> class Policy, int N>
+class TypedWorkspace final : public AnyWorkspace {
+ public:
+  TypedWorkspace(const Shape<N>& shape, const WorkspaceOptions& options) : workspace(shape, options) {}
+  CompressedTensor finish(const std::vector<LevelSpec>& levels) override {
+    return compress(workspace.finish(), workspace.shape(), levels);
+  }
+  int order() const override { return N; }
+  Workspace<Policy, N> workspace;
+};
+
+template <int N>
+AnyWorkspace* create(const int* dims, const int* levelOrder, int policy, const WorkspaceOptions& options) {
+  Shape<N> shape;
+  for (int m = 0; m < N; ++m) {
+    // An empty mode receives no inserts; a size of 1 keeps the shape valid.
+    shape.modeDims[m] = dims[m] > 0 ? dims[m] : 1;
+    shape.levelOrder[m] = levelOrder[m];
+  }
+  switch (policy) {
+    case 0: return new TypedWorkspace<BucketPolicy, N>(shape, options);
+    case 1: return new TypedWorkspace<HashPolicy, N>(shape, options);
+    case 2: return new TypedWorkspace<CoordPolicy, N>(shape, options);
+    case 3: return new TypedWorkspace<MapPolicy, N>(shape, options);
+    case 4: return new TypedWorkspace<VectorPolicy, N>(shape, options);
+  }
+  throw std::invalid_argument("ism: unknown policy id " + std::to_string(policy));
+}
+
+template <template <int> class Policy, int N>
+int insert(void* w, const Coordinates<N>& coordinates, double value) noexcept {
+  try {
+    static_cast<TypedWorkspace<Policy, N>*>(static_cast<AnyWorkspace*>(w))->workspace.insert(coordinates, value);
+    return 0;
+  } catch (const std::exception& error) {
+    lastError() = error.what();
+    return 1;
+  }
+}
+
+template <class T>
+T* copyToMalloc(const std::vector<T>& values) {
+  // At least one element, so that an empty array is still an array.
+  T* out = static_cast<T*>(std::malloc(std::max<std::size_t>(values.size(), 1) * sizeof(T)));
+  if (out == nullptr) throw std::bad_alloc();
+  if (!values.empty()) std::memcpy(out, values.data(), values.size() * sizeof(T));
+  return out;
+}
+
+template <class T>
+void* convertToMalloc(const std::vector<double>& values) {
+  T* out = static_cast<T*>(std::malloc(std::max<std::size_t>(values.size(), 1) * sizeof(T)));
+  if (out == nullptr) throw std::bad_alloc();
+  for (std::size_t k = 0; k < values.size(); ++k) out[k] = static_cast<T>(values[k]);
+  return out;
+}
+
+void* valuesOfType(const std::vector<double>& values, int datatype) {
+  switch (datatype) {
+    case TCC_FLOAT64: return copyToMalloc(values);
+    case TCC_FLOAT32: return convertToMalloc<float>(values);
+    case TCC_INT32: return convertToMalloc<int32_t>(values);
+    case TCC_INT64: return convertToMalloc<int64_t>(values);
+  }
+  throw std::invalid_argument("ism: sparse workspaces cannot produce element type " + std::to_string(datatype));
+}
+
+void finishInto(AnyWorkspace& workspace, tcc_tensor& output, int uniqueMask) {
+  int order = workspace.order();
+  if (output.order != order)
+    throw std::invalid_argument("ism: the output has order " + std::to_string(output.order) + ", the workspace " +
+                                std::to_string(order));
+  std::vector<LevelSpec> levels;
+  for (int l = 0; l < order; ++l) {
+    int kind = output.levels[l].kind;
+    if (kind < TCC_LEVEL_DENSE || kind > TCC_LEVEL_SINGLETON)
+      throw std::invalid_argument("ism: output level " + std::to_string(l) + " has kind " + std::to_string(kind));
+    levels.push_back({static_cast<LevelKind>(kind), ((uniqueMask >> l) & 1) != 0});
+  }
+  validateLevels(levels, order);
+  CompressedTensor result = workspace.finish(levels);
+  // Allocate everything before handing anything over.
+  std::vector<std::unique_ptr<void, decltype(&std::free)>> owned;
+  std::vector<long long*> pos(order, nullptr);
+  std::vector<int*> crd(order, nullptr);
+  for (int l = 0; l < order; ++l) {
+    const CompressedLevel& level = result.levels[l];
+    if (level.spec.kind == LevelKind::Compressed) {
+      pos[l] = reinterpret_cast<long long*>(copyToMalloc(level.pos));
+      owned.emplace_back(pos[l], &std::free);
+    }
+    if (level.spec.kind != LevelKind::Dense) {
+      crd[l] = copyToMalloc(level.crd);
+      owned.emplace_back(crd[l], &std::free);
+    }
+  }
+  void* vals = valuesOfType(result.vals, output.datatype);
+  for (auto& array : owned) array.release();
+  for (int l = 0; l < order; ++l) {
+    output.levels[l].pos = pos[l];
+    output.levels[l].crd = crd[l];
+    output.levels[l].pos_capacity = static_cast<long long>(result.levels[l].pos.size());
+    output.levels[l].crd_capacity = static_cast<long long>(result.levels[l].crd.size());
+  }
+  output.vals = vals;
+  output.vals_size = static_cast<long long>(result.vals.size());
+  output.vals_capacity = output.vals_size;
+}
+
+}  // namespace
+}  // namespace tcc::ism::kernel
+
+using namespace tcc::ism;
+using tcc::ism::kernel::AnyWorkspace;
+
+extern "C" void* tcc_ism_kernel_create(int order, const int* dims, const int* level_order, int policy, int flags,
+                                       long long capacity, long long nnz_hint) {
+  try {
+    if (dims == nullptr || level_order == nullptr) throw std::invalid_argument("ism: dims or level order is null");
+    if (capacity < 0 || nnz_hint < 0) throw std::invalid_argument("ism: capacity and nnz hint must not be negative");
+    WorkspaceOptions options;
+    options.pipelining = (flags & 1) != 0;
+    options.doubleBuffering = (flags & 2) != 0;
+    options.capacity = static_cast<std::size_t>(capacity);
+    options.nnzHint = static_cast<std::size_t>(nnz_hint);
+    switch (order) {
+      case 1: return kernel::create<1>(dims, level_order, policy, options);
+      case 2: return kernel::create<2>(dims, level_order, policy, options);
+      case 3: return kernel::create<3>(dims, level_order, policy, options);
+      case 4: return kernel::create<4>(dims, level_order, policy, options);
+    }
+    throw std::invalid_argument("ism: a sparse workspace has order 1 to 4, not " + std::to_string(order));
+  } catch (const std::exception& error) {
+    kernel::lastError() = error.what();
+    return nullptr;
+  }
+}
+
+#define TCC_ISM_INSERTS(NAME, POLICY)                                                                   \
+  extern "C" int tcc_ism_insert_##NAME##_1(void* w, int c0, double v) {                                 \
+    return kernel::insert<POLICY, 1>(w, {c0}, v);                                                      \
+  }                                                                                                     \
+  extern "C" int tcc_ism_insert_##NAME##_2(void* w, int c0, int c1, double v) {                         \
+    return kernel::insert<POLICY, 2>(w, {c0, c1}, v);                                                  \
+  }                                                                                                     \
+  extern "C" int tcc_ism_insert_##NAME##_3(void* w, int c0, int c1, int c2, double v) {                 \
+    return kernel::insert<POLICY, 3>(w, {c0, c1, c2}, v);                                              \
+  }                                                                                                     \
+  extern "C" int tcc_ism_insert_##NAME##_4(void* w, int c0, int c1, int c2, int c3, double v) {         \
+    return kernel::insert<POLICY, 4>(w, {c0, c1, c2, c3}, v);                                          \
+  }
+
+TCC_ISM_INSERTS(bucket, BucketPolicy)
+TCC_ISM_INSERTS(hash, HashPolicy)
+TCC_ISM_INSERTS(coord, CoordPolicy)
+TCC_ISM_INSERTS(map, MapPolicy)
+TCC_ISM_INSERTS(vector, VectorPolicy)
+
+#undef TCC_ISM_INSERTS
+
+extern "C" int tcc_ism_kernel_finish(void* w, tcc_tensor* output, int unique_mask) {
+  try {
+    if (w == nullptr || output == nullptr) throw std::invalid_argument("ism: finish with a null argument");
+    kernel::finishInto(*static_cast<AnyWorkspace*>(w), *output, unique_mask);
+    return 0;
+  } catch (const std::exception& error) {
+    kernel::lastError() = error.what();
+    return 1;
+  }
+}
+
+extern "C" void tcc_ism_kernel_destroy(void* w) { delete static_cast<AnyWorkspace*>(w); }
+
+extern "C" const char* tcc_ism_kernel_last_error(void) { return kernel::lastError().c_str(); }

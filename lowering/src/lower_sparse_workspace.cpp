@@ -1,0 +1,123 @@
+// Sparse (ISM) workspaces: a where whose producer writes a workspace stored
+// in a sparse format. The producer's loops treat the workspace as dense and
+// insert each component through the entry point of the workspace's policy
+// and order (ism/kernel_api.h); between producer and consumer the workspace
+// is sorted, merged and compressed straight into the consumer's output.
+#include "lowerer.h"
+#include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_queries.h"
+
+namespace tcc::lowering {
+
+using imp::Expr;
+using imp::Stmt;
+namespace ops = ir::imp;
+
+namespace {
+
+imp::Type handleType() { return imp::Type::pointerTo(imp::Type::void_()); }
+Expr int32Imm(int64_t value) { return ops::IntImm::make(value, imp::Type::int32()); }
+Expr int64Imm(int64_t value) { return ops::IntImm::make(value, imp::Type::int64()); }
+
+const char* policyEntryName(WorkspacePolicy policy) {
+  switch (policy) {
+    case WorkspacePolicy::Bucket: return "bucket";
+    case WorkspacePolicy::Hash: return "hash";
+    case WorkspacePolicy::Coord: return "coord";
+    case WorkspacePolicy::Map: return "map";
+    case WorkspacePolicy::Vector: return "vector";
+  }
+  return "hash";
+}
+
+}  // namespace
+
+const char* toString(WorkspacePolicy policy) { return policyEntryName(policy); }
+
+Stmt Lowerer::returnIfFailed(const Expr& failed) {
+  return imp::If::make(failed, imp::Return::make(ops::IntImm::make(kSparseWorkspaceStatus)));
+}
+
+void Lowerer::declareSparseWorkspace(const ir::TensorVar& workspace, const ir::TensorVar& output) {
+  if (workspace.order() < 1 || workspace.order() > 4)
+    throw LoweringError("sparse workspace " + workspace.name() + " has order " + std::to_string(workspace.order()) +
+                        "; the ISM supports orders 1 to 4");
+  if (workspace.order() != output.order())
+    throw LoweringError("internal: sparse workspace " + workspace.name() + " does not match output " + output.name());
+  TensorStorage storage;
+  storage.name = freshVar(workspace.name(), imp::Type::int32()).as<imp::Var>()->name;
+  storage.isWorkspace = true;
+  auto options = options_.sparseWorkspaces.find(workspace.name());
+  if (options != options_.sparseWorkspaces.end()) storage.ismOptions = options->second;
+  const TensorStorage& out = storageOf(output);
+  const int order = workspace.order();
+  // Dimensions in mode order and the mode each of the output's levels stores.
+  Expr dims = freshVar(storage.name + "_dims", imp::Type::pointerTo(imp::Type::int32()));
+  Expr levels = freshVar(storage.name + "_level_order", imp::Type::pointerTo(imp::Type::int32()));
+  header_.push_back(imp::Declare::make(dims, Expr()));
+  header_.push_back(imp::Allocate::make(dims, int64Imm(order)));
+  header_.push_back(imp::Declare::make(levels, Expr()));
+  header_.push_back(imp::Allocate::make(levels, int64Imm(order)));
+  for (int m = 0; m < order; ++m) {
+    header_.push_back(imp::Store::make(dims, int64Imm(m), out.dims[m]));
+    header_.push_back(imp::Store::make(levels, int64Imm(m), int32Imm(output.format().modeOfLevel(m))));
+  }
+  const SparseWorkspaceOptions& o = storage.ismOptions;
+  int flags = (o.pipelining ? 1 : 0) | (o.doubleBuffering ? 2 : 0);
+  storage.ismHandle = freshVar(storage.name, handleType());
+  header_.push_back(imp::Comment::make("sparse workspace " + workspace.name() + " (ISM, " + toString(o.policy) +
+                                       " policy) for " + output.name()));
+  header_.push_back(imp::Declare::make(
+    storage.ismHandle,
+    imp::Call::make("tcc_ism_kernel_create",
+                    {int32Imm(order), dims, levels, int32Imm(static_cast<int>(o.policy)), int32Imm(flags),
+                     int64Imm(o.capacity), int64Imm(0)},
+                    handleType())));
+  header_.push_back(imp::Free::make(dims));
+  header_.push_back(imp::Free::make(levels));
+  header_.push_back(returnIfFailed(imp::Unary::make(imp::UnaryOp::Not, storage.ismHandle)));
+  storage_[workspace] = std::move(storage);
+}
+
+Stmt Lowerer::insertIntoSparseWorkspace(const ir::AccessNode* lhs, const Expr& value) {
+  const TensorStorage& storage = storageOf(lhs->tensor);
+  if (atomicStores_ || insideParallelLoop_)
+    throw LoweringError("sparse workspace " + lhs->tensor.name() + " is filled by one thread; parallel sparse "
+                        "workspaces are not supported yet (parallelize a statement without scattering)");
+  std::vector<Expr> args{storage.ismHandle};
+  for (const auto& var : lhs->indices) {
+    auto coordinate = coordinates_.find(var);
+    if (coordinate == coordinates_.end())
+      throw LoweringError("internal: sparse workspace coordinate " + var.name() + " is not bound");
+    args.push_back(ops::cast(imp::Type::int32(), coordinate->second));
+  }
+  args.push_back(ops::cast(imp::Type::float64(), value));
+  std::string entry = std::string("tcc_ism_insert_") + toString(storage.ismOptions.policy) + "_" +
+                      std::to_string(lhs->indices.size());
+  return returnIfFailed(ops::ne(imp::Call::make(entry, args, imp::Type::int32()), int32Imm(0)));
+}
+
+Stmt Lowerer::finishSparseWorkspace(const ir::WhereNode* where, const ir::TensorVar& workspace) {
+  // The consumer copies the workspace into an output, entry by entry.
+  const ir::AssignmentNode* copy = soleAssignment(where->consumer);
+  const auto* read = copy ? copy->rhs.as<ir::AccessNode>() : nullptr;
+  if (!copy || !read || !(read->tensor == workspace) || read->indices != copy->lhs.indices())
+    throw LoweringError("internal: the consumer of sparse workspace " + workspace.name() + " must copy it into an "
+                        "output, not compute " + ir::toString(where->consumer));
+  const ir::TensorVar& output = copy->lhs.tensor();
+  const ir::Format& format = output.format();
+  int uniqueMask = 0;
+  for (int level = 0; level < format.order(); ++level)
+    if (format.level(level).unique) uniqueMask |= 1 << level;
+  const TensorStorage& storage = storageOf(workspace);
+  Expr outputHandle = imp::Var::make(output.name(), handleType());
+  return imp::Block::make(
+    {imp::Comment::make("sort, merge and compress " + workspace.name() + " into " + output.name() + " (" +
+                        format.toString() + ")"),
+     returnIfFailed(ops::ne(imp::Call::make("tcc_ism_kernel_finish", {storage.ismHandle, outputHandle, int32Imm(uniqueMask)},
+                                            imp::Type::int32()),
+                            int32Imm(0))),
+     imp::Evaluate::make(imp::Call::make("tcc_ism_kernel_destroy", {storage.ismHandle}, imp::Type::void_()))});
+}
+
+}  // namespace tcc::lowering

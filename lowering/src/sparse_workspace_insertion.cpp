@@ -1,0 +1,138 @@
+// Automatic sparse-workspace insertion (§6.2 of the sparse-workspace paper):
+// classifies how a statement's results reach its output, picks the
+// workspace's policy by a documented rule, and builds
+//   where(forall(output levels) A(...) = W(...),
+//         forall(the nest's loops) W(...) += rhs)
+// with W a sparse workspace over the output's modes, stored in the output's
+// mode order so that Compress produces the output's levels directly.
+#include <algorithm>
+
+#include "schedule_loops.h"
+#include "tcc/ir/builder.h"
+#include "tcc/ir/index_printer.h"
+
+namespace tcc::lowering {
+
+namespace {
+
+using ir::IndexVar;
+
+std::string joinNames(const std::vector<IndexVar>& vars) {
+  std::string text;
+  for (size_t i = 0; i < vars.size(); ++i) text += (i ? ", " : "") + vars[i].name();
+  return text;
+}
+
+// The default policy: a bucket per first-level coordinate (a linear-time
+// bucket sort) when the output has at most two levels and its first level
+// at most kLargestBucketedLevel coordinates; otherwise hashing into a table
+// sized by the result (the paper's choice for tensor algebra).
+constexpr int64_t kLargestBucketedLevel = int64_t{1} << 20;
+
+WorkspacePolicy defaultPolicy(const ir::TensorVar& output, std::string& why) {
+  const ir::Format& format = output.format();
+  const ir::Dimension& first = output.dimension(format.modeOfLevel(0));
+  if (output.order() <= 2 && first.isFixed() && first.size() <= kLargestBucketedLevel) {
+    why = "bucket: " + std::to_string(output.order()) + " level(s) and " + std::to_string(first.size()) +
+          " first-level coordinates (at most 2^20), one bucket each";
+    return WorkspacePolicy::Bucket;
+  }
+  if (output.order() <= 2 && !first.isFixed()) {
+    why = "hash: the first level's size is known only when the kernel runs, so no bucket count is fixed";
+    return WorkspacePolicy::Hash;
+  }
+  why = output.order() > 2 ? "hash: " + std::to_string(output.order()) + " levels (buckets by the first level "
+                                 "alone would leave long runs to sort)"
+                           : "hash: more than 2^20 first-level coordinates";
+  return WorkspacePolicy::Hash;
+}
+
+// The statement's variables in loop order, each once (a derived loop
+// stands for the variables it derives from).
+std::vector<IndexVar> inputOrder(const LoopNest& nest) {
+  std::vector<IndexVar> order;
+  for (const auto& loop : nest.loops)
+    for (const auto& origin : nest.originsOf(loop))
+      if (std::find(order.begin(), order.end(), origin) == order.end()) order.push_back(origin);
+  return order;
+}
+
+}  // namespace
+
+ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs,
+                                       const std::optional<std::string>& scatters) {
+  const ir::TensorVar& output = lhs.tensor();
+  const ir::Format& format = output.format();
+  if (output.order() < 1 || output.order() > 4)
+    throw LoweringError("the results of " + output.name() + " scatter out of its storage order and need a sparse "
+                        "workspace, which holds orders 1 to 4; " + output.name() + " has order " +
+                        std::to_string(output.order()));
+  for (const auto& [var, attributes] : nest.attributes)
+    if (attributes.onThreads())
+      throw LoweringError("parallelize(" + var.name() + ", ...): the results of " + output.name() + " go through a "
+                          "sparse workspace, which one thread fills; parallel sparse workspaces are not supported yet");
+
+  std::vector<IndexVar> outputOrder;
+  for (int level = 0; level < format.order(); ++level) outputOrder.push_back(lhs.indices()[format.modeOfLevel(level)]);
+  std::vector<IndexVar> loops = inputOrder(nest);
+  std::vector<IndexVar> kept;  // reductions eliminated
+  for (const auto& var : loops)
+    if (std::find(outputOrder.begin(), outputOrder.end(), var) != outputOrder.end()) kept.push_back(var);
+  // Leading loops over the output's leading levels could be hoisted out of
+  // the where (common iteration); the rest scatter.
+  size_t common = 0;
+  while (common < loops.size() && common < outputOrder.size() && loops[common] == outputOrder[common]) ++common;
+  size_t scatteringOrder = outputOrder.size() - common;
+
+  SparseWorkspaceOptions options;
+  std::string policyReason;
+  if (nest.sparseWorkspace && nest.sparseWorkspace->policyGiven) {
+    options = nest.sparseWorkspace->options;
+    policyReason = std::string(toString(options.policy)) + ": as the schedule asks";
+  } else {
+    options = nest.sparseWorkspace ? nest.sparseWorkspace->options : SparseWorkspaceOptions{};
+    options.policy = defaultPolicy(output, policyReason);
+  }
+
+  std::vector<ir::LevelFormat> levels(output.order(), ir::LevelFormat::compressed());
+  ir::TensorVar workspace("ws_" + output.name(), output.shape(), ir::Format(levels, format.modeOrdering()),
+                          output.datatype());
+  nest.sparseWorkspaceOptions[workspace.name()] = options;
+
+  ir::IndexStmt producer = nestLoops(nest.loops, ir::AssignmentNode::make(workspace(lhs.indices()), rhs, true),
+                                     nest.attributes);
+  if (!nest.relations.empty()) producer = ir::suchThat(producer, nest.relations);
+  ir::IndexStmt consumer =
+    nestLoops(outputOrder, ir::AssignmentNode::make(lhs, ir::IndexExpr(workspace(lhs.indices())), false), {});
+
+  std::string classification =
+    scatters ? "sparse scattering of order " + std::to_string(scatteringOrder) + ": " + *scatters
+             : "classified as " + std::string(scatteringOrder == 0 ? "appending" : "scattering") +
+                 "; sparse_workspace asks for a sparse workspace anyway";
+  nest.decisions.push_back(classification + " (loops over " + joinNames(loops) + ", output order " +
+                           joinNames(outputOrder) + ", without reductions " + joinNames(kept) + ")");
+  std::string flags;
+  if (options.pipelining) flags += ", pipelined";
+  if (options.doubleBuffering) flags += ", double-buffered";
+  if (options.capacity > 0) flags += ", first capacity " + std::to_string(options.capacity);
+  nest.decisions.push_back("inserted sparse workspace " + workspace.name() + " of order " +
+                           std::to_string(output.order()) + " (policy " + policyReason + flags +
+                           "), stored in " + output.name() + "'s order " + joinNames(outputOrder) +
+                           " and compressed into " + format.toString() + " after the loops");
+  if (scatters) {
+    nest.decisions.push_back(std::string("not taken: a dense workspace (") +
+                             (scatteringOrder > 1 ? "the results scatter over " + std::to_string(scatteringOrder) +
+                                                      " levels, a dense workspace covers the last one only"
+                                                  : "the output's last level is not what scatters") +
+                             ")" +
+                             (common > 0 ? "; hoisting the common loops " +
+                                             joinNames(std::vector<IndexVar>(outputOrder.begin(),
+                                                                             outputOrder.begin() + common)) +
+                                             " out of the workspace (not implemented: the workspace holds every level)"
+                                         : "; hoisting common loops (the outermost loop is not " + output.name() +
+                                             "'s first level)"));
+  }
+  return ir::where(consumer, producer);
+}
+
+}  // namespace tcc::lowering

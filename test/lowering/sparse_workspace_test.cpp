@@ -1,0 +1,212 @@
+// Statements whose results scatter out of the output's storage order,
+// compiled through sparse (ISM) workspaces inserted automatically or asked
+// for with sparse_workspace(...), against the dense reference.
+#include <gtest/gtest.h>
+
+#include "kernel_check.h"
+
+namespace tcc::test {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string replaced(std::string text, const std::string& key, const std::string& value) {
+  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
+    text.replace(at, key.size(), value);
+  return text;
+}
+
+std::string explainOf(const std::string& dsl) {
+  Lowered lowered = lowerProgram(Program::fromText(dsl, "test.tc"));
+  std::string text;
+  for (const auto& statement : lowered.statements)
+    for (const auto& decision : statement.decisions) text += decision + "\n";
+  return text;
+}
+
+// ---- outer-product SpGEMM: loops k, i, j ----------------------------------------
+
+const char* kOuterProduct = R"(
+tensor A(I, J) : OUT
+tensor B(I, K) : dcsc
+tensor C(K, J) : dcsr
+A(i, j) = B(i, k) * C(k, j)
+)";
+
+class OuterProduct : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OuterProduct, RandomInputsMatchReference) {
+  std::string program = replaced(kOuterProduct, "OUT", GetParam());
+  expectProgramMatchesReference(program, {{"B", randomSparse({41, 29}, 0.08, 1)}, {"C", randomSparse({29, 37}, 0.08, 2)}});
+  // A dense output takes results in any order: no workspace.
+  bool sparseOutput = GetParam() != "dense";
+  EXPECT_EQ(contains(explainOf(program), "sparse scattering of order 2"), sparseOutput) << explainOf(program);
+}
+INSTANTIATE_TEST_SUITE_P(OutputFormats, OuterProduct, ::testing::Values("csr", "csc", "dcsr", "dcsc", "coo", "csf", "dense"));
+
+TEST(OuterProduct, RealMatrices) {
+  for (const char* name : {"bcsstk01.mtx", "west0497.mtx"}) {
+    SCOPED_TRACE(name);
+    rt::Coo a = realMatrix(name);
+    expectProgramMatchesReference(replaced(kOuterProduct, "OUT", "csr"), {{"B", a}, {"C", a}});
+  }
+}
+
+// ---- transposed outputs ---------------------------------------------------------
+
+const char* kTransposedProduct = R"(
+tensor A(J, I) : csr
+tensor B(I, K) : csr
+tensor C(K, J) : csr
+A(j, i) = B(i, k) * C(k, j)
+)";
+
+TEST(TransposedProduct, Unscheduled) {
+  expectProgramMatchesReference(kTransposedProduct,
+                                {{"B", randomSparse({23, 31}, 0.1, 3)}, {"C", randomSparse({31, 19}, 0.1, 4)}});
+}
+
+// The paper's Figure 11 schedule: reorder, fuse, pos, split, reorder.
+TEST(TransposedProduct, UnderThePapersSchedule) {
+  std::string program = withSchedule(kTransposedProduct,
+                                     "reorder(i, k, j)\n  fuse(i, k, f)\n  pos(f, fpos, B(i, k))\n"
+                                     "  split(fpos, f0, f1, 4)\n  reorder(f0, f1, j)");
+  expectProgramMatchesReference(program, {{"B", randomSparse({23, 31}, 0.1, 5)}, {"C", randomSparse({31, 19}, 0.1, 6)}});
+  rt::Coo a = realMatrix("bcsstk01.mtx");
+  expectProgramMatchesReference(program, {{"B", a}, {"C", a}});
+}
+
+TEST(TransposedCopy, CsrIntoCsr) {
+  const char* program = R"(
+tensor A(J, I) : csr
+tensor B(I, J) : csr
+A(j, i) = B(i, j)
+)";
+  expectProgramMatchesReference(program, {{"B", randomSparse({17, 43}, 0.1, 7)}});
+  expectProgramMatchesReference(program, {{"B", realMatrix("west0497.mtx")}});
+}
+
+// Sums of scattered terms: each term inserts its own components, which the
+// workspace adds where coordinates repeat.
+TEST(ScatteredSums, RepeatedCoordinates) {
+  const char* program = R"(
+tensor A(J, I) : csr
+tensor B(I, J) : csr
+tensor C(I, J) : csr
+A(j, i) = B(i, j) + 2 * C(i, j) - B(i, j) * C(i, j)
+)";
+  rt::Coo b = randomSparse({29, 23}, 0.15, 8);
+  expectProgramMatchesReference(program, {{"B", b}, {"C", randomSparse({29, 23}, 0.15, 9)}});
+  expectProgramMatchesReference(program, {{"B", b}, {"C", b}});  // every coordinate twice
+}
+
+// ---- tensor kernels -------------------------------------------------------------
+
+TEST(TensorKernels, SpMttkrpInLoopOrderKLIJ) {
+  const char* program = R"(
+tensor A(I, J) : OUT
+tensor B(K, L, I) : csf
+tensor C(K, J) : dense
+tensor D(L, J) : dense
+A(i, j) = B(k, l, i) * C(k, j) * D(l, j)
+)";
+  for (const char* out : {"csr", "dcsr", "coo"}) {
+    SCOPED_TRACE(out);
+    expectProgramMatchesReference(replaced(program, "OUT", out), {{"B", randomSparse({7, 9, 11}, 0.08, 10)},
+                                                                  {"C", randomDense({7, 5}, 11)},
+                                                                  {"D", randomDense({9, 5}, 12)}});
+  }
+}
+
+TEST(TensorKernels, SpTtmIntoCoo) {
+  const char* program = R"(
+tensor A(I, J, L) : coo
+tensor B(K, I, J) : csf
+tensor C(K, L) : csr
+A(i, j, l) = B(k, i, j) * C(k, l)
+)";
+  expectProgramMatchesReference(program, {{"B", randomSparse({6, 8, 7}, 0.1, 13)}, {"C", randomSparse({6, 9}, 0.3, 14)}});
+}
+
+TEST(TensorKernels, SpTtmIIntoCsf) {
+  const char* program = R"(
+tensor A(K, J, L) : csf
+tensor B(K, I, J) : csf
+tensor C(I, L) : csr
+A(k, j, l) = B(k, i, j) * C(i, l)
+)";
+  expectProgramMatchesReference(program, {{"B", randomSparse({6, 8, 7}, 0.1, 15)}, {"C", randomSparse({8, 9}, 0.3, 16)}});
+}
+
+// ---- inputs whose storage orders disagree ----------------------------------------
+
+TEST(DisagreeingInputs, ConvertedAndRight) {
+  struct Case {
+    const char* program;
+    const char* converted;
+  };
+  for (const Case& c : {
+         Case{"tensor C(I, J) : csr\ntensor A(I, J) : dcsc\ntensor B(I, J) : csr\nC(i, j) = A(i, j) * B(i, j)\n", "A(i,j)"},
+         Case{"tensor C(I, J) : csr\ntensor A(I, J) : csr\ntensor B(J, I) : csr\nC(i, j) = A(i, j) + B(j, i)\n", "B(j,i)"},
+         Case{"tensor C(I, J) : dense\ntensor A(I, J) : csc\ntensor B(I, J) : dcsr\nC(i, j) = A(i, j) - B(i, j)\n",
+              "B(i,j)"},
+         Case{"tensor C(I, I) : csr\ntensor A(I, I) : csr\nC(i, j) = A(i, j) * A(j, i)\n", "A(j,i)"},
+       }) {
+    SCOPED_TRACE(c.program);
+    std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({23, 23}, 0.2, 21)}, {"B", randomSparse({23, 23}, 0.2, 22)}};
+    if (!contains(c.program, "tensor B")) inputs.erase("B");
+    expectProgramMatchesReference(c.program, inputs);
+    EXPECT_TRUE(contains(explainOf(c.program), std::string(c.converted) + " is read from a copy")) << explainOf(c.program);
+  }
+  rt::Coo real = realMatrix("west0497.mtx");
+  expectProgramMatchesReference("tensor C(I, J) : csr\ntensor A(I, J) : csr\ntensor B(J, I) : csr\n"
+                                "C(i, j) = A(i, j) + B(j, i)\n",
+                                {{"A", real}, {"B", real}});
+}
+
+// ---- manual control: every policy, pipelining and double buffering ---------------
+
+TEST(SparseWorkspaceCommand, EveryPolicyAndOption) {
+  std::map<std::string, rt::Coo> inputs = {{"B", randomSparse({53, 47}, 0.06, 17)}, {"C", randomSparse({47, 59}, 0.06, 18)}};
+  for (const char* policy : {"bucket", "hash", "coord", "map", "vector"})
+    for (const char* pipeline : {"on", "off"})
+      for (const char* doubleBuffer : {"on", "off"}) {
+        std::string command = std::string("sparse_workspace(policy = ") + policy + ", pipeline = " + pipeline +
+                              ", double_buffer = " + doubleBuffer + ", capacity = 16)";
+        SCOPED_TRACE(command);
+        std::string program = withSchedule(replaced(kOuterProduct, "OUT", "csr"), command);
+        expectProgramMatchesReference(program, inputs);
+        EXPECT_TRUE(contains(explainOf(program), std::string("policy ") + policy + ": as the schedule asks"));
+      }
+}
+
+// Asked for on a statement that appends in order: the workspace is used anyway.
+TEST(SparseWorkspaceCommand, OnAnAppendingStatement) {
+  std::string program = withSchedule("tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, J) : csr\n"
+                                     "A(i, j) = B(i, j) + C(i, j)\n",
+                                     "sparse_workspace(i, policy = coord)");
+  expectProgramMatchesReference(program, {{"B", randomSparse({19, 23}, 0.2, 19)}, {"C", randomSparse({19, 23}, 0.2, 20)}});
+}
+
+TEST(SparseWorkspaceCommand, BadInputIsLocated) {
+  std::string program = replaced(kOuterProduct, "OUT", "csr");
+  std::string message = errorOf(withSchedule(program, "sparse_workspace(policy = heap)"));
+  EXPECT_TRUE(contains(message, "test.tc:")) << message;
+  EXPECT_TRUE(contains(message, "heap")) << message;
+  message = errorOf(withSchedule(program, "sparse_workspace(capacity = 0)"));
+  EXPECT_TRUE(contains(message, "positive")) << message;
+  EXPECT_TRUE(contains(message, "test.tc:")) << message;
+  message = errorOf(withSchedule(program, "sparse_workspace(j)"));
+  EXPECT_TRUE(contains(message, "below A's first level")) << message;
+  message = errorOf(withSchedule(program, "sparse_workspace(k)"));
+  EXPECT_TRUE(contains(message, "test.tc:")) << message;
+}
+
+TEST(SparseWorkspaceCommand, ParallelScatteringIsRefused) {
+  std::string message =
+    errorOf(withSchedule(replaced(kOuterProduct, "OUT", "csr"), "parallelize(k, CPUThread, NoRaces)"));
+  EXPECT_TRUE(contains(message, "parallel sparse workspaces are not supported yet")) << message;
+}
+
+}  // namespace
+}  // namespace tcc::test
