@@ -10,9 +10,11 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tcc/ism/ism.h"
+#include "tcc/ism/parallel_merge.h"
 #include "tcc/runtime/abi.h"
 
 namespace tcc::ism::kernel {
@@ -28,6 +30,8 @@ class AnyWorkspace {
   virtual ~AnyWorkspace() = default;
   virtual CompressedTensor finish(const std::vector<LevelSpec>& levels) = 0;
   virtual int order() const = 0;
+  // The per-thread workspaces of a parallel producer; null for one workspace.
+  virtual void** threadHandles() { return nullptr; }
 };
 
 template <template <int> class Policy, int N>
@@ -41,20 +45,66 @@ class TypedWorkspace final : public AnyWorkspace {
   Workspace<Policy, N> workspace;
 };
 
+// One workspace per thread of a parallel producer, each filled through the
+// ordinary insert entry points; finish sorts and merges each on a thread
+// of its own, then merges them by ranges of the first level (parallel_merge.h).
+template <template <int> class Policy, int N>
+class PerThreadWorkspaces final : public AnyWorkspace {
+ public:
+  PerThreadWorkspaces(int threads, const Shape<N>& shape, const WorkspaceOptions& options) : shape_(shape) {
+    for (int t = 0; t < threads; ++t) {
+      workspaces_.push_back(std::make_unique<TypedWorkspace<Policy, N>>(shape, options));
+      handles_.push_back(static_cast<AnyWorkspace*>(workspaces_.back().get()));
+    }
+  }
+  CompressedTensor finish(const std::vector<LevelSpec>& levels) override {
+    std::vector<const AllArray<N>*> runs(workspaces_.size());
+    std::vector<std::exception_ptr> errors(workspaces_.size());
+    auto finishOne = [&](std::size_t t) {
+      try {
+        runs[t] = &workspaces_[t]->workspace.finish();
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> workers;
+    for (std::size_t t = 1; t < workspaces_.size(); ++t) workers.emplace_back(finishOne, t);
+    finishOne(0);
+    for (auto& worker : workers) worker.join();
+    for (const auto& error : errors)
+      if (error) std::rethrow_exception(error);
+    AllArray<N> all = mergeSortedRuns<N>(runs, shape_.levelDim(0), static_cast<int>(workspaces_.size()));
+    for (auto& workspace : workspaces_) workspace.reset();
+    return compress(all, shape_, levels);
+  }
+  int order() const override { return N; }
+  void** threadHandles() override { return handles_.data(); }
+
+ private:
+  Shape<N> shape_;
+  std::vector<std::unique_ptr<TypedWorkspace<Policy, N>>> workspaces_;
+  std::vector<void*> handles_;
+};
+
+// `threads` 0: one workspace; otherwise that many, one per thread.
 template <int N>
-AnyWorkspace* create(const int* dims, const int* levelOrder, int policy, const WorkspaceOptions& options) {
+AnyWorkspace* create(int threads, const int* dims, const int* levelOrder, int policy, const WorkspaceOptions& options) {
   Shape<N> shape;
   for (int m = 0; m < N; ++m) {
     // An empty mode receives no inserts; a size of 1 keeps the shape valid.
     shape.modeDims[m] = dims[m] > 0 ? dims[m] : 1;
     shape.levelOrder[m] = levelOrder[m];
   }
+  auto make = [&]<template <int> class Policy>() -> AnyWorkspace* {
+    if (threads == 0) return new TypedWorkspace<Policy, N>(shape, options);
+    return new PerThreadWorkspaces<Policy, N>(threads, shape, options);
+  };
   switch (policy) {
-    case 0: return new TypedWorkspace<BucketPolicy, N>(shape, options);
-    case 1: return new TypedWorkspace<HashPolicy, N>(shape, options);
-    case 2: return new TypedWorkspace<CoordPolicy, N>(shape, options);
-    case 3: return new TypedWorkspace<MapPolicy, N>(shape, options);
-    case 4: return new TypedWorkspace<VectorPolicy, N>(shape, options);
+    case 0: return make.template operator()<BucketPolicy>();
+    case 1: return make.template operator()<HashPolicy>();
+    case 2: return make.template operator()<CoordPolicy>();
+    case 3: return make.template operator()<MapPolicy>();
+    case 4: return make.template operator()<VectorPolicy>();
   }
   throw std::invalid_argument("ism: unknown policy id " + std::to_string(policy));
 }
@@ -145,27 +195,54 @@ void finishInto(AnyWorkspace& workspace, tcc_tensor& output, int uniqueMask) {
 using namespace tcc::ism;
 using tcc::ism::kernel::AnyWorkspace;
 
-extern "C" void* tcc_ism_kernel_create(int order, const int* dims, const int* level_order, int policy, int flags,
-                                       long long capacity, long long nnz_hint) {
+namespace tcc::ism::kernel {
+namespace {
+
+void* createWorkspace(int threads, int order, const int* dims, const int* level_order, int policy, int flags,
+                      long long capacity, long long nnz_hint) {
   try {
     if (dims == nullptr || level_order == nullptr) throw std::invalid_argument("ism: dims or level order is null");
     if (capacity < 0 || nnz_hint < 0) throw std::invalid_argument("ism: capacity and nnz hint must not be negative");
+    if (threads < 0) throw std::invalid_argument("ism: a negative thread count");
     WorkspaceOptions options;
     options.pipelining = (flags & 1) != 0;
     options.doubleBuffering = (flags & 2) != 0;
     options.capacity = static_cast<std::size_t>(capacity);
     options.nnzHint = static_cast<std::size_t>(nnz_hint);
     switch (order) {
-      case 1: return kernel::create<1>(dims, level_order, policy, options);
-      case 2: return kernel::create<2>(dims, level_order, policy, options);
-      case 3: return kernel::create<3>(dims, level_order, policy, options);
-      case 4: return kernel::create<4>(dims, level_order, policy, options);
+      case 1: return create<1>(threads, dims, level_order, policy, options);
+      case 2: return create<2>(threads, dims, level_order, policy, options);
+      case 3: return create<3>(threads, dims, level_order, policy, options);
+      case 4: return create<4>(threads, dims, level_order, policy, options);
     }
     throw std::invalid_argument("ism: a sparse workspace has order 1 to 4, not " + std::to_string(order));
   } catch (const std::exception& error) {
-    kernel::lastError() = error.what();
+    lastError() = error.what();
     return nullptr;
   }
+}
+
+}  // namespace
+}  // namespace tcc::ism::kernel
+
+extern "C" void* tcc_ism_kernel_create(int order, const int* dims, const int* level_order, int policy, int flags,
+                                       long long capacity, long long nnz_hint) {
+  return kernel::createWorkspace(0, order, dims, level_order, policy, flags, capacity, nnz_hint);
+}
+
+extern "C" void* tcc_ism_kernel_create_per_thread(int threads, int order, const int* dims, const int* level_order,
+                                                  int policy, int flags, long long capacity, long long nnz_hint) {
+  if (threads < 1) {
+    kernel::lastError() = "ism: per-thread workspaces need at least one thread";
+    return nullptr;
+  }
+  return kernel::createWorkspace(threads, order, dims, level_order, policy, flags, capacity, nnz_hint);
+}
+
+extern "C" void** tcc_ism_kernel_thread_handles(void* w) {
+  void** handles = static_cast<AnyWorkspace*>(w)->threadHandles();
+  if (handles == nullptr) kernel::lastError() = "ism: the workspace has no per-thread workspaces";
+  return handles;
 }
 
 #define TCC_ISM_INSERTS(NAME, POLICY)                                                                   \

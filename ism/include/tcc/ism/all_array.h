@@ -41,6 +41,12 @@ template <int N>
 class AllArray {
  public:
   explicit AllArray(bool doubleBuffered = false) : doubleBuffered_(doubleBuffered) {}
+  // An all array holding `sorted`, which must be sorted and deduplicated.
+  static AllArray fromSorted(CooBuffer<N>&& sorted) {
+    AllArray all;
+    all.current_ = std::move(sorted);
+    return all;
+  }
 
   std::size_t size() const { return current_.size(); }
   const std::vector<Coordinates<N>, CountingAllocator<Coordinates<N>>>& coordinates() const {
