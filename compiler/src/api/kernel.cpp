@@ -96,6 +96,24 @@ Tensor toDeclared(const Tensor& tensor, const TensorVar& declared) {
   return rt::convert(tensor, format, type);
 }
 
+// A bound tensor's storage is checked against its format's promises (a
+// kernel trusts them, and breaking one gives wrong numbers, not a crash),
+// then converted to the declared format where that differs.
+Tensor checkedInput(const std::string& name, const Tensor& tensor, const TensorVar& declared) {
+  try {
+    tensor.validate();
+  } catch (const std::invalid_argument& broken) {
+    throw Error("tensor " + name + " (" + tensor.format().toString() + ") does not keep its format's promises: " +
+                broken.what());
+  }
+  try {
+    return toDeclared(tensor, declared);
+  } catch (const std::invalid_argument& refused) {
+    throw Error("tensor " + name + " cannot be converted to its declared format " + declared.format().toString() +
+                ": " + refused.what());
+  }
+}
+
 }  // namespace
 
 Kernel compile(const Program& program, const CompileOptions& options) {
@@ -135,7 +153,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
   for (const auto& [name, tensor] : inputs) {
     const TensorVar& declared = *program_.syntax().findTensor(name);
     shapes.bindTensor(declared, tensor.dims());
-    bound.insert_or_assign(name, toDeclared(tensor, declared));
+    bound.insert_or_assign(name, checkedInput(name, tensor, declared));
   }
 
   RunResult result;
