@@ -114,6 +114,17 @@ Tensor checkedInput(const std::string& name, const Tensor& tensor, const TensorV
   }
 }
 
+// An assembled output is validated as it is taken back; storage that breaks
+// its format is a compiler bug, reported as such rather than passed on.
+Tensor adoptOutput(tcc_tensor&& filled, const CompiledStatement& statement) {
+  try {
+    return Tensor::adopt(std::move(filled));
+  } catch (const std::invalid_argument& broken) {
+    throw Error("kernel " + statement.function.name + " assembled output " + statement.computedOutput.name() +
+                " with broken storage (a compiler bug): " + broken.what());
+  }
+}
+
 }  // namespace
 
 Kernel compile(const Program& program, const CompileOptions& options) {
@@ -196,7 +207,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
         throw Error("a bound(...) of the schedule does not hold for these inputs: a dimension differs from its "
                     "MaxExact bound or exceeds its MaxConstraint bound");
       if (status != 0) throw Error("kernel " + statement.function.name + " failed with status " + std::to_string(status));
-      if (assembled) output = Tensor::adopt(std::move(views[outputSlot]));
+      if (assembled) output = adoptOutput(std::move(views[outputSlot]), statement);
     }
     bound.insert_or_assign(statement.output.name(),
                            computed == statement.output ? std::move(output) : toDeclared(output, statement.output));
