@@ -134,11 +134,37 @@ struct GroupAndCoordinateHash {
   }
 };
 
+// An unordered level below parents with coordinates of their own, whose
+// children are therefore contiguous: repeats found by stamping each
+// coordinate with the parent that last used it.
+Groups checkUnorderedLevelByStamps(const Tensor& tensor, int level, int64_t parents, int64_t positions) {
+  bool unique = tensor.format().levels[level].unique;
+  std::vector<int64_t> stampParent(tensor.levelSize(level), -1), stampPosition(tensor.levelSize(level), -1);
+  Groups groups;
+  groups.identity = unique;
+  if (!unique) groups.ids.resize(positions);
+  forEachPosition(tensor, level, parents, [&](int64_t parent, int64_t position, int32_t coordinate) {
+    bool repeated = stampParent[coordinate] == parent;
+    if (repeated && unique) failRepeat(tensor, level, position, stampPosition[coordinate]);
+    if (!unique) groups.ids[position] = repeated ? groups.ids[stampPosition[coordinate]] : position;
+    if (!repeated) {
+      stampParent[coordinate] = parent;
+      stampPosition[coordinate] = position;
+    }
+  });
+  return groups;
+}
+
 // An unordered level: repeats found through a hash table of the first
 // position of each (group, coordinate).
 Groups checkUnorderedLevel(const Tensor& tensor, int level, const Groups& parentGroups, int64_t parents,
                            int64_t positions) {
   bool unique = tensor.format().levels[level].unique;
+  // Stamps need one entry per coordinate: worth it unless the level is far
+  // larger than what it stores.
+  if (parentGroups.identity && tensor.levelSize(level) <= 4 * positions + 4096) {
+    return checkUnorderedLevelByStamps(tensor, level, parents, positions);
+  }
   std::unordered_map<GroupAndCoordinate, int64_t, GroupAndCoordinateHash> firstPosition;
   firstPosition.reserve(static_cast<size_t>(positions));
   Groups groups;

@@ -17,7 +17,9 @@ namespace tcc::rt::detail {
 // decreases within the run of one i.
 //
 // Assumes the storage is well formed (Tensor::validate's structural
-// checks). Runs in O(positions), plus a hash table for unordered levels.
+// checks). Runs in O(positions); an unordered level also takes one stamp
+// per coordinate, or a hash table where the level is far wider than what
+// it stores or lies below a nonunique level.
 // Throws std::invalid_argument naming the level and the first offending
 // position with its coordinates.
 void checkLevelProperties(const Tensor& tensor);

@@ -119,6 +119,31 @@ TEST(LevelProperties, ARepeatInAnUnorderedUniqueLevelIsFoundAnywhereInItsSegment
   EXPECT_THAT(error, HasSubstr("position 4 repeats the coordinates (2, 4) of position 1"));
   // Equal coordinates in different rows are no repeat.
   EXPECT_EQ(validationError(csrOf(unordered, {2, 5}, {0, 2, 4}, {4, 3, 3, 4})), "");
+  // A level far wider than what it stores is checked through a hash table.
+  Tensor wide = csrOf(unordered, {2, 100000}, {0, 1, 5}, {4, 99999, 0, 4, 99999});
+  EXPECT_THAT(validationError(wide), HasSubstr("position 4 repeats the coordinates (2, 100000) of position 1"));
+  EXPECT_EQ(validationError(csrOf(unordered, {2, 100000}, {0, 2, 4}, {4, 99999, 99999, 4})), "");
+}
+
+TEST(LevelProperties, ARepeatInAnUnorderedLevelBelowANonuniqueOneIsFound) {
+  // {compressed(nonunique), singleton(unordered)}: row 1 at positions 0..2 holds columns 4, 2, 4.
+  TensorFormat format({LevelSpec::compressed(false), LevelSpec::singleton(true, false)});
+  Tensor tensor({3, 5}, format);
+  LevelStorage& rows = tensor.levelStorage(0);
+  rows.pos = MallocArray<int64_t>(2);
+  rows.pos[1] = 4;
+  rows.crd = MallocArray<int32_t>(4);
+  LevelStorage& columns = tensor.levelStorage(1);
+  columns.crd = MallocArray<int32_t>(4);
+  int32_t entries[][2] = {{0, 3}, {0, 1}, {0, 3}, {2, 1}};
+  for (int p = 0; p < 4; ++p) {
+    rows.crd[p] = entries[p][0];
+    columns.crd[p] = entries[p][1];
+  }
+  tensor.resizeValues(4);
+  EXPECT_THAT(validationError(tensor), HasSubstr("position 2 repeats the coordinates (1, 4) of position 0"));
+  columns.crd[2] = 0;
+  EXPECT_EQ(validationError(tensor), "");
 }
 
 TEST(LevelProperties, CooColumnsMustNotDecreaseWithinARow) {
