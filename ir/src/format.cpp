@@ -94,11 +94,17 @@ bool Format::hasIdentityOrdering() const {
 
 std::string Format::toString() const {
   std::string text = "{";
-  for (int l = 0; l < order(); ++l) text += (l ? ", " : "") + levels_[l].toString();
+  for (int l = 0; l < order(); ++l) {
+    if (l > 0) text += ", ";
+    text += levels_[l].toString();
+  }
   text += "}";
   if (!hasIdentityOrdering()) {
     text += " order (";
-    for (int l = 0; l < order(); ++l) text += (l ? "," : "") + std::to_string(modeOrdering_[l]);
+    for (int l = 0; l < order(); ++l) {
+      if (l > 0) text += ",";
+      text += std::to_string(modeOrdering_[l]);
+    }
     text += ")";
   }
   return text;

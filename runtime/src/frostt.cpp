@@ -139,9 +139,9 @@ void writeTns(const std::string& path, const Tensor& tensor) {
   int order = tensor.order();
   bool integer = !isFloat(tensor.valueType());
   detail::AtomicFileWriter out(path);
-  detail::forEachStoredPosition(tensor, [&](const int32_t* coord, int64_t position, bool underDense) {
-    // A scalar is always written, even when zero.
-    if (order > 0 && underDense && tensor.valueAtPosition(position) == 0) return;
+  bool zerosImplicit = detail::zerosAreImplicit(tensor);
+  detail::forEachStoredPosition(tensor, [&](const int32_t* coord, int64_t position) {
+    if (zerosImplicit && tensor.valueAtPosition(position) == 0) return;
     std::string& buffer = out.buffer();
     for (int mode = 0; mode < order; ++mode) {
       detail::appendInteger(buffer, int64_t{coord[mode]} + 1);

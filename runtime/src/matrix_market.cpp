@@ -377,7 +377,7 @@ void writeMatrixMarket(const std::string& path, const Tensor& tensor, MatrixMark
     size_t cells = static_cast<size_t>(int64_t{rows} * cols);
     std::vector<double> dense(integer ? 0 : cells, 0.0);
     std::vector<int64_t> denseIntegers(integer ? cells : 0, 0);
-    detail::forEachStoredPosition(tensor, [&](const int32_t* coord, int64_t position, bool) {
+    detail::forEachStoredPosition(tensor, [&](const int32_t* coord, int64_t position) {
       int64_t index = int64_t{coord[1]} * rows + coord[0];
       if (integer) denseIntegers[index] += tensor.int64ValueAtPosition(position);
       else dense[index] += tensor.valueAtPosition(position);
@@ -396,8 +396,9 @@ void writeMatrixMarket(const std::string& path, const Tensor& tensor, MatrixMark
   }
   std::string body;
   int64_t count = 0;
-  detail::forEachStoredPosition(tensor, [&](const int32_t* coord, int64_t position, bool underDense) {
-    if (underDense && tensor.valueAtPosition(position) == 0) return;
+  bool zerosImplicit = detail::zerosAreImplicit(tensor);
+  detail::forEachStoredPosition(tensor, [&](const int32_t* coord, int64_t position) {
+    if (zerosImplicit && tensor.valueAtPosition(position) == 0) return;
     detail::appendInteger(body, int64_t{coord[0]} + 1);
     body += ' ';
     detail::appendInteger(body, int64_t{coord[1]} + 1);

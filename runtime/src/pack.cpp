@@ -6,6 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "level_properties.h"
 #include "storage_walk.h"
 
 namespace tcc::rt {
@@ -179,6 +180,11 @@ std::vector<int64_t> buildLevels(Tensor& tensor, const EntryList& entries, const
     if (rangeEnd[p] > rangeBegin[p]) leafRun[p] = rangeBegin[p];
   }
   tensor.resizeValues(static_cast<int64_t>(leafRun.size()));
+  try {
+    detail::checkLevelProperties(tensor);
+  } catch (const std::invalid_argument& broken) {
+    throw std::invalid_argument("format " + format.toString() + " cannot hold these entries: " + broken.what());
+  }
   return leafRun;
 }
 
@@ -250,9 +256,10 @@ Tensor pack(const Coo& coo, const TensorFormat& format, ValueType type, Duplicat
 
 Coo unpack(const Tensor& tensor) {
   Coo coo = Coo::ofShape(tensor.dims());
-  detail::forEachStoredPosition(tensor, [&](const int32_t* coord, int64_t position, bool underDense) {
+  bool zerosImplicit = detail::zerosAreImplicit(tensor);
+  detail::forEachStoredPosition(tensor, [&](const int32_t* coord, int64_t position) {
     double value = tensor.valueAtPosition(position);
-    if (underDense && value == 0) return;
+    if (zerosImplicit && value == 0) return;
     coo.push(coord, value);
   });
   return coo;
@@ -268,8 +275,9 @@ Tensor convert(const Tensor& tensor, const TensorFormat& format, ValueType type)
   int order = tensor.order();
   std::vector<std::vector<int32_t>> coords(order);
   std::vector<int64_t> sourcePositions;
-  detail::forEachStoredPosition(tensor, [&](const int32_t* coord, int64_t position, bool underDense) {
-    if (underDense && tensor.valueAtPosition(position) == 0) return;
+  bool zerosImplicit = detail::zerosAreImplicit(tensor);
+  detail::forEachStoredPosition(tensor, [&](const int32_t* coord, int64_t position) {
+    if (zerosImplicit && tensor.valueAtPosition(position) == 0) return;
     for (int mode = 0; mode < order; ++mode) coords[mode].push_back(coord[mode]);
     sourcePositions.push_back(position);
   });
@@ -345,7 +353,7 @@ Tensor fromDense(std::span<const double> values, const std::vector<int32_t>& dim
 
 std::vector<double> toDense(const Tensor& tensor) {
   std::vector<double> dense(denseSize(tensor.dims()), 0.0);
-  detail::forEachStoredPosition(tensor, [&](const int32_t* coord, int64_t position, bool) {
+  detail::forEachStoredPosition(tensor, [&](const int32_t* coord, int64_t position) {
     dense[rowMajorIndex(tensor.dims(), coord)] += tensor.valueAtPosition(position);
   });
   return dense;

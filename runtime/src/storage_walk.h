@@ -7,17 +7,26 @@
 
 namespace tcc::rt::detail {
 
-// Calls visit(const int32_t* coordByMode, int64_t position, bool underDense)
-// for each position of the last level, in storage order. underDense says
-// whether some level on the path is dense (so the entry may be implicit).
+// Whether a zero at a stored position may be left out of a coordinate list
+// (a file, a printout, another format): only when every level is dense, so
+// that positions say nothing about structure. Entries at compressed or
+// singleton levels, and dense blocks under them, are stored on purpose (a
+// mask, a symbolic pattern) and are kept, zeros included, as in scipy and
+// TACO. A scalar's one value is always kept.
+inline bool zerosAreImplicit(const Tensor& tensor) {
+  return tensor.order() > 0 && tensor.format().isAllDense();
+}
+
+// Calls visit(const int32_t* coordByMode, int64_t position) for each
+// position of the last level, in storage order.
 template <typename Visit>
 void forEachStoredPosition(const Tensor& tensor, Visit&& visit) {
   int order = tensor.order();
   int32_t coord[TCC_MAX_ORDER > 0 ? TCC_MAX_ORDER : 1] = {};
   const TensorFormat& format = tensor.format();
-  auto descend = [&](auto&& self, int level, int64_t parent, bool underDense) -> void {
+  auto descend = [&](auto&& self, int level, int64_t parent) -> void {
     if (level == order) {
-      visit(static_cast<const int32_t*>(coord), parent, underDense);
+      visit(static_cast<const int32_t*>(coord), parent);
       return;
     }
     int mode = format.modeOfLevel(level);
@@ -27,23 +36,23 @@ void forEachStoredPosition(const Tensor& tensor, Visit&& visit) {
         int32_t size = tensor.levelSize(level);
         for (int32_t c = 0; c < size; ++c) {
           coord[mode] = c;
-          self(self, level + 1, parent * size + c, true);
+          self(self, level + 1, parent * size + c);
         }
         return;
       }
       case TCC_LEVEL_COMPRESSED:
         for (int64_t p = storage.pos[parent]; p < storage.pos[parent + 1]; ++p) {
           coord[mode] = storage.crd[p];
-          self(self, level + 1, p, underDense);
+          self(self, level + 1, p);
         }
         return;
       case TCC_LEVEL_SINGLETON:
         coord[mode] = storage.crd[parent];
-        self(self, level + 1, parent, underDense);
+        self(self, level + 1, parent);
         return;
     }
   };
-  descend(descend, 0, 0, false);
+  descend(descend, 0, 0);
 }
 
 }  // namespace tcc::rt::detail

@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "level_properties.h"
+
 namespace tcc::rt {
 
 static_assert(sizeof(long long) == sizeof(int64_t), "pos arrays cross the ABI as long long");
@@ -222,6 +224,7 @@ void Tensor::validate() const {
     throw std::invalid_argument("values array has " + std::to_string(nnz()) +
                                 " entries, expected " + std::to_string(positions));
   }
+  detail::checkLevelProperties(*this);
 }
 
 tcc_tensor Tensor::emptyAssembledOutput(const std::vector<int32_t>& dims, const TensorFormat& format, ValueType type) {

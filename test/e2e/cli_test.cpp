@@ -6,10 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace tcc::e2e {
 namespace {
@@ -128,6 +132,115 @@ TEST(Cli, AnIllegalScheduleIsLocatedAndLeavesNoOutput) {
   EXPECT_THAT(outcome.output, HasSubstr("  pos(i, ipos, A(i, j))\n  ^"));
   EXPECT_FALSE(std::filesystem::exists(out)) << "--out left a file behind";
   std::filesystem::remove(program);
+}
+
+// B(i,j) = sum_k A(i,j,k) c(k) with A read from a .tns file whose (i, j)
+// pairs repeat across k.
+struct TtvFiles {
+  std::filesystem::path tensor = scratchFile("repeats.tns");
+  std::filesystem::path vector = scratchFile("c.tns");
+  std::filesystem::path output = scratchFile("ttv_out.tns");
+  std::vector<std::array<int32_t, 3>> entries = {{1, 2, 1}, {1, 2, 4}, {1, 3, 2}, {3, 4, 3}, {3, 4, 5}};
+  std::vector<double> values = {1.5, -2.0, 3.0, 0.5, 5.0};
+  std::vector<double> c = {1, 10, 100, 1000, 10000};
+
+  TtvFiles() {
+    std::ofstream a(tensor);
+    for (size_t k = 0; k < entries.size(); ++k)
+      a << entries[k][0] << " " << entries[k][1] << " " << entries[k][2] << " " << values[k] << "\n";
+    std::ofstream v(vector);
+    for (size_t k = 0; k < c.size(); ++k) v << k + 1 << " " << c[k] << "\n";
+  }
+  ~TtvFiles() {
+    for (const auto& path : {tensor, vector, output}) std::filesystem::remove(path);
+  }
+  std::filesystem::path program(const std::string& format) const {
+    auto path = scratchFile("ttv_" + std::to_string(format.size()) + ".tc");
+    std::ofstream(path) << "tensor B(I, J) : dense\ntensor A(I, J, K) : " << format
+                        << "\ntensor c(K) : dense\nB(i, j) = A(i, j, k) * c(k)\n";
+    return path;
+  }
+  std::string arguments(const std::filesystem::path& program) const {
+    return "run '" + program.string() + "' --in A='" + tensor.string() + "' --in c='" + vector.string() +
+           "' --out B='" + output.string() + "'";
+  }
+};
+
+TEST(Cli, RepeatsUnderALevelDeclaredUniqueStopTheRunNamingTensorLevelAndFile) {
+  TtvFiles files;
+  auto program = files.program("{compressed(nonunique), singleton, singleton}");
+  Outcome outcome = runTcc(files.arguments(program));
+  EXPECT_EQ(outcome.exitCode, 1) << outcome.output;
+  EXPECT_THAT(outcome.output, HasSubstr("tensor A"));
+  EXPECT_THAT(outcome.output, HasSubstr(files.tensor.filename().string()));
+  EXPECT_THAT(outcome.output, HasSubstr("level 1 (singleton, mode 2) is declared unique"));
+  EXPECT_THAT(outcome.output, HasSubstr("position 1 repeats the coordinates (1, 2, *)"));
+  EXPECT_FALSE(std::filesystem::exists(files.output)) << "--out left a file behind";
+  std::filesystem::remove(program);
+}
+
+TEST(Cli, TheNamedCooFormatSumsRepeatedPairs) {
+  TtvFiles files;
+  auto program = files.program("coo");
+  Outcome outcome = runTcc(files.arguments(program));
+  ASSERT_EQ(outcome.exitCode, 0) << outcome.output;
+  std::map<std::pair<int, int>, double> expected;
+  for (size_t k = 0; k < files.entries.size(); ++k)
+    expected[{files.entries[k][0], files.entries[k][1]}] += files.values[k] * files.c[files.entries[k][2] - 1];
+  std::map<std::pair<int, int>, double> written;
+  std::ifstream in(files.output);
+  int i, j;
+  double value;
+  while (in >> i >> j >> value) written[{i, j}] += value;
+  EXPECT_EQ(written, expected);
+  std::filesystem::remove(program);
+}
+
+TEST(Cli, AProgramWithoutStatementsHasNothingToCompute) {
+  auto program = scratchFile("empty.tc");
+  std::ofstream(program) << "tensor y(I) : dense\ntensor A(I, J) : csr\n";
+  auto out = scratchFile("empty.cpp");
+  for (const std::string& command : {"run '" + program.string() + "' --in A=data/494_bus.mtx",
+                                     "compile '" + program.string() + "' -o '" + out.string() + "'",
+                                     "explain '" + program.string() + "'"}) {
+    Outcome outcome = runTcc(command);
+    EXPECT_EQ(outcome.exitCode, 1) << command << "\n" << outcome.output;
+    EXPECT_THAT(outcome.output, HasSubstr("empty.tc: nothing to compute: the program has no statement"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(out)) << "compile -o wrote a file";
+  Outcome checked = runTcc("check '" + program.string() + "'");
+  EXPECT_EQ(checked.exitCode, 0) << checked.output;
+  EXPECT_THAT(checked.output, HasSubstr("warning: "));
+  EXPECT_THAT(checked.output, HasSubstr("nothing to compute"));
+  std::filesystem::remove(program);
+}
+
+TEST(Cli, AProductWritesAndPrintsEveryStoredEntry) {
+  auto out = scratchFile("product.mtx");
+  std::string matrix = std::string(TCC_SHARED_DATA_DIR) + "/matrices/fs_183_1.mtx";
+  Outcome outcome = runTcc("run spgemm.tc --in B='" + matrix + "' --in C='" + matrix + "' --out A=" + out.string() +
+                           " --print A");
+  ASSERT_EQ(outcome.exitCode, 0) << outcome.output;
+  // "A: {dense, compressed} float64 183x183, N stored"
+  auto at = outcome.output.find("183x183, ");
+  ASSERT_NE(at, std::string::npos) << outcome.output;
+  long stored = std::stol(outcome.output.substr(at + 9));
+  std::ifstream in(out);
+  std::string line;
+  std::getline(in, line);  // header
+  int rows, cols;
+  long declared;
+  in >> rows >> cols >> declared;
+  EXPECT_EQ(declared, stored);
+  long lines = 0;
+  for (std::getline(in, line); std::getline(in, line);) ++lines;
+  EXPECT_EQ(lines, stored);
+  // --print lists one line per stored entry after its heading.
+  long printed = 0;
+  std::istringstream listing(outcome.output.substr(outcome.output.find("A ({dense, compressed}")));
+  for (std::getline(listing, line); std::getline(listing, line);) printed += line.rfind("  ", 0) == 0;
+  EXPECT_EQ(printed, stored);
+  std::filesystem::remove(out);
 }
 
 }  // namespace

@@ -273,9 +273,10 @@ TEST(MatrixMarket, WriteThenReadGivesTheSameMatrix) {
     std::string path = dir.file(std::string("copy_") + m.name);
     writeMatrixMarket(path, coo);
     EXPECT_EQ(toMap(readMatrixMarket(path)), toMap(coo));
+    // Stored zeros are structure: a CSC matrix writes every one of them.
     Tensor csc = pack(coo, TensorFormat::csc());
     writeMatrixMarket(path, csc);
-    EXPECT_EQ(toMap(readMatrixMarket(path)), test::withoutZeros(toMap(coo)));
+    EXPECT_EQ(toMap(readMatrixMarket(path)), toMap(coo));
   }
   Coo small = readMatrixMarket(test::matrixPath("LF10.mtx"));
   writeMatrixMarket(dir.file("array.mtx"), small, MatrixMarketLayout::Array);

@@ -105,8 +105,12 @@ struct RunResult {
 class Kernel {
  public:
   // Binds inputs by name (converted to the declared format and element
-  // type when they differ), checks shapes, runs every statement in order
-  // and returns the outputs in their declared formats.
+  // type when they differ), checks shapes and that each input keeps its
+  // format's promises (Tensor::validate: well-formed storage, no repeats
+  // in unique levels, no disorder in ordered ones; O(stored entries)), runs
+  // every statement in order and returns the outputs in their declared
+  // formats. Throws tcc::Error naming the tensor, the level and the first
+  // offending position.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs) const;
   RunResult run(const std::map<std::string, Tensor>& inputs, const RunOptions& options) const;
 

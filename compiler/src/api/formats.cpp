@@ -1,5 +1,6 @@
 // Format and file conversions between the compiler's view and the runtime's.
 #include <algorithm>
+#include <stdexcept>
 
 #include "tcc/runtime/tensor_file.h"
 #include "tcc/tcc.h"
@@ -46,7 +47,11 @@ Tensor readTensor(const std::string& path, const Format& format, ir::Datatype ty
                   " in mode " + std::to_string(mode + 1) + ", whose size is " + std::to_string(knownDims[mode]));
     coo.dims[mode] = knownDims[mode];
   }
-  return rt::pack(coo, toRuntimeFormat(format), toRuntimeType(type));
+  try {
+    return rt::pack(coo, toRuntimeFormat(format), toRuntimeType(type));
+  } catch (const std::invalid_argument& refused) {
+    throw Error(path + ": " + refused.what());
+  }
 }
 
 Tensor readMatrixMarket(const std::string& path, const Format& format) { return readTensor(path, format); }

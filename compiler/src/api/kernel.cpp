@@ -97,6 +97,35 @@ Tensor toDeclared(const Tensor& tensor, const TensorVar& declared) {
   return rt::convert(tensor, format, type);
 }
 
+// A bound tensor's storage is checked against its format's promises (a
+// kernel trusts them, and breaking one gives wrong numbers, not a crash),
+// then converted to the declared format where that differs.
+Tensor checkedInput(const std::string& name, const Tensor& tensor, const TensorVar& declared) {
+  try {
+    tensor.validate();
+  } catch (const std::invalid_argument& broken) {
+    throw Error("tensor " + name + " (" + tensor.format().toString() + ") does not keep its format's promises: " +
+                broken.what());
+  }
+  try {
+    return toDeclared(tensor, declared);
+  } catch (const std::invalid_argument& refused) {
+    throw Error("tensor " + name + " cannot be converted to its declared format " + declared.format().toString() +
+                ": " + refused.what());
+  }
+}
+
+// An assembled output is validated as it is taken back; storage that breaks
+// its format is a compiler bug, reported as such rather than passed on.
+Tensor adoptOutput(tcc_tensor&& filled, const CompiledStatement& statement) {
+  try {
+    return Tensor::adopt(std::move(filled));
+  } catch (const std::invalid_argument& broken) {
+    throw Error("kernel " + statement.function.name + " assembled output " + statement.computedOutput.name() +
+                " with broken storage (a compiler bug): " + broken.what());
+  }
+}
+
 }  // namespace
 
 Kernel compile(const Program& program, const CompileOptions& options) {
@@ -136,7 +165,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
   for (const auto& [name, tensor] : inputs) {
     const TensorVar& declared = *program_.syntax().findTensor(name);
     shapes.bindTensor(declared, tensor.dims());
-    bound.insert_or_assign(name, toDeclared(tensor, declared));
+    bound.insert_or_assign(name, checkedInput(name, tensor, declared));
   }
 
   RunResult result;
@@ -189,7 +218,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
         throw Error("kernel " + statement.function.name + ": its sparse workspace failed: " +
                     tcc_ism_kernel_last_error());
       if (status != 0) throw Error("kernel " + statement.function.name + " failed with status " + std::to_string(status));
-      if (assembled) output = Tensor::adopt(std::move(views[outputSlot]));
+      if (assembled) output = adoptOutput(std::move(views[outputSlot]), statement);
     }
     bound.insert_or_assign(statement.output.name(),
                            computed == statement.output ? std::move(output) : toDeclared(output, statement.output));

@@ -1,4 +1,7 @@
-// tcc check FILE: parse and check, print nothing on success.
+// tcc check FILE: parse and check, print nothing on success (a warning when
+// the program has nothing to compute).
+#include <iostream>
+
 #include "commands.h"
 
 namespace tcc::driver {
@@ -9,7 +12,9 @@ void addCheckCommand(CLI::App& app) {
                "error (file:line:col) to stderr and exit 1");
   auto path = std::make_shared<std::string>();
   command->add_option("FILE", *path, "DSL file (.tc)")->required();
-  command->callback([path] { loadProgramOrExit(*path); });
+  command->callback([path] {
+    if (hasNothingToCompute(loadProgramOrExit(*path))) std::cerr << "tcc: warning: " << nothingToComputeMessage(*path) << "\n";
+  });
 }
 
 }  // namespace tcc::driver

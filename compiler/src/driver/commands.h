@@ -23,5 +23,11 @@ void addRunCommand(CLI::App& app);
 // Parses and checks a DSL file; on errors prints every diagnostic to
 // stderr and throws CLI::RuntimeError(kExitUserError).
 frontend::Program loadProgramOrExit(const std::string& path);
+// The same for commands that compute (compile, run, explain): a program
+// without a statement is refused, since it would silently do nothing.
+frontend::Program loadComputationOrExit(const std::string& path);
+// Whether a checked program has nothing to compute, and the message that says so.
+bool hasNothingToCompute(const frontend::Program& program);
+std::string nothingToComputeMessage(const std::string& path);
 
 }  // namespace tcc::driver

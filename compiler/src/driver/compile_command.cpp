@@ -54,7 +54,7 @@ void addCompileCommand(CLI::App& app) {
       ->capture_default_str();
   command->add_option("-o,--output", options->output, "Write to this file instead of standard output");
   command->callback([options] {
-    Program program = Program::fromSyntax(loadProgramOrExit(options->path));
+    Program program = Program::fromSyntax(loadComputationOrExit(options->path));
     std::string text;
     try {
       text = render(lowerProgram(program), options->emit);

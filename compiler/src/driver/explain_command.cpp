@@ -15,7 +15,7 @@ void addExplainCommand(CLI::App& app) {
       "explain", "Explain how a DSL file is compiled: formats, concrete index notation, loop order and workspaces");
   command->add_option("FILE", *path, "DSL file (.tc)")->required();
   command->callback([path] {
-    Program program = Program::fromSyntax(loadProgramOrExit(*path));
+    Program program = Program::fromSyntax(loadComputationOrExit(*path));
     std::cout << "tensors:\n";
     for (const ir::TensorVar& tensor : program.tensors())
       std::cout << "  " << ir::declarationString(tensor) << "\n";

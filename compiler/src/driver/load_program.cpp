@@ -13,4 +13,19 @@ frontend::Program loadProgramOrExit(const std::string& path) {
   }
 }
 
+bool hasNothingToCompute(const frontend::Program& program) { return program.statements.empty(); }
+
+std::string nothingToComputeMessage(const std::string& path) {
+  return path + ": nothing to compute: the program has no statement (such as 'y(i) = A(i,j) * x(j)')";
+}
+
+frontend::Program loadComputationOrExit(const std::string& path) {
+  frontend::Program program = loadProgramOrExit(path);
+  if (hasNothingToCompute(program)) {
+    std::cerr << "tcc: error: " << nothingToComputeMessage(path) << "\n";
+    throw CLI::RuntimeError(kExitUserError);
+  }
+  return program;
+}
+
 }  // namespace tcc::driver

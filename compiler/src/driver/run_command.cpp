@@ -76,7 +76,7 @@ void addRunCommand(CLI::App& app) {
       ->check(CLI::IsMember({"jit", "system"}))
       ->capture_default_str();
   command->callback([options] {
-    Program program = Program::fromSyntax(loadProgramOrExit(options->path));
+    Program program = Program::fromSyntax(loadComputationOrExit(options->path));
     try {
 
       // Matrix Market files first: their headers size the symbols that
@@ -96,7 +96,12 @@ void addRunCommand(CLI::App& app) {
           if (dimension.isSymbolic() && symbolSizes.count(dimension.symbol())) size = symbolSizes.at(dimension.symbol());
           knownDims.push_back(size);
         }
-        Tensor tensor = readTensor(file, declared->format(), declared->datatype(), knownDims);
+        Tensor tensor;
+        try {
+          tensor = readTensor(file, declared->format(), declared->datatype(), knownDims);
+        } catch (const std::exception& error) {
+          throw Error("tensor " + name + ": " + error.what());
+        }
         for (int mode = 0; mode < declared->order(); ++mode)
           if (declared->dimension(mode).isSymbolic()) symbolSizes.emplace(declared->dimension(mode).symbol(), tensor.dims()[mode]);
         inputs[name] = std::move(tensor);

@@ -40,8 +40,10 @@ Program parseProgramFile(const std::string& path) {
   std::ostringstream text;
   if (file) text << file.rdbuf();
   if (!file || file.bad()) {
-    Diagnostic diagnostic{{path, 0, 0}, "cannot read file", ""};
-    throw DiagnosticError({diagnostic});
+    std::vector<Diagnostic> diagnostics(1);
+    diagnostics.front().location.file = path;
+    diagnostics.front().message = "cannot read file";
+    throw DiagnosticError(std::move(diagnostics));
   }
   return parseProgram(text.str(), path);
 }

@@ -3,7 +3,9 @@
 // A scalar is a single line holding its value. The file has no header, so
 // the order comes from the first entry and each dimension is the largest
 // coordinate seen, unless knownDims gives them (then coordinates beyond
-// them are errors, and an empty file is an all-zero tensor).
+// them are errors, and an empty file is an all-zero tensor). Writing a
+// tensor lists every stored entry, explicit zeros included; only an
+// all-dense tensor's zeros are left out.
 #pragma once
 
 #include <cstdint>

@@ -9,7 +9,8 @@
 //
 // Writing: full precision (shortest text that reads back exactly), into a
 // temporary file renamed over `path` at the end, so a failure leaves no
-// partial output.
+// partial output. A tensor's coordinate file lists every stored entry,
+// explicit zeros included; only an all-dense tensor's zeros are left out.
 #pragma once
 
 #include <string>

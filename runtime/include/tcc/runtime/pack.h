@@ -19,18 +19,19 @@ enum class Duplicates {
 // std::invalid_argument when the list is inconsistent (orders, lengths,
 // coordinates out of range), when the format cannot hold the tensor (a
 // unique singleton level that would need two coordinates under one
-// parent), or when a value does not fit an integer element type exactly.
-// Every entry of the list is stored, zeros included.
+// parent, a level declared unique whose coordinates would repeat under the
+// same ancestors), or when a value does not fit an integer element type
+// exactly. Every entry of the list is stored, zeros included.
 Tensor pack(const Coo& coo, const TensorFormat& format, ValueType type = ValueType::Float64,
             Duplicates duplicates = Duplicates::Sum);
 
-// The stored entries in storage order. Positions that exist only because
-// a dense level enumerates every coordinate are left out when their value
-// is zero; entries of all-sparse paths are kept even when zero.
+// The stored entries in storage order, zeros included: they are part of
+// the structure. Only an all-dense tensor's zeros are left out.
 Coo unpack(const Tensor& tensor);
 
 // The same tensor in another format (and element type, by default the
-// source's). Int64 values stay exact.
+// source's). Int64 values stay exact; stored zeros stay stored, except an
+// all-dense source's.
 Tensor convert(const Tensor& tensor, const TensorFormat& format);
 Tensor convert(const Tensor& tensor, const TensorFormat& format, ValueType type);
 

@@ -79,8 +79,12 @@ class Tensor {
     return valueAt(std::span<const int32_t>(coord.begin(), coord.size()));
   }
 
-  // Checks that the storage is well formed: array sizes, pos monotone from
-  // 0, crd within the level's size. Throws std::invalid_argument.
+  // Checks that the storage is well formed (array sizes, pos monotone from
+  // 0, crd within the level's size) and keeps the promises of its format:
+  // a unique level repeats no coordinate, an ordered level's coordinates
+  // never decrease, among positions whose ancestors hold the same
+  // coordinates. O(stored positions). Throws std::invalid_argument naming
+  // the level and the first offending position.
   void validate() const;
 
   // A view for a kernel: pointers into this tensor's storage, capacities
