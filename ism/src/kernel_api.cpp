@@ -39,10 +39,20 @@ class TypedWorkspace final : public AnyWorkspace {
  public:
   TypedWorkspace(const Shape<N>& shape, const WorkspaceOptions& options) : workspace(shape, options) {}
   CompressedTensor finish(const std::vector<LevelSpec>& levels) override {
+    throwIfFailed();
     return compress(workspace.finish(), workspace.shape(), levels);
   }
   int order() const override { return N; }
+  // A failed insert is kept (kernels do not stop in the middle of a
+  // thread loop) and reported by finish.
+  void fail(const char* reason) {
+    if (failure.empty()) failure = reason;
+  }
+  void throwIfFailed() const {
+    if (!failure.empty()) throw std::runtime_error(failure);
+  }
   Workspace<Policy, N> workspace;
+  std::string failure;
 };
 
 // One workspace per thread of a parallel producer, each filled through the
@@ -58,6 +68,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     }
   }
   CompressedTensor finish(const std::vector<LevelSpec>& levels) override {
+    for (const auto& workspace : workspaces_) workspace->throwIfFailed();
     std::vector<const AllArray<N>*> runs(workspaces_.size());
     std::vector<std::exception_ptr> errors(workspaces_.size());
     auto finishOne = [&](std::size_t t) {
@@ -111,11 +122,12 @@ AnyWorkspace* create(int threads, const int* dims, const int* levelOrder, int po
 
 template <template <int> class Policy, int N>
 int insert(void* w, const Coordinates<N>& coordinates, double value) noexcept {
+  auto* workspace = static_cast<TypedWorkspace<Policy, N>*>(static_cast<AnyWorkspace*>(w));
   try {
-    static_cast<TypedWorkspace<Policy, N>*>(static_cast<AnyWorkspace*>(w))->workspace.insert(coordinates, value);
+    workspace->workspace.insert(coordinates, value);
     return 0;
   } catch (const std::exception& error) {
-    lastError() = error.what();
+    workspace->fail(error.what());
     return 1;
   }
 }
@@ -239,10 +251,10 @@ extern "C" void* tcc_ism_kernel_create_per_thread(int threads, int order, const 
   return kernel::createWorkspace(threads, order, dims, level_order, policy, flags, capacity, nnz_hint);
 }
 
-extern "C" void** tcc_ism_kernel_thread_handles(void* w) {
+extern "C" void* tcc_ism_kernel_thread_handle(void* w, int thread) {
   void** handles = static_cast<AnyWorkspace*>(w)->threadHandles();
-  if (handles == nullptr) kernel::lastError() = "ism: the workspace has no per-thread workspaces";
-  return handles;
+  // Kernels ask only for threads of the team the workspaces were made for.
+  return handles == nullptr ? w : handles[thread];
 }
 
 #define TCC_ISM_INSERTS(NAME, POLICY)                                                                   \

@@ -187,6 +187,11 @@ Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
   } else {
     body = complete ? recoverParents({relation}, {}, forall->body) : lower(forall->body);
   }
+  if (!scope->iterationPrologue().empty()) {
+    std::vector<Stmt> withPrologue = scope->iterationPrologue();
+    withPrologue.push_back(body);
+    body = imp::Block::make(withPrologue);
+  }
   scope.reset();
   Expr unset = ops::IntImm::make(-1, imp::Type::int64());
   for (const auto& [posVar, shared] : sharedCursors) {

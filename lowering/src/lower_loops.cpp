@@ -196,6 +196,12 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
     bool workspace = !isParameter(output);
     // A workspace filled and drained inside each iteration gets one copy per thread.
     if (workspace && perThreadWorkspaces.count(output) && threads) continue;
+    if (workspace && storageOf(output).ismHandle.defined()) {
+      requireParallelizable(forall, plan.kind != imp::LoopKind::Vectorized,
+                            "inserting into sparse workspace " + output.name() + " is a call, which vector lanes "
+                            "cannot share");
+      continue;  // each thread inserts into a workspace of its own
+    }
     if (workspace && plan.kind != imp::LoopKind::Serial && storageOf(output).list.defined())
       requireParallelizable(forall, false, "workspace " + output.name() + " records the coordinates it touches in one "
                                            "shared list; parallelize a loop outside its where-statement instead");
@@ -250,11 +256,23 @@ Lowerer::LoopScope::LoopScope(Lowerer& lowerer, const LoopPlan& plan)
     : lowerer_(lowerer), wasParallel_(lowerer.insideParallelLoop_), wasAtomic_(lowerer.atomicStores_) {
   lowerer.insideParallelLoop_ = wasParallel_ || plan.kind == imp::LoopKind::Parallel;
   lowerer.atomicStores_ = wasAtomic_ || plan.atomicStores;
+  if (plan.kind != imp::LoopKind::Parallel) return;
+  for (auto& [tensor, storage] : lowerer.storage_) {
+    if (!storage.ismPerThread || storage.ismThreadHandle.defined()) continue;
+    storage.ismThreadHandle = lowerer.freshVar(storage.name + "_thread", storage.ismHandle.type());
+    prologue_.push_back(imp::Declare::make(
+      storage.ismThreadHandle,
+      imp::Call::make("tcc_ism_kernel_thread_handle",
+                      {storage.ismHandle, imp::Call::make("omp_get_thread_num", {}, imp::Type::int32())},
+                      storage.ismHandle.type())));
+    boundWorkspaces_.push_back(tensor);
+  }
 }
 
 Lowerer::LoopScope::~LoopScope() {
   lowerer_.insideParallelLoop_ = wasParallel_;
   lowerer_.atomicStores_ = wasAtomic_;
+  for (const auto& tensor : boundWorkspaces_) lowerer_.storage_.at(tensor).ismThreadHandle = Expr();
 }
 
 LoweringError Lowerer::sparseVariableScheduled(const ir::IndexVar& var, const ir::TensorVar& tensor) const {
@@ -440,6 +458,7 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     requireParallelizable(forall, sparse.empty(), "the loop merges sparse operands with cursors carried across iterations");
   if (pinned != pinnedCoordinates_.end() && !sparse.empty()) throw sparseVariableScheduled(var, sparse[0]->tensor);
   std::optional<LoopScope> scope(std::in_place, *this, plan);
+  loopBody.insert(loopBody.begin(), scope->iterationPrologue().begin(), scope->iterationPrologue().end());
 
   // if / else-if over the lattice points, most operands first.
   Stmt cases;
@@ -512,7 +531,9 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
   if (lattice.size() == 1 && sparseOf(lattice[0]).size() == 1) {
     LevelIterator& driver = byId(sparseOf(lattice[0])[0]);
     if (driver.format.unique || driver.workspaceList) {
-      std::vector<Stmt> body = readCoordinate(driver);
+      std::vector<Stmt> body = scope->iterationPrologue();
+      auto read = readCoordinate(driver);
+      body.insert(body.end(), read.begin(), read.end());
       coordinates_[var] = driver.coord;
       auto locate = locateDenseIterators(iterators, driver.coord);
       body.insert(body.end(), locate.begin(), locate.end());

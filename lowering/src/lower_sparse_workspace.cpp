@@ -38,7 +38,7 @@ Stmt Lowerer::returnIfFailed(const Expr& failed) {
   return imp::If::make(failed, imp::Return::make(ops::IntImm::make(kSparseWorkspaceStatus)));
 }
 
-void Lowerer::declareSparseWorkspace(const ir::TensorVar& workspace, const ir::TensorVar& output) {
+void Lowerer::declareSparseWorkspace(const ir::TensorVar& workspace, const ir::TensorVar& output, bool perThread) {
   if (workspace.order() < 1 || workspace.order() > 4)
     throw LoweringError("sparse workspace " + workspace.name() + " has order " + std::to_string(workspace.order()) +
                         "; the ISM supports orders 1 to 4");
@@ -65,14 +65,18 @@ void Lowerer::declareSparseWorkspace(const ir::TensorVar& workspace, const ir::T
   const SparseWorkspaceOptions& o = storage.ismOptions;
   int flags = (o.pipelining ? 1 : 0) | (o.doubleBuffering ? 2 : 0);
   storage.ismHandle = freshVar(storage.name, handleType());
+  storage.ismPerThread = perThread;
   header_.push_back(imp::Comment::make("sparse workspace " + workspace.name() + " (ISM, " + toString(o.policy) +
-                                       " policy) for " + output.name()));
+                                       " policy) for " + output.name() + (perThread ? ", one per thread" : "")));
+  std::vector<Expr> args{int32Imm(order), dims, levels, int32Imm(static_cast<int>(o.policy)), int32Imm(flags),
+                         int64Imm(o.capacity), int64Imm(0)};
+  if (perThread) {
+    usesOpenMP_ = true;
+    args.insert(args.begin(), imp::Call::make("omp_get_max_threads", {}, imp::Type::int32()));
+  }
   header_.push_back(imp::Declare::make(
     storage.ismHandle,
-    imp::Call::make("tcc_ism_kernel_create",
-                    {int32Imm(order), dims, levels, int32Imm(static_cast<int>(o.policy)), int32Imm(flags),
-                     int64Imm(o.capacity), int64Imm(0)},
-                    handleType())));
+    imp::Call::make(perThread ? "tcc_ism_kernel_create_per_thread" : "tcc_ism_kernel_create", args, handleType())));
   header_.push_back(imp::Free::make(dims));
   header_.push_back(imp::Free::make(levels));
   header_.push_back(returnIfFailed(imp::Unary::make(imp::UnaryOp::Not, storage.ismHandle)));
@@ -81,10 +85,10 @@ void Lowerer::declareSparseWorkspace(const ir::TensorVar& workspace, const ir::T
 
 Stmt Lowerer::insertIntoSparseWorkspace(const ir::AccessNode* lhs, const Expr& value) {
   const TensorStorage& storage = storageOf(lhs->tensor);
-  if (atomicStores_ || insideParallelLoop_)
-    throw LoweringError("sparse workspace " + lhs->tensor.name() + " is filled by one thread; parallel sparse "
-                        "workspaces are not supported yet (parallelize a statement without scattering)");
-  std::vector<Expr> args{storage.ismHandle};
+  if (insideParallelLoop_ && !storage.ismThreadHandle.defined())
+    throw LoweringError("internal: sparse workspace " + lhs->tensor.name() + " is filled in a thread loop without "
+                        "a workspace per thread");
+  std::vector<Expr> args{storage.ismThreadHandle.defined() ? storage.ismThreadHandle : storage.ismHandle};
   for (const auto& var : lhs->indices) {
     auto coordinate = coordinates_.find(var);
     if (coordinate == coordinates_.end())
@@ -94,7 +98,8 @@ Stmt Lowerer::insertIntoSparseWorkspace(const ir::AccessNode* lhs, const Expr& v
   args.push_back(ops::cast(imp::Type::float64(), value));
   std::string entry = std::string("tcc_ism_insert_") + toString(storage.ismOptions.policy) + "_" +
                       std::to_string(lhs->indices.size());
-  return returnIfFailed(ops::ne(imp::Call::make(entry, args, imp::Type::int32()), int32Imm(0)));
+  // A failure is remembered by the workspace and reported by its finish.
+  return imp::Evaluate::make(imp::Call::make(entry, args, imp::Type::int32()));
 }
 
 Stmt Lowerer::finishSparseWorkspace(const ir::WhereNode* where, const ir::TensorVar& workspace) {

@@ -63,6 +63,14 @@ Lowerer::Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options)
     usedNames_.insert(reserved);
 }
 
+namespace {
+bool fillsOnThreads(const ir::IndexStmt& producer) {
+  for (const auto* forall : statementsOf<ir::ForallNode>(producer))
+    if (forall->attributes.onThreads()) return true;
+  return false;
+}
+}  // namespace
+
 imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   std::set<ir::TensorVar> written;
   for (const auto& tensor : ir::tensorsWritten(cin)) written.insert(tensor);
@@ -126,7 +134,7 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     for (const auto& tensor : ir::tensorsWritten(where->producer)) {
       if (isParameter(tensor) || storage_.count(tensor)) continue;
       if (sparseWorkspaceOutputs.count(tensor))
-        declareSparseWorkspace(tensor, sparseWorkspaceOutputs.at(tensor));
+        declareSparseWorkspace(tensor, sparseWorkspaceOutputs.at(tensor), fillsOnThreads(where->producer));
       else
         declareWorkspace(tensor, sparseConsumer && tensor.order() == 1, parallelWheres.count(where) > 0);
     }

@@ -65,8 +65,10 @@ struct TensorStorage {
   // hold them all, and vals/list/flags point at the running thread's copy.
   imp::Expr valsOfAllThreads, listOfAllThreads, flagsOfAllThreads, sizePerThread;
   imp::Expr scalar;  // order-0 workspace
-  // A sparse (ISM) workspace: its handle, and the output it is finished into.
-  imp::Expr ismHandle;
+  // A sparse (ISM) workspace: its handle; with one workspace per thread,
+  // the running thread's, inside a thread loop.
+  imp::Expr ismHandle, ismThreadHandle;
+  bool ismPerThread = false;
   SparseWorkspaceOptions ismOptions;
 };
 
@@ -114,10 +116,15 @@ class Lowerer {
     ~LoopScope();
     LoopScope(const LoopScope&) = delete;
     LoopScope& operator=(const LoopScope&) = delete;
+    // What each iteration of a thread loop starts with: the running
+    // thread's own sparse workspaces.
+    const std::vector<imp::Stmt>& iterationPrologue() const { return prologue_; }
 
    private:
     Lowerer& lowerer_;
     bool wasParallel_, wasAtomic_;
+    std::vector<imp::Stmt> prologue_;
+    std::vector<ir::TensorVar> boundWorkspaces_;
   };
   LoweringError sparseVariableScheduled(const ir::IndexVar& var, const ir::TensorVar& tensor) const;
   // Whether `output`'s rows can be assembled in parallel by a loop over
@@ -171,7 +178,7 @@ class Lowerer {
   imp::Stmt growIfNeeded(const imp::Expr& capacity, const imp::Expr& index, const std::vector<imp::Expr>& arrays);
 
   // lower_sparse_workspace.cpp: ISM workspaces (sparse scattering).
-  void declareSparseWorkspace(const ir::TensorVar& workspace, const ir::TensorVar& output);
+  void declareSparseWorkspace(const ir::TensorVar& workspace, const ir::TensorVar& output, bool perThread);
   imp::Stmt insertIntoSparseWorkspace(const ir::AccessNode* lhs, const imp::Expr& value);
   // Sort, merge and compress the workspace into the output its consumer copies it to.
   imp::Stmt finishSparseWorkspace(const ir::WhereNode* where, const ir::TensorVar& workspace);

@@ -67,10 +67,10 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
     throw LoweringError("the results of " + output.name() + " scatter out of its storage order and need a sparse "
                         "workspace, which holds orders 1 to 4; " + output.name() + " has order " +
                         std::to_string(output.order()));
-  for (const auto& [var, attributes] : nest.attributes)
-    if (attributes.onThreads())
-      throw LoweringError("parallelize(" + var.name() + ", ...): the results of " + output.name() + " go through a "
-                          "sparse workspace, which one thread fills; parallel sparse workspaces are not supported yet");
+  std::vector<IndexVar> threadLoops;
+  for (const auto& loop : nest.loops)
+    if (auto found = nest.attributes.find(loop); found != nest.attributes.end() && found->second.onThreads())
+      threadLoops.push_back(loop);
 
   std::vector<IndexVar> outputOrder;
   for (int level = 0; level < format.order(); ++level) outputOrder.push_back(lhs.indices()[format.modeOfLevel(level)]);
@@ -112,6 +112,9 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
   nest.decisions.push_back(classification + " (loops over " + joinNames(loops) + ", output order " +
                            joinNames(outputOrder) + ", without reductions " + joinNames(kept) + ")");
   std::string flags;
+  if (!threadLoops.empty())
+    flags += ", one per thread of the loop over " + joinNames(threadLoops) +
+             ", sorted and merged on their threads, then merged in parallel by ranges of " + outputOrder[0].name();
   if (options.pipelining) flags += ", pipelined";
   if (options.doubleBuffering) flags += ", double-buffered";
   if (options.capacity > 0) flags += ", first capacity " + std::to_string(options.capacity);

@@ -202,10 +202,19 @@ TEST(SparseWorkspaceCommand, BadInputIsLocated) {
   EXPECT_TRUE(contains(message, "test.tc:")) << message;
 }
 
-TEST(SparseWorkspaceCommand, ParallelScatteringIsRefused) {
-  std::string message =
-    errorOf(withSchedule(replaced(kOuterProduct, "OUT", "csr"), "parallelize(k, CPUThread, NoRaces)"));
-  EXPECT_TRUE(contains(message, "parallel sparse workspaces are not supported yet")) << message;
+// Thread loops fill one workspace per thread (tested at several thread
+// counts in test/e2e); vector lanes cannot share the insert calls.
+TEST(SparseWorkspaceCommand, ParallelProducersMatchReferenceAndVectorLanesAreRefused) {
+  // B by columns and C by rows with a dense k level each: one counted loop over k.
+  std::string program = replaced(replaced(replaced(kOuterProduct, "OUT", "csr"), "dcsc", "csc"), "dcsr", "csr");
+  std::map<std::string, rt::Coo> inputs = {{"B", randomSparse({61, 43}, 0.05, 23)}, {"C", randomSparse({43, 57}, 0.05, 24)}};
+  for (const char* policy : {"bucket", "hash", "coord"}) {
+    std::string command = std::string("parallelize(k, CPUThread, NoRaces)\n  sparse_workspace(policy = ") + policy + ")";
+    SCOPED_TRACE(command);
+    expectProgramMatchesReference(withSchedule(program, command), inputs);
+  }
+  std::string message = errorOf(withSchedule(program, "parallelize(j, CPUVector, NoRaces)"));
+  EXPECT_TRUE(contains(message, "vector lanes cannot share")) << message;
 }
 
 }  // namespace

@@ -23,14 +23,17 @@ void* tcc_ism_kernel_create(int order, const int* dims, const int* level_order, 
                             int flags, long long capacity, long long nnz_hint);
 
 /* The same for a parallel producer: one workspace per thread, merged in
- * parallel when finished. tcc_ism_kernel_thread_handles gives the array of
- * the per-thread workspaces, indexed by thread number, each filled through
- * the insert entry points below; finish and destroy take the whole. */
+ * parallel when finished. tcc_ism_kernel_thread_handle gives thread
+ * `thread`'s own workspace, filled through the insert entry points below;
+ * finish and destroy take the whole. */
 void* tcc_ism_kernel_create_per_thread(int threads, int order, const int* dims, const int* level_order,
                                        int policy, int flags, long long capacity, long long nnz_hint);
-void** tcc_ism_kernel_thread_handles(void* w);
+void* tcc_ism_kernel_thread_handle(void* w, int thread);
 
-/* Insert, one entry point per policy and order; coordinates in mode order. */
+/* Insert, one entry point per policy and order; coordinates in mode order.
+ * A failed insert (a coordinate out of range, memory exhausted) returns
+ * non-zero and is remembered: finish then fails with its reason, so a
+ * kernel need not leave a thread loop to report it. */
 int tcc_ism_insert_bucket_1(void* w, int c0, double v);
 int tcc_ism_insert_bucket_2(void* w, int c0, int c1, double v);
 int tcc_ism_insert_bucket_3(void* w, int c0, int c1, int c2, double v);

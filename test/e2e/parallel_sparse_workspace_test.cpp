@@ -1,0 +1,129 @@
+// Scattering statements with a thread loop in their producer: one sparse
+// workspace per thread, merged in parallel. `tcc run` at 1, 2, 3, 7 and 16
+// threads must give what the serial kernel and the dense reference give.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "reference_check.h"
+#include "tcc/runtime/matrix_market.h"
+#include "tcc/runtime/pack.h"
+#include "tcc/runtime/random.h"
+#include "tcc/runtime/tensor_file.h"
+
+namespace tcc::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Case {
+  std::string name;
+  friend void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
+  std::string program;   // without a schedule
+  std::string schedule;  // the parallel one
+  std::map<std::string, rt::Coo> inputs;
+};
+
+rt::Coo random(std::vector<int32_t> dims, double density, uint64_t seed) {
+  return rt::randomUniform(dims, density, seed);
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> all;
+  rt::Coo real = rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/bcspwr03.mtx");
+  all.push_back({"outer_product_spgemm",
+                 "tensor A(I, J) : csr\ntensor B(I, K) : csc\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n",
+                 "parallelize(k, CPUThread, NoRaces)", {{"B", real}, {"C", real}}});
+  all.push_back({"transposed_spgemm",
+                 "tensor A(J, I) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(j, i) = B(i, k) * C(k, j)\n",
+                 "parallelize(i, CPUThread, NoRaces)",
+                 {{"B", random({300, 200}, 0.02, 1)}, {"C", random({200, 250}, 0.02, 2)}}});
+  all.push_back({"sp_mttkrp",
+                 "tensor A(I, J) : dcsr\ntensor B(K, L, I) : csf\ntensor C(K, J) : dense\ntensor D(L, J) : dense\n"
+                 "A(i, j) = B(k, l, i) * C(k, j) * D(l, j)\n",
+                 "parallelize(k, CPUThread, NoRaces)",
+                 {{"B", random({40, 30, 50}, 0.01, 3)}, {"C", random({40, 6}, 1.0, 4)}, {"D", random({30, 6}, 1.0, 5)}}});
+  all.push_back({"sp_ttm_into_coo",
+                 "tensor A(I, J, L) : coo\ntensor B(K, I, J) : csf\ntensor C(K, L) : csr\nA(i, j, l) = B(k, i, j) * C(k, l)\n",
+                 "parallelize(k, CPUThread, NoRaces)",
+                 {{"B", random({30, 20, 25}, 0.02, 6)}, {"C", random({30, 15}, 0.2, 7)}}});
+  return all;
+}
+
+struct Outcome {
+  int exitCode = -1;
+  std::string output;
+};
+
+Outcome run(const std::string& command) {
+  Outcome outcome;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return outcome;
+  char buffer[4096];
+  size_t read;
+  while ((read = fread(buffer, 1, sizeof buffer, pipe)) > 0) outcome.output.append(buffer, read);
+  int status = pclose(pipe);
+  outcome.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+class ParallelSparseWorkspace : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ParallelSparseWorkspace, EveryThreadCountMatchesTheSerialKernelAndTheReference) {
+  const Case& c = GetParam();
+  fs::path folder = fs::temp_directory_path() / ("tcc_parallel_ws_" + std::to_string(::getpid()) + "_" + c.name);
+  fs::create_directories(folder);
+  std::string parallelProgram = c.program + "schedule {\n  " + c.schedule + "\n}\n";
+  std::ofstream(folder / "parallel.tc") << parallelProgram;
+  std::string bindings;
+  std::map<std::string, Tensor> inputs;
+  Program serial = Program::fromText(c.program, "serial.tc");
+  for (const auto& [name, coo] : c.inputs) {
+    fs::path file = folder / (name + (coo.order() == 2 ? ".mtx" : ".tns"));
+    if (coo.order() == 2)
+      rt::writeMatrixMarket(file.string(), coo);
+    else
+      rt::writeTensorFile(file.string(), coo);
+    bindings += " --in " + name + "='" + file.string() + "'";
+    const TensorVar* declared = serial.syntax().findTensor(name);
+    inputs.emplace(name, rt::pack(coo, toRuntimeFormat(declared->format())));
+  }
+  // The serial kernel, itself checked against the dense reference.
+  expectMatchesReference(serial, inputs, 1e-12);
+  std::vector<double> expected = rt::toDense(rt::unpack(compile(serial).run(inputs).at("A")));
+  double scale = 1;
+  for (double v : expected) scale = std::max(scale, std::abs(v));
+
+  for (int threads : {1, 2, 3, 7, 16}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    fs::path out = folder / ("A" + std::to_string(threads) + (c.name == "sp_ttm_into_coo" ? ".tns" : ".mtx"));
+    Outcome outcome = run("OMP_NUM_THREADS=" + std::to_string(threads) + " '" + std::string(TCC_EXECUTABLE) +
+                          "' run '" + (folder / "parallel.tc").string() + "'" + bindings + " --out A='" +
+                          out.string() + "'");
+    ASSERT_EQ(outcome.exitCode, 0) << outcome.output;
+    std::vector<int32_t> dims = rt::unpack(compile(serial).run(inputs).at("A")).dims;
+    rt::Coo written = rt::readTensorFile(out.string(), dims);
+    std::vector<double> actual = rt::toDense(written);
+    ASSERT_EQ(actual.size(), expected.size());
+    double worst = 0;
+    for (size_t k = 0; k < actual.size(); ++k) worst = std::max(worst, std::abs(actual[k] - expected[k]));
+    EXPECT_LE(worst, 1e-12 * scale) << "largest difference from the serial kernel";
+  }
+  Outcome explain = run("'" + std::string(TCC_EXECUTABLE) + "' explain '" + (folder / "parallel.tc").string() + "'");
+  EXPECT_NE(explain.output.find("one per thread of the loop over"), std::string::npos) << explain.output;
+  fs::remove_all(folder);
+}
+
+INSTANTIATE_TEST_SUITE_P(Scattering, ParallelSparseWorkspace, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace tcc::e2e
