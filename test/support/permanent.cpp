@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 #include "tcc/test/reference.h"
@@ -13,6 +16,20 @@ double permanent(const DenseArray& matrix) {
   const int64_t n = matrix.dims[0];
   if (n == 0) return 1.0;
   if (n > 30) throw std::invalid_argument("permanent: n = " + std::to_string(n) + " is too large to enumerate");
+  // Rows scaled by powers of two (exact) to a largest magnitude of 1, and
+  // the scale multiplied back at the end: entries of very different sizes
+  // would otherwise lose the alternating sum all accuracy.
+  std::vector<double> scaled = matrix.values;
+  int exponent = 0;
+  for (int64_t row = 0; row < n; ++row) {
+    double largest = 0.0;
+    for (int64_t column = 0; column < n; ++column) largest = std::max(largest, std::abs(scaled[row * n + column]));
+    if (largest == 0.0) return 0.0;
+    int shift = 0;
+    std::frexp(largest, &shift);
+    exponent += shift;
+    for (int64_t column = 0; column < n; ++column) scaled[row * n + column] = std::ldexp(scaled[row * n + column], -shift);
+  }
   std::vector<double> rowSums(n, 0.0);
   double total = 0.0;
   uint64_t previousGray = 0;
@@ -21,13 +38,29 @@ double permanent(const DenseArray& matrix) {
     uint64_t flipped = gray ^ previousGray;
     int column = __builtin_ctzll(flipped);
     double sign = (gray & flipped) ? 1.0 : -1.0;  // column added or removed
-    for (int64_t row = 0; row < n; ++row) rowSums[row] += sign * matrix.values[row * n + column];
+    for (int64_t row = 0; row < n; ++row) rowSums[row] += sign * scaled[row * n + column];
     previousGray = gray;
     double product = 1.0;
     for (int64_t row = 0; row < n; ++row) product *= rowSums[row];
     int subsetSize = __builtin_popcountll(gray);
     total += ((subsetSize % 2) == (n % 2) ? 1.0 : -1.0) * product;
   }
+  return std::ldexp(total, exponent);
+}
+
+double permanentByPermutations(const DenseArray& matrix) {
+  if (matrix.order() != 2 || matrix.dims[0] != matrix.dims[1])
+    throw std::invalid_argument("permanentByPermutations: expects a square matrix");
+  const int64_t n = matrix.dims[0];
+  if (n > 10) throw std::invalid_argument("permanentByPermutations: n = " + std::to_string(n) + " is too large");
+  std::vector<int64_t> sigma(n);
+  std::iota(sigma.begin(), sigma.end(), 0);
+  double total = 0.0;
+  do {
+    double product = 1.0;
+    for (int64_t row = 0; row < n; ++row) product *= matrix.values[row * n + sigma[row]];
+    total += product;
+  } while (std::next_permutation(sigma.begin(), sigma.end()));
   return total;
 }
 

@@ -140,6 +140,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
 
   RunResult result;
   result.seconds.assign(options.repeat, 0.0);
+  rt::PermanentOptionsScope permanentOptions(options.permanent);
   for (size_t index = 0; index < lowered_.statements.size(); ++index) {
     const CompiledStatement& statement = lowered_.statements[index];
     const ir::IndexStmt& source = program_.statements()[index];
@@ -177,6 +178,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       if (status == lowering::kBrokenBoundStatus)
         throw Error("a bound(...) of the schedule does not hold for these inputs: a dimension differs from its "
                     "MaxExact bound or exceeds its MaxConstraint bound");
+      if (status == rt::kPermanentFailedStatus) throw Error(tcc_permanent_last_error());
       if (status != 0) throw Error("kernel " + statement.function.name + " failed with status " + std::to_string(status));
       if (assembled) output = Tensor::adopt(std::move(views[outputSlot]));
     }

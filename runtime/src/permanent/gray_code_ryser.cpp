@@ -1,0 +1,186 @@
+#include "gray_code_ryser.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace tcc::rt::permanent {
+namespace {
+
+constexpr uint64_t kStopCheckInterval = uint64_t{1} << 16;  // iterations between looks at the stop flags
+
+std::string shortText(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+std::vector<double> rowSums(const SortedColumnMatrix& matrix) {
+  std::vector<double> sums(matrix.n, 0.0);
+  for (int64_t k = 0; k < matrix.nonzeros; ++k) sums[matrix.rows[k]] += matrix.values[k];
+  return sums;
+}
+
+// Plain product (exact mode without checks, and the float mode's four
+// independent chains, which keep the multiplier busy).
+inline double productOf(const double* x, int n) {
+  double p0 = 1, p1 = 1, p2 = 1, p3 = 1;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    p0 *= x[i];
+    p1 *= x[i + 1];
+    p2 *= x[i + 2];
+    p3 *= x[i + 3];
+  }
+  for (; i < n; ++i) p0 *= x[i];
+  return (p0 * p1) * (p2 * p3);
+}
+
+struct UncheckedProduct {
+  static bool product(const int64_t* x, int n, Int128& result) {
+    Int128 p = 1;
+    for (int i = 0; i < n; ++i) p *= x[i];
+    result = p;
+    return true;
+  }
+  static bool add(Int128& sum, Int128 value, bool negate) {
+    sum += negate ? -value : value;
+    return true;
+  }
+};
+
+struct CheckedProduct {
+  static bool product(const int64_t* x, int n, Int128& result) {
+    Int128 p = 1;
+    for (int i = 0; i < n; ++i)
+      if (__builtin_mul_overflow(p, static_cast<Int128>(x[i]), &p)) return false;
+    result = p;
+    return true;
+  }
+  static bool add(Int128& sum, Int128 value, bool negate) {
+    return negate ? !__builtin_sub_overflow(sum, value, &sum) : !__builtin_add_overflow(sum, value, &sum);
+  }
+};
+
+// The chunk loop shared by both modes. Accumulate(g) adds (-1)^g prod x
+// and returns false on overflow.
+template <typename Value, typename Accumulate>
+bool walkChunk(const RyserTables<Value>& tables, uint64_t begin, uint64_t end, StopFlags stop, bool& stopped,
+               Value* x, Accumulate&& accumulate) {
+  const int n = tables.n;
+  const int32_t* columnStart = tables.columnStart;
+  const int32_t* rows = tables.rows;
+  const Value* step = tables.step.data();
+  for (int i = 0; i < n; ++i) x[i] = tables.start[i];
+  const uint64_t gray = begin ^ (begin >> 1);
+  for (int column = 0; column + 1 < n; ++column) {
+    if (!((gray >> column) & 1)) continue;
+    for (int32_t k = columnStart[column]; k < columnStart[column + 1]; ++k) x[rows[k]] += step[k];
+  }
+  int zeros = 0;
+  for (int i = 0; i < n; ++i) zeros += x[i] == 0;
+  if (zeros == 0 && !accumulate(begin)) return false;
+  for (uint64_t g = begin + 1; g < end; ++g) {
+    if ((g & (kStopCheckInterval - 1)) == 0 && stop.requested()) {
+      stopped = true;
+      return true;
+    }
+    const int column = __builtin_ctzll(g);
+    const bool added = ((g ^ (g >> 1)) >> column) & 1;
+    for (int32_t k = columnStart[column]; k < columnStart[column + 1]; ++k) {
+      Value& entry = x[rows[k]];
+      const bool wasZero = entry == 0;
+      entry += added ? step[k] : -step[k];
+      zeros += (entry == 0) - wasZero;
+    }
+    if (zeros == 0 && !accumulate(g)) return false;
+  }
+  return true;
+}
+
+template <typename Policy>
+ChunkOutcome<Int128> exactChunkWith(const RyserTables<int64_t>& tables, uint64_t begin, uint64_t end,
+                                    StopFlags stop) {
+  ChunkOutcome<Int128> outcome;
+  int64_t x[kMaxOrder];
+  Int128 sum = 0;
+  bool ok = walkChunk(tables, begin, end, stop, outcome.stopped, x, [&](uint64_t g) {
+    Int128 product;
+    return Policy::product(x, tables.n, product) && Policy::add(sum, product, g & 1);
+  });
+  outcome.overflow = !ok;
+  outcome.sum = sum;
+  return outcome;
+}
+
+}  // namespace
+
+RyserTables<double> floatTables(const SortedColumnMatrix& matrix) {
+  RyserTables<double> tables;
+  tables.n = matrix.n;
+  tables.columnStart = matrix.columnStart.data();
+  tables.rows = matrix.rows.data();
+  std::vector<double> sums = rowSums(matrix);
+  tables.start.resize(matrix.n);
+  for (int i = 0; i < matrix.n; ++i) tables.start[i] = -0.5 * sums[i];
+  if (matrix.n > 0) {
+    const int last = matrix.n - 1;
+    for (int32_t k = matrix.columnStart[last]; k < matrix.columnStart[last + 1]; ++k)
+      tables.start[matrix.rows[k]] += matrix.values[k];
+  }
+  tables.step = matrix.values;
+  return tables;
+}
+
+RyserTables<int64_t> exactTables(const SortedColumnMatrix& matrix) {
+  constexpr double kLargestExact = 9007199254740992.0;  // 2^53
+  RyserTables<int64_t> tables;
+  tables.n = matrix.n;
+  tables.columnStart = matrix.columnStart.data();
+  tables.rows = matrix.rows.data();
+  tables.step.resize(matrix.nonzeros);
+  tables.start.assign(matrix.n, 0);
+  for (int column = 0; column < matrix.n; ++column) {
+    for (int32_t k = matrix.columnStart[column]; k < matrix.columnStart[column + 1]; ++k) {
+      double value = matrix.values[k];
+      if (value != std::trunc(value) || std::abs(value) > kLargestExact)
+        throw PermanentError("perm: an exact permanent (integer result) needs integer entries up to 2^53, but entry (" +
+                             std::to_string(matrix.rows[k] + 1) + ", " +
+                             std::to_string(matrix.originalColumn[column] + 1) + ") is " + shortText(value));
+      auto integer = static_cast<int64_t>(value);
+      tables.step[k] = 2 * integer;  // |row sums| <= 64 * 2^54: no int64 overflow
+      tables.start[matrix.rows[k]] += column == matrix.n - 1 ? integer : -integer;
+    }
+  }
+  return tables;
+}
+
+bool exactSumCannotOverflow(const SortedColumnMatrix& matrix) {
+  // |X_i| <= sum_j |a_ij| at every g, and 2^(n-1) products are summed.
+  std::vector<double> absoluteRowSums(matrix.n, 0.0);
+  for (int64_t k = 0; k < matrix.nonzeros; ++k) absoluteRowSums[matrix.rows[k]] += std::abs(matrix.values[k]);
+  double bits = matrix.n;  // log2(2^(n-1)) plus one bit of slack
+  for (double sum : absoluteRowSums) bits += std::log2(std::max(sum, 1.0));
+  return bits < 126;
+}
+
+ChunkOutcome<double> floatChunk(const RyserTables<double>& tables, uint64_t begin, uint64_t end, StopFlags stop) {
+  ChunkOutcome<double> outcome;
+  double x[kMaxOrder];
+  double sum = 0;
+  walkChunk(tables, begin, end, stop, outcome.stopped, x, [&](uint64_t g) {
+    double product = productOf(x, tables.n);
+    sum += (g & 1) ? -product : product;
+    return true;
+  });
+  outcome.sum = sum;
+  return outcome;
+}
+
+ChunkOutcome<Int128> exactChunk(const RyserTables<int64_t>& tables, uint64_t begin, uint64_t end, StopFlags stop,
+                                bool checked) {
+  return checked ? exactChunkWith<CheckedProduct>(tables, begin, end, stop)
+                 : exactChunkWith<UncheckedProduct>(tables, begin, end, stop);
+}
+
+}  // namespace tcc::rt::permanent
