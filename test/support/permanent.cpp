@@ -16,19 +16,26 @@ double permanent(const DenseArray& matrix) {
   const int64_t n = matrix.dims[0];
   if (n == 0) return 1.0;
   if (n > 30) throw std::invalid_argument("permanent: n = " + std::to_string(n) + " is too large to enumerate");
-  // Rows scaled by powers of two (exact) to a largest magnitude of 1, and
-  // the scale multiplied back at the end: entries of very different sizes
-  // would otherwise lose the alternating sum all accuracy.
+  // Rows, then columns, scaled by powers of two (exact) to a largest
+  // magnitude of 1, and the scale multiplied back at the end: entries of
+  // very different sizes would otherwise cost the alternating sum all its
+  // accuracy.
   std::vector<double> scaled = matrix.values;
   int exponent = 0;
-  for (int64_t row = 0; row < n; ++row) {
-    double largest = 0.0;
-    for (int64_t column = 0; column < n; ++column) largest = std::max(largest, std::abs(scaled[row * n + column]));
-    if (largest == 0.0) return 0.0;
-    int shift = 0;
-    std::frexp(largest, &shift);
-    exponent += shift;
-    for (int64_t column = 0; column < n; ++column) scaled[row * n + column] = std::ldexp(scaled[row * n + column], -shift);
+  for (int pass = 0; pass < 2; ++pass) {
+    const int64_t rowStride = pass == 0 ? n : 1, columnStride = pass == 0 ? 1 : n;
+    for (int64_t line = 0; line < n; ++line) {
+      double largest = 0.0;
+      for (int64_t k = 0; k < n; ++k) largest = std::max(largest, std::abs(scaled[line * rowStride + k * columnStride]));
+      if (largest == 0.0) return 0.0;
+      int shift = 0;
+      std::frexp(largest, &shift);
+      exponent += shift;
+      for (int64_t k = 0; k < n; ++k) {
+        double& entry = scaled[line * rowStride + k * columnStride];
+        entry = std::ldexp(entry, -shift);
+      }
+    }
   }
   std::vector<double> rowSums(n, 0.0);
   double total = 0.0;
