@@ -95,6 +95,18 @@ TEST_F(PermanentCheckpoint, ACheckpointOfAnotherMatrixIsRefused) {
   EXPECT_THROW(exactPermanent(pattern, stopAfter(0, 1)), std::runtime_error);
 }
 
+TEST_F(PermanentCheckpoint, AnUnwritablePathFailsBeforeTheWork) {
+  rt::PermanentOptions options = stopAfter(0, 1);
+  options.checkpointPath = (path_ / "no-such-folder" / "checkpoint").string();
+  rt::Tensor matrix = toTensor(randomSparse(12, 0.5, 9), rt::TensorFormat::csc());
+  try {
+    floatPermanent(matrix, options);
+    ADD_FAILURE() << "a checkpoint in a missing folder was accepted";
+  } catch (const std::runtime_error& error) {
+    EXPECT_THAT(error.what(), HasSubstr("cannot write checkpoint " + options.checkpointPath));
+  }
+}
+
 TEST_F(PermanentCheckpoint, AMalformedCheckpointNamesItsLine) {
   {
     std::ofstream out(path_);

@@ -11,6 +11,13 @@
 //
 // Exact mode runs on X = 2x, integers when A's entries are: the products
 // are 2^n times too large, which the caller divides out at the end.
+//
+// Column c flips at every 2^(c+1)-th step, so the first (sparsest, after
+// the degree sort) columns change x almost always and the rest rarely. The
+// rows are renumbered so that those the first `frequentColumns` columns
+// touch come first: the product of the other rows' x is kept from step to
+// step and recomputed only after a later column flipped (the CPU form of
+// Elbek and Kaya's register/global split).
 #pragma once
 
 #include <atomic>
@@ -28,9 +35,11 @@ using Int128 = __int128;
 template <typename Value>
 struct RyserTables {
   int n = 0;
+  int frequentColumns = 0;    // columns 0..frequentColumns-1 touch rows 0..frequentRows-1 only
+  int frequentRows = 0;
   const int32_t* columnStart = nullptr;
-  const int32_t* rows = nullptr;
-  std::vector<Value> start;   // x(0), one per row
+  std::vector<int32_t> rows;  // per nonzero of the sorted CSC, renumbered
+  std::vector<Value> start;   // x(0), one per (renumbered) row
   std::vector<Value> step;    // per nonzero of the sorted CSC
 };
 

@@ -137,6 +137,7 @@ Sum sumOfChunks(const SortedColumnMatrix& matrix, const char* mode, const Perman
       if (done[chunk].load(std::memory_order_acquire)) checkpoint.partials[chunk] = partialText(partials[chunk]);
     writeCheckpoint(path, checkpoint);
   };
+  saveCheckpoint();  // an unwritable path fails now, not after the work
 
   InterruptScope interrupt;
   std::atomic<bool> stopRun{false};
