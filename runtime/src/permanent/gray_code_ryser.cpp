@@ -1,9 +1,11 @@
 #include "gray_code_ryser.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace tcc::rt::permanent {
 namespace {
@@ -22,18 +24,17 @@ std::vector<double> rowSums(const SortedColumnMatrix& matrix) {
   return sums;
 }
 
-// The product of the row sums in four independent chains, which keeps the
-// multiplier busy where one chain would wait on each multiplication.
-inline double productOf(const double* x, int n) {
+// The product of `blocks` blocks of four row sums, in four independent
+// chains, which keeps the multiplier busy where one chain would wait on
+// each multiplication.
+inline double productOfBlocks(const double* x, int blocks) {
   double p0 = 1, p1 = 1, p2 = 1, p3 = 1;
-  int i = 0;
-  for (; i + 4 <= n; i += 4) {
-    p0 *= x[i];
-    p1 *= x[i + 1];
-    p2 *= x[i + 2];
-    p3 *= x[i + 3];
+  for (int b = 0; b < blocks; ++b, x += 4) {
+    p0 *= x[0];
+    p1 *= x[1];
+    p2 *= x[2];
+    p3 *= x[3];
   }
-  for (; i < n; ++i) p0 *= x[i];
   return (p0 * p1) * (p2 * p3);
 }
 
@@ -71,14 +72,15 @@ bool walkChunk(const RyserTables<Value>& tables, uint64_t begin, uint64_t end, S
   const int32_t* columnStart = tables.columnStart;
   const int32_t* rows = tables.rows.data();
   const Value* step = tables.step.data();
-  for (int i = 0; i < n; ++i) x[i] = tables.start[i];
+  const int width = tables.width;
+  for (int i = 0; i < width; ++i) x[i] = tables.start[i];
   const uint64_t gray = begin ^ (begin >> 1);
   for (int column = 0; column + 1 < n; ++column) {
     if (!((gray >> column) & 1)) continue;
     for (int32_t k = columnStart[column]; k < columnStart[column + 1]; ++k) x[rows[k]] += step[k];
   }
   int zeros = 0;
-  for (int i = 0; i < n; ++i) zeros += x[i] == 0;
+  for (int i = 0; i < width; ++i) zeros += x[i] == 0;
   bool restStale = true;
   if (zeros == 0) {
     if (!accumulate(begin, true)) return false;
@@ -110,12 +112,12 @@ template <typename Policy>
 ChunkOutcome<Int128> exactChunkWith(const RyserTables<int64_t>& tables, uint64_t begin, uint64_t end,
                                     StopFlags stop) {
   ChunkOutcome<Int128> outcome;
-  int64_t x[kMaxOrder];
+  int64_t x[kMaxWidth];
   Int128 sum = 0, rest = 1;
-  const int frequent = tables.frequentRows;
+  const int frequent = tables.frequentWidth;
   bool ok = walkChunk(tables, begin, end, stop, outcome.stopped, x, [&](uint64_t g, bool restStale) {
     Int128 product;
-    if (restStale && !Policy::product(x + frequent, tables.n - frequent, 1, rest)) return false;
+    if (restStale && !Policy::product(x + frequent, tables.width - frequent, 1, rest)) return false;
     return Policy::product(x, frequent, rest, product) && Policy::add(sum, product, g & 1);
   });
   outcome.overflow = !ok;
@@ -146,13 +148,45 @@ void renumberRowsByFrequentColumns(const SortedColumnMatrix& matrix, RyserTables
   for (int pass = 1; pass >= 0; --pass)
     for (int row = 0; row < n; ++row)
       if (frequent[row] == pass) newIndex[row] = next++;
+  const int frequentRows = static_cast<int>(std::count(frequent.begin(), frequent.end(), 1));
+  auto roundUp = [](int count) { return (count + 3) / 4 * 4; };
   tables.frequentColumns = bestColumns;
-  tables.frequentRows = static_cast<int>(std::count(frequent.begin(), frequent.end(), 1));
+  tables.frequentWidth = roundUp(frequentRows);
+  tables.width = tables.frequentWidth + roundUp(n - frequentRows);
+  for (int row = 0; row < n; ++row)
+    if (!frequent[row]) newIndex[row] += tables.frequentWidth - frequentRows;
   tables.rows.resize(matrix.nonzeros);
   for (int64_t k = 0; k < matrix.nonzeros; ++k) tables.rows[k] = newIndex[matrix.rows[k]];
-  std::vector<Value> start(n);
+  std::vector<Value> start(tables.width, Value(1));
   for (int row = 0; row < n; ++row) start[newIndex[row]] = tables.start[row];
   tables.start = std::move(start);
+}
+
+// Float mode with the frequent rows' product unrolled: FrequentBlocks is
+// frequentWidth / 4, known at compile time.
+template <int FrequentBlocks>
+ChunkOutcome<double> floatChunkWith(const RyserTables<double>& tables, uint64_t begin, uint64_t end,
+                                    StopFlags stop) {
+  ChunkOutcome<double> outcome;
+  double x[kMaxWidth];
+  double sum = 0, rest = 1;
+  constexpr int frequent = 4 * FrequentBlocks;
+  const int restBlocks = (tables.width - frequent) / 4;
+  walkChunk(tables, begin, end, stop, outcome.stopped, x, [&](uint64_t g, bool restStale) {
+    if (restStale) rest = productOfBlocks(x + frequent, restBlocks);
+    double product = productOfBlocks(x, FrequentBlocks) * rest;
+    sum += (g & 1) ? -product : product;
+    return true;
+  });
+  outcome.sum = sum;
+  return outcome;
+}
+
+using FloatChunkFunction = ChunkOutcome<double> (*)(const RyserTables<double>&, uint64_t, uint64_t, StopFlags);
+
+template <int... Blocks>
+constexpr std::array<FloatChunkFunction, sizeof...(Blocks)> floatChunkTable(std::integer_sequence<int, Blocks...>) {
+  return {&floatChunkWith<Blocks>...};
 }
 
 }  // namespace
@@ -207,18 +241,8 @@ bool exactSumCannotOverflow(const SortedColumnMatrix& matrix) {
 }
 
 ChunkOutcome<double> floatChunk(const RyserTables<double>& tables, uint64_t begin, uint64_t end, StopFlags stop) {
-  ChunkOutcome<double> outcome;
-  double x[kMaxOrder];
-  double sum = 0, rest = 1;
-  const int frequent = tables.frequentRows;
-  walkChunk(tables, begin, end, stop, outcome.stopped, x, [&](uint64_t g, bool restStale) {
-    if (restStale) rest = productOf(x + frequent, tables.n - frequent);
-    double product = productOf(x, frequent) * rest;
-    sum += (g & 1) ? -product : product;
-    return true;
-  });
-  outcome.sum = sum;
-  return outcome;
+  static constexpr auto kChunks = floatChunkTable(std::make_integer_sequence<int, kMaxWidth / 4 + 1>());
+  return kChunks[tables.frequentWidth / 4](tables, begin, end, stop);
 }
 
 ChunkOutcome<Int128> exactChunk(const RyserTables<int64_t>& tables, uint64_t begin, uint64_t end, StopFlags stop,

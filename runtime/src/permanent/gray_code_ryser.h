@@ -35,13 +35,18 @@ using Int128 = __int128;
 template <typename Value>
 struct RyserTables {
   int n = 0;
-  int frequentColumns = 0;    // columns 0..frequentColumns-1 touch rows 0..frequentRows-1 only
-  int frequentRows = 0;
+  // x holds the frequent rows in [0, frequentWidth), the others from
+  // frequentWidth on, each part padded with ones to a multiple of 4 so the
+  // products run in whole blocks of four; width is the padded length.
+  int frequentColumns = 0;    // columns 0..frequentColumns-1 touch only the frequent rows
+  int frequentWidth = 0, width = 0;
   const int32_t* columnStart = nullptr;
   std::vector<int32_t> rows;  // per nonzero of the sorted CSC, renumbered
-  std::vector<Value> start;   // x(0), one per (renumbered) row
+  std::vector<Value> start;   // x(0), `width` entries
   std::vector<Value> step;    // per nonzero of the sorted CSC
 };
+
+inline constexpr int kMaxWidth = kMaxOrder + 8;
 
 RyserTables<double> floatTables(const SortedColumnMatrix& matrix);
 // Throws PermanentError naming an entry that is not an integer (or whose
