@@ -151,7 +151,11 @@ Sum sumOfChunks(const SortedColumnMatrix& matrix, const char* mode, const Perman
   auto lastSave = std::chrono::steady_clock::now();
 
 #ifdef _OPENMP
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+  // Below about a million steps (milliseconds), starting threads costs more than they save.
+  constexpr uint64_t kSerialBelow = uint64_t{1} << 20;
+  const int threads = plan.iterations < kSerialBelow ? 1
+                      : options.threads > 0         ? options.threads
+                                                    : omp_get_max_threads();
 #endif
   const auto todoCount = static_cast<int64_t>(todo.size());
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
