@@ -69,6 +69,25 @@ std::optional<imp::Function> lowerIntrinsic(const ir::IndexStmt& cin, const std:
   return function;
 }
 
+std::optional<std::string> intrinsicDecision(const imp::Function& function) {
+  const auto* block = function.body.as<imp::Block>();
+  if (!block) return std::nullopt;
+  for (const auto& stmt : block->stmts) {
+    const auto* intrinsic = stmt.as<imp::Intrinsic>();
+    if (!intrinsic || intrinsic->name != kPermanentIntrinsic) continue;
+    bool exact = false;
+    for (const auto& parameter : function.parameters)
+      if (parameter.isOutput)
+        exact = parameter.valueKind == imp::ScalarKind::Int32 || parameter.valueKind == imp::ScalarKind::Int64;
+    return intrinsic->tensors[0] + " = perm(" + intrinsic->tensors[1] +
+           ") is the permanent intrinsic: a call of the precompiled SparsePerman kernel (Gray-code Ryser over a "
+           "degree-sorted CSC, OpenMP chunks), " +
+           (exact ? "exact (an integer result: 128-bit integer sums, overflow is an error)"
+                  : "in floating point (declare the result of int64 for the exact value)");
+  }
+  return std::nullopt;
+}
+
 std::string cppIntrinsicStatement(const imp::Intrinsic& intrinsic) {
   if (intrinsic.name == kPermanentIntrinsic && intrinsic.tensors.size() == 2)
     return "if (int32_t tcc_status = tcc_permanent(" + intrinsic.tensors[0] + ", " + intrinsic.tensors[1] +

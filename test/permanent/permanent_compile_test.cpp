@@ -33,6 +33,11 @@ TEST(PermanentCompile, LowersToOneIntrinsicThatTheCppBackendCalls) {
   EXPECT_EQ(finder.found[0]->name, "permanent");
   EXPECT_EQ(finder.found[0]->tensors, (std::vector<std::string>{"p", "A"}));
   EXPECT_THAT(kernel.source(), HasSubstr("tcc_permanent(p, A)"));
+  ASSERT_EQ(statement.decisions.size(), 1u);
+  EXPECT_THAT(statement.decisions[0], HasSubstr("p = perm(A) is the permanent intrinsic"));
+  EXPECT_THAT(statement.decisions[0], HasSubstr("in floating point"));
+  Lowered exact = lowerProgram(permanentProgram("csr", "int64"));
+  EXPECT_THAT(exact.statements.at(0).decisions.at(0), HasSubstr("exact"));
 }
 
 TEST(PermanentCompile, MatchesTheReferenceInEveryFormat) {

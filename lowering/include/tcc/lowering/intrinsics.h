@@ -25,6 +25,10 @@ inline constexpr const char* kPermanentIntrinsic = "permanent";
 std::optional<ir::imp::Function> lowerIntrinsic(const ir::IndexStmt& cin, const std::vector<ir::TensorVar>& parameters,
                                                 const LowerOptions& options);
 
+// What `tcc explain` says of a function lowerIntrinsic made (nullopt for
+// any other function): which intrinsic, and its mode.
+std::optional<std::string> intrinsicDecision(const ir::imp::Function& function);
+
 // The C++ statement an Intrinsic node becomes (C++ backend); throws
 // LoweringError for an intrinsic that has no CPU expansion.
 std::string cppIntrinsicStatement(const ir::imp::Intrinsic& intrinsic);
