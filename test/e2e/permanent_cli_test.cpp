@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,29 +113,40 @@ TEST(PermanentCli, ProgressGoesToStderr) {
   std::filesystem::remove(log);
 }
 
+// The inode of `path`, 0 if there is no such file: a checkpoint is replaced
+// by a rename, so a new inode means a run has (re)written it.
+ino_t inodeOf(const std::filesystem::path& path) {
+  struct stat status;
+  return ::stat(path.c_str(), &status) == 0 ? status.st_ino : 0;
+}
+
 TEST(PermanentCli, CtrlCStopsWithACheckpointThatTheNextRunResumes) {
-  // A 36 x 36 Erdos-Renyi matrix: 2^35 iterations, far more than the test waits.
-  auto matrix = scratch("er36.mtx");
+  // A 34 x 34 Erdos-Renyi matrix: 2^33 steps, far more than the test waits.
+  auto matrix = scratch("er34.mtx");
   {
-    std::mt19937_64 random(36);
+    std::mt19937_64 random(34);
     std::uniform_real_distribution<double> coin(0, 1);
     std::ostringstream entries;
     int count = 0;
-    for (int column = 1; column <= 36; ++column)
-      for (int row = 1; row <= 36; ++row)
+    for (int column = 1; column <= 34; ++column)
+      for (int row = 1; row <= 34; ++row)
         if (row == column || coin(random) < 0.2) {
           entries << row << " " << column << " " << 0.5 + coin(random) << "\n";
           ++count;
         }
     std::ofstream out(matrix);
-    out << "%%MatrixMarket matrix coordinate real general\n36 36 " << count << "\n" << entries.str();
+    out << "%%MatrixMarket matrix coordinate real general\n34 34 " << count << "\n" << entries.str();
   }
-  auto checkpoint = scratch("er36.checkpoint");
+  auto checkpoint = scratch("er34.checkpoint");
   auto log = scratch("interrupted.txt");
   int doneAfter[2] = {0, 0};
   for (int attempt = 0; attempt < 2; ++attempt) {
+    ino_t before = inodeOf(checkpoint);
     pid_t pid = startTcc("run perm.tc --in A=" + matrix.string() + " --checkpoint " + checkpoint.string(), log);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    // The run writes its checkpoint once Ctrl-C is handled, before any work.
+    for (int wait = 0; wait < 600 && inodeOf(checkpoint) == before; ++wait)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
     kill(pid, SIGINT);
     int code = exitCodeOf(pid);
     std::string output = contentsOf(log);

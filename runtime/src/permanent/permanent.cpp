@@ -137,9 +137,8 @@ Sum sumOfChunks(const SortedColumnMatrix& matrix, const char* mode, const Perman
       if (done[chunk].load(std::memory_order_acquire)) checkpoint.partials[chunk] = partialText(partials[chunk]);
     writeCheckpoint(path, checkpoint);
   };
-  saveCheckpoint();  // an unwritable path fails now, not after the work
-
   InterruptScope interrupt;
+  saveCheckpoint();  // an unwritable path fails now, not after the work
   std::atomic<bool> stopRun{false};
   StopFlags stop{&stopRun, &InterruptScope::flag()};
   std::atomic<int64_t> completed{doneBefore};
