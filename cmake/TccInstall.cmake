@@ -4,7 +4,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set_target_properties(tcc_library PROPERTIES EXPORT_NAME tcc)
-set(TCC_INSTALLED_LIBRARIES tcc_ir tcc_runtime tcc_ism tcc_ism_runtime tcc_lowering tcc_frontend tcc_library)
+set(TCC_INSTALLED_LIBRARIES tcc_ir tcc_runtime tcc_permanent tcc_ism tcc_ism_runtime tcc_lowering tcc_frontend tcc_library)
 if(TARGET tcc_jit)
   list(APPEND TCC_INSTALLED_LIBRARIES tcc_jit)
 endif()
@@ -13,6 +13,8 @@ install(TARGETS ${TCC_INSTALLED_LIBRARIES} EXPORT tccTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS tcc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The installed command finds the shared permanent kernel beside it.
+set_target_properties(tcc PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 foreach(folder ir runtime ism lowering lowering/jit compiler)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()

@@ -4,6 +4,7 @@
 
 #include "tcc/ir/imperative_visitor.h"
 #include "tcc/lowering/codegen.h"
+#include "tcc/lowering/intrinsics.h"
 
 namespace tcc::lowering {
 
@@ -295,7 +296,8 @@ class CppPrinter : public IRVisitor {
     out_ << ";\n";
   }
   void visit(const Intrinsic* op) override {
-    throw std::runtime_error("the C++ backend has no expansion for intrinsic '" + op->name + "'");
+    indent();
+    out_ << cppIntrinsicStatement(*op) << "\n";
   }
 
  private:

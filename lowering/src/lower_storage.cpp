@@ -7,6 +7,7 @@
 #include "tcc/ir/imperative_dead_code.h"
 #include "tcc/ir/imperative_ops.h"
 #include "tcc/ir/index_queries.h"
+#include "tcc/lowering/intrinsics.h"
 
 namespace tcc::lowering {
 
@@ -200,6 +201,7 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
 
 imp::Function lower(const ir::IndexStmt& cin, const std::vector<ir::TensorVar>& parameters,
                     const LowerOptions& options) {
+  if (auto intrinsic = lowerIntrinsic(cin, parameters, options)) return *intrinsic;
   return Lowerer(parameters, options).run(cin);
 }
 
@@ -438,8 +440,8 @@ Expr Lowerer::lowerExpr(const ir::IndexExpr& expr) {
       for (const auto& arg : call->args) {
         const auto* operand = std::get_if<ir::IndexExpr>(&arg);
         if (!operand)
-          throw LoweringError(call->name + "() of a whole tensor has no CPU lowering yet (the CUDA backend's "
-                              "permanent intrinsic will provide perm)");
+          throw LoweringError(call->name + "() of a whole tensor must be a statement of its own, as in p = " +
+                              call->name + "(A)");
         args.push_back(ops::cast(imp::Type::float64(), lowerExpr(*operand)));
       }
       if (call->name == "min" && args.size() == 2) return ops::min(args[0], args[1]);

@@ -74,11 +74,16 @@ static inline void tcc_order_touched(int32_t* list, int64_t n, const bool* touch
 }
 )tcc";
 
+// Precompiled runtime kernels that intrinsics call (tcc/runtime/permanent.h).
+constexpr const char* kRuntimeEntryPoints = R"tcc(
+extern "C" int tcc_permanent(tcc_tensor* result, const tcc_tensor* matrix);
+)tcc";
+
 }  // namespace
 
 const std::string& cppPrelude() {
   static const std::string prelude = std::string("// tcc prelude\n") + kPreludeDeclarations + "\n" +
-                                     detail::kAbiHeaderText + "\n" + detail::kIsmKernelApiText + "\n";
+                                     detail::kAbiHeaderText + "\n" + detail::kIsmKernelApiText + "\n" + kRuntimeEntryPoints;
   return prelude;
 }
 

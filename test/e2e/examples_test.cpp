@@ -67,7 +67,8 @@ TEST(Examples, EveryKernelOfTheListIsPresent) {
   for (const char* expected : {"spmv", "spmv_csc", "spmv_coo", "spmv_dcsr", "spmm", "sddmm", "spgemm", "add_csr",
                                "sub_dcsr", "mul_csr", "mul_dcsr", "add_mixed", "sub_mixed", "mul_mixed", "scale",
                                "transpose", "ttv", "ttm", "mttkrp", "inner", "contract4", "spmv_parallel", "spmm_pos",
-                               "sddmm_fused", "spgemm_parallel", "mttkrp_precompute", "add_parallel"})
+                               "sddmm_fused", "spgemm_parallel", "mttkrp_precompute", "add_parallel", "perm",
+                               "perm_exact"})
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected << ".tc is missing";
 }
 

@@ -203,6 +203,30 @@ TEST(SemanticError, BadBuiltinArgument) {
   EXPECT_EQ(errors[0].location.column, 5);
 }
 
+TEST(SemanticError, PermOfANonSquareMatrix) {
+  EXPECT_EQ(onlyErrorOf("tensor A(3, 4) : csr\ntensor p : dense\np = perm(A)\n"),
+            "3:5: builtin perm: expects a square matrix, A is 3 x 4");
+}
+
+TEST(SemanticError, PermMustBeAStatementOfItsOwn) {
+  const std::string declarations = "tensor M(N, N) : csc\ntensor q : dense\ntensor p : dense\ntensor y(N)\n";
+  EXPECT_EQ(onlyErrorOf(declarations + "p = q + perm(M)\n"),
+            "5:9: perm(A) must be the whole right-hand side of a statement of its own, as in p = perm(A)");
+  EXPECT_EQ(onlyErrorOf(declarations + "p = 2 * (perm(M))\n"),
+            "5:10: perm(A) must be the whole right-hand side of a statement of its own, as in p = perm(A)");
+  EXPECT_EQ(onlyErrorOf(declarations + "y(i) = M(i,j) * perm(M)\n"),
+            "5:17: perm(A) must be the whole right-hand side of a statement of its own, as in p = perm(A)");
+  std::vector<Diagnostic> errors = errorsOf(declarations + "p = -perm(M)\n");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].format(),
+            "test.tc:5:6: error: perm(A) must be the whole right-hand side of a statement of its own, as in p = "
+            "perm(A)\n"
+            "p = -perm(M)\n"
+            "     ^\n");
+  // Parentheses around the whole right-hand side are fine.
+  EXPECT_NO_THROW(parseProgram(declarations + "p = (perm(M))\n", "test.tc"));
+}
+
 TEST(SemanticError, UnknownTargetAndArchitecture) {
   EXPECT_EQ(onlyErrorOf("target tpu\n"), "1:8: unknown target 'tpu'; expected cpu or cuda");
   EXPECT_EQ(onlyErrorOf("target cuda(sm90)\n"),

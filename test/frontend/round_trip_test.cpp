@@ -76,7 +76,8 @@ TEST(RoundTrip, Expressions) {
   expectRoundTrip(
       "tensor a : dense\ntensor b : dense of float32\ntensor x(N) : sparse\ntensor M(N, N) : csr\n"
       "a = b - (a - b) * -x(i) / 2.5 + sum(j, M(i,j) * x(j))\n"
-      "a += -(b + 1) - perm(M) + sqrt(abs(b)) * min(a, b)\n"
+      "a += -(b + 1) - b + sqrt(abs(b)) * min(a, b)\n"
+      "a = perm(M)\n"
       "x(i) = sum(j, M(i,j) * sum(k, M(j,k) * x(k)))\n",
       "expressions.tc");
 }

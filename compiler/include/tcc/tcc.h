@@ -25,6 +25,7 @@
 #include "tcc/jit/jit.h"
 #include "tcc/runtime/matrix_market.h"
 #include "tcc/runtime/pack.h"
+#include "tcc/runtime/permanent.h"
 #include "tcc/runtime/random.h"
 #include "tcc/runtime/tensor.h"
 #include "tcc/schedule.h"
@@ -95,6 +96,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options = {})
 
 struct RunOptions {
   int repeat = 1;  // the kernels run this many times; outputs are from the last run
+  // Progress, checkpoint and threads of permanents (p = perm(A)).
+  rt::PermanentOptions permanent;
 };
 
 struct RunResult {

@@ -170,6 +170,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
 
   RunResult result;
   result.seconds.assign(options.repeat, 0.0);
+  rt::PermanentOptionsScope permanentOptions(options.permanent);
   for (size_t index = 0; index < lowered_.statements.size(); ++index) {
     const CompiledStatement& statement = lowered_.statements[index];
     const ir::IndexStmt& source = program_.statements()[index];
@@ -217,6 +218,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       if (status == lowering::kSparseWorkspaceStatus)
         throw Error("kernel " + statement.function.name + ": its sparse workspace failed: " +
                     tcc_ism_kernel_last_error());
+      if (status == rt::kPermanentFailedStatus) throw Error(tcc_permanent_last_error());
       if (status != 0) throw Error("kernel " + statement.function.name + " failed with status " + std::to_string(status));
       if (assembled) output = adoptOutput(std::move(views[outputSlot]), statement);
     }

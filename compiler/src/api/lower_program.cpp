@@ -7,6 +7,7 @@
 #include "tcc/ir/index_replace.h"
 #include "tcc/lowering/codegen.h"
 #include "tcc/lowering/concretize_for_lowering.h"
+#include "tcc/lowering/intrinsics.h"
 #include "tcc/lowering/lower.h"
 #include "tcc/tcc.h"
 
@@ -78,6 +79,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
             refuseScheduleCommand(program.syntax(), *command, message);
         throw;
       }
+      if (auto note = lowering::intrinsicDecision(compiled.function)) compiled.decisions = {*note};
       functions.push_back(compiled.function);
       lowered.statements.push_back(std::move(compiled));
     } catch (const lowering::LoweringError& error) {

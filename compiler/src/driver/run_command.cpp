@@ -60,6 +60,8 @@ void addRunCommand(CLI::App& app) {
     bool time = false;
     int repeat = 1;
     std::string backend = "jit";
+    bool progress = false;
+    std::string checkpoint;
   };
   auto options = std::make_shared<Options>();
   auto* command = app.add_subcommand("run", "Compile a DSL file in-process and run it on tensor files");
@@ -75,6 +77,10 @@ void addRunCommand(CLI::App& app) {
                       "jit: LLVM/Clang in-process; system: the system C++ compiler and dlopen")
       ->check(CLI::IsMember({"jit", "system"}))
       ->capture_default_str();
+  command->add_flag("--progress", options->progress,
+                    "Report a permanent's progress on stderr (default: only on a terminal, after 3 s)");
+  command->add_option("--checkpoint", options->checkpoint,
+                      "Save a permanent's completed chunks to FILE, and resume from it when it exists");
   command->callback([options] {
     Program program = Program::fromSyntax(loadComputationOrExit(options->path));
     try {
@@ -112,7 +118,11 @@ void addRunCommand(CLI::App& app) {
       CompileOptions compileOptions;
       compileOptions.backend = options->backend == "system" ? jit::Backend::SystemCompiler : compileOptions.backend;
       Kernel kernel = compile(program, compileOptions);
-      RunResult result = kernel.run(inputs, RunOptions{options->repeat});
+      RunOptions runOptions;
+      runOptions.repeat = options->repeat;
+      if (options->progress) runOptions.permanent.progress = rt::ProgressMode::On;
+      runOptions.permanent.checkpointPath = options->checkpoint;
+      RunResult result = kernel.run(inputs, runOptions);
 
       for (const auto& statement : kernel.lowered().statements) {
         const std::string& name = statement.output.name();

@@ -4,6 +4,7 @@
 
 #include "expression_builder.h"
 #include "format_resolution.h"
+#include "permanent_placement.h"
 #include "schedule_checker.h"
 #include "semantic_context.h"
 
@@ -166,6 +167,7 @@ class SemanticAnalysis {
     std::optional<ir::Access> output = builder.buildAccess(statement.output);
     std::optional<ir::IndexExpr> value = builder.build(statement.value);
     if (!output || !value) return;
+    if (!checkPermanentPlacement(context_, statement)) return;
 
     bool ok = true;
     for (const syntax::Identifier& index : statement.output.indices.value_or(

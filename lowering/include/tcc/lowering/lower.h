@@ -35,7 +35,7 @@ class LoweringError : public std::runtime_error {
 inline constexpr int kBrokenBoundStatus = 3;
 // What a kernel returns when a sparse workspace fails (out of memory, say);
 // tcc_ism_kernel_last_error() says why.
-inline constexpr int kSparseWorkspaceStatus = 4;
+inline constexpr int kSparseWorkspaceStatus = 5;
 
 // How a sparse workspace accumulates (the ISM's policies, ism/).
 enum class WorkspacePolicy { Bucket, Hash, Coord, Map, Vector };

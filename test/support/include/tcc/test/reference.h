@@ -49,4 +49,9 @@ std::map<std::string, DenseArray> evaluate(const std::vector<ir::IndexStmt>& sta
 // code order: O(2^n n). perm of the 0 x 0 matrix is 1.
 double permanent(const DenseArray& matrix);
 
+// The permanent by its definition, the sum over all n! permutations of
+// prod_i a_{i,sigma(i)}: an oracle independent of Ryser's formula, for
+// n <= 10.
+double permanentByPermutations(const DenseArray& matrix);
+
 }  // namespace tcc::test
