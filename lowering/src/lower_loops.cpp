@@ -93,7 +93,7 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
     bool pinned = pinnedCoordinates_.count(var) || pinnedPositions_.count(var);
     // Atomic updates go to the output itself, not to a temporary each thread shares.
     bool atomic = forall->attributes.outputRaceStrategy == ir::OutputRaceStrategy::Atomics &&
-                  forall->attributes.onThreads();
+                  (forall->attributes.onThreads() || isGpuUnit(forall->attributes.parallelUnit));
     bool lhsBound = std::all_of(lhsVars.begin(), lhsVars.end(),
                                 [&](const ir::IndexVar& v) { return coordinates_.count(v) > 0; });
     if (!varOnLhs && !pinned && !atomic && lhsBound) {
@@ -183,8 +183,7 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
     case ParallelUnit::NotParallel: return plan;
     case ParallelUnit::CPUVector: plan.kind = imp::LoopKind::Vectorized; break;
     case ParallelUnit::GPUBlock: case ParallelUnit::GPUWarp: case ParallelUnit::GPUThread:
-      requireParallelizable(forall, false, "GPU parallel units need the CUDA target");
-      break;
+      return planGpuLoop(forall);
     case ParallelUnit::CPUThread: case ParallelUnit::DefaultUnit: plan.kind = imp::LoopKind::Parallel; break;
   }
   bool threads = plan.kind == imp::LoopKind::Parallel;
@@ -250,12 +249,15 @@ bool Lowerer::rowsAssembledInParallel(const ir::Access& lhs, const ir::IndexVar&
 }
 
 Lowerer::LoopScope::LoopScope(Lowerer& lowerer, const LoopPlan& plan)
-    : lowerer_(lowerer), wasParallel_(lowerer.insideParallelLoop_), wasAtomic_(lowerer.atomicStores_) {
+    : lowerer_(lowerer), wasParallel_(lowerer.insideParallelLoop_), wasAtomic_(lowerer.atomicStores_),
+      enclosingGpuUnit_(lowerer.gpuUnit_) {
   lowerer.insideParallelLoop_ = wasParallel_ || plan.kind == imp::LoopKind::Parallel;
   lowerer.atomicStores_ = wasAtomic_ || plan.atomicStores;
+  if (imp::isGpuLoop(plan.kind)) lowerer.gpuUnit_ = plan.kind;
 }
 
 Lowerer::LoopScope::~LoopScope() {
+  lowerer_.gpuUnit_ = enclosingGpuUnit_;
   lowerer_.insideParallelLoop_ = wasParallel_;
   lowerer_.atomicStores_ = wasAtomic_;
 }

@@ -76,6 +76,11 @@ static inline void tcc_order_touched(int32_t* list, int64_t n, const bool* touch
 
 }  // namespace
 
+const std::string& abiText() {
+  static const std::string text = detail::kAbiHeaderText;
+  return text;
+}
+
 const std::string& cppPrelude() {
   static const std::string prelude = std::string("// tcc prelude\n") + kPreludeDeclarations + "\n" +
                                      detail::kAbiHeaderText + "\n";

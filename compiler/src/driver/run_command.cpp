@@ -60,6 +60,7 @@ void addRunCommand(CLI::App& app) {
     bool time = false;
     int repeat = 1;
     std::string backend = "jit";
+    std::string target;
   };
   auto options = std::make_shared<Options>();
   auto* command = app.add_subcommand("run", "Compile a DSL file in-process and run it on tensor files");
@@ -75,6 +76,10 @@ void addRunCommand(CLI::App& app) {
                       "jit: LLVM/Clang in-process; system: the system C++ compiler and dlopen")
       ->check(CLI::IsMember({"jit", "system"}))
       ->capture_default_str();
+  command->add_option("--target", options->target,
+                      "cpu or cuda (overrides the program's `target` line); cuda compiles with NVRTC and runs on "
+                      "the GPU, timing kernels with CUDA events")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   command->callback([options] {
     Program program = Program::fromSyntax(loadProgramOrExit(options->path));
     try {
@@ -106,6 +111,8 @@ void addRunCommand(CLI::App& app) {
 
       CompileOptions compileOptions;
       compileOptions.backend = options->backend == "system" ? jit::Backend::SystemCompiler : compileOptions.backend;
+      if (!options->target.empty())
+        compileOptions.target = options->target == "cuda" ? frontend::Target::Cuda : frontend::Target::Cpu;
       Kernel kernel = compile(program, compileOptions);
       RunResult result = kernel.run(inputs, RunOptions{options->repeat});
 

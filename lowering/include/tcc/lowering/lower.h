@@ -38,6 +38,10 @@ struct LowerOptions {
   // compute the values into arrays of the exact size, instead of assembling
   // while computing.
   bool separateAssembly = false;
+  // The CUDA target: loops parallelized over GPUBlock, GPUWarp or
+  // GPUThread become Gpu loops (see gpu/plan_gpu_loop.cpp), which the CUDA
+  // backend turns into kernels.
+  bool cudaTarget = false;
 };
 
 // `parameters` lists the kernel's tensors in the order the entry point
