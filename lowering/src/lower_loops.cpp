@@ -181,10 +181,13 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
   LoopPlan plan;
   switch (attributes.parallelUnit) {
     case ParallelUnit::NotParallel: return plan;
-    case ParallelUnit::CPUVector: plan.kind = imp::LoopKind::Vectorized; break;
+    case ParallelUnit::CPUVector: requireCpuTarget(forall); plan.kind = imp::LoopKind::Vectorized; break;
     case ParallelUnit::GPUBlock: case ParallelUnit::GPUWarp: case ParallelUnit::GPUThread:
       return planGpuLoop(forall);
-    case ParallelUnit::CPUThread: case ParallelUnit::DefaultUnit: plan.kind = imp::LoopKind::Parallel; break;
+    case ParallelUnit::CPUThread: case ParallelUnit::DefaultUnit:
+      requireCpuTarget(forall);
+      plan.kind = imp::LoopKind::Parallel;
+      break;
   }
   bool threads = plan.kind == imp::LoopKind::Parallel;
   requireParallelizable(forall, !threads || !insideParallelLoop_, "loops nested in a parallel loop run serially");

@@ -105,6 +105,7 @@ class Lowerer {
   LoopPlan planLoop(const ir::ForallNode* forall);
   // gpu/plan_gpu_loop.cpp: planLoop for the GPU units.
   LoopPlan planGpuLoop(const ir::ForallNode* forall);
+  void requireCpuTarget(const ir::ForallNode* forall) const;
   // Marks the body of a loop as parallel (and its racing stores atomic)
   // while it is lowered.
   class LoopScope {

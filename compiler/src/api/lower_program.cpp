@@ -70,7 +70,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       } catch (const lowering::ScheduleError& error) {
         refuseScheduleCommand(program.syntax(), *schedule.sources.at(error.command()), error.what());
       }
-      if (cuda && !lowering::mapsLoopsToGpu(request)) concrete = withDefaultGpuMapping(statement, request, concrete);
+      if (cuda && !lowering::parallelizesLoops(request)) concrete = withDefaultGpuMapping(statement, request, concrete);
       compiled.decisions = concrete.decisions;
       const Format& declared = compiled.output.format();
       if (compiled.output.order() > 0 && !lowering::isAssemblableOutputFormat(declared)) {

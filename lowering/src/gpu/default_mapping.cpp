@@ -20,10 +20,9 @@ bool contains(const std::vector<ir::IndexVar>& vars, const ir::IndexVar& var) {
 
 }  // namespace
 
-bool mapsLoopsToGpu(const ScheduleRequest& request) {
+bool parallelizesLoops(const ScheduleRequest& request) {
   return std::any_of(request.commands.begin(), request.commands.end(), [](const ScheduleCommand& command) {
-    const auto* parallel = std::get_if<ParallelizeCommand>(&command.kind);
-    return parallel && ir::isGpuUnit(parallel->unit);
+    return std::holds_alternative<ParallelizeCommand>(command.kind);
   });
 }
 

@@ -108,6 +108,32 @@ class HoistTensorFields : public IRMutator {
   std::map<std::string, Expr> hoisted_;
 };
 
+// A block's threads: the trip count of the block's thread loop when it is
+// a known constant (split's inner loop), rounded up to whole warps.
+class BlockThreadCount : public IRVisitor {
+ public:
+  using IRVisitor::visit;
+  void visit(const For* op) override {
+    if (op->loopKind == LoopKind::GpuThread && threads == 0) {
+      threads = constantBound(op->end);
+      if (threads > 0) threads = std::min(1024, (threads + kWarpSize - 1) / kWarpSize * kWarpSize);
+      return;
+    }
+    IRVisitor::visit(op);
+  }
+  int threads = 0;
+
+ private:
+  static int constantBound(const Expr& end) {
+    if (const auto* imm = end.as<IntImm>()) return static_cast<int>(std::min<int64_t>(imm->value, 1 << 20));
+    if (const auto* min = end.as<Binary>(); min && min->op == BinaryOp::Min) {
+      int a = constantBound(min->a), b = constantBound(min->b);
+      return a > 0 && b > 0 ? std::min(a, b) : std::max(a, b);
+    }
+    return 0;
+  }
+};
+
 class KernelExtractor : public IRMutator {
  public:
   explicit KernelExtractor(std::string functionName) : functionName_(std::move(functionName)) {}
@@ -123,6 +149,11 @@ class KernelExtractor : public IRMutator {
     kernel.name = functionName_ + "_gpu" + std::to_string(kernels.size());
     kernel.loop = loop;
     kernel.threadsPerBlock = kThreadsPerBlock;
+    if (op->loopKind == LoopKind::GpuBlock) {
+      BlockThreadCount count;
+      op->body.accept(count);
+      if (count.threads > 0) kernel.threadsPerBlock = count.threads;
+    }
     // Parameters are copies of the host's variables: the printers and the
     // launcher match them by name, which the lowerer keeps unique.
     FreeVariables free;

@@ -33,6 +33,12 @@ bool hasAtomicAdd(ir::Datatype type) {
 
 }  // namespace
 
+void Lowerer::requireCpuTarget(const ir::ForallNode* forall) const {
+  requireParallelizable(forall, !options_.cudaTarget,
+                        "CPU parallel units need the cpu target; on the cuda target parallelize over GPUBlock, "
+                        "GPUWarp or GPUThread");
+}
+
 LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
   using ir::OutputRaceStrategy;
   LoopPlan plan;

@@ -1,5 +1,5 @@
 // The GPU mapping a statement gets on the cuda target when its schedule
-// maps no loop to the GPU (TACO's hand-written GPU schedules, chosen
+// parallelizes no loop (TACO's hand-written GPU schedules, chosen
 // automatically):
 //
 //  - When a loop below the outermost one (i) iterates a sparse level, the
@@ -29,7 +29,7 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
                                                const std::vector<ir::IndexVar>& loopOrder,
                                                std::vector<std::string>& reasons);
 
-// Whether a schedule already maps a loop to the GPU.
-bool mapsLoopsToGpu(const ScheduleRequest& request);
+// Whether a schedule parallelizes any loop (then it gets no default).
+bool parallelizesLoops(const ScheduleRequest& request);
 
 }  // namespace tcc::lowering

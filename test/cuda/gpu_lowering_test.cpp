@@ -1,0 +1,165 @@
+// GPU schedules on the cuda target, without a GPU: what they lower to, the
+// default mapping, and the schedules that are refused, located at their line.
+#include <gtest/gtest.h>
+
+#include "tcc/tcc.h"
+
+namespace tcc::test {
+namespace {
+
+constexpr const char* kSpmv = R"(tensor y(I) : dense
+tensor A(I, J) : csr
+tensor x(J) : dense
+
+y(i) = A(i, j) * x(j)
+)";
+
+constexpr const char* kSpmm = R"(tensor C(I, K) : dense
+tensor A(I, J) : csr
+tensor B(J, K) : dense
+
+C(i, k) = A(i, j) * B(j, k)
+)";
+
+std::string withSchedule(const std::string& program, const std::string& schedule) {
+  return program + "schedule {\n" + schedule + "\n}\n";
+}
+
+Lowered lowerForCuda(const std::string& dsl) {
+  CompileOptions options;
+  options.target = frontend::Target::Cuda;
+  return lowerProgram(Program::fromText(dsl, "test.tc"), options);
+}
+
+std::string cudaErrorOf(const std::string& dsl) {
+  try {
+    lowerForCuda(dsl);
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+size_t count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+TEST(CudaTarget, TheTargetLineSelectsTheCudaBackend) {
+  Lowered lowered = lowerProgram(Program::fromText(std::string(kSpmv) + "target cuda(sm_90)\n", "test.tc"));
+  EXPECT_EQ(lowered.target, frontend::Target::Cuda);
+  EXPECT_TRUE(lowered.cpp.empty());
+  EXPECT_EQ(count(lowered.cuda, "__global__ void"), 1u) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "extern \"C\" int32_t tcc_kernel_0(tcc_tensor** tcc_tensors)")) << lowered.cuda;
+  // The NVRTC text carries the same kernel and no system header.
+  EXPECT_EQ(count(lowered.cudaKernels, "__global__ void"), 1u);
+  EXPECT_FALSE(contains(lowered.cudaKernels, "#include"));
+}
+
+TEST(CudaTarget, TheOptionOverridesTheTargetLine) {
+  CompileOptions options;
+  options.target = frontend::Target::Cpu;
+  Lowered lowered = lowerProgram(Program::fromText(std::string(kSpmv) + "target cuda\n", "test.tc"), options);
+  EXPECT_EQ(lowered.target, frontend::Target::Cpu);
+  EXPECT_TRUE(contains(lowered.cpp, "tcc_kernel_0"));
+}
+
+TEST(DefaultMapping, CsrSpmvGivesEachRowAWarpAndSumsWithShuffles) {
+  Lowered lowered = lowerForCuda(kSpmv);
+  const auto& decisions = lowered.statements[0].decisions;
+  std::string all;
+  for (const auto& line : decisions) all += line + "\n";
+  EXPECT_TRUE(contains(all, "default GPU mapping: one warp per row i, its lanes over j (partial sums added with warp "
+                            "shuffles)")) << all;
+  ASSERT_EQ(lowered.gpuFunctions.size(), 1u);
+  ASSERT_EQ(lowered.gpuFunctions[0].kernels.size(), 1u);
+  EXPECT_EQ(lowered.gpuFunctions[0].kernels[0].unit(), ir::imp::LoopKind::GpuWarp);
+  EXPECT_TRUE(contains(lowered.cuda, "= tcc_warp_sum(")) << lowered.cuda;
+  // After the warp sum one lane stores the row's result.
+  EXPECT_TRUE(contains(lowered.cuda, "if (threadIdx.x % 32 == 0) {")) << lowered.cuda;
+}
+
+TEST(DefaultMapping, CsrSpmmPutsTheDenseColumnsOnTheLanes) {
+  Lowered lowered = lowerForCuda(kSpmm);
+  std::string all;
+  for (const auto& line : lowered.statements[0].decisions) all += line + "\n";
+  EXPECT_TRUE(contains(all, "default GPU mapping: one warp per row i, its lanes over the dense k")) << all;
+  EXPECT_TRUE(contains(all, "loop order: i, k, j")) << all;
+  EXPECT_FALSE(contains(lowered.cuda, "tcc_warp_sum(t")) << lowered.cuda;
+  EXPECT_FALSE(contains(lowered.cuda, "atomicAdd")) << lowered.cuda;
+}
+
+TEST(DefaultMapping, AStatementWithoutSparseRowsGetsAThreadPerIteration) {
+  Lowered lowered = lowerForCuda("tensor y(I) : dense\ntensor x(I) : dense\ny(i) = x(i) * x(i)\n");
+  EXPECT_EQ(lowered.gpuFunctions.at(0).kernels.at(0).unit(), ir::imp::LoopKind::GpuThread);
+}
+
+TEST(GpuSchedules, AtomicsBecomeAtomicAdds) {
+  Lowered lowered =
+      lowerForCuda(withSchedule(kSpmv, "parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, Atomics)"));
+  EXPECT_TRUE(contains(lowered.cuda, "atomicAdd(&y_vals[")) << lowered.cuda;
+  EXPECT_FALSE(contains(lowered.cuda, "tcc_warp_sum(t")) << lowered.cuda;
+}
+
+TEST(GpuSchedules, ASplitMapsBlocksAndThreadsWithTheSplitsBlockSize) {
+  Lowered lowered = lowerForCuda(withSchedule(
+      kSpmv, "split(i, i0, i1, 64)\nparallelize(i0, GPUBlock, NoRaces)\nparallelize(i1, GPUThread, NoRaces)"));
+  const auto& kernel = lowered.gpuFunctions.at(0).kernels.at(0);
+  EXPECT_EQ(kernel.unit(), ir::imp::LoopKind::GpuBlock);
+  EXPECT_EQ(kernel.threadsPerBlock, 64);
+  EXPECT_TRUE(contains(lowered.cuda, "(int32_t)(threadIdx.x); ")) << lowered.cuda;
+}
+
+TEST(GpuSchedules, AGpuUnitOnTheCpuTargetIsRefusedAtItsLine) {
+  std::string message;
+  try {
+    compile(Program::fromText(withSchedule(kSpmv, "parallelize(i, GPUWarp, NoRaces)"), "test.tc"));
+  } catch (const std::exception& error) {
+    message = error.what();
+  }
+  EXPECT_TRUE(contains(message, "test.tc:7:1: error: parallelize(i, GPUWarp, NoRaces): GPU parallel units need the "
+                                "CUDA target")) << message;
+}
+
+TEST(GpuSchedules, UnitsNestedOutOfOrderAreRefusedAtTheirLine) {
+  std::string message = cudaErrorOf(withSchedule(kSpmv, "parallelize(i, GPUThread, NoRaces)\n"
+                                                        "parallelize(j, GPUWarp, ParallelReduction)"));
+  EXPECT_TRUE(contains(message, "test.tc:8:1: error: parallelize(j, GPUWarp, ParallelReduction): GPU units nest as "
+                                "GPUBlock, then GPUWarp, then GPUThread")) << message;
+}
+
+TEST(GpuSchedules, ASparseOutputUnderAGpuLoopIsRefused) {
+  std::string message = cudaErrorOf(withSchedule(
+      "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, J) : csr\nA(i, j) = B(i, j) + C(i, j)\n",
+      "parallelize(i, GPUThread, NoRaces)"));
+  EXPECT_TRUE(contains(message, "test.tc:6:1: error: parallelize(i, GPUThread, NoRaces): output A is sparse")) << message;
+}
+
+TEST(GpuSchedules, ARaceWithoutAStrategyIsRefused) {
+  std::string message =
+      cudaErrorOf(withSchedule(kSpmv, "parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, NoRaces)"));
+  EXPECT_TRUE(contains(message, "test.tc:8:1: error: parallelize(j, GPUThread, NoRaces): j is summed into y")) << message;
+}
+
+TEST(GpuSchedules, AReductionOverThreadsOutsideAWarpIsRefused) {
+  std::string message = cudaErrorOf(withSchedule(kSpmv, "parallelize(j, GPUThread, ParallelReduction)"));
+  EXPECT_TRUE(contains(message, "must be a GPUThread loop inside a GPUWarp loop")) << message;
+}
+
+TEST(GpuSchedules, WorkOutsideTheGpuLoopsIsRefused) {
+  // Rows to threads on the inner loop only: the row loop would run on the host.
+  std::string message = cudaErrorOf(withSchedule(kSpmv, "parallelize(j, GPUThread, Atomics)"));
+  EXPECT_TRUE(contains(message, "every loop must run inside a GPU loop")) << message;
+}
+
+TEST(GpuSchedules, CpuThreadsOnTheCudaTargetAreRefused) {
+  std::string message = cudaErrorOf(withSchedule(kSpmv, "parallelize(i, CPUThread, NoRaces)"));
+  EXPECT_TRUE(contains(message, "test.tc:7:1: error: parallelize(i, CPUThread, NoRaces): CPU parallel units need the "
+                                "cpu target")) << message;
+}
+
+}  // namespace
+}  // namespace tcc::test
