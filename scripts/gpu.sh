@@ -66,7 +66,7 @@ for example in examples/gpu/*.tc; do
   done
 done
 
-"$build/bench/cuda/tcc_bench_cusparse" "$data/matrices" 20 >"$logs/bench.log" 2>&1
+CUSPARSE_LOG_LEVEL=1 "$build/bench/cuda/tcc_bench_cusparse" "$data/matrices" 20 >"$logs/bench.log" 2>&1
 benched=$?
 
 echo
