@@ -2,7 +2,7 @@
 // cusparseSpMV / cusparseSpMM, on the same device buffers' contents, in the
 // same run; SpMV's achieved bandwidth against the measured device copy rate.
 //
-//   tcc_bench_cusparse MATRIX_DIR [repeats]
+//   tcc_bench_cusparse MATRIX_DIR [repeats] [spmv]   (spmv: leave SpMM out)
 //
 // Matrices: real ones from MATRIX_DIR, Kronecker products of two real ones
 // (scale-ups, named kron(A,B)) and an R-MAT power-law graph (synthetic).
@@ -180,11 +180,23 @@ double cusparseTimeOrThrow(cusparseHandle_t handle, const DeviceCsr& a, const st
                                            &bufferSize));
   }
   CHECK_CUDA(cudaMalloc(&buffer, std::max<size_t>(bufferSize, 1)));
+  // Where the default SpMV algorithm fails, the CSR ones are tried in turn.
+  cusparseSpMVAlg_t algorithm = CUSPARSE_SPMV_ALG_DEFAULT;
+  if (columns == 0) {
+    for (cusparseSpMVAlg_t candidate : {CUSPARSE_SPMV_ALG_DEFAULT, CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
+      algorithm = candidate;
+      if (cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y, CUDA_R_32F, candidate,
+                       buffer) == CUSPARSE_STATUS_SUCCESS)
+        break;
+      cudaGetLastError();
+      std::fprintf(stderr, "cusparseSpMV with algorithm %d failed\n", static_cast<int>(candidate));
+    }
+  }
   for (int k = 0; k < repeats + 1; ++k) {
     CHECK_CUDA(cudaEventRecord(start));
     if (columns == 0) {
       CHECK_CUSPARSE(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y, CUDA_R_32F,
-                                  CUSPARSE_SPMV_ALG_DEFAULT, buffer));
+                                  algorithm, buffer));
     } else {
       CHECK_CUSPARSE(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
                                   matrix, b, &beta, c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, buffer));
@@ -233,6 +245,7 @@ int main(int argc, char** argv) {
   }
   std::string dir = argv[1];
   int repeats = argc > 2 ? std::atoi(argv[2]) : 20;
+  bool spmvOnly = argc > 3 && std::string(argv[3]) == "spmv";
   auto real = [&](const std::string& name) { return tcc::rt::readMatrixMarket(dir + "/" + name + ".mtx"); };
 
   std::vector<Input> inputs;
@@ -288,10 +301,16 @@ int main(int argc, char** argv) {
       worstError = std::max(worstError, relativeError(std::vector<float>(yDouble.begin(), yDouble.end()), theirs));
     double bytes = device.nnz * 8.0 + (device.rows + 1) * 8.0 + device.cols * 4.0 + device.rows * 4.0;
     if (cusparseSeconds > 0) spmvRatios.push_back(cusparseSeconds / tccSeconds);
-    std::printf("%-28s %-9s %9d %10lld | %9.1f %9.1f %6.2f %7.0f %5.0f |", input.name.c_str(), input.kind.c_str(),
-                device.rows, static_cast<long long>(device.nnz), tccSeconds * 1e6, cusparseSeconds * 1e6,
-                cusparseSeconds / tccSeconds, bytes / tccSeconds * 1e-9, 100 * bytes / tccSeconds / hbm);
+    std::printf("%-28s %-9s %9d %10lld | %9.1f ", input.name.c_str(), input.kind.c_str(), device.rows,
+                static_cast<long long>(device.nnz), tccSeconds * 1e6);
+    if (cusparseSeconds > 0) {
+      std::printf("%9.1f %6.2f", cusparseSeconds * 1e6, cusparseSeconds / tccSeconds);
+    } else {
+      std::printf("%9s %6s", "n/a", "n/a");
+    }
+    std::printf(" %7.0f %5.0f |", bytes / tccSeconds * 1e-9, 100 * bytes / tccSeconds / hbm);
     for (int columns : {32, 128, 256}) {
+      if (spmvOnly) break;
       tcc::rt::Coo bCoo = tcc::rt::randomUniform({device.cols, columns}, 1.0, 6);
       tcc::Tensor b = tcc::rt::pack(bCoo, tcc::rt::TensorFormat::dense(2), tcc::rt::ValueType::Float32);
       tcc::RunResult product = spmm.run({{"A", a}, {"B", b}}, tcc::RunOptions{repeats + 1});
