@@ -2,6 +2,10 @@
 // default mapping, and the schedules that are refused, located at their line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
+#include "tcc/runtime/cuda.h"
 #include "tcc/tcc.h"
 
 namespace tcc::test {
@@ -159,6 +163,42 @@ TEST(GpuSchedules, CpuThreadsOnTheCudaTargetAreRefused) {
   std::string message = cudaErrorOf(withSchedule(kSpmv, "parallelize(i, CPUThread, NoRaces)"));
   EXPECT_TRUE(contains(message, "test.tc:7:1: error: parallelize(i, CPUThread, NoRaces): CPU parallel units need the "
                                 "cpu target")) << message;
+}
+
+std::vector<std::string> gpuExamples() {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(TCC_SOURCE_DIR) / "examples" / "gpu"))
+    if (entry.path().extension() == ".tc") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class GpuExampleKernels : public ::testing::TestWithParam<std::string> {};
+
+// NVRTC needs no GPU: the kernels `tcc run --target cuda` would load compile
+// to a cubin here too.
+TEST_P(GpuExampleKernels, CompileWithNvrtcAlone) {
+  if (!rt::cuda::builtWithCuda()) GTEST_SKIP() << "built without the CUDA toolkit";
+  auto path = std::filesystem::path(TCC_SOURCE_DIR) / "examples" / "gpu" / (GetParam() + ".tc");
+  Lowered lowered = lowerProgram(Program::fromFile(path.string()));
+  ASSERT_EQ(lowered.target, frontend::Target::Cuda);
+  std::string cubin = rt::cuda::compileToCubin(lowered.cudaKernels, "sm_90", GetParam() + ".cu");
+  ASSERT_GT(cubin.size(), 4u);
+  EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, GpuExampleKernels, ::testing::ValuesIn(gpuExamples()),
+                         [](const auto& info) { return info.param; });
+
+TEST(Nvrtc, ACompileErrorCarriesTheLog) {
+  if (!rt::cuda::builtWithCuda()) GTEST_SKIP() << "built without the CUDA toolkit";
+  try {
+    rt::cuda::compileToCubin("extern \"C\" __global__ void k() { undeclared(); }", "sm_90", "broken.cu");
+    FAIL() << "expected a CudaError";
+  } catch (const rt::cuda::CudaError& error) {
+    EXPECT_TRUE(contains(error.what(), "NVRTC could not compile")) << error.what();
+    EXPECT_TRUE(contains(error.what(), "undeclared")) << error.what();
+  }
 }
 
 }  // namespace

@@ -40,8 +40,8 @@ class CudaKernelPrinter : public CLikePrinter {
 
   void printKernel(const GpuKernel& kernel) {
     const auto* loop = kernel.loop.as<For>();
-    out_ << "// " << toString(loop->loopKind) << "s share " << (loop->comment.empty() ? "the loop" : loop->comment)
-         << "\n";
+    out_ << "// kernel: " << (loop->comment.empty() ? "the loop" : loop->comment) << ", over "
+         << toString(loop->loopKind) << "s\n";
     out_ << "extern \"C\" __global__ void __launch_bounds__(" << kernel.threadsPerBlock << ") " << kernel.name << "(";
     for (size_t k = 0; k < kernel.parameters.size(); ++k) {
       const Expr& parameter = kernel.parameters[k];
