@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
+#include "gpu_host_part.h"
 #include "tcc/runtime/cuda.h"
 #include "tcc/tcc.h"
 
@@ -163,6 +165,49 @@ TEST(GpuSchedules, CpuThreadsOnTheCudaTargetAreRefused) {
   std::string message = cudaErrorOf(withSchedule(kSpmv, "parallelize(i, CPUThread, NoRaces)"));
   EXPECT_TRUE(contains(message, "test.tc:7:1: error: parallelize(i, CPUThread, NoRaces): CPU parallel units need the "
                                 "cpu target")) << message;
+}
+
+template <typename T> T argumentAs(const detail::KernelLaunch& launch, size_t k) {
+  T value;
+  std::memcpy(&value, launch.arguments.at(k).data(), sizeof value);
+  return value;
+}
+
+// The host part of CSR SpMV on fake device tensors: one launch, with
+// blocks for every row's warp and the tensors' own fields as arguments.
+TEST(HostPart, LaunchesOneWarpPerRowWithTheTensorsFields) {
+  Lowered lowered = lowerForCuda(kSpmv);
+  const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
+  long long pos[2] = {0, 0};
+  int crd[1] = {0};
+  float values[1] = {0};
+  tcc_tensor y{}, a{}, x{};
+  y.order = 1, y.dims[0] = 1001, y.vals = values;
+  a.order = 2, a.dims[0] = 1001, a.dims[1] = 77, a.levels[1].pos = pos, a.levels[1].crd = crd, a.vals = values;
+  x.order = 1, x.dims[0] = 77, x.vals = values;
+  std::vector<detail::KernelLaunch> launches;
+  int32_t status = detail::runHostPart(function, {&y, &a, &x},
+                                       [&](const detail::KernelLaunch& launch) { launches.push_back(launch); });
+  EXPECT_EQ(status, 0);
+  ASSERT_EQ(launches.size(), 1u);
+  const auto& kernel = *launches[0].kernel;
+  EXPECT_EQ(launches[0].blocks, (1001 + kernel.iterationsPerBlock() - 1) / kernel.iterationsPerBlock());
+  ASSERT_EQ(launches[0].arguments.size(), kernel.parameters.size());
+  for (size_t k = 0; k < kernel.parameters.size(); ++k) {
+    const std::string& name = kernel.parameters[k].as<ir::imp::Var>()->name;
+    if (name == "y1_dimension") EXPECT_EQ(argumentAs<int32_t>(launches[0], k), 1001);
+    if (name == "A2_pos") EXPECT_EQ(argumentAs<void*>(launches[0], k), static_cast<void*>(pos));
+    if (name == "A2_crd") EXPECT_EQ(argumentAs<void*>(launches[0], k), static_cast<void*>(crd));
+  }
+}
+
+TEST(HostPart, NothingIsLaunchedForAnEmptyOutput) {
+  Lowered lowered = lowerForCuda(kSpmv);
+  tcc_tensor y{}, a{}, x{};
+  y.order = 1, a.order = 2, x.order = 1;
+  int launches = 0;
+  detail::runHostPart(lowered.gpuFunctions.at(0), {&y, &a, &x}, [&](const detail::KernelLaunch&) { ++launches; });
+  EXPECT_EQ(launches, 0);
 }
 
 std::vector<std::string> gpuExamples() {
