@@ -1,4 +1,4 @@
-// On a GPU (label gpu): every examples/gpu/*.tc kernel against the same
+// On a GPU (label gpu): every examples/gpu/*.tc kernel (SpMV, SpMM, SDDMM) against the same
 // program compiled for the CPU and against the dense reference, on random
 // matrices (empty rows, a single row, sizes that are not multiples of the
 // block size) and on real ones.
@@ -93,15 +93,22 @@ TEST_P(GpuExample, MatchesTheCpuKernelAndTheDenseReference) {
   bool single = output.datatype() == ir::Datatype::Float32;
   double tolerance = single ? 2e-4 : 1e-10;
 
-  bool spmm = program.syntax().findTensor("B") != nullptr;
+  // SpMV (A, x), SpMM (A, B) or SDDMM (B sparse, C and D dense).
+  bool sddmm = program.syntax().findTensor("D") != nullptr;
+  bool spmm = !sddmm && program.syntax().findTensor("B") != nullptr;
   for (const Case& test : matrices()) {
-    for (int32_t columns : spmm ? std::vector<int32_t>{1, 33, 128} : std::vector<int32_t>{1}) {
-      SCOPED_TRACE(test.name + (spmm ? ", N = " + std::to_string(columns) : ""));
+    for (int32_t columns : spmm ? std::vector<int32_t>{1, 33, 128} : sddmm ? std::vector<int32_t>{1, 40} : std::vector<int32_t>{1}) {
+      SCOPED_TRACE(test.name + (spmm || sddmm ? ", N = " + std::to_string(columns) : ""));
       std::map<std::string, rt::Coo> inputs;
-      inputs["A"] = test.matrix;
-      if (spmm) {
+      if (sddmm) {
+        inputs["B"] = test.matrix;
+        inputs["C"] = rt::randomUniform({test.matrix.dims[0], columns}, 1.0, 13);
+        inputs["D"] = rt::randomUniform({columns, test.matrix.dims[1]}, 1.0, 14);
+      } else if (spmm) {
+        inputs["A"] = test.matrix;
         inputs["B"] = rt::randomUniform({test.matrix.dims[1], columns}, 1.0, 11);
       } else {
+        inputs["A"] = test.matrix;
         inputs["x"] = rt::randomUniform({test.matrix.dims[1]}, 1.0, 12);
       }
       std::map<std::string, Tensor> bound;

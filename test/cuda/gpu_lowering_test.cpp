@@ -186,8 +186,9 @@ TEST(HostPart, LaunchesOneWarpPerRowWithTheTensorsFields) {
   a.order = 2, a.dims[0] = 1001, a.dims[1] = 77, a.levels[1].pos = pos, a.levels[1].crd = crd, a.vals = values;
   x.order = 1, x.dims[0] = 77, x.vals = values;
   std::vector<detail::KernelLaunch> launches;
-  int32_t status = detail::runHostPart(function, {&y, &a, &x},
-                                       [&](const detail::KernelLaunch& launch) { launches.push_back(launch); });
+  detail::HostPartDevice device;
+  device.launch = [&](const detail::KernelLaunch& launch) { launches.push_back(launch); };
+  int32_t status = detail::runHostPart(function, {&y, &a, &x}, device);
   EXPECT_EQ(status, 0);
   ASSERT_EQ(launches.size(), 1u);
   const auto& kernel = *launches[0].kernel;
@@ -206,8 +207,37 @@ TEST(HostPart, NothingIsLaunchedForAnEmptyOutput) {
   tcc_tensor y{}, a{}, x{};
   y.order = 1, a.order = 2, x.order = 1;
   int launches = 0;
-  detail::runHostPart(lowered.gpuFunctions.at(0), {&y, &a, &x}, [&](const detail::KernelLaunch&) { ++launches; });
+  detail::HostPartDevice device;
+  device.launch = [&](const detail::KernelLaunch&) { ++launches; };
+  detail::runHostPart(lowered.gpuFunctions.at(0), {&y, &a, &x}, device);
   EXPECT_EQ(launches, 0);
+}
+
+// SDDMM over B's positions: the host reads the ends of the position range
+// (through the device) to size the launch.
+TEST(HostPart, ReadsAPositionRangeToSizeTheLaunch) {
+  auto path = std::filesystem::path(TCC_SOURCE_DIR) / "examples" / "gpu" / "sddmm_pos.tc";
+  Lowered lowered = lowerProgram(Program::fromFile(path.string()));
+  long long pos[4] = {0, 30, 30, 101};  // 3 rows, the second empty: 101 nonzeros
+  double values[1] = {0};
+  tcc_tensor a{}, b{}, c{}, d{};
+  a.order = 2, a.dims[0] = 3, a.dims[1] = 50, a.vals = values;
+  b.order = 2, b.dims[0] = 3, b.dims[1] = 50, b.levels[1].pos = pos, b.vals = values;
+  c.order = 2, c.dims[0] = 3, c.dims[1] = 5, c.vals = values;
+  d.order = 2, d.dims[0] = 5, d.dims[1] = 50, d.vals = values;
+  std::vector<detail::KernelLaunch> launches;
+  int reads = 0;
+  detail::HostPartDevice device;
+  device.launch = [&](const detail::KernelLaunch& launch) { launches.push_back(launch); };
+  device.read = [&](void* host, const void* address, size_t bytes) {
+    ++reads;
+    std::memcpy(host, address, bytes);
+  };
+  EXPECT_EQ(detail::runHostPart(lowered.gpuFunctions.at(0), {&a, &b, &c, &d}, device), 0);
+  EXPECT_EQ(reads, 2);
+  ASSERT_EQ(launches.size(), 1u);
+  // ceil(101 / 8) = 13 groups of positions, one per warp, 8 warps a block.
+  EXPECT_EQ(launches[0].blocks, 2);
 }
 
 std::vector<std::string> gpuExamples() {

@@ -36,8 +36,8 @@ Value convert(const Value& value, imp::Type type) {
 class HostInterpreter {
  public:
   HostInterpreter(const lowering::GpuFunction& function, const std::vector<tcc_tensor*>& tensors,
-                  const std::function<void(const KernelLaunch&)>& launch)
-      : function_(function), launch_(launch) {
+                  const HostPartDevice& device)
+      : function_(function), device_(device) {
     for (size_t k = 0; k < tensors.size(); ++k) tensors_[function.host.parameters[k].name] = tensors[k];
   }
 
@@ -115,7 +115,7 @@ class HostInterpreter {
         std::memcpy(slot, &v, sizeof v);
       }
     }
-    launch_(request);
+    device_.launch(request);
   }
 
   const Value& variable(const std::string& name) const {
@@ -137,7 +137,30 @@ class HostInterpreter {
     }
     if (const auto* op = expr.as<imp::Select>()) return eval(op->condition).asInteger() ? eval(op->ifTrue) : eval(op->ifFalse);
     if (const auto* field = expr.as<imp::TensorProperty>()) return tensorField(*field);
+    if (const auto* load = expr.as<imp::Load>()) return readEntry(*load);
     throw Error("the GPU launcher cannot evaluate " + imp::toString(expr));
+  }
+
+  // One entry of a device array, copied to the host.
+  Value readEntry(const imp::Load& load) {
+    Value array = eval(load.buffer);
+    int64_t index = eval(load.index).asInteger();
+    imp::Type type = load.type;
+    size_t bytes = type.kind == imp::ScalarKind::Float64 || type.kind == imp::ScalarKind::Int64 ? 8
+                   : type.kind == imp::ScalarKind::Bool                                          ? 1
+                   : type.kind == imp::ScalarKind::Float16                                       ? 2
+                                                                                                 : 4;
+    std::array<unsigned char, 8> raw{};
+    device_.read(raw.data(), static_cast<const unsigned char*>(array.pointer) + index * static_cast<int64_t>(bytes),
+                 bytes);
+    switch (type.kind) {
+      case imp::ScalarKind::Float64: { double v; std::memcpy(&v, raw.data(), 8); return realValue(v, type); }
+      case imp::ScalarKind::Float32: { float v; std::memcpy(&v, raw.data(), 4); return realValue(v, type); }
+      case imp::ScalarKind::Int64: { int64_t v; std::memcpy(&v, raw.data(), 8); return integerValue(v, type); }
+      case imp::ScalarKind::Int32: { int32_t v; std::memcpy(&v, raw.data(), 4); return integerValue(v, type); }
+      case imp::ScalarKind::Bool: return integerValue(raw[0] != 0, type);
+      default: throw Error("the GPU launcher cannot read an entry of " + imp::toString(load.buffer));
+    }
   }
 
   Value tensorField(const imp::TensorProperty& field) {
@@ -199,7 +222,7 @@ class HostInterpreter {
   }
 
   const lowering::GpuFunction& function_;
-  const std::function<void(const KernelLaunch&)>& launch_;
+  const HostPartDevice& device_;
   std::map<std::string, tcc_tensor*> tensors_;
   std::map<std::string, Value> variables_;
 };
@@ -207,8 +230,8 @@ class HostInterpreter {
 }  // namespace
 
 int32_t runHostPart(const lowering::GpuFunction& function, const std::vector<tcc_tensor*>& tensors,
-                    const std::function<void(const KernelLaunch&)>& launch) {
-  HostInterpreter interpreter(function, tensors, launch);
+                    const HostPartDevice& device) {
+  HostInterpreter interpreter(function, tensors, device);
   interpreter.run(function.host.body);
   return interpreter.status;
 }

@@ -1,8 +1,9 @@
 // Internal to the library: running the host part of a GpuFunction (see
 // tcc/lowering/gpu_kernels.h) on tensors whose arrays are on the device.
-// It evaluates the host's scalars from the tensors' fields and hands each
-// kernel launch (blocks, and every argument in its parameter's own type)
-// to `launch`; a kernel with nothing to do is not launched.
+// It evaluates the host's scalars from the tensors' fields (and single
+// array entries, read through the device) and hands each kernel launch
+// (blocks, and every argument in its parameter's own type) to the device;
+// a kernel with nothing to do is not launched.
 #pragma once
 
 #include <array>
@@ -22,9 +23,15 @@ struct KernelLaunch {
   std::vector<std::array<unsigned char, 8>> arguments;  // one per kernel parameter
 };
 
+struct HostPartDevice {
+  std::function<void(const KernelLaunch&)> launch;
+  // Copies `bytes` at a device address to `host`.
+  std::function<void(void* host, const void* device, size_t bytes)> read;
+};
+
 // Returns the entry point's status (0: success; a bound(...) that does not
 // hold returns lowering::kBrokenBoundStatus).
 int32_t runHostPart(const lowering::GpuFunction& function, const std::vector<tcc_tensor*>& tensors,
-                    const std::function<void(const KernelLaunch&)>& launch);
+                    const HostPartDevice& device);
 
 }  // namespace tcc::detail

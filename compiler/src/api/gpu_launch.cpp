@@ -80,11 +80,14 @@ std::shared_ptr<const rt::cuda::Module> loadCudaKernels(const Lowered& lowered, 
 
 int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda::Module& module,
                           const std::vector<tcc_tensor*>& tensors) {
-  return runHostPart(function, tensors, [&](const KernelLaunch& launch) {
+  HostPartDevice device;
+  device.launch = [&](const KernelLaunch& launch) {
     std::vector<void*> arguments;
     for (auto& argument : launch.arguments) arguments.push_back(const_cast<unsigned char*>(argument.data()));
     rt::cuda::launch(module.function(launch.kernel->name), launch.blocks, launch.kernel->threadsPerBlock, arguments);
-  });
+  };
+  device.read = [](void* host, const void* address, size_t bytes) { rt::cuda::copyToHost(host, address, bytes); };
+  return runHostPart(function, tensors, device);
 }
 
 }  // namespace tcc::detail

@@ -19,6 +19,17 @@ constexpr const char* kDeviceHelpers = R"tcc(
 template <typename T> __host__ __device__ static inline T tcc_min(T a, T b) { return a < b ? a : b; }
 template <typename T> __host__ __device__ static inline T tcc_max(T a, T b) { return a < b ? b : a; }
 
+// The segment s of a level's pos array that holds `position`:
+// pos[s] <= position < pos[s + 1], skipping empty segments.
+__device__ static inline int64_t tcc_segment_of(const int64_t* pos, int64_t segments, int64_t position) {
+  int64_t low = 0, high = segments;
+  while (high - low > 1) {
+    int64_t middle = low + (high - low) / 2;
+    if (pos[middle] <= position) low = middle; else high = middle;
+  }
+  return low;
+}
+
 // The sum of `value` over the 32 lanes of a warp, in every lane.
 template <typename T> __device__ static inline T tcc_warp_sum(T value) {
   for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
@@ -27,6 +38,16 @@ template <typename T> __device__ static inline T tcc_warp_sum(T value) {
 )tcc";
 
 // Kernels need no system header: NVRTC compiles them as they are.
+// Host code reads single entries of device arrays (a pos range's ends).
+constexpr const char* kHostHelpers = R"tcc(
+static bool tcc_device_read_failed = false;
+template <typename T> static inline T tcc_read_device(const T* array, int64_t index) {
+  T value = T();
+  if (cudaMemcpy(&value, array + index, sizeof(T), cudaMemcpyDeviceToHost) != cudaSuccess) tcc_device_read_failed = true;
+  return value;
+}
+)tcc";
+
 constexpr const char* kNvrtcTypes = R"tcc(
 typedef int int32_t;
 typedef long long int64_t;
@@ -189,12 +210,23 @@ class CudaHostPrinter : public CLikePrinter {
            << (parameter.isOutput ? "  // output" : "") << "\n";
     }
     out_ << "\n";
+    indent();
+    out_ << "tcc_device_read_failed = false;\n";
     host.body.accept(*this);
     indent();
-    out_ << "if (cudaDeviceSynchronize() != cudaSuccess) return 2;\n";
+    out_ << "if (cudaDeviceSynchronize() != cudaSuccess || tcc_device_read_failed) return 2;\n";
     indent();
     out_ << "return 0;\n}\n";
     depth_ = 0;
+  }
+
+  // The host reads a device array's entry with a copy.
+  void visit(const Load* op) override {
+    out_ << "tcc_read_device(";
+    op->buffer.accept(*this);
+    out_ << ", ";
+    op->index.accept(*this);
+    out_ << ")";
   }
 
   void visit(const Evaluate* op) override {
@@ -267,7 +299,7 @@ std::string emitCudaUnit(const std::vector<GpuFunction>& functions) {
       << "// Each entry point takes tcc_tensor structs whose arrays are device pointers,\n"
       << "// launches its kernels and waits for them; it returns 0, or 2 when CUDA fails.\n"
       << "#include <stdint.h>\n#include <cuda_runtime.h>\n\n"
-      << abiText() << kDeviceHelpers << "\n";
+      << abiText() << kDeviceHelpers << kHostHelpers << "\n";
   printKernels(out, functions);
   for (const auto& function : functions) {
     CudaHostPrinter printer(out, function);

@@ -174,6 +174,10 @@ void launch(void* function, int64_t blocks, int threadsPerBlock, std::vector<voi
         "cuLaunchKernel");
 }
 
+void copyToHost(void* host, const void* device, size_t bytes) {
+  check(current().memcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device), bytes), "cuMemcpyDtoH");
+}
+
 void synchronize() { check(current().ctxSynchronize(), "a kernel (cuCtxSynchronize)"); }
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {

@@ -2,7 +2,8 @@
 // kernel, and what is left is the host code that launches them.
 //
 // The host code reads only tensor fields (dimensions and array pointers,
-// which on the GPU point to device memory) and scalars computed from them;
+// which on the GPU point to device memory), single array entries (each read
+// is a copy from the device) and scalars computed from them;
 // it launches kernel K with `Evaluate(Call(K.name, K.parameters))`. A
 // statement whose work is not all inside GPU loops (a loop no parallelize
 // maps to the GPU, a sparse output, a workspace) is refused with the reason.

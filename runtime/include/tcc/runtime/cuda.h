@@ -53,6 +53,8 @@ class Module {
 
 // Launches a kernel on the default stream; `arguments` point at each argument.
 void launch(void* function, int64_t blocks, int threadsPerBlock, std::vector<void*> arguments);
+// Copies `bytes` from a device address to the host (waits for the device).
+void copyToHost(void* host, const void* device, size_t bytes);
 // Waits for the device and reports a fault of any kernel launched before.
 void synchronize();
 
