@@ -161,6 +161,12 @@ TEST(GpuSchedules, WorkOutsideTheGpuLoopsIsRefused) {
   EXPECT_TRUE(contains(message, "every loop must run inside a GPU loop")) << message;
 }
 
+TEST(GpuSchedules, ASumIntoAHostScalarIsRefusedNotLost) {
+  std::string message = cudaErrorOf(withSchedule("tensor a : dense\ntensor x(I) : dense\na = x(i) * x(i)\n",
+                                                 "parallelize(i, GPUThread, IgnoreRaces)"));
+  EXPECT_TRUE(contains(message, "the GPU kernel updates")) << message;
+}
+
 TEST(GpuSchedules, CpuThreadsOnTheCudaTargetAreRefused) {
   std::string message = cudaErrorOf(withSchedule(kSpmv, "parallelize(i, CPUThread, NoRaces)"));
   EXPECT_TRUE(contains(message, "test.tc:7:1: error: parallelize(i, CPUThread, NoRaces): CPU parallel units need the "

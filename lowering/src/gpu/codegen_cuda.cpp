@@ -21,7 +21,7 @@ template <typename T> __host__ __device__ static inline T tcc_max(T a, T b) { re
 
 // The segment s of a level's pos array that holds `position`:
 // pos[s] <= position < pos[s + 1], skipping empty segments.
-__device__ static inline int64_t tcc_segment_of(const int64_t* pos, int64_t segments, int64_t position) {
+__device__ inline int64_t tcc_segment_of(const int64_t* pos, int64_t segments, int64_t position) {
   int64_t low = 0, high = segments;
   while (high - low > 1) {
     int64_t middle = low + (high - low) / 2;

@@ -1,6 +1,7 @@
 // splitIntoKernels: each outermost Gpu loop becomes a kernel whose
-// parameters are the variables it reads from outside; the host keeps the
-// rest and must not touch device memory.
+// parameters are the variables it reads from outside (passed by value); the
+// host keeps the rest, which may read single device entries but neither
+// loops over nor writes device memory.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -42,6 +43,13 @@ class FreeVariables : public IRVisitor {
   void visit(const Store* op) override {
     IRVisitor::visit(op);
     stored.insert(op->buffer.get());
+  }
+  // A kernel's parameters are copies: an update of one would be lost.
+  void visit(const Assign* op) override {
+    IRVisitor::visit(op);
+    if (!declared_.count(op->var.get()))
+      throw LoweringError("the GPU kernel updates " + toString(op->var) + ", which is declared outside the GPU loops; "
+                          "a sum over GPU iterations needs Atomics or a warp reduction (ParallelReduction)");
   }
   void visit(const Allocate* op) override {
     throw LoweringError("the GPU kernel allocates memory (" + toString(op->buffer) +
