@@ -110,6 +110,13 @@ TEST(GpuSchedules, AtomicsBecomeAtomicAdds) {
   EXPECT_FALSE(contains(lowered.cuda, "tcc_warp_sum(t")) << lowered.cuda;
 }
 
+TEST(GpuSchedules, AReductionOverABlocksThreadsGoesThroughSharedMemory) {
+  Lowered lowered =
+      lowerForCuda(withSchedule(kSpmv, "parallelize(i, GPUBlock, NoRaces)\nparallelize(j, GPUThread, Temporary)"));
+  EXPECT_TRUE(contains(lowered.cuda, "= tcc_block_sum(")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "if (threadIdx.x == 0) {")) << lowered.cuda;
+}
+
 TEST(GpuSchedules, ASplitMapsBlocksAndThreadsWithTheSplitsBlockSize) {
   Lowered lowered = lowerForCuda(withSchedule(
       kSpmv, "split(i, i0, i1, 64)\nparallelize(i0, GPUBlock, NoRaces)\nparallelize(i1, GPUThread, NoRaces)"));
@@ -150,9 +157,9 @@ TEST(GpuSchedules, ARaceWithoutAStrategyIsRefused) {
   EXPECT_TRUE(contains(message, "test.tc:8:1: error: parallelize(j, GPUThread, NoRaces): j is summed into y")) << message;
 }
 
-TEST(GpuSchedules, AReductionOverThreadsOutsideAWarpIsRefused) {
+TEST(GpuSchedules, AReductionOverThreadsOutsideAWarpOrBlockIsRefused) {
   std::string message = cudaErrorOf(withSchedule(kSpmv, "parallelize(j, GPUThread, ParallelReduction)"));
-  EXPECT_TRUE(contains(message, "must be a GPUThread loop inside a GPUWarp loop")) << message;
+  EXPECT_TRUE(contains(message, "must be a GPUThread loop inside a GPUWarp or GPUBlock loop")) << message;
 }
 
 TEST(GpuSchedules, WorkOutsideTheGpuLoopsIsRefused) {

@@ -35,6 +35,20 @@ template <typename T> __device__ static inline T tcc_warp_sum(T value) {
   for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
   return value;
 }
+
+// The sum of `value` over a block's threads, in every thread: warp sums,
+// then the warps' sums through shared memory. Every thread of the block
+// must call it (blockDim.x a multiple of 32).
+template <typename T> __device__ static inline T tcc_block_sum(T value) {
+  __shared__ T warpSums[32];
+  value = tcc_warp_sum(value);
+  __syncthreads();  // the previous call's readers are done with warpSums
+  if (threadIdx.x % 32 == 0) warpSums[threadIdx.x / 32] = value;
+  __syncthreads();
+  T total = T(0);
+  for (unsigned warp = 0; warp < blockDim.x / 32; ++warp) total += warpSums[warp];
+  return total;
+}
 )tcc";
 
 // Kernels need no system header: NVRTC compiles them as they are.
@@ -88,11 +102,11 @@ class CudaKernelPrinter : public CLikePrinter {
     if (gpu) units_.push_back(op->loopKind);
     CLikePrinter::visit(op);
     if (gpu) units_.pop_back();
-    if (op->loopKind == LoopKind::GpuThread && enclosing == LoopKind::GpuWarp) {
+    if (op->loopKind == LoopKind::GpuThread && (enclosing == LoopKind::GpuWarp || enclosing == LoopKind::GpuBlock)) {
       for (const auto& reduction : op->reductions) {
         indent();
         reduction.var.accept(*this);
-        out_ << " = tcc_warp_sum(";
+        out_ << (enclosing == LoopKind::GpuWarp ? " = tcc_warp_sum(" : " = tcc_block_sum(");
         reduction.var.accept(*this);
         out_ << ");\n";
       }

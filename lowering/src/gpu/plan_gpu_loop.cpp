@@ -1,7 +1,8 @@
 // How a forall parallelized over a GPU unit runs, and whether it can: the
 // units nest in order (blocks, then warps, then threads), iterations that
-// race on an output entry need a strategy the GPU has (atomics, or a warp
-// reduction through shuffles into a scalar temporary), and outputs
+// race on an output entry need a strategy the GPU has (atomics, or a sum of
+// a scalar temporary over a warp's lanes through shuffles, or over a
+// block's threads through shuffles and shared memory), and outputs
 // assembled in order (sparse ones) and workspaces stay off the GPU for now.
 #include "../lowerer.h"
 #include "tcc/ir/index_queries.h"
@@ -74,12 +75,14 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
         plan.atomicStores = true;
         break;
       case OutputRaceStrategy::Temporary: case OutputRaceStrategy::ParallelReduction:
-        requireParallelizable(forall, plan.kind == imp::LoopKind::GpuThread && gpuUnit_ == imp::LoopKind::GpuWarp,
-                              race + "; a reduction over GPU threads sums a warp's lanes with shuffles, so the loop "
-                              "must be a GPUThread loop inside a GPUWarp loop");
+        requireParallelizable(forall, plan.kind == imp::LoopKind::GpuThread &&
+                                          (gpuUnit_ == imp::LoopKind::GpuWarp || gpuUnit_ == imp::LoopKind::GpuBlock),
+                              race + "; a reduction over GPU threads sums a warp's lanes (shuffles) or a block's "
+                              "threads (shuffles, then shared memory), so the loop must be a GPUThread loop inside "
+                              "a GPUWarp or GPUBlock loop");
         requireParallelizable(forall, reductionTarget_.defined(),
-                              race + "; a warp reduction needs a scalar sum: the loops outside must fix every index "
-                              "of " + output.name());
+                              race + "; a reduction over GPU threads needs a scalar sum: the loops outside must fix "
+                              "every index of " + output.name());
         plan.reductions.push_back({reductionTarget_, imp::Expr()});
         break;
     }
