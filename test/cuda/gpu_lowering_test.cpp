@@ -1,12 +1,14 @@
 // GPU schedules on the cuda target, without a GPU: what they lower to, the
 // default mapping, and the schedules that are refused, located at their line.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 
 #include "gpu_host_part.h"
+#include "gpu_launch.h"
 #include "tcc/runtime/cuda.h"
 #include "tcc/tcc.h"
 
@@ -277,6 +279,33 @@ TEST_P(GpuExampleKernels, CompileWithNvrtcAlone) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, GpuExampleKernels, ::testing::ValuesIn(gpuExamples()),
                          [](const auto& info) { return info.param; });
+
+// The disk cache keeps one cubin per architecture (the key holds it); a
+// repeated request is answered from memory, writing nothing new.
+TEST(Nvrtc, CubinsAreCachedOnDiskPerArchitecture) {
+  if (!rt::cuda::builtWithCuda()) GTEST_SKIP() << "built without the CUDA toolkit";
+  namespace fs = std::filesystem;
+  fs::path directory = fs::temp_directory_path() / ("tcc_cubin_cache_" + std::to_string(::getpid()));
+  fs::remove_all(directory);
+  ::setenv("TCC_CACHE_DIR", directory.c_str(), 1);
+  ::unsetenv("TCC_NO_DISK_CACHE");
+  // A kernel text unique to this run, so no earlier entry can answer.
+  std::string kernels = lowerForCuda(kSpmv).cudaKernels + "// run " + std::to_string(::getpid()) + "\n";
+  std::string first = detail::cubinFor(kernels, "sm_90", true);
+  auto files = [&] {
+    size_t n = 0;
+    for (const auto& entry : fs::directory_iterator(directory)) n += entry.path().extension() == ".cubin";
+    return n;
+  };
+  EXPECT_EQ(files(), 1u);
+  EXPECT_EQ(detail::cubinFor(kernels, "sm_90", true), first);  // from memory
+  EXPECT_EQ(files(), 1u);
+  std::string other = detail::cubinFor(kernels, "sm_80", true);
+  EXPECT_EQ(files(), 2u);
+  EXPECT_NE(other, first);
+  ::unsetenv("TCC_CACHE_DIR");
+  fs::remove_all(directory);
+}
 
 TEST(Nvrtc, ACompileErrorCarriesTheLog) {
   if (!rt::cuda::builtWithCuda()) GTEST_SKIP() << "built without the CUDA toolkit";

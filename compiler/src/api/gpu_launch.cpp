@@ -69,13 +69,15 @@ std::string cudaArchitectureFor(const Program& program, const CompileOptions& op
   return rt::cuda::device().architecture();
 }
 
+std::string cubinFor(const std::string& kernels, const std::string& architecture, bool useCache) {
+  if (!useCache) return rt::cuda::compileToCubin(kernels, architecture, "tcc_kernels.cu");
+  return cachedCubin("tcc " TCC_VERSION " " + architecture + "\n" + kernels, kernels, architecture);
+}
+
 std::shared_ptr<const rt::cuda::Module> loadCudaKernels(const Lowered& lowered, const std::string& architecture,
                                                        bool useCache) {
   rt::cuda::device();  // a clear error first where there is no GPU
-  std::string cubin = useCache ? cachedCubin("tcc " TCC_VERSION " " + architecture + "\n" + lowered.cudaKernels,
-                                             lowered.cudaKernels, architecture)
-                               : rt::cuda::compileToCubin(lowered.cudaKernels, architecture, "tcc_kernels.cu");
-  return std::make_shared<const rt::cuda::Module>(cubin);
+  return std::make_shared<const rt::cuda::Module>(cubinFor(lowered.cudaKernels, architecture, useCache));
 }
 
 int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda::Module& module,

@@ -16,6 +16,12 @@ namespace tcc::detail {
 // `target cuda(sm_XX)`, else the device's.
 std::string cudaArchitectureFor(const Program& program, const CompileOptions& options);
 
+// The cubin of NVRTC-ready kernels for `architecture`: with `useCache`,
+// from memory, else from the disk cache (the folder of tcc/jit's kernel
+// cache; one file per key, which holds the tcc version, the architecture and
+// the source), else compiled and stored in both. Needs no GPU.
+std::string cubinFor(const std::string& kernels, const std::string& architecture, bool useCache);
+
 // The loaded kernels of `lowered` (a Cuda program).
 std::shared_ptr<const rt::cuda::Module> loadCudaKernels(const Lowered& lowered, const std::string& architecture,
                                                        bool useCache);
