@@ -44,5 +44,6 @@ find_package(CUDAToolkit QUIET)
 if(CUDAToolkit_FOUND)
   message(STATUS "tcc: CUDA toolkit ${CUDAToolkit_VERSION} found (nvcc: ${CUDAToolkit_NVCC_EXECUTABLE})")
 else()
-  message(STATUS "tcc: CUDA toolkit not found; the CUDA backend's build checks are skipped")
+  message(STATUS "tcc: CUDA toolkit not found; --target cuda still writes .cu files, but running them (NVRTC), "
+                 "the nvcc checks, the gpu tests and bench/cuda are skipped")
 endif()

@@ -64,6 +64,18 @@ const char* toString(TensorField field) {
   return "?";
 }
 
+const char* toString(LoopKind kind) {
+  switch (kind) {
+    case LoopKind::Serial: return "serial";
+    case LoopKind::Parallel: return "parallel";
+    case LoopKind::Vectorized: return "vectorized";
+    case LoopKind::GpuBlock: return "GPU block";
+    case LoopKind::GpuWarp: return "GPU warp";
+    case LoopKind::GpuThread: return "GPU thread";
+  }
+  return "?";
+}
+
 Expr IntImm::make(int64_t value, Type type) {
   require(type.isInteger() || type.kind == ScalarKind::Bool, "IntImm needs an integer type");
   return Expr(std::make_shared<IntImm>(value, type));

@@ -116,7 +116,10 @@ class Printer : public IRVisitor {
   }
   void visit(const For* op) override {
     indent();
-    out_ << (op->loopKind == LoopKind::Parallel ? "parallel for " : op->loopKind == LoopKind::Vectorized ? "simd for " : "for ");
+    out_ << (op->loopKind == LoopKind::Parallel     ? "parallel for "
+             : op->loopKind == LoopKind::Vectorized ? "simd for "
+             : isGpuLoop(op->loopKind)              ? std::string(toString(op->loopKind)) + " for "
+                                                    : std::string("for "));
     op->var.accept(*this);
     out_ << " in [";
     op->begin.accept(*this);

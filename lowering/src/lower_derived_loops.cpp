@@ -166,7 +166,7 @@ Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
   // Segment cursors of fused position ranges (see recoverParents) are one
   // per thread: a parallel loop gives its iterations private copies of the
   // cursors declared outside it.
-  bool parallel = plan.kind == imp::LoopKind::Parallel;
+  bool parallel = plan.kind == imp::LoopKind::Parallel || imp::isGpuLoop(plan.kind);
   std::map<ir::IndexVar, Expr> sharedCursors;
   for (auto& [posVar, cursor] : segmentCursors_) {
     if (!parallel || !rangesBefore.count(posVar)) continue;

@@ -94,7 +94,7 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
     bool pinned = pinnedCoordinates_.count(var) || pinnedPositions_.count(var);
     // Atomic updates go to the output itself, not to a temporary each thread shares.
     bool atomic = forall->attributes.outputRaceStrategy == ir::OutputRaceStrategy::Atomics &&
-                  forall->attributes.onThreads();
+                  (forall->attributes.onThreads() || isGpuUnit(forall->attributes.parallelUnit));
     bool lhsBound = std::all_of(lhsVars.begin(), lhsVars.end(),
                                 [&](const ir::IndexVar& v) { return coordinates_.count(v) > 0; });
     if (!varOnLhs && !pinned && !atomic && lhsBound) {
@@ -178,11 +178,13 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
   LoopPlan plan;
   switch (attributes.parallelUnit) {
     case ParallelUnit::NotParallel: return plan;
-    case ParallelUnit::CPUVector: plan.kind = imp::LoopKind::Vectorized; break;
+    case ParallelUnit::CPUVector: requireCpuTarget(forall); plan.kind = imp::LoopKind::Vectorized; break;
     case ParallelUnit::GPUBlock: case ParallelUnit::GPUWarp: case ParallelUnit::GPUThread:
-      requireParallelizable(forall, false, "GPU parallel units need the CUDA target");
+      return planGpuLoop(forall);
+    case ParallelUnit::CPUThread: case ParallelUnit::DefaultUnit:
+      requireCpuTarget(forall);
+      plan.kind = imp::LoopKind::Parallel;
       break;
-    case ParallelUnit::CPUThread: case ParallelUnit::DefaultUnit: plan.kind = imp::LoopKind::Parallel; break;
   }
   bool threads = plan.kind == imp::LoopKind::Parallel;
   requireParallelizable(forall, !threads || !insideParallelLoop_, "loops nested in a parallel loop run serially");
@@ -253,9 +255,11 @@ bool Lowerer::rowsAssembledInParallel(const ir::Access& lhs, const ir::IndexVar&
 }
 
 Lowerer::LoopScope::LoopScope(Lowerer& lowerer, const LoopPlan& plan)
-    : lowerer_(lowerer), wasParallel_(lowerer.insideParallelLoop_), wasAtomic_(lowerer.atomicStores_) {
+    : lowerer_(lowerer), wasParallel_(lowerer.insideParallelLoop_), wasAtomic_(lowerer.atomicStores_),
+      enclosingGpuUnit_(lowerer.gpuUnit_) {
   lowerer.insideParallelLoop_ = wasParallel_ || plan.kind == imp::LoopKind::Parallel;
   lowerer.atomicStores_ = wasAtomic_ || plan.atomicStores;
+  if (imp::isGpuLoop(plan.kind)) lowerer.gpuUnit_ = plan.kind;
   if (plan.kind != imp::LoopKind::Parallel) return;
   for (auto& [tensor, storage] : lowerer.storage_) {
     if (!storage.ismPerThread || storage.ismThreadHandle.defined()) continue;
@@ -270,6 +274,7 @@ Lowerer::LoopScope::LoopScope(Lowerer& lowerer, const LoopPlan& plan)
 }
 
 Lowerer::LoopScope::~LoopScope() {
+  lowerer_.gpuUnit_ = enclosingGpuUnit_;
   lowerer_.insideParallelLoop_ = wasParallel_;
   lowerer_.atomicStores_ = wasAtomic_;
   for (const auto& tensor : boundWorkspaces_) lowerer_.storage_.at(tensor).ismThreadHandle = Expr();

@@ -108,6 +108,9 @@ class Lowerer {
   // How a forall's loop runs (its attributes), after checking that it can
   // run that way: races handled by the chosen strategy, no shared cursors.
   LoopPlan planLoop(const ir::ForallNode* forall);
+  // gpu/plan_gpu_loop.cpp: planLoop for the GPU units.
+  LoopPlan planGpuLoop(const ir::ForallNode* forall);
+  void requireCpuTarget(const ir::ForallNode* forall) const;
   // Marks the body of a loop as parallel (and its racing stores atomic)
   // while it is lowered.
   class LoopScope {
@@ -125,6 +128,7 @@ class Lowerer {
     bool wasParallel_, wasAtomic_;
     std::vector<imp::Stmt> prologue_;
     std::vector<ir::TensorVar> boundWorkspaces_;
+    imp::LoopKind enclosingGpuUnit_;
   };
   LoweringError sparseVariableScheduled(const ir::IndexVar& var, const ir::TensorVar& tensor) const;
   // Whether `output`'s rows can be assembled in parallel by a loop over
@@ -214,6 +218,8 @@ class Lowerer {
   std::map<const ir::ForallNode*, std::map<const ir::AccessNode*, int>> iteratorIds_;
   int nextIteratorId_ = 0;
   bool insideParallelLoop_ = false;
+  // The innermost GPU loop kind around the loop being lowered (Serial: none).
+  imp::LoopKind gpuUnit_ = imp::LoopKind::Serial;
   bool atomicStores_ = false;
   bool usesOpenMP_ = false;
   OutputPass pass_ = OutputPass::Fused;

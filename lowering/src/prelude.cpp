@@ -81,6 +81,11 @@ extern "C" int tcc_permanent(tcc_tensor* result, const tcc_tensor* matrix);
 
 }  // namespace
 
+const std::string& abiText() {
+  static const std::string text = detail::kAbiHeaderText;
+  return text;
+}
+
 const std::string& cppPrelude() {
   static const std::string prelude = std::string("// tcc prelude\n") + kPreludeDeclarations + "\n" +
                                      detail::kAbiHeaderText + "\n" + detail::kIsmKernelApiText + "\n" + kRuntimeEntryPoints;

@@ -162,12 +162,13 @@ class CommandApplier {
   void operator()(const ParallelizeCommand& parallelize) {
     loopPosition(parallelize.var);
     using ir::ParallelUnit;
-    if (parallelize.unit == ParallelUnit::GPUBlock || parallelize.unit == ParallelUnit::GPUWarp ||
-        parallelize.unit == ParallelUnit::GPUThread)
-      fail("GPU parallel units need the CUDA target, which this version of tcc does not have");
-    nest_.decisions.push_back(command_.text + ": the loop over " + parallelize.var.name() + " runs " +
-                              (parallelize.unit == ParallelUnit::CPUVector ? "in vector lanes (omp simd)"
-                                                                           : "on CPU threads (OpenMP)"));
+    // GPU units are checked against the target when the loop is lowered.
+    std::string where = parallelize.unit == ParallelUnit::CPUVector  ? "in vector lanes (omp simd)"
+                        : parallelize.unit == ParallelUnit::GPUBlock ? "over GPU thread blocks"
+                        : parallelize.unit == ParallelUnit::GPUWarp  ? "over GPU warps"
+                        : parallelize.unit == ParallelUnit::GPUThread ? "over GPU threads"
+                                                                      : "on CPU threads (OpenMP)";
+    nest_.decisions.push_back(command_.text + ": the loop over " + parallelize.var.name() + " runs " + where);
     nest_.attributes[parallelize.var].parallelUnit = parallelize.unit;
     nest_.attributes[parallelize.var].outputRaceStrategy = parallelize.strategy;
   }

@@ -124,17 +124,6 @@ A(i,j) = B(i,j)
 namespace tcc::test {
 namespace {
 
-TEST(Target, CudaIsRefusedAtTheTargetLine) {
-  std::string message = errorOf(std::string("target cuda(sm_90)\n") + kSpmv);
-  EXPECT_NE(message.find("test.tc:1:1: error: the CUDA backend is not available"), std::string::npos) << message;
-}
-
-}  // namespace
-}  // namespace tcc::test
-
-namespace tcc::test {
-namespace {
-
 TEST(Statements, AnInPlaceUpdateIsRefusedNotMiscompiled) {
   std::string message = errorOf("tensor A(I, J) : csr\ntensor B(I, J) : csr\nA(i,j) = A(i,j) + B(i,j)\n");
   EXPECT_NE(message.find("A is both read and written by this statement"), std::string::npos) << message;

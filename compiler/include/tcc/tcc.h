@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,12 +24,17 @@
 #include "tcc/ir/imperative.h"
 #include "tcc/ir/index_stmt.h"
 #include "tcc/jit/jit.h"
+#include "tcc/lowering/gpu_kernels.h"
 #include "tcc/runtime/matrix_market.h"
 #include "tcc/runtime/pack.h"
 #include "tcc/runtime/permanent.h"
 #include "tcc/runtime/random.h"
 #include "tcc/runtime/tensor.h"
 #include "tcc/schedule.h"
+
+namespace tcc::rt::cuda {
+class Module;
+}
 
 namespace tcc {
 
@@ -72,6 +78,11 @@ struct CompileOptions {
   // Reuse machine code compiled before, in this process or (through the
   // disk cache, see tcc/jit/kernel_cache.h) in an earlier one.
   bool useKernelCache = true;
+  // Cpu or Cuda; unset: the program's `target` line, else the CPU.
+  std::optional<frontend::Target> target;
+  // Cuda: the GPU architecture (sm_90); empty: the program's, else the
+  // device's when running (sm_90 when only emitting code).
+  std::string cudaArchitecture;
 };
 
 // What compilation made of one statement.
@@ -90,7 +101,13 @@ struct CompiledStatement {
 // Lowering without running: CIN, imperative IR and C++ for every statement.
 struct Lowered {
   std::vector<CompiledStatement> statements;
-  std::string cpp;  // one self-contained translation unit
+  frontend::Target target = frontend::Target::Cpu;
+  std::string cpp;  // Cpu: one self-contained translation unit
+  // Cuda: per statement, its kernels and the host part that launches them;
+  // a .cu unit nvcc compiles alone; and the kernels alone, for NVRTC.
+  std::vector<lowering::GpuFunction> gpuFunctions;
+  std::string cuda, cudaKernels;
+  const std::string& source() const { return target == frontend::Target::Cuda ? cuda : cpp; }
 };
 Lowered lowerProgram(const Program& program, const CompileOptions& options = {});
 
@@ -118,7 +135,7 @@ class Kernel {
   RunResult run(const std::map<std::string, Tensor>& inputs, const RunOptions& options) const;
 
   const Lowered& lowered() const { return lowered_; }
-  const std::string& source() const { return lowered_.cpp; }
+  const std::string& source() const { return lowered_.source(); }
   const Program& program() const { return program_; }
   double compileSeconds() const { return compileSeconds_; }
 
@@ -128,6 +145,7 @@ class Kernel {
   Lowered lowered_;
   std::shared_ptr<const jit::Module> module_;
   std::vector<void*> entryPoints_;
+  std::shared_ptr<const rt::cuda::Module> cudaModule_;  // Cuda target
   double compileSeconds_ = 0;
 };
 

@@ -175,10 +175,4 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
   return result;
 }
 
-void refuseCudaTarget(const frontend::Program& program, const frontend::TargetSpec& target) {
-  throw frontend::DiagnosticError({frontend::Diagnostic{
-      target.location, "the CUDA backend is not available in this version of tcc; use `target cpu`",
-      sourceLine(program, target.location)}});
-}
-
 }  // namespace tcc

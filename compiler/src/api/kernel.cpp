@@ -1,6 +1,7 @@
 // Compiling a lowered program to machine code and running it on tensors.
 #include <chrono>
 
+#include "gpu_launch.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/ism/kernel_api.h"
@@ -133,6 +134,12 @@ Kernel compile(const Program& program, const CompileOptions& options) {
   Kernel kernel;
   kernel.program_ = program;
   kernel.lowered_ = lowerProgram(program, options);
+  if (kernel.lowered_.target == frontend::Target::Cuda) {
+    kernel.cudaModule_ = detail::loadCudaKernels(kernel.lowered_, detail::cudaArchitectureFor(program, options),
+                                                 options.useKernelCache);
+    kernel.compileSeconds_ = std::chrono::duration<double>(Clock::now() - start).count();
+    return kernel;
+  }
   jit::CompileOptions jitOptions;
   jitOptions.backend = options.backend;
   for (const auto& statement : kernel.lowered_.statements) jitOptions.openmp |= statement.function.usesOpenMP;
@@ -171,6 +178,10 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
   RunResult result;
   result.seconds.assign(options.repeat, 0.0);
   rt::PermanentOptionsScope permanentOptions(options.permanent);
+  // Cuda: each tensor is copied to the device once and reused by every run
+  // and every statement that reads it.
+  const bool gpu = lowered_.target == frontend::Target::Cuda;
+  std::map<std::string, std::unique_ptr<rt::cuda::DeviceTensor>> onDevice;
   for (size_t index = 0; index < lowered_.statements.size(); ++index) {
     const CompiledStatement& statement = lowered_.statements[index];
     const ir::IndexStmt& source = program_.statements()[index];
@@ -187,6 +198,33 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
     rt::ValueType type = toRuntimeType(computed.datatype());
     bool assembled = computed.order() > 0 && !computed.format().isAllDense();
     Tensor output;
+    if (gpu) {
+      if (assembled) throw Error("output " + computed.name() + " is sparse; the GPU computes dense outputs only");
+      output = Tensor(outputDims, computedFormat, type);
+      onDevice[computed.name()] = std::make_unique<rt::cuda::DeviceTensor>(output.abiView());
+      std::vector<tcc_tensor*> pointers;
+      for (const auto& parameter : statement.parameters) {
+        auto& device = onDevice[parameter.name()];
+        if (!device) device = std::make_unique<rt::cuda::DeviceTensor>(bound.at(parameter.name()).abiView());
+        pointers.push_back(&device->view());
+      }
+      rt::cuda::DeviceTensor& deviceOutput = *onDevice[computed.name()];
+      rt::cuda::EventTimer timer;
+      for (int run = 0; run < options.repeat; ++run) {
+        deviceOutput.zeroValues();
+        timer.start();
+        int status = detail::launchGpuFunction(lowered_.gpuFunctions[index], *cudaModule_, pointers);
+        result.seconds[run] += timer.stopSeconds();
+        if (status == lowering::kBrokenBoundStatus)
+          throw Error("a bound(...) of the schedule does not hold for these inputs: a dimension differs from its "
+                      "MaxExact bound or exceeds its MaxConstraint bound");
+        if (status != 0) throw Error("kernel " + statement.function.name + " failed with status " + std::to_string(status));
+      }
+      rt::cuda::synchronize();
+      deviceOutput.downloadValues(output.abiView());
+      bound.insert_or_assign(statement.output.name(), std::move(output));
+      continue;
+    }
     for (int run = 0; run < options.repeat; ++run) {
       // Inputs read in another storage order are converted for every run,
       // inside the time measured.

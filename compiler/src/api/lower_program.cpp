@@ -1,4 +1,4 @@
-// Program -> concrete index notation -> imperative IR -> C++, per statement.
+// Program -> concrete index notation -> imperative IR -> C++ or CUDA, per statement.
 #include <unordered_map>
 
 #include "schedule_request.h"
@@ -8,15 +8,48 @@
 #include "tcc/lowering/codegen.h"
 #include "tcc/lowering/concretize_for_lowering.h"
 #include "tcc/lowering/intrinsics.h"
+#include "tcc/lowering/gpu_default_mapping.h"
 #include "tcc/lowering/lower.h"
 #include "tcc/tcc.h"
 
 namespace tcc {
 
+namespace {
+
+frontend::Target targetOf(const Program& program, const CompileOptions& options) {
+  if (options.target) return *options.target;
+  const auto& line = program.syntax().target;
+  return line ? line->target : frontend::Target::Cpu;
+}
+
+// Concretizes again with the default GPU mapping appended to the schedule
+// (see gpu_default_mapping.h); a mapping that does not fit is refused with
+// the commands it tried.
+lowering::ConcretizedStatement withDefaultGpuMapping(const ir::IndexStmt& statement,
+                                                     const lowering::ScheduleRequest& request,
+                                                     const lowering::ConcretizedStatement& concrete) {
+  std::vector<std::string> reasons;
+  auto commands = lowering::defaultGpuMapping(statement, concrete.loopOrder, reasons);
+  lowering::ScheduleRequest mapped = request;
+  mapped.commands.insert(mapped.commands.end(), commands.begin(), commands.end());
+  try {
+    lowering::ConcretizedStatement result = lowering::concretizeForLowering(statement, mapped);
+    result.decisions.insert(result.decisions.end(), reasons.begin(), reasons.end());
+    return result;
+  } catch (const lowering::ScheduleError& error) {
+    std::string tried;
+    for (const auto& command : commands) tried += (tried.empty() ? "" : " ") + command.text;
+    throw lowering::LoweringError("the default GPU mapping (" + tried + ") does not fit this statement: " +
+                                  error.what() + "; map its loops with parallelize(..., GPUWarp | GPUThread, ...)");
+  }
+}
+
+}  // namespace
+
 Lowered lowerProgram(const Program& program, const CompileOptions& options) {
-  if (const auto& target = program.syntax().target; target && target->target == frontend::Target::Cuda)
-    refuseCudaTarget(program.syntax(), *target);
   Lowered lowered;
+  lowered.target = targetOf(program, options);
+  const bool cuda = lowered.target == frontend::Target::Cuda;
   std::vector<ir::imp::Function> functions;
   for (size_t index = 0; index < program.statements().size(); ++index) {
     const ir::IndexStmt& statement = program.statements()[index];
@@ -38,6 +71,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       } catch (const lowering::ScheduleError& error) {
         refuseScheduleCommand(program.syntax(), *schedule.sources.at(error.command()), error.what());
       }
+      if (cuda && !lowering::parallelizesLoops(request)) concrete = withDefaultGpuMapping(statement, request, concrete);
       compiled.decisions = concrete.decisions;
       const Format& declared = compiled.output.format();
       // A sparse workspace compresses into any level chain; appending needs
@@ -63,6 +97,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       lowering::LowerOptions lowerOptions;
       lowerOptions.functionName = options.functionPrefix + "_" + std::to_string(index);
       lowerOptions.sparseWorkspaces = concrete.sparseWorkspaces;
+      lowerOptions.cudaTarget = cuda;
       const auto& separate = request.separatelyAssembled;
       lowerOptions.separateAssembly =
           std::find(separate.begin(), separate.end(), compiled.output.name()) != separate.end();
@@ -80,13 +115,19 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         throw;
       }
       if (auto note = lowering::intrinsicDecision(compiled.function)) compiled.decisions = {*note};
+      if (cuda) lowered.gpuFunctions.push_back(lowering::splitIntoKernels(compiled.function));
       functions.push_back(compiled.function);
       lowered.statements.push_back(std::move(compiled));
     } catch (const lowering::LoweringError& error) {
       throw Error("cannot compile `" + ir::toString(statement) + "`: " + error.what());
     }
   }
-  lowered.cpp = lowering::makeCodeGenerator(lowering::TargetKind::Cpu)->emit(functions);
+  if (cuda) {
+    lowered.cuda = lowering::emitCudaUnit(lowered.gpuFunctions);
+    lowered.cudaKernels = lowering::emitCudaKernels(lowered.gpuFunctions);
+  } else {
+    lowered.cpp = lowering::makeCodeGenerator(lowering::TargetKind::Cpu)->emit(functions);
+  }
   return lowered;
 }
 

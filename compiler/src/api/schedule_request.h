@@ -23,8 +23,4 @@ std::string commandText(const frontend::ScheduleCommand& command);
 [[noreturn]] void refuseScheduleCommand(const frontend::Program& program, const frontend::ScheduleCommand& command,
                                        const std::string& message);
 
-// Throws frontend::DiagnosticError at the `target cuda(...)` line: this build
-// has only the C++ backend.
-[[noreturn]] void refuseCudaTarget(const frontend::Program& program, const frontend::TargetSpec& target);
-
 }  // namespace tcc

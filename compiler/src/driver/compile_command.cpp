@@ -1,5 +1,6 @@
-// tcc compile FILE [--emit cin|ir|cpp] [-o FILE]: lower a DSL file and print
-// (or write) concrete index notation, the imperative IR, or C++.
+// tcc compile FILE [--target cpu|cuda] [--emit cin|ir|cpp|cuda] [-o FILE]:
+// lower a DSL file and print (or write) concrete index notation, the
+// imperative IR, or the target's source (C++, or CUDA that nvcc compiles alone).
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -15,7 +16,14 @@ namespace {
 
 std::string render(const Lowered& lowered, const std::string& emit) {
   std::ostringstream out;
-  if (emit == "cpp") return lowered.cpp;
+  if (emit.empty()) return lowered.source();
+  if (emit == "cpp" || emit == "cuda") {
+    bool cuda = lowered.target == frontend::Target::Cuda;
+    if ((emit == "cuda") != cuda)
+      throw Error("--emit " + emit + " needs the " + (cuda ? "cpu" : "cuda") + " target; this program is compiled for " +
+                  (cuda ? "cuda" : "cpu") + " (see --target)");
+    return lowered.source();
+  }
   for (const auto& statement : lowered.statements) {
     if (emit == "cin") out << ir::toString(statement.concrete) << "\n";
     if (emit == "ir") out << ir::imp::toString(statement.function) << "\n";
@@ -42,22 +50,29 @@ void writeFileAtomically(const std::string& path, const std::string& text) {
 void addCompileCommand(CLI::App& app) {
   struct Options {
     std::string path;
-    std::string emit = "cpp";
+    std::string emit;  // empty: the target's source
     std::string output;
+    std::string target;
   };
   auto options = std::make_shared<Options>();
-  auto* command = app.add_subcommand("compile", "Compile a DSL file to C++ (or show an intermediate form)");
+  auto* command = app.add_subcommand("compile", "Compile a DSL file to C++ or CUDA (or show an intermediate form)");
   command->add_option("FILE", options->path, "DSL file (.tc)")->required();
   command->add_option("--emit", options->emit,
-                      "What to produce: cin (concrete index notation), ir (imperative IR), cpp (C++ source)")
-      ->check(CLI::IsMember({"cin", "ir", "cpp"}))
-      ->capture_default_str();
+                      "What to produce: cin (concrete index notation), ir (imperative IR), cpp (C++ source) or cuda "
+                      "(CUDA source); by default the target's source")
+      ->check(CLI::IsMember({"cin", "ir", "cpp", "cuda"}));
+  command->add_option("--target", options->target, "cpu or cuda (overrides the program's `target` line)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   command->add_option("-o,--output", options->output, "Write to this file instead of standard output");
   command->callback([options] {
     Program program = Program::fromSyntax(loadComputationOrExit(options->path));
     std::string text;
     try {
-      text = render(lowerProgram(program), options->emit);
+      CompileOptions compileOptions;
+      if (!options->target.empty())
+        compileOptions.target = options->target == "cuda" ? frontend::Target::Cuda : frontend::Target::Cpu;
+      Lowered lowered = lowerProgram(program, compileOptions);
+      text = render(lowered, options->emit);
     } catch (const frontend::DiagnosticError& error) {
       std::cerr << error.what();
       throw CLI::RuntimeError(kExitUserError);

@@ -14,14 +14,19 @@ void addExplainCommand(CLI::App& app) {
   auto* command = app.add_subcommand(
       "explain", "Explain how a DSL file is compiled: formats, concrete index notation, loop order and workspaces");
   command->add_option("FILE", *path, "DSL file (.tc)")->required();
-  command->callback([path] {
+  auto target = std::make_shared<std::string>();
+  command->add_option("--target", *target, "cpu or cuda (overrides the program's `target` line)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  command->callback([path, target] {
     Program program = Program::fromSyntax(loadComputationOrExit(*path));
     std::cout << "tensors:\n";
     for (const ir::TensorVar& tensor : program.tensors())
       std::cout << "  " << ir::declarationString(tensor) << "\n";
     Lowered lowered;
     try {
-      lowered = lowerProgram(program);
+      CompileOptions options;
+      if (!target->empty()) options.target = *target == "cuda" ? frontend::Target::Cuda : frontend::Target::Cpu;
+      lowered = lowerProgram(program, options);
     } catch (const frontend::DiagnosticError& error) {
       std::cerr << error.what();
       throw CLI::RuntimeError(kExitUserError);

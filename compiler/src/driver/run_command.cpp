@@ -62,6 +62,7 @@ void addRunCommand(CLI::App& app) {
     std::string backend = "jit";
     bool progress = false;
     std::string checkpoint;
+    std::string target;
   };
   auto options = std::make_shared<Options>();
   auto* command = app.add_subcommand("run", "Compile a DSL file in-process and run it on tensor files");
@@ -81,6 +82,10 @@ void addRunCommand(CLI::App& app) {
                     "Report a permanent's progress on stderr (default: only on a terminal, after 3 s)");
   command->add_option("--checkpoint", options->checkpoint,
                       "Save a permanent's completed chunks to FILE, and resume from it when it exists");
+  command->add_option("--target", options->target,
+                      "cpu or cuda (overrides the program's `target` line); cuda compiles with NVRTC and runs on "
+                      "the GPU, timing kernels with CUDA events")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   command->callback([options] {
     Program program = Program::fromSyntax(loadComputationOrExit(options->path));
     try {
@@ -117,6 +122,8 @@ void addRunCommand(CLI::App& app) {
 
       CompileOptions compileOptions;
       compileOptions.backend = options->backend == "system" ? jit::Backend::SystemCompiler : compileOptions.backend;
+      if (!options->target.empty())
+        compileOptions.target = options->target == "cuda" ? frontend::Target::Cuda : frontend::Target::Cpu;
       Kernel kernel = compile(program, compileOptions);
       RunOptions runOptions;
       runOptions.repeat = options->repeat;

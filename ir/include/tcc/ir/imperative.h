@@ -236,7 +236,14 @@ struct Store : StmtNode {
   const bool atomic;      // the update is one atomic operation (parallel loops that race on it)
 };
 
-enum class LoopKind { Serial, Parallel, Vectorized };
+// Parallel and Vectorized loops run on CPU threads and vector lanes; the
+// Gpu kinds are spread over a CUDA kernel's blocks, warps or threads (the
+// CUDA backend turns the outermost one into a kernel launch).
+enum class LoopKind { Serial, Parallel, Vectorized, GpuBlock, GpuWarp, GpuThread };
+const char* toString(LoopKind kind);
+inline bool isGpuLoop(LoopKind kind) {
+  return kind == LoopKind::GpuBlock || kind == LoopKind::GpuWarp || kind == LoopKind::GpuThread;
+}
 
 // A sum a parallel or vectorized loop reduces: each thread (or lane) adds
 // into a private copy of `var`, or of var[0, size) when `size` is defined,

@@ -73,6 +73,9 @@ struct AssignmentNode : IndexStmtNodeOf<AssignmentNode, IndexStmtKind::Assignmen
 enum class ParallelUnit { NotParallel, DefaultUnit, CPUThread, CPUVector, GPUBlock, GPUWarp, GPUThread };
 enum class OutputRaceStrategy { IgnoreRaces, NoRaces, Atomics, Temporary, ParallelReduction };
 std::string toString(ParallelUnit unit);
+inline bool isGpuUnit(ParallelUnit unit) {
+  return unit == ParallelUnit::GPUBlock || unit == ParallelUnit::GPUWarp || unit == ParallelUnit::GPUThread;
+}
 std::string toString(OutputRaceStrategy strategy);
 
 struct ForallAttributes {

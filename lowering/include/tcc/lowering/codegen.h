@@ -1,6 +1,7 @@
-// Backends turn imperative IR functions into source text for one target.
-// The C++ backend exists now; the CUDA backend (with its intrinsics) plugs
-// in behind the same interface.
+// Backends turn imperative IR functions into source text for one target:
+// C++ (OpenMP for CPU-parallel loops) or CUDA. Both print through one
+// C-like printer base (c_like_printer.h); intrinsics plug in as the IR's
+// Intrinsic node, expanded by the backend that supports them.
 #pragma once
 
 #include <memory>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "tcc/ir/imperative.h"
+#include "tcc/lowering/gpu_kernels.h"
 
 namespace tcc::lowering {
 
@@ -28,5 +30,16 @@ std::unique_ptr<CodeGenerator> makeCodeGenerator(TargetKind target);
 // libc functions kernels call, min/max and a coordinate sort, and the
 // tcc_tensor ABI. It includes no system header, which keeps JIT latency low.
 const std::string& cppPrelude();
+
+// The tcc_tensor ABI (runtime/abi.h) as text, for generated units.
+const std::string& abiText();
+
+// The CUDA target's two texts. emitCudaUnit: one .cu file that nvcc
+// compiles alone, with the kernels and, per function, a host launcher with
+// the usual entry point (its tensors' arrays are device pointers).
+// emitCudaKernels: the kernels alone, with no system header, for NVRTC;
+// the runtime launches them as the host part of each GpuFunction says.
+std::string emitCudaUnit(const std::vector<GpuFunction>& functions);
+std::string emitCudaKernels(const std::vector<GpuFunction>& functions);
 
 }  // namespace tcc::lowering

@@ -58,6 +58,10 @@ struct LowerOptions {
   // consumer that copies them into an output) are ISM workspaces: their
   // options by workspace name; one not listed gets the defaults.
   std::map<std::string, SparseWorkspaceOptions> sparseWorkspaces;
+  // The CUDA target: loops parallelized over GPUBlock, GPUWarp or
+  // GPUThread become Gpu loops (see gpu/plan_gpu_loop.cpp), which the CUDA
+  // backend turns into kernels.
+  bool cudaTarget = false;
 };
 
 // `parameters` lists the kernel's tensors in the order the entry point

@@ -1,0 +1,348 @@
+// SpMV and SpMM (CSR, float32) compiled by tcc for the GPU against
+// cusparseSpMV / cusparseSpMM, on the same device buffers' contents, in the
+// same run; SpMV's achieved bandwidth against the measured device copy rate.
+//
+//   tcc_bench_cusparse MATRIX_DIR [repeats] [spmv]   (spmv: leave SpMM out)
+//
+// Matrices: real ones from MATRIX_DIR, Kronecker products of two real ones
+// (scale-ups, named kron(A,B)) and an R-MAT power-law graph (synthetic).
+// Times are medians of CUDA-event timings after a warm-up.
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tcc/tcc.h"
+
+namespace {
+
+#define CHECK_CUDA(call)                                                                       \
+  do {                                                                                         \
+    cudaError_t status_ = (call);                                                              \
+    if (status_ != cudaSuccess) {                                                              \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(status_));            \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
+// A failed cuSPARSE call is reported; the measurement it belongs to is
+// then left out (printed as n/a).
+#define CHECK_CUSPARSE(call)                                                                   \
+  do {                                                                                         \
+    cusparseStatus_t status_ = (call);                                                         \
+    if (status_ != CUSPARSE_STATUS_SUCCESS) {                                                  \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cusparseGetErrorString(status_));        \
+      throw CusparseFailure();                                                                 \
+    }                                                                                          \
+  } while (0)
+
+struct CusparseFailure {};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+tcc::rt::Coo kron(const tcc::rt::Coo& a, const tcc::rt::Coo& b) {
+  tcc::rt::Coo result = tcc::rt::Coo::ofShape({a.dims[0] * b.dims[0], a.dims[1] * b.dims[1]});
+  result.reserve(a.nnz() * b.nnz());
+  for (size_t p = 0; p < a.nnz(); ++p)
+    for (size_t q = 0; q < b.nnz(); ++q) {
+      int32_t c[2] = {a.coords[0][p] * b.dims[0] + b.coords[0][q], a.coords[1][p] * b.dims[1] + b.coords[1][q]};
+      result.push(c, a.values[p] * b.values[q]);
+    }
+  return result;
+}
+
+// R-MAT (a, b, c, d) = (0.57, 0.19, 0.19, 0.05), duplicates dropped.
+tcc::rt::Coo rmat(int scale, int64_t edges, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<int64_t> keys;
+  keys.reserve(edges);
+  int32_t n = 1 << scale;
+  for (int64_t e = 0; e < edges; ++e) {
+    int64_t row = 0, col = 0;
+    for (int bit = 0; bit < scale; ++bit) {
+      double r = unit(random);
+      int quadrant = r < 0.57 ? 0 : r < 0.76 ? 1 : r < 0.95 ? 2 : 3;
+      row = row * 2 + (quadrant >> 1);
+      col = col * 2 + (quadrant & 1);
+    }
+    keys.push_back(row * n + col);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  tcc::rt::Coo result = tcc::rt::Coo::ofShape({n, n});
+  result.reserve(keys.size());
+  for (int64_t key : keys) {
+    int32_t c[2] = {static_cast<int32_t>(key / n), static_cast<int32_t>(key % n)};
+    result.push(c, unit(random) * 2 - 1);
+  }
+  return result;
+}
+
+// Device-to-device copy rate, counting bytes read and written.
+double copyBandwidth() {
+  size_t bytes = size_t(1) << 30;
+  void *a, *b;
+  CHECK_CUDA(cudaMalloc(&a, bytes));
+  CHECK_CUDA(cudaMalloc(&b, bytes));
+  CHECK_CUDA(cudaMemset(a, 1, bytes));
+  cudaEvent_t start, stop;
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&stop));
+  std::vector<double> times;
+  for (int k = 0; k < 10; ++k) {
+    CHECK_CUDA(cudaEventRecord(start));
+    CHECK_CUDA(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice));
+    CHECK_CUDA(cudaEventRecord(stop));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    float ms;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    times.push_back(ms * 1e-3);
+  }
+  CHECK_CUDA(cudaFree(a));
+  CHECK_CUDA(cudaFree(b));
+  return 2.0 * bytes / median(times);
+}
+
+struct DeviceCsr {
+  int32_t rows, cols;
+  int64_t nnz;
+  int32_t *pos, *crd;
+  float* vals;
+};
+
+DeviceCsr upload(const tcc::Tensor& csr) {
+  tcc_tensor view = csr.abiView();
+  DeviceCsr d{view.dims[0], view.dims[1], view.vals_size, nullptr, nullptr, nullptr};
+  std::vector<int32_t> pos(view.levels[1].pos, view.levels[1].pos + d.rows + 1);
+  CHECK_CUDA(cudaMalloc(&d.pos, sizeof(int32_t) * (d.rows + 1)));
+  CHECK_CUDA(cudaMalloc(&d.crd, sizeof(int32_t) * std::max<int64_t>(d.nnz, 1)));
+  CHECK_CUDA(cudaMalloc(&d.vals, sizeof(float) * std::max<int64_t>(d.nnz, 1)));
+  CHECK_CUDA(cudaMemcpy(d.pos, pos.data(), sizeof(int32_t) * (d.rows + 1), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(d.crd, view.levels[1].crd, sizeof(int32_t) * d.nnz, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(d.vals, view.vals, sizeof(float) * d.nnz, cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Median seconds of `repeats` cuSPARSE products, and the result.
+double cusparseTimeOrThrow(cusparseHandle_t handle, const DeviceCsr& a, const std::vector<float>& dense, int columns,
+                           int repeats, std::vector<float>& result);
+
+// cuSPARSE's median time, or -1 when cuSPARSE fails.
+double cusparseTime(cusparseHandle_t handle, const DeviceCsr& a, const std::vector<float>& dense, int columns,
+                    int repeats, std::vector<float>& result) {
+  try {
+    return cusparseTimeOrThrow(handle, a, dense, columns, repeats, result);
+  } catch (const CusparseFailure&) {
+    CHECK_CUDA(cudaGetLastError());
+    result.clear();
+    return -1;
+  }
+}
+
+double cusparseTimeOrThrow(cusparseHandle_t handle, const DeviceCsr& a, const std::vector<float>& dense, int columns,
+                           int repeats, std::vector<float>& result) {
+  cusparseSpMatDescr_t matrix;
+  CHECK_CUSPARSE(cusparseCreateCsr(&matrix, a.rows, a.cols, a.nnz, a.pos, a.crd, a.vals, CUSPARSE_INDEX_32I,
+                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  float *in, *out;
+  size_t inSize = dense.size(), outSize = static_cast<size_t>(a.rows) * columns;
+  CHECK_CUDA(cudaMalloc(&in, sizeof(float) * std::max<size_t>(inSize, 1)));
+  CHECK_CUDA(cudaMalloc(&out, sizeof(float) * std::max<size_t>(outSize, 1)));
+  CHECK_CUDA(cudaMemcpy(in, dense.data(), sizeof(float) * inSize, cudaMemcpyHostToDevice));
+  float alpha = 1, beta = 0;
+  void* buffer = nullptr;
+  size_t bufferSize = 0;
+  cudaEvent_t start, stop;
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&stop));
+  std::vector<double> times;
+  cusparseDnVecDescr_t x = nullptr, y = nullptr;
+  cusparseDnMatDescr_t b = nullptr, c = nullptr;
+  if (columns == 0) {
+    CHECK_CUSPARSE(cusparseCreateDnVec(&x, a.cols, in, CUDA_R_32F));
+    CHECK_CUSPARSE(cusparseCreateDnVec(&y, a.rows, out, CUDA_R_32F));
+    CHECK_CUSPARSE(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y,
+                                           CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, &bufferSize));
+  } else {
+    CHECK_CUSPARSE(cusparseCreateDnMat(&b, a.cols, columns, columns, in, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+    CHECK_CUSPARSE(cusparseCreateDnMat(&c, a.rows, columns, columns, out, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+    CHECK_CUSPARSE(cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                           &alpha, matrix, b, &beta, c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT,
+                                           &bufferSize));
+  }
+  CHECK_CUDA(cudaMalloc(&buffer, std::max<size_t>(bufferSize, 1)));
+  // Where the default SpMV algorithm fails, the CSR ones are tried in turn.
+  cusparseSpMVAlg_t algorithm = CUSPARSE_SPMV_ALG_DEFAULT;
+  if (columns == 0) {
+    for (cusparseSpMVAlg_t candidate : {CUSPARSE_SPMV_ALG_DEFAULT, CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
+      algorithm = candidate;
+      if (cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y, CUDA_R_32F, candidate,
+                       buffer) == CUSPARSE_STATUS_SUCCESS)
+        break;
+      cudaGetLastError();
+      std::fprintf(stderr, "cusparseSpMV with algorithm %d failed\n", static_cast<int>(candidate));
+    }
+  }
+  for (int k = 0; k < repeats + 1; ++k) {
+    CHECK_CUDA(cudaEventRecord(start));
+    if (columns == 0) {
+      CHECK_CUSPARSE(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y, CUDA_R_32F,
+                                  algorithm, buffer));
+    } else {
+      CHECK_CUSPARSE(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+                                  matrix, b, &beta, c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, buffer));
+    }
+    CHECK_CUDA(cudaEventRecord(stop));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    float ms;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    if (k > 0) times.push_back(ms * 1e-3);  // the first is the warm-up
+  }
+  result.resize(outSize);
+  CHECK_CUDA(cudaMemcpy(result.data(), out, sizeof(float) * outSize, cudaMemcpyDeviceToHost));
+  if (x) cusparseDestroyDnVec(x);
+  if (y) cusparseDestroyDnVec(y);
+  if (b) cusparseDestroyDnMat(b);
+  if (c) cusparseDestroyDnMat(c);
+  cusparseDestroySpMat(matrix);
+  CHECK_CUDA(cudaFree(in));
+  CHECK_CUDA(cudaFree(out));
+  CHECK_CUDA(cudaFree(buffer));
+  CHECK_CUDA(cudaEventDestroy(start));
+  CHECK_CUDA(cudaEventDestroy(stop));
+  return median(times);
+}
+
+double relativeError(const std::vector<float>& a, const std::vector<float>& b) {
+  double difference = 0, norm = 0;
+  for (size_t k = 0; k < a.size(); ++k) {
+    difference += (double(a[k]) - b[k]) * (double(a[k]) - b[k]);
+    norm += double(b[k]) * b[k];
+  }
+  return norm > 0 ? std::sqrt(difference / norm) : std::sqrt(difference);
+}
+
+struct Input {
+  std::string name, kind;
+  tcc::rt::Coo coo;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s MATRIX_DIR [repeats]\n", argv[0]);
+    return 2;
+  }
+  std::string dir = argv[1];
+  int repeats = argc > 2 ? std::atoi(argv[2]) : 20;
+  bool spmvOnly = argc > 3 && std::string(argv[3]) == "spmv";
+  auto real = [&](const std::string& name) { return tcc::rt::readMatrixMarket(dir + "/" + name + ".mtx"); };
+
+  std::vector<Input> inputs;
+  for (const char* name : {"bcsstk16", "bayer10", "bcsstk13", "mbeacxc", "Franz6_id1959_aug", "dnn_n1024_l1", "Pd",
+                           "cryg2500", "watt_2", "adder_dcop_05"})
+    inputs.push_back({name, "real", real(name)});
+  inputs.push_back({"kron(bayer10,LF10)", "scale-up", kron(real("bayer10"), real("LF10"))});
+  inputs.push_back({"kron(bcsstk13,cage5)", "scale-up", kron(real("bcsstk13"), real("cage5"))});
+  inputs.push_back({"kron(Franz6,karate)", "scale-up", kron(real("Franz6_id1959_aug"), real("karate"))});
+  inputs.push_back({"kron(dnn_n1024_l1,bcspwr02)", "scale-up", kron(real("dnn_n1024_l1"), real("bcspwr02"))});
+  inputs.push_back({"kron(Pd,cage5)", "scale-up", kron(real("Pd"), real("cage5"))});
+  inputs.push_back({"kron(mbeacxc,LF10)", "scale-up", kron(real("mbeacxc"), real("LF10"))});
+  inputs.push_back({"rmat(scale 20, 8M edges)", "synthetic", rmat(20, 8 << 20, 7)});
+
+  cusparseHandle_t handle;
+  if (cusparseCreate(&handle) != CUSPARSE_STATUS_SUCCESS) {
+    std::fprintf(stderr, "cusparseCreate failed\n");
+    return 1;
+  }
+  {
+    // cuSPARSE alone, before tcc touches the device: tells an environment
+    // problem from an interaction.
+    tcc::rt::Coo tiny = tcc::rt::randomUniform({3, 3}, 1.0, 1);
+    DeviceCsr d = upload(tcc::rt::pack(tiny, tcc::rt::TensorFormat::csr(), tcc::rt::ValueType::Float32));
+    std::vector<float> result;
+    std::printf("cuSPARSE self-test before tcc: %s\n",
+                cusparseTime(handle, d, {1, 2, 3}, 0, 1, result) > 0 ? "ok" : "FAILED");
+  }
+  std::string examples = std::string(TCC_SOURCE_DIR) + "/examples/gpu/";
+  tcc::Kernel spmv = tcc::compile(tcc::Program::fromFile(examples + "spmv_warp.tc"));
+  tcc::Kernel spmm = tcc::compile(tcc::Program::fromFile(examples + "spmm_warp.tc"));
+  double hbm = copyBandwidth();
+
+  std::printf("device copy rate: %.2f TB/s (bytes read + written)\n", hbm * 1e-12);
+  std::printf("%-28s %-9s %9s %10s | %9s %9s %6s %7s %5s | %6s %6s %6s\n", "matrix", "kind", "rows", "nnz", "tcc us",
+              "cusp us", "x", "GB/s", "%cp", "N=32", "N=128", "N=256");
+  std::vector<double> spmvRatios, spmmRatios;
+  double worstError = 0;
+  for (const Input& input : inputs) {
+    tcc::Tensor a = tcc::rt::pack(input.coo, tcc::rt::TensorFormat::csr(), tcc::rt::ValueType::Float32);
+    DeviceCsr device = upload(a);
+    // SpMV
+    tcc::rt::Coo xCoo = tcc::rt::randomUniform({device.cols}, 1.0, 5);
+    tcc::Tensor x = tcc::rt::pack(xCoo, tcc::rt::TensorFormat::dense(1), tcc::rt::ValueType::Float32);
+    tcc::RunResult ours = spmv.run({{"A", a}, {"x", x}}, tcc::RunOptions{repeats + 1});
+    ours.seconds.erase(ours.seconds.begin());
+    double tccSeconds = median(ours.seconds);
+    std::vector<double> yDouble = tcc::rt::toDense(ours.tensors.at("y"));
+    std::vector<float> xValues(static_cast<float*>(x.abiView().vals), static_cast<float*>(x.abiView().vals) + device.cols);
+    std::vector<float> theirs;
+    double cusparseSeconds = cusparseTime(handle, device, xValues, 0, repeats, theirs);
+    if (cusparseSeconds > 0)
+      worstError = std::max(worstError, relativeError(std::vector<float>(yDouble.begin(), yDouble.end()), theirs));
+    double bytes = device.nnz * 8.0 + (device.rows + 1) * 8.0 + device.cols * 4.0 + device.rows * 4.0;
+    if (cusparseSeconds > 0) spmvRatios.push_back(cusparseSeconds / tccSeconds);
+    std::printf("%-28s %-9s %9d %10lld | %9.1f ", input.name.c_str(), input.kind.c_str(), device.rows,
+                static_cast<long long>(device.nnz), tccSeconds * 1e6);
+    if (cusparseSeconds > 0) {
+      std::printf("%9.1f %6.2f", cusparseSeconds * 1e6, cusparseSeconds / tccSeconds);
+    } else {
+      std::printf("%9s %6s", "n/a", "n/a");
+    }
+    std::printf(" %7.0f %5.0f |", bytes / tccSeconds * 1e-9, 100 * bytes / tccSeconds / hbm);
+    for (int columns : {32, 128, 256}) {
+      if (spmvOnly) break;
+      tcc::rt::Coo bCoo = tcc::rt::randomUniform({device.cols, columns}, 1.0, 6);
+      tcc::Tensor b = tcc::rt::pack(bCoo, tcc::rt::TensorFormat::dense(2), tcc::rt::ValueType::Float32);
+      tcc::RunResult product = spmm.run({{"A", a}, {"B", b}}, tcc::RunOptions{repeats + 1});
+      product.seconds.erase(product.seconds.begin());
+      std::vector<double> cDouble = tcc::rt::toDense(product.tensors.at("C"));
+      std::vector<float> bValues(static_cast<float*>(b.abiView().vals),
+                                 static_cast<float*>(b.abiView().vals) + size_t(device.cols) * columns);
+      std::vector<float> reference;
+      double theirSeconds = cusparseTime(handle, device, bValues, columns, repeats, reference);
+      if (theirSeconds < 0) {
+        std::printf(" %6s", "n/a");
+        continue;
+      }
+      worstError = std::max(worstError, relativeError(std::vector<float>(cDouble.begin(), cDouble.end()), reference));
+      spmmRatios.push_back(theirSeconds / median(product.seconds));
+      std::printf(" %6.2f", theirSeconds / median(product.seconds));
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+    CHECK_CUDA(cudaFree(device.pos));
+    CHECK_CUDA(cudaFree(device.crd));
+    CHECK_CUDA(cudaFree(device.vals));
+  }
+  auto geomean = [](const std::vector<double>& v) {
+    if (v.empty()) return 0.0;
+    double sum = 0;
+    for (double r : v) sum += std::log(r);
+    return std::exp(sum / v.size());
+  };
+  std::printf("speed-up over cuSPARSE (cuSPARSE time / tcc time), geomean: SpMV %.2fx, SpMM %.2fx; "
+              "largest relative difference from cuSPARSE %.1e\n",
+              geomean(spmvRatios), geomean(spmmRatios), worstError);
+  cusparseDestroy(handle);
+  return worstError < 1e-3 ? 0 : 1;
+}

@@ -1,0 +1,239 @@
+#include "gpu_host_part.h"
+
+#include <cstring>
+#include <map>
+
+#include "tcc/ir/imperative_printer.h"
+
+namespace tcc::detail {
+
+namespace imp = ir::imp;
+
+namespace {
+
+// A scalar or pointer value of the host part.
+struct Value {
+  imp::Type type;
+  int64_t integer = 0;
+  double real = 0;
+  void* pointer = nullptr;
+  double asReal() const { return type.isFloat() ? real : static_cast<double>(integer); }
+  int64_t asInteger() const { return type.isFloat() ? static_cast<int64_t>(real) : integer; }
+};
+
+Value integerValue(int64_t v, imp::Type type) { return Value{type, v, 0, nullptr}; }
+Value realValue(double v, imp::Type type) { return Value{type, 0, v, nullptr}; }
+
+Value convert(const Value& value, imp::Type type) {
+  if (type.isPointer) return Value{type, 0, 0, value.pointer};
+  if (type.isFloat()) return realValue(type.kind == imp::ScalarKind::Float32 ? static_cast<float>(value.asReal()) : value.asReal(), type);
+  int64_t v = value.asInteger();
+  if (type.kind == imp::ScalarKind::Int32) v = static_cast<int32_t>(v);
+  if (type.kind == imp::ScalarKind::Bool) v = v != 0;
+  return integerValue(v, type);
+}
+
+class HostInterpreter {
+ public:
+  HostInterpreter(const lowering::GpuFunction& function, const std::vector<tcc_tensor*>& tensors,
+                  const HostPartDevice& device)
+      : function_(function), device_(device) {
+    for (size_t k = 0; k < tensors.size(); ++k) tensors_[function.host.parameters[k].name] = tensors[k];
+  }
+
+  // Runs a statement; returns true when it returned (status in status_).
+  bool run(const imp::Stmt& stmt) {
+    if (const auto* block = stmt.as<imp::Block>()) {
+      for (const auto& s : block->stmts)
+        if (run(s)) return true;
+      return false;
+    }
+    if (const auto* declare = stmt.as<imp::Declare>()) {
+      variables_[declare->var.as<imp::Var>()->name] =
+          declare->init.defined() ? convert(eval(declare->init), declare->var.type()) : Value{declare->var.type()};
+      return false;
+    }
+    if (const auto* assign = stmt.as<imp::Assign>()) {
+      Value value = eval(assign->value);
+      if (assign->hasCompound) value = binary(assign->compound, eval(assign->var), value, assign->var.type());
+      variables_[assign->var.as<imp::Var>()->name] = convert(value, assign->var.type());
+      return false;
+    }
+    if (const auto* branch = stmt.as<imp::If>()) {
+      if (eval(branch->condition).asInteger()) return run(branch->thenCase);
+      return branch->elseCase.defined() && run(branch->elseCase);
+    }
+    if (const auto* result = stmt.as<imp::Return>()) {
+      status = result->value.defined() ? static_cast<int32_t>(eval(result->value).asInteger()) : 0;
+      return true;
+    }
+    if (stmt.as<imp::Comment>()) return false;
+    if (const auto* evaluate = stmt.as<imp::Evaluate>()) {
+      const auto* call = evaluate->value.as<imp::Call>();
+      const lowering::GpuKernel* kernel = call ? function_.kernelNamed(call->name) : nullptr;
+      if (kernel) {
+        launch(*kernel);
+        return false;
+      }
+    }
+    throw Error("the host part of " + function_.host.name + " holds a statement the GPU launcher cannot run: " +
+                imp::toString(stmt));
+  }
+
+  int32_t status = 0;
+
+ private:
+  void launch(const lowering::GpuKernel& kernel) {
+    const auto* loop = kernel.loop.as<imp::For>();
+    int64_t extent = eval(loop->end).asInteger() - eval(loop->begin).asInteger();
+    KernelLaunch request;
+    request.kernel = &kernel;
+    request.blocks = lowering::blocksFor(kernel, extent);
+    if (request.blocks == 0) return;
+    // Each argument in storage of its parameter's own type.
+    std::vector<std::array<unsigned char, 8>>& storage = request.arguments;
+    storage.resize(kernel.parameters.size());
+    for (size_t k = 0; k < kernel.parameters.size(); ++k) {
+      const imp::Expr& parameter = kernel.parameters[k];
+      Value value = convert(variable(parameter.as<imp::Var>()->name), parameter.type());
+      void* slot = storage[k].data();
+      imp::Type type = parameter.type();
+      if (type.isPointer) {
+        std::memcpy(slot, &value.pointer, sizeof(void*));
+      } else if (type.kind == imp::ScalarKind::Float64) {
+        std::memcpy(slot, &value.real, sizeof(double));
+      } else if (type.kind == imp::ScalarKind::Float32) {
+        float v = static_cast<float>(value.real);
+        std::memcpy(slot, &v, sizeof v);
+      } else if (type.kind == imp::ScalarKind::Int64) {
+        std::memcpy(slot, &value.integer, sizeof(int64_t));
+      } else if (type.kind == imp::ScalarKind::Bool) {
+        bool v = value.integer != 0;
+        std::memcpy(slot, &v, sizeof v);
+      } else {
+        int32_t v = static_cast<int32_t>(value.integer);
+        std::memcpy(slot, &v, sizeof v);
+      }
+    }
+    device_.launch(request);
+  }
+
+  const Value& variable(const std::string& name) const {
+    auto found = variables_.find(name);
+    if (found == variables_.end()) throw Error("the GPU launcher has no value for " + name);
+    return found->second;
+  }
+
+  Value eval(const imp::Expr& expr) {
+    if (const auto* imm = expr.as<imp::IntImm>()) return integerValue(imm->value, imm->type);
+    if (const auto* imm = expr.as<imp::FloatImm>()) return realValue(imm->value, imm->type);
+    if (const auto* var = expr.as<imp::Var>()) return variable(var->name);
+    if (const auto* cast = expr.as<imp::Cast>()) return convert(eval(cast->value), cast->type);
+    if (const auto* op = expr.as<imp::Binary>()) return binary(op->op, eval(op->a), eval(op->b), op->type);
+    if (const auto* op = expr.as<imp::Unary>()) {
+      Value a = eval(op->a);
+      if (op->op == imp::UnaryOp::Not) return integerValue(!a.asInteger(), imp::Type::bool_());
+      return a.type.isFloat() ? realValue(-a.real, a.type) : integerValue(-a.integer, a.type);
+    }
+    if (const auto* op = expr.as<imp::Select>()) return eval(op->condition).asInteger() ? eval(op->ifTrue) : eval(op->ifFalse);
+    if (const auto* field = expr.as<imp::TensorProperty>()) return tensorField(*field);
+    if (const auto* load = expr.as<imp::Load>()) return readEntry(*load);
+    throw Error("the GPU launcher cannot evaluate " + imp::toString(expr));
+  }
+
+  // One entry of a device array, copied to the host.
+  Value readEntry(const imp::Load& load) {
+    Value array = eval(load.buffer);
+    int64_t index = eval(load.index).asInteger();
+    imp::Type type = load.type;
+    size_t bytes = type.kind == imp::ScalarKind::Float64 || type.kind == imp::ScalarKind::Int64 ? 8
+                   : type.kind == imp::ScalarKind::Bool                                          ? 1
+                   : type.kind == imp::ScalarKind::Float16                                       ? 2
+                                                                                                 : 4;
+    std::array<unsigned char, 8> raw{};
+    device_.read(raw.data(), static_cast<const unsigned char*>(array.pointer) + index * static_cast<int64_t>(bytes),
+                 bytes);
+    switch (type.kind) {
+      case imp::ScalarKind::Float64: { double v; std::memcpy(&v, raw.data(), 8); return realValue(v, type); }
+      case imp::ScalarKind::Float32: { float v; std::memcpy(&v, raw.data(), 4); return realValue(v, type); }
+      case imp::ScalarKind::Int64: { int64_t v; std::memcpy(&v, raw.data(), 8); return integerValue(v, type); }
+      case imp::ScalarKind::Int32: { int32_t v; std::memcpy(&v, raw.data(), 4); return integerValue(v, type); }
+      case imp::ScalarKind::Bool: return integerValue(raw[0] != 0, type);
+      default: throw Error("the GPU launcher cannot read an entry of " + imp::toString(load.buffer));
+    }
+  }
+
+  Value tensorField(const imp::TensorProperty& field) {
+    const tcc_tensor* tensor = tensors_.at(field.tensor);
+    switch (field.field) {
+      case imp::TensorField::Dim: return integerValue(tensor->dims[field.index], field.type);
+      case imp::TensorField::Pos: return Value{field.type, 0, 0, tensor->levels[field.index].pos};
+      case imp::TensorField::Crd: return Value{field.type, 0, 0, tensor->levels[field.index].crd};
+      case imp::TensorField::Vals: return Value{field.type, 0, 0, tensor->vals};
+      case imp::TensorField::ValsSize: return integerValue(tensor->vals_size, field.type);
+    }
+    throw Error("unknown tensor field");
+  }
+
+  static Value binary(imp::BinaryOp op, const Value& a, const Value& b, imp::Type type) {
+    using imp::BinaryOp;
+    bool real = a.type.isFloat() || b.type.isFloat();
+    if (imp::isComparison(op) || op == BinaryOp::And || op == BinaryOp::Or) {
+      bool result = false;
+      double x = a.asReal(), y = b.asReal();
+      int64_t i = a.asInteger(), j = b.asInteger();
+      switch (op) {
+        case BinaryOp::Eq: result = real ? x == y : i == j; break;
+        case BinaryOp::Ne: result = real ? x != y : i != j; break;
+        case BinaryOp::Lt: result = real ? x < y : i < j; break;
+        case BinaryOp::Le: result = real ? x <= y : i <= j; break;
+        case BinaryOp::Gt: result = real ? x > y : i > j; break;
+        case BinaryOp::Ge: result = real ? x >= y : i >= j; break;
+        case BinaryOp::And: result = i && j; break;
+        default: result = i || j; break;
+      }
+      return integerValue(result, imp::Type::bool_());
+    }
+    if (real) {
+      double x = a.asReal(), y = b.asReal(), r = 0;
+      switch (op) {
+        case BinaryOp::Add: r = x + y; break;
+        case BinaryOp::Sub: r = x - y; break;
+        case BinaryOp::Mul: r = x * y; break;
+        case BinaryOp::Div: r = x / y; break;
+        case BinaryOp::Min: r = x < y ? x : y; break;
+        case BinaryOp::Max: r = x < y ? y : x; break;
+        default: throw Error(std::string("the GPU launcher cannot apply ") + imp::toString(op) + " to reals");
+      }
+      return convert(realValue(r, imp::Type::float64()), type);
+    }
+    int64_t x = a.integer, y = b.integer, r = 0;
+    switch (op) {
+      case BinaryOp::Add: r = x + y; break;
+      case BinaryOp::Sub: r = x - y; break;
+      case BinaryOp::Mul: r = x * y; break;
+      case BinaryOp::Div: if (y == 0) throw Error("division by zero in a kernel's launch"); r = x / y; break;
+      case BinaryOp::Mod: if (y == 0) throw Error("division by zero in a kernel's launch"); r = x % y; break;
+      case BinaryOp::Min: r = x < y ? x : y; break;
+      case BinaryOp::Max: r = x < y ? y : x; break;
+      default: break;
+    }
+    return convert(integerValue(r, imp::Type::int64()), type);
+  }
+
+  const lowering::GpuFunction& function_;
+  const HostPartDevice& device_;
+  std::map<std::string, tcc_tensor*> tensors_;
+  std::map<std::string, Value> variables_;
+};
+
+}  // namespace
+
+int32_t runHostPart(const lowering::GpuFunction& function, const std::vector<tcc_tensor*>& tensors,
+                    const HostPartDevice& device) {
+  HostInterpreter interpreter(function, tensors, device);
+  interpreter.run(function.host.body);
+  return interpreter.status;
+}
+
+}  // namespace tcc::detail

@@ -1,0 +1,37 @@
+// Internal to the library: running the host part of a GpuFunction (see
+// tcc/lowering/gpu_kernels.h) on tensors whose arrays are on the device.
+// It evaluates the host's scalars from the tensors' fields (and single
+// array entries, read through the device) and hands each kernel launch
+// (blocks, and every argument in its parameter's own type) to the device;
+// a kernel with nothing to do is not launched.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "tcc/lowering/gpu_kernels.h"
+#include "tcc/runtime/abi.h"
+#include "tcc/tcc.h"
+
+namespace tcc::detail {
+
+struct KernelLaunch {
+  const lowering::GpuKernel* kernel = nullptr;
+  int64_t blocks = 0;
+  std::vector<std::array<unsigned char, 8>> arguments;  // one per kernel parameter
+};
+
+struct HostPartDevice {
+  std::function<void(const KernelLaunch&)> launch;
+  // Copies `bytes` at a device address to `host`.
+  std::function<void(void* host, const void* device, size_t bytes)> read;
+};
+
+// Returns the entry point's status (0: success; a bound(...) that does not
+// hold returns lowering::kBrokenBoundStatus).
+int32_t runHostPart(const lowering::GpuFunction& function, const std::vector<tcc_tensor*>& tensors,
+                    const HostPartDevice& device);
+
+}  // namespace tcc::detail

@@ -1,0 +1,95 @@
+#include "gpu_launch.h"
+
+#include "gpu_host_part.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "tcc/ir/imperative_printer.h"
+#include "tcc/jit/kernel_cache.h"
+
+namespace tcc::detail {
+
+namespace imp = ir::imp;
+
+namespace {
+
+// ---- the cubin cache ----------------------------------------------------------
+
+std::string digestOf(const std::string& text) {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  std::ostringstream hex;
+  hex << std::hex << hash;
+  return hex.str();
+}
+
+// A cubin file holds its full key first, so another key's file is a miss.
+std::string cachedCubin(const std::string& key, const std::string& source, const std::string& architecture) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> memory;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto found = memory.find(key); found != memory.end()) return found->second;
+  auto directory = jit::KernelCacheSettings::fromEnvironment().diskDirectory;
+  std::filesystem::path file;
+  if (directory) {
+    file = *directory / ("cuda-" + digestOf(key) + ".cubin");
+    std::ifstream in(file, std::ios::binary);
+    std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (contents.size() > key.size() + 1 && contents.compare(0, key.size(), key) == 0 && contents[key.size()] == '\0')
+      return memory[key] = contents.substr(key.size() + 1);
+  }
+  std::string cubin = rt::cuda::compileToCubin(source, architecture, "tcc_kernels.cu");
+  memory[key] = cubin;
+  if (directory) {
+    std::error_code ignored;
+    std::filesystem::create_directories(*directory, ignored);
+    std::filesystem::path temporary = file;
+    temporary += "." + std::to_string(::getpid()) + ".tmp";
+    std::ofstream out(temporary, std::ios::binary);
+    out << key << '\0' << cubin;
+    out.close();
+    if (!out.good() || (std::filesystem::rename(temporary, file, ignored), ignored)) std::filesystem::remove(temporary, ignored);
+  }
+  return cubin;
+}
+
+}  // namespace
+
+std::string cudaArchitectureFor(const Program& program, const CompileOptions& options) {
+  if (!options.cudaArchitecture.empty()) return options.cudaArchitecture;
+  const auto& line = program.syntax().target;
+  if (line && line->target == frontend::Target::Cuda && !line->sm.empty()) return line->sm;
+  return rt::cuda::device().architecture();
+}
+
+std::string cubinFor(const std::string& kernels, const std::string& architecture, bool useCache) {
+  if (!useCache) return rt::cuda::compileToCubin(kernels, architecture, "tcc_kernels.cu");
+  return cachedCubin("tcc " TCC_VERSION " " + architecture + "\n" + kernels, kernels, architecture);
+}
+
+std::shared_ptr<const rt::cuda::Module> loadCudaKernels(const Lowered& lowered, const std::string& architecture,
+                                                       bool useCache) {
+  rt::cuda::device();  // a clear error first where there is no GPU
+  return std::make_shared<const rt::cuda::Module>(cubinFor(lowered.cudaKernels, architecture, useCache));
+}
+
+int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda::Module& module,
+                          const std::vector<tcc_tensor*>& tensors) {
+  HostPartDevice device;
+  device.launch = [&](const KernelLaunch& launch) {
+    std::vector<void*> arguments;
+    for (auto& argument : launch.arguments) arguments.push_back(const_cast<unsigned char*>(argument.data()));
+    rt::cuda::launch(module.function(launch.kernel->name), launch.blocks, launch.kernel->threadsPerBlock, arguments);
+  };
+  device.read = [](void* host, const void* address, size_t bytes) { rt::cuda::copyToHost(host, address, bytes); };
+  return runHostPart(function, tensors, device);
+}
+
+}  // namespace tcc::detail

@@ -1,0 +1,35 @@
+// Internal to the library: compiling a lowered CUDA program with NVRTC
+// (through a cache in memory and on disk) and running a statement's host
+// part, which launches its kernels.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tcc/runtime/cuda.h"
+#include "tcc/tcc.h"
+
+namespace tcc::detail {
+
+// The architecture to compile for: the options', else the program's
+// `target cuda(sm_XX)`, else the device's.
+std::string cudaArchitectureFor(const Program& program, const CompileOptions& options);
+
+// The cubin of NVRTC-ready kernels for `architecture`: with `useCache`,
+// from memory, else from the disk cache (the folder of tcc/jit's kernel
+// cache; one file per key, which holds the tcc version, the architecture and
+// the source), else compiled and stored in both. Needs no GPU.
+std::string cubinFor(const std::string& kernels, const std::string& architecture, bool useCache);
+
+// The loaded kernels of `lowered` (a Cuda program).
+std::shared_ptr<const rt::cuda::Module> loadCudaKernels(const Lowered& lowered, const std::string& architecture,
+                                                       bool useCache);
+
+// Runs the host part of `function` on tensors whose arrays are on the
+// device: evaluates its scalars, launches its kernels (asynchronously);
+// returns the entry point's status (0: success).
+int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda::Module& module,
+                          const std::vector<tcc_tensor*>& tensors);
+
+}  // namespace tcc::detail

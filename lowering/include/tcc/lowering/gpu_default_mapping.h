@@ -1,0 +1,35 @@
+// The GPU mapping a statement gets on the cuda target when its schedule
+// parallelizes no loop (TACO's hand-written GPU schedules, chosen
+// automatically):
+//
+//  - When a loop below the outermost one (i) iterates a sparse level, the
+//    statement is row-like (CSR SpMV, SpMM): each row goes to a warp
+//    (parallelize(i, GPUWarp, NoRaces)). If a further loop d indexes only
+//    dense inputs and the output (SpMM's k), it moves right below i and
+//    the warp's lanes take its iterations (parallelize(d, GPUThread,
+//    NoRaces)): each lane sums its own output entry over the row's
+//    nonzeros. Otherwise the lanes split the loop right below i, and when
+//    that loop is summed they add their partial sums with warp shuffles
+//    (parallelize(j, GPUThread, ParallelReduction)).
+//  - Otherwise each iteration of the outermost loop goes to a thread
+//    (parallelize(i, GPUThread, NoRaces)).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tcc/ir/index_stmt.h"
+#include "tcc/lowering/schedule.h"
+
+namespace tcc::lowering {
+
+// The commands to append to a schedule whose loops (outermost first) are
+// `loopOrder`; `reasons` gets one line per command for `tcc explain`.
+std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
+                                               const std::vector<ir::IndexVar>& loopOrder,
+                                               std::vector<std::string>& reasons);
+
+// Whether a schedule parallelizes any loop (then it gets no default).
+bool parallelizesLoops(const ScheduleRequest& request);
+
+}  // namespace tcc::lowering

@@ -1,0 +1,44 @@
+// A lowered function split for the GPU: each outermost Gpu loop becomes a
+// kernel, and what is left is the host code that launches them.
+//
+// The host code reads only tensor fields (dimensions and array pointers,
+// which on the GPU point to device memory), single array entries (each read
+// is a copy from the device) and scalars computed from them;
+// it launches kernel K with `Evaluate(Call(K.name, K.parameters))`. A
+// statement whose work is not all inside GPU loops (a loop no parallelize
+// maps to the GPU, a sparse output, a workspace) is refused with the reason.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tcc/ir/imperative.h"
+
+namespace tcc::lowering {
+
+struct GpuKernel {
+  std::string name;
+  // The variables the kernel reads from the host, in order: device array
+  // pointers and scalars.
+  std::vector<ir::imp::Expr> parameters;
+  std::vector<bool> readOnly;  // per parameter: a pointer the kernel never stores through
+  ir::imp::Stmt loop;          // the outermost Gpu loop (a For)
+  int threadsPerBlock = 256;
+
+  ir::imp::LoopKind unit() const;
+  // Iterations of the outermost loop one block runs at a time.
+  int iterationsPerBlock() const;
+};
+
+struct GpuFunction {
+  ir::imp::Function host;
+  std::vector<GpuKernel> kernels;
+  const GpuKernel* kernelNamed(const std::string& name) const;
+};
+
+GpuFunction splitIntoKernels(const ir::imp::Function& function);
+
+// Blocks a launch needs for `extent` iterations of the kernel's outer loop.
+int64_t blocksFor(const GpuKernel& kernel, int64_t extent);
+
+}  // namespace tcc::lowering

@@ -1,0 +1,335 @@
+// The CUDA backend: kernels printed from the Gpu loops of each function
+// (grid-strided, so any launch size is correct), warp sums through
+// shuffles, atomicAdd for racing updates, and a host launcher per function.
+#include "codegen_cuda.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "../c_like_printer.h"
+#include "tcc/lowering/gpu_kernels.h"
+
+namespace tcc::lowering {
+
+using namespace ir::imp;
+
+namespace {
+
+constexpr const char* kDeviceHelpers = R"tcc(
+template <typename T> __host__ __device__ static inline T tcc_min(T a, T b) { return a < b ? a : b; }
+template <typename T> __host__ __device__ static inline T tcc_max(T a, T b) { return a < b ? b : a; }
+
+// The segment s of a level's pos array that holds `position`:
+// pos[s] <= position < pos[s + 1], skipping empty segments.
+__device__ inline int64_t tcc_segment_of(const int64_t* pos, int64_t segments, int64_t position) {
+  int64_t low = 0, high = segments;
+  while (high - low > 1) {
+    int64_t middle = low + (high - low) / 2;
+    if (pos[middle] <= position) low = middle; else high = middle;
+  }
+  return low;
+}
+
+// The sum of `value` over the 32 lanes of a warp, in every lane.
+template <typename T> __device__ static inline T tcc_warp_sum(T value) {
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
+
+// The sum of `value` over a block's threads, in every thread: warp sums,
+// then the warps' sums through shared memory. Every thread of the block
+// must call it (blockDim.x a multiple of 32).
+template <typename T> __device__ static inline T tcc_block_sum(T value) {
+  __shared__ T warpSums[32];
+  value = tcc_warp_sum(value);
+  __syncthreads();  // the previous call's readers are done with warpSums
+  if (threadIdx.x % 32 == 0) warpSums[threadIdx.x / 32] = value;
+  __syncthreads();
+  T total = T(0);
+  for (unsigned warp = 0; warp < blockDim.x / 32; ++warp) total += warpSums[warp];
+  return total;
+}
+)tcc";
+
+// Kernels need no system header: NVRTC compiles them as they are.
+// Host code reads single entries of device arrays (a pos range's ends).
+constexpr const char* kHostHelpers = R"tcc(
+static bool tcc_device_read_failed = false;
+template <typename T> static inline T tcc_read_device(const T* array, int64_t index) {
+  T value = T();
+  if (cudaMemcpy(&value, array + index, sizeof(T), cudaMemcpyDeviceToHost) != cudaSuccess) tcc_device_read_failed = true;
+  return value;
+}
+)tcc";
+
+constexpr const char* kNvrtcTypes = R"tcc(
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned short uint16_t;
+)tcc";
+
+class CudaKernelPrinter : public CLikePrinter {
+ public:
+  using CLikePrinter::CLikePrinter;
+  using CLikePrinter::visit;
+
+  void printKernel(const GpuKernel& kernel) {
+    const auto* loop = kernel.loop.as<For>();
+    out_ << "// kernel: " << (loop->comment.empty() ? "the loop" : loop->comment) << ", over "
+         << toString(loop->loopKind) << "s\n";
+    out_ << "extern \"C\" __global__ void __launch_bounds__(" << kernel.threadsPerBlock << ") " << kernel.name << "(";
+    for (size_t k = 0; k < kernel.parameters.size(); ++k) {
+      const Expr& parameter = kernel.parameters[k];
+      Type type = parameter.type();
+      if (k) out_ << ", ";
+      if (type.isPointer) {
+        out_ << (kernel.readOnly[k] ? "const " : "") << cTypeName(type.element()) << "* __restrict__ ";
+      } else {
+        out_ << cTypeName(type) << " ";
+      }
+      parameter.accept(*this);
+    }
+    out_ << ") {\n";
+    depth_ = 1;
+    kernel.loop.accept(*this);
+    out_ << "}\n";
+    depth_ = 0;
+  }
+
+  void visit(const For* op) override {
+    LoopKind enclosing = units_.empty() ? LoopKind::Serial : units_.back();
+    bool gpu = isGpuLoop(op->loopKind);
+    if (gpu) units_.push_back(op->loopKind);
+    CLikePrinter::visit(op);
+    if (gpu) units_.pop_back();
+    if (op->loopKind == LoopKind::GpuThread && (enclosing == LoopKind::GpuWarp || enclosing == LoopKind::GpuBlock)) {
+      for (const auto& reduction : op->reductions) {
+        indent();
+        reduction.var.accept(*this);
+        out_ << (enclosing == LoopKind::GpuWarp ? " = tcc_warp_sum(" : " = tcc_block_sum(");
+        reduction.var.accept(*this);
+        out_ << ");\n";
+      }
+    }
+  }
+
+  // A warp or block that is not split among its threads computes the same
+  // values in every thread; one thread stores them.
+  void visit(const Store* op) override {
+    LoopKind unit = units_.empty() ? LoopKind::GpuThread : units_.back();
+    if (unit == LoopKind::GpuThread) {
+      CLikePrinter::visit(op);
+      return;
+    }
+    indent();
+    out_ << (unit == LoopKind::GpuWarp ? "if (threadIdx.x % 32 == 0) {\n" : "if (threadIdx.x == 0) {\n");
+    ++depth_;
+    CLikePrinter::visit(op);
+    --depth_;
+    indent();
+    out_ << "}\n";
+  }
+
+ protected:
+  void printLoopAnnotations(const For* op) override {
+    if (op->loopKind == LoopKind::Parallel || op->loopKind == LoopKind::Vectorized)
+      throw std::runtime_error("the CUDA backend cannot print a loop on CPU threads");
+    if (op->unrollFactor > 0) {
+      indent();
+      out_ << "#pragma unroll " << op->unrollFactor << "\n";
+    }
+  }
+
+  void printLoopHeader(const For* op) override {
+    if (!isGpuLoop(op->loopKind)) {
+      printSerialLoopHeader(op);
+      return;
+    }
+    // units_ already holds this loop; the one before it encloses it.
+    LoopKind enclosing = units_.size() >= 2 ? units_[units_.size() - 2] : LoopKind::Serial;
+    std::string start, step;
+    switch (op->loopKind) {
+      case LoopKind::GpuBlock: start = "blockIdx.x"; step = "gridDim.x"; break;
+      case LoopKind::GpuWarp:
+        if (enclosing == LoopKind::GpuBlock) {
+          start = "threadIdx.x / 32";
+          step = "blockDim.x / 32";
+        } else {
+          start = "(blockIdx.x * blockDim.x + threadIdx.x) / 32";
+          step = "gridDim.x * (blockDim.x / 32)";
+        }
+        break;
+      default:
+        if (enclosing == LoopKind::GpuWarp) {
+          start = "threadIdx.x % 32";
+          step = "32";
+        } else if (enclosing == LoopKind::GpuBlock) {
+          start = "threadIdx.x";
+          step = "blockDim.x";
+        } else {
+          start = "blockIdx.x * blockDim.x + threadIdx.x";
+          step = "gridDim.x * blockDim.x";
+        }
+        break;
+    }
+    std::string type = cTypeName(op->var.type());
+    indent();
+    out_ << "for (" << type << " ";
+    op->var.accept(*this);
+    out_ << " = ";
+    op->begin.accept(*this);
+    out_ << " + (" << type << ")(" << start << "); ";
+    op->var.accept(*this);
+    out_ << " < ";
+    op->end.accept(*this);
+    out_ << "; ";
+    op->var.accept(*this);
+    out_ << " += (" << type << ")(" << step << ")) {\n";
+  }
+
+  void printAtomicStore(const Store* op) override {
+    if (!op->accumulate) {
+      printPlainStore(op);
+      return;
+    }
+    indent();
+    out_ << "atomicAdd(&";
+    op->buffer.accept(*this);
+    out_ << "[";
+    op->index.accept(*this);
+    out_ << "], ";
+    op->value.accept(*this);
+    out_ << ");\n";
+  }
+
+ private:
+  std::vector<LoopKind> units_;
+};
+
+// The host launcher nvcc compiles: the usual entry point, taking tensors
+// whose arrays live in device memory.
+class CudaHostPrinter : public CLikePrinter {
+ public:
+  CudaHostPrinter(std::ostream& out, const GpuFunction& function) : CLikePrinter(out), function_(function) {}
+  using CLikePrinter::visit;
+
+  void printFunction() {
+    const Function& host = function_.host;
+    out_ << "extern \"C\" int32_t " << host.name << "(tcc_tensor** tcc_tensors) {\n";
+    depth_ = 1;
+    for (size_t i = 0; i < host.parameters.size(); ++i) {
+      const auto& parameter = host.parameters[i];
+      indent();
+      out_ << "tcc_tensor* " << parameter.name << " = tcc_tensors[" << i << "];"
+           << (parameter.isOutput ? "  // output" : "") << "\n";
+    }
+    out_ << "\n";
+    indent();
+    out_ << "tcc_device_read_failed = false;\n";
+    host.body.accept(*this);
+    indent();
+    out_ << "if (cudaDeviceSynchronize() != cudaSuccess || tcc_device_read_failed) return 2;\n";
+    indent();
+    out_ << "return 0;\n}\n";
+    depth_ = 0;
+  }
+
+  // The host reads a device array's entry with a copy.
+  void visit(const Load* op) override {
+    out_ << "tcc_read_device(";
+    op->buffer.accept(*this);
+    out_ << ", ";
+    op->index.accept(*this);
+    out_ << ")";
+  }
+
+  void visit(const Evaluate* op) override {
+    const auto* call = op->value.as<Call>();
+    const GpuKernel* kernel = call ? function_.kernelNamed(call->name) : nullptr;
+    if (!kernel) {
+      CLikePrinter::visit(op);
+      return;
+    }
+    const auto* loop = kernel->loop.as<For>();
+    indent();
+    out_ << "{\n";
+    ++depth_;
+    indent();
+    out_ << "int64_t tcc_extent = (int64_t)(" << text(loop->end) << ") - (int64_t)(" << text(loop->begin) << ");\n";
+    indent();
+    out_ << "if (tcc_extent > 0) {\n";
+    ++depth_;
+    indent();
+    out_ << "int64_t tcc_blocks = (tcc_extent + " << kernel->iterationsPerBlock() - 1 << ") / "
+         << kernel->iterationsPerBlock() << ";\n";
+    indent();
+    out_ << "if (tcc_blocks > 2147483647LL) tcc_blocks = 2147483647LL;\n";
+    indent();
+    out_ << kernel->name << "<<<(unsigned)tcc_blocks, " << kernel->threadsPerBlock << ">>>(";
+    for (size_t k = 0; k < kernel->parameters.size(); ++k) {
+      if (k) out_ << ", ";
+      kernel->parameters[k].accept(*this);
+    }
+    out_ << ");\n";
+    indent();
+    out_ << "if (cudaGetLastError() != cudaSuccess) return 2;\n";
+    --depth_;
+    indent();
+    out_ << "}\n";
+    --depth_;
+    indent();
+    out_ << "}\n";
+  }
+
+ private:
+  const GpuFunction& function_;
+};
+
+void printKernels(std::ostream& out, const std::vector<GpuFunction>& functions) {
+  for (const auto& function : functions) {
+    for (const auto& kernel : function.kernels) {
+      CudaKernelPrinter printer(out);
+      printer.printKernel(kernel);
+      out << "\n";
+    }
+  }
+}
+
+class CudaCodeGenerator : public CodeGenerator {
+ public:
+  std::string emit(const std::vector<Function>& functions) const override {
+    std::vector<GpuFunction> split;
+    for (const auto& function : functions) split.push_back(splitIntoKernels(function));
+    return emitCudaUnit(split);
+  }
+  TargetKind target() const override { return TargetKind::Cuda; }
+};
+
+}  // namespace
+
+std::string emitCudaUnit(const std::vector<GpuFunction>& functions) {
+  std::ostringstream out;
+  out << "// Generated by tcc for CUDA. Self-contained: compile with `nvcc -arch=sm_90 -c`.\n"
+      << "// Each entry point takes tcc_tensor structs whose arrays are device pointers,\n"
+      << "// launches its kernels and waits for them; it returns 0, or 2 when CUDA fails.\n"
+      << "#include <stdint.h>\n#include <cuda_runtime.h>\n\n"
+      << abiText() << kDeviceHelpers << kHostHelpers << "\n";
+  printKernels(out, functions);
+  for (const auto& function : functions) {
+    CudaHostPrinter printer(out, function);
+    printer.printFunction();
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string emitCudaKernels(const std::vector<GpuFunction>& functions) {
+  std::ostringstream out;
+  out << "// Generated by tcc for NVRTC: the kernels alone.\n" << kNvrtcTypes << kDeviceHelpers << "\n";
+  printKernels(out, functions);
+  return out.str();
+}
+
+std::unique_ptr<CodeGenerator> makeCudaCodeGenerator() { return std::make_unique<CudaCodeGenerator>(); }
+
+}  // namespace tcc::lowering

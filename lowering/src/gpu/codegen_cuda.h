@@ -1,0 +1,12 @@
+// The CUDA backend behind the CodeGenerator interface (see codegen.h).
+#pragma once
+
+#include <memory>
+
+#include "tcc/lowering/codegen.h"
+
+namespace tcc::lowering {
+
+std::unique_ptr<CodeGenerator> makeCudaCodeGenerator();
+
+}  // namespace tcc::lowering

@@ -1,0 +1,83 @@
+#include "tcc/lowering/gpu_default_mapping.h"
+
+#include <algorithm>
+#include <set>
+
+#include "tcc/ir/index_queries.h"
+
+namespace tcc::lowering {
+
+namespace {
+
+ScheduleCommand parallelize(const ir::IndexVar& var, ir::ParallelUnit unit, ir::OutputRaceStrategy strategy) {
+  std::string text = "parallelize(" + var.name() + ", " + ir::toString(unit) + ", " + ir::toString(strategy) + ")";
+  return {ParallelizeCommand{var, unit, strategy}, text};
+}
+
+bool contains(const std::vector<ir::IndexVar>& vars, const ir::IndexVar& var) {
+  return std::find(vars.begin(), vars.end(), var) != vars.end();
+}
+
+}  // namespace
+
+bool parallelizesLoops(const ScheduleRequest& request) {
+  return std::any_of(request.commands.begin(), request.commands.end(), [](const ScheduleCommand& command) {
+    return std::holds_alternative<ParallelizeCommand>(command.kind);
+  });
+}
+
+std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
+                                               const std::vector<ir::IndexVar>& loopOrder,
+                                               std::vector<std::string>& reasons) {
+  std::vector<ScheduleCommand> commands;
+  if (loopOrder.empty()) return commands;
+  const auto* node = assignment.as<ir::AssignmentNode>();
+  if (!node) return commands;
+  const std::vector<ir::IndexVar>& outputVars = node->lhs.indices();
+
+  // Variables that index a sparse level of an input, and those that index
+  // a sparse input at all.
+  std::set<ir::IndexVar> sparseLevelVars, sparseTensorVars;
+  for (const auto& access : ir::accessesOf(node->rhs)) {
+    const ir::Format& format = access.tensor().format();
+    if (format.isAllDense()) continue;
+    for (int level = 0; level < format.order(); ++level) {
+      const ir::IndexVar& var = access.indices()[format.modeOfLevel(level)];
+      sparseTensorVars.insert(var);
+      if (!format.level(level).isDense()) sparseLevelVars.insert(var);
+    }
+  }
+  const ir::IndexVar& rows = loopOrder[0];
+  bool rowLike = std::any_of(loopOrder.begin() + 1, loopOrder.end(),
+                             [&](const ir::IndexVar& var) { return sparseLevelVars.count(var) > 0; });
+  if (!rowLike) {
+    commands.push_back(parallelize(rows, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::NoRaces));
+    reasons.push_back("default GPU mapping: one thread per iteration of " + rows.name());
+    return commands;
+  }
+  commands.push_back(parallelize(rows, ir::ParallelUnit::GPUWarp, ir::OutputRaceStrategy::NoRaces));
+  auto denseColumn = std::find_if(loopOrder.begin() + 1, loopOrder.end(), [&](const ir::IndexVar& var) {
+    return !sparseTensorVars.count(var) && contains(outputVars, var);
+  });
+  if (denseColumn != loopOrder.end()) {
+    std::vector<ir::IndexVar> order{rows, *denseColumn};
+    for (auto it = loopOrder.begin() + 1; it != loopOrder.end(); ++it)
+      if (!(*it == *denseColumn)) order.push_back(*it);
+    std::string text = "reorder(";
+    for (size_t k = 0; k < order.size(); ++k) text += (k ? ", " : "") + order[k].name();
+    commands.insert(commands.begin(), ScheduleCommand{ReorderCommand{order}, text + ")"});
+    commands.push_back(parallelize(*denseColumn, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::NoRaces));
+    reasons.push_back("default GPU mapping: one warp per row " + rows.name() + ", its lanes over the dense " +
+                      denseColumn->name() + " (each lane sums its own entries over the row's nonzeros)");
+    return commands;
+  }
+  const ir::IndexVar& inner = loopOrder[1];
+  bool summed = !contains(outputVars, inner);
+  commands.push_back(parallelize(inner, ir::ParallelUnit::GPUThread,
+                                 summed ? ir::OutputRaceStrategy::ParallelReduction : ir::OutputRaceStrategy::NoRaces));
+  reasons.push_back("default GPU mapping: one warp per row " + rows.name() + ", its lanes over " + inner.name() +
+                    (summed ? " (partial sums added with warp shuffles)" : ""));
+  return commands;
+}
+
+}  // namespace tcc::lowering

@@ -1,0 +1,228 @@
+// splitIntoKernels: each outermost Gpu loop becomes a kernel whose
+// parameters are the variables it reads from outside (passed by value); the
+// host keeps the rest, which may read single device entries but neither
+// loops over nor writes device memory.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "tcc/ir/imperative_printer.h"
+#include "tcc/ir/imperative_visitor.h"
+#include "tcc/lowering/gpu_kernels.h"
+#include "tcc/lowering/lower.h"
+
+namespace tcc::lowering {
+
+using namespace ir::imp;
+
+namespace {
+
+constexpr int kThreadsPerBlock = 256;
+constexpr int kWarpSize = 32;
+
+// Variables a statement reads but does not declare, in order of first use,
+// and the pointers it stores through.
+class FreeVariables : public IRVisitor {
+ public:
+  using IRVisitor::visit;
+  void visit(const Var* op) override {
+    if (declared_.count(op)) return;
+    if (seen_.insert(op).second) used.push_back(op);
+  }
+  void visit(const Declare* op) override {
+    if (op->init.defined()) op->init.accept(*this);
+    declared_.insert(op->var.get());
+  }
+  void visit(const For* op) override {
+    op->begin.accept(*this);
+    op->end.accept(*this);
+    declared_.insert(op->var.get());
+    op->body.accept(*this);
+  }
+  void visit(const Store* op) override {
+    IRVisitor::visit(op);
+    stored.insert(op->buffer.get());
+  }
+  // A kernel's parameters are copies: an update of one would be lost.
+  void visit(const Assign* op) override {
+    IRVisitor::visit(op);
+    if (!declared_.count(op->var.get()))
+      throw LoweringError("the GPU kernel updates " + toString(op->var) + ", which is declared outside the GPU loops; "
+                          "a sum over GPU iterations needs Atomics or a warp reduction (ParallelReduction)");
+  }
+  void visit(const Allocate* op) override {
+    throw LoweringError("the GPU kernel allocates memory (" + toString(op->buffer) +
+                        "); workspaces under GPU loops are not supported yet");
+  }
+  void visit(const Call* op) override {
+    // The CUDA prelude's device functions (see codegen_cuda.cpp).
+    if (op->name != "tcc_segment_of")
+      throw LoweringError("the GPU kernel calls " + op->name + ", which device code does not have");
+    IRVisitor::visit(op);
+  }
+  void visit(const Intrinsic* op) override {
+    throw LoweringError("intrinsic '" + op->name + "' has no GPU expansion yet");
+  }
+
+  std::vector<const ExprNode*> used;
+  std::set<const ExprNode*> stored;
+
+ private:
+  std::set<const ExprNode*> declared_, seen_;
+};
+
+// Host code may compute scalars from tensor fields and from single array
+// entries (a pos range's ends, read with an explicit copy) and launch
+// kernels; loops and writes must run inside a kernel.
+class HostCodeCheck : public IRVisitor {
+ public:
+  explicit HostCodeCheck(const std::set<std::string>& kernels) : kernels_(kernels) {}
+  using IRVisitor::visit;
+  void visit(const Store* op) override { refuse("writes " + toString(op->buffer)); }
+  void visit(const For* op) override { refuse("has a loop " + describe(op->comment) + "that no parallelize maps to the GPU"); }
+  void visit(const While* op) override { refuse("has a loop " + describe(op->comment) + "that cannot run on the GPU"); }
+  void visit(const Allocate* op) override { refuse("allocates " + toString(op->buffer)); }
+  void visit(const SetTensorProperty* op) override { refuse("assembles output " + op->tensor); }
+  void visit(const Intrinsic* op) override { refuse("uses intrinsic '" + op->name + "', which has no GPU expansion yet"); }
+  void visit(const Call* op) override {
+    if (!kernels_.count(op->name)) refuse("calls " + op->name);
+  }
+
+ private:
+  static std::string describe(const std::string& comment) { return comment.empty() ? "" : "(" + comment + ") "; }
+  [[noreturn]] static void refuse(const std::string& what) {
+    throw LoweringError("on the cuda target every loop must run inside a GPU loop, but this kernel's host part " + what +
+                        "; parallelize its outermost loop over GPUBlock, GPUWarp or GPUThread");
+  }
+  const std::set<std::string>& kernels_;
+};
+
+// Tensor fields a kernel reads become host scalars passed as parameters.
+class HoistTensorFields : public IRMutator {
+ public:
+  std::vector<Stmt> declarations;
+
+ protected:
+  using IRMutator::visit;
+  Expr visit(const TensorProperty* op, const Expr& self) override {
+    std::string key = op->tensor + "_" + toString(op->field) + std::to_string(op->index);
+    auto found = hoisted_.find(key);
+    if (found != hoisted_.end()) return found->second;
+    Expr var = Var::make("tcc_" + key, op->type);
+    declarations.push_back(Declare::make(var, self));
+    hoisted_.emplace(key, var);
+    return var;
+  }
+
+ private:
+  std::map<std::string, Expr> hoisted_;
+};
+
+// A block's threads: the trip count of the block's thread loop when it is
+// a known constant (split's inner loop), rounded up to whole warps.
+class BlockThreadCount : public IRVisitor {
+ public:
+  using IRVisitor::visit;
+  void visit(const For* op) override {
+    if (op->loopKind == LoopKind::GpuThread && threads == 0) {
+      threads = constantBound(op->end);
+      if (threads > 0) threads = std::min(1024, (threads + kWarpSize - 1) / kWarpSize * kWarpSize);
+      return;
+    }
+    IRVisitor::visit(op);
+  }
+  int threads = 0;
+
+ private:
+  static int constantBound(const Expr& end) {
+    if (const auto* imm = end.as<IntImm>()) return static_cast<int>(std::min<int64_t>(imm->value, 1 << 20));
+    if (const auto* min = end.as<Binary>(); min && min->op == BinaryOp::Min) {
+      int a = constantBound(min->a), b = constantBound(min->b);
+      return a > 0 && b > 0 ? std::min(a, b) : std::max(a, b);
+    }
+    return 0;
+  }
+};
+
+class KernelExtractor : public IRMutator {
+ public:
+  explicit KernelExtractor(std::string functionName) : functionName_(std::move(functionName)) {}
+  std::vector<GpuKernel> kernels;
+
+ protected:
+  using IRMutator::visit;
+  Stmt visit(const For* op, const Stmt& self) override {
+    if (!isGpuLoop(op->loopKind)) return IRMutator::visit(op, self);
+    HoistTensorFields hoist;
+    Stmt loop = hoist.mutate(self);
+    GpuKernel kernel;
+    kernel.name = functionName_ + "_gpu" + std::to_string(kernels.size());
+    kernel.loop = loop;
+    kernel.threadsPerBlock = kThreadsPerBlock;
+    if (op->loopKind == LoopKind::GpuBlock) {
+      BlockThreadCount count;
+      op->body.accept(count);
+      if (count.threads > 0) kernel.threadsPerBlock = count.threads;
+    }
+    // Parameters are copies of the host's variables: the printers and the
+    // launcher match them by name, which the lowerer keeps unique.
+    FreeVariables free;
+    loop.accept(free);
+    for (const auto* var : free.used) {
+      const auto* node = static_cast<const Var*>(var);
+      kernel.parameters.push_back(Var::make(node->name, node->type));
+      kernel.readOnly.push_back(node->type.isPointer && !free.stored.count(var));
+    }
+    std::vector<Stmt> host = hoist.declarations;
+    host.push_back(Evaluate::make(Call::make(kernel.name, kernel.parameters, Type::void_())));
+    kernels.push_back(kernel);
+    return Block::make(host);
+  }
+
+ private:
+  std::string functionName_;
+};
+
+}  // namespace
+
+LoopKind GpuKernel::unit() const { return loop.as<For>()->loopKind; }
+
+int GpuKernel::iterationsPerBlock() const {
+  switch (unit()) {
+    case LoopKind::GpuBlock: return 1;
+    case LoopKind::GpuWarp: return threadsPerBlock / kWarpSize;
+    default: return threadsPerBlock;
+  }
+}
+
+int64_t blocksFor(const GpuKernel& kernel, int64_t extent) {
+  if (extent <= 0) return 0;
+  int64_t perBlock = kernel.iterationsPerBlock();
+  int64_t blocks = (extent + perBlock - 1) / perBlock;
+  return std::min<int64_t>(blocks, 2147483647);  // the kernel's loops stride over the rest
+}
+
+const GpuKernel* GpuFunction::kernelNamed(const std::string& name) const {
+  for (const auto& kernel : kernels)
+    if (kernel.name == name) return &kernel;
+  return nullptr;
+}
+
+GpuFunction splitIntoKernels(const Function& function) {
+  KernelExtractor extractor(function.name);
+  GpuFunction result;
+  result.host = function;
+  result.host.body = extractor.mutate(function.body);
+  result.kernels = std::move(extractor.kernels);
+  if (result.kernels.empty())
+    throw LoweringError("on the cuda target a statement needs a loop mapped to the GPU; parallelize its outermost "
+                        "loop over GPUBlock, GPUWarp or GPUThread");
+  std::set<std::string> names;
+  for (const auto& kernel : result.kernels) names.insert(kernel.name);
+  HostCodeCheck check(names);
+  result.host.body.accept(check);
+  return result;
+}
+
+}  // namespace tcc::lowering

@@ -1,0 +1,112 @@
+// The GPU side of the runtime: the CUDA device, NVRTC compilation, modules
+// loaded through the driver API, device memory and tensors, and event timing.
+//
+// The driver (libcuda.so.1) is opened when first needed, so tcc runs on
+// machines without a GPU; there every call here throws CudaError saying so.
+// Every CUDA and NVRTC call is checked: a failure throws CudaError naming
+// the call and CUDA's reason. Device memory is plain cudaMalloc'd memory
+// with explicit copies (no managed memory).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tcc/runtime/abi.h"
+
+namespace tcc::rt::cuda {
+
+class CudaError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Whether this tcc was built with the CUDA toolkit (NVRTC).
+bool builtWithCuda();
+
+struct DeviceInfo {
+  std::string name;
+  int major = 0, minor = 0;
+  std::string architecture() const { return "sm_" + std::to_string(major) + std::to_string(minor); }
+};
+
+// Device 0, its primary context made current on first use.
+const DeviceInfo& device();
+
+// CUDA C++ source -> a cubin for `architecture` (sm_90). Throws CudaError
+// with NVRTC's log when the source does not compile.
+std::string compileToCubin(const std::string& source, const std::string& architecture, const std::string& name);
+
+class Module {
+ public:
+  explicit Module(const std::string& cubin);
+  ~Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  void* function(const std::string& name) const;  // a CUfunction
+
+ private:
+  void* module_ = nullptr;
+};
+
+// Launches a kernel on the default stream; `arguments` point at each argument.
+void launch(void* function, int64_t blocks, int threadsPerBlock, std::vector<void*> arguments);
+// Copies `bytes` from a device address to the host (waits for the device).
+void copyToHost(void* host, const void* device, size_t bytes);
+// Waits for the device and reports a fault of any kernel launched before.
+void synchronize();
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  void upload(const void* host, size_t bytes);
+  void download(void* host, size_t bytes) const;
+  void zero();
+  void* get() const { return reinterpret_cast<void*>(pointer_); }
+  size_t size() const { return bytes_; }
+
+ private:
+  unsigned long long pointer_ = 0;
+  size_t bytes_ = 0;
+};
+
+// A tensor's arrays copied to the device; view() is the tcc_tensor with
+// device pointers that a CUDA entry point takes.
+class DeviceTensor {
+ public:
+  explicit DeviceTensor(const tcc_tensor& host);
+  tcc_tensor& view() { return view_; }
+  // Sets every value to zero (a dense output before a run).
+  void zeroValues();
+  // Copies the values back into `host`, whose shape matches.
+  void downloadValues(const tcc_tensor& host) const;
+
+ private:
+  tcc_tensor view_{};
+  std::vector<DeviceBuffer> buffers_;
+  DeviceBuffer* values_ = nullptr;
+  size_t valueBytes_ = 0;
+};
+
+// Elapsed device time between start() and stop(), from CUDA events.
+class EventTimer {
+ public:
+  EventTimer();
+  ~EventTimer();
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  void start();
+  double stopSeconds();  // waits for the stop event
+
+ private:
+  void* start_ = nullptr;
+  void* stop_ = nullptr;
+};
+
+}  // namespace tcc::rt::cuda

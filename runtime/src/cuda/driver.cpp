@@ -1,0 +1,244 @@
+// The driver API, opened with dlopen so that tcc runs where there is no
+// GPU, and everything built on it: device, modules, launches, memory, events.
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <mutex>
+
+#include "tcc/runtime/cuda.h"
+
+namespace tcc::rt::cuda {
+
+namespace {
+
+// cuda.h maps names like cuMemAlloc to their current versions
+// (cuMemAlloc_v2); expanding the macro before stringizing looks up those.
+#define TCC_CUDA_STRING_EXPANDED(name) #name
+#define TCC_CUDA_SYMBOL(name) TCC_CUDA_STRING_EXPANDED(name)
+
+struct DriverApi {
+  decltype(&::cuInit) init;
+  decltype(&::cuDeviceGetCount) deviceGetCount;
+  decltype(&::cuDeviceGet) deviceGet;
+  decltype(&::cuDeviceGetName) deviceGetName;
+  decltype(&::cuDeviceGetAttribute) deviceGetAttribute;
+  decltype(&::cuDevicePrimaryCtxRetain) primaryCtxRetain;
+  decltype(&::cuCtxSetCurrent) ctxSetCurrent;
+  decltype(&::cuCtxSynchronize) ctxSynchronize;
+  decltype(&::cuModuleLoadData) moduleLoadData;
+  decltype(&::cuModuleUnload) moduleUnload;
+  decltype(&::cuModuleGetFunction) moduleGetFunction;
+  decltype(&::cuLaunchKernel) launchKernel;
+  decltype(&::cuMemAlloc) memAlloc;
+  decltype(&::cuMemFree) memFree;
+  decltype(&::cuMemcpyHtoD) memcpyHtoD;
+  decltype(&::cuMemcpyDtoH) memcpyDtoH;
+  decltype(&::cuMemsetD8) memsetD8;
+  decltype(&::cuEventCreate) eventCreate;
+  decltype(&::cuEventDestroy) eventDestroy;
+  decltype(&::cuEventRecord) eventRecord;
+  decltype(&::cuEventSynchronize) eventSynchronize;
+  decltype(&::cuEventElapsedTime) eventElapsedTime;
+  decltype(&::cuGetErrorName) getErrorName;
+  decltype(&::cuGetErrorString) getErrorString;
+};
+
+const DriverApi& api() {
+  static DriverApi table;
+  static std::string failure;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      failure = "no CUDA driver on this machine (libcuda.so.1 cannot be loaded), so there is no GPU to run on";
+      return;
+    }
+    auto load = [&](auto& slot, const char* symbol) {
+      void* address = dlsym(library, symbol);
+      if (!address && failure.empty()) failure = std::string("the CUDA driver lacks ") + symbol + "; update the driver";
+      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(address);
+    };
+#define TCC_LOAD(slot, name) load(table.slot, TCC_CUDA_SYMBOL(name))
+    TCC_LOAD(init, cuInit);
+    TCC_LOAD(deviceGetCount, cuDeviceGetCount);
+    TCC_LOAD(deviceGet, cuDeviceGet);
+    TCC_LOAD(deviceGetName, cuDeviceGetName);
+    TCC_LOAD(deviceGetAttribute, cuDeviceGetAttribute);
+    TCC_LOAD(primaryCtxRetain, cuDevicePrimaryCtxRetain);
+    TCC_LOAD(ctxSetCurrent, cuCtxSetCurrent);
+    TCC_LOAD(ctxSynchronize, cuCtxSynchronize);
+    TCC_LOAD(moduleLoadData, cuModuleLoadData);
+    TCC_LOAD(moduleUnload, cuModuleUnload);
+    TCC_LOAD(moduleGetFunction, cuModuleGetFunction);
+    TCC_LOAD(launchKernel, cuLaunchKernel);
+    TCC_LOAD(memAlloc, cuMemAlloc);
+    TCC_LOAD(memFree, cuMemFree);
+    TCC_LOAD(memcpyHtoD, cuMemcpyHtoD);
+    TCC_LOAD(memcpyDtoH, cuMemcpyDtoH);
+    TCC_LOAD(memsetD8, cuMemsetD8);
+    TCC_LOAD(eventCreate, cuEventCreate);
+    TCC_LOAD(eventDestroy, cuEventDestroy);
+    TCC_LOAD(eventRecord, cuEventRecord);
+    TCC_LOAD(eventSynchronize, cuEventSynchronize);
+    TCC_LOAD(eventElapsedTime, cuEventElapsedTime);
+    TCC_LOAD(getErrorName, cuGetErrorName);
+    TCC_LOAD(getErrorString, cuGetErrorString);
+#undef TCC_LOAD
+  });
+  if (!failure.empty()) throw CudaError(failure);
+  return table;
+}
+
+void check(CUresult result, const char* call) {
+  if (result == CUDA_SUCCESS) return;
+  const char* name = nullptr;
+  const char* description = nullptr;
+  api().getErrorName(result, &name);
+  api().getErrorString(result, &description);
+  std::string message = std::string(call) + " failed: " + (name ? name : "unknown error") +
+                        (description ? std::string(" (") + description + ")" : "");
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) message += "; the tensors do not fit in GPU memory";
+  throw CudaError(message);
+}
+
+// Calls that need a current context go through here.
+const DriverApi& current() {
+  device();
+  return api();
+}
+
+}  // namespace
+
+bool builtWithCuda() { return true; }
+
+CUcontext primaryContext = nullptr;
+
+const DeviceInfo& device() {
+  static DeviceInfo info;
+  static std::once_flag once;
+  static std::string failure;
+  std::call_once(once, [] {
+    try {
+      const DriverApi& driver = api();
+      CUresult initialized = driver.init(0);
+      if (initialized == CUDA_ERROR_NO_DEVICE) throw CudaError("no CUDA device is visible on this machine");
+      check(initialized, "cuInit");
+      int count = 0;
+      check(driver.deviceGetCount(&count), "cuDeviceGetCount");
+      if (count == 0) throw CudaError("no CUDA device is visible on this machine");
+      CUdevice handle;
+      check(driver.deviceGet(&handle, 0), "cuDeviceGet");
+      char name[256] = {};
+      check(driver.deviceGetName(name, sizeof name, handle), "cuDeviceGetName");
+      info.name = name;
+      check(driver.deviceGetAttribute(&info.major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle),
+            "cuDeviceGetAttribute");
+      check(driver.deviceGetAttribute(&info.minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle),
+            "cuDeviceGetAttribute");
+      check(driver.primaryCtxRetain(&primaryContext, handle), "cuDevicePrimaryCtxRetain");
+    } catch (const CudaError& error) {
+      failure = error.what();
+    }
+  });
+  if (!failure.empty()) throw CudaError(failure);
+  // Every thread that uses the device needs the context current.
+  thread_local bool contextCurrent = false;
+  if (!contextCurrent) {
+    check(api().ctxSetCurrent(primaryContext), "cuCtxSetCurrent");
+    contextCurrent = true;
+  }
+  return info;
+}
+
+Module::Module(const std::string& cubin) {
+  CUmodule module;
+  check(current().moduleLoadData(&module, cubin.data()), "cuModuleLoadData");
+  module_ = module;
+}
+
+Module::~Module() {
+  if (module_) api().moduleUnload(static_cast<CUmodule>(module_));
+}
+
+void* Module::function(const std::string& name) const {
+  CUfunction function;
+  check(api().moduleGetFunction(&function, static_cast<CUmodule>(module_), name.c_str()),
+        ("cuModuleGetFunction(" + name + ")").c_str());
+  return function;
+}
+
+void launch(void* function, int64_t blocks, int threadsPerBlock, std::vector<void*> arguments) {
+  if (blocks <= 0) return;
+  check(current().launchKernel(static_cast<CUfunction>(function), static_cast<unsigned>(blocks), 1, 1,
+                               static_cast<unsigned>(threadsPerBlock), 1, 1, 0, nullptr, arguments.data(), nullptr),
+        "cuLaunchKernel");
+}
+
+void copyToHost(void* host, const void* device, size_t bytes) {
+  check(current().memcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device), bytes), "cuMemcpyDtoH");
+}
+
+void synchronize() { check(current().ctxSynchronize(), "a kernel (cuCtxSynchronize)"); }
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  CUdeviceptr pointer;
+  check(current().memAlloc(&pointer, bytes), ("cuMemAlloc of " + std::to_string(bytes) + " bytes").c_str());
+  pointer_ = pointer;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (pointer_) api().memFree(static_cast<CUdeviceptr>(pointer_));
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept : pointer_(other.pointer_), bytes_(other.bytes_) {
+  other.pointer_ = 0;
+  other.bytes_ = 0;
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  std::swap(pointer_, other.pointer_);
+  std::swap(bytes_, other.bytes_);
+  return *this;
+}
+
+void DeviceBuffer::upload(const void* host, size_t bytes) {
+  if (bytes == 0) return;
+  check(current().memcpyHtoD(static_cast<CUdeviceptr>(pointer_), host, bytes), "cuMemcpyHtoD");
+}
+
+void DeviceBuffer::download(void* host, size_t bytes) const {
+  if (bytes == 0) return;
+  check(current().memcpyDtoH(host, static_cast<CUdeviceptr>(pointer_), bytes), "cuMemcpyDtoH");
+}
+
+void DeviceBuffer::zero() {
+  if (bytes_ == 0) return;
+  check(current().memsetD8(static_cast<CUdeviceptr>(pointer_), 0, bytes_), "cuMemsetD8");
+}
+
+EventTimer::EventTimer() {
+  CUevent start, stop;
+  check(current().eventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  start_ = start;
+  check(current().eventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  stop_ = stop;
+}
+
+EventTimer::~EventTimer() {
+  if (start_) api().eventDestroy(static_cast<CUevent>(start_));
+  if (stop_) api().eventDestroy(static_cast<CUevent>(stop_));
+}
+
+void EventTimer::start() { check(api().eventRecord(static_cast<CUevent>(start_), nullptr), "cuEventRecord"); }
+
+double EventTimer::stopSeconds() {
+  check(api().eventRecord(static_cast<CUevent>(stop_), nullptr), "cuEventRecord");
+  check(api().eventSynchronize(static_cast<CUevent>(stop_)), "a kernel (cuEventSynchronize)");
+  float milliseconds = 0;
+  check(api().eventElapsedTime(&milliseconds, static_cast<CUevent>(start_), static_cast<CUevent>(stop_)),
+        "cuEventElapsedTime");
+  return milliseconds * 1e-3;
+}
+
+}  // namespace tcc::rt::cuda

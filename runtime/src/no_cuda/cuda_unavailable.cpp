@@ -1,0 +1,38 @@
+// Built without the CUDA toolkit: the GPU runtime says so.
+#include "tcc/runtime/cuda.h"
+
+namespace tcc::rt::cuda {
+
+namespace {
+
+[[noreturn]] void unavailable() {
+  throw CudaError("this tcc was built without the CUDA toolkit, so it cannot compile or run CUDA kernels");
+}
+
+}  // namespace
+
+bool builtWithCuda() { return false; }
+const DeviceInfo& device() { unavailable(); }
+std::string compileToCubin(const std::string&, const std::string&, const std::string&) { unavailable(); }
+Module::Module(const std::string&) { unavailable(); }
+Module::~Module() = default;
+void* Module::function(const std::string&) const { unavailable(); }
+void launch(void*, int64_t, int, std::vector<void*>) { unavailable(); }
+void copyToHost(void*, const void*, size_t) { unavailable(); }
+void synchronize() { unavailable(); }
+DeviceBuffer::DeviceBuffer(size_t) { unavailable(); }
+DeviceBuffer::~DeviceBuffer() = default;
+DeviceBuffer::DeviceBuffer(DeviceBuffer&&) noexcept = default;
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&&) noexcept = default;
+void DeviceBuffer::upload(const void*, size_t) { unavailable(); }
+void DeviceBuffer::download(void*, size_t) const { unavailable(); }
+void DeviceBuffer::zero() { unavailable(); }
+DeviceTensor::DeviceTensor(const tcc_tensor&) { unavailable(); }
+void DeviceTensor::zeroValues() { unavailable(); }
+void DeviceTensor::downloadValues(const tcc_tensor&) const { unavailable(); }
+EventTimer::EventTimer() { unavailable(); }
+EventTimer::~EventTimer() = default;
+void EventTimer::start() { unavailable(); }
+double EventTimer::stopSeconds() { unavailable(); }
+
+}  // namespace tcc::rt::cuda

@@ -1,0 +1,157 @@
+// On a GPU (label gpu): every examples/gpu/*.tc kernel (SpMV, SpMM, SDDMM) against the same
+// program compiled for the CPU and against the dense reference, on random
+// matrices (empty rows, a single row, sizes that are not multiples of the
+// block size) and on real ones.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "tcc/runtime/cuda.h"
+#include "tcc/runtime/random.h"
+#include "tcc/tcc.h"
+#include "tcc/test/reference.h"
+
+namespace tcc::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> gpuExamples() {
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(fs::path(TCC_SOURCE_DIR) / "examples" / "gpu"))
+    if (entry.path().extension() == ".tc") files.push_back(entry.path().stem().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// A random rows x cols matrix; every `emptyEvery`-th row is left empty.
+rt::Coo randomMatrix(int32_t rows, int32_t cols, double density, int emptyEvery, uint64_t seed) {
+  rt::Coo all = rt::randomUniform({rows, cols}, density, seed);
+  rt::Coo kept = rt::Coo::ofShape({rows, cols});
+  for (size_t k = 0; k < all.nnz(); ++k) {
+    if (emptyEvery > 0 && all.coords[0][k] % emptyEvery == 0) continue;
+    int32_t coordinate[2] = {all.coords[0][k], all.coords[1][k]};
+    kept.push(coordinate, all.values[k]);
+  }
+  return kept;
+}
+
+struct Case {
+  std::string name;
+  rt::Coo matrix;
+};
+
+std::vector<Case> matrices() {
+  std::vector<Case> cases;
+  cases.push_back({"one entry", randomMatrix(1, 1, 1.0, 0, 1)});
+  cases.push_back({"a single row", randomMatrix(1, 300, 0.5, 0, 2)});
+  cases.push_back({"257 x 130, empty rows", randomMatrix(257, 130, 0.05, 7, 3)});
+  cases.push_back({"1000 x 999, long rows", randomMatrix(1000, 999, 0.2, 0, 4)});
+  cases.push_back({"3001 x 2000, sparse, empty rows", randomMatrix(3001, 2000, 0.002, 5, 5)});
+  cases.push_back({"all rows empty", rt::Coo::ofShape({70, 40})});
+  for (const char* real : {"494_bus.mtx", "cage5.mtx", "bcsstk13.mtx", "dwt_992.mtx", "Erdos971.mtx"})
+    cases.push_back({real, rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + real)});
+  return cases;
+}
+
+DenseArray denseOf(const rt::Coo& coo) {
+  DenseArray array;
+  array.dims.assign(coo.dims.begin(), coo.dims.end());
+  array.values = rt::toDense(coo);
+  return array;
+}
+
+void expectClose(const std::vector<double>& actual, const std::vector<double>& expected, double tolerance,
+                 const std::string& what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  double scale = 1;
+  for (double v : expected) scale = std::max(scale, std::abs(v));
+  int mismatches = 0;
+  for (size_t k = 0; k < actual.size() && mismatches < 5; ++k) {
+    if (std::abs(actual[k] - expected[k]) > tolerance * scale) {
+      ++mismatches;
+      ADD_FAILURE() << what << ": entry " << k << " is " << actual[k] << ", expected " << expected[k];
+    }
+  }
+}
+
+class GpuExample : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuExample, MatchesTheCpuKernelAndTheDenseReference) {
+  fs::path path = fs::path(TCC_SOURCE_DIR) / "examples" / "gpu" / (GetParam() + ".tc");
+  Program program = Program::fromFile(path.string());
+  CompileOptions cpu;
+  cpu.target = frontend::Target::Cpu;
+  CompileOptions cuda;
+  cuda.target = frontend::Target::Cuda;
+  Kernel onGpu = compile(program, cuda);
+  // The CPU kernel of the same statements, without the GPU schedule.
+  Kernel onCpu = compile(Program::fromStatements(program.statements(), program.tensors()), cpu);
+  const TensorVar& output = program.statements()[0].as<ir::AssignmentNode>()->lhs.tensor();
+  bool single = output.datatype() == ir::Datatype::Float32;
+  double tolerance = single ? 2e-4 : 1e-10;
+
+  // SpMV (A, x), SpMM (A, B) or SDDMM (B sparse, C and D dense).
+  bool sddmm = program.syntax().findTensor("D") != nullptr;
+  bool spmm = !sddmm && program.syntax().findTensor("B") != nullptr;
+  for (const Case& test : matrices()) {
+    for (int32_t columns : spmm ? std::vector<int32_t>{1, 33, 128} : sddmm ? std::vector<int32_t>{1, 40} : std::vector<int32_t>{1}) {
+      SCOPED_TRACE(test.name + (spmm || sddmm ? ", N = " + std::to_string(columns) : ""));
+      std::map<std::string, rt::Coo> inputs;
+      if (sddmm) {
+        inputs["B"] = test.matrix;
+        inputs["C"] = rt::randomUniform({test.matrix.dims[0], columns}, 1.0, 13);
+        inputs["D"] = rt::randomUniform({columns, test.matrix.dims[1]}, 1.0, 14);
+      } else if (spmm) {
+        inputs["A"] = test.matrix;
+        inputs["B"] = rt::randomUniform({test.matrix.dims[1], columns}, 1.0, 11);
+      } else {
+        inputs["A"] = test.matrix;
+        inputs["x"] = rt::randomUniform({test.matrix.dims[1]}, 1.0, 12);
+      }
+      std::map<std::string, Tensor> bound;
+      std::map<std::string, DenseArray> dense;
+      for (const auto& [name, coo] : inputs) {
+        const TensorVar* declared = program.syntax().findTensor(name);
+        bound.emplace(name, rt::pack(coo, toRuntimeFormat(declared->format()), toRuntimeType(declared->datatype())));
+        // The reference sees the values the kernels see (rounded to float32).
+        dense.emplace(name, denseOf(rt::unpack(bound.at(name))));
+      }
+      auto expected = evaluate(program.statements(), dense).at(output.name()).values;
+      auto fromGpu = rt::toDense(onGpu.run(bound).at(output.name()));
+      auto fromCpu = rt::toDense(onCpu.run(bound).at(output.name()));
+      expectClose(fromGpu, expected, tolerance, "GPU vs reference");
+      expectClose(fromGpu, fromCpu, tolerance, "GPU vs CPU kernel");
+      if (::testing::Test::HasFailure()) {
+        ADD_FAILURE() << onGpu.source();
+        return;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, GpuExample, ::testing::ValuesIn(gpuExamples()),
+                         [](const auto& info) { return info.param; });
+
+TEST(GpuRuntime, RepeatedRunsReuseTheDeviceTensorsAndGiveTheSameResult) {
+  fs::path path = fs::path(TCC_SOURCE_DIR) / "examples" / "gpu" / "spmv_default.tc";
+  Kernel kernel = compile(Program::fromFile(path.string()));
+  std::map<std::string, Tensor> inputs;
+  inputs["A"] = rt::pack(randomMatrix(500, 400, 0.05, 3, 21), rt::TensorFormat::csr());
+  inputs["x"] = rt::pack(rt::randomUniform({400}, 1.0, 22), rt::TensorFormat::dense(1));
+  RunResult once = kernel.run(inputs, RunOptions{1});
+  RunResult many = kernel.run(inputs, RunOptions{5});
+  EXPECT_EQ(rt::toDense(once.tensors.at("y")), rt::toDense(many.tensors.at("y")));
+  for (double seconds : many.seconds) EXPECT_GT(seconds, 0.0);
+}
+
+TEST(GpuRuntime, TheDeviceIsNamed) {
+  const auto& device = rt::cuda::device();
+  EXPECT_FALSE(device.name.empty());
+  EXPECT_GE(device.major, 7);
+}
+
+}  // namespace
+}  // namespace tcc::test
