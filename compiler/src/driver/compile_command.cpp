@@ -1,5 +1,6 @@
-// tcc compile FILE [--emit cin|ir|cpp] [-o FILE]: lower a DSL file and print
-// (or write) concrete index notation, the imperative IR, or C++.
+// tcc compile FILE [--emit cin|ir|cpp|mlir] [-o FILE]: lower a DSL file and
+// print (or write) concrete index notation, the imperative IR, C++, or the
+// computation as MLIR 16 for its sparsifier.
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -7,13 +8,16 @@
 #include "commands.h"
 #include "tcc/ir/imperative_printer.h"
 #include "tcc/ir/index_printer.h"
+#include "tcc/mlir.h"
 #include "tcc/tcc.h"
 
 namespace tcc::driver {
 
 namespace {
 
-std::string render(const Lowered& lowered, const std::string& emit) {
+std::string render(const Program& program, const std::string& emit) {
+  if (emit == "mlir") return exportMlir(program);
+  Lowered lowered = lowerProgram(program);
   std::ostringstream out;
   if (emit == "cpp") return lowered.cpp;
   for (const auto& statement : lowered.statements) {
@@ -49,15 +53,16 @@ void addCompileCommand(CLI::App& app) {
   auto* command = app.add_subcommand("compile", "Compile a DSL file to C++ (or show an intermediate form)");
   command->add_option("FILE", options->path, "DSL file (.tc)")->required();
   command->add_option("--emit", options->emit,
-                      "What to produce: cin (concrete index notation), ir (imperative IR), cpp (C++ source)")
-      ->check(CLI::IsMember({"cin", "ir", "cpp"}))
+                      "What to produce: cin (concrete index notation), ir (imperative IR), cpp (C++ source), "
+                      "mlir (MLIR 16 linalg.generic on sparse tensors, for mlir-opt-16 --sparse-compiler)")
+      ->check(CLI::IsMember({"cin", "ir", "cpp", "mlir"}))
       ->capture_default_str();
   command->add_option("-o,--output", options->output, "Write to this file instead of standard output");
   command->callback([options] {
     Program program = Program::fromSyntax(loadProgramOrExit(options->path));
     std::string text;
     try {
-      text = render(lowerProgram(program), options->emit);
+      text = render(program, options->emit);
     } catch (const frontend::DiagnosticError& error) {
       std::cerr << error.what();
       throw CLI::RuntimeError(kExitUserError);
