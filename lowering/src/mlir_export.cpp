@@ -52,6 +52,41 @@ bool isNonzeroLiteral(const IndexExpr& expr) {
   return literal && literal->asDouble() != 0;
 }
 
+// The variables of an access in the order its tensor stores their levels.
+std::vector<IndexVar> levelOrder(const Access& access) {
+  std::vector<IndexVar> vars;
+  const Format& format = access.tensor().format();
+  for (int level = 0; level < format.order(); ++level) vars.push_back(access.indices().at(format.modeOfLevel(level)));
+  return vars;
+}
+
+// True when some loop order visits every sparse access's levels in
+// storage order (the output's included): MLIR 16 converts an input stored
+// against the loop order, but writes a sparse output only in loop order.
+bool sparseOrdersAgree(const AssignmentNode& assignment) {
+  std::map<IndexVar, std::set<IndexVar>> before;
+  std::vector<Access> accesses = accessesOf(assignment.rhs);
+  accesses.push_back(assignment.lhs);
+  for (const auto& access : accesses) {
+    if (access.tensor().format().isAllDense()) continue;
+    std::vector<IndexVar> vars = levelOrder(access);
+    for (size_t l = 0; l + 1 < vars.size(); ++l) before[vars[l + 1]].insert(vars[l]);
+  }
+  std::map<IndexVar, int> state;  // 1: on the path, 2: done
+  std::function<bool(const IndexVar&)> acyclicFrom = [&](const IndexVar& var) {
+    if (state[var] == 1) return false;
+    if (state[var] == 2) return true;
+    state[var] = 1;
+    for (const auto& earlier : before[var])
+      if (!acyclicFrom(earlier)) return false;
+    state[var] = 2;
+    return true;
+  };
+  for (const auto& [var, earlier] : before)
+    if (!acyclicFrom(var)) return false;
+  return true;
+}
+
 // Checks what the generic and MLIR 16's sparsifier can express; throws
 // MlirExportError naming the part that cannot be.
 void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& reductionVariables) {
@@ -88,6 +123,20 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
         throw MlirExportError("the term " + toString(term) + " does not use the summed variable " + var.name() +
                               ": a linalg.generic sums the whole expression, Einstein summation sums each term over "
                               "its own variables");
+  }
+
+  const TensorVar& output = assignment.lhs.tensor();
+  for (const auto& level : output.format().levels())
+    if (level.kind == LevelKind::Singleton || !level.unique)
+      throw MlirExportError("the sparse output " + output.name() + " has a " + level.toString() +
+                            " level: MLIR 16's sparsifier assembles such outputs (COO) wrongly, so they are not "
+                            "exported");
+  if (!output.format().isAllDense() && !sparseOrdersAgree(assignment)) {
+    std::string order;
+    for (const auto& var : levelOrder(assignment.lhs)) order += (order.empty() ? "" : ", ") + var.name();
+    throw MlirExportError("the sparse output " + output.name() + " is stored in the order (" + order +
+                          "), which no loop order shares with the sparse inputs' storage orders; MLIR 16's "
+                          "sparsifier writes a sparse output only in loop order");
   }
 
   // What the body can compute: arithmetic on accesses and literals.
@@ -305,6 +354,12 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
     std::string alias = mlirEncodingAlias(tensor.format());
     if (!alias.empty() && declared.insert(alias).second) declarations << alias << "\n";
   };
+  // The output is computed in its declared type; a dense output stored in
+  // another order than its modes' is computed in mode order and converted.
+  TensorVar computed = output.format().isAllDense() && !output.format().hasIdentityOrdering()
+                           ? TensorVar(output.name(), output.shape(), Format::denseOfOrder(output.order()), type)
+                           : output;
+  std::string computedType = mlirTensorType(computed);
   for (const auto& tensor : kernel.inputs) declareEncoding(tensor);
   declareEncoding(output);
   std::string traitName = "#" + functionName + "_trait";
@@ -333,14 +388,14 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
     sizes += (mode > 0 ? ", " : "") + size;
   }
   function << ") -> " << outputType << " {\n";
-  if (output.format().isAllDense()) {
+  if (computed.format().isAllDense()) {
     std::string zero = isFloat(type) ? "0.0" : "0";
     function << "  %zero = arith.constant " << zero << " : " << elementType << "\n"
-             << "  %empty = tensor.empty(" << sizes << ") : " << outputType << "\n"
-             << "  %init = linalg.fill ins(%zero : " << elementType << ") outs(%empty : " << outputType << ") -> "
-             << outputType << "\n";
+             << "  %empty = tensor.empty(" << sizes << ") : " << computedType << "\n"
+             << "  %init = linalg.fill ins(%zero : " << elementType << ") outs(%empty : " << computedType << ") -> "
+             << computedType << "\n";
   } else {
-    function << "  %init = bufferization.alloc_tensor(" << sizes << ") : " << outputType << "\n";
+    function << "  %init = bufferization.alloc_tensor(" << sizes << ") : " << computedType << "\n";
   }
   function << "  %result = linalg.generic " << traitName << "\n";
   std::vector<std::string> accessArguments;
@@ -356,7 +411,7 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
     }
     function << "      ins(" << operands << " : " << types << ")\n";
   }
-  function << "      outs(%init : " << outputType << ") {\n    ^bb0(";
+  function << "      outs(%init : " << computedType << ") {\n    ^bb0(";
   for (const auto& argument : accessArguments) function << argument << ": " << elementType << ", ";
   std::string outputArgument = "%" + output.name() + ".value";
   if (occurrences.count(output)) outputArgument += "_out";
@@ -365,8 +420,14 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
   std::string value = printer.print(body);
   if (!reductionVariables.empty()) value = printer.add(outputArgument, value);
   function << "      linalg.yield " << value << " : " << elementType << "\n"
-           << "  } -> " << outputType << "\n"
-           << "  return %result : " << outputType << "\n}\n";
+           << "  } -> " << computedType << "\n";
+  if (computedType != outputType) {
+    function << "  %converted = sparse_tensor.convert %result : " << computedType << " to " << outputType << "\n"
+             << "  bufferization.dealloc_tensor %result : " << computedType << "\n"
+             << "  return %converted : " << outputType << "\n}\n";
+  } else {
+    function << "  return %result : " << outputType << "\n}\n";
+  }
   kernel.function = function.str();
   return kernel;
 }
