@@ -123,6 +123,30 @@ TEST(MlirOracleTest, SchedulesAreIgnoredByTheOracle) {
                     {{"A", randomSparse({40, 20}, 0.2, 22)}, {"x", randomDense({20}, 23)}});
 }
 
+TEST(MlirOracleTest, TimedSamplesThenTheResult) {
+  TCC_SKIP_WITHOUT_MLIR();
+  Program program = Program::fromText(withFormat(kSpmv, "csr"), "spmv.tc");
+  rt::Coo a = realMatrix("bcsstk01");
+  std::map<std::string, Tensor> inputs{{"A", rt::pack(a, toRuntimeFormat(Format::csr()))},
+                                       {"x", rt::pack(randomDense({a.dims[1]}, 26), toRuntimeFormat(Format::denseOfOrder(1)))}};
+  MlirRunOptions options;
+  options.repeats = 3;
+  options.callsPerSample = 4;
+  auto timed = runThroughMlir(program, inputs, options);
+  ASSERT_TRUE(timed.has_value());
+  EXPECT_EQ(timed->kernelSeconds.size(), 3u);
+  for (double seconds : timed->kernelSeconds) EXPECT_TRUE(seconds >= 0 && seconds < 1) << seconds;
+  EXPECT_EQ(timed->values.size(), static_cast<size_t>(a.dims[0]));  // a dense result: every entry
+  std::vector<double> fromTcc = rt::toDense(compile(program).run(inputs).at("y"));
+  EXPECT_EQ(timed->toDense().values, fromTcc);
+
+  options.printResult = false;
+  auto timesOnly = runThroughMlir(program, inputs, options);
+  ASSERT_TRUE(timesOnly.has_value());
+  EXPECT_EQ(timesOnly->kernelSeconds.size(), 3u);
+  EXPECT_TRUE(timesOnly->values.empty());
+}
+
 TEST(MlirOracleTest, UnexportableProgramGivesNoResult) {
   TCC_SKIP_WITHOUT_MLIR();
   Program program = Program::fromText(

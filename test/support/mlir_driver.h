@@ -18,11 +18,12 @@ struct MlirDriverRequest {
   std::map<std::string, double> scalarInputs;
   std::vector<int64_t> outputDims;
   int repeats = 1;
+  int callsPerSample = 1;  // each timed sample is this many calls; it prints the mean
   bool printResult = true;
 };
 
 // The whole module: the kernel, then @main. Printed, one number per line:
-// the nanoseconds of each timed call, then (printResult) the result of one
+// the nanoseconds per call of each timed sample, then (printResult) the result of one
 // more call: for each stored entry its coordinates and then its value (a
 // float as its bit pattern, so nothing is rounded); a scalar is its value.
 std::string mlirDriverModule(const lowering::MlirKernel& kernel, const MlirDriverRequest& request);

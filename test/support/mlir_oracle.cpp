@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstdlib>
@@ -130,6 +131,7 @@ std::optional<MlirResult> runThroughMlir(const Program& program, const std::map<
   ScratchDirectory scratch;
   MlirDriverRequest request;
   request.repeats = options.repeats;
+  request.callsPerSample = std::max(1, options.callsPerSample);
   request.printResult = options.printResult;
   std::string environment;
   int fileIndex = 0;
@@ -157,7 +159,9 @@ std::optional<MlirResult> runThroughMlir(const Program& program, const std::map<
   runTool(shellQuoted(tools->optimizer) + " --sparse-compiler " + shellQuoted(source.string()) + " -o " + shellQuoted(lowered.string()) +
           " 2> " + shellQuoted(errors.string()),
       errors, "mlir-opt --sparse-compiler", module);
-  runTool("env " + environment + shellQuoted(tools->runner) + " --O3 -e main -entry-point-result=void -shared-libs=" +
+  // Sparse outputs assembled through MLIR 16's runtime library take stack per
+  // inserted entry; the default 8 MiB stack overflows at some 50k entries.
+  runTool("ulimit -s unlimited; env " + environment + shellQuoted(tools->runner) + " --O3 -e main -entry-point-result=void -shared-libs=" +
           shellQuoted(tools->cRunnerUtils + "," + tools->runnerUtils) + " " + shellQuoted(lowered.string()) + " > " +
           shellQuoted(printed.string()) + " 2> " + shellQuoted(errors.string()),
       errors, "mlir-cpu-runner --O3", module);

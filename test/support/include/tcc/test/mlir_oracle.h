@@ -39,10 +39,13 @@ class MlirToolError : public std::runtime_error {
 };
 
 struct MlirRunOptions {
-  // The kernel is called this many times, each timed with rtclock() inside
-  // the program (file reading and compilation excluded); the result is
-  // the last call's.
+  // Timed samples of the kernel, taken with rtclock() inside the program
+  // (file reading and compilation excluded); the printed result comes from
+  // one more call after them.
   int repeats = 1;
+  // Each of the `repeats` samples times this many back-to-back calls
+  // (rtclock() counts microseconds) and reports their mean.
+  int callsPerSample = 1;
   bool printResult = true;  // false: times only (the result stays empty)
 };
 
@@ -51,7 +54,7 @@ struct MlirResult {
   std::vector<int64_t> dims;                     // the output's dimensions
   std::vector<std::vector<int64_t>> coordinates; // one per entry, in mode order
   std::vector<double> values;                    // exact (printed as bits)
-  std::vector<double> kernelSeconds;             // one per repeat
+  std::vector<double> kernelSeconds;             // per call, one per sample
 
   DenseArray toDense() const;  // repeated coordinates add up
 };
