@@ -6,8 +6,11 @@
 //
 //   tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] [MATRIX ...]
 //
-// Rounds interleave the two: one MLIR process (N + 1 timed samples inside
-// the program, the first dropped as warm-up), then N tcc runs, R times.
+// MLIR runs in both of its pipeline's storage modes: through its runtime
+// library (`--sparse-compiler`, the default) and as generated code
+// (`--sparse-compiler="enable-runtime-library=false"`). Rounds interleave
+// them with tcc: one MLIR process per mode (N + 1 timed samples inside the
+// program, the first dropped as warm-up), then N tcc runs, R times.
 // Times are medians over all samples. Prints one Markdown row per kernel
 // and input, then the geometric mean of MLIR time / tcc time per kernel
 // (> 1: tcc faster).
@@ -117,9 +120,13 @@ double relativeDifference(const Entries& mlir, const Entries& tcc) {
   return worst / std::max(scale, 1e-300);
 }
 
+// The two ways MLIR 16's sparse-compiler pipeline can build sparse storage:
+// through its runtime library (the default) or as generated code.
+const char* const kCodegenOptions = "enable-runtime-library=false";
+
 struct Row {
   std::string kernel, input;
-  double tccSeconds = 0, mlirSeconds = 0, difference = INFINITY;
+  double tccSeconds = 0, mlirSeconds = 0, mlirCodegenSeconds = NAN, difference = 0;
 };
 
 Row measure(const std::string& kernelName, const std::string& input, const std::string& dsl,
@@ -136,21 +143,36 @@ Row measure(const std::string& kernelName, const std::string& input, const std::
   int callsPerSample = static_cast<int>(std::clamp(std::ceil(1e-3 / std::max(estimate, 1e-9)), 1.0, 1000.0));
 
   Row row{kernelName, input};
-  std::vector<double> tccSeconds, mlirSeconds;
-  for (int round = 0; round < rounds; ++round) {
+  Entries expected = entriesOf(tccResult);
+  // One MLIR process per pipeline variant; false when it fails.
+  auto runMlir = [&](const std::string& pipelineOptions, bool check, std::vector<double>& seconds) {
     tcc::test::MlirRunOptions options;
     options.repeats = repeat + 1;
     options.callsPerSample = callsPerSample;
-    options.printResult = round == 0;
+    options.printResult = check;
+    options.sparseCompilerOptions = pipelineOptions;
     auto fromMlir = tcc::test::runThroughMlir(program, inputs, options);
     if (!fromMlir) throw std::runtime_error("MLIR 16 cannot express " + kernelName);
-    mlirSeconds.insert(mlirSeconds.end(), fromMlir->kernelSeconds.begin() + 1, fromMlir->kernelSeconds.end());
-    if (round == 0) row.difference = relativeDifference(entriesOf(*fromMlir), entriesOf(tccResult));
+    seconds.insert(seconds.end(), fromMlir->kernelSeconds.begin() + 1, fromMlir->kernelSeconds.end());
+    if (check) row.difference = std::max(row.difference, relativeDifference(entriesOf(*fromMlir), expected));
+  };
+  std::vector<double> tccSeconds, mlirSeconds, codegenSeconds;
+  bool codegenWorks = true;
+  for (int round = 0; round < rounds; ++round) {
+    runMlir("", round == 0, mlirSeconds);
+    if (codegenWorks) try {
+        runMlir(kCodegenOptions, round == 0, codegenSeconds);
+      } catch (const tcc::test::MlirToolError& error) {
+        std::fprintf(stderr, "%s on %s with %s: %.300s\n", kernelName.c_str(), input.c_str(), kCodegenOptions,
+                     error.what());
+        codegenWorks = false;
+      }
     auto timed = kernel.run(inputs, tcc::RunOptions{repeat});
     tccSeconds.insert(tccSeconds.end(), timed.seconds.begin(), timed.seconds.end());
   }
   row.tccSeconds = median(tccSeconds);
   row.mlirSeconds = median(mlirSeconds);
+  if (codegenWorks) row.mlirCodegenSeconds = median(codegenSeconds);
   return row;
 }
 
@@ -242,12 +264,16 @@ int main(int argc, char** argv) {
 
   std::vector<Row> rows;
   auto print = [&](const Row& row) {
-    std::printf("| %s | %s | %.4f | %.4f | %.2f | %.1e |\n", row.kernel.c_str(), row.input.c_str(), 1e3 * row.tccSeconds,
-                1e3 * row.mlirSeconds, row.mlirSeconds / row.tccSeconds, row.difference);
+    std::printf("| %s | %s | %.4f | %.4f | %.2f | ", row.kernel.c_str(), row.input.c_str(), 1e3 * row.tccSeconds,
+                1e3 * row.mlirSeconds, row.mlirSeconds / row.tccSeconds);
+    if (std::isnan(row.mlirCodegenSeconds)) std::printf("fails | – | ");
+    else std::printf("%.4f | %.2f | ", 1e3 * row.mlirCodegenSeconds, row.mlirCodegenSeconds / row.tccSeconds);
+    std::printf("%.1e |\n", row.difference);
     std::fflush(stdout);
     rows.push_back(row);
   };
-  std::printf("| kernel | input | tcc ms | MLIR ms | MLIR/tcc | max rel diff |\n|---|---|---:|---:|---:|---:|\n");
+  std::printf("| kernel | input | tcc ms | MLIR ms | MLIR/tcc | MLIR codegen ms | codegen/tcc | max rel diff |\n"
+              "|---|---|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& name : matrices) {
     try {
       for (const Row& row : matrixRows(name, kernels, repeat, rounds)) print(row);
@@ -263,15 +289,21 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), error.what());
       }
     }
-  std::printf("\n| kernel | inputs | geomean MLIR/tcc | worst rel diff |\n|---|---:|---:|---:|\n");
+  std::printf("\n| kernel | inputs | geomean MLIR/tcc | geomean codegen/tcc (inputs) | worst rel diff |\n"
+              "|---|---:|---:|---:|---:|\n");
   int status = 0;
   for (const char* kernel : {"SpMV", "SpMM", "SpGEMM", "Add", "MTTKRP"}) {
-    double logSum = 0, worst = 0;
-    int count = 0;
-    for (const auto& row : rows)
-      if (row.kernel == kernel) logSum += std::log(row.mlirSeconds / row.tccSeconds), worst = std::max(worst, row.difference), ++count;
+    double logSum = 0, codegenLogSum = 0, worst = 0;
+    int count = 0, codegenCount = 0;
+    for (const auto& row : rows) {
+      if (row.kernel != kernel) continue;
+      logSum += std::log(row.mlirSeconds / row.tccSeconds), worst = std::max(worst, row.difference), ++count;
+      if (!std::isnan(row.mlirCodegenSeconds))
+        codegenLogSum += std::log(row.mlirCodegenSeconds / row.tccSeconds), ++codegenCount;
+    }
     if (count == 0) continue;
-    std::printf("| %s | %d | %.2f | %.1e |\n", kernel, count, std::exp(logSum / count), worst);
+    std::printf("| %s | %d | %.2f | %.2f (%d) | %.1e |\n", kernel, count, std::exp(logSum / count),
+                codegenCount ? std::exp(codegenLogSum / codegenCount) : NAN, codegenCount, worst);
     if (!(worst <= 1e-9)) status = 1;
   }
   return status;  // non-zero when some MLIR result disagrees with tcc's

@@ -37,7 +37,7 @@ bool expectClose(const std::string& what, const std::vector<double>& actual, con
 }  // namespace
 
 void expectMlirMatches(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs,
-                       double relativeTolerance) {
+                       double relativeTolerance, const MlirRunOptions& options) {
   Program program = Program::fromText(dsl, "test.tc");
   std::map<std::string, Tensor> packed;
   std::map<std::string, DenseArray> dense;
@@ -52,7 +52,7 @@ void expectMlirMatches(const std::string& dsl, const std::map<std::string, rt::C
     packed.emplace(name, std::move(tensor));
   }
   auto expected = evaluate(program.statements(), dense);
-  auto fromMlir = runThroughMlir(program, packed);
+  auto fromMlir = runThroughMlir(program, packed, options);
   ASSERT_TRUE(fromMlir.has_value()) << "MLIR export refused: " << mlirExportErrorOf(dsl);
   const DenseArray& reference = expected.at(fromMlir->output);
   EXPECT_EQ(fromMlir->dims, reference.dims);

@@ -22,7 +22,7 @@ namespace tcc::test {
 // when MLIR refuses the program or any of the three results differ by more
 // than relativeTolerance times the largest reference magnitude (at least 1).
 void expectMlirMatches(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs,
-                       double relativeTolerance = 1e-10);
+                       double relativeTolerance = 1e-10, const MlirRunOptions& options = {});
 
 // What exporting the DSL text throws ("" when it exports).
 std::string mlirExportErrorOf(const std::string& dsl);

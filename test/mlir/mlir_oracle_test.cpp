@@ -123,6 +123,19 @@ TEST(MlirOracleTest, SchedulesAreIgnoredByTheOracle) {
                     {{"A", randomSparse({40, 20}, 0.2, 22)}, {"x", randomDense({20}, 23)}});
 }
 
+// MLIR's pipeline without its runtime library: sparse storage as generated code.
+TEST(MlirOracleTest, CodegenPipeline) {
+  TCC_SKIP_WITHOUT_MLIR();
+  MlirRunOptions options;
+  options.sparseCompilerOptions = "enable-runtime-library=false";
+  rt::Coo a = realMatrix("bcspwr03");
+  expectMlirMatches("tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n",
+                    {{"B", a}, {"C", a}}, 1e-10, options);
+  expectMlirMatches("tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, J) : dcsr\nA(i, j) = B(i, j) - C(i, j)\n",
+                    {{"B", randomSparse({24, 31}, 0.1, 27)}, {"C", randomSparse({24, 31}, 0.1, 28)}}, 1e-10, options);
+  expectMlirMatches(withFormat(kSpmv, "dcsr"), {{"A", a}, {"x", randomDense({a.dims[1]}, 29)}}, 1e-10, options);
+}
+
 TEST(MlirOracleTest, TimedSamplesThenTheResult) {
   TCC_SKIP_WITHOUT_MLIR();
   Program program = Program::fromText(withFormat(kSpmv, "csr"), "spmv.tc");

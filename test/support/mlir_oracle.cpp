@@ -156,11 +156,14 @@ std::optional<MlirResult> runThroughMlir(const Program& program, const std::map<
   fs::path source = scratch / "program.mlir", lowered = scratch / "lowered.mlir", printed = scratch / "printed.txt",
            errors = scratch / "errors.txt";
   std::ofstream(source) << module;
-  runTool(shellQuoted(tools->optimizer) + " --sparse-compiler " + shellQuoted(source.string()) + " -o " + shellQuoted(lowered.string()) +
+  std::string pipeline = options.sparseCompilerOptions.empty()
+                             ? "--sparse-compiler"
+                             : "--sparse-compiler=" + shellQuoted(options.sparseCompilerOptions);
+  runTool(shellQuoted(tools->optimizer) + " " + pipeline + " " + shellQuoted(source.string()) + " -o " + shellQuoted(lowered.string()) +
           " 2> " + shellQuoted(errors.string()),
       errors, "mlir-opt --sparse-compiler", module);
-  // Sparse outputs assembled through MLIR 16's runtime library take stack per
-  // inserted entry; the default 8 MiB stack overflows at some 50k entries.
+  // Large sparse outputs assembled through MLIR 16's runtime library crash
+  // the runner with the default 8 MiB stack (sparse add on bcsstk16, say).
   runTool("ulimit -s unlimited; env " + environment + shellQuoted(tools->runner) + " --O3 -e main -entry-point-result=void -shared-libs=" +
           shellQuoted(tools->cRunnerUtils + "," + tools->runnerUtils) + " " + shellQuoted(lowered.string()) + " > " +
           shellQuoted(printed.string()) + " 2> " + shellQuoted(errors.string()),

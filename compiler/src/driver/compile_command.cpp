@@ -50,7 +50,7 @@ void addCompileCommand(CLI::App& app) {
     std::string output;
   };
   auto options = std::make_shared<Options>();
-  auto* command = app.add_subcommand("compile", "Compile a DSL file to C++ (or show an intermediate form)");
+  auto* command = app.add_subcommand("compile", "Compile a DSL file to C++ (or show an intermediate form, or export it to MLIR 16)");
   command->add_option("FILE", options->path, "DSL file (.tc)")->required();
   command->add_option("--emit", options->emit,
                       "What to produce: cin (concrete index notation), ir (imperative IR), cpp (C++ source), "

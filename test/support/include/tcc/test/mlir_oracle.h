@@ -47,6 +47,9 @@ struct MlirRunOptions {
   // (rtclock() counts microseconds) and reports their mean.
   int callsPerSample = 1;
   bool printResult = true;  // false: times only (the result stays empty)
+  // Options of the sparse-compiler pipeline, as in
+  // `--sparse-compiler="enable-runtime-library=false"`; empty: its defaults.
+  std::string sparseCompilerOptions;
 };
 
 struct MlirResult {
