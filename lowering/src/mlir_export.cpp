@@ -129,8 +129,8 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
   for (const auto& level : output.format().levels())
     if (level.kind == LevelKind::Singleton || !level.unique)
       throw MlirExportError("the sparse output " + output.name() + " has a " + level.toString() +
-                            " level: MLIR 16's sparsifier assembles such outputs (COO) wrongly, so they are not "
-                            "exported");
+                            " level: MLIR 16 returned wrong entries for such outputs (COO) when checked against the "
+                            "reference, so they are not exported");
   if (!output.format().isAllDense() && !sparseOrdersAgree(assignment)) {
     std::string order;
     for (const auto& var : levelOrder(assignment.lhs)) order += (order.empty() ? "" : ", ") + var.name();
