@@ -195,8 +195,9 @@ std::vector<std::string> dimensionNames(const std::vector<IndexVar>& loops) {
   bool usable = true;
   for (const auto& var : loops) {
     const std::string& name = var.name();
-    bool identifier = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
-                      std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    auto identifierChar = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    bool identifier = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                      std::all_of(name.begin(), name.end(), identifierChar);
     usable = usable && identifier && !keywords.count(name) && seen.insert(name).second;
     names.push_back(name);
   }
@@ -422,8 +423,8 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
   function << "      linalg.yield " << value << " : " << elementType << "\n"
            << "  } -> " << computedType << "\n";
   if (computedType != outputType) {
+    // No dealloc of %result: MLIR 16 frees it twice then (double free).
     function << "  %converted = sparse_tensor.convert %result : " << computedType << " to " << outputType << "\n"
-             << "  bufferization.dealloc_tensor %result : " << computedType << "\n"
              << "  return %converted : " << outputType << "\n}\n";
   } else {
     function << "  return %result : " << outputType << "\n}\n";

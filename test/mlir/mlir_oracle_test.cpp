@@ -188,6 +188,9 @@ TEST(MlirOracleTest, MoreForms) {
       "tensor A(I, J) : csr\ntensor B(I, J) : csr\nA(i, j) = B(i, j) + 1\n",
       // an intersection into a sparse output
       "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, J) : csr\nA(i, j) = B(i, j) * C(i, j)\n",
+      // dense tensors stored column-major, in and out
+      "tensor A(I, J) : {dense, dense} order (1, 0)\ntensor B(I, J) : csr\ntensor C(I, J) : {dense, dense} order (1, 0)\n"
+      "A(i, j) = B(i, j) * C(i, j) + C(i, j)\n",
       // sparse matrix times sparse vector into a sparse vector
       "tensor y(I) : sparse\ntensor B(I, J) : dcsr\ntensor x(J) : sparse\ny(i) = B(i, j) * x(j)\n",
   };

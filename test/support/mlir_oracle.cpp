@@ -1,5 +1,6 @@
 #include "tcc/test/mlir_oracle.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -92,9 +93,16 @@ double valueFromPrinted(int64_t printed, ir::Datatype type) {
   return static_cast<double>(printed);
 }
 
-void runTool(const std::string& command, const fs::path& errors, const std::string& what, const std::string& module) {
-  if (std::system(command.c_str()) == 0) return;
-  throw MlirToolError(what + " failed:\n" + readFile(errors) + "\nthe module:\n" + module);
+// Runs `command` under a time limit, after the shell statements in `setup`.
+void runTool(const std::string& setup, const std::string& command, const fs::path& errors, const std::string& what,
+             const std::string& module, int timeoutSeconds) {
+  std::string limited = setup + "timeout --kill-after=5 " + std::to_string(timeoutSeconds) + " " + command;
+  int status = std::system(limited.c_str());
+  if (status == 0) return;
+  std::string why = WIFEXITED(status) && WEXITSTATUS(status) == 124
+                        ? " did not finish in " + std::to_string(timeoutSeconds) + " s"
+                        : " failed";
+  throw MlirToolError(what + why + ":\n" + readFile(errors) + "\nthe module:\n" + module);
 }
 
 }  // namespace
@@ -159,15 +167,18 @@ std::optional<MlirResult> runThroughMlir(const Program& program, const std::map<
   std::string pipeline = options.sparseCompilerOptions.empty()
                              ? "--sparse-compiler"
                              : "--sparse-compiler=" + shellQuoted(options.sparseCompilerOptions);
-  runTool(shellQuoted(tools->optimizer) + " " + pipeline + " " + shellQuoted(source.string()) + " -o " + shellQuoted(lowered.string()) +
-          " 2> " + shellQuoted(errors.string()),
-      errors, "mlir-opt --sparse-compiler", module);
+  runTool("",
+          shellQuoted(tools->optimizer) + " " + pipeline + " " + shellQuoted(source.string()) + " -o " +
+              shellQuoted(lowered.string()) + " 2> " + shellQuoted(errors.string()),
+          errors, "mlir-opt --sparse-compiler", module, options.timeoutSeconds);
   // Large sparse outputs assembled through MLIR 16's runtime library crash
   // the runner with the default 8 MiB stack (sparse add on bcsstk16, say).
-  runTool("ulimit -s unlimited; env " + environment + shellQuoted(tools->runner) + " --O3 -e main -entry-point-result=void -shared-libs=" +
-          shellQuoted(tools->cRunnerUtils + "," + tools->runnerUtils) + " " + shellQuoted(lowered.string()) + " > " +
-          shellQuoted(printed.string()) + " 2> " + shellQuoted(errors.string()),
-      errors, "mlir-cpu-runner --O3", module);
+  std::string runtimeLibraries = shellQuoted(tools->cRunnerUtils + "," + tools->runnerUtils);
+  runTool("ulimit -s unlimited; ",
+          "env " + environment + shellQuoted(tools->runner) + " --O3 -e main -entry-point-result=void -shared-libs=" +
+              runtimeLibraries + " " + shellQuoted(lowered.string()) + " > " + shellQuoted(printed.string()) + " 2> " +
+              shellQuoted(errors.string()),
+          errors, "mlir-cpu-runner --O3", module, options.timeoutSeconds);
 
   std::ifstream numbers(printed);
   int64_t number = 0;

@@ -50,6 +50,9 @@ struct MlirRunOptions {
   // Options of the sparse-compiler pipeline, as in
   // `--sparse-compiler="enable-runtime-library=false"`; empty: its defaults.
   std::string sparseCompilerOptions;
+  // Each tool is stopped after this long (MlirToolError): a crashing
+  // runner can hang in its crash handler.
+  int timeoutSeconds = 300;
 };
 
 struct MlirResult {
