@@ -1,6 +1,7 @@
-// tcc compile FILE [--target cpu|cuda] [--emit cin|ir|cpp|cuda] [-o FILE]:
+// tcc compile FILE [--target cpu|cuda] [--emit cin|ir|cpp|cuda|mlir] [-o FILE]:
 // lower a DSL file and print (or write) concrete index notation, the
-// imperative IR, or the target's source (C++, or CUDA that nvcc compiles alone).
+// imperative IR, the target's source (C++, or CUDA that nvcc compiles
+// alone), or the computation as MLIR 16 for its sparsifier.
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include "commands.h"
 #include "tcc/ir/imperative_printer.h"
 #include "tcc/ir/index_printer.h"
+#include "tcc/mlir.h"
 #include "tcc/tcc.h"
 
 namespace tcc::driver {
@@ -55,12 +57,14 @@ void addCompileCommand(CLI::App& app) {
     std::string target;
   };
   auto options = std::make_shared<Options>();
-  auto* command = app.add_subcommand("compile", "Compile a DSL file to C++ or CUDA (or show an intermediate form)");
+  auto* command = app.add_subcommand("compile", "Compile a DSL file to C++ or CUDA (or show an intermediate form, or "
+                                                "export it to MLIR 16)");
   command->add_option("FILE", options->path, "DSL file (.tc)")->required();
   command->add_option("--emit", options->emit,
-                      "What to produce: cin (concrete index notation), ir (imperative IR), cpp (C++ source) or cuda "
-                      "(CUDA source); by default the target's source")
-      ->check(CLI::IsMember({"cin", "ir", "cpp", "cuda"}));
+                      "What to produce: cin (concrete index notation), ir (imperative IR), cpp (C++ source), cuda "
+                      "(CUDA source), mlir (MLIR 16 linalg.generic on sparse tensors, for mlir-opt-16 "
+                      "--sparse-compiler); by default the target's source")
+      ->check(CLI::IsMember({"cin", "ir", "cpp", "cuda", "mlir"}));
   command->add_option("--target", options->target, "cpu or cuda (overrides the program's `target` line)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   command->add_option("-o,--output", options->output, "Write to this file instead of standard output");
@@ -68,11 +72,15 @@ void addCompileCommand(CLI::App& app) {
     Program program = Program::fromSyntax(loadComputationOrExit(options->path));
     std::string text;
     try {
-      CompileOptions compileOptions;
-      if (!options->target.empty())
-        compileOptions.target = options->target == "cuda" ? frontend::Target::Cuda : frontend::Target::Cpu;
-      Lowered lowered = lowerProgram(program, compileOptions);
-      text = render(lowered, options->emit);
+      if (options->emit == "mlir") {
+        text = exportMlir(program);
+      } else {
+        CompileOptions compileOptions;
+        if (!options->target.empty())
+          compileOptions.target = options->target == "cuda" ? frontend::Target::Cuda : frontend::Target::Cpu;
+        Lowered lowered = lowerProgram(program, compileOptions);
+        text = render(lowered, options->emit);
+      }
     } catch (const frontend::DiagnosticError& error) {
       std::cerr << error.what();
       throw CLI::RuntimeError(kExitUserError);

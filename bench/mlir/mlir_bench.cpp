@@ -1,0 +1,310 @@
+// Single-threaded run time of tcc-generated kernels against the same
+// computation compiled by MLIR 16's sparsifier (`mlir-opt-16
+// --sparse-compiler`, run by `mlir-cpu-runner-16 --O3`), on real matrices
+// and synthetic power-law 3-tensors, with each MLIR result checked against
+// tcc's.
+//
+//   tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] [MATRIX ...]
+//
+// MLIR runs in both of its pipeline's storage modes: through its runtime
+// library (`--sparse-compiler`, the default) and as generated code
+// (`--sparse-compiler="enable-runtime-library=false"`). Rounds interleave
+// them with tcc: one MLIR process per mode (N + 1 timed samples inside the
+// program, the first dropped as warm-up), then N tcc runs, R times.
+// Times are medians over all samples. Prints one Markdown row per kernel
+// and input, then the geometric mean of MLIR time / tcc time per kernel
+// (> 1: tcc faster).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tcc/runtime/random.h"
+#include "tcc/tcc.h"
+#include "tcc/test/mlir_oracle.h"
+
+namespace {
+
+constexpr int kSpmmColumns = 64;
+constexpr int kMttkrpRank = 16;
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+std::vector<double> randomValues(size_t count, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::vector<double> values(count);
+  for (double& v : values) v = value(random);
+  return values;
+}
+
+tcc::rt::Coo denseCoo(std::vector<int32_t> dims, uint64_t seed) {
+  tcc::rt::Coo coo = tcc::rt::Coo::ofShape(dims);
+  int64_t size = 1;
+  for (int32_t d : dims) size *= d;
+  auto values = randomValues(size, seed);
+  std::vector<int32_t> coordinate(dims.size());
+  for (int64_t p = 0; p < size; ++p) {
+    int64_t rest = p;
+    for (int m = static_cast<int>(dims.size()) - 1; m >= 0; --m) {
+      coordinate[m] = static_cast<int32_t>(rest % dims[m]);
+      rest /= dims[m];
+    }
+    coo.push(coordinate.data(), values[p]);
+  }
+  return coo;
+}
+
+// The matrix with every pattern value set to a seeded nonzero, so pattern
+// matrices are not all ones.
+tcc::rt::Coo readMatrix(const std::string& name) {
+  tcc::rt::Coo coo = tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
+  bool allOnes = std::all_of(coo.values.begin(), coo.values.end(), [](double v) { return v == 1; });
+  if (allOnes) {
+    auto values = randomValues(coo.nnz(), 7);
+    for (size_t k = 0; k < coo.nnz(); ++k) coo.values[k] = values[k] >= 0 ? values[k] + 0.1 : values[k] - 0.1;
+  }
+  coo.sort();
+  return coo;
+}
+
+// Entries sorted by coordinate, zeros left out (a dense result prints them).
+using Entries = std::vector<std::pair<std::vector<int64_t>, double>>;
+
+Entries entriesOf(const tcc::test::MlirResult& result) {
+  Entries entries;
+  for (size_t k = 0; k < result.values.size(); ++k)
+    if (result.values[k] != 0) entries.emplace_back(result.coordinates[k], result.values[k]);
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+Entries entriesOf(const tcc::Tensor& tensor) {
+  tcc::rt::Coo coo = tcc::rt::unpack(tensor);
+  Entries entries;
+  for (size_t k = 0; k < coo.nnz(); ++k) {
+    if (coo.values[k] == 0) continue;
+    std::vector<int64_t> coordinate;
+    for (int mode = 0; mode < coo.order(); ++mode) coordinate.push_back(coo.coords[mode][k]);
+    entries.emplace_back(std::move(coordinate), coo.values[k]);
+  }
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+// max |MLIR - tcc| / max |tcc| over the union of both results' entries.
+double relativeDifference(const Entries& mlir, const Entries& tcc) {
+  double worst = 0, scale = 0;
+  size_t a = 0, b = 0;
+  while (a < mlir.size() || b < tcc.size()) {
+    if (b == tcc.size() || (a < mlir.size() && mlir[a].first < tcc[b].first)) {
+      worst = std::max(worst, std::abs(mlir[a++].second));
+    } else if (a == mlir.size() || tcc[b].first < mlir[a].first) {
+      scale = std::max(scale, std::abs(tcc[b].second));
+      worst = std::max(worst, std::abs(tcc[b++].second));
+    } else {
+      scale = std::max(scale, std::abs(tcc[b].second));
+      worst = std::max(worst, std::abs(mlir[a++].second - tcc[b++].second));
+    }
+  }
+  return worst / std::max(scale, 1e-300);
+}
+
+// The two ways MLIR 16's sparse-compiler pipeline can build sparse storage:
+// through its runtime library (the default) or as generated code.
+const char* const kCodegenOptions = "enable-runtime-library=false";
+
+struct Row {
+  std::string kernel, input;
+  double tccSeconds = 0, mlirSeconds = 0, mlirCodegenSeconds = NAN, difference = 0;
+};
+
+Row measure(const std::string& kernelName, const std::string& input, const std::string& dsl,
+            const std::map<std::string, tcc::rt::Coo>& coos, int repeat, int rounds) {
+  tcc::Program program = tcc::Program::fromText(dsl, kernelName + ".tc");
+  std::map<std::string, tcc::Tensor> inputs;
+  for (const auto& [name, coo] : coos)
+    inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(program.syntax().findTensor(name)->format())));
+  tcc::Kernel kernel = tcc::compile(program);
+  std::string output = program.statements().front().as<tcc::ir::AssignmentNode>()->lhs.tensor().name();
+  tcc::Tensor tccResult = kernel.run(inputs).at(output);  // warm-up
+  // Batch MLIR's calls so that a sample spans about a millisecond.
+  double estimate = median(kernel.run(inputs, tcc::RunOptions{3}).seconds);
+  int callsPerSample = static_cast<int>(std::clamp(std::ceil(1e-3 / std::max(estimate, 1e-9)), 1.0, 1000.0));
+
+  Row row{kernelName, input};
+  Entries expected = entriesOf(tccResult);
+  // One MLIR process per pipeline variant; false when it fails.
+  auto runMlir = [&](const std::string& pipelineOptions, bool check, std::vector<double>& seconds) {
+    tcc::test::MlirRunOptions options;
+    options.repeats = repeat + 1;
+    options.callsPerSample = callsPerSample;
+    options.printResult = check;
+    options.sparseCompilerOptions = pipelineOptions;
+    auto fromMlir = tcc::test::runThroughMlir(program, inputs, options);
+    if (!fromMlir) throw std::runtime_error("MLIR 16 cannot express " + kernelName);
+    seconds.insert(seconds.end(), fromMlir->kernelSeconds.begin() + 1, fromMlir->kernelSeconds.end());
+    if (check) row.difference = std::max(row.difference, relativeDifference(entriesOf(*fromMlir), expected));
+  };
+  std::vector<double> tccSeconds, mlirSeconds, codegenSeconds;
+  bool codegenWorks = true;
+  for (int round = 0; round < rounds; ++round) {
+    runMlir("", round == 0, mlirSeconds);
+    if (codegenWorks) try {
+        runMlir(kCodegenOptions, round == 0, codegenSeconds);
+      } catch (const tcc::test::MlirToolError& error) {
+        std::fprintf(stderr, "%s on %s with %s: %.300s\n", kernelName.c_str(), input.c_str(), kCodegenOptions,
+                     error.what());
+        codegenWorks = false;
+      }
+    auto timed = kernel.run(inputs, tcc::RunOptions{repeat});
+    tccSeconds.insert(tccSeconds.end(), timed.seconds.begin(), timed.seconds.end());
+  }
+  row.tccSeconds = median(tccSeconds);
+  row.mlirSeconds = median(mlirSeconds);
+  if (codegenWorks) row.mlirCodegenSeconds = median(codegenSeconds);
+  return row;
+}
+
+std::vector<Row> matrixRows(const std::string& name, const std::vector<std::string>& kernels, int repeat, int rounds) {
+  tcc::rt::Coo a = readMatrix(name);
+  std::vector<Row> rows;
+  for (const auto& kernel : kernels) try {
+    if (kernel == "spmv") {
+      rows.push_back(measure("SpMV", name,
+                             "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i, j) * x(j)\n",
+                             {{"A", a}, {"x", denseCoo({a.dims[1]}, 1)}}, repeat, rounds));
+    } else if (kernel == "spmm") {
+      rows.push_back(measure(
+          "SpMM", name, "tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : dense\nC(i, k) = A(i, j) * B(j, k)\n",
+          {{"A", a}, {"B", denseCoo({a.dims[1], kSpmmColumns}, 2)}}, repeat, rounds));
+    } else if (kernel == "spgemm") {
+      rows.push_back(measure(
+          "SpGEMM", name, "tensor C(I, J) : csr\ntensor A(I, K) : csr\ntensor B(K, J) : csr\nC(i, j) = A(i, k) * B(k, j)\n",
+          {{"A", a}, {"B", a}}, repeat, rounds));
+    } else if (kernel == "add") {
+      // A + B with B = -A^T / 2: a pattern that differs from A's.
+      tcc::rt::Coo b = tcc::rt::Coo::ofShape({a.dims[1], a.dims[0]});
+      for (size_t k = 0; k < a.nnz(); ++k) {
+        int32_t coordinate[2] = {a.coords[1][k], a.coords[0][k]};
+        b.push(coordinate, -0.5 * a.values[k]);
+      }
+      b.sort();
+      rows.push_back(measure(
+          "Add", name, "tensor C(I, J) : csr\ntensor A(I, J) : csr\ntensor B(I, J) : csr\nC(i, j) = A(i, j) + B(i, j)\n",
+          {{"A", a}, {"B", b}}, repeat, rounds));
+    }
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "%s on %s: %s\n", kernel.c_str(), name.c_str(), error.what());
+  }
+  return rows;
+}
+
+struct PowerLawTensor {
+  std::string name;
+  std::vector<int32_t> dims;
+  int64_t nnz;
+  double exponent;
+};
+
+Row mttkrpRow(const PowerLawTensor& spec, int repeat, int rounds) {
+  tcc::rt::Coo b = tcc::rt::randomPowerLawTensor(spec.dims, spec.nnz, spec.exponent, 11);
+  b.sort();
+  return measure("MTTKRP", spec.name,
+                 "tensor A(I, J) : dense\ntensor B(I, K, L) : csf\ntensor C(K, J) : dense\ntensor D(L, J) : dense\n"
+                 "A(i, j) = B(i, k, l) * C(k, j) * D(l, j)\n",
+                 {{"B", b}, {"C", denseCoo({spec.dims[1], kMttkrpRank}, 3)}, {"D", denseCoo({spec.dims[2], kMttkrpRank}, 4)}},
+                 repeat, rounds);
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  std::string part;
+  while (std::getline(stream, part, ',')) parts.push_back(part);
+  return parts;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeat = 10, rounds = 3;
+  std::vector<std::string> kernels = {"spmv", "spmm", "spgemm", "add", "mttkrp"};
+  std::vector<std::string> matrices;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--kernels" && i + 1 < argc) kernels = split(argv[++i]);
+    else if (arg.rfind("--", 0) == 0) {
+      std::cerr << "usage: tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] [MATRIX ...]\n";
+      return 2;
+    } else matrices.push_back(arg);
+  }
+  std::string whyNot;
+  if (!tcc::test::mlirTools(&whyNot)) {
+    std::cerr << "tcc_mlir_bench: " << whyNot << "\n";
+    return 2;
+  }
+  if (matrices.empty())
+    matrices = {"bcsstk16", "bayer10", "bcsstk13", "dnn_n1024_l1", "cryg2500", "watt_2", "bcspwr10", "Pd", "G51", "dwt_992"};
+  // Synthetic: mode-0 slices with power-law fiber lengths (tcc::rt::randomPowerLawTensor, seed 11).
+  const std::vector<PowerLawTensor> tensors = {{"powerlaw 4000x4000x4000, 300k nnz, exponent 1.0", {4000, 4000, 4000}, 300000, 1.0},
+                                               {"powerlaw 20000x2000x200, 500k nnz, exponent 1.5", {20000, 2000, 200}, 500000, 1.5}};
+
+  std::vector<Row> rows;
+  auto print = [&](const Row& row) {
+    std::printf("| %s | %s | %.4f | %.4f | %.2f | ", row.kernel.c_str(), row.input.c_str(), 1e3 * row.tccSeconds,
+                1e3 * row.mlirSeconds, row.mlirSeconds / row.tccSeconds);
+    if (std::isnan(row.mlirCodegenSeconds)) std::printf("fails | – | ");
+    else std::printf("%.4f | %.2f | ", 1e3 * row.mlirCodegenSeconds, row.mlirCodegenSeconds / row.tccSeconds);
+    std::printf("%.1e |\n", row.difference);
+    std::fflush(stdout);
+    rows.push_back(row);
+  };
+  std::printf("| kernel | input | tcc ms | MLIR ms | MLIR/tcc | MLIR codegen ms | codegen/tcc | max rel diff |\n"
+              "|---|---|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& name : matrices) {
+    try {
+      for (const Row& row : matrixRows(name, kernels, repeat, rounds)) print(row);
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "%s: %s\n", name.c_str(), error.what());
+    }
+  }
+  if (std::find(kernels.begin(), kernels.end(), "mttkrp") != kernels.end())
+    for (const auto& spec : tensors) {
+      try {
+        print(mttkrpRow(spec, repeat, rounds));
+      } catch (const std::exception& error) {
+        std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), error.what());
+      }
+    }
+  std::printf("\n| kernel | inputs | geomean MLIR/tcc | geomean codegen/tcc (inputs) | worst rel diff |\n"
+              "|---|---:|---:|---:|---:|\n");
+  int status = 0;
+  for (const char* kernel : {"SpMV", "SpMM", "SpGEMM", "Add", "MTTKRP"}) {
+    double logSum = 0, codegenLogSum = 0, worst = 0;
+    int count = 0, codegenCount = 0;
+    for (const auto& row : rows) {
+      if (row.kernel != kernel) continue;
+      logSum += std::log(row.mlirSeconds / row.tccSeconds), worst = std::max(worst, row.difference), ++count;
+      if (!std::isnan(row.mlirCodegenSeconds))
+        codegenLogSum += std::log(row.mlirCodegenSeconds / row.tccSeconds), ++codegenCount;
+    }
+    if (count == 0) continue;
+    std::printf("| %s | %d | %.2f | %.2f (%d) | %.1e |\n", kernel, count, std::exp(logSum / count),
+                codegenCount ? std::exp(codegenLogSum / codegenCount) : NAN, codegenCount, worst);
+    if (!(worst <= 1e-9)) status = 1;
+  }
+  return status;  // non-zero when some MLIR result disagrees with tcc's
+}

@@ -1,0 +1,33 @@
+// A program -> its MLIR 16 kernel, with the refusals a program (rather than
+// a statement) can earn: several statements, a schedule.
+#include "tcc/mlir.h"
+
+#include "schedule_request.h"
+#include "tcc/ir/index_printer.h"
+
+namespace tcc {
+
+lowering::MlirKernel exportMlirKernel(const Program& program, const MlirExportOptions& options) {
+  const auto& statements = program.statements();
+  if (statements.size() != 1)
+    throw lowering::MlirExportError("cannot export to MLIR 16: the program has " + std::to_string(statements.size()) +
+                                    " statements; the export takes a program of one statement");
+  if (!options.ignoreSchedule && !program.syntax().schedule.empty()) {
+    const frontend::ScheduleCommand& command = program.syntax().schedule.front();
+    refuseScheduleCommand(program.syntax(), command,
+                          commandText(command) + ": schedules are not exported to MLIR 16, whose sparsifier "
+                                                 "chooses its own loops; export the program without its schedule");
+  }
+  try {
+    return lowering::exportToMlir(statements.front(), options.functionName);
+  } catch (const lowering::MlirExportError& error) {
+    throw lowering::MlirExportError("cannot export `" + ir::toString(statements.front()) + "` to MLIR 16: " +
+                                    error.what());
+  }
+}
+
+std::string exportMlir(const Program& program, const MlirExportOptions& options) {
+  return exportMlirKernel(program, options).module();
+}
+
+}  // namespace tcc

@@ -1,0 +1,436 @@
+// Tensor index notation -> an MLIR 16 linalg.generic over sparse tensors.
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_queries.h"
+#include "tcc/lowering/mlir_export.h"
+
+namespace tcc::lowering {
+
+using namespace ir;
+
+namespace {
+
+// The top-level terms of a right-hand side: Einstein summation sums each
+// term of a top-level sum or difference over its own unbound variables.
+void collectTerms(const IndexExpr& expr, std::vector<IndexExpr>& terms) {
+  if (const auto* add = expr.as<AddNode>()) {
+    collectTerms(add->a, terms);
+    collectTerms(add->b, terms);
+  } else if (const auto* sub = expr.as<SubNode>()) {
+    collectTerms(sub->a, terms);
+    collectTerms(sub->b, terms);
+  } else {
+    terms.push_back(expr);
+  }
+}
+
+// An explicit sum at the top of a term is the generic's reduction; the
+// body below it is what the generic computes.
+IndexExpr stripTopSums(IndexExpr expr) {
+  while (const auto* sum = expr.as<ReductionNode>()) expr = sum->body;
+  return expr;
+}
+
+IndexExpr stripSumsOfTerms(const IndexExpr& expr) {
+  if (const auto* add = expr.as<AddNode>()) return AddNode::make(stripSumsOfTerms(add->a), stripSumsOfTerms(add->b));
+  if (const auto* sub = expr.as<SubNode>()) return SubNode::make(stripSumsOfTerms(sub->a), stripSumsOfTerms(sub->b));
+  return stripTopSums(expr);
+}
+
+bool isNonzeroLiteral(const IndexExpr& expr) {
+  const auto* literal = expr.as<LiteralNode>();
+  return literal && literal->asDouble() != 0;
+}
+
+// The variables of an access in the order its tensor stores their levels.
+std::vector<IndexVar> levelOrder(const Access& access) {
+  std::vector<IndexVar> vars;
+  const Format& format = access.tensor().format();
+  for (int level = 0; level < format.order(); ++level) vars.push_back(access.indices().at(format.modeOfLevel(level)));
+  return vars;
+}
+
+// True when some loop order visits every sparse access's levels in
+// storage order (the output's included): MLIR 16 converts an input stored
+// against the loop order, but writes a sparse output only in loop order.
+bool sparseOrdersAgree(const AssignmentNode& assignment) {
+  std::map<IndexVar, std::set<IndexVar>> before;
+  std::vector<Access> accesses = accessesOf(assignment.rhs);
+  accesses.push_back(assignment.lhs);
+  for (const auto& access : accesses) {
+    if (access.tensor().format().isAllDense()) continue;
+    std::vector<IndexVar> vars = levelOrder(access);
+    for (size_t l = 0; l + 1 < vars.size(); ++l) before[vars[l + 1]].insert(vars[l]);
+  }
+  std::map<IndexVar, int> state;  // 1: on the path, 2: done
+  std::function<bool(const IndexVar&)> acyclicFrom = [&](const IndexVar& var) {
+    if (state[var] == 1) return false;
+    if (state[var] == 2) return true;
+    state[var] = 1;
+    for (const auto& earlier : before[var])
+      if (!acyclicFrom(earlier)) return false;
+    state[var] = 2;
+    return true;
+  };
+  for (const auto& [var, earlier] : before)
+    if (!acyclicFrom(var)) return false;
+  return true;
+}
+
+// Checks what the generic and MLIR 16's sparsifier can express; throws
+// MlirExportError naming the part that cannot be.
+void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& reductionVariables) {
+  const AssignmentNode& assignment = *statement.as<AssignmentNode>();
+  if (assignment.accumulate)
+    throw MlirExportError("`+=` (accumulating into " + assignment.lhs.tensor().name() + ") is not exported to MLIR");
+
+  std::vector<TensorVar> tensors = tensorsRead(assignment.rhs);
+  tensors.push_back(assignment.lhs.tensor());
+  bool anySparse = false;
+  for (const auto& tensor : tensors) {
+    if (tensor.datatype() != assignment.lhs.tensor().datatype())
+      throw MlirExportError("mixed element types (" + tensor.name() + " is " + toString(tensor.datatype()) + ", " +
+                            assignment.lhs.tensor().name() + " is " + toString(assignment.lhs.tensor().datatype()) +
+                            "): a linalg.generic computes in one type");
+    anySparse = anySparse || !tensor.format().isAllDense();
+  }
+  for (const auto& access : accessesOf(statement)) {
+    std::set<IndexVar> seen(access.indices().begin(), access.indices().end());
+    if (seen.size() != access.indices().size())
+      throw MlirExportError("the access " + toString(access) + " repeats an index variable (a diagonal), which MLIR 16's "
+                            "sparsifier does not take");
+  }
+  auto read = tensorsRead(assignment.rhs);
+  if (std::find(read.begin(), read.end(), assignment.lhs.tensor()) != read.end())
+    throw MlirExportError(assignment.lhs.tensor().name() + " is both read and written");
+
+  std::vector<IndexExpr> terms;
+  collectTerms(assignment.rhs, terms);
+  for (const auto& term : terms) {
+    std::vector<IndexVar> used = indexVarsOf(term);
+    for (const auto& var : reductionVariables)
+      if (std::find(used.begin(), used.end(), var) == used.end())
+        throw MlirExportError("the term " + toString(term) + " does not use the summed variable " + var.name() +
+                              ": a linalg.generic sums the whole expression, Einstein summation sums each term over "
+                              "its own variables");
+  }
+
+  const TensorVar& output = assignment.lhs.tensor();
+  for (const auto& level : output.format().levels())
+    if (level.kind == LevelKind::Singleton || !level.unique)
+      throw MlirExportError("the sparse output " + output.name() + " has a " + level.toString() +
+                            " level: MLIR 16 returned wrong entries for such outputs (COO) when checked against the "
+                            "reference, so they are not exported");
+  if (!output.format().isAllDense() && !sparseOrdersAgree(assignment)) {
+    std::string order;
+    for (const auto& var : levelOrder(assignment.lhs)) order += (order.empty() ? "" : ", ") + var.name();
+    throw MlirExportError("the sparse output " + output.name() + " is stored in the order (" + order +
+                          "), which no loop order shares with the sparse inputs' storage orders; MLIR 16's "
+                          "sparsifier writes a sparse output only in loop order");
+  }
+
+  // What the body can compute: arithmetic on accesses and literals.
+  std::function<void(const IndexExpr&, bool)> check = [&](const IndexExpr& expr, bool atTermTop) {
+    switch (expr.kind()) {
+      case IndexExprKind::Literal:
+        if (!isFloat(assignment.lhs.tensor().datatype())) {
+          double value = expr.as<LiteralNode>()->asDouble();
+          if (isFloat(expr.type()) && value != std::floor(value))
+            throw MlirExportError("the literal " + toString(expr) + " in an integer expression");
+        }
+        return;
+      case IndexExprKind::Access: return;
+      case IndexExprKind::Neg: return check(expr.as<NegNode>()->operand, false);
+      case IndexExprKind::Add: {
+        const auto* node = expr.as<AddNode>();
+        check(node->a, atTermTop);
+        return check(node->b, atTermTop);
+      }
+      case IndexExprKind::Sub: {
+        const auto* node = expr.as<SubNode>();
+        check(node->a, atTermTop);
+        return check(node->b, atTermTop);
+      }
+      case IndexExprKind::Mul: {
+        const auto* node = expr.as<MulNode>();
+        check(node->a, false);
+        return check(node->b, false);
+      }
+      case IndexExprKind::Div: {
+        const auto* node = expr.as<DivNode>();
+        if (anySparse && !isNonzeroLiteral(node->b))
+          throw MlirExportError("the division " + toString(expr) +
+                                ": MLIR 16's sparsifier divides only by a nonzero constant");
+        check(node->a, false);
+        return check(node->b, false);
+      }
+      case IndexExprKind::Reduction:
+        if (!atTermTop)
+          throw MlirExportError("the sum " + toString(expr) +
+                                " inside an expression: a linalg.generic has one reduction, around the whole body");
+        return check(stripTopSums(expr), false);
+      case IndexExprKind::Call:
+        throw MlirExportError("the builtin " + expr.as<CallNode>()->name + "(...) is not exported to MLIR");
+    }
+  };
+  check(assignment.rhs, true);
+}
+
+// The index variable's name where MLIR can use it as an affine dimension
+// (a plain identifier, no keyword, no repeat), else d<position>.
+std::vector<std::string> dimensionNames(const std::vector<IndexVar>& loops) {
+  static const std::set<std::string> keywords = {"floordiv", "ceildiv", "mod", "symbol", "true", "false"};
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  bool usable = true;
+  for (const auto& var : loops) {
+    const std::string& name = var.name();
+    auto identifierChar = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    bool identifier = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                      std::all_of(name.begin(), name.end(), identifierChar);
+    usable = usable && identifier && !keywords.count(name) && seen.insert(name).second;
+    names.push_back(name);
+  }
+  if (usable) return names;
+  for (size_t d = 0; d < names.size(); ++d) names[d] = std::string("d").append(std::to_string(d));
+  return names;
+}
+
+std::string affineMap(const std::vector<std::string>& dims, const std::vector<IndexVar>& loops,
+                      const std::vector<IndexVar>& indices) {
+  std::string text = "affine_map<(";
+  for (size_t d = 0; d < dims.size(); ++d) text += (d > 0 ? ", " : "") + dims[d];
+  text += ") -> (";
+  for (size_t m = 0; m < indices.size(); ++m) {
+    size_t d = std::find(loops.begin(), loops.end(), indices[m]) - loops.begin();
+    text += (m > 0 ? ", " : "") + dims[d];
+  }
+  return text + ")>";
+}
+
+// An exact MLIR float literal: shortest round-trip decimal with a point, or
+// the bit pattern for infinities and NaNs.
+std::string floatLiteral(double value, Datatype type) {
+  char buffer[64];
+  if (!std::isfinite(value)) {
+    if (type == Datatype::Float32)
+      std::snprintf(buffer, sizeof buffer, "0x%08X", std::bit_cast<uint32_t>(static_cast<float>(value)));
+    else
+      std::snprintf(buffer, sizeof buffer, "0x%016llX", static_cast<unsigned long long>(std::bit_cast<uint64_t>(value)));
+    return buffer;
+  }
+  auto result = type == Datatype::Float32 ? std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(value))
+                                          : std::to_chars(buffer, buffer + sizeof buffer, value);
+  std::string text(buffer, result.ptr);
+  size_t exponent = text.find_first_of("eE");
+  std::string mantissa = text.substr(0, exponent);
+  if (mantissa.find('.') == std::string::npos) mantissa += ".0";
+  return exponent == std::string::npos ? mantissa : mantissa + text.substr(exponent);
+}
+
+// Prints the generic's body: one SSA value per node, accesses read from
+// the block arguments in the order the accesses were collected.
+class BodyPrinter {
+ public:
+  BodyPrinter(std::ostream& out, Datatype type, std::vector<std::string> accessArguments)
+      : out_(out), type_(type), elementType_(mlirElementType(type)), accessArguments_(std::move(accessArguments)) {}
+
+  std::string print(const IndexExpr& expr) {
+    switch (expr.kind()) {
+      case IndexExprKind::Literal: {
+        const auto* literal = expr.as<LiteralNode>();
+        std::string value = isFloat(type_) ? floatLiteral(literal->asDouble(), type_)
+                                           : std::to_string(isFloat(literal->type)
+                                                                ? static_cast<int64_t>(literal->asDouble())
+                                                                : literal->intValue);
+        return emit("arith.constant " + value + " : " + elementType_);
+      }
+      case IndexExprKind::Access: return accessArguments_.at(nextAccess_++);
+      case IndexExprKind::Neg: {
+        std::string operand = print(expr.as<NegNode>()->operand);
+        if (isFloat(type_)) return emit("arith.negf " + operand + " : " + elementType_);
+        std::string zero = emit("arith.constant 0 : " + elementType_);
+        return emit("arith.subi " + zero + ", " + operand + " : " + elementType_);
+      }
+      case IndexExprKind::Add: return binary(expr.as<AddNode>()->a, expr.as<AddNode>()->b, "add");
+      case IndexExprKind::Sub: return binary(expr.as<SubNode>()->a, expr.as<SubNode>()->b, "sub");
+      case IndexExprKind::Mul: return binary(expr.as<MulNode>()->a, expr.as<MulNode>()->b, "mul");
+      case IndexExprKind::Div: {
+        const auto* node = expr.as<DivNode>();
+        std::string a = print(node->a), b = print(node->b);
+        return emit((isFloat(type_) ? "arith.divf " : "arith.divsi ") + a + ", " + b + " : " + elementType_);
+      }
+      case IndexExprKind::Reduction: return print(expr.as<ReductionNode>()->body);
+      case IndexExprKind::Call: break;
+    }
+    throw MlirExportError("cannot print " + toString(expr) + " in MLIR");
+  }
+
+  std::string add(const std::string& a, const std::string& b) {
+    return emit((isFloat(type_) ? "arith.addf " : "arith.addi ") + a + ", " + b + " : " + elementType_);
+  }
+
+ private:
+  std::string binary(const IndexExpr& left, const IndexExpr& right, const std::string& op) {
+    std::string a = print(left), b = print(right);
+    return emit("arith." + op + (isFloat(type_) ? "f " : "i ") + a + ", " + b + " : " + elementType_);
+  }
+  std::string emit(const std::string& operation) {
+    std::string name = "%t." + std::to_string(counter_++);
+    out_ << "      " << name << " = " << operation << "\n";
+    return name;
+  }
+
+  std::ostream& out_;
+  Datatype type_;
+  std::string elementType_;
+  std::vector<std::string> accessArguments_;
+  size_t nextAccess_ = 0;
+  int counter_ = 0;
+};
+
+// Accesses of the rhs in the order BodyPrinter reads them (pre-order, left
+// to right, every occurrence).
+void collectAccesses(const IndexExpr& expr, std::vector<Access>& accesses) {
+  switch (expr.kind()) {
+    case IndexExprKind::Access: accesses.emplace_back(expr); return;
+    case IndexExprKind::Neg: return collectAccesses(expr.as<NegNode>()->operand, accesses);
+    case IndexExprKind::Add:
+      collectAccesses(expr.as<AddNode>()->a, accesses);
+      return collectAccesses(expr.as<AddNode>()->b, accesses);
+    case IndexExprKind::Sub:
+      collectAccesses(expr.as<SubNode>()->a, accesses);
+      return collectAccesses(expr.as<SubNode>()->b, accesses);
+    case IndexExprKind::Mul:
+      collectAccesses(expr.as<MulNode>()->a, accesses);
+      return collectAccesses(expr.as<MulNode>()->b, accesses);
+    case IndexExprKind::Div:
+      collectAccesses(expr.as<DivNode>()->a, accesses);
+      return collectAccesses(expr.as<DivNode>()->b, accesses);
+    case IndexExprKind::Reduction: return collectAccesses(expr.as<ReductionNode>()->body, accesses);
+    default: return;
+  }
+}
+
+}  // namespace
+
+MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionName) {
+  const auto* assignment = statement.as<AssignmentNode>();
+  if (!assignment || !isEinsum(statement))
+    throw MlirExportError("only a single assignment in tensor index notation is exported to MLIR");
+  std::vector<IndexVar> reductionVariables = reductionVars(statement);
+  checkExpressible(statement, reductionVariables);
+
+  MlirKernel kernel;
+  kernel.functionName = functionName;
+  kernel.output = assignment->lhs.tensor();
+  kernel.inputs = tensorsRead(assignment->rhs);
+  const TensorVar& output = kernel.output;
+  Datatype type = output.datatype();
+  std::string elementType = mlirElementType(type);
+  IndexExpr body = stripSumsOfTerms(assignment->rhs);
+  std::vector<Access> accesses;
+  collectAccesses(body, accesses);
+
+  // Loops: the output's variables, then the summed ones. MLIR's sparsifier
+  // orders the loops itself from the storage orders.
+  std::vector<IndexVar> loops = assignment->lhs.indices();
+  for (const auto& var : reductionVariables)
+    if (std::find(loops.begin(), loops.end(), var) == loops.end()) loops.push_back(var);
+  std::vector<std::string> dims = dimensionNames(loops);
+
+  std::ostringstream declarations;
+  std::set<std::string> declared;
+  auto declareEncoding = [&](const TensorVar& tensor) {
+    std::string alias = mlirEncodingAlias(tensor.format());
+    if (!alias.empty() && declared.insert(alias).second) declarations << alias << "\n";
+  };
+  // The output is computed in its declared type; a dense output stored in
+  // another order than its modes' is computed in mode order and converted.
+  TensorVar computed = output.format().isAllDense() && !output.format().hasIdentityOrdering()
+                           ? TensorVar(output.name(), output.shape(), Format::denseOfOrder(output.order()), type)
+                           : output;
+  std::string computedType = mlirTensorType(computed);
+  for (const auto& tensor : kernel.inputs) declareEncoding(tensor);
+  declareEncoding(output);
+  std::string traitName = "#" + functionName + "_trait";
+  declarations << traitName << " = {\n  indexing_maps = [\n";
+  for (const auto& access : accesses)
+    declarations << "    " << affineMap(dims, loops, access.indices()) << ",  // " << toString(access) << "\n";
+  declarations << "    " << affineMap(dims, loops, assignment->lhs.indices()) << "   // "
+               << toString(assignment->lhs) << " (out)\n  ],\n  iterator_types = [";
+  for (size_t d = 0; d < loops.size(); ++d) {
+    bool reduction = std::find(reductionVariables.begin(), reductionVariables.end(), loops[d]) != reductionVariables.end();
+    declarations << (d > 0 ? ", " : "") << (reduction ? "\"reduction\"" : "\"parallel\"");
+  }
+  declarations << "]\n}\n";
+  kernel.declarations = declarations.str();
+
+  std::ostringstream function;
+  std::string outputType = mlirTensorType(output);
+  function << "// " << toString(statement) << "\n";
+  function << "func.func @" << functionName << "(";
+  for (size_t t = 0; t < kernel.inputs.size(); ++t)
+    function << (t > 0 ? ", " : "") << "%" << kernel.inputs[t].name() << ": " << mlirTensorType(kernel.inputs[t]);
+  std::string sizes;
+  for (int mode = 0; mode < output.order(); ++mode) {
+    std::string size = "%" + output.name() + ".size" + std::to_string(mode);
+    function << (kernel.inputs.empty() && mode == 0 ? "" : ", ") << size << ": index";
+    sizes += (mode > 0 ? ", " : "") + size;
+  }
+  function << ") -> " << outputType << " {\n";
+  if (computed.format().isAllDense()) {
+    std::string zero = isFloat(type) ? "0.0" : "0";
+    function << "  %zero = arith.constant " << zero << " : " << elementType << "\n"
+             << "  %empty = tensor.empty(" << sizes << ") : " << computedType << "\n"
+             << "  %init = linalg.fill ins(%zero : " << elementType << ") outs(%empty : " << computedType << ") -> "
+             << computedType << "\n";
+  } else {
+    function << "  %init = bufferization.alloc_tensor(" << sizes << ") : " << computedType << "\n";
+  }
+  function << "  %result = linalg.generic " << traitName << "\n";
+  std::vector<std::string> accessArguments;
+  std::map<TensorVar, int> occurrences;
+  if (!accesses.empty()) {
+    std::string operands, types;
+    for (size_t a = 0; a < accesses.size(); ++a) {
+      operands += (a > 0 ? ", %" : "%") + accesses[a].tensor().name();
+      types += (a > 0 ? ", " : "") + mlirTensorType(accesses[a].tensor());
+      int occurrence = occurrences[accesses[a].tensor()]++;
+      accessArguments.push_back("%" + accesses[a].tensor().name() + ".value" +
+                                (occurrence > 0 ? std::to_string(occurrence) : ""));
+    }
+    function << "      ins(" << operands << " : " << types << ")\n";
+  }
+  function << "      outs(%init : " << computedType << ") {\n    ^bb0(";
+  for (const auto& argument : accessArguments) function << argument << ": " << elementType << ", ";
+  std::string outputArgument = "%" + output.name() + ".value";
+  if (occurrences.count(output)) outputArgument += "_out";
+  function << outputArgument << ": " << elementType << "):\n";
+  BodyPrinter printer(function, type, accessArguments);
+  std::string value = printer.print(body);
+  if (!reductionVariables.empty()) value = printer.add(outputArgument, value);
+  function << "      linalg.yield " << value << " : " << elementType << "\n"
+           << "  } -> " << computedType << "\n";
+  if (computedType != outputType) {
+    // No dealloc of %result: MLIR 16 frees it twice then (double free).
+    function << "  %converted = sparse_tensor.convert %result : " << computedType << " to " << outputType << "\n"
+             << "  return %converted : " << outputType << "\n}\n";
+  } else {
+    function << "  return %result : " << outputType << "\n}\n";
+  }
+  kernel.function = function.str();
+  return kernel;
+}
+
+}  // namespace tcc::lowering

@@ -1,0 +1,141 @@
+// The exported text (the product of --emit mlir) and every refusal, with
+// the part it names.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <sys/wait.h>
+
+#include "mlir_check.h"
+#include "tcc/mlir.h"
+
+namespace tcc::test {
+namespace {
+
+TEST(MlirExportTest, SpmvIsAGenericOverACsrEncoding) {
+  std::string text = exportMlir(Program::fromText(
+      "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i, j) * x(j)\n", "spmv.tc"));
+  EXPECT_NE(text.find("#dense_compressed = #sparse_tensor.encoding<{ dimLevelType = [ \"dense\", \"compressed\" ] }>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("affine_map<(i, j) -> (i, j)>,  // A(i,j)"), std::string::npos) << text;
+  EXPECT_NE(text.find("iterator_types = [\"parallel\", \"reduction\"]"), std::string::npos) << text;
+  EXPECT_NE(text.find("func.func @kernel(%A: tensor<?x?xf64, #dense_compressed>, %x: tensor<?xf64>, %y.size0: index)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("arith.mulf %A.value, %x.value : f64"), std::string::npos) << text;
+}
+
+TEST(MlirExportTest, FormatsBecomeLevelTypesAndDimOrderings) {
+  Program program = Program::fromText(
+      "tensor a : dense of int32\ntensor B(I, J, K) : {compressed(nonunique), singleton(nonunique), singleton} of int32\n"
+      "tensor C(I, J, K) : {dense, compressed, compressed} order (2, 0, 1) of int32\na = B(i, j, k) * C(i, j, k)\n",
+      "formats.tc");
+  std::string text = exportMlir(program);
+  EXPECT_NE(text.find("dimLevelType = [ \"compressed-nu\", \"singleton-nu\", \"singleton\" ]"), std::string::npos) << text;
+  EXPECT_NE(text.find("dimLevelType = [ \"dense\", \"compressed\", \"compressed\" ], dimOrdering = affine_map<(d0, d1, "
+                      "d2) -> (d2, d0, d1)>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("-> tensor<i32>"), std::string::npos) << text;
+  EXPECT_NE(text.find("arith.addi %a.value"), std::string::npos) << text;
+}
+
+struct Refusal {
+  const char* name;
+  const char* program;
+  const char* names;  // what the message must name
+};
+
+class MlirRefusalTest : public ::testing::TestWithParam<Refusal> {};
+
+TEST_P(MlirRefusalTest, NamesThePart) {
+  std::string message = mlirExportErrorOf(GetParam().program);
+  EXPECT_NE(message.find(GetParam().names), std::string::npos) << message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Refusals, MlirRefusalTest,
+    ::testing::Values(
+        Refusal{"Accumulate", "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) += A(i, j) * x(j)\n",
+                "`+=` (accumulating into y)"},
+        Refusal{"NestedSum", "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(I) : dense\ny(i) = sum(j, A(i, j)) * x(i)\n",
+                "the sum sum(j, A(i,j)) inside an expression"},
+        Refusal{"TermWithoutSummedVariable",
+                "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor z(I) : dense\n"
+                "y(i) = A(i, j) * x(j) + z(i)\n",
+                "the term z(i) does not use the summed variable j"},
+        Refusal{"Builtin", "tensor y(I) : dense\ntensor x(I) : sparse\ny(i) = abs(x(i))\n", "the builtin abs"},
+        Refusal{"DivisionByATensor",
+                "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, J) : csr\nA(i, j) = B(i, j) / C(i, j)\n",
+                "the division B(i,j) / C(i,j)"},
+        Refusal{"SeveralStatements", "tensor y(I) : dense\ntensor z(I) : dense\ntensor x(I) : sparse\ny(i) = x(i)\nz(i) = x(i)\n",
+                "the program has 2 statements"},
+        Refusal{"NmLevel", "tensor A(I, J) : nm(2, 4, 1)\ntensor B(I, J) : dense\nB(i, j) = A(i, j)\n",
+                "the level format nm(2,4,1)"},
+        Refusal{"Float16", "tensor y(I) : dense of float16\ntensor x(I) : sparse of float16\ny(i) = x(i)\n",
+                "the element type float16"},
+        Refusal{"MixedTypes", "tensor y(I) : dense of float32\ntensor x(I) : sparse\ny(i) = x(i)\n",
+                "mixed element types (x is float64, y is float32)"},
+        Refusal{"CooOutput", "tensor A(I, J) : coo\ntensor B(I, J) : csr\nA(i, j) = B(i, j)\n",
+                "the sparse output A has a compressed(nonunique) level"},
+        Refusal{"SparseOutputAgainstTheLoopOrder", "tensor A(J, I) : csr\ntensor B(I, J) : csr\nA(j, i) = B(i, j)\n",
+                "the sparse output A is stored in the order (j, i)"},
+        Refusal{"Schedule",
+                "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i, j) * x(j)\n"
+                "schedule {\n  split(i, i0, i1, 32)\n}\n",
+                "test.tc:6:3: error: split(i, i0, i1, 32): schedules are not exported to MLIR 16"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+struct Outcome {
+  std::string output;
+  int exitCode = -1;
+};
+
+Outcome runCommand(const std::string& command) {
+  Outcome outcome;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return outcome;
+  char buffer[4096];
+  size_t read;
+  while ((read = fread(buffer, 1, sizeof buffer, pipe)) > 0) outcome.output.append(buffer, read);
+  int status = pclose(pipe);
+  outcome.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+TEST(MlirCommandTest, EmitMlirCompilesWithMlirOpt) {
+  TCC_SKIP_WITHOUT_MLIR();
+  for (std::string example : {"spmv", "spgemm", "mttkrp", "sddmm", "add_csr", "inner"}) {
+    SCOPED_TRACE(example);
+    std::string tc = std::string(TCC_SOURCE_DIR) + "/examples/" + example + ".tc";
+    std::string mlir = ::testing::TempDir() + example + ".mlir";
+    Outcome exported =
+        runCommand(std::string("'") + TCC_EXECUTABLE + "' compile '" + tc + "' --emit mlir -o '" + mlir + "'");
+    ASSERT_EQ(exported.exitCode, 0) << exported.output;
+    Outcome compiled = runCommand("'" + mlirTools()->optimizer + "' --sparse-compiler '" + mlir + "' -o /dev/null");
+    EXPECT_EQ(compiled.exitCode, 0) << compiled.output;
+    std::remove(mlir.c_str());
+  }
+}
+
+TEST(MlirCommandTest, RefusalExitsNonZeroWithoutOutputFile) {
+  std::string tc = std::string(TCC_SOURCE_DIR) + "/examples/spmv_parallel.tc";
+  std::string output = ::testing::TempDir() + "refused.mlir";
+  std::remove(output.c_str());
+  Outcome outcome = runCommand(std::string("'") + TCC_EXECUTABLE + "' compile '" + tc + "' --emit mlir -o '" + output + "'");
+  EXPECT_NE(outcome.exitCode, 0);
+  EXPECT_NE(outcome.output.find("schedules are not exported to MLIR 16"), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find("^"), std::string::npos) << outcome.output;
+  FILE* file = std::fopen(output.c_str(), "r");
+  EXPECT_EQ(file, nullptr);
+  if (file) std::fclose(file);
+}
+
+TEST(MlirCommandTest, HelpListsMlir) {
+  Outcome outcome = runCommand(std::string("'") + TCC_EXECUTABLE + "' compile --help");
+  EXPECT_EQ(outcome.exitCode, 0);
+  EXPECT_NE(outcome.output.find("mlir (MLIR 16 linalg.generic"), std::string::npos) << outcome.output;
+}
+
+}  // namespace
+}  // namespace tcc::test
