@@ -1,0 +1,76 @@
+#include "known_bugs.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+namespace tcc::differential {
+namespace {
+
+void splitTerms(const Expr& e, std::vector<const Expr*>& terms) {
+  if (e.kind == Expr::Kind::Add || e.kind == Expr::Kind::Sub) {
+    splitTerms(e.operands[0], terms);
+    splitTerms(e.operands[1], terms);
+    return;
+  }
+  terms.push_back(&e);
+}
+
+std::set<std::string> variablesOf(const Expr& e) {
+  std::vector<const Expr*> accesses;
+  collectAccesses(e, accesses);
+  std::set<std::string> vars;
+  for (const Expr* access : accesses) vars.insert(access->vars.begin(), access->vars.end());
+  return vars;
+}
+
+std::set<std::set<std::string>> summedSetsOfTerms(const Case& c) {
+  std::vector<const Expr*> terms;
+  splitTerms(c.rhs, terms);
+  std::set<std::string> outputVars(c.output.vars.begin(), c.output.vars.end());
+  std::set<std::set<std::string>> summedSets;
+  for (const Expr* term : terms) {
+    std::set<std::string> summed;
+    for (const auto& var : variablesOf(*term))
+      if (!outputVars.count(var)) summed.insert(var);
+    summedSets.insert(summed);
+  }
+  return summedSets;
+}
+
+bool isWorkspaceCommand(const std::string& command) {
+  return command.rfind("precompute(", 0) == 0 || command.rfind("dense_workspace(", 0) == 0;
+}
+
+bool hasTopLevelSum(const Case& c) { return c.rhs.kind == Expr::Kind::Add || c.rhs.kind == Expr::Kind::Sub; }
+
+}  // namespace
+
+std::optional<std::string> knownOpenBug(const Case& failing, const Verdict& verdict,
+                                        const std::function<Verdict(const Case&)>& check) {
+  if (verdict.outcome == Outcome::Internal && verdict.detail.find("a sum reached the lowerer") != std::string::npos)
+    return "(g) an explicit sum inside a product with a scalar result reaches the lowerer (internal error)";
+  if (verdict.outcome != Outcome::Mismatch) return std::nullopt;
+  if (std::any_of(failing.schedule.begin(), failing.schedule.end(), isWorkspaceCommand)) {
+    Case without = failing;
+    std::erase_if(without.schedule, isWorkspaceCommand);
+    if (check(without).outcome != Outcome::Mismatch)
+      return "(b) precompute (or dense_workspace) of an expression placed outside a variable it depends on";
+  }
+  if (hasTopLevelSum(failing)) {
+    auto summedSets = summedSetsOfTerms(failing);
+    if (summedSets.size() > 1)
+      return "(a) a sum mixing a term that reduces over an inner variable with one indexed only by outer variables";
+    if (!summedSets.begin()->empty())
+      return "(e) a sum or difference whose terms all reduce over the same variable, with a compressed level at an "
+             "outer variable in one operand only";
+  }
+  return std::nullopt;
+}
+
+bool strictMode() {
+  const char* value = std::getenv("TCC_DIFFERENTIAL_STRICT");
+  return value && std::string(value) == "1";
+}
+
+}  // namespace tcc::differential
