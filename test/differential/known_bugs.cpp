@@ -49,20 +49,21 @@ bool hasTopLevelSum(const Case& c) { return c.rhs.kind == Expr::Kind::Add || c.r
 std::optional<std::string> knownOpenBug(const Case& failing, const Verdict& verdict,
                                         const std::function<Verdict(const Case&)>& check) {
   if (verdict.outcome == Outcome::Internal && verdict.detail.find("a sum reached the lowerer") != std::string::npos)
-    return "(g) an explicit sum inside a product with a scalar result reaches the lowerer (internal error)";
+    return "(e) an explicit sum inside a product with a scalar result reaches the lowerer (internal error)";
   if (verdict.outcome != Outcome::Mismatch) return std::nullopt;
   if (std::any_of(failing.schedule.begin(), failing.schedule.end(), isWorkspaceCommand)) {
     Case without = failing;
     std::erase_if(without.schedule, isWorkspaceCommand);
     if (check(without).outcome != Outcome::Mismatch)
-      return "(b) precompute (or dense_workspace) of an expression placed outside a variable it depends on";
+      return "(b) precompute or dense_workspace placed outside a variable the expression depends on (or, (f), not "
+             "cleared between iterations)";
   }
   if (hasTopLevelSum(failing)) {
     auto summedSets = summedSetsOfTerms(failing);
     if (summedSets.size() > 1)
       return "(a) a sum mixing a term that reduces over an inner variable with one indexed only by outer variables";
     if (!summedSets.begin()->empty())
-      return "(e) a sum or difference whose terms all reduce over the same variable, with a compressed level at an "
+      return "(d) a sum or difference whose terms all reduce over the same variable, with a compressed level at an "
              "outer variable in one operand only";
   }
   return std::nullopt;
