@@ -24,17 +24,20 @@ void writeAll(int fd, const std::string& text) {
   }
 }
 
+}  // namespace
+
 // The child checks the case and writes outcome, signature and detail,
 // separated by NUL bytes; a child that dies first is a crash.
-Verdict checkIsolated(const Case& c, const CampaignOptions& options) {
+Verdict checkProgramIsolated(const std::string& programText, const std::map<std::string, rt::Coo>& inputs,
+                             const std::vector<const Oracle*>& oracles, int timeoutSeconds) {
   int channel[2];
   if (pipe(channel) != 0) return {Outcome::InvalidCase, "pipe failed", "invalid"};
   pid_t child = fork();
   if (child < 0) return {Outcome::InvalidCase, "fork failed", "invalid"};
   if (child == 0) {
     close(channel[0]);
-    alarm(static_cast<unsigned>(options.timeoutSeconds));
-    Verdict verdict = checkProgram(c.programText(), c.data, options.oracles);
+    alarm(static_cast<unsigned>(timeoutSeconds));
+    Verdict verdict = checkProgram(programText, inputs, oracles);
     std::string message = std::to_string(static_cast<int>(verdict.outcome));
     message += '\0' + verdict.signature + '\0' + verdict.detail;
     writeAll(channel[1], message);
@@ -50,7 +53,7 @@ Verdict checkIsolated(const Case& c, const CampaignOptions& options) {
   waitpid(child, &status, 0);
   if (WIFSIGNALED(status)) {
     int signal = WTERMSIG(status);
-    std::string name = signal == SIGALRM ? "timeout after " + std::to_string(options.timeoutSeconds) + " s"
+    std::string name = signal == SIGALRM ? "timeout after " + std::to_string(timeoutSeconds) + " s"
                                          : std::string("signal ") + strsignal(signal);
     return {Outcome::Crash, name, "crash: " + name};
   }
@@ -63,6 +66,8 @@ Verdict checkIsolated(const Case& c, const CampaignOptions& options) {
   verdict.detail = message.substr(second + 1);
   return verdict;
 }
+
+namespace {
 
 std::string fileName(const Case& c, const Verdict& verdict) {
   std::string name = toString(verdict.outcome) + "_" + c.origin;
@@ -86,24 +91,26 @@ std::string oneLine(std::string text) {
 bool isFinding(Outcome outcome) { return outcome != Outcome::Matched && outcome != Outcome::Refused; }
 
 Verdict checkCase(const Case& c, const CampaignOptions& options) {
-  if (options.isolate) return checkIsolated(c, options);
+  if (options.isolate) return checkProgramIsolated(c.programText(), c.data, options.oracles, options.timeoutSeconds);
   return checkProgram(c.programText(), c.data, options.oracles);
 }
 
 Finding investigate(const Case& c, const Verdict& verdict, const CampaignOptions& options) {
   Finding finding{c, verdict, std::nullopt, std::nullopt, verdict, ""};
   auto check = [&](const Case& variant) { return checkCase(variant, options); };
-  if (options.minimizeFindings) {
+  finding.knownBug = knownOpenBug(c, verdict, check);
+  if (options.minimizeFindings && (!finding.knownBug || options.minimizeKnownBugs)) {
     MinimizeOptions limits;
     limits.maxAttempts = options.minimizeAttempts;
     auto result = minimize(c, [&](const Case& candidate) { return check(candidate).signature == verdict.signature; },
                            limits);
     finding.minimized = result.reduced;
     finding.minimizedVerdict = check(result.reduced);
+    // The smaller case tells more reliably which bug it is.
+    finding.knownBug = knownOpenBug(result.reduced, finding.minimizedVerdict, check);
   }
   const Case& shown = finding.minimized ? *finding.minimized : c;
-  finding.knownBug = knownOpenBug(shown, finding.minimizedVerdict, check);
-  if (!options.saveDir.empty()) {
+  if (!options.saveDir.empty() && (finding.minimized || !finding.knownBug)) {
     std::filesystem::create_directories(options.saveDir);
     std::vector<std::string> header = {
         "differential regression: " + toString(verdict.outcome) + " (generated from " + c.origin +

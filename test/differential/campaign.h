@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,10 +18,18 @@ struct CampaignOptions {
   bool isolate = false;           // fork per case
   int timeoutSeconds = 120;       // per isolated case
   bool minimizeFindings = true;
+  // Known open bugs are recognized on the case as generated; minimizing
+  // them too costs time that finding new bugs could use.
+  bool minimizeKnownBugs = false;
   int minimizeAttempts = 500;
   std::string saveDir;            // "" saves nothing
   std::vector<const Oracle*> oracles;
 };
+
+// checkProgram in a child process: a crash or a timeout is a verdict
+// (Outcome::Crash). Call it before this process has run an OpenMP kernel.
+Verdict checkProgramIsolated(const std::string& programText, const std::map<std::string, rt::Coo>& inputs,
+                             const std::vector<const Oracle*>& oracles, int timeoutSeconds);
 
 // Checks one case with the campaign's oracles, isolated when asked.
 Verdict checkCase(const Case& c, const CampaignOptions& options);

@@ -33,11 +33,13 @@ std::string reasonOf(const std::string& detail) {
   return reason.substr(0, 90);
 }
 
-int replay(const std::vector<std::string>& files, const CampaignOptions& options) {
+int replay(const std::vector<std::string>& files, const CampaignOptions& options, bool printCode) {
   int failures = 0;
   for (const auto& path : files) {
     RegressionCase regression = readRegressionFile(path);
-    Verdict verdict = checkProgram(regression.programText, regression.inputs, options.oracles);
+    if (printCode) std::cout << tcc::lowerProgram(tcc::Program::fromText(regression.programText, path)).cpp << std::endl;
+    Verdict verdict = checkProgramIsolated(regression.programText, regression.inputs, options.oracles,
+                                           options.timeoutSeconds);
     std::cout << path << ": " << toString(verdict.outcome) << (verdict.detail.empty() ? "" : ": " + verdict.detail)
               << (regression.openBug.empty() ? "" : " [open bug " + regression.openBug + "]") << "\n";
     failures += isFinding(verdict.outcome);
@@ -51,7 +53,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Differential testing of tcc against the dense reference evaluator"};
   uint64_t seed = 1;
   int count = 100;
-  bool strict = strictMode(), verbose = false, noMinimize = false, printCases = false;
+  bool strict = strictMode(), verbose = false, noMinimize = false, printCases = false, printCode = false;
   std::vector<std::string> replayFiles;
   CampaignOptions options;
   app.add_option("--seed", seed, "first seed");
@@ -60,17 +62,19 @@ int main(int argc, char** argv) {
   app.add_flag("--fork", options.isolate, "run each case in a child process, so a crash is a finding");
   app.add_option("--timeout", options.timeoutSeconds, "seconds per case with --fork");
   app.add_flag("--no-minimize", noMinimize, "report findings as generated");
+  app.add_flag("--minimize-known", options.minimizeKnownBugs, "minimize (and save) findings of known open bugs too");
   app.add_option("--minimize-attempts", options.minimizeAttempts, "candidates the minimizer may try per finding");
   app.add_flag("--strict", strict, "count mismatches of known open bugs as failures");
   app.add_flag("--verbose", verbose, "print every case's outcome and each refusal's reason");
   app.add_flag("--print-cases", printCases, "print every case's program");
   app.add_option("--replay", replayFiles, "check regression files instead of generating cases");
+  app.add_flag("--print-code", printCode, "with --replay: print the generated C++ first");
   CLI11_PARSE(app, argc, argv);
   options.minimizeFindings = !noMinimize;
 
   ReferenceOracle reference;
   options.oracles = {&reference};
-  if (!replayFiles.empty()) return replay(replayFiles, options);
+  if (!replayFiles.empty()) return replay(replayFiles, options, printCode);
 
   GeneratorOptions generator;
 #ifdef TCC_SHARED_DATA_DIR

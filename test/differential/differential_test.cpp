@@ -153,8 +153,11 @@ std::vector<std::filesystem::path> regressionFiles() {
   return files;
 }
 
+// Findings that crashed replay in a child process.
 Verdict replay(const RegressionCase& regression) {
   ReferenceOracle reference;
+  if (regression.programText.find("differential regression: CRASH") != std::string::npos)
+    return checkProgramIsolated(regression.programText, regression.inputs, {&reference}, 120);
   return checkProgram(regression.programText, regression.inputs, {&reference});
 }
 

@@ -42,6 +42,10 @@ bool isWorkspaceCommand(const std::string& command) {
   return command.rfind("precompute(", 0) == 0 || command.rfind("dense_workspace(", 0) == 0;
 }
 
+bool isVectorLoop(const std::string& command) {
+  return command.rfind("parallelize(", 0) == 0 && command.find("CPUVector") != std::string::npos;
+}
+
 bool hasTopLevelSum(const Case& c) { return c.rhs.kind == Expr::Kind::Add || c.rhs.kind == Expr::Kind::Sub; }
 
 }  // namespace
@@ -50,6 +54,14 @@ std::optional<std::string> knownOpenBug(const Case& failing, const Verdict& verd
                                         const std::function<Verdict(const Case&)>& check) {
   if (verdict.outcome == Outcome::Internal && verdict.detail.find("a sum reached the lowerer") != std::string::npos)
     return "(e) an explicit sum inside a product with a scalar result reaches the lowerer (internal error)";
+  if (verdict.outcome == Outcome::Internal && verdict.detail.find("is not located by the loops around it") != std::string::npos)
+    return "(h) precompute followed by a bound of the workspace's variable: internal error, an access not located";
+  if (verdict.outcome == Outcome::Crash && std::any_of(failing.schedule.begin(), failing.schedule.end(), isVectorLoop)) {
+    Case without = failing;
+    std::erase_if(without.schedule, isVectorLoop);
+    if (check(without).outcome != Outcome::Crash)
+      return "(g) a CPUThread loop nested with a CPUVector loop: the emitted OpenMP is invalid and the JIT crashes on it";
+  }
   if (verdict.outcome != Outcome::Mismatch) return std::nullopt;
   if (std::any_of(failing.schedule.begin(), failing.schedule.end(), isWorkspaceCommand)) {
     Case without = failing;
