@@ -42,6 +42,28 @@ bool isWorkspaceCommand(const std::string& command) {
   return command.rfind("precompute(", 0) == 0 || command.rfind("dense_workspace(", 0) == 0;
 }
 
+// A product one of whose factors is a sum or difference and another an
+// explicit sum(...), which tcc computes into a temporary.
+bool multipliesAUnionByAnInnerSum(const Expr& e) {
+  if (e.kind == Expr::Kind::Mul) {
+    auto kindOf = [](const Expr& x) { return x.kind == Expr::Kind::Neg ? x.operands[0].kind : x.kind; };
+    bool sum = false, unionFactor = false;
+    std::vector<const Expr*> factors = {&e.operands[0], &e.operands[1]};
+    for (size_t f = 0; f < factors.size(); ++f) {
+      if (factors[f]->kind == Expr::Kind::Mul) {
+        factors.push_back(&factors[f]->operands[0]);
+        factors.push_back(&factors[f]->operands[1]);
+      }
+      sum = sum || kindOf(*factors[f]) == Expr::Kind::Sum;
+      unionFactor = unionFactor || kindOf(*factors[f]) == Expr::Kind::Add || kindOf(*factors[f]) == Expr::Kind::Sub;
+    }
+    if (sum && unionFactor) return true;
+  }
+  for (const auto& operand : e.operands)
+    if (multipliesAUnionByAnInnerSum(operand)) return true;
+  return false;
+}
+
 bool isVectorLoop(const std::string& command) {
   return command.rfind("parallelize(", 0) == 0 && command.find("CPUVector") != std::string::npos;
 }
@@ -70,6 +92,8 @@ std::optional<std::string> knownOpenBug(const Case& failing, const Verdict& verd
       return "(b) precompute or dense_workspace placed outside a variable the expression depends on (or, (f), not "
              "cleared between iterations)";
   }
+  if (multipliesAUnionByAnInnerSum(failing.rhs))
+    return "(i) a sum or difference multiplied by an explicit inner sum(...): rows only the dense operand has are lost";
   if (hasTopLevelSum(failing)) {
     auto summedSets = summedSetsOfTerms(failing);
     if (summedSets.size() > 1)

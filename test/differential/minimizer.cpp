@@ -154,34 +154,49 @@ rt::Coo keepEntries(const rt::Coo& coo, const std::function<bool(size_t)>& keep)
   return kept;
 }
 
+// Removes the coordinates [from, from + count) of one variable from every
+// input that uses it; later coordinates move down.
+Case withoutCoordinates(const Case& c, const std::string& var, int from, int count) {
+  Case candidate = c;
+  candidate.sizes[var] -= count;
+  for (const auto& tensor : candidate.inputs) {
+    rt::Coo& coo = candidate.data.at(tensor.name);
+    std::vector<size_t> modes;
+    for (size_t m = 0; m < tensor.vars.size(); ++m)
+      if (tensor.vars[m] == var) modes.push_back(m);
+    if (modes.empty()) continue;
+    coo = keepEntries(coo, [&](size_t e) {
+      for (size_t m : modes)
+        if (coo.coords[m][e] >= from && coo.coords[m][e] < from + count) return false;
+      return true;
+    });
+    for (size_t m : modes) {
+      coo.dims[m] -= count;
+      for (auto& coordinate : coo.coords[m])
+        if (coordinate >= from + count) coordinate -= count;
+    }
+  }
+  return candidate;
+}
+
+// Halves, then quarters, ... each variable's range, keeping the parts
+// whose removal loses the failure.
 bool reduceShapes(Reducer& r, Case& c) {
   bool changed = false;
   std::vector<std::string> vars;
   for (const auto& [var, size] : c.sizes) vars.push_back(var);
   for (const auto& var : vars) {
-    int size = c.sizes.at(var);
-    for (int target : {1, size / 2, size - 1}) {
-      int current = c.sizes.at(var);
-      if (target < 1 || target >= current) continue;
-      Case candidate = c;
-      candidate.sizes[var] = target;
-      for (const auto& tensor : candidate.inputs) {
-        rt::Coo& coo = candidate.data.at(tensor.name);
-        std::vector<size_t> modes;
-        for (size_t m = 0; m < tensor.vars.size(); ++m)
-          if (tensor.vars[m] == var) modes.push_back(m);
-        if (modes.empty()) continue;
-        coo = keepEntries(coo, [&](size_t e) {
-          for (size_t m : modes)
-            if (coo.coords[m][e] >= target) return false;
-          return true;
-        });
-        for (size_t m : modes) coo.dims[m] = target;
+    for (int chunk = std::max(1, c.sizes.at(var) / 2); chunk >= 1 && !r.outOfBudget(); chunk /= 2) {
+      for (int from = 0; from < c.sizes.at(var) && c.sizes.at(var) > 1 && !r.outOfBudget();) {
+        int count = std::min(chunk, c.sizes.at(var) - from);
+        if (count >= c.sizes.at(var)) break;
+        if (r.attempt(c, withoutCoordinates(c, var, from, count))) {
+          changed = true;
+        } else {
+          from += chunk;
+        }
       }
-      if (r.attempt(c, std::move(candidate))) {
-        changed = true;
-        break;
-      }
+      if (chunk == 1) break;
     }
   }
   return changed;
