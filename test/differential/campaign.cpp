@@ -38,7 +38,7 @@ Verdict checkProgramIsolated(const std::string& programText, const std::map<std:
     close(channel[0]);
     alarm(static_cast<unsigned>(timeoutSeconds));
     Verdict verdict = checkProgram(programText, inputs, oracles);
-    std::string message = std::to_string(static_cast<int>(verdict.outcome));
+    std::string message = std::to_string(static_cast<int>(verdict.outcome)) + (verdict.zeroResult ? "z" : "");
     message += '\0' + verdict.signature + '\0' + verdict.detail;
     writeAll(channel[1], message);
     close(channel[1]);
@@ -62,6 +62,7 @@ Verdict checkProgramIsolated(const std::string& programText, const std::map<std:
     return {Outcome::Crash, "child exited with status " + std::to_string(WEXITSTATUS(status)), "crash: exit"};
   Verdict verdict;
   verdict.outcome = static_cast<Outcome>(std::stoi(message.substr(0, first)));
+  verdict.zeroResult = message.substr(0, first).back() == 'z';
   verdict.signature = message.substr(first + 1, second - first - 1);
   verdict.detail = message.substr(second + 1);
   return verdict;

@@ -151,6 +151,7 @@ Verdict checkProgram(const std::string& programText, const std::map<std::string,
     return internal(firstLine(error.what()), "while running: " + typeName(error));
   }
 
+  bool zeroResult = false;
   for (const Oracle* oracle : oracles) {
     std::optional<Outputs> expected;
     try {
@@ -159,10 +160,15 @@ Verdict checkProgram(const std::string& programText, const std::map<std::string,
       return {Outcome::InvalidCase, oracle->name() + " cannot evaluate: " + firstLine(error.what()), "invalid"};
     }
     if (!expected) continue;
+    zeroResult = true;
+    for (const auto& [name, array] : *expected)
+      for (double v : array.values) zeroResult = zeroResult && v == 0;
     std::string differences = compareOutputs(*program, outputs, *expected, oracle->name());
     if (!differences.empty()) return {Outcome::Mismatch, differences, "mismatch: " + oracle->name()};
   }
-  return {Outcome::Matched, "", "matched"};
+  Verdict matched{Outcome::Matched, "", "matched"};
+  matched.zeroResult = zeroResult;
+  return matched;
 }
 
 }  // namespace tcc::differential

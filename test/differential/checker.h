@@ -20,6 +20,7 @@ struct Verdict {
   Outcome outcome = Outcome::Matched;
   std::string detail;     // the reason, the first differing entries, or the exception
   std::string signature;  // what must stay the same while minimizing: outcome and error kind
+  bool zeroResult = false;  // matched, but every expected output is all zero (a weaker check)
 };
 
 Verdict checkProgram(const std::string& programText, const std::map<std::string, rt::Coo>& inputs,

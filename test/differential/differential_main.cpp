@@ -84,12 +84,14 @@ int main(int argc, char** argv) {
 
   std::map<Outcome, int> tally;
   std::map<std::string, int> refusals, knownBugs;
+  int zeroResults = 0;
   int failures = 0;
   for (int n = 0; n < count; ++n) {
     uint64_t caseSeed = seed + static_cast<uint64_t>(n);
     Case c = generateCase(caseSeed, generator);
     Verdict verdict = checkCase(c, options);
     ++tally[verdict.outcome];
+    zeroResults += verdict.zeroResult;
     if (verdict.outcome == Outcome::Refused) ++refusals[reasonOf(verdict.detail)];
     if (verbose) std::cout << "seed " << caseSeed << ": " << toString(verdict.outcome) << " " << verdict.detail << "\n";
     if (printCases) std::cout << c.programText() << "\n";
@@ -112,7 +114,7 @@ int main(int argc, char** argv) {
   }
 
   std::cout << "\n" << count << " cases from seed " << seed << ": " << tally[Outcome::Matched]
-            << " compiled and matched, " << tally[Outcome::Refused] << " refused with a reason, "
+            << " compiled and matched (" << zeroResults << " of them with an all-zero result), " << tally[Outcome::Refused] << " refused with a reason, "
             << tally[Outcome::Mismatch] << " MISMATCH, " << tally[Outcome::Internal] << " internal error, "
             << tally[Outcome::Crash] << " crash, " << tally[Outcome::InvalidCase] << " invalid case\n";
   for (const auto& [bug, n] : knownBugs) std::cout << "  " << n << " x known open bug " << bug << "\n";

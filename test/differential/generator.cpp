@@ -247,10 +247,10 @@ rt::Coo randomData(Random& random, const Case& c, const TensorDecl& tensor, bool
   rt::Coo coo;
   if (divisor) {
     coo = rt::randomUniform(dims, 1.0, random.next());
-  } else if (random.chance(0.07)) {
+  } else if (random.chance(0.04)) {
     coo = rt::Coo::ofShape(dims);
   } else {
-    coo = rt::randomUniform(dims, random.from(std::vector<double>{0.1, 0.3, 0.6, 1.0}), random.next());
+    coo = rt::randomUniform(dims, random.from(std::vector<double>{0.15, 0.4, 0.7, 1.0}), random.next());
     if (!dims.empty() && dims[0] > 1 && random.chance(0.2)) {  // empty rows (slices of mode 0)
       rt::Coo sparser = rt::Coo::ofShape(dims);
       int32_t keep = 1 + static_cast<int32_t>(random.pick(2));
