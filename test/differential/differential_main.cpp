@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
   app.add_flag("--strict", strict, "count mismatches of known open bugs as failures");
   app.add_flag("--verbose", verbose, "print every case's outcome and each refusal's reason");
   app.add_flag("--print-cases", printCases, "print every case's program");
+  bool sameSums = false;
+  app.add_flag("--same-sums", sameSums, "every term sums over the same variables (steers clear of open bug (a))");
   app.add_option("--replay", replayFiles, "check regression files instead of generating cases");
   app.add_flag("--print-code", printCode, "with --replay: print the generated C++ first");
   CLI11_PARSE(app, argc, argv);
@@ -77,6 +79,7 @@ int main(int argc, char** argv) {
   if (!replayFiles.empty()) return replay(replayFiles, options, printCode);
 
   GeneratorOptions generator;
+  generator.sameSumsInEveryTerm = sameSums;
 #ifdef TCC_SHARED_DATA_DIR
   generator.sharedDataDir = TCC_SHARED_DATA_DIR;
 #endif

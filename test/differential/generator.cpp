@@ -350,10 +350,12 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   std::set<std::vector<std::string>> summedSets;
   for (size_t t = 0; t < terms; ++t) {
     std::vector<std::string> termVars = outputVars;
-    if (t > 0 && !termVars.empty() && random.chance(0.1)) termVars.erase(termVars.begin() + static_cast<long>(random.pick(termVars.size())));
+    if (t > 0 && !termVars.empty() && random.chance(0.1) && !options.sameSumsInEveryTerm)
+      termVars.erase(termVars.begin() + static_cast<long>(random.pick(termVars.size())));
     std::vector<std::string> summed = reductionPool;
     std::shuffle(summed.begin(), summed.end(), random.engine());
     summed.resize(random.weighted({35, 45, 20}));
+    if (t > 0 && options.sameSumsInEveryTerm) summed = *summedSets.begin();
     std::vector<std::string> sortedSummed = summed;
     std::sort(sortedSummed.begin(), sortedSummed.end());
     summedSets.insert(sortedSummed);

@@ -68,6 +68,20 @@ bool isVectorLoop(const std::string& command) {
   return command.rfind("parallelize(", 0) == 0 && command.find("CPUVector") != std::string::npos;
 }
 
+bool containsSumOrDifference(const Expr& e) {
+  if (e.kind == Expr::Kind::Add || e.kind == Expr::Kind::Sub) return true;
+  for (const auto& operand : e.operands)
+    if (containsSumOrDifference(operand)) return true;
+  return false;
+}
+
+bool reduces(const Case& c) {
+  std::set<std::string> outputVars(c.output.vars.begin(), c.output.vars.end());
+  for (const auto& var : variablesOf(c.rhs))
+    if (!outputVars.count(var)) return true;
+  return false;
+}
+
 bool hasTopLevelSum(const Case& c) { return c.rhs.kind == Expr::Kind::Add || c.rhs.kind == Expr::Kind::Sub; }
 
 }  // namespace
@@ -94,14 +108,11 @@ std::optional<std::string> knownOpenBug(const Case& failing, const Verdict& verd
   }
   if (multipliesAUnionByAnInnerSum(failing.rhs))
     return "(i) a sum or difference multiplied by an explicit inner sum(...): rows only the dense operand has are lost";
-  if (hasTopLevelSum(failing)) {
-    auto summedSets = summedSetsOfTerms(failing);
-    if (summedSets.size() > 1)
-      return "(a) a sum mixing a term that reduces over an inner variable with one indexed only by outer variables";
-    if (!summedSets.begin()->empty())
-      return "(d) a sum or difference whose terms all reduce over the same variable, with a compressed level at an "
-             "outer variable in one operand only";
-  }
+  if (hasTopLevelSum(failing) && summedSetsOfTerms(failing).size() > 1)
+    return "(a) a sum mixing a term that reduces over an inner variable with one indexed only by outer variables";
+  if (containsSumOrDifference(failing.rhs) && reduces(failing))
+    return "(d) a sum or difference inside or beside a reduction (all terms reducing alike), with a compressed level "
+           "at an outer variable in one operand only";
   return std::nullopt;
 }
 
