@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   bool strict = strictMode(), verbose = false, noMinimize = false, printCases = false, printCode = false;
   std::vector<std::string> replayFiles;
   CampaignOptions options;
+  GeneratorOptions generator;
   app.add_option("--seed", seed, "first seed");
   app.add_option("--count", count, "number of cases (seeds seed, seed+1, ...)");
   app.add_option("--save-dir", options.saveDir, "write each finding, minimized, as a .tc regression file here");
@@ -69,6 +70,8 @@ int main(int argc, char** argv) {
   app.add_flag("--print-cases", printCases, "print every case's program");
   bool sameSums = false;
   app.add_flag("--same-sums", sameSums, "every term sums over the same variables (steers clear of open bug (a))");
+  app.add_flag("--products-only", generator.productsOnly,
+               "one term, no inner sums or differences (steers clear of open bugs (a), (d), (i))");
   app.add_option("--replay", replayFiles, "check regression files instead of generating cases");
   app.add_flag("--print-code", printCode, "with --replay: print the generated C++ first");
   CLI11_PARSE(app, argc, argv);
@@ -78,7 +81,6 @@ int main(int argc, char** argv) {
   options.oracles = {&reference};
   if (!replayFiles.empty()) return replay(replayFiles, options, printCode);
 
-  GeneratorOptions generator;
   generator.sameSumsInEveryTerm = sameSums;
 #ifdef TCC_SHARED_DATA_DIR
   generator.sharedDataDir = TCC_SHARED_DATA_DIR;

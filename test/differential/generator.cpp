@@ -44,6 +44,7 @@ struct Builder {
   Random& random;
   Case& c;
   std::set<std::string> divisors;  // tensors whose data must be nonzero everywhere
+  bool productsOnly = false;
 
   std::string newTensor(std::vector<std::string> vars) {
     size_t n = c.inputs.size();
@@ -55,14 +56,13 @@ struct Builder {
     return name;
   }
 
-  Expr newAccess(const std::vector<std::string>& termVars, int order) {
+  // `order` of the term's variables, mostly in the order they were introduced.
+  std::vector<std::string> accessVars(const std::vector<std::string>& termVars, int order) {
     std::vector<std::string> vars = termVars;
     std::shuffle(vars.begin(), vars.end(), random.engine());
     vars.resize(static_cast<size_t>(order));
-    if (!random.chance(0.1)) {  // mostly in the order the variables were introduced
-      std::sort(vars.begin(), vars.end(), byIntroduction);
-    }
-    return Expr::access(newTensor(vars), vars);
+    if (!random.chance(0.1)) std::sort(vars.begin(), vars.end(), byIntroduction);
+    return vars;
   }
 
   double literal() {
@@ -75,34 +75,32 @@ struct Builder {
   // sum, an explicit inner sum, a negation or a division.
   Expr term(const std::vector<std::string>& termVars, const std::vector<std::string>& summed) {
     int count = 1 + static_cast<int>(random.weighted({40, 45, 15}));
-    std::vector<std::vector<std::string>> accessVars;
+    std::vector<std::vector<std::string>> factorVars;
     for (int a = 0; a < count; ++a) {
       int most = std::min<int>(4, static_cast<int>(termVars.size()));
       int order = most == 0 ? 0 : (random.chance(0.05) ? 0 : 1 + static_cast<int>(random.pick(static_cast<size_t>(most))));
-      Expr access = newAccess(termVars, order);
-      accessVars.push_back(access.vars);
-      c.inputs.pop_back();  // declared once the variables are final
+      factorVars.push_back(accessVars(termVars, order));
     }
     for (const auto& var : termVars) {
       bool covered = false;
-      for (const auto& vars : accessVars) covered = covered || std::find(vars.begin(), vars.end(), var) != vars.end();
+      for (const auto& vars : factorVars) covered = covered || std::find(vars.begin(), vars.end(), var) != vars.end();
       if (covered) continue;
       std::vector<size_t> open;
-      for (size_t a = 0; a < accessVars.size(); ++a)
-        if (accessVars[a].size() < 4) open.push_back(a);
+      for (size_t a = 0; a < factorVars.size(); ++a)
+        if (factorVars[a].size() < 4) open.push_back(a);
       if (open.empty()) {
-        accessVars.push_back({var});
+        factorVars.push_back({var});
       } else {
-        auto& vars = accessVars[random.from(open)];
+        auto& vars = factorVars[random.from(open)];
         bool canonical = std::is_sorted(vars.begin(), vars.end(), byIntroduction);
         vars.insert(vars.begin() + static_cast<long>(random.pick(vars.size() + 1)), var);
         if (canonical) std::sort(vars.begin(), vars.end(), byIntroduction);
       }
     }
     std::vector<Expr> factors;
-    for (auto& vars : accessVars) factors.push_back(Expr::access(newTensor(vars), vars));
+    for (auto& vars : factorVars) factors.push_back(Expr::access(newTensor(vars), vars));
 
-    if (random.chance(0.12)) {  // (X + Y) in place of X
+    if (!productsOnly && random.chance(0.12)) {  // (X + Y) in place of X
       size_t f = random.pick(factors.size());
       Expr other = Expr::access(newTensor(factors[f].vars), factors[f].vars);
       factors[f] = Expr::binary(random.chance(0.5) ? Expr::Kind::Add : Expr::Kind::Sub, factors[f], other);
@@ -344,8 +342,8 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
                                          kVariables.begin() + static_cast<long>(outputOrder) + 3);
   for (const auto& var : kVariables) c.sizes[var] = random.from(std::vector<int>{1, 2, 3, 4, 5, 6, 8});
 
-  Builder builder{random, c, {}};
-  size_t terms = 1 + random.weighted({45, 40, 15});
+  Builder builder{random, c, {}, options.productsOnly};
+  size_t terms = options.productsOnly ? 1 : 1 + random.weighted({45, 40, 15});
   std::set<std::string> usedVars;
   std::set<std::vector<std::string>> summedSets;
   for (size_t t = 0; t < terms; ++t) {

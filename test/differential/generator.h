@@ -19,6 +19,9 @@ struct GeneratorOptions {
   // Every top-level term sums over the same variables and reads every
   // output variable: steers clear of open bug (a), to look for others.
   bool sameSumsInEveryTerm = false;
+  // One term without inner sums or differences: products, quotients,
+  // formats and schedules only, clear of open bugs (a), (d) and (i).
+  bool productsOnly = false;
 };
 
 Case generateCase(uint64_t seed, const GeneratorOptions& options = {});
