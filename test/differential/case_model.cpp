@@ -55,7 +55,7 @@ std::string TensorDecl::formatText() const {
   std::iota(identity.begin(), identity.end(), 0);
   if (!modeOrder.empty() && modeOrder != identity) {
     text += " order (";
-    for (size_t l = 0; l < modeOrder.size(); ++l) text += (l ? "," : "") + std::to_string(modeOrder[l]);
+    for (size_t l = 0; l < modeOrder.size(); ++l) text.append(l ? "," : "").append(std::to_string(modeOrder[l]));
     text += ")";
   }
   return text;
@@ -124,7 +124,7 @@ std::string render(const Expr& e) {
     case Expr::Kind::Access: {
       if (e.vars.empty()) return e.tensor;
       std::string text = e.tensor + "(";
-      for (size_t v = 0; v < e.vars.size(); ++v) text += (v ? "," : "") + e.vars[v];
+      for (size_t v = 0; v < e.vars.size(); ++v) text.append(v ? "," : "").append(e.vars[v]);
       return text + ")";
     }
     case Expr::Kind::Literal: return literalText(e.literal);
@@ -132,7 +132,7 @@ std::string render(const Expr& e) {
     case Expr::Kind::Sub: return child(e.operands[0], false) + " - " + child(e.operands[1], true);
     case Expr::Kind::Mul: return child(e.operands[0], false) + " * " + child(e.operands[1], true);
     case Expr::Kind::Div: return child(e.operands[0], false) + " / " + child(e.operands[1], true);
-    case Expr::Kind::Neg: return "-" + child(e.operands[0], true);
+    case Expr::Kind::Neg: return std::string("-").append(child(e.operands[0], true));
     case Expr::Kind::Sum: return "sum(" + e.vars[0] + ", " + render(e.operands[0]) + ")";
   }
   return "";
@@ -149,7 +149,7 @@ std::string declaration(const Case& c, const TensorDecl& tensor) {
   std::string text = "tensor " + tensor.name;
   if (!tensor.vars.empty()) {
     text += "(";
-    for (size_t v = 0; v < tensor.vars.size(); ++v) text += (v ? ", " : "") + dimensionOf(c, tensor.vars[v]);
+    for (size_t v = 0; v < tensor.vars.size(); ++v) text.append(v ? ", " : "").append(dimensionOf(c, tensor.vars[v]));
     text += ")";
   }
   text += " : " + tensor.formatText();

@@ -41,7 +41,7 @@ std::string coordinateText(const std::vector<int64_t>& dims, size_t linear) {
     linear /= static_cast<size_t>(dims[m]);
   }
   std::string text = "(";
-  for (size_t m = 0; m < coordinate.size(); ++m) text += (m ? "," : "") + std::to_string(coordinate[m]);
+  for (size_t m = 0; m < coordinate.size(); ++m) text.append(m ? "," : "").append(std::to_string(coordinate[m]));
   return text + ")";
 }
 

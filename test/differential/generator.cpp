@@ -1,6 +1,7 @@
 #include "generator.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <set>
@@ -374,7 +375,9 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   // Real matrices fix the sizes of the two variables they are read with.
   std::string realName;
   std::string realTensor;
-  if (!options.sharedDataDir.empty() && usedVars.size() <= 3 && random.chance(0.1)) {
+  bool haveRealMatrices =
+      !options.sharedDataDir.empty() && std::filesystem::is_directory(options.sharedDataDir + "/matrices");
+  if (haveRealMatrices && usedVars.size() <= 3 && random.chance(0.1)) {
     for (const auto& tensor : c.inputs) {
       if (tensor.vars.size() == 2 && !builder.divisors.count(tensor.name)) {
         realName = random.from(kRealMatrices);

@@ -14,7 +14,7 @@
 namespace tcc::differential {
 
 struct GeneratorOptions {
-  // Folder holding matrices/*.mtx; empty means random data only.
+  // Folder holding matrices/*.mtx; empty (or missing) means random data only.
   std::string sharedDataDir;
   // Every top-level term sums over the same variables and reads every
   // output variable: steers clear of open bug (a), to look for others.

@@ -14,11 +14,11 @@ std::string regressionFileText(const Case& c, const std::vector<std::string>& he
   for (const auto& tensor : c.inputs) {
     const rt::Coo& coo = c.data.at(tensor.name);
     text += "# input " + tensor.name;
-    for (int32_t dim : coo.dims) text += " " + std::to_string(dim);
+    for (int32_t dim : coo.dims) text.append(" ").append(std::to_string(dim));
     text += "\n";
     for (size_t e = 0; e < coo.nnz(); ++e) {
       text += "# entry " + tensor.name;
-      for (int m = 0; m < coo.order(); ++m) text += " " + std::to_string(coo.coords[static_cast<size_t>(m)][e]);
+      for (int m = 0; m < coo.order(); ++m) text.append(" ").append(std::to_string(coo.coords[static_cast<size_t>(m)][e]));
       char value[64];
       std::snprintf(value, sizeof value, " %.17g\n", coo.values[e]);
       text += value;
