@@ -4,7 +4,6 @@
 // compute a wrong result.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <random>
