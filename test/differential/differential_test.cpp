@@ -133,6 +133,51 @@ TEST(DifferentialMinimizer, KeepsOnlyWhatTheFailureNeeds) {
   EXPECT_LT(result.attempts, 500);
 }
 
+// The seam for further oracles: each is consulted, one that cannot take
+// the program is skipped, and a disagreement names the oracle.
+class FixedOracle : public Oracle {
+ public:
+  FixedOracle(std::string name, std::optional<double> everyValue) : name_(std::move(name)), everyValue_(everyValue) {}
+  std::string name() const override { return name_; }
+  std::optional<Outputs> evaluate(const Program& program, const std::map<std::string, rt::Coo>& inputs) const override {
+    if (!everyValue_) return std::nullopt;
+    auto outputs = *ReferenceOracle().evaluate(program, inputs);
+    for (auto& [name, array] : outputs)
+      for (double& value : array.values) value = *everyValue_;
+    return outputs;
+  }
+
+ private:
+  std::string name_;
+  std::optional<double> everyValue_;
+};
+
+TEST(DifferentialOracles, EachIsConsultedAndOneThatCannotTakeTheProgramIsSkipped) {
+  const std::string program = "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n";
+  std::map<std::string, rt::Coo> inputs = {{"A", rt::randomUniform({6, 5}, 0.4, 1)},
+                                           {"x", rt::randomUniform({5}, 1.0, 2)}};
+  ReferenceOracle reference;
+  FixedOracle cannot("cannot export", std::nullopt), wrong("always seven", 7.0);
+  EXPECT_EQ(checkProgram(program, inputs, {&reference, &cannot}).outcome, Outcome::Matched);
+  Verdict verdict = checkProgram(program, inputs, {&reference, &wrong});
+  EXPECT_EQ(verdict.outcome, Outcome::Mismatch);
+  EXPECT_NE(verdict.detail.find("always seven"), std::string::npos) << verdict.detail;
+}
+
+// Refusals and internal errors are told apart by what is thrown.
+TEST(DifferentialChecker, RefusalsCarryAReasonAndBrokenProgramsAreRefusedWithTheirLocation) {
+  ReferenceOracle reference;
+  Verdict syntax = checkProgram("tensor y(I) : dense\ny(i) = = 2\n", {}, {&reference});
+  EXPECT_EQ(syntax.outcome, Outcome::Refused);
+  EXPECT_EQ(syntax.detail.rfind("case.tc:2:", 0), 0u) << syntax.detail;
+  Verdict scatter = checkProgram(
+      "tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(i,j) = B(i,k) * C(k,j)\n"
+      "schedule {\n  reorder(k, i, j)\n}\n",
+      {{"B", rt::randomUniform({4, 3}, 0.5, 3)}, {"C", rt::randomUniform({3, 4}, 0.5, 4)}}, {&reference});
+  EXPECT_EQ(scatter.outcome, Outcome::Refused) << scatter.detail;
+  EXPECT_FALSE(scatter.detail.empty());
+}
+
 TEST(DifferentialRegressionFile, RoundTripsProgramAndInputs) {
   Case c = generateCase(11);
   RegressionCase parsed = parseRegressionFile(regressionFileText(c, {"a header", "open bug: (z) example"}));
