@@ -89,9 +89,11 @@ bool hasTopLevelSum(const Case& c) { return c.rhs.kind == Expr::Kind::Add || c.r
 std::optional<std::string> knownOpenBug(const Case& failing, const Verdict& verdict,
                                         const std::function<Verdict(const Case&)>& check) {
   if (verdict.outcome == Outcome::Internal && verdict.detail.find("a sum reached the lowerer") != std::string::npos)
-    return "(e) an explicit sum inside a product with a scalar result reaches the lowerer (internal error)";
+    return "(e) an explicit sum(...) that is not the whole right-hand side of a scalar result reaches the lowerer "
+           "(internal error)";
   if (verdict.outcome == Outcome::Internal && verdict.detail.find("is not located by the loops around it") != std::string::npos)
-    return "(h) precompute followed by a bound of the workspace's variable: internal error, an access not located";
+    return "(h) precompute over a variable that a later split, divide or bound transforms: internal error, an access "
+           "not located";
   if (verdict.outcome == Outcome::Crash && std::any_of(failing.schedule.begin(), failing.schedule.end(), isVectorLoop)) {
     Case without = failing;
     std::erase_if(without.schedule, isVectorLoop);
