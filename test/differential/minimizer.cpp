@@ -1,6 +1,7 @@
 #include "minimizer.h"
 
 #include <chrono>
+#include <set>
 
 namespace tcc::differential {
 namespace {
@@ -202,10 +203,18 @@ bool reduceShapes(Reducer& r, Case& c) {
   return changed;
 }
 
+// Tensors that divide: their data stays nonzero everywhere.
+void collectDivisors(const Expr& e, std::set<std::string>& divisors) {
+  if (e.kind == Expr::Kind::Div && e.operands[1].kind == Expr::Kind::Access) divisors.insert(e.operands[1].tensor);
+  for (const auto& operand : e.operands) collectDivisors(operand, divisors);
+}
+
 bool reduceEntries(Reducer& r, Case& c) {
   bool changed = false;
+  std::set<std::string> divisors;
+  collectDivisors(c.rhs, divisors);
   for (const auto& tensor : std::vector<TensorDecl>(c.inputs)) {
-    if (!c.data.count(tensor.name)) continue;
+    if (!c.data.count(tensor.name) || divisors.count(tensor.name)) continue;
     for (size_t chunk = std::max<size_t>(1, c.data.at(tensor.name).nnz() / 2); chunk >= 1 && !r.outOfBudget();
          chunk /= 2) {
       for (size_t from = 0; from < c.data.at(tensor.name).nnz();) {
