@@ -94,6 +94,14 @@ std::optional<std::string> knownOpenBug(const Case& failing, const Verdict& verd
   if (verdict.outcome == Outcome::Internal && verdict.detail.find("is not located by the loops around it") != std::string::npos)
     return "(h) precompute over a variable that a later split, divide or bound transforms: internal error, an access "
            "not located";
+  auto hasCommand = [&](const char* name) {
+    return std::any_of(failing.schedule.begin(), failing.schedule.end(),
+                       [&](const std::string& command) { return command.rfind(name, 0) == 0; });
+  };
+  if (verdict.outcome == Outcome::Internal && verdict.detail.find("adopt: vals_size") != std::string::npos &&
+      hasCommand("bound(") && hasCommand("fuse("))
+    return "(j) bound(i, ib, N, MaxConstraint) with N above the dimension, then fuse(ib, j, f), into a compressed output "
+           "level: the kernel assembles one value more than positions";
   if (verdict.outcome == Outcome::Crash && std::any_of(failing.schedule.begin(), failing.schedule.end(), isVectorLoop)) {
     Case without = failing;
     std::erase_if(without.schedule, isVectorLoop);
