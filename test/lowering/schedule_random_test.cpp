@@ -4,12 +4,12 @@
 // compute a wrong result.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <random>
 
 #include "kernel_check.h"
+#include "tcc/test/random_schedule.h"
 
 namespace tcc::test {
 namespace {
@@ -48,67 +48,10 @@ std::vector<Case> cases() {
   };
 }
 
-// Builds a random schedule by tracking the loops each command leaves.
 std::string randomSchedule(const Case& kernel, std::mt19937& random) {
-  std::vector<std::string> loops = kernel.defaultLoops;
-  std::vector<std::string> commands;
-  int fresh = 0;
-  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random); };
-  auto name = [&](const std::string& base) { return base + "_" + std::to_string(fresh++); };
-  size_t length = 1 + pick(4);
-  for (size_t c = 0; c < length; ++c) {
-    size_t p = pick(loops.size());
-    std::string var = loops[p];
-    switch (pick(7)) {
-      case 0: case 1: {
-        std::string outer = name(var + "o"), inner = name(var + "i");
-        int factor = std::vector<int>{1, 2, 3, 4, 7}[pick(5)];
-        commands.push_back((pick(2) ? "split(" : "divide(") + var + ", " + outer + ", " + inner + ", " +
-                           std::to_string(factor) + ")");
-        loops[p] = inner;
-        loops.insert(loops.begin() + static_cast<long>(p), outer);
-        break;
-      }
-      case 2: {
-        if (p + 1 >= loops.size()) break;
-        std::string fused = name("f");
-        commands.push_back("fuse(" + var + ", " + loops[p + 1] + ", " + fused + ")");
-        loops[p] = fused;
-        loops.erase(loops.begin() + static_cast<long>(p) + 1);
-        break;
-      }
-      case 3: {
-        if (loops.size() < 2) break;
-        std::vector<std::string> chosen = loops;
-        std::shuffle(chosen.begin(), chosen.end(), random);
-        chosen.resize(2 + pick(std::min<size_t>(2, loops.size() - 1)));
-        std::string text = "reorder(";
-        for (size_t v = 0; v < chosen.size(); ++v) text += (v ? ", " : "") + chosen[v];
-        commands.push_back(text + ")");
-        std::vector<size_t> slots;
-        for (size_t q = 0; q < loops.size(); ++q)
-          if (std::find(chosen.begin(), chosen.end(), loops[q]) != chosen.end()) slots.push_back(q);
-        for (size_t v = 0; v < chosen.size(); ++v) loops[slots[v]] = chosen[v];
-        break;
-      }
-      case 4: {
-        auto access = kernel.positionAccesses.find(var);
-        if (access == kernel.positionAccesses.end()) break;
-        std::string position = name(var + "pos");
-        commands.push_back("pos(" + var + ", " + position + ", " + access->second + ")");
-        loops[p] = position;
-        break;
-      }
-      case 5: {
-        const char* strategy = std::vector<const char*>{"NoRaces", "Atomics", "ParallelReduction"}[pick(3)];
-        commands.push_back("parallelize(" + var + ", CPUThread, " + strategy + ")");
-        break;
-      }
-      case 6: commands.push_back("unroll(" + var + ", 2)"); break;
-    }
-  }
   std::string schedule;
-  for (const auto& command : commands) schedule += command + "\n";
+  for (const auto& command : randomScheduleCommands({kernel.defaultLoops, kernel.positionAccesses}, random))
+    schedule += command + "\n";
   return schedule;
 }
 

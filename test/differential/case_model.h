@@ -1,0 +1,73 @@
+// One differential-testing case as data: declared tensors, one statement
+// as an expression tree, schedule commands and the inputs. Kept structured
+// (rather than as DSL text) so the minimizer can drop terms, tensors and
+// commands and shrink shapes; `dslText` renders it for the compiler and for
+// regression files.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tcc/runtime/coo.h"
+
+namespace tcc::differential {
+
+enum class ElementType { Float64, Float32, Int32, Int64 };
+std::string toString(ElementType type);
+bool isFloat(ElementType type);
+// The value as the element type stores it (rounded to float, truncated to an integer).
+double representable(double value, ElementType type);
+
+enum class LevelKind { Dense, Compressed, CompressedNonunique, Singleton, SingletonNonunique };
+
+struct TensorDecl {
+  std::string name;
+  std::vector<std::string> vars;  // the index variables of its one access, in mode order
+  std::vector<LevelKind> levels;  // in storage order
+  std::vector<int> modeOrder;     // storage level -> mode; empty means identity
+  std::optional<std::string> namedFormat;  // `csr`, `coo`, ...: printed instead of the levels
+  bool allDense() const;
+  std::string formatText() const;  // `{dense, compressed} order (1,0)`, or the named format
+};
+
+struct Expr {
+  enum class Kind { Access, Literal, Add, Sub, Mul, Div, Neg, Sum };
+  Kind kind = Kind::Literal;
+  std::string tensor;          // Access
+  std::vector<std::string> vars;  // Access: its indices; Sum: the summed variable
+  double literal = 0;          // Literal
+  std::vector<Expr> operands;  // Add/Sub/Mul/Div: 2; Neg/Sum: 1
+
+  static Expr access(std::string tensor, std::vector<std::string> vars);
+  static Expr number(double value);
+  static Expr binary(Kind kind, Expr a, Expr b);
+  static Expr unary(Kind kind, Expr a, std::vector<std::string> vars = {});
+};
+
+std::string toString(const Expr& expr);
+
+struct Case {
+  ElementType type = ElementType::Float64;
+  bool symbolicSizes = true;             // dimensions `I`, `J`, ... rather than integers
+  std::map<std::string, int> sizes;      // index variable -> size
+  TensorDecl output;
+  std::vector<TensorDecl> inputs;        // declaration order
+  Expr rhs;
+  std::vector<std::string> schedule;     // commands, one each
+  std::map<std::string, rt::Coo> data;   // input name -> entries (values already representable)
+  std::string origin;                    // "seed 42", for messages
+
+  const TensorDecl* findInput(const std::string& name) const;
+  std::string statementText() const;
+  std::string programText() const;  // declarations, statement and schedule block
+};
+
+// Inputs that no access reads are dropped (declaration and data).
+void dropUnusedInputs(Case& c);
+// Every access in order of appearance.
+void collectAccesses(const Expr& expr, std::vector<const Expr*>& accesses);
+
+}  // namespace tcc::differential

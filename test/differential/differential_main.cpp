@@ -1,0 +1,137 @@
+// tcc_differential: generate cases from a seed, check each against the
+// dense reference, minimize and save what disagrees.
+//
+//   tcc_differential --seed 1 --count 500 [--fork] [--save-dir DIR]
+//   tcc_differential --replay FILE.tc ...
+//
+// Exits 1 when a case mismatches (other than a known open bug, unless
+// --strict), fails internally, crashes or is invalid.
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+#include "campaign.h"
+#include "generator.h"
+#include "known_bugs.h"
+#include "regression_file.h"
+
+using namespace tcc::differential;
+
+namespace {
+
+// A refusal's reason without the statement or command it names, so that
+// the same reason given for different programs counts once.
+std::string reasonOf(const std::string& detail) {
+  std::string reason = detail;
+  if (reason.rfind("cannot compile `", 0) == 0 && reason.find("`: ") != std::string::npos)
+    reason = reason.substr(reason.find("`: ") + 3);
+  if (reason.rfind("case.tc:", 0) == 0 && reason.find("error: ") != std::string::npos)
+    reason = reason.substr(reason.find("error: ") + 7);
+  if (reason.find("): ") != std::string::npos && reason.find("): ") < 60) reason = reason.substr(reason.find("): ") + 3);
+  return reason.substr(0, 90);
+}
+
+int replay(const std::vector<std::string>& files, const CampaignOptions& options, bool printCode) {
+  int failures = 0;
+  for (const auto& path : files) {
+    RegressionCase regression = readRegressionFile(path);
+    if (printCode) std::cout << tcc::lowerProgram(tcc::Program::fromText(regression.programText, path)).cpp << std::endl;
+    Verdict verdict = checkProgramIsolated(regression.programText, regression.inputs, options.oracles,
+                                           options.timeoutSeconds);
+    std::cout << path << ": " << toString(verdict.outcome) << (verdict.detail.empty() ? "" : ": " + verdict.detail)
+              << (regression.openBug.empty() ? "" : " [open bug " + regression.openBug + "]") << "\n";
+    failures += isFinding(verdict.outcome);
+  }
+  return failures ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Differential testing of tcc against the dense reference evaluator"};
+  uint64_t seed = 1;
+  int count = 100;
+  bool strict = strictMode(), verbose = false, noMinimize = false, printCases = false, printCode = false;
+  std::vector<std::string> replayFiles;
+  CampaignOptions options;
+  GeneratorOptions generator;
+  app.add_option("--seed", seed, "first seed");
+  app.add_option("--count", count, "number of cases (seeds seed, seed+1, ...)");
+  app.add_option("--save-dir", options.saveDir, "write each finding, minimized, as a .tc regression file here");
+  app.add_flag("--fork", options.isolate, "run each case in a child process, so a crash is a finding");
+  app.add_option("--timeout", options.timeoutSeconds, "seconds per case with --fork");
+  app.add_flag("--no-minimize", noMinimize, "report findings as generated");
+  app.add_flag("--minimize-known", options.minimizeKnownBugs, "minimize (and save) findings of known open bugs too");
+  app.add_option("--minimize-attempts", options.minimizeAttempts, "candidates the minimizer may try per finding");
+  app.add_flag("--strict", strict, "count mismatches of known open bugs as failures");
+  app.add_flag("--verbose", verbose, "print every case's outcome and each refusal's reason");
+  app.add_flag("--print-cases", printCases, "print every case's program");
+  bool sameSums = false;
+  app.add_flag("--same-sums", sameSums, "every term sums over the same variables (steers clear of open bug (a))");
+  app.add_flag("--products-only", generator.productsOnly,
+               "one term, no inner sums or differences (steers clear of open bugs (a), (d), (i))");
+  app.add_option("--replay", replayFiles, "check regression files instead of generating cases");
+  app.add_flag("--print-code", printCode, "with --replay: print the generated C++ first");
+  CLI11_PARSE(app, argc, argv);
+  options.minimizeFindings = !noMinimize;
+
+  ReferenceOracle reference;
+  options.oracles = {&reference};
+  if (!replayFiles.empty()) return replay(replayFiles, options, printCode);
+
+  generator.sameSumsInEveryTerm = sameSums;
+#ifdef TCC_SHARED_DATA_DIR
+  generator.sharedDataDir = TCC_SHARED_DATA_DIR;
+#endif
+  if (const char* dir = std::getenv("TCC_SHARED_DATA_DIR")) generator.sharedDataDir = dir;
+
+  std::map<Outcome, int> tally;
+  std::map<std::string, int> refusals, knownBugs;
+  int zeroResults = 0;
+  int failures = 0;
+  for (int n = 0; n < count; ++n) {
+    uint64_t caseSeed = seed + static_cast<uint64_t>(n);
+    Case c = generateCase(caseSeed, generator);
+    Verdict verdict = checkCase(c, options);
+    ++tally[verdict.outcome];
+    zeroResults += verdict.zeroResult;
+    if (verdict.outcome == Outcome::Refused) ++refusals[reasonOf(verdict.detail)];
+    if (verbose) std::cout << "seed " << caseSeed << ": " << toString(verdict.outcome) << " " << verdict.detail << "\n";
+    if (printCases) std::cout << c.programText() << "\n";
+    if (!isFinding(verdict.outcome)) continue;
+
+    std::cout << "\nseed " << caseSeed << ": " << toString(verdict.outcome) << ": " << verdict.detail << "\n"
+              << c.programText();
+    Finding finding = investigate(c, verdict, options);
+    if (finding.minimized)
+      std::cout << "minimized (" << toString(finding.minimizedVerdict.outcome) << ": " << finding.minimizedVerdict.detail
+                << "):\n"
+                << finding.minimized->programText();
+    if (finding.knownBug) {
+      std::cout << "known open bug " << *finding.knownBug << "\n";
+      ++knownBugs[*finding.knownBug];
+    }
+    if (!finding.savedPath.empty()) std::cout << "saved " << finding.savedPath << "\n";
+    std::cout.flush();
+    if (!finding.knownBug || strict) ++failures;
+  }
+
+  std::cout << "\n" << count << " cases from seed " << seed << ": " << tally[Outcome::Matched]
+            << " compiled and matched (" << zeroResults << " of them with an all-zero result), " << tally[Outcome::Refused] << " refused with a reason, "
+            << tally[Outcome::Mismatch] << " MISMATCH, " << tally[Outcome::Internal] << " internal error, "
+            << tally[Outcome::Crash] << " crash, " << tally[Outcome::InvalidCase] << " invalid case\n";
+  for (const auto& [bug, n] : knownBugs) std::cout << "  " << n << " x known open bug " << bug << "\n";
+  if (verbose || tally[Outcome::Refused] > 0) {
+    std::multimap<int, std::string, std::greater<>> common;
+    for (const auto& [reason, n] : refusals) common.emplace(n, reason);
+    std::cout << "most common refusals:\n";
+    int shown = 0;
+    for (const auto& [n, reason] : common) {
+      if (shown++ == 12) break;
+      std::cout << "  " << n << " x " << reason << "\n";
+    }
+  }
+  return failures ? 1 : 0;
+}

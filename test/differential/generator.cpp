@@ -1,0 +1,425 @@
+#include "generator.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+
+#include "tcc/ir/index_stmt.h"
+#include "tcc/runtime/matrix_market.h"
+#include "tcc/runtime/random.h"
+#include "tcc/tcc.h"
+#include "tcc/test/random_schedule.h"
+
+namespace tcc::differential {
+namespace {
+
+const std::vector<std::string> kVariables = {"i", "j", "k", "l", "m", "n", "p"};
+const std::vector<std::string> kTensorNames = {"A", "B", "C", "D", "E", "F", "G", "H", "Q", "R", "S", "T", "U", "V", "W", "X"};
+const std::vector<std::string> kRealMatrices = {"LF10.mtx", "cage5.mtx", "bcspwr01.mtx", "bcsstk01.mtx", "ash219.mtx"};
+
+bool byIntroduction(const std::string& a, const std::string& b) {
+  return std::find(kVariables.begin(), kVariables.end(), a) < std::find(kVariables.begin(), kVariables.end(), b);
+}
+
+class Random {
+ public:
+  explicit Random(uint64_t seed) : engine_(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull) {}
+  size_t pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(engine_); }
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(engine_) < p; }
+  // An index drawn with the given weights.
+  size_t weighted(std::initializer_list<double> weights) {
+    return std::discrete_distribution<size_t>(weights)(engine_);
+  }
+  template <typename T>
+  const T& from(const std::vector<T>& values) { return values[pick(values.size())]; }
+  uint64_t next() { return engine_(); }
+  std::mt19937_64& engine() { return engine_; }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+struct Builder {
+  Random& random;
+  Case& c;
+  std::set<std::string> divisors;  // tensors whose data must be nonzero everywhere
+  bool productsOnly = false;
+
+  std::string newTensor(std::vector<std::string> vars) {
+    size_t n = c.inputs.size();
+    std::string name = n < kTensorNames.size() ? kTensorNames[n] : "Z" + std::to_string(n);
+    TensorDecl tensor;
+    tensor.name = name;
+    tensor.vars = std::move(vars);
+    c.inputs.push_back(std::move(tensor));
+    return name;
+  }
+
+  // `order` of the term's variables, mostly in the order they were introduced.
+  std::vector<std::string> accessVars(const std::vector<std::string>& termVars, int order) {
+    std::vector<std::string> vars = termVars;
+    std::shuffle(vars.begin(), vars.end(), random.engine());
+    vars.resize(static_cast<size_t>(order));
+    if (!random.chance(0.1)) std::sort(vars.begin(), vars.end(), byIntroduction);
+    return vars;
+  }
+
+  double literal() {
+    if (isFloat(c.type)) return random.from(std::vector<double>{0.5, 2, 1.5, -3, 0.25, 3});
+    return random.from(std::vector<double>{2, 3, -1});
+  }
+
+  // One top-level term: a product of accesses over `termVars` (each variable
+  // read by at least one access), sometimes with a literal, a parenthesized
+  // sum, an explicit inner sum, a negation or a division.
+  Expr term(const std::vector<std::string>& termVars, const std::vector<std::string>& summed) {
+    int count = 1 + static_cast<int>(random.weighted({40, 45, 15}));
+    std::vector<std::vector<std::string>> factorVars;
+    for (int a = 0; a < count; ++a) {
+      int most = std::min<int>(4, static_cast<int>(termVars.size()));
+      int order = most == 0 ? 0 : (random.chance(0.05) ? 0 : 1 + static_cast<int>(random.pick(static_cast<size_t>(most))));
+      factorVars.push_back(accessVars(termVars, order));
+    }
+    for (const auto& var : termVars) {
+      bool covered = false;
+      for (const auto& vars : factorVars) covered = covered || std::find(vars.begin(), vars.end(), var) != vars.end();
+      if (covered) continue;
+      std::vector<size_t> open;
+      for (size_t a = 0; a < factorVars.size(); ++a)
+        if (factorVars[a].size() < 4) open.push_back(a);
+      if (open.empty()) {
+        factorVars.push_back({var});
+      } else {
+        auto& vars = factorVars[random.from(open)];
+        bool canonical = std::is_sorted(vars.begin(), vars.end(), byIntroduction);
+        vars.insert(vars.begin() + static_cast<long>(random.pick(vars.size() + 1)), var);
+        if (canonical) std::sort(vars.begin(), vars.end(), byIntroduction);
+      }
+    }
+    std::vector<Expr> factors;
+    for (auto& vars : factorVars) factors.push_back(Expr::access(newTensor(vars), vars));
+
+    if (!productsOnly && random.chance(0.12)) {  // (X + Y) in place of X
+      size_t f = random.pick(factors.size());
+      Expr other = Expr::access(newTensor(factors[f].vars), factors[f].vars);
+      factors[f] = Expr::binary(random.chance(0.5) ? Expr::Kind::Add : Expr::Kind::Sub, factors[f], other);
+    }
+    // An explicit sum over one summed variable around the factors that use it.
+    std::optional<std::string> inner;
+    if (!summed.empty() && factors.size() > 1 && random.chance(0.15)) inner = random.from(summed);
+    Expr product;
+    if (inner) {
+      auto uses = [&](const Expr& e) {
+        std::vector<const Expr*> accesses;
+        collectAccesses(e, accesses);
+        for (const Expr* a : accesses)
+          if (std::find(a->vars.begin(), a->vars.end(), *inner) != a->vars.end()) return true;
+        return false;
+      };
+      std::vector<Expr> with, without;
+      for (auto& f : factors) (uses(f) ? with : without).push_back(f);
+      Expr summedPart = with[0];
+      for (size_t f = 1; f < with.size(); ++f) summedPart = Expr::binary(Expr::Kind::Mul, summedPart, with[f]);
+      factors = without;
+      factors.push_back(Expr::unary(Expr::Kind::Sum, summedPart, {*inner}));
+    }
+    std::shuffle(factors.begin(), factors.end(), random.engine());
+    product = factors[0];
+    for (size_t f = 1; f < factors.size(); ++f) product = Expr::binary(Expr::Kind::Mul, product, factors[f]);
+    if (random.chance(0.15)) {
+      Expr number = Expr::number(literal());
+      product = random.chance(0.5) ? Expr::binary(Expr::Kind::Mul, number, product)
+                                   : Expr::binary(Expr::Kind::Mul, product, number);
+    }
+    if (isFloat(c.type) && random.chance(0.15)) {
+      if (random.chance(0.4) || termVars.empty()) {
+        product = Expr::binary(Expr::Kind::Div, product, Expr::number(random.from(std::vector<double>{2, 0.5, -4})));
+      } else {
+        std::vector<std::string> vars = termVars;
+        std::shuffle(vars.begin(), vars.end(), random.engine());
+        vars.resize(1 + random.pick(std::min<size_t>(2, vars.size())));
+        std::string name = newTensor(vars);
+        divisors.insert(name);
+        product = Expr::binary(Expr::Kind::Div, product, Expr::access(name, vars));
+      }
+    }
+    if (random.chance(0.08)) product = Expr::unary(Expr::Kind::Neg, product);
+    return product;
+  }
+
+  void formatOf(TensorDecl& tensor, bool isOutput) {
+    size_t order = tensor.vars.size();
+    tensor.levels.clear();
+    tensor.modeOrder.clear();
+    if (order == 0) return;
+    if (divisors.count(tensor.name)) {
+      tensor.levels.assign(order, LevelKind::Dense);
+      return;
+    }
+    if (isOutput) {
+      if (random.chance(0.5)) {
+        tensor.levels.assign(order, LevelKind::Dense);
+      } else if (random.chance(0.1)) {
+        tensor.namedFormat = "coo";
+        tensor.levels.assign(order, LevelKind::SingletonNonunique);
+        tensor.levels[0] = LevelKind::CompressedNonunique;
+        tensor.levels.back() = LevelKind::Singleton;
+        if (order == 1) tensor.levels = {LevelKind::Compressed};
+      } else {
+        for (size_t l = 0; l < order; ++l)
+          tensor.levels.push_back(random.chance(0.5) ? LevelKind::Dense : LevelKind::Compressed);
+      }
+    } else if (random.chance(0.15)) {
+      namedFormatOf(tensor);
+    } else {
+      for (size_t l = 0; l < order; ++l) {
+        if (l > 0 && (tensor.levels[l - 1] == LevelKind::CompressedNonunique ||
+                      tensor.levels[l - 1] == LevelKind::SingletonNonunique)) {
+          tensor.levels.push_back(l + 1 == order ? LevelKind::Singleton : LevelKind::SingletonNonunique);
+          continue;
+        }
+        size_t kind = random.weighted({35, 45, l + 1 < order ? 10.0 : 0.0, l > 0 ? 10.0 : 0.0});
+        tensor.levels.push_back(std::vector<LevelKind>{LevelKind::Dense, LevelKind::Compressed,
+                                                       LevelKind::CompressedNonunique, LevelKind::Singleton}[kind]);
+      }
+    }
+    if (!tensor.namedFormat && order > 1 && random.chance(0.1)) {
+      tensor.modeOrder.resize(order);
+      for (size_t m = 0; m < order; ++m) tensor.modeOrder[m] = static_cast<int>(m);
+      std::shuffle(tensor.modeOrder.begin(), tensor.modeOrder.end(), random.engine());
+    }
+  }
+
+  void namedFormatOf(TensorDecl& tensor) {
+    size_t order = tensor.vars.size();
+    std::vector<std::string> names = {"csf", "coo"};
+    if (order == 1) names = {"sparse", "dense", "coo"};
+    if (order == 2) names = {"csr", "csc", "dcsr", "dcsc", "coo"};
+    std::string name = random.from(names);
+    tensor.namedFormat = name;
+    tensor.levels.assign(order, LevelKind::Compressed);
+    if (name == "dense") tensor.levels.assign(order, LevelKind::Dense);
+    if (name == "csr" || name == "csc") tensor.levels[0] = LevelKind::Dense;
+    if (name == "csc" || name == "dcsc") tensor.modeOrder = {1, 0};
+    if (name == "coo" && order > 1) {
+      tensor.levels.assign(order, LevelKind::SingletonNonunique);
+      tensor.levels[0] = LevelKind::CompressedNonunique;
+      tensor.levels.back() = LevelKind::Singleton;
+    }
+  }
+};
+
+std::vector<int32_t> dimsOf(const Case& c, const TensorDecl& tensor) {
+  std::vector<int32_t> dims;
+  for (const auto& var : tensor.vars) dims.push_back(c.sizes.at(var));
+  return dims;
+}
+
+// Keeps the first entry under each parent of a unique singleton level
+// (one that does not end a coordinate run), so the format can hold the data.
+rt::Coo fitSingletons(const rt::Coo& coo, const TensorDecl& tensor) {
+  size_t order = tensor.levels.size();
+  size_t first = order;
+  for (size_t l = 1; l < order && first == order; ++l) {
+    bool inRun = tensor.levels[l - 1] == LevelKind::CompressedNonunique || tensor.levels[l - 1] == LevelKind::SingletonNonunique;
+    if (tensor.levels[l] == LevelKind::Singleton && !inRun) first = l;
+  }
+  if (first == order) return coo;
+  auto mode = [&](size_t level) { return tensor.modeOrder.empty() ? level : static_cast<size_t>(tensor.modeOrder[level]); };
+  rt::Coo fitted = rt::Coo::ofShape(coo.dims);
+  std::set<std::vector<int32_t>> parents;
+  std::vector<int32_t> coordinate(order);
+  for (size_t e = 0; e < coo.nnz(); ++e) {
+    std::vector<int32_t> parent;
+    for (size_t l = 0; l < first; ++l) parent.push_back(coo.coords[mode(l)][e]);
+    if (!parents.insert(parent).second) continue;
+    for (size_t m = 0; m < order; ++m) coordinate[m] = coo.coords[m][e];
+    fitted.push(coordinate.data(), coo.values[e]);
+  }
+  return fitted;
+}
+
+rt::Coo randomData(Random& random, const Case& c, const TensorDecl& tensor, bool divisor) {
+  std::vector<int32_t> dims = dimsOf(c, tensor);
+  rt::Coo coo;
+  if (divisor) {
+    coo = rt::randomUniform(dims, 1.0, random.next());
+  } else if (random.chance(0.04)) {
+    coo = rt::Coo::ofShape(dims);
+  } else {
+    coo = rt::randomUniform(dims, random.from(std::vector<double>{0.15, 0.4, 0.7, 1.0}), random.next());
+    if (!dims.empty() && dims[0] > 1 && random.chance(0.2)) {  // empty rows (slices of mode 0)
+      rt::Coo sparser = rt::Coo::ofShape(dims);
+      int32_t keep = 1 + static_cast<int32_t>(random.pick(2));
+      std::vector<int32_t> coordinate(dims.size());
+      for (size_t e = 0; e < coo.nnz(); ++e) {
+        if (coo.coords[0][e] % (keep + 1) != 0) continue;
+        for (size_t m = 0; m < dims.size(); ++m) coordinate[m] = coo.coords[m][e];
+        sparser.push(coordinate.data(), coo.values[e]);
+      }
+      coo = std::move(sparser);
+    }
+  }
+  for (double& value : coo.values) {
+    if (!isFloat(c.type)) value = static_cast<double>(random.from(std::vector<int>{-3, -2, -1, 1, 2, 3}));
+    value = representable(value, c.type);
+  }
+  return fitSingletons(coo, tensor);
+}
+
+const rt::Coo& realMatrix(const std::string& folder, const std::string& name) {
+  static std::map<std::string, rt::Coo> loaded;
+  auto found = loaded.find(name);
+  if (found == loaded.end()) found = loaded.emplace(name, rt::readMatrixMarket(folder + "/matrices/" + name)).first;
+  return found->second;
+}
+
+// Default loops, sparse-level variables and sub-expressions of the
+// unscheduled statement, for the schedule generator.
+void collectLoops(const ir::IndexStmt& stmt, std::vector<std::string>& loops) {
+  if (!stmt.defined()) return;
+  if (const auto* forall = stmt.as<ir::ForallNode>()) {
+    if (std::find(loops.begin(), loops.end(), forall->indexVar.name()) == loops.end())
+      loops.push_back(forall->indexVar.name());
+    collectLoops(forall->body, loops);
+  } else if (const auto* where = stmt.as<ir::WhereNode>()) {
+    collectLoops(where->consumer, loops);
+    collectLoops(where->producer, loops);
+  } else if (const auto* sequence = stmt.as<ir::SequenceNode>()) {
+    collectLoops(sequence->definition, loops);
+    collectLoops(sequence->mutation, loops);
+  } else if (const auto* multi = stmt.as<ir::MultiNode>()) {
+    collectLoops(multi->first, loops);
+    collectLoops(multi->second, loops);
+  } else if (const auto* suchThat = stmt.as<ir::SuchThatNode>()) {
+    collectLoops(suchThat->stmt, loops);
+  }
+}
+
+void collectSubexpressions(const Expr& e, bool top, std::vector<std::string>& out) {
+  if (!top && e.kind != Expr::Kind::Literal) out.push_back(toString(e));
+  for (const auto& operand : e.operands) collectSubexpressions(operand, false, out);
+}
+
+std::vector<std::string> randomSchedule(Random& random, const Case& c) {
+  test::ScheduleSpace space;
+  try {
+    Lowered lowered = lowerProgram(Program::fromText(c.programText(), "case.tc"));
+    for (const auto& statement : lowered.statements) collectLoops(statement.concrete, space.loops);
+  } catch (const std::exception&) {
+    return {};  // refused unscheduled: the checker reports the reason
+  }
+  std::vector<const Expr*> accesses;
+  collectAccesses(c.rhs, accesses);
+  for (const Expr* access : accesses) {
+    const TensorDecl* tensor = c.findInput(access->tensor);
+    for (size_t level = 0; level < tensor->levels.size(); ++level) {
+      if (tensor->levels[level] == LevelKind::Dense) continue;
+      size_t mode = tensor->modeOrder.empty() ? level : static_cast<size_t>(tensor->modeOrder[level]);
+      space.positionAccesses.emplace(access->vars[mode], toString(*access));
+    }
+  }
+  space.wideMix = true;
+  space.sizes = c.sizes;
+  collectSubexpressions(c.rhs, true, space.precomputable);
+  std::mt19937 engine(static_cast<uint32_t>(random.next()));
+  return test::randomScheduleCommands(space, engine);
+}
+
+}  // namespace
+
+Case generateCase(uint64_t seed, const GeneratorOptions& options) {
+  Random random(seed);
+  Case c;
+  c.origin = "seed " + std::to_string(seed);
+  c.type = std::vector<ElementType>{ElementType::Float64, ElementType::Float32, ElementType::Int32,
+                                    ElementType::Int64}[random.weighted({55, 20, 12.5, 12.5})];
+  c.symbolicSizes = random.chance(0.7);
+  size_t outputOrder = random.weighted({10, 35, 35, 15, 5});
+  std::vector<std::string> outputVars(kVariables.begin(), kVariables.begin() + static_cast<long>(outputOrder));
+  std::vector<std::string> reductionPool(kVariables.begin() + static_cast<long>(outputOrder),
+                                         kVariables.begin() + static_cast<long>(outputOrder) + 3);
+  for (const auto& var : kVariables) c.sizes[var] = random.from(std::vector<int>{1, 2, 3, 4, 5, 6, 8});
+
+  Builder builder{random, c, {}, options.productsOnly};
+  size_t terms = options.productsOnly ? 1 : 1 + random.weighted({45, 40, 15});
+  std::set<std::string> usedVars;
+  std::set<std::vector<std::string>> summedSets;
+  for (size_t t = 0; t < terms; ++t) {
+    std::vector<std::string> termVars = outputVars;
+    if (t > 0 && !termVars.empty() && random.chance(0.1) && !options.sameSumsInEveryTerm)
+      termVars.erase(termVars.begin() + static_cast<long>(random.pick(termVars.size())));
+    std::vector<std::string> summed = reductionPool;
+    std::shuffle(summed.begin(), summed.end(), random.engine());
+    summed.resize(random.weighted({35, 45, 20}));
+    if (t > 0 && options.sameSumsInEveryTerm) summed = *summedSets.begin();
+    std::vector<std::string> sortedSummed = summed;
+    std::sort(sortedSummed.begin(), sortedSummed.end());
+    summedSets.insert(sortedSummed);
+    termVars.insert(termVars.end(), summed.begin(), summed.end());
+    Expr term = builder.term(termVars, summed);
+    if (t == 0) {
+      c.rhs = term;
+    } else {
+      c.rhs = Expr::binary(random.chance(0.5) ? Expr::Kind::Add : Expr::Kind::Sub, c.rhs, term);
+    }
+    usedVars.insert(termVars.begin(), termVars.end());
+  }
+  c.output.name = "Y";
+  c.output.vars = outputVars;
+  builder.formatOf(c.output, true);
+  for (auto& tensor : c.inputs) builder.formatOf(tensor, false);
+
+  // Real matrices fix the sizes of the two variables they are read with.
+  std::string realName;
+  std::string realTensor;
+  bool haveRealMatrices =
+      !options.sharedDataDir.empty() && std::filesystem::is_directory(options.sharedDataDir + "/matrices");
+  if (haveRealMatrices && usedVars.size() <= 3 && random.chance(0.1)) {
+    for (const auto& tensor : c.inputs) {
+      if (tensor.vars.size() == 2 && !builder.divisors.count(tensor.name)) {
+        realName = random.from(kRealMatrices);
+        realTensor = tensor.name;
+        const rt::Coo& matrix = realMatrix(options.sharedDataDir, realName);
+        c.sizes[tensor.vars[0]] = matrix.dims[0];
+        c.sizes[tensor.vars[1]] = matrix.dims[1];
+        if (tensor.vars[0] == tensor.vars[1]) realTensor.clear();
+        break;
+      }
+    }
+  }
+  for (auto it = c.sizes.begin(); it != c.sizes.end();) it = usedVars.count(it->first) ? std::next(it) : c.sizes.erase(it);
+
+  for (const auto& tensor : c.inputs) {
+    if (tensor.name == realTensor) {
+      rt::Coo matrix = realMatrix(options.sharedDataDir, realName);
+      for (double& value : matrix.values) {
+        if (!isFloat(c.type)) value = value < 0 ? -1 - (static_cast<int>(-value) % 3) : 1 + (static_cast<int>(value) % 3);
+        value = representable(value, c.type);
+      }
+      c.data[tensor.name] = fitSingletons(matrix, tensor);
+      c.origin += " (" + tensor.name + " = " + realName + ")";
+    } else {
+      c.data[tensor.name] = randomData(random, c, tensor, builder.divisors.count(tensor.name) > 0);
+    }
+  }
+  bool anyNonzero = false;
+  for (const auto& [name, coo] : c.data) anyNonzero = anyNonzero || (coo.nnz() > 0 && !builder.divisors.count(name));
+  if (!anyNonzero) {
+    for (const auto& tensor : c.inputs) {
+      if (builder.divisors.count(tensor.name)) continue;
+      rt::Coo coo = rt::randomUniform(dimsOf(c, tensor), 1.0, random.next());
+      for (double& value : coo.values) value = isFloat(c.type) ? representable(value, c.type) : 2;
+      c.data[tensor.name] = fitSingletons(coo, tensor);
+      break;
+    }
+  }
+  // tcc schedules no statement whose terms sum over different variables:
+  // such cases mostly go unscheduled, to test what does compile.
+  if (random.chance(summedSets.size() > 1 ? 0.15 : 0.6)) c.schedule = randomSchedule(random, c);
+  return c;
+}
+
+}  // namespace tcc::differential

@@ -1,0 +1,29 @@
+// Seeded random well-formed cases: expression trees over +, -, *, / and
+// literals with terms that sum over different variables, tensors of order
+// 0 to 4 in every level kind and mode order, four element types, shapes
+// with size-1 modes, empty rows and empty tensors (never all inputs
+// empty), random data or real matrices, and random schedules. The same
+// seed gives the same case.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "case_model.h"
+
+namespace tcc::differential {
+
+struct GeneratorOptions {
+  // Folder holding matrices/*.mtx; empty (or missing) means random data only.
+  std::string sharedDataDir;
+  // Every top-level term sums over the same variables and reads every
+  // output variable: steers clear of open bug (a), to look for others.
+  bool sameSumsInEveryTerm = false;
+  // One term without inner sums or differences: products, quotients,
+  // formats and schedules only, clear of open bugs (a), (d) and (i).
+  bool productsOnly = false;
+};
+
+Case generateCase(uint64_t seed, const GeneratorOptions& options = {});
+
+}  // namespace tcc::differential

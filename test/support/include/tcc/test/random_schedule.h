@@ -1,0 +1,27 @@
+// Random compositions of scheduling commands, as DSL text. The generator
+// tracks the loops each command leaves, so later commands name variables
+// that earlier ones introduced; a composition may still be illegal, and
+// the compiler must then refuse it with a located reason.
+#pragma once
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tcc::test {
+
+struct ScheduleSpace {
+  std::vector<std::string> loops;                       // the default loop order, outermost first
+  std::map<std::string, std::string> positionAccesses;  // a variable a sparse level iterates -> the access pos takes
+  // The wider mix (bound, precompute, dense_workspace, every race strategy,
+  // vector loops); off, the generator draws exactly the original narrow mix.
+  bool wideMix = false;
+  std::map<std::string, int> sizes;        // dimension of each original variable, for bound
+  std::vector<std::string> precomputable;  // sub-expressions precompute may take
+};
+
+// One command per element, in the order they apply.
+std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std::mt19937& random);
+
+}  // namespace tcc::test

@@ -1,0 +1,94 @@
+#include "tcc/test/random_schedule.h"
+
+#include <algorithm>
+
+namespace tcc::test {
+
+std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std::mt19937& random) {
+  std::vector<std::string> loops = space.loops;
+  std::vector<std::string> commands;
+  if (loops.empty()) return commands;
+  int fresh = 0;
+  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random); };
+  auto name = [&](const std::string& base) { return base + "_" + std::to_string(fresh++); };
+  size_t length = 1 + pick(4);
+  for (size_t c = 0; c < length; ++c) {
+    size_t p = pick(loops.size());
+    std::string var = loops[p];
+    switch (pick(space.wideMix ? 11 : 7)) {
+      case 0: case 1: {
+        std::string outer = name(var + "o"), inner = name(var + "i");
+        int factor = std::vector<int>{1, 2, 3, 4, 7}[pick(5)];
+        commands.push_back((pick(2) ? "split(" : "divide(") + var + ", " + outer + ", " + inner + ", " +
+                           std::to_string(factor) + ")");
+        loops[p] = inner;
+        loops.insert(loops.begin() + static_cast<long>(p), outer);
+        break;
+      }
+      case 2: {
+        if (p + 1 >= loops.size()) break;
+        std::string fused = name("f");
+        commands.push_back("fuse(" + var + ", " + loops[p + 1] + ", " + fused + ")");
+        loops[p] = fused;
+        loops.erase(loops.begin() + static_cast<long>(p) + 1);
+        break;
+      }
+      case 3: {
+        if (loops.size() < 2) break;
+        std::vector<std::string> chosen = loops;
+        std::shuffle(chosen.begin(), chosen.end(), random);
+        chosen.resize(2 + pick(std::min<size_t>(2, loops.size() - 1)));
+        std::string text = "reorder(";
+        for (size_t v = 0; v < chosen.size(); ++v) text += (v ? ", " : "") + chosen[v];
+        commands.push_back(text + ")");
+        std::vector<size_t> slots;
+        for (size_t q = 0; q < loops.size(); ++q)
+          if (std::find(chosen.begin(), chosen.end(), loops[q]) != chosen.end()) slots.push_back(q);
+        for (size_t v = 0; v < chosen.size(); ++v) loops[slots[v]] = chosen[v];
+        break;
+      }
+      case 4: {
+        auto access = space.positionAccesses.find(var);
+        if (access == space.positionAccesses.end()) break;
+        std::string position = name(var + "pos");
+        commands.push_back("pos(" + var + ", " + position + ", " + access->second + ")");
+        loops[p] = position;
+        break;
+      }
+      case 5: {
+        const char* strategy = std::vector<const char*>{"NoRaces", "Atomics", "ParallelReduction"}[pick(3)];
+        commands.push_back("parallelize(" + var + ", CPUThread, " + strategy + ")");
+        break;
+      }
+      case 6: commands.push_back("unroll(" + var + ", 2)"); break;
+      case 7: {
+        auto size = space.sizes.find(var);
+        if (size == space.sizes.end()) break;
+        std::string bounded = name(var + "b");
+        bool exact = pick(2);
+        commands.push_back("bound(" + var + ", " + bounded + ", " + std::to_string(size->second + (exact ? 0 : 3)) +
+                           (exact ? ", MaxExact)" : ", MaxConstraint)"));
+        loops[p] = bounded;
+        break;
+      }
+      case 8: {
+        if (space.precomputable.empty()) break;
+        std::string workspace = name(var + "w");
+        commands.push_back("precompute(" + space.precomputable[pick(space.precomputable.size())] + ", " + var + ", " +
+                           workspace + ")");
+        break;
+      }
+      case 9: commands.push_back(pick(4) ? "dense_workspace(" + var + ")" : "dense_workspace()"); break;
+      case 10: {
+        const char* unit = pick(3) ? "CPUThread" : "CPUVector";
+        const char* strategy =
+            std::vector<const char*>{"NoRaces", "Atomics", "Temporary", "ParallelReduction"}[pick(4)];
+        commands.push_back("parallelize(" + var + ", " + unit + ", " + strategy + ")");
+        break;
+      }
+    }
+  }
+  return commands;
+}
+
+}  // namespace tcc::test
