@@ -139,6 +139,18 @@ IndexStmt makeReductionNotation(const IndexStmt& assignment) {
   return AssignmentNode::make(node->lhs, rhs, node->accumulate);
 }
 
+namespace {
+bool containsSum(const IndexStmt& stmt) {
+  struct Finder : IndexNotationVisitor {
+    bool found = false;
+    using IndexNotationVisitor::visit;
+    void visit(const ReductionNode*) override { found = true; }
+  } finder;
+  finder.walk(stmt);
+  return finder.found;
+}
+}  // namespace
+
 IndexStmt concretize(const IndexStmt& stmt) {
   if (!stmt.defined()) throw std::invalid_argument("concretize: undefined statement");
   if (!stmt.isa<AssignmentNode>()) {
@@ -146,7 +158,8 @@ IndexStmt concretize(const IndexStmt& stmt) {
     throw std::invalid_argument("concretize: expected an assignment or concrete index notation, got " +
                                 toString(stmt));
   }
-  if (isConcrete(stmt)) return stmt;  // e.g. a = b * c, nothing to loop over
+  // e.g. a = b * c, nothing to loop over; a sum inside still needs a where.
+  if (isConcrete(stmt) && !containsSum(stmt)) return stmt;
   IndexStmt reductionNotation = makeReductionNotation(stmt);
   const auto* node = reductionNotation.as<AssignmentNode>();
   // Output variables in the order the output's levels store them.

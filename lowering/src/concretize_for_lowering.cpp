@@ -173,7 +173,9 @@ std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, con
     auto order = topologicalOrder(vars, preferred);
     if (!order) order = topologicalOrder(vars, others);
     if (!order) continue;
-    // Levels keep their kinds; modes take the order the loops visit them in.
+    // Modes take the order the loops visit them in; sparse levels become
+    // unique compressed ones, which hold any data in any order (a singleton
+    // or non-unique level may not).
     std::vector<int> modes(access.indices().size());
     for (size_t m = 0; m < modes.size(); ++m) modes[m] = static_cast<int>(m);
     auto position = [&](int mode) {
@@ -182,7 +184,8 @@ std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, con
     std::stable_sort(modes.begin(), modes.end(), [&](int a, int b) { return position(a) < position(b); });
     const TensorVar& tensor = access.tensor();
     std::vector<ir::LevelFormat> levels;
-    for (int level = 0; level < tensor.format().order(); ++level) levels.push_back(tensor.format().level(level));
+    for (int level = 0; level < tensor.format().order(); ++level)
+      levels.push_back(tensor.format().level(level).isDense() ? ir::LevelFormat::dense() : ir::LevelFormat::compressed());
     std::string name = tensor.name() + "_by";
     for (int mode : modes) name += "_" + access.indices()[mode].name();
     TensorVar copy(name, tensor.shape(), ir::Format(levels, modes), tensor.datatype());

@@ -188,6 +188,8 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
   }
   bool threads = plan.kind == imp::LoopKind::Parallel;
   requireParallelizable(forall, !threads || !insideParallelLoop_, "loops nested in a parallel loop run serially");
+  requireParallelizable(forall, plan.kind == imp::LoopKind::Serial || !insideVectorLoop_,
+                        "a loop inside a vector loop runs in its lanes; it cannot be parallelized again");
   const ir::IndexVar& var = forall->indexVar;
   const OutputRaceStrategy strategy = attributes.outputRaceStrategy;
   std::set<ir::TensorVar> perThreadWorkspaces;
@@ -256,8 +258,9 @@ bool Lowerer::rowsAssembledInParallel(const ir::Access& lhs, const ir::IndexVar&
 
 Lowerer::LoopScope::LoopScope(Lowerer& lowerer, const LoopPlan& plan)
     : lowerer_(lowerer), wasParallel_(lowerer.insideParallelLoop_), wasAtomic_(lowerer.atomicStores_),
-      enclosingGpuUnit_(lowerer.gpuUnit_) {
+      wasVectorized_(lowerer.insideVectorLoop_), enclosingGpuUnit_(lowerer.gpuUnit_) {
   lowerer.insideParallelLoop_ = wasParallel_ || plan.kind == imp::LoopKind::Parallel;
+  lowerer.insideVectorLoop_ = wasVectorized_ || plan.kind == imp::LoopKind::Vectorized;
   lowerer.atomicStores_ = wasAtomic_ || plan.atomicStores;
   if (imp::isGpuLoop(plan.kind)) lowerer.gpuUnit_ = plan.kind;
   if (plan.kind != imp::LoopKind::Parallel) return;
@@ -276,6 +279,7 @@ Lowerer::LoopScope::LoopScope(Lowerer& lowerer, const LoopPlan& plan)
 Lowerer::LoopScope::~LoopScope() {
   lowerer_.gpuUnit_ = enclosingGpuUnit_;
   lowerer_.insideParallelLoop_ = wasParallel_;
+  lowerer_.insideVectorLoop_ = wasVectorized_;
   lowerer_.atomicStores_ = wasAtomic_;
   for (const auto& tensor : boundWorkspaces_) lowerer_.storage_.at(tensor).ismThreadHandle = Expr();
 }

@@ -234,6 +234,13 @@ void Lowerer::declareTensor(const ir::TensorVar& tensor, bool isOutput) {
 
   for (int level = 0; level < format.order(); ++level) {
     const auto& levelFormat = format.level(level);
+    // Children of a repeated coordinate live under each of its positions;
+    // only singleton levels (COO) are iterated that way.
+    if (!isOutput && level > 0 && !format.level(level - 1).unique && levelFormat.kind != ir::LevelKind::Singleton)
+      throw LoweringError(tensor.name() + " is stored " + format.toString() + ": its level " + std::to_string(level + 1) +
+                          " (" + levelFormat.toString() + ") follows the non-unique level " + std::to_string(level) +
+                          ", and only singleton levels may follow a non-unique one; store " + tensor.name() +
+                          " as coo, or with unique levels");
     std::string prefix = tensor.name() + std::to_string(level + 1);
     if (levelFormat.kind == ir::LevelKind::NM)
       throw LoweringError(tensor.name() + " has an N:M level, which only the CUDA backend supports");

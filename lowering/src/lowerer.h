@@ -125,7 +125,7 @@ class Lowerer {
 
    private:
     Lowerer& lowerer_;
-    bool wasParallel_, wasAtomic_;
+    bool wasParallel_, wasAtomic_, wasVectorized_;
     std::vector<imp::Stmt> prologue_;
     std::vector<ir::TensorVar> boundWorkspaces_;
     imp::LoopKind enclosingGpuUnit_;
@@ -218,6 +218,7 @@ class Lowerer {
   std::map<const ir::ForallNode*, std::map<const ir::AccessNode*, int>> iteratorIds_;
   int nextIteratorId_ = 0;
   bool insideParallelLoop_ = false;
+  bool insideVectorLoop_ = false;
   // The innermost GPU loop kind around the loop being lowered (Serial: none).
   imp::LoopKind gpuUnit_ = imp::LoopKind::Serial;
   bool atomicStores_ = false;

@@ -240,6 +240,9 @@ class CommandApplier {
 
   void replaceLoop(const IndexVar& var, const std::vector<IndexVar>& derived, const ir::ProvenanceRelation& relation) {
     size_t position = loopPosition(var);
+    if (nest_.precompute && (nest_.precompute->var == var || nest_.precompute->workspaceVar == var))
+      fail(var.name() + " indexes the workspace of the precompute before this command; schedule " + var.name() +
+           " before the precompute");
     for (const auto& fresh : derived)
       if (contains(nest_.loops, fresh) || isStatementVar(fresh)) fail(fresh.name() + " is already a loop variable");
     nest_.loops.erase(nest_.loops.begin() + static_cast<long>(position));
