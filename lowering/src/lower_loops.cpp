@@ -120,6 +120,9 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   for (const auto* assignment : ir::assignmentsOf(forall->body))
     lhsAccesses.insert(static_cast<const ir::AccessNode*>(assignment->lhs.get()));
   std::vector<LevelIterator> iterators;
+  // Keyed by node address, so cleared before and after: a rewritten forall
+  // freed earlier may have had the same address.
+  iteratorIds_[forall].clear();
   for (const auto* node : accessOccurrences(forall->body)) {
     if (lhsAccesses.count(node) || node->tensor.order() == 0) continue;
     int level = levelOfVar(node, var);
@@ -156,6 +159,7 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   std::vector<LatticePoint> lattice = buildMergeLattice(iterated, iteratorOf);
 
   Stmt loop = lowerLoop(forall, iterators, lattice, sole);
+  iteratorIds_.erase(forall);
   coordinates_.erase(var);
   for (const auto& it : iterators) {
     positions_[it.access].erase(it.level);

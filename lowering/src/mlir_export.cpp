@@ -1,4 +1,5 @@
 // Tensor index notation -> an MLIR 16 linalg.generic over sparse tensors.
+#include <optional>
 #include <algorithm>
 #include <bit>
 #include <cctype>
@@ -124,6 +125,28 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
                               ": a linalg.generic sums the whole expression, Einstein summation sums each term over "
                               "its own variables");
   }
+
+  // Inputs with repeated coordinates (non-unique levels, singletons) are
+  // exported only as the one sparse operand: differential testing found
+  // MLIR 16 dropping entries when it co-iterates them with another sparse
+  // operand, and misreading a singleton below a dense level.
+  int sparseInputs = 0;
+  std::optional<TensorVar> repeating;
+  for (const auto& tensor : tensorsRead(assignment.rhs)) {
+    if (tensor.format().isAllDense()) continue;
+    ++sparseInputs;
+    const auto& levels = tensor.format().levels();
+    for (size_t l = 0; l < levels.size(); ++l) {
+      bool repeats = !levels[l].unique || levels[l].kind == LevelKind::Singleton;
+      if (repeats) repeating = tensor;
+      if (levels[l].kind == LevelKind::Singleton && (l == 0 || levels[l - 1].unique))
+        throw MlirExportError(tensor.name() + " has a singleton level below a unique one (" +
+                              tensor.format().toString() + "), which MLIR 16 reads wrongly");
+    }
+  }
+  if (repeating && sparseInputs > 1)
+    throw MlirExportError(repeating->name() + " (" + repeating->format().toString() + ") repeats coordinates and is "
+                          "co-iterated with another sparse operand, which MLIR 16 gets wrong");
 
   const TensorVar& output = assignment.lhs.tensor();
   for (const auto& level : output.format().levels())

@@ -74,11 +74,21 @@ int main(int argc, char** argv) {
                "one term, no inner sums or differences (steers clear of open bugs (a), (d), (i))");
   app.add_option("--replay", replayFiles, "check regression files instead of generating cases");
   app.add_flag("--print-code", printCode, "with --replay: print the generated C++ first");
+  bool mlir = false;
+  app.add_flag("--mlir", mlir, "also compare with MLIR 16's sparsifier on the cases it can express");
   CLI11_PARSE(app, argc, argv);
   options.minimizeFindings = !noMinimize;
 
   ReferenceOracle reference;
+  MlirOracle mlirOracle;
   options.oracles = {&reference};
+  if (mlir) {
+    if (!MlirOracle::available()) {
+      std::cerr << "--mlir: the MLIR 16 tools were not found when tcc was configured\n";
+      return 2;
+    }
+    options.oracles.push_back(&mlirOracle);
+  }
   if (!replayFiles.empty()) return replay(replayFiles, options, printCode);
 
   generator.sameSumsInEveryTerm = sameSums;

@@ -72,6 +72,37 @@ TEST(DifferentialGenerator, ReachesEveryFeature) {
     EXPECT_TRUE(seen.count("real matrix")) << "no generated case reads a real matrix";
 }
 
+// MLIR 16 as a second, independent oracle on the cases it can express.
+TEST(Differential, MlirAgreesOnTheCasesItCanExpress) {
+  if (!MlirOracle::available()) GTEST_SKIP() << "the MLIR 16 tools were not found when tcc was configured";
+  struct Counting : Oracle {
+    const Oracle& inner;
+    mutable int answered = 0;
+    explicit Counting(const Oracle& oracle) : inner(oracle) {}
+    std::string name() const override { return inner.name(); }
+    std::optional<Outputs> evaluate(const Program& program, const std::map<std::string, rt::Coo>& inputs) const override {
+      auto outputs = inner.evaluate(program, inputs);
+      answered += outputs.has_value();
+      return outputs;
+    }
+  };
+  ReferenceOracle reference;
+  MlirOracle mlir;
+  Counting counted(mlir);
+  CampaignOptions options;
+  options.oracles = {&reference, &counted};
+  GeneratorOptions generator = withRealMatrices();
+  generator.productsOnly = true;  // the shapes MLIR 16 expresses most often
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    Case c = generateCase(seed, generator);
+    Verdict verdict = checkCase(c, options);
+    EXPECT_FALSE(isFinding(verdict.outcome)) << "seed " << seed << ": " << toString(verdict.outcome) << ": "
+                                              << verdict.detail << "\n" << c.programText();
+  }
+  std::cout << counted.answered << " of 60 cases also checked against MLIR 16\n";
+  EXPECT_GE(counted.answered, 5) << "MLIR 16 took too few generated cases to count as an oracle";
+}
+
 // The default run: 50 fixed seeds, each compiled, run and compared. A
 // mismatch that fits a known open bug is reported, not failed (see
 // known_bugs.h); everything else that is not a match or a reasoned refusal
@@ -202,11 +233,15 @@ std::vector<std::filesystem::path> regressionFiles() {
 }
 
 // Findings that crashed replay in a child process.
+// MLIR 16 checks them too where it is installed (some findings were its).
 Verdict replay(const RegressionCase& regression) {
   ReferenceOracle reference;
+  MlirOracle mlir;
+  std::vector<const Oracle*> oracles = {&reference};
+  if (MlirOracle::available()) oracles.push_back(&mlir);
   if (regression.programText.find("differential regression: CRASH") != std::string::npos)
-    return checkProgramIsolated(regression.programText, regression.inputs, {&reference}, 120);
-  return checkProgram(regression.programText, regression.inputs, {&reference});
+    return checkProgramIsolated(regression.programText, regression.inputs, oracles, 120);
+  return checkProgram(regression.programText, regression.inputs, oracles);
 }
 
 // Findings whose bugs are fixed: each must now match (or be refused with a reason).

@@ -32,4 +32,16 @@ class ReferenceOracle : public Oracle {
   std::optional<Outputs> evaluate(const Program& program, const std::map<std::string, rt::Coo>& inputs) const override;
 };
 
+// The program exported with --emit mlir and run through MLIR 16's
+// sparsifier (test/support's MLIR oracle): an independent compiler. Takes
+// the programs MLIR 16 can express and, when its tools are installed,
+// returns nullopt for the rest; a tool that fails is reported on stderr and
+// the case is left to the other oracles.
+class MlirOracle : public Oracle {
+ public:
+  std::string name() const override { return "MLIR 16"; }
+  std::optional<Outputs> evaluate(const Program& program, const std::map<std::string, rt::Coo>& inputs) const override;
+  static bool available();
+};
+
 }  // namespace tcc::differential
