@@ -26,18 +26,22 @@ TEST(MlirExportTest, SpmvIsAGenericOverACsrEncoding) {
 }
 
 TEST(MlirExportTest, FormatsBecomeLevelTypesAndDimOrderings) {
-  Program program = Program::fromText(
+  // One sparse operand each: MLIR 16 co-iterates repeated coordinates wrongly (see the refusals).
+  std::string coo = exportMlir(Program::fromText(
       "tensor a : dense of int32\ntensor B(I, J, K) : {compressed(nonunique), singleton(nonunique), singleton} of int32\n"
-      "tensor C(I, J, K) : {dense, compressed, compressed} order (2, 0, 1) of int32\na = B(i, j, k) * C(i, j, k)\n",
-      "formats.tc");
-  std::string text = exportMlir(program);
-  EXPECT_NE(text.find("dimLevelType = [ \"compressed-nu\", \"singleton-nu\", \"singleton\" ]"), std::string::npos) << text;
-  EXPECT_NE(text.find("dimLevelType = [ \"dense\", \"compressed\", \"compressed\" ], dimOrdering = affine_map<(d0, d1, "
-                      "d2) -> (d2, d0, d1)>"),
+      "tensor D(I, J, K) : dense of int32\na = B(i, j, k) * D(i, j, k)\n",
+      "coo.tc"));
+  EXPECT_NE(coo.find("dimLevelType = [ \"compressed-nu\", \"singleton-nu\", \"singleton\" ]"), std::string::npos) << coo;
+  std::string ordered = exportMlir(Program::fromText(
+      "tensor a : dense of int32\ntensor C(I, J, K) : {dense, compressed, compressed} order (2, 0, 1) of int32\n"
+      "tensor D(I, J, K) : dense of int32\na = C(i, j, k) * D(i, j, k)\n",
+      "ordered.tc"));
+  EXPECT_NE(ordered.find("dimLevelType = [ \"dense\", \"compressed\", \"compressed\" ], dimOrdering = affine_map<(d0, d1, "
+                         "d2) -> (d2, d0, d1)>"),
             std::string::npos)
-      << text;
-  EXPECT_NE(text.find("-> tensor<i32>"), std::string::npos) << text;
-  EXPECT_NE(text.find("arith.addi %a.value"), std::string::npos) << text;
+      << ordered;
+  EXPECT_NE(ordered.find("-> tensor<i32>"), std::string::npos) << ordered;
+  EXPECT_NE(ordered.find("arith.addi %a.value"), std::string::npos) << ordered;
 }
 
 struct Refusal {
@@ -56,6 +60,9 @@ TEST_P(MlirRefusalTest, NamesThePart) {
 INSTANTIATE_TEST_SUITE_P(
     Refusals, MlirRefusalTest,
     ::testing::Values(
+        Refusal{"CooCoIterated",
+                "tensor y(I) : dense\ntensor A(I, J) : coo\ntensor B(I, J) : csr\ny(i) = A(i, j) * B(i, j)\n",
+                "co-iterated with another sparse operand"},
         Refusal{"Accumulate", "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) += A(i, j) * x(j)\n",
                 "`+=` (accumulating into y)"},
         Refusal{"NestedSum", "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(I) : dense\ny(i) = sum(j, A(i, j)) * x(i)\n",

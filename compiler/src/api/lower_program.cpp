@@ -1,7 +1,9 @@
 // Program -> concrete index notation -> imperative IR -> C++ or CUDA, per statement.
+#include <algorithm>
 #include <unordered_map>
 
 #include "schedule_request.h"
+#include "tcc/ir/imperative_printer.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/ir/index_replace.h"
@@ -13,6 +15,25 @@
 #include "tcc/tcc.h"
 
 namespace tcc {
+
+namespace {
+
+// Merge lattices grow with the number of sparse operands a loop co-iterates
+// (every subset can be a case, and each case holds the loops below it), so
+// a sum of many sparse terms can lower to a kernel no C++ compiler builds
+// in reasonable time. Refuse it instead of hanging in the compiler.
+constexpr size_t kLargestKernelLines = 12000;
+
+void refuseOversizedKernel(const ir::imp::Function& function) {
+  std::string text = ir::imp::toString(function);
+  size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  if (lines > kLargestKernelLines)
+    throw lowering::LoweringError("the kernel would have " + std::to_string(lines) + " lines of imperative IR (at most " +
+                                  std::to_string(kLargestKernelLines) + " are compiled): its loops co-iterate too many "
+                                  "sparse operands; split the statement into several, or store some operands densely");
+}
+
+}  // namespace
 
 namespace {
 
@@ -105,6 +126,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         compiled.decisions.push_back(compiled.output.name() + " is assembled in a pass of its own, then computed");
       try {
         compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
+        refuseOversizedKernel(compiled.function);
       } catch (const lowering::LoweringError& error) {
         // Lowering names the command it refuses (a race under parallelize,
         // say): point at that command in the source.
