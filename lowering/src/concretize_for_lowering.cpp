@@ -196,7 +196,12 @@ std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, con
 }  // namespace
 
 ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const ScheduleRequest& request) {
-  if (ir::isConcrete(statement) && !ir::isEinsum(statement)) return {statement, {}, {"already concrete"}};
+  if (ir::isConcrete(statement) && !ir::isEinsum(statement)) {
+    ConcretizedStatement given;
+    given.stmt = statement;
+    given.decisions = {"already concrete"};
+    return given;
+  }
   const auto* assignment = statement.as<ir::AssignmentNode>();
   if (!assignment) throw LoweringError("expected one tensor assignment to compile");
 
@@ -229,8 +234,10 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   if (nestedSum) {
     if (!request.commands.empty())
       throw LoweringError("schedules of statements with nested sums are not supported yet");
-    IndexStmt concrete = ir::concretize(statement);
-    return {concrete, {}, {"a sum nested inside the expression is computed into a scalar temporary (where)"}};
+    ConcretizedStatement nested;
+    nested.stmt = ir::concretize(statement);
+    nested.decisions = {"a sum nested inside the expression is computed into a scalar temporary (where)"};
+    return nested;
   }
 
   const Access& lhs = assignment->lhs;
@@ -303,7 +310,13 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   if (!request.commands.empty()) nest.decisions.push_back("loop order after the schedule: " + joinNames(nest.loops));
   describeThreadLoops(nest, lhs);
   decisions.insert(decisions.end(), nest.decisions.begin(), nest.decisions.end());
-  return {concrete, nest.loops, decisions, nest.sparseWorkspaceOptions, convertedInputs};
+  ConcretizedStatement result;
+  result.stmt = concrete;
+  result.loopOrder = nest.loops;
+  result.decisions = decisions;
+  result.sparseWorkspaces = nest.sparseWorkspaceOptions;
+  result.convertedInputs = convertedInputs;
+  return result;
 }
 
 }  // namespace tcc::lowering
