@@ -69,12 +69,6 @@ void appendUnique(std::vector<IndexVar>& list, const std::vector<IndexVar>& vars
     if (std::find(list.begin(), list.end(), var) == list.end()) list.push_back(var);
 }
 
-std::string joinNames(const std::vector<IndexVar>& vars) {
-  std::string text;
-  for (size_t i = 0; i < vars.size(); ++i) text += (i ? ", " : "") + vars[i].name();
-  return text;
-}
-
 // A summed variable between a sparse output's variables: the trailing
 // output coordinates would arrive out of order, so they are computed into a
 // dense workspace (Gustavson's algorithm) unless the schedule placed one.

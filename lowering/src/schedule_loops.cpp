@@ -13,12 +13,6 @@ namespace {
 
 using ir::IndexVar;
 
-std::string joinNames(const std::vector<IndexVar>& vars) {
-  std::string text;
-  for (size_t i = 0; i < vars.size(); ++i) text += (i ? ", " : "") + vars[i].name();
-  return text;
-}
-
 bool contains(const std::vector<IndexVar>& vars, const IndexVar& var) {
   return std::find(vars.begin(), vars.end(), var) != vars.end();
 }
@@ -270,6 +264,12 @@ bool isSubexpression(const ir::IndexExpr& part, const ir::IndexExpr& whole) {
 }
 
 }  // namespace
+
+std::string joinNames(const std::vector<IndexVar>& vars) {
+  std::string text;
+  for (size_t i = 0; i < vars.size(); ++i) text += (i ? ", " : "") + vars[i].name();
+  return text;
+}
 
 ir::IndexStmt nestLoops(const std::vector<IndexVar>& loops, ir::IndexStmt body,
                         const std::map<IndexVar, ir::ForallAttributes>& attributes) {

@@ -66,6 +66,9 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
 ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs,
                                        const std::optional<std::string>& scatters);
 
+// "i, k, j": variable names for messages.
+std::string joinNames(const std::vector<ir::IndexVar>& vars);
+
 // Foralls over `loops`, outermost first, with their attributes.
 ir::IndexStmt nestLoops(const std::vector<ir::IndexVar>& loops, ir::IndexStmt body,
                         const std::map<ir::IndexVar, ir::ForallAttributes>& attributes);

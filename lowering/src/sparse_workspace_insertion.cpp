@@ -17,12 +17,6 @@ namespace {
 
 using ir::IndexVar;
 
-std::string joinNames(const std::vector<IndexVar>& vars) {
-  std::string text;
-  for (size_t i = 0; i < vars.size(); ++i) text += (i ? ", " : "") + vars[i].name();
-  return text;
-}
-
 // The default policy: a bucket per first-level coordinate (a linear-time
 // bucket sort) when the output has at most two levels and its first level
 // at most kLargestBucketedLevel coordinates; otherwise hashing into a table

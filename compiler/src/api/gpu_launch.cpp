@@ -51,7 +51,8 @@ std::string cachedCubin(const std::string& key, const std::string& source, const
     std::error_code ignored;
     std::filesystem::create_directories(*directory, ignored);
     std::filesystem::path temporary = file;
-    temporary += "." + std::to_string(::getpid()) + ".tmp";
+    temporary += std::to_string(::getpid());  // the process's own temporary
+    temporary += ".tmp";
     std::ofstream out(temporary, std::ios::binary);
     out << key << '\0' << cubin;
     out.close();
