@@ -53,7 +53,7 @@ namespace {
 // An expression with index variables resolved to environment slots and
 // tensors to their arrays, so the innermost loops neither hash nor allocate.
 struct CompiledExpr {
-  IndexExprKind kind;
+  IndexExprKind kind = IndexExprKind::Literal;
   double literal = 0;
   const DenseArray* array = nullptr;
   std::vector<int> slots;        // access: one slot per mode
@@ -201,7 +201,8 @@ class Evaluator {
   }
 
   CompiledExpr compile(const IndexExpr& expr) {
-    CompiledExpr compiled{expr.kind()};
+    CompiledExpr compiled;
+    compiled.kind = expr.kind();
     switch (expr.kind()) {
       case IndexExprKind::Literal: compiled.literal = expr.as<LiteralNode>()->asDouble(); break;
       case IndexExprKind::Access: {
