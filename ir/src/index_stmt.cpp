@@ -93,6 +93,7 @@ std::string toString(OutputRaceStrategy strategy) {
     case OutputRaceStrategy::Atomics: return "Atomics";
     case OutputRaceStrategy::Temporary: return "Temporary";
     case OutputRaceStrategy::ParallelReduction: return "ParallelReduction";
+    case OutputRaceStrategy::Workspace: return "Workspace";
   }
   return "?";
 }

@@ -3,6 +3,7 @@
 // into the kernel's output tensor.
 #include "tcc/ism/kernel_api.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -173,6 +174,15 @@ void finishInto(AnyWorkspace& workspace, tcc_tensor& output, int uniqueMask) {
   }
   validateLevels(levels, order);
   CompressedTensor result = workspace.finish(levels);
+  bool allDense = std::all_of(levels.begin(), levels.end(), [](const LevelSpec& l) { return l.kind == LevelKind::Dense; });
+  if (allDense && output.vals != nullptr) {
+    // A dense output arrives allocated (and zeroed) by its caller: fill it in place.
+    void* values = valuesOfType(result.vals, output.datatype);
+    std::size_t width = output.datatype == TCC_FLOAT32 || output.datatype == TCC_INT32 ? 4 : 8;
+    std::memcpy(output.vals, values, result.vals.size() * width);
+    std::free(values);
+    return;
+  }
   // Allocate everything before handing anything over.
   std::vector<std::unique_ptr<void, decltype(&std::free)>> owned;
   std::vector<long long*> pos(order, nullptr);

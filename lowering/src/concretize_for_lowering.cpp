@@ -298,6 +298,13 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   else if (hasSparseLevel(output) && !nest.precompute && !nest.sparseWorkspace &&
            !insertGustavsonWorkspace(nest, lhs, rhs))
     scatters = "a summed variable sits above more than one of " + output.name() + "'s levels";
+  bool workspaceStrategy = std::any_of(nest.attributes.begin(), nest.attributes.end(), [](const auto& entry) {
+    return entry.second.onThreads() && entry.second.outputRaceStrategy == ir::OutputRaceStrategy::Workspace;
+  });
+  if (workspaceStrategy && !scatters && !nest.sparseWorkspace && output.order() > 0) nest.sparseWorkspace = SparseWorkspaceCommand{};
+  if (workspaceStrategy && output.order() == 0)
+    throw LoweringError("the Workspace race strategy needs an output with indices; a scalar is reduced by "
+                        "ParallelReduction");
   IndexStmt concrete = scatters || nest.sparseWorkspace
                          ? buildSparseWorkspaceNest(nest, lhs, rhs, scatters)
                          : buildConcreteNest(nest, lhs, rhs, !reductionVars.empty());

@@ -234,6 +234,11 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
                                                              "parameter of the kernel");
         plan.atomicStores = true;
         break;
+      case OutputRaceStrategy::Workspace:
+        // The concretizer sends a statement with this strategy through a
+        // sparse workspace, whose stores never reach this check.
+        requireParallelizable(forall, false, race + "; Workspace needs the results to go through a sparse workspace");
+        break;
       case OutputRaceStrategy::Temporary: case OutputRaceStrategy::ParallelReduction:
         if (reductionTarget_.defined()) {
           plan.reductions.push_back({reductionTarget_, Expr()});

@@ -61,6 +61,9 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
     throw LoweringError("the results of " + output.name() + " scatter out of its storage order and need a sparse "
                         "workspace, which holds orders 1 to 4; " + output.name() + " has order " +
                         std::to_string(output.order()));
+  if (nest.precomputeCommand)
+    throw ScheduleError(*nest.precomputeCommand, nest.precomputeText + ": the results of " + output.name() +
+                        " go through a sparse workspace, and a precompute inside one is not supported yet");
   std::vector<IndexVar> threadLoops;
   for (const auto& loop : nest.loops)
     if (auto found = nest.attributes.find(loop); found != nest.attributes.end() && found->second.onThreads())
@@ -102,7 +105,7 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
   std::string classification =
     scatters ? "sparse scattering of order " + std::to_string(scatteringOrder) + ": " + *scatters
              : "classified as " + std::string(scatteringOrder == 0 ? "appending" : "scattering") +
-                 "; sparse_workspace asks for a sparse workspace anyway";
+                 "; sparse_workspace or the Workspace race strategy asks for a sparse workspace anyway";
   nest.decisions.push_back(classification + " (loops over " + joinNames(loops) + ", output order " +
                            joinNames(outputOrder) + ", without reductions " + joinNames(kept) + ")");
   std::string flags;

@@ -217,5 +217,25 @@ TEST(SparseWorkspaceCommand, ParallelProducersMatchReferenceAndVectorLanesAreRef
   EXPECT_TRUE(contains(message, "vector lanes cannot share")) << message;
 }
 
+// parallelize(..., Workspace): the racing results go through one sparse
+// workspace per thread, whatever the output's format.
+TEST(WorkspaceRaceStrategy, RacingUpdatesThroughPerThreadWorkspaces) {
+  const char* transposedSpmv = "tensor y(J) : OUT\ntensor A(I, J) : csr\ntensor x(I) : dense\ny(j) = A(i, j) * x(i)\n";
+  std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({83, 61}, 0.1, 25)}, {"x", randomDense({83}, 26)}};
+  for (const char* out : {"dense", "sparse"}) {
+    std::string program = withSchedule(replaced(transposedSpmv, "OUT", out), "parallelize(i, CPUThread, Workspace)");
+    SCOPED_TRACE(program);
+    expectProgramMatchesReference(program, inputs);
+    EXPECT_TRUE(contains(explainOf(program), "one per thread of the loop over i")) << explainOf(program);
+  }
+  // A scalar has no coordinates to scatter; the GPU has no sparse workspaces.
+  EXPECT_TRUE(contains(errorOf(withSchedule("tensor a : dense\ntensor A(I, J) : csr\na = A(i, j)\n",
+                                            "parallelize(i, CPUThread, Workspace)")),
+                       "ParallelReduction"));
+  std::string message = errorOf(withSchedule(replaced(kOuterProduct, "OUT", "csr"),
+                                             "precompute(B(i, k) * C(k, j), j, jw)\n  parallelize(k, CPUThread, Workspace)"));
+  EXPECT_TRUE(contains(message, "precompute inside one is not supported yet")) << message;
+}
+
 }  // namespace
 }  // namespace tcc::test

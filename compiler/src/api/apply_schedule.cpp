@@ -43,7 +43,8 @@ std::optional<lowering::WorkspacePolicy> workspacePolicy(const std::string& name
 std::optional<ir::OutputRaceStrategy> raceStrategy(const std::string& name) {
   using ir::OutputRaceStrategy;
   for (auto strategy : {OutputRaceStrategy::IgnoreRaces, OutputRaceStrategy::NoRaces, OutputRaceStrategy::Atomics,
-                        OutputRaceStrategy::Temporary, OutputRaceStrategy::ParallelReduction})
+                        OutputRaceStrategy::Temporary, OutputRaceStrategy::ParallelReduction,
+                        OutputRaceStrategy::Workspace})
     if (ir::toString(strategy) == name) return strategy;
   return std::nullopt;
 }

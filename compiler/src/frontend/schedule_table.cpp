@@ -18,7 +18,7 @@ const std::vector<std::string> kParallelUnits = {"NotParallel", "DefaultUnit", "
                                                  "CPUVector",   "GPUBlock",    "GPUWarp",
                                                  "GPUThread"};
 const std::vector<std::string> kRaceStrategies = {"IgnoreRaces", "NoRaces", "Atomics",
-                                                  "Temporary", "ParallelReduction"};
+                                                  "Temporary", "ParallelReduction", "Workspace"};
 const std::vector<std::string> kBoundKinds = {"MinExact", "MinConstraint", "MaxExact",
                                               "MaxConstraint"};
 const std::vector<std::string> kOnOff = {"on", "off"};

@@ -74,6 +74,9 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
                               race + ", and the GPU has no atomic add for " + ir::toString(output.datatype()));
         plan.atomicStores = true;
         break;
+      case OutputRaceStrategy::Workspace:
+        requireParallelizable(forall, false, race + "; sparse workspaces run on CPU threads, not on the GPU");
+        break;
       case OutputRaceStrategy::Temporary: case OutputRaceStrategy::ParallelReduction:
         requireParallelizable(forall, plan.kind == imp::LoopKind::GpuThread &&
                                           (gpuUnit_ == imp::LoopKind::GpuWarp || gpuUnit_ == imp::LoopKind::GpuBlock),

@@ -71,7 +71,9 @@ struct AssignmentNode : IndexStmtNodeOf<AssignmentNode, IndexStmtKind::Assignmen
 
 // Scheduling attributes of a loop; defaults mean "serial, no unrolling".
 enum class ParallelUnit { NotParallel, DefaultUnit, CPUThread, CPUVector, GPUBlock, GPUWarp, GPUThread };
-enum class OutputRaceStrategy { IgnoreRaces, NoRaces, Atomics, Temporary, ParallelReduction };
+// Workspace: each thread puts its results in a sparse workspace of its own,
+// merged after the loop (a statement's results then go through one).
+enum class OutputRaceStrategy { IgnoreRaces, NoRaces, Atomics, Temporary, ParallelReduction, Workspace };
 std::string toString(ParallelUnit unit);
 inline bool isGpuUnit(ParallelUnit unit) {
   return unit == ParallelUnit::GPUBlock || unit == ParallelUnit::GPUWarp || unit == ParallelUnit::GPUThread;
