@@ -28,6 +28,13 @@ std::string errorOf(const std::string& dsl) {
   return "";
 }
 
+std::string decisionsOf(const std::string& dsl) {
+  std::string text;
+  for (const auto& statement : lowerProgram(Program::fromText(dsl, "test.tc")).statements)
+    for (const auto& decision : statement.decisions) text += decision + "\n";
+  return text;
+}
+
 rt::Coo realMatrix(const std::string& name) {
   return rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name);
 }

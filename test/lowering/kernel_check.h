@@ -29,6 +29,10 @@ std::string expectProgramMatchesReference(const std::string& dsl, const std::map
 std::string withSchedule(const std::string& program, const std::string& schedule);
 // What compiling the DSL text (named test.tc) throws, or "" when it compiles.
 std::string errorOf(const std::string& dsl);
+// The decisions `tcc explain` prints for the DSL text, one per line.
+std::string decisionsOf(const std::string& dsl);
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A seeded random sparse tensor with values in [-1, 1] \ {0}.
 rt::Coo randomSparse(std::vector<int32_t> dims, double density, uint64_t seed);

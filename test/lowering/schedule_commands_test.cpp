@@ -35,7 +35,6 @@ tensor C(K, J) : csr
 A(i,j) = B(i,k) * C(k,j)
 )";
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::map<std::string, rt::Coo> spmvInputs(uint64_t seed) {
   return {{"A", randomSparse({97, 61}, 0.12, seed)}, {"x", randomDense({61}, seed + 1)}};
@@ -542,9 +541,7 @@ A(i,j) = B(i,j) * 2
 )",
                                      "reorder(j, i)");
   expectProgramMatchesReference(program, {{"B", randomSparse({13, 17}, 0.3, 77)}});
-  Lowered lowered = lowerProgram(Program::fromText(program, "test.tc"));
-  std::string decisions;
-  for (const auto& decision : lowered.statements[0].decisions) decisions += decision + "\n";
+  std::string decisions = decisionsOf(program);
   EXPECT_TRUE(contains(decisions, "the loops visit j outside i, but A stores i above j")) << decisions;
 }
 

@@ -8,7 +8,6 @@
 namespace tcc::test {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string replaced(std::string text, const std::string& key, const std::string& value) {
   for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
@@ -16,13 +15,6 @@ std::string replaced(std::string text, const std::string& key, const std::string
   return text;
 }
 
-std::string explainOf(const std::string& dsl) {
-  Lowered lowered = lowerProgram(Program::fromText(dsl, "test.tc"));
-  std::string text;
-  for (const auto& statement : lowered.statements)
-    for (const auto& decision : statement.decisions) text += decision + "\n";
-  return text;
-}
 
 // ---- outer-product SpGEMM: loops k, i, j ----------------------------------------
 
@@ -40,7 +32,7 @@ TEST_P(OuterProduct, RandomInputsMatchReference) {
   expectProgramMatchesReference(program, {{"B", randomSparse({41, 29}, 0.08, 1)}, {"C", randomSparse({29, 37}, 0.08, 2)}});
   // A dense output takes results in any order: no workspace.
   bool sparseOutput = GetParam() != "dense";
-  EXPECT_EQ(contains(explainOf(program), "sparse scattering of order 2"), sparseOutput) << explainOf(program);
+  EXPECT_EQ(contains(decisionsOf(program), "sparse scattering of order 2"), sparseOutput) << decisionsOf(program);
 }
 INSTANTIATE_TEST_SUITE_P(OutputFormats, OuterProduct, ::testing::Values("csr", "csc", "dcsr", "dcsc", "coo", "csf", "dense"));
 
@@ -156,7 +148,7 @@ TEST(DisagreeingInputs, ConvertedAndRight) {
     std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({23, 23}, 0.2, 21)}, {"B", randomSparse({23, 23}, 0.2, 22)}};
     if (!contains(c.program, "tensor B")) inputs.erase("B");
     expectProgramMatchesReference(c.program, inputs);
-    EXPECT_TRUE(contains(explainOf(c.program), std::string(c.converted) + " is read from a copy")) << explainOf(c.program);
+    EXPECT_TRUE(contains(decisionsOf(c.program), std::string(c.converted) + " is read from a copy")) << decisionsOf(c.program);
   }
   rt::Coo real = realMatrix("west0497.mtx");
   expectProgramMatchesReference("tensor C(I, J) : csr\ntensor A(I, J) : csr\ntensor B(J, I) : csr\n"
@@ -176,7 +168,7 @@ TEST(SparseWorkspaceCommand, EveryPolicyAndOption) {
         SCOPED_TRACE(command);
         std::string program = withSchedule(replaced(kOuterProduct, "OUT", "csr"), command);
         expectProgramMatchesReference(program, inputs);
-        EXPECT_TRUE(contains(explainOf(program), std::string("policy ") + policy + ": as the schedule asks"));
+        EXPECT_TRUE(contains(decisionsOf(program), std::string("policy ") + policy + ": as the schedule asks"));
       }
 }
 
@@ -226,7 +218,7 @@ TEST(WorkspaceRaceStrategy, RacingUpdatesThroughPerThreadWorkspaces) {
     std::string program = withSchedule(replaced(transposedSpmv, "OUT", out), "parallelize(i, CPUThread, Workspace)");
     SCOPED_TRACE(program);
     expectProgramMatchesReference(program, inputs);
-    EXPECT_TRUE(contains(explainOf(program), "one per thread of the loop over i")) << explainOf(program);
+    EXPECT_TRUE(contains(decisionsOf(program), "one per thread of the loop over i")) << decisionsOf(program);
   }
   // A scalar has no coordinates to scatter; the GPU has no sparse workspaces.
   EXPECT_TRUE(contains(errorOf(withSchedule("tensor a : dense\ntensor A(I, J) : csr\na = A(i, j)\n",

@@ -9,7 +9,6 @@
 namespace tcc::test {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 const char* kSpmv = R"(
 tensor y(I) : dense
