@@ -68,6 +68,17 @@ class HostInterpreter {
       return true;
     }
     if (stmt.as<imp::Comment>()) return false;
+    if (const auto* intrinsic = stmt.as<imp::Intrinsic>()) {
+      const lowering::GpuIntrinsicCall* call = function_.intrinsicCall(intrinsic);
+      if (!call) throw Error("internal: intrinsic '" + intrinsic->name + "' is not listed in its GPU function");
+      std::map<std::string, tcc_tensor*> operands;
+      for (const auto& name : intrinsic->tensors) operands[name] = tensors_.at(name);
+      if (int32_t result = device_.intrinsic(*call, operands)) {
+        status = result;
+        return true;
+      }
+      return false;
+    }
     if (const auto* evaluate = stmt.as<imp::Evaluate>()) {
       const auto* call = evaluate->value.as<imp::Call>();
       const lowering::GpuKernel* kernel = call ? function_.kernelNamed(call->name) : nullptr;

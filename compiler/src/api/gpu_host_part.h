@@ -9,6 +9,8 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "tcc/lowering/gpu_kernels.h"
@@ -27,6 +29,10 @@ struct HostPartDevice {
   std::function<void(const KernelLaunch&)> launch;
   // Copies `bytes` at a device address to `host`.
   std::function<void(void* host, const void* device, size_t bytes)> read;
+  // Runs an intrinsic statement on the tensors it names (by name); returns
+  // its status (0: success).
+  std::function<int32_t(const lowering::GpuIntrinsicCall& call, const std::map<std::string, tcc_tensor*>& tensors)>
+      intrinsic;
 };
 
 // Returns the entry point's status (0: success; a bound(...) that does not

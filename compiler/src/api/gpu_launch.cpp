@@ -1,6 +1,7 @@
 #include "gpu_launch.h"
 
 #include "gpu_host_part.h"
+#include "gpu_intrinsic_runners.h"
 
 #include <unistd.h>
 
@@ -90,6 +91,11 @@ int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda:
     rt::cuda::launch(module.function(launch.kernel->name), launch.blocks, launch.kernel->threadsPerBlock, arguments);
   };
   device.read = [](void* host, const void* address, size_t bytes) { rt::cuda::copyToHost(host, address, bytes); };
+  device.intrinsic = [&](const lowering::GpuIntrinsicCall& call, const std::map<std::string, tcc_tensor*>& operands) {
+    GpuIntrinsicRunner runner = gpuIntrinsicRunner(call.op->name);
+    if (!runner) throw Error("intrinsic '" + call.op->name + "' has no in-process CUDA host step");
+    return runner(GpuIntrinsicRun{call, module, operands});
+  };
   return runHostPart(function, tensors, device);
 }
 

@@ -8,6 +8,7 @@
 
 #include "../c_like_printer.h"
 #include "tcc/lowering/gpu_kernels.h"
+#include "tcc/lowering/intrinsics.h"
 
 namespace tcc::lowering {
 
@@ -243,6 +244,15 @@ class CudaHostPrinter : public CLikePrinter {
     out_ << ")";
   }
 
+  void visit(const Intrinsic* op) override {
+    const GpuIntrinsicCall* call = function_.intrinsicCall(op);
+    const IntrinsicLowering* entry = intrinsicLowering(op->name);
+    if (!call || !entry || !entry->cuda.hostStatement)
+      throw LoweringError("intrinsic '" + op->name + "' has no CUDA expansion");
+    indent();
+    out_ << entry->cuda.hostStatement(*op, call->prefix) << "\n";
+  }
+
   void visit(const Evaluate* op) override {
     const auto* call = op->value.as<Call>();
     const GpuKernel* kernel = call ? function_.kernelNamed(call->name) : nullptr;
@@ -292,7 +302,19 @@ void printKernels(std::ostream& out, const std::vector<GpuFunction>& functions) 
       printer.printKernel(kernel);
       out << "\n";
     }
+    for (const auto& call : function.intrinsics) {
+      const IntrinsicLowering* entry = intrinsicLowering(call.op->name);
+      if (entry && entry->cuda.deviceCode) out << entry->cuda.deviceCode(*call.op, call.prefix) << "\n";
+    }
   }
+}
+
+void printIntrinsicHostDefinitions(std::ostream& out, const std::vector<GpuFunction>& functions) {
+  for (const auto& function : functions)
+    for (const auto& call : function.intrinsics) {
+      const IntrinsicLowering* entry = intrinsicLowering(call.op->name);
+      if (entry && entry->cuda.hostDefinitions) out << entry->cuda.hostDefinitions(*call.op, call.prefix) << "\n";
+    }
 }
 
 class CudaCodeGenerator : public CodeGenerator {
@@ -315,6 +337,7 @@ std::string emitCudaUnit(const std::vector<GpuFunction>& functions) {
       << "#include <stdint.h>\n#include <cuda_runtime.h>\n\n"
       << abiText() << kDeviceHelpers << kHostHelpers << "\n";
   printKernels(out, functions);
+  printIntrinsicHostDefinitions(out, functions);
   for (const auto& function : functions) {
     CudaHostPrinter printer(out, function);
     printer.printFunction();

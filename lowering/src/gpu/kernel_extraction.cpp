@@ -10,6 +10,7 @@
 #include "tcc/ir/imperative_printer.h"
 #include "tcc/ir/imperative_visitor.h"
 #include "tcc/lowering/gpu_kernels.h"
+#include "tcc/lowering/intrinsics.h"
 #include "tcc/lowering/lower.h"
 
 namespace tcc::lowering {
@@ -84,7 +85,11 @@ class HostCodeCheck : public IRVisitor {
   void visit(const While* op) override { refuse("has a loop " + describe(op->comment) + "that cannot run on the GPU"); }
   void visit(const Allocate* op) override { refuse("allocates " + toString(op->buffer)); }
   void visit(const SetTensorProperty* op) override { refuse("assembles output " + op->tensor); }
-  void visit(const Intrinsic* op) override { refuse("uses intrinsic '" + op->name + "', which has no GPU expansion yet"); }
+  void visit(const Intrinsic* op) override {
+    const IntrinsicLowering* entry = intrinsicLowering(op->name);
+    if (!entry || !entry->cuda.hostStatement)
+      throw LoweringError("intrinsic '" + op->name + "' has no CUDA expansion; it runs on the cpu target only");
+  }
   void visit(const Call* op) override {
     if (!kernels_.count(op->name)) refuse("calls " + op->name);
   }
@@ -184,6 +189,20 @@ class KernelExtractor : public IRMutator {
   std::string functionName_;
 };
 
+// The host code's Intrinsic statements, each with its prefix.
+class IntrinsicCalls : public IRVisitor {
+ public:
+  explicit IntrinsicCalls(std::string functionName) : functionName_(std::move(functionName)) {}
+  using IRVisitor::visit;
+  void visit(const Intrinsic* op) override {
+    calls.push_back({op, functionName_ + "_" + op->name + std::to_string(calls.size())});
+  }
+  std::vector<GpuIntrinsicCall> calls;
+
+ private:
+  std::string functionName_;
+};
+
 }  // namespace
 
 LoopKind GpuKernel::unit() const { return loop.as<For>()->loopKind; }
@@ -203,6 +222,12 @@ int64_t blocksFor(const GpuKernel& kernel, int64_t extent) {
   return std::min<int64_t>(blocks, 2147483647);  // the kernel's loops stride over the rest
 }
 
+const GpuIntrinsicCall* GpuFunction::intrinsicCall(const Intrinsic* op) const {
+  for (const auto& call : intrinsics)
+    if (call.op == op) return &call;
+  return nullptr;
+}
+
 const GpuKernel* GpuFunction::kernelNamed(const std::string& name) const {
   for (const auto& kernel : kernels)
     if (kernel.name == name) return &kernel;
@@ -215,7 +240,10 @@ GpuFunction splitIntoKernels(const Function& function) {
   result.host = function;
   result.host.body = extractor.mutate(function.body);
   result.kernels = std::move(extractor.kernels);
-  if (result.kernels.empty())
+  IntrinsicCalls intrinsics(function.name);
+  result.host.body.accept(intrinsics);
+  result.intrinsics = std::move(intrinsics.calls);
+  if (result.kernels.empty() && result.intrinsics.empty())
     throw LoweringError("on the cuda target a statement needs a loop mapped to the GPU; parallelize its outermost "
                         "loop over GPUBlock, GPUWarp or GPUThread");
   std::set<std::string> names;

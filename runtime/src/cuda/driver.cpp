@@ -29,6 +29,7 @@ struct DriverApi {
   decltype(&::cuModuleUnload) moduleUnload;
   decltype(&::cuModuleGetFunction) moduleGetFunction;
   decltype(&::cuLaunchKernel) launchKernel;
+  decltype(&::cuFuncSetAttribute) funcSetAttribute;
   decltype(&::cuMemAlloc) memAlloc;
   decltype(&::cuMemFree) memFree;
   decltype(&::cuMemcpyHtoD) memcpyHtoD;
@@ -71,6 +72,7 @@ const DriverApi& api() {
     TCC_LOAD(moduleUnload, cuModuleUnload);
     TCC_LOAD(moduleGetFunction, cuModuleGetFunction);
     TCC_LOAD(launchKernel, cuLaunchKernel);
+    TCC_LOAD(funcSetAttribute, cuFuncSetAttribute);
     TCC_LOAD(memAlloc, cuMemAlloc);
     TCC_LOAD(memFree, cuMemFree);
     TCC_LOAD(memcpyHtoD, cuMemcpyHtoD);
@@ -172,6 +174,20 @@ void launch(void* function, int64_t blocks, int threadsPerBlock, std::vector<voi
   check(current().launchKernel(static_cast<CUfunction>(function), static_cast<unsigned>(blocks), 1, 1,
                                static_cast<unsigned>(threadsPerBlock), 1, 1, 0, nullptr, arguments.data(), nullptr),
         "cuLaunchKernel");
+}
+
+void launch(void* function, const LaunchShape& shape, std::vector<void*> arguments) {
+  if (shape.grid[0] == 0 || shape.grid[1] == 0 || shape.grid[2] == 0) return;
+  check(current().launchKernel(static_cast<CUfunction>(function), shape.grid[0], shape.grid[1], shape.grid[2],
+                               shape.block[0], shape.block[1], shape.block[2], shape.sharedBytes, nullptr,
+                               arguments.data(), nullptr),
+        "cuLaunchKernel");
+}
+
+void allowDynamicSharedMemory(void* function, int bytes) {
+  check(current().funcSetAttribute(static_cast<CUfunction>(function),
+                                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+        "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
 }
 
 void copyToHost(void* host, const void* device, size_t bytes) {

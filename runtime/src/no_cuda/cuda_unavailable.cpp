@@ -18,6 +18,8 @@ Module::Module(const std::string&) { unavailable(); }
 Module::~Module() = default;
 void* Module::function(const std::string&) const { unavailable(); }
 void launch(void*, int64_t, int, std::vector<void*>) { unavailable(); }
+void launch(void*, const LaunchShape&, std::vector<void*>) { unavailable(); }
+void allowDynamicSharedMemory(void*, int) { unavailable(); }
 void copyToHost(void*, const void*, size_t) { unavailable(); }
 void synchronize() { unavailable(); }
 DeviceBuffer::DeviceBuffer(size_t) { unavailable(); }

@@ -1,5 +1,7 @@
 // A lowered function split for the GPU: each outermost Gpu loop becomes a
-// kernel, and what is left is the host code that launches them.
+// kernel, and what is left is the host code that launches them. An
+// Intrinsic statement the CUDA backend expands (tcc/lowering/intrinsics.h)
+// stays in the host code, listed in `intrinsics`.
 //
 // The host code reads only tensor fields (dimensions and array pointers,
 // which on the GPU point to device memory), single array entries (each read
@@ -30,10 +32,19 @@ struct GpuKernel {
   int iterationsPerBlock() const;
 };
 
+// An intrinsic statement of the host code and the unique prefix of the
+// names its expansion emits.
+struct GpuIntrinsicCall {
+  const ir::imp::Intrinsic* op = nullptr;  // a node of the function's host body
+  std::string prefix;
+};
+
 struct GpuFunction {
   ir::imp::Function host;
   std::vector<GpuKernel> kernels;
+  std::vector<GpuIntrinsicCall> intrinsics;
   const GpuKernel* kernelNamed(const std::string& name) const;
+  const GpuIntrinsicCall* intrinsicCall(const ir::imp::Intrinsic* op) const;
 };
 
 GpuFunction splitIntoKernels(const ir::imp::Function& function);

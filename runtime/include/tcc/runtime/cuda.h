@@ -53,6 +53,18 @@ class Module {
 
 // Launches a kernel on the default stream; `arguments` point at each argument.
 void launch(void* function, int64_t blocks, int threadsPerBlock, std::vector<void*> arguments);
+
+// A launch's grid, blocks and dynamic shared memory (hand-written kernels:
+// the intrinsics).
+struct LaunchShape {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned sharedBytes = 0;
+};
+void launch(void* function, const LaunchShape& shape, std::vector<void*> arguments);
+// Lets `function` take up to `bytes` of dynamic shared memory per block
+// (above the default 48 KiB; the device's limit is 227 KiB on sm_90).
+void allowDynamicSharedMemory(void* function, int bytes);
 // Copies `bytes` from a device address to the host (waits for the device).
 void copyToHost(void* host, const void* device, size_t bytes);
 // Waits for the device and reports a fault of any kernel launched before.

@@ -1,0 +1,16 @@
+// The table of in-process host steps, one per CUDA intrinsic.
+#include "gpu_intrinsic_runners.h"
+
+#include <utility>
+#include <vector>
+
+namespace tcc::detail {
+
+GpuIntrinsicRunner gpuIntrinsicRunner(const std::string& name) {
+  static const std::vector<std::pair<std::string, GpuIntrinsicRunner>> table = {};
+  for (const auto& [entry, runner] : table)
+    if (entry == name) return runner;
+  return nullptr;
+}
+
+}  // namespace tcc::detail

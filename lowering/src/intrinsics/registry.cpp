@@ -1,0 +1,14 @@
+// The table of intrinsics: one entry per intrinsic, its recognition and
+// each backend's expansion (see tcc/lowering/intrinsics.h).
+#include "permanent.h"
+
+namespace tcc::lowering {
+
+const std::vector<IntrinsicLowering>& intrinsicLowerings() {
+  static const std::vector<IntrinsicLowering> table = {
+      {kPermanentIntrinsic, recognizePermanent, explainPermanent, cppPermanentStatement, {}},
+  };
+  return table;
+}
+
+}  // namespace tcc::lowering
