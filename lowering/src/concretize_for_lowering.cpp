@@ -102,6 +102,24 @@ bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr
 }
 
 // What a loop on threads implies for the output and the workspace.
+// Whether the outermost loop runs on CPU threads over a sparse output that
+// they cannot assemble in place. Threads append in place only the rows of a
+// {dense, compressed} matrix, under a loop over its first index (count,
+// prefix sum, fill); every other sparse output (DCSR, CSF, COO, ...) goes
+// through one sparse workspace per thread and a parallel merge.
+bool threadsCannotAssembleInPlace(const LoopNest& nest, const Access& lhs) {
+  const TensorVar& output = lhs.tensor();
+  if (!hasSparseLevel(output) || nest.loops.empty()) return false;
+  auto attributes = nest.attributes.find(nest.loops[0]);
+  if (attributes == nest.attributes.end() || !attributes->second.onThreads()) return false;
+  const ir::Format& format = output.format();
+  auto origins = nest.originsOf(nest.loops[0]);
+  bool rows = format.order() == 2 && format.level(0).isDense() && format.level(1).kind == ir::LevelKind::Compressed &&
+              format.level(1).unique && origins.size() == 1 &&
+              *origins.begin() == lhs.indices()[format.modeOfLevel(0)];
+  return !rows;
+}
+
 void describeThreadLoops(LoopNest& nest, const Access& lhs) {
   const TensorVar& output = lhs.tensor();
   for (size_t p = 0; p < nest.loops.size(); ++p) {
@@ -289,6 +307,11 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     if (!inputEdges.count(edge)) outputStorageEdges.push_back({edge.first, edge.second, output.name()});
   applySchedule(nest, request.commands, *assignment, storageEdges);
 
+  if (!nest.sparseWorkspace && !nest.precompute && threadsCannotAssembleInPlace(nest, lhs)) {
+    nest.sparseWorkspace = SparseWorkspaceCommand{};
+    nest.decisions.push_back("threads cannot append to " + output.name() + " (" + output.format().toString() +
+                             ") in place, so its results go through sparse workspaces (the Workspace race strategy)");
+  }
   // A sparse output appended out of its storage order scatters.
   auto broken = hasSparseLevel(output) ? brokenEdge(nest, outputStorageEdges) : std::nullopt;
   std::optional<std::string> scatters;

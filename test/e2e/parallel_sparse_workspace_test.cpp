@@ -55,6 +55,21 @@ std::vector<Case> cases() {
                  "tensor A(I, J, L) : coo\ntensor B(K, I, J) : csf\ntensor C(K, L) : csr\nA(i, j, l) = B(k, i, j) * C(k, l)\n",
                  "parallelize(k, CPUThread, NoRaces)",
                  {{"B", random({30, 20, 25}, 0.02, 6)}, {"C", random({30, 15}, 0.2, 7)}}});
+  // Outputs appended in order that threads still cannot assemble in place:
+  // a doubly compressed matrix, a CSF tensor and COO. (A loop that merges
+  // sparse operands, such as B + C over compressed levels, stays serial.)
+  all.push_back({"rowwise_spgemm_into_dcsr",
+                 "tensor A(I, J) : dcsr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n",
+                 "parallelize(i, CPUThread, NoRaces)", {{"B", real}, {"C", real}}});
+  all.push_back({"scaled_into_csf",
+                 "tensor A(I, J, K) : csf\ntensor B(I, J, K) : csf\ntensor c(K) : dense\n"
+                 "A(i, j, k) = B(i, j, k) * c(k)\n",
+                 "parallelize(i, CPUThread, NoRaces)",
+                 {{"B", random({30, 20, 25}, 0.05, 8)}, {"c", random({25}, 1.0, 9)}}});
+  all.push_back({"product_into_coo",
+                 "tensor A(I, J) : coo\ntensor B(I, J) : csr\ntensor C(I, J) : csr\nA(i, j) = B(i, j) * C(i, j)\n",
+                 "parallelize(i, CPUThread, NoRaces)",
+                 {{"B", random({200, 150}, 0.1, 10)}, {"C", random({200, 150}, 0.1, 11)}}});
   return all;
 }
 
@@ -102,14 +117,14 @@ TEST_P(ParallelSparseWorkspace, EveryThreadCountMatchesTheSerialKernelAndTheRefe
   double scale = 1;
   for (double v : expected) scale = std::max(scale, std::abs(v));
 
+  std::vector<int32_t> dims = rt::unpack(compile(serial).run(inputs).at("A")).dims;
   for (int threads : {1, 2, 3, 7, 16}) {
     SCOPED_TRACE(std::to_string(threads) + " threads");
-    fs::path out = folder / ("A" + std::to_string(threads) + (c.name == "sp_ttm_into_coo" ? ".tns" : ".mtx"));
+    fs::path out = folder / ("A" + std::to_string(threads) + (dims.size() == 2 ? ".mtx" : ".tns"));
     Outcome outcome = run("OMP_NUM_THREADS=" + std::to_string(threads) + " '" + std::string(TCC_EXECUTABLE) +
                           "' run '" + (folder / "parallel.tc").string() + "'" + bindings + " --out A='" +
                           out.string() + "'");
     ASSERT_EQ(outcome.exitCode, 0) << outcome.output;
-    std::vector<int32_t> dims = rt::unpack(compile(serial).run(inputs).at("A")).dims;
     rt::Coo written = rt::readTensorFile(out.string(), dims);
     std::vector<double> actual = rt::toDense(written);
     ASSERT_EQ(actual.size(), expected.size());

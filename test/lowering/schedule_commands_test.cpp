@@ -368,13 +368,30 @@ schedule { parallelize(i, CPUThread, NoRaces) }
                                 {{"B", randomSparse({60, 30}, 0.02, 47)}, {"C", randomDense({60, 30}, 48)}});
 }
 
-TEST(ParallelAssembly, DoublyCompressedOutputsAreRefused) {
-  std::string message = errorOf(R"(
+TEST(ParallelAssembly, DoublyCompressedOutputsGoThroughPerThreadWorkspaces) {
+  std::string program = R"(
 tensor A(I, J) : dcsr
 tensor B(I, J) : csr
 tensor C(I, J) : csr
 A(i,j) = B(i,j) + C(i,j)
 schedule { parallelize(i, CPUThread, NoRaces) }
+)";
+  EXPECT_TRUE(contains(decisionsOf(program), "threads cannot append to A ({compressed, compressed}) in place"))
+      << decisionsOf(program);
+  expectProgramMatchesReference(program, {{"B", randomSparse({90, 70}, 0.05, 41)}, {"C", randomSparse({90, 70}, 0.05, 42)}});
+}
+
+TEST(ParallelAssembly, ADenseWorkspaceUnderThreadsOverADoublyCompressedOutputIsRefused) {
+  std::string message = errorOf(R"(
+tensor A(I, J) : dcsr
+tensor B(I, K) : csr
+tensor C(K, J) : csr
+A(i,j) = B(i,k) * C(k,j)
+schedule {
+  reorder(i, k, j)
+  precompute(B(i,k) * C(k,j), j, j)
+  parallelize(i, CPUThread, NoRaces)
+}
 )");
   EXPECT_TRUE(contains(message, "only its rows (a dense first level followed by a compressed one)")) << message;
 }
