@@ -48,16 +48,6 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-tcc::rt::Coo kron(const tcc::rt::Coo& a, const tcc::rt::Coo& b) {
-  tcc::rt::Coo result = tcc::rt::Coo::ofShape({a.dims[0] * b.dims[0], a.dims[1] * b.dims[1]});
-  result.reserve(a.nnz() * b.nnz());
-  for (size_t p = 0; p < a.nnz(); ++p)
-    for (size_t q = 0; q < b.nnz(); ++q) {
-      int32_t c[2] = {a.coords[0][p] * b.dims[0] + b.coords[0][q], a.coords[1][p] * b.dims[1] + b.coords[1][q]};
-      result.push(c, a.values[p] * b.values[q]);
-    }
-  return result;
-}
 
 // R-MAT (a, b, c, d) = (0.57, 0.19, 0.19, 0.05), duplicates dropped.
 tcc::rt::Coo rmat(int scale, int64_t edges, uint64_t seed) {
@@ -252,12 +242,12 @@ int main(int argc, char** argv) {
   for (const char* name : {"bcsstk16", "bayer10", "bcsstk13", "mbeacxc", "Franz6_id1959_aug", "dnn_n1024_l1", "Pd",
                            "cryg2500", "watt_2", "adder_dcop_05"})
     inputs.push_back({name, "real", real(name)});
-  inputs.push_back({"kron(bayer10,LF10)", "scale-up", kron(real("bayer10"), real("LF10"))});
-  inputs.push_back({"kron(bcsstk13,cage5)", "scale-up", kron(real("bcsstk13"), real("cage5"))});
-  inputs.push_back({"kron(Franz6,karate)", "scale-up", kron(real("Franz6_id1959_aug"), real("karate"))});
-  inputs.push_back({"kron(dnn_n1024_l1,bcspwr02)", "scale-up", kron(real("dnn_n1024_l1"), real("bcspwr02"))});
-  inputs.push_back({"kron(Pd,cage5)", "scale-up", kron(real("Pd"), real("cage5"))});
-  inputs.push_back({"kron(mbeacxc,LF10)", "scale-up", kron(real("mbeacxc"), real("LF10"))});
+  inputs.push_back({"kron(bayer10,LF10)", "scale-up", tcc::rt::kroneckerProduct(real("bayer10"), real("LF10"))});
+  inputs.push_back({"kron(bcsstk13,cage5)", "scale-up", tcc::rt::kroneckerProduct(real("bcsstk13"), real("cage5"))});
+  inputs.push_back({"kron(Franz6,karate)", "scale-up", tcc::rt::kroneckerProduct(real("Franz6_id1959_aug"), real("karate"))});
+  inputs.push_back({"kron(dnn_n1024_l1,bcspwr02)", "scale-up", tcc::rt::kroneckerProduct(real("dnn_n1024_l1"), real("bcspwr02"))});
+  inputs.push_back({"kron(Pd,cage5)", "scale-up", tcc::rt::kroneckerProduct(real("Pd"), real("cage5"))});
+  inputs.push_back({"kron(mbeacxc,LF10)", "scale-up", tcc::rt::kroneckerProduct(real("mbeacxc"), real("LF10"))});
   inputs.push_back({"rmat(scale 20, 8M edges)", "synthetic", rmat(20, 8 << 20, 7)});
 
   cusparseHandle_t handle;

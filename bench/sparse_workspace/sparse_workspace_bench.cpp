@@ -167,17 +167,6 @@ Measurement inChild(const std::function<std::pair<double, double>()>& body) {
   return m;
 }
 
-// The Kronecker product of two matrices: a scale-up that keeps real structure.
-tcc::rt::Coo kronecker(const tcc::rt::Coo& a, const tcc::rt::Coo& b) {
-  tcc::rt::Coo k = tcc::rt::Coo::ofShape({a.dims[0] * b.dims[0], a.dims[1] * b.dims[1]});
-  k.reserve(a.nnz() * b.nnz());
-  for (size_t p = 0; p < a.nnz(); ++p)
-    for (size_t q = 0; q < b.nnz(); ++q) {
-      int32_t c[2] = {a.coords[0][p] * b.dims[0] + b.coords[0][q], a.coords[1][p] * b.dims[1] + b.coords[1][q]};
-      k.push(c, a.values[p] * b.values[q]);
-    }
-  return k;
-}
 
 // A dense I x J workspace this large is not attempted (the machine has 24 GiB).
 constexpr double kLargestDenseWorkspace = 8.0 * (1 << 30);
@@ -264,7 +253,7 @@ int main(int argc, char** argv) {
       return tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + matrix + ".mtx");
     };
     tcc::rt::Coo b = comma == std::string::npos ? read(name)
-                                                : kronecker(read(name.substr(0, comma)), read(name.substr(comma + 1)));
+                                                : tcc::rt::kroneckerProduct(read(name.substr(0, comma)), read(name.substr(comma + 1)));
     std::string label = comma == std::string::npos ? name : "kron(" + name.substr(0, comma) + ", " +
                                                               name.substr(comma + 1) + ") scale-up";
     if (b.dims[0] != b.dims[1]) continue;

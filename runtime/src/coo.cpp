@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 namespace tcc::rt {
 
@@ -39,6 +40,18 @@ void Coo::sort() {
   std::vector<double> sortedValues(values.size());
   for (size_t k = 0; k < permutation.size(); ++k) sortedValues[k] = values[permutation[k]];
   values = std::move(sortedValues);
+}
+
+Coo kroneckerProduct(const Coo& a, const Coo& b) {
+  if (a.order() != 2 || b.order() != 2) throw std::invalid_argument("a Kronecker product takes two matrices");
+  Coo product = Coo::ofShape({a.dims[0] * b.dims[0], a.dims[1] * b.dims[1]});
+  product.reserve(a.nnz() * b.nnz());
+  for (size_t p = 0; p < a.nnz(); ++p)
+    for (size_t q = 0; q < b.nnz(); ++q) {
+      int32_t c[2] = {a.coords[0][p] * b.dims[0] + b.coords[0][q], a.coords[1][p] * b.dims[1] + b.coords[1][q]};
+      product.push(c, a.values[p] * b.values[q]);
+    }
+  return product;
 }
 
 }  // namespace tcc::rt

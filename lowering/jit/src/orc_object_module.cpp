@@ -55,25 +55,27 @@ void initializeNativeTarget() {
 }
 
 // Clang's -fopenmp code calls libomp's __kmpc_* entry points, which the host
-// process need not have loaded.
-void loadOpenmpRuntime() {
+// process need not have loaded. Returns the name it was loaded by.
+const std::string& openmpRuntimeName() {
   static std::once_flag once;
-  static std::string failure;
+  static std::string failure, loaded;
   std::call_once(once, [] {
     for (const char* name : {"libomp.so.5", "libomp.so"})
       if (!llvm::sys::DynamicLibrary::LoadLibraryPermanently(name, &failure)) {
         failure.clear();
+        loaded = name;
         return;
       }
   });
   if (!failure.empty()) throw CompileError("tcc::jit: OpenMP kernels need libomp, which cannot be loaded: " + failure);
+  return loaded;
 }
 
 }  // namespace
 
 std::shared_ptr<const Module> loadObjectWithOrc(const std::string& objectBytes, bool openmp) {
   initializeNativeTarget();
-  if (openmp) loadOpenmpRuntime();
+  if (openmp) openmpRuntimeName();
   auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machineBuilder) throw CompileError("tcc::jit: cannot describe the host: " + errorText(machineBuilder.takeError()));
   auto jit = llvm::orc::LLJITBuilder()
@@ -89,6 +91,20 @@ std::shared_ptr<const Module> loadObjectWithOrc(const std::string& objectBytes, 
     linkErrors->text += errorText(std::move(error)) + "\n";
   });
 
+  // OpenMP's API (omp_get_thread_num, ...) comes from libomp itself, ahead
+  // of the process's symbols: a host linked with GCC's libgomp exports the
+  // same names, and libgomp's omp_get_thread_num in a libomp team answers 0
+  // in every thread (so per-thread workspaces would be shared).
+  if (openmp) {
+    auto openmpSymbols = llvm::orc::DynamicLibrarySearchGenerator::Load(
+      openmpRuntimeName().c_str(), (*jit)->getDataLayout().getGlobalPrefix(),
+      [](const llvm::orc::SymbolStringPtr& name) {
+        llvm::StringRef text = *name;
+        return text.startswith("omp_") || text.startswith("__kmpc_");
+      });
+    if (!openmpSymbols) throw CompileError("tcc::jit: " + errorText(openmpSymbols.takeError()));
+    (*jit)->getMainJITDylib().addGenerator(std::move(*openmpSymbols));
+  }
   auto processSymbols = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
       (*jit)->getDataLayout().getGlobalPrefix());
   if (!processSymbols) throw CompileError("tcc::jit: " + errorText(processSymbols.takeError()));

@@ -71,7 +71,15 @@ void pinOpenmpRuntime() {
 std::shared_ptr<const Module> loadSharedLibrary(const std::string& sharedLibraryBytes, bool openmp) {
   TemporaryLibraryFile file(sharedLibraryBytes);
   // RTLD_NOW: an unresolved external fails here, as it does for the JIT.
-  void* handle = dlopen(file.path().c_str(), RTLD_NOW | RTLD_LOCAL);
+  // RTLD_DEEPBIND: the kernel's OpenMP calls bind to the runtime it was
+  // linked with, not to another one the host exports under the same names
+  // (libgomp's omp_get_thread_num in a libomp team answers 0 everywhere).
+  // AddressSanitizer refuses RTLD_DEEPBIND.
+  int flags = RTLD_NOW | RTLD_LOCAL;
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  if (openmp) flags |= RTLD_DEEPBIND;
+#endif
+  void* handle = dlopen(file.path().c_str(), flags);
   if (!handle) throw CompileError(std::string("tcc::jit: cannot load the compiled library: ") + dlerror());
   if (openmp) pinOpenmpRuntime();
   return std::make_shared<SharedLibraryModule>(handle);

@@ -27,4 +27,9 @@ struct Coo {
   void sort();
 };
 
+// The Kronecker product of two matrices: (a.rows * b.rows) x (a.cols *
+// b.cols), entry (i * b.rows + k, j * b.cols + l) = a(i, j) * b(k, l). The
+// benchmarks' scale-ups: large inputs that keep real matrices' structure.
+Coo kroneckerProduct(const Coo& a, const Coo& b);
+
 }  // namespace tcc::rt

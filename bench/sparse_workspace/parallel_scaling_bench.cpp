@@ -1,0 +1,217 @@
+// Parallel sparse workspaces: the scattering kernels, each compiled without
+// a schedule (the sequential sparse workspace: the baseline) and with a
+// thread loop over its producer (a sparse workspace per thread, merged in
+// parallel), at each thread count.
+//
+//   outer_spgemm       A = B * B, B read by columns (CSC) and rows (CSR), loops k, i, j
+//   transposed_spgemm  A^T = B * B, every operand CSR, A(j, i) scattered by i
+//   sp_mttkrp          A(i, j) = B(k, l, i) C(k, j) D(l, j), B in CSF, A in DCSR
+//   sp_ttm             A(i, j, l) = B(k, i, j) C(k, l), B in CSF, C in CSR, A in COO
+//
+// The SpGEMMs run on each matrix named (a name of the shared data folder or
+// NAME1,NAME2 for their Kronecker product, a scale-up); the tensor kernels
+// on a seeded random tensor. Every configuration runs in a child process of
+// its own (so each starts with OpenMP's thread count set and its own peak
+// memory): it checks the parallel result against the sequential kernel's,
+// then reports the median kernel time and how far its peak resident memory
+// rose while the kernel ran (the workspaces and the result).
+//
+//   tcc_parallel_workspace_bench [--threads 1,2,4,8,16] [--repeat N] [--no-fork] [MATRIX ...]
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tcc/runtime/matrix_market.h"
+#include "tcc/runtime/pack.h"
+#include "tcc/runtime/random.h"
+#include "tcc/tcc.h"
+
+namespace {
+
+struct Benchmark {
+  std::string kernel, input;
+  std::string program, schedule;  // schedule: the parallel one
+  std::map<std::string, tcc::rt::Coo> inputs;
+};
+
+struct Measurement {
+  double seconds = 0;
+  double peakMiB = 0;       // growth of the peak resident set while the kernel ran
+  double difference = 0;    // largest |parallel - sequential| over the largest |sequential|
+  bool ok = false;
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+double peakResidentMiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;
+}
+
+std::vector<double> denseOf(const tcc::Tensor& tensor) { return tcc::rt::toDense(tcc::rt::unpack(tensor)); }
+
+// In a child process: threads == 0 times the sequential kernel. The
+// kernels' OpenMP runtime starts with the first parallel kernel and reads
+// OMP_NUM_THREADS then.
+Measurement measure(const Benchmark& b, int threads, int repeat) {
+  if (threads > 0) setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  std::map<std::string, tcc::Tensor> inputs;
+  tcc::Program sequential = tcc::Program::fromText(b.program, "sequential.tc");
+  for (const auto& [name, coo] : b.inputs)
+    inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(sequential.syntax().findTensor(name)->format())));
+  tcc::Kernel baseline = tcc::compile(sequential);
+  tcc::Kernel timed = tcc::compile(threads == 0 ? sequential
+                                                : tcc::Program::fromText(
+                                                      b.program + "schedule {\n  " + b.schedule + "\n}\n", "parallel.tc"));
+  Measurement m;
+  timed.run(inputs);  // warm-up
+  double before = peakResidentMiB();
+  tcc::RunOptions options;
+  options.repeat = repeat;
+  tcc::RunResult result = timed.run(inputs, options);
+  m.peakMiB = peakResidentMiB() - before;
+  m.seconds = median(result.seconds);
+  std::vector<double> actual = denseOf(result.tensors.at("A"));
+  std::vector<double> expected = denseOf(baseline.run(inputs).at("A"));
+  double scale = 1e-300, worst = 0;
+  for (size_t k = 0; k < expected.size(); ++k) {
+    scale = std::max(scale, std::abs(expected[k]));
+    worst = std::max(worst, std::abs(actual[k] - expected[k]));
+  }
+  m.difference = worst / scale;
+  m.ok = actual.size() == expected.size() && m.difference <= 1e-12;
+  return m;
+}
+
+// --no-fork: everything in this process, for a debugger (the first thread
+// count then holds for the whole run).
+bool forkEachRun = true;
+
+Measurement inChild(const Benchmark& b, int threads, int repeat) {
+  if (!forkEachRun) return measure(b, threads, repeat);
+  int channel[2];
+  if (pipe(channel) != 0) return {};
+  pid_t child = fork();
+  if (child == 0) {
+    close(channel[0]);
+    Measurement m;
+    try {
+      m = measure(b, threads, repeat);
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "%s %s: %s\n", b.kernel.c_str(), b.input.c_str(), error.what());
+    }
+    ssize_t written = write(channel[1], &m, sizeof m);
+    _exit(written == sizeof m ? 0 : 1);
+  }
+  close(channel[1]);
+  Measurement m;
+  if (read(channel[0], &m, sizeof m) != sizeof m) m = {};
+  close(channel[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return m;
+}
+
+tcc::rt::Coo matrixNamed(const std::string& name) {
+  auto read = [](const std::string& n) {
+    return tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + n + ".mtx");
+  };
+  size_t comma = name.find(',');
+  return comma == std::string::npos ? read(name)
+                                    : tcc::rt::kroneckerProduct(read(name.substr(0, comma)), read(name.substr(comma + 1)));
+}
+
+std::string label(const std::string& name) {
+  return name.find(',') == std::string::npos ? name : "kron(" + name + ")";
+}
+
+std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices) {
+  std::vector<Benchmark> all;
+  for (const auto& name : matrices) {
+    tcc::rt::Coo m = matrixNamed(name);
+    all.push_back({"outer_spgemm", label(name),
+                   "tensor A(I, J) : csr\ntensor B(I, K) : csc\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n",
+                   "parallelize(k, CPUThread, NoRaces)", {{"B", m}, {"C", m}}});
+    all.push_back({"transposed_spgemm", label(name),
+                   "tensor A(J, I) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(j, i) = B(i, k) * C(k, j)\n",
+                   "parallelize(i, CPUThread, NoRaces)", {{"B", m}, {"C", m}}});
+  }
+  tcc::rt::Coo tensor = tcc::rt::randomUniform({300, 300, 3000}, 0.008, 2026);  // 2.2 M nonzeros
+  all.push_back({"sp_mttkrp", "random 300x300x3000, 2.2 M nnz, rank 16",
+                 "tensor A(I, J) : dcsr\ntensor B(K, L, I) : csf\ntensor C(K, J) : dense\ntensor D(L, J) : dense\n"
+                 "A(i, j) = B(k, l, i) * C(k, j) * D(l, j)\n",
+                 "parallelize(k, CPUThread, NoRaces)",
+                 {{"B", tensor}, {"C", tcc::rt::randomUniform({300, 16}, 1.0, 1)},
+                  {"D", tcc::rt::randomUniform({300, 16}, 1.0, 2)}}});
+  all.push_back({"sp_ttm", "random 300x300x3000, 2.2 M nnz; C 300x64 at 10%",
+                 "tensor A(I, J, L) : coo\ntensor B(K, I, J) : csf\ntensor C(K, L) : csr\n"
+                 "A(i, j, l) = B(k, i, j) * C(k, l)\n",
+                 "parallelize(k, CPUThread, NoRaces)",
+                 {{"B", tcc::rt::randomUniform({300, 300, 300}, 0.02, 2027)},
+                  {"C", tcc::rt::randomUniform({300, 64}, 0.1, 3)}}});
+  return all;
+}
+
+std::vector<int> parseThreads(const std::string& text) {
+  std::vector<int> counts;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) counts.push_back(std::stoi(item));
+  return counts;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> threads = {1, 2, 4, 8, 16};
+  int repeat = 5;
+  std::vector<std::string> matrices;
+  for (int a = 1; a < argc; ++a) {
+    std::string arg = argv[a];
+    if (arg == "--threads" && a + 1 < argc) threads = parseThreads(argv[++a]);
+    else if (arg == "--no-fork") forkEachRun = false;
+    else if (arg == "--repeat" && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
+    else matrices.push_back(arg);
+  }
+  if (matrices.empty()) matrices = {"bcsstk13", "494_bus,bcspwr06"};
+
+  std::printf("| kernel | input | sequential ms | seq. peak MiB |");
+  for (int t : threads) std::printf(" %d thr ms |", t);
+  std::printf(" speedup at %d | peak MiB at %d (x seq.) |\n|---|---|---:|---:|", threads.back(), threads.back());
+  for (size_t t = 0; t < threads.size(); ++t) std::printf("---:|");
+  std::printf("---:|---:|\n");
+  bool allOk = true;
+  for (const auto& b : benchmarks(matrices)) {
+    Measurement sequential = inChild(b, 0, repeat);
+    std::printf("| %s | %s | %.2f | %.1f |", b.kernel.c_str(), b.input.c_str(), sequential.seconds * 1e3,
+                sequential.peakMiB);
+    Measurement last;
+    for (int t : threads) {
+      last = inChild(b, t, repeat);
+      allOk = allOk && last.ok;
+      if (last.ok)
+        std::printf(" %.2f |", last.seconds * 1e3);
+      else
+        std::printf(" WRONG (%.1e) |", last.difference);
+    }
+    std::printf(" %.1fx | %.1f (%.2fx) |\n", sequential.seconds / last.seconds, last.peakMiB,
+                last.peakMiB / std::max(sequential.peakMiB, 1e-9));
+    std::fflush(stdout);
+  }
+  if (!allOk) std::printf("\nsome parallel results differ from the sequential kernel's (see WRONG)\n");
+  return allOk ? 0 : 1;
+}
