@@ -17,7 +17,6 @@
 // rose while the kernel ran (the workspaces and the result).
 //
 //   tcc_parallel_workspace_bench [--threads 1,2,4,8,16] [--repeat N] [--no-fork] [MATRIX ...]
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,19 +56,32 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-double peakResidentMiB() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / 1024.0;
+// A line of /proc/self/status ("VmRSS", "VmHWM") in MiB.
+double statusMiB(const char* field) {
+  FILE* status = std::fopen("/proc/self/status", "r");
+  if (!status) return 0;
+  char line[256];
+  double kib = 0;
+  size_t length = std::strlen(field);
+  while (std::fgets(line, sizeof line, status))
+    if (std::strncmp(line, field, length) == 0 && line[length] == ':') kib = std::atof(line + length + 1);
+  std::fclose(status);
+  return kib / 1024;
+}
+
+// Resets the peak resident set to the current one (Linux 4.0 and later), so
+// that a later peak is the kernel's own and not the inputs' construction.
+void resetPeakResident() {
+  if (FILE* refs = std::fopen("/proc/self/clear_refs", "w")) {
+    std::fputs("5", refs);
+    std::fclose(refs);
+  }
 }
 
 std::vector<double> denseOf(const tcc::Tensor& tensor) { return tcc::rt::toDense(tcc::rt::unpack(tensor)); }
 
-// In a child process: threads == 0 times the sequential kernel. The
-// kernels' OpenMP runtime starts with the first parallel kernel and reads
-// OMP_NUM_THREADS then.
+// In a process of its own: threads == 0 times the sequential kernel.
 Measurement measure(const Benchmark& b, int threads, int repeat) {
-  if (threads > 0) setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
   std::map<std::string, tcc::Tensor> inputs;
   tcc::Program sequential = tcc::Program::fromText(b.program, "sequential.tc");
   for (const auto& [name, coo] : b.inputs)
@@ -79,12 +91,13 @@ Measurement measure(const Benchmark& b, int threads, int repeat) {
                                                 : tcc::Program::fromText(
                                                       b.program + "schedule {\n  " + b.schedule + "\n}\n", "parallel.tc"));
   Measurement m;
+  resetPeakResident();
+  double before = statusMiB("VmRSS");
   timed.run(inputs);  // warm-up
-  double before = peakResidentMiB();
   tcc::RunOptions options;
   options.repeat = repeat;
   tcc::RunResult result = timed.run(inputs, options);
-  m.peakMiB = peakResidentMiB() - before;
+  m.peakMiB = statusMiB("VmHWM") - before;
   m.seconds = median(result.seconds);
   std::vector<double> actual = denseOf(result.tensors.at("A"));
   std::vector<double> expected = denseOf(baseline.run(inputs).at("A"));
@@ -98,25 +111,32 @@ Measurement measure(const Benchmark& b, int threads, int repeat) {
   return m;
 }
 
-// --no-fork: everything in this process, for a debugger (the first thread
-// count then holds for the whole run).
-bool forkEachRun = true;
+// Each measurement runs in a fresh process (this program, re-executed with
+// --child), so that OMP_NUM_THREADS is read by whichever OpenMP runtime the
+// kernels use, and the peak memory is the measurement's own. --no-fork
+// measures in this process instead (for a debugger; threads then follow
+// the environment).
+bool freshProcesses = true;
+std::vector<std::string> childArguments;  // the matrices and --repeat, as given
 
-Measurement inChild(const Benchmark& b, int threads, int repeat) {
-  if (!forkEachRun) return measure(b, threads, repeat);
+Measurement inChild(size_t benchmark, int threads, int repeat, const std::vector<Benchmark>& all) {
+  if (!freshProcesses) return measure(all[benchmark], threads, repeat);
   int channel[2];
   if (pipe(channel) != 0) return {};
   pid_t child = fork();
   if (child == 0) {
+    dup2(channel[1], STDOUT_FILENO);
     close(channel[0]);
-    Measurement m;
-    try {
-      m = measure(b, threads, repeat);
-    } catch (const std::exception& error) {
-      std::fprintf(stderr, "%s %s: %s\n", b.kernel.c_str(), b.input.c_str(), error.what());
-    }
-    ssize_t written = write(channel[1], &m, sizeof m);
-    _exit(written == sizeof m ? 0 : 1);
+    close(channel[1]);
+    if (threads > 0) setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+    std::vector<std::string> words = {"tcc_parallel_workspace_bench", "--child", std::to_string(benchmark),
+                                      std::to_string(threads), std::to_string(repeat)};
+    words.insert(words.end(), childArguments.begin(), childArguments.end());
+    std::vector<char*> argv;
+    for (auto& word : words) argv.push_back(word.data());
+    argv.push_back(nullptr);
+    execv("/proc/self/exe", argv.data());
+    _exit(127);
   }
   close(channel[1]);
   Measurement m;
@@ -125,6 +145,19 @@ Measurement inChild(const Benchmark& b, int threads, int repeat) {
   int status = 0;
   waitpid(child, &status, 0);
   return m;
+}
+
+// The child's side: measures one benchmark and writes the result to stdout.
+int runChild(size_t benchmark, int threads, int repeat, const std::vector<Benchmark>& all) {
+  Measurement m;
+  try {
+    m = measure(all.at(benchmark), threads, repeat);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "%s %s: %s\n", all.at(benchmark).kernel.c_str(), all.at(benchmark).input.c_str(),
+                 error.what());
+  }
+  std::fflush(stdout);
+  return write(STDOUT_FILENO, &m, sizeof m) == sizeof m ? 0 : 1;
 }
 
 tcc::rt::Coo matrixNamed(const std::string& name) {
@@ -180,14 +213,18 @@ int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2, 4, 8, 16};
   int repeat = 5;
   std::vector<std::string> matrices;
-  for (int a = 1; a < argc; ++a) {
+  bool child = argc > 4 && std::strcmp(argv[1], "--child") == 0;
+  for (int a = child ? 5 : 1; a < argc; ++a) {
     std::string arg = argv[a];
     if (arg == "--threads" && a + 1 < argc) threads = parseThreads(argv[++a]);
-    else if (arg == "--no-fork") forkEachRun = false;
+    else if (arg == "--no-fork") freshProcesses = false;
     else if (arg == "--repeat" && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
     else matrices.push_back(arg);
   }
   if (matrices.empty()) matrices = {"bcsstk13", "494_bus,bcspwr06"};
+  childArguments = matrices;
+  std::vector<Benchmark> all = benchmarks(matrices);
+  if (child) return runChild(std::stoul(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), all);
 
   std::printf("| kernel | input | sequential ms | seq. peak MiB |");
   for (int t : threads) std::printf(" %d thr ms |", t);
@@ -195,13 +232,14 @@ int main(int argc, char** argv) {
   for (size_t t = 0; t < threads.size(); ++t) std::printf("---:|");
   std::printf("---:|---:|\n");
   bool allOk = true;
-  for (const auto& b : benchmarks(matrices)) {
-    Measurement sequential = inChild(b, 0, repeat);
+  for (size_t k = 0; k < all.size(); ++k) {
+    const Benchmark& b = all[k];
+    Measurement sequential = inChild(k, 0, repeat, all);
     std::printf("| %s | %s | %.2f | %.1f |", b.kernel.c_str(), b.input.c_str(), sequential.seconds * 1e3,
                 sequential.peakMiB);
     Measurement last;
     for (int t : threads) {
-      last = inChild(b, t, repeat);
+      last = inChild(k, t, repeat, all);
       allOk = allOk && last.ok;
       if (last.ok)
         std::printf(" %.2f |", last.seconds * 1e3);
