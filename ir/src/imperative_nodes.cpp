@@ -145,15 +145,16 @@ Stmt Store::make(Expr buffer, Expr index, Expr value, bool accumulate, bool atom
   return Stmt(std::make_shared<Store>(std::move(buffer), std::move(index), std::move(value), accumulate, atomic));
 }
 Stmt For::make(Expr var, Expr begin, Expr end, Stmt body, LoopKind kind, std::string comment, int unrollFactor,
-               std::vector<LoopReduction> reductions) {
+               std::vector<LoopReduction> reductions, int parallelChunk) {
   require(var.as<Var>() != nullptr, "For needs a Var");
   require(begin.defined() && end.defined() && body.defined(), "For operand undefined");
   require(unrollFactor >= 0, "For unroll factor must not be negative");
+  require(parallelChunk >= 0 && (parallelChunk == 0 || kind == LoopKind::Parallel), "only a parallel For has a chunk");
   require(reductions.empty() || kind != LoopKind::Serial, "a serial For has no reductions");
   for (const auto& reduction : reductions)
     require(reduction.var.as<Var>() != nullptr, "a loop reduction needs a Var");
   return Stmt(std::make_shared<For>(std::move(var), std::move(begin), std::move(end), std::move(body), kind,
-                                    std::move(comment), unrollFactor, std::move(reductions)));
+                                    std::move(comment), unrollFactor, std::move(reductions), parallelChunk));
 }
 Stmt While::make(Expr condition, Stmt body, std::string comment) {
   require(condition.defined() && body.defined(), "While operand undefined");

@@ -137,6 +137,7 @@ class Printer : public IRVisitor {
       out_ << ")";
     }
     out_ << (op->unrollFactor ? " unroll " + std::to_string(op->unrollFactor) : "")
+         << (op->parallelChunk ? " chunk " + std::to_string(op->parallelChunk) : "")
          << (op->comment.empty() ? "" : "  # " + op->comment) << "\n";
     body(op->body);
   }

@@ -126,7 +126,8 @@ Stmt IRMutator::visit(const For* op, const Stmt& self) {
   Expr begin = mutate(op->begin), end = mutate(op->end);
   Stmt body = mutate(op->body);
   if (begin.sameAs(op->begin) && end.sameAs(op->end) && body.sameAs(op->body)) return self;
-  return For::make(op->var, begin, end, body, op->loopKind, op->comment, op->unrollFactor, op->reductions);
+  return For::make(op->var, begin, end, body, op->loopKind, op->comment, op->unrollFactor, op->reductions,
+                   op->parallelChunk);
 }
 Stmt IRMutator::visit(const While* op, const Stmt& self) {
   Expr condition = mutate(op->condition);

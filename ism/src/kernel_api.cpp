@@ -9,6 +9,7 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -33,6 +34,12 @@ class AnyWorkspace {
   virtual int order() const = 0;
   // The per-thread workspaces of a parallel producer; null for one workspace.
   virtual void** threadHandles() { return nullptr; }
+  // Finishing per-thread workspaces on the caller's threads (kernel_api.h);
+  // one workspace has nothing to do ahead of finish.
+  virtual int threadCount() const { return 1; }
+  virtual void finishThread(int) {}
+  virtual int mergeParts() { return 0; }
+  virtual void mergePart(int) {}
 };
 
 template <template <int> class Policy, int N>
@@ -62,30 +69,61 @@ class TypedWorkspace final : public AnyWorkspace {
 template <template <int> class Policy, int N>
 class PerThreadWorkspaces final : public AnyWorkspace {
  public:
-  PerThreadWorkspaces(int threads, const Shape<N>& shape, const WorkspaceOptions& options) : shape_(shape) {
+  PerThreadWorkspaces(int threads, const Shape<N>& shape, const WorkspaceOptions& options)
+      : shape_(shape), runs_(threads), threadErrors_(threads) {
     for (int t = 0; t < threads; ++t) {
       workspaces_.push_back(std::make_unique<TypedWorkspace<Policy, N>>(shape, options));
       handles_.push_back(static_cast<AnyWorkspace*>(workspaces_.back().get()));
     }
   }
+  int threadCount() const override { return static_cast<int>(workspaces_.size()); }
+  // Sorts and merges thread t's workspace into its run.
+  void finishThread(int t) override {
+    if (t < 0 || t >= threadCount() || runs_[t] || threadErrors_[t]) return;
+    try {
+      workspaces_[t]->throwIfFailed();
+      runs_[t] = &workspaces_[t]->workspace.finish();
+    } catch (...) {
+      threadErrors_[t] = std::current_exception();
+    }
+  }
+  int mergeParts() override {
+    finishRemainingThreads();
+    rethrowFirst(threadErrors_);
+    plan_ = planMerge<N>(std::vector<const AllArray<N>*>(runs_.begin(), runs_.end()), shape_.levelDim(0),
+                         threadCount());
+    merged_.assign(plan_->ranges(), CooBuffer<N>());
+    partErrors_.assign(plan_->ranges(), nullptr);
+    partsMerged_.assign(plan_->ranges(), 0);
+    return static_cast<int>(plan_->ranges());
+  }
+  void mergePart(int part) override {
+    if (!plan_ || part < 0 || part >= static_cast<int>(plan_->ranges()) || partsMerged_[part]) return;
+    try {
+      mergePlannedRange(*plan_, static_cast<std::size_t>(part), merged_[part]);
+    } catch (...) {
+      partErrors_[part] = std::current_exception();
+    }
+    partsMerged_[part] = 1;
+  }
   CompressedTensor finish(const std::vector<LevelSpec>& levels) override {
-    for (const auto& workspace : workspaces_) workspace->throwIfFailed();
-    std::vector<const AllArray<N>*> runs(workspaces_.size());
-    std::vector<std::exception_ptr> errors(workspaces_.size());
-    auto finishOne = [&](std::size_t t) {
-      try {
-        runs[t] = &workspaces_[t]->workspace.finish();
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    };
-    std::vector<std::thread> workers;
-    for (std::size_t t = 1; t < workspaces_.size(); ++t) workers.emplace_back(finishOne, t);
-    finishOne(0);
-    for (auto& worker : workers) worker.join();
-    for (const auto& error : errors)
-      if (error) std::rethrow_exception(error);
-    AllArray<N> all = mergeSortedRuns<N>(runs, shape_.levelDim(0), static_cast<int>(workspaces_.size()));
+    AllArray<N> all;
+    if (plan_) {
+      for (std::size_t part = 0; part < plan_->ranges(); ++part) mergePart(static_cast<int>(part));
+      rethrowFirst(partErrors_);
+      all = concatenateRanges(merged_);
+    } else {
+      // No threads of the caller's: finish and merge on threads of our own.
+      std::vector<std::thread> workers;
+      for (int t = 1; t < threadCount(); ++t) workers.emplace_back([this, t] { finishThread(t); });
+      finishThread(0);
+      for (auto& worker : workers) worker.join();
+      rethrowFirst(threadErrors_);
+      all = mergeSortedRuns<N>(std::vector<const AllArray<N>*>(runs_.begin(), runs_.end()), shape_.levelDim(0),
+                               threadCount());
+    }
+    plan_.reset();
+    runs_.assign(runs_.size(), nullptr);
     for (auto& workspace : workspaces_) workspace.reset();
     return compress(all, shape_, levels);
   }
@@ -93,9 +131,23 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   void** threadHandles() override { return handles_.data(); }
 
  private:
+  void finishRemainingThreads() {
+    for (int t = 0; t < threadCount(); ++t) finishThread(t);
+  }
+  static void rethrowFirst(const std::vector<std::exception_ptr>& errors) {
+    for (const auto& error : errors)
+      if (error) std::rethrow_exception(error);
+  }
+
   Shape<N> shape_;
   std::vector<std::unique_ptr<TypedWorkspace<Policy, N>>> workspaces_;
   std::vector<void*> handles_;
+  std::vector<const AllArray<N>*> runs_;  // per thread, once finished
+  std::vector<std::exception_ptr> threadErrors_;
+  std::optional<MergePlan<N>> plan_;
+  std::vector<CooBuffer<N>> merged_;
+  std::vector<std::exception_ptr> partErrors_;
+  std::vector<char> partsMerged_;  // not vector<bool>: parts are marked from several threads
 };
 
 // `threads` 0: one workspace; otherwise that many, one per thread.
@@ -260,6 +312,20 @@ extern "C" void* tcc_ism_kernel_create_per_thread(int threads, int order, const 
   }
   return kernel::createWorkspace(threads, order, dims, level_order, policy, flags, capacity, nnz_hint);
 }
+
+extern "C" int tcc_ism_kernel_thread_count(void* w) { return static_cast<AnyWorkspace*>(w)->threadCount(); }
+
+extern "C" void tcc_ism_kernel_finish_thread(void* w, int thread) { static_cast<AnyWorkspace*>(w)->finishThread(thread); }
+
+extern "C" int tcc_ism_kernel_merge_parts(void* w) {
+  try {
+    return static_cast<AnyWorkspace*>(w)->mergeParts();
+  } catch (const std::exception&) {
+    return 0;  // the failure is kept for finish
+  }
+}
+
+extern "C" void tcc_ism_kernel_merge_part(void* w, int part) { static_cast<AnyWorkspace*>(w)->mergePart(part); }
 
 extern "C" void* tcc_ism_kernel_thread_handle(void* w, int thread) {
   void** handles = static_cast<AnyWorkspace*>(w)->threadHandles();

@@ -53,7 +53,8 @@ class CppPrinter : public CLikePrinter {
                                "s; compile for the cuda target");
     if (op->loopKind == LoopKind::Parallel) {
       indent();
-      out_ << "#pragma omp parallel for schedule(dynamic, 16)" << reductionClauses(op) << "\n";
+      out_ << "#pragma omp parallel for schedule(dynamic, " << (op->parallelChunk ? op->parallelChunk : 16) << ")"
+           << reductionClauses(op) << "\n";
     } else if (op->loopKind == LoopKind::Vectorized) {
       indent();
       out_ << "#pragma omp simd" << reductionClauses(op) << "\n";

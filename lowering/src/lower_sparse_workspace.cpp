@@ -116,9 +116,29 @@ Stmt Lowerer::finishSparseWorkspace(const ir::WhereNode* where, const ir::Tensor
     if (format.level(level).unique) uniqueMask |= 1 << level;
   const TensorStorage& storage = storageOf(workspace);
   Expr outputHandle = imp::Var::make(output.name(), handleType());
+  std::vector<Stmt> steps;
+  if (storage.ismPerThread) {
+    // The kernel's own threads sort each thread's workspace, then merge the
+    // parts of the result (threads the runtime started would not keep the
+    // team's binding to cores); errors surface in finish.
+    auto onThreads = [&](const std::string& base, const Expr& count, const std::string& entry, const std::string& what) {
+      Expr index = freshVar(base, imp::Type::int32());
+      steps.push_back(imp::For::make(
+        index, int32Imm(0), count,
+        imp::Evaluate::make(imp::Call::make(entry, {storage.ismHandle, index}, imp::Type::void_())),
+        imp::LoopKind::Parallel, what, 0, {}, 1));
+    };
+    onThreads("t", imp::Call::make("tcc_ism_kernel_thread_count", {storage.ismHandle}, imp::Type::int32()),
+              "tcc_ism_kernel_finish_thread", "sort and merge each thread's " + workspace.name());
+    Expr parts = freshVar(storage.name + "_parts", imp::Type::int32());
+    steps.push_back(imp::Declare::make(
+      parts, imp::Call::make("tcc_ism_kernel_merge_parts", {storage.ismHandle}, imp::Type::int32())));
+    onThreads("part", parts, "tcc_ism_kernel_merge_part", "merge the threads' " + workspace.name() + " by ranges");
+  }
   return imp::Block::make(
     {imp::Comment::make("sort, merge and compress " + workspace.name() + " into " + output.name() + " (" +
                         format.toString() + ")"),
+     imp::Block::make(steps),
      returnIfFailed(ops::ne(imp::Call::make("tcc_ism_kernel_finish", {storage.ismHandle, outputHandle, int32Imm(uniqueMask)},
                                             imp::Type::int32()),
                             int32Imm(0))),

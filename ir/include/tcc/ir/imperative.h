@@ -255,12 +255,13 @@ struct LoopReduction {
 struct For : StmtNode {
   static constexpr StmtKind staticKind = StmtKind::For;
   For(Expr var, Expr begin, Expr end, Stmt body, LoopKind loopKind, std::string comment, int unrollFactor,
-      std::vector<LoopReduction> reductions)
+      std::vector<LoopReduction> reductions, int parallelChunk)
       : StmtNode(staticKind), var(std::move(var)), begin(std::move(begin)), end(std::move(end)),
         body(std::move(body)), loopKind(loopKind), comment(std::move(comment)), unrollFactor(unrollFactor),
-        reductions(std::move(reductions)) {}
+        reductions(std::move(reductions)), parallelChunk(parallelChunk) {}
   static Stmt make(Expr var, Expr begin, Expr end, Stmt body, LoopKind kind = LoopKind::Serial,
-                   std::string comment = "", int unrollFactor = 0, std::vector<LoopReduction> reductions = {});
+                   std::string comment = "", int unrollFactor = 0, std::vector<LoopReduction> reductions = {},
+                   int parallelChunk = 0);
   void accept(IRVisitor& visitor) const override;
   const Expr var, begin, end;  // var in [begin, end), step 1
   const Stmt body;
@@ -268,6 +269,9 @@ struct For : StmtNode {
   const std::string comment;   // which index variable the loop iterates
   const int unrollFactor;      // 0: the backend decides
   const std::vector<LoopReduction> reductions;  // Parallel and Vectorized loops only
+  // Parallel loops: iterations a thread takes at a time (0: the backend's
+  // default); 1 for coarse iterations such as one per thread.
+  const int parallelChunk;
 };
 
 struct While : StmtNode {

@@ -30,6 +30,17 @@ void* tcc_ism_kernel_create_per_thread(int threads, int order, const int* dims, 
                                        int policy, int flags, long long capacity, long long nnz_hint);
 void* tcc_ism_kernel_thread_handle(void* w, int thread);
 
+/* Finishing per-thread workspaces on the caller's own threads (an OpenMP
+ * kernel's team, which keeps its binding to cores): finish_thread(w, t) for
+ * every t < thread_count(w), on any threads at once; then merge_parts(w)
+ * says into how many parts the merge is cut, and merge_part(w, p) for every
+ * p < parts, on any threads at once; finish then compresses. Failures are
+ * kept and reported by finish; a step left out is done by finish itself. */
+int tcc_ism_kernel_thread_count(void* w);
+void tcc_ism_kernel_finish_thread(void* w, int thread);
+int tcc_ism_kernel_merge_parts(void* w);
+void tcc_ism_kernel_merge_part(void* w, int part);
+
 /* Insert, one entry point per policy and order; coordinates in mode order.
  * A failed insert (a coordinate out of range, memory exhausted) returns
  * non-zero and is remembered: finish then fails with its reason, so a

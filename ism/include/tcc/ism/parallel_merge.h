@@ -53,44 +53,49 @@ void mergeRange(const std::vector<const AllArray<N>*>& runs, const std::vector<s
 
 }  // namespace detail
 
-// `runs` in level order; `firstLevelDim` bounds their first coordinates.
+// How a merge of sorted runs is cut: ranges [cuts[r], cuts[r + 1]) of
+// first coordinates, about equal in work, each merged on its own.
 template <int N>
-AllArray<N> mergeSortedRuns(const std::vector<const AllArray<N>*>& runs, int32_t firstLevelDim, int threads) {
+struct MergePlan {
+  std::vector<const AllArray<N>*> runs;  // in level order
+  std::vector<int32_t> cuts;
+  std::size_t ranges() const { return cuts.size() - 1; }
+};
+
+// At most `parts` ranges; `firstLevelDim` bounds the runs' first coordinates.
+template <int N>
+MergePlan<N> planMerge(std::vector<const AllArray<N>*> runs, int32_t firstLevelDim, int parts) {
   std::size_t total = 0;
   const AllArray<N>* largest = nullptr;
   for (const auto* run : runs) {
     total += run->size();
     if (!largest || run->size() > largest->size()) largest = run;
   }
-  int parts = std::max(1, std::min<int>(threads, static_cast<int>(total / 4096) + 1));
+  parts = std::max(1, std::min<int>(parts, static_cast<int>(total / 4096) + 1));
   // Cut points: first coordinates at the quantiles of the largest run.
-  std::vector<int32_t> cuts{0};
+  MergePlan<N> plan{std::move(runs), {0}};
   for (int p = 1; p < parts; ++p) {
     int32_t cut = largest->coordinates()[largest->size() * p / parts][0];
-    if (cut > cuts.back()) cuts.push_back(cut);
+    if (cut > plan.cuts.back()) plan.cuts.push_back(cut);
   }
-  cuts.push_back(firstLevelDim);
-  std::size_t ranges = cuts.size() - 1;
-  std::vector<CooBuffer<N>> merged(ranges);
-  std::vector<std::exception_ptr> errors(ranges);
-  auto mergeOne = [&](std::size_t range) {
-    try {
-      std::vector<std::size_t> begin, end;
-      for (const auto* run : runs) {
-        begin.push_back(detail::lowerBoundOfFirst(*run, cuts[range]));
-        end.push_back(detail::lowerBoundOfFirst(*run, cuts[range + 1]));
-      }
-      detail::mergeRange(runs, begin, end, merged[range]);
-    } catch (...) {
-      errors[range] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> workers;
-  for (std::size_t range = 1; range < ranges; ++range) workers.emplace_back(mergeOne, range);
-  mergeOne(0);
-  for (auto& worker : workers) worker.join();
-  for (const auto& error : errors)
-    if (error) std::rethrow_exception(error);
+  plan.cuts.push_back(firstLevelDim);
+  return plan;
+}
+
+// Merges range `range` of the plan into `out` (safe on distinct ranges at once).
+template <int N>
+void mergePlannedRange(const MergePlan<N>& plan, std::size_t range, CooBuffer<N>& out) {
+  std::vector<std::size_t> begin, end;
+  for (const auto* run : plan.runs) {
+    begin.push_back(detail::lowerBoundOfFirst(*run, plan.cuts[range]));
+    end.push_back(detail::lowerBoundOfFirst(*run, plan.cuts[range + 1]));
+  }
+  detail::mergeRange(plan.runs, begin, end, out);
+}
+
+// The merged ranges, in order, as one all array (emptying `merged`).
+template <int N>
+AllArray<N> concatenateRanges(std::vector<CooBuffer<N>>& merged) {
   CooBuffer<N> all;
   std::size_t size = 0;
   for (const auto& part : merged) size += part.size();
@@ -102,6 +107,30 @@ AllArray<N> mergeSortedRuns(const std::vector<const AllArray<N>*>& runs, int32_t
     part = CooBuffer<N>();
   }
   return AllArray<N>::fromSorted(std::move(all));
+}
+
+// `runs` in level order; `firstLevelDim` bounds their first coordinates.
+// The ranges are merged on `threads` std::threads (callers with threads of
+// their own, such as OpenMP kernels, use the three steps above instead).
+template <int N>
+AllArray<N> mergeSortedRuns(const std::vector<const AllArray<N>*>& runs, int32_t firstLevelDim, int threads) {
+  MergePlan<N> plan = planMerge<N>(runs, firstLevelDim, threads);
+  std::vector<CooBuffer<N>> merged(plan.ranges());
+  std::vector<std::exception_ptr> errors(plan.ranges());
+  auto mergeOne = [&](std::size_t range) {
+    try {
+      mergePlannedRange(plan, range, merged[range]);
+    } catch (...) {
+      errors[range] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t range = 1; range < plan.ranges(); ++range) workers.emplace_back(mergeOne, range);
+  mergeOne(0);
+  for (auto& worker : workers) worker.join();
+  for (const auto& error : errors)
+    if (error) std::rethrow_exception(error);
+  return concatenateRanges(merged);
 }
 
 }  // namespace tcc::ism
