@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -45,10 +46,12 @@ std::string contentsOf(const std::filesystem::path& path) {
   return text.str();
 }
 
-// mpirun as CI runs it: as root, on 2 cores.
-std::string mpirun(int ranks) {
-  return std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TCC_PERMANENT_RANK_TIMEOUT=30 exec timeout 120 '") +
-         TCC_MPIEXEC + "' --oversubscribe -n " + std::to_string(ranks) + " ";
+// mpirun as CI runs it: as root, on 2 cores; a silent rank counts as lost
+// after `silence` seconds.
+std::string mpirun(int ranks, int silence = 30) {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TCC_PERMANENT_RANK_TIMEOUT=" +
+         std::to_string(silence) + " exec timeout 120 '" + TCC_MPIEXEC + "' --oversubscribe -n " +
+         std::to_string(ranks) + " ";
 }
 
 struct Outcome {
@@ -60,6 +63,8 @@ pid_t start(const std::string& command, const std::filesystem::path& out, const 
   std::string line = command + " > '" + out.string() + "' 2> '" + err.string() + "'";
   pid_t pid = fork();
   if (pid == 0) {
+    // A test run started in the background inherits SIGINT ignored; mpirun must hear Ctrl-C.
+    signal(SIGINT, SIG_DFL);
     execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -213,41 +218,51 @@ std::map<int, pid_t> ranksUnder(pid_t launcher) {
   return ranks;
 }
 
-TEST(PermanentMpi, AKilledRankStopsTheRunCleanlyAndItsCheckpointResumes) {
-  SKIP_WITHOUT_MPI();
-  // n = 29: 2^28 iterations, about a second on two ranks.
-  const int n = 29;
+void writeMatrixMarket(const Matrix& matrix, const std::filesystem::path& path) {
+  std::ofstream out(path);
+  int nonzeros = 0;
+  for (double value : matrix.values) nonzeros += value != 0;
+  out << "%%MatrixMarket matrix coordinate real general\n" << matrix.n << " " << matrix.n << " " << nonzeros << "\n";
+  out.precision(17);
+  for (int row = 0; row < matrix.n; ++row)
+    for (int column = 0; column < matrix.n; ++column)
+      if (matrix.at(row, column) != 0) out << row + 1 << " " << column + 1 << " " << matrix.at(row, column) << "\n";
+}
+
+// Starts `mpirun -n 2 tcc run perm.tc` on a permanent of order n (n = 29:
+// about a second), lets `interrupt` stop it once the work is under way, checks that it
+// failed with `message` and saved its checkpoint, then (if `resume`)
+// resumes it: every chunk not done is computed once, and the result is one
+// process's.
+void stopAndResume(int n, const std::function<void(pid_t launcher)>& interrupt, const std::string& message,
+                   int silence, bool resume = true) {
   Matrix matrix = randomSparse(n, 0.2, 31);
   auto input = scratch("a.mtx"), checkpoint = scratch("checkpoint");
-  {
-    std::ofstream out(input);
-    int nonzeros = 0;
-    for (double value : matrix.values) nonzeros += value != 0;
-    out << "%%MatrixMarket matrix coordinate real general\n" << n << " " << n << " " << nonzeros << "\n";
-    out.precision(17);
-    for (int row = 0; row < n; ++row)
-      for (int column = 0; column < n; ++column)
-        if (matrix.at(row, column) != 0) out << row + 1 << " " << column + 1 << " " << matrix.at(row, column) << "\n";
-  }
+  writeMatrixMarket(matrix, input);
   const std::string command = "'" + std::string(TCC_EXECUTABLE) + "' run '" + TCC_SOURCE_DIR +
                               "/examples/perm.tc' --in A=" + input.string() + " --checkpoint " + checkpoint.string();
   auto out = scratch("out"), err = scratch("err");
-  pid_t launcher = start(mpirun(2) + command, out, err);
+  pid_t launcher = start(mpirun(2, silence) + command, out, err);
   // Rank 0 writes the checkpoint once every rank has reached the permanent,
-  // just before the work: then kill rank 1.
+  // just before the work.
   auto began = std::chrono::steady_clock::now();
   while (!std::filesystem::exists(checkpoint) && std::chrono::steady_clock::now() - began < std::chrono::seconds(60))
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  std::map<int, pid_t> ranks = ranksUnder(launcher);
-  ASSERT_TRUE(ranks.count(1)) << "rank 1 not found under mpirun";
-  ::kill(ranks[1], SIGKILL);
-  Outcome killed = finish(launcher, out, err);
-  EXPECT_NE(killed.exitCode, 0);
-  EXPECT_THAT(killed.err, HasSubstr("checkpoint saved to " + checkpoint.string()));
-  EXPECT_THAT(killed.out, ::testing::Not(HasSubstr("p: ")));
+  interrupt(launcher);
+  Outcome stopped = finish(launcher, out, err);
+  EXPECT_NE(stopped.exitCode, 0);
+  EXPECT_THAT(stopped.err, HasSubstr(message));
+  EXPECT_THAT(stopped.err, HasSubstr("checkpoint saved to " + checkpoint.string()));
+  EXPECT_THAT(stopped.out, ::testing::Not(HasSubstr("p: ")));
   const int done = doneChunksIn(checkpoint);
-  EXPECT_LT(done, 4096) << "the run ended before the kill";
+  EXPECT_LT(done, 4096) << "the run ended before it was stopped";
+  if (!resume) {
+    EXPECT_GT(done, 0);
+    std::filesystem::remove(input);
+    std::filesystem::remove(checkpoint);
+    return;
+  }
 
   Outcome resumed = run(mpirun(2) + command + " --progress");
   ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
@@ -260,6 +275,52 @@ TEST(PermanentMpi, AKilledRankStopsTheRunCleanlyAndItsCheckpointResumes) {
   EXPECT_LE(std::abs(std::stod(match[1]) - alone), 1e-12 * std::abs(alone));
   std::filesystem::remove(input);
   std::filesystem::remove(checkpoint);
+}
+
+void signalRank(pid_t launcher, int rank, int signal) {
+  std::map<int, pid_t> ranks = ranksUnder(launcher);
+  ASSERT_TRUE(ranks.count(rank)) << "rank " << rank << " not found under mpirun";
+  ::kill(ranks[rank], signal);
+}
+
+TEST(PermanentMpi, AKilledRankStopsTheRunCleanlyAndItsCheckpointResumes) {
+  SKIP_WITHOUT_MPI();
+  // mpirun answers the loss with SIGTERM to the other ranks.
+  stopAndResume(29, [](pid_t launcher) { signalRank(launcher, 1, SIGKILL); }, "tcc: error: perm: ", 30);
+}
+
+TEST(PermanentMpi, CtrlCStopsEveryRankCleanlyWithTheCheckpointSaved) {
+  SKIP_WITHOUT_MPI();
+  // Ctrl-C reaches mpirun once (the ranks have process groups of their own
+  // and hear of it from mpirun; a second one would kill them at once).
+  // mpirun passes it on only after a second or two: n = 31, and no resume
+  // (the other tests resume).
+  stopAndResume(
+      31,
+      [](pid_t launcher) {
+        std::map<int, pid_t> ranks = ranksUnder(launcher);
+        ASSERT_TRUE(ranks.count(0)) << "rank 0 not found under mpirun";
+        ::kill(parentOf(ranks[0]), SIGINT);
+      },
+      "tcc: error: perm: interrupted after", 30, /*resume=*/false);
+}
+
+TEST(PermanentMpi, ASilentRankIsTakenAsLostInsteadOfHangingTheRun) {
+  SKIP_WITHOUT_MPI();
+  stopAndResume(29, [](pid_t launcher) { signalRank(launcher, 1, SIGSTOP); }, "rank 1 sent nothing for 2 s", 2);
+}
+
+TEST(PermanentMpi, RanksWithDifferentMatricesAreRefused) {
+  SKIP_WITHOUT_MPI();
+  auto first = scratch("first.mtx"), second = scratch("second.mtx");
+  writeMatrixMarket(randomSparse(16, 0.4, 1), first);
+  writeMatrixMarket(randomSparse(16, 0.4, 2), second);
+  const std::string tcc = "'" + std::string(TCC_EXECUTABLE) + "' run '" + TCC_SOURCE_DIR + "/examples/perm.tc' --in A=";
+  Outcome outcome = run(mpirun(1) + tcc + first.string() + " : -n 1 " + tcc + second.string());
+  EXPECT_NE(outcome.exitCode, 0);
+  EXPECT_THAT(outcome.err, HasSubstr("perm: rank 1 computes a different permanent than rank 0"));
+  std::filesystem::remove(first);
+  std::filesystem::remove(second);
 }
 
 }  // namespace
