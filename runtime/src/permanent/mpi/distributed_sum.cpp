@@ -421,8 +421,9 @@ std::string coordinate(Messenger& messenger, Coordinator<Sum>& coordinator, Rang
   const double silence = silenceSeconds();
   const ChunkPlan& plan = coordinator.plan();
   StopFlags stop{&coordinator.stopFlag(), &InterruptScope::flag()};
-  ComputeThread<Sum> compute(engine, plan.chunkSize, stop,
-                             [&](int64_t chunk, const ChunkOutcome<Sum>& outcome) { coordinator.record(0, chunk, outcome); });
+  ComputeThread<Sum> compute(engine, plan.chunkSize, stop, [&](int64_t chunk, const ChunkOutcome<Sum>& outcome) {
+    coordinator.record(0, chunk, outcome);
+  });
   ProgressReporter progress(options.progress, plan.chunks, plan.chunkSize, coordinator.doneBefore());
   compute.startPulling([&] { return coordinator.grant(0); });
 
@@ -462,7 +463,8 @@ std::string coordinate(Messenger& messenger, Coordinator<Sum>& coordinator, Rang
         coordinator.stop("perm: internal error: a malformed report from rank " + std::to_string(rank));
         continue;
       }
-      for (const auto& [chunk, sum] : report->chunks) coordinator.record(rank, chunk, ChunkOutcome<Sum>{sum, false, false});
+      for (const auto& [chunk, sum] : report->chunks)
+        coordinator.record(rank, chunk, ChunkOutcome<Sum>{sum, false, false});
       if (report->flags & kOverflow) coordinator.record(rank, -1, ChunkOutcome<Sum>{0, false, true});
       if (report->flags & kInterrupted) coordinator.stop("interrupted");
       if (report->flags & kFinal) peer.final = true;
