@@ -44,6 +44,13 @@ std::vector<MpiCase> mpiCases() {
   for (int row = 0; row < 14; ++row) singular.at(row, 3) = 0;  // an empty column: no perfect matching
   cases.push_back({"singular", singular, true, 0, 0});
   cases.push_back({"singular-float", singular, false, 0, 0});
+  // Failures every rank must report alike: the sum does not fit the int64
+  // result (21! > 2^63), or a chunk's products pass 2^127 on whichever rank
+  // runs it (entries of 2^50).
+  cases.push_back({"ones21-int64", allOnes(21), true, 0, 0, "overflows the result's int64 type"});
+  Matrix huge = allOnes(3);
+  for (double& entry : huge.values) entry = 1125899906842624.0;  // 2^50
+  cases.push_back({"huge-entries", huge, true, 0, 0, "overflows 128-bit integer accumulation"});
   // Larger ones, against the single-process result only (n = 20: 4096 chunks
   // of 128 iterations; n = 17: 4096 of 16).
   cases.push_back({"random20", randomSparse(20, 0.35, 900), false, 0, -1});

@@ -15,6 +15,7 @@ struct MpiCase {
   bool exact = false;     // int64 result (128-bit exact mode), else float64
   double expected = 0;    // by the definition or a closed form
   double tolerance = 0;   // of `expected` (0 for exact cases)
+  std::string error;      // when not empty: the run must fail with this
 };
 
 std::vector<MpiCase> mpiCases();

@@ -1,7 +1,8 @@
 // Run under mpirun by the MPI tests: computes the permanents of
 // permanent_mpi_cases through the library, as generated code does, inside a
 // DistributedScope. Rank 0 prints one line per case, "NAME VALUE" (a hex
-// float, or an integer in exact mode) or "NAME error: MESSAGE".
+// float, or an integer in exact mode) or "NAME error: MESSAGE"; the exit
+// code is 1 when a case did not end as it should.
 //
 //   permanent_mpi_probe [--case NAME] [--checkpoint FILE] [--chunk-limit N] [--progress]
 #include <cstdio>
@@ -46,9 +47,10 @@ int main(int argc, char** argv) {
           std::snprintf(text, sizeof text, "%a", floatPermanent(matrix, options));
           value = text;
         }
+        failures += !each.error.empty();
       } catch (const std::exception& error) {
         value = std::string("error: ") + error.what();
-        ++failures;
+        failures += value.find(each.error) == std::string::npos || each.error.empty();
       }
       if (ranks.isRoot()) std::printf("%s %s\n", each.name.c_str(), value.c_str());
     }
