@@ -16,47 +16,31 @@
 // integer's low and high halves); an order (0 -> k) is [kGrant, chunks...]
 // or [kStop].
 #include <bit>
-#include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
-#include <list>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include "../chunk_plan.h"
+#include "../compute_thread.h"
 #include "../distributed_sum.h"
 #include "../interrupt.h"
 #include "../progress.h"
+#include "chunk_ledger.h"
+#include "messenger.h"
 #include "mpi_session.h"
 #include "tcc/runtime/distributed.h"
 
 namespace tcc::rt::permanent {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr int kReportTag = 1, kOrderTag = 2;
 constexpr int64_t kWantsWork = 1, kFinal = 2, kInterrupted = 4, kOverflow = 8;  // report flags
 constexpr int64_t kGrant = 1, kStop = 2;                                        // orders
 constexpr double kHeartbeatSeconds = 0.5;
 constexpr double kCheckpointIntervalSeconds = 10;
-constexpr double kDefaultSilenceSeconds = 60;
 // After a signal, mpirun kills the ranks a moment later: wait this long for
 // the others' last chunks, no longer.
 constexpr double kSignalGraceSeconds = 0.3;
-constexpr int64_t kLargestGrant = 4096;
-constexpr auto kPollInterval = std::chrono::microseconds(200);
-
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// A rank silent this long is taken as lost (TCC_PERMANENT_RANK_TIMEOUT seconds).
-double silenceSeconds() {
-  const char* text = std::getenv("TCC_PERMANENT_RANK_TIMEOUT");
-  double seconds = text ? std::atof(text) : 0;
-  return seconds > 0 ? seconds : kDefaultSilenceSeconds;
-}
 
 void encode(double value, int64_t* words) {
   words[0] = std::bit_cast<int64_t>(value);
@@ -70,112 +54,6 @@ void decode(const int64_t* words, double& value) { value = std::bit_cast<double>
 void decode(const int64_t* words, Int128& value) {
   value = static_cast<Int128>((static_cast<unsigned __int128>(static_cast<uint64_t>(words[1])) << 64) |
                               static_cast<uint64_t>(words[0]));
-}
-
-std::string mpiErrorText(int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  return std::string(text, length);
-}
-
-// An unrecoverable state (a lost rank, failed communication): the run cannot
-// finish collectively, so after saying why, every rank is stopped.
-[[noreturn]] void abortAllRanks(MPI_Comm comm, const std::string& message) {
-  std::fprintf(stderr, "tcc: error: %s\n", message.c_str());
-  std::fflush(stderr);
-  MPI_Abort(comm, 1);
-  std::_Exit(1);
-}
-
-// Nonblocking point-to-point messages of int64 words, and collectives
-// waited on with a timeout.
-class Messenger {
- public:
-  Messenger(MPI_Comm comm, int rank) : comm_(comm), rank_(rank) {}
-
-  void check(int code, const char* what) const {
-    if (code != MPI_SUCCESS)
-      abortAllRanks(comm_, "perm: MPI " + std::string(what) + " failed on rank " + std::to_string(rank_) + ": " +
-                               mpiErrorText(code));
-  }
-
-  void send(int to, int tag, std::vector<int64_t> words) {
-    pending_.push_back({std::move(words), MPI_REQUEST_NULL});
-    auto& [buffer, request] = pending_.back();
-    check(MPI_Isend(buffer.data(), static_cast<int>(buffer.size()), MPI_INT64_T, to, tag, comm_, &request), "send");
-  }
-
-  // Lets sends progress and frees those done.
-  void progress() {
-    for (auto it = pending_.begin(); it != pending_.end();) {
-      int done = 0;
-      check(MPI_Test(&it->second, &done, MPI_STATUS_IGNORE), "send");
-      it = done ? pending_.erase(it) : std::next(it);
-    }
-  }
-
-  // A waiting message from `from` (or any rank) with `tag`, if there is one.
-  std::optional<std::pair<int, std::vector<int64_t>>> receive(int from, int tag) {
-    int arrived = 0;
-    MPI_Status status;
-    check(MPI_Iprobe(from, tag, comm_, &arrived, &status), "probe");
-    if (!arrived) return std::nullopt;
-    int count = 0;
-    MPI_Get_count(&status, MPI_INT64_T, &count);
-    std::vector<int64_t> words(count);
-    check(MPI_Recv(words.data(), count, MPI_INT64_T, status.MPI_SOURCE, tag, comm_, MPI_STATUS_IGNORE), "receive");
-    return std::make_pair(status.MPI_SOURCE, std::move(words));
-  }
-
-  // Waits for a collective, or for the sends still pending; a rank that
-  // does not take part within the timeout is lost.
-  void await(MPI_Request& request, const char* what) {
-    auto start = Clock::now();
-    const double limit = silenceSeconds();
-    for (;;) {
-      progress();
-      int done = 0;
-      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
-      if (done) return;
-      if (secondsSince(start) > limit)
-        abortAllRanks(comm_, "perm: rank " + std::to_string(rank_) + " waited " + std::to_string(int(limit)) +
-                                 " s for the other ranks (" + what +
-                                 "); a rank is lost or stuck, so all ranks stop");
-      std::this_thread::sleep_for(kPollInterval);
-    }
-  }
-
-  // Sends still pending are ones their receivers have stopped listening
-  // for only when a rank is lost; otherwise they complete at once.
-  ~Messenger() {
-    auto start = Clock::now();
-    while (!pending_.empty() && secondsSince(start) < silenceSeconds()) {
-      progress();
-      std::this_thread::sleep_for(kPollInterval);
-    }
-  }
-
-  MPI_Comm comm() const { return comm_; }
-  int rank() const { return rank_; }
-
- private:
-  MPI_Comm comm_;
-  int rank_;
-  std::list<std::pair<std::vector<int64_t>, MPI_Request>> pending_;
-};
-
-// Rank 0's text, the same on every rank once broadcast.
-void broadcastText(Messenger& messenger, std::string& text) {
-  int64_t length = static_cast<int64_t>(text.size());
-  MPI_Request request;
-  messenger.check(MPI_Ibcast(&length, 1, MPI_INT64_T, 0, messenger.comm(), &request), "broadcast");
-  messenger.await(request, "broadcast");
-  if (length == 0) return;
-  text.resize(length);
-  messenger.check(MPI_Ibcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, messenger.comm(), &request),
-                  "broadcast");
-  messenger.await(request, "broadcast");
 }
 
 // What every rank tells the others before the work: which computation it
@@ -212,206 +90,11 @@ struct Report {
   }
 };
 
-// Rank 0: the ledger of chunks, the grants, and the reasons to stop.
-template <typename Sum>
-class Coordinator {
- public:
-  Coordinator(const SortedColumnMatrix& matrix, const char* mode, const PermanentOptions& options,
-              const std::vector<Hello>& hellos)
-      : matrix_(matrix), mode_(mode), options_(options), plan_(planChunks(matrix.n)),
-        partials_(plan_.chunks, Sum(0)), done_(plan_.chunks, 0), computedBy_(hellos.size(), 0) {
-    for (const Hello& hello : hellos) {
-      parallelism_.push_back(std::max<int64_t>(1, hello.parallelism));
-      totalParallelism_ += parallelism_.back();
-    }
-  }
-
-  // Reads the checkpoint and saves it back at once (an unwritable path
-  // fails before the work); throws PermanentError.
-  void resume() {
-    for (int64_t chunk : resumeFromCheckpoint(options_.checkpointPath, matrix_, mode_, plan_, partials_))
-      done_[chunk] = 1;
-    for (int64_t chunk = 0; chunk < plan_.chunks; ++chunk)
-      if (!done_[chunk]) todo_.push_back(chunk);
-    doneBefore_ = completed_ = plan_.chunks - static_cast<int64_t>(todo_.size());
-    save();
-  }
-
-  const ChunkPlan& plan() const { return plan_; }
-  int64_t doneBefore() const { return doneBefore_; }
-
-  // The next batch for `rank`; empty when nothing is left or the run stops.
-  std::vector<int64_t> grant(int rank) {
-    std::lock_guard lock(mutex_);
-    const auto left = static_cast<int64_t>(todo_.size() - nextTodo_);
-    if (stopping() || left == 0) return {};
-    const int64_t share = (left * parallelism_[rank] + 2 * totalParallelism_ - 1) / (2 * totalParallelism_);
-    const int64_t size = std::min({left, std::max(parallelism_[rank], share), kLargestGrant});
-    std::vector<int64_t> batch(todo_.begin() + nextTodo_, todo_.begin() + nextTodo_ + size);
-    nextTodo_ += size;
-    return batch;
-  }
-
-  void record(int rank, int64_t chunk, const ChunkOutcome<Sum>& outcome) {
-    std::lock_guard lock(mutex_);
-    if (outcome.overflow) return stopLocked(overflowError(matrix_.n).what());
-    if (chunk < 0 || chunk >= plan_.chunks || done_[chunk])
-      return stopLocked("perm: internal error: rank " + std::to_string(rank) + " reported chunk " +
-                        std::to_string(chunk) + ", which is not outstanding");
-    partials_[chunk] = outcome.sum;
-    done_[chunk] = 1;
-    ++completed_;
-    ++computedBy_[rank];
-    if (options_.chunkLimit > 0 && completed_ - doneBefore_ >= options_.chunkLimit) stopLocked("chunk limit");
-  }
-
-  void stop(const std::string& reason) {
-    std::lock_guard lock(mutex_);
-    stopLocked(reason);
-  }
-  bool stopping() const { return stopFlag_.load(); }
-  const std::atomic<bool>& stopFlag() const { return stopFlag_; }
-  int64_t completed() {
-    std::lock_guard lock(mutex_);
-    return completed_;
-  }
-
-  // Writes the chunks done so far (no-op without a checkpoint path).
-  void save() {
-    if (options_.checkpointPath.empty()) return;
-    Checkpoint checkpoint{matrix_.fingerprint, mode_, plan_.chunks, {}};
-    {
-      std::lock_guard lock(mutex_);
-      for (int64_t chunk = 0; chunk < plan_.chunks; ++chunk)
-        if (done_[chunk]) checkpoint.partials[chunk] = partialText(partials_[chunk]);
-    }
-    writeCheckpoint(options_.checkpointPath, checkpoint);
-  }
-
-  // The message a stopped or unfinished run fails with ("" when complete).
-  std::string failure() {
-    std::lock_guard lock(mutex_);
-    if (stopReason_.rfind("perm: ", 0) == 0) return stopReason_;
-    if (completed_ == plan_.chunks) return "";
-    char percent[16];
-    std::snprintf(percent, sizeof percent, "%.1f%%", 100.0 * double(completed_) / double(plan_.chunks));
-    const std::string& path = options_.checkpointPath;
-    return "perm: " + (stopReason_ == "chunk limit" ? std::string("stopped at the chunk limit") : stopReason_) +
-           " after " + std::to_string(completed_) + " of " + std::to_string(plan_.chunks) + " chunks (" + percent +
-           ")" +
-           (path.empty() ? "; run with a checkpoint file to keep the work done"
-                         : "; checkpoint saved to " + path + ", run again with it to resume");
-  }
-
-  Sum total() { return addInChunkOrder(partials_, matrix_.n); }
-
-  std::string distributionText() {
-    std::lock_guard lock(mutex_);
-    std::string text = "perm: chunks computed in this run by rank:";
-    for (size_t rank = 0; rank < computedBy_.size(); ++rank)
-      text += (rank ? ", " : " ") + std::to_string(rank) + ": " + std::to_string(computedBy_[rank]);
-    return text + " (" + std::to_string(doneBefore_) + " were done before)";
-  }
-
- private:
-  void stopLocked(const std::string& reason) {
-    if (stopReason_.empty()) stopReason_ = reason;
-    stopFlag_.store(true);
-  }
-
-  const SortedColumnMatrix& matrix_;
-  const char* mode_;
-  const PermanentOptions& options_;
-  ChunkPlan plan_;
-  std::mutex mutex_;
-  std::vector<Sum> partials_;
-  std::vector<uint8_t> done_;
-  std::vector<int64_t> todo_;
-  size_t nextTodo_ = 0;
-  int64_t completed_ = 0, doneBefore_ = 0;
-  std::vector<int64_t> computedBy_, parallelism_;
-  int64_t totalParallelism_ = 0;
-  std::string stopReason_;
-  std::atomic<bool> stopFlag_{false};
-};
-
-// Runs batches on a thread of its own, so the calling thread stays free
-// to talk MPI; finished chunks wait in `finished` to be sent or recorded.
-template <typename Sum>
-class ComputeThread {
- public:
-  using Batches = std::function<std::vector<int64_t>()>;
-
-  ComputeThread(RangeEngine<Sum>& engine, uint64_t chunkSize, StopFlags stop,
-                typename RangeEngine<Sum>::ChunkDone chunkDone)
-      : engine_(engine), chunkSize_(chunkSize), stop_(stop), chunkDone_(std::move(chunkDone)) {}
-  ~ComputeThread() { quit(); }
-
-  // Rank 0's thread pulls its batches itself until none is left.
-  void startPulling(Batches next) {
-    idle_ = false;
-    thread_ = std::thread([this, next = std::move(next)] {
-      for (auto batch = next(); !batch.empty() && !stop_.requested(); batch = next())
-        engine_.sumChunks(batch, chunkSize_, stop_, chunkDone_);
-      std::lock_guard lock(mutex_);
-      idle_ = true;
-    });
-  }
-
-  // A worker's thread runs the batches it is given.
-  void startServing() {
-    thread_ = std::thread([this] {
-      std::unique_lock lock(mutex_);
-      for (;;) {
-        wake_.wait(lock, [&] { return quit_ || !batch_.empty(); });
-        if (quit_) return;
-        std::vector<int64_t> batch = std::move(batch_);
-        batch_.clear();
-        lock.unlock();
-        engine_.sumChunks(batch, chunkSize_, stop_, chunkDone_);
-        lock.lock();
-        idle_ = true;
-      }
-    });
-  }
-
-  void give(std::vector<int64_t> batch) {
-    std::lock_guard lock(mutex_);
-    batch_ = std::move(batch);
-    idle_ = false;
-    wake_.notify_one();
-  }
-
-  bool idle() {
-    std::lock_guard lock(mutex_);
-    return idle_;
-  }
-
-  void quit() {
-    {
-      std::lock_guard lock(mutex_);
-      quit_ = true;
-      wake_.notify_one();
-    }
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  RangeEngine<Sum>& engine_;
-  uint64_t chunkSize_;
-  StopFlags stop_;
-  typename RangeEngine<Sum>::ChunkDone chunkDone_;
-  std::thread thread_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::vector<int64_t> batch_;
-  bool idle_ = true, quit_ = false;
-};
 
 // Rank 0's loop: serves the other ranks while its own thread computes.
 // Returns the failure message ("" when every chunk is done).
 template <typename Sum>
-std::string coordinate(Messenger& messenger, Coordinator<Sum>& coordinator, RangeEngine<Sum>& engine, int ranks,
+std::string coordinate(Messenger& messenger, ChunkLedger<Sum>& ledger, RangeEngine<Sum>& engine, int ranks,
                        const PermanentOptions& options) {
   struct Peer {
     bool told = false, final = false;
@@ -419,32 +102,32 @@ std::string coordinate(Messenger& messenger, Coordinator<Sum>& coordinator, Rang
   };
   std::vector<Peer> peers(ranks);
   const double silence = silenceSeconds();
-  const ChunkPlan& plan = coordinator.plan();
-  StopFlags stop{&coordinator.stopFlag(), &InterruptScope::flag()};
+  const ChunkPlan& plan = ledger.plan();
+  StopFlags stop{&ledger.stopFlag(), &InterruptScope::flag()};
   ComputeThread<Sum> compute(engine, plan.chunkSize, stop, [&](int64_t chunk, const ChunkOutcome<Sum>& outcome) {
-    coordinator.record(0, chunk, outcome);
+    ledger.record(0, chunk, outcome);
   });
-  ProgressReporter progress(options.progress, plan.chunks, plan.chunkSize, coordinator.doneBefore());
-  compute.startPulling([&] { return coordinator.grant(0); });
+  ProgressReporter progress(options.progress, plan.chunks, plan.chunkSize, ledger.doneBefore());
+  compute.startPulling([&] { return ledger.grant(0); });
 
   auto lastSave = Clock::now();
   std::optional<Clock::time_point> signalledAt;
   std::string saveError;
   auto saveNow = [&] {
     try {
-      coordinator.save();
+      ledger.save();
     } catch (const PermanentError& error) {
       if (saveError.empty()) saveError = error.what();
-      coordinator.stop(error.what());
+      ledger.stop(error.what());
     }
     lastSave = Clock::now();
   };
   auto lost = [&](const std::string& why) {
-    coordinator.stop("lost");
+    ledger.stop("lost");
     compute.quit();
     saveNow();
-    progress.finish(coordinator.completed(), false);
-    abortAllRanks(messenger.comm(), "perm: " + why + "; stopped after " + std::to_string(coordinator.completed()) +
+    progress.finish(ledger.completed(), false);
+    abortAllRanks(messenger.comm(), "perm: " + why + "; stopped after " + std::to_string(ledger.completed()) +
                                         " of " + std::to_string(plan.chunks) + " chunks" +
                                         (options.checkpointPath.empty()
                                              ? std::string()
@@ -460,16 +143,16 @@ std::string coordinate(Messenger& messenger, Coordinator<Sum>& coordinator, Rang
       peer.lastHeard = Clock::now();
       auto report = Report<Sum>::parse(message->second);
       if (!report) {
-        coordinator.stop("perm: internal error: a malformed report from rank " + std::to_string(rank));
+        ledger.stop("perm: internal error: a malformed report from rank " + std::to_string(rank));
         continue;
       }
       for (const auto& [chunk, sum] : report->chunks)
-        coordinator.record(rank, chunk, ChunkOutcome<Sum>{sum, false, false});
-      if (report->flags & kOverflow) coordinator.record(rank, -1, ChunkOutcome<Sum>{0, false, true});
-      if (report->flags & kInterrupted) coordinator.stop("interrupted");
+        ledger.record(rank, chunk, ChunkOutcome<Sum>{sum, false, false});
+      if (report->flags & kOverflow) ledger.record(rank, -1, ChunkOutcome<Sum>{0, false, true});
+      if (report->flags & kInterrupted) ledger.stop("interrupted");
       if (report->flags & kFinal) peer.final = true;
       if ((report->flags & kWantsWork) && !peer.told) {
-        std::vector<int64_t> batch = coordinator.grant(rank);
+        std::vector<int64_t> batch = ledger.grant(rank);
         if (batch.empty()) {
           messenger.send(rank, kOrderTag, {kStop});
           peer.told = true;
@@ -480,13 +163,13 @@ std::string coordinate(Messenger& messenger, Coordinator<Sum>& coordinator, Rang
       }
     }
     if (InterruptScope::flag().load()) {
-      coordinator.stop("interrupted");
+      ledger.stop("interrupted");
       if (!signalledAt) {
         signalledAt = Clock::now();
         saveNow();  // mpirun may kill this rank at any moment now
       }
     }
-    if (coordinator.stopping())
+    if (ledger.stopping())
       for (int rank = 1; rank < ranks; ++rank)
         if (!peers[rank].told) {
           messenger.send(rank, kOrderTag, {kStop});
@@ -502,18 +185,18 @@ std::string coordinate(Messenger& messenger, Coordinator<Sum>& coordinator, Rang
       if (signalledAt && secondsSince(*signalledAt) > kSignalGraceSeconds)
         lost("interrupted, and rank " + std::to_string(rank) + " did not answer");
     }
-    progress.update(coordinator.completed());
+    progress.update(ledger.completed());
     if (!options.checkpointPath.empty() && secondsSince(lastSave) >= kCheckpointIntervalSeconds) saveNow();
     if (allFinal && compute.idle()) break;
     std::this_thread::sleep_for(kPollInterval);
   }
   compute.quit();
   saveNow();
-  const int64_t completed = coordinator.completed();
+  const int64_t completed = ledger.completed();
   progress.finish(completed, completed == plan.chunks);
-  if (options.progress == ProgressMode::On) std::fprintf(stderr, "%s\n", coordinator.distributionText().c_str());
+  if (options.progress == ProgressMode::On) std::fprintf(stderr, "%s\n", ledger.distributionText().c_str());
   if (!saveError.empty()) return saveError;
-  return coordinator.failure();
+  return ledger.failure();
 }
 
 // Every other rank's loop: ask for a batch, compute it, send it back.
@@ -610,25 +293,27 @@ Sum distributedSumOfChunks(const SortedColumnMatrix& matrix, const char* mode, c
                            " computes a different permanent than rank 0 (another matrix, or float against exact); "
                            "every rank must run the same program on the same input");
 
-  std::optional<Coordinator<Sum>> coordinator;
+  std::optional<ChunkLedger<Sum>> ledger;
   std::string failure;
   if (placement.rank == 0) {
-    coordinator.emplace(matrix, mode, options, hellos);
+    std::vector<int64_t> parallelism;
+    for (const Hello& hello : hellos) parallelism.push_back(hello.parallelism);
+    ledger.emplace(matrix, mode, options, parallelism);
     try {
-      coordinator->resume();
+      ledger->resume();
     } catch (const PermanentError& error) {
       failure = error.what();
     }
     if (failure.empty() && options.progress == ProgressMode::On)
       std::fprintf(stderr, "perm: %d ranks (rank 0: %s), %lld of %lld chunks done before\n", placement.size,
-                   engine.description().c_str(), static_cast<long long>(coordinator->doneBefore()),
-                   static_cast<long long>(coordinator->plan().chunks));
+                   engine.description().c_str(), static_cast<long long>(ledger->doneBefore()),
+                   static_cast<long long>(ledger->plan().chunks));
   }
   broadcastText(messenger, failure);
   if (!failure.empty()) throw PermanentError(failure);
 
   if (placement.rank == 0) {
-    failure = coordinate(messenger, *coordinator, engine, placement.size, options);
+    failure = coordinate(messenger, *ledger, engine, placement.size, options);
   } else {
     serve(messenger, engine, planChunks(matrix.n).chunkSize);
   }
@@ -637,7 +322,7 @@ Sum distributedSumOfChunks(const SortedColumnMatrix& matrix, const char* mode, c
   int64_t words[2] = {0, 0};
   if (placement.rank == 0 && failure.empty()) {
     try {
-      encode(coordinator->total(), words);
+      encode(ledger->total(), words);
     } catch (const PermanentError& error) {
       failure = error.what();
     }
