@@ -1,7 +1,8 @@
 // The entry point generated kernels call, and the chunk driver: plan the
 // chunks, resume from a checkpoint, run the rest on OpenMP threads, and add
-// the chunks' partial sums in chunk order (so the result does not depend on
-// the thread count or on how often the run was stopped and resumed).
+// the chunks' partial sums in chunk order, compensated (so the result does
+// not depend on the thread count, on how often the run was stopped and
+// resumed, or on how many MPI ranks shared it: see mpi/).
 #include "tcc/runtime/permanent.h"
 
 #ifdef _OPENMP
