@@ -27,7 +27,7 @@
 #include "../progress.h"
 #include "chunk_ledger.h"
 #include "messenger.h"
-#include "mpi_session.h"
+#include "mpi_world.h"
 #include "tcc/runtime/distributed.h"
 
 namespace tcc::rt::permanent {

@@ -1,4 +1,4 @@
-#include "mpi_session.h"
+#include "mpi_world.h"
 
 #include <cstdlib>
 #include <stdexcept>
