@@ -40,6 +40,20 @@ else()
   message(STATUS "tcc: MLIR 16 not found; MLIR interop and cross-checks are skipped")
 endif()
 
+# OpenMPI (Debian: libopenmpi-dev openmpi-bin) shares a permanent over the
+# ranks mpirun starts; without it tcc runs on one process as before.
+set(TCC_HAVE_MPI OFF)
+if(TCC_ENABLE_MPI)
+  find_package(MPI COMPONENTS C QUIET)
+  if(MPI_C_FOUND)
+    set(TCC_HAVE_MPI ON)
+    message(STATUS "tcc: MPI ${MPI_C_VERSION} found (mpiexec: ${MPIEXEC_EXECUTABLE}); permanents run over mpirun ranks")
+  endif()
+endif()
+if(NOT TCC_HAVE_MPI)
+  message(STATUS "tcc: MPI not found or disabled; permanents run on one process, and the MPI tests are skipped")
+endif()
+
 find_package(CUDAToolkit QUIET)
 if(CUDAToolkit_FOUND)
   message(STATUS "tcc: CUDA toolkit ${CUDAToolkit_VERSION} found (nvcc: ${CUDAToolkit_NVCC_EXECUTABLE})")

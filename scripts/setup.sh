@@ -10,6 +10,7 @@ packages=(
   llvm-16-dev libclang-cpp16-dev libclang-16-dev clang-16 libclang-rt-16-dev
   libmlir-16-dev mlir-16-tools
   libeigen3-dev zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -4,9 +4,11 @@
 #include <chrono>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "commands.h"
+#include "tcc/runtime/distributed.h"
 #include "tcc/runtime/errors.h"
 #include "tcc/tcc.h"
 
@@ -88,6 +90,11 @@ void addRunCommand(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   command->callback([options] {
     Program program = Program::fromSyntax(loadComputationOrExit(options->path));
+    // Under mpirun the ranks share each permanent, and rank 0 alone prints
+    // and writes outputs. MPI starts only then, once the inputs are read and
+    // the kernels compiled, and lives until the error (if any) is printed.
+    std::optional<rt::DistributedScope> ranks;
+    auto speaks = [&] { return !ranks || ranks->isRoot(); };
     try {
 
       // Matrix Market files first: their headers size the symbols that
@@ -129,7 +136,9 @@ void addRunCommand(CLI::App& app) {
       runOptions.repeat = options->repeat;
       if (options->progress) runOptions.permanent.progress = rt::ProgressMode::On;
       runOptions.permanent.checkpointPath = options->checkpoint;
+      if (rt::launchedByMpi()) ranks.emplace();
       RunResult result = kernel.run(inputs, runOptions);
+      if (!speaks()) return;
 
       for (const auto& statement : kernel.lowered().statements) {
         const std::string& name = statement.output.name();
@@ -158,7 +167,7 @@ void addRunCommand(CLI::App& app) {
     } catch (const CLI::RuntimeError&) {
       throw;
     } catch (const std::exception& error) {
-      std::cerr << "tcc: error: " << error.what() << "\n";
+      if (speaks()) std::cerr << "tcc: error: " << error.what() << "\n";
       throw CLI::RuntimeError(kExitUserError);
     }
   });

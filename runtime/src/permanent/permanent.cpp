@@ -1,7 +1,8 @@
 // The entry point generated kernels call, and the chunk driver: plan the
 // chunks, resume from a checkpoint, run the rest on OpenMP threads, and add
-// the chunks' partial sums in chunk order (so the result does not depend on
-// the thread count or on how often the run was stopped and resumed).
+// the chunks' partial sums in chunk order, compensated (so the result does
+// not depend on the thread count, on how often the run was stopped and
+// resumed, or on how many MPI ranks shared it: see mpi/).
 #include "tcc/runtime/permanent.h"
 
 #ifdef _OPENMP
@@ -18,6 +19,8 @@
 #include <vector>
 
 #include "checkpoint.h"
+#include "chunk_plan.h"
+#include "distributed_sum.h"
 #include "gray_code_ryser.h"
 #include "interrupt.h"
 #include "permanent_matrix.h"
@@ -41,66 +44,6 @@ namespace {
 
 constexpr double kCheckpointIntervalSeconds = 10;
 
-// 2^(n-1) iterations in 2^chunkBits chunks of a power-of-two size: at least
-// 4096 chunks (or one per iteration), more once a chunk would pass 2^23
-// iterations, at most 65536.
-struct ChunkPlan {
-  uint64_t iterations = 1;
-  int64_t chunks = 1;
-  uint64_t chunkSize = 1;
-};
-
-ChunkPlan planChunks(int n) {
-  ChunkPlan plan;
-  int iterationBits = n - 1;
-  int chunkBits = std::min(iterationBits, std::clamp(iterationBits - 23, 12, 16));
-  plan.iterations = uint64_t{1} << iterationBits;
-  plan.chunks = int64_t{1} << chunkBits;
-  plan.chunkSize = plan.iterations >> chunkBits;
-  return plan;
-}
-
-std::string int128Text(Int128 value) {
-  if (value == 0) return "0";
-  bool negative = value < 0;
-  std::string digits;
-  while (value != 0) {
-    int digit = static_cast<int>(value % 10);
-    digits.push_back(static_cast<char>('0' + (negative ? -digit : digit)));
-    value /= 10;
-  }
-  if (negative) digits.push_back('-');
-  return {digits.rbegin(), digits.rend()};
-}
-
-bool parseInt128(const std::string& text, Int128& value) {
-  size_t k = text[0] == '-' ? 1 : 0;
-  if (k == text.size()) return false;
-  value = 0;
-  for (; k < text.size(); ++k) {
-    if (text[k] < '0' || text[k] > '9') return false;
-    int digit = text[k] - '0';
-    if (__builtin_mul_overflow(value, 10, &value) ||
-        (text[0] == '-' ? __builtin_sub_overflow(value, digit, &value) : __builtin_add_overflow(value, digit, &value)))
-      return false;
-  }
-  return true;
-}
-
-std::string partialText(double value) {
-  char text[40];
-  std::snprintf(text, sizeof text, "%a", value);
-  return text;
-}
-std::string partialText(Int128 value) { return int128Text(value); }
-
-bool parsePartial(const std::string& text, double& value) {
-  char* end = nullptr;
-  value = std::strtod(text.c_str(), &end);
-  return end && *end == '\0';
-}
-bool parsePartial(const std::string& text, Int128& value) { return parseInt128(text, value); }
-
 // Runs the chunks of one mode and returns the sum of all partial sums.
 template <typename Sum, typename RunChunk>
 Sum sumOfChunks(const SortedColumnMatrix& matrix, const char* mode, const PermanentOptions& options,
@@ -111,20 +54,9 @@ Sum sumOfChunks(const SortedColumnMatrix& matrix, const char* mode, const Perman
   int64_t doneBefore = 0;
 
   const std::string& path = options.checkpointPath;
-  if (!path.empty()) {
-    if (auto checkpoint = readCheckpoint(path)) {
-      if (checkpoint->fingerprint != matrix.fingerprint || checkpoint->mode != mode ||
-          checkpoint->chunks != plan.chunks)
-        throw PermanentError("perm: checkpoint " + path + " belongs to another computation (" + checkpoint->mode +
-                             " permanent of a different matrix); remove it or name another file");
-      for (const auto& [chunk, text] : checkpoint->partials) {
-        if (!parsePartial(text, partials[chunk]))
-          throw PermanentError("perm: checkpoint " + path + ": bad partial sum '" + text + "' of chunk " +
-                               std::to_string(chunk));
-        done[chunk].store(1);
-        ++doneBefore;
-      }
-    }
+  for (int64_t chunk : resumeFromCheckpoint(path, matrix, mode, plan, partials)) {
+    done[chunk].store(1);
+    ++doneBefore;
   }
   std::vector<int64_t> todo;
   for (int64_t chunk = 0; chunk < plan.chunks; ++chunk)
@@ -191,9 +123,7 @@ Sum sumOfChunks(const SortedColumnMatrix& matrix, const char* mode, const Perman
   const int64_t finished = completed.load();
   const bool complete = finished == plan.chunks;
   progress.finish(finished, complete);
-  if (overflow.load())
-    throw PermanentError("perm: the exact permanent overflows 128-bit integer accumulation (n = " +
-                         std::to_string(matrix.n) + "); declare the result float64 for a floating-point value");
+  if (overflow.load()) throw overflowError(matrix.n);
   if (!saveError.empty()) throw PermanentError(saveError);
   saveCheckpoint();
   if (!complete) {
@@ -205,17 +135,17 @@ Sum sumOfChunks(const SortedColumnMatrix& matrix, const char* mode, const Perman
                          (path.empty() ? "; run with a checkpoint file to keep the work done"
                                        : "; checkpoint saved to " + path + ", run again with it to resume"));
   }
-  Sum sum = 0;
-  for (const Sum& partial : partials) {
-    if constexpr (std::is_same_v<Sum, Int128>) {
-      if (__builtin_add_overflow(sum, partial, &sum))
-        throw PermanentError("perm: the exact permanent overflows 128-bit integer accumulation (n = " +
-                             std::to_string(matrix.n) + ")");
-    } else {
-      sum += partial;
-    }
-  }
-  return sum;
+  return addInChunkOrder(partials, matrix.n);
+}
+
+// The sum over every chunk: on this process alone, or, under mpirun with
+// more than one rank, over all of them.
+template <typename Sum>
+Sum sumOverChunks(const SortedColumnMatrix& matrix, const char* mode, const PermanentOptions& options,
+                  RangeSum<Sum> rangeSum) {
+  if (distributedRunActive())
+    return distributedSumOfChunks<Sum>(matrix, mode, options, *engineForThisRank<Sum>(rangeSum, options));
+  return sumOfChunks<Sum>(matrix, mode, options, rangeSum);
 }
 
 double floatPermanent(SortedColumnMatrix matrix, const PermanentOptions& options) {
@@ -223,7 +153,7 @@ double floatPermanent(SortedColumnMatrix matrix, const PermanentOptions& options
   if (!hasPerfectMatching(matrix)) return 0;
   const int exponent = equilibrateByPowersOfTwo(matrix);
   RyserTables<double> tables = floatTables(matrix);
-  double sum = sumOfChunks<double>(matrix, "float", options, [&](uint64_t begin, uint64_t end, StopFlags stop) {
+  double sum = sumOverChunks<double>(matrix, "float", options, [&](uint64_t begin, uint64_t end, StopFlags stop) {
     return floatChunk(tables, begin, end, stop);
   });
   return std::ldexp((matrix.n % 2 == 1 ? 2.0 : -2.0) * sum, exponent);
@@ -234,7 +164,7 @@ Int128 exactPermanent(const SortedColumnMatrix& matrix, const PermanentOptions& 
   RyserTables<int64_t> tables = exactTables(matrix);  // checks the entries first
   if (!hasPerfectMatching(matrix)) return 0;
   const bool checked = !exactSumCannotOverflow(matrix);
-  Int128 sum = sumOfChunks<Int128>(matrix, "exact", options, [&](uint64_t begin, uint64_t end, StopFlags stop) {
+  Int128 sum = sumOverChunks<Int128>(matrix, "exact", options, [&](uint64_t begin, uint64_t end, StopFlags stop) {
     return exactChunk(tables, begin, end, stop, checked);
   });
   // sum = (-1)^(n-1) perm * 2^(n-1): the doubled row sums scale each product by 2^n.

@@ -6,6 +6,8 @@
 // sums so the product is skipped while any is zero, and the 2^(n-1)
 // iterations cut into chunks that OpenMP threads take one at a time, each
 // with a private row-sum vector set up for its chunk's first iteration.
+// Under mpirun, with a DistributedScope open, the chunks are shared over
+// the ranks (tcc/runtime/distributed.h).
 //
 // Float mode sums in double precision. Exact mode (an integer result
 // tensor) needs integer entries and accumulates in 128-bit integers; any
