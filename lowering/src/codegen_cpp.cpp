@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "c_like_printer.h"
+#include "dense_row_tiling.h"
 #include "gpu/codegen_cuda.h"
 #include "simd_reductions.h"
 #include "tcc/lowering/codegen.h"
@@ -41,6 +42,14 @@ class CppPrinter : public CLikePrinter {
     out_ << cppIntrinsicStatement(*op) << "\n";
   }
 
+  void visit(const For* op) override {
+    if (auto nest = findDenseRowNest(op)) {
+      printRegisterTiled(op, *nest);
+      return;
+    }
+    CLikePrinter::visit(op);
+  }
+
  protected:
   void printAtomicStore(const Store* op) override {
     indent();
@@ -73,6 +82,101 @@ class CppPrinter : public CLikePrinter {
   }
 
  private:
+  // Tile widths along the dense loop, widest first: 32 doubles are four
+  // 512-bit (eight 256-bit) registers; what no tile covers runs untiled.
+  static constexpr int kTileWidths[] = {32, 8};
+
+  // See dense_row_tiling.h: the output row lives in `<buffer>_tile` across
+  // the sparse loops, one tile of columns at a time.
+  void printRegisterTiled(const For* root, const DenseRowNest& nest) {
+    const std::string k = nest.denseLoop->var.as<Var>()->name;
+    const std::string kType = cTypeName(nest.denseLoop->var.type());
+    const std::string buffer = nest.store->buffer.as<Var>()->name;
+    const TileNames names{k, k + "_tile_begin", k + "_lane", buffer + "_tile", kType};
+    const std::string end = text(nest.denseLoop->end);
+    indent();
+    out_ << "// the row of " << buffer << " along " << k << " in register tiles, held across the loops below\n";
+    indent();
+    out_ << "{\n";
+    ++depth_;
+    indent();
+    out_ << kType << " " << names.begin << " = 0;\n";
+    for (int width : kTileWidths) {
+      indent();
+      out_ << "for (; " << names.begin << " + " << width << " <= " << end << "; " << names.begin << " += " << width
+           << ") {\n";
+      ++depth_;
+      indent();
+      out_ << cTypeName(nest.store->buffer.type().element()) << " " << names.tile << "[" << width << "];\n";
+      printLaneLoop(names, width, [&] {
+        indent();
+        out_ << names.tile << "[" << names.lane << "] = " << buffer << "[" << text(nest.store->index) << "];\n";
+      });
+      printTiledLevel(nest, 0, names, width);
+      printLaneLoop(names, width, [&] {
+        indent();
+        out_ << buffer << "[" << text(nest.store->index) << "] = " << names.tile << "[" << names.lane << "];\n";
+      });
+      --depth_;
+      indent();
+      out_ << "}\n";
+    }
+    withDenseLoopFrom(root, nest, Var::make(names.begin, nest.denseLoop->var.type())).accept(*this);
+    --depth_;
+    indent();
+    out_ << "}\n";
+  }
+
+  struct TileNames {
+    std::string k, begin, lane, tile, kType;
+  };
+
+  // `for (lane < width) { k = begin + lane; <body> }`, fully unrolled.
+  template <typename Body>
+  void printLaneLoop(const TileNames& names, int width, Body body) {
+    indent();
+    out_ << "#pragma GCC unroll " << width << "\n";
+    indent();
+    out_ << "for (int32_t " << names.lane << " = 0; " << names.lane << " < " << width << "; " << names.lane
+         << "++) {\n";
+    ++depth_;
+    indent();
+    out_ << names.kType << " " << names.k << " = " << names.begin << " + " << names.lane << ";\n";
+    body();
+    --depth_;
+    indent();
+    out_ << "}\n";
+  }
+
+  void printTiledLevel(const DenseRowNest& nest, size_t level, const TileNames& names, int width) {
+    const For* loop = nest.sparseLoops[level];
+    if (!loop->comment.empty()) {
+      indent();
+      out_ << "// " << loop->comment << "\n";
+    }
+    printSerialLoopHeader(loop);
+    ++depth_;
+    for (const Stmt& statement : statementsOf(loop->body)) {
+      if (level + 1 < nest.sparseLoops.size() && statement.get() == nest.sparseLoops[level + 1]) {
+        printTiledLevel(nest, level + 1, names, width);
+      } else if (statement.get() == nest.denseLoop) {
+        indent();
+        out_ << "// " << names.k << " in the tile\n";
+        printLaneLoop(names, width, [&] {
+          std::vector<Stmt> body = statementsOf(nest.denseLoop->body);
+          for (size_t s = 0; s + 1 < body.size(); ++s) body[s].accept(*this);
+          indent();
+          out_ << names.tile << "[" << names.lane << "] += " << text(nest.store->value) << ";\n";
+        });
+      } else {
+        statement.accept(*this);
+      }
+    }
+    --depth_;
+    indent();
+    out_ << "}\n";
+  }
+
   // Fast mode: a serial loop that only sums into scalars may reassociate.
   void printSimdSumPragma(const For* op) {
     std::vector<std::string> sums = simdSumReductions(op);
