@@ -246,11 +246,14 @@ class CppCodeGenerator : public CodeGenerator {
 
 const std::vector<std::string>& cppFloatingPointFlags(FloatingPointMode mode) {
   static const std::vector<std::string> strict = {"-ffp-contract=off"};
-  // Not -ffinite-math-only: sparse data may hold inf and NaN, which must
-  // still propagate. -mprefer-vector-width=512 lets AVX-512 hosts use their
-  // full width (compilers default to 256 bits for fear of down-clocking).
+  // Reassociation is granted per loop by the simd reduction pragmas, not by
+  // -fassociative-math for the whole unit: with it, clang and GCC vectorized
+  // SpMM's sparse loop across the 32 sums of a register tile (gathers of B,
+  // 20x slower). Never -ffinite-math-only: sparse data may hold inf and NaN.
+  // -mprefer-vector-width=512 lets AVX-512 hosts use their full width
+  // (compilers default to 256 bits for fear of down-clocking).
   static const std::vector<std::string> fast = {
-      "-ffp-contract=fast", "-fassociative-math", "-fno-signed-zeros", "-fno-trapping-math", "-fno-math-errno",
+      "-ffp-contract=fast", "-fno-trapping-math", "-fno-math-errno",
 #if defined(__x86_64__)
       "-mprefer-vector-width=512",
 #endif

@@ -26,9 +26,9 @@ struct TargetSpec {
 // How generated CPU code may evaluate floating-point arithmetic.
 //  Strict: as written. No fused multiply-add the source does not spell, sums
 //    in loop order: the same bits from every backend and every run.
-//  Fast: fused multiply-adds, reassociated (vectorized) reductions, no signed
-//    zeros and no trapping, for the host's full vector width. Results differ
-//    from strict in the last bits; infinities and NaNs still propagate.
+//  Fast: fused multiply-adds, reassociated (vectorized) scalar sums, the
+//    host's full vector width. Results differ from strict in the last bits;
+//    infinities and NaNs still propagate.
 enum class FloatingPointMode { Strict, Fast };
 
 const char* toString(FloatingPointMode mode);  // "strict" or "fast"

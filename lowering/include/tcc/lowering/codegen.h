@@ -26,8 +26,9 @@ class CodeGenerator {
 
 // How the C++ backend lets the C++ compiler treat floating point.
 //  Strict: the IR's order of operations, no contraction into FMA.
-//  Fast: FMA contraction and reassociation; innermost loops that only sum
-//    into scalars carry `#pragma omp simd reduction(+: ...)`.
+//  Fast: FMA contraction; innermost loops that only sum into scalars carry
+//    `#pragma omp simd reduction(+: ...)`, which lets those sums be
+//    reassociated and vectorized.
 enum class FloatingPointMode { Strict, Fast };
 
 // The C++ compiler flags that give `mode` (beyond -O3 and -march=native):
