@@ -96,8 +96,10 @@ class CppPrinter : public CLikePrinter {
     const std::string end = text(nest.denseLoop->end);
     indent();
     out_ << "// the row of " << buffer << " along " << k << " in register tiles, held across the loops below\n";
+    // An empty root loop leaves the row alone: no tile is loaded and stored
+    // (rows without entries are common in SpMM).
     indent();
-    out_ << "{\n";
+    out_ << "if (" << text(root->begin) << " < " << text(root->end) << ") {\n";
     ++depth_;
     indent();
     out_ << kType << " " << names.begin << " = 0;\n";

@@ -156,7 +156,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
     lowered.cuda = lowering::emitCudaUnit(lowered.gpuFunctions);
     lowered.cudaKernels = lowering::emitCudaKernels(lowered.gpuFunctions);
   } else {
-    lowered.cpp = lowering::makeCodeGenerator(lowering::TargetKind::Cpu, detail::toLowering(lowered.floatingPoint))->emit(functions);
+    auto generator = lowering::makeCodeGenerator(lowering::TargetKind::Cpu, detail::toLowering(lowered.floatingPoint));
+    lowered.cpp = generator->emit(functions);
   }
   return lowered;
 }
