@@ -50,8 +50,8 @@ TEST(SyntaxError, UnclosedParenthesisPointsAtEndOfItsLine) {
 
 TEST(SyntaxError, StrayToken) {
   EXPECT_EQ(onlyErrorOf("tensor a : dense\n}\n"),
-            "2:1: expected a tensor or format declaration, a statement, a schedule block or a "
-            "target");
+            "2:1: expected a tensor or format declaration, a statement, a schedule block, a target or "
+            "an fp mode");
 }
 
 TEST(SyntaxError, ScheduleNeedsBrace) {
