@@ -43,8 +43,8 @@ TEST_P(RegisterTiles, ParallelSpMMMatchesReference) {
                                 {{"A", randomSparse({70, 50}, 0.1, 75)}, {"B", randomDense({50, GetParam()}, 76)}});
 }
 
-// 1..7: no tile; 8, 16: 8-wide tiles; 32, 43 (= 32 + 8 + 3), 77: every kind.
-INSTANTIATE_TEST_SUITE_P(Widths, RegisterTiles, ::testing::Values(1, 5, 8, 16, 32, 43, 77));
+// 1..7: no tile; 8, 16: 8-wide tiles; 43 = 32 + 8 + 3; 77 = 64 + 8 + 5; 107 = 64 + 32 + 8 + 3.
+INSTANTIATE_TEST_SUITE_P(Widths, RegisterTiles, ::testing::Values(1, 5, 8, 16, 32, 43, 64, 77, 107));
 
 TEST(RegisterTilesShape, OnlyAccumulatingNestsWithAnInvariantRowAreTiled) {
   auto source = [](const std::string& dsl) { return lowerProgram(Program::fromText(dsl, "test.tc")).cpp; };
