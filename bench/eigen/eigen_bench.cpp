@@ -1,7 +1,7 @@
 // Single-threaded run time of tcc-generated kernels against Eigen 3 sparse
 // products on real matrices, with each tcc result checked against Eigen's.
 //
-//   tcc_eigen_bench [--repeat N] [--kernels spmv,spmm,spgemm,add,mttkrp] [MATRIX ...]
+//   tcc_eigen_bench [--repeat N] [--kernels spmv,spmm,spgemm,add,mttkrp] [--fp strict|fast] [MATRIX ...]
 //
 // Prints one Markdown table row per kernel and matrix, then the geometric
 // mean of Eigen time / tcc time per kernel (> 1: tcc faster).
@@ -23,6 +23,15 @@
 #include "tcc/tcc.h"
 
 namespace {
+
+// tcc's floating-point mode for the whole run (--fp); strict by default.
+tcc::frontend::FloatingPointMode floatingPoint = tcc::frontend::FloatingPointMode::Strict;
+
+tcc::CompileOptions compileOptions() {
+  tcc::CompileOptions options;
+  options.floatingPoint = floatingPoint;
+  return options;
+}
 
 using SparseRow = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
 using DenseRow = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -55,7 +64,7 @@ struct TccTiming {
 };
 
 TccTiming timeTcc(const std::string& dsl, const std::map<std::string, tcc::Tensor>& inputs, int repeat) {
-  tcc::Kernel kernel = tcc::compile(tcc::Program::fromText(dsl, "bench.tc"));
+  tcc::Kernel kernel = tcc::compile(tcc::Program::fromText(dsl, "bench.tc"), compileOptions());
   kernel.run(inputs);  // warm-up
   tcc::RunResult result = kernel.run(inputs, tcc::RunOptions{repeat});
   return {median(result.seconds), std::move(result.tensors)};
@@ -261,8 +270,10 @@ int main(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--kernels" && i + 1 < argc) kernels = split(argv[++i]);
+    else if (arg == "--fp" && i + 1 < argc && tcc::frontend::parseFloatingPointMode(argv[i + 1]))
+      floatingPoint = *tcc::frontend::parseFloatingPointMode(argv[++i]);
     else if (arg.rfind("--", 0) == 0) {
-      std::cerr << "usage: tcc_eigen_bench [--repeat N] [--kernels spmv,spmm,spgemm,add,mttkrp] [MATRIX ...]\n";
+      std::cerr << "usage: tcc_eigen_bench [--repeat N] [--kernels spmv,spmm,spgemm,add,mttkrp] [--fp strict|fast] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }

@@ -4,7 +4,7 @@
 // and synthetic power-law 3-tensors, with each MLIR result checked against
 // tcc's.
 //
-//   tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] [MATRIX ...]
+//   tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] [--fp strict|fast] [MATRIX ...]
 //
 // MLIR runs in both of its pipeline's storage modes: through its runtime
 // library (`--sparse-compiler`, the default) and as generated code
@@ -30,6 +30,15 @@
 #include "tcc/test/mlir_oracle.h"
 
 namespace {
+
+// tcc's floating-point mode for the whole run (--fp); strict by default.
+tcc::frontend::FloatingPointMode floatingPoint = tcc::frontend::FloatingPointMode::Strict;
+
+tcc::CompileOptions compileOptions() {
+  tcc::CompileOptions options;
+  options.floatingPoint = floatingPoint;
+  return options;
+}
 
 constexpr int kSpmmColumns = 64;
 constexpr int kMttkrpRank = 16;
@@ -135,7 +144,7 @@ Row measure(const std::string& kernelName, const std::string& input, const std::
   std::map<std::string, tcc::Tensor> inputs;
   for (const auto& [name, coo] : coos)
     inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(program.syntax().findTensor(name)->format())));
-  tcc::Kernel kernel = tcc::compile(program);
+  tcc::Kernel kernel = tcc::compile(program, compileOptions());
   std::string output = program.statements().front().as<tcc::ir::AssignmentNode>()->lhs.tensor().name();
   tcc::Tensor tccResult = kernel.run(inputs).at(output);  // warm-up
   // Batch MLIR's calls so that a sample spans about a millisecond.
@@ -246,8 +255,10 @@ int main(int argc, char** argv) {
     if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--kernels" && i + 1 < argc) kernels = split(argv[++i]);
+    else if (arg == "--fp" && i + 1 < argc && tcc::frontend::parseFloatingPointMode(argv[i + 1]))
+      floatingPoint = *tcc::frontend::parseFloatingPointMode(argv[++i]);
     else if (arg.rfind("--", 0) == 0) {
-      std::cerr << "usage: tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] [MATRIX ...]\n";
+      std::cerr << "usage: tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] [--fp strict|fast] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }

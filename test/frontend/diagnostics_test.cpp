@@ -50,8 +50,8 @@ TEST(SyntaxError, UnclosedParenthesisPointsAtEndOfItsLine) {
 
 TEST(SyntaxError, StrayToken) {
   EXPECT_EQ(onlyErrorOf("tensor a : dense\n}\n"),
-            "2:1: expected a tensor or format declaration, a statement, a schedule block or a "
-            "target");
+            "2:1: expected a tensor or format declaration, a statement, a schedule block, a target or "
+            "an fp mode");
 }
 
 TEST(SyntaxError, ScheduleNeedsBrace) {
@@ -232,6 +232,15 @@ TEST(SemanticError, UnknownTargetAndArchitecture) {
   EXPECT_EQ(onlyErrorOf("target cuda(sm90)\n"),
             "1:13: expected a GPU architecture like sm_90, not 'sm90'");
   EXPECT_EQ(onlyErrorOf("target cpu\ntarget cpu\n"), "2:1: target already given at 1:1");
+}
+
+TEST(SemanticError, FloatingPointModeLine) {
+  EXPECT_EQ(onlyErrorOf("fp fastest\n"), "1:4: unknown floating-point mode 'fastest'; expected strict or fast");
+  EXPECT_EQ(onlyErrorOf("fp fast\nfp strict\n"), "2:4: floating-point mode already given at 1:4");
+  // The mode belongs on the keyword's line; the next line is not taken for it.
+  EXPECT_EQ(onlyErrorOf("fp\ntensor a\n"), "1:3: expected a floating-point mode ('strict' or 'fast')");
+  EXPECT_EQ(onlyErrorOf("fp 3\n"), "1:4: expected a floating-point mode ('strict' or 'fast')");
+  EXPECT_EQ(onlyErrorOf("fp fast strict\n"), "1:9: expected the end of the line");
 }
 
 // ---- several errors --------------------------------------------------------------

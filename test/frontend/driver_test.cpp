@@ -119,4 +119,31 @@ TEST(Driver, HelpListsTheSubcommands) {
   EXPECT_NE(compileHelp.out.find("--emit"), std::string::npos);
 }
 
+TEST(Driver, FpFlagOverridesTheProgramsLine) {
+  const char* spmv = "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\nfp fast\n";
+  std::string path = writeProgram("fp.tc", spmv);
+  Result byLine = runTcc("compile '" + path + "'");
+  EXPECT_EQ(byLine.exitCode, 0) << byLine.err;
+  EXPECT_NE(byLine.out.find("// Floating-point mode: fast"), std::string::npos) << byLine.out;
+  EXPECT_NE(byLine.out.find("-ffp-contract=fast -fno-trapping-math"), std::string::npos) << byLine.out;
+  EXPECT_NE(byLine.out.find("#pragma omp simd reduction(+: ty)"), std::string::npos) << byLine.out;
+  Result byFlag = runTcc("compile '" + path + "' --fp strict");
+  EXPECT_EQ(byFlag.exitCode, 0) << byFlag.err;
+  EXPECT_NE(byFlag.out.find("// Floating-point mode: strict"), std::string::npos) << byFlag.out;
+  EXPECT_NE(byFlag.out.find("-ffp-contract=off"), std::string::npos) << byFlag.out;
+  EXPECT_EQ(byFlag.out.find("#pragma omp simd"), std::string::npos) << byFlag.out;
+  Result explained = runTcc("explain '" + path + "'");
+  EXPECT_NE(explained.out.find("floating point: fast (the program's fp line)"), std::string::npos) << explained.out;
+  Result explainedByFlag = runTcc("explain '" + path + "' --fp strict");
+  EXPECT_NE(explainedByFlag.out.find("floating point: strict (--fp)"), std::string::npos) << explainedByFlag.out;
+  EXPECT_EQ(runTcc("compile '" + path + "' --fp fastest").exitCode, 2);
+}
+
+TEST(Driver, HelpNamesTheFloatingPointDefault) {
+  Result result = runTcc("--help");
+  EXPECT_NE(result.out.find("strict mode by default"), std::string::npos) << result.out;
+  Result runHelp = runTcc("run --help");
+  EXPECT_NE(runHelp.out.find("--fp"), std::string::npos) << runHelp.out;
+}
+
 }  // namespace

@@ -191,6 +191,19 @@ TEST(Parse, Targets) {
   EXPECT_EQ(plain.target->sm, "");
 }
 
+TEST(Parse, FloatingPointModeLine) {
+  Program fast = parseProgram("tensor a : dense\nfp   fast  # comment\n", "t.tc");
+  ASSERT_TRUE(fast.floatingPoint.has_value());
+  EXPECT_EQ(fast.floatingPoint->mode, FloatingPointMode::Fast);
+  EXPECT_EQ(fast.floatingPoint->location, (SourceLocation{"t.tc", 2, 6}));
+  EXPECT_EQ(parseProgram("fp strict", "t.tc").floatingPoint->mode, FloatingPointMode::Strict);
+  EXPECT_FALSE(parseProgram("tensor a : dense\n", "t.tc").floatingPoint.has_value());
+  // `fp` is a keyword only at the start of an fp line: a tensor may be named fp.
+  Program named = parseProgram("tensor fp(I) : dense\ntensor x(I) : dense\nfp(i) = x(i)\n", "t.tc");
+  EXPECT_EQ(named.statements.size(), 1u);
+  EXPECT_FALSE(named.floatingPoint.has_value());
+}
+
 TEST(Parse, EmptyAndCommentOnlyFiles) {
   EXPECT_TRUE(parseProgram("", "empty.tc").tensors.empty());
   EXPECT_TRUE(parseProgram("# nothing here\n\n   # still nothing", "c.tc").statements.empty());

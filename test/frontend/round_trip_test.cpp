@@ -70,6 +70,7 @@ TEST(RoundTrip, PrintedProgramShape) {
             "}\n"
             "\n"
             "target cuda(sm_80)\n");
+  EXPECT_EQ(printProgram(parseProgram("tensor a\nfp fast\n", "f.tc")), "tensor a of float64\n\nfp fast\n");
 }
 
 TEST(RoundTrip, Expressions) {

@@ -40,7 +40,8 @@ rt::Coo realMatrix(const std::string& name) {
 }
 
 namespace {
-std::string checkProgram(const Program& program, const std::map<std::string, rt::Coo>& inputs, double relativeTolerance);
+std::string checkProgram(const Program& program, const std::map<std::string, rt::Coo>& inputs, double relativeTolerance,
+                         const CompileOptions& options = {});
 }  // namespace
 
 std::string expectMatchesReference(const KernelCheck& check) {
@@ -52,9 +53,15 @@ std::string expectProgramMatchesReference(const std::string& dsl, const std::map
   return checkProgram(Program::fromText(dsl, "test.tc"), inputs, 1e-10);
 }
 
+std::string expectProgramMatchesReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs,
+                                          const CompileOptions& options, double relativeTolerance) {
+  return checkProgram(Program::fromText(dsl, "test.tc"), inputs, relativeTolerance, options);
+}
+
 namespace {
-std::string checkProgram(const Program& program, const std::map<std::string, rt::Coo>& inputs, double relativeTolerance) {
-  Kernel kernel = compile(program);
+std::string checkProgram(const Program& program, const std::map<std::string, rt::Coo>& inputs, double relativeTolerance,
+                         const CompileOptions& options) {
+  Kernel kernel = compile(program, options);
 
   std::map<std::string, Tensor> bound;
   std::map<std::string, DenseArray> dense;

@@ -24,6 +24,9 @@ struct KernelCheck {
 std::string expectMatchesReference(const KernelCheck& check);
 // Same for a DSL program (with its schedule); inputs by tensor name.
 std::string expectProgramMatchesReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs);
+// Same, compiled with `options` and compared within `relativeTolerance`.
+std::string expectProgramMatchesReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs,
+                                          const CompileOptions& options, double relativeTolerance);
 
 // `program` followed by `schedule { <schedule> }`.
 std::string withSchedule(const std::string& program, const std::string& schedule);

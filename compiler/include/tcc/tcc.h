@@ -83,6 +83,11 @@ struct CompileOptions {
   // Cuda: the GPU architecture (sm_90); empty: the program's, else the
   // device's when running (sm_90 when only emitting code).
   std::string cudaArchitecture;
+  // Cpu: how generated code may evaluate floating point (see
+  // frontend::FloatingPointMode); unset: the program's `fp` line, else
+  // Strict. Strict is the default because it gives the same bits on every
+  // backend and every run; Fast trades that for FMA and vectorized sums.
+  std::optional<frontend::FloatingPointMode> floatingPoint;
 };
 
 // What compilation made of one statement.
@@ -102,6 +107,7 @@ struct CompiledStatement {
 struct Lowered {
   std::vector<CompiledStatement> statements;
   frontend::Target target = frontend::Target::Cpu;
+  frontend::FloatingPointMode floatingPoint = frontend::FloatingPointMode::Strict;  // Cpu
   std::string cpp;  // Cpu: one self-contained translation unit
   // Cuda: per statement, its kernels and the host part that launches them;
   // a .cu unit nvcc compiles alone; and the kernels alone, for NVRTC.

@@ -1,6 +1,7 @@
 // Compiling a lowered program to machine code and running it on tensors.
 #include <chrono>
 
+#include "floating_point.h"
 #include "gpu_launch.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
@@ -143,6 +144,9 @@ Kernel compile(const Program& program, const CompileOptions& options) {
   jit::CompileOptions jitOptions;
   jitOptions.backend = options.backend;
   for (const auto& statement : kernel.lowered_.statements) jitOptions.openmp |= statement.function.usesOpenMP;
+  // After the JIT's own -ffp-contract=off, so fast mode's flags win; the
+  // kernel cache keys on them.
+  jitOptions.extraFlags = lowering::cppFloatingPointFlags(detail::toLowering(kernel.lowered_.floatingPoint));
   kernel.module_ = options.useKernelCache
                        ? jit::KernelCache::shared().getOrCompile(kernel.lowered_.cpp, jitOptions, "tcc " TCC_VERSION)
                        : jit::compile(kernel.lowered_.cpp, jitOptions);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "floating_point.h"
 #include "schedule_request.h"
 #include "tcc/ir/imperative_printer.h"
 #include "tcc/ir/index_printer.h"
@@ -43,6 +44,12 @@ frontend::Target targetOf(const Program& program, const CompileOptions& options)
   return line ? line->target : frontend::Target::Cpu;
 }
 
+frontend::FloatingPointMode floatingPointOf(const Program& program, const CompileOptions& options) {
+  if (options.floatingPoint) return *options.floatingPoint;
+  const auto& line = program.syntax().floatingPoint;
+  return line ? line->mode : frontend::FloatingPointMode::Strict;
+}
+
 // Concretizes again with the default GPU mapping appended to the schedule
 // (see gpu_default_mapping.h); a mapping that does not fit is refused with
 // the commands it tried.
@@ -70,6 +77,7 @@ lowering::ConcretizedStatement withDefaultGpuMapping(const ir::IndexStmt& statem
 Lowered lowerProgram(const Program& program, const CompileOptions& options) {
   Lowered lowered;
   lowered.target = targetOf(program, options);
+  lowered.floatingPoint = floatingPointOf(program, options);
   const bool cuda = lowered.target == frontend::Target::Cuda;
   std::vector<ir::imp::Function> functions;
   for (size_t index = 0; index < program.statements().size(); ++index) {
@@ -148,7 +156,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
     lowered.cuda = lowering::emitCudaUnit(lowered.gpuFunctions);
     lowered.cudaKernels = lowering::emitCudaKernels(lowered.gpuFunctions);
   } else {
-    lowered.cpp = lowering::makeCodeGenerator(lowering::TargetKind::Cpu)->emit(functions);
+    auto generator = lowering::makeCodeGenerator(lowering::TargetKind::Cpu, detail::toLowering(lowered.floatingPoint));
+    lowered.cpp = generator->emit(functions);
   }
   return lowered;
 }

@@ -30,4 +30,9 @@ frontend::Program loadComputationOrExit(const std::string& path);
 bool hasNothingToCompute(const frontend::Program& program);
 std::string nothingToComputeMessage(const std::string& path);
 
+// --fp strict|fast on a command that compiles; "" when not given.
+extern const char* const kFloatingPointHelp;
+void addFloatingPointOption(CLI::App* command, std::string& mode);
+std::optional<frontend::FloatingPointMode> floatingPointOption(const std::string& mode);
+
 }  // namespace tcc::driver

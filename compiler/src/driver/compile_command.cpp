@@ -1,4 +1,4 @@
-// tcc compile FILE [--target cpu|cuda] [--emit cin|ir|cpp|cuda|mlir] [-o FILE]:
+// tcc compile FILE [--target cpu|cuda] [--fp strict|fast] [--emit cin|ir|cpp|cuda|mlir] [-o FILE]:
 // lower a DSL file and print (or write) concrete index notation, the
 // imperative IR, the target's source (C++, or CUDA that nvcc compiles
 // alone), or the computation as MLIR 16 for its sparsifier.
@@ -55,6 +55,7 @@ void addCompileCommand(CLI::App& app) {
     std::string emit;  // empty: the target's source
     std::string output;
     std::string target;
+    std::string floatingPoint;
   };
   auto options = std::make_shared<Options>();
   auto* command = app.add_subcommand("compile", "Compile a DSL file to C++ or CUDA (or show an intermediate form, or "
@@ -67,6 +68,7 @@ void addCompileCommand(CLI::App& app) {
       ->check(CLI::IsMember({"cin", "ir", "cpp", "cuda", "mlir"}));
   command->add_option("--target", options->target, "cpu or cuda (overrides the program's `target` line)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  addFloatingPointOption(command, options->floatingPoint);
   command->add_option("-o,--output", options->output, "Write to this file instead of standard output");
   command->callback([options] {
     Program program = Program::fromSyntax(loadComputationOrExit(options->path));
@@ -78,6 +80,7 @@ void addCompileCommand(CLI::App& app) {
         CompileOptions compileOptions;
         if (!options->target.empty())
           compileOptions.target = options->target == "cuda" ? frontend::Target::Cuda : frontend::Target::Cpu;
+        compileOptions.floatingPoint = floatingPointOption(options->floatingPoint);
         Lowered lowered = lowerProgram(program, compileOptions);
         text = render(lowered, options->emit);
       }

@@ -17,7 +17,9 @@ void addExplainCommand(CLI::App& app) {
   auto target = std::make_shared<std::string>();
   command->add_option("--target", *target, "cpu or cuda (overrides the program's `target` line)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  command->callback([path, target] {
+  auto floatingPoint = std::make_shared<std::string>();
+  addFloatingPointOption(command, *floatingPoint);
+  command->callback([path, target, floatingPoint] {
     Program program = Program::fromSyntax(loadComputationOrExit(*path));
     std::cout << "tensors:\n";
     for (const ir::TensorVar& tensor : program.tensors())
@@ -26,6 +28,7 @@ void addExplainCommand(CLI::App& app) {
     try {
       CompileOptions options;
       if (!target->empty()) options.target = *target == "cuda" ? frontend::Target::Cuda : frontend::Target::Cpu;
+      options.floatingPoint = floatingPointOption(*floatingPoint);
       lowered = lowerProgram(program, options);
     } catch (const frontend::DiagnosticError& error) {
       std::cerr << error.what();
@@ -34,6 +37,12 @@ void addExplainCommand(CLI::App& app) {
       std::cerr << *path << ": error: " << error.what() << "\n";
       throw CLI::RuntimeError(kExitUserError);
     }
+    if (lowered.target == frontend::Target::Cpu)
+      std::cout << "floating point: " << frontend::toString(lowered.floatingPoint) << " ("
+                << (!floatingPoint->empty()          ? "--fp"
+                    : program.syntax().floatingPoint ? "the program's fp line"
+                                                     : "the default")
+                << ")\n";
     for (size_t index = 0; index < lowered.statements.size(); ++index) {
       const CompiledStatement& statement = lowered.statements[index];
       std::cout << "statement " << index + 1 << ": " << ir::toString(program.statements()[index]) << "\n"

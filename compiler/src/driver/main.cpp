@@ -7,6 +7,11 @@ int main(int argc, char** argv) {
   CLI::App app{"tcc: a sparse tensor algebra compiler", "tcc"};
   app.require_subcommand(1);
   app.fallthrough(false);
+  app.footer(
+      "Floating point: kernels are compiled in strict mode by default (no FMA contraction, sums in loop order), so "
+      "results are the same bits on every backend and every run. `fp fast` in a program, or --fp fast on compile, "
+      "run and explain, allows FMA, reassociated and vectorized scalar sums and the host's full vector width (usually "
+      "faster; the last bits may differ; inf and NaN still propagate).");
   tcc::driver::addCheckCommand(app);
   tcc::driver::addCompileCommand(app);
   tcc::driver::addExplainCommand(app);

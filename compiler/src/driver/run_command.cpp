@@ -65,6 +65,7 @@ void addRunCommand(CLI::App& app) {
     bool progress = false;
     std::string checkpoint;
     std::string target;
+    std::string floatingPoint;
   };
   auto options = std::make_shared<Options>();
   auto* command = app.add_subcommand("run", "Compile a DSL file in-process and run it on tensor files");
@@ -88,6 +89,7 @@ void addRunCommand(CLI::App& app) {
                       "cpu or cuda (overrides the program's `target` line); cuda compiles with NVRTC and runs on "
                       "the GPU, timing kernels with CUDA events")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  addFloatingPointOption(command, options->floatingPoint);
   command->callback([options] {
     Program program = Program::fromSyntax(loadComputationOrExit(options->path));
     // Under mpirun the ranks share each permanent, and rank 0 alone prints
@@ -131,6 +133,7 @@ void addRunCommand(CLI::App& app) {
       compileOptions.backend = options->backend == "system" ? jit::Backend::SystemCompiler : compileOptions.backend;
       if (!options->target.empty())
         compileOptions.target = options->target == "cuda" ? frontend::Target::Cuda : frontend::Target::Cpu;
+      compileOptions.floatingPoint = floatingPointOption(options->floatingPoint);
       Kernel kernel = compile(program, compileOptions);
       RunOptions runOptions;
       runOptions.repeat = options->repeat;

@@ -102,6 +102,8 @@ x3::rule<struct index_name_class, Identifier> const index_name = "an index varia
 x3::rule<struct format_name_class, Identifier> const format_name = "a format name";
 x3::rule<struct type_name_class, Identifier> const type_name = "an element type";
 x3::rule<struct target_name_class, Identifier> const target_name = "a target ('cpu' or 'cuda')";
+x3::rule<struct fp_mode_name_class, Identifier> const fp_mode_name =
+    "a floating-point mode ('strict' or 'fast')";
 x3::rule<struct architecture_class, Identifier> const architecture =
     "a GPU architecture like sm_90";
 x3::rule<struct architecture_clause_class, Identifier> const architecture_clause =
@@ -129,6 +131,8 @@ x3::rule<struct format_declaration_class, FormatDeclaration> const format_declar
     "a format declaration";
 x3::rule<struct target_declaration_class, TargetDeclaration> const target_declaration =
     "a target";
+x3::rule<struct fp_declaration_class, Identifier> const fp_declaration =
+    "a floating-point mode line";
 
 x3::rule<struct number_class, Number> const number = "a number";
 x3::rule<struct access_class, Access> const access = "a tensor access";
@@ -167,6 +171,7 @@ auto const index_name_def = name_text;
 auto const format_name_def = name_text;
 auto const type_name_def = name_text;
 auto const target_name_def = name_text;
+auto const fp_mode_name_def = name_text;
 auto const architecture_def = name_text;
 auto const command_name_def = name_text;
 auto const integer_def = digits_text;
@@ -193,6 +198,8 @@ auto const format_declaration_def = keyword("format") > format_name > '=' > form
 auto const architecture_clause_def = '(' > architecture > ')';
 auto const target_declaration_def =
     keyword("target") >> x3::expect[target_name] >> -architecture_clause;
+// The mode must be on the keyword's line (the skipper would cross lines).
+auto const fp_declaration_def = x3::lexeme[keyword("fp") >> *(x3::lit(' ') | x3::lit('\t')) > fp_mode_name];
 
 // ---- expressions ---------------------------------------------------------
 
@@ -232,7 +239,7 @@ BOOST_SPIRIT_DEFINE(identifier, tensor_name, index_name, format_name, type_name,
                     architecture, architecture_clause, command_name, integer, name_or_integer, dimension, format_arguments,
                     dimension_list, index_list, format_term,
                     level_term, level_list, mode_order, format_spec, tensor_declaration,
-                    format_declaration, target_declaration)
+                    format_declaration, target_declaration, fp_mode_name, fp_declaration)
 BOOST_SPIRIT_DEFINE(number, access, summation, call, negation, parenthesized, primary, factor,
                     multiplicative_operation, term, additive_operation, expression, assignment,
                     statement, keyword_argument, schedule_argument, schedule_command)
@@ -246,6 +253,7 @@ TCC_ANNOTATED(index_name)
 TCC_ANNOTATED(format_name)
 TCC_ANNOTATED(type_name)
 TCC_ANNOTATED(target_name)
+TCC_ANNOTATED(fp_mode_name)
 TCC_ANNOTATED(architecture)
 TCC_ANNOTATED(command_name)
 TCC_ANNOTATED(integer)
@@ -329,6 +337,14 @@ bool parseFormatDeclaration(Cursor& cursor, FormatDeclaration& result, SyntaxErr
 }
 bool parseTargetDeclaration(Cursor& cursor, TargetDeclaration& result, SyntaxError& error) {
   return parseWith(target_declaration, cursor, result, error);
+}
+// The line is one name after the keyword; the declaration node takes the
+// mode's position, where every error about the line points.
+bool parseFloatingPointDeclaration(Cursor& cursor, FloatingPointDeclaration& result, SyntaxError& error) {
+  if (!parseWith(fp_declaration, cursor, result.mode, error)) return false;
+  cursor.positions.annotate(result, cursor.positions.position_of(result.mode).begin(),
+                            cursor.positions.position_of(result.mode).end());
+  return true;
 }
 bool parseStatement(Cursor& cursor, Statement& result, SyntaxError& error) {
   return parseWith(statement, cursor, result, error);

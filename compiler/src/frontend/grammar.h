@@ -29,6 +29,8 @@ struct SyntaxError {
 bool parseTensorDeclaration(Cursor& cursor, syntax::TensorDeclaration& result, SyntaxError& error);
 bool parseFormatDeclaration(Cursor& cursor, syntax::FormatDeclaration& result, SyntaxError& error);
 bool parseTargetDeclaration(Cursor& cursor, syntax::TargetDeclaration& result, SyntaxError& error);
+bool parseFloatingPointDeclaration(Cursor& cursor, syntax::FloatingPointDeclaration& result,
+                                   SyntaxError& error);
 bool parseStatement(Cursor& cursor, syntax::Statement& result, SyntaxError& error);
 bool parseScheduleCommand(Cursor& cursor, syntax::ScheduleCommand& result, SyntaxError& error);
 

@@ -66,6 +66,14 @@ class TopLevelParser {
     return {cursor_.position, static_cast<size_t>(end - cursor_.position)};
   }
 
+  // Whether what follows `word` continues a statement (`fp(i) = ...`,
+  // `fp = ...`), so that a tensor may still be named like a keyword.
+  bool followedByStatementPart(std::string_view word) const {
+    const char* next = word.data() + word.size();
+    while (next != cursor_.end && (*next == ' ' || *next == '\t')) ++next;
+    return next != cursor_.end && (*next == '(' || *next == '=' || *next == '+');
+  }
+
   void report(const char* where, std::string message) {
     diagnostics_.push_back(source_.diagnose(where, std::move(message)));
   }
@@ -116,6 +124,9 @@ class TopLevelParser {
     } else if (word == "target") {
       parseLineItem<syntax::TargetDeclaration>(grammar::parseTargetDeclaration,
                                                "expected the end of the line");
+    } else if (word == "fp" && !followedByStatementPart(word)) {
+      parseLineItem<syntax::FloatingPointDeclaration>(grammar::parseFloatingPointDeclaration,
+                                                      "expected the end of the line");
     } else if (word == "schedule") {
       parseScheduleBlock();
     } else if (!word.empty() && isIdentifierStart(word.front())) {
@@ -123,7 +134,7 @@ class TopLevelParser {
           grammar::parseStatement, "expected an operator ('+', '-', '*', '/') or the end of the line");
     } else {
       report(position(),
-             "expected a tensor or format declaration, a statement, a schedule block or a target");
+             "expected a tensor or format declaration, a statement, a schedule block, a target or an fp mode");
       recoverAfter(position());
     }
   }

@@ -55,6 +55,7 @@ std::string printProgram(const Program& program) {
     else text += program.target->sm.empty() ? "cuda" : "cuda(" + program.target->sm + ")";
     text += "\n";
   }
+  if (program.floatingPoint) text += std::string("\nfp ") + toString(program.floatingPoint->mode) + "\n";
   return text;
 }
 

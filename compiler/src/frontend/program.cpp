@@ -16,6 +16,14 @@ const ir::TensorVar* Program::findTensor(const std::string& name) const {
   return nullptr;
 }
 
+const char* toString(FloatingPointMode mode) { return mode == FloatingPointMode::Fast ? "fast" : "strict"; }
+
+std::optional<FloatingPointMode> parseFloatingPointMode(std::string_view text) {
+  if (text == "strict") return FloatingPointMode::Strict;
+  if (text == "fast") return FloatingPointMode::Fast;
+  return std::nullopt;
+}
+
 Program parseProgram(std::string_view text, std::string fileName) {
   SourceFile source(std::string(text), fileName);
   std::vector<Diagnostic> diagnostics;

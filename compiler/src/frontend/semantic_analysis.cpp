@@ -157,6 +157,21 @@ class SemanticAnalysis {
     program_.target = target;
   }
 
+  void analyze(const syntax::FloatingPointDeclaration& declaration) {
+    if (program_.floatingPoint) {
+      context_.error(declaration, "floating-point mode already given at " +
+                                      lineAndColumn(program_.floatingPoint->location));
+      return;
+    }
+    std::optional<FloatingPointMode> mode = parseFloatingPointMode(declaration.mode.name);
+    if (!mode) {
+      context_.error(declaration.mode,
+                     "unknown floating-point mode '" + declaration.mode.name + "'; expected strict or fast");
+      return;
+    }
+    program_.floatingPoint = FloatingPointSpec{*mode, context_.locate(declaration)};
+  }
+
   void analyze(const syntax::Statement& statement) {
     ir::Datatype literalType = ir::Datatype::Float64;
     if (auto declared = context_.tensors.find(statement.output.tensor.name);

@@ -78,6 +78,11 @@ struct TargetDeclaration : x3::position_tagged {
   boost::optional<Identifier> architecture;
 };
 
+// fp strict | fp fast
+struct FloatingPointDeclaration : x3::position_tagged {
+  Identifier mode;
+};
+
 struct Expression;
 struct Negation;
 
@@ -156,8 +161,8 @@ struct ScheduleBlock {
   std::vector<ScheduleCommand> commands;
 };
 
-using Item = std::variant<TensorDeclaration, FormatDeclaration, TargetDeclaration, Statement,
-                          ScheduleBlock>;
+using Item = std::variant<TensorDeclaration, FormatDeclaration, TargetDeclaration,
+                          FloatingPointDeclaration, Statement, ScheduleBlock>;
 
 struct File {
   std::vector<Item> items;  // in source order

@@ -23,11 +23,28 @@ struct TargetSpec {
   SourceLocation location;
 };
 
+// How generated CPU code may evaluate floating-point arithmetic.
+//  Strict: as written. No fused multiply-add the source does not spell, sums
+//    in loop order: the same bits from every backend and every run.
+//  Fast: fused multiply-adds, reassociated (vectorized) scalar sums, the
+//    host's full vector width. Results differ from strict in the last bits;
+//    infinities and NaNs still propagate.
+enum class FloatingPointMode { Strict, Fast };
+
+const char* toString(FloatingPointMode mode);  // "strict" or "fast"
+std::optional<FloatingPointMode> parseFloatingPointMode(std::string_view text);
+
+struct FloatingPointSpec {
+  FloatingPointMode mode = FloatingPointMode::Strict;
+  SourceLocation location;
+};
+
 struct Program {
   std::vector<ir::TensorVar> tensors;     // in declaration order
   std::vector<ir::IndexStmt> statements;  // tensor index notation, in file order
   std::vector<ScheduleCommand> schedule;
   std::optional<TargetSpec> target;
+  std::optional<FloatingPointSpec> floatingPoint;  // the `fp` line, if any
   std::string sourcePath;
   std::string sourceText;  // for diagnostics found after parsing (schedule legality)
 

@@ -24,7 +24,20 @@ class CodeGenerator {
   virtual TargetKind target() const = 0;
 };
 
-std::unique_ptr<CodeGenerator> makeCodeGenerator(TargetKind target);
+// How the C++ backend lets the C++ compiler treat floating point.
+//  Strict: the IR's order of operations, no contraction into FMA.
+//  Fast: FMA contraction; innermost loops that only sum into scalars carry
+//    `#pragma omp simd reduction(+: ...)`, which lets those sums be
+//    reassociated and vectorized.
+enum class FloatingPointMode { Strict, Fast };
+
+// The C++ compiler flags that give `mode` (beyond -O3 and -march=native):
+// what the JIT passes and what the emitted unit's header comment names.
+const std::vector<std::string>& cppFloatingPointFlags(FloatingPointMode mode);
+
+// floatingPoint applies to the Cpu target; CUDA code is printed as written.
+std::unique_ptr<CodeGenerator> makeCodeGenerator(TargetKind target,
+                                                 FloatingPointMode floatingPoint = FloatingPointMode::Strict);
 
 // The text every generated C++ unit starts with: fixed-width types, the few
 // libc functions kernels call, min/max and a coordinate sort, and the

@@ -1,0 +1,195 @@
+// The floating-point mode: every kernel family in strict and fast mode
+// against the dense reference (fast within a relative tolerance), on random
+// and real inputs; the `fp` line, CompileOptions and the kernel cache each
+// take the mode; strict stays bit-identical across the JIT backends; fast
+// mode still propagates infinities and NaNs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernel_check.h"
+#include "tcc/jit/kernel_cache.h"
+#include "tcc/lowering/codegen.h"
+
+namespace tcc::test {
+namespace {
+
+using frontend::FloatingPointMode;
+
+struct ProgramCase {
+  std::string name;
+  std::string dsl;
+  std::map<std::string, rt::Coo> inputs;
+};
+
+const char* const kSpmv = "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n";
+const char* const kSpmm = "tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : dense\n"
+                          "C(i,k) = A(i,j) * B(j,k)\n";
+const char* const kMttkrp = "tensor A(I, J) : dense\ntensor B(I, K, L) : csf\ntensor C(K, J) : dense\n"
+                            "tensor D(L, J) : dense\nA(i,j) = B(i,k,l) * C(k,j) * D(l,j)\n";
+
+std::vector<ProgramCase> programCases() {
+  rt::Coo bus = realMatrix("494_bus.mtx");
+  const int32_t n = bus.dims[0];
+  return {
+      {"SpMV", kSpmv, {{"A", randomSparse({61, 47}, 0.2, 11)}, {"x", randomDense({47}, 12)}}},
+      {"SpMVReal", kSpmv, {{"A", realMatrix("bcsstk13.mtx")}, {"x", randomDense({2003}, 13)}}},
+      {"SpMVCsc",
+       "tensor y(I) : dense\ntensor A(I, J) : csc\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n",
+       {{"A", randomSparse({40, 52}, 0.15, 14)}, {"x", randomDense({52}, 15)}}},
+      {"SpMM", kSpmm, {{"A", randomSparse({33, 29}, 0.2, 16)}, {"B", randomDense({29, 17}, 17)}}},
+      {"SpMMReal", kSpmm, {{"A", bus}, {"B", randomDense({n, 8}, 18)}}},
+      {"SDDMM",
+       "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, K) : dense\ntensor D(K, J) : dense\n"
+       "A(i,j) = B(i,j) * C(i,k) * D(k,j)\n",
+       {{"B", randomSparse({30, 26}, 0.2, 19)}, {"C", randomDense({30, 21}, 20)}, {"D", randomDense({21, 26}, 21)}}},
+      {"MTTKRP", kMttkrp,
+       {{"B", randomSparse({12, 10, 9}, 0.1, 22)}, {"C", randomDense({10, 13}, 23)}, {"D", randomDense({9, 13}, 24)}}},
+      {"TTV", "tensor A(I, J) : dense\ntensor B(I, J, K) : csf\ntensor c(K) : dense\nA(i,j) = B(i,j,k) * c(k)\n",
+       {{"B", randomSparse({11, 12, 40}, 0.2, 25)}, {"c", randomDense({40}, 26)}}},
+      {"TTM",
+       "tensor A(I, J, K) : dense\ntensor B(I, J, L) : csf\ntensor C(K, L) : dense\nA(i,j,k) = B(i,j,l) * C(k,l)\n",
+       {{"B", randomSparse({8, 9, 30}, 0.2, 27)}, {"C", randomDense({11, 30}, 28)}}},
+      {"SparseAdd", "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, J) : csr\nA(i,j) = B(i,j) + C(i,j)\n",
+       {{"B", randomSparse({30, 40}, 0.1, 29)}, {"C", randomSparse({30, 40}, 0.1, 30)}}},
+      {"SpGEMM", "tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(i,j) = B(i,k) * C(k,j)\n",
+       {{"B", bus}, {"C", bus}}},
+      {"Residual",
+       "tensor r(I) : dense\ntensor b(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\n"
+       "r(i) = b(i) - sum(j, A(i,j) * x(j))\n",
+       {{"A", bus}, {"b", randomDense({n}, 31)}, {"x", randomDense({n}, 32)}}},
+      {"InnerProduct", "tensor a\ntensor B(I, J) : csr\ntensor C(I, J) : csr\na = B(i,j) * C(i,j)\n",
+       {{"B", randomSparse({50, 50}, 0.3, 33)}, {"C", randomSparse({50, 50}, 0.3, 34)}}},
+  };
+}
+
+class FloatingPointModes : public ::testing::TestWithParam<std::tuple<size_t, FloatingPointMode>> {};
+
+TEST_P(FloatingPointModes, KernelMatchesReference) {
+  static const std::vector<ProgramCase> cases = programCases();
+  const auto& [index, mode] = GetParam();
+  const ProgramCase& program = cases.at(index);
+  SCOPED_TRACE(program.name + " in " + frontend::toString(mode) + " mode");
+  CompileOptions options;
+  options.floatingPoint = mode;
+  // Fast mode reassociates sums: equal to the reference within rounding.
+  double tolerance = mode == FloatingPointMode::Fast ? 1e-9 : 1e-10;
+  std::string source = expectProgramMatchesReference(program.dsl, program.inputs, options, tolerance);
+  EXPECT_TRUE(contains(source, std::string("// Floating-point mode: ") + frontend::toString(mode)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, FloatingPointModes,
+                         ::testing::Combine(::testing::Range<size_t>(0, 13),
+                                            ::testing::Values(FloatingPointMode::Strict, FloatingPointMode::Fast)),
+                         [](const auto& info) {
+                           static const std::vector<ProgramCase> cases = programCases();
+                           return cases.at(std::get<0>(info.param)).name + "_" +
+                                  frontend::toString(std::get<1>(info.param));
+                         });
+
+TEST(FloatingPointMode, TheProgramsLineTakesEffect) {
+  Lowered strict = lowerProgram(Program::fromText(kSpmv, "test.tc"));
+  EXPECT_EQ(strict.floatingPoint, FloatingPointMode::Strict);
+  EXPECT_FALSE(contains(strict.cpp, "#pragma omp simd"));
+  EXPECT_TRUE(contains(strict.cpp, "-ffp-contract=off"));
+  Lowered fast = lowerProgram(Program::fromText(std::string(kSpmv) + "fp fast\n", "test.tc"));
+  EXPECT_EQ(fast.floatingPoint, FloatingPointMode::Fast);
+  EXPECT_TRUE(contains(fast.cpp, "#pragma omp simd reduction(+: ty)")) << fast.cpp;
+  EXPECT_TRUE(contains(fast.cpp, "-ffp-contract=fast -fno-trapping-math -fno-math-errno"));
+  EXPECT_FALSE(contains(fast.cpp, "finite-math"));
+}
+
+TEST(FloatingPointMode, CompileOptionsOverrideTheLine) {
+  CompileOptions options;
+  options.floatingPoint = FloatingPointMode::Strict;
+  Lowered lowered = lowerProgram(Program::fromText(std::string(kSpmv) + "fp fast\n", "test.tc"), options);
+  EXPECT_EQ(lowered.floatingPoint, FloatingPointMode::Strict);
+  EXPECT_FALSE(contains(lowered.cpp, "#pragma omp simd"));
+  options.floatingPoint = FloatingPointMode::Fast;
+  EXPECT_TRUE(contains(lowerProgram(Program::fromText(kSpmv, "test.tc"), options).cpp, "reduction(+: ty)"));
+}
+
+TEST(FloatingPointMode, OnlyPureScalarSumsAreMarkedSimd) {
+  CompileOptions fast;
+  fast.floatingPoint = FloatingPointMode::Fast;
+  // SpMM's inner loop stores into C (no scalar sum); SpGEMM's loops scatter
+  // into a workspace: neither is a simd reduction.
+  EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmm, "test.tc"), fast).cpp, "reduction(+:"));
+  std::string spgemm = "tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(i,j) = B(i,k) * C(k,j)\n";
+  EXPECT_FALSE(contains(lowerProgram(Program::fromText(spgemm, "test.tc"), fast).cpp, "#pragma omp simd"));
+}
+
+TEST(FloatingPointMode, TheKernelCacheKeysOnTheMode) {
+  jit::KernelCache cache(jit::KernelCacheSettings{});
+  const std::string source = lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp;
+  jit::CompileOptions strict, fast;
+  strict.extraFlags = lowering::cppFloatingPointFlags(lowering::FloatingPointMode::Strict);
+  fast.extraFlags = lowering::cppFloatingPointFlags(lowering::FloatingPointMode::Fast);
+  EXPECT_NE(cache.keyDigest(source, strict), cache.keyDigest(source, fast));
+  // The unit records its mode too, so the sources differ as well.
+  CompileOptions fastProgram;
+  fastProgram.floatingPoint = FloatingPointMode::Fast;
+  EXPECT_NE(lowerProgram(Program::fromText(kSpmv, "test.tc"), fastProgram).cpp, source);
+}
+
+// Bind real inputs and run with each backend; strict results must be equal bit for bit.
+std::vector<double> runWith(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs,
+                            const std::string& output, jit::Backend backend, FloatingPointMode mode) {
+  Program program = Program::fromText(dsl, "test.tc");
+  CompileOptions options;
+  options.backend = backend;
+  options.floatingPoint = mode;
+  options.useKernelCache = false;
+  Kernel kernel = compile(program, options);
+  std::map<std::string, Tensor> bound;
+  for (const auto& [name, coo] : inputs) {
+    const TensorVar* declared = program.syntax().findTensor(name);
+    bound.emplace(name, rt::pack(coo, toRuntimeFormat(declared->format()), toRuntimeType(declared->datatype())));
+  }
+  return rt::toDense(kernel.run(bound).at(output));
+}
+
+TEST(FloatingPointMode, StrictIsBitIdenticalAcrossBackends) {
+  for (jit::Backend backend : {jit::Backend::ClangInterpreter, jit::Backend::SystemCompiler})
+    if (!jit::isAvailable(backend)) GTEST_SKIP() << jit::backendName(backend) << " is not built";
+  rt::Coo A = realMatrix("bcsstk13.mtx");
+  std::map<std::string, rt::Coo> spmv = {{"A", A}, {"x", randomDense({A.dims[1]}, 40)}};
+  std::map<std::string, rt::Coo> spmm = {{"A", A}, {"B", randomDense({A.dims[1], 16}, 41)}};
+  std::map<std::string, rt::Coo> mttkrp = {
+      {"B", randomSparse({30, 25, 20}, 0.05, 42)}, {"C", randomDense({25, 16}, 43)}, {"D", randomDense({20, 16}, 44)}};
+  for (const auto& [dsl, inputs, output] : {std::tuple(kSpmv, spmv, "y"), std::tuple(kSpmm, spmm, "C"),
+                                            std::tuple(kMttkrp, mttkrp, "A")}) {
+    SCOPED_TRACE(dsl);
+    std::vector<double> clang = runWith(dsl, inputs, output, jit::Backend::ClangInterpreter, FloatingPointMode::Strict);
+    std::vector<double> system = runWith(dsl, inputs, output, jit::Backend::SystemCompiler, FloatingPointMode::Strict);
+    ASSERT_EQ(clang.size(), system.size());
+    size_t differing = 0;
+    for (size_t k = 0; k < clang.size(); ++k) differing += std::memcmp(&clang[k], &system[k], sizeof(double)) != 0;
+    EXPECT_EQ(differing, 0u);
+  }
+}
+
+TEST(FloatingPointMode, FastModeStillPropagatesInfinityAndNaN) {
+  // Rows 0 and 1 of A hold inf and NaN among finite values; row 2 is finite.
+  rt::Coo A = randomSparse({3, 64}, 1.0, 50);
+  std::map<std::string, rt::Coo> inputs = {{"A", A}, {"x", randomDense({64}, 51)}};
+  for (size_t k = 0; k < A.values.size(); ++k) {
+    if (A.coords[0][k] == 0 && A.coords[1][k] == 17) A.values[k] = std::numeric_limits<double>::infinity();
+    if (A.coords[0][k] == 1 && A.coords[1][k] == 40) A.values[k] = std::numeric_limits<double>::quiet_NaN();
+  }
+  inputs["A"] = A;
+  inputs["x"].values.assign(inputs["x"].values.size(), 0.5);  // positive: inf * x stays +inf
+  for (jit::Backend backend : {jit::Backend::ClangInterpreter, jit::Backend::SystemCompiler}) {
+    if (!jit::isAvailable(backend)) continue;
+    std::vector<double> y = runWith(kSpmv, inputs, "y", backend, FloatingPointMode::Fast);
+    ASSERT_EQ(y.size(), 3u);
+    EXPECT_TRUE(std::isinf(y[0]) && y[0] > 0) << y[0];
+    EXPECT_TRUE(std::isnan(y[1])) << y[1];
+    EXPECT_TRUE(std::isfinite(y[2])) << y[2];
+  }
+}
+
+}  // namespace
+}  // namespace tcc::test
