@@ -82,6 +82,7 @@ Stmt Lowerer::lowerAssignment(const ir::AssignmentNode* assignment) {
 }
 
 Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
+  if (auto owned = ownedVariable(forall)) return lowerOwnedRanges(forall, *owned);
   const ir::IndexVar& var = forall->indexVar;
   const ir::AssignmentNode* sole = soleAssignment(forall->body);
 
@@ -166,6 +167,62 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
     segmentEnds_[it.access].erase(it.level);
   }
   return loop;
+}
+
+std::optional<ir::IndexVar> Lowerer::ownedVariable(const ir::ForallNode* forall) {
+  if (!forall->attributes.onThreads() || insideParallelLoop_ || options_.cudaTarget) return std::nullopt;
+  const auto* inner = forall->body.as<ir::ForallNode>();
+  if (!inner || relationOf_.count(inner->indexVar) || relationOf_.count(forall->indexVar)) return std::nullopt;
+  auto assignments = ir::assignmentsOf(forall->body);
+  if (assignments.empty()) return std::nullopt;
+  for (const auto* assignment : assignments) {
+    const ir::TensorVar& output = assignment->lhs.tensor();
+    if (isParameter(output) || output.order() == 0) return std::nullopt;
+    const TensorStorage& storage = storageOf(output);
+    if (!storage.ismPerThread || !storage.ismOptions.ownerPartition) return std::nullopt;
+    if (!(assignment->lhs.indices()[output.format().modeOfLevel(0)] == inner->indexVar)) return std::nullopt;
+  }
+  return inner->indexVar;
+}
+
+// for part in [0, 4 * threads), dynamically: the part's coordinates
+// [first, stop) of `owned`, then the thread loop's nest run serially with
+// the loops over `owned` cut to them.
+Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar& owned) {
+  constexpr int kPartsPerThread = 4;
+  usesOpenMP_ = true;
+  const imp::Type int64 = imp::Type::int64();
+  Expr parts = freshVar("parts", int64);
+  Expr part = freshVar("part", int64);
+  Expr extent = ops::cast(int64, dimensionOf(owned));
+  Expr first = freshVar(owned.name() + "_first", int64);
+  Expr stop = freshVar(owned.name() + "_stop", int64);
+  Expr one = ops::IntImm::make(1, int64);
+  std::vector<Stmt> before{imp::Declare::make(
+    parts, ops::mul(ops::IntImm::make(kPartsPerThread, int64),
+                    ops::cast(int64, imp::Call::make("omp_get_max_threads", {}, imp::Type::int32()))))};
+
+  LoopPlan plan;
+  plan.kind = imp::LoopKind::Parallel;
+  requireParallelizable(forall, !insideVectorLoop_, "a loop inside a vector loop runs in its lanes; it cannot be "
+                                                    "parallelized again");
+  LoopScope scope(*this, plan);
+  std::vector<Stmt> body = scope.iterationPrologue();
+  body.push_back(imp::Declare::make(first, ops::div(ops::mul(part, extent), parts)));
+  body.push_back(imp::Declare::make(stop, ops::div(ops::mul(ops::add(part, one), extent), parts)));
+  ownedRanges_[owned.name()] = {first, stop};
+  ir::ForallAttributes serial = forall->attributes;
+  serial.parallelUnit = ir::ParallelUnit::NotParallel;
+  serial.outputRaceStrategy = ir::OutputRaceStrategy::IgnoreRaces;
+  ir::IndexStmt nest = ir::ForallNode::make(forall->indexVar, forall->body, serial);
+  body.push_back(lower(nest));
+  ownedRanges_.erase(owned.name());
+  before.push_back(imp::For::make(part, ops::IntImm::make(0, int64), parts, imp::Block::make(body),
+                                  imp::LoopKind::Parallel,
+                                  "ranges of " + owned.name() + " owned by threads, over the loop on " +
+                                      forall->indexVar.name(),
+                                  0, {}, 1));
+  return imp::Block::make(before);
 }
 
 void Lowerer::requireParallelizable(const ir::ForallNode* forall, bool condition, const std::string& reason) const {
@@ -384,6 +441,22 @@ std::vector<Stmt> Lowerer::initializeSparseIterator(LevelIterator& it) {
     Expr parent = parentPosition(it.access, it.level);
     begin = imp::Load::make(storage.pos[it.level], parent);
     end = imp::Load::make(storage.pos[it.level], ops::add(parent, ops::IntImm::make(1, imp::Type::int64())));
+    if (auto owned = ownedRanges_.find(it.varName); owned != ownedRanges_.end()) {
+      // The thread's coordinates of the segment: [first, stop) by binary search.
+      if (!it.format.ordered)
+        throw LoweringError("internal: an owned range of " + it.varName + " over an unordered level of " +
+                            it.tensor.name());
+      Expr segmentBegin = freshVar("p" + it.tensor.name() + std::to_string(it.level + 1) + "_segment", imp::Type::int64());
+      Expr segmentEnd = freshVar("p" + it.tensor.name() + std::to_string(it.level + 1) + "_segment_stop", imp::Type::int64());
+      stmts.push_back(imp::Declare::make(segmentBegin, begin));
+      stmts.push_back(imp::Declare::make(segmentEnd, end));
+      auto search = [&](const Expr& from, const Expr& coordinate) {
+        return imp::Call::make("tcc_lower_bound", {storage.crd[it.level], from, segmentEnd, coordinate},
+                               imp::Type::int64());
+      };
+      begin = search(segmentBegin, owned->second.begin);
+      end = search(segmentBegin, owned->second.end);
+    }
   } else if (it.format.kind == ir::LevelKind::Singleton) {
     Expr parent = parentPosition(it.access, it.level);
     begin = parent;
@@ -394,6 +467,9 @@ std::vector<Stmt> Lowerer::initializeSparseIterator(LevelIterator& it) {
     throw LoweringError("level format " + it.format.toString() + " of " + it.tensor.name() +
                         " cannot be iterated on the CPU");
   }
+  if (ownedRanges_.count(it.varName) && it.format.kind != ir::LevelKind::Compressed)
+    throw LoweringError("internal: an owned range of " + it.varName + " over a " + it.format.toString() +
+                        " level of " + it.tensor.name());
   it.pos = freshVar(base, imp::Type::int64());
   it.end = freshVar(base + "_end", imp::Type::int64());
   stmts.push_back(imp::Declare::make(it.pos, begin));
@@ -510,7 +586,13 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     before.push_back(imp::Block::make(loopBody));
     return imp::Block::make(before);
   }
-  before.push_back(imp::For::make(coordinate, ops::IntImm::make(0), dimensionOf(var), imp::Block::make(loopBody),
+  Expr begin = ops::IntImm::make(0), end = dimensionOf(var);
+  if (auto owned = ownedRanges_.find(var.name()); owned != ownedRanges_.end()) {
+    // (Its sparse operands' cursors start at the range, initializeSparseIterator.)
+    begin = ops::cast(imp::Type::int32(), owned->second.begin);
+    end = ops::cast(imp::Type::int32(), owned->second.end);
+  }
+  before.push_back(imp::For::make(coordinate, begin, end, imp::Block::make(loopBody),
                                   kind, "iterate " + var.name(), forall->attributes.unrollFactor, plan.reductions));
   return imp::Block::make(before);
 }

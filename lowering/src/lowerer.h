@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -98,6 +99,11 @@ class Lowerer {
   imp::Stmt lower(const ir::IndexStmt& stmt);
   imp::Stmt lowerForall(const ir::ForallNode* forall);
   imp::Stmt lowerWhere(const ir::WhereNode* where);
+  // Threads owning ranges of a per-thread sparse workspace's first level
+  // (SparseWorkspaceOptions::ownerPartition): the variable they own, when
+  // `forall` is such a thread loop.
+  std::optional<ir::IndexVar> ownedVariable(const ir::ForallNode* forall);
+  imp::Stmt lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar& owned);
   imp::Stmt lowerAssignment(const ir::AssignmentNode* assignment);
   imp::Stmt lowerLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
                       const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole);
@@ -246,6 +252,9 @@ class Lowerer {
   std::map<ir::IndexVar, PinnedPosition> pinnedPositions_;
   // Fused positions: the first level's segment holding the current position.
   std::map<ir::IndexVar, imp::Expr> segmentCursors_;
+  // The coordinates [first, stop) of a variable that the running thread
+  // owns (lowerOwnedRanges), by variable name: its loops visit only those.
+  std::map<std::string, LoopRange> ownedRanges_;
 };
 
 // The assignment a forall nest ends in, when the body is nothing else.

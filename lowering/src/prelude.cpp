@@ -61,6 +61,16 @@ static inline int64_t tcc_segment_of(const int64_t* pos, int64_t segments, int64
   return low;
 }
 
+// The first position in [begin, end) of a sorted coordinate segment whose
+// coordinate is at least `coordinate` (end when there is none).
+static inline int64_t tcc_lower_bound(const int32_t* crd, int64_t begin, int64_t end, int64_t coordinate) {
+  while (begin < end) {
+    int64_t middle = begin + (end - begin) / 2;
+    if (crd[middle] < coordinate) begin = middle + 1; else end = middle;
+  }
+  return begin;
+}
+
 // Puts the coordinates a workspace touched in order: by sorting the list
 // when it is short, by scanning the touched flags when n log n would cost
 // more than the dimension.

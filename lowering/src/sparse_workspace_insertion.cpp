@@ -10,6 +10,7 @@
 #include "schedule_loops.h"
 #include "tcc/ir/builder.h"
 #include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_queries.h"
 
 namespace tcc::lowering {
 
@@ -39,6 +40,35 @@ WorkspacePolicy defaultPolicy(const ir::TensorVar& output, std::string& why) {
                                  "alone would leave long runs to sort)"
                            : "hash: more than 2^20 first-level coordinates";
   return WorkspacePolicy::Hash;
+}
+
+// Whether each thread of the outermost (thread) loop can own a range of the
+// output's first level: that level's variable must be the loop right below
+// the thread loop, iterated from dense or ordered compressed levels only, so
+// that a range is one interval of every operand's segment (a binary search).
+// Otherwise threads insert anywhere and their runs are merged.
+bool threadsCanOwnRanges(const LoopNest& nest, const std::vector<IndexVar>& threadLoops, const IndexVar& first,
+                         const ir::IndexExpr& rhs, std::string& whyNot) {
+  if (threadLoops.size() != 1 || nest.loops.size() < 2 || !(nest.loops[0] == threadLoops[0])) {
+    whyNot = "the thread loop is not the outermost loop";
+    return false;
+  }
+  if (!(nest.loops[1] == first)) {
+    whyNot = first.name() + ", the output's first level, is not the loop right below the thread loop";
+    return false;
+  }
+  for (const auto& access : ir::accessesOf(rhs)) {
+    const ir::Format& format = access.tensor().format();
+    for (size_t mode = 0; mode < access.indices().size(); ++mode) {
+      if (!(access.indices()[mode] == first)) continue;
+      const ir::LevelFormat& level = format.level(format.levelOfMode(static_cast<int>(mode)));
+      if (level.isDense() || (level.kind == ir::LevelKind::Compressed && level.ordered)) continue;
+      whyNot = access.tensor().name() + " iterates " + first.name() + " from a " + level.toString() +
+               " level, which no binary search can cut into ranges";
+      return false;
+    }
+  }
+  return true;
 }
 
 // The statement's variables in loop order, each once (a derived loop
@@ -94,7 +124,6 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
   std::vector<ir::LevelFormat> levels(output.order(), ir::LevelFormat::compressed());
   ir::TensorVar workspace("ws_" + output.name(), output.shape(), ir::Format(levels, format.modeOrdering()),
                           output.datatype());
-  nest.sparseWorkspaceOptions[workspace.name()] = options;
 
   ir::IndexStmt producer = nestLoops(nest.loops, ir::AssignmentNode::make(workspace(lhs.indices()), rhs, true),
                                      nest.attributes);
@@ -108,10 +137,23 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
                  "; sparse_workspace or the Workspace race strategy asks for a sparse workspace anyway";
   nest.decisions.push_back(classification + " (loops over " + joinNames(loops) + ", output order " +
                            joinNames(outputOrder) + ", without reductions " + joinNames(kept) + ")");
-  std::string flags;
-  if (!threadLoops.empty())
-    flags += ", one per thread of the loop over " + joinNames(threadLoops) +
-             ", sorted and merged on their threads, then merged in parallel by ranges of " + outputOrder[0].name();
+  std::string flags, ownership;
+  if (!threadLoops.empty()) {
+    std::string whyNot;
+    options.ownerPartition = threadsCanOwnRanges(nest, threadLoops, outputOrder[0], rhs, whyNot);
+    if (options.ownerPartition) {
+      flags += ", one per thread; the loop over " + joinNames(threadLoops) + " runs whole on each thread, which "
+               "owns ranges of " + outputOrder[0].name() + " (" + output.name() + "'s first level, four ranges per "
+               "thread, taken dynamically) and skips the rest by a binary search, so the threads' runs are disjoint "
+               "and their merge only concatenates";
+      ownership = "not taken: merging threads' overlapping runs (with each thread owning its ranges of " +
+                  outputOrder[0].name() + ", the workspaces hold each result once between them, not once per thread)";
+    } else {
+      flags += ", one per thread of the loop over " + joinNames(threadLoops) +
+               ", sorted and merged on their threads, then merged in parallel by ranges of " + outputOrder[0].name();
+      ownership = "not taken: threads owning ranges of " + outputOrder[0].name() + " (" + whyNot + ")";
+    }
+  }
   if (options.pipelining) flags += ", pipelined";
   if (options.doubleBuffering) flags += ", double-buffered";
   if (options.capacity > 0) flags += ", first capacity " + std::to_string(options.capacity);
@@ -119,6 +161,8 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
                            std::to_string(output.order()) + " (policy " + policyReason + flags +
                            "), stored in " + output.name() + "'s order " + joinNames(outputOrder) +
                            " and compressed into " + format.toString() + " after the loops");
+  if (!ownership.empty()) nest.decisions.push_back(ownership);
+  nest.sparseWorkspaceOptions[workspace.name()] = options;
   if (scatters) {
     nest.decisions.push_back(std::string("not taken: a dense workspace (") +
                              (scatteringOrder > 1 ? "the results scatter over " + std::to_string(scatteringOrder) +

@@ -46,6 +46,14 @@ struct SparseWorkspaceOptions {
   bool pipelining = false;       // sort and merge on a second thread
   bool doubleBuffering = false;  // two all arrays, no temporary per merge
   int64_t capacity = 0;          // first accumulation capacity; 0: the ISM's default
+  // Per-thread workspaces whose threads own disjoint ranges of the first
+  // output level: the thread loop becomes a parallel loop over ranges of
+  // that level's variable (the loop right below it), each range walking the
+  // whole nest but only its own coordinates (a binary search per compressed
+  // segment). No coordinate is then inserted by two threads, so the threads'
+  // runs hold the output once between them and their merge only
+  // concatenates. Set by sparse-workspace insertion, which states the rule.
+  bool ownerPartition = false;
 };
 
 struct LowerOptions {
