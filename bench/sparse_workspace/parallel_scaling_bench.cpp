@@ -16,7 +16,7 @@
 // then reports the median kernel time and how far its peak resident memory
 // rose while the kernel ran (the workspaces and the result).
 //
-//   tcc_parallel_workspace_bench [--threads 1,2,4,8,16] [--repeat N] [--no-fork] [MATRIX ...]
+//   tcc_parallel_workspace_bench [--threads 1,2,4,8,16] [--repeat N] [--kernels K1,K2] [--no-fork] [MATRIX ...]
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -40,7 +41,8 @@ namespace {
 struct Benchmark {
   std::string kernel, input;
   std::string program, schedule;  // schedule: the parallel one
-  std::map<std::string, tcc::rt::Coo> inputs;
+  // Made only in the process that measures (a child makes one benchmark's).
+  std::function<std::map<std::string, tcc::rt::Coo>()> inputs;
 };
 
 struct Measurement {
@@ -84,7 +86,7 @@ std::vector<double> denseOf(const tcc::Tensor& tensor) { return tcc::rt::toDense
 Measurement measure(const Benchmark& b, int threads, int repeat) {
   std::map<std::string, tcc::Tensor> inputs;
   tcc::Program sequential = tcc::Program::fromText(b.program, "sequential.tc");
-  for (const auto& [name, coo] : b.inputs)
+  for (const auto& [name, coo] : b.inputs())
     inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(sequential.syntax().findTensor(name)->format())));
   tcc::Kernel baseline = tcc::compile(sequential);
   tcc::Kernel timed = tcc::compile(threads == 0 ? sequential
@@ -176,27 +178,34 @@ std::string label(const std::string& name) {
 std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices) {
   std::vector<Benchmark> all;
   for (const auto& name : matrices) {
-    tcc::rt::Coo m = matrixNamed(name);
+    auto operands = [name] {
+      tcc::rt::Coo m = matrixNamed(name);
+      return std::map<std::string, tcc::rt::Coo>{{"B", m}, {"C", m}};
+    };
     all.push_back({"outer_spgemm", label(name),
                    "tensor A(I, J) : csr\ntensor B(I, K) : csc\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n",
-                   "parallelize(k, CPUThread, NoRaces)", {{"B", m}, {"C", m}}});
+                   "parallelize(k, CPUThread, NoRaces)", operands});
     all.push_back({"transposed_spgemm", label(name),
                    "tensor A(J, I) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(j, i) = B(i, k) * C(k, j)\n",
-                   "parallelize(i, CPUThread, NoRaces)", {{"B", m}, {"C", m}}});
+                   "parallelize(i, CPUThread, NoRaces)", operands});
   }
-  tcc::rt::Coo tensor = tcc::rt::randomUniform({300, 300, 3000}, 0.008, 2026);  // 2.2 M nonzeros
   all.push_back({"sp_mttkrp", "random 300x300x3000, 2.2 M nnz, rank 16",
                  "tensor A(I, J) : dcsr\ntensor B(K, L, I) : csf\ntensor C(K, J) : dense\ntensor D(L, J) : dense\n"
                  "A(i, j) = B(k, l, i) * C(k, j) * D(l, j)\n",
-                 "parallelize(k, CPUThread, NoRaces)",
-                 {{"B", tensor}, {"C", tcc::rt::randomUniform({300, 16}, 1.0, 1)},
-                  {"D", tcc::rt::randomUniform({300, 16}, 1.0, 2)}}});
-  all.push_back({"sp_ttm", "random 300x300x3000, 2.2 M nnz; C 300x64 at 10%",
+                 "parallelize(k, CPUThread, NoRaces)", [] {
+                   return std::map<std::string, tcc::rt::Coo>{
+                     {"B", tcc::rt::randomUniform({300, 300, 3000}, 0.008, 2026)},  // 2.2 M nonzeros
+                     {"C", tcc::rt::randomUniform({300, 16}, 1.0, 1)},
+                     {"D", tcc::rt::randomUniform({300, 16}, 1.0, 2)}};
+                 }});
+  all.push_back({"sp_ttm", "random 300x300x300 at 2%, 0.54 M nnz; C 300x64 at 10%",
                  "tensor A(I, J, L) : coo\ntensor B(K, I, J) : csf\ntensor C(K, L) : csr\n"
                  "A(i, j, l) = B(k, i, j) * C(k, l)\n",
-                 "parallelize(k, CPUThread, NoRaces)",
-                 {{"B", tcc::rt::randomUniform({300, 300, 300}, 0.02, 2027)},
-                  {"C", tcc::rt::randomUniform({300, 64}, 0.1, 3)}}});
+                 "parallelize(k, CPUThread, NoRaces)", [] {
+                   return std::map<std::string, tcc::rt::Coo>{
+                     {"B", tcc::rt::randomUniform({300, 300, 300}, 0.02, 2027)},
+                     {"C", tcc::rt::randomUniform({300, 64}, 0.1, 3)}};
+                 }});
   return all;
 }
 
@@ -212,6 +221,7 @@ std::vector<int> parseThreads(const std::string& text) {
 int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2, 4, 8, 16};
   int repeat = 5;
+  std::string kernels;  // comma-separated names; empty: all
   std::vector<std::string> matrices;
   bool child = argc > 4 && std::strcmp(argv[1], "--child") == 0;
   for (int a = child ? 5 : 1; a < argc; ++a) {
@@ -219,11 +229,15 @@ int main(int argc, char** argv) {
     if (arg == "--threads" && a + 1 < argc) threads = parseThreads(argv[++a]);
     else if (arg == "--no-fork") freshProcesses = false;
     else if (arg == "--repeat" && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
+    else if (arg == "--kernels" && a + 1 < argc) kernels = argv[++a];
     else matrices.push_back(arg);
   }
   if (matrices.empty()) matrices = {"bcsstk13", "494_bus,bcspwr06"};
   childArguments = matrices;
+  if (!kernels.empty()) childArguments.insert(childArguments.begin(), {"--kernels", kernels});
   std::vector<Benchmark> all = benchmarks(matrices);
+  if (!kernels.empty())
+    std::erase_if(all, [&](const Benchmark& b) { return ("," + kernels + ",").find("," + b.kernel + ",") == std::string::npos; });
   if (child) return runChild(std::stoul(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), all);
 
   std::printf("| kernel | input | sequential ms | seq. peak MiB |");
