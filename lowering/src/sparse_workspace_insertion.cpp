@@ -45,8 +45,10 @@ WorkspacePolicy defaultPolicy(const ir::TensorVar& output, std::string& why) {
 // Whether each thread of the outermost (thread) loop can own a range of the
 // output's first level: that level's variable must be the loop right below
 // the thread loop, iterated from dense or ordered compressed levels only, so
-// that a range is one interval of every operand's segment (a binary search).
-// Otherwise threads insert anywhere and their runs are merged.
+// that a range is one interval of every operand's segment (a binary search),
+// and must have loops below it, whose work pays for the searches (every
+// range searches every segment the thread loop reaches). Otherwise threads
+// insert anywhere and their runs are merged.
 bool threadsCanOwnRanges(const LoopNest& nest, const std::vector<IndexVar>& threadLoops, const IndexVar& first,
                          const ir::IndexExpr& rhs, std::string& whyNot) {
   if (threadLoops.size() != 1 || nest.loops.size() < 2 || !(nest.loops[0] == threadLoops[0])) {
@@ -55,6 +57,11 @@ bool threadsCanOwnRanges(const LoopNest& nest, const std::vector<IndexVar>& thre
   }
   if (!(nest.loops[1] == first)) {
     whyNot = first.name() + ", the output's first level, is not the loop right below the thread loop";
+    return false;
+  }
+  if (nest.loops.size() < 3) {
+    whyNot = "the loop over " + first.name() + " is innermost, so a search per range and segment would cost as much "
+             "as the work it skips";
     return false;
   }
   for (const auto& access : ir::accessesOf(rhs)) {
