@@ -6,6 +6,7 @@
 // (see isNmSpmmCandidate).
 #include "nm_spmm.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "tcc/ir/index_printer.h"
@@ -72,6 +73,14 @@ std::optional<imp::Function> recognizeNmSpmm(const ir::IndexStmt& cin, const std
   for (const auto& access : ir::accessesOf(cin)) readsNm |= hasNmLevel(access.tensor());
   if (!readsNm || !options.cudaTarget) return std::nullopt;
   const std::string shape = "C(i,j) = A(i,k) * B(k,j) with A and C dense and B {dense, nm(N,M,L)}, all float32";
+  // Formats first: a sparse output brings a workspace (more assignments).
+  auto written = ir::tensorsWritten(cin);
+  for (const auto& tensor : parameters) {
+    if (hasNmLevel(tensor) || denseRowMajor(tensor) || tensor.order() != 2) continue;
+    bool output = std::find(written.begin(), written.end(), tensor) != written.end();
+    throw LoweringError(tensor.name() + " is stored " + formatOf(tensor) + "; the N:M SpMM intrinsic " +
+                        (output ? "writes" : "reads") + " it dense and row-major ({dense, dense}): declare it dense");
+  }
   if (assignments.size() != 1)
     throw LoweringError("the N:M SpMM intrinsic computes one product " + shape + "; this statement has " +
                         std::to_string(assignments.size()) + " assignments");
