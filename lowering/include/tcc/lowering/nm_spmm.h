@@ -63,8 +63,9 @@ struct NmSpmmPlan {
 NmSpmmPlan nmSpmmDefaultPlan(const NmSpmmShape& shape, int multiprocessors);
 // Plans worth timing for the autotuner (the default first).
 std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multiprocessors);
-// Products below this many multiply-adds are not autotuned.
-inline constexpr double kNmSpmmAutotuneFlops = 2.0e9;
+// Products below this many floating-point operations (2 m n k N/M) are not
+// autotuned: measuring the candidates would cost more than it could save.
+inline constexpr double kNmSpmmAutotuneFlops = 1.0e8;
 
 // The kernel's name in the module for a plan: prefix_<tile name>, or
 // prefix_simple; prefix_zero clears C before a split-K launch.
