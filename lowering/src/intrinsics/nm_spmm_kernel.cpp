@@ -46,8 +46,9 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   constexpr int KS = KW * MM, WS = KW * NN;
   constexpr int APITCH = BM + 4;  // = 4 (mod 32): the A copies below hit 32 banks
   constexpr int GT = BN >= LL ? BN / LL : 1;
-  constexpr int A_COUNT = BM * KS;
-  constexpr int A_PER_THREAD = (A_COUNT + THREADS - 1) / THREADS;
+  constexpr int ROWS_PER_PASS = THREADS / 8;  // A's copies: 8 columns of THREADS / 8 rows per pass
+  constexpr int ROW_PASSES = BM / ROWS_PER_PASS;
+  static_assert(BM % ROWS_PER_PASS == 0 && KS % 8 == 0, "A's tile is copied in passes of 8 columns");
   constexpr int B_VECS = WS * BN / 4;
   constexpr int B_PER_THREAD = (B_VECS + THREADS - 1) / THREADS;
   constexpr int D_COUNT = WS * GT;
@@ -74,6 +75,14 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   const int g0 = (bn + col0) / LL - groupBase;
   const int g1 = (bn + col0 + 16) / LL - groupBase;
   const int rowA = warpM * 64 + ty * 4;
+  // The thread's share of A's copies: one column of 8, rows copyRow + p * ROWS_PER_PASS.
+  const int copyRow = tid >> 3, copyCol = tid & 7;
+  const float* aCopy = A + (long long)(bm + copyRow) * k + copyCol;
+  const long long passStride = (long long)ROWS_PER_PASS * k;
+  unsigned rowsValid = 0;
+#pragma unroll
+  for (int p = 0; p < ROW_PASSES; ++p)
+    if (bm + copyRow + p * ROWS_PER_PASS < m) rowsValid |= 1u << p;
 
   float acc[8][8];
 #pragma unroll
@@ -84,20 +93,21 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // K-tile `tile` into stage `stage`, all by cp.async (zero-filled outside
   // A, B' and D). A goes in transposed by 4-byte copies: 8 consecutive
   // columns of 4 rows per warp instruction, a full 32-byte sector per row
-  // from global memory and 32 distinct banks in shared memory. The copy
-  // loops stay rolled: unrolled, their addresses would be kept in registers
-  // across the main loop and the accumulators would spill.
+  // from global memory and 32 distinct banks in shared memory (the pitch is
+  // 4 mod 32). The copy loops over columns stay rolled: unrolled, their
+  // addresses would be kept in registers across the main loop and the
+  // accumulators would spill.
   auto issue = [&](int tile, int stage) {
     const int k0 = tile * KS, u0 = tile * WS;
-    float* as = As + stage * A_STAGE;
+    float* as = As + stage * A_STAGE + copyCol * APITCH + copyRow;
+    const float* ap = aCopy + k0;
 #pragma unroll 1
-    for (int i = 0; i < A_PER_THREAD; ++i) {
-      const int index = tid + i * THREADS;
-      if (A_COUNT % THREADS == 0 || index < A_COUNT) {
-        const int e = index & 7, r = (index >> 3) % BM, c = (index >> 3) / BM * 8 + e;
-        const int row = bm + r, col = k0 + c;
-        const bool valid = row < m && col < k;
-        tcc_nm_cp_async4(as + c * APITCH + r, valid ? A + (long long)row * k + col : A, valid ? 4 : 0);
+    for (int c8 = 0; c8 < KS; c8 += 8) {
+      const bool columnValid = k0 + c8 + copyCol < k;
+#pragma unroll
+      for (int p = 0; p < ROW_PASSES; ++p) {
+        const bool valid = columnValid && (rowsValid >> p & 1u);
+        tcc_nm_cp_async4(as + c8 * APITCH + p * ROWS_PER_PASS, valid ? ap + c8 + p * passStride : A, valid ? 4 : 0);
       }
     }
     float* bs = Bs + stage * B_STAGE;
