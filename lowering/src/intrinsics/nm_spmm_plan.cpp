@@ -9,8 +9,7 @@ namespace {
 
 constexpr int kLargestSharedBytes = 227 * 1024;  // sm_90's opt-in limit per block
 constexpr int kLargestKTile = 128;               // columns of A per k-tile
-// Three stages where they leave room for two CTAs of 256 threads per SM,
-// or where the CTA fills the SM alone (512 threads).
+// Three stages where they leave room for two CTAs of 256 threads per SM.
 constexpr int kThreeStageBytes = 112 * 1024;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -89,7 +88,10 @@ int stageBytes(const NmSpmmTile& tile, int N, int M) {
 }  // namespace
 
 int nmSpmmStages(const NmSpmmTile& tile, int N, int M) {
-  return 3 * stageBytes(tile, N, M) <= kThreeStageBytes ? 3 : 2;
+  // A CTA of 512 threads has the SM's registers to itself: it may take
+  // most of the shared memory too.
+  int limit = tile.threads() >= 512 ? kLargestSharedBytes - 24 * 1024 : kThreeStageBytes;
+  return 3 * stageBytes(tile, N, M) <= limit ? 3 : 2;
 }
 
 int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M) {
