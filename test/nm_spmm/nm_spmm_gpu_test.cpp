@@ -93,7 +93,9 @@ Problem makeProblem(int m, int n, int k, int N, int M, int L, uint64_t seed) {
 std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
   std::vector<NmSpmmPlan> plans = lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors);
   for (int tile : lowering::nmSpmmPreferredTiles(shape.N, shape.M, shape.L))
-    for (int splits : {1, 3}) {
+    for (int splits : {1, 3})
+    for (bool packed : {false, true}) {
+      if (packed && !lowering::nmSpmmPacks(shape.N, shape.M)) continue;
       // Each tile forced, with and without split-K (the candidates keep to
       // the sensible ones).
       NmSpmmPlan forced;
@@ -110,7 +112,8 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
       forced.grid[1] = static_cast<unsigned>(std::max<int64_t>((shape.m + t.rows() - 1) / t.rows(), 1));
       forced.grid[2] = static_cast<unsigned>(forced.splits);
       forced.threads = t.threads();
-      forced.sharedBytes = lowering::nmSpmmSharedBytes(t, shape.N, shape.M);
+      forced.packed = packed;
+      forced.sharedBytes = lowering::nmSpmmSharedBytes(t, shape.N, shape.M, packed);
       plans.push_back(forced);
     }
   NmSpmmPlan simple;
@@ -121,8 +124,7 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
 }
 
 std::string describe(const NmSpmmPlan& plan) {
-  return (plan.tile < 0 ? std::string("simple") : lowering::nmSpmmTiles()[plan.tile].name) + " x" +
-         std::to_string(plan.splits);
+  return lowering::nmSpmmKernelName("", plan) + " x" + std::to_string(plan.splits);
 }
 
 struct Config {

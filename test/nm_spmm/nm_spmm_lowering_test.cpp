@@ -51,7 +51,8 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
     EXPECT_NE(lowered.statements[0].decisions[0].find("is the N:M SpMM intrinsic (B nm(16,32,32), 50% sparse)"),
               std::string::npos)
         << lowered.statements[0].decisions[0];
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 16, 32, 32, 1, 3>"), std::string::npos);
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 16, 32, 32, 1, 3, false>"), std::string::npos);
+    EXPECT_EQ(lowered.cudaKernels.find("_packed"), std::string::npos);  // 50%: no packing
     EXPECT_NE(lowered.cuda.find("_run(C, A, B)"), std::string::npos);
   }
 }
@@ -187,6 +188,11 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
     EXPECT_LT(int64_t(candidate.splits - 1) * candidate.tilesPerSplit, kTiles);
     EXPECT_LE(candidate.sharedBytes, 227 * 1024);
   }
+  // Above 70% sparsity the packing kernels are candidates too.
+  int packed = 0;
+  for (const auto& candidate : lowering::nmSpmmCandidatePlans(sparse, 132)) packed += candidate.packed;
+  EXPECT_GT(packed, 0);
+  EXPECT_EQ(lowering::nmSpmmKernelName("p", lowering::nmSpmmCandidatePlans(sparse, 132).back()).rfind("p_", 0), 0u);
   // No tile fits L = 6 or M = 256: the simple kernel.
   EXPECT_EQ(nmSpmmDefaultPlan({100, 100, 100, 2, 4, 6}, 132).tile, -1);
   EXPECT_EQ(nmSpmmDefaultPlan({100, 100, 512, 8, 256, 32}, 132).tile, -1);

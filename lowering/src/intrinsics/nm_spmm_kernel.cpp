@@ -37,7 +37,7 @@ __device__ __forceinline__ void tcc_nm_cp_async_commit() { asm volatile("cp.asyn
 template <int PENDING>
 __device__ __forceinline__ void tcc_nm_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING)); }
 
-template <int WARPS_M, int WARPS_N, int NN, int MM, int LL, int KW, int STAGES>
+template <int WARPS_M, int WARPS_N, int NN, int MM, int LL, int KW, int STAGES, bool PACK>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -56,10 +56,19 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   constexpr int A_STAGE = KS * APITCH, B_STAGE = WS * BN;
   constexpr bool ONE_GROUP_PER_WARP = LL % 32 == 0;
 
+  // Packing: A's tile holds only the columns some kept row of the tile
+  // reads (col_info, found from D's tile as it arrives), so D runs a stage
+  // ahead of A and B' in a ring of three, with a bit mask of the used
+  // columns per stage.
+  static_assert(!PACK || STAGES == 2, "the packing pipeline is double-buffered");
+  constexpr int D_SLOTS = PACK ? 3 : STAGES;
+  constexpr int MASK_WORDS = (KS + 31) / 32;
+
   extern __shared__ float4 tcc_nm_shared[];
   float* As = reinterpret_cast<float*>(tcc_nm_shared);
   float* Bs = As + STAGES * A_STAGE;
   int* Ds = reinterpret_cast<int*>(Bs + STAGES * B_STAGE);
+  unsigned* usedColumns = reinterpret_cast<unsigned*>(Ds + D_SLOTS * D_COUNT);
 
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
@@ -97,19 +106,31 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // 4 mod 32). The copy loops over columns stay rolled: unrolled, their
   // addresses would be kept in registers across the main loop and the
   // accumulators would spill.
-  auto issue = [&](int tile, int stage) {
-    const int k0 = tile * KS, u0 = tile * WS;
-    float* as = As + stage * A_STAGE + copyCol * APITCH + copyRow;
+  // A's tile; with `used` (packing), only the used columns, each at its
+  // rank among them.
+  auto issueA = [&](int tile, int stage, const unsigned* used) {
+    const int k0 = tile * KS;
+    float* as = As + stage * A_STAGE + copyRow;
     const float* ap = aCopy + k0;
 #pragma unroll 1
     for (int c8 = 0; c8 < KS; c8 += 8) {
-      const bool columnValid = k0 + c8 + copyCol < k;
+      const int c = c8 + copyCol;
+      int slot = c;
+      if (PACK) {
+        if (!(used[c >> 5] >> (c & 31) & 1u)) continue;
+        slot = __popc(used[c >> 5] & ((1u << (c & 31)) - 1u));
+        for (int word = 0; word < (c >> 5); ++word) slot += __popc(used[word]);
+      }
+      const bool columnValid = k0 + c < k;
 #pragma unroll
       for (int p = 0; p < ROW_PASSES; ++p) {
         const bool valid = columnValid && (rowsValid >> p & 1u);
-        tcc_nm_cp_async4(as + c8 * APITCH + p * ROWS_PER_PASS, valid ? ap + c8 + p * passStride : A, valid ? 4 : 0);
+        tcc_nm_cp_async4(as + slot * APITCH + p * ROWS_PER_PASS, valid ? ap + c8 + p * passStride : A, valid ? 4 : 0);
       }
     }
+  };
+  auto issueB = [&](int tile, int stage) {
+    const int u0 = tile * WS;
     float* bs = Bs + stage * B_STAGE;
 #pragma unroll 1
     for (int i = 0; i < B_PER_THREAD; ++i) {
@@ -121,7 +142,10 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         tcc_nm_cp_async16(bs + uu * BN + c, valid ? B + (long long)u * np + col : B, valid ? 16 : 0);
       }
     }
-    int* ds = Ds + stage * D_COUNT;
+  };
+  auto issueD = [&](int tile, int slot) {
+    const int u0 = tile * WS;
+    int* ds = Ds + slot * D_COUNT;
 #pragma unroll 1
     for (int i = 0; i < D_PER_THREAD; ++i) {
       const int index = tid + i * THREADS;
@@ -132,10 +156,37 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
     }
   };
-  auto compute = [&](int stage) {
+  // Packing: marks the columns D's tile in `slot` reads (after a barrier
+  // the mask is complete), then turns each of the thread's entries of D
+  // into its column's rank.
+  auto markUsed = [&](int slot, unsigned* used) {
+    const int* ds = Ds + slot * D_COUNT;
+#pragma unroll 1
+    for (int i = 0; i < D_PER_THREAD; ++i) {
+      const int index = tid + i * THREADS;
+      if (index < D_COUNT) {
+        const int c = (index / GT / NN) * MM + ds[index];
+        atomicOr(&used[c >> 5], 1u << (c & 31));
+      }
+    }
+  };
+  auto rankEntries = [&](int slot, const unsigned* used) {
+    int* ds = Ds + slot * D_COUNT;
+#pragma unroll 1
+    for (int i = 0; i < D_PER_THREAD; ++i) {
+      const int index = tid + i * THREADS;
+      if (index < D_COUNT) {
+        const int c = (index / GT / NN) * MM + ds[index];
+        int rank = __popc(used[c >> 5] & ((1u << (c & 31)) - 1u));
+        for (int word = 0; word < (c >> 5); ++word) rank += __popc(used[word]);
+        ds[index] = rank - (index / GT / NN) * MM;  // compute adds the window's first column back
+      }
+    }
+  };
+  auto compute = [&](int stage, int slot) {
     const float* as = As + stage * A_STAGE + rowA;
     const float* bs = Bs + stage * B_STAGE + col0;
-    const int* ds = Ds + stage * D_COUNT;
+    const int* ds = Ds + slot * D_COUNT;
 #pragma unroll
     for (int uu = 0; uu < WS; ++uu) {
       // Kept row uu of the tile reads A's column (its window's first + D).
@@ -165,19 +216,68 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     }
   };
 
-  // STAGES - 1 k-tiles in flight ahead of the one computed.
+  if constexpr (!PACK) {
+    // STAGES - 1 k-tiles in flight ahead of the one computed.
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (tileBegin + s < tileEnd) issue(tileBegin + s, s);
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (tileBegin + s < tileEnd) {
+        issueA(tileBegin + s, s, nullptr);
+        issueB(tileBegin + s, s);
+        issueD(tileBegin + s, s);
+      }
+      tcc_nm_cp_async_commit();
+    }
+    for (int tile = tileBegin; tile < tileEnd; ++tile) {
+      const int step = tile - tileBegin;
+      tcc_nm_cp_async_wait<STAGES - 2>();
+      __syncthreads();
+      if (tile + STAGES - 1 < tileEnd) {
+        const int stage = (step + STAGES - 1) % STAGES;
+        issueA(tile + STAGES - 1, stage, nullptr);
+        issueB(tile + STAGES - 1, stage);
+        issueD(tile + STAGES - 1, stage);
+      }
+      tcc_nm_cp_async_commit();
+      compute(step % STAGES, step % STAGES);
+    }
+  } else {
+    // Step s computes k-tile s from stage s % 2 and D's slot s % 3, while
+    // k-tile s + 1's A and B' (packed by its D, which arrived a step before)
+    // and k-tile s + 2's D arrive.
+    if (tid < 2 * MASK_WORDS) usedColumns[tid] = 0u;
+    if (tileBegin < tileEnd) issueD(tileBegin, 0);
     tcc_nm_cp_async_commit();
-  }
-  for (int tile = tileBegin; tile < tileEnd; ++tile) {
-    const int step = tile - tileBegin;
-    tcc_nm_cp_async_wait<STAGES - 2>();
+    tcc_nm_cp_async_wait<0>();
     __syncthreads();
-    if (tile + STAGES - 1 < tileEnd) issue(tile + STAGES - 1, (step + STAGES - 1) % STAGES);
+    if (tileBegin < tileEnd) markUsed(0, usedColumns);
+    __syncthreads();
+    if (tileBegin < tileEnd) {
+      issueA(tileBegin, 0, usedColumns);
+      rankEntries(0, usedColumns);
+      issueB(tileBegin, 0);
+      if (tileBegin + 1 < tileEnd) issueD(tileBegin + 1, 1);
+    }
     tcc_nm_cp_async_commit();
-    compute(step % STAGES);
+    for (int tile = tileBegin; tile < tileEnd; ++tile) {
+      const int step = tile - tileBegin;
+      const bool next = tile + 1 < tileEnd;
+      unsigned* usedNext = usedColumns + ((step + 1) & 1) * MASK_WORDS;
+      tcc_nm_cp_async_wait<0>();
+      __syncthreads();
+      // The mask of k-tile s + 2 (that of k-tile s, read last step) is cleared
+      // here; k-tile s + 1's is complete after the barrier below.
+      if (tid < MASK_WORDS) usedColumns[(step & 1) * MASK_WORDS + tid] = 0u;
+      if (next) markUsed((step + 1) % 3, usedNext);
+      __syncthreads();
+      if (next) {
+        issueA(tile + 1, (step + 1) & 1, usedNext);
+        rankEntries((step + 1) % 3, usedNext);
+        issueB(tile + 1, (step + 1) & 1);
+        if (tile + 2 < tileEnd) issueD(tile + 2, (step + 2) % 3);
+      }
+      tcc_nm_cp_async_commit();
+      compute(step & 1, step % 3);
+    }
   }
   tcc_nm_cp_async_wait<0>();
 
@@ -221,12 +321,15 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
   int windows = nmSpmmWindowsPerTile(N, M);
   for (const auto& tile : nmSpmmTiles()) {
     if (!nmSpmmTileFits(tile, N, M, L)) continue;
-    // At most 128 registers per thread: two 256-thread CTAs per SM.
-    out << "extern \"C\" __global__ void __launch_bounds__(" << tile.threads() << ", " << 65536 / (tile.threads() * 128)
-        << ") " << prefix << "_" << tile.name
-        << parameters << " {\n  tcc_nm_spmm_tile<" << tile.warpsM << ", " << tile.warpsN << ", " << N << ", " << M
-        << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M)
-        << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+    for (bool packed : {false, true}) {
+      if (packed && !nmSpmmPacks(N, M)) continue;
+      // At most 128 registers per thread: two 256-thread CTAs per SM.
+      out << "extern \"C\" __global__ void __launch_bounds__(" << tile.threads() << ", "
+          << 65536 / (tile.threads() * 128) << ") " << prefix << "_" << tile.name << (packed ? "_packed" : "")
+          << parameters << " {\n  tcc_nm_spmm_tile<" << tile.warpsM << ", " << tile.warpsN << ", " << N << ", " << M
+          << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M, packed) << ", "
+          << (packed ? "true" : "false") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+    }
   }
   // Any N, M, L: one thread per entry of C (shapes no tile fits).
   out << "extern \"C\" __global__ void " << prefix << "_simple" << parameters << " {\n"

@@ -87,21 +87,28 @@ int stageBytes(const NmSpmmTile& tile, int N, int M) {
 
 }  // namespace
 
-int nmSpmmStages(const NmSpmmTile& tile, int N, int M) {
+bool nmSpmmPacks(int N, int M) { return N > 0 && M > 0 && 1.0 - static_cast<double>(N) / M > 0.7; }
+
+int nmSpmmStages(const NmSpmmTile& tile, int N, int M, bool packed) {
+  if (packed) return 2;
   // A CTA of 512 threads has the SM's registers to itself: it may take
   // most of the shared memory too.
   int limit = tile.threads() >= 512 ? kLargestSharedBytes - 24 * 1024 : kThreeStageBytes;
   return 3 * stageBytes(tile, N, M) <= limit ? 3 : 2;
 }
 
-int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M) {
-  return nmSpmmStages(tile, N, M) * stageBytes(tile, N, M);
+int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, bool packed) {
+  int bytes = nmSpmmStages(tile, N, M, packed) * stageBytes(tile, N, M);
+  if (!packed) return bytes;
+  int windows = nmSpmmWindowsPerTile(N, M);
+  // A third slot of D's tile, and two masks of the used columns.
+  return bytes + 4 * windows * N * (tile.cols() / 4) + 4 * 2 * ((windows * M + 31) / 32);
 }
 
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {
   if (nmSpmmWindowsPerTile(N, M) == 0 || L < 4 || L % 4 != 0) return false;
   if (tile.cols() % L != 0 && L % tile.cols() != 0) return false;
-  return nmSpmmSharedBytes(tile, N, M) <= kLargestSharedBytes;
+  return nmSpmmSharedBytes(tile, N, M, nmSpmmPacks(N, M)) <= kLargestSharedBytes;
 }
 
 NmSpmmPlan nmSpmmDefaultPlan(const NmSpmmShape& shape, int multiprocessors) {
@@ -129,17 +136,23 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
       if (ctas * splits > 6 * multiprocessors) break;
       NmSpmmPlan plan = planFor(shape, index, splits);
       if (splits > 1 && plan.tilesPerSplit < 2) break;
-      bool seen = std::any_of(plans.begin(), plans.end(), [&](const NmSpmmPlan& other) {
-        return other.tile == plan.tile && other.splits == plan.splits;
-      });
-      if (!seen) plans.push_back(plan);
+      for (bool packed : {false, true}) {
+        if (packed && !nmSpmmPacks(shape.N, shape.M)) continue;
+        plan.packed = packed;
+        plan.sharedBytes = nmSpmmSharedBytes(nmSpmmTiles()[index], shape.N, shape.M, packed);
+        bool seen = std::any_of(plans.begin(), plans.end(), [&](const NmSpmmPlan& other) {
+          return other.tile == plan.tile && other.splits == plan.splits && other.packed == plan.packed;
+        });
+        if (!seen) plans.push_back(plan);
+      }
     }
   }
   return plans;
 }
 
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan) {
-  return prefix + "_" + (plan.tile < 0 ? std::string("simple") : nmSpmmTiles()[plan.tile].name);
+  if (plan.tile < 0) return prefix + "_simple";
+  return prefix + "_" + nmSpmmTiles()[plan.tile].name + (plan.packed ? "_packed" : "");
 }
 
 }  // namespace tcc::lowering

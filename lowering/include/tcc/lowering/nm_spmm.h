@@ -42,14 +42,19 @@ int nmSpmmWindowsPerTile(int N, int M);
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L);
 // Indices of the tiles that fit N, M, L, most preferred first.
 std::vector<int> nmSpmmPreferredTiles(int N, int M, int L);
+// Whether N:M is sparse enough (above 70%) for the packing kernels: they
+// copy only the columns of A's tile that some kept row reads (the paper's
+// col_info, found per k-tile from D), at the cost of a barrier per k-tile.
+bool nmSpmmPacks(int N, int M);
 // Pipeline stages (k-tiles in shared memory at once) of tile `tile`: 3, or
-// 2 where three would not leave room for a second CTA.
-int nmSpmmStages(const NmSpmmTile& tile, int N, int M);
+// 2 where three would not leave room for a second CTA; packing: 2.
+int nmSpmmStages(const NmSpmmTile& tile, int N, int M, bool packed = false);
 // Dynamic shared memory of tile `tile`'s kernel, in bytes.
-int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M);
+int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, bool packed = false);
 
 struct NmSpmmPlan {
   int tile = -1;   // index into nmSpmmTiles(); -1: the simple kernel
+  bool packed = false;  // the tile's packing kernel
   int splits = 1;  // split-K factor (grid z)
   int tilesPerSplit = 0;
   unsigned grid[3] = {1, 1, 1};
@@ -67,8 +72,9 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
 // autotuned: measuring the candidates would cost more than it could save.
 inline constexpr double kNmSpmmAutotuneFlops = 1.0e8;
 
-// The kernel's name in the module for a plan: prefix_<tile name>, or
-// prefix_simple; prefix_zero clears C before a split-K launch.
+// The kernel's name in the module for a plan: prefix_<tile name>, with
+// _packed for a packing kernel, or prefix_simple; prefix_zero clears C
+// before a split-K launch.
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan);
 
 // The device code of one statement: the tiles' kernels for its N, M, L.
