@@ -1,6 +1,8 @@
 #include "gpu_intrinsic_nm_spmm.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <tuple>
@@ -56,6 +58,9 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
   NmSpmmPlan best = candidates.front();
   double bestSeconds = std::numeric_limits<double>::infinity();
   cuda::EventTimer timer;
+  // TCC_NM_SPMM_VERBOSE set: each candidate's time goes to stderr.
+  static const bool verbose = std::getenv("TCC_NM_SPMM_VERBOSE") != nullptr;
+  std::string report;
   for (const auto& plan : candidates) {
     launchPlan(run, plan, x);  // warm-up (and the shared-memory opt-in)
     double seconds = std::numeric_limits<double>::infinity();
@@ -64,8 +69,15 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
       launchPlan(run, plan, x);
       seconds = std::min(seconds, timer.stopSeconds());
     }
+    if (verbose)
+      report += " " + lowering::nmSpmmKernelName("", plan).substr(1) + "x" + std::to_string(plan.splits) + "=" +
+                std::to_string(seconds * 1e3).substr(0, 6);
     if (seconds < bestSeconds) bestSeconds = seconds, best = plan;
   }
+  if (verbose)
+    std::fprintf(stderr, "nm_spmm %lldx%lldx%lld nm(%d,%d,%d) ms:%s -> %s x%d\n", (long long)shape.m,
+                 (long long)shape.n, (long long)shape.k, shape.N, shape.M, shape.L, report.c_str(),
+                 lowering::nmSpmmKernelName("", best).substr(1).c_str(), best.splits);
   std::lock_guard<std::mutex> lock(mutex);
   chosen.emplace(key, best);
   return best;
