@@ -164,8 +164,11 @@ std::string explainNmSpmm(const imp::Function&, const imp::Intrinsic& op) {
   for (size_t t = 0; t < tiles.size(); ++t) out << (t ? ", " : "") << tiles[t];
   out << " (8x8 per thread, warps of 8x4 threads), k-tiles of " << windows << " window" << (windows > 1 ? "s" : "")
       << " (" << windows * nm.M << " columns of " << op.tensors[1] << ", " << windows * nm.N << " kept rows of "
-      << op.tensors[2] << "), a double-buffered cp.async pipeline, split-K when m*n is small; the plan is autotuned "
-      << "per shape when the product is large";
+      << op.tensors[2] << "), A's tile loaded whole (non-packing) through a 2-3 stage cp.async pipeline"
+      << (nmSpmmPacks(nm.N, nm.M) ? ", and, this being above 70% sparse, packing kernels that load only the columns "
+                                    "the kept rows read (col_info)"
+                                  : "")
+      << "; split-K when m*n is small; the plan is autotuned per shape when the product is large";
   return out.str();
 }
 
