@@ -196,6 +196,7 @@ Groups denseLevelGroups(const Tensor& tensor, int level, const Groups& parentGro
 
 void checkLevelProperties(const Tensor& tensor) {
   const TensorFormat& format = tensor.format();
+  if (format.isNM()) return;  // validateNmStorage checks an N:M level
   Groups groups;  // the root: one position
   int64_t parents = 1;
   for (int level = 0; level < tensor.order(); ++level) {

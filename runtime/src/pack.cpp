@@ -8,6 +8,7 @@
 
 #include "level_properties.h"
 #include "storage_walk.h"
+#include "tcc/runtime/nm.h"
 
 namespace tcc::rt {
 
@@ -240,6 +241,8 @@ Tensor pack(const Coo& coo, const TensorFormat& format, ValueType type, Duplicat
   checkEntries(entries, format);
   SortedRuns runs = sortIntoRuns(entries, format);
   if (duplicates == Duplicates::Reject) rejectDuplicates(entries, runs);
+  // N:M is a pruning of the dense matrix.
+  if (format.isNM()) return nmPruneAndPack(toDense(coo), coo.dims[0], coo.dims[1], format, type);
   Tensor tensor(coo.dims, format, type);
   std::vector<int64_t> leafRun = buildLevels(tensor, entries, runs);
   for (size_t p = 0; p < leafRun.size(); ++p) {
@@ -270,6 +273,12 @@ Tensor convert(const Tensor& tensor, const TensorFormat& format) {
 }
 
 Tensor convert(const Tensor& tensor, const TensorFormat& format, ValueType type) {
+  if (format.isNM()) {
+    if (tensor.order() != 2)
+      throw std::invalid_argument("a tensor of order " + std::to_string(tensor.order()) +
+                                  " cannot be stored in format " + format.toString() + ", which holds matrices");
+    return nmPruneAndPack(toDense(tensor), tensor.dims()[0], tensor.dims()[1], format, type);
+  }
   // Coordinates plus the source position of each entry; values are copied
   // position to position so Int64 stays exact.
   int order = tensor.order();
@@ -338,6 +347,12 @@ Tensor fromDense(std::span<const double> values, const std::vector<int32_t>& dim
   if (static_cast<int64_t>(values.size()) != size) {
     throw std::invalid_argument("dense array has " + std::to_string(values.size()) +
                                 " values for a tensor of " + std::to_string(size));
+  }
+  if (format.isNM()) {
+    if (dims.size() != 2)
+      throw std::invalid_argument("a tensor of order " + std::to_string(dims.size()) +
+                                  " cannot be stored in format " + format.toString() + ", which holds matrices");
+    return nmPruneAndPack(values, dims[0], dims[1], format, type);
   }
   Coo coo = Coo::ofShape(dims);
   std::vector<int32_t> coord(dims.size(), 0);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "tcc/runtime/nm.h"
 #include "tcc/runtime/tensor.h"
 
 namespace tcc::rt::detail {
@@ -21,6 +22,10 @@ inline bool zerosAreImplicit(const Tensor& tensor) {
 // position of the last level, in storage order.
 template <typename Visit>
 void forEachStoredPosition(const Tensor& tensor, Visit&& visit) {
+  if (tensor.format().isNM()) {
+    forEachNmEntry(tensor, visit);
+    return;
+  }
   int order = tensor.order();
   int32_t coord[TCC_MAX_ORDER > 0 ? TCC_MAX_ORDER : 1] = {};
   const TensorFormat& format = tensor.format();

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "level_properties.h"
+#include "tcc/runtime/nm.h"
 
 namespace tcc::rt {
 
@@ -41,6 +42,15 @@ Tensor::Tensor(std::vector<int32_t> dims, TensorFormat format, ValueType type)
     : dims_(std::move(dims)), format_(std::move(format)), type_(type) {
   checkDims(dims_, format_);
   levels_.resize(format_.order());
+  if (format_.isNM()) {
+    // Every window keeps its first N rows, all zero.
+    NmLayout layout = nmLayout(format_, dims_[0], dims_[1]);
+    levels_[1].crd.resize(layout.indexCount());
+    for (int64_t u = 0; u < layout.keptRows; ++u)
+      for (int64_t g = 0; g < layout.groups; ++g) levels_[1].crd[u * layout.groups + g] = static_cast<int32_t>(u % layout.n);
+    resizeValues(layout.valueCount());
+    return;
+  }
   int64_t positions = 1;
   for (int level = 0; level < format_.order(); ++level) {
     switch (format_.levels[level].kind) {
@@ -60,6 +70,7 @@ Tensor::Tensor(std::vector<int32_t> dims, TensorFormat format, ValueType type)
 }
 
 int64_t Tensor::positionCount(int level) const {
+  if (format_.isNM() && level == 1) return nmLayout(*this).valueCount();
   int64_t positions = 1;
   for (int l = 0; l <= level; ++l) {
     switch (format_.levels[l].kind) {
@@ -152,6 +163,7 @@ double Tensor::valueAt(std::span<const int32_t> coord) const {
                               std::to_string(dims_[mode] - 1));
     }
   }
+  if (format_.isNM()) return nmValueAt(*this, coord[0], coord[1]);
   // Follow every position range whose coordinate matches; nonunique levels
   // may hold the same coordinate more than once.
   double sum = 0;
@@ -181,6 +193,10 @@ double Tensor::valueAt(std::span<const int32_t> coord) const {
 }
 
 void Tensor::validate() const {
+  if (format_.isNM()) {
+    validateNmStorage(*this);
+    return;
+  }
   int64_t positions = 1;
   for (int level = 0; level < order(); ++level) {
     const LevelStorage& storage = levels_[level];
@@ -237,6 +253,9 @@ tcc_tensor Tensor::emptyAssembledOutput(const std::vector<int32_t>& dims, const 
     abi.mode_ordering[level] = format.modeOfLevel(level);
     abi.levels[level].kind = format.levels[level].kind;
     abi.levels[level].size = dims[format.modeOfLevel(level)];
+    abi.levels[level].nm_n = format.levels[level].nmN;
+    abi.levels[level].nm_m = format.levels[level].nmM;
+    abi.levels[level].nm_l = format.levels[level].nmL;
   }
   return abi;
 }
@@ -257,6 +276,9 @@ tcc_tensor Tensor::abiView() const {
     out.crd = storage.crd.data();
     out.pos_capacity = storage.pos.capacity();
     out.crd_capacity = storage.crd.capacity();
+    out.nm_n = format_.levels[level].nmN;
+    out.nm_m = format_.levels[level].nmM;
+    out.nm_l = format_.levels[level].nmL;
   }
   view.vals = const_cast<unsigned char*>(values_.data());
   view.vals_size = nnz();
@@ -303,6 +325,7 @@ Tensor Tensor::adopt(tcc_tensor&& filled) {
   for (int level = 0; level < order; ++level) {
     // Properties are not in the ABI; assume the named formats' defaults.
     int kind = filled.levels[level].kind;
+    if (kind == TCC_LEVEL_NM) throw std::invalid_argument("adopt: a kernel cannot assemble an N:M output");
     bool unique = true;
     if (kind == TCC_LEVEL_COMPRESSED && level + 1 < order &&
         filled.levels[level + 1].kind == TCC_LEVEL_SINGLETON) {

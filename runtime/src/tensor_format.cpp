@@ -4,6 +4,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "tcc/runtime/nm.h"
+
 namespace tcc::rt {
 
 std::string LevelSpec::toString() const {
@@ -12,7 +14,8 @@ std::string LevelSpec::toString() const {
     case TCC_LEVEL_DENSE: return "dense";
     case TCC_LEVEL_COMPRESSED: name = "compressed"; break;
     case TCC_LEVEL_SINGLETON: name = "singleton"; break;
-    case TCC_LEVEL_NM: return "nm";
+    case TCC_LEVEL_NM:
+      return "nm(" + std::to_string(nmN) + "," + std::to_string(nmM) + "," + std::to_string(nmL) + ")";
     default: return "unknown(" + std::to_string(kind) + ")";
   }
   std::vector<std::string> properties;
@@ -45,6 +48,8 @@ int TensorFormat::levelOfMode(int mode) const {
                           toString());
 }
 
+bool TensorFormat::isNM() const { return order() > 0 && levels.back().kind == TCC_LEVEL_NM; }
+
 bool TensorFormat::isAllDense() const {
   return std::all_of(levels.begin(), levels.end(),
                      [](const LevelSpec& level) { return level.kind == TCC_LEVEL_DENSE; });
@@ -69,6 +74,17 @@ void TensorFormat::validate() const {
   }
   for (int level = 0; level < order(); ++level) {
     int kind = levels[level].kind;
+    if (kind == TCC_LEVEL_NM) {
+      bool lastOfMatrix = order() == 2 && level == 1 && levels[0].kind == TCC_LEVEL_DENSE &&
+                          modeOfLevel(0) == 0 && modeOfLevel(1) == 1;
+      if (!lastOfMatrix) {
+        throw std::invalid_argument("format " + toString() +
+                                    ": an nm level must be the second level of a matrix stored {dense, nm(N,M,L)} "
+                                    "in mode order (the rows are pruned in windows of M)");
+      }
+      validateNmParameters(levels[level].nmN, levels[level].nmM, levels[level].nmL);
+      continue;
+    }
     if (kind != TCC_LEVEL_DENSE && kind != TCC_LEVEL_COMPRESSED && kind != TCC_LEVEL_SINGLETON) {
       throw std::invalid_argument("format " + toString() + ": level " + std::to_string(level) +
                                   " has a kind the runtime cannot store (" +

@@ -14,8 +14,7 @@ rt::TensorFormat toRuntimeFormat(const Format& format) {
       case ir::LevelKind::Dense: levels.push_back(rt::LevelSpec::dense()); break;
       case ir::LevelKind::Compressed: levels.push_back(rt::LevelSpec::compressed(level.unique, level.ordered)); break;
       case ir::LevelKind::Singleton: levels.push_back(rt::LevelSpec::singleton(level.unique, level.ordered)); break;
-      case ir::LevelKind::NM:
-        throw Error("format " + format.toString() + ": N:M levels have no CPU storage yet");
+      case ir::LevelKind::NM: levels.push_back(rt::LevelSpec::nm(level.nmN, level.nmM, level.nmL)); break;
     }
   }
   return rt::TensorFormat(levels, format.modeOrdering());

@@ -206,10 +206,23 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       if (assembled) throw Error("output " + computed.name() + " is sparse; the GPU computes dense outputs only");
       output = Tensor(outputDims, computedFormat, type);
       onDevice[computed.name()] = std::make_unique<rt::cuda::DeviceTensor>(output.abiView());
+      // Inputs read in another format (another storage order, a dense copy
+      // of an N:M matrix) are converted once, before the runs, and copied
+      // to the device like the others.
+      std::map<std::string, std::string> convertedFrom;
+      for (const auto& [input, copy] : statement.convertedInputs) convertedFrom[copy.name()] = input;
       std::vector<tcc_tensor*> pointers;
       for (const auto& parameter : statement.parameters) {
         auto& device = onDevice[parameter.name()];
-        if (!device) device = std::make_unique<rt::cuda::DeviceTensor>(bound.at(parameter.name()).abiView());
+        if (!device) {
+          auto source = convertedFrom.find(parameter.name());
+          if (source == convertedFrom.end()) {
+            device = std::make_unique<rt::cuda::DeviceTensor>(bound.at(parameter.name()).abiView());
+          } else {
+            Tensor copy = toDeclared(bound.at(source->second), parameter);
+            device = std::make_unique<rt::cuda::DeviceTensor>(copy.abiView());
+          }
+        }
         pointers.push_back(&device->view());
       }
       rt::cuda::DeviceTensor& deviceOutput = *onDevice[computed.name()];

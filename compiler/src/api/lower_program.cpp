@@ -34,6 +34,23 @@ void refuseOversizedKernel(const ir::imp::Function& function) {
                                   "sparse operands; split the statement into several, or store some operands densely");
 }
 
+// N:M operands of a statement that the nm_spmm intrinsic does not take are
+// read from dense copies (the pruned matrix, converted when the kernel
+// runs): returns the statement reading the copies, and lists them.
+ir::IndexStmt readNmOperandsDensely(const ir::IndexStmt& statement,
+                                    std::vector<std::pair<std::string, TensorVar>>& copies) {
+  std::unordered_map<TensorVar, TensorVar> substitutions;
+  for (const auto& tensor : ir::tensorsRead(statement)) {
+    if (!lowering::hasNmLevel(tensor) || substitutions.count(tensor)) continue;
+    TensorVar copy(tensor.name() + "_dense", tensor.shape(), Format(std::vector<ir::LevelFormat>(
+                                                                        tensor.order(), ir::LevelFormat::dense())),
+                   tensor.datatype());
+    substitutions.emplace(tensor, copy);
+    copies.emplace_back(tensor.name(), copy);
+  }
+  return substitutions.empty() ? statement : ir::replace(statement, substitutions);
+}
+
 }  // namespace
 
 namespace {
@@ -94,13 +111,24 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       compiled.computedOutput = compiled.output;
       ScheduleForStatement schedule = scheduleRequestFor(program.syntax(), statement);
       const lowering::ScheduleRequest& request = schedule.request;
+      // On the cuda target a product with an N:M operand is the nm_spmm
+      // intrinsic's (it maps no loops); elsewhere N:M operands are dense copies.
+      const bool nmIntrinsic = cuda && lowering::isNmSpmmCandidate(statement);
+      std::vector<std::pair<std::string, TensorVar>> nmCopies;
+      const ir::IndexStmt denseNm = nmIntrinsic ? statement : readNmOperandsDensely(statement, nmCopies);
       lowering::ConcretizedStatement concrete;
       try {
-        concrete = lowering::concretizeForLowering(statement, request);
+        concrete = lowering::concretizeForLowering(denseNm, request);
       } catch (const lowering::ScheduleError& error) {
         refuseScheduleCommand(program.syntax(), *schedule.sources.at(error.command()), error.what());
       }
-      if (cuda && !lowering::parallelizesLoops(request)) concrete = withDefaultGpuMapping(statement, request, concrete);
+      if (cuda && !nmIntrinsic && !lowering::parallelizesLoops(request))
+        concrete = withDefaultGpuMapping(denseNm, request, concrete);
+      for (const auto& [input, copy] : nmCopies) {
+        concrete.convertedInputs.insert(concrete.convertedInputs.begin(), {input, copy});
+        concrete.decisions.push_back(input + " is N:M; this statement reads it from a dense copy " + copy.name() +
+                                     " (the pruned matrix), converted when the kernel runs");
+      }
       compiled.decisions = concrete.decisions;
       const Format& declared = compiled.output.format();
       // A sparse workspace compresses into any level chain; appending needs

@@ -1,5 +1,6 @@
 // The table of intrinsics: one entry per intrinsic, its recognition and
 // each backend's expansion (see tcc/lowering/intrinsics.h).
+#include "nm_spmm.h"
 #include "permanent.h"
 
 namespace tcc::lowering {
@@ -7,6 +8,7 @@ namespace tcc::lowering {
 const std::vector<IntrinsicLowering>& intrinsicLowerings() {
   static const std::vector<IntrinsicLowering> table = {
       {kPermanentIntrinsic, recognizePermanent, explainPermanent, cppPermanentStatement, {}},
+      {kNmSpmmIntrinsic, recognizeNmSpmm, explainNmSpmm, nullptr, kNmSpmmCudaExpansion},
   };
   return table;
 }

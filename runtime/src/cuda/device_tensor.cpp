@@ -35,6 +35,11 @@ DeviceTensor::DeviceTensor(const tcc_tensor& host) : view_(host) {
       positions = children;
     } else if (source.kind == TCC_LEVEL_SINGLETON) {
       target.crd = static_cast<int*>(copy(source.crd, sizeof(int) * positions));
+    } else if (source.kind == TCC_LEVEL_NM) {
+      // The index matrix D: w x q, w = ceil(k / M) * N, q = ceil(n / L).
+      long long windows = (host.levels[0].size + source.nm_m - 1) / source.nm_m;
+      long long groups = (source.size + source.nm_l - 1) / source.nm_l;
+      target.crd = static_cast<int*>(copy(source.crd, sizeof(int) * windows * source.nm_n * groups));
     } else {
       throw CudaError("level " + std::to_string(level + 1) + " of a tensor has a kind the GPU runtime cannot copy");
     }

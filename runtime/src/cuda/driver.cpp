@@ -137,6 +137,8 @@ const DeviceInfo& device() {
             "cuDeviceGetAttribute");
       check(driver.deviceGetAttribute(&info.minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle),
             "cuDeviceGetAttribute");
+      check(driver.deviceGetAttribute(&info.multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, handle),
+            "cuDeviceGetAttribute");
       check(driver.primaryCtxRetain(&primaryContext, handle), "cuDevicePrimaryCtxRetain");
     } catch (const CudaError& error) {
       failure = error.what();

@@ -9,6 +9,12 @@
 //                 of square A into the scalar p; exact when p's element type
 //                 is an integer. The C++ backend calls the runtime's
 //                 precompiled tcc_permanent (tcc/runtime/permanent.h).
+//   C(i,j) = A(i,k) * B(k,j), B {dense, nm(N,M,L)}   "nm_spmm", tensors
+//                 {C, A, B}, args {N, M, L}: vector-wise N:M SpMM, float32,
+//                 cuda target only (tcc/lowering/nm_spmm.h). A product with
+//                 an N:M operand it cannot compute is refused with the
+//                 reason; on the cpu target, and in any other statement, an
+//                 N:M matrix is read from a dense copy (isNmSpmmCandidate).
 //
 // The CUDA backend's expansion (device code plus host code) is the entry's
 // `cuda` part; the in-process CUDA run's host step is registered in the
@@ -60,6 +66,14 @@ struct IntrinsicLowering {
   // there is none.
   CudaIntrinsicExpansion cuda;
 };
+
+// Whether a level of the tensor's format is N:M.
+bool hasNmLevel(const ir::TensorVar& tensor);
+// Whether a statement (tensor index notation) is a product of two tensors,
+// one of them N:M: on the cuda target the nm_spmm intrinsic computes it or
+// refuses it with the reason. Elsewhere N:M operands are read from dense
+// copies, converted when the kernel runs (the pruned matrix, densely).
+bool isNmSpmmCandidate(const ir::IndexStmt& statement);
 
 // Every intrinsic, in the order they are tried.
 const std::vector<IntrinsicLowering>& intrinsicLowerings();

@@ -19,7 +19,7 @@ enum tcc_level_kind {
   TCC_LEVEL_DENSE = 0,      /* coordinates 0..size-1, located by arithmetic */
   TCC_LEVEL_COMPRESSED = 1, /* pos[parent]..pos[parent+1] index crd */
   TCC_LEVEL_SINGLETON = 2,  /* one coordinate per parent position: crd[p] */
-  TCC_LEVEL_NM = 3          /* vector-wise N:M (reserved for the CUDA backend) */
+  TCC_LEVEL_NM = 3          /* vector-wise N:M: the last level of a matrix, see tcc/runtime/nm.h */
 };
 
 enum tcc_datatype {
@@ -37,6 +37,7 @@ typedef struct tcc_level {
   int* crd;        /* compressed, singleton: one per position */
   long long pos_capacity; /* entries allocated in pos (kernels that grow it) */
   long long crd_capacity; /* entries allocated in crd */
+  int nm_n, nm_m, nm_l;   /* nm: N vectors kept of every M rows, vectors of length L */
 } tcc_level;
 
 typedef struct tcc_tensor {

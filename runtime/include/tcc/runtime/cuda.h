@@ -29,6 +29,7 @@ bool builtWithCuda();
 struct DeviceInfo {
   std::string name;
   int major = 0, minor = 0;
+  int multiprocessors = 0;  // SMs
   std::string architecture() const { return "sm_" + std::to_string(major) + std::to_string(minor); }
 };
 

@@ -15,6 +15,7 @@ struct LevelSpec {
   int kind = TCC_LEVEL_DENSE;  // enum tcc_level_kind
   bool unique = true;
   bool ordered = true;
+  int nmN = 0, nmM = 0, nmL = 0;  // an nm level: N vectors kept of every M rows, vectors of length L
 
   static LevelSpec dense() { return {TCC_LEVEL_DENSE, true, true}; }
   static LevelSpec compressed(bool unique = true, bool ordered = true) {
@@ -23,8 +24,10 @@ struct LevelSpec {
   static LevelSpec singleton(bool unique = true, bool ordered = true) {
     return {TCC_LEVEL_SINGLETON, unique, ordered};
   }
+  // Vector-wise N:M (tcc/runtime/nm.h); only as the last level of a matrix.
+  static LevelSpec nm(int n, int m, int l) { return {TCC_LEVEL_NM, true, true, n, m, l}; }
   bool operator==(const LevelSpec&) const = default;
-  std::string toString() const;  // "dense", "compressed(nonunique)", ...
+  std::string toString() const;  // "dense", "compressed(nonunique)", "nm(2,4,32)", ...
 };
 
 struct TensorFormat {
@@ -38,9 +41,12 @@ struct TensorFormat {
   int modeOfLevel(int level) const;
   int levelOfMode(int mode) const;
   bool isAllDense() const;
+  // Whether the last level is N:M (the format is then {dense, nm(N,M,L)}).
+  bool isNM() const;
   // Throws std::invalid_argument when the ordering is not a permutation,
-  // a level kind is unknown (N:M has no runtime storage here), the order
-  // exceeds TCC_MAX_ORDER, or a singleton level opens the format.
+  // a level kind is unknown, the order exceeds TCC_MAX_ORDER, a singleton
+  // level opens the format, or an nm level is anything but the last level
+  // of {dense, nm(N,M,L)} with valid N, M and L.
   void validate() const;
   std::string toString() const;  // "{dense, compressed} order (1,0)"
   bool operator==(const TensorFormat& other) const;

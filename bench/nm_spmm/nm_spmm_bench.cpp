@@ -1,0 +1,423 @@
+// The N:M SpMM intrinsic (C = A * B, B in nm(N,M,L), float32) against
+// cuBLAS SGEMM on the dense equivalent of the pruned B (CUBLAS_PEDANTIC_MATH:
+// no TF32), in the same run, on the N:M SpMM paper's shapes: m in {256, 512,
+// 1024, 2048, 4096} x 20 (n, k) pairs of Llama linear layers, at 50, 62.5,
+// 75 and 87.5% sparsity (M = L = 32), and 4096^3 with other L.
+//
+//   tcc_bench_nm_spmm [--quick] [--csv FILE] [--svg FILE] [--repeats R]
+//
+// tcc's side is the library's own path: the program is lowered by tcc, its
+// kernels compiled by NVRTC, and the statement's host step (the intrinsic's
+// planner and autotuner) launches them on device tensors. Inputs are random
+// (uniform in [-1, 1]; the indices a random N of M per window and group),
+// made on the device. Each shape: one warm-up (the autotuner's measurements)
+// then R timed runs of each, CUDA events, medians. Every result is checked
+// against cuBLAS's: max |C - C_ref| / max |C_ref|.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpu_launch.h"
+#include "tcc/runtime/cuda.h"
+#include "tcc/tcc.h"
+
+namespace {
+
+#define CHECK_CUDA(call)                                                                  \
+  do {                                                                                    \
+    cudaError_t status_ = (call);                                                         \
+    if (status_ != cudaSuccess) {                                                         \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(status_));       \
+      std::exit(1);                                                                       \
+    }                                                                                     \
+  } while (0)
+#define CHECK_CUBLAS(call)                                                                \
+  do {                                                                                    \
+    cublasStatus_t status_ = (call);                                                      \
+    if (status_ != CUBLAS_STATUS_SUCCESS) {                                               \
+      std::fprintf(stderr, "%s failed: %d\n", #call, static_cast<int>(status_));         \
+      std::exit(1);                                                                       \
+    }                                                                                     \
+  } while (0)
+
+constexpr double kFp32Peak = 64.1e12;  // FP32 FMA ceiling measured on this H100
+
+// Data on the device: random values, random N-of-M indices, the pruned B
+// scattered densely for cuBLAS, and the error of a result.
+constexpr const char* kHelpers = R"(
+__device__ unsigned mix(unsigned long long x) {
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
+  return (unsigned)x;
+}
+extern "C" __global__ void fill_uniform(float* x, long long count, unsigned seed) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < count; e += (long long)gridDim.x * blockDim.x)
+    x[e] = (mix(((unsigned long long)seed << 40) ^ e) >> 8) * (2.0f / 16777216.0f) - 1.0f;
+}
+// For each window and column group, N distinct offsets of M, increasing.
+extern "C" __global__ void random_indices(int* D, long long windows, int q, int N, int M, unsigned seed) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < windows * q;
+       e += (long long)gridDim.x * blockDim.x) {
+    long long window = e / q; int g = (int)(e % q);
+    unsigned long long chosen = 0;  // M <= 64
+    int picked = 0; unsigned long long h = e * 0x9e3779b97f4a7c15ULL + seed;
+    while (picked < N) {
+      int r = mix(h++) % M;
+      if (!(chosen >> r & 1ULL)) { chosen |= 1ULL << r; ++picked; }
+    }
+    int t = 0;
+    for (int r = 0; r < M; ++r)
+      if (chosen >> r & 1ULL) D[(window * N + t++) * q + g] = r;
+  }
+}
+extern "C" __global__ void scatter_dense(const float* Bp, const int* D, float* Bd, int k, int n, int q, int N, int M,
+                                         int L, long long w) {
+  long long np = (long long)q * L;
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < w * n;
+       e += (long long)gridDim.x * blockDim.x) {
+    long long u = e / n; int j = (int)(e % n);
+    long long row = (u / N) * M + D[u * q + j / L];
+    if (row < k) Bd[row * n + j] = Bp[u * np + j];
+  }
+}
+extern "C" __global__ void max_abs(const float* c, const float* ref, long long count, unsigned* out) {
+  float diff = 0.f, scale = 0.f;
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < count; e += (long long)gridDim.x * blockDim.x) {
+    float d = fabsf(c[e] - ref[e]);
+    diff = fmaxf(diff, d != d ? 3.0e38f : d);
+    scale = fmaxf(scale, fabsf(ref[e]));
+  }
+  atomicMax(out, __float_as_uint(diff));
+  atomicMax(out + 1, __float_as_uint(scale));
+}
+)";
+
+struct Helpers {
+  tcc::rt::cuda::Module module;
+  explicit Helpers(const std::string& architecture)
+      : module(tcc::rt::cuda::compileToCubin(kHelpers, architecture, "nm_bench_helpers.cu")) {}
+  void run(const char* name, std::vector<void*> arguments, long long work) {
+    tcc::rt::cuda::LaunchShape shape;
+    shape.grid[0] = static_cast<unsigned>(std::clamp<long long>((work + 255) / 256, 1, 65535));
+    shape.block[0] = 256;
+    tcc::rt::cuda::launch(module.function(name), shape, std::move(arguments));
+  }
+};
+
+struct Shape {
+  int m, n, k;
+};
+struct Sparsity {
+  int N, M, L;
+  double value() const { return 1.0 - static_cast<double>(N) / M; }
+};
+
+struct Row {
+  Shape shape;
+  Sparsity sparsity;
+  double tccSeconds, cublasSeconds, error;
+  double speedup() const { return cublasSeconds / tccSeconds; }
+  double sparseFlops() const { return 2.0 * shape.m * shape.n * shape.k * sparsity.N / sparsity.M; }
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t half = values.size() / 2;
+  return values.size() % 2 ? values[half] : 0.5 * (values[half - 1] + values[half]);
+}
+
+std::string programText(const Sparsity& s) {
+  return "tensor A(I, K) : dense of float32\ntensor B(K, J) : nm(" + std::to_string(s.N) + ", " + std::to_string(s.M) +
+         ", " + std::to_string(s.L) + ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\n"
+         "target cuda\n";
+}
+
+tcc_tensor denseView(float* values, int rows, int cols) {
+  tcc_tensor t{};
+  t.order = 2;
+  t.datatype = TCC_FLOAT32;
+  t.dims[0] = rows;
+  t.dims[1] = cols;
+  t.mode_ordering[0] = 0;
+  t.mode_ordering[1] = 1;
+  t.levels[0].kind = TCC_LEVEL_DENSE;
+  t.levels[0].size = rows;
+  t.levels[1].kind = TCC_LEVEL_DENSE;
+  t.levels[1].size = cols;
+  t.vals = values;
+  t.vals_size = static_cast<long long>(rows) * cols;
+  return t;
+}
+
+tcc_tensor nmView(float* values, int* indices, int k, int n, const Sparsity& s) {
+  tcc_tensor t = denseView(values, k, n);
+  long long w = (k + s.M - 1) / s.M * static_cast<long long>(s.N), q = (n + s.L - 1) / s.L;
+  t.levels[1].kind = TCC_LEVEL_NM;
+  t.levels[1].crd = indices;
+  t.levels[1].nm_n = s.N;
+  t.levels[1].nm_m = s.M;
+  t.levels[1].nm_l = s.L;
+  t.vals_size = w * q * s.L;
+  return t;
+}
+
+class Bench {
+ public:
+  Bench(int repeats, size_t maxA, size_t maxB, size_t maxC)
+      : repeats_(repeats), architecture_(tcc::rt::cuda::device().architecture()), helpers_(architecture_) {
+    CHECK_CUDA(cudaMalloc(&a_, sizeof(float) * maxA));
+    CHECK_CUDA(cudaMalloc(&bPruned_, sizeof(float) * maxB));
+    CHECK_CUDA(cudaMalloc(&bDense_, sizeof(float) * maxB * 2));
+    CHECK_CUDA(cudaMalloc(&d_, sizeof(int) * maxB));
+    CHECK_CUDA(cudaMalloc(&c_, sizeof(float) * maxC));
+    CHECK_CUDA(cudaMalloc(&cRef_, sizeof(float) * maxC));
+    CHECK_CUDA(cudaMalloc(&error_, sizeof(unsigned) * 2));
+    CHECK_CUBLAS(cublasCreate(&cublas_));
+    CHECK_CUBLAS(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
+    CHECK_CUDA(cudaEventCreate(&start_));
+    CHECK_CUDA(cudaEventCreate(&stop_));
+  }
+
+  // Compiles the program of one N, M, L (NVRTC, once).
+  const tcc::Lowered& program(const Sparsity& s) {
+    std::string key = programText(s);
+    auto found = programs_.find(key);
+    if (found != programs_.end()) return found->second.lowered;
+    Compiled& compiled = programs_[key];
+    auto start = std::chrono::steady_clock::now();
+    compiled.lowered = tcc::lowerProgram(tcc::Program::fromText(key));
+    compiled.module = tcc::detail::loadCudaKernels(compiled.lowered, architecture_, true);
+    std::fprintf(stderr, "compiled nm(%d,%d,%d) in %.1f s\n", s.N, s.M, s.L,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return compiled.lowered;
+  }
+
+  Row measure(const Shape& shape, const Sparsity& s, bool timeCublas) {
+    const Compiled& compiled = (program(s), programs_.at(programText(s)));
+    long long windows = (shape.k + s.M - 1) / s.M, q = (shape.n + s.L - 1) / s.L, w = windows * s.N;
+    long long np = q * s.L;
+    unsigned seed = static_cast<unsigned>(shape.m * 31 + shape.n * 17 + shape.k * 7 + s.N);
+    long long countA = static_cast<long long>(shape.m) * shape.k, countB = w * np, countC = (long long)shape.m * shape.n;
+    helpers_.run("fill_uniform", {&a_, &countA, &seed}, countA);
+    unsigned seedB = seed + 1, seedD = seed + 2;
+    helpers_.run("fill_uniform", {&bPruned_, &countB, &seedB}, countB);
+    int qi = static_cast<int>(q), N = s.N, M = s.M, L = s.L, k = shape.k, n = shape.n;
+    helpers_.run("random_indices", {&d_, &windows, &qi, &N, &M, &seedD}, windows * q);
+    CHECK_CUDA(cudaMemset(bDense_, 0, sizeof(float) * shape.k * static_cast<size_t>(shape.n)));
+    helpers_.run("scatter_dense", {&bPruned_, &d_, &bDense_, &k, &n, &qi, &N, &M, &L, &w}, w * shape.n);
+
+    tcc_tensor a = denseView(a_, shape.m, shape.k), b = nmView(bPruned_, d_, shape.k, shape.n, s),
+               c = denseView(c_, shape.m, shape.n);
+    std::map<std::string, tcc_tensor*> byName = {{"A", &a}, {"B", &b}, {"C", &c}};
+    std::vector<tcc_tensor*> tensors;  // in the order of the statement's parameters
+    for (const auto& parameter : compiled.lowered.statements[0].parameters) tensors.push_back(byName.at(parameter.name()));
+    const auto& function = compiled.lowered.gpuFunctions[0];
+    auto runTcc = [&] {
+      if (int status = tcc::detail::launchGpuFunction(function, *compiled.module, tensors)) {
+        std::fprintf(stderr, "tcc's kernel failed with status %d\n", status);
+        std::exit(1);
+      }
+    };
+    auto runCublas = [&] {
+      float one = 1, zero = 0;
+      CHECK_CUBLAS(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, shape.n, shape.m, shape.k, &one, bDense_, shape.n,
+                               a_, shape.k, &zero, cRef_, shape.n));
+    };
+    auto time = [&](auto&& run) {
+      std::vector<double> seconds;
+      for (int r = 0; r < repeats_; ++r) {
+        CHECK_CUDA(cudaEventRecord(start_));
+        run();
+        CHECK_CUDA(cudaEventRecord(stop_));
+        CHECK_CUDA(cudaEventSynchronize(stop_));
+        float ms = 0;
+        CHECK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+        seconds.push_back(ms * 1e-3);
+      }
+      return median(seconds);
+    };
+    runTcc();  // warm-up: the autotuner measures its candidates here
+    runCublas();
+    CHECK_CUDA(cudaDeviceSynchronize());
+    Row row{shape, s, time(runTcc), 0, 0};
+    std::string key = std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k);
+    if (timeCublas || !cublasSeconds_.count(key)) cublasSeconds_[key] = time(runCublas);
+    row.cublasSeconds = cublasSeconds_[key];
+    // Both results are from the last runs (cuBLAS's reference is C_ref).
+    CHECK_CUDA(cudaMemset(error_, 0, sizeof(unsigned) * 2));
+    helpers_.run("max_abs", {&c_, &cRef_, &countC, &error_}, countC);
+    unsigned bits[2];
+    CHECK_CUDA(cudaMemcpy(bits, error_, sizeof bits, cudaMemcpyDeviceToHost));
+    float diff, scale;
+    std::memcpy(&diff, &bits[0], 4);
+    std::memcpy(&scale, &bits[1], 4);
+    row.error = scale > 0 ? diff / scale : diff;
+    return row;
+  }
+
+ private:
+  struct Compiled {
+    tcc::Lowered lowered;
+    std::shared_ptr<const tcc::rt::cuda::Module> module;
+  };
+  int repeats_;
+  std::string architecture_;
+  Helpers helpers_;
+  float *a_ = nullptr, *bPruned_ = nullptr, *bDense_ = nullptr, *c_ = nullptr, *cRef_ = nullptr;
+  int* d_ = nullptr;
+  unsigned* error_ = nullptr;
+  cublasHandle_t cublas_{};
+  cudaEvent_t start_{}, stop_{};
+  std::map<std::string, Compiled> programs_;
+  std::map<std::string, double> cublasSeconds_;
+};
+
+// One panel per sparsity: speedup over cuBLAS per shape (sorted), the
+// median, the paper's A100 figure (the issue's target).
+void writeSvg(const std::string& path, const std::vector<Row>& rows, const std::vector<Sparsity>& sparsities,
+              const std::vector<double>& targets) {
+  const int panelWidth = 300, panelHeight = 260, left = 45, top = 30;
+  std::ofstream out(path);
+  out << "<svg xmlns='http://www.w3.org/2000/svg' width='" << panelWidth * sparsities.size() + 20 << "' height='"
+      << panelHeight + 70 << "' font-family='sans-serif' font-size='11'>\n"
+      << "<text x='10' y='16' font-size='13'>tcc N:M SpMM speedup over cuBLAS SGEMM (float32, H100), M = L = 32; "
+         "shapes sorted by speedup</text>\n";
+  double yMax = 8;
+  for (const Row& row : rows) yMax = std::max(yMax, std::ceil(row.speedup()));
+  for (size_t p = 0; p < sparsities.size(); ++p) {
+    std::vector<double> speedups;
+    for (const Row& row : rows)
+      if (row.sparsity.N == sparsities[p].N && row.sparsity.M == sparsities[p].M && row.sparsity.L == 32)
+        speedups.push_back(row.speedup());
+    std::sort(speedups.begin(), speedups.end());
+    int x0 = static_cast<int>(p) * panelWidth + left, y0 = top + 10, w = panelWidth - left - 10, h = panelHeight - 30;
+    auto y = [&](double value) { return y0 + h - value / yMax * h; };
+    out << "<rect x='" << x0 << "' y='" << y0 << "' width='" << w << "' height='" << h
+        << "' fill='none' stroke='#888'/>\n";
+    for (int tick = 0; tick <= yMax; tick += 1)
+      out << "<text x='" << x0 - 5 << "' y='" << y(tick) + 4 << "' text-anchor='end'>" << tick << "</text>\n"
+          << "<line x1='" << x0 << "' x2='" << x0 + w << "' y1='" << y(tick) << "' y2='" << y(tick)
+          << "' stroke='#eee'/>\n";
+    for (size_t i = 0; i < speedups.size(); ++i) {
+      double x = x0 + (i + 0.5) * w / speedups.size();
+      out << "<circle cx='" << x << "' cy='" << y(speedups[i]) << "' r='2' fill='#1f77b4'/>\n";
+    }
+    double med = speedups.empty() ? 0 : median(speedups);
+    out << "<line x1='" << x0 << "' x2='" << x0 + w << "' y1='" << y(med) << "' y2='" << y(med)
+        << "' stroke='#1f77b4' stroke-dasharray='4,2'/>\n"
+        << "<line x1='" << x0 << "' x2='" << x0 + w << "' y1='" << y(targets[p]) << "' y2='" << y(targets[p])
+        << "' stroke='#d62728'/>\n"
+        << "<line x1='" << x0 << "' x2='" << x0 + w << "' y1='" << y(1) << "' y2='" << y(1) << "' stroke='#000'/>\n";
+    char title[160];
+    std::snprintf(title, sizeof title, "%.1f%% sparse: median %.2fx (target %.1fx), %zu shapes",
+                  100 * sparsities[p].value(), med, targets[p], speedups.size());
+    out << "<text x='" << x0 << "' y='" << y0 - 5 << "'>" << title << "</text>\n";
+  }
+  out << "<text x='10' y='" << panelHeight + 60
+      << "'>blue dots: shapes; dashed blue: median; red: the paper's A100 speedup (target); black: 1x</text>\n"
+      << "</svg>\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  int repeats = 5;
+  std::string csvPath, svgPath;
+  for (int i = 1; i < argc; ++i) {
+    std::string argument = argv[i];
+    if (argument == "--quick") quick = true;
+    else if (argument == "--csv" && i + 1 < argc) csvPath = argv[++i];
+    else if (argument == "--svg" && i + 1 < argc) svgPath = argv[++i];
+    else if (argument == "--repeats" && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
+    else {
+      std::fprintf(stderr, "usage: %s [--quick] [--csv FILE] [--svg FILE] [--repeats R]\n", argv[0]);
+      return 2;
+    }
+  }
+  std::vector<std::pair<int, int>> pairs = {
+      {2048, 2048},  {6144, 2048},  {2048, 5632},  {5632, 2048},  {4096, 4096},  {12288, 4096}, {4096, 11008},
+      {11008, 4096}, {5120, 5120},  {15360, 5120}, {5120, 13824}, {13824, 5120}, {6656, 6656},  {19968, 6656},
+      {6656, 17920}, {17920, 6656}, {8192, 8192},  {24576, 8192}, {8192, 22016}, {22016, 8192}};
+  std::vector<int> ms = {256, 512, 1024, 2048, 4096};
+  if (quick) {
+    pairs = {{2048, 2048}, {4096, 4096}, {11008, 4096}, {8192, 8192}};
+    ms = {256, 1024, 4096};
+  }
+  std::vector<Sparsity> sparsities = {{16, 32, 32}, {12, 32, 32}, {8, 32, 32}, {4, 32, 32}};
+  std::vector<double> targets = {1.8, 2.4, 3.5, 6.3};
+  std::vector<int> otherL = quick ? std::vector<int>{64} : std::vector<int>{16, 64, 128};
+
+  try {
+    size_t maxA = 0, maxB = 0, maxC = 0;
+    for (int m : ms)
+      for (auto [n, k] : pairs) {
+        maxA = std::max(maxA, size_t(m) * k);
+        maxB = std::max(maxB, size_t(k) * n);
+        maxC = std::max(maxC, size_t(m) * n);
+      }
+    maxA = std::max(maxA, size_t(4096) * 4096);
+    maxB = std::max(maxB, size_t(4096) * 4096);
+    maxC = std::max(maxC, size_t(4096) * 4096);
+    Bench bench(repeats, maxA, maxB, maxC);
+    std::printf("device: %s\n", tcc::rt::cuda::device().name.c_str());
+    std::vector<Row> rows;
+    auto start = std::chrono::steady_clock::now();
+    for (const Sparsity& s : sparsities) {
+      bench.program(s);
+      for (int m : ms)
+        for (auto [n, k] : pairs) rows.push_back(bench.measure({m, n, k}, s, &s == &sparsities[0]));
+    }
+    for (int L : otherL)
+      for (const Sparsity& s : sparsities) rows.push_back(bench.measure({4096, 4096, 4096}, {s.N, s.M, L}, false));
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    if (!csvPath.empty()) {
+      std::ofstream csv(csvPath);
+      csv << "m,n,k,N,M,L,sparsity,tcc_ms,cublas_ms,speedup,tcc_tflops,fp32_roofline_percent,rel_error\n";
+      for (const Row& row : rows)
+        csv << row.shape.m << "," << row.shape.n << "," << row.shape.k << "," << row.sparsity.N << ","
+            << row.sparsity.M << "," << row.sparsity.L << "," << row.sparsity.value() << ","
+            << row.tccSeconds * 1e3 << "," << row.cublasSeconds * 1e3 << "," << row.speedup() << ","
+            << row.sparseFlops() / row.tccSeconds * 1e-12 << ","
+            << 100 * row.sparseFlops() / row.tccSeconds / kFp32Peak << "," << row.error << "\n";
+    }
+    if (!svgPath.empty()) writeSvg(svgPath, rows, sparsities, targets);
+
+    double worstError = 0;
+    for (const Row& row : rows) worstError = std::max(worstError, row.error);
+    std::printf("\n%zu measurements in %.0f s, %d timed runs each (medians); largest relative error vs cuBLAS %.2e\n",
+                rows.size(), elapsed, repeats, worstError);
+    std::printf("\n%-9s %-9s %8s %8s %8s %8s  %s\n", "sparsity", "nm", "median", "min", "max", "target", "shapes");
+    for (size_t p = 0; p < sparsities.size(); ++p) {
+      std::vector<double> speedups;
+      for (const Row& row : rows)
+        if (row.sparsity.N == sparsities[p].N && row.sparsity.L == 32) speedups.push_back(row.speedup());
+      std::printf("%-9.1f (%d,%d,%d) %8.2f %8.2f %8.2f %8.1f  %zu\n", 100 * sparsities[p].value(), sparsities[p].N,
+                  sparsities[p].M, sparsities[p].L, median(speedups),
+                  *std::min_element(speedups.begin(), speedups.end()),
+                  *std::max_element(speedups.begin(), speedups.end()), targets[p], speedups.size());
+    }
+    std::printf("\n4096^3:\n%-9s %5s %10s %10s %8s %10s %10s\n", "sparsity", "L", "tcc ms", "cuBLAS ms", "speedup",
+                "TFLOP/s", "roofline%");
+    for (const Row& row : rows)
+      if (row.shape.m == 4096 && row.shape.n == 4096 && row.shape.k == 4096)
+        std::printf("%-9.1f %5d %10.3f %10.3f %8.2f %10.1f %10.1f\n", 100 * row.sparsity.value(), row.sparsity.L,
+                    row.tccSeconds * 1e3, row.cublasSeconds * 1e3, row.speedup(),
+                    row.sparseFlops() / row.tccSeconds * 1e-12, 100 * row.sparseFlops() / row.tccSeconds / kFp32Peak);
+    return worstError <= 1e-5 ? 0 : 1;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "tcc_bench_nm_spmm: %s\n", error.what());
+    return 1;
+  }
+}

@@ -1,0 +1,109 @@
+#include "gpu_intrinsic_nm_spmm.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <tuple>
+
+#include "tcc/lowering/nm_spmm.h"
+
+namespace tcc::detail {
+
+namespace {
+
+namespace cuda = rt::cuda;
+using lowering::NmSpmmPlan;
+
+struct Operands {
+  const float* a;
+  const float* b;
+  const int* d;
+  float* c;
+  int m, n, k, w, q;
+};
+
+void launchPlan(const GpuIntrinsicRun& run, const NmSpmmPlan& plan, Operands& x) {
+  const std::string& prefix = run.call.prefix;
+  if (plan.splits > 1) {
+    long long count = static_cast<long long>(x.m) * x.n;
+    cuda::LaunchShape zero;
+    zero.grid[0] = static_cast<unsigned>(std::min<long long>((count + 255) / 256, 65535));
+    zero.block[0] = 256;
+    cuda::launch(run.module.function(prefix + "_zero"), zero, {&x.c, &count});
+  }
+  void* kernel = run.module.function(lowering::nmSpmmKernelName(prefix, plan));
+  if (plan.sharedBytes > 48 * 1024) cuda::allowDynamicSharedMemory(kernel, plan.sharedBytes);
+  cuda::LaunchShape shape;
+  std::copy(plan.grid, plan.grid + 3, shape.grid);
+  shape.block[0] = static_cast<unsigned>(plan.threads);
+  shape.sharedBytes = static_cast<unsigned>(plan.sharedBytes);
+  int tilesPerSplit = plan.tilesPerSplit, atomic = plan.splits > 1 ? 1 : 0;
+  cuda::launch(kernel, shape, {&x.a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &atomic});
+}
+
+// The fastest candidate of a shape, measured once per module (kernels of
+// another statement or program are other functions).
+NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& shape, Operands& x) {
+  static std::mutex mutex;
+  static std::map<std::tuple<const void*, std::string, int64_t, int64_t, int64_t, int, int, int>, NmSpmmPlan> chosen;
+  auto key = std::make_tuple(static_cast<const void*>(&run.module), run.call.prefix, shape.m, shape.n, shape.k, shape.N,
+                             shape.M, shape.L);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto found = chosen.find(key); found != chosen.end()) return found->second;
+  }
+  std::vector<NmSpmmPlan> candidates = lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors);
+  NmSpmmPlan best = candidates.front();
+  double bestSeconds = std::numeric_limits<double>::infinity();
+  cuda::EventTimer timer;
+  // TCC_NM_SPMM_VERBOSE set: each candidate's time goes to stderr.
+  static const bool verbose = std::getenv("TCC_NM_SPMM_VERBOSE") != nullptr;
+  std::string report;
+  for (const auto& plan : candidates) {
+    launchPlan(run, plan, x);  // warm-up (and the shared-memory opt-in)
+    double seconds = std::numeric_limits<double>::infinity();
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      timer.start();
+      launchPlan(run, plan, x);
+      seconds = std::min(seconds, timer.stopSeconds());
+    }
+    if (verbose)
+      report += " " + lowering::nmSpmmKernelName("", plan).substr(1) + "x" + std::to_string(plan.splits) + "=" +
+                std::to_string(seconds * 1e3).substr(0, 6);
+    if (seconds < bestSeconds) bestSeconds = seconds, best = plan;
+  }
+  if (verbose)
+    std::fprintf(stderr, "nm_spmm %lldx%lldx%lld nm(%d,%d,%d) ms:%s -> %s x%d\n", (long long)shape.m,
+                 (long long)shape.n, (long long)shape.k, shape.N, shape.M, shape.L, report.c_str(),
+                 lowering::nmSpmmKernelName("", best).substr(1).c_str(), best.splits);
+  std::lock_guard<std::mutex> lock(mutex);
+  chosen.emplace(key, best);
+  return best;
+}
+
+}  // namespace
+
+int32_t runNmSpmm(const GpuIntrinsicRun& run) {
+  const auto& op = *run.call.op;
+  tcc_tensor* C = run.tensors.at(op.tensors[0]);
+  tcc_tensor* A = run.tensors.at(op.tensors[1]);
+  tcc_tensor* B = run.tensors.at(op.tensors[2]);
+  auto argument = [&](size_t index) { return static_cast<int>(op.args.at(index).as<ir::imp::IntImm>()->value); };
+  lowering::NmSpmmShape shape{A->dims[0], B->dims[1], A->dims[1], argument(0), argument(1), argument(2)};
+  if (B->dims[0] != A->dims[1] || C->dims[0] != A->dims[0] || C->dims[1] != B->dims[1]) return 3;
+  if (shape.m == 0 || shape.n == 0) return 0;
+  Operands x{static_cast<const float*>(A->vals), static_cast<const float*>(B->vals), B->levels[1].crd,
+             static_cast<float*>(C->vals), A->dims[0], B->dims[1], A->dims[1], 0, 0};
+  x.w = static_cast<int>((shape.k + shape.M - 1) / shape.M * shape.N);
+  x.q = static_cast<int>((shape.n + shape.L - 1) / shape.L);
+  double flops = 2.0 * shape.m * shape.n * shape.k * shape.N / shape.M;
+  NmSpmmPlan plan = flops >= lowering::kNmSpmmAutotuneFlops
+                        ? tunedPlan(run, shape, x)
+                        : lowering::nmSpmmDefaultPlan(shape, cuda::device().multiprocessors);
+  launchPlan(run, plan, x);
+  return 0;
+}
+
+}  // namespace tcc::detail

@@ -1,0 +1,83 @@
+// The N:M SpMM intrinsic's launch plans, shared by the CUDA backend's
+// printed host code and the library's in-process host step.
+//
+// C(i,j) = A(i,k) * B(k,j), B stored {dense, nm(N,M,L)} (tcc/runtime/nm.h),
+// is computed by one of a few kernels generated per statement: each CTA
+// computes a BM x BN tile of C from k-tiles of KW pruning windows (ks = KW*M
+// columns of A, ws = KW*N kept rows of B'); warps are 8 x 4 threads, each
+// thread an 8 x 8 register tile, so a warp computes 64 x 32 and a CTA of
+// warpsM x warpsN warps computes (64 warpsM) x (32 warpsN). Split-K (the
+// grid's z) divides the k-tiles among CTAs that add into C atomically.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tcc::lowering {
+
+inline constexpr const char* kNmSpmmIntrinsic = "nm_spmm";
+
+// The paper's small/medium/large table, adapted to 8x8 thread tiles, plus
+// a wide tile for high sparsity (it reads each A tile for more columns).
+struct NmSpmmTile {
+  const char* name;  // kernel suffix
+  int warpsM, warpsN;
+  int rows() const { return 64 * warpsM; }
+  int cols() const { return 32 * warpsN; }
+  int threads() const { return 32 * warpsM * warpsN; }
+};
+const std::vector<NmSpmmTile>& nmSpmmTiles();
+
+struct NmSpmmShape {
+  int64_t m = 0, n = 0, k = 0;  // C is m x n, A m x k, B k x n
+  int N = 0, M = 0, L = 0;
+};
+
+// Pruning windows per k-tile, or 0 when M is too large for a shared-memory
+// tile (the simple kernel then runs).
+int nmSpmmWindowsPerTile(int N, int M);
+// Whether tile `tile` can run the shape's N, M and L (L a multiple of 4 that
+// divides or is divided by the tile's columns, a k-tile that fits).
+bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L);
+// Indices of the tiles that fit N, M, L, most preferred first.
+std::vector<int> nmSpmmPreferredTiles(int N, int M, int L);
+// Whether N:M is sparse enough (above 70%) for the packing kernels: they
+// copy only the columns of A's tile that some kept row reads (the paper's
+// col_info, found per k-tile from D), at the cost of a barrier per k-tile.
+bool nmSpmmPacks(int N, int M);
+// Pipeline stages (k-tiles in shared memory at once) of tile `tile`: 3, or
+// 2 where three would not leave room for a second CTA; packing: 2.
+int nmSpmmStages(const NmSpmmTile& tile, int N, int M, bool packed = false);
+// Dynamic shared memory of tile `tile`'s kernel, in bytes.
+int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, bool packed = false);
+
+struct NmSpmmPlan {
+  int tile = -1;   // index into nmSpmmTiles(); -1: the simple kernel
+  bool packed = false;  // the tile's packing kernel
+  int splits = 1;  // split-K factor (grid z)
+  int tilesPerSplit = 0;
+  unsigned grid[3] = {1, 1, 1};
+  int threads = 0;
+  int sharedBytes = 0;
+};
+
+// The default plan (no timing): the largest tile that fills the GPU's
+// `multiprocessors` with at least one wave, the wide tile above 70%
+// sparsity, split-K when even the smallest tile leaves SMs idle.
+NmSpmmPlan nmSpmmDefaultPlan(const NmSpmmShape& shape, int multiprocessors);
+// Plans worth timing for the autotuner (the default first).
+std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multiprocessors);
+// Products below this many floating-point operations (2 m n k N/M) are not
+// autotuned: measuring the candidates would cost more than it could save.
+inline constexpr double kNmSpmmAutotuneFlops = 1.0e8;
+
+// The kernel's name in the module for a plan: prefix_<tile name>, with
+// _packed for a packing kernel, or prefix_simple; prefix_zero clears C
+// before a split-K launch.
+std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan);
+
+// The device code of one statement: the tiles' kernels for its N, M, L.
+std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix);
+
+}  // namespace tcc::lowering

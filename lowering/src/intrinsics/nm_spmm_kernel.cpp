@@ -1,0 +1,353 @@
+// The N:M SpMM device code (tcc/lowering/nm_spmm.h): one kernel template,
+// instantiated per statement for its N, M, L and for each tile that fits.
+#include <algorithm>
+#include <sstream>
+
+#include "tcc/lowering/nm_spmm.h"
+
+namespace tcc::lowering {
+
+namespace {
+
+// A (m x k) and C (m x n) row-major; B' (w x q*L) row-major and D (w x q)
+// as tcc/runtime/nm.h stores them. Per k-tile of KW windows, a CTA stages
+// in shared memory
+//   As[KS][BM + 4]   A's tile transposed (k-major), all KS = KW*M columns
+//                    ("non-packing": no gather, the kept rows index it);
+//   Bs[WS][BN]       B''s WS = KW*N kept rows, copied with cp.async;
+//   Ds[WS][GT]       D's entries for the tile's kept rows and column groups.
+// Two or three stages, all filled by cp.async: while the CTA computes on
+// one, the next k-tiles arrive.
+// Each thread keeps an 8 x 8 tile of C in registers: rows rowA..rowA+3 and
+// rowA+32..+35, columns col0..col0+3 and col0+16..+19. A warp's 32 columns
+// lie in one column group when L is a multiple of 32, so then one index and
+// one A fragment serve both column halves.
+constexpr const char* kKernelTemplate = R"tcc(
+#ifndef TCC_NM_SPMM_TEMPLATE
+#define TCC_NM_SPMM_TEMPLATE
+__device__ __forceinline__ void tcc_nm_cp_async16(void* shared, const void* global, int bytes) {
+  unsigned address = (unsigned)__cvta_generic_to_shared(shared);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global), "r"(bytes));
+}
+__device__ __forceinline__ void tcc_nm_cp_async4(void* shared, const void* global, int bytes) {
+  unsigned address = (unsigned)__cvta_generic_to_shared(shared);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(address), "l"(global), "r"(bytes));
+}
+__device__ __forceinline__ void tcc_nm_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int PENDING>
+__device__ __forceinline__ void tcc_nm_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING)); }
+
+template <int WARPS_M, int WARPS_N, int NN, int MM, int LL, int KW, int STAGES, bool PACK>
+__device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
+                                                 const int* __restrict__ D, float* __restrict__ C, int m, int n,
+                                                 int k, int w, int q, int tilesPerSplit, int atomic) {
+  constexpr int THREADS = WARPS_M * WARPS_N * 32;
+  constexpr int BM = WARPS_M * 64, BN = WARPS_N * 32;
+  constexpr int KS = KW * MM, WS = KW * NN;
+  constexpr int APITCH = BM + 4;  // = 4 (mod 32): the A copies below hit 32 banks
+  constexpr int GT = BN >= LL ? BN / LL : 1;
+  constexpr int ROWS_PER_PASS = THREADS / 8;  // A's copies: 8 columns of THREADS / 8 rows per pass
+  constexpr int ROW_PASSES = BM / ROWS_PER_PASS;
+  static_assert(BM % ROWS_PER_PASS == 0 && KS % 8 == 0, "A's tile is copied in passes of 8 columns");
+  constexpr int B_VECS = WS * BN / 4;
+  constexpr int B_PER_THREAD = (B_VECS + THREADS - 1) / THREADS;
+  constexpr int D_COUNT = WS * GT;
+  constexpr int D_PER_THREAD = (D_COUNT + THREADS - 1) / THREADS;
+  constexpr int A_STAGE = KS * APITCH, B_STAGE = WS * BN;
+  constexpr bool ONE_GROUP_PER_WARP = LL % 32 == 0;
+
+  // Packing: A's tile holds only the columns some kept row of the tile
+  // reads (col_info, found from D's tile as it arrives), so D runs a stage
+  // ahead of A and B' in a ring of three, with a bit mask of the used
+  // columns per stage.
+  static_assert(!PACK || STAGES == 2, "the packing pipeline is double-buffered");
+  constexpr int D_SLOTS = PACK ? 3 : STAGES;
+  constexpr int MASK_WORDS = (KS + 31) / 32;
+
+  extern __shared__ float4 tcc_nm_shared[];
+  float* As = reinterpret_cast<float*>(tcc_nm_shared);
+  float* Bs = As + STAGES * A_STAGE;
+  int* Ds = reinterpret_cast<int*>(Bs + STAGES * B_STAGE);
+  unsigned* usedColumns = reinterpret_cast<unsigned*>(Ds + D_SLOTS * D_COUNT);
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31, warp = tid >> 5;
+  const int tx = lane & 3, ty = lane >> 2;
+  const int warpM = warp / WARPS_N, warpN = warp % WARPS_N;
+  const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+  const int np = q * LL;
+  const int tilesTotal = (w / NN + KW - 1) / KW;
+  const int tileBegin = blockIdx.z * tilesPerSplit;
+  const int tileEnd = min(tilesTotal, tileBegin + tilesPerSplit);
+  const int groupBase = bn / LL;
+  const int col0 = warpN * 32 + tx * 4;
+  const int g0 = (bn + col0) / LL - groupBase;
+  const int g1 = (bn + col0 + 16) / LL - groupBase;
+  const int rowA = warpM * 64 + ty * 4;
+  // The thread's share of A's copies: one column of 8, rows copyRow + p * ROWS_PER_PASS.
+  const int copyRow = tid >> 3, copyCol = tid & 7;
+  const float* aCopy = A + (long long)(bm + copyRow) * k + copyCol;
+  const long long passStride = (long long)ROWS_PER_PASS * k;
+  unsigned rowsValid = 0;
+#pragma unroll
+  for (int p = 0; p < ROW_PASSES; ++p)
+    if (bm + copyRow + p * ROWS_PER_PASS < m) rowsValid |= 1u << p;
+
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+
+  // K-tile `tile` into stage `stage`, all by cp.async (zero-filled outside
+  // A, B' and D). A goes in transposed by 4-byte copies: 8 consecutive
+  // columns of 4 rows per warp instruction, a full 32-byte sector per row
+  // from global memory and 32 distinct banks in shared memory (the pitch is
+  // 4 mod 32). The copy loops over columns stay rolled: unrolled, their
+  // addresses would be kept in registers across the main loop and the
+  // accumulators would spill.
+  // A's tile; with `used` (packing), only the used columns, each at its
+  // rank among them.
+  auto issueA = [&](int tile, int stage, const unsigned* used) {
+    const int k0 = tile * KS;
+    float* as = As + stage * A_STAGE + copyRow;
+    const float* ap = aCopy + k0;
+#pragma unroll 1
+    for (int c8 = 0; c8 < KS; c8 += 8) {
+      const int c = c8 + copyCol;
+      int slot = c;
+      if (PACK) {
+        if (!(used[c >> 5] >> (c & 31) & 1u)) continue;
+        slot = __popc(used[c >> 5] & ((1u << (c & 31)) - 1u));
+        for (int word = 0; word < (c >> 5); ++word) slot += __popc(used[word]);
+      }
+      const bool columnValid = k0 + c < k;
+#pragma unroll
+      for (int p = 0; p < ROW_PASSES; ++p) {
+        const bool valid = columnValid && (rowsValid >> p & 1u);
+        tcc_nm_cp_async4(as + slot * APITCH + p * ROWS_PER_PASS, valid ? ap + c8 + p * passStride : A, valid ? 4 : 0);
+      }
+    }
+  };
+  auto issueB = [&](int tile, int stage) {
+    const int u0 = tile * WS;
+    float* bs = Bs + stage * B_STAGE;
+#pragma unroll 1
+    for (int i = 0; i < B_PER_THREAD; ++i) {
+      const int index = tid + i * THREADS;
+      if (B_VECS % THREADS == 0 || index < B_VECS) {
+        const int uu = index / (BN / 4), c = (index % (BN / 4)) * 4;
+        const int u = u0 + uu, col = bn + c;
+        const bool valid = u < w && col < np;
+        tcc_nm_cp_async16(bs + uu * BN + c, valid ? B + (long long)u * np + col : B, valid ? 16 : 0);
+      }
+    }
+  };
+  auto issueD = [&](int tile, int slot) {
+    const int u0 = tile * WS;
+    int* ds = Ds + slot * D_COUNT;
+#pragma unroll 1
+    for (int i = 0; i < D_PER_THREAD; ++i) {
+      const int index = tid + i * THREADS;
+      if (index < D_COUNT) {
+        const int u = u0 + index / GT, g = groupBase + index % GT;
+        const bool valid = u < w && g < q;
+        tcc_nm_cp_async4(ds + index, valid ? D + (long long)u * q + g : D, valid ? 4 : 0);
+      }
+    }
+  };
+  // Packing: marks the columns D's tile in `slot` reads (after a barrier
+  // the mask is complete), then turns each of the thread's entries of D
+  // into its column's rank.
+  auto markUsed = [&](int slot, unsigned* used) {
+    const int* ds = Ds + slot * D_COUNT;
+#pragma unroll 1
+    for (int i = 0; i < D_PER_THREAD; ++i) {
+      const int index = tid + i * THREADS;
+      if (index < D_COUNT) {
+        const int c = (index / GT / NN) * MM + ds[index];
+        atomicOr(&used[c >> 5], 1u << (c & 31));
+      }
+    }
+  };
+  auto rankEntries = [&](int slot, const unsigned* used) {
+    int* ds = Ds + slot * D_COUNT;
+#pragma unroll 1
+    for (int i = 0; i < D_PER_THREAD; ++i) {
+      const int index = tid + i * THREADS;
+      if (index < D_COUNT) {
+        const int c = (index / GT / NN) * MM + ds[index];
+        int rank = __popc(used[c >> 5] & ((1u << (c & 31)) - 1u));
+        for (int word = 0; word < (c >> 5); ++word) rank += __popc(used[word]);
+        ds[index] = rank - (index / GT / NN) * MM;  // compute adds the window's first column back
+      }
+    }
+  };
+  auto compute = [&](int stage, int slot) {
+    const float* as = As + stage * A_STAGE + rowA;
+    const float* bs = Bs + stage * B_STAGE + col0;
+    const int* ds = Ds + slot * D_COUNT;
+#pragma unroll
+    for (int uu = 0; uu < WS; ++uu) {
+      // Kept row uu of the tile reads A's column (its window's first + D).
+      const float* window = as + (uu / NN) * MM * APITCH;
+      const float* a0p = window + ds[uu * GT + g0] * APITCH;
+      const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
+      const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
+      const float4 a00 = *reinterpret_cast<const float4*>(a0p);
+      const float4 a01 = *reinterpret_cast<const float4*>(a0p + 32);
+      float4 a10 = a00, a11 = a01;
+      if (!ONE_GROUP_PER_WARP) {
+        const float* a1p = window + ds[uu * GT + g1] * APITCH;
+        a10 = *reinterpret_cast<const float4*>(a1p);
+        a11 = *reinterpret_cast<const float4*>(a1p + 32);
+      }
+      const float a0[8] = {a00.x, a00.y, a00.z, a00.w, a01.x, a01.y, a01.z, a01.w};
+      const float a1[8] = {a10.x, a10.y, a10.z, a10.w, a11.x, a11.y, a11.z, a11.w};
+      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          acc[i][j] = fmaf(a0[i], b[j], acc[i][j]);
+          acc[i][4 + j] = fmaf(a1[i], b[4 + j], acc[i][4 + j]);
+        }
+      }
+    }
+  };
+
+  if constexpr (!PACK) {
+    // STAGES - 1 k-tiles in flight ahead of the one computed.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (tileBegin + s < tileEnd) {
+        issueA(tileBegin + s, s, nullptr);
+        issueB(tileBegin + s, s);
+        issueD(tileBegin + s, s);
+      }
+      tcc_nm_cp_async_commit();
+    }
+    for (int tile = tileBegin; tile < tileEnd; ++tile) {
+      const int step = tile - tileBegin;
+      tcc_nm_cp_async_wait<STAGES - 2>();
+      __syncthreads();
+      if (tile + STAGES - 1 < tileEnd) {
+        const int stage = (step + STAGES - 1) % STAGES;
+        issueA(tile + STAGES - 1, stage, nullptr);
+        issueB(tile + STAGES - 1, stage);
+        issueD(tile + STAGES - 1, stage);
+      }
+      tcc_nm_cp_async_commit();
+      compute(step % STAGES, step % STAGES);
+    }
+  } else {
+    // Step s computes k-tile s from stage s % 2 and D's slot s % 3, while
+    // k-tile s + 1's A and B' (packed by its D, which arrived a step before)
+    // and k-tile s + 2's D arrive.
+    if (tid < 2 * MASK_WORDS) usedColumns[tid] = 0u;
+    if (tileBegin < tileEnd) issueD(tileBegin, 0);
+    tcc_nm_cp_async_commit();
+    tcc_nm_cp_async_wait<0>();
+    __syncthreads();
+    if (tileBegin < tileEnd) markUsed(0, usedColumns);
+    __syncthreads();
+    if (tileBegin < tileEnd) {
+      issueA(tileBegin, 0, usedColumns);
+      rankEntries(0, usedColumns);
+      issueB(tileBegin, 0);
+      if (tileBegin + 1 < tileEnd) issueD(tileBegin + 1, 1);
+    }
+    tcc_nm_cp_async_commit();
+    for (int tile = tileBegin; tile < tileEnd; ++tile) {
+      const int step = tile - tileBegin;
+      const bool next = tile + 1 < tileEnd;
+      unsigned* usedNext = usedColumns + ((step + 1) & 1) * MASK_WORDS;
+      tcc_nm_cp_async_wait<0>();
+      __syncthreads();
+      // The mask of k-tile s + 2 (that of k-tile s, read last step) is cleared
+      // here; k-tile s + 1's is complete after the barrier below.
+      if (tid < MASK_WORDS) usedColumns[(step & 1) * MASK_WORDS + tid] = 0u;
+      if (next) markUsed((step + 1) % 3, usedNext);
+      __syncthreads();
+      if (next) {
+        issueA(tile + 1, (step + 1) & 1, usedNext);
+        rankEntries((step + 1) % 3, usedNext);
+        issueB(tile + 1, (step + 1) & 1);
+        if (tile + 2 < tileEnd) issueD(tile + 2, (step + 2) % 3);
+      }
+      tcc_nm_cp_async_commit();
+      compute(step & 1, step % 3);
+    }
+  }
+  tcc_nm_cp_async_wait<0>();
+
+  // C's tile: float4 stores where the row allows, atomics under split-K.
+  const bool cVector = (n & 3) == 0;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int row = bm + rowA + (i < 4 ? i : 28 + i);
+    if (row >= m) continue;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int col = bn + col0 + half * 16;
+      float* out = C + (long long)row * n + col;
+      const float* value = &acc[i][half * 4];
+      if (atomic) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (col + j < n) atomicAdd(out + j, value[j]);
+      } else if (cVector && col + 3 < n) {
+        *reinterpret_cast<float4*>(out) = make_float4(value[0], value[1], value[2], value[3]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (col + j < n) out[j] = value[j];
+      }
+    }
+  }
+}
+#endif
+)tcc";
+
+}  // namespace
+
+std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
+  std::ostringstream out;
+  out << "// " << prefix << ": C = A * B with B in nm(" << N << "," << M << "," << L << ") (N:M SpMM intrinsic)\n"
+      << kKernelTemplate;
+  const char* parameters =
+      "(const float* __restrict__ A, const float* __restrict__ B, const int* __restrict__ D, float* __restrict__ C, "
+      "int m, int n, int k, int w, int q, int tilesPerSplit, int atomic)";
+  int windows = nmSpmmWindowsPerTile(N, M);
+  for (const auto& tile : nmSpmmTiles()) {
+    if (!nmSpmmTileFits(tile, N, M, L)) continue;
+    for (bool packed : {false, true}) {
+      if (packed && !nmSpmmPacks(N, M)) continue;
+      // At most 128 registers per thread: two 256-thread CTAs per SM.
+      out << "extern \"C\" __global__ void __launch_bounds__(" << tile.threads() << ", "
+          << 65536 / (tile.threads() * 128) << ") " << prefix << "_" << tile.name << (packed ? "_packed" : "")
+          << parameters << " {\n  tcc_nm_spmm_tile<" << tile.warpsM << ", " << tile.warpsN << ", " << N << ", " << M
+          << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M, packed) << ", "
+          << (packed ? "true" : "false") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+    }
+  }
+  // Any N, M, L: one thread per entry of C (shapes no tile fits).
+  out << "extern \"C\" __global__ void " << prefix << "_simple" << parameters << " {\n"
+      << "  const int np = q * " << L << ";\n"
+      << "  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < (long long)m * n;\n"
+      << "       e += (long long)gridDim.x * blockDim.x) {\n"
+      << "    const int i = (int)(e / n), j = (int)(e % n);\n"
+      << "    float sum = 0.f;\n"
+      << "    for (int u = 0; u < w; ++u) {\n"
+      << "      const int row = (u / " << N << ") * " << M << " + D[(long long)u * q + j / " << L << "];\n"
+      << "      if (row < k) sum = fmaf(A[(long long)i * k + row], B[(long long)u * np + j], sum);\n"
+      << "    }\n"
+      << "    C[e] = sum;\n"
+      << "  }\n}\n";
+  out << "extern \"C\" __global__ void " << prefix << "_zero(float* C, long long count) {\n"
+      << "  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < count;\n"
+      << "       e += (long long)gridDim.x * blockDim.x) C[e] = 0.f;\n}\n";
+  return out.str();
+}
+
+}  // namespace tcc::lowering

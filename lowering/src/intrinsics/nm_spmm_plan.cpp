@@ -1,0 +1,158 @@
+// Tiles and launch plans of the N:M SpMM kernels (tcc/lowering/nm_spmm.h).
+#include <algorithm>
+
+#include "tcc/lowering/nm_spmm.h"
+
+namespace tcc::lowering {
+
+namespace {
+
+constexpr int kLargestSharedBytes = 227 * 1024;  // sm_90's opt-in limit per block
+constexpr int kLargestKTile = 128;               // columns of A per k-tile
+// Three stages where they leave room for two CTAs of 256 threads per SM.
+constexpr int kThreeStageBytes = 112 * 1024;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+NmSpmmPlan planFor(const NmSpmmShape& shape, int tileIndex, int splits) {
+  NmSpmmPlan plan;
+  plan.tile = tileIndex;
+  if (tileIndex < 0) {
+    int64_t blocks = std::min<int64_t>(std::max<int64_t>(ceilDiv(shape.m * shape.n, 256), 1), 65535);
+    plan.grid[0] = static_cast<unsigned>(blocks);
+    plan.threads = 256;
+    return plan;
+  }
+  const NmSpmmTile& tile = nmSpmmTiles()[tileIndex];
+  int64_t windows = ceilDiv(shape.k, shape.M);
+  int64_t kTiles = std::max<int64_t>(ceilDiv(windows, nmSpmmWindowsPerTile(shape.N, shape.M)), 1);
+  splits = static_cast<int>(std::clamp<int64_t>(splits, 1, kTiles));
+  plan.tilesPerSplit = static_cast<int>(ceilDiv(kTiles, splits));
+  plan.splits = static_cast<int>(ceilDiv(kTiles, plan.tilesPerSplit));
+  plan.grid[0] = static_cast<unsigned>(std::max<int64_t>(ceilDiv(shape.n, tile.cols()), 1));
+  plan.grid[1] = static_cast<unsigned>(std::max<int64_t>(ceilDiv(shape.m, tile.rows()), 1));
+  plan.grid[2] = static_cast<unsigned>(plan.splits);
+  plan.threads = tile.threads();
+  plan.sharedBytes = nmSpmmSharedBytes(tile, shape.N, shape.M);
+  return plan;
+}
+
+int64_t ctasOf(const NmSpmmShape& shape, const NmSpmmTile& tile) {
+  return ceilDiv(shape.m, tile.rows()) * ceilDiv(shape.n, tile.cols());
+}
+
+std::vector<int> preferredTiles(const NmSpmmShape& shape) { return nmSpmmPreferredTiles(shape.N, shape.M, shape.L); }
+
+}  // namespace
+
+// The wide tile leads above 70% sparsity (A's tile is then most of the
+// traffic; a wider tile reads it for more columns), the large one below.
+std::vector<int> nmSpmmPreferredTiles(int N, int M, int L) {
+  double sparsity = 1.0 - static_cast<double>(N) / M;
+  std::vector<int> order = sparsity > 0.7 ? std::vector<int>{1, 0, 2, 3} : std::vector<int>{0, 1, 2, 3};
+  std::vector<int> fitting;
+  for (int index : order)
+    if (nmSpmmTileFits(nmSpmmTiles()[index], N, M, L)) fitting.push_back(index);
+  return fitting;
+}
+
+const std::vector<NmSpmmTile>& nmSpmmTiles() {
+  static const std::vector<NmSpmmTile> tiles = {
+      {"large", 2, 4},   // 128 x 128, 256 threads
+      {"wide", 2, 8},    // 128 x 256, 512 threads
+      {"medium", 1, 4},  // 64 x 128, 128 threads
+      {"small", 1, 2},   // 64 x 64, 64 threads
+  };
+  return tiles;
+}
+
+int nmSpmmWindowsPerTile(int N, int M) {
+  if (N < 1 || M < 1 || N > M) return 0;
+  // At least 32 columns of A and 8 kept rows per k-tile, in whole windows,
+  // a multiple of 8 columns (the A tile's loads go by pairs of float4).
+  int windows = std::max(1, (32 + M - 1) / M);
+  while (windows * N < 8 && windows * M < 64) windows *= 2;
+  while ((windows * M) % 8 != 0) ++windows;
+  return windows * M <= kLargestKTile ? windows : 0;
+}
+
+namespace {
+
+int stageBytes(const NmSpmmTile& tile, int N, int M) {
+  int windows = nmSpmmWindowsPerTile(N, M);
+  int ks = windows * M, ws = windows * N;
+  int groups = tile.cols() / 4;  // at most one column group per 4 columns (L >= 4)
+  return 4 * (ks * (tile.rows() + 4) + ws * tile.cols() + ws * groups);
+}
+
+}  // namespace
+
+bool nmSpmmPacks(int N, int M) { return N > 0 && M > 0 && 1.0 - static_cast<double>(N) / M > 0.7; }
+
+int nmSpmmStages(const NmSpmmTile& tile, int N, int M, bool packed) {
+  if (packed) return 2;
+  // A CTA of 512 threads has the SM's registers to itself: it may take
+  // most of the shared memory too.
+  int limit = tile.threads() >= 512 ? kLargestSharedBytes - 24 * 1024 : kThreeStageBytes;
+  return 3 * stageBytes(tile, N, M) <= limit ? 3 : 2;
+}
+
+int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, bool packed) {
+  int bytes = nmSpmmStages(tile, N, M, packed) * stageBytes(tile, N, M);
+  if (!packed) return bytes;
+  int windows = nmSpmmWindowsPerTile(N, M);
+  // A third slot of D's tile, and two masks of the used columns.
+  return bytes + 4 * windows * N * (tile.cols() / 4) + 4 * 2 * ((windows * M + 31) / 32);
+}
+
+bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {
+  if (nmSpmmWindowsPerTile(N, M) == 0 || L < 4 || L % 4 != 0) return false;
+  if (tile.cols() % L != 0 && L % tile.cols() != 0) return false;
+  return nmSpmmSharedBytes(tile, N, M, nmSpmmPacks(N, M)) <= kLargestSharedBytes;
+}
+
+NmSpmmPlan nmSpmmDefaultPlan(const NmSpmmShape& shape, int multiprocessors) {
+  std::vector<int> tiles = preferredTiles(shape);
+  if (tiles.empty()) return planFor(shape, -1, 1);
+  multiprocessors = std::max(multiprocessors, 1);
+  for (int index : tiles)
+    if (ctasOf(shape, nmSpmmTiles()[index]) >= multiprocessors) return planFor(shape, index, 1);
+  // Too few CTAs for one wave even with the smallest tile: split k so
+  // that about two waves run.
+  int smallest = tiles.back();
+  int64_t ctas = ctasOf(shape, nmSpmmTiles()[smallest]);
+  int splits = static_cast<int>(std::clamp<int64_t>(ceilDiv(2 * multiprocessors, ctas), 1, 16));
+  return planFor(shape, smallest, splits);
+}
+
+std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multiprocessors) {
+  std::vector<NmSpmmPlan> plans{nmSpmmDefaultPlan(shape, multiprocessors)};
+  if (plans[0].tile < 0) return plans;
+  multiprocessors = std::max(multiprocessors, 1);
+  for (int index : preferredTiles(shape)) {
+    int64_t ctas = ctasOf(shape, nmSpmmTiles()[index]);
+    for (int splits : {1, 2, 3, 4, 6, 8}) {
+      if (splits > 1 && ctas >= 2 * multiprocessors) break;  // enough CTAs already
+      if (ctas * splits > 6 * multiprocessors) break;
+      NmSpmmPlan plan = planFor(shape, index, splits);
+      if (splits > 1 && plan.tilesPerSplit < 2) break;
+      for (bool packed : {false, true}) {
+        if (packed && !nmSpmmPacks(shape.N, shape.M)) continue;
+        plan.packed = packed;
+        plan.sharedBytes = nmSpmmSharedBytes(nmSpmmTiles()[index], shape.N, shape.M, packed);
+        bool seen = std::any_of(plans.begin(), plans.end(), [&](const NmSpmmPlan& other) {
+          return other.tile == plan.tile && other.splits == plan.splits && other.packed == plan.packed;
+        });
+        if (!seen) plans.push_back(plan);
+      }
+    }
+  }
+  return plans;
+}
+
+std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan) {
+  if (plan.tile < 0) return prefix + "_simple";
+  return prefix + "_" + nmSpmmTiles()[plan.tile].name + (plan.packed ? "_packed" : "");
+}
+
+}  // namespace tcc::lowering

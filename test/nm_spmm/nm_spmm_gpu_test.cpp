@@ -1,0 +1,220 @@
+// On a GPU (label gpu): the N:M SpMM kernels against cuBLAS SGEMM (pedantic
+// math, no TF32) on the dense equivalent of the pruned B: every launch plan
+// of the generated kernels (every tile, split-K, the simple kernel) on
+// shapes that need padding and on benchmark shapes, for several N, M, L;
+// and the library's path (compile, bind a dense B, run) that the
+// autotuner drives. Relative error: max |C - C_ref| / max |C_ref| <= 1e-5.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "tcc/lowering/nm_spmm.h"
+#include "tcc/runtime/cuda.h"
+#include "tcc/runtime/nm.h"
+#include "tcc/runtime/pack.h"
+#include "tcc/tcc.h"
+
+namespace tcc::test {
+namespace {
+
+namespace cuda = rt::cuda;
+using lowering::NmSpmmPlan;
+using lowering::NmSpmmShape;
+
+constexpr double kTolerance = 1e-5;
+
+std::vector<double> randomValues(size_t count, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::vector<double> values(count);
+  // Values exact in float32, so the reference and the kernels read the same.
+  for (double& value : values) value = static_cast<float>(unit(random));
+  return values;
+}
+
+std::vector<float> toFloat(const std::vector<double>& values) { return {values.begin(), values.end()}; }
+
+// cuBLAS's C = A * B for row-major A (m x k), B (k x n): C^T = B^T A^T.
+std::vector<float> cublasProduct(const std::vector<float>& a, const std::vector<float>& b, int m, int n, int k) {
+  cuda::DeviceBuffer da(sizeof(float) * std::max<size_t>(a.size(), 1)), db(sizeof(float) * std::max<size_t>(b.size(), 1)),
+      dc(sizeof(float) * std::max<size_t>(size_t(m) * n, 1));
+  if (!a.empty()) da.upload(a.data(), sizeof(float) * a.size());
+  if (!b.empty()) db.upload(b.data(), sizeof(float) * b.size());
+  dc.zero();
+  cublasHandle_t handle;
+  EXPECT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH), CUBLAS_STATUS_SUCCESS);
+  float one = 1, zero = 0;
+  if (k > 0)
+    EXPECT_EQ(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, static_cast<float*>(db.get()), n,
+                          static_cast<float*>(da.get()), k, &zero, static_cast<float*>(dc.get()), n),
+              CUBLAS_STATUS_SUCCESS);
+  cublasDestroy(handle);
+  std::vector<float> c(size_t(m) * n);
+  if (!c.empty()) dc.download(c.data(), sizeof(float) * c.size());
+  return c;
+}
+
+double relativeError(const std::vector<float>& actual, const std::vector<float>& expected) {
+  double worst = 0, scale = 0;
+  for (size_t e = 0; e < expected.size(); ++e) {
+    scale = std::max(scale, std::abs(double(expected[e])));
+    worst = std::max(worst, std::abs(double(actual[e]) - double(expected[e])));
+  }
+  if (std::isnan(worst)) return INFINITY;
+  return scale == 0 ? worst : worst / scale;
+}
+
+rt::TensorFormat nmFormat(int N, int M, int L) {
+  return rt::TensorFormat({rt::LevelSpec::dense(), rt::LevelSpec::nm(N, M, L)});
+}
+
+struct Problem {
+  int m, n, k;
+  std::vector<float> a, prunedDense, reference;
+  rt::Tensor b;  // nm
+};
+
+Problem makeProblem(int m, int n, int k, int N, int M, int L, uint64_t seed) {
+  Problem p{m, n, k, {}, {}, {}, {}};
+  p.a = toFloat(randomValues(size_t(m) * k, seed));
+  std::vector<double> b = randomValues(size_t(k) * n, seed + 1);
+  p.b = rt::nmPruneAndPack(b, k, n, nmFormat(N, M, L), rt::ValueType::Float32);
+  p.prunedDense = toFloat(rt::nmUnpack(p.b));
+  p.reference = cublasProduct(p.a, p.prunedDense, m, n, k);
+  return p;
+}
+
+// Every plan the kernels have for a shape, the simple kernel included.
+std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
+  std::vector<NmSpmmPlan> plans = lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors);
+  for (int tile : lowering::nmSpmmPreferredTiles(shape.N, shape.M, shape.L))
+    for (int splits : {1, 3})
+    for (bool packed : {false, true}) {
+      if (packed && !lowering::nmSpmmPacks(shape.N, shape.M)) continue;
+      // Each tile forced, with and without split-K (the candidates keep to
+      // the sensible ones).
+      NmSpmmPlan forced;
+      const auto& t = lowering::nmSpmmTiles()[tile];
+      int64_t windows = (shape.k + shape.M - 1) / shape.M;
+      int64_t kTiles = std::max<int64_t>((windows + lowering::nmSpmmWindowsPerTile(shape.N, shape.M) - 1) /
+                                             lowering::nmSpmmWindowsPerTile(shape.N, shape.M),
+                                         1);
+      forced.tile = tile;
+      int s = static_cast<int>(std::min<int64_t>(splits, kTiles));
+      forced.tilesPerSplit = static_cast<int>((kTiles + s - 1) / s);
+      forced.splits = static_cast<int>((kTiles + forced.tilesPerSplit - 1) / forced.tilesPerSplit);
+      forced.grid[0] = static_cast<unsigned>(std::max<int64_t>((shape.n + t.cols() - 1) / t.cols(), 1));
+      forced.grid[1] = static_cast<unsigned>(std::max<int64_t>((shape.m + t.rows() - 1) / t.rows(), 1));
+      forced.grid[2] = static_cast<unsigned>(forced.splits);
+      forced.threads = t.threads();
+      forced.packed = packed;
+      forced.sharedBytes = lowering::nmSpmmSharedBytes(t, shape.N, shape.M, packed);
+      plans.push_back(forced);
+    }
+  NmSpmmPlan simple;
+  simple.grid[0] = static_cast<unsigned>(std::min<int64_t>((int64_t(shape.m) * shape.n + 255) / 256 + 1, 65535));
+  simple.threads = 256;
+  plans.push_back(simple);
+  return plans;
+}
+
+std::string describe(const NmSpmmPlan& plan) {
+  return lowering::nmSpmmKernelName("", plan) + " x" + std::to_string(plan.splits);
+}
+
+struct Config {
+  int N, M, L;
+};
+
+class NmSpmmKernels : public ::testing::TestWithParam<Config> {};
+
+TEST_P(NmSpmmKernels, EveryPlanMatchesCublasOnThePrunedMatrix) {
+  const Config config = GetParam();
+  std::string code = lowering::nmSpmmDeviceCode(config.N, config.M, config.L, "nm_test");
+  cuda::Module module(cuda::compileToCubin(code, cuda::device().architecture(), "nm_test.cu"));
+  struct Size {
+    int m, n, k;
+  };
+  // Padding in k and n, one row, fewer rows than a tile, several k-tiles.
+  std::vector<Size> sizes = {{1, 37, 64}, {100, 300, 257}, {513, 129, 1000}, {64, 1000, 40}, {256, 1024, 1024}};
+  for (const Size& size : sizes) {
+    SCOPED_TRACE("m, n, k = " + std::to_string(size.m) + ", " + std::to_string(size.n) + ", " +
+                 std::to_string(size.k));
+    Problem p = makeProblem(size.m, size.n, size.k, config.N, config.M, config.L, 7 + size.m);
+    rt::NmLayout layout = rt::nmLayout(p.b);
+    cuda::DeviceBuffer da(sizeof(float) * p.a.size() + 16), db(sizeof(float) * layout.valueCount() + 16),
+        dd(sizeof(int) * layout.indexCount() + 16), dc(sizeof(float) * size_t(size.m) * size.n + 16);
+    da.upload(p.a.data(), sizeof(float) * p.a.size());
+    db.upload(p.b.valuesData(), sizeof(float) * layout.valueCount());
+    dd.upload(p.b.crd(1).data(), sizeof(int) * layout.indexCount());
+    NmSpmmShape shape{size.m, size.n, size.k, config.N, config.M, config.L};
+    for (const NmSpmmPlan& plan : everyPlan(shape)) {
+      SCOPED_TRACE("plan " + describe(plan));
+      dc.zero();  // the kernels must overwrite it; split-K adds into it
+      void* kernel = module.function(lowering::nmSpmmKernelName("nm_test", plan));
+      if (plan.sharedBytes > 48 * 1024) cuda::allowDynamicSharedMemory(kernel, plan.sharedBytes);
+      cuda::LaunchShape launch;
+      std::copy(plan.grid, plan.grid + 3, launch.grid);
+      launch.block[0] = static_cast<unsigned>(plan.threads);
+      launch.sharedBytes = static_cast<unsigned>(plan.sharedBytes);
+      const float* a = static_cast<const float*>(da.get());
+      const float* b = static_cast<const float*>(db.get());
+      const int* d = static_cast<const int*>(dd.get());
+      float* c = static_cast<float*>(dc.get());
+      int m = size.m, n = size.n, k = size.k, w = static_cast<int>(layout.keptRows),
+          q = static_cast<int>(layout.groups), tilesPerSplit = plan.tilesPerSplit, atomic = plan.splits > 1;
+      cuda::launch(kernel, launch, {&a, &b, &d, &c, &m, &n, &k, &w, &q, &tilesPerSplit, &atomic});
+      cuda::synchronize();
+      std::vector<float> result(size_t(size.m) * size.n);
+      dc.download(result.data(), sizeof(float) * result.size());
+      EXPECT_LE(relativeError(result, p.reference), kTolerance);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(NmL, NmSpmmKernels,
+                         ::testing::Values(Config{16, 32, 32}, Config{12, 32, 32}, Config{8, 32, 32},
+                                           Config{4, 32, 32}, Config{2, 4, 4}, Config{1, 4, 8}, Config{3, 5, 8},
+                                           Config{16, 32, 64}, Config{16, 32, 128}, Config{16, 32, 256},
+                                           Config{4, 32, 16}, Config{2, 4, 6}, Config{8, 256, 32}),
+                         [](const auto& info) {
+                           return "N" + std::to_string(info.param.N) + "M" + std::to_string(info.param.M) + "L" +
+                                  std::to_string(info.param.L);
+                         });
+
+std::string programText(int N, int M, int L) {
+  return "tensor A(I, K) : dense of float32\ntensor B(K, J) : nm(" + std::to_string(N) + ", " + std::to_string(M) +
+         ", " + std::to_string(L) + ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\n"
+         "target cuda\n";
+}
+
+// Through the library: a dense B bound to the nm tensor is pruned, the
+// intrinsic's host step plans (autotuning the large shape) and launches.
+TEST(NmSpmmLibrary, TheCompiledProgramMatchesCublas) {
+  struct Case {
+    int N, M, L, m, n, k;
+  };
+  for (const Case& c : {Case{16, 32, 32, 1024, 2048, 2048}, Case{4, 32, 32, 256, 2048, 2048},
+                        Case{2, 4, 4, 37, 41, 43}, Case{12, 32, 32, 300, 700, 500}}) {
+    SCOPED_TRACE(programText(c.N, c.M, c.L) + " m, n, k = " + std::to_string(c.m) + ", " + std::to_string(c.n) +
+                 ", " + std::to_string(c.k));
+    Kernel kernel = compile(Program::fromText(programText(c.N, c.M, c.L)));
+    std::vector<double> a = randomValues(size_t(c.m) * c.k, 3), b = randomValues(size_t(c.k) * c.n, 4);
+    std::map<std::string, Tensor> inputs;
+    inputs["A"] = rt::fromDense(a, {c.m, c.k}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+    inputs["B"] = rt::fromDense(b, {c.k, c.n}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+    RunResult run = kernel.run(inputs, RunOptions{3});
+    std::vector<float> result = toFloat(rt::toDense(run.tensors.at("C")));
+    rt::Tensor pruned = rt::nmPruneAndPack(b, c.k, c.n, nmFormat(c.N, c.M, c.L), rt::ValueType::Float32);
+    std::vector<float> reference = cublasProduct(toFloat(a), toFloat(rt::nmUnpack(pruned)), c.m, c.n, c.k);
+    EXPECT_LE(relativeError(result, reference), kTolerance);
+  }
+}
+
+}  // namespace
+}  // namespace tcc::test

@@ -1,0 +1,227 @@
+// The nm_spmm intrinsic without a GPU: which statements it takes on the
+// cuda target and the reasons it gives for those it refuses; the CPU
+// target's result (from a dense copy of the pruned B) against the dense
+// reference; its launch plans; and the printed .cu compiled by nvcc.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "tcc/lowering/intrinsics.h"
+#include "tcc/lowering/nm_spmm.h"
+#include "tcc/runtime/nm.h"
+#include "tcc/runtime/pack.h"
+#include "tcc/tcc.h"
+#include "tcc/test/reference.h"
+
+namespace tcc::test {
+namespace {
+
+std::string program(const std::string& declarations, const std::string& statement, const std::string& target = "cuda") {
+  return declarations + statement + "\ntarget " + target + "\n";
+}
+
+const std::string kDeclarations =
+    "tensor A(I, K) : dense of float32\ntensor B(K, J) : nm(16, 32, 32) of float32\n"
+    "tensor C(I, J) : dense of float32\n";
+
+Lowered lowerText(const std::string& text) { return lowerProgram(Program::fromText(text)); }
+
+std::string refusal(const std::string& text) {
+  try {
+    lowerText(text);
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
+  for (const char* statement : {"C(i, j) = A(i, k) * B(k, j)", "C(i, j) = B(k, j) * A(i, k)",
+                                "C(i, j) = sum(k, A(i, k) * B(k, j))"}) {
+    SCOPED_TRACE(statement);
+    Lowered lowered = lowerText(program(kDeclarations, statement));
+    const auto* op = lowering::intrinsicOf(lowered.statements[0].function);
+    ASSERT_NE(op, nullptr);
+    EXPECT_EQ(op->name, "nm_spmm");
+    EXPECT_EQ(op->tensors, (std::vector<std::string>{"C", "A", "B"}));
+    ASSERT_EQ(lowered.statements[0].decisions.size(), 1u);
+    EXPECT_NE(lowered.statements[0].decisions[0].find("is the N:M SpMM intrinsic (B nm(16,32,32), 50% sparse)"),
+              std::string::npos)
+        << lowered.statements[0].decisions[0];
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 16, 32, 32, 1, 3, false>"), std::string::npos);
+    EXPECT_EQ(lowered.cudaKernels.find("_packed"), std::string::npos);  // 50%: no packing
+    EXPECT_NE(lowered.cuda.find("_run(C, A, B)"), std::string::npos);
+  }
+}
+
+// Square operands (one size S), so that the front end lets every index
+// pattern through to the intrinsic.
+std::string square(const std::string& a, const std::string& b, const std::string& c) {
+  return "tensor A(S, S) : " + a + "\ntensor B(S, S) : " + b + "\ntensor C(S, S) : " + c + "\n";
+}
+
+TEST(NmSpmmRecognition, CloseStatementsAreRefusedWithTheReason) {
+  const std::string f = "dense of float32", nm = "nm(2, 4, 4) of float32";
+  const std::string shape = "the N:M SpMM intrinsic computes C(i,j) = A(i,k) * B(k,j) with A and C dense and B "
+                            "{dense, nm(N,M,L)}, all float32";
+  EXPECT_EQ(refusal(program(square(f, nm, f), "C(i, j) = A(i, k) * B(j, k)")),
+            "cannot compile `C(i,j) = A(i,k) * B(j,k)`: B is read transposed (B(j,k)): N:M prunes B's rows in windows "
+            "along the summed index, so the intrinsic needs B(k,j) with k summed, as in C(i,j) = A(i,k) * B(k,j) with "
+            "A and C dense and B {dense, nm(N,M,L)}, all float32");
+  EXPECT_EQ(refusal(program(square(f, nm, f), "C(i, j) = A(k, i) * B(k, j)")),
+            "cannot compile `C(i,j) = A(k,i) * B(k,j)`: " + shape + "; C(i,j) = A(k,i) * B(k,j) indexes its operands "
+            "otherwise");
+  EXPECT_EQ(refusal(program(square(f, nm, f), "C(j, i) = A(i, k) * B(k, j)")),
+            "cannot compile `C(j,i) = A(i,k) * B(k,j)`: " + shape + "; C(j,i) = A(i,k) * B(k,j) indexes its operands "
+            "otherwise");
+  EXPECT_EQ(refusal(program(square(f, nm, f), "C(i, j) = A(i, j) * B(i, j)")),
+            "cannot compile `C(i,j) = A(i,j) * B(i,j)`: " + shape + "; C(i,j) = A(i,j) * B(i,j) indexes its operands "
+            "otherwise");
+  EXPECT_EQ(refusal(program(square("dense", "nm(2, 4, 4)", "dense"), "C(i, j) = A(i, k) * B(k, j)")),
+            "cannot compile `C(i,j) = A(i,k) * B(k,j)`: the N:M SpMM intrinsic computes float32, but C is float64: "
+            "declare C, A and B `of float32`");
+  EXPECT_EQ(refusal(program(square(f, nm, "dense of float16"), "C(i, j) = A(i, k) * B(k, j)")),
+            "cannot compile `C(i,j) = A(i,k) * B(k,j)`: the N:M SpMM intrinsic computes float32, but C is float16: "
+            "declare C, A and B `of float32`");
+  EXPECT_EQ(refusal(program(square("csr of float32", nm, f), "C(i, j) = A(i, k) * B(k, j)")),
+            "cannot compile `C(i,j) = A(i,k) * B(k,j)`: A is stored {dense, compressed}; the N:M SpMM intrinsic "
+            "reads it dense and row-major ({dense, dense}): declare it dense");
+  EXPECT_EQ(refusal(program(square("{dense, dense} order (1, 0) of float32", nm, f), "C(i, j) = A(i, k) * B(k, j)")),
+            "cannot compile `C(i,j) = A(i,k) * B(k,j)`: A is stored {dense, dense} order (1,0); the N:M SpMM "
+            "intrinsic reads it dense and row-major ({dense, dense}): declare it dense");
+  EXPECT_EQ(refusal(program(square(f, nm, "csr of float32"), "C(i, j) = A(i, k) * B(k, j)")),
+            "cannot compile `C(i,j) = A(i,k) * B(k,j)`: C is stored {dense, compressed}; the N:M SpMM intrinsic "
+            "writes it dense and row-major ({dense, dense}): declare it dense");
+  EXPECT_EQ(refusal(program(square(nm, nm, f), "C(i, j) = A(i, k) * B(k, j)")),
+            "cannot compile `C(i,j) = A(i,k) * B(k,j)`: the N:M SpMM intrinsic multiplies a dense matrix by one N:M "
+            "matrix, but both A and B are N:M");
+  EXPECT_EQ(refusal(program("tensor x(K) : dense of float32\ntensor B(K, J) : nm(2, 4, 4) of float32\n"
+                            "tensor y(J) : dense of float32\n",
+                            "y(j) = x(k) * B(k, j)")),
+            "cannot compile `y(j) = x(k) * B(k,j)`: " + shape + ", a product of matrices; here y, x and B have "
+            "orders 1, 1 and 2");
+}
+
+// Statements that are not a product with an N:M operand read it densely,
+// on either target.
+TEST(NmSpmmRecognition, OtherStatementsReadTheNmMatrixFromADenseCopy) {
+  for (const char* target : {"cuda", "cpu"}) {
+    Lowered lowered = lowerText(program(kDeclarations + "tensor D(K, J) : dense of float32\n",
+                                        "D(k, j) = B(k, j) + B(k, j)", target));
+    EXPECT_EQ(lowering::intrinsicOf(lowered.statements[0].function), nullptr);
+    ASSERT_EQ(lowered.statements[0].convertedInputs.size(), 1u);
+    EXPECT_EQ(lowered.statements[0].convertedInputs[0].first, "B");
+    EXPECT_EQ(lowered.statements[0].convertedInputs[0].second.name(), "B_dense");
+  }
+}
+
+std::vector<double> randomDense(int rows, int cols, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::vector<double> values(size_t(rows) * cols);
+  for (double& value : values) value = static_cast<float>(unit(random));
+  return values;
+}
+
+// On the cpu target the generic lowering computes the function the GPU
+// intrinsic computes: A times the pruned B.
+TEST(NmSpmmCpu, TheProductOfThePrunedMatrixMatchesTheDenseReference) {
+  struct Case {
+    int N, M, L, m, n, k;
+  };
+  for (const Case& c : {Case{2, 4, 4, 37, 41, 43}, Case{16, 32, 32, 20, 64, 96}, Case{4, 32, 32, 9, 70, 100},
+                        Case{3, 5, 8, 11, 13, 17}}) {
+    std::string text = "tensor A(I, K) : dense of float32\ntensor B(K, J) : nm(" + std::to_string(c.N) + ", " +
+                       std::to_string(c.M) + ", " + std::to_string(c.L) +
+                       ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\n";
+    SCOPED_TRACE(text);
+    Kernel kernel = compile(Program::fromText(text));
+    std::vector<double> a = randomDense(c.m, c.k, 1), b = randomDense(c.k, c.n, 2);
+    std::map<std::string, Tensor> inputs;
+    inputs["A"] = rt::fromDense(a, {c.m, c.k}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+    inputs["B"] = rt::fromDense(b, {c.k, c.n}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+    std::vector<double> result = rt::toDense(kernel.run(inputs).at("C"));
+
+    rt::Tensor pruned = rt::nmPruneAndPack(
+        b, c.k, c.n, rt::TensorFormat({rt::LevelSpec::dense(), rt::LevelSpec::nm(c.N, c.M, c.L)}), rt::ValueType::Float32);
+    DenseArray da{{c.m, c.k}, a}, db{{c.k, c.n}, rt::nmUnpack(pruned)};
+    Program parsed = Program::fromText(text);
+    std::vector<double> expected = evaluate(parsed.statements(), {{"A", da}, {"B", db}}).at("C").values;
+    ASSERT_EQ(result.size(), expected.size());
+    double scale = 0, worst = 0;
+    for (size_t e = 0; e < expected.size(); ++e) {
+      scale = std::max(scale, std::abs(expected[e]));
+      worst = std::max(worst, std::abs(result[e] - expected[e]));
+    }
+    EXPECT_LE(worst, 1e-5 * scale);
+    // Pruning removed something: the product differs from the unpruned one.
+    DenseArray unpruned{{c.k, c.n}, b};
+    std::vector<double> full = evaluate(parsed.statements(), {{"A", da}, {"B", unpruned}}).at("C").values;
+    if (c.N < c.M) EXPECT_NE(full, expected);
+  }
+}
+
+TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
+  using lowering::nmSpmmDefaultPlan;
+  using lowering::nmSpmmTiles;
+  lowering::NmSpmmShape large{4096, 4096, 4096, 16, 32, 32};
+  auto plan = nmSpmmDefaultPlan(large, 132);
+  EXPECT_EQ(std::string(nmSpmmTiles()[plan.tile].name), "large");
+  EXPECT_EQ(plan.splits, 1);
+  EXPECT_EQ(plan.grid[0], 32u);
+  EXPECT_EQ(plan.grid[1], 32u);
+  lowering::NmSpmmShape sparse{4096, 4096, 4096, 4, 32, 32};
+  EXPECT_EQ(std::string(nmSpmmTiles()[nmSpmmDefaultPlan(sparse, 132).tile].name), "wide");
+  lowering::NmSpmmShape small{256, 2048, 2048, 16, 32, 32};
+  plan = nmSpmmDefaultPlan(small, 132);
+  EXPECT_GT(plan.splits, 1);
+  EXPECT_GE(int64_t(plan.grid[0]) * plan.grid[1] * plan.grid[2], 132);
+  // Every k-tile is computed once: splits x tilesPerSplit covers them.
+  int64_t kTiles = 2048 / 32;
+  EXPECT_GE(int64_t(plan.splits) * plan.tilesPerSplit, kTiles);
+  EXPECT_LT(int64_t(plan.splits - 1) * plan.tilesPerSplit, kTiles);
+  for (const auto& candidate : lowering::nmSpmmCandidatePlans(small, 132)) {
+    EXPECT_GE(int64_t(candidate.splits) * candidate.tilesPerSplit, kTiles);
+    EXPECT_LT(int64_t(candidate.splits - 1) * candidate.tilesPerSplit, kTiles);
+    EXPECT_LE(candidate.sharedBytes, 227 * 1024);
+  }
+  // Above 70% sparsity the packing kernels are candidates too.
+  int packed = 0;
+  for (const auto& candidate : lowering::nmSpmmCandidatePlans(sparse, 132)) packed += candidate.packed;
+  EXPECT_GT(packed, 0);
+  EXPECT_EQ(lowering::nmSpmmKernelName("p", lowering::nmSpmmCandidatePlans(sparse, 132).back()).rfind("p_", 0), 0u);
+  // No tile fits L = 6 or M = 256: the simple kernel.
+  EXPECT_EQ(nmSpmmDefaultPlan({100, 100, 100, 2, 4, 6}, 132).tile, -1);
+  EXPECT_EQ(nmSpmmDefaultPlan({100, 100, 512, 8, 256, 32}, 132).tile, -1);
+}
+
+#ifdef TCC_NVCC
+// The printed .cu (kernels, launch, entry point) compiles alone with nvcc,
+// warnings as errors, for tiles of every kind and for the simple kernel.
+TEST(NmSpmmCuda, ThePrintedFileCompilesWithNvcc) {
+  namespace fs = std::filesystem;
+  if (!fs::exists(TCC_NVCC)) GTEST_SKIP() << "nvcc not found";
+  fs::path work = fs::temp_directory_path() / ("tcc_nm_spmm_nvcc_" + std::to_string(::getpid()));
+  fs::create_directories(work);
+  for (const char* nm : {"4, 32, 32", "3, 5, 8", "2, 4, 6"}) {
+    SCOPED_TRACE(nm);
+    std::string text = "tensor A(I, K) : dense of float32\ntensor B(K, J) : nm(" + std::string(nm) +
+                       ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\ntarget cuda\n";
+    fs::path source = work / "nm.cu";
+    std::ofstream(source) << lowerText(text).cuda;
+    std::string command = std::string(TCC_NVCC) + " -arch=sm_90 -Werror all-warnings -c " + source.string() + " -o " +
+                          (work / "nm.o").string() + " 2>" + (work / "log.txt").string();
+    int status = std::system(command.c_str());
+    std::ifstream log(work / "log.txt");
+    std::string errors((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(status, 0) << errors;
+  }
+  fs::remove_all(work);
+}
+#endif
+
+}  // namespace
+}  // namespace tcc::test
