@@ -1,13 +1,17 @@
 // The table of in-process host steps, one per CUDA intrinsic.
 #include "gpu_intrinsic_runners.h"
 
+#include "gpu_intrinsic_permanent.h"
+
 #include <utility>
 #include <vector>
 
 namespace tcc::detail {
 
 GpuIntrinsicRunner gpuIntrinsicRunner(const std::string& name) {
-  static const std::vector<std::pair<std::string, GpuIntrinsicRunner>> table = {};
+  static const std::vector<std::pair<std::string, GpuIntrinsicRunner>> table = {
+      {"permanent", runPermanentOnGpu},
+  };
   for (const auto& [entry, runner] : table)
     if (entry == name) return runner;
   return nullptr;

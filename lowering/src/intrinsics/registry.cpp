@@ -6,7 +6,8 @@ namespace tcc::lowering {
 
 const std::vector<IntrinsicLowering>& intrinsicLowerings() {
   static const std::vector<IntrinsicLowering> table = {
-      {kPermanentIntrinsic, recognizePermanent, explainPermanent, cppPermanentStatement, {}},
+      {kPermanentIntrinsic, recognizePermanent, explainPermanent, cppPermanentStatement,
+       {nullptr, cudaPermanentDeclarations, cudaPermanentStatement}},
   };
   return table;
 }
