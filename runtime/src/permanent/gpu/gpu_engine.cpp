@@ -1,10 +1,13 @@
 #include "gpu_engine.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <vector>
 
+#include "../chunk_plan.h"
 #include "kernel_source.h"
 #include "tcc/runtime/cuda.h"
 
@@ -32,6 +35,12 @@ std::string gpuCheckpointMode(GpuPermanentVariant variant) {
 GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matrix, GpuPermanentVariant variant,
                                                  const CostModel& model) {
   GeneratedPermanentKernel kernel;
+  // Every slice of the launch plan is a multiple of this (whatever the occupancy).
+  const uint64_t slice = planLaunch(planChunks(matrix.n).chunkSize, 1).iterationsPerThread;
+  int unroll = static_cast<int>(std::min<uint64_t>(kMaxUnroll, slice));
+  // A tuning knob for measurements: TCC_PERMANENT_GPU_UNROLL=1, 2, 4 or 8 caps it.
+  if (const char* cap = std::getenv("TCC_PERMANENT_GPU_UNROLL"); cap && std::atoi(cap) >= 1)
+    unroll = std::min(unroll, static_cast<int>(std::bit_floor(static_cast<unsigned>(std::atoi(cap)))));
   switch (variant) {
     case GpuPermanentVariant::Baseline:
       kernel.problem = degreeSortedProblem(matrix);
@@ -41,7 +50,7 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
       kernel.problem = degreeSortedProblem(matrix);
       kernel.partition.registerColumns = std::max(0, matrix.n - 1);
       kernel.partition.registerRows = matrix.n;
-      kernel.source = pureRegKernelSource(kernel.problem);
+      kernel.source = pureRegKernelSource(kernel.problem, unroll);
       break;
     case GpuPermanentVariant::Hybrid:
       kernel.problem = orderedProblem(matrix, permanentOrdering(matrix));
@@ -49,7 +58,7 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
         kernel.partition = partitionRegisters(kernel.problem, model);
       else
         kernel.partition.registerRows = matrix.n;
-      kernel.source = hybridKernelSource(kernel.problem, kernel.partition);
+      kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unroll);
       break;
   }
   return kernel;
@@ -137,8 +146,8 @@ GpuRangeEngine::GpuRangeEngine(const SortedColumnMatrix& matrix, GpuPermanentVar
     s.values = uploaded(problem.values);
     s.start = uploaded(problem.start);
   } else {
-    report.threadsPerBlock = 256;
-    report.blocksPerMultiprocessor = cuda::maxActiveBlocksPerMultiprocessor(s.sum, 256, 0);
+    report.threadsPerBlock = kGeneratedThreadsPerBlock;
+    report.blocksPerMultiprocessor = cuda::maxActiveBlocksPerMultiprocessor(s.sum, kGeneratedThreadsPerBlock, 0);
     if (report.blocksPerMultiprocessor == 0)
       throw PermanentError("perm: the generated kernel cannot be launched (" + std::to_string(attributes.registers) +
                            " registers per thread)");
@@ -153,7 +162,9 @@ GpuRangeEngine::GpuRangeEngine(const SortedColumnMatrix& matrix, GpuPermanentVar
   s.chunkSums = cuda::DeviceBuffer(sizeof(double) * report.launch.chunksPerLaunch);
   const int globalRowCount = problem.n - report.registerRows;
   if (variant == GpuPermanentVariant::Hybrid && globalRowCount > 0)
-    s.globalRows = cuda::DeviceBuffer(sizeof(double) * threads * globalRowCount);
+    s.globalRows = cuda::DeviceBuffer(sizeof(double) * globalRowCount *
+                                      ((threads + kGeneratedThreadsPerBlock - 1) / kGeneratedThreadsPerBlock) *
+                                      kGeneratedThreadsPerBlock);
 }
 
 GpuRangeEngine::~GpuRangeEngine() = default;

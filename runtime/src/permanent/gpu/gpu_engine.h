@@ -60,6 +60,8 @@ struct GeneratedPermanentKernel {
   Partition partition;  // Hybrid's (else empty)
   std::string source;
 };
+// The kernels run slices of the launch plan's size for the chunk plan of
+// matrix.n (launch_plan.h), which sets how far the step loop unrolls.
 GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matrix, GpuPermanentVariant variant,
                                                  const CostModel& model = {});
 

@@ -68,10 +68,17 @@ struct GeneratedKernel {
   const RyserProblem& problem;
   int registerRows;     // rows 0..registerRows-1 are registers; the rest global (Hybrid)
   int registerColumns;  // columns 0..registerColumns-1 touch registers only
+  int unroll;           // steps per unrolled block: a power of two dividing every thread's slice
 
   int n() const { return problem.n; }
   bool hasGlobal() const { return registerRows < n(); }
-  std::string global(int row) const { return "xg[" + std::to_string(row - registerRows) + " * threads]"; }
+  // Row i >= registerRows of a block's thread k is at
+  // globalRows[(block * globalCount + i - registerRows) * 256 + k]: a warp's
+  // accesses coalesce, and each row is a constant offset from the thread's
+  // xg (an immediate in the load), so the rows cost no address registers.
+  std::string global(int row) const {
+    return "xg[" + std::to_string((row - registerRows) * kGeneratedThreadsPerBlock) + "]";
+  }
 
   // The parameters of column c's device functions: its register rows (by
   // reference), then, for a column with global rows, the global part.
@@ -85,7 +92,7 @@ struct GeneratedKernel {
       else
         globals = true;
     }
-    if (globals) text += std::string(text.empty() ? "" : ", ") + "double* __restrict__ xg, long long threads";
+    if (globals) text += std::string(text.empty() ? "" : ", ") + "volatile double* xg";
     return text;
   }
   std::string callArguments(int column) const {
@@ -98,7 +105,7 @@ struct GeneratedKernel {
       else
         globals = true;
     }
-    if (globals) text += std::string(text.empty() ? "" : ", ") + "xg, threads";
+    if (globals) text += std::string(text.empty() ? "" : ", ") + "xg";
     return text;
   }
   bool touchesGlobal(int column) const {
@@ -129,7 +136,7 @@ struct GeneratedKernel {
     std::vector<std::string> factors;
     for (int row = registerRows; row < n(); ++row) factors.push_back(global(row));
     out << "// The product of the row sums kept in global memory.\n"
-        << "__device__ __forceinline__ double tcc_perm_global_product(const double* __restrict__ xg, long long threads) {\n"
+        << "__device__ __forceinline__ double tcc_perm_global_product(const volatile double* xg) {\n"
         << "  return " << productExpression(factors) << ";\n}\n\n";
   }
 
@@ -145,35 +152,50 @@ struct GeneratedKernel {
     const std::string product = productExpression(registers);
 
     out << "// " << comment << "\n"
-        << "extern \"C\" __global__ void __launch_bounds__(256) tcc_perm_sum(" << kParameters << ") {\n"
+        << "extern \"C\" __global__ void __launch_bounds__(" << kGeneratedThreadsPerBlock << ") tcc_perm_sum("
+        << kParameters << ") {\n"
         << "  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
         << "  if (t >= threads) return;\n"
         << kThreadSlice;
-    if (hasGlobal()) out << "  double* __restrict__ xg = globalRows + t;\n";
+    if (hasGlobal())
+      out << "  // volatile: the compiler would otherwise keep the global rows in registers across the loop\n"
+          << "  volatile double* xg = globalRows + (long long)blockIdx.x * " << (n() - registerRows) * kGeneratedThreadsPerBlock
+          << " + threadIdx.x;\n";
     out << "  // x at `begin`: x(0) plus the columns in gray(begin)\n";
     for (int row = 0; row < registerRows; ++row) out << "  double " << x(row) << " = " << number(problem.start[row]) << ";\n";
     for (int row = registerRows; row < n(); ++row) out << "  " << global(row) << " = " << number(problem.start[row]) << ";\n";
     for (int c = 0; c + 1 < n(); ++c) out << "  if ((gray >> " << c << ") & 1) " << flip(c, "inc") << ";\n";
-    if (hasGlobal()) out << "  double globalProduct = tcc_perm_global_product(xg, threads);\n";
+    if (hasGlobal()) out << "  double globalProduct = tcc_perm_global_product(xg);\n";
     out << "  double sum = (begin & 1) ? -(" << product << ") : " << product << ";\n";
-    if (n() >= 2) {
-      out << "  for (tcc_u64 g = begin + 1; g < end; g += 2) {\n"
-          << "    // g is odd: column 0 flips, in when bit 1 of g is clear\n"
-          << "    if (g & 2) " << flip(0, "dec") << ";\n"
-          << "    else " << flip(0, "inc") << ";\n";
-      if (touchesGlobal(0)) out << "    globalProduct = tcc_perm_global_product(xg, threads);\n";
-      out << "    sum -= " << product << ";\n"
-          << "    if (g + 1 == end) break;\n"
-          << "    // g + 1 is even: column ctz(g + 1) >= 1 flips\n"
-          << "    const tcc_u64 h = g + 1;\n"
+    if (unroll >= 2) {
+      // Steps base+1 .. base+U-1 of each aligned block of U steps flip
+      // columns ctz(j) < log2 U, in a direction fixed by j except at j = U/2,
+      // with the sign (-1)^j: straight-line code; step base+U flips a
+      // column >= log2 U, chosen by a switch.
+      const int logUnroll = __builtin_ctz(unroll);
+      out << "  for (tcc_u64 base = begin;; base += " << unroll << ") {\n";
+      for (int j = 1; j < unroll; ++j) {
+        const int column = __builtin_ctz(j);
+        if (column + 1 < logUnroll) {
+          const bool added = !((j >> (column + 1)) & 1);
+          out << "    " << flip(column, added ? "inc" : "dec") << ";\n";
+        } else {
+          out << "    if ((base >> " << logUnroll << ") & 1) " << flip(column, "dec") << ";\n"
+              << "    else " << flip(column, "inc") << ";\n";
+        }
+        if (touchesGlobal(column)) out << "    globalProduct = tcc_perm_global_product(xg);\n";
+        out << "    sum " << (j % 2 ? "-=" : "+=") << " " << product << ";\n";
+      }
+      out << "    if (base + " << unroll << " == end) break;\n"
+          << "    const tcc_u64 h = base + " << unroll << ";\n"
           << "    const int column = __ffsll((long long)h) - 1;\n"
           << "    const bool added = ((h ^ (h >> 1)) >> column) & 1;\n"
           << "    switch (column) {\n";
-      for (int c = 1; c + 1 < n(); ++c) {
+      for (int c = logUnroll; c + 1 < n(); ++c) {
         out << "      case " << c << ":\n"
             << "        if (added) " << flip(c, "inc") << ";\n"
             << "        else " << flip(c, "dec") << ";\n";
-        if (touchesGlobal(c)) out << "        globalProduct = tcc_perm_global_product(xg, threads);\n";
+        if (touchesGlobal(c)) out << "        globalProduct = tcc_perm_global_product(xg);\n";
         out << "        break;\n";
       }
       out << "    }\n"
@@ -250,19 +272,19 @@ std::string baselineKernelSource() {
   return out.str();
 }
 
-std::string pureRegKernelSource(const RyserProblem& problem) {
+std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
   std::ostringstream out;
   out << "// CodeGen-PureReg for a " << problem.n << " x " << problem.n
       << " matrix (degree-sorted columns): every row sum x_i in a register,\n"
       << "// one inclusion and one exclusion function per column, its values as constants.\n"
       << kPrelude;
-  GeneratedKernel kernel{problem, problem.n, problem.n};
+  GeneratedKernel kernel{problem, problem.n, problem.n, unroll};
   kernel.printColumnFunctions(out);
   kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");
   return out.str();
 }
 
-std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition) {
+std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll) {
   std::ostringstream out;
   out << "// CodeGen-Hybrid for a " << problem.n << " x " << problem.n << " matrix (permanent ordering): rows 0.."
       << partition.registerRows - 1 << " in registers,\n"
@@ -270,7 +292,7 @@ std::string hybridKernelSource(const RyserProblem& problem, const Partition& par
       << " in global memory (coalesced); columns 0.." << partition.registerColumns - 1
       << " touch registers only.\n"
       << kPrelude;
-  GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns};
+  GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll};
   kernel.printColumnFunctions(out);
   kernel.printGlobalProduct(out);
   kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");

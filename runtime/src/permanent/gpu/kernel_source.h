@@ -10,8 +10,9 @@
 //  - CodeGen-Hybrid: generated per matrix after permanent ordering and
 //    partitioning (ryser_problem.h): the first r_k row sums in registers,
 //    the rest in global memory laid out so a warp's accesses coalesce
-//    (row i of thread t at globalRows[(i - r_k) * threads + t]), and their
-//    product kept until a column >= k flips.
+//    (row i of block b's thread k at globalRows[(b (n - r_k) + i - r_k) 256 + k]:
+//    constant offsets from one pointer, so no register holds an address),
+//    and their product kept until a column >= k flips.
 //
 // Every kernel has the same parameters and runs one thread per
 // power-of-two slice of a chunk (Lemma 1: the threads of a warp then flip
@@ -36,12 +37,19 @@ namespace tcc::rt::permanent::gpu {
 
 inline constexpr const char* kSumKernel = "tcc_perm_sum";
 inline constexpr const char* kReduceKernel = "tcc_perm_reduce";
+// The block size of the generated kernels (their launch bounds and the
+// layout of Hybrid's global rows).
+inline constexpr int kGeneratedThreadsPerBlock = 256;
 
 // The baseline's shared memory per block of `threadsPerBlock` threads.
 size_t baselineSharedBytes(int n, int nonzeros, int threadsPerBlock);
 
 std::string baselineKernelSource();
-std::string pureRegKernelSource(const RyserProblem& problem);
-std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition);
+// `unroll`: a power of two that divides every thread's slice (at most
+// kMaxUnroll; 1 for slices of one step): the generated loop runs blocks of
+// that many steps whose columns and signs are known but one.
+inline constexpr int kMaxUnroll = 8;
+std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
+std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll);
 
 }  // namespace tcc::rt::permanent::gpu
