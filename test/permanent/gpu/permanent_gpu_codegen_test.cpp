@@ -2,6 +2,7 @@
 // register partition (Algorithms 3 and 4), the launch plan (Lemma 1), the
 // generated kernels compiling with NVRTC (and nvcc where it is found), the
 // chunk driver over an engine, and the refusals.
+#include <dlfcn.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -301,6 +302,111 @@ TEST(GpuPermanentKernelSource, GeneratedKernelsCompileWithNvcc) {
   }
   std::filesystem::remove_all(directory);
 #endif
+}
+
+// The generated kernels run on the host: their source compiled as C++ with
+// a few CUDA names defined, one simulated thread at a time, over every
+// chunk of the chunk plan with the launch plan's slices, and the permanent
+// they sum compared with the definition. Checks what the kernels compute
+// (ordering, partition, unrolling, slices) where there is no GPU.
+constexpr const char* kCudaOnHost = R"(#include <cmath>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__
+#define __launch_bounds__(...)
+#define __syncthreads()
+#define __ffsll __builtin_ffsll
+struct tcc_dim { unsigned x; };
+extern "C" { tcc_dim blockIdx, threadIdx, blockDim; double tcc_shared[1 << 16]; }
+using std::fabs;
+)";
+
+using SumKernel = void (*)(const long long*, unsigned long long, int, long long, double*, double*, const int*,
+                           const int*, const double*, const double*, int);
+using ReduceKernel = void (*)(const double*, int, long long, double*);
+
+double permanentOnHost(const Matrix& matrix, rt::GpuPermanentVariant variant, const std::filesystem::path& directory,
+                       int64_t residentThreads) {
+  perm::SortedColumnMatrix sorted = sortedOf(matrix);
+  const int exponent = perm::equilibrateByPowersOfTwo(sorted);
+  gpu::GeneratedPermanentKernel kernel = gpu::generatePermanentKernel(sorted, variant);
+  const std::string name = rt::gpuPermanentVariantName(variant);
+  const auto source = directory / (name + ".cpp");
+  const auto library = directory / (name + ".so");
+  std::string text = kernel.source;
+  // extern __shared__ double tcc_shared[] names the shim's array.
+  for (size_t at; (at = text.find("extern __shared__ double tcc_shared[];")) != std::string::npos;)
+    text.replace(at, 38, "");
+  std::ofstream(source) << kCudaOnHost << text;
+  const std::string command = std::string(TCC_HOST_CXX) + " -O1 -w -shared -fPIC -o " + library.string() + " " +
+                              source.string() + " 2>&1";
+  if (std::system(command.c_str()) != 0) throw std::runtime_error("does not compile as C++: " + command);
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) throw std::runtime_error(dlerror());
+  auto sum = reinterpret_cast<SumKernel>(dlsym(handle, "tcc_perm_sum"));
+  auto reduce = reinterpret_cast<ReduceKernel>(dlsym(handle, "tcc_perm_reduce"));
+  auto* blockIdx = static_cast<unsigned*>(dlsym(handle, "blockIdx"));
+  auto* threadIdx = static_cast<unsigned*>(dlsym(handle, "threadIdx"));
+  auto* blockDim = static_cast<unsigned*>(dlsym(handle, "blockDim"));
+
+  const gpu::RyserProblem& problem = kernel.problem;
+  const perm::ChunkPlan chunks = perm::planChunks(sorted.n);
+  const gpu::LaunchPlan plan = gpu::planLaunch(chunks.chunkSize, residentThreads);
+  const int block = variant == rt::GpuPermanentVariant::Baseline ? 1 : gpu::kGeneratedThreadsPerBlock;
+  std::vector<double> chunkSums(chunks.chunks);
+  std::vector<double> globalRows;
+  for (int64_t first = 0; first < chunks.chunks; first += plan.chunksPerLaunch) {
+    const int64_t count = std::min(plan.chunksPerLaunch, chunks.chunks - first);
+    std::vector<long long> ids(count);
+    std::iota(ids.begin(), ids.end(), first);
+    const long long threads = count << plan.logThreadsPerChunk;
+    const long long blocks = (threads + block - 1) / block;
+    std::vector<double> partials(threads);
+    globalRows.assign(static_cast<size_t>(blocks * block) * problem.n, 0.0);
+    *blockDim = block;
+    for (long long t = 0; t < blocks * block; ++t) {
+      *blockIdx = static_cast<unsigned>(t / block);
+      *threadIdx = static_cast<unsigned>(t % block);
+      sum(ids.data(), chunks.chunkSize, plan.logThreadsPerChunk, threads, partials.data(), globalRows.data(),
+          problem.columnStart.data(), problem.rows.data(), problem.values.data(), problem.start.data(), problem.n);
+    }
+    *blockDim = 1;
+    for (long long c = 0; c < count; ++c) {
+      *blockIdx = static_cast<unsigned>(c);
+      *threadIdx = 0;
+      reduce(partials.data(), 1 << plan.logThreadsPerChunk, count, chunkSums.data() + first);
+    }
+  }
+  dlclose(handle);
+  return std::ldexp((sorted.n % 2 == 1 ? 2.0 : -2.0) * perm::addInChunkOrder(chunkSums, sorted.n), exponent);
+}
+
+TEST(GpuPermanentKernelSource, GeneratedKernelsComputeThePermanentWhenRunOnTheHost) {
+  const auto directory = std::filesystem::temp_directory_path() / ("tcc_perm_host_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+  struct Case {
+    int n;
+    double density;
+    int64_t residentThreads;
+  };
+  // Slices of 1, 2, 4, ... steps (n small) up to full unrolled blocks and
+  // several threads per chunk (n = 19: chunks of 64 steps; 4 threads each
+  // when 4096 threads are resident, 64 when one chunk fills a launch).
+  for (Case c : {Case{1, 1.0, 64}, Case{2, 1.0, 64}, Case{5, 0.6, 64}, Case{9, 0.5, 64}, Case{14, 0.4, 256},
+                 Case{19, 0.3, 4096 * 16}, Case{19, 0.3, 64}}) {
+    Matrix matrix = randomSparse(c.n, c.density, 300 + c.n);
+    for (int row = 0; row < c.n; ++row) matrix.at(row, (2 * row + 1) % c.n) = 0.5 + 0.125 * (row % 3);
+    const double expected = c.n <= 9 ? test::permanentByPermutations(toDenseArray(matrix))
+                                     : floatPermanent(toTensor(matrix, rt::TensorFormat::csr()));
+    for (auto variant : {rt::GpuPermanentVariant::Baseline, rt::GpuPermanentVariant::PureReg, rt::GpuPermanentVariant::Hybrid}) {
+      SCOPED_TRACE(std::string(rt::gpuPermanentVariantName(variant)) + ", n = " + std::to_string(c.n) + ", " +
+                   std::to_string(c.residentThreads) + " resident threads");
+      EXPECT_NEAR(permanentOnHost(matrix, variant, directory, c.residentThreads), expected,
+                  std::max(ryserTolerance(matrix), 1e-11 * std::abs(expected)));
+    }
+  }
+  std::filesystem::remove_all(directory);
 }
 
 }  // namespace
