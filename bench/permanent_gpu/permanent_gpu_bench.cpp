@@ -239,7 +239,7 @@ void writeSvg(const std::string& path, const std::vector<Input>& inputs,
 
 int main(int argc, char** argv) {
   std::string matrices, outDirectory = ".", sourcesDirectory;
-  bool quick = false, sourcesOnly = false;
+  bool quick = false, sourcesOnly = false, ablation = false;
   double budget = 1.0, fullLimit = 2.5;
   for (int k = 1; k < argc; ++k) {
     std::string flag = argv[k];
@@ -256,11 +256,12 @@ int main(int argc, char** argv) {
     else if (flag == "--out") outDirectory = value();
     else if (flag == "--sources") sourcesDirectory = value();
     else if (flag == "--sources-only") sourcesOnly = true;
+    else if (flag == "--ablation") ablation = true;
     else if (!flag.empty() && flag[0] != '-' && matrices.empty()) matrices = flag;
     else {
       std::fprintf(stderr,
                    "usage: %s MATRICES_DIR [--quick] [--budget S] [--full-limit S] [--out DIR] [--sources DIR] "
-                   "[--sources-only]\n",
+                   "[--sources-only] [--ablation]\n",
                    argv[0]);
       return 2;
     }
@@ -396,6 +397,42 @@ int main(int argc, char** argv) {
         std::printf("\n");
       }
     }
+
+  if (ablation) {
+    // What each of Hybrid's parts is worth, on the n = 40 set and the real
+    // matrices: the generated kernels with the step loop unrolled in blocks
+    // of 2 instead of 8, and Hybrid multiplying every register row at every
+    // step (the paper's product) instead of keeping the block product.
+    struct Setting {
+      const char* label;
+      GpuPermanentVariant variant;
+      const char* unroll;
+      const char* blockProduct;
+    };
+    const Setting settings[] = {{"PureReg, unroll 2", GpuPermanentVariant::PureReg, "2", "1"},
+                                {"Hybrid, unroll 2", GpuPermanentVariant::Hybrid, "2", "1"},
+                                {"Hybrid, paper product", GpuPermanentVariant::Hybrid, "8", "0"}};
+    std::printf("\n## Ablation (whole-range seconds, same budget; registers per thread in brackets)\n\n| matrix | PureReg "
+                "| Hybrid |");
+    for (const auto& setting : settings) std::printf(" %s |", setting.label);
+    std::printf("\n|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].matrix.n < 40) continue;
+      std::printf("| %s | %s [%d] | %s [%d] |", inputs[i].name.c_str(), timeText(results[i][2]).c_str(),
+                  results[i][2].report.registers, timeText(results[i][3]).c_str(), results[i][3].report.registers);
+      for (const auto& setting : settings) {
+        ::setenv("TCC_PERMANENT_GPU_UNROLL", setting.unroll, 1);
+        ::setenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT", setting.blockProduct, 1);
+        gpu::GpuRangeEngine engine(inputs[i].matrix, setting.variant, perm::planChunks(inputs[i].matrix.n).chunkSize);
+        Measurement m = measure(engine, inputs[i], budget, fullLimit);
+        std::printf(" %s [%d] |", timeText(m).c_str(), engine.report().registers);
+        std::fflush(stdout);
+      }
+      std::printf("\n");
+    }
+    ::unsetenv("TCC_PERMANENT_GPU_UNROLL");
+    ::unsetenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
+  }
 
   std::filesystem::create_directories(outDirectory);
   std::ofstream csv(outDirectory + "/permanent_gpu.csv");

@@ -406,6 +406,19 @@ TEST(GpuPermanentKernelSource, GeneratedKernelsComputeThePermanentWhenRunOnTheHo
                   std::max(ryserTolerance(matrix), 1e-11 * std::abs(expected)));
     }
   }
+  // The measurement knobs: smaller unrolled blocks, Hybrid without the block product.
+  Matrix matrix = randomSparse(19, 0.3, 319);
+  for (int row = 0; row < 19; ++row) matrix.at(row, (2 * row + 1) % 19) = 0.5;
+  const double expected = floatPermanent(toTensor(matrix, rt::TensorFormat::csr()));
+  for (auto [blockProduct, unroll] : {std::pair{"0", "8"}, std::pair{"1", "4"}, std::pair{"1", "2"}}) {
+    ::setenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT", blockProduct, 1);
+    ::setenv("TCC_PERMANENT_GPU_UNROLL", unroll, 1);
+    for (auto variant : {rt::GpuPermanentVariant::PureReg, rt::GpuPermanentVariant::Hybrid})
+      EXPECT_NEAR(permanentOnHost(matrix, variant, directory, 64), expected, 1e-11 * std::abs(expected))
+          << rt::gpuPermanentVariantName(variant) << ", block product " << blockProduct << ", unroll " << unroll;
+  }
+  ::unsetenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
+  ::unsetenv("TCC_PERMANENT_GPU_UNROLL");
   std::filesystem::remove_all(directory);
 }
 

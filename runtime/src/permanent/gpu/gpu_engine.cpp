@@ -32,15 +32,32 @@ std::string gpuCheckpointMode(GpuPermanentVariant variant) {
   return std::string("float-gpu-") + gpuPermanentVariantName(variant);
 }
 
-GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matrix, GpuPermanentVariant variant,
-                                                 const CostModel& model) {
-  GeneratedPermanentKernel kernel;
+namespace {
+
+// Tuning knobs for measurements (the defaults are the fastest measured):
+// TCC_PERMANENT_GPU_UNROLL=2|4|8 caps the unrolled block (blocks of 1 step
+// only where slices are 1 step long);
+// TCC_PERMANENT_GPU_BLOCK_PRODUCT=0 makes Hybrid multiply every register
+// row at every step, as the paper's Hybrid does.
+int unrollFor(const SortedColumnMatrix& matrix) {
   // Every slice of the launch plan is a multiple of this (whatever the occupancy).
   const uint64_t slice = planLaunch(planChunks(matrix.n).chunkSize, 1).iterationsPerThread;
   int unroll = static_cast<int>(std::min<uint64_t>(kMaxUnroll, slice));
-  // A tuning knob for measurements: TCC_PERMANENT_GPU_UNROLL=1, 2, 4 or 8 caps it.
-  if (const char* cap = std::getenv("TCC_PERMANENT_GPU_UNROLL"); cap && std::atoi(cap) >= 1)
+  if (const char* cap = std::getenv("TCC_PERMANENT_GPU_UNROLL"); cap && std::atoi(cap) >= 2)
     unroll = std::min(unroll, static_cast<int>(std::bit_floor(static_cast<unsigned>(std::atoi(cap)))));
+  return unroll;
+}
+
+bool hybridBlockProduct() {
+  const char* knob = std::getenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
+  return !(knob && std::string(knob) == "0");
+}
+
+}  // namespace
+
+GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matrix, GpuPermanentVariant variant,
+                                                 const CostModel& model) {
+  GeneratedPermanentKernel kernel;
   switch (variant) {
     case GpuPermanentVariant::Baseline:
       kernel.problem = degreeSortedProblem(matrix);
@@ -50,7 +67,7 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
       kernel.problem = degreeSortedProblem(matrix);
       kernel.partition.registerColumns = std::max(0, matrix.n - 1);
       kernel.partition.registerRows = matrix.n;
-      kernel.source = pureRegKernelSource(kernel.problem, unroll);
+      kernel.source = pureRegKernelSource(kernel.problem, unrollFor(matrix));
       break;
     case GpuPermanentVariant::Hybrid:
       kernel.problem = orderedProblem(matrix, permanentOrdering(matrix));
@@ -58,7 +75,7 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
         kernel.partition = partitionRegisters(kernel.problem, model);
       else
         kernel.partition.registerRows = matrix.n;
-      kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unroll);
+      kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unrollFor(matrix), hybridBlockProduct());
       break;
   }
   return kernel;

@@ -69,6 +69,7 @@ struct GeneratedKernel {
   int registerRows;     // rows 0..registerRows-1 are registers; the rest global (Hybrid)
   int registerColumns;  // columns 0..registerColumns-1 touch registers only
   int unroll;           // steps per unrolled block: a power of two dividing every thread's slice
+  bool blockProduct;    // keep the product of the rows the block's columns miss (Hybrid)
 
   int n() const { return problem.n; }
   bool hasGlobal() const { return registerRows < n(); }
@@ -145,11 +146,27 @@ struct GeneratedKernel {
     return call;
   }
 
+  // Rows whose sums change inside an unrolled block (those of columns
+  // < log2 U) when the kernel keeps the product of the others per block:
+  // 0 when it does not.
+  int blockFrequentRows() const {
+    if (!blockProduct || unroll < 2) return 0;
+    const int frequent = problem.rowsTouchedBy(__builtin_ctz(unroll));
+    return frequent < registerRows ? frequent : 0;
+  }
+
   void printKernel(std::ostream& out, const std::string& comment) const {
-    std::vector<std::string> registers;
-    for (int row = 0; row < registerRows; ++row) registers.push_back(x(row));
-    if (hasGlobal()) registers.push_back("globalProduct");
+    // The product of a step: every register row and the global part; or,
+    // with a block product, the frequent rows and the block product, which
+    // holds the rest and changes only at a block's last step.
+    const int frequent = blockFrequentRows();
+    std::vector<std::string> registers, rest;
+    for (int row = 0; row < registerRows; ++row) (frequent == 0 || row < frequent ? registers : rest).push_back(x(row));
+    if (hasGlobal()) (frequent == 0 ? registers : rest).push_back("globalProduct");
+    if (frequent > 0) registers.push_back("blockProduct");
     const std::string product = productExpression(registers);
+    const std::string updateBlockProduct =
+        frequent > 0 ? "blockProduct = " + productExpression(rest) + ";\n" : std::string();
 
     out << "// " << comment << "\n"
         << "extern \"C\" __global__ void __launch_bounds__(" << kGeneratedThreadsPerBlock << ") tcc_perm_sum("
@@ -166,6 +183,9 @@ struct GeneratedKernel {
     for (int row = registerRows; row < n(); ++row) out << "  " << global(row) << " = " << number(problem.start[row]) << ";\n";
     for (int c = 0; c + 1 < n(); ++c) out << "  if ((gray >> " << c << ") & 1) " << flip(c, "inc") << ";\n";
     if (hasGlobal()) out << "  double globalProduct = tcc_perm_global_product(xg);\n";
+    if (frequent > 0)
+      out << "  // rows " << frequent << ".. change only at the last step of a block of " << unroll << "\n"
+          << "  double " << updateBlockProduct;
     out << "  double sum = (begin & 1) ? -(" << product << ") : " << product << ";\n";
     if (unroll >= 2) {
       // Steps base+1 .. base+U-1 of each aligned block of U steps flip
@@ -198,8 +218,9 @@ struct GeneratedKernel {
         if (touchesGlobal(c)) out << "        globalProduct = tcc_perm_global_product(xg);\n";
         out << "        break;\n";
       }
-      out << "    }\n"
-          << "    sum += " << product << ";\n"
+      out << "    }\n";
+      if (frequent > 0) out << "    " << updateBlockProduct;
+      out << "    sum += " << product << ";\n"
           << "  }\n";
     }
     out << "  partials[t] = sum;\n}\n";
@@ -278,13 +299,13 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
       << " matrix (degree-sorted columns): every row sum x_i in a register,\n"
       << "// one inclusion and one exclusion function per column, its values as constants.\n"
       << kPrelude;
-  GeneratedKernel kernel{problem, problem.n, problem.n, unroll};
+  GeneratedKernel kernel{problem, problem.n, problem.n, unroll, false};
   kernel.printColumnFunctions(out);
   kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");
   return out.str();
 }
 
-std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll) {
+std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, bool blockProduct) {
   std::ostringstream out;
   out << "// CodeGen-Hybrid for a " << problem.n << " x " << problem.n << " matrix (permanent ordering): rows 0.."
       << partition.registerRows - 1 << " in registers,\n"
@@ -292,7 +313,7 @@ std::string hybridKernelSource(const RyserProblem& problem, const Partition& par
       << " in global memory (coalesced); columns 0.." << partition.registerColumns - 1
       << " touch registers only.\n"
       << kPrelude;
-  GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll};
+  GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll, blockProduct};
   kernel.printColumnFunctions(out);
   kernel.printGlobalProduct(out);
   kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");

@@ -50,6 +50,12 @@ std::string baselineKernelSource();
 // that many steps whose columns and signs are known but one.
 inline constexpr int kMaxUnroll = 8;
 std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
-std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll);
+// blockProduct: multiply, at the steps inside an unrolled block, only the
+// rows the block's columns (< log2 unroll) touch, the first ones after
+// permanent ordering, times the product of the other rows (the register
+// rest and the global part) kept from the block's last step: the paper's
+// globalProduct reuse carried over to the register rows.
+std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll,
+                               bool blockProduct = true);
 
 }  // namespace tcc::rt::permanent::gpu
