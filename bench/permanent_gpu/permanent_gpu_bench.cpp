@@ -114,6 +114,7 @@ struct Measurement {
   double prefixSum = 0;      // sum of the partials of the chunks run, in chunk order
   std::vector<double> partials;  // of the chunks run
   int64_t chunksRun = 0;
+  uint64_t chunkSize = 1;
   bool full = false;
   double permanent = 0;      // when full
   gpu::GpuEngineReport report;
@@ -122,8 +123,8 @@ struct Measurement {
 
 // Runs chunks 0, 1, ... on `engine`: one warm-up batch, then batches until
 // `budget` seconds pass, or all of them when the estimate is under `fullLimit`.
-Measurement measure(perm::RangeEngine<double>& engine, const Input& input, double budget, double fullLimit) {
-  const perm::ChunkPlan plan = perm::planChunks(input.matrix.n);
+Measurement measure(perm::RangeEngine<double>& engine, const Input& input, double budget, double fullLimit,
+                    perm::ChunkPlan plan) {
   std::vector<double> partials(plan.chunks, 0.0);
   std::vector<int64_t> ids(plan.chunks);
   for (int64_t k = 0; k < plan.chunks; ++k) ids[k] = k;
@@ -158,6 +159,7 @@ Measurement measure(perm::RangeEngine<double>& engine, const Input& input, doubl
   const double steadySeconds = secondsSince(steady);
   const double total = secondsSince(start);
   m.chunksRun = next;
+  m.chunkSize = plan.chunkSize;
   m.fraction = double(next) / double(plan.chunks);
   m.full = next == plan.chunks;
   if (m.full) {
@@ -195,7 +197,7 @@ double geometricMean(const std::vector<double>& values) {
 
 void writeSvg(const std::string& path, const std::vector<Input>& inputs,
               const std::vector<std::vector<Measurement>>& results) {
-  const int width = 60 + 52 * static_cast<int>(inputs.size()), height = 420, top = 40, bottom = 330;
+  const int width = std::max(660, 60 + 52 * static_cast<int>(inputs.size())), height = 420, top = 40, bottom = 330;
   double lo = 1e300, hi = 0;
   for (const auto& row : results)
     for (const auto& m : row) lo = std::min(lo, m.seconds), hi = std::max(hi, m.seconds);
@@ -239,7 +241,7 @@ void writeSvg(const std::string& path, const std::vector<Input>& inputs,
 
 int main(int argc, char** argv) {
   std::string matrices, outDirectory = ".", sourcesDirectory;
-  bool quick = false, sourcesOnly = false, ablation = false;
+  bool quick = false, sourcesOnly = false, ablation = false, cpuOnly = false;
   double budget = 1.0, fullLimit = 2.5;
   for (int k = 1; k < argc; ++k) {
     std::string flag = argv[k];
@@ -257,11 +259,12 @@ int main(int argc, char** argv) {
     else if (flag == "--sources") sourcesDirectory = value();
     else if (flag == "--sources-only") sourcesOnly = true;
     else if (flag == "--ablation") ablation = true;
+    else if (flag == "--cpu-only") cpuOnly = true;
     else if (!flag.empty() && flag[0] != '-' && matrices.empty()) matrices = flag;
     else {
       std::fprintf(stderr,
                    "usage: %s MATRICES_DIR [--quick] [--budget S] [--full-limit S] [--out DIR] [--sources DIR] "
-                   "[--sources-only] [--ablation]\n",
+                   "[--sources-only] [--ablation] [--cpu-only]\n",
                    argv[0]);
       return 2;
     }
@@ -302,8 +305,10 @@ int main(int argc, char** argv) {
   }
 
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  // --cpu-only: a smoke test of the bench where there is no GPU; every
+  // column runs the CPU kernel.
   std::printf("# Sparse permanents: CPU SparsePerman (%d threads) vs GPU kernels on %s\n\n", cores,
-              tcc::rt::cuda::device().name.c_str());
+              cpuOnly ? "(none: --cpu-only, every column is the CPU kernel)" : tcc::rt::cuda::device().name.c_str());
   std::printf("Times are for the whole 2^(n-1)-step range in seconds; \"~T (x%%)\" is extrapolated from the first x%% "
               "of the range (budget %.1f s per kernel; full runs when the estimate is under %.1f s).\n\n",
               budget, fullLimit);
@@ -320,16 +325,27 @@ int main(int argc, char** argv) {
           [tables](uint64_t begin, uint64_t end, perm::StopFlags stop) { return perm::floatChunk(*tables, begin, end, stop); },
           cores);
       const double setupSeconds = secondsSince(setup);
-      Measurement m = measure(*engine, input, budget, fullLimit);
+      // Chunks of at most 2^22 steps, so one batch (a chunk per core) stays
+      // short at n = 48 (the plan's chunks are 2^31 steps there).
+      perm::ChunkPlan fine = perm::planChunks(input.matrix.n);
+      while (fine.chunkSize > (uint64_t{1} << 22)) fine.chunkSize /= 2, fine.chunks *= 2;
+      Measurement m = measure(*engine, input, budget, fullLimit, fine);
       m.kernel = kKernels[0];
       m.setupSeconds = setupSeconds;
       row.push_back(m);
     }
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < 3 && cpuOnly; ++k) {
+      auto tables = std::make_shared<perm::RyserTables<double>>(perm::floatTables(input.matrix));
+      auto engine = perm::makeCpuEngine<double>(
+          [tables](uint64_t begin, uint64_t end, perm::StopFlags stop) { return perm::floatChunk(*tables, begin, end, stop); },
+          cores);
+      row.push_back(measure(*engine, input, budget, fullLimit, perm::planChunks(input.matrix.n)));
+    }
+    for (int k = 0; k < 3 && !cpuOnly; ++k) {
       auto setup = Clock::now();
       gpu::GpuRangeEngine engine(input.matrix, kVariants[k], perm::planChunks(input.matrix.n).chunkSize);
       const double setupSeconds = secondsSince(setup);
-      Measurement m = measure(engine, input, budget, fullLimit);
+      Measurement m = measure(engine, input, budget, fullLimit, perm::planChunks(input.matrix.n));
       m.kernel = kKernels[k + 1];
       m.setupSeconds = setupSeconds;
       m.report = engine.report();
@@ -339,18 +355,28 @@ int main(int argc, char** argv) {
     // CPU, baseline and PureReg share the degree-sorted order, so their
     // partials over the same prefix agree; Hybrid's order differs (its
     // full-run permanent is compared instead, when there is one).
-    const int64_t common = std::min({row[0].chunksRun, row[1].chunksRun, row[2].chunksRun});
+    // The same prefix of steps: a whole number of the plan's chunks.
+    const uint64_t coarse = row[1].chunkSize;
+    uint64_t common = row[0].chunksRun * row[0].chunkSize;
+    for (int k = 1; k <= 2; ++k) common = std::min<uint64_t>(common, row[k].chunksRun * row[k].chunkSize);
+    common = common / coarse * coarse;
     auto prefix = [&](const Measurement& m) {
-      return perm::addInChunkOrder(std::vector<double>(m.partials.begin(), m.partials.begin() + common), input.matrix.n);
+      const auto chunks = static_cast<std::ptrdiff_t>(common / m.chunkSize);
+      return perm::addInChunkOrder(std::vector<double>(m.partials.begin(), m.partials.begin() + chunks), input.matrix.n);
     };
-    const double reference = prefix(row[0]);
-    double agreement = 0;
-    for (int k = 1; k <= 2; ++k) agreement = std::max(agreement, std::abs(prefix(row[k]) - reference) / std::abs(reference));
-    std::printf("| %s | %d | %lld | %s | %s | %s | %s | %.2fx | %.2fx | %.1fx | %.1e |\n", input.name.c_str(),
+    double agreement = -1;
+    if (common > 0) {
+      const double reference = prefix(row[0]);
+      agreement = 0;
+      for (int k = 1; k <= 2; ++k) agreement = std::max(agreement, std::abs(prefix(row[k]) - reference) / std::abs(reference));
+    }
+    char agreementText[32] = "-";
+    if (agreement >= 0) std::snprintf(agreementText, sizeof agreementText, "%.1e", agreement);
+    std::printf("| %s | %d | %lld | %s | %s | %s | %s | %.2fx | %.2fx | %.1fx | %s |\n", input.name.c_str(),
                 input.matrix.n, static_cast<long long>(input.matrix.nonzeros), timeText(row[0]).c_str(),
                 timeText(row[1]).c_str(), timeText(row[2]).c_str(), timeText(row[3]).c_str(),
                 row[1].seconds / row[3].seconds, row[2].seconds / row[3].seconds, row[0].seconds / row[3].seconds,
-                agreement);
+                agreementText);
     std::fflush(stdout);
     results.push_back(std::move(row));
   }
@@ -424,7 +450,7 @@ int main(int argc, char** argv) {
         ::setenv("TCC_PERMANENT_GPU_UNROLL", setting.unroll, 1);
         ::setenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT", setting.blockProduct, 1);
         gpu::GpuRangeEngine engine(inputs[i].matrix, setting.variant, perm::planChunks(inputs[i].matrix.n).chunkSize);
-        Measurement m = measure(engine, inputs[i], budget, fullLimit);
+        Measurement m = measure(engine, inputs[i], budget, fullLimit, perm::planChunks(inputs[i].matrix.n));
         std::printf(" %s [%d] |", timeText(m).c_str(), engine.report().registers);
         std::fflush(stdout);
       }
