@@ -9,6 +9,7 @@
 
 #include "checkpoint.h"
 #include "chunk_plan.h"
+#include "distributed_sum.h"
 #include "interrupt.h"
 #include "progress.h"
 
@@ -95,7 +96,10 @@ double floatPermanentOnEngine(SortedColumnMatrix matrix, const std::string& mode
   if (!hasPerfectMatching(matrix)) return 0;
   const int exponent = equilibrateByPowersOfTwo(matrix);
   std::unique_ptr<RangeEngine<double>> engine = makeEngine(matrix);
-  const double sum = sumOfChunksOnEngine(matrix, mode, options, *engine);
+  // Under mpirun with several ranks, each rank's engine takes the batches
+  // its rank is granted (every rank builds its own, e.g. on its GPU).
+  const double sum = distributedRunActive() ? distributedSumOfChunks<double>(matrix, mode.c_str(), options, *engine)
+                                            : sumOfChunksOnEngine(matrix, mode, options, *engine);
   return std::ldexp((matrix.n % 2 == 1 ? 2.0 : -2.0) * sum, exponent);
 }
 

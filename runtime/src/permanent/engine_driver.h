@@ -28,7 +28,8 @@ using FloatEngineFactory = std::function<std::unique_ptr<RangeEngine<double>>(co
 
 // The float permanent of `matrix`: 1 for n = 0, 0 without a perfect
 // matching, else the Gray-code sum of the equilibrated matrix computed on
-// the engine `makeEngine` builds. The engine sums (-1)^g prod_i x_i(g) with
+// the engine `makeEngine` builds (over MPI ranks when a DistributedScope
+// of several is open, each rank with its own engine). The engine sums (-1)^g prod_i x_i(g) with
 // x as in gray_code_ryser.h for an order of the columns of its choosing:
 // the permanent does not depend on it, but each chunk's partial sum does,
 // so `mode` must name the order for checkpoints.
