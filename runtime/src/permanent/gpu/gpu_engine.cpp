@@ -69,14 +69,19 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
       kernel.partition.registerRows = matrix.n;
       kernel.source = pureRegKernelSource(kernel.problem, unrollFor(matrix));
       break;
-    case GpuPermanentVariant::Hybrid:
+    case GpuPermanentVariant::Hybrid: {
       kernel.problem = orderedProblem(matrix, permanentOrdering(matrix));
+      const int unroll = unrollFor(matrix);
+      const bool blockProduct = hybridBlockProduct();
+      CostModel costs = model;
+      if (blockProduct) costs.unroll = unroll;
       if (matrix.n >= 2)
-        kernel.partition = partitionRegisters(kernel.problem, model);
+        kernel.partition = partitionRegisters(kernel.problem, costs);
       else
         kernel.partition.registerRows = matrix.n;
-      kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unrollFor(matrix), hybridBlockProduct());
+      kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unroll, blockProduct);
       break;
+    }
   }
   return kernel;
 }

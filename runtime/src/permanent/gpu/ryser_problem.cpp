@@ -1,6 +1,7 @@
 #include "ryser_problem.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
 
@@ -102,8 +103,13 @@ Partition evaluatePartition(const RyserProblem& problem, int registerColumns, co
     globalUpdates += std::ldexp(entries, -(c + 1));
   }
   const double globalFlip = globalRows > 0 ? std::ldexp(1.0, -registerColumns) : 0.0;
-  partition.stepCost =
-      partition.registerRows + 1 + model.globalAccessCost * (2 * globalUpdates + globalFlip * globalRows);
+  double registerWork = partition.registerRows;
+  if (model.unroll >= 2) {
+    const int frequent = problem.rowsTouchedBy(std::countr_zero(static_cast<unsigned>(model.unroll)));
+    if (frequent < partition.registerRows)
+      registerWork = frequent + double(partition.registerRows - frequent) / model.unroll;
+  }
+  partition.stepCost = registerWork + 1 + model.globalAccessCost * (2 * globalUpdates + globalFlip * globalRows);
   const int unit = model.registerAllocationUnit;
   partition.estimatedRegisters = std::min(255, (model.baseRegisters + 2 * partition.registerRows + unit - 1) / unit * unit);
   const int warps = model.registersPerMultiprocessor / (partition.estimatedRegisters * 32);

@@ -64,8 +64,14 @@ RyserProblem orderedProblem(const SortedColumnMatrix& matrix, const Ordering& or
 // on top of `baseRegisters`, which sets how many threads an SM holds. The
 // score of k is resident threads per SM over the cost of a step; the
 // partition takes the best k.
+//
+// With `unroll` >= 2 the kernel keeps, within each aligned block of unroll
+// steps, the product of the register rows that the block's columns
+// (< log2 unroll) do not touch: a step then multiplies only the rows those
+// columns touch, and the rest once per block.
 struct CostModel {
   double globalAccessCost = 8;
+  int unroll = 1;
   int baseRegisters = 32;
   int registersPerMultiprocessor = 65536;
   int maxThreadsPerMultiprocessor = 2048;
