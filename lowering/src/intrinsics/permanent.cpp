@@ -109,7 +109,7 @@ std::string explainPermanent(const imp::Function& function, const imp::Intrinsic
     return op.tensors[0] + " = perm(" + op.tensors[1] +
            ") is the permanent intrinsic on the GPU: Gray-code Ryser over chunks of 2^(n-1) steps, each thread an "
            "aligned power-of-two slice (no divergence within a warp), partial sums in float64 added compensated; "
-           "variant " + why;
+           "variant " + why + "; `tcc run --progress` prints the partition, registers and occupancy it chose for the matrix";
   }
   return op.tensors[0] + " = perm(" + op.tensors[1] +
          ") is the permanent intrinsic: a call of the precompiled SparsePerman kernel (Gray-code Ryser over a "

@@ -217,6 +217,42 @@ TEST(GpuPermanentRefusal, AnUnknownVariantNamesTheChoices) {
   EXPECT_EQ(rt::gpuPermanentVariantFromEnvironment(), rt::GpuPermanentVariant::Hybrid);
 }
 
+// `tcc` on the cuda target: explain names the variant and why; exact mode
+// is refused at compile time with the reason.
+std::string runTcc(const std::string& arguments, int& status) {
+  const std::string command = std::string(TCC_EXECUTABLE) + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[512];
+  while (pipe && fgets(buffer, sizeof buffer, pipe)) output += buffer;
+  status = pipe ? pclose(pipe) : -1;
+  return output;
+}
+
+TEST(GpuPermanentCommand, ExplainNamesTheVariantAndWhy) {
+  const std::string example = std::string(TCC_SOURCE_DIR) + "/examples/perm.tc";
+  int status = 0;
+  std::string output = runTcc("explain " + example + " --target cuda", status);
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_THAT(output, HasSubstr("permanent intrinsic on the GPU"));
+  EXPECT_THAT(output, HasSubstr("CodeGen-Hybrid, the default"));
+  EXPECT_THAT(output, HasSubstr("permanent ordering"));
+  output = runTcc("explain " + example + " --target cpu", status);
+  EXPECT_THAT(output, HasSubstr("OpenMP chunks"));
+  ::setenv("TCC_PERMANENT_GPU_VARIANT", "purereg", 1);
+  output = runTcc("explain " + example + " --target cuda", status);
+  ::unsetenv("TCC_PERMANENT_GPU_VARIANT");
+  EXPECT_THAT(output, HasSubstr("CodeGen-PureReg, chosen by TCC_PERMANENT_GPU_VARIANT"));
+}
+
+TEST(GpuPermanentCommand, ExactModeOnTheCudaTargetIsRefusedWithTheReason) {
+  int status = 0;
+  const std::string output =
+      runTcc("compile " + std::string(TCC_SOURCE_DIR) + "/examples/perm_exact.tc --target cuda", status);
+  EXPECT_NE(status, 0);
+  EXPECT_THAT(output, HasSubstr("exact permanent, which runs on the cpu target only"));
+}
+
 TEST(GpuPermanentEngineDriver, CpuEngineThroughTheDriverMatchesTheKernel) {
   Matrix matrix = randomSparse(18, 0.4, 5);
   const double expected = floatPermanent(toTensor(matrix, rt::TensorFormat::csr()));
