@@ -8,6 +8,9 @@ set(TCC_INSTALLED_LIBRARIES tcc_ir tcc_runtime tcc_permanent tcc_ism tcc_ism_run
 if(TARGET tcc_jit)
   list(APPEND TCC_INSTALLED_LIBRARIES tcc_jit)
 endif()
+if(TARGET tcc_permanent_gpu)
+  list(APPEND TCC_INSTALLED_LIBRARIES tcc_permanent_gpu)
+endif()
 install(TARGETS ${TCC_INSTALLED_LIBRARIES} EXPORT tccTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

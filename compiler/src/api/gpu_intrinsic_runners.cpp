@@ -2,6 +2,7 @@
 #include "gpu_intrinsic_runners.h"
 
 #include "gpu_intrinsic_nm_spmm.h"
+#include "gpu_intrinsic_permanent.h"
 #include "tcc/lowering/nm_spmm.h"
 
 #include <utility>
@@ -12,6 +13,7 @@ namespace tcc::detail {
 GpuIntrinsicRunner gpuIntrinsicRunner(const std::string& name) {
   static const std::vector<std::pair<std::string, GpuIntrinsicRunner>> table = {
       {lowering::kNmSpmmIntrinsic, runNmSpmm},
+      {lowering::kPermanentIntrinsic, runPermanentOnGpu},
   };
   for (const auto& [entry, runner] : table)
     if (entry == name) return runner;

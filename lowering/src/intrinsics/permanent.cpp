@@ -2,6 +2,8 @@
 // a statement's whole right-hand side with a scalar result.
 #include "permanent.h"
 
+#include <cstdlib>
+
 #include "tcc/ir/index_queries.h"
 
 namespace tcc::lowering {
@@ -30,6 +32,13 @@ void collectPermanentCalls(const ir::IndexExpr& expr, std::vector<const ir::Call
   }
 }
 
+// On the cuda target the Intrinsic carries one argument, 1, so explain can
+// tell (the CPU's IR is unchanged).
+std::vector<imp::Expr> onGpuArguments(const LowerOptions& options) {
+  if (!options.cudaTarget) return {};
+  return {imp::IntImm::make(1)};
+}
+
 bool exactMode(const imp::Function& function) {
   for (const auto& parameter : function.parameters)
     if (parameter.isOutput)
@@ -54,17 +63,54 @@ std::optional<imp::Function> recognizePermanent(const ir::IndexStmt& cin, const 
 
   imp::Function function;
   function.name = options.functionName;
+  if (options.cudaTarget && intrinsicValueKind(result) != imp::ScalarKind::Float64 &&
+      intrinsicValueKind(result) != imp::ScalarKind::Float32)
+    throw LoweringError("perm(" + matrix.name() + ") into the integer " + result.name() +
+                        " is the exact permanent, which runs on the cpu target only: the GPU kernels sum in float64; "
+                        "declare " + result.name() + " of float64, or use --target cpu");
   for (const auto& tensor : parameters) {
     if (tensor != result && tensor != matrix)
       throw LoweringError("internal: tensor " + tensor.name() + " is a parameter of a permanent kernel");
     function.parameters.push_back({tensor.name(), tensor.order(), intrinsicValueKind(tensor), tensor == result});
   }
   function.body = imp::Block::make({imp::Comment::make(result.name() + " = perm(" + matrix.name() + ")"),
-                                    imp::Intrinsic::make(kPermanentIntrinsic, {result.name(), matrix.name()})});
+                                    imp::Intrinsic::make(kPermanentIntrinsic, {result.name(), matrix.name()},
+                                                         onGpuArguments(options))});
   return function;
 }
 
+namespace {
+
+bool onGpu(const imp::Intrinsic& op) {
+  const auto* flag = op.args.empty() ? nullptr : op.args[0].as<imp::IntImm>();
+  return flag && flag->value != 0;
+}
+
+}  // namespace
+
 std::string explainPermanent(const imp::Function& function, const imp::Intrinsic& op) {
+  if (onGpu(op)) {
+    const char* chosen = std::getenv("TCC_PERMANENT_GPU_VARIANT");
+    const std::string variant = chosen && *chosen ? chosen : "hybrid";
+    std::string why;
+    if (variant == "hybrid")
+      why = "CodeGen-Hybrid, the default: kernels generated for the matrix at run time and compiled with NVRTC; "
+            "permanent ordering puts the rows the most frequently flipped columns touch first, and the cost model "
+            "keeps those row sums in registers and the rest in global memory (coalesced), trading registers per "
+            "thread for resident threads (TCC_PERMANENT_GPU_VARIANT=purereg or baseline selects the others)";
+    else if (variant == "purereg")
+      why = "CodeGen-PureReg, chosen by TCC_PERMANENT_GPU_VARIANT: kernels generated for the matrix at run time, "
+            "every row sum in a register, the matrix's values as constants";
+    else if (variant == "baseline")
+      why = "GPU-SparsePerman, chosen by TCC_PERMANENT_GPU_VARIANT: one generic kernel, the CSC and each thread's "
+            "row sums in shared memory";
+    else
+      why = "TCC_PERMANENT_GPU_VARIANT is '" + variant + "', which the run refuses (expected hybrid, purereg or baseline)";
+    return op.tensors[0] + " = perm(" + op.tensors[1] +
+           ") is the permanent intrinsic on the GPU: Gray-code Ryser over chunks of 2^(n-1) steps, each thread an "
+           "aligned power-of-two slice (no divergence within a warp), partial sums in float64 added compensated; "
+           "variant " + why + "; `tcc run --progress` prints the partition, registers and occupancy it chose for the matrix";
+  }
   return op.tensors[0] + " = perm(" + op.tensors[1] +
          ") is the permanent intrinsic: a call of the precompiled SparsePerman kernel (Gray-code Ryser over a "
          "degree-sorted CSC, OpenMP chunks), " +
@@ -74,6 +120,15 @@ std::string explainPermanent(const imp::Function& function, const imp::Intrinsic
 
 std::string cppPermanentStatement(const imp::Intrinsic& op) {
   return "if (int32_t tcc_status = tcc_permanent(" + op.tensors[0] + ", " + op.tensors[1] + ")) return tcc_status;";
+}
+
+std::string cudaPermanentDeclarations(const imp::Intrinsic&, const std::string&) {
+  return "extern \"C\" int tcc_permanent_cuda(tcc_tensor* result, const tcc_tensor* matrix);  // libtcc_permanent_gpu\n";
+}
+
+std::string cudaPermanentStatement(const imp::Intrinsic& op, const std::string&) {
+  // Generates, compiles and runs the kernels for the matrix's pattern and values.
+  return "if (int32_t tcc_status = tcc_permanent_cuda(" + op.tensors[0] + ", " + op.tensors[1] + ")) return tcc_status;";
 }
 
 }  // namespace tcc::lowering

@@ -7,7 +7,8 @@ namespace tcc::lowering {
 
 const std::vector<IntrinsicLowering>& intrinsicLowerings() {
   static const std::vector<IntrinsicLowering> table = {
-      {kPermanentIntrinsic, recognizePermanent, explainPermanent, cppPermanentStatement, {}},
+      {kPermanentIntrinsic, recognizePermanent, explainPermanent, cppPermanentStatement,
+       {nullptr, cudaPermanentDeclarations, cudaPermanentStatement}},
       {kNmSpmmIntrinsic, recognizeNmSpmm, explainNmSpmm, nullptr, kNmSpmmCudaExpansion},
   };
   return table;

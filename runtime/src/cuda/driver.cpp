@@ -30,6 +30,8 @@ struct DriverApi {
   decltype(&::cuModuleGetFunction) moduleGetFunction;
   decltype(&::cuLaunchKernel) launchKernel;
   decltype(&::cuFuncSetAttribute) funcSetAttribute;
+  decltype(&::cuFuncGetAttribute) funcGetAttribute;
+  decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor) occupancyMaxActiveBlocksPerMultiprocessor;
   decltype(&::cuMemAlloc) memAlloc;
   decltype(&::cuMemFree) memFree;
   decltype(&::cuMemcpyHtoD) memcpyHtoD;
@@ -73,6 +75,8 @@ const DriverApi& api() {
     TCC_LOAD(moduleGetFunction, cuModuleGetFunction);
     TCC_LOAD(launchKernel, cuLaunchKernel);
     TCC_LOAD(funcSetAttribute, cuFuncSetAttribute);
+    TCC_LOAD(funcGetAttribute, cuFuncGetAttribute);
+    TCC_LOAD(occupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor);
     TCC_LOAD(memAlloc, cuMemAlloc);
     TCC_LOAD(memFree, cuMemFree);
     TCC_LOAD(memcpyHtoD, cuMemcpyHtoD);
@@ -138,7 +142,10 @@ const DeviceInfo& device() {
       check(driver.deviceGetAttribute(&info.minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle),
             "cuDeviceGetAttribute");
       check(driver.deviceGetAttribute(&info.multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, handle),
-            "cuDeviceGetAttribute");
+            "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+      check(driver.deviceGetAttribute(&info.maxThreadsPerMultiprocessor,
+                                      CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, handle),
+            "cuDeviceGetAttribute(MAX_THREADS_PER_MULTIPROCESSOR)");
       check(driver.primaryCtxRetain(&primaryContext, handle), "cuDevicePrimaryCtxRetain");
     } catch (const CudaError& error) {
       failure = error.what();
@@ -192,8 +199,35 @@ void allowDynamicSharedMemory(void* function, int bytes) {
         "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
 }
 
+FunctionAttributes functionAttributes(void* function) {
+  auto get = [&](CUfunction_attribute attribute, const char* call) {
+    int value = 0;
+    check(current().funcGetAttribute(&value, attribute, static_cast<CUfunction>(function)), call);
+    return value;
+  };
+  FunctionAttributes attributes;
+  attributes.registers = get(CU_FUNC_ATTRIBUTE_NUM_REGS, "cuFuncGetAttribute(NUM_REGS)");
+  attributes.localBytes = get(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "cuFuncGetAttribute(LOCAL_SIZE_BYTES)");
+  attributes.staticSharedBytes = get(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
+  attributes.maxThreadsPerBlock =
+      get(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)");
+  return attributes;
+}
+
+int maxActiveBlocksPerMultiprocessor(void* function, int threadsPerBlock, size_t dynamicSharedBytes) {
+  int blocks = 0;
+  check(current().occupancyMaxActiveBlocksPerMultiprocessor(&blocks, static_cast<CUfunction>(function),
+                                                             threadsPerBlock, dynamicSharedBytes),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return blocks;
+}
+
 void copyToHost(void* host, const void* device, size_t bytes) {
   check(current().memcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device), bytes), "cuMemcpyDtoH");
+}
+
+void copyToDevice(void* device, const void* host, size_t bytes) {
+  check(current().memcpyHtoD(reinterpret_cast<CUdeviceptr>(device), host, bytes), "cuMemcpyHtoD");
 }
 
 void synchronize() { check(current().ctxSynchronize(), "a kernel (cuCtxSynchronize)"); }

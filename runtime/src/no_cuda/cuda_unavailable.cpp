@@ -20,7 +20,10 @@ void* Module::function(const std::string&) const { unavailable(); }
 void launch(void*, int64_t, int, std::vector<void*>) { unavailable(); }
 void launch(void*, const LaunchShape&, std::vector<void*>) { unavailable(); }
 void allowDynamicSharedMemory(void*, int) { unavailable(); }
+FunctionAttributes functionAttributes(void*) { unavailable(); }
+int maxActiveBlocksPerMultiprocessor(void*, int, size_t) { unavailable(); }
 void copyToHost(void*, const void*, size_t) { unavailable(); }
+void copyToDevice(void*, const void*, size_t) { unavailable(); }
 void synchronize() { unavailable(); }
 DeviceBuffer::DeviceBuffer(size_t) { unavailable(); }
 DeviceBuffer::~DeviceBuffer() = default;

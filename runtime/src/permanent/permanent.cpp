@@ -21,6 +21,7 @@
 #include "checkpoint.h"
 #include "chunk_plan.h"
 #include "distributed_sum.h"
+#include "engine_driver.h"
 #include "gray_code_ryser.h"
 #include "interrupt.h"
 #include "permanent_matrix.h"
@@ -40,6 +41,12 @@ PermanentOptionsScope::PermanentOptionsScope(PermanentOptions options)
 PermanentOptionsScope::~PermanentOptionsScope() { currentOptions = previous_; }
 
 namespace permanent {
+
+const PermanentOptions& currentPermanentOptions() {
+  static const PermanentOptions kDefaults;
+  return currentOptions ? *currentOptions : kDefaults;
+}
+
 namespace {
 
 constexpr double kCheckpointIntervalSeconds = 10;
@@ -184,8 +191,7 @@ void storeExact(tcc_tensor& result, Int128 value) {
 }
 
 void computeInto(tcc_tensor& result, const tcc_tensor& tensor) {
-  static const PermanentOptions kDefaults;
-  const PermanentOptions& options = currentOptions ? *currentOptions : kDefaults;
+  const PermanentOptions& options = currentPermanentOptions();
   if (result.order != 0 || !result.vals) throw PermanentError("perm: the result must be a scalar");
   SortedColumnMatrix matrix = readSortedColumnMatrix(tensor);
   switch (result.datatype) {

@@ -29,8 +29,10 @@ int cpuThreadsForRank(const RankPlacement& placement) {
 template <typename Sum>
 std::unique_ptr<RangeEngine<Sum>> engineForThisRank(RangeSum<Sum> rangeSum, const PermanentOptions& options) {
   const RankPlacement placement = currentPlacement();
-  // Only the CPU engine exists yet. A GPU engine goes here: device
-  // placement.localRank % deviceCount when the node has GPUs.
+  // The cpu target's engine. The cuda target's permanent brings its own
+  // (gpu/gpu_engine.h, through engine_driver.h), on device 0 of each node;
+  // device placement.localRank % deviceCount would spread the ranks of a
+  // node over its GPUs.
   const int threads = options.threads > 0 ? options.threads : cpuThreadsForRank(placement);
   return makeCpuEngine<Sum>(std::move(rangeSum), threads);
 }

@@ -8,7 +8,10 @@
 //   p = perm(A)   "permanent", tensors {p, A}: the sparse matrix permanent
 //                 of square A into the scalar p; exact when p's element type
 //                 is an integer. The C++ backend calls the runtime's
-//                 precompiled tcc_permanent (tcc/runtime/permanent.h).
+//                 precompiled tcc_permanent (tcc/runtime/permanent.h); the
+//                 CUDA backend calls tcc_permanent_cuda, which generates
+//                 and compiles kernels for the matrix at run time
+//                 (tcc/runtime/permanent_gpu.h; float results only).
 //   C(i,j) = A(i,k) * B(k,j), B {dense, nm(N,M,L)}   "nm_spmm", tensors
 //                 {C, A, B}, args {N, M, L}: vector-wise N:M SpMM, float32,
 //                 cuda target only (tcc/lowering/nm_spmm.h). A product with

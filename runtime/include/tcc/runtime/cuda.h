@@ -29,7 +29,8 @@ bool builtWithCuda();
 struct DeviceInfo {
   std::string name;
   int major = 0, minor = 0;
-  int multiprocessors = 0;  // SMs
+  int multiprocessors = 0;
+  int maxThreadsPerMultiprocessor = 0;
   std::string architecture() const { return "sm_" + std::to_string(major) + std::to_string(minor); }
 };
 
@@ -66,8 +67,23 @@ void launch(void* function, const LaunchShape& shape, std::vector<void*> argumen
 // Lets `function` take up to `bytes` of dynamic shared memory per block
 // (above the default 48 KiB; the device's limit is 227 KiB on sm_90).
 void allowDynamicSharedMemory(void* function, int bytes);
+// What the compiler made of a kernel: registers per thread, local memory
+// per thread (spills and arrays it could not keep in registers), static
+// shared memory per block, and the largest block it can be launched with.
+struct FunctionAttributes {
+  int registers = 0;
+  int localBytes = 0;
+  int staticSharedBytes = 0;
+  int maxThreadsPerBlock = 0;
+};
+FunctionAttributes functionAttributes(void* function);
+// Blocks of `threadsPerBlock` threads (with `dynamicSharedBytes` each) that
+// one multiprocessor holds at once (the occupancy calculator).
+int maxActiveBlocksPerMultiprocessor(void* function, int threadsPerBlock, size_t dynamicSharedBytes);
 // Copies `bytes` from a device address to the host (waits for the device).
 void copyToHost(void* host, const void* device, size_t bytes);
+// Copies `bytes` from the host to a device address.
+void copyToDevice(void* device, const void* host, size_t bytes);
 // Waits for the device and reports a fault of any kernel launched before.
 void synchronize();
 

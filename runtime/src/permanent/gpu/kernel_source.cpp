@@ -1,0 +1,323 @@
+#include "kernel_source.h"
+
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+namespace tcc::rt::permanent::gpu {
+namespace {
+
+constexpr const char* kParameters =
+    "const long long* __restrict__ chunks, unsigned long long chunkSize, int logThreadsPerChunk, long long threads,\n"
+    "    double* __restrict__ partials, double* __restrict__ globalRows, const int* __restrict__ columnStart,\n"
+    "    const int* __restrict__ rows, const double* __restrict__ values, const double* __restrict__ start, int n";
+
+constexpr const char* kPrelude =
+    "typedef unsigned long long tcc_u64;\n"
+    "\n"
+    "// Each chunk's slices added in order, compensated (Neumaier).\n"
+    "extern \"C\" __global__ void tcc_perm_reduce(const double* __restrict__ partials, int threadsPerChunk,\n"
+    "                                            long long chunkCount, double* __restrict__ chunkSums) {\n"
+    "  const long long chunk = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (chunk >= chunkCount) return;\n"
+    "  const double* slice = partials + chunk * threadsPerChunk;\n"
+    "  double sum = 0, compensation = 0;\n"
+    "  for (int k = 0; k < threadsPerChunk; ++k) {\n"
+    "    const double value = slice[k], next = sum + value;\n"
+    "    compensation += fabs(sum) >= fabs(value) ? (sum - next) + value : (value - next) + sum;\n"
+    "    sum = next;\n"
+    "  }\n"
+    "  chunkSums[chunk] = sum + compensation;\n"
+    "}\n\n";
+
+// The thread's slice [begin, end) of its chunk, and gray(begin).
+constexpr const char* kThreadSlice =
+    "  const tcc_u64 span = chunkSize >> logThreadsPerChunk;\n"
+    "  const tcc_u64 begin = (tcc_u64)chunks[t >> logThreadsPerChunk] * chunkSize +\n"
+    "                        (tcc_u64)(t & ((1LL << logThreadsPerChunk) - 1)) * span;\n"
+    "  const tcc_u64 end = begin + span;\n"
+    "  const tcc_u64 gray = begin ^ (begin >> 1);\n";
+
+std::string number(double value) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  std::string result = text;
+  if (result.find_first_of(".en") == std::string::npos) result += ".0";  // a double literal
+  return result;
+}
+
+std::string x(int row) { return "x" + std::to_string(row); }
+
+// The product of `factors` in four independent chains (the multiplier
+// pipelines them where one chain would wait on each product).
+std::string productExpression(const std::vector<std::string>& factors) {
+  if (factors.empty()) return "1.0";
+  std::vector<std::string> chains(std::min<size_t>(4, factors.size()));
+  for (size_t k = 0; k < factors.size(); ++k) {
+    std::string& chain = chains[k % chains.size()];
+    chain += (chain.empty() ? "" : " * ") + factors[k];
+  }
+  std::string result;
+  for (size_t k = 0; k < chains.size(); ++k) result += (k ? " * " : "") + ("(" + chains[k] + ")");
+  return result;
+}
+
+// The register-resident generated kernels share their shape; they differ
+// in which rows live in registers and what a column's flip does.
+struct GeneratedKernel {
+  const RyserProblem& problem;
+  int registerRows;     // rows 0..registerRows-1 are registers; the rest global (Hybrid)
+  int registerColumns;  // columns 0..registerColumns-1 touch registers only
+  int unroll;           // steps per unrolled block: a power of two dividing every thread's slice
+  bool blockProduct;    // keep the product of the rows the block's columns miss (Hybrid)
+
+  int n() const { return problem.n; }
+  bool hasGlobal() const { return registerRows < n(); }
+  // Row i >= registerRows of a block's thread k is at
+  // globalRows[(block * globalCount + i - registerRows) * 256 + k]: a warp's
+  // accesses coalesce, and each row is a constant offset from the thread's
+  // xg (an immediate in the load), so the rows cost no address registers.
+  std::string global(int row) const {
+    return "xg[" + std::to_string((row - registerRows) * kGeneratedThreadsPerBlock) + "]";
+  }
+
+  // The parameters of column c's device functions: its register rows (by
+  // reference), then, for a column with global rows, the global part.
+  std::string functionParameters(int column) const {
+    std::string text;
+    bool globals = false;
+    for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k) {
+      const int row = problem.rows[k];
+      if (row < registerRows)
+        text += (text.empty() ? "" : ", ") + ("double& " + x(row));
+      else
+        globals = true;
+    }
+    if (globals) text += std::string(text.empty() ? "" : ", ") + "volatile double* xg";
+    return text;
+  }
+  std::string callArguments(int column) const {
+    std::string text;
+    bool globals = false;
+    for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k) {
+      const int row = problem.rows[k];
+      if (row < registerRows)
+        text += (text.empty() ? "" : ", ") + x(row);
+      else
+        globals = true;
+    }
+    if (globals) text += std::string(text.empty() ? "" : ", ") + "xg";
+    return text;
+  }
+  bool touchesGlobal(int column) const {
+    for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k)
+      if (problem.rows[k] >= registerRows) return true;
+    return false;
+  }
+
+  void printColumnFunctions(std::ostream& out) const {
+    for (int c = 0; c + 1 < n(); ++c) {
+      for (const char* direction : {"inc", "dec"}) {
+        const char* op = direction[0] == 'i' ? " += " : " -= ";
+        out << "__device__ __forceinline__ void tcc_perm_c" << c << "_" << direction << "("
+            << functionParameters(c) << ") {\n";
+        for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k) {
+          const int row = problem.rows[k];
+          out << "  " << (row < registerRows ? x(row) : global(row)) << op << number(problem.values[k]) << ";\n";
+        }
+        out << "}\n";
+      }
+    }
+    out << "\n";
+  }
+
+  // The global rows' product (Hybrid), read coalesced.
+  void printGlobalProduct(std::ostream& out) const {
+    if (!hasGlobal()) return;
+    std::vector<std::string> factors;
+    for (int row = registerRows; row < n(); ++row) factors.push_back(global(row));
+    out << "// The product of the row sums kept in global memory.\n"
+        << "__device__ __forceinline__ double tcc_perm_global_product(const volatile double* xg) {\n"
+        << "  return " << productExpression(factors) << ";\n}\n\n";
+  }
+
+  std::string flip(int column, const std::string& direction) const {
+    std::string call = "tcc_perm_c" + std::to_string(column) + "_" + direction + "(" + callArguments(column) + ")";
+    return call;
+  }
+
+  // Rows whose sums change inside an unrolled block (those of columns
+  // < log2 U) when the kernel keeps the product of the others per block:
+  // 0 when it does not.
+  int blockFrequentRows() const {
+    if (!blockProduct || unroll < 2) return 0;
+    const int frequent = problem.rowsTouchedBy(__builtin_ctz(unroll));
+    return frequent < registerRows ? frequent : 0;
+  }
+
+  void printKernel(std::ostream& out, const std::string& comment) const {
+    // The product of a step: every register row and the global part; or,
+    // with a block product, the frequent rows and the block product, which
+    // holds the rest and changes only at a block's last step.
+    const int frequent = blockFrequentRows();
+    std::vector<std::string> registers, rest;
+    for (int row = 0; row < registerRows; ++row) (frequent == 0 || row < frequent ? registers : rest).push_back(x(row));
+    if (hasGlobal()) (frequent == 0 ? registers : rest).push_back("globalProduct");
+    if (frequent > 0) registers.push_back("blockProduct");
+    const std::string product = productExpression(registers);
+    const std::string updateBlockProduct =
+        frequent > 0 ? "blockProduct = " + productExpression(rest) + ";\n" : std::string();
+
+    out << "// " << comment << "\n"
+        << "extern \"C\" __global__ void __launch_bounds__(" << kGeneratedThreadsPerBlock << ") tcc_perm_sum("
+        << kParameters << ") {\n"
+        << "  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        << "  if (t >= threads) return;\n"
+        << kThreadSlice;
+    if (hasGlobal())
+      out << "  // volatile: the compiler would otherwise keep the global rows in registers across the loop\n"
+          << "  volatile double* xg = globalRows + (long long)blockIdx.x * " << (n() - registerRows) * kGeneratedThreadsPerBlock
+          << " + threadIdx.x;\n";
+    out << "  // x at `begin`: x(0) plus the columns in gray(begin)\n";
+    for (int row = 0; row < registerRows; ++row) out << "  double " << x(row) << " = " << number(problem.start[row]) << ";\n";
+    for (int row = registerRows; row < n(); ++row) out << "  " << global(row) << " = " << number(problem.start[row]) << ";\n";
+    for (int c = 0; c + 1 < n(); ++c) out << "  if ((gray >> " << c << ") & 1) " << flip(c, "inc") << ";\n";
+    if (hasGlobal()) out << "  double globalProduct = tcc_perm_global_product(xg);\n";
+    if (frequent > 0)
+      out << "  // rows " << frequent << ".. change only at the last step of a block of " << unroll << "\n"
+          << "  double " << updateBlockProduct;
+    out << "  double sum = (begin & 1) ? -(" << product << ") : " << product << ";\n";
+    if (unroll >= 2) {
+      // Steps base+1 .. base+U-1 of each aligned block of U steps flip
+      // columns ctz(j) < log2 U, in a direction fixed by j except at j = U/2,
+      // with the sign (-1)^j: straight-line code; step base+U flips a
+      // column >= log2 U, chosen by a switch.
+      const int logUnroll = __builtin_ctz(unroll);
+      out << "  for (tcc_u64 base = begin;; base += " << unroll << ") {\n";
+      for (int j = 1; j < unroll; ++j) {
+        const int column = __builtin_ctz(j);
+        if (column + 1 < logUnroll) {
+          const bool added = !((j >> (column + 1)) & 1);
+          out << "    " << flip(column, added ? "inc" : "dec") << ";\n";
+        } else {
+          out << "    if ((base >> " << logUnroll << ") & 1) " << flip(column, "dec") << ";\n"
+              << "    else " << flip(column, "inc") << ";\n";
+        }
+        if (touchesGlobal(column)) out << "    globalProduct = tcc_perm_global_product(xg);\n";
+        out << "    sum " << (j % 2 ? "-=" : "+=") << " " << product << ";\n";
+      }
+      out << "    if (base + " << unroll << " == end) break;\n"
+          << "    const tcc_u64 h = base + " << unroll << ";\n"
+          << "    const int column = __ffsll((long long)h) - 1;\n"
+          << "    const bool added = ((h ^ (h >> 1)) >> column) & 1;\n"
+          << "    switch (column) {\n";
+      for (int c = logUnroll; c + 1 < n(); ++c) {
+        out << "      case " << c << ":\n"
+            << "        if (added) " << flip(c, "inc") << ";\n"
+            << "        else " << flip(c, "dec") << ";\n";
+        if (touchesGlobal(c)) out << "        globalProduct = tcc_perm_global_product(xg);\n";
+        out << "        break;\n";
+      }
+      out << "    }\n";
+      if (frequent > 0) out << "    " << updateBlockProduct;
+      out << "    sum += " << product << ";\n"
+          << "  }\n";
+    }
+    out << "  partials[t] = sum;\n}\n";
+  }
+};
+
+}  // namespace
+
+size_t baselineSharedBytes(int n, int nonzeros, int threadsPerBlock) {
+  return sizeof(double) * (static_cast<size_t>(nonzeros) + static_cast<size_t>(n) * threadsPerBlock) +
+         sizeof(int) * (static_cast<size_t>(n) + 1 + nonzeros);
+}
+
+std::string baselineKernelSource() {
+  std::ostringstream out;
+  out << "// GPU-SparsePerman: the CSC and each thread's row sums x in shared memory\n"
+      << "// (x_i of a block's thread k at x[i * blockDim.x + k]), zero row sums counted.\n"
+      << kPrelude
+      << "extern \"C\" __global__ void __launch_bounds__(1024) tcc_perm_sum(" << kParameters << ") {\n"
+      << "  extern __shared__ double tcc_shared[];\n"
+      << "  const int nonzeros = columnStart[n];\n"
+      << "  double* sharedValues = tcc_shared;\n"
+      << "  double* x = sharedValues + nonzeros + threadIdx.x;\n"
+      << "  int* sharedStart = (int*)(sharedValues + nonzeros + (long long)n * blockDim.x);\n"
+      << "  int* sharedRows = sharedStart + n + 1;\n"
+      << "  for (int k = threadIdx.x; k < nonzeros; k += blockDim.x) {\n"
+      << "    sharedValues[k] = values[k];\n"
+      << "    sharedRows[k] = rows[k];\n"
+      << "  }\n"
+      << "  for (int k = threadIdx.x; k <= n; k += blockDim.x) sharedStart[k] = columnStart[k];\n"
+      << "  __syncthreads();\n"
+      << "  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+      << "  if (t >= threads) return;\n"
+      << kThreadSlice
+      << "  const int stride = blockDim.x;\n"
+      << "  for (int i = 0; i < n; ++i) x[i * stride] = start[i];\n"
+      << "  for (int c = 0; c + 1 < n; ++c)\n"
+      << "    if ((gray >> c) & 1)\n"
+      << "      for (int k = sharedStart[c]; k < sharedStart[c + 1]; ++k) x[sharedRows[k] * stride] += sharedValues[k];\n"
+      << "  int zeros = 0;\n"
+      << "  for (int i = 0; i < n; ++i) zeros += x[i * stride] == 0.0;\n"
+      << "  double sum = 0;\n"
+      << "  for (tcc_u64 g = begin; g < end; ++g) {\n"
+      << "    if (g != begin) {\n"
+      << "      const int column = __ffsll((long long)g) - 1;\n"
+      << "      const double sign = ((g ^ (g >> 1)) >> column) & 1 ? 1.0 : -1.0;\n"
+      << "      for (int k = sharedStart[column]; k < sharedStart[column + 1]; ++k) {\n"
+      << "        double& entry = x[sharedRows[k] * stride];\n"
+      << "        const int wasZero = entry == 0.0;\n"
+      << "        entry += sign * sharedValues[k];\n"
+      << "        zeros += (entry == 0.0) - wasZero;\n"
+      << "      }\n"
+      << "    }\n"
+      << "    if (zeros == 0) {\n"
+      << "      double p0 = 1, p1 = 1, p2 = 1, p3 = 1;\n"
+      << "      int i = 0;\n"
+      << "      for (; i + 4 <= n; i += 4) {\n"
+      << "        p0 *= x[i * stride];\n"
+      << "        p1 *= x[(i + 1) * stride];\n"
+      << "        p2 *= x[(i + 2) * stride];\n"
+      << "        p3 *= x[(i + 3) * stride];\n"
+      << "      }\n"
+      << "      for (; i < n; ++i) p0 *= x[i * stride];\n"
+      << "      const double product = (p0 * p1) * (p2 * p3);\n"
+      << "      sum += (g & 1) ? -product : product;\n"
+      << "    }\n"
+      << "  }\n"
+      << "  partials[t] = sum;\n"
+      << "}\n";
+  return out.str();
+}
+
+std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
+  std::ostringstream out;
+  out << "// CodeGen-PureReg for a " << problem.n << " x " << problem.n
+      << " matrix (degree-sorted columns): every row sum x_i in a register,\n"
+      << "// one inclusion and one exclusion function per column, its values as constants.\n"
+      << kPrelude;
+  GeneratedKernel kernel{problem, problem.n, problem.n, unroll, false};
+  kernel.printColumnFunctions(out);
+  kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");
+  return out.str();
+}
+
+std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, bool blockProduct) {
+  std::ostringstream out;
+  out << "// CodeGen-Hybrid for a " << problem.n << " x " << problem.n << " matrix (permanent ordering): rows 0.."
+      << partition.registerRows - 1 << " in registers,\n"
+      << "// rows " << partition.registerRows << ".." << problem.n - 1
+      << " in global memory (coalesced); columns 0.." << partition.registerColumns - 1
+      << " touch registers only.\n"
+      << kPrelude;
+  GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll, blockProduct};
+  kernel.printColumnFunctions(out);
+  kernel.printGlobalProduct(out);
+  kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");
+  return out.str();
+}
+
+}  // namespace tcc::rt::permanent::gpu

@@ -1,0 +1,61 @@
+// NVRTC sources of the three GPU permanent kernels (Elbek and Kaya):
+//
+//  - GPU-SparsePerman (the baseline): one generic kernel; the CSC and each
+//    thread's x live in shared memory, zero row sums are counted and skip
+//    the product;
+//  - CodeGen-PureReg: generated per matrix; x_0..x_{n-1} are named
+//    variables (registers), each column has an inclusion and an exclusion
+//    device function that adds or subtracts its values, injected as
+//    constants, to the row sums it touches;
+//  - CodeGen-Hybrid: generated per matrix after permanent ordering and
+//    partitioning (ryser_problem.h): the first r_k row sums in registers,
+//    the rest in global memory laid out so a warp's accesses coalesce
+//    (row i of block b's thread k at globalRows[(b (n - r_k) + i - r_k) 256 + k]:
+//    constant offsets from one pointer, so no register holds an address),
+//    and their product kept until a column >= k flips.
+//
+// Every kernel has the same parameters and runs one thread per
+// power-of-two slice of a chunk (Lemma 1: the threads of a warp then flip
+// the same column at every step but the first two):
+//
+//   tcc_perm_sum(const long long* chunks, unsigned long long chunkSize,
+//                int logThreadsPerChunk, long long threads, double* partials,
+//                double* globalRows, const int* columnStart, const int* rows,
+//                const double* values, const double* start, int n)
+//
+// Thread t sums (-1)^g prod_i x_i(g) over its slice into partials[t];
+// tcc_perm_reduce(partials, threadsPerChunk, chunkCount, chunkSums) adds
+// each chunk's slices (compensated). The generated kernels ignore the CSC
+// parameters (their values are in the code); only Hybrid uses globalRows.
+#pragma once
+
+#include <string>
+
+#include "ryser_problem.h"
+
+namespace tcc::rt::permanent::gpu {
+
+inline constexpr const char* kSumKernel = "tcc_perm_sum";
+inline constexpr const char* kReduceKernel = "tcc_perm_reduce";
+// The block size of the generated kernels (their launch bounds and the
+// layout of Hybrid's global rows).
+inline constexpr int kGeneratedThreadsPerBlock = 256;
+
+// The baseline's shared memory per block of `threadsPerBlock` threads.
+size_t baselineSharedBytes(int n, int nonzeros, int threadsPerBlock);
+
+std::string baselineKernelSource();
+// `unroll`: a power of two that divides every thread's slice (at most
+// kMaxUnroll; 1 for slices of one step): the generated loop runs blocks of
+// that many steps whose columns and signs are known but one.
+inline constexpr int kMaxUnroll = 8;
+std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
+// blockProduct: multiply, at the steps inside an unrolled block, only the
+// rows the block's columns (< log2 unroll) touch, the first ones after
+// permanent ordering, times the product of the other rows (the register
+// rest and the global part) kept from the block's last step: the paper's
+// globalProduct reuse carried over to the register rows.
+std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll,
+                               bool blockProduct = true);
+
+}  // namespace tcc::rt::permanent::gpu
