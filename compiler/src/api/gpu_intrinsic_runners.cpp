@@ -4,10 +4,14 @@
 #include <utility>
 #include <vector>
 
+#include "tcc/lowering/tca_spmm.h"
+
 namespace tcc::detail {
 
 GpuIntrinsicRunner gpuIntrinsicRunner(const std::string& name) {
-  static const std::vector<std::pair<std::string, GpuIntrinsicRunner>> table = {};
+  static const std::vector<std::pair<std::string, GpuIntrinsicRunner>> table = {
+      {lowering::kTcaSpmmIntrinsic, tcaSpmmRunner()},
+  };
   for (const auto& [entry, runner] : table)
     if (entry == name) return runner;
   return nullptr;

@@ -100,7 +100,9 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       } catch (const lowering::ScheduleError& error) {
         refuseScheduleCommand(program.syntax(), *schedule.sources.at(error.command()), error.what());
       }
-      if (cuda && !lowering::parallelizesLoops(request)) concrete = withDefaultGpuMapping(statement, request, concrete);
+      // tensorcore() asks for an intrinsic, which maps its own loops.
+      if (cuda && !request.tensorCore && !lowering::parallelizesLoops(request))
+        concrete = withDefaultGpuMapping(statement, request, concrete);
       compiled.decisions = concrete.decisions;
       const Format& declared = compiled.output.format();
       // A sparse workspace compresses into any level chain; appending needs
@@ -127,6 +129,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       lowerOptions.functionName = options.functionPrefix + "_" + std::to_string(index);
       lowerOptions.sparseWorkspaces = concrete.sparseWorkspaces;
       lowerOptions.cudaTarget = cuda;
+      lowerOptions.tensorCore = request.tensorCore;
       const auto& separate = request.separatelyAssembled;
       lowerOptions.separateAssembly =
           std::find(separate.begin(), separate.end(), compiled.output.name()) != separate.end();
@@ -142,6 +145,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         for (const auto* command : schedule.sources)
           if (message.rfind(commandText(*command) + ":", 0) == 0)
             refuseScheduleCommand(program.syntax(), *command, message);
+        if (schedule.tensorCoreSource && message.rfind("tensorcore():", 0) == 0)
+          refuseScheduleCommand(program.syntax(), *schedule.tensorCoreSource, message);
         throw;
       }
       if (auto note = lowering::intrinsicDecision(compiled.function)) compiled.decisions = {*note};

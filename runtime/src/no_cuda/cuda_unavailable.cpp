@@ -22,6 +22,7 @@ void launch(void*, const LaunchShape&, std::vector<void*>) { unavailable(); }
 void allowDynamicSharedMemory(void*, int) { unavailable(); }
 void copyToHost(void*, const void*, size_t) { unavailable(); }
 void synchronize() { unavailable(); }
+uint64_t allocationId(const void*) { return 0; }
 DeviceBuffer::DeviceBuffer(size_t) { unavailable(); }
 DeviceBuffer::~DeviceBuffer() = default;
 DeviceBuffer::DeviceBuffer(DeviceBuffer&&) noexcept = default;

@@ -9,6 +9,10 @@
 //                 of square A into the scalar p; exact when p's element type
 //                 is an integer. The C++ backend calls the runtime's
 //                 precompiled tcc_permanent (tcc/runtime/permanent.h).
+//   O = S * D     "tca_spmm", tensors {O, S, D}: TCA-SpMM, O(i,j) =
+//                 S(i,k) * D(k,j) on tensor cores, S CSR float16, D dense
+//                 float16, O dense float32 (tcc/lowering/tca_spmm.h); cuda
+//                 only, under tensorcore() or by default for those types.
 //
 // The CUDA backend's expansion (device code plus host code) is the entry's
 // `cuda` part; the in-process CUDA run's host step is registered in the

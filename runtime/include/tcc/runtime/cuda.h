@@ -29,6 +29,7 @@ bool builtWithCuda();
 struct DeviceInfo {
   std::string name;
   int major = 0, minor = 0;
+  int multiprocessors = 0;  // streaming multiprocessors
   std::string architecture() const { return "sm_" + std::to_string(major) + std::to_string(minor); }
 };
 
@@ -69,6 +70,14 @@ void allowDynamicSharedMemory(void* function, int bytes);
 void copyToHost(void* host, const void* device, size_t bytes);
 // Waits for the device and reports a fault of any kernel launched before.
 void synchronize();
+
+// A number naming the DeviceBuffer allocation that starts at `device`, unique
+// over the process's lifetime (a freed address that is allocated again gets
+// a new number), or 0 where no live DeviceBuffer starts there. Lets a caller
+// cache what it derived from a buffer's contents (an intrinsic's
+// preprocessing) for as long as that buffer lives unchanged: upload() and
+// zero() give a live buffer a new number too.
+uint64_t allocationId(const void* device);
 
 class DeviceBuffer {
  public:
