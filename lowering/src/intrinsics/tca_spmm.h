@@ -28,7 +28,6 @@ std::optional<ir::imp::Function> recognizeTcaSpmm(const ir::IndexStmt& cin, cons
 std::string explainTcaSpmm(const ir::imp::Function& function, const ir::imp::Intrinsic& op);
 
 // The CUDA expansion.
-std::string tcaSpmmDeviceCode(const std::string& prefix);
 std::string tcaSpmmDeviceCode(const ir::imp::Intrinsic& op, const std::string& prefix);
 std::string tcaSpmmHostDefinitions(const ir::imp::Intrinsic& op, const std::string& prefix);
 std::string tcaSpmmHostStatement(const ir::imp::Intrinsic& op, const std::string& prefix);

@@ -32,4 +32,8 @@ TcaSpmmPlan planTcaSpmm(const int64_t* pos, int rows, int columns, int64_t targe
 // The kernel a plan runs, in the device code of the call with `prefix`.
 std::string tcaSpmmKernelName(const std::string& prefix, int chunksPerStep, bool aligned);
 
+// The NVRTC-ready device code of a call with `prefix`: every kernel a plan
+// may name (bench/tca_spmm's tuner compiles variants of it).
+std::string tcaSpmmDeviceCode(const std::string& prefix);
+
 }  // namespace tcc::lowering
