@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
       {"unroll2", {{"UNROLL = 4;", "UNROLL = 2;"}}},
       {"unroll8", {{"UNROLL = 4;", "UNROLL = 8;"}}},
       {"unroll2,4blk", {{"UNROLL = 4;", "UNROLL = 2;"}, {"__launch_bounds__(256)", "__launch_bounds__(256, 4)"}}},
+      {"prefetch2", {{"UNROLL = 4;", "UNROLL = 2;"}, {"PREFETCH = false;", "PREFETCH = true;"}}},
+      {"prefetch4", {{"PREFETCH = false;", "PREFETCH = true;"}}},
   };
   std::vector<std::unique_ptr<cuda::Module>> modules;
   for (const auto& variant : variants) {

@@ -40,8 +40,8 @@ __device__ __forceinline__ void PREFIX_mma(float (&c)[4], unsigned a01, unsigned
 // Eight float16 values D(row, j .. j + 7) into x (two per register, the
 // lower column in the low half); zeros where there is no such value.
 template <bool ALIGNED>
-__device__ __forceinline__ void PREFIX_load_dense(const uint16_t* dense, int columns, int row, int j, bool valid,
-                                                  unsigned (&x)[4]) {
+__device__ __forceinline__ void PREFIX_load_dense(const uint16_t* dense, int columns, int row, int j, unsigned (&x)[4]) {
+  const bool valid = row >= 0;  // -1: a padding nonzero
   const uint16_t* address = dense + (int64_t)row * columns + j;
   if (ALIGNED) {
     if (valid && j < columns) {
@@ -58,6 +58,28 @@ __device__ __forceinline__ void PREFIX_load_dense(const uint16_t* dense, int col
       unsigned high = valid && j + 2 * r + 1 < columns ? (unsigned)address[2 * r + 1] : 0u;
       x[r] = low | (high << 16);
     }
+  }
+}
+
+// Nonzeros of UNROLL steps as one lane holds them: the dense rows of its
+// two (-1 past the segment's end) and their values as the MMA's B.
+template <int UNROLL>
+struct PREFIX_batch {
+  int rowA[UNROLL], rowB[UNROLL];
+  unsigned b[UNROLL];
+};
+
+template <int UNROLL, int STEP>
+__device__ __forceinline__ void PREFIX_load_batch(PREFIX_batch<UNROLL>& batch, const int32_t* __restrict__ crd,
+                                                  const uint16_t* __restrict__ vals, int64_t p, int64_t last) {
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u, p += STEP) {
+    const bool validA = p < last, validB = p + 1 < last;
+    batch.rowA[u] = validA ? crd[p] : -1;
+    batch.rowB[u] = validB ? crd[p + 1] : -1;
+    const unsigned sa = validA ? (unsigned)vals[p] : 0u;
+    const unsigned sb = validB ? (unsigned)vals[p + 1] : 0u;
+    batch.b[u] = sa | (sb << 16);
   }
 }
 
@@ -85,6 +107,7 @@ __device__ __forceinline__ void PREFIX_body(const int32_t* __restrict__ row_id_f
   constexpr int WIDTH = 8 * GROUPS;  // columns per tile
   constexpr int STEP = 8 * C;        // nonzeros per MMA
   constexpr int UNROLL = 4;          // MMA steps whose loads are in flight together
+  constexpr bool PREFETCH = false;   // load the next steps' nonzeros before this step's MMAs
   const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   if (warp >= warps) return;
   const int row = row_id_for_each_warp[warp];
@@ -115,33 +138,27 @@ __device__ __forceinline__ void PREFIX_body(const int32_t* __restrict__ row_id_f
     float acc[4][4];
 #pragma unroll
     for (int q = 0; q < 4; ++q) acc[q][0] = acc[q][1] = acc[q][2] = acc[q][3] = 0.0f;
+    PREFIX_batch<UNROLL> next;
+    if (PREFETCH) PREFIX_load_batch<UNROLL, STEP>(next, crd, vals, first + own, last);
     for (int64_t base = first; base < last; base += STEP * UNROLL) {
-      int rowA[UNROLL], rowB[UNROLL];
-      unsigned b[UNROLL];
-      bool validA[UNROLL], validB[UNROLL];
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u) {
-        const int64_t p = base + u * STEP + own;
-        validA[u] = p < last;
-        validB[u] = p + 1 < last;
-        rowA[u] = validA[u] ? crd[p] : 0;
-        rowB[u] = validB[u] ? crd[p + 1] : 0;
-        const unsigned sa = validA[u] ? (unsigned)vals[p] : 0u;
-        const unsigned sb = validB[u] ? (unsigned)vals[p + 1] : 0u;
-        b[u] = sa | (sb << 16);
-      }
+      PREFIX_batch<UNROLL> now;
+      if (PREFETCH) now = next;
+      else PREFIX_load_batch<UNROLL, STEP>(now, crd, vals, base + own, last);
       unsigned x[UNROLL][4], y[UNROLL][4];
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
-        PREFIX_load_dense<ALIGNED>(dense, columns, rowA[u], j, validA[u], x[u]);
-        PREFIX_load_dense<ALIGNED>(dense, columns, rowB[u], j, validB[u], y[u]);
+        PREFIX_load_dense<ALIGNED>(dense, columns, now.rowA[u], j, x[u]);
+        PREFIX_load_dense<ALIGNED>(dense, columns, now.rowB[u], j, y[u]);
       }
+      // The next batch's nonzeros load while this one's MMAs wait for D.
+      if (PREFETCH) PREFIX_load_batch<UNROLL, STEP>(next, crd, vals, base + STEP * UNROLL + own, last);
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
         if (base + u * STEP >= last) break;  // the same in every lane
 #pragma unroll
         for (int q = 0; q < 4; ++q)
-          PREFIX_mma(acc[q], __byte_perm(x[u][q], y[u][q], 0x5410), __byte_perm(x[u][q], y[u][q], 0x7632), b[u]);
+          PREFIX_mma(acc[q], __byte_perm(x[u][q], y[u][q], 0x5410), __byte_perm(x[u][q], y[u][q], 0x7632),
+                     now.b[u]);
       }
     }
     // The diagonal: this lane's entry of its own chunk, then the chunks'
