@@ -162,7 +162,14 @@ TEST(TcaSpmmGpu, RepeatedRunsAndAnotherMatrixOfTheSameShape) {
   Tensor a = rt::pack(first, rt::TensorFormat::csr(), rt::ValueType::Float16);
   RunResult once = kernel.run({{"A", a}, {"B", b}}, RunOptions{1});
   RunResult many = kernel.run({{"A", a}, {"B", b}}, RunOptions{5});
-  EXPECT_EQ(rt::toDense(once.tensors.at("C")), rt::toDense(many.tensors.at("C")));
+  // Rows shared by several warps are summed with atomics, in any order:
+  // the same result up to float32 rounding.
+  std::vector<double> first1 = rt::toDense(once.tensors.at("C")), first5 = rt::toDense(many.tensors.at("C"));
+  ASSERT_EQ(first1.size(), first5.size());
+  double largest = 0;
+  for (double v : first1) largest = std::max(largest, std::abs(v));
+  EXPECT_GT(largest, 0.0);
+  for (size_t k = 0; k < first1.size(); ++k) ASSERT_NEAR(first1[k], first5[k], 1e-5 * largest) << "entry " << k;
   for (double seconds : many.seconds) EXPECT_GT(seconds, 0.0);
   expectProduct(kernel, second, 64, 9, "a second matrix");
   expectProduct(kernel, first, 64, 9, "the first again");

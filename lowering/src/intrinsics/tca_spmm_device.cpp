@@ -106,7 +106,11 @@ __device__ __forceinline__ void PREFIX_body(const int32_t* __restrict__ row_id_f
   constexpr int GROUPS = 8 / C;     // column groups of 8 per tile
   constexpr int WIDTH = 8 * GROUPS;  // columns per tile
   constexpr int STEP = 8 * C;        // nonzeros per MMA
-  constexpr int UNROLL = 4;          // MMA steps whose loads are in flight together
+  // MMA steps whose loads are in flight together. Measured on the H100
+  // (bench/tca_spmm's tuner): 2 steps at 64 registers, 4 blocks of 8 warps
+  // per SM, beat 4 steps at 80 registers and 3 blocks, and 8 steps at 128
+  // and 2 blocks, by 2-20%; prefetching the next steps' nonzeros lost.
+  constexpr int UNROLL = 2;
   constexpr bool PREFETCH = false;   // load the next steps' nonzeros before this step's MMAs
   const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   if (warp >= warps) return;
@@ -212,7 +216,7 @@ __device__ __forceinline__ void PREFIX_body(const int32_t* __restrict__ row_id_f
 
 // One extern "C" kernel per instantiation, named PREFIX_c<C>_<v|s>.
 constexpr const char* kKernelTemplate = R"tcc(
-extern "C" __global__ void __launch_bounds__(256) PREFIX_cCHUNKS_MODE(
+extern "C" __global__ void __launch_bounds__(256MIN_BLOCKS) PREFIX_cCHUNKS_MODE(
     const int32_t* __restrict__ row_id_for_each_warp, const int32_t* __restrict__ num_warps_per_row,
     const int32_t* __restrict__ warpid_within_row, int64_t warps, const long long* __restrict__ pos,
     const int32_t* __restrict__ crd, const uint16_t* __restrict__ vals, const uint16_t* __restrict__ dense,
@@ -241,6 +245,8 @@ std::string tcaSpmmDeviceCode(const std::string& prefix) {
       std::string kernel = replaceAll(kKernelTemplate, "PREFIX_cCHUNKS_MODE", tcaSpmmKernelName("PREFIX", chunks, aligned));
       kernel = replaceAll(kernel, "CHUNKS", std::to_string(chunks));
       kernel = replaceAll(kernel, "ALIGNED>", aligned ? "true>" : "false>");
+      // 4 blocks per SM (64 registers) where that costs no spills.
+      kernel = replaceAll(kernel, "MIN_BLOCKS", aligned ? ", 4" : "");
       code += kernel;
     }
   return replaceAll(code, "PREFIX", prefix);
