@@ -18,10 +18,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// TCA-SpMM (tca_spmm.tc) computes in float16, which the CPU does not: its
+// own tests (test/tca_spmm) hold it against the dense reference.
 std::vector<std::string> gpuExamples() {
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(fs::path(TCC_SOURCE_DIR) / "examples" / "gpu"))
-    if (entry.path().extension() == ".tc") files.push_back(entry.path().stem().string());
+    if (entry.path().extension() == ".tc" && entry.path().stem() != "tca_spmm") files.push_back(entry.path().stem().string());
   std::sort(files.begin(), files.end());
   return files;
 }

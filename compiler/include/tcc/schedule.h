@@ -41,6 +41,9 @@ class Schedule {
   Schedule& precompute(const ir::IndexExpr& expr, const ir::IndexVar& var, const ir::IndexVar& workspaceVar);
   Schedule& parallelize(const ir::IndexVar& var, ParallelUnit unit, OutputRaceStrategy strategy);
   Schedule& unroll(const ir::IndexVar& var, int factor);
+  // Computes the statement on tensor cores (TCA-SpMM for a CSR float16
+  // SpMM on the cuda target), or refuses it with the reason.
+  Schedule& tensorcore();
   // Assembles `tensor`'s pos and crd in a pass of its own before its values.
   Schedule& assembleSeparately(const std::string& tensor);
 

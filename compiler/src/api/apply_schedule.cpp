@@ -162,6 +162,16 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
         }
       }
       add(command, workspace);
+    } else if (command.name == "tensorcore") {
+      // The MMA shape TCA-SpMM issues is m16n8k8; a shape given must be it.
+      for (const auto& argument : arguments) {
+        int64_t expected = argument.keyword == "m" ? 16 : 8;
+        if (argument.integer != expected)
+          refuse(program, command, "tensorcore() issues mma.sync m16n8k8 (f16 in, f32 accumulate); " + argument.keyword +
+                                       " = " + std::to_string(argument.integer) + " is not that shape");
+      }
+      request.tensorCore = true;  // no loop transformation: it chooses an intrinsic
+      result.tensorCoreSource = &command;
     } else if (command.name == "assemble") {
       if (arguments.at(1).identifier != "Append")
         refuse(program, command, "assemble(..., Insert) needs insertion into sparse levels, which tcc does not support yet");

@@ -23,6 +23,9 @@ struct GpuIntrinsicRun {
 
 using GpuIntrinsicRunner = int32_t (*)(const GpuIntrinsicRun& run);
 
+// Each intrinsic's host step (gpu_intrinsic_<name>.cpp).
+GpuIntrinsicRunner tcaSpmmRunner();
+
 // The host step of intrinsic `name`, or nullptr.
 GpuIntrinsicRunner gpuIntrinsicRunner(const std::string& name);
 

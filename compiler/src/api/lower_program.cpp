@@ -122,7 +122,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       } catch (const lowering::ScheduleError& error) {
         refuseScheduleCommand(program.syntax(), *schedule.sources.at(error.command()), error.what());
       }
-      if (cuda && !nmIntrinsic && !lowering::parallelizesLoops(request))
+      // tensorcore() asks for an intrinsic, which maps its own loops.
+      if (cuda && !nmIntrinsic && !request.tensorCore && !lowering::parallelizesLoops(request))
         concrete = withDefaultGpuMapping(denseNm, request, concrete);
       for (const auto& [input, copy] : nmCopies) {
         concrete.convertedInputs.insert(concrete.convertedInputs.begin(), {input, copy});
@@ -155,6 +156,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       lowerOptions.functionName = options.functionPrefix + "_" + std::to_string(index);
       lowerOptions.sparseWorkspaces = concrete.sparseWorkspaces;
       lowerOptions.cudaTarget = cuda;
+      lowerOptions.tensorCore = request.tensorCore;
       const auto& separate = request.separatelyAssembled;
       lowerOptions.separateAssembly =
           std::find(separate.begin(), separate.end(), compiled.output.name()) != separate.end();
@@ -170,6 +172,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         for (const auto* command : schedule.sources)
           if (message.rfind(commandText(*command) + ":", 0) == 0)
             refuseScheduleCommand(program.syntax(), *command, message);
+        if (schedule.tensorCoreSource && message.rfind("tensorcore():", 0) == 0)
+          refuseScheduleCommand(program.syntax(), *schedule.tensorCoreSource, message);
         throw;
       }
       if (auto note = lowering::intrinsicDecision(compiled.function)) compiled.decisions = {*note};

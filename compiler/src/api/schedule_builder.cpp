@@ -85,6 +85,8 @@ Schedule& Schedule::parallelize(const ir::IndexVar& v, ParallelUnit unit, Output
 
 Schedule& Schedule::unroll(const ir::IndexVar& v, int factor) { return add("unroll", {var(v), integer(factor)}); }
 
+Schedule& Schedule::tensorcore() { return add("tensorcore", {}); }
+
 Schedule& Schedule::assembleSeparately(const std::string& tensor) {
   return add("assemble", {name(tensor), name("Append"), name("true")});
 }

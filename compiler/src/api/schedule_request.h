@@ -10,6 +10,8 @@ struct ScheduleForStatement {
   lowering::ScheduleRequest request;
   // The schedule command behind each of request.commands, for locating errors.
   std::vector<const frontend::ScheduleCommand*> sources;
+  // The tensorcore() command, where the schedule has one.
+  const frontend::ScheduleCommand* tensorCoreSource = nullptr;
 };
 
 // The commands of the schedule block that name this statement's variables,

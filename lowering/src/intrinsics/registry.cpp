@@ -2,6 +2,7 @@
 // each backend's expansion (see tcc/lowering/intrinsics.h).
 #include "nm_spmm.h"
 #include "permanent.h"
+#include "tca_spmm.h"
 
 namespace tcc::lowering {
 
@@ -10,6 +11,8 @@ const std::vector<IntrinsicLowering>& intrinsicLowerings() {
       {kPermanentIntrinsic, recognizePermanent, explainPermanent, cppPermanentStatement,
        {nullptr, cudaPermanentDeclarations, cudaPermanentStatement}},
       {kNmSpmmIntrinsic, recognizeNmSpmm, explainNmSpmm, nullptr, kNmSpmmCudaExpansion},
+      {kTcaSpmmIntrinsic, recognizeTcaSpmm, explainTcaSpmm, nullptr,
+       {tcaSpmmDeviceCode, tcaSpmmHostDefinitions, tcaSpmmHostStatement}},
   };
   return table;
 }

@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <map>
 #include <mutex>
 
 #include "tcc/runtime/cuda.h"
@@ -232,15 +233,43 @@ void copyToDevice(void* device, const void* host, size_t bytes) {
 
 void synchronize() { check(current().ctxSynchronize(), "a kernel (cuCtxSynchronize)"); }
 
+namespace {
+
+// Live DeviceBuffers by start address, each with its allocation number.
+std::mutex allocationMutex;
+std::map<unsigned long long, uint64_t> allocationIds;
+uint64_t lastAllocationId = 0;
+
+void numberAllocation(unsigned long long pointer) {
+  std::lock_guard<std::mutex> lock(allocationMutex);
+  allocationIds[pointer] = ++lastAllocationId;
+}
+
+void forgetAllocation(unsigned long long pointer) {
+  std::lock_guard<std::mutex> lock(allocationMutex);
+  allocationIds.erase(pointer);
+}
+
+}  // namespace
+
+uint64_t allocationId(const void* device) {
+  std::lock_guard<std::mutex> lock(allocationMutex);
+  auto found = allocationIds.find(reinterpret_cast<unsigned long long>(device));
+  return found == allocationIds.end() ? 0 : found->second;
+}
+
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
   if (bytes == 0) return;
   CUdeviceptr pointer;
   check(current().memAlloc(&pointer, bytes), ("cuMemAlloc of " + std::to_string(bytes) + " bytes").c_str());
   pointer_ = pointer;
+  numberAllocation(pointer_);
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (pointer_) api().memFree(static_cast<CUdeviceptr>(pointer_));
+  if (!pointer_) return;
+  forgetAllocation(pointer_);
+  api().memFree(static_cast<CUdeviceptr>(pointer_));
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept : pointer_(other.pointer_), bytes_(other.bytes_) {
@@ -257,6 +286,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 void DeviceBuffer::upload(const void* host, size_t bytes) {
   if (bytes == 0) return;
   check(current().memcpyHtoD(static_cast<CUdeviceptr>(pointer_), host, bytes), "cuMemcpyHtoD");
+  numberAllocation(pointer_);
 }
 
 void DeviceBuffer::download(void* host, size_t bytes) const {
@@ -267,6 +297,7 @@ void DeviceBuffer::download(void* host, size_t bytes) const {
 void DeviceBuffer::zero() {
   if (bytes_ == 0) return;
   check(current().memsetD8(static_cast<CUdeviceptr>(pointer_), 0, bytes_), "cuMemsetD8");
+  numberAllocation(pointer_);
 }
 
 EventTimer::EventTimer() {

@@ -25,6 +25,7 @@ int maxActiveBlocksPerMultiprocessor(void*, int, size_t) { unavailable(); }
 void copyToHost(void*, const void*, size_t) { unavailable(); }
 void copyToDevice(void*, const void*, size_t) { unavailable(); }
 void synchronize() { unavailable(); }
+uint64_t allocationId(const void*) { return 0; }
 DeviceBuffer::DeviceBuffer(size_t) { unavailable(); }
 DeviceBuffer::~DeviceBuffer() = default;
 DeviceBuffer::DeviceBuffer(DeviceBuffer&&) noexcept = default;

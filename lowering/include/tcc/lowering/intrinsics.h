@@ -18,6 +18,10 @@
 //                 an N:M operand it cannot compute is refused with the
 //                 reason; on the cpu target, and in any other statement, an
 //                 N:M matrix is read from a dense copy (isNmSpmmCandidate).
+//   O = S * D     "tca_spmm", tensors {O, S, D}: TCA-SpMM, O(i,j) =
+//                 S(i,k) * D(k,j) on tensor cores, S CSR float16, D dense
+//                 float16, O dense float32 (tcc/lowering/tca_spmm.h); cuda
+//                 only, under tensorcore() or by default for those types.
 //
 // The CUDA backend's expansion (device code plus host code) is the entry's
 // `cuda` part; the in-process CUDA run's host step is registered in the

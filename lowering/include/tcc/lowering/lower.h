@@ -70,6 +70,10 @@ struct LowerOptions {
   // GPUThread become Gpu loops (see gpu/plan_gpu_loop.cpp), which the CUDA
   // backend turns into kernels.
   bool cudaTarget = false;
+  // The schedule says tensorcore(): an intrinsic on tensor cores must
+  // compute the statement (TCA-SpMM for CSR float16 SpMM), else it is
+  // refused with the reason.
+  bool tensorCore = false;
 };
 
 // `parameters` lists the kernel's tensors in the order the entry point

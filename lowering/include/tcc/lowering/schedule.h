@@ -63,6 +63,9 @@ struct ScheduleRequest {
   std::vector<ScheduleCommand> commands;  // in the order written
   // Outputs assembled in a pass of their own before the values are computed.
   std::vector<std::string> separatelyAssembled;
+  // tensorcore(): the statement is computed on tensor cores (an intrinsic
+  // that recognises it, see intrinsics.h), or refused with the reason.
+  bool tensorCore = false;
 };
 
 // An illegal or unsupported command: names the command (its index in the

@@ -87,6 +87,14 @@ void copyToDevice(void* device, const void* host, size_t bytes);
 // Waits for the device and reports a fault of any kernel launched before.
 void synchronize();
 
+// A number naming the DeviceBuffer allocation that starts at `device`, unique
+// over the process's lifetime (a freed address that is allocated again gets
+// a new number), or 0 where no live DeviceBuffer starts there. Lets a caller
+// cache what it derived from a buffer's contents (an intrinsic's
+// preprocessing) for as long as that buffer lives unchanged: upload() and
+// zero() give a live buffer a new number too.
+uint64_t allocationId(const void* device);
+
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;

@@ -1,0 +1,216 @@
+// TCA-SpMM without a GPU: the preprocessing arrays, and which statements
+// the intrinsic takes, leaves to the general lowering, or refuses and why.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tcc/lowering/tca_spmm.h"
+#include "tcc/schedule.h"
+#include "tcc/tcc.h"
+
+namespace tcc::test {
+namespace {
+
+std::vector<int64_t> positionsOf(const std::vector<int64_t>& rowLengths) {
+  std::vector<int64_t> pos = {0};
+  for (int64_t length : rowLengths) pos.push_back(pos.back() + length);
+  return pos;
+}
+
+// A target no matrix reaches keeps the paper's classes: unit = one step.
+constexpr int64_t kManyWarps = int64_t(1) << 40;
+
+TEST(TcaSpmmPlan, RowsGetOneTwoFourOrEightWarpsByTheirNonzerosAndLongRowsSeveralBlocks) {
+  // N = 64: one chunk of 8 nonzeros per MMA, so the unit is 8 nonzeros.
+  std::vector<int64_t> lengths = {0, 1, 8, 9, 16, 17, 32, 33, 64, 65, 200, 0};
+  std::vector<int64_t> pos = positionsOf(lengths);
+  lowering::TcaSpmmPlan plan = lowering::planTcaSpmm(pos.data(), static_cast<int>(lengths.size()), 64, kManyWarps);
+  EXPECT_EQ(plan.chunksPerStep, 1);
+  EXPECT_TRUE(plan.aligned);
+  EXPECT_EQ(plan.unit, 8);
+  std::vector<int32_t> expectedWarps = {0, 1, 1, 2, 2, 4, 4, 8, 8, 16, 32, 0};
+  std::vector<int32_t> rows, counts, ids;
+  for (size_t row = 0; row < lengths.size(); ++row)
+    for (int32_t id = 0; id < expectedWarps[row]; ++id) {
+      rows.push_back(static_cast<int32_t>(row));
+      counts.push_back(expectedWarps[row]);
+      ids.push_back(id);
+    }
+  EXPECT_EQ(plan.rowIdForEachWarp, rows);
+  EXPECT_EQ(plan.numWarpsPerRow, counts);
+  EXPECT_EQ(plan.warpidWithinRow, ids);
+}
+
+TEST(TcaSpmmPlan, NarrowDenseMatricesPutSeveralChunksInOneMma) {
+  std::vector<int64_t> pos = positionsOf({16, 17});
+  for (auto [columns, chunks] : std::vector<std::pair<int, int>>{{1, 8}, {8, 8}, {9, 4}, {16, 4}, {17, 2}, {32, 2},
+                                                                 {33, 1}, {64, 1}, {256, 1}}) {
+    lowering::TcaSpmmPlan plan = lowering::planTcaSpmm(pos.data(), 2, columns, kManyWarps);
+    EXPECT_EQ(plan.chunksPerStep, chunks) << "N = " << columns;
+    EXPECT_EQ(plan.aligned, columns % 8 == 0) << "N = " << columns;
+    EXPECT_EQ(plan.unit, 8 * chunks) << "N = " << columns;
+  }
+  // N = 32: 16 nonzeros per MMA, so 16 nonzeros take one warp and 17 two.
+  lowering::TcaSpmmPlan plan = lowering::planTcaSpmm(pos.data(), 2, 32, kManyWarps);
+  EXPECT_EQ(plan.rowIdForEachWarp, (std::vector<int32_t>{0, 1, 1}));
+}
+
+TEST(TcaSpmmPlan, LargeMatricesGiveEachWarpMoreNonzerosWhileTheDeviceStaysFull) {
+  // 10000 rows of 40 nonzeros: with one step per unit that is 8 warps a
+  // row; a device of 1000 warps needs only one warp per 8 units.
+  std::vector<int64_t> pos = positionsOf(std::vector<int64_t>(10000, 40));
+  lowering::TcaSpmmPlan plan = lowering::planTcaSpmm(pos.data(), 10000, 128, 1000);
+  EXPECT_EQ(plan.unit, 8 * 32);
+  EXPECT_EQ(plan.warps(), 10000);
+  lowering::TcaSpmmPlan full = lowering::planTcaSpmm(pos.data(), 10000, 128, 80000);
+  EXPECT_EQ(full.unit, 8);
+  EXPECT_EQ(full.warps(), 80000);
+  // Between: the largest unit that still gives the target.
+  lowering::TcaSpmmPlan middle = lowering::planTcaSpmm(pos.data(), 10000, 128, 20000);
+  EXPECT_EQ(middle.unit, 32);  // 40 nonzeros <= 2 units of 32: 2 warps a row
+  EXPECT_EQ(middle.warps(), 20000);
+}
+
+TEST(TcaSpmmPlan, AnEmptyMatrixNeedsNoWarps) {
+  std::vector<int64_t> pos = positionsOf({0, 0, 0});
+  EXPECT_EQ(lowering::planTcaSpmm(pos.data(), 3, 64, 100).warps(), 0);
+  EXPECT_EQ(lowering::planTcaSpmm(pos.data(), 0, 64, 100).warps(), 0);
+}
+
+constexpr const char* kSpmm = R"(
+tensor C(I, K) : dense of float32
+tensor A(I, J) : csr of float16
+tensor B(J, K) : dense of float16
+C(i, k) = A(i, j) * B(j, k)
+)";
+
+// What `tcc explain` says of the first statement (lowering needs no GPU).
+std::string explain(const Program& program, const CompileOptions& options = {}) {
+  std::string text;
+  Lowered lowered = lowerProgram(program, options);
+  for (const auto& decision : lowered.statements.at(0).decisions) text += decision + "\n";
+  return text;
+}
+std::string explain(const std::string& text) { return explain(Program::fromText(text)); }
+
+std::string compileError(const std::string& text) {
+  try {
+    lowerProgram(Program::fromText(text));
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "(compiled)";
+}
+
+TEST(TcaSpmmRecognition, Float16CsrTimesDenseOnCudaIsTcaSpmmByDefault) {
+  std::string text = explain(std::string(kSpmm) + "target cuda\n");
+  EXPECT_NE(text.find("TCA-SpMM intrinsic"), std::string::npos) << text;
+  EXPECT_NE(text.find("mma.sync m16n8k8"), std::string::npos) << text;
+}
+
+TEST(TcaSpmmRecognition, TensorcoreAsksForItAndTheFactorsMayComeInEitherOrder) {
+  std::string text = explain(R"(
+tensor C(I, K) : dense of float32
+tensor A(I, J) : csr of float16
+tensor B(J, K) : dense of float16
+C(i, k) = B(j, k) * A(i, j)
+schedule { tensorcore(m = 16, n = 8, k = 8) }
+target cuda
+)");
+  EXPECT_NE(text.find("TCA-SpMM intrinsic"), std::string::npos) << text;
+}
+
+TEST(TcaSpmmRecognition, OtherTypesGoToTheGeneralLoweringWithoutTensorcore) {
+  std::string text = explain(R"(
+tensor C(I, K) : dense of float32
+tensor A(I, J) : csr of float32
+tensor B(J, K) : dense of float32
+C(i, k) = A(i, j) * B(j, k)
+target cuda
+)");
+  EXPECT_EQ(text.find("TCA-SpMM"), std::string::npos) << text;
+}
+
+TEST(TcaSpmmRecognition, TensorcoreRefusesWhatItCannotComputeWithTheReason) {
+  std::string wrongType = compileError(R"(
+tensor C(I, K) : dense of float32
+tensor A(I, J) : csr
+tensor B(J, K) : dense of float16
+C(i, k) = A(i, j) * B(j, k)
+schedule { tensorcore() }
+target cuda
+)");
+  EXPECT_NE(wrongType.find("the MMA multiplies float16; declare A and B `of float16` (they are float64 and float16)"),
+            std::string::npos)
+      << wrongType;
+  EXPECT_NE(wrongType.find("tensorcore()"), std::string::npos) << wrongType;
+
+  std::string wrongResult = compileError(R"(
+tensor C(I, K) : dense of float16
+tensor A(I, J) : csr of float16
+tensor B(J, K) : dense of float16
+C(i, k) = A(i, j) * B(j, k)
+schedule { tensorcore() }
+target cuda
+)");
+  EXPECT_NE(wrongResult.find("the MMA accumulates in float32; declare C `of float32`"), std::string::npos) << wrongResult;
+
+  std::string csc = compileError(R"(
+tensor C(I, K) : dense of float32
+tensor A(I, J) : csc of float16
+tensor B(J, K) : dense of float16
+C(i, k) = A(i, j) * B(j, k)
+schedule { tensorcore() }
+target cuda
+)");
+  EXPECT_NE(csc.find("TCA-SpMM reads its sparse operand in CSR"), std::string::npos) << csc;
+
+  std::string cpu = compileError(std::string(kSpmm) + "schedule { tensorcore() }\ntarget cpu\n");
+  EXPECT_NE(cpu.find("tensor cores need the cuda target"), std::string::npos) << cpu;
+
+  std::string spmv = compileError(R"(
+tensor y(I) : dense of float32
+tensor A(I, J) : csr of float16
+tensor x(J) : dense of float16
+y(i) = A(i, j) * x(j)
+schedule { tensorcore() }
+target cuda
+)");
+  EXPECT_NE(spmv.find("tensor cores compute a CSR SpMM, O(i,j) = S(i,k) * D(k,j), and nothing else"), std::string::npos)
+      << spmv;
+
+  std::string shape = compileError(std::string(kSpmm) + "schedule { tensorcore(m = 16, n = 8, k = 16) }\ntarget cuda\n");
+  EXPECT_NE(shape.find("k = 16 is not that shape"), std::string::npos) << shape;
+}
+
+TEST(TcaSpmmRecognition, TheCppScheduleAsksForTensorCoresToo) {
+  IndexVar i("i"), j("j"), k("k");
+  TensorVar C("C", {"I", "K"}, Format::denseOfOrder(2), ir::Datatype::Float32);
+  TensorVar A("A", {"I", "J"}, Format::csr(), ir::Datatype::Float16);
+  TensorVar B("B", {"J", "K"}, Format::denseOfOrder(2), ir::Datatype::Float16);
+  Schedule schedule;
+  schedule.tensorcore();
+  Program program = Program::fromStatements({C(i, k) = A(i, j) * B(j, k)}, {C, A, B}, schedule);
+  CompileOptions cuda;
+  cuda.target = frontend::Target::Cuda;
+  std::string text = explain(program, cuda);
+  EXPECT_NE(text.find("TCA-SpMM intrinsic"), std::string::npos) << text;
+  CompileOptions cpu;
+  cpu.target = frontend::Target::Cpu;
+  try {
+    lowerProgram(program, cpu);
+    ADD_FAILURE() << "tensorcore() lowered for the cpu";
+  } catch (const std::exception& error) {
+    EXPECT_NE(std::string(error.what()).find("tensor cores need the cuda target"), std::string::npos) << error.what();
+  }
+}
+
+TEST(TcaSpmmRecognition, ThePrintedCudaHoldsTheKernelsAndThePreprocessing) {
+  std::string cuda = lowerProgram(Program::fromText(std::string(kSpmm) + "target cuda\n")).cuda;
+  for (const char* expected : {"mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", "ld.global.nc.v4.u32",
+                               "__shfl_xor_sync", "tcc_tca_fill", "row_id_for_each_warp", "_c1_v<<<"})
+    EXPECT_NE(cuda.find(expected), std::string::npos) << expected;
+}
+
+}  // namespace
+}  // namespace tcc::test
