@@ -3,6 +3,7 @@
 
 #include "gpu_intrinsic_nm_spmm.h"
 #include "gpu_intrinsic_permanent.h"
+#include "tcc/lowering/intrinsics.h"
 #include "tcc/lowering/nm_spmm.h"
 #include "tcc/lowering/tca_spmm.h"
 
