@@ -66,6 +66,22 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
 ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs,
                                        const std::optional<std::string>& scatters);
 
+// One term of a sum whose terms reduce over different variables: the loops
+// that insert it into the workspace and the (signed) value they insert.
+struct WorkspaceTerm {
+  std::vector<ir::IndexVar> loops;  // outermost first
+  ir::IndexExpr value;
+  std::vector<ir::IndexVar> summed;  // the term's own reduction variables
+};
+
+// A sparse (ISM) workspace holding the whole output that every term fills
+// in a loop nest of its own (the workspace adds repeated coordinates), in a
+// where whose consumer compresses it into `lhs` once. `command` carries a
+// sparse_workspace(...)'s options, if the schedule gave one; the options
+// and the decisions are recorded in `nest`.
+ir::IndexStmt buildTermwiseSparseWorkspace(LoopNest& nest, const ir::Access& lhs,
+                                           const std::vector<WorkspaceTerm>& terms);
+
 // "i, k, j": variable names for messages.
 std::string joinNames(const std::vector<ir::IndexVar>& vars);
 

@@ -41,6 +41,35 @@ WorkspacePolicy defaultPolicy(const ir::TensorVar& output, std::string& why) {
   return WorkspacePolicy::Hash;
 }
 
+// The schedule's options, or the default ones with the policy the rule picks.
+SparseWorkspaceOptions chosenOptions(const LoopNest& nest, const ir::TensorVar& output, std::string& policyReason) {
+  SparseWorkspaceOptions options;
+  if (nest.sparseWorkspace && nest.sparseWorkspace->policyGiven) {
+    options = nest.sparseWorkspace->options;
+    policyReason = std::string(toString(options.policy)) + ": as the schedule asks";
+  } else {
+    options = nest.sparseWorkspace ? nest.sparseWorkspace->options : SparseWorkspaceOptions{};
+    options.policy = defaultPolicy(output, policyReason);
+  }
+  return options;
+}
+
+// A workspace over all of the output's modes, stored in its mode order so
+// that Compress produces the output's levels directly.
+ir::TensorVar wholeOutputWorkspace(const ir::TensorVar& output) {
+  std::vector<ir::LevelFormat> levels(output.order(), ir::LevelFormat::compressed());
+  return ir::TensorVar("ws_" + output.name(), output.shape(), ir::Format(levels, output.format().modeOrdering()),
+                       output.datatype());
+}
+
+std::string optionFlags(const SparseWorkspaceOptions& options) {
+  std::string flags;
+  if (options.pipelining) flags += ", pipelined";
+  if (options.doubleBuffering) flags += ", double-buffered";
+  if (options.capacity > 0) flags += ", first capacity " + std::to_string(options.capacity);
+  return flags;
+}
+
 // The statement's variables in loop order, each once (a derived loop
 // stands for the variables it derives from).
 std::vector<IndexVar> inputOrder(const LoopNest& nest) {
@@ -81,19 +110,9 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
   while (common < loops.size() && common < outputOrder.size() && loops[common] == outputOrder[common]) ++common;
   size_t scatteringOrder = outputOrder.size() - common;
 
-  SparseWorkspaceOptions options;
   std::string policyReason;
-  if (nest.sparseWorkspace && nest.sparseWorkspace->policyGiven) {
-    options = nest.sparseWorkspace->options;
-    policyReason = std::string(toString(options.policy)) + ": as the schedule asks";
-  } else {
-    options = nest.sparseWorkspace ? nest.sparseWorkspace->options : SparseWorkspaceOptions{};
-    options.policy = defaultPolicy(output, policyReason);
-  }
-
-  std::vector<ir::LevelFormat> levels(output.order(), ir::LevelFormat::compressed());
-  ir::TensorVar workspace("ws_" + output.name(), output.shape(), ir::Format(levels, format.modeOrdering()),
-                          output.datatype());
+  SparseWorkspaceOptions options = chosenOptions(nest, output, policyReason);
+  ir::TensorVar workspace = wholeOutputWorkspace(output);
   nest.sparseWorkspaceOptions[workspace.name()] = options;
 
   ir::IndexStmt producer = nestLoops(nest.loops, ir::AssignmentNode::make(workspace(lhs.indices()), rhs, true),
@@ -112,9 +131,7 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
   if (!threadLoops.empty())
     flags += ", one per thread of the loop over " + joinNames(threadLoops) +
              ", sorted and merged on their threads, then merged in parallel by ranges of " + outputOrder[0].name();
-  if (options.pipelining) flags += ", pipelined";
-  if (options.doubleBuffering) flags += ", double-buffered";
-  if (options.capacity > 0) flags += ", first capacity " + std::to_string(options.capacity);
+  flags += optionFlags(options);
   nest.decisions.push_back("inserted sparse workspace " + workspace.name() + " of order " +
                            std::to_string(output.order()) + " (policy " + policyReason + flags +
                            "), stored in " + output.name() + "'s order " + joinNames(outputOrder) +
@@ -133,6 +150,53 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
                                              "'s first level)"));
   }
   return ir::where(consumer, producer);
+}
+
+ir::IndexStmt buildTermwiseSparseWorkspace(LoopNest& nest, const ir::Access& lhs,
+                                           const std::vector<WorkspaceTerm>& terms) {
+  const ir::TensorVar& output = lhs.tensor();
+  const ir::Format& format = output.format();
+  if (output.order() < 1 || output.order() > 4)
+    throw LoweringError("the terms of " + output.name() + "'s sum reduce over different variables and need a sparse "
+                        "workspace, which holds orders 1 to 4; " + output.name() + " has order " +
+                        std::to_string(output.order()));
+  std::string policyReason;
+  SparseWorkspaceOptions options = chosenOptions(nest, output, policyReason);
+  ir::TensorVar workspace = wholeOutputWorkspace(output);
+  nest.sparseWorkspaceOptions[workspace.name()] = options;
+
+  std::vector<IndexVar> outputOrder;
+  for (int level = 0; level < format.order(); ++level) outputOrder.push_back(lhs.indices()[format.modeOfLevel(level)]);
+  std::optional<ir::IndexStmt> producer;
+  std::string nests;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const WorkspaceTerm& term = terms[t];
+    ir::IndexStmt fill =
+      nestLoops(term.loops, ir::AssignmentNode::make(workspace(lhs.indices()), term.value, true), {});
+    producer = producer ? ir::sequence(*producer, fill) : fill;
+    nests += (t ? "; " : "") + ir::toString(term.value) + " over loops " + joinNames(term.loops);
+  }
+  ir::IndexStmt consumer =
+    nestLoops(outputOrder, ir::AssignmentNode::make(lhs, ir::IndexExpr(workspace(lhs.indices())), false), {});
+
+  std::string sums;
+  for (const auto& term : terms) {
+    if (!sums.empty()) sums += ", ";
+    sums += term.summed.empty() ? ir::toString(term.value) + " sums nothing"
+                                : ir::toString(term.value) + " sums " + joinNames(term.summed);
+  }
+  nest.decisions.push_back("the terms reduce over different variables (" + sums + "), and no one loop order visits "
+                           "every term's sparse inputs in storage order with " + output.name() + "'s indices " +
+                           joinNames(lhs.indices()) + " outermost");
+  nest.decisions.push_back("inserted sparse workspace " + workspace.name() + " of order " +
+                           std::to_string(output.order()) + " (policy " + policyReason + optionFlags(options) +
+                           "): each term inserts its components in a loop nest of its own (" + nests +
+                           "), the workspace adds repeated coordinates, and one compress stores it in " +
+                           output.name() + "'s order " + joinNames(outputOrder) + " as " + format.toString());
+  nest.decisions.push_back("not taken: a scalar temporary per entry of " + output.name() +
+                           " (the loops over its indices would have to enclose a reduction that some input stores "
+                           "above them, or the output would be appended out of order)");
+  return ir::where(consumer, *producer);
 }
 
 }  // namespace tcc::lowering
