@@ -40,6 +40,10 @@ class AnyWorkspace {
   virtual void finishThread(int) {}
   virtual int mergeParts() { return 0; }
   virtual void mergePart(int) {}
+  // Sorts, merges and compresses what was inserted since the last drain
+  // into `drained`, and empties the workspace (kernel_api.h).
+  virtual void drain() { throw std::logic_error("ism: a workspace per thread cannot be drained"); }
+  CompressedTensor drained;
 };
 
 template <template <int> class Policy, int N>
@@ -51,6 +55,12 @@ class TypedWorkspace final : public AnyWorkspace {
     return compress(workspace.finish(), workspace.shape(), levels);
   }
   int order() const override { return N; }
+  void drain() override {
+    throwIfFailed();
+    std::vector<LevelSpec> levels(N, LevelSpec{LevelKind::Compressed, true});
+    drained = compress(workspace.drain(), workspace.shape(), levels);
+    workspace.restart();
+  }
   // A failed insert is kept (kernels do not stop in the middle of a
   // thread loop) and reported by finish.
   void fail(const char* reason) {
@@ -365,6 +375,31 @@ extern "C" int tcc_ism_kernel_finish(void* w, tcc_tensor* output, int unique_mas
     return 1;
   }
 }
+
+extern "C" int tcc_ism_kernel_drain(void* w) {
+  try {
+    if (w == nullptr) throw std::invalid_argument("ism: drain with a null workspace");
+    static_cast<AnyWorkspace*>(w)->drain();
+    return 0;
+  } catch (const std::exception& error) {
+    kernel::lastError() = error.what();
+    return 1;
+  }
+}
+
+extern "C" long long* tcc_ism_kernel_drained_pos(void* w, int level) {
+  auto& levels = static_cast<AnyWorkspace*>(w)->drained.levels;
+  if (level < 0 || level >= static_cast<int>(levels.size())) return nullptr;
+  return reinterpret_cast<long long*>(levels[level].pos.data());
+}
+
+extern "C" int* tcc_ism_kernel_drained_crd(void* w, int level) {
+  auto& levels = static_cast<AnyWorkspace*>(w)->drained.levels;
+  if (level < 0 || level >= static_cast<int>(levels.size())) return nullptr;
+  return levels[level].crd.data();
+}
+
+extern "C" double* tcc_ism_kernel_drained_vals(void* w) { return static_cast<AnyWorkspace*>(w)->drained.vals.data(); }
 
 extern "C" void tcc_ism_kernel_destroy(void* w) { delete static_cast<AnyWorkspace*>(w); }
 

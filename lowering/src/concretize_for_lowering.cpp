@@ -95,9 +95,15 @@ bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr
   if (trailing.size() != 1 || !(*trailing.begin() == outputVars.back())) return false;
   const IndexVar& j = outputVars.back();
   nest.precompute = PrecomputeCommand{rhs, j, j};
+  std::vector<IndexVar> common(nest.loops.begin(), nest.loops.begin() + firstReduction);
   nest.decisions.push_back("summing over " + nest.loops[firstReduction].name() + " between " + output.name() +
                            "'s coordinates would append " + j.name() + " out of order: inserted dense workspace w_" +
                            output.name() + "(" + j.name() + ") with a list of touched coordinates (Gustavson)");
+  nest.decisions.push_back("dense workspace optimization (§6.2): the loop order sums over " +
+                           nest.loops[firstReduction].name() + " and only " + j.name() + " follows it" +
+                           (common.empty() ? std::string()
+                                           : ", under the hoisted common iteration over " + joinNames(common)) +
+                           "; sparse_workspace(" + j.name() + ") asks for a sparse first-order workspace instead");
   return true;
 }
 

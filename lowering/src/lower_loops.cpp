@@ -641,6 +641,11 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   const ir::TensorVar* sparse = nullptr;
   for (const auto& workspace : workspaces)
     if (storageOf(workspace).ismHandle.defined()) sparse = &workspace;
+  if (sparse && storageOf(*sparse).ismDrained) {
+    stmts.push_back(drainSparseWorkspace(*sparse));
+    stmts.push_back(lower(where->consumer));
+    return imp::Block::make(stmts);
+  }
   if (sparse) {
     stmts.push_back(finishSparseWorkspace(where, *sparse));
     return imp::Block::make(stmts);

@@ -39,17 +39,59 @@ Stmt Lowerer::returnIfFailed(const Expr& failed) {
 }
 
 void Lowerer::declareSparseWorkspace(const ir::TensorVar& workspace, const ir::TensorVar& output, bool perThread) {
+  if (workspace.order() != output.order())
+    throw LoweringError("internal: sparse workspace " + workspace.name() + " does not match output " + output.name());
+  createSparseWorkspace(workspace, storageOf(output).dims, perThread, output.name());
+}
+
+void Lowerer::declareDrainedSparseWorkspace(const ir::TensorVar& workspace, const std::vector<Expr>& dims) {
+  createSparseWorkspace(workspace, dims, false, "");
+  TensorStorage& storage = storageOf(workspace);
+  storage.ismDrained = true;
+  const ir::Format& format = workspace.format();
+  storage.pos.resize(format.order());
+  storage.crd.resize(format.order());
+  for (int level = 0; level < format.order(); ++level) {
+    std::string prefix = storage.name + std::to_string(level + 1);
+    storage.pos[level] = freshVar(prefix + "_pos", imp::Type::pointerTo(imp::Type::int64()));
+    storage.crd[level] = freshVar(prefix + "_crd", imp::Type::pointerTo(imp::Type::int32()));
+    header_.push_back(imp::Declare::make(storage.pos[level], Expr()));
+    header_.push_back(imp::Declare::make(storage.crd[level], Expr()));
+  }
+  storage.vals = freshVar(storage.name + "_vals", imp::Type::pointerTo(imp::Type::float64()));
+  header_.push_back(imp::Declare::make(storage.vals, Expr()));
+  footer_.push_back(imp::Evaluate::make(imp::Call::make("tcc_ism_kernel_destroy", {storage.ismHandle}, imp::Type::void_())));
+}
+
+Stmt Lowerer::drainSparseWorkspace(const ir::TensorVar& workspace) {
+  const TensorStorage& storage = storageOf(workspace);
+  std::vector<Stmt> steps{
+    imp::Comment::make("sort, merge and compress what the loops inserted into " + workspace.name() +
+                       ", which is emptied for the next iteration"),
+    returnIfFailed(ops::ne(imp::Call::make("tcc_ism_kernel_drain", {storage.ismHandle}, imp::Type::int32()), int32Imm(0)))};
+  for (int level = 0; level < workspace.order(); ++level) {
+    steps.push_back(imp::Assign::make(storage.pos[level],
+                                      imp::Call::make("tcc_ism_kernel_drained_pos", {storage.ismHandle, int32Imm(level)},
+                                                      storage.pos[level].type())));
+    steps.push_back(imp::Assign::make(storage.crd[level],
+                                      imp::Call::make("tcc_ism_kernel_drained_crd", {storage.ismHandle, int32Imm(level)},
+                                                      storage.crd[level].type())));
+  }
+  steps.push_back(imp::Assign::make(
+    storage.vals, imp::Call::make("tcc_ism_kernel_drained_vals", {storage.ismHandle}, storage.vals.type())));
+  return imp::Block::make(steps);
+}
+
+void Lowerer::createSparseWorkspace(const ir::TensorVar& workspace, const std::vector<Expr>& modeDims, bool perThread,
+                                    const std::string& outputName) {
   if (workspace.order() < 1 || workspace.order() > 4)
     throw LoweringError("sparse workspace " + workspace.name() + " has order " + std::to_string(workspace.order()) +
                         "; the ISM supports orders 1 to 4");
-  if (workspace.order() != output.order())
-    throw LoweringError("internal: sparse workspace " + workspace.name() + " does not match output " + output.name());
   TensorStorage storage;
   storage.name = freshVar(workspace.name(), imp::Type::int32()).as<imp::Var>()->name;
   storage.isWorkspace = true;
   auto options = options_.sparseWorkspaces.find(workspace.name());
   if (options != options_.sparseWorkspaces.end()) storage.ismOptions = options->second;
-  const TensorStorage& out = storageOf(output);
   const int order = workspace.order();
   // Dimensions in mode order and the mode each of the output's levels stores.
   Expr dims = freshVar(storage.name + "_dims", imp::Type::pointerTo(imp::Type::int32()));
@@ -59,15 +101,16 @@ void Lowerer::declareSparseWorkspace(const ir::TensorVar& workspace, const ir::T
   header_.push_back(imp::Declare::make(levels, Expr()));
   header_.push_back(imp::Allocate::make(levels, int64Imm(order)));
   for (int m = 0; m < order; ++m) {
-    header_.push_back(imp::Store::make(dims, int64Imm(m), out.dims[m]));
-    header_.push_back(imp::Store::make(levels, int64Imm(m), int32Imm(output.format().modeOfLevel(m))));
+    header_.push_back(imp::Store::make(dims, int64Imm(m), modeDims[m]));
+    header_.push_back(imp::Store::make(levels, int64Imm(m), int32Imm(workspace.format().modeOfLevel(m))));
   }
   const SparseWorkspaceOptions& o = storage.ismOptions;
   int flags = (o.pipelining ? 1 : 0) | (o.doubleBuffering ? 2 : 0);
   storage.ismHandle = freshVar(storage.name, handleType());
   storage.ismPerThread = perThread;
   header_.push_back(imp::Comment::make("sparse workspace " + workspace.name() + " (ISM, " + toString(o.policy) +
-                                       " policy) for " + output.name() + (perThread ? ", one per thread" : "")));
+                                       " policy)" + (outputName.empty() ? std::string() : " for " + outputName) +
+                                       (perThread ? ", one per thread" : "")));
   std::vector<Expr> args{int32Imm(order), dims, levels, int32Imm(static_cast<int>(o.policy)), int32Imm(flags),
                          int64Imm(o.capacity), int64Imm(0)};
   if (perThread) {

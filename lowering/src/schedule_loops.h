@@ -36,6 +36,7 @@ struct LoopNest {
   std::string precomputeText;
   // sparse_workspace(...): the statement goes through an ISM workspace.
   std::optional<SparseWorkspaceCommand> sparseWorkspace;
+  std::optional<size_t> sparseWorkspaceCommand;  // its index in the request, for refusals
   // The sparse workspaces the concrete nest uses, by name (for the lowerer).
   std::map<std::string, SparseWorkspaceOptions> sparseWorkspaceOptions;
   std::vector<std::string> decisions;  // for `tcc explain`

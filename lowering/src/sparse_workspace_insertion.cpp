@@ -6,6 +6,7 @@
 // with W a sparse workspace over the output's modes, stored in the output's
 // mode order so that Compress produces the output's levels directly.
 #include <algorithm>
+#include <optional>
 
 #include "schedule_loops.h"
 #include "tcc/ir/builder.h"
@@ -70,6 +71,73 @@ std::string optionFlags(const SparseWorkspaceOptions& options) {
   return flags;
 }
 
+// Common-iteration hoisting (§6.2): how many of the output's first levels
+// the outermost loops iterate in order and so may enclose a lower-order
+// workspace, under the paper's three conditions: (1) the output's levels
+// are the iteration levels (each dense or unique compressed, appended in
+// the loops' order), (2) the loop order and the output's order agree up to
+// a position p > 0, (3) the output's levels above p take coordinates in the
+// order the loops give them. sparse_workspace(j) asks for the levels above
+// j's; sparse_workspace(i) on the first index, or a loop on threads, for
+// none. `why` says why none are hoisted.
+size_t hoistedLevels(const LoopNest& nest, const ir::Access& lhs, const std::vector<IndexVar>& outputOrder,
+                     const std::vector<IndexVar>& threadLoops, std::string& why) {
+  const ir::TensorVar& output = lhs.tensor();
+  const ir::Format& format = output.format();
+  size_t agree = 0;
+  while (agree < nest.loops.size() && agree + 1 < outputOrder.size() && nest.loops[agree] == outputOrder[agree])
+    ++agree;
+  std::optional<size_t> asked;
+  if (nest.sparseWorkspace && nest.sparseWorkspace->var)
+    asked = std::find(outputOrder.begin(), outputOrder.end(), *nest.sparseWorkspace->var) - outputOrder.begin();
+  auto refuse = [&](const std::string& reason) -> size_t {
+    if (asked && *asked > 0) {
+      std::string text = "sparse_workspace(" + nest.sparseWorkspace->var->name() + "): hoisting " +
+                         joinNames(std::vector<IndexVar>(outputOrder.begin(), outputOrder.begin() + *asked)) +
+                         " out of the workspace needs " + reason;
+      if (nest.sparseWorkspaceCommand) throw ScheduleError(*nest.sparseWorkspaceCommand, text);
+      throw LoweringError(text);
+    }
+    why = reason;
+    return 0;
+  };
+  if (asked && *asked == 0) {
+    why = "sparse_workspace names " + output.name() + "'s first index";
+    return 0;
+  }
+  if (!threadLoops.empty()) return refuse("loops that are not on threads (each thread fills a workspace of its own)");
+  for (int level = 0; level < format.order(); ++level) {
+    const ir::LevelFormat& kind = format.level(level);
+    if (!kind.isDense() && !(kind.kind == ir::LevelKind::Compressed && kind.unique))
+      return refuse(output.name() + "'s levels to be dense or unique compressed, appended in order; it is stored " +
+                    format.toString());
+  }
+  size_t wanted = asked ? *asked : agree;
+  if (agree == 0 || wanted > agree)
+    return refuse("the outermost loops to iterate " + output.name() + "'s first levels in its order " +
+                  joinNames(outputOrder) + "; the loops are " + joinNames(nest.loops));
+  return wanted;
+}
+
+// A workspace over the output's modes below its first `hoisted` levels, in
+// the output's mode order; `indices` gets the variables it is indexed by.
+ir::TensorVar workspaceBelow(const ir::Access& lhs, const std::vector<IndexVar>& outputOrder, size_t hoisted,
+                             std::vector<IndexVar>& indices) {
+  const ir::TensorVar& output = lhs.tensor();
+  std::vector<ir::Dimension> shape;
+  for (int mode = 0; mode < output.order(); ++mode) {
+    const IndexVar& var = lhs.indices()[mode];
+    if (std::find(outputOrder.begin(), outputOrder.begin() + hoisted, var) != outputOrder.begin() + hoisted) continue;
+    indices.push_back(var);
+    shape.push_back(output.shape()[mode]);
+  }
+  std::vector<int> modes;
+  for (size_t level = hoisted; level < outputOrder.size(); ++level)
+    modes.push_back(static_cast<int>(std::find(indices.begin(), indices.end(), outputOrder[level]) - indices.begin()));
+  std::vector<ir::LevelFormat> levels(indices.size(), ir::LevelFormat::compressed());
+  return ir::TensorVar("ws_" + output.name(), shape, ir::Format(levels, modes), output.datatype());
+}
+
 // The statement's variables in loop order, each once (a derived loop
 // stands for the variables it derives from).
 std::vector<IndexVar> inputOrder(const LoopNest& nest) {
@@ -110,16 +178,25 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
   while (common < loops.size() && common < outputOrder.size() && loops[common] == outputOrder[common]) ++common;
   size_t scatteringOrder = outputOrder.size() - common;
 
+  std::string whyNotHoisted;
+  size_t hoisted = hoistedLevels(nest, lhs, outputOrder, threadLoops, whyNotHoisted);
+  std::vector<IndexVar> hoistedLoops(nest.loops.begin(), nest.loops.begin() + hoisted);
+  std::vector<IndexVar> innerLoops(nest.loops.begin() + hoisted, nest.loops.end());
+  std::vector<IndexVar> workspaceIndices;
+  ir::TensorVar workspace = hoisted ? workspaceBelow(lhs, outputOrder, hoisted, workspaceIndices)
+                                    : wholeOutputWorkspace(output);
+  if (!hoisted) workspaceIndices = lhs.indices();
   std::string policyReason;
-  SparseWorkspaceOptions options = chosenOptions(nest, output, policyReason);
-  ir::TensorVar workspace = wholeOutputWorkspace(output);
+  SparseWorkspaceOptions options = chosenOptions(nest, workspace, policyReason);
   nest.sparseWorkspaceOptions[workspace.name()] = options;
 
-  ir::IndexStmt producer = nestLoops(nest.loops, ir::AssignmentNode::make(workspace(lhs.indices()), rhs, true),
+  std::vector<IndexVar> consumerLoops(outputOrder.begin() + hoisted, outputOrder.end());
+  ir::IndexStmt producer = nestLoops(innerLoops, ir::AssignmentNode::make(workspace(workspaceIndices), rhs, true),
                                      nest.attributes);
-  if (!nest.relations.empty()) producer = ir::suchThat(producer, nest.relations);
   ir::IndexStmt consumer =
-    nestLoops(outputOrder, ir::AssignmentNode::make(lhs, ir::IndexExpr(workspace(lhs.indices())), false), {});
+    nestLoops(consumerLoops, ir::AssignmentNode::make(lhs, ir::IndexExpr(workspace(workspaceIndices)), false), {});
+  ir::IndexStmt statement = nestLoops(hoistedLoops, ir::where(consumer, producer), nest.attributes);
+  if (!nest.relations.empty()) statement = ir::suchThat(statement, nest.relations);
 
   std::string classification =
     scatters ? "sparse scattering of order " + std::to_string(scatteringOrder) + ": " + *scatters
@@ -132,24 +209,41 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
     flags += ", one per thread of the loop over " + joinNames(threadLoops) +
              ", sorted and merged on their threads, then merged in parallel by ranges of " + outputOrder[0].name();
   flags += optionFlags(options);
-  nest.decisions.push_back("inserted sparse workspace " + workspace.name() + " of order " +
-                           std::to_string(output.order()) + " (policy " + policyReason + flags +
-                           "), stored in " + output.name() + "'s order " + joinNames(outputOrder) +
-                           " and compressed into " + format.toString() + " after the loops");
-  if (scatters) {
-    nest.decisions.push_back(std::string("not taken: a dense workspace (") +
-                             (scatteringOrder > 1 ? "the results scatter over " + std::to_string(scatteringOrder) +
-                                                      " levels, a dense workspace covers the last one only"
-                                                  : "the output's last level is not what scatters") +
-                             ")" +
-                             (common > 0 ? "; hoisting the common loops " +
-                                             joinNames(std::vector<IndexVar>(outputOrder.begin(),
-                                                                             outputOrder.begin() + common)) +
-                                             " out of the workspace (not implemented: the workspace holds every level)"
-                                         : "; hoisting common loops (the outermost loop is not " + output.name() +
-                                             "'s first level)"));
+  if (hoisted) {
+    std::string levels = hoisted == 1 ? "level" : "levels";
+    nest.decisions.push_back(
+      "hoisted common iteration: the outermost loops " + joinNames(hoistedLoops) + " iterate " + output.name() +
+      "'s first " + levels + " in its order, so they enclose the workspace (§6.2: " + output.name() + "'s levels " +
+      format.toString() + " are appended in the order the loops give; the loop order and " + output.name() +
+      "'s order agree up to position " + std::to_string(hoisted) + "; " + output.name() + "'s " + levels + " over " +
+      joinNames(hoistedLoops) + " take their coordinates in order, as the inputs give them)");
+    nest.decisions.push_back("inserted sparse workspace " + workspace.name() + " of order " +
+                             std::to_string(workspace.order()) + " over " + joinNames(consumerLoops) + " (policy " +
+                             policyReason + flags + "), drained after each iteration of " +
+                             joinNames(hoistedLoops) + " and appended to " + output.name() + "'s levels " +
+                             joinNames(consumerLoops) + " in order");
+    nest.decisions.push_back("not taken: a sparse workspace holding all of " + output.name() + " (order " +
+                             std::to_string(output.order()) + "; the hoisted one holds the results of one iteration "
+                             "of " + joinNames(hoistedLoops) + " at a time)");
+  } else {
+    nest.decisions.push_back("inserted sparse workspace " + workspace.name() + " of order " +
+                             std::to_string(output.order()) + " (policy " + policyReason + flags +
+                             "), stored in " + output.name() + "'s order " + joinNames(outputOrder) +
+                             " and compressed into " + format.toString() + " after the loops");
   }
-  return ir::where(consumer, producer);
+  if (scatters || hoisted) {
+    std::string dense;
+    if (scatteringOrder > 1)
+      dense = "the results scatter over " + std::to_string(scatteringOrder) +
+              " levels, a dense workspace covers the last one only";
+    else if (scatters)
+      dense = "the output's last level is not what scatters";
+    else
+      dense = "sparse_workspace asks for a sparse one";
+    nest.decisions.push_back("not taken: a dense workspace (" + dense + ")" +
+                             (hoisted ? "" : "; hoisting common loops (" + whyNotHoisted + ")"));
+  }
+  return statement;
 }
 
 ir::IndexStmt buildTermwiseSparseWorkspace(LoopNest& nest, const ir::Access& lhs,
@@ -160,9 +254,9 @@ ir::IndexStmt buildTermwiseSparseWorkspace(LoopNest& nest, const ir::Access& lhs
     throw LoweringError("the terms of " + output.name() + "'s sum reduce over different variables and need a sparse "
                         "workspace, which holds orders 1 to 4; " + output.name() + " has order " +
                         std::to_string(output.order()));
-  std::string policyReason;
-  SparseWorkspaceOptions options = chosenOptions(nest, output, policyReason);
   ir::TensorVar workspace = wholeOutputWorkspace(output);
+  std::string policyReason;
+  SparseWorkspaceOptions options = chosenOptions(nest, workspace, policyReason);
   nest.sparseWorkspaceOptions[workspace.name()] = options;
 
   std::vector<IndexVar> outputOrder;

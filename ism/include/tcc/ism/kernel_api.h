@@ -72,6 +72,17 @@ int tcc_ism_insert_vector_4(void* w, int c0, int c1, int c2, int c3, double v);
  * (malloc'd, adopted by the caller) in its element type. */
 int tcc_ism_kernel_finish(void* w, struct tcc_tensor* output, int unique_mask);
 
+/* A workspace that a loop reuses (hoisted common iteration: one per row,
+ * say) or whose consumer reads it: drain sorts and merges what was inserted
+ * since the last drain, compresses it into unique compressed levels in the
+ * workspace's level order, and empties the workspace for the next round.
+ * The drained arrays belong to the workspace and stay valid until the next
+ * drain or destroy: pos and crd of each level, and the values. */
+int tcc_ism_kernel_drain(void* w);
+long long* tcc_ism_kernel_drained_pos(void* w, int level);
+int* tcc_ism_kernel_drained_crd(void* w, int level);
+double* tcc_ism_kernel_drained_vals(void* w);
+
 void tcc_ism_kernel_destroy(void* w);
 
 /* The reason the last failing call on this thread failed. */
