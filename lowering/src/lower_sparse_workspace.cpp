@@ -26,6 +26,7 @@ const char* policyEntryName(WorkspacePolicy policy) {
     case WorkspacePolicy::Coord: return "coord";
     case WorkspacePolicy::Map: return "map";
     case WorkspacePolicy::Vector: return "vector";
+    case WorkspacePolicy::User: return "user";
   }
   return "hash";
 }
@@ -108,10 +109,16 @@ void Lowerer::createSparseWorkspace(const ir::TensorVar& workspace, const std::v
   int flags = (o.pipelining ? 1 : 0) | (o.doubleBuffering ? 2 : 0);
   storage.ismHandle = freshVar(storage.name, handleType());
   storage.ismPerThread = perThread;
-  header_.push_back(imp::Comment::make("sparse workspace " + workspace.name() + " (ISM, " + toString(o.policy) +
+  header_.push_back(imp::Comment::make("sparse workspace " + workspace.name() + " (ISM, " +
+                                       (o.policy == WorkspacePolicy::User ? "registered " + o.userPolicy
+                                                                          : std::string(toString(o.policy))) +
                                        " policy)" + (outputName.empty() ? std::string() : " for " + outputName) +
                                        (perThread ? ", one per thread" : "")));
-  std::vector<Expr> args{int32Imm(order), dims, levels, int32Imm(static_cast<int>(o.policy)), int32Imm(flags),
+  int policyId = o.policy == WorkspacePolicy::User ? o.userPolicyId : static_cast<int>(o.policy);
+  if (perThread && o.policy == WorkspacePolicy::User)
+    throw LoweringError("sparse workspace " + workspace.name() + " uses the registered policy " + o.userPolicy +
+                        ", which fills one workspace at a time; its producer runs on threads");
+  std::vector<Expr> args{int32Imm(order), dims, levels, int32Imm(policyId), int32Imm(flags),
                          int64Imm(o.capacity), int64Imm(0)};
   if (perThread) {
     usesOpenMP_ = true;

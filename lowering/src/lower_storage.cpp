@@ -118,7 +118,8 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       const auto* read = copy ? copy->rhs.as<ir::AccessNode>() : nullptr;
       bool copiedOnce = !nestedWheres.count(where) && read && read->tensor == tensor &&
                         read->indices == copy->lhs.indices() && isParameter(copy->lhs.tensor()) &&
-                        copy->lhs.tensor().order() == tensor.order();
+                        copy->lhs.tensor().order() == tensor.order() &&
+                        copy->lhs.tensor().format().modeOrdering() == tensor.format().modeOrdering();
       if (copiedOnce) {
         sparseWorkspaceOutputs.emplace(tensor, copy->lhs.tensor());
         continue;

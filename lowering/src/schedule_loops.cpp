@@ -136,6 +136,10 @@ class CommandApplier {
                               bound.var.name());
   }
 
+  void operator()(const SparsePrecomputeCommand&) {
+    fail("a statement takes one precompute into a workspace tensor");
+  }
+
   void operator()(const PrecomputeCommand& precompute) {
     if (nest_.precompute) fail("a statement takes one precompute");
     if (nest_.sparseWorkspace) fail("a statement takes either a precompute or a sparse workspace");

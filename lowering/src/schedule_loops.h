@@ -83,6 +83,14 @@ struct WorkspaceTerm {
 ir::IndexStmt buildTermwiseSparseWorkspace(LoopNest& nest, const ir::Access& lhs,
                                            const std::vector<WorkspaceTerm>& terms);
 
+// The options of a sparse workspace: `given` when the policy was given,
+// else `given` with the policy tcc's documented rule picks for `workspace`;
+// `why` says which and why, for explain.
+SparseWorkspaceOptions chosenWorkspaceOptions(const ir::TensorVar& workspace, SparseWorkspaceOptions given,
+                                              bool policyGiven, std::string& why);
+// ", pipelined, first capacity 16": the options explain mentions.
+std::string workspaceOptionFlags(const SparseWorkspaceOptions& options);
+
 // "i, k, j": variable names for messages.
 std::string joinNames(const std::vector<ir::IndexVar>& vars);
 

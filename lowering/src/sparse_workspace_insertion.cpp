@@ -42,12 +42,17 @@ WorkspacePolicy defaultPolicy(const ir::TensorVar& output, std::string& why) {
   return WorkspacePolicy::Hash;
 }
 
+std::string policyName(const SparseWorkspaceOptions& options) {
+  if (options.policy == WorkspacePolicy::User) return options.userPolicy + " (a registered policy)";
+  return toString(options.policy);
+}
+
 // The schedule's options, or the default ones with the policy the rule picks.
 SparseWorkspaceOptions chosenOptions(const LoopNest& nest, const ir::TensorVar& output, std::string& policyReason) {
   SparseWorkspaceOptions options;
   if (nest.sparseWorkspace && nest.sparseWorkspace->policyGiven) {
     options = nest.sparseWorkspace->options;
-    policyReason = std::string(toString(options.policy)) + ": as the schedule asks";
+    policyReason = policyName(options) + ": as the schedule asks";
   } else {
     options = nest.sparseWorkspace ? nest.sparseWorkspace->options : SparseWorkspaceOptions{};
     options.policy = defaultPolicy(output, policyReason);
@@ -149,6 +154,18 @@ std::vector<IndexVar> inputOrder(const LoopNest& nest) {
 }
 
 }  // namespace
+
+SparseWorkspaceOptions chosenWorkspaceOptions(const ir::TensorVar& workspace, SparseWorkspaceOptions given,
+                                              bool policyGiven, std::string& why) {
+  if (policyGiven) {
+    why = policyName(given) + ": as the schedule asks";
+    return given;
+  }
+  given.policy = defaultPolicy(workspace, why);
+  return given;
+}
+
+std::string workspaceOptionFlags(const SparseWorkspaceOptions& options) { return optionFlags(options); }
 
 ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs,
                                        const std::optional<std::string>& scatters) {

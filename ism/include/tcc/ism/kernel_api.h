@@ -66,6 +66,15 @@ int tcc_ism_insert_vector_2(void* w, int c0, int c1, double v);
 int tcc_ism_insert_vector_3(void* w, int c0, int c1, int c2, double v);
 int tcc_ism_insert_vector_4(void* w, int c0, int c1, int c2, int c3, double v);
 
+/* Policies a program registered (tcc/ism/policy_registry.h): the id to
+ * pass to create (-1 for an unknown name; 0 to 4 for the built-in ones),
+ * and one insert per order that reaches the policy through a virtual call. */
+int tcc_ism_kernel_policy_id(const char* name);
+int tcc_ism_insert_user_1(void* w, int c0, double v);
+int tcc_ism_insert_user_2(void* w, int c0, int c1, double v);
+int tcc_ism_insert_user_3(void* w, int c0, int c1, int c2, double v);
+int tcc_ism_insert_user_4(void* w, int c0, int c1, int c2, int c3, double v);
+
 /* Sorts and merges what is left and compresses it into `output`'s levels
  * (their kinds and mode ordering as the tensor describes them; bit l of
  * unique_mask set when level l is unique), writing its pos, crd and vals
