@@ -233,7 +233,8 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
       "'s first " + levels + " in its order, so they enclose the workspace (§6.2: " + output.name() + "'s levels " +
       format.toString() + " are appended in the order the loops give; the loop order and " + output.name() +
       "'s order agree up to position " + std::to_string(hoisted) + "; " + output.name() + "'s " + levels + " over " +
-      joinNames(hoistedLoops) + " take their coordinates in order, as the inputs give them)");
+      joinNames(hoistedLoops) + (hoisted == 1 ? " takes its" : " take their") +
+      " coordinates in order, as the inputs give them)");
     nest.decisions.push_back("inserted sparse workspace " + workspace.name() + " of order " +
                              std::to_string(workspace.order()) + " over " + joinNames(consumerLoops) + " (policy " +
                              policyReason + flags + "), drained after each iteration of " +

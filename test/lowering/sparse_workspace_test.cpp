@@ -270,6 +270,21 @@ TEST(HoistedCommonIteration, RowWiseSpgemmDenseByDefaultSparseOnRequest) {
   EXPECT_TRUE(contains(decisionsOf(whole), "inserted sparse workspace ws_A of order 2")) << decisionsOf(whole);
 }
 
+// Under pos and split of the summed loop, and on a statement that appends
+// in order (a first-order workspace per row anyway).
+TEST(HoistedCommonIteration, UnderOtherCommandsAndOnAppendingStatements) {
+  std::map<std::string, rt::Coo> inputs = {{"B", randomSparse({43, 37}, 0.1, 48)}, {"C", randomSparse({37, 29}, 0.1, 49)}};
+  std::string program = withSchedule(replaced(kRowWise, "OUT", "dcsr"),
+                                     "pos(k, kp, B(i, k))\n  split(kp, k0, k1, 4)\n  sparse_workspace(j, policy = bucket)");
+  expectProgramMatchesReference(program, inputs);
+  EXPECT_TRUE(contains(decisionsOf(program), "A's level over i takes its coordinates in order")) << decisionsOf(program);
+  std::string add = withSchedule("tensor A(I, J) : dcsr\ntensor B(I, J) : csr\ntensor C(I, J) : dcsr\n"
+                                 "A(i, j) = B(i, j) - C(i, j)\n",
+                                 "sparse_workspace(j, policy = map)");
+  expectProgramMatchesReference(add, {{"B", randomSparse({31, 23}, 0.2, 50)}, {"C", randomSparse({31, 23}, 0.2, 51)}});
+  EXPECT_TRUE(contains(decisionsOf(add), "inserted sparse workspace ws_A of order 1 over j")) << decisionsOf(add);
+}
+
 TEST(HoistedCommonIteration, RowWiseSpgemmOnRealMatrices) {
   for (const char* name : {"bcsstk01.mtx", "west0497.mtx"}) {
     SCOPED_TRACE(name);
