@@ -420,15 +420,15 @@ extern "C" int tcc_ism_kernel_drain(void* w) {
 }
 
 extern "C" long long* tcc_ism_kernel_drained_pos(void* w, int level) {
-  auto& levels = static_cast<AnyWorkspace*>(w)->drained.levels;
-  if (level < 0 || level >= static_cast<int>(levels.size())) return nullptr;
-  return reinterpret_cast<long long*>(levels[level].pos.data());
+  auto* workspace = static_cast<AnyWorkspace*>(w);
+  if (level < 0 || level >= workspace->order()) return nullptr;
+  return reinterpret_cast<long long*>(workspace->drained.pos[level].data());
 }
 
 extern "C" int* tcc_ism_kernel_drained_crd(void* w, int level) {
-  auto& levels = static_cast<AnyWorkspace*>(w)->drained.levels;
-  if (level < 0 || level >= static_cast<int>(levels.size())) return nullptr;
-  return levels[level].crd.data();
+  auto* workspace = static_cast<AnyWorkspace*>(w);
+  if (level < 0 || level >= workspace->order()) return nullptr;
+  return workspace->drained.crd[level].data();
 }
 
 extern "C" double* tcc_ism_kernel_drained_vals(void* w) { return static_cast<AnyWorkspace*>(w)->drained.vals.data(); }

@@ -3,6 +3,7 @@
 // registered by a program (policy_registry.h) build the same objects.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,7 +31,15 @@ class AnyWorkspace {
   // Insert through a virtual call: the entry point of registered policies
   // (tcc_ism_insert_user_N); coordinates in mode order.
   virtual int insertAny(const int* coordinates, double value) noexcept = 0;
-  CompressedTensor drained;
+  // What the last drain produced: unique compressed levels in level order
+  // (pos of level l has one entry per position of level l - 1, plus one),
+  // kept between drains so that a workspace drained per row allocates
+  // only when a row outgrows every earlier one.
+  struct Drained {
+    std::vector<int64_t> pos[kMaxOrder];
+    std::vector<int32_t> crd[kMaxOrder];
+    std::vector<double> vals;
+  } drained;
 };
 
 template <template <int> class Policy, int N>
@@ -55,8 +64,27 @@ class TypedWorkspace final : public AnyWorkspace {
   }
   void drain() override {
     throwIfFailed();
-    std::vector<LevelSpec> levels(N, LevelSpec{LevelKind::Compressed, true});
-    drained = compress(workspace.drain(), workspace.shape(), levels);
+    const AllArray<N>& all = workspace.drain();
+    const auto& coordinates = all.coordinates();
+    const auto& values = all.values();
+    for (int l = 0; l < N; ++l) {
+      drained.pos[l].assign(2, 0);
+      drained.pos[l].resize(l == 0 ? 2 : 1);
+      drained.crd[l].clear();
+    }
+    drained.vals.assign(values.begin(), values.end());
+    // Components come sorted and distinct: each starts new positions from
+    // the first level where it differs from the one before.
+    for (std::size_t c = 0; c < coordinates.size(); ++c) {
+      int first = 0;
+      if (c > 0)
+        while (first < N - 1 && coordinates[c][first] == coordinates[c - 1][first]) ++first;
+      for (int l = first; l < N; ++l) {
+        drained.crd[l].push_back(coordinates[c][l]);
+        ++drained.pos[l].back();
+        if (l + 1 < N) drained.pos[l + 1].push_back(drained.pos[l + 1].back());
+      }
+    }
     workspace.restart();
   }
   // A failed insert is kept (kernels do not stop in the middle of a
