@@ -45,6 +45,11 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   }
   int threadCount() const override { return static_cast<int>(workspaces_.size()); }
   int insertAny(const int*, double) noexcept override { return 1; }  // inserts go to a thread's own workspace
+  std::string failed() const override {
+    for (const auto& workspace : workspaces_)
+      if (!workspace->failure.empty()) return workspace->failure;
+    return "";
+  }
   // Sorts and merges thread t's workspace into its run.
   void finishThread(int t) override {
     if (t < 0 || t >= threadCount() || runs_[t] || threadErrors_[t]) return;
@@ -417,6 +422,13 @@ extern "C" int tcc_ism_kernel_drain(void* w) {
     kernel::lastError() = error.what();
     return 1;
   }
+}
+
+extern "C" int tcc_ism_kernel_status(void* w) {
+  std::string failure = static_cast<AnyWorkspace*>(w)->failed();
+  if (failure.empty()) return 0;
+  kernel::lastError() = failure;
+  return 1;
 }
 
 extern "C" long long* tcc_ism_kernel_drained_pos(void* w, int level) {

@@ -642,7 +642,7 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   for (const auto& workspace : workspaces)
     if (storageOf(workspace).ismHandle.defined()) sparse = &workspace;
   if (sparse && storageOf(*sparse).ismDrained) {
-    stmts.push_back(drainSparseWorkspace(*sparse));
+    drainSparseWorkspace(*sparse, stmts);
     stmts.push_back(lower(where->consumer));
     return imp::Block::make(stmts);
   }

@@ -45,42 +45,47 @@ void Lowerer::declareSparseWorkspace(const ir::TensorVar& workspace, const ir::T
   createSparseWorkspace(workspace, storageOf(output).dims, perThread, output.name());
 }
 
-void Lowerer::declareDrainedSparseWorkspace(const ir::TensorVar& workspace, const std::vector<Expr>& dims) {
-  createSparseWorkspace(workspace, dims, false, "");
+void Lowerer::declareDrainedSparseWorkspace(const ir::TensorVar& workspace, const std::vector<Expr>& dims,
+                                            bool perThread) {
+  createSparseWorkspace(workspace, dims, perThread, "");
   TensorStorage& storage = storageOf(workspace);
   storage.ismDrained = true;
-  const ir::Format& format = workspace.format();
-  storage.pos.resize(format.order());
-  storage.crd.resize(format.order());
-  for (int level = 0; level < format.order(); ++level) {
-    std::string prefix = storage.name + std::to_string(level + 1);
-    storage.pos[level] = freshVar(prefix + "_pos", imp::Type::pointerTo(imp::Type::int64()));
-    storage.crd[level] = freshVar(prefix + "_crd", imp::Type::pointerTo(imp::Type::int32()));
-    header_.push_back(imp::Declare::make(storage.pos[level], Expr()));
-    header_.push_back(imp::Declare::make(storage.crd[level], Expr()));
-  }
-  storage.vals = freshVar(storage.name + "_vals", imp::Type::pointerTo(imp::Type::float64()));
-  header_.push_back(imp::Declare::make(storage.vals, Expr()));
+  // Threads cannot leave their loop: a failed drain is reported after it.
+  if (perThread)
+    footer_.push_back(
+      returnIfFailed(ops::ne(imp::Call::make("tcc_ism_kernel_status", {storage.ismHandle}, imp::Type::int32()),
+                             int32Imm(0))));
   footer_.push_back(imp::Evaluate::make(imp::Call::make("tcc_ism_kernel_destroy", {storage.ismHandle}, imp::Type::void_())));
 }
 
-Stmt Lowerer::drainSparseWorkspace(const ir::TensorVar& workspace) {
-  const TensorStorage& storage = storageOf(workspace);
-  std::vector<Stmt> steps{
-    imp::Comment::make("sort, merge and compress what the loops inserted into " + workspace.name() +
-                       ", which is emptied for the next iteration"),
-    returnIfFailed(ops::ne(imp::Call::make("tcc_ism_kernel_drain", {storage.ismHandle}, imp::Type::int32()), int32Imm(0)))};
+void Lowerer::drainSparseWorkspace(const ir::TensorVar& workspace, std::vector<Stmt>& steps) {
+  TensorStorage& storage = storageOf(workspace);
+  if (storage.ismPerThread && !storage.ismThreadHandle.defined())
+    throw LoweringError("internal: sparse workspace " + workspace.name() + " is drained outside its thread loop");
+  Expr handle = storage.ismThreadHandle.defined() ? storage.ismThreadHandle : storage.ismHandle;
+  steps.push_back(imp::Comment::make("sort, merge and compress what the loops inserted into " + workspace.name() +
+                                     ", which is emptied for the next iteration"));
+  Expr drain = imp::Call::make("tcc_ism_kernel_drain", {handle}, imp::Type::int32());
+  steps.push_back(storage.ismPerThread ? imp::Evaluate::make(drain)
+                                       : returnIfFailed(ops::ne(drain, int32Imm(0))));
+  // The drained arrays, read by the consumer as compressed levels: local
+  // to this drain, so that threads each read their own.
+  storage.pos.assign(workspace.order(), Expr());
+  storage.crd.assign(workspace.order(), Expr());
   for (int level = 0; level < workspace.order(); ++level) {
-    steps.push_back(imp::Assign::make(storage.pos[level],
-                                      imp::Call::make("tcc_ism_kernel_drained_pos", {storage.ismHandle, int32Imm(level)},
-                                                      storage.pos[level].type())));
-    steps.push_back(imp::Assign::make(storage.crd[level],
-                                      imp::Call::make("tcc_ism_kernel_drained_crd", {storage.ismHandle, int32Imm(level)},
-                                                      storage.crd[level].type())));
+    std::string prefix = storage.name + std::to_string(level + 1);
+    storage.pos[level] = freshVar(prefix + "_pos", imp::Type::pointerTo(imp::Type::int64()));
+    storage.crd[level] = freshVar(prefix + "_crd", imp::Type::pointerTo(imp::Type::int32()));
+    steps.push_back(imp::Declare::make(
+      storage.pos[level],
+      imp::Call::make("tcc_ism_kernel_drained_pos", {handle, int32Imm(level)}, storage.pos[level].type())));
+    steps.push_back(imp::Declare::make(
+      storage.crd[level],
+      imp::Call::make("tcc_ism_kernel_drained_crd", {handle, int32Imm(level)}, storage.crd[level].type())));
   }
-  steps.push_back(imp::Assign::make(
-    storage.vals, imp::Call::make("tcc_ism_kernel_drained_vals", {storage.ismHandle}, storage.vals.type())));
-  return imp::Block::make(steps);
+  storage.vals = freshVar(storage.name + "_vals", imp::Type::pointerTo(imp::Type::float64()));
+  steps.push_back(imp::Declare::make(
+    storage.vals, imp::Call::make("tcc_ism_kernel_drained_vals", {handle}, storage.vals.type())));
 }
 
 void Lowerer::createSparseWorkspace(const ir::TensorVar& workspace, const std::vector<Expr>& modeDims, bool perThread,

@@ -151,16 +151,16 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       if (sparseWorkspaceOutputs.count(tensor)) {
         declareSparseWorkspace(tensor, sparseWorkspaceOutputs.at(tensor), fillsOnThreads(where->producer));
       } else if (drainedWorkspaces.count(tensor)) {
-        if (fillsOnThreads(where->producer) || parallelWheres.count(where))
+        if (fillsOnThreads(where->producer))
           throw LoweringError("sparse workspace " + tensor.name() + " is drained after each fill, which threads "
-                              "cannot share; parallelize the loops above it, or none");
+                              "cannot share; parallelize a loop above it, or none");
         std::vector<Expr> dims;
         for (const auto& var : drainedWorkspaces.at(tensor)) {
           auto dim = dimensions_.find(var);
           if (dim == dimensions_.end()) throw LoweringError("cannot size sparse workspace " + tensor.name());
           dims.push_back(dim->second);
         }
-        declareDrainedSparseWorkspace(tensor, dims);
+        declareDrainedSparseWorkspace(tensor, dims, parallelWheres.count(where) > 0);
       } else {
         declareWorkspace(tensor, sparseConsumer && tensor.order() == 1, parallelWheres.count(where) > 0);
       }

@@ -188,8 +188,12 @@ class Lowerer {
   // A workspace drained by its where after each fill (inside hoisted
   // loops, or read by a consumer that is more than a copy): the consumer
   // iterates the drained arrays as unique compressed levels. `dims` per mode.
-  void declareDrainedSparseWorkspace(const ir::TensorVar& workspace, const std::vector<imp::Expr>& dims);
-  imp::Stmt drainSparseWorkspace(const ir::TensorVar& workspace);
+  // Under a thread loop, one per thread (drained by the thread that fills it).
+  void declareDrainedSparseWorkspace(const ir::TensorVar& workspace, const std::vector<imp::Expr>& dims,
+                                     bool perThread);
+  // Appends the drain and the declarations of the drained arrays, which
+  // the consumer then reads (storage's pos, crd and vals).
+  void drainSparseWorkspace(const ir::TensorVar& workspace, std::vector<imp::Stmt>& stmts);
   void createSparseWorkspace(const ir::TensorVar& workspace, const std::vector<imp::Expr>& modeDims, bool perThread,
                              const std::string& outputName);
   imp::Stmt insertIntoSparseWorkspace(const ir::AccessNode* lhs, const imp::Expr& value);

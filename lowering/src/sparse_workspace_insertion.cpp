@@ -110,7 +110,16 @@ size_t hoistedLevels(const LoopNest& nest, const ir::Access& lhs, const std::vec
     why = "sparse_workspace names " + output.name() + "'s first index";
     return 0;
   }
-  if (!threadLoops.empty()) return refuse("loops that are not on threads (each thread fills a workspace of its own)");
+  // Threads may run the hoisted loop over the rows of a {dense, compressed}
+  // output (each drains a workspace of its own, rows assembled in
+  // parallel); any other thread loop fills a whole-output workspace each.
+  bool rowThreads = format.order() == 2 && format.level(0).isDense() &&
+                    format.level(1).kind == ir::LevelKind::Compressed && format.level(1).unique &&
+                    threadLoops.size() == 1 && threadLoops[0] == outputOrder[0] && !nest.loops.empty() &&
+                    nest.loops[0] == outputOrder[0];
+  if (!threadLoops.empty() && !rowThreads)
+    return refuse("its threads, if any, to run the loop over the rows of a {dense, compressed} output (here each "
+                  "thread fills a workspace of its own over all of " + output.name() + ")");
   for (int level = 0; level < format.order(); ++level) {
     const ir::LevelFormat& kind = format.level(level);
     if (!kind.isDense() && !(kind.kind == ir::LevelKind::Compressed && kind.unique))
@@ -222,9 +231,12 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
   nest.decisions.push_back(classification + " (loops over " + joinNames(loops) + ", output order " +
                            joinNames(outputOrder) + ", without reductions " + joinNames(kept) + ")");
   std::string flags;
-  if (!threadLoops.empty())
+  if (!threadLoops.empty() && !hoisted)
     flags += ", one per thread of the loop over " + joinNames(threadLoops) +
              ", sorted and merged on their threads, then merged in parallel by ranges of " + outputOrder[0].name();
+  if (!threadLoops.empty() && hoisted)
+    flags += ", one per thread of the loop over " + joinNames(threadLoops) + ", whose rows of " + output.name() +
+             " are assembled in parallel";
   flags += optionFlags(options);
   if (hoisted) {
     std::string levels = hoisted == 1 ? "level" : "levels";

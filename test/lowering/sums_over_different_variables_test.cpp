@@ -152,6 +152,7 @@ TEST(SumsOverDifferentVariablesReal, RealMatrices) {
       expectProgramMatchesReference("tensor A(I, I) : csr\ntensor B(I, I) : csr\ntensor D(I, I) : dcsr\n"
                                     "A(i, j) = B(i, k) * B(k, j) + D(i, j)\n",
                                     {{"B", real}, {"D", real}});
+    if (real.dims[0] > 300) continue;  // the dense reference is cubic
     expectProgramMatchesReference("tensor A(I, I) : dcsr\ntensor B(I, K) : csr\ntensor Bt(K, I) : csc\n"
                                   "tensor D(I, I) : csr\nA(i, j) = B(i, k) * Bt(k, j) - 3 * D(i, j)\n",
                                   {{"B", real}, {"Bt", transposed(real)}, {"D", randomSparse({real.dims[0], real.dims[0]}, 0.01, 7990)}});

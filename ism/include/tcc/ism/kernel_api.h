@@ -88,6 +88,10 @@ int tcc_ism_kernel_finish(void* w, struct tcc_tensor* output, int unique_mask);
  * The drained arrays belong to the workspace and stay valid until the next
  * drain or destroy: pos and crd of each level, and the values. */
 int tcc_ism_kernel_drain(void* w);
+/* Non-zero (and tcc_ism_kernel_last_error says why) when an insert or a
+ * drain of the workspace, or of any of its threads' workspaces, failed: a
+ * kernel that drains on threads checks this once after its loops. */
+int tcc_ism_kernel_status(void* w);
 long long* tcc_ism_kernel_drained_pos(void* w, int level);
 int* tcc_ism_kernel_drained_crd(void* w, int level);
 double* tcc_ism_kernel_drained_vals(void* w);

@@ -31,6 +31,8 @@ class AnyWorkspace {
   // Insert through a virtual call: the entry point of registered policies
   // (tcc_ism_insert_user_N); coordinates in mode order.
   virtual int insertAny(const int* coordinates, double value) noexcept = 0;
+  // Why an insert or a drain failed (of any thread's workspace); empty if none did.
+  virtual std::string failed() const = 0;
   // What the last drain produced: unique compressed levels in level order
   // (pos of level l has one entry per position of level l - 1, plus one),
   // kept between drains so that a workspace drained per row allocates
@@ -62,8 +64,18 @@ class TypedWorkspace final : public AnyWorkspace {
       return 1;
     }
   }
+  std::string failed() const override { return failure; }
   void drain() override {
-    throwIfFailed();
+    if (!failure.empty()) {
+      // Empty levels, so that a kernel that reads them before it reports
+      // the failure (one on threads, say) reads nothing.
+      for (int l = 0; l < N; ++l) {
+        drained.pos[l].assign(l == 0 ? 2 : 1, 0);
+        drained.crd[l].clear();
+      }
+      drained.vals.clear();
+      throw std::runtime_error(failure);
+    }
     const AllArray<N>& all = workspace.drain();
     const auto& coordinates = all.coordinates();
     const auto& values = all.values();
