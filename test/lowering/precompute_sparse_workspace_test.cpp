@@ -149,6 +149,32 @@ TEST(PrecomputeIntoWorkspaceTensor, FromTheCppApi) {
   }
 }
 
+// sparse_workspace(...) through tcc::Schedule: a whole-output workspace for
+// outer-product SpGEMM, a hoisted one per row for row-wise SpGEMM.
+TEST(PrecomputeIntoWorkspaceTensor, SparseWorkspaceFromTheCppApi) {
+  IndexVar i("i"), j("j"), k("k");
+  TensorVar A("A", {"I", "J"}, Format::csr()), B("B", {"I", "K"}, Format::dcsc()), C("C", {"K", "J"}, Format::dcsr()),
+    Br("B", {"I", "K"}, Format::csr()), Cr("C", {"K", "J"}, Format::csr());
+  std::map<std::string, rt::Coo> inputs = outerInputs(8600);
+  inputs.erase("D");
+  Schedule outer;
+  outer.sparseWorkspace({.policy = "coord", .capacity = 8, .pipelining = true, .doubleBuffering = true});
+  KernelCheck check;
+  check.statements = {A(i, j) = B(i, k) * C(k, j)};
+  check.tensors = {A, B, C};
+  check.schedule = outer;
+  check.inputs = inputs;
+  std::string code = expectMatchesReference(check);
+  EXPECT_TRUE(contains(code, "tcc_ism_insert_coord_2")) << code;
+  Schedule rows;
+  rows.sparseWorkspace({.policy = "bucket"}, j);
+  check.statements = {A(i, j) = Br(i, k) * Cr(k, j)};
+  check.tensors = {A, Br, Cr};
+  check.schedule = rows;
+  code = expectMatchesReference(check);
+  EXPECT_TRUE(contains(code, "tcc_ism_kernel_drain")) << code;
+}
+
 // Bad input stops with file:line:col and the reason.
 TEST(PrecomputeIntoWorkspaceTensor, BadInputIsLocated) {
   std::string good = replaced(kOuterPlus, {{"@A", "csr"}, {"@W", "policy = hash"}, {"@ORDER", ""}});

@@ -152,8 +152,15 @@ Program Program::fromStatements(std::vector<ir::IndexStmt> statements, std::vect
     const auto* spec = frontend::findScheduleCommand(command.name);
     std::string text = commandText(command);
     for (size_t a = 0; a < command.arguments.size() && spec; ++a) {
+      if (command.arguments[a].kind == frontend::ScheduleArgument::Kind::Keyword) continue;
       bool repeats = spec->variadic && a >= spec->required.size();
-      const auto& parameter = repeats ? spec->required.back() : spec->required.at(std::min(a, spec->required.size() - 1));
+      const frontend::ScheduleParameter* found =
+        repeats                           ? &spec->required.back()
+        : a < spec->required.size()       ? &spec->required[a]
+        : a - spec->required.size() < spec->optional.size() ? &spec->optional[a - spec->required.size()]
+                                          : nullptr;
+      if (!found) throw Error("schedule command " + text + " takes fewer arguments; usage: " + spec->signature);
+      const auto& parameter = *found;
       const std::string& identifier = command.arguments[a].identifier;
       if (parameter.kind == frontend::ScheduleParameterKind::IndexVariable && !known.count(identifier))
         throw Error("schedule command " + text + ": " + identifier + " is not an index variable of the program "
