@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "tcc/ism/ism.h"
+#include "tcc/ism/policy_registry.h"
 #include "tcc/ism/parallel_merge.h"
 #include "tcc/runtime/abi.h"
 
@@ -26,42 +29,6 @@ std::string& lastError() {
   thread_local std::string message;
   return message;
 }
-
-class AnyWorkspace {
- public:
-  virtual ~AnyWorkspace() = default;
-  virtual CompressedTensor finish(const std::vector<LevelSpec>& levels) = 0;
-  virtual int order() const = 0;
-  // The per-thread workspaces of a parallel producer; null for one workspace.
-  virtual void** threadHandles() { return nullptr; }
-  // Finishing per-thread workspaces on the caller's threads (kernel_api.h);
-  // one workspace has nothing to do ahead of finish.
-  virtual int threadCount() const { return 1; }
-  virtual void finishThread(int) {}
-  virtual int mergeParts() { return 0; }
-  virtual void mergePart(int) {}
-};
-
-template <template <int> class Policy, int N>
-class TypedWorkspace final : public AnyWorkspace {
- public:
-  TypedWorkspace(const Shape<N>& shape, const WorkspaceOptions& options) : workspace(shape, options) {}
-  CompressedTensor finish(const std::vector<LevelSpec>& levels) override {
-    throwIfFailed();
-    return compress(workspace.finish(), workspace.shape(), levels);
-  }
-  int order() const override { return N; }
-  // A failed insert is kept (kernels do not stop in the middle of a
-  // thread loop) and reported by finish.
-  void fail(const char* reason) {
-    if (failure.empty()) failure = reason;
-  }
-  void throwIfFailed() const {
-    if (!failure.empty()) throw std::runtime_error(failure);
-  }
-  Workspace<Policy, N> workspace;
-  std::string failure;
-};
 
 // One workspace per thread of a parallel producer, each filled through the
 // ordinary insert entry points; finish sorts and merges each on a thread
@@ -77,6 +44,12 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     }
   }
   int threadCount() const override { return static_cast<int>(workspaces_.size()); }
+  int insertAny(const int*, double) noexcept override { return 1; }  // inserts go to a thread's own workspace
+  std::string failed() const override {
+    for (const auto& workspace : workspaces_)
+      if (!workspace->failure.empty()) return workspace->failure;
+    return "";
+  }
   // Sorts and merges thread t's workspace into its run.
   void finishThread(int t) override {
     if (t < 0 || t >= threadCount() || runs_[t] || threadErrors_[t]) return;
@@ -150,6 +123,32 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   std::vector<char> partsMerged_;  // not vector<bool>: parts are marked from several threads
 };
 
+// Policies registered by the program (policy_registry.h), by id.
+struct Registry {
+  std::mutex mutex;
+  std::map<int, std::pair<std::string, WorkspaceFactory>> byId;
+};
+Registry& registry() {
+  static Registry instance;
+  return instance;
+}
+
+const char* const kBuiltinPolicies[] = {"bucket", "hash", "coord", "map", "vector"};
+
+// FNV-1a of the name, folded into [1000, 2^30): stable across processes.
+int idOfName(const std::string& name) {
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : name) hash = (hash ^ c) * 16777619u;
+  return 1000 + static_cast<int>(hash % ((1u << 30) - 1000));
+}
+
+WorkspaceFactory registeredFactory(int policy) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto found = r.byId.find(policy);
+  return found == r.byId.end() ? nullptr : found->second.second;
+}
+
 // `threads` 0: one workspace; otherwise that many, one per thread.
 template <int N>
 AnyWorkspace* create(int threads, const int* dims, const int* levelOrder, int policy, const WorkspaceOptions& options) {
@@ -169,6 +168,11 @@ AnyWorkspace* create(int threads, const int* dims, const int* levelOrder, int po
     case 2: return make.template operator()<CoordPolicy>();
     case 3: return make.template operator()<MapPolicy>();
     case 4: return make.template operator()<VectorPolicy>();
+  }
+  if (WorkspaceFactory factory = registeredFactory(policy)) {
+    if (threads != 0)
+      throw std::invalid_argument("ism: a registered policy fills one workspace at a time, not one per thread");
+    return factory(N, dims, levelOrder, options);
   }
   throw std::invalid_argument("ism: unknown policy id " + std::to_string(policy));
 }
@@ -365,6 +369,81 @@ extern "C" int tcc_ism_kernel_finish(void* w, tcc_tensor* output, int unique_mas
     return 1;
   }
 }
+
+namespace tcc::ism {
+
+int registerPolicyFactory(const std::string& name, WorkspaceFactory factory) {
+  for (const char* builtin : kernel::kBuiltinPolicies)
+    if (name == builtin) throw std::invalid_argument("ism: '" + name + "' names a built-in policy");
+  if (name.empty() || factory == nullptr) throw std::invalid_argument("ism: a policy needs a name and a factory");
+  int id = kernel::idOfName(name);
+  kernel::Registry& r = kernel::registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto [entry, inserted] = r.byId.emplace(id, std::make_pair(name, factory));
+  if (!inserted && entry->second.first != name)
+    throw std::invalid_argument("ism: policy '" + name + "' hashes like '" + entry->second.first + "'; rename one");
+  entry->second.second = factory;
+  return id;
+}
+
+int policyId(const std::string& name) {
+  for (int id = 0; id < 5; ++id)
+    if (name == kernel::kBuiltinPolicies[id]) return id;
+  int id = kernel::idOfName(name);
+  kernel::Registry& r = kernel::registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto found = r.byId.find(id);
+  return found != r.byId.end() && found->second.first == name ? id : -1;
+}
+
+}  // namespace tcc::ism
+
+extern "C" int tcc_ism_kernel_policy_id(const char* name) { return name ? tcc::ism::policyId(name) : -1; }
+
+#define TCC_ISM_USER_INSERT(N, PARAMS, ...)                                                             \
+  extern "C" int tcc_ism_insert_user_##N(void* w, PARAMS, double v) {                                  \
+    const int coordinates[N] = {__VA_ARGS__};                                                           \
+    return static_cast<AnyWorkspace*>(w)->insertAny(coordinates, v);                                   \
+  }
+#define TCC_COMMA ,
+TCC_ISM_USER_INSERT(1, int c0, c0)
+TCC_ISM_USER_INSERT(2, int c0 TCC_COMMA int c1, c0, c1)
+TCC_ISM_USER_INSERT(3, int c0 TCC_COMMA int c1 TCC_COMMA int c2, c0, c1, c2)
+TCC_ISM_USER_INSERT(4, int c0 TCC_COMMA int c1 TCC_COMMA int c2 TCC_COMMA int c3, c0, c1, c2, c3)
+#undef TCC_COMMA
+#undef TCC_ISM_USER_INSERT
+
+extern "C" int tcc_ism_kernel_drain(void* w) {
+  try {
+    if (w == nullptr) throw std::invalid_argument("ism: drain with a null workspace");
+    static_cast<AnyWorkspace*>(w)->drain();
+    return 0;
+  } catch (const std::exception& error) {
+    kernel::lastError() = error.what();
+    return 1;
+  }
+}
+
+extern "C" int tcc_ism_kernel_status(void* w) {
+  std::string failure = static_cast<AnyWorkspace*>(w)->failed();
+  if (failure.empty()) return 0;
+  kernel::lastError() = failure;
+  return 1;
+}
+
+extern "C" long long* tcc_ism_kernel_drained_pos(void* w, int level) {
+  auto* workspace = static_cast<AnyWorkspace*>(w);
+  if (level < 0 || level >= workspace->order()) return nullptr;
+  return reinterpret_cast<long long*>(workspace->drained.pos[level].data());
+}
+
+extern "C" int* tcc_ism_kernel_drained_crd(void* w, int level) {
+  auto* workspace = static_cast<AnyWorkspace*>(w);
+  if (level < 0 || level >= workspace->order()) return nullptr;
+  return workspace->drained.crd[level].data();
+}
+
+extern "C" double* tcc_ism_kernel_drained_vals(void* w) { return static_cast<AnyWorkspace*>(w)->drained.vals.data(); }
 
 extern "C" void tcc_ism_kernel_destroy(void* w) { delete static_cast<AnyWorkspace*>(w); }
 

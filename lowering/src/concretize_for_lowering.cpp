@@ -12,6 +12,7 @@
 #include "tcc/ir/index_replace.h"
 #include "tcc/lowering/lower.h"
 #include "schedule_loops.h"
+#include "statement_terms.h"
 
 namespace tcc::lowering {
 
@@ -22,6 +23,8 @@ using ir::IndexExpr;
 using ir::IndexStmt;
 using ir::IndexVar;
 using ir::TensorVar;
+
+}  // namespace
 
 bool hasSparseLevel(const TensorVar& tensor) {
   return tensor.order() > 0 && !tensor.format().isAllDense();
@@ -34,6 +37,8 @@ std::vector<IndexVar> varsInStorageOrder(const Access& access) {
   for (int level = 0; level < format.order(); ++level) vars.push_back(access.indices()[format.modeOfLevel(level)]);
   return vars;
 }
+
+namespace {
 
 using Edges = std::set<std::pair<IndexVar, IndexVar>>;
 
@@ -64,10 +69,14 @@ std::optional<std::vector<IndexVar>> topologicalOrder(const std::vector<IndexVar
   return order;
 }
 
+}  // namespace
+
 void appendUnique(std::vector<IndexVar>& list, const std::vector<IndexVar>& vars) {
   for (const auto& var : vars)
     if (std::find(list.begin(), list.end(), var) == list.end()) list.push_back(var);
 }
+
+namespace {
 
 // A summed variable between a sparse output's variables: the trailing
 // output coordinates would arrive out of order, so they are computed into a
@@ -95,9 +104,15 @@ bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr
   if (trailing.size() != 1 || !(*trailing.begin() == outputVars.back())) return false;
   const IndexVar& j = outputVars.back();
   nest.precompute = PrecomputeCommand{rhs, j, j};
+  std::vector<IndexVar> common(nest.loops.begin(), nest.loops.begin() + firstReduction);
   nest.decisions.push_back("summing over " + nest.loops[firstReduction].name() + " between " + output.name() +
                            "'s coordinates would append " + j.name() + " out of order: inserted dense workspace w_" +
                            output.name() + "(" + j.name() + ") with a list of touched coordinates (Gustavson)");
+  nest.decisions.push_back("dense workspace optimization (§6.2): the loop order sums over " +
+                           nest.loops[firstReduction].name() + " and only " + j.name() + " follows it" +
+                           (common.empty() ? std::string()
+                                           : ", under the hoisted common iteration over " + joinNames(common)) +
+                           "; sparse_workspace(" + j.name() + ") asks for a sparse first-order workspace instead");
   return true;
 }
 
@@ -151,7 +166,8 @@ struct InputConversion {
   Access original, converted;
 };
 
-std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, const IndexExpr& rhs) {
+std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, const IndexExpr& rhs,
+                                                          const std::vector<std::string>& keptInOrder = {}) {
   std::vector<Access> sparse;
   for (const auto& access : ir::accessesOf(rhs))
     if (hasSparseLevel(access.tensor())) sparse.push_back(access);
@@ -177,6 +193,7 @@ std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, con
     if (!disagreesWithOutput(sparse[a])) candidates.push_back(a);
   for (size_t candidate : candidates) {
     const Access& access = sparse[candidate];
+    if (std::find(keptInOrder.begin(), keptInOrder.end(), access.tensor().name()) != keptInOrder.end()) continue;
     std::set<IndexVar> distinct(access.indices().begin(), access.indices().end());
     if (distinct.size() != access.indices().size()) continue;  // a diagonal keeps its order
     Edges others = edgesWithout(candidate);
@@ -205,7 +222,122 @@ std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, con
   }
   return std::nullopt;
 }
+
+bool containsReduction(const IndexExpr& e) {
+  switch (e.kind()) {
+    case ir::IndexExprKind::Reduction: return true;
+    case ir::IndexExprKind::Neg: return containsReduction(e.as<ir::NegNode>()->operand);
+    case ir::IndexExprKind::Add: return containsReduction(e.as<ir::AddNode>()->a) || containsReduction(e.as<ir::AddNode>()->b);
+    case ir::IndexExprKind::Sub: return containsReduction(e.as<ir::SubNode>()->a) || containsReduction(e.as<ir::SubNode>()->b);
+    case ir::IndexExprKind::Mul: return containsReduction(e.as<ir::MulNode>()->a) || containsReduction(e.as<ir::MulNode>()->b);
+    case ir::IndexExprKind::Div: return containsReduction(e.as<ir::DivNode>()->a) || containsReduction(e.as<ir::DivNode>()->b);
+    case ir::IndexExprKind::Call: {
+      for (const auto& arg : e.as<ir::CallNode>()->args)
+        if (const auto* operand = std::get_if<IndexExpr>(&arg); operand && containsReduction(*operand)) return true;
+      return false;
+    }
+    default: return false;
+  }
+}
+
 }  // namespace
+
+namespace {
+
+// The terms of `rhs`'s top-level + and -, or none when a term holds a sum
+// below its own top (a product of sums, say).
+std::optional<std::vector<SignedTerm>> topLevelTerms(const IndexExpr& rhs) {
+  std::vector<SignedTerm> terms;
+  bool simple = true;
+  auto collect = [&](auto&& self, const IndexExpr& expr, bool negated) -> void {
+    if (const auto* add = expr.as<ir::AddNode>()) {
+      self(self, add->a, negated);
+      self(self, add->b, negated);
+      return;
+    }
+    if (const auto* sub = expr.as<ir::SubNode>()) {
+      self(self, sub->a, negated);
+      self(self, sub->b, !negated);
+      return;
+    }
+    SignedTerm term;
+    term.negated = negated;
+    term.body = expr;
+    while (const auto* sum = term.body.as<ir::ReductionNode>()) {
+      term.summed.push_back(sum->var);
+      term.body = sum->body;
+    }
+    if (containsReduction(term.body)) simple = false;
+    terms.push_back(term);
+  };
+  collect(collect, rhs, false);
+  if (!simple) return std::nullopt;
+  return terms;
+}
+
+// Whether the scalar-temporary concretization (loops over the output's
+// indices in the order written, each term's sums inside them) visits every
+// sparse input in storage order and appends a sparse output in order.
+bool oneLoopOrderFitsEveryTerm(const Access& lhs, const std::vector<SignedTerm>& terms) {
+  const std::vector<IndexVar>& outer = lhs.indices();
+  if (hasSparseLevel(lhs.tensor()) && varsInStorageOrder(lhs) != outer) return false;
+  for (const auto& term : terms) {
+    std::vector<IndexVar> order = outer;
+    appendUnique(order, term.summed);
+    for (const auto& access : ir::accessesOf(term.body)) {
+      if (!hasSparseLevel(access.tensor())) continue;
+      long previous = -1;
+      for (const auto& var : varsInStorageOrder(access)) {
+        long position = std::find(order.begin(), order.end(), var) - order.begin();
+        if (position <= previous) return false;
+        previous = position;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// The loops that insert one term into a workspace holding the whole output:
+// its sparse inputs in storage order (one converted if they disagree), the
+// output's storage order where they leave a choice; indices of the output
+// that the term does not use are looped over innermost (a broadcast).
+std::vector<IndexVar> termLoopOrder(const Access& lhs, SignedTerm& term, std::vector<std::string>& decisions,
+                                    std::vector<std::pair<std::string, TensorVar>>& convertedInputs) {
+  while (auto conversion = convertOneDisagreeingInput(lhs, term.body)) {
+    term.body = ir::replace(term.body, {{IndexExpr(conversion->original), IndexExpr(conversion->converted)}});
+    const TensorVar& copy = conversion->converted.tensor();
+    bool known = std::any_of(convertedInputs.begin(), convertedInputs.end(),
+                             [&](const auto& entry) { return entry.second.name() == copy.name(); });
+    if (!known) convertedInputs.emplace_back(conversion->original.tensor().name(), copy);
+    decisions.push_back("the sparse inputs of the term " + ir::toString(term.body) + " admit no common loop order: " +
+                        ir::toString(conversion->original) + " is read from a copy " + copy.name() + " stored " +
+                        copy.format().toString() + ", converted when the kernel runs");
+  }
+  std::vector<IndexVar> preference = varsInStorageOrder(lhs);
+  Edges inputEdges, outputEdges;
+  addChain(outputEdges, varsInStorageOrder(lhs));
+  for (const auto& access : ir::accessesOf(term.body)) {
+    if (!hasSparseLevel(access.tensor())) continue;
+    addChain(inputEdges, varsInStorageOrder(access));
+  }
+  appendUnique(preference, term.summed);
+  appendUnique(preference, ir::indexVarsOf(term.body));
+  std::vector<IndexVar> used = ir::indexVarsOf(term.body);
+  std::vector<IndexVar> ordered;
+  for (const auto& var : preference)
+    if (std::find(used.begin(), used.end(), var) != used.end()) ordered.push_back(var);
+  Edges allEdges = inputEdges;
+  allEdges.insert(outputEdges.begin(), outputEdges.end());
+  auto order = topologicalOrder(ordered, allEdges);
+  if (!order) order = topologicalOrder(ordered, inputEdges);
+  if (!order)
+    throw LoweringError("the sparse inputs of the term " + ir::toString(term.body) +
+                        " disagree on the loop order; convert one input to a format whose mode order matches the others");
+  appendUnique(*order, varsInStorageOrder(lhs));
+  return *order;
+}
 
 ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const ScheduleRequest& request) {
   if (ir::isConcrete(statement) && !ir::isEinsum(statement)) {
@@ -216,6 +348,9 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   }
   const auto* assignment = statement.as<ir::AssignmentNode>();
   if (!assignment) throw LoweringError("expected one tensor assignment to compile");
+  for (size_t c = 0; c < request.commands.size(); ++c)
+    if (std::holds_alternative<SparsePrecomputeCommand>(request.commands[c].kind))
+      return precomputeIntoSparseWorkspace(*assignment, request, c);
 
   // Peel top-level sums; a sum nested deeper is left to ir::concretize,
   // which computes it into a scalar temporary.
@@ -226,22 +361,54 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     reductionVars.push_back(sum->var);
     rhs = sum->body;
   }
-  bool nestedSum = false;
-  {
-    struct Finder {
-      static bool hasReduction(const IndexExpr& e) {
-        switch (e.kind()) {
-          case ir::IndexExprKind::Reduction: return true;
-          case ir::IndexExprKind::Neg: return hasReduction(e.as<ir::NegNode>()->operand);
-          case ir::IndexExprKind::Add: return hasReduction(e.as<ir::AddNode>()->a) || hasReduction(e.as<ir::AddNode>()->b);
-          case ir::IndexExprKind::Sub: return hasReduction(e.as<ir::SubNode>()->a) || hasReduction(e.as<ir::SubNode>()->b);
-          case ir::IndexExprKind::Mul: return hasReduction(e.as<ir::MulNode>()->a) || hasReduction(e.as<ir::MulNode>()->b);
-          case ir::IndexExprKind::Div: return hasReduction(e.as<ir::DivNode>()->a) || hasReduction(e.as<ir::DivNode>()->b);
-          default: return false;
-        }
+  bool nestedSum = containsReduction(rhs);
+  if (nestedSum && reductionVars.empty()) {
+    // Terms that reduce over different variables: when no one loop order
+    // fits them all, or sparse_workspace asks, each term fills a sparse
+    // workspace in a loop nest of its own.
+    const Access& lhs = assignment->lhs;
+    auto terms = topLevelTerms(rhs);
+    bool onlyWorkspaceCommands =
+      !request.commands.empty() && std::all_of(request.commands.begin(), request.commands.end(), [](const auto& c) {
+        return std::holds_alternative<SparseWorkspaceCommand>(c.kind);
+      });
+    if (terms && lhs.tensor().order() > 0 && (onlyWorkspaceCommands || !oneLoopOrderFitsEveryTerm(lhs, *terms))) {
+      LoopNest nest;
+      nest.loops = lhs.indices();
+      if (!request.commands.empty()) {
+        bool onGpu = std::any_of(request.commands.begin(), request.commands.end(), [](const auto& c) {
+          const auto* parallelize = std::get_if<ParallelizeCommand>(&c.kind);
+          return parallelize && (parallelize->unit == ir::ParallelUnit::GPUBlock ||
+                                 parallelize->unit == ir::ParallelUnit::GPUWarp ||
+                                 parallelize->unit == ir::ParallelUnit::GPUThread);
+        });
+        if (onGpu)
+          throw LoweringError("the terms of this sum reduce over different variables, so they go through a sparse "
+                              "workspace, and sparse workspaces run on the CPU only (target cpu)");
+        if (!onlyWorkspaceCommands)
+          throw LoweringError("schedules of statements with nested sums are not supported yet; a sum whose terms "
+                              "reduce over different variables takes sparse_workspace(...) only");
+        applySchedule(nest, request.commands, *assignment, {});
       }
-    };
-    nestedSum = Finder::hasReduction(rhs);
+      std::vector<std::string> decisions;
+      std::vector<std::pair<std::string, TensorVar>> convertedInputs;
+      std::vector<WorkspaceTerm> workspaceTerms;
+      for (auto& term : *terms) {
+        WorkspaceTerm filled;
+        filled.loops = termLoopOrder(lhs, term, decisions, convertedInputs);
+        filled.value = term.negated ? ir::NegNode::make(term.body) : term.body;
+        filled.summed = term.summed;
+        workspaceTerms.push_back(filled);
+      }
+      ConcretizedStatement result;
+      result.stmt = buildTermwiseSparseWorkspace(nest, lhs, workspaceTerms);
+      result.loopOrder = workspaceTerms.front().loops;
+      decisions.insert(decisions.end(), nest.decisions.begin(), nest.decisions.end());
+      result.decisions = decisions;
+      result.sparseWorkspaces = nest.sparseWorkspaceOptions;
+      result.convertedInputs = convertedInputs;
+      return result;
+    }
   }
   if (nestedSum) {
     if (!request.commands.empty())
@@ -256,7 +423,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   const TensorVar& output = lhs.tensor();
   std::vector<std::string> decisions;
   std::vector<std::pair<std::string, TensorVar>> convertedInputs;
-  while (auto conversion = convertOneDisagreeingInput(lhs, rhs)) {
+  while (auto conversion = convertOneDisagreeingInput(lhs, rhs, request.keptInOrder)) {
     rhs = ir::replace(rhs, {{IndexExpr(conversion->original), IndexExpr(conversion->converted)}});
     const TensorVar& copy = conversion->converted.tensor();
     convertedInputs.emplace_back(conversion->original.tensor().name(), copy);

@@ -723,6 +723,11 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   const ir::TensorVar* sparse = nullptr;
   for (const auto& workspace : workspaces)
     if (storageOf(workspace).ismHandle.defined()) sparse = &workspace;
+  if (sparse && storageOf(*sparse).ismDrained) {
+    drainSparseWorkspace(*sparse, stmts);
+    stmts.push_back(lower(where->consumer));
+    return imp::Block::make(stmts);
+  }
   if (sparse) {
     stmts.push_back(finishSparseWorkspace(where, *sparse));
     return imp::Block::make(stmts);

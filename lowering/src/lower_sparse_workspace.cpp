@@ -26,6 +26,7 @@ const char* policyEntryName(WorkspacePolicy policy) {
     case WorkspacePolicy::Coord: return "coord";
     case WorkspacePolicy::Map: return "map";
     case WorkspacePolicy::Vector: return "vector";
+    case WorkspacePolicy::User: return "user";
   }
   return "hash";
 }
@@ -39,17 +40,64 @@ Stmt Lowerer::returnIfFailed(const Expr& failed) {
 }
 
 void Lowerer::declareSparseWorkspace(const ir::TensorVar& workspace, const ir::TensorVar& output, bool perThread) {
+  if (workspace.order() != output.order())
+    throw LoweringError("internal: sparse workspace " + workspace.name() + " does not match output " + output.name());
+  createSparseWorkspace(workspace, storageOf(output).dims, perThread, output.name());
+}
+
+void Lowerer::declareDrainedSparseWorkspace(const ir::TensorVar& workspace, const std::vector<Expr>& dims,
+                                            bool perThread) {
+  createSparseWorkspace(workspace, dims, perThread, "");
+  TensorStorage& storage = storageOf(workspace);
+  storage.ismDrained = true;
+  // Threads cannot leave their loop: a failed drain is reported after it.
+  if (perThread)
+    footer_.push_back(
+      returnIfFailed(ops::ne(imp::Call::make("tcc_ism_kernel_status", {storage.ismHandle}, imp::Type::int32()),
+                             int32Imm(0))));
+  footer_.push_back(imp::Evaluate::make(imp::Call::make("tcc_ism_kernel_destroy", {storage.ismHandle}, imp::Type::void_())));
+}
+
+void Lowerer::drainSparseWorkspace(const ir::TensorVar& workspace, std::vector<Stmt>& steps) {
+  TensorStorage& storage = storageOf(workspace);
+  if (storage.ismPerThread && !storage.ismThreadHandle.defined())
+    throw LoweringError("internal: sparse workspace " + workspace.name() + " is drained outside its thread loop");
+  Expr handle = storage.ismThreadHandle.defined() ? storage.ismThreadHandle : storage.ismHandle;
+  steps.push_back(imp::Comment::make("sort, merge and compress what the loops inserted into " + workspace.name() +
+                                     ", which is emptied for the next iteration"));
+  Expr drain = imp::Call::make("tcc_ism_kernel_drain", {handle}, imp::Type::int32());
+  steps.push_back(storage.ismPerThread ? imp::Evaluate::make(drain)
+                                       : returnIfFailed(ops::ne(drain, int32Imm(0))));
+  // The drained arrays, read by the consumer as compressed levels: local
+  // to this drain, so that threads each read their own.
+  storage.pos.assign(workspace.order(), Expr());
+  storage.crd.assign(workspace.order(), Expr());
+  for (int level = 0; level < workspace.order(); ++level) {
+    std::string prefix = storage.name + std::to_string(level + 1);
+    storage.pos[level] = freshVar(prefix + "_pos", imp::Type::pointerTo(imp::Type::int64()));
+    storage.crd[level] = freshVar(prefix + "_crd", imp::Type::pointerTo(imp::Type::int32()));
+    steps.push_back(imp::Declare::make(
+      storage.pos[level],
+      imp::Call::make("tcc_ism_kernel_drained_pos", {handle, int32Imm(level)}, storage.pos[level].type())));
+    steps.push_back(imp::Declare::make(
+      storage.crd[level],
+      imp::Call::make("tcc_ism_kernel_drained_crd", {handle, int32Imm(level)}, storage.crd[level].type())));
+  }
+  storage.vals = freshVar(storage.name + "_vals", imp::Type::pointerTo(imp::Type::float64()));
+  steps.push_back(imp::Declare::make(
+    storage.vals, imp::Call::make("tcc_ism_kernel_drained_vals", {handle}, storage.vals.type())));
+}
+
+void Lowerer::createSparseWorkspace(const ir::TensorVar& workspace, const std::vector<Expr>& modeDims, bool perThread,
+                                    const std::string& outputName) {
   if (workspace.order() < 1 || workspace.order() > 4)
     throw LoweringError("sparse workspace " + workspace.name() + " has order " + std::to_string(workspace.order()) +
                         "; the ISM supports orders 1 to 4");
-  if (workspace.order() != output.order())
-    throw LoweringError("internal: sparse workspace " + workspace.name() + " does not match output " + output.name());
   TensorStorage storage;
   storage.name = freshVar(workspace.name(), imp::Type::int32()).as<imp::Var>()->name;
   storage.isWorkspace = true;
   auto options = options_.sparseWorkspaces.find(workspace.name());
   if (options != options_.sparseWorkspaces.end()) storage.ismOptions = options->second;
-  const TensorStorage& out = storageOf(output);
   const int order = workspace.order();
   // Dimensions in mode order and the mode each of the output's levels stores.
   Expr dims = freshVar(storage.name + "_dims", imp::Type::pointerTo(imp::Type::int32()));
@@ -59,16 +107,23 @@ void Lowerer::declareSparseWorkspace(const ir::TensorVar& workspace, const ir::T
   header_.push_back(imp::Declare::make(levels, Expr()));
   header_.push_back(imp::Allocate::make(levels, int64Imm(order)));
   for (int m = 0; m < order; ++m) {
-    header_.push_back(imp::Store::make(dims, int64Imm(m), out.dims[m]));
-    header_.push_back(imp::Store::make(levels, int64Imm(m), int32Imm(output.format().modeOfLevel(m))));
+    header_.push_back(imp::Store::make(dims, int64Imm(m), modeDims[m]));
+    header_.push_back(imp::Store::make(levels, int64Imm(m), int32Imm(workspace.format().modeOfLevel(m))));
   }
   const SparseWorkspaceOptions& o = storage.ismOptions;
   int flags = (o.pipelining ? 1 : 0) | (o.doubleBuffering ? 2 : 0);
   storage.ismHandle = freshVar(storage.name, handleType());
   storage.ismPerThread = perThread;
-  header_.push_back(imp::Comment::make("sparse workspace " + workspace.name() + " (ISM, " + toString(o.policy) +
-                                       " policy) for " + output.name() + (perThread ? ", one per thread" : "")));
-  std::vector<Expr> args{int32Imm(order), dims, levels, int32Imm(static_cast<int>(o.policy)), int32Imm(flags),
+  header_.push_back(imp::Comment::make("sparse workspace " + workspace.name() + " (ISM, " +
+                                       (o.policy == WorkspacePolicy::User ? "registered " + o.userPolicy
+                                                                          : std::string(toString(o.policy))) +
+                                       " policy)" + (outputName.empty() ? std::string() : " for " + outputName) +
+                                       (perThread ? ", one per thread" : "")));
+  int policyId = o.policy == WorkspacePolicy::User ? o.userPolicyId : static_cast<int>(o.policy);
+  if (perThread && o.policy == WorkspacePolicy::User)
+    throw LoweringError("sparse workspace " + workspace.name() + " uses the registered policy " + o.userPolicy +
+                        ", which fills one workspace at a time; its producer runs on threads");
+  std::vector<Expr> args{int32Imm(order), dims, levels, int32Imm(policyId), int32Imm(flags),
                          int64Imm(o.capacity), int64Imm(0)};
   if (perThread) {
     usesOpenMP_ = true;

@@ -104,14 +104,28 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   }
   // Outputs that a consumer copies out of a sparse workspace are filled by
   // the workspace's Compress, not appended to.
+  // Others (inside hoisted loops, or read by more than a copy) are drained
+  // after each fill and read by their consumer like compressed inputs.
   std::map<ir::TensorVar, ir::TensorVar> sparseWorkspaceOutputs;  // workspace -> output
+  std::map<ir::TensorVar, std::vector<ir::IndexVar>> drainedWorkspaces;  // workspace -> its indices
+  std::set<const ir::WhereNode*> nestedWheres;
+  for (const auto* forall : statementsOf<ir::ForallNode>(cin))
+    for (const auto* where : whereStatements(forall->body)) nestedWheres.insert(where);
   for (const auto* where : whereStatements(cin)) {
     for (const auto& tensor : ir::tensorsWritten(where->producer)) {
       if (isParameter(tensor) || tensor.order() == 0 || tensor.format().isAllDense()) continue;
-      auto outputs = ir::tensorsWritten(where->consumer);
-      if (outputs.size() != 1 || !isParameter(outputs[0]))
-        throw LoweringError("sparse workspace " + tensor.name() + " must be copied into one output of the kernel");
-      sparseWorkspaceOutputs.emplace(tensor, outputs[0]);
+      const ir::AssignmentNode* copy = soleAssignment(where->consumer);
+      const auto* read = copy ? copy->rhs.as<ir::AccessNode>() : nullptr;
+      bool copiedOnce = !nestedWheres.count(where) && read && read->tensor == tensor &&
+                        read->indices == copy->lhs.indices() && isParameter(copy->lhs.tensor()) &&
+                        copy->lhs.tensor().order() == tensor.order() &&
+                        copy->lhs.tensor().format().modeOrdering() == tensor.format().modeOrdering();
+      if (copiedOnce) {
+        sparseWorkspaceOutputs.emplace(tensor, copy->lhs.tensor());
+        continue;
+      }
+      for (const auto* access : accessOccurrences(where->producer))
+        if (access->tensor == tensor) drainedWorkspaces.emplace(tensor, access->indices);
     }
   }
   for (const auto& [workspace, output] : sparseWorkspaceOutputs) sparseWorkspaceOutputs_.insert(output);
@@ -134,10 +148,22 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       if (tensor.order() > 0 && !tensor.format().isAllDense()) sparseConsumer = true;
     for (const auto& tensor : ir::tensorsWritten(where->producer)) {
       if (isParameter(tensor) || storage_.count(tensor)) continue;
-      if (sparseWorkspaceOutputs.count(tensor))
+      if (sparseWorkspaceOutputs.count(tensor)) {
         declareSparseWorkspace(tensor, sparseWorkspaceOutputs.at(tensor), fillsOnThreads(where->producer));
-      else
+      } else if (drainedWorkspaces.count(tensor)) {
+        if (fillsOnThreads(where->producer))
+          throw LoweringError("sparse workspace " + tensor.name() + " is drained after each fill, which threads "
+                              "cannot share; parallelize a loop above it, or none");
+        std::vector<Expr> dims;
+        for (const auto& var : drainedWorkspaces.at(tensor)) {
+          auto dim = dimensions_.find(var);
+          if (dim == dimensions_.end()) throw LoweringError("cannot size sparse workspace " + tensor.name());
+          dims.push_back(dim->second);
+        }
+        declareDrainedSparseWorkspace(tensor, dims, parallelWheres.count(where) > 0);
+      } else {
         declareWorkspace(tensor, sparseConsumer && tensor.order() == 1, parallelWheres.count(where) > 0);
+      }
     }
   }
   std::vector<Stmt> passes;

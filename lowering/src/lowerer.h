@@ -70,6 +70,7 @@ struct TensorStorage {
   // the running thread's, inside a thread loop.
   imp::Expr ismHandle, ismThreadHandle;
   bool ismPerThread = false;
+  bool ismDrained = false;  // drained per fill and read as compressed levels
   SparseWorkspaceOptions ismOptions;
 };
 
@@ -188,7 +189,19 @@ class Lowerer {
   imp::Stmt growIfNeeded(const imp::Expr& capacity, const imp::Expr& index, const std::vector<imp::Expr>& arrays);
 
   // lower_sparse_workspace.cpp: ISM workspaces (sparse scattering).
+  // A workspace compressed into `output` once, after every loop.
   void declareSparseWorkspace(const ir::TensorVar& workspace, const ir::TensorVar& output, bool perThread);
+  // A workspace drained by its where after each fill (inside hoisted
+  // loops, or read by a consumer that is more than a copy): the consumer
+  // iterates the drained arrays as unique compressed levels. `dims` per mode.
+  // Under a thread loop, one per thread (drained by the thread that fills it).
+  void declareDrainedSparseWorkspace(const ir::TensorVar& workspace, const std::vector<imp::Expr>& dims,
+                                     bool perThread);
+  // Appends the drain and the declarations of the drained arrays, which
+  // the consumer then reads (storage's pos, crd and vals).
+  void drainSparseWorkspace(const ir::TensorVar& workspace, std::vector<imp::Stmt>& stmts);
+  void createSparseWorkspace(const ir::TensorVar& workspace, const std::vector<imp::Expr>& modeDims, bool perThread,
+                             const std::string& outputName);
   imp::Stmt insertIntoSparseWorkspace(const ir::AccessNode* lhs, const imp::Expr& value);
   // Sort, merge and compress the workspace into the output its consumer copies it to.
   imp::Stmt finishSparseWorkspace(const ir::WhereNode* where, const ir::TensorVar& workspace);

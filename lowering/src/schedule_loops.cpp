@@ -136,6 +136,10 @@ class CommandApplier {
                               bound.var.name());
   }
 
+  void operator()(const SparsePrecomputeCommand&) {
+    fail("a statement takes one precompute into a workspace tensor");
+  }
+
   void operator()(const PrecomputeCommand& precompute) {
     if (nest_.precompute) fail("a statement takes one precompute");
     if (nest_.sparseWorkspace) fail("a statement takes either a precompute or a sparse workspace");
@@ -182,12 +186,17 @@ class CommandApplier {
     if (lhs.tensor().order() > 4) fail("sparse workspaces have order 1 to 4; " + lhs.tensor().name() + " has order " +
                                        std::to_string(lhs.tensor().order()));
     if (workspace.var) {
-      const IndexVar& first = lhs.indices()[format.modeOfLevel(0)];
-      if (!(*workspace.var == first))
-        fail("a sparse workspace below " + lhs.tensor().name() + "'s first level (hoisting " + first.name() +
-             ") is not supported yet; name " + first.name() + " or nothing");
+      // The workspace starts at the named index's level; the levels above
+      // it are hoisted out as common iteration (checked once the loops stand).
+      bool found = false;
+      for (int level = 0; level < format.order(); ++level)
+        if (lhs.indices()[format.modeOfLevel(level)] == *workspace.var) found = true;
+      if (!found)
+        fail(workspace.var->name() + " is not an index of " + lhs.tensor().name() + "; the workspace starts at one of " +
+             lhs.tensor().name() + "'s indices");
     }
     nest_.sparseWorkspace = workspace;
+    nest_.sparseWorkspaceCommand = index_;
   }
 
  private:

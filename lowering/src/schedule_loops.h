@@ -36,6 +36,7 @@ struct LoopNest {
   std::string precomputeText;
   // sparse_workspace(...): the statement goes through an ISM workspace.
   std::optional<SparseWorkspaceCommand> sparseWorkspace;
+  std::optional<size_t> sparseWorkspaceCommand;  // its index in the request, for refusals
   // The sparse workspaces the concrete nest uses, by name (for the lowerer).
   std::map<std::string, SparseWorkspaceOptions> sparseWorkspaceOptions;
   std::vector<std::string> decisions;  // for `tcc explain`
@@ -65,6 +66,30 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
 // says how the loop order scatters (none when sparse_workspace asked).
 ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs,
                                        const std::optional<std::string>& scatters);
+
+// One term of a sum whose terms reduce over different variables: the loops
+// that insert it into the workspace and the (signed) value they insert.
+struct WorkspaceTerm {
+  std::vector<ir::IndexVar> loops;  // outermost first
+  ir::IndexExpr value;
+  std::vector<ir::IndexVar> summed;  // the term's own reduction variables
+};
+
+// A sparse (ISM) workspace holding the whole output that every term fills
+// in a loop nest of its own (the workspace adds repeated coordinates), in a
+// where whose consumer compresses it into `lhs` once. `command` carries a
+// sparse_workspace(...)'s options, if the schedule gave one; the options
+// and the decisions are recorded in `nest`.
+ir::IndexStmt buildTermwiseSparseWorkspace(LoopNest& nest, const ir::Access& lhs,
+                                           const std::vector<WorkspaceTerm>& terms);
+
+// The options of a sparse workspace: `given` when the policy was given,
+// else `given` with the policy tcc's documented rule picks for `workspace`;
+// `why` says which and why, for explain.
+SparseWorkspaceOptions chosenWorkspaceOptions(const ir::TensorVar& workspace, SparseWorkspaceOptions given,
+                                              bool policyGiven, std::string& why);
+// ", pipelined, first capacity 16": the options explain mentions.
+std::string workspaceOptionFlags(const SparseWorkspaceOptions& options);
 
 // "i, k, j": variable names for messages.
 std::string joinNames(const std::vector<ir::IndexVar>& vars);

@@ -6,6 +6,7 @@
 // with W a sparse workspace over the output's modes, stored in the output's
 // mode order so that Compress produces the output's levels directly.
 #include <algorithm>
+#include <optional>
 
 #include "schedule_loops.h"
 #include "tcc/ir/builder.h"
@@ -78,6 +79,116 @@ bool threadsCanOwnRanges(const LoopNest& nest, const std::vector<IndexVar>& thre
   return true;
 }
 
+std::string policyName(const SparseWorkspaceOptions& options) {
+  if (options.policy == WorkspacePolicy::User) return options.userPolicy + " (a registered policy)";
+  return toString(options.policy);
+}
+
+// The schedule's options, or the default ones with the policy the rule picks.
+SparseWorkspaceOptions chosenOptions(const LoopNest& nest, const ir::TensorVar& output, std::string& policyReason) {
+  SparseWorkspaceOptions options;
+  if (nest.sparseWorkspace && nest.sparseWorkspace->policyGiven) {
+    options = nest.sparseWorkspace->options;
+    policyReason = policyName(options) + ": as the schedule asks";
+  } else {
+    options = nest.sparseWorkspace ? nest.sparseWorkspace->options : SparseWorkspaceOptions{};
+    options.policy = defaultPolicy(output, policyReason);
+  }
+  return options;
+}
+
+// A workspace over all of the output's modes, stored in its mode order so
+// that Compress produces the output's levels directly.
+ir::TensorVar wholeOutputWorkspace(const ir::TensorVar& output) {
+  std::vector<ir::LevelFormat> levels(output.order(), ir::LevelFormat::compressed());
+  return ir::TensorVar("ws_" + output.name(), output.shape(), ir::Format(levels, output.format().modeOrdering()),
+                       output.datatype());
+}
+
+std::string optionFlags(const SparseWorkspaceOptions& options) {
+  std::string flags;
+  if (options.pipelining) flags += ", pipelined";
+  if (options.doubleBuffering) flags += ", double-buffered";
+  if (options.capacity > 0) flags += ", first capacity " + std::to_string(options.capacity);
+  return flags;
+}
+
+// Common-iteration hoisting (§6.2): how many of the output's first levels
+// the outermost loops iterate in order and so may enclose a lower-order
+// workspace, under the paper's three conditions: (1) the output's levels
+// are the iteration levels (each dense or unique compressed, appended in
+// the loops' order), (2) the loop order and the output's order agree up to
+// a position p > 0, (3) the output's levels above p take coordinates in the
+// order the loops give them. sparse_workspace(j) asks for the levels above
+// j's; sparse_workspace(i) on the first index, or a loop on threads, for
+// none. `why` says why none are hoisted.
+size_t hoistedLevels(const LoopNest& nest, const ir::Access& lhs, const std::vector<IndexVar>& outputOrder,
+                     const std::vector<IndexVar>& threadLoops, std::string& why) {
+  const ir::TensorVar& output = lhs.tensor();
+  const ir::Format& format = output.format();
+  size_t agree = 0;
+  while (agree < nest.loops.size() && agree + 1 < outputOrder.size() && nest.loops[agree] == outputOrder[agree])
+    ++agree;
+  std::optional<size_t> asked;
+  if (nest.sparseWorkspace && nest.sparseWorkspace->var)
+    asked = std::find(outputOrder.begin(), outputOrder.end(), *nest.sparseWorkspace->var) - outputOrder.begin();
+  auto refuse = [&](const std::string& reason) -> size_t {
+    if (asked && *asked > 0) {
+      std::string text = "sparse_workspace(" + nest.sparseWorkspace->var->name() + "): hoisting " +
+                         joinNames(std::vector<IndexVar>(outputOrder.begin(), outputOrder.begin() + *asked)) +
+                         " out of the workspace needs " + reason;
+      if (nest.sparseWorkspaceCommand) throw ScheduleError(*nest.sparseWorkspaceCommand, text);
+      throw LoweringError(text);
+    }
+    why = reason;
+    return 0;
+  };
+  if (asked && *asked == 0) {
+    why = "sparse_workspace names " + output.name() + "'s first index";
+    return 0;
+  }
+  // Threads may run the hoisted loop over the rows of a {dense, compressed}
+  // output (each drains a workspace of its own, rows assembled in
+  // parallel); any other thread loop fills a whole-output workspace each.
+  bool rowThreads = format.order() == 2 && format.level(0).isDense() &&
+                    format.level(1).kind == ir::LevelKind::Compressed && format.level(1).unique &&
+                    threadLoops.size() == 1 && threadLoops[0] == outputOrder[0] && !nest.loops.empty() &&
+                    nest.loops[0] == outputOrder[0];
+  if (!threadLoops.empty() && !rowThreads)
+    return refuse("its threads, if any, to run the loop over the rows of a {dense, compressed} output (here each "
+                  "thread fills a workspace of its own over all of " + output.name() + ")");
+  for (int level = 0; level < format.order(); ++level) {
+    const ir::LevelFormat& kind = format.level(level);
+    if (!kind.isDense() && !(kind.kind == ir::LevelKind::Compressed && kind.unique))
+      return refuse(output.name() + "'s levels to be dense or unique compressed, appended in order; it is stored " +
+                    format.toString());
+  }
+  size_t wanted = asked ? *asked : agree;
+  if (agree == 0 || wanted > agree)
+    return refuse("the outermost loops to iterate " + output.name() + "'s first levels in its order " +
+                  joinNames(outputOrder) + "; the loops are " + joinNames(nest.loops));
+  return wanted;
+}
+
+// A workspace over the output's modes below its first `hoisted` levels, in
+// the output's mode order; `indices` gets the variables it is indexed by.
+ir::TensorVar workspaceBelow(const ir::Access& lhs, const std::vector<IndexVar>& outputOrder, size_t hoisted,
+                             std::vector<IndexVar>& indices) {
+  const ir::TensorVar& output = lhs.tensor();
+  std::vector<ir::Dimension> shape;
+  for (int mode = 0; mode < output.order(); ++mode) {
+    const IndexVar& var = lhs.indices()[mode];
+    if (std::find(outputOrder.begin(), outputOrder.begin() + hoisted, var) != outputOrder.begin() + hoisted) continue;
+    indices.push_back(var);
+    shape.push_back(output.shape()[mode]);
+  }
+  std::vector<int> modes;
+  for (size_t level = hoisted; level < outputOrder.size(); ++level)
+    modes.push_back(static_cast<int>(std::find(indices.begin(), indices.end(), outputOrder[level]) - indices.begin()));
+  std::vector<ir::LevelFormat> levels(indices.size(), ir::LevelFormat::compressed());
+  return ir::TensorVar("ws_" + output.name(), shape, ir::Format(levels, modes), output.datatype());
+}
+
 // The statement's variables in loop order, each once (a derived loop
 // stands for the variables it derives from).
 std::vector<IndexVar> inputOrder(const LoopNest& nest) {
@@ -89,6 +200,18 @@ std::vector<IndexVar> inputOrder(const LoopNest& nest) {
 }
 
 }  // namespace
+
+SparseWorkspaceOptions chosenWorkspaceOptions(const ir::TensorVar& workspace, SparseWorkspaceOptions given,
+                                              bool policyGiven, std::string& why) {
+  if (policyGiven) {
+    why = policyName(given) + ": as the schedule asks";
+    return given;
+  }
+  given.policy = defaultPolicy(workspace, why);
+  return given;
+}
+
+std::string workspaceOptionFlags(const SparseWorkspaceOptions& options) { return optionFlags(options); }
 
 ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs,
                                        const std::optional<std::string>& scatters) {
@@ -118,25 +241,35 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
   while (common < loops.size() && common < outputOrder.size() && loops[common] == outputOrder[common]) ++common;
   size_t scatteringOrder = outputOrder.size() - common;
 
-  SparseWorkspaceOptions options;
+  std::string whyNotHoisted;
+  size_t hoisted = hoistedLevels(nest, lhs, outputOrder, threadLoops, whyNotHoisted);
+  std::vector<IndexVar> hoistedLoops(nest.loops.begin(), nest.loops.begin() + hoisted);
+  std::vector<IndexVar> innerLoops(nest.loops.begin() + hoisted, nest.loops.end());
+  std::vector<IndexVar> workspaceIndices;
+  ir::TensorVar workspace = hoisted ? workspaceBelow(lhs, outputOrder, hoisted, workspaceIndices)
+                                    : wholeOutputWorkspace(output);
+  if (!hoisted) workspaceIndices = lhs.indices();
   std::string policyReason;
-  if (nest.sparseWorkspace && nest.sparseWorkspace->policyGiven) {
-    options = nest.sparseWorkspace->options;
-    policyReason = std::string(toString(options.policy)) + ": as the schedule asks";
-  } else {
-    options = nest.sparseWorkspace ? nest.sparseWorkspace->options : SparseWorkspaceOptions{};
-    options.policy = defaultPolicy(output, policyReason);
+  SparseWorkspaceOptions options = chosenOptions(nest, workspace, policyReason);
+  std::string ownership;  // why threads own ranges of the first level, or why not
+  if (!threadLoops.empty() && !hoisted) {
+    std::string whyNot;
+    options.ownerPartition = threadsCanOwnRanges(nest, threadLoops, outputOrder[0], rhs, whyNot);
+    ownership = options.ownerPartition
+                  ? "not taken: merging threads' overlapping runs (with each thread owning its ranges of " +
+                      outputOrder[0].name() + ", the workspaces hold each result once between them, not once per "
+                      "thread)"
+                  : "not taken: threads owning ranges of " + outputOrder[0].name() + " (" + whyNot + ")";
   }
+  nest.sparseWorkspaceOptions[workspace.name()] = options;
 
-  std::vector<ir::LevelFormat> levels(output.order(), ir::LevelFormat::compressed());
-  ir::TensorVar workspace("ws_" + output.name(), output.shape(), ir::Format(levels, format.modeOrdering()),
-                          output.datatype());
-
-  ir::IndexStmt producer = nestLoops(nest.loops, ir::AssignmentNode::make(workspace(lhs.indices()), rhs, true),
+  std::vector<IndexVar> consumerLoops(outputOrder.begin() + hoisted, outputOrder.end());
+  ir::IndexStmt producer = nestLoops(innerLoops, ir::AssignmentNode::make(workspace(workspaceIndices), rhs, true),
                                      nest.attributes);
-  if (!nest.relations.empty()) producer = ir::suchThat(producer, nest.relations);
   ir::IndexStmt consumer =
-    nestLoops(outputOrder, ir::AssignmentNode::make(lhs, ir::IndexExpr(workspace(lhs.indices())), false), {});
+    nestLoops(consumerLoops, ir::AssignmentNode::make(lhs, ir::IndexExpr(workspace(workspaceIndices)), false), {});
+  ir::IndexStmt statement = nestLoops(hoistedLoops, ir::where(consumer, producer), nest.attributes);
+  if (!nest.relations.empty()) statement = ir::suchThat(statement, nest.relations);
 
   std::string classification =
     scatters ? "sparse scattering of order " + std::to_string(scatteringOrder) + ": " + *scatters
@@ -144,46 +277,103 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
                  "; sparse_workspace or the Workspace race strategy asks for a sparse workspace anyway";
   nest.decisions.push_back(classification + " (loops over " + joinNames(loops) + ", output order " +
                            joinNames(outputOrder) + ", without reductions " + joinNames(kept) + ")");
-  std::string flags, ownership;
-  if (!threadLoops.empty()) {
-    std::string whyNot;
-    options.ownerPartition = threadsCanOwnRanges(nest, threadLoops, outputOrder[0], rhs, whyNot);
-    if (options.ownerPartition) {
-      flags += ", one per thread; the loop over " + joinNames(threadLoops) + " runs whole on each thread, which "
-               "owns ranges of " + outputOrder[0].name() + " (" + output.name() + "'s first level, four ranges per "
-               "thread, taken dynamically) and skips the rest by a binary search, so the threads' runs are disjoint "
-               "and their merge only concatenates";
-      ownership = "not taken: merging threads' overlapping runs (with each thread owning its ranges of " +
-                  outputOrder[0].name() + ", the workspaces hold each result once between them, not once per thread)";
-    } else {
-      flags += ", one per thread of the loop over " + joinNames(threadLoops) +
-               ", sorted and merged on their threads, then merged in parallel by ranges of " + outputOrder[0].name();
-      ownership = "not taken: threads owning ranges of " + outputOrder[0].name() + " (" + whyNot + ")";
-    }
+  std::string flags;
+  if (!threadLoops.empty() && !hoisted && options.ownerPartition)
+    flags += ", one per thread; the loop over " + joinNames(threadLoops) + " runs whole on each thread, which owns "
+             "ranges of " + outputOrder[0].name() + " (" + output.name() + "'s first level, four ranges per thread, "
+             "taken dynamically) and skips the rest by a binary search, so the threads' runs are disjoint and their "
+             "merge only concatenates";
+  else if (!threadLoops.empty() && !hoisted)
+    flags += ", one per thread of the loop over " + joinNames(threadLoops) +
+             ", sorted and merged on their threads, then merged in parallel by ranges of " + outputOrder[0].name();
+  if (!threadLoops.empty() && hoisted)
+    flags += ", one per thread of the loop over " + joinNames(threadLoops) + ", whose rows of " + output.name() +
+             " are assembled in parallel";
+  flags += optionFlags(options);
+  if (hoisted) {
+    std::string levels = hoisted == 1 ? "level" : "levels";
+    nest.decisions.push_back(
+      "hoisted common iteration: the outermost loops " + joinNames(hoistedLoops) + " iterate " + output.name() +
+      "'s first " + levels + " in its order, so they enclose the workspace (§6.2: " + output.name() + "'s levels " +
+      format.toString() + " are appended in the order the loops give; the loop order and " + output.name() +
+      "'s order agree up to position " + std::to_string(hoisted) + "; " + output.name() + "'s " + levels + " over " +
+      joinNames(hoistedLoops) + (hoisted == 1 ? " takes its" : " take their") +
+      " coordinates in order, as the inputs give them)");
+    nest.decisions.push_back("inserted sparse workspace " + workspace.name() + " of order " +
+                             std::to_string(workspace.order()) + " over " + joinNames(consumerLoops) + " (policy " +
+                             policyReason + flags + "), drained after each iteration of " +
+                             joinNames(hoistedLoops) + " and appended to " + output.name() + "'s levels " +
+                             joinNames(consumerLoops) + " in order");
+    nest.decisions.push_back("not taken: a sparse workspace holding all of " + output.name() + " (order " +
+                             std::to_string(output.order()) + "; the hoisted one holds the results of one iteration "
+                             "of " + joinNames(hoistedLoops) + " at a time)");
+  } else {
+    nest.decisions.push_back("inserted sparse workspace " + workspace.name() + " of order " +
+                             std::to_string(output.order()) + " (policy " + policyReason + flags +
+                             "), stored in " + output.name() + "'s order " + joinNames(outputOrder) +
+                             " and compressed into " + format.toString() + " after the loops");
+    if (!ownership.empty()) nest.decisions.push_back(ownership);
   }
-  if (options.pipelining) flags += ", pipelined";
-  if (options.doubleBuffering) flags += ", double-buffered";
-  if (options.capacity > 0) flags += ", first capacity " + std::to_string(options.capacity);
-  nest.decisions.push_back("inserted sparse workspace " + workspace.name() + " of order " +
-                           std::to_string(output.order()) + " (policy " + policyReason + flags +
-                           "), stored in " + output.name() + "'s order " + joinNames(outputOrder) +
-                           " and compressed into " + format.toString() + " after the loops");
-  if (!ownership.empty()) nest.decisions.push_back(ownership);
+  if (scatters || hoisted) {
+    std::string dense;
+    if (scatteringOrder > 1)
+      dense = "the results scatter over " + std::to_string(scatteringOrder) +
+              " levels, a dense workspace covers the last one only";
+    else if (scatters)
+      dense = "the output's last level is not what scatters";
+    else
+      dense = "sparse_workspace asks for a sparse one";
+    nest.decisions.push_back("not taken: a dense workspace (" + dense + ")" +
+                             (hoisted ? "" : "; hoisting common loops (" + whyNotHoisted + ")"));
+  }
+  return statement;
+}
+
+ir::IndexStmt buildTermwiseSparseWorkspace(LoopNest& nest, const ir::Access& lhs,
+                                           const std::vector<WorkspaceTerm>& terms) {
+  const ir::TensorVar& output = lhs.tensor();
+  const ir::Format& format = output.format();
+  if (output.order() < 1 || output.order() > 4)
+    throw LoweringError("the terms of " + output.name() + "'s sum reduce over different variables and need a sparse "
+                        "workspace, which holds orders 1 to 4; " + output.name() + " has order " +
+                        std::to_string(output.order()));
+  ir::TensorVar workspace = wholeOutputWorkspace(output);
+  std::string policyReason;
+  SparseWorkspaceOptions options = chosenOptions(nest, workspace, policyReason);
   nest.sparseWorkspaceOptions[workspace.name()] = options;
-  if (scatters) {
-    nest.decisions.push_back(std::string("not taken: a dense workspace (") +
-                             (scatteringOrder > 1 ? "the results scatter over " + std::to_string(scatteringOrder) +
-                                                      " levels, a dense workspace covers the last one only"
-                                                  : "the output's last level is not what scatters") +
-                             ")" +
-                             (common > 0 ? "; hoisting the common loops " +
-                                             joinNames(std::vector<IndexVar>(outputOrder.begin(),
-                                                                             outputOrder.begin() + common)) +
-                                             " out of the workspace (not implemented: the workspace holds every level)"
-                                         : "; hoisting common loops (the outermost loop is not " + output.name() +
-                                             "'s first level)"));
+
+  std::vector<IndexVar> outputOrder;
+  for (int level = 0; level < format.order(); ++level) outputOrder.push_back(lhs.indices()[format.modeOfLevel(level)]);
+  std::optional<ir::IndexStmt> producer;
+  std::string nests;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const WorkspaceTerm& term = terms[t];
+    ir::IndexStmt fill =
+      nestLoops(term.loops, ir::AssignmentNode::make(workspace(lhs.indices()), term.value, true), {});
+    producer = producer ? ir::sequence(*producer, fill) : fill;
+    nests += (t ? "; " : "") + ir::toString(term.value) + " over loops " + joinNames(term.loops);
   }
-  return ir::where(consumer, producer);
+  ir::IndexStmt consumer =
+    nestLoops(outputOrder, ir::AssignmentNode::make(lhs, ir::IndexExpr(workspace(lhs.indices())), false), {});
+
+  std::string sums;
+  for (const auto& term : terms) {
+    if (!sums.empty()) sums += ", ";
+    sums += term.summed.empty() ? ir::toString(term.value) + " sums nothing"
+                                : ir::toString(term.value) + " sums " + joinNames(term.summed);
+  }
+  nest.decisions.push_back("the terms reduce over different variables (" + sums + "), and no one loop order visits "
+                           "every term's sparse inputs in storage order with " + output.name() + "'s indices " +
+                           joinNames(lhs.indices()) + " outermost");
+  nest.decisions.push_back("inserted sparse workspace " + workspace.name() + " of order " +
+                           std::to_string(output.order()) + " (policy " + policyReason + optionFlags(options) +
+                           "): each term inserts its components in a loop nest of its own (" + nests +
+                           "), the workspace adds repeated coordinates, and one compress stores it in " +
+                           output.name() + "'s order " + joinNames(outputOrder) + " as " + format.toString());
+  nest.decisions.push_back("not taken: a scalar temporary per entry of " + output.name() +
+                           " (the loops over its indices would have to enclose a reduction that some input stores "
+                           "above them, or the output would be appended out of order)");
+  return ir::where(consumer, *producer);
 }
 
 }  // namespace tcc::lowering

@@ -2,6 +2,8 @@
 // the levels independently and by small hand-worked examples.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "reference.h"
 #include "tcc/ism/ism.h"
 
@@ -150,6 +152,44 @@ TEST(Compress, RejectsChainsThatCannotHoldTheTensor) {
                std::invalid_argument);
   // The workspace is still usable after a rejected chain.
   EXPECT_EQ(finishAndCompress(workspace, chains::coo(2)).vals, (std::vector<double>{1.0}));
+}
+
+// drain() and restart(): a workspace reused for several rounds (one per
+// iteration of a hoisted loop) gives each round's sum alone, under every
+// option that keeps state between rounds.
+TEST(DrainAndRestart, EachRoundHoldsItsOwnComponents) {
+  Shape<2> shape;
+  shape.modeDims = {13, 17};
+  shape.levelOrder = {1, 0};
+  for (bool pipelining : {false, true})
+    for (bool doubleBuffering : {false, true}) {
+      WorkspaceOptions options;
+      options.capacity = 4;  // several merges per round
+      options.pipelining = pipelining;
+      options.doubleBuffering = doubleBuffering;
+      Workspace<HashPolicy, 2> workspace(shape, options);
+      for (int round = 0; round < 4; ++round) {
+        std::map<std::pair<int32_t, int32_t>, double> expected;  // (level 0, level 1) coordinates
+        for (int k = 0; k < 40 + 7 * round; ++k) {
+          int32_t i = (k * 7 + round) % 13, j = (k * 5 + 3 * round) % 17;
+          double value = 0.25 * (k % 5 + 1) * (round + 1);
+          workspace.insert({i, j}, value);
+          expected[{j, i}] += value;
+        }
+        const AllArray<2>& all = workspace.drain();
+        ASSERT_EQ(all.size(), expected.size());
+        std::size_t p = 0;
+        for (const auto& [crd, value] : expected) {
+          EXPECT_EQ(all.coordinates()[p][0], crd.first);
+          EXPECT_EQ(all.coordinates()[p][1], crd.second);
+          EXPECT_DOUBLE_EQ(all.values()[p], value);
+          ++p;
+        }
+        workspace.restart();
+      }
+      workspace.finish();
+      EXPECT_THROW(workspace.drain(), std::logic_error);
+    }
 }
 
 }  // namespace

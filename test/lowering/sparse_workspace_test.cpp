@@ -188,8 +188,10 @@ TEST(SparseWorkspaceCommand, BadInputIsLocated) {
   message = errorOf(withSchedule(program, "sparse_workspace(capacity = 0)"));
   EXPECT_TRUE(contains(message, "positive")) << message;
   EXPECT_TRUE(contains(message, "test.tc:")) << message;
+  // Outer product: the outermost loop is k, so i cannot be hoisted out of the workspace.
   message = errorOf(withSchedule(program, "sparse_workspace(j)"));
-  EXPECT_TRUE(contains(message, "below A's first level")) << message;
+  EXPECT_TRUE(contains(message, "test.tc:7:1")) << message;
+  EXPECT_TRUE(contains(message, "hoisting i out of the workspace needs the outermost loops")) << message;
   message = errorOf(withSchedule(program, "sparse_workspace(k)"));
   EXPECT_TRUE(contains(message, "test.tc:")) << message;
 }
@@ -227,6 +229,140 @@ TEST(WorkspaceRaceStrategy, RacingUpdatesThroughPerThreadWorkspaces) {
   std::string message = errorOf(withSchedule(replaced(kOuterProduct, "OUT", "csr"),
                                              "precompute(B(i, k) * C(k, j), j, jw)\n  parallelize(k, CPUThread, Workspace)"));
   EXPECT_TRUE(contains(message, "precompute inside one is not supported yet")) << message;
+}
+
+// ---- common-iteration hoisting (§6.2) --------------------------------------------
+
+const char* kRowWise = R"(
+tensor A(I, J) : OUT
+tensor B(I, K) : csr
+tensor C(K, J) : csr
+A(i, j) = B(i, k) * C(k, j)
+)";
+
+// Row-wise SpGEMM: the dense first-order workspace by default (its
+// conditions hold: k is summed and only j follows it); sparse_workspace(j)
+// asks for a sparse first-order workspace per row, drained after each row,
+// with every policy and option.
+TEST(HoistedCommonIteration, RowWiseSpgemmDenseByDefaultSparseOnRequest) {
+  std::string plain = replaced(kRowWise, "OUT", "csr");
+  std::string decisions = decisionsOf(plain);
+  EXPECT_TRUE(contains(decisions, "dense workspace optimization (§6.2): the loop order sums over k and only j follows "
+                                  "it, under the hoisted common iteration over i"))
+    << decisions;
+  std::map<std::string, rt::Coo> inputs = {{"B", randomSparse({47, 31}, 0.08, 40)}, {"C", randomSparse({31, 53}, 0.08, 41)}};
+  for (const char* out : {"csr", "dcsr"})
+    for (const char* policy : {"bucket", "hash", "coord", "map", "vector"})
+      for (const char* options : {"", ", pipeline = on, capacity = 2", ", double_buffer = on, capacity = 3"}) {
+        std::string program = withSchedule(replaced(kRowWise, "OUT", out),
+                                           std::string("sparse_workspace(j, policy = ") + policy + options + ")");
+        SCOPED_TRACE(program);
+        expectProgramMatchesReference(program, inputs);
+        std::string explained = decisionsOf(program);
+        EXPECT_TRUE(contains(explained, "hoisted common iteration: the outermost loops i iterate A's first level"))
+          << explained;
+        EXPECT_TRUE(contains(explained, "inserted sparse workspace ws_A of order 1 over j")) << explained;
+        EXPECT_TRUE(contains(explained, "drained after each iteration of i")) << explained;
+      }
+  // sparse_workspace(i) keeps a workspace over all of A.
+  std::string whole = withSchedule(replaced(kRowWise, "OUT", "csr"), "sparse_workspace(i)");
+  expectProgramMatchesReference(whole, inputs);
+  EXPECT_TRUE(contains(decisionsOf(whole), "inserted sparse workspace ws_A of order 2")) << decisionsOf(whole);
+}
+
+// Under pos and split of the summed loop, and on a statement that appends
+// in order (a first-order workspace per row anyway).
+TEST(HoistedCommonIteration, UnderOtherCommandsAndOnAppendingStatements) {
+  std::map<std::string, rt::Coo> inputs = {{"B", randomSparse({43, 37}, 0.1, 48)}, {"C", randomSparse({37, 29}, 0.1, 49)}};
+  std::string program = withSchedule(replaced(kRowWise, "OUT", "dcsr"),
+                                     "pos(k, kp, B(i, k))\n  split(kp, k0, k1, 4)\n  sparse_workspace(j, policy = bucket)");
+  expectProgramMatchesReference(program, inputs);
+  EXPECT_TRUE(contains(decisionsOf(program), "A's level over i takes its coordinates in order")) << decisionsOf(program);
+  std::string add = withSchedule("tensor A(I, J) : dcsr\ntensor B(I, J) : csr\ntensor C(I, J) : dcsr\n"
+                                 "A(i, j) = B(i, j) - C(i, j)\n",
+                                 "sparse_workspace(j, policy = map)");
+  expectProgramMatchesReference(add, {{"B", randomSparse({31, 23}, 0.2, 50)}, {"C", randomSparse({31, 23}, 0.2, 51)}});
+  EXPECT_TRUE(contains(decisionsOf(add), "inserted sparse workspace ws_A of order 1 over j")) << decisionsOf(add);
+}
+
+TEST(HoistedCommonIteration, RowWiseSpgemmOnRealMatrices) {
+  for (const char* name : {"bcsstk01.mtx", "west0497.mtx"}) {
+    SCOPED_TRACE(name);
+    rt::Coo a = realMatrix(name);
+    for (const char* out : {"csr", "dcsr"}) {
+      if (a.dims[0] > 100 && std::string(out) == "dcsr") continue;  // the dense reference is cubic
+      expectProgramMatchesReference(withSchedule(replaced(kRowWise, "OUT", out), "sparse_workspace(j)"),
+                                    {{"B", a}, {"C", a}});
+    }
+  }
+}
+
+// A third-order output with a sum above two of its levels: no dense
+// workspace fits, so the loop over i is hoisted and a second-order sparse
+// workspace over (j, l) holds one slice at a time, automatically.
+TEST(HoistedCommonIteration, SecondOrderWorkspacePerSliceAutomatically) {
+  const char* program = R"(
+tensor A(I, J, L) : OUT
+tensor B(I, K, J) : csf
+tensor C(K, L) : csr
+A(i, j, l) = B(i, k, j) * C(k, l)
+)";
+  for (const char* out : {"csf", "{dense, compressed, compressed}", "{dense, dense, compressed}"}) {
+    std::string text = replaced(program, "OUT", out);
+    SCOPED_TRACE(text);
+    expectProgramMatchesReference(text, {{"B", randomSparse({9, 7, 11}, 0.1, 42)}, {"C", randomSparse({7, 13}, 0.25, 43)}});
+    std::string decisions = decisionsOf(text);
+    EXPECT_TRUE(contains(decisions, "sparse scattering of order 2")) << decisions;
+    EXPECT_TRUE(contains(decisions, "hoisted common iteration: the outermost loops i")) << decisions;
+    EXPECT_TRUE(contains(decisions, "inserted sparse workspace ws_A of order 2 over j, l")) << decisions;
+  }
+  // COO cannot be appended in the loops' order: the workspace holds all of A.
+  std::string coo = replaced(program, "OUT", "coo");
+  expectProgramMatchesReference(coo, {{"B", randomSparse({9, 7, 11}, 0.1, 44)}, {"C", randomSparse({7, 13}, 0.25, 45)}});
+  std::string decisions = decisionsOf(coo);
+  EXPECT_TRUE(contains(decisions, "inserted sparse workspace ws_A of order 3")) << decisions;
+  EXPECT_TRUE(contains(decisions, "hoisting common loops (A's levels to be dense or unique compressed")) << decisions;
+  // Asked for, it is refused with the reason and the place.
+  std::string message = errorOf(withSchedule(coo, "sparse_workspace(j)"));
+  EXPECT_TRUE(contains(message, "test.tc:7:1")) << message;
+  EXPECT_TRUE(contains(message, "dense or unique compressed")) << message;
+}
+
+// A thread loop over the rows of a CSR output: each thread drains a
+// first-order workspace of its own, and the rows are assembled in parallel
+// (count, prefix sum, fill).
+TEST(HoistedCommonIteration, RowsOnThreadsEachDrainTheirOwnWorkspace) {
+  std::map<std::string, rt::Coo> inputs = {{"B", randomSparse({67, 31}, 0.08, 52)}, {"C", randomSparse({31, 53}, 0.08, 53)}};
+  for (const char* policy : {"bucket", "hash", "coord", "map", "vector"}) {
+    std::string program = withSchedule(replaced(kRowWise, "OUT", "csr"),
+                                       std::string("parallelize(i, CPUThread, NoRaces)\n  sparse_workspace(j, policy = ") +
+                                         policy + ", pipeline = on)");
+    SCOPED_TRACE(program);
+    expectProgramMatchesReference(program, inputs);
+    std::string decisions = decisionsOf(program);
+    EXPECT_TRUE(contains(decisions, "one per thread of the loop over i, whose rows of A are assembled in parallel"))
+      << decisions;
+    EXPECT_TRUE(contains(decisions, "drained after each iteration of i")) << decisions;
+  }
+  rt::Coo real = realMatrix("bcsstk01.mtx");
+  expectProgramMatchesReference(withSchedule(replaced(kRowWise, "OUT", "csr"),
+                                             "parallelize(i, CPUThread, NoRaces)\n  sparse_workspace(j)"),
+                                {{"B", real}, {"C", real}});
+  // A DCSR output is not assembled by rows on threads: asked for, hoisting is refused with the reason.
+  std::string message = errorOf(withSchedule(replaced(kRowWise, "OUT", "dcsr"),
+                                             "parallelize(i, CPUThread, NoRaces)\n  sparse_workspace(j)"));
+  EXPECT_TRUE(contains(message, "test.tc:8:3")) << message;
+  EXPECT_TRUE(contains(message, "the rows of a {dense, compressed} output")) << message;
+}
+
+// Other thread loops fill one whole-output workspace per thread instead.
+TEST(HoistedCommonIteration, ThreadLoopsKeepWholeWorkspaces) {
+  std::string program = withSchedule(replaced(kRowWise, "OUT", "dcsr"),
+                                     "parallelize(i, CPUThread, NoRaces)\n  sparse_workspace(policy = hash)");
+  expectProgramMatchesReference(program, {{"B", randomSparse({47, 31}, 0.08, 46)}, {"C", randomSparse({31, 53}, 0.08, 47)}});
+  std::string decisions = decisionsOf(program);
+  EXPECT_TRUE(contains(decisions, "inserted sparse workspace ws_A of order 2")) << decisions;
+  EXPECT_TRUE(contains(decisions, "one per thread")) << decisions;
 }
 
 }  // namespace

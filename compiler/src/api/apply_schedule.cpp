@@ -5,6 +5,9 @@
 
 #include "schedule_request.h"
 #include "tcc/ir/index_queries.h"
+#include "tcc/ism/policy_registry.h"
+#include "tcc/ir/index_replace.h"
+#include "tcc/ir/index_printer.h"
 
 namespace tcc {
 
@@ -38,6 +41,23 @@ std::optional<lowering::WorkspacePolicy> workspacePolicy(const std::string& name
                       WorkspacePolicy::Vector})
     if (lowering::toString(policy) == name) return policy;
   return std::nullopt;
+}
+
+const char* const kPolicyChoices =
+  "expected bucket, hash, coord, map, vector or a policy registered with tcc::ism::registerPolicy";
+
+// A built-in policy or one the program registered (policy_registry.h).
+bool setPolicy(lowering::SparseWorkspaceOptions& options, const std::string& name) {
+  if (auto policy = workspacePolicy(name)) {
+    options.policy = *policy;
+    return true;
+  }
+  int id = ism::policyId(name);
+  if (id < 0) return false;
+  options.policy = lowering::WorkspacePolicy::User;
+  options.userPolicy = name;
+  options.userPolicyId = id;
+  return true;
 }
 
 std::optional<ir::OutputRaceStrategy> raceStrategy(const std::string& name) {
@@ -112,6 +132,33 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
                              ir::BoundKind::MaxConstraint})
         if (ir::toString(candidate) == arguments.at(3).identifier) kind = candidate;
       add(command, ir::BoundRelation{*var, introduce(arguments.at(1).identifier), arguments.at(2).integer, kind});
+    } else if (command.name == "precompute" && arguments.size() == 4) {
+      const auto& expression = arguments.at(0).expression;
+      if (!expression) continue;
+      const auto* declared = program.findWorkspace(arguments.at(3).identifier);
+      if (!declared) refuse(program, command, arguments.at(3).identifier + " is not a declared workspace");
+      // Applies to the statement whose right-hand side holds the expression.
+      if (ir::toString(ir::replace(statement.as<ir::AssignmentNode>()->rhs, {{*expression, ir::IndexExpr(0.0)}})) ==
+          ir::toString(statement.as<ir::AssignmentNode>()->rhs))
+        continue;
+      lowering::SparsePrecomputeCommand precompute;
+      precompute.expr = *expression;
+      for (const auto& name : arguments.at(1).identifiers) precompute.inputVars.push_back(introduce(name));
+      for (const auto& name : arguments.at(2).identifiers) precompute.outputVars.push_back(introduce(name));
+      precompute.workspace = declared->tensor;
+      precompute.options.capacity = declared->capacity;
+      precompute.options.pipelining = declared->pipelining;
+      precompute.options.doubleBuffering = declared->doubleBuffering;
+      if (!declared->policy.empty()) {
+        if (!setPolicy(precompute.options, declared->policy))
+          throw frontend::DiagnosticError({frontend::Diagnostic{
+            declared->policyLocation,
+            "unknown policy '" + declared->policy + "' for workspace " + declared->tensor.name() + "; " +
+              kPolicyChoices,
+            sourceLine(program, declared->policyLocation)}});
+        precompute.policyGiven = true;
+      }
+      add(command, precompute);
     } else if (command.name == "precompute") {
       auto index = findVar(arguments.at(1).identifier);
       const auto& expression = arguments.at(0).expression;
@@ -146,10 +193,8 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
           workspace.var = findVar(argument.identifier);
           if (!workspace.var) refuse(program, command, argument.identifier + " is not an index variable of the statement");
         } else if (argument.keyword == "policy") {
-          auto policy = workspacePolicy(argument.identifier);
-          if (!policy)
-            refuse(program, command, "unknown policy '" + argument.identifier + "'; expected bucket, hash, coord, map or vector");
-          workspace.options.policy = *policy;
+          if (!setPolicy(workspace.options, argument.identifier))
+            refuse(program, command, "unknown policy '" + argument.identifier + "'; " + kPolicyChoices);
           workspace.policyGiven = true;
         } else if (argument.keyword == "pipeline") {
           workspace.options.pipelining = argument.identifier == "on";

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <set>
 
 #include "schedule_request.h"
@@ -38,7 +39,58 @@ Argument expression(const ir::IndexExpr& expr) {
   return argument;
 }
 
+Argument indexList(const std::vector<ir::IndexVar>& vars) {
+  Argument argument;
+  argument.kind = Argument::Kind::IndexList;
+  argument.text = "{";
+  for (size_t v = 0; v < vars.size(); ++v) {
+    argument.identifiers.push_back(vars[v].name());
+    argument.text += (v ? ", " : "") + vars[v].name();
+  }
+  argument.text += "}";
+  return argument;
+}
+
+Argument keyword(const std::string& key, const std::string& value) {
+  Argument argument = name(value);
+  argument.kind = Argument::Kind::Keyword;
+  argument.keyword = key;
+  argument.text = key + " = " + value;
+  return argument;
+}
+
+Argument keyword(const std::string& key, int64_t value) {
+  Argument argument = integer(value);
+  argument.kind = Argument::Kind::Keyword;
+  argument.keyword = key;
+  argument.valueIsInteger = true;
+  argument.text = key + " = " + std::to_string(value);
+  return argument;
+}
+
 }  // namespace
+
+Workspace::Workspace(std::string name, std::vector<ir::Dimension> shape, SparseWorkspaceFormat format,
+                     ir::Datatype type)
+    : name(std::move(name)), shape(std::move(shape)), format(std::move(format)), type(type) {}
+
+Schedule& Schedule::precompute(const ir::IndexExpr& expr, const std::vector<ir::IndexVar>& inputVars,
+                               const std::vector<ir::IndexVar>& outputVars, const Workspace& workspace) {
+  bool known = false;
+  for (const auto& declared : workspaces_) known = known || declared.name == workspace.name;
+  if (!known) workspaces_.push_back(workspace);
+  return add("precompute", {expression(expr), indexList(inputVars), indexList(outputVars), name(workspace.name)});
+}
+
+Schedule& Schedule::sparseWorkspace(const SparseWorkspaceFormat& format, const std::optional<ir::IndexVar>& v) {
+  std::vector<Argument> arguments;
+  if (v) arguments.push_back(var(*v));
+  if (!format.policy.empty()) arguments.push_back(keyword("policy", format.policy));
+  if (format.pipelining) arguments.push_back(keyword("pipeline", std::string("on")));
+  if (format.doubleBuffering) arguments.push_back(keyword("double_buffer", std::string("on")));
+  if (format.capacity) arguments.push_back(keyword("capacity", *format.capacity));
+  return add("sparse_workspace", std::move(arguments));
+}
 
 Schedule& Schedule::add(std::string commandName, std::vector<Argument> arguments) {
   frontend::ScheduleCommand command;
@@ -102,8 +154,15 @@ Program Program::fromStatements(std::vector<ir::IndexStmt> statements, std::vect
     const auto* spec = frontend::findScheduleCommand(command.name);
     std::string text = commandText(command);
     for (size_t a = 0; a < command.arguments.size() && spec; ++a) {
+      if (command.arguments[a].kind == frontend::ScheduleArgument::Kind::Keyword) continue;
       bool repeats = spec->variadic && a >= spec->required.size();
-      const auto& parameter = repeats ? spec->required.back() : spec->required.at(std::min(a, spec->required.size() - 1));
+      const frontend::ScheduleParameter* found =
+        repeats                           ? &spec->required.back()
+        : a < spec->required.size()       ? &spec->required[a]
+        : a - spec->required.size() < spec->optional.size() ? &spec->optional[a - spec->required.size()]
+                                          : nullptr;
+      if (!found) throw Error("schedule command " + text + " takes fewer arguments; usage: " + spec->signature);
+      const auto& parameter = *found;
       const std::string& identifier = command.arguments[a].identifier;
       if (parameter.kind == frontend::ScheduleParameterKind::IndexVariable && !known.count(identifier))
         throw Error("schedule command " + text + ": " + identifier + " is not an index variable of the program "
@@ -116,6 +175,35 @@ Program Program::fromStatements(std::vector<ir::IndexStmt> statements, std::vect
       if (parameter.kind == frontend::ScheduleParameterKind::Integer && command.arguments[a].integer <= 0)
         throw Error("schedule command " + text + ": the " + parameter.name + " must be positive");
     }
+  }
+  for (const auto& workspace : schedule.workspaces()) {
+    const int order = static_cast<int>(workspace.shape.size());
+    if (order < 1 || order > 4)
+      throw Error("workspace " + workspace.name + ": a sparse workspace has order 1 to 4, not " + std::to_string(order));
+    if (workspace.format.capacity && *workspace.format.capacity < 1)
+      throw Error("workspace " + workspace.name + ": the first capacity must be positive, not " +
+                  std::to_string(*workspace.format.capacity));
+    std::vector<int> modes = workspace.format.outputOrder;
+    if (modes.empty())
+      for (int mode = 0; mode < order; ++mode) modes.push_back(mode);
+    std::vector<int> sorted = modes;
+    std::sort(sorted.begin(), sorted.end());
+    for (int mode = 0; mode < static_cast<int>(sorted.size()); ++mode)
+      if (sorted[mode] != mode || static_cast<int>(sorted.size()) != order)
+        throw Error("workspace " + workspace.name + ": its output order must list each mode 0.." +
+                    std::to_string(order - 1) + " exactly once");
+    if (workspace.type != ir::Datatype::Float64 && workspace.type != ir::Datatype::Float32)
+      throw Error("workspace " + workspace.name + ": a sparse workspace holds float64 or float32 values");
+    frontend::WorkspaceDeclaration declaration;
+    std::vector<ir::LevelFormat> levels(order, ir::LevelFormat::compressed());
+    declaration.tensor = ir::TensorVar(workspace.name, workspace.shape, ir::Format(levels, modes), workspace.type);
+    declaration.policy = workspace.format.policy;
+    declaration.capacity = workspace.format.capacity.value_or(0);
+    declaration.pipelining = workspace.format.pipelining;
+    declaration.doubleBuffering = workspace.format.doubleBuffering;
+    declaration.location.file = "<schedule>";
+    declaration.policyLocation.file = "<schedule>";
+    program.program_.workspaces.push_back(declaration);
   }
   program.program_.schedule = schedule.commands();
   return program;

@@ -24,6 +24,8 @@ void addExplainCommand(CLI::App& app) {
     std::cout << "tensors:\n";
     for (const ir::TensorVar& tensor : program.tensors())
       std::cout << "  " << ir::declarationString(tensor) << "\n";
+    for (const frontend::WorkspaceDeclaration& workspace : program.syntax().workspaces)
+      std::cout << "  " << frontend::workspaceDeclarationString(workspace) << " (a workspace; precompute fills it)\n";
     Lowered lowered;
     try {
       CompileOptions options;

@@ -157,6 +157,12 @@ std::optional<ir::Access> ExpressionBuilder::buildAccess(const syntax::Access& a
     context_.undeclaredError(access.tensor, "use of undeclared tensor '" + name + "'");
     return std::nullopt;
   }
+  if (declared->second.isWorkspace) {
+    context_.error(access.tensor, "workspace '" + name + "' is used before it is produced: only precompute(expr, "
+                                  "i_vars, o_vars, " + name + ") in the schedule fills it, and what it holds is "
+                                  "read where that precompute puts it");
+    return std::nullopt;
+  }
   const ir::TensorVar& tensor = declared->second.tensor;
   static const std::vector<syntax::Identifier> kNoIndices;
   const std::vector<syntax::Identifier>& indices = access.indices ? *access.indices : kNoIndices;

@@ -1,6 +1,7 @@
 #include "format_resolution.h"
 
 #include <charconv>
+#include <set>
 
 namespace tcc::frontend {
 namespace {
@@ -61,9 +62,25 @@ class FormatResolver {
     return ir::Format(levels);
   }
 
+  // The arguments of a format that takes no `keyword = value` ones.
+  std::optional<std::vector<syntax::NameOrInteger>> positionalArguments(const syntax::FormatTerm& term) {
+    std::vector<syntax::NameOrInteger> arguments;
+    if (!term.arguments) return arguments;
+    for (const syntax::FormatArgument& argument : *term.arguments) {
+      if (const auto* keyword = boost::get<syntax::KeywordArgument>(&argument.get())) {
+        error(*keyword, "format '" + term.name.name + "' takes no keyword arguments");
+        return std::nullopt;
+      }
+      arguments.push_back(boost::get<syntax::NameOrInteger>(argument.get()));
+    }
+    return arguments;
+  }
+
   std::optional<ir::LevelFormat> resolveLevel(const syntax::FormatTerm& term) {
     const std::string& name = term.name.name;
-    std::vector<syntax::NameOrInteger> arguments = term.arguments.value_or(std::vector<syntax::NameOrInteger>{});
+    auto positional = positionalArguments(term);
+    if (!positional) return std::nullopt;
+    std::vector<syntax::NameOrInteger> arguments = *positional;
     if (name == "nm") return resolveNM(term);
     if (name == "dense") {
       if (!arguments.empty()) {
@@ -100,8 +117,10 @@ class FormatResolver {
 
   std::optional<ir::LevelFormat> resolveNM(const syntax::FormatTerm& term) {
     std::vector<std::int64_t> values;
-    if (term.arguments) {
-      for (const syntax::NameOrInteger& argument : *term.arguments) {
+    auto positional = positionalArguments(term);
+    if (!positional) return std::nullopt;
+    {
+      for (const syntax::NameOrInteger& argument : *positional) {
         const auto* integer = boost::get<syntax::Integer>(&argument.get());
         if (!integer) {
           error(boost::get<syntax::Identifier>(argument.get()),
@@ -152,6 +171,11 @@ class FormatResolver {
       inner.formatName_ = "format '" + name + "'";
       return inner.resolve(*declared->second.spec, order);
     }
+    if (name == "sparse_workspace") {
+      error(term.name, "sparse_workspace(...) is the format of a workspace tensor that precompute(expr, i_vars, "
+                       "o_vars, W) fills; declare it on the tensor itself, not through 'format'");
+      return std::nullopt;
+    }
     if (!isNamedFormat(name)) {
       error(term.name, "unknown format '" + name + "'; expected " + kKnownFormats);
       return std::nullopt;
@@ -168,6 +192,76 @@ class FormatResolver {
     return format;
   }
 
+public:
+  std::optional<WorkspaceFormat> resolveWorkspace(const syntax::FormatSpec& spec, int order) {
+    const auto& term = boost::get<syntax::FormatTerm>(spec.base.get());
+    if (order < 1 || order > 4) {
+      error(term, "a sparse workspace has order 1 to 4, but '" + tensorName_ + "' has order " + std::to_string(order) +
+                      (order == 0 ? " (a scalar needs no workspace)" : ""));
+      return std::nullopt;
+    }
+    WorkspaceFormat format;
+    for (int mode = 0; mode < order; ++mode) format.modeOrdering.push_back(mode);
+    if (spec.order) {
+      std::optional<std::vector<int>> modes = resolveModeOrder(*spec.order, order);
+      if (!modes) return std::nullopt;
+      format.modeOrdering = *modes;
+    }
+    std::set<std::string> seen;
+    for (const syntax::FormatArgument& argument : term.arguments.value_or(std::vector<syntax::FormatArgument>{})) {
+      const auto* keyword = boost::get<syntax::KeywordArgument>(&argument.get());
+      if (!keyword) {
+        const auto& value = boost::get<syntax::NameOrInteger>(argument.get());
+        const syntax::x3::position_tagged& where =
+          boost::get<syntax::Identifier>(&value.get())
+            ? static_cast<const syntax::x3::position_tagged&>(boost::get<syntax::Identifier>(value.get()))
+            : boost::get<syntax::Integer>(value.get());
+        error(where, "sparse_workspace takes keyword arguments: policy = NAME, capacity = N, pipeline = on|off, "
+                     "double_buffer = on|off");
+        return std::nullopt;
+      }
+      const std::string& name = keyword->keyword.name;
+      if (!seen.insert(name).second) {
+        error(keyword->keyword, "keyword '" + name + "' given twice");
+        return std::nullopt;
+      }
+      const auto* identifier = boost::get<syntax::Identifier>(&keyword->value.get());
+      const auto* integer = boost::get<syntax::Integer>(&keyword->value.get());
+      if (name == "capacity") {
+        if (!integer) {
+          error(*keyword, "keyword 'capacity' takes a positive integer");
+          return std::nullopt;
+        }
+        std::optional<std::int64_t> value = integerValue(context_, *integer);
+        if (!value) return std::nullopt;
+        if (*value < 1) {
+          error(*integer, "the first capacity of a sparse workspace must be positive, not " + std::to_string(*value));
+          return std::nullopt;
+        }
+        format.capacity = *value;
+      } else if (name == "policy") {
+        if (!identifier) {
+          error(*keyword, "keyword 'policy' takes a name: bucket, hash, coord, map, vector or a registered policy");
+          return std::nullopt;
+        }
+        format.policy = identifier->name;
+        format.policyLocation = context_.locate(*identifier);
+      } else if (name == "pipeline" || name == "double_buffer") {
+        if (!identifier || (identifier->name != "on" && identifier->name != "off")) {
+          error(*keyword, "keyword '" + name + "' takes on or off");
+          return std::nullopt;
+        }
+        (name == "pipeline" ? format.pipelining : format.doubleBuffering) = identifier->name == "on";
+      } else {
+        error(keyword->keyword, "sparse_workspace has no keyword '" + name +
+                                    "'; expected policy, capacity, pipeline or double_buffer");
+        return std::nullopt;
+      }
+    }
+    return format;
+  }
+
+ private:
   std::optional<std::vector<int>> resolveModeOrder(const syntax::ModeOrder& spec, int order) {
     std::vector<int> modes;
     std::vector<bool> seen(order, false);
@@ -199,7 +293,19 @@ class FormatResolver {
 
 }  // namespace
 
-bool isBuiltinFormatName(const std::string& name) { return name == "nm" || isNamedFormat(name); }
+bool isBuiltinFormatName(const std::string& name) {
+  return name == "nm" || name == "sparse_workspace" || isNamedFormat(name);
+}
+
+bool isWorkspaceFormat(const syntax::FormatSpec& spec) {
+  const auto* term = boost::get<syntax::FormatTerm>(&spec.base.get());
+  return term && term->name.name == "sparse_workspace";
+}
+
+std::optional<WorkspaceFormat> resolveWorkspaceFormat(SemanticContext& context, const syntax::FormatSpec& spec,
+                                                      int order, const std::string& tensorName) {
+  return FormatResolver(context, tensorName).resolveWorkspace(spec, order);
+}
 
 std::optional<std::int64_t> integerValue(SemanticContext& context, const syntax::Integer& integer) {
   std::int64_t value = 0;

@@ -28,6 +28,7 @@ BOOST_FUSION_ADAPT_STRUCT(tcc::frontend::syntax::Operation, op, operand)
 BOOST_FUSION_ADAPT_STRUCT(tcc::frontend::syntax::Expression, first, rest)
 BOOST_FUSION_ADAPT_STRUCT(tcc::frontend::syntax::Statement, output, assignment, value)
 BOOST_FUSION_ADAPT_STRUCT(tcc::frontend::syntax::KeywordArgument, keyword, value)
+BOOST_FUSION_ADAPT_STRUCT(tcc::frontend::syntax::IndexTuple, indices)
 BOOST_FUSION_ADAPT_STRUCT(tcc::frontend::syntax::ScheduleCommand, name, arguments)
 
 namespace tcc::frontend::grammar {
@@ -112,8 +113,10 @@ x3::rule<struct command_name_class, Identifier> const command_name = "a schedule
 x3::rule<struct integer_class, Integer> const integer = "an integer";
 x3::rule<struct name_or_integer_class, NameOrInteger> const name_or_integer = "a name or an integer";
 x3::rule<struct dimension_class, NameOrInteger> const dimension = "a size name or an integer";
-x3::rule<struct format_arguments_class, std::vector<NameOrInteger>> const format_arguments =
+x3::rule<struct format_arguments_class, std::vector<FormatArgument>> const format_arguments =
     "format arguments";
+x3::rule<struct format_argument_class, FormatArgument> const format_argument = "a format argument";
+x3::rule<struct index_tuple_class, IndexTuple> const index_tuple = "a list of index variables like {i, j}";
 x3::rule<struct dimension_list_class, std::vector<NameOrInteger>> const dimension_list =
     "a list of sizes";
 x3::rule<struct index_list_class, std::vector<Identifier>> const index_list =
@@ -182,7 +185,8 @@ auto const dimension_def = identifier | integer;
 
 auto const close_paren_def = x3::lit(')');
 auto const close_brace_def = x3::lit('}');
-auto const format_arguments_def = '(' > (name_or_integer % ',') > close_paren;
+auto const format_arguments_def = '(' > -(format_argument % ',') > close_paren;
+auto const format_argument_def = keyword_argument | name_or_integer;
 auto const dimension_list_def = '(' > (dimension % ',') > close_paren;
 auto const index_list_def = '(' > (index_name % ',') > close_paren;
 auto const format_term_def = identifier >> -format_arguments;
@@ -231,18 +235,19 @@ auto const statement_def = access > assignment > expression;
 // ---- schedule ------------------------------------------------------------
 
 auto const keyword_argument_def = identifier >> '=' >> name_or_integer;
-auto const schedule_argument_def = keyword_argument | expression;
+auto const index_tuple_def = '{' > (index_name % ',') > close_brace;
+auto const schedule_argument_def = keyword_argument | index_tuple | expression;
 auto const schedule_command_def = command_name > '(' > -(schedule_argument % ',') > close_paren;
 
 BOOST_SPIRIT_DEFINE(name_text, digits_text, number_text, close_paren, close_brace)
 BOOST_SPIRIT_DEFINE(identifier, tensor_name, index_name, format_name, type_name, target_name,
-                    architecture, architecture_clause, command_name, integer, name_or_integer, dimension, format_arguments,
+                    architecture, architecture_clause, command_name, integer, name_or_integer, dimension, format_arguments, format_argument,
                     dimension_list, index_list, format_term,
                     level_term, level_list, mode_order, format_spec, tensor_declaration,
                     format_declaration, target_declaration, fp_mode_name, fp_declaration)
 BOOST_SPIRIT_DEFINE(number, access, summation, call, negation, parenthesized, primary, factor,
                     multiplicative_operation, term, additive_operation, expression, assignment,
-                    statement, keyword_argument, schedule_argument, schedule_command)
+                    statement, keyword_argument, index_tuple, schedule_argument, schedule_command)
 
 // Every rule records positions.
 #define TCC_ANNOTATED(name) \
@@ -277,6 +282,7 @@ TCC_ANNOTATED(additive_operation)
 TCC_ANNOTATED(expression)
 TCC_ANNOTATED(statement)
 TCC_ANNOTATED(keyword_argument)
+TCC_ANNOTATED(index_tuple)
 TCC_ANNOTATED(schedule_command)
 #undef TCC_ANNOTATED
 

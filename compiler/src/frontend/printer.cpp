@@ -25,6 +25,11 @@ std::string printArgument(const ScheduleArgument& argument) {
              (argument.valueIsInteger ? std::to_string(argument.integer) : argument.identifier);
     case ScheduleArgument::Kind::Expression:
       return argument.expression ? ir::toString(*argument.expression) : argument.text;
+    case ScheduleArgument::Kind::IndexList: {
+      std::string text = "{";
+      for (size_t i = 0; i < argument.identifiers.size(); ++i) text += (i ? ", " : "") + argument.identifiers[i];
+      return text + "}";
+    }
   }
   return argument.text;
 }
@@ -41,6 +46,8 @@ std::string printScheduleCommand(const ScheduleCommand& command) {
 std::string printProgram(const Program& program) {
   std::string text;
   for (const ir::TensorVar& tensor : program.tensors) text += printDeclaration(tensor) + "\n";
+  for (const WorkspaceDeclaration& workspace : program.workspaces)
+    text += "tensor " + workspaceDeclarationString(workspace) + "\n";
   if (!program.statements.empty()) text += "\n";
   for (const ir::IndexStmt& statement : program.statements) text += ir::toString(statement) + "\n";
   if (!program.schedule.empty()) {

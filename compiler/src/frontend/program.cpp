@@ -8,12 +8,43 @@
 #include "semantic_analysis.h"
 #include "source_file.h"
 
+#include "tcc/ir/index_printer.h"
+
 namespace tcc::frontend {
 
 const ir::TensorVar* Program::findTensor(const std::string& name) const {
   for (const ir::TensorVar& tensor : tensors)
     if (tensor.name() == name) return &tensor;
   return nullptr;
+}
+
+const WorkspaceDeclaration* Program::findWorkspace(const std::string& name) const {
+  for (const WorkspaceDeclaration& workspace : workspaces)
+    if (workspace.tensor.name() == name) return &workspace;
+  return nullptr;
+}
+
+std::string workspaceDeclarationString(const WorkspaceDeclaration& workspace) {
+  const ir::TensorVar& tensor = workspace.tensor;
+  std::string text = tensor.name() + "(";
+  for (int mode = 0; mode < tensor.order(); ++mode) text += (mode ? ", " : "") + tensor.dimension(mode).toString();
+  std::string options;
+  auto add = [&](const std::string& option) { options += (options.empty() ? "" : ", ") + option; };
+  if (!workspace.policy.empty()) add("policy = " + workspace.policy);
+  if (workspace.capacity > 0) add("capacity = " + std::to_string(workspace.capacity));
+  if (workspace.pipelining) add("pipeline = on");
+  if (workspace.doubleBuffering) add("double_buffer = on");
+  text += ") : sparse_workspace(" + options + ")";
+  const ir::Format& format = tensor.format();
+  bool identity = true;
+  for (int level = 0; level < format.order(); ++level) identity = identity && format.modeOfLevel(level) == level;
+  if (!identity) {
+    text += " order (";
+    for (int level = 0; level < format.order(); ++level)
+      text += (level ? ", " : "") + std::to_string(format.modeOfLevel(level));
+    text += ")";
+  }
+  return text + " of " + ir::toString(tensor.datatype());
 }
 
 const char* toString(FloatingPointMode mode) { return mode == FloatingPointMode::Fast ? "fast" : "strict"; }

@@ -47,28 +47,41 @@ class CommandChecker {
 
   std::optional<ScheduleCommand> check() {
     ScheduleCommand result{spec_.name, {}, context_.locate(command_)};
-    std::vector<const syntax::Expression*> positional;
+    std::vector<const syntax::ScheduleArgument*> positional;
     std::vector<const syntax::KeywordArgument*> keywords;
     for (const syntax::ScheduleArgument& argument : command_.arguments) {
       if (const auto* keyword = boost::get<syntax::KeywordArgument>(&argument.get())) {
         keywords.push_back(keyword);
       } else {
-        const auto& expression = boost::get<syntax::Expression>(argument.get());
         if (!keywords.empty()) {
-          context_.error(expression, "positional argument after a keyword argument in '" +
-                                         spec_.name + "'");
+          context_.error(positionOf(argument), "positional argument after a keyword argument in '" +
+                                                   spec_.name + "'");
           return std::nullopt;
         }
-        positional.push_back(&expression);
+        positional.push_back(&argument);
       }
     }
     if (!checkCount(positional.size())) return std::nullopt;
     bool ok = true;
     for (size_t position = 0; position < positional.size(); ++position) {
-      std::optional<ScheduleArgument> argument =
-          checkPositional(*positional[position], parameterAt(position), position);
+      const ScheduleParameter& parameter = parameterAt(position);
+      std::optional<ScheduleArgument> argument;
+      if (const auto* tuple = boost::get<syntax::IndexTuple>(&positional[position]->get()))
+        argument = checkIndexTuple(*tuple, parameter, position);
+      else
+        argument = checkPositional(boost::get<syntax::Expression>(positional[position]->get()), parameter, position);
       if (argument) result.arguments.push_back(std::move(*argument));
       ok = ok && argument.has_value();
+    }
+    // precompute's dense form takes one index each; lists go with a workspace tensor.
+    if (ok && spec_.name == "precompute" && positional.size() == 3) {
+      for (size_t position : {size_t{1}, size_t{2}}) {
+        if (result.arguments[position].kind != ScheduleArgument::Kind::IndexList) continue;
+        context_.error(positionOf(*positional[position]),
+                       "precompute into a dense workspace takes one index, not a list; a list goes with a "
+                       "workspace tensor: precompute(expression, {i_vars}, {o_vars}, W)");
+        ok = false;
+      }
     }
     std::vector<std::string> seenKeywords;
     for (const syntax::KeywordArgument* keyword : keywords) {
@@ -107,6 +120,56 @@ class CommandChecker {
     return false;
   }
 
+  const syntax::x3::position_tagged& positionOf(const syntax::ScheduleArgument& argument) const {
+    if (const auto* tuple = boost::get<syntax::IndexTuple>(&argument.get())) return *tuple;
+    if (const auto* keyword = boost::get<syntax::KeywordArgument>(&argument.get())) return *keyword;
+    return boost::get<syntax::Expression>(argument.get());
+  }
+
+  // `{i, j}` where a parameter takes index variables.
+  std::optional<ScheduleArgument> checkIndexTuple(const syntax::IndexTuple& tuple, const ScheduleParameter& parameter,
+                                                  size_t position) {
+    using Kind = ScheduleParameterKind;
+    if (parameter.kind != Kind::IndexVariables && parameter.kind != Kind::IndexVariablesOrNew) {
+      context_.error(tuple, describe(position, parameter) + " cannot be a list of index variables");
+      return std::nullopt;
+    }
+    ScheduleArgument argument;
+    argument.kind = ScheduleArgument::Kind::IndexList;
+    argument.text = context_.textOf(tuple);
+    argument.location = context_.locate(tuple);
+    for (const syntax::Identifier& index : tuple.indices) {
+      if (!checkIndexName(index, parameter.kind == Kind::IndexVariablesOrNew, position, parameter)) return std::nullopt;
+      if (std::find(argument.identifiers.begin(), argument.identifiers.end(), index.name) !=
+          argument.identifiers.end()) {
+        context_.error(index, "index variable '" + index.name + "' is listed twice");
+        return std::nullopt;
+      }
+      argument.identifiers.push_back(index.name);
+    }
+    return argument;
+  }
+
+  // An index variable that must exist, or may be new.
+  bool checkIndexName(const syntax::Identifier& index, bool mayBeNew, size_t position,
+                      const ScheduleParameter& parameter) {
+    const std::string& name = index.name;
+    bool exists = context_.indexVars.count(name) > 0;
+    if (!mayBeNew && !exists) {
+      context_.undeclaredError(index, "unknown index variable '" + name + "' in '" + spec_.name + "'");
+      return false;
+    }
+    if (context_.tensors.count(name) || isReservedWord(name)) {
+      context_.error(index, "'" + name + "' cannot name an index variable (" + describe(position, parameter) + ")");
+      return false;
+    }
+    if (!exists) {
+      context_.indexVars.emplace(name, ir::IndexVar(name));
+      context_.scheduleIndexVars.insert(name);
+    }
+    return true;
+  }
+
   // "the second argument of 'split' (outer index)"
   std::string describe(size_t position, const ScheduleParameter& parameter) const {
     return "the " + ordinal(position) + " argument of '" + spec_.name + "' (" + parameter.name + ")";
@@ -123,6 +186,33 @@ class CommandChecker {
     const std::string name = bareName ? access->tensor.name : "";
     using Kind = ScheduleParameterKind;
     switch (parameter.kind) {
+      case Kind::IndexVariables:
+      case Kind::IndexVariablesOrNew: {
+        if (!bareName) {
+          context_.error(expression, describe(position, parameter) + " must be an index variable or a list {i, j}");
+          return std::nullopt;
+        }
+        if (!checkIndexName(access->tensor, parameter.kind == Kind::IndexVariablesOrNew, position, parameter))
+          return std::nullopt;
+        argument.kind = ScheduleArgument::Kind::Identifier;
+        argument.identifier = name;
+        argument.identifiers = {name};
+        return argument;
+      }
+      case Kind::Workspace: {
+        auto declared = bareName ? context_.tensors.find(name) : context_.tensors.end();
+        if (declared == context_.tensors.end() || !declared->second.isWorkspace) {
+          if (bareName && declared == context_.tensors.end())
+            context_.undeclaredError(expression, "unknown workspace '" + name + "' in '" + spec_.name + "'");
+          else
+            context_.error(expression, describe(position, parameter) + " must be a tensor declared in a "
+                                       "sparse_workspace(...) format, like tensor W(I, J) : sparse_workspace(policy = hash)");
+          return std::nullopt;
+        }
+        argument.kind = ScheduleArgument::Kind::Identifier;
+        argument.identifier = name;
+        return argument;
+      }
       case Kind::IndexVariable:
       case Kind::NewIndexVariable:
       case Kind::IndexVariableOrNew: {

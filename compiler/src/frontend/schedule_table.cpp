@@ -22,7 +22,6 @@ const std::vector<std::string> kRaceStrategies = {"IgnoreRaces", "NoRaces", "Ato
 const std::vector<std::string> kBoundKinds = {"MinExact", "MinConstraint", "MaxExact",
                                               "MaxConstraint"};
 const std::vector<std::string> kOnOff = {"on", "off"};
-const std::vector<std::string> kPolicies = {"bucket", "hash", "coord", "map", "vector"};
 
 std::vector<ScheduleCommandSpec> makeTable() {
   std::vector<ScheduleCommandSpec> table;
@@ -35,10 +34,15 @@ std::vector<ScheduleCommandSpec> makeTable() {
                    false, {}, "fuse(outer, inner, fused)"});
   table.push_back({"pos", {index(), fresh("position index"), {"access", Kind::Access, {}}}, {},
                    false, {}, "pos(index, position index, access)"});
+  // precompute(expr, i, iw) into a dense workspace over one index, or
+  // precompute(expr, i_vars, o_vars, W) into a workspace tensor W declared
+  // in a sparse_workspace(...) format (index lists written {i, j}).
   table.push_back({"precompute",
-                   {{"expression", Kind::Expression, {}}, index(),
-                    {"workspace index", Kind::IndexVariableOrNew, {}}},
-                   {}, false, {}, "precompute(expression, index, workspace index)"});
+                   {{"expression", Kind::Expression, {}}, {"index or indices", Kind::IndexVariables, {}},
+                    {"workspace index or indices", Kind::IndexVariablesOrNew, {}}},
+                   {{"workspace", Kind::Workspace, {}}}, false, {},
+                   "precompute(expression, index, workspace index) or precompute(expression, {i_vars}, {o_vars}, "
+                   "workspace)"});
   table.push_back({"parallelize",
                    {index(), choice("parallel unit", kParallelUnits),
                     choice("race strategy", kRaceStrategies)},
@@ -48,9 +52,9 @@ std::vector<ScheduleCommandSpec> makeTable() {
                    {}, false, {}, "bound(index, bound index, bound, kind)"});
   table.push_back({"unroll", {index(), integer("factor")}, {}, false, {}, "unroll(index, factor)"});
   table.push_back({"sparse_workspace", {}, {index()}, false,
-                   {{"policy", false, kPolicies}, {"pipeline", false, kOnOff},
+                   {{"policy", false, {}} /* built-in or registered: checked when applied */, {"pipeline", false, kOnOff},
                     {"double_buffer", false, kOnOff}, {"capacity", true, {}}},
-                   "sparse_workspace([index], policy = bucket|hash|coord|map|vector, pipeline = on|off, "
+                   "sparse_workspace([index], policy = bucket|hash|coord|map|vector|REGISTERED, pipeline = on|off, "
                    "double_buffer = on|off, capacity = N)"});
   table.push_back({"dense_workspace", {}, {index()}, false, {}, "dense_workspace([index])"});
   table.push_back({"gpu_block", {index()}, {choice("race strategy", kRaceStrategies)}, false, {},

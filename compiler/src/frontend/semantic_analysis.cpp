@@ -90,6 +90,10 @@ class SemanticAnalysis {
       }
     }
     const int order = static_cast<int>(shape.size());
+    if (declaration.format && isWorkspaceFormat(*declaration.format)) {
+      declareWorkspace(declaration, shape);
+      return;
+    }
     ir::Format format = ir::Format::denseOfOrder(order);
     if (declaration.format) {
       std::optional<ir::Format> resolved = resolveFormat(context_, *declaration.format, order, name);
@@ -112,6 +116,39 @@ class SemanticAnalysis {
     ir::TensorVar tensor(name, shape, format, type);
     context_.tensors.emplace(name, DeclaredTensor{tensor, context_.locate(declaration.name)});
     context_.tensorsInOrder.push_back(tensor);
+  }
+
+  void declareWorkspace(const syntax::TensorDeclaration& declaration, const std::vector<ir::Dimension>& shape) {
+    const std::string& name = declaration.name.name;
+    const int order = static_cast<int>(shape.size());
+    std::optional<WorkspaceFormat> format = resolveWorkspaceFormat(context_, *declaration.format, order, name);
+    ir::Datatype type = ir::Datatype::Float64;
+    if (declaration.elementType) {
+      std::optional<ir::Datatype> parsed = ir::parseDatatype(declaration.elementType->name);
+      if (!parsed || (*parsed != ir::Datatype::Float64 && *parsed != ir::Datatype::Float32))
+        context_.error(*declaration.elementType, "a sparse workspace holds float64 or float32 values");
+      else
+        type = *parsed;
+    }
+    if (context_.tensors.count(name)) return;  // reported by checkNewName
+    std::vector<int> modes = format ? format->modeOrdering : std::vector<int>();
+    if (!format)
+      for (int mode = 0; mode < order; ++mode) modes.push_back(mode);
+    std::vector<ir::LevelFormat> levels(order, ir::LevelFormat::compressed());
+    ir::TensorVar tensor(name, shape, ir::Format(levels, modes), type);
+    DeclaredTensor declared{tensor, context_.locate(declaration.name)};
+    declared.isWorkspace = true;
+    context_.tensors.emplace(name, declared);
+    if (!format) return;
+    WorkspaceDeclaration workspace;
+    workspace.tensor = tensor;
+    workspace.policy = format->policy;
+    workspace.policyLocation = format->policyLocation;
+    workspace.capacity = format->capacity;
+    workspace.pipelining = format->pipelining;
+    workspace.doubleBuffering = format->doubleBuffering;
+    workspace.location = declared.location;
+    program_.workspaces.push_back(workspace);
   }
 
   void analyze(const syntax::FormatDeclaration& declaration) {

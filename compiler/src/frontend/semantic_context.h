@@ -19,6 +19,7 @@ namespace tcc::frontend {
 struct DeclaredTensor {
   ir::TensorVar tensor;
   SourceLocation location;
+  bool isWorkspace = false;  // declared in a sparse_workspace(...) format
 };
 
 struct DeclaredFormat {

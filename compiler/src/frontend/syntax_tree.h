@@ -31,11 +31,24 @@ struct NameOrInteger : x3::variant<Identifier, Integer> {
   using base_type::operator=;
 };
 
-// `csr`, `compressed(nonunique)`, `nm(2,4,1)`: a named format or a level
-// format, with optional arguments.
+// policy = hash
+struct KeywordArgument : x3::position_tagged {
+  Identifier keyword;
+  NameOrInteger value;
+};
+
+// A format's argument: `nonunique`, `4`, or `capacity = 1024`.
+struct FormatArgument : x3::variant<KeywordArgument, NameOrInteger> {
+  using base_type::base_type;
+  using base_type::operator=;
+};
+
+// `csr`, `compressed(nonunique)`, `nm(2,4,1)`,
+// `sparse_workspace(policy = coord)`: a named format or a level format,
+// with optional arguments.
 struct FormatTerm : x3::position_tagged {
   Identifier name;
-  boost::optional<std::vector<NameOrInteger>> arguments;
+  boost::optional<std::vector<FormatArgument>> arguments;
 };
 
 // `{dense, compressed}`
@@ -140,13 +153,12 @@ struct Statement : x3::position_tagged {
   Expression value;
 };
 
-// policy = hash
-struct KeywordArgument : x3::position_tagged {
-  Identifier keyword;
-  NameOrInteger value;
+// `{i, j}`: index variables of precompute's workspace.
+struct IndexTuple : x3::position_tagged {
+  std::vector<Identifier> indices;
 };
 
-struct ScheduleArgument : x3::variant<KeywordArgument, Expression> {
+struct ScheduleArgument : x3::variant<KeywordArgument, IndexTuple, Expression> {
   using base_type::base_type;
   using base_type::operator=;
 };

@@ -2,6 +2,7 @@
 // notation over declared tensors, plus the schedule AST and the target.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,8 +40,28 @@ struct FloatingPointSpec {
   SourceLocation location;
 };
 
+// tensor W(I, J) : sparse_workspace(policy = coord, capacity = 1024,
+//                                   pipeline = on, double_buffer = on) order (1, 0)
+// A workspace tensor that precompute(expr, i_vars, o_vars, W) fills: no
+// kernel parameter, its coordinates sorted in its mode order (the output
+// order), with the ISM options given.
+struct WorkspaceDeclaration {
+  ir::TensorVar tensor;   // unique compressed levels in its mode order
+  std::string policy;     // bucket, hash, coord, map, vector, a registered one; empty: tcc's rule
+  SourceLocation policyLocation;
+  std::int64_t capacity = 0;  // first accumulation capacity; 0: the default
+  bool pipelining = false;
+  bool doubleBuffering = false;
+  SourceLocation location;  // the name in the declaration
+};
+
+// `W(I, J) : sparse_workspace(policy = coord, capacity = 1024) order (1,0)
+// of float64`, as a declaration would write it.
+std::string workspaceDeclarationString(const WorkspaceDeclaration& workspace);
+
 struct Program {
   std::vector<ir::TensorVar> tensors;     // in declaration order
+  std::vector<WorkspaceDeclaration> workspaces;
   std::vector<ir::IndexStmt> statements;  // tensor index notation, in file order
   std::vector<ScheduleCommand> schedule;
   std::optional<TargetSpec> target;
@@ -50,6 +71,7 @@ struct Program {
 
   // The declared tensor of that name, or null.
   const ir::TensorVar* findTensor(const std::string& name) const;
+  const WorkspaceDeclaration* findWorkspace(const std::string& name) const;
 };
 
 // Parse and check DSL text; `fileName` is what diagnostics call the text.

@@ -19,10 +19,12 @@ struct ScheduleArgument {
     Integer,     // `32`
     Keyword,     // `policy = hash`: keyword plus an identifier or integer value
     Expression,  // an access or expression: `B(i,k)` in pos, `B(i,k) * C(k,j)` in precompute
+    IndexList,   // `{i, j}`: precompute's workspace indices
   };
   Kind kind = Kind::Identifier;
   std::string keyword;     // Keyword only: the name left of '='
   std::string identifier;  // Identifier, or a Keyword's identifier value
+  std::vector<std::string> identifiers;  // IndexList, or the one Identifier of an index-list parameter
   std::int64_t integer = 0;  // Integer, or a Keyword's integer value
   bool valueIsInteger = false;  // Keyword only: which of the two holds the value
   // Expression only: built over the program's tensors and index variables.
@@ -46,6 +48,9 @@ enum class ScheduleParameterKind {
   Tensor,            // a declared tensor
   Access,            // an access of a declared tensor, like B(i,k)
   Expression,        // a subexpression of a statement
+  IndexVariables,    // an index variable or a list `{i, j}` of them that exist
+  IndexVariablesOrNew,  // the same, each existing or new
+  Workspace,         // a tensor declared in a sparse_workspace(...) format
   Choice,            // one identifier of `choices`
 };
 

@@ -84,6 +84,12 @@ class AllArray {
   // Drops the second buffer once no merge is left (before Compress).
   void releaseSpare() { spare_ = CooBuffer<N>(); }
 
+  // Empties it, keeping its buffers for the next round of merges.
+  void clear() {
+    current_.clear();
+    spare_.clear();
+  }
+
   // Releases everything (the workspace is done with its components).
   void release() {
     current_ = CooBuffer<N>();

@@ -66,11 +66,35 @@ int tcc_ism_insert_vector_2(void* w, int c0, int c1, double v);
 int tcc_ism_insert_vector_3(void* w, int c0, int c1, int c2, double v);
 int tcc_ism_insert_vector_4(void* w, int c0, int c1, int c2, int c3, double v);
 
+/* Policies a program registered (tcc/ism/policy_registry.h): the id to
+ * pass to create (-1 for an unknown name; 0 to 4 for the built-in ones),
+ * and one insert per order that reaches the policy through a virtual call. */
+int tcc_ism_kernel_policy_id(const char* name);
+int tcc_ism_insert_user_1(void* w, int c0, double v);
+int tcc_ism_insert_user_2(void* w, int c0, int c1, double v);
+int tcc_ism_insert_user_3(void* w, int c0, int c1, int c2, double v);
+int tcc_ism_insert_user_4(void* w, int c0, int c1, int c2, int c3, double v);
+
 /* Sorts and merges what is left and compresses it into `output`'s levels
  * (their kinds and mode ordering as the tensor describes them; bit l of
  * unique_mask set when level l is unique), writing its pos, crd and vals
  * (malloc'd, adopted by the caller) in its element type. */
 int tcc_ism_kernel_finish(void* w, struct tcc_tensor* output, int unique_mask);
+
+/* A workspace that a loop reuses (hoisted common iteration: one per row,
+ * say) or whose consumer reads it: drain sorts and merges what was inserted
+ * since the last drain, compresses it into unique compressed levels in the
+ * workspace's level order, and empties the workspace for the next round.
+ * The drained arrays belong to the workspace and stay valid until the next
+ * drain or destroy: pos and crd of each level, and the values. */
+int tcc_ism_kernel_drain(void* w);
+/* Non-zero (and tcc_ism_kernel_last_error says why) when an insert or a
+ * drain of the workspace, or of any of its threads' workspaces, failed: a
+ * kernel that drains on threads checks this once after its loops. */
+int tcc_ism_kernel_status(void* w);
+long long* tcc_ism_kernel_drained_pos(void* w, int level);
+int* tcc_ism_kernel_drained_crd(void* w, int level);
+double* tcc_ism_kernel_drained_vals(void* w);
 
 void tcc_ism_kernel_destroy(void* w);
 

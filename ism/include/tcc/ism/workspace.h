@@ -95,6 +95,21 @@ class Workspace {
     return all_;
   }
 
+  // Sorts and merges what is left without ending the workspace: the all
+  // array is complete until restart(), which empties it for another round
+  // of inserts with the accumulation arrays kept (a workspace reused for
+  // each iteration of a loop hoisted out of it).
+  const AllArray<N>& drain() {
+    if (finished_) throw std::logic_error("ism: drain after finish");
+    if (options_.pipelining) waitIdle();
+    sortAndMerge(*accumulators_[active_]);
+    return all_;
+  }
+  void restart() {
+    if (finished_) throw std::logic_error("ism: restart after finish");
+    all_.clear();
+  }
+
   const AllArray<N>& allArray() const { return all_; }
   bool finished() const { return finished_; }
   std::size_t merges() const { return merges_; }

@@ -38,7 +38,9 @@ inline constexpr int kBrokenBoundStatus = 3;
 inline constexpr int kSparseWorkspaceStatus = 5;
 
 // How a sparse workspace accumulates (the ISM's policies, ism/).
-enum class WorkspacePolicy { Bucket, Hash, Coord, Map, Vector };
+// User: a policy the program registered (tcc/ism/policy_registry.h),
+// named by SparseWorkspaceOptions::userPolicy.
+enum class WorkspacePolicy { Bucket, Hash, Coord, Map, Vector, User };
 const char* toString(WorkspacePolicy policy);
 
 struct SparseWorkspaceOptions {
@@ -54,6 +56,8 @@ struct SparseWorkspaceOptions {
   // runs hold the output once between them and their merge only
   // concatenates. Set by sparse-workspace insertion, which states the rule.
   bool ownerPartition = false;
+  std::string userPolicy;        // User only: the registered name
+  int userPolicyId = -1;         // User only: its id (tcc_ism_kernel_policy_id)
 };
 
 struct LowerOptions {

@@ -11,6 +11,7 @@
 
 #include "tcc/ir/index_stmt.h"
 #include "tcc/ir/provenance.h"
+#include "tcc/ir/tensor_var.h"
 #include "tcc/lowering/lower.h"
 
 namespace tcc::lowering {
@@ -49,10 +50,24 @@ struct SparseWorkspaceCommand {
   bool policyGiven = false;
 };
 
+// precompute(expr, i_vars, o_vars, W) with W a workspace tensor in a
+// sparse format (the §6.1 form): `expr` is computed into W(i_vars) by
+// loops of its own (the producer: every component inserted into an ISM
+// workspace with these options, its coordinates sorted in W's mode order),
+// and the statement reads W(o_vars) in place of `expr` (the consumer).
+// The other commands of the statement schedule the producer's loops.
+struct SparsePrecomputeCommand {
+  ir::IndexExpr expr;
+  std::vector<ir::IndexVar> inputVars, outputVars;
+  ir::TensorVar workspace;
+  SparseWorkspaceOptions options;
+  bool policyGiven = false;
+};
+
 // Split, divide, fuse, pos and bound are the provenance relations they add.
 using ScheduleCommandKind = std::variant<ReorderCommand, ir::SplitRelation, ir::DivideRelation, ir::FuseRelation,
                                          ir::PosRelation, ir::BoundRelation, PrecomputeCommand, ParallelizeCommand,
-                                         UnrollCommand, SparseWorkspaceCommand>;
+                                         UnrollCommand, SparseWorkspaceCommand, SparsePrecomputeCommand>;
 
 struct ScheduleCommand {
   ScheduleCommandKind kind;
@@ -66,6 +81,9 @@ struct ScheduleRequest {
   // tensorcore(): the statement is computed on tensor cores (an intrinsic
   // that recognises it, see intrinsics.h), or refused with the reason.
   bool tensorCore = false;
+  // Inputs read in their own order, never from a converted copy (a
+  // workspace tensor that a precompute fills).
+  std::vector<std::string> keptInOrder;
 };
 
 // An illegal or unsupported command: names the command (its index in the

@@ -1,0 +1,160 @@
+// precompute(expr, i_vars, o_vars, W) into a workspace tensor W declared in
+// a sparse format (§6.1 of the sparse-workspace paper): checks the command
+// against the statement, builds the loops that insert expr into W (the
+// producer, scheduled by the statement's other commands) and concretizes
+// the statement that reads W in its place (the consumer) like any other.
+#include <algorithm>
+
+#include "schedule_loops.h"
+#include "statement_terms.h"
+#include "tcc/ir/builder.h"
+#include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_queries.h"
+#include "tcc/ir/index_replace.h"
+
+namespace tcc::lowering {
+
+using ir::Access;
+using ir::IndexExpr;
+using ir::IndexVar;
+using ir::TensorVar;
+
+// precompute(expr, i_vars, o_vars, W) with W a sparse workspace tensor:
+// where(the statement with W(o_vars) in place of expr, concretized as any
+// statement reading W; loops that insert expr into W(i_vars), scheduled by
+// the statement's other commands).
+ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& assignment,
+                                                   const ScheduleRequest& request, size_t commandIndex) {
+  const ScheduleCommand& command = request.commands[commandIndex];
+  const auto& precompute = std::get<SparsePrecomputeCommand>(command.kind);
+  const TensorVar& workspace = precompute.workspace;
+  auto fail = [&](const std::string& reason) { throw ScheduleError(commandIndex, command.text + ": " + reason); };
+  for (size_t c = 0; c < request.commands.size(); ++c)
+    if (c != commandIndex && std::holds_alternative<SparsePrecomputeCommand>(request.commands[c].kind))
+      throw ScheduleError(c, request.commands[c].text + ": a statement takes one precompute into a workspace tensor");
+  const Access& lhs = assignment.lhs;
+
+  // The workspace's indices: as many as its order, each used by expr, and
+  // every variable of expr that the rest of the statement also uses.
+  if (static_cast<int>(precompute.inputVars.size()) != workspace.order())
+    fail("workspace " + workspace.name() + " has order " + std::to_string(workspace.order()) + ", but " +
+         std::to_string(precompute.inputVars.size()) + " index variable(s) are given for it");
+  if (precompute.outputVars != precompute.inputVars)
+    fail("o_vars (" + joinNames(precompute.outputVars) + ") differ from i_vars (" + joinNames(precompute.inputVars) +
+         "): renaming a workspace's indices where it is read is not supported yet");
+  IndexExpr marker = workspace(precompute.outputVars);
+  IndexExpr consumerRhs = ir::replace(assignment.rhs, {{precompute.expr, marker}});
+  if (consumerRhs.sameAs(assignment.rhs) || ir::toString(consumerRhs) == ir::toString(assignment.rhs))
+    fail(ir::toString(precompute.expr) + " is not a subexpression of " + ir::toString(assignment.rhs) +
+         " (as written, with the same grouping)");
+  std::vector<IndexVar> exprVars = ir::indexVarsOf(precompute.expr);
+  std::vector<IndexVar> outside = lhs.indices();
+  appendUnique(outside, ir::indexVarsOf(ir::replace(consumerRhs, {{marker, IndexExpr(0.0)}})));
+  for (const auto& var : precompute.inputVars)
+    if (std::find(exprVars.begin(), exprVars.end(), var) == exprVars.end())
+      fail(var.name() + " indexes workspace " + workspace.name() + " but does not appear in " +
+           ir::toString(precompute.expr));
+  std::vector<IndexVar> summed;
+  for (const auto& var : exprVars) {
+    bool indexed = std::find(precompute.inputVars.begin(), precompute.inputVars.end(), var) != precompute.inputVars.end();
+    bool usedOutside = std::find(outside.begin(), outside.end(), var) != outside.end();
+    if (usedOutside && !indexed)
+      fail(var.name() + " is used outside " + ir::toString(precompute.expr) + ", so it must index workspace " +
+           workspace.name() + " (its indices are " + joinNames(precompute.inputVars) + ")");
+    if (!indexed) summed.push_back(var);
+  }
+  // Sizes: each mode of the workspace as its index ranges in the statement.
+  for (int mode = 0; mode < workspace.order(); ++mode) {
+    const IndexVar& var = precompute.inputVars[mode];
+    for (const auto& access : ir::accessesOf(assignment.rhs)) {
+      const auto& indices = access.indices();
+      auto at = std::find(indices.begin(), indices.end(), var);
+      if (at == indices.end()) continue;
+      const ir::Dimension& size = access.tensor().dimension(static_cast<int>(at - indices.begin()));
+      const ir::Dimension& declared = workspace.dimension(mode);
+      if (!size.isUnknown() && !declared.isUnknown() && !(size == declared))
+        fail("mode " + std::to_string(mode) + " of workspace " + workspace.name() + " has size " + declared.toString() +
+             ", but " + var.name() + " ranges over " + size.toString() + " in " + ir::toString(access));
+      break;
+    }
+  }
+
+  // The producer: expr's loops (its inputs in storage order, W's order
+  // where they leave a choice), then the statement's other commands.
+  Access workspaceAccess = workspace(precompute.inputVars);
+  SignedTerm term;
+  term.summed = summed;
+  term.body = precompute.expr;
+  std::vector<std::string> decisions;
+  std::vector<std::pair<std::string, TensorVar>> convertedInputs;
+  LoopNest nest;
+  nest.loops = termLoopOrder(workspaceAccess, term, decisions, convertedInputs);
+  nest.loops.erase(std::remove_if(nest.loops.begin(), nest.loops.end(),
+                                  [&](const IndexVar& var) {
+                                    return std::find(exprVars.begin(), exprVars.end(), var) == exprVars.end();
+                                  }),
+                   nest.loops.end());
+  std::vector<StorageEdge> storageEdges;
+  for (const auto& access : ir::accessesOf(term.body)) {
+    if (!hasSparseLevel(access.tensor())) continue;
+    auto chain = varsInStorageOrder(access);
+    for (size_t l = 0; l + 1 < chain.size(); ++l) storageEdges.push_back({chain[l], chain[l + 1], access.tensor().name()});
+  }
+  std::vector<ScheduleCommand> others;
+  std::vector<size_t> originalIndex;
+  for (size_t c = 0; c < request.commands.size(); ++c)
+    if (c != commandIndex) others.push_back(request.commands[c]), originalIndex.push_back(c);
+  ir::IndexStmt producerAssignment = ir::AssignmentNode::make(workspaceAccess, term.body, true);
+  try {
+    applySchedule(nest, others, *producerAssignment.as<ir::AssignmentNode>(), storageEdges);
+  } catch (const ScheduleError& error) {
+    throw ScheduleError(originalIndex.at(error.command()), error.what());
+  }
+  if (nest.precompute || nest.sparseWorkspace)
+    throw ScheduleError(originalIndex.at(nest.precomputeCommand.value_or(nest.sparseWorkspaceCommand.value_or(0))),
+                        "a statement whose expression goes into workspace " + workspace.name() +
+                        " takes no other precompute or sparse_workspace");
+  ir::IndexStmt producer = nestLoops(nest.loops, producerAssignment, nest.attributes);
+  if (!nest.relations.empty()) producer = ir::suchThat(producer, nest.relations);
+
+  // The consumer: the statement reading W, concretized as any other.
+  ir::IndexStmt consumerStatement = ir::AssignmentNode::make(lhs, consumerRhs, assignment.accumulate);
+  ScheduleRequest consumerRequest;
+  consumerRequest.keptInOrder = request.keptInOrder;
+  consumerRequest.keptInOrder.push_back(workspace.name());
+  ConcretizedStatement consumer = concretizeForLowering(consumerStatement, consumerRequest);
+  for (const auto& [name, copy] : consumer.convertedInputs)
+    if (name == workspace.name())
+      fail("the statement would read workspace " + workspace.name() + " in another order (" + copy.name() + ") than its output order " +
+           copy.format().toString() + "; declare " + workspace.name() + " with an order (...) its readers share");
+
+  std::string why;
+  SparseWorkspaceOptions options =
+    chosenWorkspaceOptions(workspace, precompute.options, precompute.policyGiven, why);
+  std::vector<IndexVar> outputOrder;
+  for (int level = 0; level < workspace.order(); ++level)
+    outputOrder.push_back(precompute.inputVars[workspace.format().modeOfLevel(level)]);
+  decisions.push_back(command.text + ": " + ir::toString(precompute.expr) + " goes into sparse workspace " +
+                      workspace.name() + " of order " + std::to_string(workspace.order()) + " (policy " + why +
+                      workspaceOptionFlags(options) + "), inserted by loops over " + joinNames(nest.loops) +
+                      (summed.empty() ? "" : " (summing " + joinNames(summed) + ")") +
+                      ", sorted in its output order " + joinNames(outputOrder) + "; the statement reads " +
+                      ir::toString(marker) + ": " + ir::toString(consumerStatement));
+  for (const auto& decision : nest.decisions) decisions.push_back("producer: " + decision);
+  for (const auto& decision : consumer.decisions) decisions.push_back("consumer: " + decision);
+  ConcretizedStatement result;
+  result.stmt = ir::where(consumer.stmt, producer);
+  result.loopOrder = nest.loops;
+  result.decisions = decisions;
+  result.sparseWorkspaces = consumer.sparseWorkspaces;
+  result.sparseWorkspaces[workspace.name()] = options;
+  result.convertedInputs = convertedInputs;
+  for (const auto& entry : consumer.convertedInputs) {
+    bool known = std::any_of(result.convertedInputs.begin(), result.convertedInputs.end(),
+                             [&](const auto& other) { return other.second.name() == entry.second.name(); });
+    if (!known) result.convertedInputs.push_back(entry);
+  }
+  return result;
+}
+
+}  // namespace tcc::lowering
