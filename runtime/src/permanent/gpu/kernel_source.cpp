@@ -1,5 +1,6 @@
 #include "kernel_source.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <vector>
@@ -70,9 +71,19 @@ struct GeneratedKernel {
   int registerColumns;  // columns 0..registerColumns-1 touch registers only
   int unroll;           // steps per unrolled block: a power of two dividing every thread's slice
   bool blockProduct;    // keep the product of the rows the block's columns miss (Hybrid)
+  int sliceBits = 64;   // a thread's slice is at most 2^sliceBits steps: later columns flip only at its start
+  // Rows liveRows.. change only at a thread's start (Hybrid: rows of the
+  // columns >= sliceBits alone, last after permanent ordering): their
+  // product is computed there once.
+  int liveRows = 0;
 
   int n() const { return problem.n; }
   bool hasGlobal() const { return registerRows < n(); }
+  bool hasFrozen() const { return liveRows < n(); }
+  // The loop's expression for the global part's product.
+  std::string globalProductUpdate() const {
+    return std::string("globalProduct = tcc_perm_global_product(xg)") + (hasFrozen() ? " * frozenProduct" : "") + ";";
+  }
   // Row i >= registerRows of a block's thread k is at
   // globalRows[(block * globalCount + i - registerRows) * 256 + k]: a warp's
   // accesses coalesce, and each row is a constant offset from the thread's
@@ -131,14 +142,19 @@ struct GeneratedKernel {
     out << "\n";
   }
 
-  // The global rows' product (Hybrid), read coalesced.
+  // The global rows' product (Hybrid), read coalesced: the rows a thread's
+  // steps change, and apart those only its start changes.
   void printGlobalProduct(std::ostream& out) const {
     if (!hasGlobal()) return;
-    std::vector<std::string> factors;
-    for (int row = registerRows; row < n(); ++row) factors.push_back(global(row));
-    out << "// The product of the row sums kept in global memory.\n"
+    std::vector<std::string> live, frozen;
+    for (int row = registerRows; row < n(); ++row) (row < liveRows ? live : frozen).push_back(global(row));
+    out << "// The product of the row sums kept in global memory that a thread's steps change.\n"
         << "__device__ __forceinline__ double tcc_perm_global_product(const volatile double* xg) {\n"
-        << "  return " << productExpression(factors) << ";\n}\n\n";
+        << "  return " << productExpression(live) << ";\n}\n\n";
+    if (hasFrozen())
+      out << "// The product of the rows only columns >= " << sliceBits << " touch: fixed for a thread's slice.\n"
+          << "__device__ __forceinline__ double tcc_perm_frozen_product(const volatile double* xg) {\n"
+          << "  return " << productExpression(frozen) << ";\n}\n\n";
   }
 
   std::string flip(int column, const std::string& direction) const {
@@ -182,7 +198,8 @@ struct GeneratedKernel {
     for (int row = 0; row < registerRows; ++row) out << "  double " << x(row) << " = " << number(problem.start[row]) << ";\n";
     for (int row = registerRows; row < n(); ++row) out << "  " << global(row) << " = " << number(problem.start[row]) << ";\n";
     for (int c = 0; c + 1 < n(); ++c) out << "  if ((gray >> " << c << ") & 1) " << flip(c, "inc") << ";\n";
-    if (hasGlobal()) out << "  double globalProduct = tcc_perm_global_product(xg);\n";
+    if (hasFrozen()) out << "  const double frozenProduct = tcc_perm_frozen_product(xg);\n";
+    if (hasGlobal()) out << "  double " << globalProductUpdate() << "\n";
     if (frequent > 0)
       out << "  // rows " << frequent << ".. change only at the last step of a block of " << unroll << "\n"
           << "  double " << updateBlockProduct;
@@ -203,7 +220,7 @@ struct GeneratedKernel {
           out << "    if ((base >> " << logUnroll << ") & 1) " << flip(column, "dec") << ";\n"
               << "    else " << flip(column, "inc") << ";\n";
         }
-        if (touchesGlobal(column)) out << "    globalProduct = tcc_perm_global_product(xg);\n";
+        if (touchesGlobal(column)) out << "    " << globalProductUpdate() << "\n";
         out << "    sum " << (j % 2 ? "-=" : "+=") << " " << product << ";\n";
       }
       out << "    if (base + " << unroll << " == end) break;\n"
@@ -211,11 +228,11 @@ struct GeneratedKernel {
           << "    const int column = __ffsll((long long)h) - 1;\n"
           << "    const bool added = ((h ^ (h >> 1)) >> column) & 1;\n"
           << "    switch (column) {\n";
-      for (int c = logUnroll; c + 1 < n(); ++c) {
+      for (int c = logUnroll; c + 1 < n() && c < sliceBits; ++c) {
         out << "      case " << c << ":\n"
             << "        if (added) " << flip(c, "inc") << ";\n"
             << "        else " << flip(c, "dec") << ";\n";
-        if (touchesGlobal(c)) out << "        globalProduct = tcc_perm_global_product(xg);\n";
+        if (touchesGlobal(c)) out << "        " << globalProductUpdate() << "\n";
         out << "        break;\n";
       }
       out << "    }\n";
@@ -293,6 +310,10 @@ std::string baselineKernelSource() {
   return out.str();
 }
 
+int liveRowsOf(const RyserProblem& problem, int sliceBits) {
+  return problem.n < 2 ? problem.n : problem.rowsTouchedBy(std::min(sliceBits, problem.n - 1));
+}
+
 std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
   std::ostringstream out;
   out << "// CodeGen-PureReg for a " << problem.n << " x " << problem.n
@@ -300,20 +321,24 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
       << "// one inclusion and one exclusion function per column, its values as constants.\n"
       << kPrelude;
   GeneratedKernel kernel{problem, problem.n, problem.n, unroll, false};
+  kernel.liveRows = problem.n;
   kernel.printColumnFunctions(out);
   kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");
   return out.str();
 }
 
-std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, bool blockProduct) {
+std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
+                               bool blockProduct) {
   std::ostringstream out;
   out << "// CodeGen-Hybrid for a " << problem.n << " x " << problem.n << " matrix (permanent ordering): rows 0.."
       << partition.registerRows - 1 << " in registers,\n"
       << "// rows " << partition.registerRows << ".." << problem.n - 1
-      << " in global memory (coalesced); columns 0.." << partition.registerColumns - 1
-      << " touch registers only.\n"
+      << " in global memory (coalesced; rows from " << std::max(partition.registerRows, liveRowsOf(problem, sliceBits))
+      << " change only at a thread's start); columns 0.." << partition.registerColumns - 1 << " touch registers only.\n"
       << kPrelude;
   GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll, blockProduct};
+  kernel.sliceBits = sliceBits;
+  kernel.liveRows = std::max(partition.registerRows, liveRowsOf(problem, sliceBits));
   kernel.printColumnFunctions(out);
   kernel.printGlobalProduct(out);
   kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");

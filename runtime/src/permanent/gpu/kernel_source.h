@@ -55,7 +55,13 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
 // permanent ordering, times the product of the other rows (the register
 // rest and the global part) kept from the block's last step: the paper's
 // globalProduct reuse carried over to the register rows.
-std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll,
+// sliceBits: every thread's slice has at most 2^sliceBits steps, so
+// columns >= sliceBits flip only at a thread's start, and the rows only
+// they touch (rows liveRowsOf(problem, sliceBits).., after permanent
+// ordering) are multiplied once per thread.
+std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
                                bool blockProduct = true);
+// Rows 0..liveRowsOf-1: those the columns that flip inside a slice touch.
+int liveRowsOf(const RyserProblem& problem, int sliceBits);
 
 }  // namespace tcc::rt::permanent::gpu
