@@ -209,7 +209,7 @@ double geometricMean(const std::vector<double>& values) {
 
 void writeSvg(const std::string& path, const std::vector<Input>& inputs,
               const std::vector<std::vector<Measurement>>& results) {
-  const int width = std::max(660, 60 + 52 * static_cast<int>(inputs.size())), height = 420, top = 40, bottom = 330;
+  const int width = std::max(660, 60 + 52 * static_cast<int>(inputs.size())), height = 470, top = 40, bottom = 330;
   double lo = 1e300, hi = 0;
   for (const auto& row : results)
     for (const auto& m : row) lo = std::min(lo, m.seconds), hi = std::max(hi, m.seconds);
