@@ -419,18 +419,19 @@ int main(int argc, char** argv) {
     }
 
   if (ablation) {
-    // What two of the generated kernels' parts are worth, on the n = 40 set
-    // and the real matrices: Hybrid multiplying every register row at every
-    // step (the paper's product) instead of keeping the block product, and
-    // PureReg's step loop unrolled in blocks of 2 instead of 8.
+    // What Hybrid's products are worth, on the n = 40 set and the real
+    // matrices: multiplying every register row at every step (the paper's
+    // product) instead of keeping the block product, and keeping the block
+    // product without the levels.
     struct Setting {
       const char* label;
       GpuPermanentVariant variant;
       const char* unroll;
       const char* blockProduct;
+      const char* levels;
     };
-    const Setting settings[] = {{"Hybrid, paper product", GpuPermanentVariant::Hybrid, "8", "0"},
-                                {"PureReg, unroll 2", GpuPermanentVariant::PureReg, "2", "1"}};
+    const Setting settings[] = {{"Hybrid, paper product", GpuPermanentVariant::Hybrid, "8", "0", "1"},
+                                {"Hybrid, no product levels", GpuPermanentVariant::Hybrid, "8", "1", "0"}};
     std::printf("\n## Ablation (whole-range seconds, same budget; registers per thread in brackets)\n\n| matrix | PureReg "
                 "| Hybrid |");
     for (const auto& setting : settings) std::printf(" %s |", setting.label);
@@ -442,6 +443,7 @@ int main(int argc, char** argv) {
       for (const auto& setting : settings) {
         ::setenv("TCC_PERMANENT_GPU_UNROLL", setting.unroll, 1);
         ::setenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT", setting.blockProduct, 1);
+        ::setenv("TCC_PERMANENT_GPU_LEVELS", setting.levels, 1);
         gpu::GpuRangeEngine engine(inputs[i].matrix, setting.variant, perm::planChunks(inputs[i].matrix.n).chunkSize);
         Measurement m = measure(engine, inputs[i], budget, fullLimit, perm::planChunks(inputs[i].matrix.n));
         std::printf(" %s [%d] |", timeText(m).c_str(), engine.report().registers);
@@ -451,6 +453,7 @@ int main(int argc, char** argv) {
     }
     ::unsetenv("TCC_PERMANENT_GPU_UNROLL");
     ::unsetenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
+    ::unsetenv("TCC_PERMANENT_GPU_LEVELS");
   }
 
   std::filesystem::create_directories(outDirectory);

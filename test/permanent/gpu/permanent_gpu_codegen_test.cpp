@@ -452,14 +452,23 @@ TEST(GpuPermanentKernelSource, GeneratedKernelsComputeThePermanentWhenRunOnTheHo
   Matrix matrix = randomSparse(19, 0.3, 319);
   for (int row = 0; row < 19; ++row) matrix.at(row, (2 * row + 1) % 19) = 0.5;
   const double expected = floatPermanent(toTensor(matrix, rt::TensorFormat::csr()));
-  for (auto [blockProduct, unroll] : {std::pair{"0", "8"}, std::pair{"1", "4"}, std::pair{"1", "2"}}) {
+  struct Knobs {
+    const char* blockProduct;
+    const char* levels;
+    const char* unroll;
+  };
+  for (auto [blockProduct, levels, unroll] :
+       {Knobs{"0", "1", "8"}, Knobs{"1", "0", "8"}, Knobs{"1", "1", "4"}, Knobs{"1", "1", "2"}}) {
     ::setenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT", blockProduct, 1);
+    ::setenv("TCC_PERMANENT_GPU_LEVELS", levels, 1);
     ::setenv("TCC_PERMANENT_GPU_UNROLL", unroll, 1);
     for (auto variant : {rt::GpuPermanentVariant::PureReg, rt::GpuPermanentVariant::Hybrid})
       EXPECT_NEAR(permanentOnHost(matrix, variant, directory, 64), expected, 1e-11 * std::abs(expected))
-          << rt::gpuPermanentVariantName(variant) << ", block product " << blockProduct << ", unroll " << unroll;
+          << rt::gpuPermanentVariantName(variant) << ", block product " << blockProduct << ", levels " << levels
+          << ", unroll " << unroll;
   }
   ::unsetenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
+  ::unsetenv("TCC_PERMANENT_GPU_LEVELS");
   ::unsetenv("TCC_PERMANENT_GPU_UNROLL");
   std::filesystem::remove_all(directory);
 }

@@ -38,7 +38,8 @@ namespace {
 // TCC_PERMANENT_GPU_UNROLL=2|4|8 caps the unrolled block (blocks of 1 step
 // only where slices are 1 step long);
 // TCC_PERMANENT_GPU_BLOCK_PRODUCT=0 makes Hybrid multiply every register
-// row at every step, as the paper's Hybrid does.
+// row at every step, as the paper's Hybrid does; TCC_PERMANENT_GPU_LEVELS=0
+// keeps the block product but multiplies all the block's rows each step.
 // Every thread's slice has this many steps, whatever the occupancy (launch_plan.h).
 uint64_t sliceFor(const SortedColumnMatrix& matrix) {
   return planLaunch(planChunks(matrix.n).chunkSize, 1).iterationsPerThread;
@@ -51,8 +52,8 @@ int unrollFor(const SortedColumnMatrix& matrix) {
   return unroll;
 }
 
-bool hybridBlockProduct() {
-  const char* knob = std::getenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
+bool knobOn(const char* name) {
+  const char* knob = std::getenv(name);
   return !(knob && std::string(knob) == "0");
 }
 
@@ -75,7 +76,7 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
     case GpuPermanentVariant::Hybrid: {
       kernel.problem = orderedProblem(matrix, permanentOrdering(matrix));
       const int unroll = unrollFor(matrix);
-      const bool blockProduct = hybridBlockProduct();
+      const bool blockProduct = knobOn("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
       const int sliceBits = std::countr_zero(sliceFor(matrix));
       CostModel costs = model;
       if (blockProduct) costs.unroll = unroll;
@@ -84,7 +85,8 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
         kernel.partition = partitionRegisters(kernel.problem, costs);
       else
         kernel.partition.registerRows = matrix.n;
-      kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unroll, sliceBits, blockProduct);
+      kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unroll, sliceBits, blockProduct,
+                                         knobOn("TCC_PERMANENT_GPU_LEVELS"));
       break;
     }
   }

@@ -71,6 +71,7 @@ struct GeneratedKernel {
   int registerColumns;  // columns 0..registerColumns-1 touch registers only
   int unroll;           // steps per unrolled block: a power of two dividing every thread's slice
   bool blockProduct;    // keep the product of the rows the block's columns miss (Hybrid)
+  bool productLevels = false;  // and the frequent rows' product in levels by first column
   int sliceBits = 64;   // a thread's slice is at most 2^sliceBits steps: later columns flip only at its start
   // Rows liveRows.. change only at a thread's start (Hybrid: rows of the
   // columns >= sliceBits alone, last after permanent ordering): their
@@ -180,9 +181,35 @@ struct GeneratedKernel {
     for (int row = 0; row < registerRows; ++row) (frequent == 0 || row < frequent ? registers : rest).push_back(x(row));
     if (hasGlobal()) (frequent == 0 ? registers : rest).push_back("globalProduct");
     if (frequent > 0) registers.push_back("blockProduct");
-    const std::string product = productExpression(registers);
+    std::string product = productExpression(registers);
     const std::string updateBlockProduct =
         frequent > 0 ? "blockProduct = " + productExpression(rest) + ";\n" : std::string();
+    // With a block product, the frequent rows go in levels: level c holds the
+    // rows whose first column is c (< log2 U), and s_c = (level c's rows) *
+    // s_{c+1}, s_{log2 U} = blockProduct. Column c's rows are all in levels
+    // <= c, so after it flips only s_c .. s_0 are multiplied again, and
+    // the step's product is s_0: half the steps multiply level 0 alone.
+    const int levels = frequent > 0 && productLevels ? __builtin_ctz(unroll) : 0;
+    std::vector<std::vector<std::string>> levelRows(levels);
+    if (levels > 0) {
+      std::vector<int> firstColumn(frequent, levels - 1);
+      for (int c = levels - 1; c >= 0; --c)
+        for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k)
+          if (problem.rows[k] < frequent) firstColumn[problem.rows[k]] = c;
+      for (int row = 0; row < frequent; ++row) levelRows[firstColumn[row]].push_back(x(row));
+      product = "s0";
+    }
+    auto level = [](int c) { return "s" + std::to_string(c); };
+    // Statements that multiply levels `from` .. 0 again.
+    auto updateLevels = [&](int from, const std::string& indent) {
+      std::string text;
+      for (int c = from; c >= 0; --c) {
+        std::vector<std::string> factors = levelRows[c];
+        factors.push_back(c + 1 < levels ? level(c + 1) : "blockProduct");
+        text += indent + level(c) + " = " + productExpression(factors) + ";\n";
+      }
+      return text;
+    };
 
     out << "// " << comment << "\n"
         << "extern \"C\" __global__ void __launch_bounds__(" << kGeneratedThreadsPerBlock << ") tcc_perm_sum("
@@ -200,9 +227,15 @@ struct GeneratedKernel {
     for (int c = 0; c + 1 < n(); ++c) out << "  if ((gray >> " << c << ") & 1) " << flip(c, "inc") << ";\n";
     if (hasFrozen()) out << "  const double frozenProduct = tcc_perm_frozen_product(xg);\n";
     if (hasGlobal()) out << "  double " << globalProductUpdate() << "\n";
-    if (frequent > 0)
+    if (frequent > 0) {
       out << "  // rows " << frequent << ".. change only at the last step of a block of " << unroll << "\n"
           << "  double " << updateBlockProduct;
+      if (levels > 0) {
+        out << "  double";
+        for (int c = 0; c < levels; ++c) out << (c ? ", " : " ") << level(c);
+        out << ";\n" << updateLevels(levels - 1, "  ");
+      }
+    }
     out << "  double sum = (begin & 1) ? -(" << product << ") : " << product << ";\n";
     if (unroll >= 2) {
       // Steps base+1 .. base+U-1 of each aligned block of U steps flip
@@ -221,6 +254,7 @@ struct GeneratedKernel {
               << "    else " << flip(column, "inc") << ";\n";
         }
         if (touchesGlobal(column)) out << "    " << globalProductUpdate() << "\n";
+        if (levels > 0) out << updateLevels(column, "    ");
         out << "    sum " << (j % 2 ? "-=" : "+=") << " " << product << ";\n";
       }
       out << "    if (base + " << unroll << " == end) break;\n"
@@ -236,7 +270,7 @@ struct GeneratedKernel {
         out << "        break;\n";
       }
       out << "    }\n";
-      if (frequent > 0) out << "    " << updateBlockProduct;
+      if (frequent > 0) out << "    " << updateBlockProduct << updateLevels(levels - 1, "    ");
       out << "    sum += " << product << ";\n"
           << "  }\n";
     }
@@ -328,7 +362,7 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
 }
 
 std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
-                               bool blockProduct) {
+                               bool blockProduct, bool productLevels) {
   std::ostringstream out;
   out << "// CodeGen-Hybrid for a " << problem.n << " x " << problem.n << " matrix (permanent ordering): rows 0.."
       << partition.registerRows - 1 << " in registers,\n"
@@ -338,6 +372,7 @@ std::string hybridKernelSource(const RyserProblem& problem, const Partition& par
       << kPrelude;
   GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll, blockProduct};
   kernel.sliceBits = sliceBits;
+  kernel.productLevels = productLevels;
   kernel.liveRows = std::max(partition.registerRows, liveRowsOf(problem, sliceBits));
   kernel.printColumnFunctions(out);
   kernel.printGlobalProduct(out);
