@@ -34,12 +34,14 @@ std::string gpuCheckpointMode(GpuPermanentVariant variant) {
 
 namespace {
 
-// Tuning knobs for measurements (the defaults are the fastest measured):
+// Tuning knobs for measurements:
 // TCC_PERMANENT_GPU_UNROLL=2|4|8 caps the unrolled block (blocks of 1 step
 // only where slices are 1 step long);
 // TCC_PERMANENT_GPU_BLOCK_PRODUCT=0 makes Hybrid multiply every register
 // row at every step, as the paper's Hybrid does; TCC_PERMANENT_GPU_LEVELS=0
 // keeps the block product but multiplies all the block's rows each step.
+// The bench's --ablation measures them.
+
 // Every thread's slice has this many steps, whatever the occupancy (launch_plan.h).
 uint64_t sliceFor(const SortedColumnMatrix& matrix) {
   return planLaunch(planChunks(matrix.n).chunkSize, 1).iterationsPerThread;
