@@ -49,6 +49,18 @@ namespace gpu = tcc::rt::permanent::gpu;
 using Clock = std::chrono::steady_clock;
 using tcc::rt::GpuPermanentVariant;
 
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 struct Input {
@@ -197,7 +209,7 @@ double geometricMean(const std::vector<double>& values) {
 
 void writeSvg(const std::string& path, const std::vector<Input>& inputs,
               const std::vector<std::vector<Measurement>>& results) {
-  const int width = std::max(660, 60 + 52 * static_cast<int>(inputs.size())), height = 420, top = 40, bottom = 330;
+  const int width = std::max(660, 60 + 52 * static_cast<int>(inputs.size())), height = 470, top = 40, bottom = 330;
   double lo = 1e300, hi = 0;
   for (const auto& row : results)
     for (const auto& m : row) lo = std::min(lo, m.seconds), hi = std::max(hi, m.seconds);
@@ -242,7 +254,10 @@ void writeSvg(const std::string& path, const std::vector<Input>& inputs,
 int main(int argc, char** argv) {
   std::string matrices, outDirectory = ".", sourcesDirectory;
   bool quick = false, sourcesOnly = false, ablation = false, cpuOnly = false;
-  double budget = 1.0, fullLimit = 2.5;
+  double budget = 0.3, fullLimit = 1.5;
+  std::vector<int> sizes = {32, 36, 40};
+  std::vector<double> densities = {0.1, 0.2, 0.3, 0.4, 0.5};
+  std::vector<std::string> realNames = {"bcsstk01", "mesh1e1", "bcspwr02"};
   for (int k = 1; k < argc; ++k) {
     std::string flag = argv[k];
     auto value = [&]() -> std::string {
@@ -260,26 +275,36 @@ int main(int argc, char** argv) {
     else if (flag == "--sources-only") sourcesOnly = true;
     else if (flag == "--ablation") ablation = true;
     else if (flag == "--cpu-only") cpuOnly = true;
+    else if (flag == "--sizes") {
+      sizes.clear();
+      for (const auto& item : splitList(value())) sizes.push_back(std::atoi(item.c_str()));
+    } else if (flag == "--densities") {
+      densities.clear();
+      for (const auto& item : splitList(value())) densities.push_back(std::atof(item.c_str()));
+    } else if (flag == "--real") {
+      realNames = splitList(value());
+    }
     else if (!flag.empty() && flag[0] != '-' && matrices.empty()) matrices = flag;
     else {
       std::fprintf(stderr,
                    "usage: %s MATRICES_DIR [--quick] [--budget S] [--full-limit S] [--out DIR] [--sources DIR] "
-                   "[--sources-only] [--ablation] [--cpu-only]\n",
+                   "[--sources-only] [--ablation] [--cpu-only] [--sizes 32,36,40] [--densities 0.1,...] [--real bcsstk01,...]\n",
                    argv[0]);
       return 2;
     }
   }
-  if (quick) budget = std::min(budget, 0.4);
+  if (quick) budget = std::min(budget, 0.2);
 
   std::vector<Input> inputs;
-  std::vector<int> sizes = quick ? std::vector<int>{40} : std::vector<int>{32, 36, 40};
-  std::vector<double> densities = quick ? std::vector<double>{0.1, 0.3, 0.5} : std::vector<double>{0.1, 0.2, 0.3, 0.4, 0.5};
+  if (quick) {
+    sizes = {40};
+    densities = {0.1, 0.3, 0.5};
+    realNames = {"bcsstk01"};
+  }
   for (int n : sizes)
     for (double p : densities) inputs.push_back(erdosRenyi(n, p, 2026 + 1000 * n + static_cast<int>(p * 10)));
   if (!matrices.empty()) {
-    std::vector<std::string> names = quick ? std::vector<std::string>{"bcsstk01"}
-                                           : std::vector<std::string>{"bcsstk01", "mesh1e1", "bcspwr02"};
-    for (const auto& name : names) {
+    for (const auto& name : realNames) {
       Input input = fromFile(matrices + "/" + name + ".mtx");
       if (input.matrix.n > 0) inputs.push_back(std::move(input));
     }
@@ -304,6 +329,7 @@ int main(int argc, char** argv) {
     if (sourcesOnly) return 0;
   }
 
+  const auto benchStart = Clock::now();
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   // --cpu-only: a smoke test of the bench where there is no GPU; every
   // column runs the CPU kernel.
@@ -392,6 +418,56 @@ int main(int argc, char** argv) {
                   m.setupSeconds);
     }
 
+  if (ablation) {
+    // What Hybrid's products are worth, on the n = 40 set and the real
+    // matrices: multiplying every register row at every step (the paper's
+    // product) instead of keeping the block product, and keeping the block
+    // product without the levels.
+    struct Setting {
+      const char* label;
+      GpuPermanentVariant variant;
+      const char* unroll;
+      const char* blockProduct;
+      const char* levels;
+    };
+    const Setting settings[] = {{"Hybrid, paper product", GpuPermanentVariant::Hybrid, "8", "0", "1"},
+                                {"Hybrid, no product levels", GpuPermanentVariant::Hybrid, "8", "1", "0"}};
+    std::printf("\n## Ablation (whole-range seconds, same budget; registers per thread in brackets)\n\n| matrix | PureReg "
+                "| Hybrid |");
+    for (const auto& setting : settings) std::printf(" %s |", setting.label);
+    std::printf("\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].matrix.n < 40) continue;
+      std::printf("| %s | %s [%d] | %s [%d] |", inputs[i].name.c_str(), timeText(results[i][2]).c_str(),
+                  results[i][2].report.registers, timeText(results[i][3]).c_str(), results[i][3].report.registers);
+      for (const auto& setting : settings) {
+        ::setenv("TCC_PERMANENT_GPU_UNROLL", setting.unroll, 1);
+        ::setenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT", setting.blockProduct, 1);
+        ::setenv("TCC_PERMANENT_GPU_LEVELS", setting.levels, 1);
+        gpu::GpuRangeEngine engine(inputs[i].matrix, setting.variant, perm::planChunks(inputs[i].matrix.n).chunkSize);
+        Measurement m = measure(engine, inputs[i], budget, fullLimit, perm::planChunks(inputs[i].matrix.n));
+        std::printf(" %s [%d] |", timeText(m).c_str(), engine.report().registers);
+        std::fflush(stdout);
+      }
+      std::printf("\n");
+    }
+    ::unsetenv("TCC_PERMANENT_GPU_UNROLL");
+    ::unsetenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
+    ::unsetenv("TCC_PERMANENT_GPU_LEVELS");
+  }
+
+  std::filesystem::create_directories(outDirectory);
+  std::ofstream csv(outDirectory + "/permanent_gpu.csv");
+  csv << "matrix,n,nnz,kernel,seconds,fraction_measured,full,setup_seconds,registers,local_bytes,resident_threads,"
+         "register_columns,register_rows\n";
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (const auto& m : results[i])
+      csv << inputs[i].name << "," << inputs[i].matrix.n << "," << inputs[i].matrix.nonzeros << "," << m.kernel << ","
+          << m.seconds << "," << m.fraction << "," << m.full << "," << m.setupSeconds << "," << m.report.registers
+          << "," << m.report.localBytes << "," << m.report.residentThreads << "," << m.report.registerColumns << ","
+          << m.report.registerRows << "\n";
+  writeSvg(outDirectory + "/permanent_gpu.svg", inputs, results);
+  std::printf("\nwrote %s/permanent_gpu.csv and %s/permanent_gpu.svg\n", outDirectory.c_str(), outDirectory.c_str());
   std::printf("\n## Summary (geometric means of time ratios)\n\n| set | Hybrid vs baseline | Hybrid vs PureReg | "
               "Hybrid vs CPU |\n|---|---|---|---|\n");
   std::vector<std::string> groups;
@@ -424,53 +500,6 @@ int main(int argc, char** argv) {
       }
     }
 
-  if (ablation) {
-    // What each of Hybrid's parts is worth, on the n = 40 set and the real
-    // matrices: the generated kernels with the step loop unrolled in blocks
-    // of 2 instead of 8, and Hybrid multiplying every register row at every
-    // step (the paper's product) instead of keeping the block product.
-    struct Setting {
-      const char* label;
-      GpuPermanentVariant variant;
-      const char* unroll;
-      const char* blockProduct;
-    };
-    const Setting settings[] = {{"PureReg, unroll 2", GpuPermanentVariant::PureReg, "2", "1"},
-                                {"Hybrid, unroll 2", GpuPermanentVariant::Hybrid, "2", "1"},
-                                {"Hybrid, paper product", GpuPermanentVariant::Hybrid, "8", "0"}};
-    std::printf("\n## Ablation (whole-range seconds, same budget; registers per thread in brackets)\n\n| matrix | PureReg "
-                "| Hybrid |");
-    for (const auto& setting : settings) std::printf(" %s |", setting.label);
-    std::printf("\n|---|---|---|---|---|---|\n");
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i].matrix.n < 40) continue;
-      std::printf("| %s | %s [%d] | %s [%d] |", inputs[i].name.c_str(), timeText(results[i][2]).c_str(),
-                  results[i][2].report.registers, timeText(results[i][3]).c_str(), results[i][3].report.registers);
-      for (const auto& setting : settings) {
-        ::setenv("TCC_PERMANENT_GPU_UNROLL", setting.unroll, 1);
-        ::setenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT", setting.blockProduct, 1);
-        gpu::GpuRangeEngine engine(inputs[i].matrix, setting.variant, perm::planChunks(inputs[i].matrix.n).chunkSize);
-        Measurement m = measure(engine, inputs[i], budget, fullLimit, perm::planChunks(inputs[i].matrix.n));
-        std::printf(" %s [%d] |", timeText(m).c_str(), engine.report().registers);
-        std::fflush(stdout);
-      }
-      std::printf("\n");
-    }
-    ::unsetenv("TCC_PERMANENT_GPU_UNROLL");
-    ::unsetenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
-  }
-
-  std::filesystem::create_directories(outDirectory);
-  std::ofstream csv(outDirectory + "/permanent_gpu.csv");
-  csv << "matrix,n,nnz,kernel,seconds,fraction_measured,full,setup_seconds,registers,local_bytes,resident_threads,"
-         "register_columns,register_rows\n";
-  for (size_t i = 0; i < inputs.size(); ++i)
-    for (const auto& m : results[i])
-      csv << inputs[i].name << "," << inputs[i].matrix.n << "," << inputs[i].matrix.nonzeros << "," << m.kernel << ","
-          << m.seconds << "," << m.fraction << "," << m.full << "," << m.setupSeconds << "," << m.report.registers
-          << "," << m.report.localBytes << "," << m.report.residentThreads << "," << m.report.registerColumns << ","
-          << m.report.registerRows << "\n";
-  writeSvg(outDirectory + "/permanent_gpu.svg", inputs, results);
-  std::printf("\nwrote %s/permanent_gpu.csv and %s/permanent_gpu.svg\n", outDirectory.c_str(), outDirectory.c_str());
+  std::printf("\nbench wall time %.0f s\n", secondsSince(benchStart));
   return 0;
 }

@@ -30,6 +30,7 @@ namespace tcc::permanent_test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 namespace perm = rt::permanent;
 namespace gpu = rt::permanent::gpu;
 
@@ -312,11 +313,16 @@ TEST(GpuPermanentKernelSource, EveryVariantCompilesWithNvrtc) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_FALSE(cubin.empty());
     EXPECT_LT(seconds, 2.0);
-    if (variant != rt::GpuPermanentVariant::Baseline) {
+    if (variant != rt::GpuPermanentVariant::Baseline)
       EXPECT_THAT(kernel.source, HasSubstr("__device__ __forceinline__ void tcc_perm_c0_inc("));
-      EXPECT_THAT(kernel.source, HasSubstr("case 38:"));
+    if (variant == rt::GpuPermanentVariant::PureReg) EXPECT_THAT(kernel.source, HasSubstr("case 38:"));
+    if (variant == rt::GpuPermanentVariant::Hybrid) {
+      // Columns >= 13 flip only at a thread's start (slices of 2^13 steps).
+      EXPECT_THAT(kernel.source, HasSubstr("tcc_perm_global_product"));
+      EXPECT_THAT(kernel.source, HasSubstr("tcc_perm_frozen_product"));
+      EXPECT_THAT(kernel.source, HasSubstr("case 12:"));
+      EXPECT_THAT(kernel.source, Not(HasSubstr("case 13:")));
     }
-    if (variant == rt::GpuPermanentVariant::Hybrid) EXPECT_THAT(kernel.source, HasSubstr("tcc_perm_global_product"));
   }
 }
 
@@ -446,14 +452,23 @@ TEST(GpuPermanentKernelSource, GeneratedKernelsComputeThePermanentWhenRunOnTheHo
   Matrix matrix = randomSparse(19, 0.3, 319);
   for (int row = 0; row < 19; ++row) matrix.at(row, (2 * row + 1) % 19) = 0.5;
   const double expected = floatPermanent(toTensor(matrix, rt::TensorFormat::csr()));
-  for (auto [blockProduct, unroll] : {std::pair{"0", "8"}, std::pair{"1", "4"}, std::pair{"1", "2"}}) {
+  struct Knobs {
+    const char* blockProduct;
+    const char* levels;
+    const char* unroll;
+  };
+  for (auto [blockProduct, levels, unroll] :
+       {Knobs{"0", "1", "8"}, Knobs{"1", "0", "8"}, Knobs{"1", "1", "4"}, Knobs{"1", "1", "2"}}) {
     ::setenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT", blockProduct, 1);
+    ::setenv("TCC_PERMANENT_GPU_LEVELS", levels, 1);
     ::setenv("TCC_PERMANENT_GPU_UNROLL", unroll, 1);
     for (auto variant : {rt::GpuPermanentVariant::PureReg, rt::GpuPermanentVariant::Hybrid})
       EXPECT_NEAR(permanentOnHost(matrix, variant, directory, 64), expected, 1e-11 * std::abs(expected))
-          << rt::gpuPermanentVariantName(variant) << ", block product " << blockProduct << ", unroll " << unroll;
+          << rt::gpuPermanentVariantName(variant) << ", block product " << blockProduct << ", levels " << levels
+          << ", unroll " << unroll;
   }
   ::unsetenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
+  ::unsetenv("TCC_PERMANENT_GPU_LEVELS");
   ::unsetenv("TCC_PERMANENT_GPU_UNROLL");
   std::filesystem::remove_all(directory);
 }

@@ -34,22 +34,28 @@ std::string gpuCheckpointMode(GpuPermanentVariant variant) {
 
 namespace {
 
-// Tuning knobs for measurements (the defaults are the fastest measured):
+// Tuning knobs for measurements:
 // TCC_PERMANENT_GPU_UNROLL=2|4|8 caps the unrolled block (blocks of 1 step
 // only where slices are 1 step long);
 // TCC_PERMANENT_GPU_BLOCK_PRODUCT=0 makes Hybrid multiply every register
-// row at every step, as the paper's Hybrid does.
+// row at every step, as the paper's Hybrid does; TCC_PERMANENT_GPU_LEVELS=0
+// keeps the block product but multiplies all the block's rows each step.
+// The bench's --ablation measures them.
+
+// Every thread's slice has this many steps, whatever the occupancy (launch_plan.h).
+uint64_t sliceFor(const SortedColumnMatrix& matrix) {
+  return planLaunch(planChunks(matrix.n).chunkSize, 1).iterationsPerThread;
+}
+
 int unrollFor(const SortedColumnMatrix& matrix) {
-  // Every slice of the launch plan is a multiple of this (whatever the occupancy).
-  const uint64_t slice = planLaunch(planChunks(matrix.n).chunkSize, 1).iterationsPerThread;
-  int unroll = static_cast<int>(std::min<uint64_t>(kMaxUnroll, slice));
+  int unroll = static_cast<int>(std::min<uint64_t>(kMaxUnroll, sliceFor(matrix)));
   if (const char* cap = std::getenv("TCC_PERMANENT_GPU_UNROLL"); cap && std::atoi(cap) >= 2)
     unroll = std::min(unroll, static_cast<int>(std::bit_floor(static_cast<unsigned>(std::atoi(cap)))));
   return unroll;
 }
 
-bool hybridBlockProduct() {
-  const char* knob = std::getenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
+bool knobOn(const char* name) {
+  const char* knob = std::getenv(name);
   return !(knob && std::string(knob) == "0");
 }
 
@@ -72,14 +78,17 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
     case GpuPermanentVariant::Hybrid: {
       kernel.problem = orderedProblem(matrix, permanentOrdering(matrix));
       const int unroll = unrollFor(matrix);
-      const bool blockProduct = hybridBlockProduct();
+      const bool blockProduct = knobOn("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
+      const int sliceBits = std::countr_zero(sliceFor(matrix));
       CostModel costs = model;
       if (blockProduct) costs.unroll = unroll;
+      costs.sliceBits = sliceBits;
       if (matrix.n >= 2)
         kernel.partition = partitionRegisters(kernel.problem, costs);
       else
         kernel.partition.registerRows = matrix.n;
-      kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unroll, blockProduct);
+      kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unroll, sliceBits, blockProduct,
+                                         knobOn("TCC_PERMANENT_GPU_LEVELS"));
       break;
     }
   }
@@ -177,6 +186,8 @@ GpuRangeEngine::GpuRangeEngine(const SortedColumnMatrix& matrix, GpuPermanentVar
   report.residentThreads =
       static_cast<int64_t>(report.blocksPerMultiprocessor) * report.threadsPerBlock * device.multiprocessors;
   report.launch = planLaunch(chunkSize, report.residentThreads);
+  if (report.launch.iterationsPerThread != sliceFor(matrix))
+    throw PermanentError("perm: internal error: the GPU kernel was generated for slices of another size");
 
   const int64_t threads = report.launch.threadsPerLaunch();
   s.chunkIds = cuda::DeviceBuffer(sizeof(int64_t) * report.launch.chunksPerLaunch);

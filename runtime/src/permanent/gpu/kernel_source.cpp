@@ -1,5 +1,6 @@
 #include "kernel_source.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <vector>
@@ -70,9 +71,20 @@ struct GeneratedKernel {
   int registerColumns;  // columns 0..registerColumns-1 touch registers only
   int unroll;           // steps per unrolled block: a power of two dividing every thread's slice
   bool blockProduct;    // keep the product of the rows the block's columns miss (Hybrid)
+  bool productLevels = false;  // and the frequent rows' product in levels by first column
+  int sliceBits = 64;   // a thread's slice is at most 2^sliceBits steps: later columns flip only at its start
+  // Rows liveRows.. change only at a thread's start (Hybrid: rows of the
+  // columns >= sliceBits alone, last after permanent ordering): their
+  // product is computed there once.
+  int liveRows = 0;
 
   int n() const { return problem.n; }
   bool hasGlobal() const { return registerRows < n(); }
+  bool hasFrozen() const { return liveRows < n(); }
+  // The loop's expression for the global part's product.
+  std::string globalProductUpdate() const {
+    return std::string("globalProduct = tcc_perm_global_product(xg)") + (hasFrozen() ? " * frozenProduct" : "") + ";";
+  }
   // Row i >= registerRows of a block's thread k is at
   // globalRows[(block * globalCount + i - registerRows) * 256 + k]: a warp's
   // accesses coalesce, and each row is a constant offset from the thread's
@@ -131,14 +143,19 @@ struct GeneratedKernel {
     out << "\n";
   }
 
-  // The global rows' product (Hybrid), read coalesced.
+  // The global rows' product (Hybrid), read coalesced: the rows a thread's
+  // steps change, and apart those only its start changes.
   void printGlobalProduct(std::ostream& out) const {
     if (!hasGlobal()) return;
-    std::vector<std::string> factors;
-    for (int row = registerRows; row < n(); ++row) factors.push_back(global(row));
-    out << "// The product of the row sums kept in global memory.\n"
+    std::vector<std::string> live, frozen;
+    for (int row = registerRows; row < n(); ++row) (row < liveRows ? live : frozen).push_back(global(row));
+    out << "// The product of the row sums kept in global memory that a thread's steps change.\n"
         << "__device__ __forceinline__ double tcc_perm_global_product(const volatile double* xg) {\n"
-        << "  return " << productExpression(factors) << ";\n}\n\n";
+        << "  return " << productExpression(live) << ";\n}\n\n";
+    if (hasFrozen())
+      out << "// The product of the rows only columns >= " << sliceBits << " touch: fixed for a thread's slice.\n"
+          << "__device__ __forceinline__ double tcc_perm_frozen_product(const volatile double* xg) {\n"
+          << "  return " << productExpression(frozen) << ";\n}\n\n";
   }
 
   std::string flip(int column, const std::string& direction) const {
@@ -164,9 +181,35 @@ struct GeneratedKernel {
     for (int row = 0; row < registerRows; ++row) (frequent == 0 || row < frequent ? registers : rest).push_back(x(row));
     if (hasGlobal()) (frequent == 0 ? registers : rest).push_back("globalProduct");
     if (frequent > 0) registers.push_back("blockProduct");
-    const std::string product = productExpression(registers);
+    std::string product = productExpression(registers);
     const std::string updateBlockProduct =
         frequent > 0 ? "blockProduct = " + productExpression(rest) + ";\n" : std::string();
+    // With a block product, the frequent rows go in levels: level c holds the
+    // rows whose first column is c (< log2 U), and s_c = (level c's rows) *
+    // s_{c+1}, s_{log2 U} = blockProduct. Column c's rows are all in levels
+    // <= c, so after it flips only s_c .. s_0 are multiplied again, and
+    // the step's product is s_0: half the steps multiply level 0 alone.
+    const int levels = frequent > 0 && productLevels ? __builtin_ctz(unroll) : 0;
+    std::vector<std::vector<std::string>> levelRows(levels);
+    if (levels > 0) {
+      std::vector<int> firstColumn(frequent, levels - 1);
+      for (int c = levels - 1; c >= 0; --c)
+        for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k)
+          if (problem.rows[k] < frequent) firstColumn[problem.rows[k]] = c;
+      for (int row = 0; row < frequent; ++row) levelRows[firstColumn[row]].push_back(x(row));
+      product = "s0";
+    }
+    auto level = [](int c) { return "s" + std::to_string(c); };
+    // Statements that multiply levels `from` .. 0 again.
+    auto updateLevels = [&](int from, const std::string& indent) {
+      std::string text;
+      for (int c = from; c >= 0; --c) {
+        std::vector<std::string> factors = levelRows[c];
+        factors.push_back(c + 1 < levels ? level(c + 1) : "blockProduct");
+        text += indent + level(c) + " = " + productExpression(factors) + ";\n";
+      }
+      return text;
+    };
 
     out << "// " << comment << "\n"
         << "extern \"C\" __global__ void __launch_bounds__(" << kGeneratedThreadsPerBlock << ") tcc_perm_sum("
@@ -182,10 +225,17 @@ struct GeneratedKernel {
     for (int row = 0; row < registerRows; ++row) out << "  double " << x(row) << " = " << number(problem.start[row]) << ";\n";
     for (int row = registerRows; row < n(); ++row) out << "  " << global(row) << " = " << number(problem.start[row]) << ";\n";
     for (int c = 0; c + 1 < n(); ++c) out << "  if ((gray >> " << c << ") & 1) " << flip(c, "inc") << ";\n";
-    if (hasGlobal()) out << "  double globalProduct = tcc_perm_global_product(xg);\n";
-    if (frequent > 0)
+    if (hasFrozen()) out << "  const double frozenProduct = tcc_perm_frozen_product(xg);\n";
+    if (hasGlobal()) out << "  double " << globalProductUpdate() << "\n";
+    if (frequent > 0) {
       out << "  // rows " << frequent << ".. change only at the last step of a block of " << unroll << "\n"
           << "  double " << updateBlockProduct;
+      if (levels > 0) {
+        out << "  double";
+        for (int c = 0; c < levels; ++c) out << (c ? ", " : " ") << level(c);
+        out << ";\n" << updateLevels(levels - 1, "  ");
+      }
+    }
     out << "  double sum = (begin & 1) ? -(" << product << ") : " << product << ";\n";
     if (unroll >= 2) {
       // Steps base+1 .. base+U-1 of each aligned block of U steps flip
@@ -203,7 +253,8 @@ struct GeneratedKernel {
           out << "    if ((base >> " << logUnroll << ") & 1) " << flip(column, "dec") << ";\n"
               << "    else " << flip(column, "inc") << ";\n";
         }
-        if (touchesGlobal(column)) out << "    globalProduct = tcc_perm_global_product(xg);\n";
+        if (touchesGlobal(column)) out << "    " << globalProductUpdate() << "\n";
+        if (levels > 0) out << updateLevels(column, "    ");
         out << "    sum " << (j % 2 ? "-=" : "+=") << " " << product << ";\n";
       }
       out << "    if (base + " << unroll << " == end) break;\n"
@@ -211,15 +262,15 @@ struct GeneratedKernel {
           << "    const int column = __ffsll((long long)h) - 1;\n"
           << "    const bool added = ((h ^ (h >> 1)) >> column) & 1;\n"
           << "    switch (column) {\n";
-      for (int c = logUnroll; c + 1 < n(); ++c) {
+      for (int c = logUnroll; c + 1 < n() && c < sliceBits; ++c) {
         out << "      case " << c << ":\n"
             << "        if (added) " << flip(c, "inc") << ";\n"
             << "        else " << flip(c, "dec") << ";\n";
-        if (touchesGlobal(c)) out << "        globalProduct = tcc_perm_global_product(xg);\n";
+        if (touchesGlobal(c)) out << "        " << globalProductUpdate() << "\n";
         out << "        break;\n";
       }
       out << "    }\n";
-      if (frequent > 0) out << "    " << updateBlockProduct;
+      if (frequent > 0) out << "    " << updateBlockProduct << updateLevels(levels - 1, "    ");
       out << "    sum += " << product << ";\n"
           << "  }\n";
     }
@@ -293,6 +344,10 @@ std::string baselineKernelSource() {
   return out.str();
 }
 
+int liveRowsOf(const RyserProblem& problem, int sliceBits) {
+  return problem.n < 2 ? problem.n : problem.rowsTouchedBy(std::min(sliceBits, problem.n - 1));
+}
+
 std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
   std::ostringstream out;
   out << "// CodeGen-PureReg for a " << problem.n << " x " << problem.n
@@ -300,20 +355,25 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
       << "// one inclusion and one exclusion function per column, its values as constants.\n"
       << kPrelude;
   GeneratedKernel kernel{problem, problem.n, problem.n, unroll, false};
+  kernel.liveRows = problem.n;
   kernel.printColumnFunctions(out);
   kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");
   return out.str();
 }
 
-std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, bool blockProduct) {
+std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
+                               bool blockProduct, bool productLevels) {
   std::ostringstream out;
   out << "// CodeGen-Hybrid for a " << problem.n << " x " << problem.n << " matrix (permanent ordering): rows 0.."
       << partition.registerRows - 1 << " in registers,\n"
       << "// rows " << partition.registerRows << ".." << problem.n - 1
-      << " in global memory (coalesced); columns 0.." << partition.registerColumns - 1
-      << " touch registers only.\n"
+      << " in global memory (coalesced; rows from " << std::max(partition.registerRows, liveRowsOf(problem, sliceBits))
+      << " change only at a thread's start); columns 0.." << partition.registerColumns - 1 << " touch registers only.\n"
       << kPrelude;
   GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll, blockProduct};
+  kernel.sliceBits = sliceBits;
+  kernel.productLevels = productLevels;
+  kernel.liveRows = std::max(partition.registerRows, liveRowsOf(problem, sliceBits));
   kernel.printColumnFunctions(out);
   kernel.printGlobalProduct(out);
   kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");

@@ -55,7 +55,17 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
 // permanent ordering, times the product of the other rows (the register
 // rest and the global part) kept from the block's last step: the paper's
 // globalProduct reuse carried over to the register rows.
-std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll,
-                               bool blockProduct = true);
+// sliceBits: every thread's slice has at most 2^sliceBits steps, so
+// columns >= sliceBits flip only at a thread's start, and the rows only
+// they touch (rows liveRowsOf(problem, sliceBits).., after permanent
+// ordering) are multiplied once per thread.
+// productLevels (with blockProduct): the rows the block's columns touch go
+// in levels by the first of those columns that touches them, each level's
+// product times the next level's kept, so a flip of column c multiplies
+// levels c .. 0 again (level 0 alone at half the steps).
+std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
+                               bool blockProduct = true, bool productLevels = true);
+// Rows 0..liveRowsOf-1: those the columns that flip inside a slice touch.
+int liveRowsOf(const RyserProblem& problem, int sliceBits);
 
 }  // namespace tcc::rt::permanent::gpu

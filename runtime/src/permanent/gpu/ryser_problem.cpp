@@ -92,17 +92,19 @@ Partition evaluatePartition(const RyserProblem& problem, int registerColumns, co
   Partition partition;
   partition.registerColumns = registerColumns;
   partition.registerRows = problem.rowsTouchedBy(registerColumns);
-  const int globalRows = n - partition.registerRows;
-  // Expected global entries a flipping column >= k updates: columns c >= k
-  // flip with probability 2^-(c+1) each (the last column never).
-  double globalUpdates = 0;
-  for (int c = registerColumns; c + 1 < n; ++c) {
+  // Columns k.. that flip inside a thread's slice: each flip updates its
+  // global entries and multiplies the global rows those columns touch.
+  const int flipping = std::min(n - 1, model.sliceBits);
+  const int liveRows = std::max(partition.registerRows, flipping > 0 ? problem.rowsTouchedBy(flipping) : 0);
+  const int globalRows = liveRows - partition.registerRows;
+  double globalUpdates = 0, globalFlip = 0;
+  for (int c = registerColumns; c < flipping; ++c) {
     int entries = 0;
     for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k)
       entries += problem.rows[k] >= partition.registerRows;
     globalUpdates += std::ldexp(entries, -(c + 1));
+    if (entries > 0) globalFlip += std::ldexp(1.0, -(c + 1));
   }
-  const double globalFlip = globalRows > 0 ? std::ldexp(1.0, -registerColumns) : 0.0;
   double registerWork = partition.registerRows;
   if (model.unroll >= 2) {
     const int frequent = problem.rowsTouchedBy(std::countr_zero(static_cast<unsigned>(model.unroll)));

@@ -69,9 +69,14 @@ RyserProblem orderedProblem(const SortedColumnMatrix& matrix, const Ordering& or
 // steps, the product of the register rows that the block's columns
 // (< log2 unroll) do not touch: a step then multiplies only the rows those
 // columns touch, and the rest once per block.
+//
+// With `sliceBits` < 64 each thread runs at most 2^sliceBits steps, so only
+// columns < sliceBits flip in its loop: the global rows only later columns
+// touch are read once per thread, and cost nothing per step.
 struct CostModel {
   double globalAccessCost = 8;
   int unroll = 1;
+  int sliceBits = 64;
   int baseRegisters = 32;
   int registersPerMultiprocessor = 65536;
   int maxThreadsPerMultiprocessor = 2048;
