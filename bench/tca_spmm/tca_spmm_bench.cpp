@@ -14,7 +14,7 @@
 // useful flops only, 2 nnz N. cuSPARSE's time is the better of its default
 // and CSR_ALG2 algorithms. Every tcc result is compared with cuSPARSE's
 // float16 one (relative Frobenius difference). Matrices are measured in
-// order (real ones, then scale-ups by size) until `--budget` seconds (90)
+// order (real ones, then scale-ups by size) until `--budget` seconds (80)
 // have passed; the summary covers those measured.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -242,7 +242,7 @@ int main(int argc, char** argv) {
   std::string dir = argv[1], csvPath, svgPath, markdownPath;
   bool quick = false;
   int repeats = 10;
-  double budget = 90;
+  double budget = 80;
   const auto started = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   for (int k = 2; k < argc; ++k) {
@@ -314,7 +314,7 @@ target cuda
     half.vals = deviceCopy(halfValues);
     single.vals = deviceCopy(singleValues);
     for (int columns : columnsList) {
-      if (elapsed() > budget + 15) break;  // a large matrix's last N
+      if (elapsed() > budget + 10) break;  // a large matrix's last N
       Row row{name, kind, half.rows, half.nnz, columns};
       // D: uniform in [-1, 1], rounded to float16.
       size_t denseSize = size_t(half.cols) * columns;
