@@ -72,6 +72,24 @@ TEST(TcaSpmmPlan, LargeMatricesGiveEachWarpMoreNonzerosWhileTheDeviceStaysFull) 
   EXPECT_EQ(middle.warps(), 20000);
 }
 
+TEST(TcaSpmmPlan, ASmallMatrixSpreadsItsColumnTilesOverWarps) {
+  // Too few warps for the device even with the paper's classes: with N =
+  // 256 (4 tiles of 64 columns) every nonempty row gets at least 4 warps,
+  // with N = 130 (3 tiles) 2, with N = 64 (one tile) 1.
+  std::vector<int64_t> lengths = {3, 0, 8, 20, 100};
+  std::vector<int64_t> pos = positionsOf(lengths);
+  lowering::TcaSpmmPlan wide = lowering::planTcaSpmm(pos.data(), 5, 256, kManyWarps);
+  EXPECT_EQ(wide.unit, 8);
+  EXPECT_EQ(wide.leastWarpsPerRow, 4);
+  EXPECT_EQ(wide.rowIdForEachWarp, (std::vector<int32_t>{0, 0, 0, 0, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4,
+                                                          4, 4, 4, 4, 4, 4, 4, 4}));
+  EXPECT_EQ(lowering::planTcaSpmm(pos.data(), 5, 130, kManyWarps).leastWarpsPerRow, 2);
+  EXPECT_EQ(lowering::planTcaSpmm(pos.data(), 5, 64, kManyWarps).leastWarpsPerRow, 1);
+  EXPECT_EQ(lowering::planTcaSpmm(pos.data(), 5, 4096, kManyWarps).leastWarpsPerRow, 8);
+  // A device these rows fill keeps one warp for a short row.
+  EXPECT_EQ(lowering::planTcaSpmm(pos.data(), 5, 256, 4).leastWarpsPerRow, 1);
+}
+
 TEST(TcaSpmmPlan, AnEmptyMatrixNeedsNoWarps) {
   std::vector<int64_t> pos = positionsOf({0, 0, 0});
   EXPECT_EQ(lowering::planTcaSpmm(pos.data(), 3, 64, 100).warps(), 0);
