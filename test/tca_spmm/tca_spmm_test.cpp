@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "gpu_host_part.h"
 #include "tcc/lowering/tca_spmm.h"
 #include "tcc/schedule.h"
 #include "tcc/tcc.h"
@@ -69,6 +70,24 @@ TEST(TcaSpmmPlan, LargeMatricesGiveEachWarpMoreNonzerosWhileTheDeviceStaysFull) 
   lowering::TcaSpmmPlan middle = lowering::planTcaSpmm(pos.data(), 10000, 128, 20000);
   EXPECT_EQ(middle.unit, 32);  // 40 nonzeros <= 2 units of 32: 2 warps a row
   EXPECT_EQ(middle.warps(), 20000);
+}
+
+TEST(TcaSpmmPlan, ASmallMatrixSpreadsItsColumnTilesOverWarps) {
+  // Too few warps for the device even with the paper's classes: with N =
+  // 256 (4 tiles of 64 columns) every nonempty row gets at least 4 warps,
+  // with N = 130 (3 tiles) 2, with N = 64 (one tile) 1.
+  std::vector<int64_t> lengths = {3, 0, 8, 20, 100};
+  std::vector<int64_t> pos = positionsOf(lengths);
+  lowering::TcaSpmmPlan wide = lowering::planTcaSpmm(pos.data(), 5, 256, kManyWarps);
+  EXPECT_EQ(wide.unit, 8);
+  EXPECT_EQ(wide.leastWarpsPerRow, 4);
+  EXPECT_EQ(wide.rowIdForEachWarp, (std::vector<int32_t>{0, 0, 0, 0, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4,
+                                                          4, 4, 4, 4, 4, 4, 4, 4}));
+  EXPECT_EQ(lowering::planTcaSpmm(pos.data(), 5, 130, kManyWarps).leastWarpsPerRow, 2);
+  EXPECT_EQ(lowering::planTcaSpmm(pos.data(), 5, 64, kManyWarps).leastWarpsPerRow, 1);
+  EXPECT_EQ(lowering::planTcaSpmm(pos.data(), 5, 4096, kManyWarps).leastWarpsPerRow, 8);
+  // A device these rows fill keeps one warp for a short row.
+  EXPECT_EQ(lowering::planTcaSpmm(pos.data(), 5, 256, 4).leastWarpsPerRow, 1);
 }
 
 TEST(TcaSpmmPlan, AnEmptyMatrixNeedsNoWarps) {
@@ -210,6 +229,36 @@ TEST(TcaSpmmRecognition, ThePrintedCudaHoldsTheKernelsAndThePreprocessing) {
   for (const char* expected : {"mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", "ld.global.nc.v4.u32",
                                "__shfl_xor_sync", "tcc_tca_fill", "row_id_for_each_warp", "_c1_v<<<"})
     EXPECT_NE(cuda.find(expected), std::string::npos) << expected;
+}
+
+// The host part of a TCA-SpMM function launches no generated kernel: it
+// hands the intrinsic its tensors by name and returns the intrinsic's status.
+TEST(TcaSpmmHostPart, HandsTheIntrinsicItsTensorsAndReturnsItsStatus) {
+  Lowered lowered = lowerProgram(Program::fromText(std::string(kSpmm) + "target cuda\n"));
+  const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
+  EXPECT_TRUE(function.kernels.empty());
+  ASSERT_EQ(function.intrinsics.size(), 1u);
+  EXPECT_EQ(function.intrinsics[0].op->name, lowering::kTcaSpmmIntrinsic);
+  tcc_tensor c{}, a{}, b{};
+  c.order = a.order = b.order = 2;
+  std::vector<tcc_tensor*> tensors;
+  for (const auto& parameter : function.host.parameters)
+    tensors.push_back(parameter.name == "C" ? &c : parameter.name == "A" ? &a : &b);
+  int calls = 0;
+  detail::HostPartDevice device;
+  device.launch = [&](const detail::KernelLaunch&) { ADD_FAILURE() << "a generated kernel was launched"; };
+  device.intrinsic = [&](const lowering::GpuIntrinsicCall& call, const std::map<std::string, tcc_tensor*>& operands) {
+    ++calls;
+    EXPECT_EQ(call.op->tensors, (std::vector<std::string>{"C", "A", "B"}));
+    EXPECT_NE(call.prefix.find("tca_spmm"), std::string::npos) << call.prefix;
+    EXPECT_EQ(operands.at("C"), &c);
+    EXPECT_EQ(operands.at("A"), &a);
+    EXPECT_EQ(operands.at("B"), &b);
+    return calls == 1 ? 0 : 2;
+  };
+  EXPECT_EQ(detail::runHostPart(function, tensors, device), 0);
+  EXPECT_EQ(detail::runHostPart(function, tensors, device), 2);
+  EXPECT_EQ(calls, 2);
 }
 
 }  // namespace

@@ -100,8 +100,8 @@ std::string explainTcaSpmm(const imp::Function&, const imp::Intrinsic& op) {
          "the right operand of mma.sync m16n8k8 (float16 in, float32 accumulate) and the matching dense rows, "
          "gathered with 128-bit loads, into the left one, loops over the dense columns keeping the row in "
          "registers, and sums the diagonal blocks of the product with warp shuffles; rows get 1, 2, 4 or 8 warps "
-         "by their nonzeros, long rows several blocks (row_id_for_each_warp, num_warps_per_row, "
-         "warpid_within_row, computed once per matrix)";
+         "by their nonzeros, long rows several blocks, and a matrix too small to fill the device at least one warp "
+         "per 64-column tile (row_id_for_each_warp, num_warps_per_row, warpid_within_row, computed once per matrix)";
 }
 
 }  // namespace tcc::lowering

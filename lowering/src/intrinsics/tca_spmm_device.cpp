@@ -108,8 +108,9 @@ __device__ __forceinline__ void PREFIX_body(const int32_t* __restrict__ row_id_f
   constexpr int STEP = 8 * C;        // nonzeros per MMA
   // MMA steps whose loads are in flight together. Measured on the H100
   // (bench/tca_spmm's tuner): 2 steps at 64 registers, 4 blocks of 8 warps
-  // per SM, beat 4 steps at 80 registers and 3 blocks, and 8 steps at 128
-  // and 2 blocks, by 2-20%; prefetching the next steps' nonzeros lost.
+  // per SM, beat 4 steps at 80 registers and 3 blocks by 1-19% and 8 steps
+  // at 128 registers and 2 blocks by 8-67%; prefetching the next steps'
+  // nonzeros lost 6-60% (bench/tca_spmm/RESULTS.md).
   constexpr int UNROLL = 2;
   constexpr bool PREFETCH = false;   // load the next steps' nonzeros before this step's MMAs
   const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;

@@ -35,8 +35,9 @@ static int32_t PREFIX_run(tcc_tensor* out, tcc_tensor* sparse, tcc_tensor* dense
     free(pos);
     return 2;
   }
-  long long unit = tcc_tca_unit(pos, rows, columns, (long long)multiprocessors * 128);
-  long long warps = tcc_tca_count_warps(pos, rows, unit);
+  int least = 1;
+  long long unit = tcc_tca_unit(pos, rows, columns, (long long)multiprocessors * 128, &least);
+  long long warps = tcc_tca_count_warps(pos, rows, unit, least);
   int32_t status = 0;
   if (warps > 0) {
     int* host = (int*)malloc(sizeof(int) * 3 * warps);
@@ -46,7 +47,7 @@ static int32_t PREFIX_run(tcc_tensor* out, tcc_tensor* sparse, tcc_tensor* dense
     } else if (cudaMalloc((void**)&arrays, sizeof(int) * 3 * warps) != cudaSuccess) {
       status = 2;
     } else {
-      tcc_tca_fill(pos, rows, unit, host, host + warps, host + 2 * warps);
+      tcc_tca_fill(pos, rows, unit, least, host, host + warps, host + 2 * warps);
       if (cudaMemcpy(arrays, host, sizeof(int) * 3 * warps, cudaMemcpyHostToDevice) != cudaSuccess) status = 2;
       long long blocks = (warps * 32 + KERNEL_THREADS - 1) / KERNEL_THREADS;
       int chunks = tcc_tca_chunks_per_step(columns);
@@ -79,12 +80,12 @@ TcaSpmmPlan planTcaSpmm(const int64_t* pos, int rows, int columns, int64_t targe
   TcaSpmmPlan plan;
   plan.chunksPerStep = tcc_tca_chunks_per_step(columns);
   plan.aligned = columns % 8 == 0;
-  plan.unit = tcc_tca_unit(positions, rows, columns, targetWarps);
-  int64_t warps = tcc_tca_count_warps(positions, rows, plan.unit);
+  plan.unit = tcc_tca_unit(positions, rows, columns, targetWarps, &plan.leastWarpsPerRow);
+  int64_t warps = tcc_tca_count_warps(positions, rows, plan.unit, plan.leastWarpsPerRow);
   plan.rowIdForEachWarp.resize(warps);
   plan.numWarpsPerRow.resize(warps);
   plan.warpidWithinRow.resize(warps);
-  tcc_tca_fill(positions, rows, plan.unit, plan.rowIdForEachWarp.data(), plan.numWarpsPerRow.data(),
+  tcc_tca_fill(positions, rows, plan.unit, plan.leastWarpsPerRow, plan.rowIdForEachWarp.data(), plan.numWarpsPerRow.data(),
                plan.warpidWithinRow.data());
   return plan;
 }

@@ -20,6 +20,7 @@ struct TcaSpmmPlan {
   int chunksPerStep = 1;  // chunks of 8 nonzeros per MMA: 1, 2, 4 or 8 (from N)
   bool aligned = true;    // N % 8 == 0: 128-bit loads of the dense rows
   int64_t unit = 8;       // nonzeros per warp below which a row gets one warp
+  int leastWarpsPerRow = 1;  // per nonempty row: > 1 spreads a small matrix's column tiles
   std::vector<int32_t> rowIdForEachWarp, numWarpsPerRow, warpidWithinRow;
   int64_t warps() const { return static_cast<int64_t>(rowIdForEachWarp.size()); }
 };
