@@ -47,7 +47,15 @@ std::string number(double value) {
   return result;
 }
 
-std::string x(int row) { return "x" + std::to_string(row); }
+// A name and a number ("x3"), built by appending: GCC 12 warns (-Wrestrict,
+// a false positive) on "literal" + std::to_string(...).
+std::string numbered(char name, int number) {
+  std::string text(1, name);
+  text += std::to_string(number);
+  return text;
+}
+
+std::string x(int row) { return numbered('x', row); }
 
 // The product of `factors` in four independent chains (the multiplier
 // pipelines them where one chain would wait on each product).
@@ -199,7 +207,7 @@ struct GeneratedKernel {
       for (int row = 0; row < frequent; ++row) levelRows[firstColumn[row]].push_back(x(row));
       product = "s0";
     }
-    auto level = [](int c) { return "s" + std::to_string(c); };
+    auto level = [](int c) { return numbered('s', c); };
     // Statements that multiply levels `from` .. 0 again.
     auto updateLevels = [&](int from, const std::string& indent) {
       std::string text;
