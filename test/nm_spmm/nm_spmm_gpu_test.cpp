@@ -92,9 +92,10 @@ Problem makeProblem(int m, int n, int k, int N, int M, int L, uint64_t seed) {
 // Every plan the kernels have for a shape, the simple kernel included.
 std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
   std::vector<NmSpmmPlan> plans = lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors);
-  for (int tile : lowering::nmSpmmPreferredTiles(shape.N, shape.M, shape.L))
+  for (int tile = 0; tile < static_cast<int>(lowering::nmSpmmTiles().size()); ++tile)
     for (int splits : {1, 3})
     for (bool packed : {false, true}) {
+      if (!lowering::nmSpmmTileFits(lowering::nmSpmmTiles()[tile], shape.N, shape.M, shape.L)) continue;
       if (packed && !lowering::nmSpmmPacks(shape.N, shape.M)) continue;
       // Each tile forced, with and without split-K (the candidates keep to
       // the sensible ones).

@@ -62,6 +62,8 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"wide", 2, 8},    // 128 x 256, 512 threads
       {"medium", 1, 4},  // 64 x 128, 128 threads
       {"small", 1, 2},   // 64 x 64, 64 threads
+      {"tall", 2, 4, 16},     // 256 x 128, 256 threads, 16 x 8 per thread
+      {"tallwide", 1, 8, 16}, // 128 x 256, 256 threads, 16 x 8 per thread
   };
   return tiles;
 }
@@ -91,9 +93,10 @@ bool nmSpmmPacks(int N, int M) { return N > 0 && M > 0 && 1.0 - static_cast<doub
 
 int nmSpmmStages(const NmSpmmTile& tile, int N, int M, bool packed) {
   if (packed) return 2;
-  // A CTA of 512 threads has the SM's registers to itself: it may take
-  // most of the shared memory too.
-  int limit = tile.threads() >= 512 ? kLargestSharedBytes - 24 * 1024 : kThreeStageBytes;
+  // A CTA that has the SM's registers to itself (512 threads, or 16 rows
+  // per thread) may take most of the shared memory too.
+  bool alone = tile.threads() >= 512 || tile.threadRows > 8;
+  int limit = alone ? kLargestSharedBytes - 24 * 1024 : kThreeStageBytes;
   return 3 * stageBytes(tile, N, M) <= limit ? 3 : 2;
 }
 
@@ -129,7 +132,12 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
   std::vector<NmSpmmPlan> plans{nmSpmmDefaultPlan(shape, multiprocessors)};
   if (plans[0].tile < 0) return plans;
   multiprocessors = std::max(multiprocessors, 1);
-  for (int index : preferredTiles(shape)) {
+  // The default plan's tiles, then the 16-row tiles, which only the
+  // measurements choose.
+  std::vector<int> tiles = preferredTiles(shape);
+  for (int index = 4; index < static_cast<int>(nmSpmmTiles().size()); ++index)
+    if (nmSpmmTileFits(nmSpmmTiles()[index], shape.N, shape.M, shape.L)) tiles.push_back(index);
+  for (int index : tiles) {
     int64_t ctas = ctasOf(shape, nmSpmmTiles()[index]);
     for (int splits : {1, 2, 3, 4, 6, 8}) {
       if (splits > 1 && ctas >= 2 * multiprocessors) break;  // enough CTAs already
