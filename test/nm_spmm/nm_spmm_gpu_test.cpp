@@ -96,7 +96,7 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
     for (int splits : {1, 3})
     for (bool packed : {false, true}) {
       if (!lowering::nmSpmmTileFits(lowering::nmSpmmTiles()[tile], shape.N, shape.M, shape.L)) continue;
-      if (packed && !lowering::nmSpmmPacks(shape.N, shape.M)) continue;
+      if (packed && (!lowering::nmSpmmPacks(shape.N, shape.M) || lowering::nmSpmmTiles()[tile].rowMajorA)) continue;
       // Each tile forced, with and without split-K (the candidates keep to
       // the sensible ones).
       NmSpmmPlan forced;

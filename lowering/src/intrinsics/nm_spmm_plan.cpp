@@ -64,6 +64,11 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"small", 1, 2},   // 64 x 64, 64 threads
       {"tall", 2, 4, 16},     // 256 x 128, 256 threads, 16 x 8 per thread
       {"tallwide", 1, 8, 16}, // 128 x 256, 256 threads, 16 x 8 per thread
+      // The same with A's tile row-major (16-byte copies):
+      {"large_rows", 2, 4, 8, true},
+      {"wide_rows", 2, 8, 8, true},
+      {"tall_rows", 2, 4, 16, true},
+      {"tallwide_rows", 1, 8, 16, true},
   };
   return tiles;
 }
@@ -84,7 +89,8 @@ int stageBytes(const NmSpmmTile& tile, int N, int M) {
   int windows = nmSpmmWindowsPerTile(N, M);
   int ks = windows * M, ws = windows * N;
   int groups = tile.cols() / 4;  // at most one column group per 4 columns (L >= 4)
-  return 4 * (ks * (tile.rows() + 4) + ws * tile.cols() + ws * groups);
+  int aFloats = tile.rowMajorA ? tile.rows() * (((ks + 27) / 32) * 32 + 4) : ks * (tile.rows() + 4);
+  return 4 * (aFloats + ws * tile.cols() + ws * groups);
 }
 
 }  // namespace
@@ -111,7 +117,7 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, bool packed) {
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {
   if (nmSpmmWindowsPerTile(N, M) == 0 || L < 4 || L % 4 != 0) return false;
   if (tile.cols() % L != 0 && L % tile.cols() != 0) return false;
-  return nmSpmmSharedBytes(tile, N, M, nmSpmmPacks(N, M)) <= kLargestSharedBytes;
+  return nmSpmmSharedBytes(tile, N, M, nmSpmmPacks(N, M) && !tile.rowMajorA) <= kLargestSharedBytes;
 }
 
 NmSpmmPlan nmSpmmDefaultPlan(const NmSpmmShape& shape, int multiprocessors) {
@@ -145,7 +151,7 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
       NmSpmmPlan plan = planFor(shape, index, splits);
       if (splits > 1 && plan.tilesPerSplit < 2) break;
       for (bool packed : {false, true}) {
-        if (packed && !nmSpmmPacks(shape.N, shape.M)) continue;
+        if (packed && (!nmSpmmPacks(shape.N, shape.M) || nmSpmmTiles()[index].rowMajorA)) continue;
         plan.packed = packed;
         plan.sharedBytes = nmSpmmSharedBytes(nmSpmmTiles()[index], shape.N, shape.M, packed);
         bool seen = std::any_of(plans.begin(), plans.end(), [&](const NmSpmmPlan& other) {

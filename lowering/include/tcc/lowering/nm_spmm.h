@@ -24,6 +24,9 @@ struct NmSpmmTile {
   const char* name;  // kernel suffix
   int warpsM, warpsN;
   int threadRows = 8;  // rows of C per thread: 8, or 16 (more reuse per shared-memory load, one CTA per SM)
+  // A's tile row-major in shared memory, copied by 16 bytes (else k-major,
+  // copied by 4 bytes and read by float4); these kernels do not pack.
+  bool rowMajorA = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
