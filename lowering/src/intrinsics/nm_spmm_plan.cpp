@@ -147,7 +147,7 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
     int64_t ctas = ctasOf(shape, nmSpmmTiles()[index]);
     for (int splits : {1, 2, 3, 4, 6, 8}) {
       if (splits > 1 && ctas >= 2 * multiprocessors) break;  // enough CTAs already
-      if (ctas * splits > 6 * multiprocessors) break;
+      if (splits > 1 && ctas * splits > 6 * multiprocessors) break;
       NmSpmmPlan plan = planFor(shape, index, splits);
       if (splits > 1 && plan.tilesPerSplit < 2) break;
       for (bool packed : {false, true}) {
