@@ -51,7 +51,7 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
     EXPECT_NE(lowered.statements[0].decisions[0].find("is the N:M SpMM intrinsic (B nm(16,32,32), 50% sparse)"),
               std::string::npos)
         << lowered.statements[0].decisions[0];
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 16, 32, 32, 1, 3, false>"), std::string::npos);
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false>"), std::string::npos);
     EXPECT_EQ(lowered.cudaKernels.find("_packed"), std::string::npos);  // 50%: no packing
     EXPECT_NE(lowered.cuda.find("_run(C, A, B)"), std::string::npos);
   }

@@ -18,8 +18,8 @@ namespace {
 //   Ds[WS][GT]       D's entries for the tile's kept rows and column groups.
 // Two or three stages, all filled by cp.async: while the CTA computes on
 // one, the next k-tiles arrive.
-// Each thread keeps an 8 x 8 tile of C in registers: rows rowA..rowA+3 and
-// rowA+32..+35, columns col0..col0+3 and col0+16..+19. A warp's 32 columns
+// Each thread keeps a TM x 8 tile of C in registers (TM = 8 or 16): rows
+// rowA + 32h .. +3 for h < TM/4, columns col0..col0+3 and col0+16..+19. A warp's 32 columns
 // lie in one column group when L is a multiple of 32, so then one index and
 // one A fragment serve both column halves.
 constexpr const char* kKernelTemplate = R"tcc(
@@ -37,14 +37,20 @@ __device__ __forceinline__ void tcc_nm_cp_async_commit() { asm volatile("cp.asyn
 template <int PENDING>
 __device__ __forceinline__ void tcc_nm_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING)); }
 
-template <int WARPS_M, int WARPS_N, int NN, int MM, int LL, int KW, int STAGES, bool PACK>
+template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
   constexpr int THREADS = WARPS_M * WARPS_N * 32;
-  constexpr int BM = WARPS_M * 64, BN = WARPS_N * 32;
+  constexpr int BM = WARPS_M * 8 * TM, BN = WARPS_N * 32;  // TM rows of C per thread (8 or 16)
+  constexpr int TM4 = TM / 4;
   constexpr int KS = KW * MM, WS = KW * NN;
-  constexpr int APITCH = BM + 4;  // = 4 (mod 32): the A copies below hit 32 banks
+  // A's tile k-major (As[KS][BM + 4], filled by 4-byte copies, read by
+  // float4 along m), or with AROWS row-major (As[BM][KS + pad], filled by
+  // 16-byte copies, read by one float per row). Both pitches are 4 mod 32:
+  // the copies and the reads below hit distinct banks.
+  constexpr int APITCH = AROWS ? ((KS + 27) / 32) * 32 + 4 : BM + 4;
+  static_assert(!(AROWS && PACK), "the packing kernels copy A's tile by columns");
   constexpr int GT = BN >= LL ? BN / LL : 1;
   constexpr int ROWS_PER_PASS = THREADS / 8;  // A's copies: 8 columns of THREADS / 8 rows per pass
   constexpr int ROW_PASSES = BM / ROWS_PER_PASS;
@@ -53,7 +59,9 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   constexpr int B_PER_THREAD = (B_VECS + THREADS - 1) / THREADS;
   constexpr int D_COUNT = WS * GT;
   constexpr int D_PER_THREAD = (D_COUNT + THREADS - 1) / THREADS;
-  constexpr int A_STAGE = KS * APITCH, B_STAGE = WS * BN;
+  constexpr int A_STAGE = (AROWS ? BM : KS) * APITCH, B_STAGE = WS * BN;
+  constexpr int A_VECS = BM * KS / 4;
+  constexpr int A_VECS_PER_THREAD = (A_VECS + THREADS - 1) / THREADS;
   constexpr bool ONE_GROUP_PER_WARP = LL % 32 == 0;
 
   // Packing: A's tile holds only the columns some kept row of the tile
@@ -83,7 +91,9 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   const int col0 = warpN * 32 + tx * 4;
   const int g0 = (bn + col0) / LL - groupBase;
   const int g1 = (bn + col0 + 16) / LL - groupBase;
-  const int rowA = warpM * 64 + ty * 4;
+  // AROWS: the thread's rows are rowA + 8i (one float each from a row);
+  // else rowA + 32h + 0..3 (a float4 of each k-major column).
+  const int rowA = warpM * 8 * TM + ty * (AROWS ? 1 : 4);
   // The thread's share of A's copies: one column of 8, rows copyRow + p * ROWS_PER_PASS.
   const int copyRow = tid >> 3, copyCol = tid & 7;
   const float* aCopy = A + (long long)(bm + copyRow) * k + copyCol;
@@ -93,9 +103,9 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   for (int p = 0; p < ROW_PASSES; ++p)
     if (bm + copyRow + p * ROWS_PER_PASS < m) rowsValid |= 1u << p;
 
-  float acc[8][8];
+  float acc[TM][8];
 #pragma unroll
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < TM; ++i)
 #pragma unroll
     for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
 
@@ -110,6 +120,28 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // rank among them.
   auto issueA = [&](int tile, int stage, const unsigned* used) {
     const int k0 = tile * KS;
+    if constexpr (AROWS) {
+      // Row-major: 16-byte copies of 4 columns (k a multiple of 4), else
+      // one column at a time; zero-filled past m and k.
+      float* as = As + stage * A_STAGE;
+#pragma unroll 1
+      for (int i = 0; i < A_VECS_PER_THREAD; ++i) {
+        const int index = tid + i * THREADS;
+        if (A_VECS % THREADS != 0 && index >= A_VECS) break;
+        const int r = index / (KS / 4), c = (index % (KS / 4)) * 4;
+        const int row = bm + r, col = k0 + c;
+        float* target = as + r * APITCH + c;
+        const float* source = A + (long long)row * k + col;
+        const int left = row < m ? k - col : 0;  // columns of A from col on
+        if ((k & 3) == 0) {
+          tcc_nm_cp_async16(target, left > 0 ? source : A, left >= 4 ? 16 : left > 0 ? 4 * left : 0);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) tcc_nm_cp_async4(target + e, left > e ? source + e : A, left > e ? 4 : 0);
+        }
+      }
+      return;
+    }
     float* as = As + stage * A_STAGE + copyRow;
     const float* ap = aCopy + k0;
 #pragma unroll 1
@@ -184,29 +216,40 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     }
   };
   auto compute = [&](int stage, int slot) {
-    const float* as = As + stage * A_STAGE + rowA;
+    const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
     const float* bs = Bs + stage * B_STAGE + col0;
     const int* ds = Ds + slot * D_COUNT;
 #pragma unroll
     for (int uu = 0; uu < WS; ++uu) {
       // Kept row uu of the tile reads A's column (its window's first + D).
-      const float* window = as + (uu / NN) * MM * APITCH;
-      const float* a0p = window + ds[uu * GT + g0] * APITCH;
+      constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
+      const float* window = as + (uu / NN) * MM * COLUMN;
+      const float* a0p = window + ds[uu * GT + g0] * COLUMN;
       const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
       const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
-      const float4 a00 = *reinterpret_cast<const float4*>(a0p);
-      const float4 a01 = *reinterpret_cast<const float4*>(a0p + 32);
-      float4 a10 = a00, a11 = a01;
-      if (!ONE_GROUP_PER_WARP) {
-        const float* a1p = window + ds[uu * GT + g1] * APITCH;
-        a10 = *reinterpret_cast<const float4*>(a1p);
-        a11 = *reinterpret_cast<const float4*>(a1p + 32);
+      float a0[TM], a1[TM];
+      auto fragment = [&](const float* p, float* a) {
+        if constexpr (AROWS) {
+#pragma unroll
+          for (int i = 0; i < TM; ++i) a[i] = p[8 * i * APITCH];
+        } else {
+#pragma unroll
+          for (int h = 0; h < TM4; ++h) {
+            const float4 v = *reinterpret_cast<const float4*>(p + 32 * h);
+            a[4 * h] = v.x, a[4 * h + 1] = v.y, a[4 * h + 2] = v.z, a[4 * h + 3] = v.w;
+          }
+        }
+      };
+      fragment(a0p, a0);
+      if (ONE_GROUP_PER_WARP) {
+#pragma unroll
+        for (int i = 0; i < TM; ++i) a1[i] = a0[i];
+      } else {
+        fragment(window + ds[uu * GT + g1] * COLUMN, a1);
       }
-      const float a0[8] = {a00.x, a00.y, a00.z, a00.w, a01.x, a01.y, a01.z, a01.w};
-      const float a1[8] = {a10.x, a10.y, a10.z, a10.w, a11.x, a11.y, a11.z, a11.w};
       const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < TM; ++i) {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           acc[i][j] = fmaf(a0[i], b[j], acc[i][j]);
@@ -284,8 +327,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // C's tile: float4 stores where the row allows, atomics under split-K.
   const bool cVector = (n & 3) == 0;
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int row = bm + rowA + (i < 4 ? i : 28 + i);
+  for (int i = 0; i < TM; ++i) {
+    const int row = bm + rowA + (AROWS ? 8 * i : (i / 4) * 32 + i % 4);
     if (row >= m) continue;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -322,13 +365,17 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
   for (const auto& tile : nmSpmmTiles()) {
     if (!nmSpmmTileFits(tile, N, M, L)) continue;
     for (bool packed : {false, true}) {
-      if (packed && !nmSpmmPacks(N, M)) continue;
-      // At most 128 registers per thread: two 256-thread CTAs per SM.
+      if (packed && (!nmSpmmPacks(N, M) || tile.rowMajorA)) continue;
+      // 8 x 8 per thread: at most 128 registers, two 256-thread CTAs per SM;
+      // 16 x 8: up to 255 registers, one CTA.
+      int registers = tile.threadRows == 8 ? 128 : 255;
       out << "extern \"C\" __global__ void __launch_bounds__(" << tile.threads() << ", "
-          << 65536 / (tile.threads() * 128) << ") " << prefix << "_" << tile.name << (packed ? "_packed" : "")
-          << parameters << " {\n  tcc_nm_spmm_tile<" << tile.warpsM << ", " << tile.warpsN << ", " << N << ", " << M
+          << std::max(1, 65536 / (tile.threads() * registers)) << ") " << prefix << "_" << tile.name
+          << (packed ? "_packed" : "") << parameters << " {\n  tcc_nm_spmm_tile<" << tile.warpsM << ", "
+          << tile.warpsN << ", " << tile.threadRows << ", " << N << ", " << M
           << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M, packed) << ", "
-          << (packed ? "true" : "false") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+          << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false")
+          << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }
   // Any N, M, L: one thread per entry of C (shapes no tile fits).

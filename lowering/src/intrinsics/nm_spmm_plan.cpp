@@ -62,6 +62,13 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"wide", 2, 8},    // 128 x 256, 512 threads
       {"medium", 1, 4},  // 64 x 128, 128 threads
       {"small", 1, 2},   // 64 x 64, 64 threads
+      {"tall", 2, 4, 16},     // 256 x 128, 256 threads, 16 x 8 per thread
+      {"tallwide", 1, 8, 16}, // 128 x 256, 256 threads, 16 x 8 per thread
+      // The same with A's tile row-major (16-byte copies):
+      {"large_rows", 2, 4, 8, true},
+      {"wide_rows", 2, 8, 8, true},
+      {"tall_rows", 2, 4, 16, true},
+      {"tallwide_rows", 1, 8, 16, true},
   };
   return tiles;
 }
@@ -82,7 +89,8 @@ int stageBytes(const NmSpmmTile& tile, int N, int M) {
   int windows = nmSpmmWindowsPerTile(N, M);
   int ks = windows * M, ws = windows * N;
   int groups = tile.cols() / 4;  // at most one column group per 4 columns (L >= 4)
-  return 4 * (ks * (tile.rows() + 4) + ws * tile.cols() + ws * groups);
+  int aFloats = tile.rowMajorA ? tile.rows() * (((ks + 27) / 32) * 32 + 4) : ks * (tile.rows() + 4);
+  return 4 * (aFloats + ws * tile.cols() + ws * groups);
 }
 
 }  // namespace
@@ -91,9 +99,10 @@ bool nmSpmmPacks(int N, int M) { return N > 0 && M > 0 && 1.0 - static_cast<doub
 
 int nmSpmmStages(const NmSpmmTile& tile, int N, int M, bool packed) {
   if (packed) return 2;
-  // A CTA of 512 threads has the SM's registers to itself: it may take
-  // most of the shared memory too.
-  int limit = tile.threads() >= 512 ? kLargestSharedBytes - 24 * 1024 : kThreeStageBytes;
+  // A CTA that has the SM's registers to itself (512 threads, or 16 rows
+  // per thread) may take most of the shared memory too.
+  bool alone = tile.threads() >= 512 || tile.threadRows > 8;
+  int limit = alone ? kLargestSharedBytes - 24 * 1024 : kThreeStageBytes;
   return 3 * stageBytes(tile, N, M) <= limit ? 3 : 2;
 }
 
@@ -108,7 +117,7 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, bool packed) {
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {
   if (nmSpmmWindowsPerTile(N, M) == 0 || L < 4 || L % 4 != 0) return false;
   if (tile.cols() % L != 0 && L % tile.cols() != 0) return false;
-  return nmSpmmSharedBytes(tile, N, M, nmSpmmPacks(N, M)) <= kLargestSharedBytes;
+  return nmSpmmSharedBytes(tile, N, M, nmSpmmPacks(N, M) && !tile.rowMajorA) <= kLargestSharedBytes;
 }
 
 NmSpmmPlan nmSpmmDefaultPlan(const NmSpmmShape& shape, int multiprocessors) {
@@ -129,15 +138,20 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
   std::vector<NmSpmmPlan> plans{nmSpmmDefaultPlan(shape, multiprocessors)};
   if (plans[0].tile < 0) return plans;
   multiprocessors = std::max(multiprocessors, 1);
-  for (int index : preferredTiles(shape)) {
+  // The default plan's tiles, then the 16-row tiles, which only the
+  // measurements choose.
+  std::vector<int> tiles = preferredTiles(shape);
+  for (int index = 4; index < static_cast<int>(nmSpmmTiles().size()); ++index)
+    if (nmSpmmTileFits(nmSpmmTiles()[index], shape.N, shape.M, shape.L)) tiles.push_back(index);
+  for (int index : tiles) {
     int64_t ctas = ctasOf(shape, nmSpmmTiles()[index]);
     for (int splits : {1, 2, 3, 4, 6, 8}) {
       if (splits > 1 && ctas >= 2 * multiprocessors) break;  // enough CTAs already
-      if (ctas * splits > 6 * multiprocessors) break;
+      if (splits > 1 && ctas * splits > 6 * multiprocessors) break;
       NmSpmmPlan plan = planFor(shape, index, splits);
       if (splits > 1 && plan.tilesPerSplit < 2) break;
       for (bool packed : {false, true}) {
-        if (packed && !nmSpmmPacks(shape.N, shape.M)) continue;
+        if (packed && (!nmSpmmPacks(shape.N, shape.M) || nmSpmmTiles()[index].rowMajorA)) continue;
         plan.packed = packed;
         plan.sharedBytes = nmSpmmSharedBytes(nmSpmmTiles()[index], shape.N, shape.M, packed);
         bool seen = std::any_of(plans.begin(), plans.end(), [&](const NmSpmmPlan& other) {

@@ -5,8 +5,8 @@
 // is computed by one of a few kernels generated per statement: each CTA
 // computes a BM x BN tile of C from k-tiles of KW pruning windows (ks = KW*M
 // columns of A, ws = KW*N kept rows of B'); warps are 8 x 4 threads, each
-// thread an 8 x 8 register tile, so a warp computes 64 x 32 and a CTA of
-// warpsM x warpsN warps computes (64 warpsM) x (32 warpsN). Split-K (the
+// thread a TM x 8 register tile (TM = 8 or 16), so a warp computes 8TM x 32
+// and a CTA of warpsM x warpsN warps computes (8TM warpsM) x (32 warpsN). Split-K (the
 // grid's z) divides the k-tiles among CTAs that add into C atomically.
 #pragma once
 
@@ -23,7 +23,11 @@ inline constexpr const char* kNmSpmmIntrinsic = "nm_spmm";
 struct NmSpmmTile {
   const char* name;  // kernel suffix
   int warpsM, warpsN;
-  int rows() const { return 64 * warpsM; }
+  int threadRows = 8;  // rows of C per thread: 8, or 16 (more reuse per shared-memory load, one CTA per SM)
+  // A's tile row-major in shared memory, copied by 16 bytes (else k-major,
+  // copied by 4 bytes and read by float4); these kernels do not pack.
+  bool rowMajorA = false;
+  int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
 };
@@ -40,7 +44,8 @@ int nmSpmmWindowsPerTile(int N, int M);
 // Whether tile `tile` can run the shape's N, M and L (L a multiple of 4 that
 // divides or is divided by the tile's columns, a k-tile that fits).
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L);
-// Indices of the tiles that fit N, M, L, most preferred first.
+// Indices of the 8-row tiles that fit N, M, L, most preferred first (the
+// default plan's choices; the autotuner also measures the 16-row tiles).
 std::vector<int> nmSpmmPreferredTiles(int N, int M, int L);
 // Whether N:M is sparse enough (above 70%) for the packing kernels: they
 // copy only the columns of A's tile that some kept row reads (the paper's
