@@ -70,9 +70,14 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
       launchPlan(run, plan, x);
       seconds = std::min(seconds, timer.stopSeconds());
     }
-    if (verbose)
-      report += " " + lowering::nmSpmmKernelName("", plan).substr(1) + "x" + std::to_string(plan.splits) + "=" +
-                std::to_string(seconds * 1e3).substr(0, 6);
+    if (verbose) {  // appended piece by piece: GCC 12 warns (-Wrestrict) on " " + std::string
+      report += ' ';
+      report += lowering::nmSpmmKernelName("", plan).substr(1);
+      report += 'x';
+      report += std::to_string(plan.splits);
+      report += '=';
+      report += std::to_string(seconds * 1e3).substr(0, 6);
+    }
     if (seconds < bestSeconds) bestSeconds = seconds, best = plan;
   }
   if (verbose)
