@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
 
   // (a): B rows x inner with bPerRow per row, C inner x width with cPerRow per row.
   const int32_t rows = quick ? 2000 : 10000, inner = 10000, bPerRow = 8, cPerRow = 8;
-  std::vector<int32_t> widths = {16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 10000000};
+  std::vector<int32_t> widths = {4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 10000000};
   std::printf("## (a) row-wise SpGEMM, dense vs sparse first-order workspace\n\n"
               "B %d x %d with %d nonzeros per row, C %d x width with %d per row (%d products per row of A)\n\n",
               rows, inner, bPerRow, inner, cPerRow, bPerRow * cPerRow);
@@ -269,6 +269,20 @@ int main(int argc, char** argv) {
                 p.dense * 1e3, p.sparse * 1e3, p.dense / p.sparse, p.ok ? "" : " WRONG");
     std::fflush(stdout);
     points.push_back(p);
+  }
+  // The dense workspace's cost that grows with the width is paid once per
+  // kernel call, the sparse one's per-row cost once per row: at the widest
+  // point, more rows move the crossover.
+  const int32_t wide = widths.back();
+  std::printf("\nAt output width %d, more rows (B rows x %d, %d per row; C as above):\n\n"
+              "| rows | dense ms | sparse ms | dense/sparse |\n|---:|---:|---:|---:|\n",
+              wide, inner, bPerRow);
+  for (int32_t r : quick ? std::vector<int32_t>{1000, 4000, 16000} : std::vector<int32_t>{1000, 4000, 16000, 64000, 256000}) {
+    SweepPoint p = sweepPoint(r, inner, wide, bPerRow, cPerRow, repeat, 7 + r);
+    allOk = allOk && p.ok;
+    std::printf("| %d | %.3f | %.3f | %.2fx%s |\n", r, p.dense * 1e3, p.sparse * 1e3, p.dense / p.sparse,
+                p.ok ? "" : " WRONG");
+    std::fflush(stdout);
   }
   if (!svg.empty())
     writeSvg(svg, points,
