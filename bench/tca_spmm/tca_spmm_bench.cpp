@@ -34,17 +34,10 @@
 #include <vector>
 
 #include "tcc/tcc.h"
+#include "../common/cuda_check.h"
 
 namespace {
 
-#define CHECK_CUDA(call)                                                                \
-  do {                                                                                  \
-    cudaError_t status_ = (call);                                                       \
-    if (status_ != cudaSuccess) {                                                       \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(status_));     \
-      std::exit(1);                                                                     \
-    }                                                                                   \
-  } while (0)
 
 struct CusparseFailure {};
 #define CHECK_CUSPARSE(call)                                                            \
