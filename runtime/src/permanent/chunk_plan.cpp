@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+
+#include "interrupt.h"
 
 namespace tcc::rt::permanent {
 namespace {
@@ -107,6 +110,17 @@ Int128 addInChunkOrder(const std::vector<Int128>& partials, int n) {
 PermanentError overflowError(int n) {
   return PermanentError("perm: the exact permanent overflows 128-bit integer accumulation (n = " + std::to_string(n) +
                         "); declare the result float64 for a floating-point value");
+}
+
+PermanentError unfinishedRunError(int64_t completed, int64_t chunks, const std::string& checkpointPath) {
+  char percent[16];
+  std::snprintf(percent, sizeof percent, "%.1f%%", 100.0 * double(completed) / double(chunks));
+  std::string why = InterruptScope::flag().load() ? "interrupted" : "stopped at the chunk limit";
+  return PermanentError("perm: " + why + " after " + std::to_string(completed) + " of " + std::to_string(chunks) +
+                        " chunks (" + percent + ")" +
+                        (checkpointPath.empty() ? "; run with a checkpoint file to keep the work done"
+                                                : "; checkpoint saved to " + checkpointPath +
+                                                    ", run again with it to resume"));
 }
 
 }  // namespace tcc::rt::permanent

@@ -47,4 +47,8 @@ Int128 addInChunkOrder(const std::vector<Int128>& partials, int n);
 
 PermanentError overflowError(int n);
 
+// A run that ended after `completed` of `chunks` chunks (interrupted or at
+// the chunk limit), saying where its checkpoint is, if it has one.
+PermanentError unfinishedRunError(int64_t completed, int64_t chunks, const std::string& checkpointPath);
+
 }  // namespace tcc::rt::permanent

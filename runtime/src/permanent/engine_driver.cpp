@@ -78,15 +78,7 @@ double sumOfChunksOnEngine(const SortedColumnMatrix& matrix, const std::string& 
   const bool complete = completed == plan.chunks;
   progress.finish(completed, complete);
   saveCheckpoint();
-  if (!complete) {
-    char percent[16];
-    std::snprintf(percent, sizeof percent, "%.1f%%", 100.0 * double(completed) / double(plan.chunks));
-    std::string why = InterruptScope::flag().load() ? "interrupted" : "stopped at the chunk limit";
-    throw PermanentError("perm: " + why + " after " + std::to_string(completed) + " of " +
-                         std::to_string(plan.chunks) + " chunks (" + percent + ")" +
-                         (path.empty() ? "; run with a checkpoint file to keep the work done"
-                                       : "; checkpoint saved to " + path + ", run again with it to resume"));
-  }
+  if (!complete) throw unfinishedRunError(completed, plan.chunks, path);
   return addInChunkOrder(partials, matrix.n);
 }
 

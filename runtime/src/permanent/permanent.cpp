@@ -133,15 +133,7 @@ Sum sumOfChunks(const SortedColumnMatrix& matrix, const char* mode, const Perman
   if (overflow.load()) throw overflowError(matrix.n);
   if (!saveError.empty()) throw PermanentError(saveError);
   saveCheckpoint();
-  if (!complete) {
-    char percent[16];
-    std::snprintf(percent, sizeof percent, "%.1f%%", 100.0 * double(finished) / double(plan.chunks));
-    std::string why = InterruptScope::flag().load() ? "interrupted" : "stopped at the chunk limit";
-    throw PermanentError("perm: " + why + " after " + std::to_string(finished) + " of " +
-                         std::to_string(plan.chunks) + " chunks (" + percent + ")" +
-                         (path.empty() ? "; run with a checkpoint file to keep the work done"
-                                       : "; checkpoint saved to " + path + ", run again with it to resume"));
-  }
+  if (!complete) throw unfinishedRunError(finished, plan.chunks, path);
   return addInChunkOrder(partials, matrix.n);
 }
 
