@@ -36,3 +36,9 @@ endfunction()
 # Real matrices shared by tests and benchmarks live beside the checkout.
 set(TCC_SHARED_DATA_DIR "${PROJECT_SOURCE_DIR}/../shared/data" CACHE PATH
     "Folder with SuiteSparse matrices and malformed Matrix Market files")
+# With tests: test registration runs the test programs, several of which read these
+# matrices: without them the build would stop inside test discovery.
+if(TCC_BUILD_TESTS AND NOT EXISTS "${TCC_SHARED_DATA_DIR}/matrices")
+  message(FATAL_ERROR "tcc: the shared data folder was not found at ${TCC_SHARED_DATA_DIR} (it needs matrices/); "
+                      "check out tcc beside shared/, or pass -DTCC_SHARED_DATA_DIR=<folder>")
+endif()
