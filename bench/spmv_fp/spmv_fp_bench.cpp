@@ -308,7 +308,8 @@ int main(int argc, char** argv) {
   if (!parallel) {
     std::vector<double> overStrict, overFast;
     std::printf("In cache (one thread; > 1: tcc faster)\n\n");
-    std::printf("| matrix | rows | nnz | strict us | fast us | TACO-style us | TACO/strict | TACO/fast | fast rel diff |\n"
+    std::printf("| matrix | rows | nnz | strict us | fast us | TACO-style us | TACO/strict | TACO/fast | "
+                "fast rel diff |\n"
                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const auto& name : matrices) {
       Row row = measure(name, readMatrix(name), strict, fast, taco, repeat, rounds);
