@@ -37,7 +37,7 @@ __device__ __forceinline__ void tcc_nm_cp_async_commit() { asm volatile("cp.asyn
 template <int PENDING>
 __device__ __forceinline__ void tcc_nm_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING)); }
 
-template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS>
+template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -45,6 +45,10 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   constexpr int BM = WARPS_M * 8 * TM, BN = WARPS_N * 32;  // TM rows of C per thread (8 or 16)
   constexpr int TM4 = TM / 4;
   constexpr int KS = KW * MM, WS = KW * NN;
+  // The k-tile's kept rows are computed in KW / CW chunks of CW windows:
+  // unrolled within a chunk, a rolled loop over the chunks.
+  static_assert(CW >= 1 && KW % CW == 0, "a k-tile is a whole number of chunks");
+  constexpr int CHUNKS = KW / CW, CHUNK_ROWS = CW * NN;
   // A's tile k-major (As[KS][BM + 4], filled by 4-byte copies, read by
   // float4 along m), or with AROWS row-major (As[BM][KS + pad], filled by
   // 16-byte copies, read by one float per row). Both pitches are 4 mod 32:
@@ -219,11 +223,14 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
     const float* bs = Bs + stage * B_STAGE + col0;
     const int* ds = Ds + slot * D_COUNT;
+#pragma unroll 1
+    for (int chunk = 0; chunk < CHUNKS; ++chunk)
 #pragma unroll
-    for (int uu = 0; uu < WS; ++uu) {
+    for (int r = 0; r < CHUNK_ROWS; ++r) {
+      const int uu = chunk * CHUNK_ROWS + r;
       // Kept row uu of the tile reads A's column (its window's first + D).
       constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
-      const float* window = as + (uu / NN) * MM * COLUMN;
+      const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
       const float* a0p = window + ds[uu * GT + g0] * COLUMN;
       const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
       const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
@@ -361,11 +368,12 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
   const char* parameters =
       "(const float* __restrict__ A, const float* __restrict__ B, const int* __restrict__ D, float* __restrict__ C, "
       "int m, int n, int k, int w, int q, int tilesPerSplit, int atomic)";
-  int windows = nmSpmmWindowsPerTile(N, M);
   for (const auto& tile : nmSpmmTiles()) {
     if (!nmSpmmTileFits(tile, N, M, L)) continue;
+    int windows = nmSpmmTileWindows(tile, N, M);
+    int chunk = tile.rolled ? nmSpmmWindowsPerTile(N, M) : windows;
     for (bool packed : {false, true}) {
-      if (packed && (!nmSpmmPacks(N, M) || tile.rowMajorA)) continue;
+      if (packed && !nmSpmmTilePacks(tile, N, M)) continue;
       // 8 x 8 per thread: at most 128 registers, two 256-thread CTAs per SM;
       // 16 x 8: up to 255 registers, one CTA.
       int registers = tile.threadRows == 8 ? 128 : 255;
@@ -374,7 +382,7 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
           << (packed ? "_packed" : "") << parameters << " {\n  tcc_nm_spmm_tile<" << tile.warpsM << ", "
           << tile.warpsN << ", " << tile.threadRows << ", " << N << ", " << M
           << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M, packed) << ", "
-          << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false")
+          << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false") << ", " << chunk
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }
