@@ -75,6 +75,7 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // in a loop over chunks of the usual windows (the usual code size).
       {"large_deep", 2, 4, 8, false, 2},
       {"wide_deep", 2, 8, 8, false, 2},
+      {"tall_deep", 2, 4, 16, false, 2},
       {"tallwide_deep", 1, 8, 16, false, 2},
       {"wide_rows_deep", 2, 8, 8, true, 2},
       {"large_deep_rolled", 2, 4, 8, false, 2, true},
