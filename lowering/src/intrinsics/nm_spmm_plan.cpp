@@ -80,6 +80,13 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"wide_rows_deep", 2, 8, 8, true, 2},
       {"large_deep_rolled", 2, 4, 8, false, 2, true},
       {"wide_deep_rolled", 2, 8, 8, false, 2, true},
+      // 64 x 512, 512 threads: above 50% sparsity A's tile (M/N columns per
+      // kept row) is most of the traffic, and a wider tile reads it for more
+      // columns of C (A + B' per FMA: (M/N)/512 + 1/64 against (M/N)/256 +
+      // 1/128 for wide).
+      {"xwide", 1, 16},
+      {"xwide_rows", 1, 16, 8, true},
+      {"xwide_deep", 1, 16, 8, false, 2},
   };
   return tiles;
 }
