@@ -52,9 +52,9 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
               std::string::npos)
         << lowered.statements[0].decisions[0];
     EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1>"), std::string::npos);
-    // The deep tiles: two windows per k-tile, fully unrolled or in chunks of one window.
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 2, 2, false, false, 2>"), std::string::npos);
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 2, 2, false, false, 1>"), std::string::npos);
+    // The deep wide tiles: two windows per k-tile, fully unrolled or in chunks of one window.
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 8, 8, 16, 32, 32, 2, 2, false, false, 2>"), std::string::npos);
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 8, 8, 16, 32, 32, 2, 2, false, false, 1>"), std::string::npos);
     EXPECT_EQ(lowered.cudaKernels.find("_packed"), std::string::npos);  // 50%: no packing
     EXPECT_NE(lowered.cuda.find("_run(C, A, B)"), std::string::npos);
   }

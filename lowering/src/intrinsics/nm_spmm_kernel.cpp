@@ -33,6 +33,15 @@ __device__ __forceinline__ void tcc_nm_cp_async4(void* shared, const void* globa
   unsigned address = (unsigned)__cvta_generic_to_shared(shared);
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(address), "l"(global), "r"(bytes));
 }
+// Whole copies (no zero fill) for tiles that lie inside the operands.
+__device__ __forceinline__ void tcc_nm_cp_async16_full(void* shared, const void* global) {
+  unsigned address = (unsigned)__cvta_generic_to_shared(shared);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
+}
+__device__ __forceinline__ void tcc_nm_cp_async4_full(void* shared, const void* global) {
+  unsigned address = (unsigned)__cvta_generic_to_shared(shared);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(address), "l"(global));
+}
 __device__ __forceinline__ void tcc_nm_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int PENDING>
 __device__ __forceinline__ void tcc_nm_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING)); }
@@ -122,8 +131,39 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // accumulators would spill.
   // A's tile; with `used` (packing), only the used columns, each at its
   // rank among them.
+  // A k-tile that lies inside A (all BM rows, all KS columns) is copied by
+  // whole, unpredicated copies whose addresses differ by constants (a few
+  // instructions per k-tile); the tiles at the edges take the guarded loops.
+  const bool rowsInside = bm + BM <= m;
   auto issueA = [&](int tile, int stage, const unsigned* used) {
     const int k0 = tile * KS;
+    if constexpr (!PACK && !AROWS) {
+      if (rowsInside && k0 + KS <= k) {
+        float* as = As + stage * A_STAGE + copyRow + copyCol * APITCH;
+        const float* ap = aCopy + k0;
+#pragma unroll
+        for (int p = 0; p < ROW_PASSES; ++p) {
+          const float* source = ap + p * passStride;
+#pragma unroll
+          for (int c8 = 0; c8 < KS; c8 += 8)
+            tcc_nm_cp_async4_full(as + c8 * APITCH + p * ROWS_PER_PASS, source + c8);
+        }
+        return;
+      }
+    }
+    if constexpr (AROWS && (KS % 4 == 0) && THREADS % (KS / 4) == 0 && A_VECS % THREADS == 0) {
+      if (rowsInside && k0 + KS <= k && (k & 3) == 0) {
+        constexpr int ROW_STEP = THREADS / (KS / 4);  // rows between a thread's copies
+        const int r0 = tid / (KS / 4), c0 = (tid % (KS / 4)) * 4;
+        float* target = As + stage * A_STAGE + r0 * APITCH + c0;
+        const float* source = A + (long long)(bm + r0) * k + k0 + c0;
+        const long long step = (long long)ROW_STEP * k;
+#pragma unroll
+        for (int i = 0; i < A_VECS_PER_THREAD; ++i)
+          tcc_nm_cp_async16_full(target + i * ROW_STEP * APITCH, source + i * step);
+        return;
+      }
+    }
     if constexpr (AROWS) {
       // Row-major: 16-byte copies of 4 columns (k a multiple of 4), else
       // one column at a time; zero-filled past m and k.
@@ -168,6 +208,18 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   auto issueB = [&](int tile, int stage) {
     const int u0 = tile * WS;
     float* bs = Bs + stage * B_STAGE;
+    if constexpr (THREADS % (BN / 4) == 0 && B_VECS % THREADS == 0) {
+      if (u0 + WS <= w && bn + BN <= np) {
+        constexpr int ROW_STEP = THREADS / (BN / 4);
+        const int r0 = tid / (BN / 4), c0 = (tid % (BN / 4)) * 4;
+        const float* source = B + (long long)(u0 + r0) * np + bn + c0;
+        const long long step = (long long)ROW_STEP * np;
+#pragma unroll
+        for (int i = 0; i < B_PER_THREAD; ++i)
+          tcc_nm_cp_async16_full(bs + (r0 + i * ROW_STEP) * BN + c0, source + i * step);
+        return;
+      }
+    }
 #pragma unroll 1
     for (int i = 0; i < B_PER_THREAD; ++i) {
       const int index = tid + i * THREADS;

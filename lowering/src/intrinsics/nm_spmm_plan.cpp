@@ -66,27 +66,20 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"tall", 2, 4, 16},     // 256 x 128, 256 threads, 16 x 8 per thread
       {"tallwide", 1, 8, 16}, // 128 x 256, 256 threads, 16 x 8 per thread
       // The same with A's tile row-major (16-byte copies):
-      {"large_rows", 2, 4, 8, true},
       {"wide_rows", 2, 8, 8, true},
-      {"tall_rows", 2, 4, 16, true},
       {"tallwide_rows", 1, 8, 16, true},
       // "deep": k-tiles of twice the windows (half the barriers and
       // pipeline steps per kept row), computed fully unrolled or, "_rolled",
       // in a loop over chunks of the usual windows (the usual code size).
-      {"large_deep", 2, 4, 8, false, 2},
       {"wide_deep", 2, 8, 8, false, 2},
-      {"tall_deep", 2, 4, 16, false, 2},
       {"tallwide_deep", 1, 8, 16, false, 2},
       {"wide_rows_deep", 2, 8, 8, true, 2},
-      {"large_deep_rolled", 2, 4, 8, false, 2, true},
       {"wide_deep_rolled", 2, 8, 8, false, 2, true},
-      // 64 x 512, 512 threads: above 50% sparsity A's tile (M/N columns per
-      // kept row) is most of the traffic, and a wider tile reads it for more
-      // columns of C (A + B' per FMA: (M/N)/512 + 1/64 against (M/N)/256 +
-      // 1/128 for wide).
-      {"xwide", 1, 16},
+      // 64 x 512, 512 threads, A row-major: above 70% sparsity A's tile (M/N
+      // columns per kept row) is most of the traffic, and a wider tile reads
+      // it for more columns of C (A + B' per FMA: (M/N)/512 + 1/64 against
+      // (M/N)/256 + 1/128 for wide).
       {"xwide_rows", 1, 16, 8, true},
-      {"xwide_deep", 1, 16, 8, false, 2},
   };
   return tiles;
 }
