@@ -5,8 +5,11 @@
 // 75 and 87.5% sparsity (M = L = 32), and 4096^3 with other L.
 //
 //   tcc_bench_nm_spmm [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS]
+//                     [--shape MxNxK] [--nm N]...
 //
-// --quick: m in {256, 1024, 4096} x 4 pairs. --budget: no shape is started
+// --quick: m in {256, 1024, 4096} x 4 pairs. --shape: that shape alone (no
+// other L); --nm N: only the sparsity N:32 (repeatable). TCC_NM_SPMM_TILE
+// (see the intrinsic's host step) times one kernel instead of the autotuned plan. --budget: no shape is started
 // after that many seconds of measuring (shapes go in a strided order, so a
 // cut leaves an even sample; the summary says how many were left out).
 // tcc's side is the library's own path: the program is lowered by tcc, its
@@ -331,15 +334,33 @@ int main(int argc, char** argv) {
   int repeats = 5;
   double budget = 1e9;  // seconds of measuring before no new shape is started
   std::string csvPath, svgPath;
+  std::vector<int> onlyShape, onlyN;
   for (int i = 1; i < argc; ++i) {
     std::string argument = argv[i];
     if (argument == "--quick") quick = true;
+    else if (argument == "--shape" && i + 1 < argc) {
+      int m = 0, n = 0, k = 0;
+      if (std::sscanf(argv[++i], "%dx%dx%d", &m, &n, &k) != 3 || m < 1 || n < 1 || k < 1) {
+        std::fprintf(stderr, "--shape takes MxNxK, say 4096x4096x4096\n");
+        return 2;
+      }
+      onlyShape = {m, n, k};
+    } else if (argument == "--nm" && i + 1 < argc) {
+      int N = std::atoi(argv[++i]);
+      if (N != 16 && N != 12 && N != 8 && N != 4) {
+        std::fprintf(stderr, "--nm takes 16, 12, 8 or 4 (N of N:32)\n");
+        return 2;
+      }
+      onlyN.push_back(N);
+    }
     else if (argument == "--csv" && i + 1 < argc) csvPath = argv[++i];
     else if (argument == "--svg" && i + 1 < argc) svgPath = argv[++i];
     else if (argument == "--repeats" && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
     else if (argument == "--budget" && i + 1 < argc) budget = std::atof(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS] [--shape MxNxK] "
+                   "[--nm N]...\n",
                    argv[0]);
       return 2;
     }
@@ -356,6 +377,22 @@ int main(int argc, char** argv) {
   std::vector<Sparsity> sparsities = {{16, 32, 32}, {12, 32, 32}, {8, 32, 32}, {4, 32, 32}};
   std::vector<double> targets = {1.8, 2.4, 3.5, 6.3};
   std::vector<int> otherL = quick ? std::vector<int>{} : std::vector<int>{16, 128};
+  if (!onlyShape.empty()) {
+    ms = {onlyShape[0]};
+    pairs = {{onlyShape[1], onlyShape[2]}};
+    otherL.clear();
+  }
+  if (!onlyN.empty()) {
+    std::vector<Sparsity> kept;
+    std::vector<double> keptTargets;
+    for (size_t p = 0; p < sparsities.size(); ++p)
+      if (std::find(onlyN.begin(), onlyN.end(), sparsities[p].N) != onlyN.end()) {
+        kept.push_back(sparsities[p]);
+        keptTargets.push_back(targets[p]);
+      }
+    sparsities = kept;
+    targets = keptTargets;
+  }
 
   try {
     size_t maxA = 0, maxB = 0, maxC = 0;
@@ -370,6 +407,8 @@ int main(int argc, char** argv) {
     maxC = std::max(maxC, size_t(4096) * 4096);
     Bench bench(repeats, maxA, maxB, maxC);
     std::printf("device: %s\n", tcc::rt::cuda::device().name.c_str());
+    if (const char* tile = std::getenv("TCC_NM_SPMM_TILE"); tile && *tile)
+      std::printf("TCC_NM_SPMM_TILE=%s: that kernel where the shape has it, not the autotuned plan\n", tile);
     std::vector<Row> rows;
     auto start = std::chrono::steady_clock::now();
     for (const Sparsity& s : sparsities) bench.program(s);

@@ -96,15 +96,14 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
     for (int splits : {1, 3})
     for (bool packed : {false, true}) {
       if (!lowering::nmSpmmTileFits(lowering::nmSpmmTiles()[tile], shape.N, shape.M, shape.L)) continue;
-      if (packed && (!lowering::nmSpmmPacks(shape.N, shape.M) || lowering::nmSpmmTiles()[tile].rowMajorA)) continue;
+      if (packed && !lowering::nmSpmmTilePacks(lowering::nmSpmmTiles()[tile], shape.N, shape.M)) continue;
       // Each tile forced, with and without split-K (the candidates keep to
       // the sensible ones).
       NmSpmmPlan forced;
       const auto& t = lowering::nmSpmmTiles()[tile];
       int64_t windows = (shape.k + shape.M - 1) / shape.M;
-      int64_t kTiles = std::max<int64_t>((windows + lowering::nmSpmmWindowsPerTile(shape.N, shape.M) - 1) /
-                                             lowering::nmSpmmWindowsPerTile(shape.N, shape.M),
-                                         1);
+      const int tileWindows = lowering::nmSpmmTileWindows(t, shape.N, shape.M);
+      int64_t kTiles = std::max<int64_t>((windows + tileWindows - 1) / tileWindows, 1);
       forced.tile = tile;
       int s = static_cast<int>(std::min<int64_t>(splits, kTiles));
       forced.tilesPerSplit = static_cast<int>((kTiles + s - 1) / s);

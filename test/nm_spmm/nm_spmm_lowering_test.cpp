@@ -51,7 +51,10 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
     EXPECT_NE(lowered.statements[0].decisions[0].find("is the N:M SpMM intrinsic (B nm(16,32,32), 50% sparse)"),
               std::string::npos)
         << lowered.statements[0].decisions[0];
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false>"), std::string::npos);
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1>"), std::string::npos);
+    // The deep wide tiles: two windows per k-tile, fully unrolled or in chunks of one window.
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 8, 8, 16, 32, 32, 2, 2, false, false, 2>"), std::string::npos);
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 8, 8, 16, 32, 32, 2, 2, false, false, 1>"), std::string::npos);
     EXPECT_EQ(lowered.cudaKernels.find("_packed"), std::string::npos);  // 50%: no packing
     EXPECT_NE(lowered.cuda.find("_run(C, A, B)"), std::string::npos);
   }
@@ -184,8 +187,10 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
   EXPECT_GE(int64_t(plan.splits) * plan.tilesPerSplit, kTiles);
   EXPECT_LT(int64_t(plan.splits - 1) * plan.tilesPerSplit, kTiles);
   for (const auto& candidate : lowering::nmSpmmCandidatePlans(small, 132)) {
-    EXPECT_GE(int64_t(candidate.splits) * candidate.tilesPerSplit, kTiles);
-    EXPECT_LT(int64_t(candidate.splits - 1) * candidate.tilesPerSplit, kTiles);
+    // k-tiles of this tile (deep tiles have fewer, of more windows).
+    int64_t tileKTiles = kTiles / lowering::nmSpmmTiles()[candidate.tile].kScale;
+    EXPECT_GE(int64_t(candidate.splits) * candidate.tilesPerSplit, tileKTiles);
+    EXPECT_LT(int64_t(candidate.splits - 1) * candidate.tilesPerSplit, tileKTiles);
     EXPECT_LE(candidate.sharedBytes, 227 * 1024);
   }
   // Above 70% sparsity the packing kernels are candidates too.

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <tuple>
 
 #include "tcc/lowering/nm_spmm.h"
@@ -104,10 +105,23 @@ int32_t runNmSpmm(const GpuIntrinsicRun& run) {
              static_cast<float*>(C->vals), A->dims[0], B->dims[1], A->dims[1], 0, 0};
   x.w = static_cast<int>((shape.k + shape.M - 1) / shape.M * shape.N);
   x.q = static_cast<int>((shape.n + shape.L - 1) / shape.L);
+  // TCC_NM_SPMM_TILE=<kernel suffix> (say large_deep or wide_packed): that
+  // candidate (unsplit where the shape has one) instead of the autotuner's
+  // choice, for measuring and profiling one kernel; shapes without it are
+  // planned as usual.
+  static const char* forced = std::getenv("TCC_NM_SPMM_TILE");
+  std::optional<NmSpmmPlan> chosen;
+  if (forced && *forced) {
+    for (const auto& candidate : lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors))
+      if (lowering::nmSpmmKernelName("", candidate).substr(1) == forced) {
+        chosen = candidate;
+        break;
+      }
+  }
   double flops = 2.0 * shape.m * shape.n * shape.k * shape.N / shape.M;
-  NmSpmmPlan plan = flops >= lowering::kNmSpmmAutotuneFlops
-                        ? tunedPlan(run, shape, x)
-                        : lowering::nmSpmmDefaultPlan(shape, cuda::device().multiprocessors);
+  NmSpmmPlan plan = chosen                                     ? *chosen
+                    : flops >= lowering::kNmSpmmAutotuneFlops ? tunedPlan(run, shape, x)
+                                                              : lowering::nmSpmmDefaultPlan(shape, cuda::device().multiprocessors);
   launchPlan(run, plan, x);
   return 0;
 }

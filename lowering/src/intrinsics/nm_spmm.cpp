@@ -204,21 +204,19 @@ std::string hostDefinitions(const imp::Intrinsic& op, const std::string& prefix)
         << "  return cudaGetLastError() == cudaSuccess ? 0 : 2;\n}\n";
     return out.str();
   }
-  int windows = nmSpmmWindowsPerTile(nm.N, nm.M);
   out << "  typedef void (*Kernel)(const float*, const float*, const int*, float*, int, int, int, int, int, int, int);\n"
-      << "  // Tiles that fit, most preferred first: rows, columns, threads, shared bytes.\n"
-      << "  static const int tiles[" << fitting.size() << "][4] = {";
+      << "  // Tiles that fit, most preferred first: rows, columns, threads, shared bytes, windows per k-tile.\n"
+      << "  static const int tiles[" << fitting.size() << "][5] = {";
   for (size_t t = 0; t < fitting.size(); ++t)
     out << (t ? ", " : "") << "{" << fitting[t]->rows() << ", " << fitting[t]->cols() << ", " << fitting[t]->threads()
-        << ", " << nmSpmmSharedBytes(*fitting[t], nm.N, nm.M) << "}";
+        << ", " << nmSpmmSharedBytes(*fitting[t], nm.N, nm.M) << ", " << nmSpmmTileWindows(*fitting[t], nm.N, nm.M)
+        << "}";
   out << "};\n  static const Kernel kernels[" << fitting.size() << "] = {";
   for (size_t t = 0; t < fitting.size(); ++t) out << (t ? ", " : "") << prefix << "_" << fitting[t]->name;
   out << "};\n"
       << "  const int count = " << fitting.size() << ";\n"
       << "  int sms = 1;\n"
       << "  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess || sms < 1) sms = 1;\n"
-      << "  long long kTiles = ((k + " << M << " - 1) / " << M << " + " << windows - 1 << ") / " << windows << ";\n"
-      << "  if (kTiles < 1) kTiles = 1;\n"
       << "  int chosen = -1, splits = 1;\n"
       << "  for (int t = 0; t < count && chosen < 0; ++t)\n"
       << "    if ((long long)((m + tiles[t][0] - 1) / tiles[t][0]) * ((n + tiles[t][1] - 1) / tiles[t][1]) >= sms) "
@@ -230,6 +228,8 @@ std::string hostDefinitions(const imp::Intrinsic& op, const std::string& prefix)
       << "    long long want = (2LL * sms + ctas - 1) / ctas;\n"
       << "    splits = (int)(want < 1 ? 1 : want > 16 ? 16 : want);\n"
       << "  }\n"
+      << "  long long kTiles = ((k + " << M << " - 1) / " << M << " + tiles[chosen][4] - 1) / tiles[chosen][4];\n"
+      << "  if (kTiles < 1) kTiles = 1;\n"
       << "  if (splits > kTiles) splits = (int)kTiles;\n"
       << "  const int tilesPerSplit = (int)((kTiles + splits - 1) / splits);\n"
       << "  splits = (int)((kTiles + tilesPerSplit - 1) / tilesPerSplit);\n"

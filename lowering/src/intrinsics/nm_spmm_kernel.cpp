@@ -33,11 +33,20 @@ __device__ __forceinline__ void tcc_nm_cp_async4(void* shared, const void* globa
   unsigned address = (unsigned)__cvta_generic_to_shared(shared);
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(address), "l"(global), "r"(bytes));
 }
+// Whole copies (no zero fill) for tiles that lie inside the operands.
+__device__ __forceinline__ void tcc_nm_cp_async16_full(void* shared, const void* global) {
+  unsigned address = (unsigned)__cvta_generic_to_shared(shared);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(address), "l"(global));
+}
+__device__ __forceinline__ void tcc_nm_cp_async4_full(void* shared, const void* global) {
+  unsigned address = (unsigned)__cvta_generic_to_shared(shared);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(address), "l"(global));
+}
 __device__ __forceinline__ void tcc_nm_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int PENDING>
 __device__ __forceinline__ void tcc_nm_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING)); }
 
-template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS>
+template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -45,6 +54,10 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   constexpr int BM = WARPS_M * 8 * TM, BN = WARPS_N * 32;  // TM rows of C per thread (8 or 16)
   constexpr int TM4 = TM / 4;
   constexpr int KS = KW * MM, WS = KW * NN;
+  // The k-tile's kept rows are computed in KW / CW chunks of CW windows:
+  // unrolled within a chunk, a rolled loop over the chunks.
+  static_assert(CW >= 1 && KW % CW == 0, "a k-tile is a whole number of chunks");
+  constexpr int CHUNKS = KW / CW, CHUNK_ROWS = CW * NN;
   // A's tile k-major (As[KS][BM + 4], filled by 4-byte copies, read by
   // float4 along m), or with AROWS row-major (As[BM][KS + pad], filled by
   // 16-byte copies, read by one float per row). Both pitches are 4 mod 32:
@@ -118,8 +131,39 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // accumulators would spill.
   // A's tile; with `used` (packing), only the used columns, each at its
   // rank among them.
+  // A k-tile that lies inside A (all BM rows, all KS columns) is copied by
+  // whole, unpredicated copies whose addresses differ by constants (a few
+  // instructions per k-tile); the tiles at the edges take the guarded loops.
+  const bool rowsInside = bm + BM <= m;
   auto issueA = [&](int tile, int stage, const unsigned* used) {
     const int k0 = tile * KS;
+    if constexpr (!PACK && !AROWS) {
+      if (rowsInside && k0 + KS <= k) {
+        float* as = As + stage * A_STAGE + copyRow + copyCol * APITCH;
+        const float* ap = aCopy + k0;
+#pragma unroll
+        for (int p = 0; p < ROW_PASSES; ++p) {
+          const float* source = ap + p * passStride;
+#pragma unroll
+          for (int c8 = 0; c8 < KS; c8 += 8)
+            tcc_nm_cp_async4_full(as + c8 * APITCH + p * ROWS_PER_PASS, source + c8);
+        }
+        return;
+      }
+    }
+    if constexpr (AROWS && (KS % 4 == 0) && THREADS % (KS / 4) == 0 && A_VECS % THREADS == 0) {
+      if (rowsInside && k0 + KS <= k && (k & 3) == 0) {
+        constexpr int ROW_STEP = THREADS / (KS / 4);  // rows between a thread's copies
+        const int r0 = tid / (KS / 4), c0 = (tid % (KS / 4)) * 4;
+        float* target = As + stage * A_STAGE + r0 * APITCH + c0;
+        const float* source = A + (long long)(bm + r0) * k + k0 + c0;
+        const long long step = (long long)ROW_STEP * k;
+#pragma unroll
+        for (int i = 0; i < A_VECS_PER_THREAD; ++i)
+          tcc_nm_cp_async16_full(target + i * ROW_STEP * APITCH, source + i * step);
+        return;
+      }
+    }
     if constexpr (AROWS) {
       // Row-major: 16-byte copies of 4 columns (k a multiple of 4), else
       // one column at a time; zero-filled past m and k.
@@ -164,6 +208,18 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   auto issueB = [&](int tile, int stage) {
     const int u0 = tile * WS;
     float* bs = Bs + stage * B_STAGE;
+    if constexpr (THREADS % (BN / 4) == 0 && B_VECS % THREADS == 0) {
+      if (u0 + WS <= w && bn + BN <= np) {
+        constexpr int ROW_STEP = THREADS / (BN / 4);
+        const int r0 = tid / (BN / 4), c0 = (tid % (BN / 4)) * 4;
+        const float* source = B + (long long)(u0 + r0) * np + bn + c0;
+        const long long step = (long long)ROW_STEP * np;
+#pragma unroll
+        for (int i = 0; i < B_PER_THREAD; ++i)
+          tcc_nm_cp_async16_full(bs + (r0 + i * ROW_STEP) * BN + c0, source + i * step);
+        return;
+      }
+    }
 #pragma unroll 1
     for (int i = 0; i < B_PER_THREAD; ++i) {
       const int index = tid + i * THREADS;
@@ -219,11 +275,14 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
     const float* bs = Bs + stage * B_STAGE + col0;
     const int* ds = Ds + slot * D_COUNT;
+#pragma unroll 1
+    for (int chunk = 0; chunk < CHUNKS; ++chunk)
 #pragma unroll
-    for (int uu = 0; uu < WS; ++uu) {
+    for (int r = 0; r < CHUNK_ROWS; ++r) {
+      const int uu = chunk * CHUNK_ROWS + r;
       // Kept row uu of the tile reads A's column (its window's first + D).
       constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
-      const float* window = as + (uu / NN) * MM * COLUMN;
+      const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
       const float* a0p = window + ds[uu * GT + g0] * COLUMN;
       const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
       const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
@@ -361,11 +420,12 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
   const char* parameters =
       "(const float* __restrict__ A, const float* __restrict__ B, const int* __restrict__ D, float* __restrict__ C, "
       "int m, int n, int k, int w, int q, int tilesPerSplit, int atomic)";
-  int windows = nmSpmmWindowsPerTile(N, M);
   for (const auto& tile : nmSpmmTiles()) {
     if (!nmSpmmTileFits(tile, N, M, L)) continue;
+    int windows = nmSpmmTileWindows(tile, N, M);
+    int chunk = tile.rolled ? nmSpmmWindowsPerTile(N, M) : windows;
     for (bool packed : {false, true}) {
-      if (packed && (!nmSpmmPacks(N, M) || tile.rowMajorA)) continue;
+      if (packed && !nmSpmmTilePacks(tile, N, M)) continue;
       // 8 x 8 per thread: at most 128 registers, two 256-thread CTAs per SM;
       // 16 x 8: up to 255 registers, one CTA.
       int registers = tile.threadRows == 8 ? 128 : 255;
@@ -374,7 +434,7 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
           << (packed ? "_packed" : "") << parameters << " {\n  tcc_nm_spmm_tile<" << tile.warpsM << ", "
           << tile.warpsN << ", " << tile.threadRows << ", " << N << ", " << M
           << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M, packed) << ", "
-          << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false")
+          << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false") << ", " << chunk
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }

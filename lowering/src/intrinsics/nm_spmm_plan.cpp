@@ -9,6 +9,7 @@ namespace {
 
 constexpr int kLargestSharedBytes = 227 * 1024;  // sm_90's opt-in limit per block
 constexpr int kLargestKTile = 128;               // columns of A per k-tile
+constexpr int kLargestDeepKTile = 256;           // the same for tiles with a kScale above 1
 // Three stages where they leave room for two CTAs of 256 threads per SM.
 constexpr int kThreeStageBytes = 112 * 1024;
 
@@ -25,7 +26,7 @@ NmSpmmPlan planFor(const NmSpmmShape& shape, int tileIndex, int splits) {
   }
   const NmSpmmTile& tile = nmSpmmTiles()[tileIndex];
   int64_t windows = ceilDiv(shape.k, shape.M);
-  int64_t kTiles = std::max<int64_t>(ceilDiv(windows, nmSpmmWindowsPerTile(shape.N, shape.M)), 1);
+  int64_t kTiles = std::max<int64_t>(ceilDiv(windows, nmSpmmTileWindows(tile, shape.N, shape.M)), 1);
   splits = static_cast<int>(std::clamp<int64_t>(splits, 1, kTiles));
   plan.tilesPerSplit = static_cast<int>(ceilDiv(kTiles, splits));
   plan.splits = static_cast<int>(ceilDiv(kTiles, plan.tilesPerSplit));
@@ -65,10 +66,20 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"tall", 2, 4, 16},     // 256 x 128, 256 threads, 16 x 8 per thread
       {"tallwide", 1, 8, 16}, // 128 x 256, 256 threads, 16 x 8 per thread
       // The same with A's tile row-major (16-byte copies):
-      {"large_rows", 2, 4, 8, true},
       {"wide_rows", 2, 8, 8, true},
-      {"tall_rows", 2, 4, 16, true},
       {"tallwide_rows", 1, 8, 16, true},
+      // "deep": k-tiles of twice the windows (half the barriers and
+      // pipeline steps per kept row), computed fully unrolled or, "_rolled",
+      // in a loop over chunks of the usual windows (the usual code size).
+      {"wide_deep", 2, 8, 8, false, 2},
+      {"tallwide_deep", 1, 8, 16, false, 2},
+      {"wide_rows_deep", 2, 8, 8, true, 2},
+      {"wide_deep_rolled", 2, 8, 8, false, 2, true},
+      // 64 x 512, 512 threads, A row-major: above 70% sparsity A's tile (M/N
+      // columns per kept row) is most of the traffic, and a wider tile reads
+      // it for more columns of C (A + B' per FMA: (M/N)/512 + 1/64 against
+      // (M/N)/256 + 1/128 for wide).
+      {"xwide_rows", 1, 16, 8, true},
   };
   return tiles;
 }
@@ -83,10 +94,15 @@ int nmSpmmWindowsPerTile(int N, int M) {
   return windows * M <= kLargestKTile ? windows : 0;
 }
 
+int nmSpmmTileWindows(const NmSpmmTile& tile, int N, int M) {
+  int windows = nmSpmmWindowsPerTile(N, M) * std::max(tile.kScale, 1);
+  return windows * M <= (tile.kScale > 1 ? kLargestDeepKTile : kLargestKTile) ? windows : 0;
+}
+
 namespace {
 
 int stageBytes(const NmSpmmTile& tile, int N, int M) {
-  int windows = nmSpmmWindowsPerTile(N, M);
+  int windows = nmSpmmTileWindows(tile, N, M);
   int ks = windows * M, ws = windows * N;
   int groups = tile.cols() / 4;  // at most one column group per 4 columns (L >= 4)
   int aFloats = tile.rowMajorA ? tile.rows() * (((ks + 27) / 32) * 32 + 4) : ks * (tile.rows() + 4);
@@ -96,6 +112,10 @@ int stageBytes(const NmSpmmTile& tile, int N, int M) {
 }  // namespace
 
 bool nmSpmmPacks(int N, int M) { return N > 0 && M > 0 && 1.0 - static_cast<double>(N) / M > 0.7; }
+
+bool nmSpmmTilePacks(const NmSpmmTile& tile, int N, int M) {
+  return nmSpmmPacks(N, M) && !tile.rowMajorA && tile.kScale == 1;
+}
 
 int nmSpmmStages(const NmSpmmTile& tile, int N, int M, bool packed) {
   if (packed) return 2;
@@ -109,15 +129,15 @@ int nmSpmmStages(const NmSpmmTile& tile, int N, int M, bool packed) {
 int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, bool packed) {
   int bytes = nmSpmmStages(tile, N, M, packed) * stageBytes(tile, N, M);
   if (!packed) return bytes;
-  int windows = nmSpmmWindowsPerTile(N, M);
+  int windows = nmSpmmTileWindows(tile, N, M);
   // A third slot of D's tile, and two masks of the used columns.
   return bytes + 4 * windows * N * (tile.cols() / 4) + 4 * 2 * ((windows * M + 31) / 32);
 }
 
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {
-  if (nmSpmmWindowsPerTile(N, M) == 0 || L < 4 || L % 4 != 0) return false;
+  if (nmSpmmTileWindows(tile, N, M) == 0 || L < 4 || L % 4 != 0) return false;
   if (tile.cols() % L != 0 && L % tile.cols() != 0) return false;
-  return nmSpmmSharedBytes(tile, N, M, nmSpmmPacks(N, M) && !tile.rowMajorA) <= kLargestSharedBytes;
+  return nmSpmmSharedBytes(tile, N, M, nmSpmmTilePacks(tile, N, M)) <= kLargestSharedBytes;
 }
 
 NmSpmmPlan nmSpmmDefaultPlan(const NmSpmmShape& shape, int multiprocessors) {
@@ -151,7 +171,7 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
       NmSpmmPlan plan = planFor(shape, index, splits);
       if (splits > 1 && plan.tilesPerSplit < 2) break;
       for (bool packed : {false, true}) {
-        if (packed && (!nmSpmmPacks(shape.N, shape.M) || nmSpmmTiles()[index].rowMajorA)) continue;
+        if (packed && !nmSpmmTilePacks(nmSpmmTiles()[index], shape.N, shape.M)) continue;
         plan.packed = packed;
         plan.sharedBytes = nmSpmmSharedBytes(nmSpmmTiles()[index], shape.N, shape.M, packed);
         bool seen = std::any_of(plans.begin(), plans.end(), [&](const NmSpmmPlan& other) {

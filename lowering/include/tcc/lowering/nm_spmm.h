@@ -27,6 +27,11 @@ struct NmSpmmTile {
   // A's tile row-major in shared memory, copied by 16 bytes (else k-major,
   // copied by 4 bytes and read by float4); these kernels do not pack.
   bool rowMajorA = false;
+  // k-tiles of kScale times the usual windows (more kept rows per barrier).
+  int kScale = 1;
+  // The k-tile computed in a rolled loop over chunks of the usual windows
+  // (unrolled within a chunk), so the code is no larger than with kScale 1.
+  bool rolled = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
@@ -41,6 +46,8 @@ struct NmSpmmShape {
 // Pruning windows per k-tile, or 0 when M is too large for a shared-memory
 // tile (the simple kernel then runs).
 int nmSpmmWindowsPerTile(int N, int M);
+// Windows per k-tile of tile `tile` (its kScale times the above), or 0.
+int nmSpmmTileWindows(const NmSpmmTile& tile, int N, int M);
 // Whether tile `tile` can run the shape's N, M and L (L a multiple of 4 that
 // divides or is divided by the tile's columns, a k-tile that fits).
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L);
@@ -51,6 +58,8 @@ std::vector<int> nmSpmmPreferredTiles(int N, int M, int L);
 // copy only the columns of A's tile that some kept row reads (the paper's
 // col_info, found per k-tile from D), at the cost of a barrier per k-tile.
 bool nmSpmmPacks(int N, int M);
+// Whether tile `tile` has a packing kernel for N:M (the k-major tiles with kScale 1 do).
+bool nmSpmmTilePacks(const NmSpmmTile& tile, int N, int M);
 // Pipeline stages (k-tiles in shared memory at once) of tile `tile`: 3, or
 // 2 where three would not leave room for a second CTA; packing: 2.
 int nmSpmmStages(const NmSpmmTile& tile, int N, int M, bool packed = false);
