@@ -10,11 +10,12 @@
 # enough); CPU-only rows use a smaller n (CASES_CPU).
 #
 #   bench/permanent_mpi/gpu_run.sh              (from the repository root, on a machine with GPUs)
-#   TCC=path/to/tcc GPUS=2 CASES="40:0.1 44:0.1" CASES_CPU="34:0.1" bench/permanent_mpi/gpu_run.sh
+#   TCC=path/to/tcc GPUS=2 CASES="40:0.1 44:0.1" SCALING_CASES="44:0.2" CASES_CPU="34:0.1" bench/permanent_mpi/gpu_run.sh
 set -eu
 tcc=${TCC:-build/release/tcc}
 gpus=${GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)}
-cases=${CASES-"40:0.1 40:0.2 44:0.1 44:0.2"}
+cases=${CASES-"40:0.1 40:0.2 44:0.1 44:0.2"}  # every row
+scaling=${SCALING_CASES-}                      # 1 process and 1, 2, 4, 8 GPUs only
 cases_cpu=${CASES_CPU-"34:0.1"}
 limit=${LIMIT:-60}
 flags=${MPIRUN_FLAGS:-"--oversubscribe --bind-to none"}
@@ -67,18 +68,21 @@ ROW
 
 echo "| n | p | nnz | run | run s | speedup | permanent | rel. diff. vs first row | chunks per rank |"
 echo "|---:|---:|---:|---|---:|---:|---:|---:|---|"
-for each in $cases; do
+for each in $cases $scaling; do
   n=${each%%:*} density=${each#*:}
+  full=0
+  for one in $cases; do [ "$one" = "$each" ] && full=1; done
   generate "$n" "$density"
   nnz=$(sed -n 2p "$work/a.mtx" | cut -d' ' -f3)
   reference=
   row cuda "1 process, GPU 0" env TCC_CUDA_DEVICE=0 "$tcc"
-  row cuda "mpirun -n 1" mpirun $flags -n 1 "$tcc"
-  [ "$gpus" -ge 2 ] && row cuda "mpirun -n 2, GPUs 0 and 1" mpirun $flags -n 2 "$tcc"
-  [ "$gpus" -ge 4 ] && row cuda "mpirun -n 4, 4 GPUs" mpirun $flags -n 4 "$tcc"
-  [ "$gpus" -ge 8 ] && row cuda "mpirun -n 8, 8 GPUs" mpirun $flags -n 8 "$tcc"
-  row cuda "mpirun -n 2, both on GPU 0" mpirun $flags -n 2 -x TCC_CUDA_DEVICE=0 "$tcc"
-  [ "$gpus" -ge 2 ] && row cuda "mpirun -n 3, GPUs 0, 1 + 1 CPU rank" mpirun $flags -n 3 -x TCC_CUDA_DEVICE=0,1,none "$tcc"
+  [ $full = 1 ] && row cuda "mpirun -n 1" mpirun $flags -n 1 "$tcc"
+  for k in 2 4 8; do
+    [ "$gpus" -ge $k ] && row cuda "mpirun -n $k, $k GPUs" mpirun $flags -n $k "$tcc"
+  done
+  [ $full = 1 ] && row cuda "mpirun -n 2, both on GPU 0" mpirun $flags -n 2 -x TCC_CUDA_DEVICE=0 "$tcc"
+  [ $full = 1 ] && [ "$gpus" -ge 2 ] &&
+    row cuda "mpirun -n 3, GPUs 0, 1 + a CPU rank" mpirun $flags -n 3 -x TCC_CUDA_DEVICE=0,1,none "$tcc"
 done
 for each in $cases_cpu; do
   n=${each%%:*} density=${each#*:}
