@@ -1,7 +1,9 @@
 // A permanent over MPI ranks. Rank 0 coordinates: it holds the chunk
 // ledger (the checkpoint's content), grants batches of chunks to ranks that
 // ask (guided self-scheduling: a share of what is left, in proportion to the
-// rank's engine, so ranks that finish early ask again), collects each
+// rank's measured speed, so ranks that finish early ask again, and a rank
+// too slow to finish another batch before the others finish the run, a CPU
+// rank beside GPU ranks, is stopped), collects each
 // chunk's partial sum, reports progress and saves the checkpoint; it also
 // computes, on a thread of its own. Every other rank asks for a batch, sums
 // it with its engine on a compute thread, and sends the finished chunks back
