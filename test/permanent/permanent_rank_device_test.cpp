@@ -1,13 +1,19 @@
 // Which device an MPI rank computes on (the node-local rank modulo the
-// node's device count, or TCC_CUDA_DEVICE), and how many OpenMP threads a
-// CPU rank takes: the rules alone, on any machine.
+// node's device count, or TCC_CUDA_DEVICE), how many OpenMP threads a CPU
+// rank takes, and how rank 0 sizes the grants of ranks of different speeds:
+// the rules alone, on any machine.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "distributed_sum.h"
+#include "mpi/chunk_ledger.h"
+#include "permanent_test_support.h"
+#include "tcc/runtime/tensor_format.h"
 #include "tcc/runtime/distributed.h"
 
 namespace tcc::permanent_test {
@@ -75,6 +81,59 @@ TEST(PermanentRankThreads, CpuRanksShareTheNodesCoresLessOnePerGpuRank) {
   // Bound by mpirun: the cores it gave the rank.
   EXPECT_EQ(perm::threadsForCpuRank(1, 32, 2, 0), 1);
   EXPECT_EQ(perm::threadsForCpuRank(8, 32, 4, 0), 8);
+}
+
+// Rank 0 (an engine of 64 chunks at once, fast) and rank 1 (4 at once,
+// about a hundred times slower): the slow rank gets work while the fast one
+// needs longer for the rest than the slow one for a chunk, then none; the
+// fast one is never refused, and every chunk is granted once.
+TEST(PermanentChunkLedger, ASlowRankGetsWorkOnlyWhileItCannotHoldUpTheEnd) {
+  namespace perm = rt::permanent;
+  rt::Tensor tensor = toTensor(randomSparse(20, 0.3, 3), rt::TensorFormat::csc());
+  const perm::SortedColumnMatrix matrix = perm::readSortedColumnMatrix(tensor.abiView());
+  const rt::PermanentOptions options;
+  perm::ChunkLedger<double> ledger(matrix, "float", options, {64, 4});
+  ledger.resume();
+  const int64_t chunks = ledger.plan().chunks;
+  auto record = [&](int rank, const std::vector<int64_t>& batch) {
+    for (int64_t chunk : batch) ledger.record(rank, chunk, perm::ChunkOutcome<double>{1.0, false, false});
+  };
+  // Speeds not known yet: one engine's worth each.
+  const std::vector<int64_t> slow = ledger.grant(1);
+  const std::vector<int64_t> fast = ledger.grant(0);
+  EXPECT_EQ(slow.size(), 4u);
+  EXPECT_EQ(fast.size(), 64u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  record(0, fast);  // about 10^4 chunks per second
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  record(1, slow);  // about 13 chunks per second: 0.3 s a chunk
+  // The slow rank asks while nearly everything is left (the fast rank has
+  // shown only 64 chunks in 0.3 s): a share in proportion to its speed.
+  const std::vector<int64_t> second = ledger.grant(1);
+  EXPECT_GE(second.size(), 4u);
+  EXPECT_LT(second.size(), 400u);
+  int64_t granted = 68 + static_cast<int64_t>(second.size()), refusedAt = -1;
+  std::vector<int64_t> slowHolds = second;
+  // The fast rank now runs through the rest; the slow one asks again each
+  // time (its chunks still in hand) and is refused once the fast one would
+  // finish sooner than it finishes a chunk.
+  for (;;) {
+    const std::vector<int64_t> batch = ledger.grant(0);
+    if (batch.empty()) break;
+    granted += static_cast<int64_t>(batch.size());
+    record(0, batch);
+    if (refusedAt < 0) {
+      const std::vector<int64_t> more = ledger.grant(1);
+      if (more.empty()) refusedAt = chunks - granted;
+      granted += static_cast<int64_t>(more.size());
+      slowHolds.insert(slowHolds.end(), more.begin(), more.end());
+    }
+  }
+  record(1, slowHolds);
+  EXPECT_EQ(granted, chunks);  // the fast rank is never refused while chunks are left
+  EXPECT_EQ(ledger.completed(), chunks);
+  EXPECT_GT(refusedAt, 0);  // refused before the end
+  EXPECT_LT(static_cast<int64_t>(slowHolds.size()), chunks / 10);
 }
 
 }  // namespace

@@ -6,8 +6,14 @@
 // sends the result to all ranks. Progress and the checkpoint file are rank
 // 0's alone. Every rank must compute the same permanents in the same order.
 //
-// `tcc run` opens the scope itself. MPI is optional at build time; without
-// it (or outside mpirun) the scope is one rank and changes nothing.
+// On the cuda target each rank computes on its own GPU (deviceForRank), or
+// with the CPU kernel in the GPU kernel's column order where it has none;
+// rank 0 grants chunks in proportion to each rank's measured speed.
+//
+// `tcc run` opens the scope itself (before compiling, for the cuda target,
+// and selects the rank's device: tcc::placeOnRankDevice in tcc/tcc.h). MPI
+// is optional at build time; without it (or outside mpirun) the scope is
+// one rank and changes nothing.
 #pragma once
 
 namespace tcc::rt {

@@ -50,10 +50,11 @@ class ChunkLedger {
   // share of what is left in proportion to its measured speed (chunks per
   // second since its first grant), at least what it takes at once. Ranks of
   // very different speeds (GPUs and CPUs) share a run this way: a rank
-  // whose next batch would take longer than the others need for all that
+  // whose next chunk would take longer than the others need for all that
   // is left gets none (an empty batch, as when nothing is left or the run
   // stops), so a slow rank never holds up the end of the run (the others'
-  // time counts the chunks they hold as well as those left).
+  // time counts the chunks they hold as well as those left, and one chunk
+  // of the slowest of them, so ranks of equal speed are never refused).
   std::vector<int64_t> grant(int rank) {
     std::lock_guard lock(mutex_);
     const auto left = static_cast<int64_t>(todo_.size() - nextTodo_);
@@ -63,18 +64,23 @@ class ChunkLedger {
       granted_[rank] = 1;
       firstGrant_[rank] = now;
     }
+    // Speeds in chunks per second; an engine that takes p chunks at once at
+    // speed v spends p / v on each chunk, however few it is given.
     const double mine = speedLocked(rank, now);
-    double all = 0;
+    double others = 0, othersLongestChunk = 0;
     int64_t othersOutstanding = 0;
     for (size_t each = 0; each < granted_.size(); ++each) {
-      all += speedLocked(static_cast<int>(each), now);
-      if (static_cast<int>(each) != rank) othersOutstanding += grantedChunks_[each] - computedBy_[each];
+      if (static_cast<int>(each) == rank) continue;
+      const double speed = speedLocked(static_cast<int>(each), now);
+      others += speed;
+      if (speed > 0) othersLongestChunk = std::max(othersLongestChunk, double(parallelism_[each]) / speed);
+      othersOutstanding += grantedChunks_[each] - computedBy_[each];
     }
     int64_t size = parallelism_[rank];
     if (mine > 0) {
-      const double others = all - mine;
-      if (others > 0 && double(parallelism_[rank]) / mine > double(left + othersOutstanding) / others) return {};
-      size = std::max(size, static_cast<int64_t>(std::ceil(double(left) * mine / (2 * all))));
+      const double othersFinish = double(left + othersOutstanding) / others + othersLongestChunk;
+      if (others > 0 && double(parallelism_[rank]) / mine > othersFinish) return {};
+      size = std::max(size, static_cast<int64_t>(std::ceil(double(left) * mine / (2 * (mine + others)))));
     }
     size = std::min({left, size, kLargestGrant});
     std::vector<int64_t> batch(todo_.begin() + nextTodo_, todo_.begin() + nextTodo_ + size);
