@@ -10,12 +10,14 @@
 # enough); CPU-only rows use a smaller n (CASES_CPU).
 #
 #   bench/permanent_mpi/gpu_run.sh              (from the repository root, on a machine with GPUs)
-#   TCC=path/to/tcc GPUS=2 CASES="40:0.1 44:0.1" SCALING_CASES="44:0.2" CASES_CPU="34:0.1" bench/permanent_mpi/gpu_run.sh
+#   TCC=path/to/tcc GPUS=2 CASES="40:0.1 44:0.1" SCALING_CASES="44:0.2" CASES_CPU="34:0.1" \
+#       INTERRUPT=44:0.1:1.5 bench/permanent_mpi/gpu_run.sh
 set -eu
 tcc=${TCC:-build/release/tcc}
 gpus=${GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)}
 cases=${CASES-"40:0.1 40:0.2 44:0.1 44:0.2"}  # every row
 scaling=${SCALING_CASES-}                      # 1 process and 1, 2, 4, 8 GPUs only
+interrupt=${INTERRUPT-}  # N:P:SECONDS: mpirun -n 2 on the GPUs, Ctrl-C after SECONDS, then resumed
 cases_cpu=${CASES_CPU-"34:0.1"}
 limit=${LIMIT:-60}
 flags=${MPIRUN_FLAGS:-"--oversubscribe --bind-to none"}
@@ -47,7 +49,8 @@ GENERATE
 row() {
   target=$1 label=$2
   shift 2
-  if ! timeout "$limit" "$@" run "$work/perm.tc" --target "$target" --in A="$work/a.mtx" --time --progress \
+  # shellcheck disable=SC2086
+  if ! timeout "$limit" "$@" run "$work/perm.tc" --target "$target" --in A="$work/a.mtx" --time --progress ${extra:-} \
       > "$work/out" 2> "$work/err"; then
     echo "| $n | $density | $nnz | $label | failed | | | |"
     tail -5 "$work/err" | sed 's/^/    /' >&2
@@ -55,7 +58,7 @@ row() {
   fi
   milliseconds=$(sed -n 's/.*run: \([0-9.]*\) ms.*/\1/p' "$work/out")
   value=$(sed -n 's/^p: .* = //p' "$work/out")
-  split=$(sed -n 's/^perm: chunks computed in this run by rank: \([^(]*\).*/\1/p' "$work/err")
+  split=$(sed -n 's/^perm: chunks computed in this run by rank: \(.*\)/\1/p' "$work/err")
   [ -n "${reference:-}" ] || { reference=$value; base=$milliseconds; }
   python3 - "$n" "$density" "$nnz" "$label" "$milliseconds" "$value" "$reference" "$base" "$split" <<'ROW'
 import sys
@@ -91,7 +94,34 @@ for each in $cases_cpu; do
   reference=
   row cpu "1 process, all cores (cpu target)" "$tcc"
   row cpu "mpirun -n 2 (cpu target)" mpirun $flags -n 2 "$tcc"
-  row cpu "mpirun -n 4 (cpu target)" mpirun $flags -n 4 "$tcc"
   row cuda "mpirun -n 2, 2 CPU ranks (cuda target, TCC_CUDA_DEVICE=none)" mpirun $flags -n 2 -x TCC_CUDA_DEVICE=none "$tcc"
   [ "$gpus" -ge 1 ] && row cuda "1 process, GPU 0" "$tcc"
 done
+if [ -n "$interrupt" ] && [ "$gpus" -ge 2 ]; then
+  n=${interrupt%%:*} rest=${interrupt#*:}
+  density=${rest%%:*} seconds=${rest#*:}
+  generate "$n" "$density"
+  nnz=$(sed -n 2p "$work/a.mtx" | cut -d' ' -f3)
+  reference=
+  row cuda "mpirun -n 2, 2 GPUs, uninterrupted" mpirun $flags -n 2 "$tcc"
+  # Ctrl-C reaches mpirun (started with SIGINT at its default, as from a terminal) after $seconds s
+  code=0
+  python3 - "$seconds" "$limit" mpirun $flags -n 2 "$tcc" run "$work/perm.tc" --target cuda --in A="$work/a.mtx" \
+      --checkpoint "$work/checkpoint" --progress > "$work/out" 2> "$work/err" <<'INTERRUPT' || code=$?
+import signal, subprocess, sys, time
+seconds, limit, command = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
+run = subprocess.Popen(command, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+time.sleep(seconds)
+run.send_signal(signal.SIGINT)
+try:
+    sys.exit(run.wait(timeout=limit))
+except subprocess.TimeoutExpired:
+    run.kill()
+    sys.exit(124)
+INTERRUPT
+  grep -E "^tcc: error|by rank" "$work/err" | sed 's/^/    interrupted run: /' >&2
+  echo "| $n | $density | $nnz | Ctrl-C after $seconds s: exit $code | | | $(grep -o 'interrupted after [0-9]* of [0-9]* chunks ([0-9.]*%)' "$work/err" | head -1) | | |"
+  extra="--checkpoint $work/checkpoint"
+  row cuda "mpirun -n 2, 2 GPUs, resumed from its checkpoint" mpirun $flags -n 2 "$tcc"
+  extra=
+fi
