@@ -52,25 +52,29 @@ row() {
   # shellcheck disable=SC2086
   if ! timeout "$limit" "$@" run "$work/perm.tc" --target "$target" --in A="$work/a.mtx" --time --progress ${extra:-} \
       > "$work/out" 2> "$work/err"; then
-    echo "| $n | $density | $nnz | $label | failed | | | |"
+    echo "| $n | $density | $nnz | $label | failed | | | | | |"
     tail -5 "$work/err" | sed 's/^/    /' >&2
     return 0
   fi
   milliseconds=$(sed -n 's/.*run: \([0-9.]*\) ms.*/\1/p' "$work/out")
   value=$(sed -n 's/^p: .* = //p' "$work/out")
   split=$(sed -n 's/^perm: chunks computed in this run by rank: \(.*\)/\1/p' "$work/err")
-  [ -n "${reference:-}" ] || { reference=$value; base=$milliseconds; }
-  python3 - "$n" "$density" "$nnz" "$label" "$milliseconds" "$value" "$reference" "$base" "$split" <<'ROW'
+  rate=$(sed -n 's/.* \([0-9.e+]*\) it\/s, done in.*/\1/p' "$work/err" | tail -1)
+  sum=$(python3 -c "import sys; r = float(sys.argv[2] or 0); print('%.3f' % (2 ** (int(sys.argv[1]) - 1) / r) if r else 0)" "$n" "$rate")
+  [ -n "${reference:-}" ] || { reference=$value; base=$milliseconds; basesum=$sum; }
+  python3 - "$n" "$density" "$nnz" "$label" "$milliseconds" "$sum" "$value" "$reference" "$base" "$basesum" "$split" <<'ROW'
 import sys
-n, density, nnz, label, ms, value, reference, base, split = sys.argv[1:]
-ms, value, reference, base = float(ms), float(value), float(reference), float(base)
-print("| %s | %s | %s | %s | %.3f | %.1f | %.17g | %.1e | %s |" % (n, density, nnz, label, ms / 1000, base / ms, value,
-      abs(value - reference) / abs(reference), split.strip() or "-"))
+n, density, nnz, label, ms, sum_s, value, reference, base, base_sum, split = sys.argv[1:]
+ms, sum_s, value, reference, base, base_sum = map(float, (ms, sum_s, value, reference, base, base_sum))
+speedup = "%.2f" % (base_sum / sum_s) if sum_s > 0 and base_sum > 0 else "-"
+print("| %s | %s | %s | %s | %.3f | %.2f | %s | %s | %.17g | %.1e | %s |" % (n, density, nnz, label, ms / 1000,
+      base / ms, "%.3f" % sum_s if sum_s > 0 else "-", speedup, value, abs(value - reference) / abs(reference),
+      split.strip() or "-"))
 ROW
 }
 
-echo "| n | p | nnz | run | run s | speedup | permanent | rel. diff. vs first row | chunks per rank |"
-echo "|---:|---:|---:|---|---:|---:|---:|---:|---|"
+echo "| n | p | nnz | run | run s | speedup | sum s | speedup | permanent | rel. diff. vs first row | chunks per rank |"
+echo "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"
 for each in $cases $scaling; do
   n=${each%%:*} density=${each#*:}
   full=0
@@ -120,7 +124,7 @@ except subprocess.TimeoutExpired:
     sys.exit(124)
 INTERRUPT
   grep -E "^tcc: error|by rank" "$work/err" | sed 's/^/    interrupted run: /' >&2
-  echo "| $n | $density | $nnz | Ctrl-C after $seconds s: exit $code | | | $(grep -o 'interrupted after [0-9]* of [0-9]* chunks ([0-9.]*%)' "$work/err" | head -1) | | |"
+  echo "| $n | $density | $nnz | Ctrl-C after $seconds s: exit $code | | | | | $(grep -o 'interrupted after [0-9]* of [0-9]* chunks ([0-9.]*%)' "$work/err" | head -1) | | |"
   extra="--checkpoint $work/checkpoint"
   row cuda "mpirun -n 2, 2 GPUs, resumed from its checkpoint" mpirun $flags -n 2 "$tcc"
   extra=
