@@ -86,7 +86,8 @@ TEST(PermanentRankThreads, CpuRanksShareTheNodesCoresLessOnePerGpuRank) {
 // Rank 0 (an engine of 64 chunks at once, fast) and rank 1 (4 at once,
 // about a hundred times slower): the slow rank gets work while the fast one
 // needs longer for the rest than the slow one for a chunk, then none; the
-// fast one is never refused, and every chunk is granted once.
+// fast one is never refused, grants are whole batches of the rank's engine,
+// and every chunk is granted once.
 TEST(PermanentChunkLedger, ASlowRankGetsWorkOnlyWhileItCannotHoldUpTheEnd) {
   namespace perm = rt::permanent;
   rt::Tensor tensor = toTensor(randomSparse(20, 0.3, 3), rt::TensorFormat::csc());
@@ -121,6 +122,7 @@ TEST(PermanentChunkLedger, ASlowRankGetsWorkOnlyWhileItCannotHoldUpTheEnd) {
     const std::vector<int64_t> batch = ledger.grant(0);
     if (batch.empty()) break;
     granted += static_cast<int64_t>(batch.size());
+    EXPECT_TRUE(batch.size() % 64 == 0 || granted == chunks) << batch.size();  // whole batches of its engine
     record(0, batch);
     if (refusedAt < 0) {
       const std::vector<int64_t> more = ledger.grant(1);

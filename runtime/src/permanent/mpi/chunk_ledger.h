@@ -48,10 +48,10 @@ class ChunkLedger {
   // The next batch for `rank`, guided self-scheduling: a rank whose speed
   // is not known yet gets what its engine takes at once; after that, a
   // share of what is left in proportion to its measured speed (chunks per
-  // second since its first grant), at least what it takes at once. Ranks of
-  // very different speeds (GPUs and CPUs) share a run this way: a rank
-  // whose next chunk would take longer than the others need for all that
-  // is left gets none (an empty batch, as when nothing is left or the run
+  // second since its first grant), in whole multiples of what its engine
+  // takes at once. Ranks of very different speeds (GPUs and CPUs) share a
+  // run this way: a rank whose next chunk would take longer than the
+  // others need for all that is left gets none (an empty batch, as when nothing is left or the run
   // stops), so a slow rank never holds up the end of the run (the others'
   // time counts the chunks they hold as well as those left, and one chunk
   // of the slowest of them, so ranks of equal speed are never refused).
@@ -82,7 +82,11 @@ class ChunkLedger {
       if (others > 0 && double(parallelism_[rank]) / mine > othersFinish) return {};
       size = std::max(size, static_cast<int64_t>(std::ceil(double(left) * mine / (2 * (mine + others)))));
     }
-    size = std::min({left, size, kLargestGrant});
+    // Whole batches of the engine: a GPU launches `parallelism` chunks at a
+    // time, and a launch of a few costs as long as a full one.
+    const int64_t unit = parallelism_[rank];
+    size = std::min(std::max(unit, kLargestGrant / unit * unit), (size + unit - 1) / unit * unit);
+    size = std::min(left, size);
     std::vector<int64_t> batch(todo_.begin() + nextTodo_, todo_.begin() + nextTodo_ + size);
     nextTodo_ += size;
     grantedChunks_[rank] += size;
