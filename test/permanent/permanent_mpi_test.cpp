@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "permanent_mpi_cases.h"
+#include "tcc/runtime/cuda.h"
 #include "tcc/runtime/tensor_format.h"
 
 namespace tcc::permanent_test {
@@ -239,13 +240,18 @@ void writeMatrixMarket(const Matrix& matrix, const std::filesystem::path& path) 
 // failed with `message` and saved its checkpoint, then (if `resume`)
 // resumes it: every chunk not done is computed once, and the result is one
 // process's.
+// With `withoutGpus`, on the cuda target with TCC_CUDA_DEVICE=none: ranks
+// without a GPU, which sum the GPU kernel's chunks on the CPU.
 void stopAndResume(int n, const std::function<void(pid_t launcher)>& interrupt, const std::string& message,
-                   int silence, bool resume = true) {
+                   int silence, bool resume = true, bool withoutGpus = false) {
   Matrix matrix = randomSparse(n, 0.2, 31);
   auto input = scratch("a.mtx"), checkpoint = scratch("checkpoint");
   writeMatrixMarket(matrix, input);
   const std::string command = "'" + std::string(TCC_EXECUTABLE) + "' run '" + TCC_SOURCE_DIR +
-                              "/examples/perm.tc' --in A=" + input.string() + " --checkpoint " + checkpoint.string();
+                              "/examples/perm.tc' --in A=" + input.string() + " --checkpoint " + checkpoint.string() +
+                              (withoutGpus ? " --target cuda" : "");
+  const std::string environment = withoutGpus ? "TCC_CUDA_DEVICE=none " : "";
+  auto mpirun = [&](int ranks, int silenceSeconds = 30) { return environment + permanent_test::mpirun(ranks, silenceSeconds); };
   auto out = scratch("out"), err = scratch("err");
   pid_t launcher = start(mpirun(2, silence) + command, out, err);
   // Rank 0 writes the checkpoint once every rank has reached the permanent,
@@ -313,6 +319,51 @@ TEST(PermanentMpi, CtrlCStopsEveryRankCleanlyWithTheCheckpointSaved) {
 TEST(PermanentMpi, ASilentRankIsTakenAsLostInsteadOfHangingTheRun) {
   SKIP_WITHOUT_MPI();
   stopAndResume(29, [](pid_t launcher) { signalRank(launcher, 1, SIGSTOP); }, "rank 1 sent nothing for 2 s", 2);
+}
+
+TEST(PermanentMpi, AKilledRankWithoutAGpuStopsCleanlyAndResumesInTheGpuOrder) {
+  SKIP_WITHOUT_MPI();
+  if (!rt::cuda::builtWithCuda()) GTEST_SKIP() << "built without the CUDA toolkit (no cuda target)";
+  stopAndResume(29, [](pid_t launcher) { signalRank(launcher, 1, SIGKILL); }, "tcc: error: perm: ", 30,
+                /*resume=*/true, /*withoutGpus=*/true);
+}
+
+// A cuda-target run whose ranks get no GPU (TCC_CUDA_DEVICE=none, as on
+// nodes without one): each sums the GPU kernel's chunks (its column order)
+// with the CPU kernel, and the result is one process's within rounding.
+TEST(PermanentMpi, CudaTargetRanksWithoutAGpuSumTheGpuChunksOnTheCpu) {
+  SKIP_WITHOUT_MPI();
+  if (!rt::cuda::builtWithCuda()) GTEST_SKIP() << "built without the CUDA toolkit (no cuda target)";
+  const std::string examples = std::string(TCC_SOURCE_DIR) + "/examples";
+  const std::string arguments = " run perm.tc --in A=data/LF10.mtx";
+  Outcome alone = run("cd '" + examples + "' && exec '" + TCC_EXECUTABLE + "'" + arguments);
+  Outcome ranks = run("cd '" + examples + "' && TCC_CUDA_DEVICE=none " + mpirun(3) + "'" + TCC_EXECUTABLE + "'" +
+                      arguments + " --target cuda --progress");
+  ASSERT_EQ(alone.exitCode, 0) << alone.err;
+  ASSERT_EQ(ranks.exitCode, 0) << ranks.err;
+  for (int rank = 0; rank < 3; ++rank)
+    EXPECT_THAT(ranks.err, ::testing::ContainsRegex("perm: rank " + std::to_string(rank) +
+                                                    " \\(no GPU\\): cpu, [0-9]+ threads?, in the column order of "
+                                                    "CodeGen-Hybrid"));
+  std::smatch single, shared;
+  ASSERT_TRUE(std::regex_search(alone.out, single, std::regex("= (\\S+)"))) << alone.out;
+  ASSERT_TRUE(std::regex_search(ranks.out, shared, std::regex("= (\\S+)"))) << ranks.out;
+  const double expected = std::stod(single[1]);
+  EXPECT_NE(expected, 0.0);
+  EXPECT_LE(std::abs(std::stod(shared[1]) - expected), 1e-12 * std::abs(expected));
+}
+
+// A rank of the cpu target (the CPU kernel's column order) beside one of
+// the cuda target (the GPU kernel's) would add up chunks of two different
+// cuts of the range: refused before the work.
+TEST(PermanentMpi, RanksInDifferentColumnOrdersAreRefused) {
+  SKIP_WITHOUT_MPI();
+  if (!rt::cuda::builtWithCuda()) GTEST_SKIP() << "built without the CUDA toolkit (no cuda target)";
+  const std::string tcc = "'" + std::string(TCC_EXECUTABLE) + "' run '" + TCC_SOURCE_DIR +
+                          "/examples/perm.tc' --in A=" + TCC_SOURCE_DIR + "/examples/data/LF10.mtx";
+  Outcome outcome = run(mpirun(1) + tcc + " : -n 1 env TCC_CUDA_DEVICE=none " + tcc + " --target cuda");
+  EXPECT_NE(outcome.exitCode, 0);
+  EXPECT_THAT(outcome.err, HasSubstr("perm: rank 1 computes a different permanent than rank 0 (rank 0: the float mode"));
 }
 
 TEST(PermanentMpi, RanksWithDifferentMatricesAreRefused) {

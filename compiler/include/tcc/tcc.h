@@ -157,6 +157,18 @@ class Kernel {
 
 Kernel compile(const Program& program, const CompileOptions& options = {});
 
+// For one of several MPI ranks (a live rt::DistributedScope): picks this
+// rank's device for the target `options` and `program` name, before
+// anything uses the GPU, and tells the node's ranks (a collective: with a
+// scope open, every rank calls it once, before compiling). For the cuda
+// target it selects rt::deviceForRank's device (the node-local rank modulo
+// the device count, or TCC_CUDA_DEVICE) and returns Cuda; a rank of a run
+// with several that gets no device returns Cpu: compiled for the CPU, its
+// permanents then sum the GPU kernel's chunks with the OpenMP CPU kernel.
+// Without a scope: Cuda with TCC_CUDA_DEVICE's device selected, or the
+// target as it is. Throws Error for a bad TCC_CUDA_DEVICE.
+frontend::Target placeOnRankDevice(const Program& program, const CompileOptions& options = {});
+
 // Conversions between the compiler's formats and the runtime's.
 rt::TensorFormat toRuntimeFormat(const Format& format);
 rt::ValueType toRuntimeType(ir::Datatype type);

@@ -93,8 +93,10 @@ void addRunCommand(CLI::App& app) {
   command->callback([options] {
     Program program = Program::fromSyntax(loadComputationOrExit(options->path));
     // Under mpirun the ranks share each permanent, and rank 0 alone prints
-    // and writes outputs. MPI starts only then, once the inputs are read and
-    // the kernels compiled, and lives until the error (if any) is printed.
+    // and writes outputs. MPI starts once the inputs are read (for the cpu
+    // target, once the kernels are compiled too; the cuda target first
+    // needs the node-local rank, which picks the rank's GPU), and lives
+    // until the error (if any) is printed.
     std::optional<rt::DistributedScope> ranks;
     auto speaks = [&] { return !ranks || ranks->isRoot(); };
     try {
@@ -134,12 +136,21 @@ void addRunCommand(CLI::App& app) {
       if (!options->target.empty())
         compileOptions.target = options->target == "cuda" ? frontend::Target::Cuda : frontend::Target::Cpu;
       compileOptions.floatingPoint = floatingPointOption(options->floatingPoint);
+      const auto& targetLine = program.syntax().target;
+      if (compileOptions.target ? *compileOptions.target == frontend::Target::Cuda
+                                : targetLine && targetLine->target == frontend::Target::Cuda) {
+        if (rt::launchedByMpi()) ranks.emplace();
+        compileOptions.target = placeOnRankDevice(program, compileOptions);
+      }
       Kernel kernel = compile(program, compileOptions);
       RunOptions runOptions;
       runOptions.repeat = options->repeat;
       if (options->progress) runOptions.permanent.progress = rt::ProgressMode::On;
       runOptions.permanent.checkpointPath = options->checkpoint;
-      if (rt::launchedByMpi()) ranks.emplace();
+      if (rt::launchedByMpi() && !ranks) {
+        ranks.emplace();
+        placeOnRankDevice(program, compileOptions);  // the cpu target: no device
+      }
       RunResult result = kernel.run(inputs, runOptions);
       if (!speaks()) return;
 

@@ -120,12 +120,43 @@ bool builtWithCuda() { return true; }
 
 CUcontext primaryContext = nullptr;
 
+namespace {
+std::mutex selectionMutex;
+int selectedOrdinal = 0;
+bool deviceOpened = false;
+}  // namespace
+
+int deviceCount() {
+  try {
+    const DriverApi& driver = api();
+    if (driver.init(0) != CUDA_SUCCESS) return 0;
+    int count = 0;
+    return driver.deviceGetCount(&count) == CUDA_SUCCESS ? count : 0;
+  } catch (const CudaError&) {
+    return 0;
+  }
+}
+
+void selectDevice(int ordinal) {
+  std::lock_guard lock(selectionMutex);
+  if (deviceOpened && ordinal != selectedOrdinal)
+    throw CudaError("CUDA device " + std::to_string(selectedOrdinal) + " is already in use; device " +
+                    std::to_string(ordinal) + " must be selected before the GPU is first used");
+  selectedOrdinal = ordinal;
+}
+
 const DeviceInfo& device() {
   static DeviceInfo info;
   static std::once_flag once;
   static std::string failure;
   std::call_once(once, [] {
     try {
+      int ordinal = 0;
+      {
+        std::lock_guard lock(selectionMutex);
+        ordinal = selectedOrdinal;
+        deviceOpened = true;
+      }
       const DriverApi& driver = api();
       CUresult initialized = driver.init(0);
       if (initialized == CUDA_ERROR_NO_DEVICE) throw CudaError("no CUDA device is visible on this machine");
@@ -133,8 +164,12 @@ const DeviceInfo& device() {
       int count = 0;
       check(driver.deviceGetCount(&count), "cuDeviceGetCount");
       if (count == 0) throw CudaError("no CUDA device is visible on this machine");
+      if (ordinal < 0 || ordinal >= count)
+        throw CudaError("CUDA device " + std::to_string(ordinal) + " was selected, but " + std::to_string(count) +
+                        (count == 1 ? " device is" : " devices are") + " visible (numbered from 0)");
+      info.ordinal = ordinal;
       CUdevice handle;
-      check(driver.deviceGet(&handle, 0), "cuDeviceGet");
+      check(driver.deviceGet(&handle, ordinal), "cuDeviceGet");
       char name[256] = {};
       check(driver.deviceGetName(name, sizeof name, handle), "cuDeviceGetName");
       info.name = name;

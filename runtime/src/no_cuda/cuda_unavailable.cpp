@@ -13,6 +13,8 @@ namespace {
 
 bool builtWithCuda() { return false; }
 const DeviceInfo& device() { unavailable(); }
+int deviceCount() { return 0; }
+void selectDevice(int) {}
 std::string compileToCubin(const std::string&, const std::string&, const std::string&) { unavailable(); }
 Module::Module(const std::string&) { unavailable(); }
 Module::~Module() = default;

@@ -22,4 +22,13 @@ Sum distributedSumOfChunks(const SortedColumnMatrix& matrix, const char* mode, c
 template <typename Sum>
 std::unique_ptr<RangeEngine<Sum>> engineForThisRank(RangeSum<Sum> rangeSum, const PermanentOptions& options);
 
+// OpenMP threads for a CPU rank that mpirun did not bind (usable ==
+// online cores): the node's cores less one per GPU rank (each keeps a core
+// busy driving its device), shared among the node's CPU ranks; a bound
+// rank takes the cores it was bound to.
+int threadsForCpuRank(int usableCores, int onlineCores, int localRanks, int localGpuRanks);
+// options.threads, or threadsForCpuRank for this process (0: OpenMP's
+// default, when OMP_NUM_THREADS is set).
+int cpuThreadsForThisRank(const PermanentOptions& options);
+
 }  // namespace tcc::rt::permanent

@@ -36,6 +36,14 @@ using FloatEngineFactory = std::function<std::unique_ptr<RangeEngine<double>>(co
 double floatPermanentOnEngine(SortedColumnMatrix matrix, const std::string& mode, const PermanentOptions& options,
                               const FloatEngineFactory& makeEngine);
 
+// Makes the cpu target's float permanents (tcc_permanent) run on the
+// engines `makeEngine` builds, under `mode`, instead of the CPU kernel's
+// own column order; an empty mode restores that. A rank without a GPU in
+// a cuda-target run over MPI computes this way in the GPU kernel's column
+// order, so that its chunks are the GPU ranks' chunks. Process-wide: set
+// it before the permanents run.
+void overrideFloatEngine(std::string mode, FloatEngineFactory makeEngine);
+
 // The options of the calling thread's innermost PermanentOptionsScope, or the defaults.
 const PermanentOptions& currentPermanentOptions();
 

@@ -147,7 +147,18 @@ Sum sumOverChunks(const SortedColumnMatrix& matrix, const char* mode, const Perm
   return sumOfChunks<Sum>(matrix, mode, options, rangeSum);
 }
 
+struct FloatEngineOverride {
+  std::string mode;
+  FloatEngineFactory makeEngine;
+};
+FloatEngineOverride& floatEngineOverride() {
+  static FloatEngineOverride engine;
+  return engine;
+}
+
 double floatPermanent(SortedColumnMatrix matrix, const PermanentOptions& options) {
+  if (const FloatEngineOverride& engine = floatEngineOverride(); !engine.mode.empty())
+    return floatPermanentOnEngine(std::move(matrix), engine.mode, options, engine.makeEngine);
   if (matrix.n == 0) return 1;
   if (!hasPerfectMatching(matrix)) return 0;
   const int exponent = equilibrateByPowersOfTwo(matrix);
@@ -196,6 +207,11 @@ void computeInto(tcc_tensor& result, const tcc_tensor& tensor) {
 }
 
 }  // namespace
+
+void overrideFloatEngine(std::string mode, FloatEngineFactory makeEngine) {
+  floatEngineOverride() = FloatEngineOverride{std::move(mode), std::move(makeEngine)};
+}
+
 }  // namespace permanent
 }  // namespace tcc::rt
 

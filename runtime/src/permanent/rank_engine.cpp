@@ -13,28 +13,36 @@ namespace {
 
 // OpenMP threads for one rank: OMP_NUM_THREADS when set; the cores mpirun
 // bound the rank to; or, for unbound ranks, the node's cores shared out
-// among the ranks on it.
+// among its CPU ranks, less one core for each rank that drives a GPU.
 int cpuThreadsForRank(const RankPlacement& placement) {
   if (std::getenv("OMP_NUM_THREADS")) return 0;  // OpenMP's default honours it
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
   const int usable = CPU_COUNT(&set);
   const int online = static_cast<int>(std::thread::hardware_concurrency());
-  if (usable < online) return usable;
-  return std::max(1, usable / std::max(1, placement.localSize));
+  return threadsForCpuRank(usable, online, placement.localSize, placement.localGpuRanks);
 }
 
 }  // namespace
 
+int threadsForCpuRank(int usableCores, int onlineCores, int localRanks, int localGpuRanks) {
+  if (usableCores < onlineCores) return std::max(1, usableCores);  // mpirun bound this rank
+  const int gpuRanks = std::clamp(localGpuRanks, 0, std::max(0, localRanks - 1));
+  const int cpuRanks = std::max(1, localRanks - gpuRanks);
+  return std::max(1, (usableCores - gpuRanks) / cpuRanks);
+}
+
+int cpuThreadsForThisRank(const PermanentOptions& options) {
+  return options.threads > 0 ? options.threads : cpuThreadsForRank(currentPlacement());
+}
+
 template <typename Sum>
 std::unique_ptr<RangeEngine<Sum>> engineForThisRank(RangeSum<Sum> rangeSum, const PermanentOptions& options) {
-  const RankPlacement placement = currentPlacement();
   // The cpu target's engine. The cuda target's permanent brings its own
-  // (gpu/gpu_engine.h, through engine_driver.h), on device 0 of each node;
-  // device placement.localRank % deviceCount would spread the ranks of a
-  // node over its GPUs.
-  const int threads = options.threads > 0 ? options.threads : cpuThreadsForRank(placement);
-  return makeCpuEngine<Sum>(std::move(rangeSum), threads);
+  // (gpu/gpu_engine.h, through engine_driver.h) on the rank's device
+  // (deviceForRank), or a CPU engine in its column order where the rank
+  // has none (gpu/cpu_fallback.cpp).
+  return makeCpuEngine<Sum>(std::move(rangeSum), cpuThreadsForThisRank(options));
 }
 
 template std::unique_ptr<RangeEngine<double>> engineForThisRank<double>(RangeSum<double>, const PermanentOptions&);

@@ -31,11 +31,21 @@ struct DeviceInfo {
   int major = 0, minor = 0;
   int multiprocessors = 0;
   int maxThreadsPerMultiprocessor = 0;
+  int ordinal = 0;  // among the visible devices (CUDA_VISIBLE_DEVICES applies)
   std::string architecture() const { return "sm_" + std::to_string(major) + std::to_string(minor); }
 };
 
-// Device 0, its primary context made current on first use.
+// The selected device (device 0 unless selectDevice chose another), its
+// primary context made current on first use.
 const DeviceInfo& device();
+
+// How many CUDA devices this process sees; 0 where there is no driver, no
+// device, or no CUDA toolkit in this build. Never throws.
+int deviceCount();
+// Makes `ordinal` the device that device() opens (one per process): call it
+// before anything uses the GPU. Throws CudaError when a different device is
+// already open; device() throws when `ordinal` is not a visible device.
+void selectDevice(int ordinal);
 
 // CUDA C++ source -> a cubin for `architecture` (sm_90). Throws CudaError
 // with NVRTC's log when the source does not compile.

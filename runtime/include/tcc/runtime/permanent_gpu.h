@@ -42,6 +42,14 @@ GpuPermanentVariant gpuPermanentVariantFromEnvironment();
 // std::runtime_error (a PermanentError, or a CUDA error) when it fails.
 double gpuPermanent(const tcc_tensor& matrix, GpuPermanentVariant variant, const PermanentOptions& options = {});
 
+// For an MPI rank without a GPU in a run whose other ranks compute on
+// theirs with `variant`: makes this process's float permanents on the cpu
+// target (tcc_permanent) sum their chunks with the OpenMP CPU kernel in
+// `variant`'s column order, under its checkpoint mode, so that they are the
+// same chunks the GPU ranks sum. Process-wide; call it before the
+// permanents run (`tcc run` does, for such a rank of a cuda-target run).
+void computeCpuPermanentsInGpuOrder(GpuPermanentVariant variant);
+
 }  // namespace tcc::rt
 
 extern "C" {

@@ -6,8 +6,11 @@
 #include <vector>
 
 #include "../chunk_plan.h"
+#include "../distributed_sum.h"
 #include "../engine_driver.h"
+#include "cpu_fallback.h"
 #include "gpu_engine.h"
+#include "tcc/runtime/distributed.h"
 #include "tcc/runtime/cuda.h"
 #include "tcc/runtime/permanent_gpu.h"
 
@@ -53,10 +56,20 @@ double permanentOnGpu(const tcc_tensor& matrix, GpuPermanentVariant variant, con
   permanent::SortedColumnMatrix sorted = permanent::readSortedColumnMatrix(matrix);
   return permanent::floatPermanentOnEngine(
       std::move(sorted), permanent::gpu::gpuCheckpointMode(variant), options,
-      [&](const permanent::SortedColumnMatrix& equilibrated) {
+      [&](const permanent::SortedColumnMatrix& equilibrated) -> std::unique_ptr<permanent::RangeEngine<double>> {
+        // An MPI rank without a GPU sums the same chunks on its CPU cores.
+        if (permanent::distributedRunActive() && cuda::deviceCount() == 0)
+          return permanent::gpu::rankEngineWithoutGpu(equilibrated, variant, options);
         auto engine = std::make_unique<permanent::gpu::GpuRangeEngine>(
             equilibrated, variant, permanent::planChunks(equilibrated.n).chunkSize);
-        if (options.progress == ProgressMode::On) std::fprintf(stderr, "perm: %s\n", engine->description().c_str());
+        if (options.progress == ProgressMode::On) {
+          const RankPlacement placement = currentPlacement();
+          if (placement.size > 1)
+            std::fprintf(stderr, "perm: rank %d, device %d: %s\n", placement.rank, cuda::device().ordinal,
+                         engine->description().c_str());
+          else
+            std::fprintf(stderr, "perm: %s\n", engine->description().c_str());
+        }
         return engine;
       });
 }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -24,11 +26,9 @@ class ChunkLedger {
   ChunkLedger(const SortedColumnMatrix& matrix, const char* mode, const PermanentOptions& options,
               const std::vector<int64_t>& parallelism)
       : matrix_(matrix), mode_(mode), options_(options), plan_(planChunks(matrix.n)),
-        partials_(plan_.chunks, Sum(0)), done_(plan_.chunks, 0), computedBy_(parallelism.size(), 0) {
-    for (int64_t each : parallelism) {
-      parallelism_.push_back(std::max<int64_t>(1, each));
-      totalParallelism_ += parallelism_.back();
-    }
+        partials_(plan_.chunks, Sum(0)), done_(plan_.chunks, 0), computedBy_(parallelism.size(), 0),
+        firstGrant_(parallelism.size()), granted_(parallelism.size(), 0), grantedChunks_(parallelism.size(), 0) {
+    for (int64_t each : parallelism) parallelism_.push_back(std::max<int64_t>(1, each));
   }
 
   // Reads the checkpoint and saves it back at once (an unwritable path
@@ -45,17 +45,51 @@ class ChunkLedger {
   const ChunkPlan& plan() const { return plan_; }
   int64_t doneBefore() const { return doneBefore_; }
 
-  // The next batch for `rank`, guided self-scheduling: a share of what is
-  // left in proportion to the rank's engine (at least what it takes at
-  // once); empty when nothing is left or the run stops.
+  // The next batch for `rank`, guided self-scheduling: a rank whose speed
+  // is not known yet gets what its engine takes at once; after that, a
+  // share of what is left in proportion to its measured speed (chunks per
+  // second since its first grant), in whole multiples of what its engine
+  // takes at once. Ranks of very different speeds (GPUs and CPUs) share a
+  // run this way: a rank whose next chunk would take longer than the
+  // others need for all that is left gets none (an empty batch, as when nothing is left or the run
+  // stops), so a slow rank never holds up the end of the run (the others'
+  // time counts the chunks they hold as well as those left, and one chunk
+  // of the slowest of them, so ranks of equal speed are never refused).
   std::vector<int64_t> grant(int rank) {
     std::lock_guard lock(mutex_);
     const auto left = static_cast<int64_t>(todo_.size() - nextTodo_);
     if (stopping() || left == 0) return {};
-    const int64_t share = (left * parallelism_[rank] + 2 * totalParallelism_ - 1) / (2 * totalParallelism_);
-    const int64_t size = std::min({left, std::max(parallelism_[rank], share), kLargestGrant});
+    const auto now = std::chrono::steady_clock::now();
+    if (!granted_[rank]) {
+      granted_[rank] = 1;
+      firstGrant_[rank] = now;
+    }
+    // Speeds in chunks per second; an engine that takes p chunks at once at
+    // speed v spends p / v on each chunk, however few it is given.
+    const double mine = speedLocked(rank, now);
+    double others = 0, othersLongestChunk = 0;
+    int64_t othersOutstanding = 0;
+    for (size_t each = 0; each < granted_.size(); ++each) {
+      if (static_cast<int>(each) == rank) continue;
+      const double speed = speedLocked(static_cast<int>(each), now);
+      others += speed;
+      if (speed > 0) othersLongestChunk = std::max(othersLongestChunk, double(parallelism_[each]) / speed);
+      othersOutstanding += grantedChunks_[each] - computedBy_[each];
+    }
+    int64_t size = parallelism_[rank];
+    if (mine > 0) {
+      const double othersFinish = double(left + othersOutstanding) / others + othersLongestChunk;
+      if (others > 0 && double(parallelism_[rank]) / mine > othersFinish) return {};
+      size = std::max(size, static_cast<int64_t>(std::ceil(double(left) * mine / (2 * (mine + others)))));
+    }
+    // Whole batches of the engine: a GPU launches `parallelism` chunks at a
+    // time, and a launch of a few costs as long as a full one.
+    const int64_t unit = parallelism_[rank];
+    size = std::min(std::max(unit, kLargestGrant / unit * unit), (size + unit - 1) / unit * unit);
+    size = std::min(left, size);
     std::vector<int64_t> batch(todo_.begin() + nextTodo_, todo_.begin() + nextTodo_ + size);
     nextTodo_ += size;
+    grantedChunks_[rank] += size;
     return batch;
   }
 
@@ -121,6 +155,13 @@ class ChunkLedger {
   }
 
  private:
+  // Chunks per second that `rank` completed since its first grant (0: none yet).
+  double speedLocked(int rank, std::chrono::steady_clock::time_point now) const {
+    if (!granted_[rank] || computedBy_[rank] == 0) return 0;
+    const double seconds = std::chrono::duration<double>(now - firstGrant_[rank]).count();
+    return seconds > 0 ? double(computedBy_[rank]) / seconds : 0;
+  }
+
   void stopLocked(const std::string& reason) {
     if (stopReason_.empty()) stopReason_ = reason;
     stopFlag_.store(true);
@@ -137,7 +178,9 @@ class ChunkLedger {
   size_t nextTodo_ = 0;
   int64_t completed_ = 0, doneBefore_ = 0;
   std::vector<int64_t> computedBy_, parallelism_;
-  int64_t totalParallelism_ = 0;
+  std::vector<std::chrono::steady_clock::time_point> firstGrant_;
+  std::vector<uint8_t> granted_;
+  std::vector<int64_t> grantedChunks_;  // in this run
   std::string stopReason_;
   std::atomic<bool> stopFlag_{false};
 };

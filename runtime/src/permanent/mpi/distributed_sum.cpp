@@ -1,7 +1,9 @@
 // A permanent over MPI ranks. Rank 0 coordinates: it holds the chunk
 // ledger (the checkpoint's content), grants batches of chunks to ranks that
 // ask (guided self-scheduling: a share of what is left, in proportion to the
-// rank's engine, so ranks that finish early ask again), collects each
+// rank's measured speed, so ranks that finish early ask again, and a rank
+// too slow to finish another batch before the others finish the run, a CPU
+// rank beside GPU ranks, is stopped), collects each
 // chunk's partial sum, reports progress and saves the checkpoint; it also
 // computes, on a thread of its own. Every other rank asks for a batch, sums
 // it with its engine on a compute thread, and sends the finished chunks back
@@ -57,10 +59,17 @@ void decode(const int64_t* words, Int128& value) {
 }
 
 // What every rank tells the others before the work: which computation it
-// is about to do, and how many chunks its engine takes at once.
+// is about to do (the matrix, and the mode, which names the column order
+// that cuts the chunks), and how many chunks its engine takes at once.
 struct Hello {
-  int64_t fingerprint, exact, parallelism;
+  int64_t fingerprint, mode, parallelism;
 };
+
+int64_t modeHash(const char* mode) {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (const char* c = mode; *c; ++c) hash = (hash ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+  return static_cast<int64_t>(hash);
+}
 
 template <typename Sum>
 struct Report {
@@ -281,17 +290,21 @@ Sum distributedSumOfChunks(const SortedColumnMatrix& matrix, const char* mode, c
   InterruptScope interrupt(/*alsoTerminate=*/true);
 
   // The same computation on every rank?
-  Hello mine{static_cast<int64_t>(matrix.fingerprint), std::string(mode) == "exact", engine.parallelism()};
+  Hello mine{static_cast<int64_t>(matrix.fingerprint), modeHash(mode), engine.parallelism()};
   std::vector<Hello> hellos(placement.size);
   MPI_Request request;
   messenger.check(MPI_Iallgather(&mine, 3, MPI_INT64_T, hellos.data(), 3, MPI_INT64_T, messenger.comm(), &request),
                   "allgather");
   messenger.await(request, "the start of a permanent");
   for (int rank = 1; rank < placement.size; ++rank)
-    if (hellos[rank].fingerprint != hellos[0].fingerprint || hellos[rank].exact != hellos[0].exact)
-      throw PermanentError("perm: rank " + std::to_string(rank) +
-                           " computes a different permanent than rank 0 (another matrix, or float against exact); "
-                           "every rank must run the same program on the same input");
+    if (hellos[rank].fingerprint != hellos[0].fingerprint || hellos[rank].mode != hellos[0].mode)
+      throw PermanentError("perm: rank " + std::to_string(rank) + " computes a different permanent than rank 0 " +
+                           (hellos[rank].fingerprint != hellos[0].fingerprint
+                                ? std::string("(another matrix)")
+                                : "(rank 0: the " + std::string(mode) +
+                                      " mode; another mode, such as float against exact, or another GPU kernel's "
+                                      "column order)") +
+                           "; every rank must run the same program on the same input");
 
   std::optional<ChunkLedger<Sum>> ledger;
   std::string failure;

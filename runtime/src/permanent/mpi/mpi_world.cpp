@@ -13,6 +13,7 @@ namespace {
 RankPlacement livePlacement;
 bool live = false;
 MPI_Comm communicator = MPI_COMM_NULL;
+MPI_Comm node = MPI_COMM_NULL;  // this node's ranks
 int threadLevel = MPI_THREAD_SINGLE;
 
 std::string mpiErrorText(int code) {
@@ -24,11 +25,6 @@ std::string mpiErrorText(int code) {
 
 void check(int code, const char* what) {
   if (code != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed: " + mpiErrorText(code));
-}
-
-int environmentNumber(const char* name, int fallback) {
-  const char* text = std::getenv(name);
-  return text ? std::atoi(text) : fallback;
 }
 
 }  // namespace
@@ -50,32 +46,35 @@ DistributedScope::DistributedScope() {
   MPI_Comm_set_errhandler(communicator, MPI_ERRORS_RETURN);
   MPI_Comm_rank(communicator, &placement_.rank);
   MPI_Comm_size(communicator, &placement_.size);
-  // The node-local rank picks a rank's device; mpirun names it, other
-  // launchers are asked through a shared-memory split.
-  placement_.localRank = environmentNumber("OMPI_COMM_WORLD_LOCAL_RANK", -1);
-  placement_.localSize = environmentNumber("OMPI_COMM_WORLD_LOCAL_SIZE", -1);
-  if (placement_.localRank < 0 || placement_.localSize < 1) {
-    MPI_Comm node;
-    check(MPI_Comm_split_type(communicator, MPI_COMM_TYPE_SHARED, placement_.rank, MPI_INFO_NULL, &node),
-          "MPI_Comm_split_type");
-    MPI_Comm_rank(node, &placement_.localRank);
-    MPI_Comm_size(node, &placement_.localSize);
-    MPI_Comm_free(&node);
-  }
+  // The node-local rank picks a rank's device (deviceForRank): the ranks
+  // that share memory with this one, whatever the launcher.
+  check(MPI_Comm_split_type(communicator, MPI_COMM_TYPE_SHARED, placement_.rank, MPI_INFO_NULL, &node),
+        "MPI_Comm_split_type");
+  MPI_Comm_rank(node, &placement_.localRank);
+  MPI_Comm_size(node, &placement_.localSize);
   livePlacement = placement_;
   live = opened_ = true;
 }
 
 DistributedScope::~DistributedScope() {
   if (!opened_) return;
+  MPI_Comm_free(&node);
   MPI_Comm_free(&communicator);
-  communicator = MPI_COMM_NULL;
+  communicator = node = MPI_COMM_NULL;
   live = false;
   livePlacement = {};
   if (finalise_) MPI_Finalize();
 }
 
 RankPlacement currentPlacement() { return live ? livePlacement : RankPlacement{}; }
+
+void announceDevice(int device) {
+  if (!live) return;
+  int mine = device >= 0 ? 1 : 0, onNode = 0;
+  check(MPI_Allreduce(&mine, &onNode, 1, MPI_INT, MPI_SUM, node), "MPI_Allreduce (devices on the node)");
+  livePlacement.device = device;
+  livePlacement.localGpuRanks = onNode;
+}
 
 namespace permanent {
 
