@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <exception>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tcc/ism/all_array.h"
@@ -27,6 +28,10 @@ std::size_t lowerBoundOfFirst(const AllArray<N>& run, int32_t first) {
     crd.begin());
 }
 
+// A k-way merge that adds equal coordinates (in run order, so the sums do
+// not depend on the cut). Between ties it copies a whole block of the run
+// with the smallest head: everything below the next smallest head, so runs
+// that do not overlap (threads that own ranges) merge at the speed of a copy.
 template <int N>
 void mergeRange(const std::vector<const AllArray<N>*>& runs, const std::vector<std::size_t>& begin,
                 const std::vector<std::size_t>& end, CooBuffer<N>& out) {
@@ -35,19 +40,42 @@ void mergeRange(const std::vector<const AllArray<N>*>& runs, const std::vector<s
   for (std::size_t r = 0; r < runs.size(); ++r) total += end[r] - begin[r];
   out.crd.reserve(total);
   out.vals.reserve(total);
+  auto head = [&](std::size_t r) -> const Coordinates<N>& { return runs[r]->coordinates()[at[r]]; };
   while (true) {
-    int smallest = -1;
+    int smallest = -1, next = -1;  // the smallest head and the next (ties go to next)
     for (std::size_t r = 0; r < runs.size(); ++r) {
       if (at[r] == end[r]) continue;
-      if (smallest < 0 || lessThan<N>(runs[r]->coordinates()[at[r]], runs[smallest]->coordinates()[at[smallest]]))
+      if (smallest < 0 || lessThan<N>(head(r), head(smallest))) {
+        next = smallest;
         smallest = static_cast<int>(r);
+      } else if (next < 0 || lessThan<N>(head(r), head(next))) {
+        next = static_cast<int>(r);
+      }
     }
     if (smallest < 0) return;
-    Coordinates<N> c = runs[smallest]->coordinates()[at[smallest]];
-    double sum = 0;
-    for (std::size_t r = 0; r < runs.size(); ++r)
-      if (at[r] < end[r] && sameCoordinates<N>(runs[r]->coordinates()[at[r]], c)) sum += runs[r]->values()[at[r]++];
-    out.push(c, sum);
+    const auto& crd = runs[smallest]->coordinates();
+    const auto& vals = runs[smallest]->values();
+    std::size_t& position = at[smallest];
+    if (next < 0) {  // the last run left: the rest of it
+      out.crd.insert(out.crd.end(), crd.begin() + position, crd.begin() + end[smallest]);
+      out.vals.insert(out.vals.end(), vals.begin() + position, vals.begin() + end[smallest]);
+      position = end[smallest];
+      continue;
+    }
+    if (sameCoordinates<N>(head(smallest), head(next))) {
+      Coordinates<N> c = head(smallest);
+      double sum = 0;
+      for (std::size_t r = 0; r < runs.size(); ++r)
+        if (at[r] < end[r] && sameCoordinates<N>(head(r), c)) sum += runs[r]->values()[at[r]++];
+      out.push(c, sum);
+      continue;
+    }
+    const Coordinates<N> limit = head(next);
+    std::size_t stop = position + 1;
+    while (stop < end[smallest] && lessThan<N>(crd[stop], limit)) ++stop;
+    out.crd.insert(out.crd.end(), crd.begin() + position, crd.begin() + stop);
+    out.vals.insert(out.vals.end(), vals.begin() + position, vals.begin() + stop);
+    position = stop;
   }
 }
 
@@ -62,21 +90,37 @@ struct MergePlan {
   std::size_t ranges() const { return cuts.size() - 1; }
 };
 
-// At most `parts` ranges; `firstLevelDim` bounds the runs' first coordinates.
+// At most `parts` ranges; `firstLevelDim` bounds the runs' first
+// coordinates. The cuts are first coordinates at quantiles of all runs
+// together (each run sampled evenly, each sample weighted by the
+// components it stands for), so ranges are about equal in work whether the
+// runs overlap or lie side by side.
 template <int N>
 MergePlan<N> planMerge(std::vector<const AllArray<N>*> runs, int32_t firstLevelDim, int parts) {
   std::size_t total = 0;
-  const AllArray<N>* largest = nullptr;
-  for (const auto* run : runs) {
-    total += run->size();
-    if (!largest || run->size() > largest->size()) largest = run;
-  }
+  for (const auto* run : runs) total += run->size();
   parts = std::max(1, std::min<int>(parts, static_cast<int>(total / 4096) + 1));
-  // Cut points: first coordinates at the quantiles of the largest run.
   MergePlan<N> plan{std::move(runs), {0}};
-  for (int p = 1; p < parts; ++p) {
-    int32_t cut = largest->coordinates()[largest->size() * p / parts][0];
-    if (cut > plan.cuts.back()) plan.cuts.push_back(cut);
+  if (parts > 1) {
+    std::vector<std::pair<int32_t, double>> samples;  // first coordinate, weight
+    const std::size_t perRun = 16 * static_cast<std::size_t>(parts);
+    for (const auto* run : plan.runs) {
+      std::size_t size = run->size();
+      if (size == 0) continue;
+      std::size_t count = std::min(size, perRun);
+      for (std::size_t s = 0; s < count; ++s)
+        samples.emplace_back(run->coordinates()[size * s / count][0], static_cast<double>(size) / count);
+    }
+    std::sort(samples.begin(), samples.end());
+    double seen = 0;
+    int next = 1;
+    for (const auto& [first, weight] : samples) {
+      while (next < parts && seen >= static_cast<double>(total) * next / parts) {
+        if (first > plan.cuts.back()) plan.cuts.push_back(first);
+        ++next;
+      }
+      seen += weight;
+    }
   }
   plan.cuts.push_back(firstLevelDim);
   return plan;
