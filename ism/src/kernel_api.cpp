@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -83,6 +85,28 @@ void onOwnThreads(int count, int threads, Step step) {
   for (auto& worker : workers) worker.join();
 }
 
+// When each step of finishing per-thread workspaces ended, reported on
+// stderr when TCC_ISM_PROFILE is set (to see what limits scaling).
+struct Phases {
+  enum Step { Created, InsertsDone, Sorted, Merged, Allocated, Filled, Steps };
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point at[Steps];
+  std::atomic<bool> insertsDone{false};
+  void mark(Step step) { at[step] = Clock::now(); }
+  void markOnce(Step step) {
+    if (!insertsDone.exchange(true)) mark(step);
+  }
+  void report(int threads, std::size_t parts, int64_t values) const {
+    if (std::getenv("TCC_ISM_PROFILE") == nullptr) return;
+    auto ms = [&](Step from, Step to) { return std::chrono::duration<double, std::milli>(at[to] - at[from]).count(); };
+    std::fprintf(stderr,
+                 "ism: %d threads, %zu parts, %lld values: inserts %.2f ms, sort per thread %.2f ms, merge parts "
+                 "%.2f ms, allocate %.2f ms, fill parts %.2f ms\n",
+                 threads, parts, static_cast<long long>(values), ms(Created, InsertsDone), ms(InsertsDone, Sorted),
+                 ms(Sorted, Merged), ms(Merged, Allocated), ms(Allocated, Filled));
+  }
+};
+
 // One workspace per thread of a parallel producer, each filled through the
 // ordinary insert entry points. Finishing takes four steps, each on all
 // threads at once (kernel_api.h): each thread's workspace is sorted and
@@ -99,6 +123,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
       workspaces_.push_back(std::make_unique<TypedWorkspace<Policy, N>>(shape, options));
       handles_.push_back(static_cast<AnyWorkspace*>(workspaces_.back().get()));
     }
+    phases_.mark(Phases::Created);
   }
   ~PerThreadWorkspaces() override { releaseArrays(); }
   int threadCount() const override { return static_cast<int>(handles_.size()); }
@@ -114,6 +139,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   // Sorts and merges thread t's workspace into its run.
   void finishThread(int t) override {
     if (t < 0 || t >= threadCount() || runs_[t] || threadErrors_[t] || !workspaces_[t]) return;
+    phases_.markOnce(Phases::InsertsDone);
     try {
       workspaces_[t]->throwIfFailed();
       runs_[t] = &workspaces_[t]->workspace.finish();
@@ -146,6 +172,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   // Offsets of the parts and the output's arrays (one thread).
   void allocateOutput() override {
     if (!plan_ || allocated_ || error_) return;
+    phases_.mark(Phases::Merged);
     try {
       for (std::size_t part = 0; part < plan_->ranges(); ++part) mergePart(static_cast<int>(part));
       rethrowFirst(partErrors_);
@@ -168,6 +195,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
       }
       withArrays([&](auto& arrays) { fillSharedPos<N>(levels_, totals_, arrays); });
       allocated_ = true;
+      phases_.mark(Phases::Allocated);
     } catch (...) {
       keep(std::current_exception());
     }
@@ -202,6 +230,8 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     allocateOutput();
     if (error_) std::rethrow_exception(error_);
     for (std::size_t part = 0; part < plan_->ranges(); ++part) fillPart(static_cast<int>(part));
+    phases_.mark(Phases::Filled);
+    phases_.report(threadCount(), plan_->ranges(), totals_[N - 1]);
     if (valsInPlace_) {
       vals_ = nullptr;
       return true;
@@ -227,6 +257,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
  private:
   void planParts(tcc_tensor& output, const std::vector<LevelSpec>& levels) {
     for (int t = 0; t < threadCount(); ++t) finishThread(t);
+    phases_.mark(Phases::Sorted);
     rethrowFirst(threadErrors_);
     elementWidth(output.datatype);  // refuses element types the parts cannot write
     levels_ = levels;
@@ -277,6 +308,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   }
 
   Shape<N> shape_;
+  Phases phases_;
   std::vector<std::unique_ptr<TypedWorkspace<Policy, N>>> workspaces_;
   std::vector<void*> handles_;
   std::vector<const AllArray<N>*> runs_;  // per thread, once finished
