@@ -431,7 +431,20 @@ int main(int argc, char** argv) {
     if (!svg.empty()) writeSvg(svg, rows, threads, "parallel sparse workspaces: speedup at 1 to " +
                                                        std::to_string(threads.back()) + " threads");
   }
-  std::printf("\nkernels compiled once in %.1f s; each child loaded its kernel from the disk cache in at most %.0f ms; "
+  // Geometric means of the speedup at the most threads, per kernel.
+  std::map<std::string, std::pair<double, int>> logSpeedups;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Measurement& last = rows[r].parallel.empty() ? Measurement{} : rows[r].parallel.back();
+    if (!last.ok || last.seconds <= 0 || rows[r].parallel.size() != threads.size()) continue;
+    auto& [sum, count] = logSpeedups[all[r].kernel];
+    sum += std::log(rows[r].sequential.seconds / last.seconds);
+    ++count;
+  }
+  std::printf("\n");
+  for (const auto& [kernel, entry] : logSpeedups)
+    std::printf("%s: geomean speedup at %d threads over %d inputs: %.2fx\n", kernel.c_str(), threads.back(),
+                entry.second, std::exp(entry.first / entry.second));
+  std::printf("kernels compiled once in %.1f s; each child loaded its kernel from the disk cache in at most %.0f ms; "
               "whole run %.1f s\n", compileSeconds, slowestLoad * 1e3, elapsed());
   if (stopped) std::printf("stopped at the time limit (%.0f s): later configurations not measured\n", timeLimit);
   if (!allOk) std::printf("some parallel results differ from the sequential kernel's (see WRONG)\n");
