@@ -454,8 +454,11 @@ std::vector<Stmt> Lowerer::initializeSparseIterator(LevelIterator& it) {
         return imp::Call::make("tcc_lower_bound", {storage.crd[it.level], from, segmentEnd, coordinate},
                                imp::Type::int64());
       };
-      begin = search(segmentBegin, owned->second.begin);
-      end = search(segmentBegin, owned->second.end);
+      // The second search starts where the first ended.
+      Expr ownedBegin = freshVar("p" + it.tensor.name() + std::to_string(it.level + 1) + "_owned", imp::Type::int64());
+      stmts.push_back(imp::Declare::make(ownedBegin, search(segmentBegin, owned->second.begin)));
+      begin = ownedBegin;
+      end = search(ownedBegin, owned->second.end);
     }
   } else if (it.format.kind == ir::LevelKind::Singleton) {
     Expr parent = parentPosition(it.access, it.level);

@@ -2,7 +2,8 @@
 // thread of a parallel producer) into one, in parallel: the first level's
 // coordinates are cut into ranges of about equal work, each range is merged
 // by one thread (a k-way merge that adds equal coordinates), and the ranges
-// are concatenated in order.
+// are concatenated in order, or each compressed straight into its slice of
+// the output (parallel_compress.h).
 #pragma once
 
 #include <algorithm>
