@@ -176,9 +176,8 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     try {
       for (std::size_t part = 0; part < plan_->ranges(); ++part) mergePart(static_cast<int>(part));
       rethrowFirst(partErrors_);
-      // The runs are merged: free them before the output's arrays grow.
+      // The runs are merged (fillPart frees them, on all threads at once).
       runs_.assign(runs_.size(), nullptr);
-      for (auto& workspace : workspaces_) workspace.reset();
       offsets_ = partOffsets<N>(counts_, totals_);
       for (int l = 0; l < N; ++l) {
         int64_t parents = l == 0 ? 1 : totals_[l - 1];
@@ -203,6 +202,9 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   // Writes part p's slice of the output's arrays.
   void fillPart(int part) override {
     if (!allocated_ || part < 0 || part >= static_cast<int>(plan_->ranges()) || filled_[part]) return;
+    // Before the output's arrays grow: the threads' workspaces, one a part
+    // (those beyond the parts go in finish).
+    if (part < threadCount()) workspaces_[part].reset();
     withArrays([&](auto& arrays) {
       ism::fillPart<N>(parts_[part], plan_->cuts[part], shape_, levels_, counts_[part], offsets_[part], arrays,
                        valsInPlace_);
@@ -230,6 +232,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     allocateOutput();
     if (error_) std::rethrow_exception(error_);
     for (std::size_t part = 0; part < plan_->ranges(); ++part) fillPart(static_cast<int>(part));
+    for (auto& workspace : workspaces_) workspace.reset();
     phases_.mark(Phases::Filled);
     phases_.report(threadCount(), plan_->ranges(), totals_[N - 1]);
     if (valsInPlace_) {
