@@ -356,7 +356,8 @@ int main(int argc, char** argv) {
       return 2;
     } else matrices.push_back(arg);
   }
-  if (matrices.empty()) matrices = {"bcsstk13", "494_bus,bcspwr06"};
+  if (matrices.empty())
+    matrices = {"bcsstk16", "bcsstk13", "adder_dcop_05", "dnn_n1024_l1", "bayer10", "494_bus,cage5"};
   std::vector<Benchmark> all = benchmarks(matrices);
   if (!kernels.empty())
     std::erase_if(all, [&](const Benchmark& b) { return ("," + kernels + ",").find("," + b.kernel + ",") == std::string::npos; });
