@@ -8,8 +8,9 @@
 //   sp_mttkrp          A(i, j) = B(k, l, i) C(k, j) D(l, j), B in CSF, A in DCSR
 //   sp_ttm             A(i, j, l) = B(k, i, j) C(k, l), B in CSF, C in CSR, A in COO
 //
-// The SpGEMMs run on each matrix named (a name of the shared data folder or
-// NAME1,NAME2 for their Kronecker product, a scale-up); the tensor kernels
+// The SpGEMMs run on each matrix named (a name of the shared data folder,
+// t:NAME for B^T B of a matrix that is not square, or NAME1,NAME2 for their
+// Kronecker product, a scale-up); the tensor kernels
 // on a seeded random tensor. Every configuration runs in a child process of
 // its own (so each starts with OpenMP's thread count set and its own peak
 // memory) and reports the median kernel time and how far its peak resident
@@ -223,16 +224,29 @@ tcc::rt::Coo matrixNamed(const std::string& name) {
 }
 
 std::string label(const std::string& name) {
+  if (name.rfind("t:", 0) == 0) return name.substr(2) + "^T " + name.substr(2);
   return name.find(',') == std::string::npos ? name : "kron(" + name + ")";
+}
+
+// The operands of a product named NAME (B * B), t:NAME (B^T * B, for
+// matrices that are not square) or NAME1,NAME2 (their Kronecker product
+// squared).
+std::map<std::string, tcc::rt::Coo> productOperands(const std::string& name) {
+  if (name.rfind("t:", 0) != 0) {
+    tcc::rt::Coo m = matrixNamed(name);
+    return {{"B", m}, {"C", m}};
+  }
+  tcc::rt::Coo m = matrixNamed(name.substr(2)), transposed = m;
+  std::swap(transposed.dims[0], transposed.dims[1]);
+  std::swap(transposed.coords[0], transposed.coords[1]);
+  transposed.sort();
+  return {{"B", transposed}, {"C", m}};
 }
 
 std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices) {
   std::vector<Benchmark> all;
   for (const auto& name : matrices) {
-    auto operands = [name] {
-      tcc::rt::Coo m = matrixNamed(name);
-      return std::map<std::string, tcc::rt::Coo>{{"B", m}, {"C", m}};
-    };
+    auto operands = [name] { return productOperands(name); };
     all.push_back({"outer_spgemm", label(name),
                    "tensor A(I, J) : csr\ntensor B(I, K) : csc\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n",
                    "parallelize(k, CPUThread, NoRaces)", operands});
@@ -357,7 +371,7 @@ int main(int argc, char** argv) {
     } else matrices.push_back(arg);
   }
   if (matrices.empty())
-    matrices = {"bcsstk16", "bcsstk13", "adder_dcop_05", "dnn_n1024_l1", "bayer10", "494_bus,cage5"};
+    matrices = {"bcsstk16", "bcsstk13", "adder_dcop_05", "dnn_n1024_l1", "t:mbeacxc", "bayer10", "494_bus,cage5"};
   std::vector<Benchmark> all = benchmarks(matrices);
   if (!kernels.empty())
     std::erase_if(all, [&](const Benchmark& b) { return ("," + kernels + ",").find("," + b.kernel + ",") == std::string::npos; });
