@@ -184,6 +184,52 @@ TEST(ParallelMerge, PlannedPartsGiveTheComponentsOfOneWorkspace) {
   }
 }
 
+// Equal coordinates are summed in run order, whatever the cut: 1e16, -1e16
+// and 1 in runs 0, 1, 2 sum to 1, where the reverse order gives 0
+// (1 - 1e16 rounds to -1e16).
+TEST(ParallelMerge, EqualCoordinatesAreSummedInRunOrder) {
+  Shape<2> shape = Shape<2>::rowMajor({20000, 3});
+  const double values[3] = {1e16, -1e16, 1.0};
+  std::vector<std::unique_ptr<Workspace<CoordPolicy, 2>>> workspaces;
+  for (int r = 0; r < 3; ++r) {
+    workspaces.push_back(std::make_unique<Workspace<CoordPolicy, 2>>(shape));
+    for (int32_t i = 0; i < 20000; ++i) workspaces[r]->insert({i, (i + r) % 3}, i % 2 ? values[r] : 1.0);
+  }
+  std::vector<const AllArray<2>*> runs;
+  for (auto& w : workspaces) runs.push_back(&w->finish());
+  for (int parts : {1, 7}) {
+    MergePlan<2> plan = planMerge<2>(runs, 20000, parts);
+    std::vector<CooBuffer<2>> merged(plan.ranges());
+    for (std::size_t p = 0; p < plan.ranges(); ++p) mergePlannedRange(plan, p, merged[p]);
+    AllArray<2> all = concatenateRanges(merged);
+    ASSERT_EQ(all.size(), 60000u);  // each run's coordinates differ in their second level
+    std::size_t k = 0;
+    for (int32_t i = 0; i < 20000; ++i)
+      for (int32_t j = 0; j < 3; ++j, ++k) {
+        ASSERT_EQ(all.coordinates()[k], (Coordinates<2>{i, j}));
+        // Row i holds one component of each run: (i, (i + r) % 3).
+        int r = (j - i % 3 + 3) % 3;
+        ASSERT_EQ(all.values()[k], i % 2 ? values[r] : 1.0);
+      }
+  }
+  // The same coordinates in every run: the sums.
+  std::vector<std::unique_ptr<Workspace<CoordPolicy, 2>>> same;
+  for (int r = 0; r < 3; ++r) {
+    same.push_back(std::make_unique<Workspace<CoordPolicy, 2>>(shape));
+    for (int32_t i = 0; i < 20000; ++i) same[r]->insert({i, 1}, values[r]);
+  }
+  runs.clear();
+  for (auto& w : same) runs.push_back(&w->finish());
+  for (int parts : {1, 7}) {
+    MergePlan<2> plan = planMerge<2>(runs, 20000, parts);
+    std::vector<CooBuffer<2>> merged(plan.ranges());
+    for (std::size_t p = 0; p < plan.ranges(); ++p) mergePlannedRange(plan, p, merged[p]);
+    AllArray<2> all = concatenateRanges(merged);
+    ASSERT_EQ(all.size(), 20000u);
+    for (std::size_t k = 0; k < all.size(); ++k) ASSERT_EQ(all.values()[k], 1.0) << "at " << k;
+  }
+}
+
 // The kernel entry points a parallel kernel calls, each step's calls on
 // several threads at once, into CSR, DCSR and COO outputs (float64 and
 // float32): the arrays of one workspace finished into the same output.

@@ -30,9 +30,11 @@ std::size_t lowerBoundOfFirst(const AllArray<N>& run, int32_t first) {
 }
 
 // A k-way merge that adds equal coordinates (in run order, so the sums do
-// not depend on the cut). Between ties it copies a whole block of the run
-// with the smallest head: everything below the next smallest head, so runs
-// that do not overlap (threads that own ranges) merge at the speed of a copy.
+// not depend on how the ranges are cut), over a heap of the runs' heads
+// ordered by coordinates, then run. Between ties it copies a whole block of
+// the run with the smallest head: everything below the next smallest head,
+// so runs that do not overlap (threads that own ranges) merge at the speed
+// of a copy.
 template <int N>
 void mergeRange(const std::vector<const AllArray<N>*>& runs, const std::vector<std::size_t>& begin,
                 const std::vector<std::size_t>& end, CooBuffer<N>& out) {
@@ -41,42 +43,60 @@ void mergeRange(const std::vector<const AllArray<N>*>& runs, const std::vector<s
   for (std::size_t r = 0; r < runs.size(); ++r) total += end[r] - begin[r];
   out.crd.reserve(total);
   out.vals.reserve(total);
-  auto head = [&](std::size_t r) -> const Coordinates<N>& { return runs[r]->coordinates()[at[r]]; };
-  while (true) {
-    int smallest = -1, next = -1;  // the smallest head and the next (ties go to next)
-    for (std::size_t r = 0; r < runs.size(); ++r) {
-      if (at[r] == end[r]) continue;
-      if (smallest < 0 || lessThan<N>(head(r), head(smallest))) {
-        next = smallest;
-        smallest = static_cast<int>(r);
-      } else if (next < 0 || lessThan<N>(head(r), head(next))) {
-        next = static_cast<int>(r);
-      }
-    }
-    if (smallest < 0) return;
+  auto head = [&](int r) -> const Coordinates<N>& { return runs[r]->coordinates()[at[r]]; };
+  // std::push_heap keeps the largest on top: "after" puts the smallest there.
+  auto after = [&](int a, int b) {
+    if (lessThan<N>(head(b), head(a))) return true;
+    if (lessThan<N>(head(a), head(b))) return false;
+    return a > b;
+  };
+  std::vector<int> heap;
+  for (std::size_t r = 0; r < runs.size(); ++r)
+    if (at[r] < end[r]) heap.push_back(static_cast<int>(r));
+  std::make_heap(heap.begin(), heap.end(), after);
+  auto pop = [&] {
+    std::pop_heap(heap.begin(), heap.end(), after);
+    int r = heap.back();
+    heap.pop_back();
+    return r;
+  };
+  auto pushIfLeft = [&](int r) {
+    if (at[r] == end[r]) return;
+    heap.push_back(r);
+    std::push_heap(heap.begin(), heap.end(), after);
+  };
+  while (!heap.empty()) {
+    int smallest = pop();
     const auto& crd = runs[smallest]->coordinates();
     const auto& vals = runs[smallest]->values();
     std::size_t& position = at[smallest];
-    if (next < 0) {  // the last run left: the rest of it
+    if (heap.empty()) {  // the last run left: the rest of it
       out.crd.insert(out.crd.end(), crd.begin() + position, crd.begin() + end[smallest]);
       out.vals.insert(out.vals.end(), vals.begin() + position, vals.begin() + end[smallest]);
       position = end[smallest];
       continue;
     }
-    if (sameCoordinates<N>(head(smallest), head(next))) {
-      Coordinates<N> c = head(smallest);
+    if (sameCoordinates<N>(crd[position], head(heap.front()))) {
+      // Equal heads come off the heap in run order.
+      const Coordinates<N> c = crd[position];
       double sum = 0;
-      for (std::size_t r = 0; r < runs.size(); ++r)
-        if (at[r] < end[r] && sameCoordinates<N>(head(r), c)) sum += runs[r]->values()[at[r]++];
+      sum += vals[position++];
+      pushIfLeft(smallest);
+      while (!heap.empty() && sameCoordinates<N>(head(heap.front()), c)) {
+        int r = pop();
+        sum += runs[r]->values()[at[r]++];
+        pushIfLeft(r);
+      }
       out.push(c, sum);
       continue;
     }
-    const Coordinates<N> limit = head(next);
+    const Coordinates<N> limit = head(heap.front());
     std::size_t stop = position + 1;
     while (stop < end[smallest] && lessThan<N>(crd[stop], limit)) ++stop;
     out.crd.insert(out.crd.end(), crd.begin() + position, crd.begin() + stop);
     out.vals.insert(out.vals.end(), vals.begin() + position, vals.begin() + stop);
     position = stop;
+    pushIfLeft(smallest);
   }
 }
 
