@@ -37,6 +37,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tcc/runtime/matrix_market.h"
@@ -130,6 +131,63 @@ double differenceFromSaved(const tcc::rt::Coo& actual, const fs::path& path) {
   return worst / scale;
 }
 
+// A benchmark's inputs: made by the first child that needs them (reading
+// matrices, Kronecker products, seeded random tensors) and saved for the
+// others, which read them back in a fraction of the time.
+std::map<std::string, tcc::rt::Coo> inputsOf(const Benchmark& b, size_t index) {
+  fs::path path = workFolder / ("inputs_" + std::to_string(index) + ".bin");
+  std::map<std::string, tcc::rt::Coo> inputs;
+  auto io = [](auto& stream, auto* data, size_t count) {
+    if constexpr (std::is_const_v<std::remove_pointer_t<decltype(data)>>)
+      stream.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(count * sizeof *data));
+    else
+      stream.read(reinterpret_cast<char*>(data), static_cast<std::streamsize>(count * sizeof *data));
+  };
+  if (std::ifstream in{path, std::ios::binary}) {
+    uint64_t tensors = 0;
+    io(in, &tensors, 1);
+    for (uint64_t t = 0; t < tensors && in; ++t) {
+      uint64_t nameLength = 0, order = 0, nnz = 0;
+      io(in, &nameLength, 1);
+      std::string name(nameLength, ' ');
+      io(in, name.data(), nameLength);
+      io(in, &order, 1);
+      io(in, &nnz, 1);
+      tcc::rt::Coo coo;
+      coo.dims.resize(order);
+      io(in, coo.dims.data(), order);
+      coo.coords.assign(order, std::vector<int32_t>(nnz));
+      for (auto& mode : coo.coords) io(in, mode.data(), nnz);
+      coo.values.resize(nnz);
+      io(in, coo.values.data(), nnz);
+      inputs.emplace(name, std::move(coo));
+    }
+    if (in) return inputs;
+    inputs.clear();
+  }
+  inputs = b.inputs();
+  fs::path partial = path;
+  partial += "." + std::to_string(getpid());
+  {
+    std::ofstream out(partial, std::ios::binary);
+    uint64_t tensors = inputs.size();
+    io(out, static_cast<const uint64_t*>(&tensors), 1);
+    for (const auto& [name, coo] : inputs) {
+      uint64_t nameLength = name.size(), order = coo.dims.size(), nnz = coo.nnz();
+      io(out, static_cast<const uint64_t*>(&nameLength), 1);
+      io(out, name.data(), nameLength);
+      io(out, static_cast<const uint64_t*>(&order), 1);
+      io(out, static_cast<const uint64_t*>(&nnz), 1);
+      io(out, coo.dims.data(), order);
+      for (const auto& mode : coo.coords) io(out, mode.data(), nnz);
+      io(out, coo.values.data(), nnz);
+    }
+  }
+  std::error_code ignored;
+  fs::rename(partial, path, ignored);
+  return inputs;
+}
+
 tcc::Program parallelProgram(const Benchmark& b) {
   return tcc::Program::fromText(b.program + "schedule {\n  " + b.schedule + "\n}\n", "parallel.tc");
 }
@@ -143,7 +201,7 @@ Measurement measure(const Benchmark& b, size_t index, int threads, int repeat) {
   Measurement m;
   m.loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::map<std::string, tcc::Tensor> inputs;
-  for (const auto& [name, coo] : b.inputs())
+  for (const auto& [name, coo] : inputsOf(b, index))
     inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(program.syntax().findTensor(name)->format())));
   resetPeakResident();
   double before = statusMiB("VmRSS");
