@@ -352,8 +352,13 @@ void writeSvg(const std::string& path, const std::vector<Row>& rows, const std::
   const double W = 760, H = 460, left = 60, right = 300, top = 40, bottom = 50;
   double maxThreads = *std::max_element(threads.begin(), threads.end());
   double lx1 = std::max(1.0, std::ceil(std::log2(maxThreads)));
+  double fastest = maxThreads;  // the y axis reaches the ideal and every speedup
+  for (const Row& row : rows)
+    for (const Measurement& m : row.parallel)
+      if (m.ok && m.seconds > 0) fastest = std::max(fastest, row.sequential.seconds / m.seconds);
+  double ly1 = std::ceil(std::log2(fastest));
   auto X = [&](double t) { return left + std::log2(t) / lx1 * (W - left - right); };
-  auto Y = [&](double s) { return H - bottom - (std::log2(s) + 1) / (lx1 + 1) * (H - top - bottom); };  // from 1/2
+  auto Y = [&](double s) { return H - bottom - (std::log2(s) + 1) / (ly1 + 1) * (H - top - bottom); };  // from 1/2
   std::ofstream out(path);
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
@@ -365,7 +370,7 @@ void writeSvg(const std::string& path, const std::vector<Row>& rows, const std::
         << "\" stroke=\"#ddd\"/>\n<text x=\"" << x << "\" y=\"" << H - bottom + 18 << "\" text-anchor=\"middle\">"
         << (1 << e) << "</text>\n";
   }
-  for (int e = -1; e <= lx1; ++e) {
+  for (int e = -1; e <= ly1; ++e) {
     double y = Y(std::pow(2, e));
     out << "<line x1=\"" << left << "\" y1=\"" << y << "\" x2=\"" << W - right << "\" y2=\"" << y
         << "\" stroke=\"#ddd\"/>\n<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
