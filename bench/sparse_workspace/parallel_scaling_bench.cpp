@@ -21,6 +21,7 @@
 //
 //   tcc_parallel_workspace_bench [--threads 1,2,4,8,16] [--repeat N] [--kernels K1,K2] [--svg FILE]
 //                                [--time-limit SECONDS] [--no-fork] [MATRIX ...]
+//   tcc_parallel_workspace_bench --plot TABLE --svg FILE    (the plot of a table printed earlier)
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 #include <fstream>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -408,6 +410,46 @@ void writeSvg(const std::string& path, const std::vector<Row>& rows, const std::
       << "\">ideal</text>\n</svg>\n";
 }
 
+// The plot of a table this program printed (on another machine, say):
+// its rows' times, read back.
+int plotTable(const std::string& table, const std::string& svg) {
+  std::ifstream in(table);
+  std::vector<int> threads;
+  std::vector<Row> rows;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::stringstream cellStream(line);
+    for (std::string cell; std::getline(cellStream, cell, '|');) {
+      size_t first = cell.find_first_not_of(' '), last = cell.find_last_not_of(' ');
+      cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
+    }
+    if (cells.size() < 8 || line[0] != '|') continue;
+    if (cells[1] == "kernel") {  // the header: the thread counts
+      threads.clear();
+      for (size_t c = 6; c + 2 < cells.size(); ++c) threads.push_back(std::atoi(cells[c].c_str()));
+      continue;
+    }
+    if (threads.empty() || cells[4].empty() || !std::isdigit(static_cast<unsigned char>(cells[4][0]))) continue;
+    Row row{cells[1] + " " + cells[2], {}, {}};
+    row.sequential.seconds = std::atof(cells[4].c_str()) / 1e3;
+    row.sequential.ok = true;
+    for (size_t t = 0; t < threads.size() && 6 + t < cells.size(); ++t) {
+      Measurement m;
+      m.seconds = std::atof(cells[6 + t].c_str()) / 1e3;
+      m.ok = m.seconds > 0;
+      row.parallel.push_back(m);
+    }
+    rows.push_back(row);
+  }
+  if (rows.empty()) {
+    std::fprintf(stderr, "%s: no rows of this program's table\n", table.c_str());
+    return 1;
+  }
+  writeSvg(svg, rows, threads, "parallel sparse workspaces: speedup at 1 to " + std::to_string(threads.back()) +
+                                   " threads");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -417,6 +459,7 @@ int main(int argc, char** argv) {
   std::string kernels;   // comma-separated names; empty: all
   std::string svg;
   std::vector<std::string> matrices;
+  std::string plotFrom;  // a table printed by an earlier run
   bool child = argc > 4 && std::strcmp(argv[1], "--child") == 0;
   for (int a = child ? 5 : 1; a < argc; ++a) {
     std::string arg = argv[a];
@@ -427,11 +470,19 @@ int main(int argc, char** argv) {
     else if (arg == "--svg" && a + 1 < argc) svg = argv[++a];
     else if (arg == "--time-limit" && a + 1 < argc) timeLimit = std::atof(argv[++a]);
     else if (arg == "--folder" && a + 1 < argc) workFolder = argv[++a];
+    else if (arg == "--plot" && a + 1 < argc) plotFrom = argv[++a];
     else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "usage: %s [--threads 1,2,4,8,16] [--repeat N] [--kernels K1,K2] [--svg FILE] "
-                           "[--time-limit SECONDS] [--no-fork] [MATRIX ...]\n", argv[0]);
+                           "[--time-limit SECONDS] [--no-fork] [MATRIX ...] | --plot TABLE --svg FILE\n", argv[0]);
       return 2;
     } else matrices.push_back(arg);
+  }
+  if (!plotFrom.empty()) {
+    if (svg.empty()) {
+      std::fprintf(stderr, "--plot TABLE needs --svg FILE\n");
+      return 2;
+    }
+    return plotTable(plotFrom, svg);
   }
   if (matrices.empty())
     matrices = {"bcsstk16", "bcsstk13", "adder_dcop_05", "dnn_n1024_l1", "t:mbeacxc", "bayer10", "494_bus,cage5"};
