@@ -1,26 +1,36 @@
 // Parallel sparse workspaces: the scattering kernels, each compiled without
 // a schedule (the sequential sparse workspace: the baseline) and with a
-// thread loop over its producer (a sparse workspace per thread, merged in
-// parallel), at each thread count.
+// thread loop over its producer (a sparse workspace per thread, merged and
+// compressed into the output in parallel), at each thread count.
 //
 //   outer_spgemm       A = B * B, B read by columns (CSC) and rows (CSR), loops k, i, j
 //   transposed_spgemm  A^T = B * B, every operand CSR, A(j, i) scattered by i
 //   sp_mttkrp          A(i, j) = B(k, l, i) C(k, j) D(l, j), B in CSF, A in DCSR
 //   sp_ttm             A(i, j, l) = B(k, i, j) C(k, l), B in CSF, C in CSR, A in COO
 //
-// The SpGEMMs run on each matrix named (a name of the shared data folder or
-// NAME1,NAME2 for their Kronecker product, a scale-up); the tensor kernels
+// The SpGEMMs run on each matrix named (a name of the shared data folder,
+// t:NAME for B^T B of a matrix that is not square, or NAME1,NAME2 for their
+// Kronecker product, a scale-up); the tensor kernels
 // on a seeded random tensor. Every configuration runs in a child process of
 // its own (so each starts with OpenMP's thread count set and its own peak
-// memory): it checks the parallel result against the sequential kernel's,
-// then reports the median kernel time and how far its peak resident memory
-// rose while the kernel ran (the workspaces and the result).
+// memory) and reports the median kernel time and how far its peak resident
+// memory rose while the kernel ran (the workspaces and the result). The
+// kernels are compiled once, here, into a kernel cache on disk that the
+// children load them from; the sequential configuration's child saves its
+// result, which every parallel one is checked against.
 //
-//   tcc_parallel_workspace_bench [--threads 1,2,4,8,16] [--repeat N] [--kernels K1,K2] [--no-fork] [MATRIX ...]
+//   tcc_parallel_workspace_bench [--threads 1,2,4,8,16] [--repeat N] [--kernels K1,K2] [--svg FILE]
+//                                [--time-limit SECONDS] [--no-fork] [MATRIX ...]
+//   tcc_parallel_workspace_bench --plot TABLE --svg FILE    (the plot of a table printed earlier)
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +39,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tcc/runtime/matrix_market.h"
@@ -49,6 +60,8 @@ struct Measurement {
   double seconds = 0;
   double peakMiB = 0;       // growth of the peak resident set while the kernel ran
   double difference = 0;    // largest |parallel - sequential| over the largest |sequential|
+  double loadSeconds = 0;   // compiling (or loading from the cache) both kernels
+  double nonzeros = 0;      // of the result
   bool ok = false;
 };
 
@@ -80,19 +93,118 @@ void resetPeakResident() {
   }
 }
 
-std::vector<double> denseOf(const tcc::Tensor& tensor) { return tcc::rt::toDense(tcc::rt::unpack(tensor)); }
+namespace fs = std::filesystem;
+fs::path workFolder;  // the kernel cache and the sequential results, for this run only
 
-// In a process of its own: threads == 0 times the sequential kernel.
-Measurement measure(const Benchmark& b, int threads, int repeat) {
-  std::map<std::string, tcc::Tensor> inputs;
-  tcc::Program sequential = tcc::Program::fromText(b.program, "sequential.tc");
-  for (const auto& [name, coo] : b.inputs())
-    inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(sequential.syntax().findTensor(name)->format())));
-  tcc::Kernel baseline = tcc::compile(sequential);
-  tcc::Kernel timed = tcc::compile(threads == 0 ? sequential
-                                                : tcc::Program::fromText(
-                                                      b.program + "schedule {\n  " + b.schedule + "\n}\n", "parallel.tc"));
+fs::path referencePath(size_t benchmark) { return workFolder / ("sequential_" + std::to_string(benchmark) + ".bin"); }
+
+// The result in storage order: coordinates mode by mode, then values.
+void saveResult(const tcc::rt::Coo& result, const fs::path& path) {
+  std::ofstream out(path, std::ios::binary);
+  uint64_t order = result.dims.size(), nnz = result.nnz();
+  out.write(reinterpret_cast<const char*>(&order), sizeof order);
+  out.write(reinterpret_cast<const char*>(&nnz), sizeof nnz);
+  for (const auto& mode : result.coords) out.write(reinterpret_cast<const char*>(mode.data()), nnz * sizeof(int32_t));
+  out.write(reinterpret_cast<const char*>(result.values.data()), nnz * sizeof(double));
+}
+
+// Largest |actual - expected| over the largest |expected|; infinity when
+// the stored coordinates differ (both kernels store every component they
+// inserted, in the same format) or the saved result is missing.
+double differenceFromSaved(const tcc::rt::Coo& actual, const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  uint64_t order = 0, nnz = 0;
+  in.read(reinterpret_cast<char*>(&order), sizeof order);
+  in.read(reinterpret_cast<char*>(&nnz), sizeof nnz);
+  if (!in || order != actual.dims.size() || nnz != actual.nnz()) return INFINITY;
+  std::vector<int32_t> coordinates(nnz);
+  for (uint64_t mode = 0; mode < order; ++mode) {
+    in.read(reinterpret_cast<char*>(coordinates.data()), nnz * sizeof(int32_t));
+    if (!in || coordinates != actual.coords[mode]) return INFINITY;
+  }
+  std::vector<double> values(nnz);
+  in.read(reinterpret_cast<char*>(values.data()), nnz * sizeof(double));
+  if (!in) return INFINITY;
+  double scale = 1e-300, worst = 0;
+  for (uint64_t k = 0; k < nnz; ++k) {
+    scale = std::max(scale, std::abs(values[k]));
+    worst = std::max(worst, std::abs(actual.values[k] - values[k]));
+  }
+  return worst / scale;
+}
+
+// A benchmark's inputs: made by the first child that needs them (reading
+// matrices, Kronecker products, seeded random tensors) and saved for the
+// others, which read them back in a fraction of the time.
+std::map<std::string, tcc::rt::Coo> inputsOf(const Benchmark& b, size_t index) {
+  fs::path path = workFolder / ("inputs_" + std::to_string(index) + ".bin");
+  std::map<std::string, tcc::rt::Coo> inputs;
+  auto io = [](auto& stream, auto* data, size_t count) {
+    if constexpr (std::is_const_v<std::remove_pointer_t<decltype(data)>>)
+      stream.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(count * sizeof *data));
+    else
+      stream.read(reinterpret_cast<char*>(data), static_cast<std::streamsize>(count * sizeof *data));
+  };
+  if (std::ifstream in{path, std::ios::binary}) {
+    uint64_t tensors = 0;
+    io(in, &tensors, 1);
+    for (uint64_t t = 0; t < tensors && in; ++t) {
+      uint64_t nameLength = 0, order = 0, nnz = 0;
+      io(in, &nameLength, 1);
+      std::string name(nameLength, ' ');
+      io(in, name.data(), nameLength);
+      io(in, &order, 1);
+      io(in, &nnz, 1);
+      tcc::rt::Coo coo;
+      coo.dims.resize(order);
+      io(in, coo.dims.data(), order);
+      coo.coords.assign(order, std::vector<int32_t>(nnz));
+      for (auto& mode : coo.coords) io(in, mode.data(), nnz);
+      coo.values.resize(nnz);
+      io(in, coo.values.data(), nnz);
+      inputs.emplace(name, std::move(coo));
+    }
+    if (in) return inputs;
+    inputs.clear();
+  }
+  inputs = b.inputs();
+  fs::path partial = path;
+  partial += "." + std::to_string(getpid());
+  {
+    std::ofstream out(partial, std::ios::binary);
+    uint64_t tensors = inputs.size();
+    io(out, static_cast<const uint64_t*>(&tensors), 1);
+    for (const auto& [name, coo] : inputs) {
+      uint64_t nameLength = name.size(), order = coo.dims.size(), nnz = coo.nnz();
+      io(out, static_cast<const uint64_t*>(&nameLength), 1);
+      io(out, name.data(), nameLength);
+      io(out, static_cast<const uint64_t*>(&order), 1);
+      io(out, static_cast<const uint64_t*>(&nnz), 1);
+      io(out, coo.dims.data(), order);
+      for (const auto& mode : coo.coords) io(out, mode.data(), nnz);
+      io(out, coo.values.data(), nnz);
+    }
+  }
+  std::error_code ignored;
+  fs::rename(partial, path, ignored);
+  return inputs;
+}
+
+tcc::Program parallelProgram(const Benchmark& b) {
+  return tcc::Program::fromText(b.program + "schedule {\n  " + b.schedule + "\n}\n", "parallel.tc");
+}
+
+// In a process of its own: threads == 0 times the sequential kernel (and
+// saves its result for the others).
+Measurement measure(const Benchmark& b, size_t index, int threads, int repeat) {
+  auto start = std::chrono::steady_clock::now();
+  tcc::Program program = threads == 0 ? tcc::Program::fromText(b.program, "sequential.tc") : parallelProgram(b);
+  tcc::Kernel timed = tcc::compile(program);
   Measurement m;
+  m.loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::map<std::string, tcc::Tensor> inputs;
+  for (const auto& [name, coo] : inputsOf(b, index))
+    inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(program.syntax().findTensor(name)->format())));
   resetPeakResident();
   double before = statusMiB("VmRSS");
   timed.run(inputs);  // warm-up
@@ -101,15 +213,15 @@ Measurement measure(const Benchmark& b, int threads, int repeat) {
   tcc::RunResult result = timed.run(inputs, options);
   m.peakMiB = statusMiB("VmHWM") - before;
   m.seconds = median(result.seconds);
-  std::vector<double> actual = denseOf(result.tensors.at("A"));
-  std::vector<double> expected = denseOf(baseline.run(inputs).at("A"));
-  double scale = 1e-300, worst = 0;
-  for (size_t k = 0; k < expected.size(); ++k) {
-    scale = std::max(scale, std::abs(expected[k]));
-    worst = std::max(worst, std::abs(actual[k] - expected[k]));
+  tcc::rt::Coo actual = tcc::rt::unpack(result.tensors.at("A"));
+  m.nonzeros = static_cast<double>(actual.nnz());
+  if (threads == 0) {
+    saveResult(actual, referencePath(index));
+    m.ok = true;
+  } else {
+    m.difference = differenceFromSaved(actual, referencePath(index));
+    m.ok = m.difference <= 1e-12;
   }
-  m.difference = worst / scale;
-  m.ok = actual.size() == expected.size() && m.difference <= 1e-12;
   return m;
 }
 
@@ -122,7 +234,7 @@ bool freshProcesses = true;
 std::vector<std::string> childArguments;  // the matrices and --repeat, as given
 
 Measurement inChild(size_t benchmark, int threads, int repeat, const std::vector<Benchmark>& all) {
-  if (!freshProcesses) return measure(all[benchmark], threads, repeat);
+  if (!freshProcesses) return measure(all[benchmark], benchmark, threads, repeat);
   int channel[2];
   if (pipe(channel) != 0) return {};
   pid_t child = fork();
@@ -153,7 +265,7 @@ Measurement inChild(size_t benchmark, int threads, int repeat, const std::vector
 int runChild(size_t benchmark, int threads, int repeat, const std::vector<Benchmark>& all) {
   Measurement m;
   try {
-    m = measure(all.at(benchmark), threads, repeat);
+    m = measure(all.at(benchmark), benchmark, threads, repeat);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "%s %s: %s\n", all.at(benchmark).kernel.c_str(), all.at(benchmark).input.c_str(),
                  error.what());
@@ -172,16 +284,29 @@ tcc::rt::Coo matrixNamed(const std::string& name) {
 }
 
 std::string label(const std::string& name) {
+  if (name.rfind("t:", 0) == 0) return name.substr(2) + "^T " + name.substr(2);
   return name.find(',') == std::string::npos ? name : "kron(" + name + ")";
+}
+
+// The operands of a product named NAME (B * B), t:NAME (B^T * B, for
+// matrices that are not square) or NAME1,NAME2 (their Kronecker product
+// squared).
+std::map<std::string, tcc::rt::Coo> productOperands(const std::string& name) {
+  if (name.rfind("t:", 0) != 0) {
+    tcc::rt::Coo m = matrixNamed(name);
+    return {{"B", m}, {"C", m}};
+  }
+  tcc::rt::Coo m = matrixNamed(name.substr(2)), transposed = m;
+  std::swap(transposed.dims[0], transposed.dims[1]);
+  std::swap(transposed.coords[0], transposed.coords[1]);
+  transposed.sort();
+  return {{"B", transposed}, {"C", m}};
 }
 
 std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices) {
   std::vector<Benchmark> all;
   for (const auto& name : matrices) {
-    auto operands = [name] {
-      tcc::rt::Coo m = matrixNamed(name);
-      return std::map<std::string, tcc::rt::Coo>{{"B", m}, {"C", m}};
-    };
+    auto operands = [name] { return productOperands(name); };
     all.push_back({"outer_spgemm", label(name),
                    "tensor A(I, J) : csr\ntensor B(I, K) : csc\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n",
                    "parallelize(k, CPUThread, NoRaces)", operands});
@@ -216,13 +341,125 @@ std::vector<int> parseThreads(const std::string& text) {
   return counts;
 }
 
+struct Row {
+  std::string name;  // kernel and input
+  Measurement sequential;
+  std::vector<Measurement> parallel;  // per thread count; seconds 0 where not measured
+};
+
+// Speedup over the sequential kernel against threads, both log2, one line
+// per kernel and input, and the ideal.
+void writeSvg(const std::string& path, const std::vector<Row>& rows, const std::vector<int>& threads,
+              const std::string& caption) {
+  const double W = 760, H = 460, left = 60, right = 300, top = 40, bottom = 50;
+  double maxThreads = *std::max_element(threads.begin(), threads.end());
+  double lx1 = std::max(1.0, std::ceil(std::log2(maxThreads)));
+  double fastest = maxThreads;  // the y axis reaches the ideal and every speedup
+  for (const Row& row : rows)
+    for (const Measurement& m : row.parallel)
+      if (m.ok && m.seconds > 0) fastest = std::max(fastest, row.sequential.seconds / m.seconds);
+  double ly1 = std::ceil(std::log2(fastest));
+  auto X = [&](double t) { return left + std::log2(t) / lx1 * (W - left - right); };
+  auto Y = [&](double s) { return H - bottom - (std::log2(s) + 1) / (ly1 + 1) * (H - top - bottom); };  // from 1/2
+  std::ofstream out(path);
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  out << "<text x=\"" << (left + W - right) / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">" << caption
+      << "</text>\n";
+  for (int e = 0; e <= lx1; ++e) {
+    double x = X(std::pow(2, e));
+    out << "<line x1=\"" << x << "\" y1=\"" << top << "\" x2=\"" << x << "\" y2=\"" << H - bottom
+        << "\" stroke=\"#ddd\"/>\n<text x=\"" << x << "\" y=\"" << H - bottom + 18 << "\" text-anchor=\"middle\">"
+        << (1 << e) << "</text>\n";
+  }
+  for (int e = -1; e <= ly1; ++e) {
+    double y = Y(std::pow(2, e));
+    out << "<line x1=\"" << left << "\" y1=\"" << y << "\" x2=\"" << W - right << "\" y2=\"" << y
+        << "\" stroke=\"#ddd\"/>\n<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
+        << std::pow(2, e) << "x</text>\n";
+  }
+  out << "<text x=\"" << (left + W - right) / 2 << "\" y=\"" << H - 12
+      << "\" text-anchor=\"middle\">threads (log scale)</text>\n";
+  out << "<text x=\"16\" y=\"" << (top + H - bottom) / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 16 "
+      << (top + H - bottom) / 2 << ")\">speedup over the sequential workspace (log scale)</text>\n";
+  out << "<line x1=\"" << X(1) << "\" y1=\"" << Y(1) << "\" x2=\"" << X(maxThreads) << "\" y2=\"" << Y(maxThreads)
+      << "\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>\n";
+  const char* colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                          "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39"};
+  int legend = 0;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Row& row = rows[r];
+    const char* color = colors[r % (sizeof colors / sizeof *colors)];
+    std::string points;
+    for (size_t t = 0; t < threads.size() && t < row.parallel.size(); ++t) {
+      const Measurement& m = row.parallel[t];
+      if (!m.ok || m.seconds <= 0) continue;
+      double speedup = row.sequential.seconds / m.seconds;
+      points += std::to_string(X(threads[t])) + "," + std::to_string(Y(std::max(speedup, 0.5))) + " ";
+    }
+    if (points.empty()) continue;
+    out << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\" points=\"" << points << "\"/>\n";
+    double y = top + 10 + 16 * legend++;
+    out << "<line x1=\"" << W - right + 12 << "\" y1=\"" << y << "\" x2=\"" << W - right + 34 << "\" y2=\"" << y
+        << "\" stroke=\"" << color << "\" stroke-width=\"2\"/><text x=\"" << W - right + 40 << "\" y=\"" << y + 4
+        << "\">" << row.name << "</text>\n";
+  }
+  double y = top + 10 + 16 * legend;
+  out << "<line x1=\"" << W - right + 12 << "\" y1=\"" << y << "\" x2=\"" << W - right + 34 << "\" y2=\"" << y
+      << "\" stroke=\"#999\" stroke-dasharray=\"4 4\"/><text x=\"" << W - right + 40 << "\" y=\"" << y + 4
+      << "\">ideal</text>\n</svg>\n";
+}
+
+// The plot of a table this program printed (on another machine, say):
+// its rows' times, read back.
+int plotTable(const std::string& table, const std::string& svg) {
+  std::ifstream in(table);
+  std::vector<int> threads;
+  std::vector<Row> rows;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::stringstream cellStream(line);
+    for (std::string cell; std::getline(cellStream, cell, '|');) {
+      size_t first = cell.find_first_not_of(' '), last = cell.find_last_not_of(' ');
+      cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
+    }
+    if (cells.size() < 8 || line[0] != '|') continue;
+    if (cells[1] == "kernel") {  // the header: the thread counts
+      threads.clear();
+      for (size_t c = 6; c + 2 < cells.size(); ++c) threads.push_back(std::atoi(cells[c].c_str()));
+      continue;
+    }
+    if (threads.empty() || cells[4].empty() || !std::isdigit(static_cast<unsigned char>(cells[4][0]))) continue;
+    Row row{cells[1] + " " + cells[2], {}, {}};
+    row.sequential.seconds = std::atof(cells[4].c_str()) / 1e3;
+    row.sequential.ok = true;
+    for (size_t t = 0; t < threads.size() && 6 + t < cells.size(); ++t) {
+      Measurement m;
+      m.seconds = std::atof(cells[6 + t].c_str()) / 1e3;
+      m.ok = m.seconds > 0;
+      row.parallel.push_back(m);
+    }
+    rows.push_back(row);
+  }
+  if (rows.empty()) {
+    std::fprintf(stderr, "%s: no rows of this program's table\n", table.c_str());
+    return 1;
+  }
+  writeSvg(svg, rows, threads, "parallel sparse workspaces: speedup at 1 to " + std::to_string(threads.back()) +
+                                   " threads");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2, 4, 8, 16};
   int repeat = 5;
-  std::string kernels;  // comma-separated names; empty: all
+  double timeLimit = 0;  // seconds; 0: none
+  std::string kernels;   // comma-separated names; empty: all
+  std::string svg;
   std::vector<std::string> matrices;
+  std::string plotFrom;  // a table printed by an earlier run
   bool child = argc > 4 && std::strcmp(argv[1], "--child") == 0;
   for (int a = child ? 5 : 1; a < argc; ++a) {
     std::string arg = argv[a];
@@ -230,40 +467,117 @@ int main(int argc, char** argv) {
     else if (arg == "--no-fork") freshProcesses = false;
     else if (arg == "--repeat" && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
     else if (arg == "--kernels" && a + 1 < argc) kernels = argv[++a];
-    else matrices.push_back(arg);
+    else if (arg == "--svg" && a + 1 < argc) svg = argv[++a];
+    else if (arg == "--time-limit" && a + 1 < argc) timeLimit = std::atof(argv[++a]);
+    else if (arg == "--folder" && a + 1 < argc) workFolder = argv[++a];
+    else if (arg == "--plot" && a + 1 < argc) plotFrom = argv[++a];
+    else if (!arg.empty() && arg[0] == '-') {
+      std::fprintf(stderr, "usage: %s [--threads 1,2,4,8,16] [--repeat N] [--kernels K1,K2] [--svg FILE] "
+                           "[--time-limit SECONDS] [--no-fork] [MATRIX ...] | --plot TABLE --svg FILE\n", argv[0]);
+      return 2;
+    } else matrices.push_back(arg);
   }
-  if (matrices.empty()) matrices = {"bcsstk13", "494_bus,bcspwr06"};
-  childArguments = matrices;
-  if (!kernels.empty()) childArguments.insert(childArguments.begin(), {"--kernels", kernels});
+  if (!plotFrom.empty()) {
+    if (svg.empty()) {
+      std::fprintf(stderr, "--plot TABLE needs --svg FILE\n");
+      return 2;
+    }
+    return plotTable(plotFrom, svg);
+  }
+  if (matrices.empty())
+    matrices = {"bcsstk16", "bcsstk13", "adder_dcop_05", "dnn_n1024_l1", "t:mbeacxc", "bayer10", "494_bus,cage5"};
   std::vector<Benchmark> all = benchmarks(matrices);
   if (!kernels.empty())
     std::erase_if(all, [&](const Benchmark& b) { return ("," + kernels + ",").find("," + b.kernel + ",") == std::string::npos; });
   if (child) return runChild(std::stoul(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), all);
 
-  std::printf("| kernel | input | sequential ms | seq. peak MiB |");
+  // A folder of this run's own: the kernel cache the children load from and
+  // the sequential results they are checked against.
+  std::string pattern = (fs::temp_directory_path() / "tcc_parallel_bench_XXXXXX").string();
+  if (!mkdtemp(pattern.data())) {
+    std::perror("mkdtemp");
+    return 1;
+  }
+  workFolder = pattern;
+  setenv("TCC_CACHE_DIR", (workFolder / "cache").c_str(), 1);
+  unsetenv("TCC_NO_DISK_CACHE");
+  childArguments = matrices;
+  childArguments.insert(childArguments.begin(), {"--folder", workFolder.string()});
+  if (!kernels.empty()) childArguments.insert(childArguments.begin(), {"--kernels", kernels});
+
+  auto started = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+  // Every kernel compiled once, here; the children find them in the cache.
+  for (const Benchmark& b : all) {
+    tcc::compile(tcc::Program::fromText(b.program, "sequential.tc"));
+    tcc::compile(parallelProgram(b));
+  }
+  double compileSeconds = elapsed();
+
+  std::printf("| kernel | input | nnz(A) | sequential ms | seq. peak MiB |");
   for (int t : threads) std::printf(" %d thr ms |", t);
-  std::printf(" speedup at %d | peak MiB at %d (x seq.) |\n|---|---|---:|---:|", threads.back(), threads.back());
+  std::printf(" speedup at %d | peak MiB at %d (x seq.) |\n|---|---|---:|---:|---:|", threads.back(), threads.back());
   for (size_t t = 0; t < threads.size(); ++t) std::printf("---:|");
   std::printf("---:|---:|\n");
-  bool allOk = true;
-  for (size_t k = 0; k < all.size(); ++k) {
+  std::fflush(stdout);
+  bool allOk = true, stopped = false;
+  double slowestLoad = 0;
+  std::vector<Row> rows;
+  for (size_t k = 0; k < all.size() && !stopped; ++k) {
     const Benchmark& b = all[k];
-    Measurement sequential = inChild(k, 0, repeat, all);
-    std::printf("| %s | %s | %.2f | %.1f |", b.kernel.c_str(), b.input.c_str(), sequential.seconds * 1e3,
-                sequential.peakMiB);
+    if (timeLimit > 0 && elapsed() > timeLimit) {
+      stopped = true;
+      break;
+    }
+    Row row{b.kernel + " " + b.input, inChild(k, 0, repeat, all), {}};
+    slowestLoad = std::max(slowestLoad, row.sequential.loadSeconds);
+    std::printf("| %s | %s | %.0f | %.2f | %.1f |", b.kernel.c_str(), b.input.c_str(), row.sequential.nonzeros,
+                row.sequential.seconds * 1e3, row.sequential.peakMiB);
     Measurement last;
     for (int t : threads) {
+      if (timeLimit > 0 && elapsed() > timeLimit) {
+        stopped = true;
+        std::printf(" - |");
+        row.parallel.push_back({});
+        continue;
+      }
       last = inChild(k, t, repeat, all);
+      row.parallel.push_back(last);
+      slowestLoad = std::max(slowestLoad, last.loadSeconds);
       allOk = allOk && last.ok;
       if (last.ok)
         std::printf(" %.2f |", last.seconds * 1e3);
       else
         std::printf(" WRONG (%.1e) |", last.difference);
     }
-    std::printf(" %.1fx | %.1f (%.2fx) |\n", sequential.seconds / last.seconds, last.peakMiB,
-                last.peakMiB / std::max(sequential.peakMiB, 1e-9));
+    if (last.ok)
+      std::printf(" %.1fx | %.1f (%.2fx) |\n", row.sequential.seconds / last.seconds, last.peakMiB,
+                  last.peakMiB / std::max(row.sequential.peakMiB, 1e-9));
+    else
+      std::printf(" - | - |\n");
     std::fflush(stdout);
+    rows.push_back(std::move(row));
+    if (!svg.empty()) writeSvg(svg, rows, threads, "parallel sparse workspaces: speedup at 1 to " +
+                                                       std::to_string(threads.back()) + " threads");
   }
-  if (!allOk) std::printf("\nsome parallel results differ from the sequential kernel's (see WRONG)\n");
+  // Geometric means of the speedup at the most threads, per kernel.
+  std::map<std::string, std::pair<double, int>> logSpeedups;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Measurement& last = rows[r].parallel.empty() ? Measurement{} : rows[r].parallel.back();
+    if (!last.ok || last.seconds <= 0 || rows[r].parallel.size() != threads.size()) continue;
+    auto& [sum, count] = logSpeedups[all[r].kernel];
+    sum += std::log(rows[r].sequential.seconds / last.seconds);
+    ++count;
+  }
+  std::printf("\n");
+  for (const auto& [kernel, entry] : logSpeedups)
+    std::printf("%s: geomean speedup at %d threads over %d inputs: %.2fx\n", kernel.c_str(), threads.back(),
+                entry.second, std::exp(entry.first / entry.second));
+  std::printf("kernels compiled once in %.1f s; each child loaded its kernel from the disk cache in at most %.0f ms; "
+              "whole run %.1f s\n", compileSeconds, slowestLoad * 1e3, elapsed());
+  if (stopped) std::printf("stopped at the time limit (%.0f s): later configurations not measured\n", timeLimit);
+  if (!allOk) std::printf("some parallel results differ from the sequential kernel's (see WRONG)\n");
+  std::error_code ignored;
+  fs::remove_all(workFolder, ignored);
   return allOk ? 0 : 1;
 }

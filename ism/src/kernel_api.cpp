@@ -4,6 +4,9 @@
 #include "tcc/ism/kernel_api.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -19,6 +22,7 @@
 
 #include "tcc/ism/ism.h"
 #include "tcc/ism/policy_registry.h"
+#include "tcc/ism/parallel_compress.h"
 #include "tcc/ism/parallel_merge.h"
 #include "tcc/runtime/abi.h"
 
@@ -30,9 +34,86 @@ std::string& lastError() {
   return message;
 }
 
+template <class T>
+T* allocateArray(int64_t count) {
+  // At least one element, so that an empty array is still an array.
+  T* out = static_cast<T*>(std::malloc(static_cast<std::size_t>(std::max<int64_t>(count, 1)) * sizeof(T)));
+  if (out == nullptr) throw std::bad_alloc();
+  return out;
+}
+
+std::size_t elementWidth(int datatype) {
+  switch (datatype) {
+    case TCC_FLOAT64:
+    case TCC_INT64: return 8;
+    case TCC_FLOAT32:
+    case TCC_INT32: return 4;
+  }
+  throw std::invalid_argument("ism: sparse workspaces cannot produce element type " + std::to_string(datatype));
+}
+
+// The output's level chain as the Compress stage sees it.
+std::vector<LevelSpec> levelsOf(const tcc_tensor& output, int order, int uniqueMask) {
+  if (output.order != order)
+    throw std::invalid_argument("ism: the output has order " + std::to_string(output.order) + ", the workspace " +
+                                std::to_string(order));
+  std::vector<LevelSpec> levels;
+  for (int l = 0; l < order; ++l) {
+    int kind = output.levels[l].kind;
+    if (kind < TCC_LEVEL_DENSE || kind > TCC_LEVEL_SINGLETON)
+      throw std::invalid_argument("ism: output level " + std::to_string(l) + " has kind " + std::to_string(kind));
+    levels.push_back({static_cast<LevelKind>(kind), ((uniqueMask >> l) & 1) != 0});
+  }
+  validateLevels(levels, order);
+  return levels;
+}
+
+bool allDense(const std::vector<LevelSpec>& levels) {
+  return std::all_of(levels.begin(), levels.end(), [](const LevelSpec& l) { return l.kind == LevelKind::Dense; });
+}
+
+// Runs step(0) .. step(count - 1) on up to `threads` threads of our own.
+template <class Step>
+void onOwnThreads(int count, int threads, Step step) {
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int k = next++; k < count; k = next++) step(k);
+  };
+  std::vector<std::thread> workers;
+  for (int t = 1; t < std::min(count, threads); ++t) workers.emplace_back(work);
+  work();
+  for (auto& worker : workers) worker.join();
+}
+
+// When each step of finishing per-thread workspaces ended, reported on
+// stderr when TCC_ISM_PROFILE is set (to see what limits scaling).
+struct Phases {
+  enum Step { Created, InsertsDone, Sorted, Merged, Allocated, Filled, Steps };
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point at[Steps];
+  std::atomic<bool> insertsDone{false};
+  void mark(Step step) { at[step] = Clock::now(); }
+  void markOnce(Step step) {
+    if (!insertsDone.exchange(true)) mark(step);
+  }
+  void report(int threads, std::size_t parts, int64_t values) const {
+    if (std::getenv("TCC_ISM_PROFILE") == nullptr) return;
+    auto ms = [&](Step from, Step to) { return std::chrono::duration<double, std::milli>(at[to] - at[from]).count(); };
+    std::fprintf(stderr,
+                 "ism: %d threads, %zu parts, %lld values: inserts %.2f ms, sort per thread %.2f ms, merge parts "
+                 "%.2f ms, allocate %.2f ms, fill parts %.2f ms\n",
+                 threads, parts, static_cast<long long>(values), ms(Created, InsertsDone), ms(InsertsDone, Sorted),
+                 ms(Sorted, Merged), ms(Merged, Allocated), ms(Allocated, Filled));
+  }
+};
+
 // One workspace per thread of a parallel producer, each filled through the
-// ordinary insert entry points; finish sorts and merges each on a thread
-// of its own, then merges them by ranges of the first level (parallel_merge.h).
+// ordinary insert entry points. Finishing takes four steps, each on all
+// threads at once (kernel_api.h): each thread's workspace is sorted and
+// merged into its run; the runs are cut into parts by ranges of the first
+// level and each part merged (parallel_merge.h) and its positions counted;
+// a prefix sum over the parts sizes the output's arrays; and each part
+// writes its slice of them (parallel_compress.h).
 template <template <int> class Policy, int N>
 class PerThreadWorkspaces final : public AnyWorkspace {
  public:
@@ -42,17 +123,23 @@ class PerThreadWorkspaces final : public AnyWorkspace {
       workspaces_.push_back(std::make_unique<TypedWorkspace<Policy, N>>(shape, options));
       handles_.push_back(static_cast<AnyWorkspace*>(workspaces_.back().get()));
     }
+    phases_.mark(Phases::Created);
   }
-  int threadCount() const override { return static_cast<int>(workspaces_.size()); }
+  ~PerThreadWorkspaces() override { releaseArrays(); }
+  int threadCount() const override { return static_cast<int>(handles_.size()); }
   int insertAny(const int*, double) noexcept override { return 1; }  // inserts go to a thread's own workspace
   std::string failed() const override {
     for (const auto& workspace : workspaces_)
-      if (!workspace->failure.empty()) return workspace->failure;
+      if (workspace && !workspace->failure.empty()) return workspace->failure;
     return "";
+  }
+  CompressedTensor finish(const std::vector<LevelSpec>&) override {
+    throw std::logic_error("ism: per-thread workspaces finish straight into their output");
   }
   // Sorts and merges thread t's workspace into its run.
   void finishThread(int t) override {
-    if (t < 0 || t >= threadCount() || runs_[t] || threadErrors_[t]) return;
+    if (t < 0 || t >= threadCount() || runs_[t] || threadErrors_[t] || !workspaces_[t]) return;
+    phases_.markOnce(Phases::InsertsDone);
     try {
       workspaces_[t]->throwIfFailed();
       runs_[t] = &workspaces_[t]->workspace.finish();
@@ -60,52 +147,163 @@ class PerThreadWorkspaces final : public AnyWorkspace {
       threadErrors_[t] = std::current_exception();
     }
   }
-  int mergeParts() override {
-    finishRemainingThreads();
-    rethrowFirst(threadErrors_);
-    plan_ = planMerge<N>(std::vector<const AllArray<N>*>(runs_.begin(), runs_.end()), shape_.levelDim(0),
-                         threadCount());
-    merged_.assign(plan_->ranges(), CooBuffer<N>());
-    partErrors_.assign(plan_->ranges(), nullptr);
-    partsMerged_.assign(plan_->ranges(), 0);
-    return static_cast<int>(plan_->ranges());
-  }
-  void mergePart(int part) override {
-    if (!plan_ || part < 0 || part >= static_cast<int>(plan_->ranges()) || partsMerged_[part]) return;
+  int mergeParts(tcc_tensor* output, int uniqueMask) override {
+    if (plan_) return static_cast<int>(plan_->ranges());
     try {
-      mergePlannedRange(*plan_, static_cast<std::size_t>(part), merged_[part]);
+      if (output == nullptr) throw std::invalid_argument("ism: merge into a null output");
+      planParts(*output, levelsOf(*output, N, uniqueMask));
+      return static_cast<int>(plan_->ranges());
+    } catch (...) {
+      keep(std::current_exception());
+      return 0;
+    }
+  }
+  // Merges part p and counts its positions at every level.
+  void mergePart(int part) override {
+    if (!plan_ || part < 0 || part >= static_cast<int>(plan_->ranges()) || merged_[part]) return;
+    try {
+      mergePlannedRange(*plan_, static_cast<std::size_t>(part), parts_[part]);
+      counts_[part] = countPartPositions<N>(parts_[part], plan_->cuts[part], plan_->cuts[part + 1], shape_, levels_);
     } catch (...) {
       partErrors_[part] = std::current_exception();
     }
-    partsMerged_[part] = 1;
+    merged_[part] = 1;
   }
-  CompressedTensor finish(const std::vector<LevelSpec>& levels) override {
-    AllArray<N> all;
-    if (plan_) {
+  // Offsets of the parts and the output's arrays (one thread).
+  void allocateOutput() override {
+    if (!plan_ || allocated_ || error_) return;
+    phases_.mark(Phases::Merged);
+    try {
       for (std::size_t part = 0; part < plan_->ranges(); ++part) mergePart(static_cast<int>(part));
       rethrowFirst(partErrors_);
-      all = concatenateRanges(merged_);
-    } else {
-      // No threads of the caller's: finish and merge on threads of our own.
-      std::vector<std::thread> workers;
-      for (int t = 1; t < threadCount(); ++t) workers.emplace_back([this, t] { finishThread(t); });
-      finishThread(0);
-      for (auto& worker : workers) worker.join();
-      rethrowFirst(threadErrors_);
-      all = mergeSortedRuns<N>(std::vector<const AllArray<N>*>(runs_.begin(), runs_.end()), shape_.levelDim(0),
-                               threadCount());
+      // The runs are merged (fillPart frees them, on all threads at once).
+      runs_.assign(runs_.size(), nullptr);
+      offsets_ = partOffsets<N>(counts_, totals_);
+      for (int l = 0; l < N; ++l) {
+        int64_t parents = l == 0 ? 1 : totals_[l - 1];
+        if (levels_[l].kind == LevelKind::Compressed) pos_[l] = allocateArray<int64_t>(parents + 1);
+        if (levels_[l].kind != LevelKind::Dense) crd_[l] = allocateArray<int32_t>(totals_[l]);
+      }
+      if (allDense(levels_) && output_->vals != nullptr) {
+        // A dense output arrives allocated and zeroed by its caller: filled in place.
+        vals_ = output_->vals;
+        valsInPlace_ = true;
+      } else {
+        vals_ = std::malloc(static_cast<std::size_t>(std::max<int64_t>(totals_[N - 1], 1)) * elementWidth(datatype_));
+        if (vals_ == nullptr) throw std::bad_alloc();
+      }
+      withArrays([&](auto& arrays) { fillSharedPos<N>(levels_, totals_, arrays); });
+      allocated_ = true;
+      phases_.mark(Phases::Allocated);
+    } catch (...) {
+      keep(std::current_exception());
     }
-    plan_.reset();
-    runs_.assign(runs_.size(), nullptr);
+  }
+  // Writes part p's slice of the output's arrays.
+  void fillPart(int part) override {
+    if (!allocated_ || part < 0 || part >= static_cast<int>(plan_->ranges()) || filled_[part]) return;
+    // Before the output's arrays grow: the threads' workspaces, one a part
+    // (those beyond the parts go in finish).
+    if (part < threadCount()) workspaces_[part].reset();
+    withArrays([&](auto& arrays) {
+      ism::fillPart<N>(parts_[part], plan_->cuts[part], shape_, levels_, counts_[part], offsets_[part], arrays,
+                       valsInPlace_);
+    });
+    parts_[part] = CooBuffer<N>();
+    filled_[part] = 1;
+  }
+  bool finishInto(tcc_tensor& output, const std::vector<LevelSpec>& levels) override {
+    if (!plan_ && !error_) {
+      // No threads of the caller's ran the steps: run them on threads of our own.
+      onOwnThreads(threadCount(), threadCount(), [this](int t) { finishThread(t); });
+      try {
+        planParts(output, levels);
+      } catch (...) {
+        keep(std::current_exception());
+      }
+      int parts = plan_ ? static_cast<int>(plan_->ranges()) : 0;
+      onOwnThreads(parts, threadCount(), [this](int p) { mergePart(p); });
+      allocateOutput();
+      onOwnThreads(allocated_ ? parts : 0, threadCount(), [this](int p) { fillPart(p); });
+    }
+    if (error_) std::rethrow_exception(error_);
+    if (&output != output_ || levels != levels_)
+      throw std::logic_error("ism: per-thread workspaces finish into another output than they merged for");
+    allocateOutput();
+    if (error_) std::rethrow_exception(error_);
+    for (std::size_t part = 0; part < plan_->ranges(); ++part) fillPart(static_cast<int>(part));
     for (auto& workspace : workspaces_) workspace.reset();
-    return compress(all, shape_, levels);
+    phases_.mark(Phases::Filled);
+    phases_.report(threadCount(), plan_->ranges(), totals_[N - 1]);
+    if (valsInPlace_) {
+      vals_ = nullptr;
+      return true;
+    }
+    for (int l = 0; l < N; ++l) {
+      int64_t parents = l == 0 ? 1 : totals_[l - 1];
+      output.levels[l].pos = reinterpret_cast<long long*>(pos_[l]);
+      output.levels[l].crd = crd_[l];
+      output.levels[l].pos_capacity = pos_[l] ? parents + 1 : 0;
+      output.levels[l].crd_capacity = crd_[l] ? totals_[l] : 0;
+      pos_[l] = nullptr;
+      crd_[l] = nullptr;
+    }
+    output.vals = vals_;
+    output.vals_size = totals_[N - 1];
+    output.vals_capacity = totals_[N - 1];
+    vals_ = nullptr;
+    return true;
   }
   int order() const override { return N; }
   void** threadHandles() override { return handles_.data(); }
 
  private:
-  void finishRemainingThreads() {
+  void planParts(tcc_tensor& output, const std::vector<LevelSpec>& levels) {
     for (int t = 0; t < threadCount(); ++t) finishThread(t);
+    phases_.mark(Phases::Sorted);
+    rethrowFirst(threadErrors_);
+    elementWidth(output.datatype);  // refuses element types the parts cannot write
+    levels_ = levels;
+    output_ = &output;
+    datatype_ = output.datatype;
+    // More parts than threads, so that threads that finish early take more.
+    MergePlan<N> plan = planMerge<N>(std::vector<const AllArray<N>*>(runs_.begin(), runs_.end()), shape_.levelDim(0),
+                                     4 * threadCount());
+    std::size_t parts = plan.ranges();
+    parts_.assign(parts, CooBuffer<N>());
+    counts_.assign(parts, LevelPositions<N>{});
+    partErrors_.assign(parts, nullptr);
+    merged_.assign(parts, 0);
+    filled_.assign(parts, 0);
+    plan_ = std::move(plan);
+  }
+  template <class Body>
+  void withArrays(Body body) {
+    auto view = [&]<class T>() {
+      OutputArrays<N, T> arrays;
+      for (int l = 0; l < N; ++l) {
+        arrays.pos[l] = pos_[l];
+        arrays.crd[l] = crd_[l];
+      }
+      arrays.vals = static_cast<T*>(vals_);
+      body(arrays);
+    };
+    switch (datatype_) {
+      case TCC_FLOAT64: return view.template operator()<double>();
+      case TCC_FLOAT32: return view.template operator()<float>();
+      case TCC_INT32: return view.template operator()<int32_t>();
+      case TCC_INT64: return view.template operator()<int64_t>();
+    }
+  }
+  void keep(std::exception_ptr error) {
+    if (!error_) error_ = error;
+  }
+  void releaseArrays() {
+    for (int l = 0; l < N; ++l) {
+      std::free(pos_[l]);
+      std::free(crd_[l]);
+    }
+    if (!valsInPlace_) std::free(vals_);
   }
   static void rethrowFirst(const std::vector<std::exception_ptr>& errors) {
     for (const auto& error : errors)
@@ -113,14 +311,29 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   }
 
   Shape<N> shape_;
+  Phases phases_;
   std::vector<std::unique_ptr<TypedWorkspace<Policy, N>>> workspaces_;
   std::vector<void*> handles_;
   std::vector<const AllArray<N>*> runs_;  // per thread, once finished
   std::vector<std::exception_ptr> threadErrors_;
+  std::exception_ptr error_;  // of planning or allocating
+  // The parts, once planned: each merged, counted, then written.
   std::optional<MergePlan<N>> plan_;
-  std::vector<CooBuffer<N>> merged_;
+  std::vector<LevelSpec> levels_;
+  tcc_tensor* output_ = nullptr;
+  int datatype_ = TCC_FLOAT64;
+  std::vector<CooBuffer<N>> parts_;
+  std::vector<LevelPositions<N>> counts_;
   std::vector<std::exception_ptr> partErrors_;
-  std::vector<char> partsMerged_;  // not vector<bool>: parts are marked from several threads
+  std::vector<char> merged_, filled_;  // not vector<bool>: parts are marked from several threads
+  // The output's arrays, once allocated (owned until handed over).
+  bool allocated_ = false;
+  std::vector<LevelPositions<N>> offsets_;
+  LevelPositions<N> totals_{};
+  int64_t* pos_[N] = {};
+  int32_t* crd_[N] = {};
+  void* vals_ = nullptr;
+  bool valsInPlace_ = false;
 };
 
 // Policies registered by the program (policy_registry.h), by id.
@@ -218,20 +431,10 @@ void* valuesOfType(const std::vector<double>& values, int datatype) {
 
 void finishInto(AnyWorkspace& workspace, tcc_tensor& output, int uniqueMask) {
   int order = workspace.order();
-  if (output.order != order)
-    throw std::invalid_argument("ism: the output has order " + std::to_string(output.order) + ", the workspace " +
-                                std::to_string(order));
-  std::vector<LevelSpec> levels;
-  for (int l = 0; l < order; ++l) {
-    int kind = output.levels[l].kind;
-    if (kind < TCC_LEVEL_DENSE || kind > TCC_LEVEL_SINGLETON)
-      throw std::invalid_argument("ism: output level " + std::to_string(l) + " has kind " + std::to_string(kind));
-    levels.push_back({static_cast<LevelKind>(kind), ((uniqueMask >> l) & 1) != 0});
-  }
-  validateLevels(levels, order);
+  std::vector<LevelSpec> levels = levelsOf(output, order, uniqueMask);
+  if (workspace.finishInto(output, levels)) return;
   CompressedTensor result = workspace.finish(levels);
-  bool allDense = std::all_of(levels.begin(), levels.end(), [](const LevelSpec& l) { return l.kind == LevelKind::Dense; });
-  if (allDense && output.vals != nullptr) {
+  if (allDense(levels) && output.vals != nullptr) {
     // A dense output arrives allocated (and zeroed) by its caller: fill it in place.
     void* values = valuesOfType(result.vals, output.datatype);
     std::size_t width = output.datatype == TCC_FLOAT32 || output.datatype == TCC_INT32 ? 4 : 8;
@@ -321,15 +524,15 @@ extern "C" int tcc_ism_kernel_thread_count(void* w) { return static_cast<AnyWork
 
 extern "C" void tcc_ism_kernel_finish_thread(void* w, int thread) { static_cast<AnyWorkspace*>(w)->finishThread(thread); }
 
-extern "C" int tcc_ism_kernel_merge_parts(void* w) {
-  try {
-    return static_cast<AnyWorkspace*>(w)->mergeParts();
-  } catch (const std::exception&) {
-    return 0;  // the failure is kept for finish
-  }
+extern "C" int tcc_ism_kernel_merge_parts(void* w, tcc_tensor* output, int unique_mask) {
+  return static_cast<AnyWorkspace*>(w)->mergeParts(output, unique_mask);  // a failure is kept for finish
 }
 
 extern "C" void tcc_ism_kernel_merge_part(void* w, int part) { static_cast<AnyWorkspace*>(w)->mergePart(part); }
+
+extern "C" void tcc_ism_kernel_allocate_output(void* w) { static_cast<AnyWorkspace*>(w)->allocateOutput(); }
+
+extern "C" void tcc_ism_kernel_fill_part(void* w, int part) { static_cast<AnyWorkspace*>(w)->fillPart(part); }
 
 extern "C" void* tcc_ism_kernel_thread_handle(void* w, int thread) {
   void** handles = static_cast<AnyWorkspace*>(w)->threadHandles();

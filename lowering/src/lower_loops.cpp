@@ -185,11 +185,14 @@ std::optional<ir::IndexVar> Lowerer::ownedVariable(const ir::ForallNode* forall)
   return inner->indexVar;
 }
 
-// for part in [0, 4 * threads), dynamically: the part's coordinates
+// for part in [0, 8 * threads), dynamically: the part's coordinates
 // [first, stop) of `owned`, then the thread loop's nest run serially with
 // the loops over `owned` cut to them.
 Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar& owned) {
-  constexpr int kPartsPerThread = 4;
+  // Eight a thread: threads that finish early take more, so that rows
+  // with more products than others (banded and circuit matrices) do not
+  // hold the team up; each range scans the thread loop once.
+  constexpr int kPartsPerThread = 8;
   usesOpenMP_ = true;
   const imp::Type int64 = imp::Type::int64();
   Expr parts = freshVar("parts", int64);
@@ -454,8 +457,11 @@ std::vector<Stmt> Lowerer::initializeSparseIterator(LevelIterator& it) {
         return imp::Call::make("tcc_lower_bound", {storage.crd[it.level], from, segmentEnd, coordinate},
                                imp::Type::int64());
       };
-      begin = search(segmentBegin, owned->second.begin);
-      end = search(segmentBegin, owned->second.end);
+      // The second search starts where the first ended.
+      Expr ownedBegin = freshVar("p" + it.tensor.name() + std::to_string(it.level + 1) + "_owned", imp::Type::int64());
+      stmts.push_back(imp::Declare::make(ownedBegin, search(segmentBegin, owned->second.begin)));
+      begin = ownedBegin;
+      end = search(ownedBegin, owned->second.end);
     }
   } else if (it.format.kind == ir::LevelKind::Singleton) {
     Expr parent = parentPosition(it.access, it.level);

@@ -173,9 +173,10 @@ Stmt Lowerer::finishSparseWorkspace(const ir::WhereNode* where, const ir::Tensor
   Expr outputHandle = imp::Var::make(output.name(), handleType());
   std::vector<Stmt> steps;
   if (storage.ismPerThread) {
-    // The kernel's own threads sort each thread's workspace, then merge the
-    // parts of the result (threads the runtime started would not keep the
-    // team's binding to cores); errors surface in finish.
+    // The kernel's own threads sort each thread's workspace, merge the
+    // parts of the result and write each part's slice of the output
+    // (threads the runtime started would not keep the team's binding to
+    // cores); errors surface in finish.
     auto onThreads = [&](const std::string& base, const Expr& count, const std::string& entry, const std::string& what) {
       Expr index = freshVar(base, imp::Type::int32());
       steps.push_back(imp::For::make(
@@ -187,8 +188,16 @@ Stmt Lowerer::finishSparseWorkspace(const ir::WhereNode* where, const ir::Tensor
               "tcc_ism_kernel_finish_thread", "sort and merge each thread's " + workspace.name());
     Expr parts = freshVar(storage.name + "_parts", imp::Type::int32());
     steps.push_back(imp::Declare::make(
-      parts, imp::Call::make("tcc_ism_kernel_merge_parts", {storage.ismHandle}, imp::Type::int32())));
-    onThreads("part", parts, "tcc_ism_kernel_merge_part", "merge the threads' " + workspace.name() + " by ranges");
+      parts, imp::Call::make("tcc_ism_kernel_merge_parts", {storage.ismHandle, outputHandle, int32Imm(uniqueMask)},
+                             imp::Type::int32())));
+    onThreads("part", parts, "tcc_ism_kernel_merge_part",
+              "merge the threads' " + workspace.name() + " by ranges of " + output.name() + "'s first level, and "
+              "count each range's positions");
+    steps.push_back(imp::Comment::make("size " + output.name() + "'s arrays by a prefix sum over the ranges"));
+    steps.push_back(imp::Evaluate::make(
+      imp::Call::make("tcc_ism_kernel_allocate_output", {storage.ismHandle}, imp::Type::void_())));
+    onThreads("part", parts, "tcc_ism_kernel_fill_part",
+              "compress each range into its slice of " + output.name() + "'s arrays");
   }
   return imp::Block::make(
     {imp::Comment::make("sort, merge and compress " + workspace.name() + " into " + output.name() + " (" +

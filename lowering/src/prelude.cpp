@@ -62,8 +62,11 @@ static inline int64_t tcc_segment_of(const int64_t* pos, int64_t segments, int64
 }
 
 // The first position in [begin, end) of a sorted coordinate segment whose
-// coordinate is at least `coordinate` (end when there is none).
+// coordinate is at least `coordinate` (end when there is none). A segment
+// wholly on one side of the coordinate costs one load.
 static inline int64_t tcc_lower_bound(const int32_t* crd, int64_t begin, int64_t end, int64_t coordinate) {
+  if (begin == end || crd[begin] >= coordinate) return begin;
+  if (crd[end - 1] < coordinate) return end;
   while (begin < end) {
     int64_t middle = begin + (end - begin) / 2;
     if (crd[middle] < coordinate) begin = middle + 1; else end = middle;

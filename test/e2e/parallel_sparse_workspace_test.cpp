@@ -42,6 +42,7 @@ rt::Coo random(std::vector<int32_t> dims, double density, uint64_t seed) {
 std::vector<Case> cases() {
   std::vector<Case> all;
   rt::Coo real = rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/bcspwr03.mtx");
+  rt::Coo fs183 = rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/fs_183_1.mtx");
   all.push_back({"outer_product_spgemm",
                  "tensor A(I, J) : csr\ntensor B(I, K) : csc\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n",
                  "parallelize(k, CPUThread, NoRaces)", {{"B", real}, {"C", real}}, true});
@@ -79,6 +80,36 @@ std::vector<Case> cases() {
                  "tensor A(I, J) : coo\ntensor B(I, J) : csr\ntensor C(I, J) : csr\nA(i, j) = B(i, j) * C(i, j)\n",
                  "parallelize(i, CPUThread, NoRaces)",
                  {{"B", random({200, 150}, 0.1, 10)}, {"C", random({200, 150}, 0.1, 11)}}});
+  // Results large enough (4096 entries a range at least) that the
+  // threads' runs are cut into several ranges, each compressed into its own
+  // slice of the output (CSR, DCSR, COO, CSF); the dense reference bounds
+  // the sizes.
+  all.push_back({"outer_product_spgemm_many_ranges",
+                 "tensor A(I, J) : csr\ntensor B(I, K) : csc\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n",
+                 "parallelize(k, CPUThread, NoRaces)", {{"B", fs183}, {"C", fs183}}, true});
+  all.push_back({"outer_product_spgemm_random_many_ranges",
+                 "tensor A(I, J) : csr\ntensor B(I, K) : csc\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n",
+                 "parallelize(k, CPUThread, NoRaces)",
+                 {{"B", random({300, 300}, 0.05, 20)}, {"C", random({300, 300}, 0.05, 20)}}, true});
+  all.push_back({"transposed_spgemm_many_ranges",
+                 "tensor A(J, I) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(j, i) = B(i, k) * C(k, j)\n",
+                 "parallelize(i, CPUThread, NoRaces)",
+                 {{"B", random({300, 250}, 0.04, 21)}, {"C", random({250, 300}, 0.04, 22)}}});
+  all.push_back({"sp_mttkrp_many_ranges",
+                 "tensor A(I, J) : dcsr\ntensor B(K, L, I) : csf\ntensor C(K, J) : dense\ntensor D(L, J) : dense\n"
+                 "A(i, j) = B(k, l, i) * C(k, j) * D(l, j)\n",
+                 "parallelize(k, CPUThread, NoRaces)",
+                 {{"B", random({40, 30, 2000}, 0.002, 23)}, {"C", random({40, 16}, 1.0, 24)},
+                  {"D", random({30, 16}, 1.0, 25)}}});
+  all.push_back({"sp_ttm_into_coo_many_ranges",
+                 "tensor A(I, J, L) : coo\ntensor B(K, I, J) : csf\ntensor C(K, L) : csr\nA(i, j, l) = B(k, i, j) * C(k, l)\n",
+                 "parallelize(k, CPUThread, NoRaces)",
+                 {{"B", random({60, 80, 80}, 0.02, 26)}, {"C", random({60, 40}, 0.2, 27)}}, true});
+  all.push_back({"scaled_into_csf_many_ranges",
+                 "tensor A(I, J, K) : csf\ntensor B(I, J, K) : csf\ntensor c(K) : dense\n"
+                 "A(i, j, k) = B(i, j, k) * c(k)\n",
+                 "parallelize(i, CPUThread, NoRaces)",
+                 {{"B", random({300, 40, 50}, 0.05, 28)}, {"c", random({50}, 1.0, 29)}}});
   return all;
 }
 

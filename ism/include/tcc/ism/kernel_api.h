@@ -31,15 +31,26 @@ void* tcc_ism_kernel_create_per_thread(int threads, int order, const int* dims, 
 void* tcc_ism_kernel_thread_handle(void* w, int thread);
 
 /* Finishing per-thread workspaces on the caller's own threads (an OpenMP
- * kernel's team, which keeps its binding to cores): finish_thread(w, t) for
- * every t < thread_count(w), on any threads at once; then merge_parts(w)
- * says into how many parts the merge is cut, and merge_part(w, p) for every
- * p < parts, on any threads at once; finish then compresses. Failures are
- * kept and reported by finish; a step left out is done by finish itself. */
+ * kernel's team, which keeps its binding to cores), straight into the
+ * output, in four steps; the calls of a step may run on any threads at once:
+ *   finish_thread(w, t) for every t < thread_count(w): sorts and merges
+ *     thread t's workspace into its run;
+ *   parts = merge_parts(w, output, unique_mask) (one thread): cuts the runs
+ *     into parts by ranges of the output's first level;
+ *   merge_part(w, p) for every p < parts: merges part p and counts its
+ *     positions at every level of the output;
+ *   allocate_output(w) (one thread): a prefix sum over the parts' counts
+ *     sizes the output's arrays;
+ *   fill_part(w, p) for every p < parts: writes part p's slice of them;
+ * then finish(w, output, unique_mask) hands the arrays to the output.
+ * Failures are kept and reported by finish; a step left out is done by
+ * finish itself. */
 int tcc_ism_kernel_thread_count(void* w);
 void tcc_ism_kernel_finish_thread(void* w, int thread);
-int tcc_ism_kernel_merge_parts(void* w);
+int tcc_ism_kernel_merge_parts(void* w, struct tcc_tensor* output, int unique_mask);
 void tcc_ism_kernel_merge_part(void* w, int part);
+void tcc_ism_kernel_allocate_output(void* w);
+void tcc_ism_kernel_fill_part(void* w, int part);
 
 /* Insert, one entry point per policy and order; coordinates in mode order.
  * A failed insert (a coordinate out of range, memory exhausted) returns

@@ -10,6 +10,8 @@
 
 #include "tcc/ism/ism.h"
 
+struct tcc_tensor;
+
 namespace tcc::ism::kernel {
 
 class AnyWorkspace {
@@ -23,8 +25,13 @@ class AnyWorkspace {
   // one workspace has nothing to do ahead of finish.
   virtual int threadCount() const { return 1; }
   virtual void finishThread(int) {}
-  virtual int mergeParts() { return 0; }
+  virtual int mergeParts(tcc_tensor*, int /*uniqueMask*/) { return 0; }
   virtual void mergePart(int) {}
+  virtual void allocateOutput() {}
+  virtual void fillPart(int) {}
+  // Workspaces that assemble the output themselves (in parts, on several
+  // threads) do so here and return true; the others leave it to finish.
+  virtual bool finishInto(tcc_tensor&, const std::vector<LevelSpec>&) { return false; }
   // Sorts, merges and compresses what was inserted since the last drain
   // into `drained`, and empties the workspace (kernel_api.h).
   virtual void drain() { throw std::logic_error("ism: a workspace per thread cannot be drained"); }

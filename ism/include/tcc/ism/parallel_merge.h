@@ -2,13 +2,15 @@
 // thread of a parallel producer) into one, in parallel: the first level's
 // coordinates are cut into ranges of about equal work, each range is merged
 // by one thread (a k-way merge that adds equal coordinates), and the ranges
-// are concatenated in order.
+// are concatenated in order, or each compressed straight into its slice of
+// the output (parallel_compress.h).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tcc/ism/all_array.h"
@@ -27,6 +29,12 @@ std::size_t lowerBoundOfFirst(const AllArray<N>& run, int32_t first) {
     crd.begin());
 }
 
+// A k-way merge that adds equal coordinates (in run order, so the sums do
+// not depend on how the ranges are cut), over a heap of the runs' heads
+// ordered by coordinates, then run. Between ties it copies a whole block of
+// the run with the smallest head: everything below the next smallest head,
+// so runs that do not overlap (threads that own ranges) merge at the speed
+// of a copy.
 template <int N>
 void mergeRange(const std::vector<const AllArray<N>*>& runs, const std::vector<std::size_t>& begin,
                 const std::vector<std::size_t>& end, CooBuffer<N>& out) {
@@ -35,19 +43,60 @@ void mergeRange(const std::vector<const AllArray<N>*>& runs, const std::vector<s
   for (std::size_t r = 0; r < runs.size(); ++r) total += end[r] - begin[r];
   out.crd.reserve(total);
   out.vals.reserve(total);
-  while (true) {
-    int smallest = -1;
-    for (std::size_t r = 0; r < runs.size(); ++r) {
-      if (at[r] == end[r]) continue;
-      if (smallest < 0 || lessThan<N>(runs[r]->coordinates()[at[r]], runs[smallest]->coordinates()[at[smallest]]))
-        smallest = static_cast<int>(r);
+  auto head = [&](int r) -> const Coordinates<N>& { return runs[r]->coordinates()[at[r]]; };
+  // std::push_heap keeps the largest on top: "after" puts the smallest there.
+  auto after = [&](int a, int b) {
+    if (lessThan<N>(head(b), head(a))) return true;
+    if (lessThan<N>(head(a), head(b))) return false;
+    return a > b;
+  };
+  std::vector<int> heap;
+  for (std::size_t r = 0; r < runs.size(); ++r)
+    if (at[r] < end[r]) heap.push_back(static_cast<int>(r));
+  std::make_heap(heap.begin(), heap.end(), after);
+  auto pop = [&] {
+    std::pop_heap(heap.begin(), heap.end(), after);
+    int r = heap.back();
+    heap.pop_back();
+    return r;
+  };
+  auto pushIfLeft = [&](int r) {
+    if (at[r] == end[r]) return;
+    heap.push_back(r);
+    std::push_heap(heap.begin(), heap.end(), after);
+  };
+  while (!heap.empty()) {
+    int smallest = pop();
+    const auto& crd = runs[smallest]->coordinates();
+    const auto& vals = runs[smallest]->values();
+    std::size_t& position = at[smallest];
+    if (heap.empty()) {  // the last run left: the rest of it
+      out.crd.insert(out.crd.end(), crd.begin() + position, crd.begin() + end[smallest]);
+      out.vals.insert(out.vals.end(), vals.begin() + position, vals.begin() + end[smallest]);
+      position = end[smallest];
+      continue;
     }
-    if (smallest < 0) return;
-    Coordinates<N> c = runs[smallest]->coordinates()[at[smallest]];
-    double sum = 0;
-    for (std::size_t r = 0; r < runs.size(); ++r)
-      if (at[r] < end[r] && sameCoordinates<N>(runs[r]->coordinates()[at[r]], c)) sum += runs[r]->values()[at[r]++];
-    out.push(c, sum);
+    if (sameCoordinates<N>(crd[position], head(heap.front()))) {
+      // Equal heads come off the heap in run order.
+      const Coordinates<N> c = crd[position];
+      double sum = 0;
+      sum += vals[position++];
+      pushIfLeft(smallest);
+      while (!heap.empty() && sameCoordinates<N>(head(heap.front()), c)) {
+        int r = pop();
+        sum += runs[r]->values()[at[r]++];
+        pushIfLeft(r);
+      }
+      out.push(c, sum);
+      continue;
+    }
+    const Coordinates<N> limit = head(heap.front());
+    std::size_t stop = position + 1;
+    while (stop < end[smallest] && lessThan<N>(crd[stop], limit)) ++stop;
+    out.crd.insert(out.crd.end(), crd.begin() + position, crd.begin() + stop);
+    out.vals.insert(out.vals.end(), vals.begin() + position, vals.begin() + stop);
+    position = stop;
+    pushIfLeft(smallest);
   }
 }
 
@@ -62,21 +111,37 @@ struct MergePlan {
   std::size_t ranges() const { return cuts.size() - 1; }
 };
 
-// At most `parts` ranges; `firstLevelDim` bounds the runs' first coordinates.
+// At most `parts` ranges; `firstLevelDim` bounds the runs' first
+// coordinates. The cuts are first coordinates at quantiles of all runs
+// together (each run sampled evenly, each sample weighted by the
+// components it stands for), so ranges are about equal in work whether the
+// runs overlap or lie side by side.
 template <int N>
 MergePlan<N> planMerge(std::vector<const AllArray<N>*> runs, int32_t firstLevelDim, int parts) {
   std::size_t total = 0;
-  const AllArray<N>* largest = nullptr;
-  for (const auto* run : runs) {
-    total += run->size();
-    if (!largest || run->size() > largest->size()) largest = run;
-  }
+  for (const auto* run : runs) total += run->size();
   parts = std::max(1, std::min<int>(parts, static_cast<int>(total / 4096) + 1));
-  // Cut points: first coordinates at the quantiles of the largest run.
   MergePlan<N> plan{std::move(runs), {0}};
-  for (int p = 1; p < parts; ++p) {
-    int32_t cut = largest->coordinates()[largest->size() * p / parts][0];
-    if (cut > plan.cuts.back()) plan.cuts.push_back(cut);
+  if (parts > 1) {
+    std::vector<std::pair<int32_t, double>> samples;  // first coordinate, weight
+    const std::size_t perRun = 16 * static_cast<std::size_t>(parts);
+    for (const auto* run : plan.runs) {
+      std::size_t size = run->size();
+      if (size == 0) continue;
+      std::size_t count = std::min(size, perRun);
+      for (std::size_t s = 0; s < count; ++s)
+        samples.emplace_back(run->coordinates()[size * s / count][0], static_cast<double>(size) / count);
+    }
+    std::sort(samples.begin(), samples.end());
+    double seen = 0;
+    int next = 1;
+    for (const auto& [first, weight] : samples) {
+      while (next < parts && seen >= static_cast<double>(total) * next / parts) {
+        if (first > plan.cuts.back()) plan.cuts.push_back(first);
+        ++next;
+      }
+      seen += weight;
+    }
   }
   plan.cuts.push_back(firstLevelDim);
   return plan;

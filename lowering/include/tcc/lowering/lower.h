@@ -53,8 +53,8 @@ struct SparseWorkspaceOptions {
   // that level's variable (the loop right below it), each range walking the
   // whole nest but only its own coordinates (a binary search per compressed
   // segment). No coordinate is then inserted by two threads, so the threads'
-  // runs hold the output once between them and their merge only
-  // concatenates. Set by sparse-workspace insertion, which states the rule.
+  // runs hold the output once between them and their merge only copies.
+  // Set by sparse-workspace insertion, which states the rule.
   bool ownerPartition = false;
   std::string userPolicy;        // User only: the registered name
   int userPolicyId = -1;         // User only: its id (tcc_ism_kernel_policy_id)
