@@ -249,11 +249,95 @@ void writeSvg(const std::string& path, const std::vector<Input>& inputs,
   out << "</svg>\n";
 }
 
+// Each --try on every input: time [registers, blocks per SM, k / r], then
+// the geometric mean of each try's time over the first try's, per group.
+void runTries(const std::vector<Input>& inputs, const std::vector<std::string>& tries, double budget, double fullLimit) {
+  struct Try {
+    std::string label;
+    GpuPermanentVariant variant = GpuPermanentVariant::Hybrid;
+    std::vector<std::pair<std::string, std::string>> knobs;
+  };
+  std::vector<Try> parsed;
+  for (const std::string& text : tries) {
+    Try t;
+    const size_t equals = text.find('=');
+    if (equals == std::string::npos) {
+      std::fprintf(stderr, "--try %s: expected LABEL=VARIANT[:VAR=VALUE,...]\n", text.c_str());
+      std::exit(2);
+    }
+    t.label = text.substr(0, equals);
+    std::string rest = text.substr(equals + 1);
+    const size_t colon = rest.find(':');
+    const auto variant = tcc::rt::parseGpuPermanentVariant(rest.substr(0, colon));
+    if (!variant) {
+      std::fprintf(stderr, "--try %s: unknown variant\n", text.c_str());
+      std::exit(2);
+    }
+    t.variant = *variant;
+    if (colon != std::string::npos)
+      for (const std::string& knob : splitList(rest.substr(colon + 1))) {
+        const size_t at = knob.find('=');
+        if (at == std::string::npos) {
+          std::fprintf(stderr, "--try %s: expected VAR=VALUE in %s\n", text.c_str(), knob.c_str());
+          std::exit(2);
+        }
+        t.knobs.emplace_back(knob.substr(0, at), knob.substr(at + 1));
+      }
+    parsed.push_back(std::move(t));
+  }
+  std::printf("## Tries (whole-range seconds; [registers, local B, blocks/SM, k/r])\n\n| matrix |");
+  for (const auto& t : parsed) std::printf(" %s |", t.label.c_str());
+  std::printf("\n|---|");
+  for (size_t k = 0; k < parsed.size(); ++k) std::printf("---|");
+  std::printf("\n");
+  std::vector<std::vector<double>> seconds(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::printf("| %s |", inputs[i].name.c_str());
+    for (const auto& t : parsed) {
+      for (const auto& [name, value] : t.knobs) ::setenv(name.c_str(), value.c_str(), 1);
+      {
+        gpu::GpuRangeEngine engine(inputs[i].matrix, t.variant, perm::planChunks(inputs[i].matrix.n).chunkSize);
+        Measurement m = measure(engine, inputs[i], budget, fullLimit, perm::planChunks(inputs[i].matrix.n));
+        const gpu::GpuEngineReport& r = engine.report();
+        std::printf(" %s [%d, %d, %d, %d/%d] |", timeText(m).c_str(), r.registers, r.localBytes,
+                    r.blocksPerMultiprocessor, r.registerColumns, r.registerRows);
+        seconds[i].push_back(m.seconds);
+      }
+      for (const auto& knob : t.knobs) ::unsetenv(knob.first.c_str());
+      std::fflush(stdout);
+    }
+    std::printf("\n");
+  }
+  std::printf("\n| set | ");
+  for (const auto& t : parsed) std::printf(" %s |", t.label.c_str());
+  std::printf("\n|---|");
+  for (size_t k = 0; k < parsed.size(); ++k) std::printf("---|");
+  std::printf("\n");
+  std::vector<std::string> groups;
+  for (const auto& input : inputs)
+    if (std::find(groups.begin(), groups.end(), input.group) == groups.end()) groups.push_back(input.group);
+  for (const auto& group : groups) {
+    std::printf("| %s: %s over each |", group.c_str(), parsed[0].label.c_str());
+    for (size_t k = 0; k < parsed.size(); ++k) {
+      std::vector<double> ratios;
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (inputs[i].group == group) ratios.push_back(seconds[i][0] / seconds[i][k]);
+      std::printf(" %.2fx |", geometricMean(ratios));
+    }
+    std::printf("\n");
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string matrices, outDirectory = ".", sourcesDirectory;
   bool quick = false, sourcesOnly = false, ablation = false, cpuOnly = false;
+  // --try LABEL=VARIANT[:VAR=VALUE,...]: a GPU kernel with the tuning knobs
+  // (gpu_engine.cpp) set, timed on every input; with --tries-only nothing else runs.
+  std::vector<std::string> tries;
+  bool triesOnly = false;
   double budget = 0.3, fullLimit = 1.5;
   std::vector<int> sizes = {32, 36, 40};
   std::vector<double> densities = {0.1, 0.2, 0.3, 0.4, 0.5};
@@ -275,6 +359,8 @@ int main(int argc, char** argv) {
     else if (flag == "--sources-only") sourcesOnly = true;
     else if (flag == "--ablation") ablation = true;
     else if (flag == "--cpu-only") cpuOnly = true;
+    else if (flag == "--try") tries.push_back(value());
+    else if (flag == "--tries-only") triesOnly = true;
     else if (flag == "--sizes") {
       sizes.clear();
       for (const auto& item : splitList(value())) sizes.push_back(std::atoi(item.c_str()));
@@ -288,7 +374,8 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: %s MATRICES_DIR [--quick] [--budget S] [--full-limit S] [--out DIR] [--sources DIR] "
-                   "[--sources-only] [--ablation] [--cpu-only] [--sizes 32,36,40] [--densities 0.1,...] [--real bcsstk01,...]\n",
+                   "[--sources-only] [--ablation] [--cpu-only] [--sizes 32,36,40] [--densities 0.1,...] [--real bcsstk01,...] "
+                   "[--try LABEL=VARIANT[:VAR=VALUE,...]]... [--tries-only]\n",
                    argv[0]);
       return 2;
     }
@@ -330,6 +417,13 @@ int main(int argc, char** argv) {
   }
 
   const auto benchStart = Clock::now();
+  if (!tries.empty()) {
+    runTries(inputs, tries, budget, fullLimit);
+    if (triesOnly) {
+      std::printf("\nbench wall time %.0f s\n", secondsSince(benchStart));
+      return 0;
+    }
+  }
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   // --cpu-only: a smoke test of the bench where there is no GPU; every
   // column runs the CPU kernel.

@@ -473,5 +473,50 @@ TEST(GpuPermanentKernelSource, GeneratedKernelsComputeThePermanentWhenRunOnTheHo
   std::filesystem::remove_all(directory);
 }
 
+// Hybrid with column 0 summed out in pairs of steps (its default where the
+// levels apply), across partitions, unrolled blocks and register caps: the
+// same permanent, on the host, as the definition; and the kernels that do
+// not pair (knob off, or too few register columns) still agree.
+TEST(GpuPermanentKernelSource, PairedHybridComputesThePermanentWhenRunOnTheHost) {
+  const auto directory = std::filesystem::temp_directory_path() / ("tcc_perm_pairs_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+  Matrix matrix = randomSparse(20, 0.3, 2020);
+  for (int row = 0; row < 20; ++row) matrix.at(row, (3 * row + 2) % 20) = 0.625 + 0.0625 * (row % 5);
+  const double expected = floatPermanent(toTensor(matrix, rt::TensorFormat::csr()));
+  perm::SortedColumnMatrix sorted = sortedOf(matrix);
+  perm::equilibrateByPowersOfTwo(sorted);
+  struct Knobs {
+    const char* registerColumns;
+    const char* unroll;
+    const char* pairs;
+    const char* minBlocks;
+  };
+  int paired = 0, unpaired = 0;
+  for (auto [registerColumns, unroll, pairs, minBlocks] :
+       {Knobs{"", "8", "1", ""}, Knobs{"5", "8", "1", "3"}, Knobs{"9", "16", "1", ""}, Knobs{"5", "4", "1", "2"},
+        Knobs{"2", "8", "1", ""}, Knobs{"6", "8", "0", ""}}) {
+    ::setenv("TCC_PERMANENT_GPU_REGISTER_COLUMNS", registerColumns, 1);
+    ::setenv("TCC_PERMANENT_GPU_UNROLL", unroll, 1);
+    ::setenv("TCC_PERMANENT_GPU_PAIRS", pairs, 1);
+    ::setenv("TCC_PERMANENT_GPU_MIN_BLOCKS", minBlocks, 1);
+    gpu::GeneratedPermanentKernel kernel = gpu::generatePermanentKernel(sorted, rt::GpuPermanentVariant::Hybrid);
+    const bool pairsExpected = std::string(pairs) == "1" &&
+                               gpu::hybridUsesPairs(kernel.problem, kernel.partition, std::atoi(unroll), true, true);
+    SCOPED_TRACE(std::string("k ") + registerColumns + ", unroll " + unroll + ", pairs " + pairs + ", min blocks " +
+                 minBlocks);
+    EXPECT_EQ(kernel.source.find("// steps 0, 1") != std::string::npos, pairsExpected);
+    if (*minBlocks) EXPECT_THAT(kernel.source, HasSubstr(std::string("__launch_bounds__(256, ") + minBlocks + ")"));
+    (pairsExpected ? paired : unpaired) += 1;
+    EXPECT_NEAR(permanentOnHost(matrix, rt::GpuPermanentVariant::Hybrid, directory, 64), expected,
+                1e-11 * std::abs(expected));
+  }
+  EXPECT_GE(paired, 3);
+  EXPECT_GE(unpaired, 2);
+  for (const char* knob : {"TCC_PERMANENT_GPU_REGISTER_COLUMNS", "TCC_PERMANENT_GPU_UNROLL", "TCC_PERMANENT_GPU_PAIRS",
+                           "TCC_PERMANENT_GPU_MIN_BLOCKS"})
+    ::unsetenv(knob);
+  std::filesystem::remove_all(directory);
+}
+
 }  // namespace
 }  // namespace tcc::permanent_test

@@ -35,11 +35,14 @@ std::string gpuCheckpointMode(GpuPermanentVariant variant) {
 namespace {
 
 // Tuning knobs for measurements:
-// TCC_PERMANENT_GPU_UNROLL=2|4|8 caps the unrolled block (blocks of 1 step
-// only where slices are 1 step long);
+// TCC_PERMANENT_GPU_UNROLL=2|4|8|16 sets the unrolled block (default 8;
+// blocks of 1 step only where slices are 1 step long);
 // TCC_PERMANENT_GPU_BLOCK_PRODUCT=0 makes Hybrid multiply every register
 // row at every step, as the paper's Hybrid does; TCC_PERMANENT_GPU_LEVELS=0
-// keeps the block product but multiplies all the block's rows each step.
+// keeps the block product but multiplies all the block's rows each step;
+// TCC_PERMANENT_GPU_PAIRS=0 makes Hybrid run every step (column 0 not
+// summed out in pairs); TCC_PERMANENT_GPU_MIN_BLOCKS=B compiles Hybrid for B
+// resident blocks per SM (registers capped at 65536 / (256 B)).
 // The bench's --ablation measures them.
 
 // Every thread's slice has this many steps, whatever the occupancy (launch_plan.h).
@@ -48,10 +51,15 @@ uint64_t sliceFor(const SortedColumnMatrix& matrix) {
 }
 
 int unrollFor(const SortedColumnMatrix& matrix) {
-  int unroll = static_cast<int>(std::min<uint64_t>(kMaxUnroll, sliceFor(matrix)));
-  if (const char* cap = std::getenv("TCC_PERMANENT_GPU_UNROLL"); cap && std::atoi(cap) >= 2)
-    unroll = std::min(unroll, static_cast<int>(std::bit_floor(static_cast<unsigned>(std::atoi(cap)))));
-  return unroll;
+  int unroll = kDefaultUnroll;
+  if (const char* knob = std::getenv("TCC_PERMANENT_GPU_UNROLL"); knob && std::atoi(knob) >= 2)
+    unroll = std::min(kMaxUnroll, static_cast<int>(std::bit_floor(static_cast<unsigned>(std::atoi(knob)))));
+  return static_cast<int>(std::min<uint64_t>(unroll, sliceFor(matrix)));
+}
+
+int intKnob(const char* name, int fallback) {
+  const char* knob = std::getenv(name);
+  return knob && *knob ? std::atoi(knob) : fallback;
 }
 
 bool knobOn(const char* name) {
@@ -83,12 +91,15 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
       CostModel costs = model;
       if (blockProduct) costs.unroll = unroll;
       costs.sliceBits = sliceBits;
-      if (matrix.n >= 2)
+      if (const int forced = intKnob("TCC_PERMANENT_GPU_REGISTER_COLUMNS", 0); forced >= 1 && forced < matrix.n)
+        kernel.partition = evaluatePartition(kernel.problem, forced, costs);
+      else if (matrix.n >= 2)
         kernel.partition = partitionRegisters(kernel.problem, costs);
       else
         kernel.partition.registerRows = matrix.n;
       kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unroll, sliceBits, blockProduct,
-                                         knobOn("TCC_PERMANENT_GPU_LEVELS"));
+                                         knobOn("TCC_PERMANENT_GPU_LEVELS"), knobOn("TCC_PERMANENT_GPU_PAIRS"),
+                                         intKnob("TCC_PERMANENT_GPU_MIN_BLOCKS", 0));
       break;
     }
   }

@@ -85,6 +85,26 @@ struct GeneratedKernel {
   // columns >= sliceBits alone, last after permanent ordering): their
   // product is computed there once.
   int liveRows = 0;
+  // Column 0 summed out in pairs of steps (with block product and levels,
+  // unroll >= 4): each row column 0 touches keeps both its sums, x_i
+  // (column 0 out) and z_i = x_i + a_i0 (column 0 in); steps g and g + 1
+  // (g even) differ only in column 0, so together they add
+  // +-(product of the other rows) (prod x_i - prod z_i) over column 0's rows.
+  bool pairs = false;
+  // Resident blocks per SM the kernel is compiled for (0: the compiler's
+  // choice): __launch_bounds__(256, minBlocks) caps the registers per
+  // thread at 65536 / (256 minBlocks).
+  int minBlocks = 0;
+  std::string launchBounds() const {
+    return std::to_string(kGeneratedThreadsPerBlock) + (minBlocks > 0 ? ", " + std::to_string(minBlocks) : "");
+  }
+
+  bool paired(int row) const {
+    if (!pairsApply()) return false;
+    for (int32_t k = problem.columnStart[0]; k < problem.columnStart[1]; ++k)
+      if (problem.rows[k] == row) return true;
+    return false;
+  }
 
   int n() const { return problem.n; }
   bool hasGlobal() const { return registerRows < n(); }
@@ -108,10 +128,12 @@ struct GeneratedKernel {
     bool globals = false;
     for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k) {
       const int row = problem.rows[k];
-      if (row < registerRows)
+      if (row < registerRows) {
         text += (text.empty() ? "" : ", ") + ("double& " + x(row));
-      else
+        if (column > 0 && paired(row)) text += ", double& " + numbered('z', row);
+      } else {
         globals = true;
+      }
     }
     if (globals) text += std::string(text.empty() ? "" : ", ") + "volatile double* xg";
     return text;
@@ -121,10 +143,12 @@ struct GeneratedKernel {
     bool globals = false;
     for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k) {
       const int row = problem.rows[k];
-      if (row < registerRows)
+      if (row < registerRows) {
         text += (text.empty() ? "" : ", ") + x(row);
-      else
+        if (column > 0 && paired(row)) text += ", " + numbered('z', row);
+      } else {
         globals = true;
+      }
     }
     if (globals) text += std::string(text.empty() ? "" : ", ") + "xg";
     return text;
@@ -144,6 +168,7 @@ struct GeneratedKernel {
         for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k) {
           const int row = problem.rows[k];
           out << "  " << (row < registerRows ? x(row) : global(row)) << op << number(problem.values[k]) << ";\n";
+          if (c > 0 && paired(row)) out << "  " << numbered('z', row) << op << number(problem.values[k]) << ";\n";
         }
         out << "}\n";
       }
@@ -180,7 +205,142 @@ struct GeneratedKernel {
     return frequent < registerRows ? frequent : 0;
   }
 
+  // x at `begin`: the columns in gray(begin) added to x(0), from column
+  // `firstColumn` on. With global rows, the register rows' sums first (the
+  // columns' register entries), then each global row's sum in a register
+  // and stored once: the flip functions would make each global entry a
+  // chain of volatile read-modify-writes.
+  void printSetup(std::ostream& out, int firstColumn) const {
+    if (!hasGlobal()) {
+      for (int c = firstColumn; c + 1 < n(); ++c) out << "  if ((gray >> " << c << ") & 1) " << flip(c, "inc") << ";\n";
+      return;
+    }
+    for (int c = firstColumn; c + 1 < n(); ++c) {
+      std::string body;
+      for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k) {
+        const int row = problem.rows[k];
+        if (row >= registerRows) continue;
+        body += " " + x(row) + " += " + number(problem.values[k]) + ";";
+        if (c > 0 && paired(row)) body += " " + numbered('z', row) + " += " + number(problem.values[k]) + ";";
+      }
+      if (!body.empty()) out << "  if ((gray >> " << c << ") & 1) {" << body << " }\n";
+    }
+    std::vector<std::vector<std::pair<int, double>>> entries(n());
+    for (int c = firstColumn; c + 1 < n(); ++c)
+      for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k)
+        if (problem.rows[k] >= registerRows) entries[problem.rows[k]].emplace_back(c, problem.values[k]);
+    for (int row = registerRows; row < n(); ++row) {
+      out << "  {\n    double g = " << number(problem.start[row]) << ";\n";
+      for (const auto& [c, value] : entries[row]) out << "    if ((gray >> " << c << ") & 1) g += " << number(value) << ";\n";
+      out << "    " << global(row) << " = g;\n  }\n";
+    }
+  }
+
+  bool touchesPaired(int column) const {
+    for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k)
+      if (paired(problem.rows[k])) return true;
+    return false;
+  }
+  // Pairs apply where the levels do: a block product, unrolled blocks of
+  // at least 4 steps (so a pair's signs are known at generation time).
+  bool pairsApply() const { return pairs && productLevels && unroll >= 4 && blockFrequentRows() > 0; }
+
+  // The loop with column 0 summed out in pairs of steps. Levels 1 .. L-1
+  // (L = log2 unroll) as in printKernel, s_1 the product of every row but
+  // column 0's; d = prod x_i - prod z_i over column 0's rows.
+  void printPairKernel(std::ostream& out, const std::string& comment) const {
+    const int frequent = blockFrequentRows();
+    const int levels = __builtin_ctz(unroll);
+    std::vector<int> firstColumn(frequent, levels - 1);
+    for (int c = levels - 1; c >= 0; --c)
+      for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k)
+        if (problem.rows[k] < frequent) firstColumn[problem.rows[k]] = c;
+    std::vector<std::vector<std::string>> levelRows(levels);
+    std::vector<std::string> pairedX, pairedZ, rest;
+    for (int row = 0; row < frequent; ++row) {
+      if (paired(row)) {
+        pairedX.push_back(x(row));
+        pairedZ.push_back(numbered('z', row));
+      } else {
+        levelRows[firstColumn[row]].push_back(x(row));
+      }
+    }
+    for (int row = frequent; row < registerRows; ++row) rest.push_back(x(row));
+    if (hasGlobal()) rest.push_back("globalProduct");
+    const std::string updateBlockProduct = "blockProduct = " + productExpression(rest) + ";\n";
+    auto level = [](int c) { return numbered('s', c); };
+    auto updateLevels = [&](int from, const std::string& indent) {
+      std::string text;
+      for (int c = from; c >= 1; --c) {
+        std::vector<std::string> factors = levelRows[c];
+        factors.push_back(c + 1 < levels ? level(c + 1) : "blockProduct");
+        text += indent + level(c) + " = " + productExpression(factors) + ";\n";
+      }
+      return text;
+    };
+    const std::string updatePair = "d = " + productExpression(pairedX) + " - " + productExpression(pairedZ) + ";\n";
+
+    out << "// " << comment << "\n"
+        << "extern \"C\" __global__ void __launch_bounds__(" << launchBounds() << ") tcc_perm_sum("
+        << kParameters << ") {\n"
+        << "  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        << "  if (t >= threads) return;\n"
+        << kThreadSlice;
+    if (hasGlobal())
+      out << "  // volatile: the compiler would otherwise keep the global rows in registers across the loop\n"
+          << "  volatile double* xg = globalRows + (long long)blockIdx.x * " << (n() - registerRows) * kGeneratedThreadsPerBlock
+          << " + threadIdx.x;\n";
+    out << "  // x at `begin` (column 0 out: begin is a multiple of 4) plus the columns in gray(begin);\n"
+        << "  // z: column 0's rows with column 0 in\n";
+    for (int row = 0; row < registerRows; ++row) out << "  double " << x(row) << " = " << number(problem.start[row]) << ";\n";
+    for (int32_t k = problem.columnStart[0]; k < problem.columnStart[1]; ++k)
+      out << "  double " << numbered('z', problem.rows[k]) << " = "
+          << number(problem.start[problem.rows[k]] + problem.values[k]) << ";\n";
+    printSetup(out, 1);
+    if (hasFrozen()) out << "  const double frozenProduct = tcc_perm_frozen_product(xg);\n";
+    if (hasGlobal()) out << "  double " << globalProductUpdate() << "\n";
+    out << "  // rows " << frequent << ".. change only at the last step of a block of " << unroll << "\n"
+        << "  double " << updateBlockProduct << "  double";
+    for (int c = 1; c < levels; ++c) out << (c > 1 ? ", " : " ") << level(c);
+    out << ";\n" << updateLevels(levels - 1, "  ") << "  double " << updatePair << "  double sum = 0;\n";
+    const int logUnroll = levels;
+    out << "  for (tcc_u64 base = begin;; base += " << unroll << ") {\n";
+    for (int j = 0; j < unroll; j += 2) {
+      if (j > 0) {
+        const int column = __builtin_ctz(j);
+        if (column + 1 < logUnroll) {
+          const bool added = !((j >> (column + 1)) & 1);
+          out << "    " << flip(column, added ? "inc" : "dec") << ";\n";
+        } else {
+          out << "    if ((base >> " << logUnroll << ") & 1) " << flip(column, "dec") << ";\n"
+              << "    else " << flip(column, "inc") << ";\n";
+        }
+        out << updateLevels(column, "    ");
+        if (touchesPaired(column)) out << "    " << updatePair;
+      }
+      out << "    sum " << ((j >> 1) & 1 ? "-=" : "+=") << " " << level(1) << " * d;  // steps " << j << ", " << j + 1
+          << "\n";
+    }
+    out << "    if (base + " << unroll << " == end) break;\n"
+        << "    const tcc_u64 h = base + " << unroll << ";\n"
+        << "    const int column = __ffsll((long long)h) - 1;\n"
+        << "    const bool added = ((h ^ (h >> 1)) >> column) & 1;\n"
+        << "    switch (column) {\n";
+    for (int c = logUnroll; c + 1 < n() && c < sliceBits; ++c) {
+      out << "      case " << c << ":\n"
+          << "        if (added) " << flip(c, "inc") << ";\n"
+          << "        else " << flip(c, "dec") << ";\n";
+      if (touchesGlobal(c)) out << "        " << globalProductUpdate() << "\n";
+      if (touchesPaired(c)) out << "        " << updatePair;
+      out << "        break;\n";
+    }
+    out << "    }\n"
+        << "    " << updateBlockProduct << updateLevels(levels - 1, "    ") << "  }\n"
+        << "  partials[t] = sum;\n}\n";
+  }
+
   void printKernel(std::ostream& out, const std::string& comment) const {
+    if (pairsApply()) return printPairKernel(out, comment);
     // The product of a step: every register row and the global part; or,
     // with a block product, the frequent rows and the block product, which
     // holds the rest and changes only at a block's last step.
@@ -220,7 +380,7 @@ struct GeneratedKernel {
     };
 
     out << "// " << comment << "\n"
-        << "extern \"C\" __global__ void __launch_bounds__(" << kGeneratedThreadsPerBlock << ") tcc_perm_sum("
+        << "extern \"C\" __global__ void __launch_bounds__(" << launchBounds() << ") tcc_perm_sum("
         << kParameters << ") {\n"
         << "  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
         << "  if (t >= threads) return;\n"
@@ -231,8 +391,7 @@ struct GeneratedKernel {
           << " + threadIdx.x;\n";
     out << "  // x at `begin`: x(0) plus the columns in gray(begin)\n";
     for (int row = 0; row < registerRows; ++row) out << "  double " << x(row) << " = " << number(problem.start[row]) << ";\n";
-    for (int row = registerRows; row < n(); ++row) out << "  " << global(row) << " = " << number(problem.start[row]) << ";\n";
-    for (int c = 0; c + 1 < n(); ++c) out << "  if ((gray >> " << c << ") & 1) " << flip(c, "inc") << ";\n";
+    printSetup(out, 0);
     if (hasFrozen()) out << "  const double frozenProduct = tcc_perm_frozen_product(xg);\n";
     if (hasGlobal()) out << "  double " << globalProductUpdate() << "\n";
     if (frequent > 0) {
@@ -370,7 +529,7 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
 }
 
 std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
-                               bool blockProduct, bool productLevels) {
+                               bool blockProduct, bool productLevels, bool pairs, int minBlocks) {
   std::ostringstream out;
   out << "// CodeGen-Hybrid for a " << problem.n << " x " << problem.n << " matrix (permanent ordering): rows 0.."
       << partition.registerRows - 1 << " in registers,\n"
@@ -381,11 +540,21 @@ std::string hybridKernelSource(const RyserProblem& problem, const Partition& par
   GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll, blockProduct};
   kernel.sliceBits = sliceBits;
   kernel.productLevels = productLevels;
+  kernel.pairs = pairs;
+  kernel.minBlocks = minBlocks;
   kernel.liveRows = std::max(partition.registerRows, liveRowsOf(problem, sliceBits));
   kernel.printColumnFunctions(out);
   kernel.printGlobalProduct(out);
   kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");
   return out.str();
+}
+
+bool hybridUsesPairs(const RyserProblem& problem, const Partition& partition, int unroll, bool blockProduct,
+                     bool productLevels) {
+  GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll, blockProduct};
+  kernel.productLevels = productLevels;
+  kernel.pairs = true;
+  return kernel.pairsApply();
 }
 
 }  // namespace tcc::rt::permanent::gpu

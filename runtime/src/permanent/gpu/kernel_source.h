@@ -48,7 +48,8 @@ std::string baselineKernelSource();
 // `unroll`: a power of two that divides every thread's slice (at most
 // kMaxUnroll; 1 for slices of one step): the generated loop runs blocks of
 // that many steps whose columns and signs are known but one.
-inline constexpr int kMaxUnroll = 8;
+inline constexpr int kMaxUnroll = 16;
+inline constexpr int kDefaultUnroll = 8;
 std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
 // blockProduct: multiply, at the steps inside an unrolled block, only the
 // rows the block's columns (< log2 unroll) touch, the first ones after
@@ -63,8 +64,18 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
 // in levels by the first of those columns that touches them, each level's
 // product times the next level's kept, so a flip of column c multiplies
 // levels c .. 0 again (level 0 alone at half the steps).
+// pairs (with productLevels, unroll >= 4): column 0 summed out in pairs of
+// steps: each row column 0 touches keeps its sum with column 0 out and in,
+// a flip of column 0 costs nothing, and steps g, g + 1 (g even) add
+// +-(product of the other rows)(prod x_i - prod z_i) over column 0's rows.
+// minBlocks > 0: __launch_bounds__(256, minBlocks), registers capped at
+// 65536 / (256 minBlocks) per thread.
 std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
-                               bool blockProduct = true, bool productLevels = true);
+                               bool blockProduct = true, bool productLevels = true, bool pairs = true,
+                               int minBlocks = 0);
+// Whether the Hybrid kernel for these settings sums column 0 out in pairs.
+bool hybridUsesPairs(const RyserProblem& problem, const Partition& partition, int unroll, bool blockProduct,
+                     bool productLevels);
 // Rows 0..liveRowsOf-1: those the columns that flip inside a slice touch.
 int liveRowsOf(const RyserProblem& problem, int sliceBits);
 
