@@ -126,7 +126,8 @@ TEST(GpuPermanent, HybridKernelShapesAgreeWithTheCpuKernel) {
   };
   for (auto [pairs, unroll, minBlocks, registerColumns] :
        {Knobs{"1", "8", "", ""}, Knobs{"0", "8", "", ""}, Knobs{"1", "16", "", ""}, Knobs{"1", "4", "", ""},
-        Knobs{"1", "8", "2", ""}, Knobs{"1", "8", "4", ""}, Knobs{"1", "16", "3", "5"}, Knobs{"1", "8", "", "2"}}) {
+        Knobs{"1", "8", "2", ""}, Knobs{"1", "8", "4", ""}, Knobs{"1", "16", "3", "5"}, Knobs{"1", "8", "", "2"},
+        Knobs{"2", "8", "", ""}, Knobs{"2", "16", "2", ""}}) {
     ::setenv("TCC_PERMANENT_GPU_PAIRS", pairs, 1);
     ::setenv("TCC_PERMANENT_GPU_UNROLL", unroll, 1);
     ::setenv("TCC_PERMANENT_GPU_MIN_BLOCKS", minBlocks, 1);

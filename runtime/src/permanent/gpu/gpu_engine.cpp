@@ -41,7 +41,7 @@ namespace {
 // row at every step, as the paper's Hybrid does; TCC_PERMANENT_GPU_LEVELS=0
 // keeps the block product but multiplies all the block's rows each step;
 // TCC_PERMANENT_GPU_PAIRS=0 makes Hybrid run every step (column 0 not
-// summed out in pairs); TCC_PERMANENT_GPU_MIN_BLOCKS=B compiles Hybrid for B
+// summed out in pairs), =2 pairs without column 0's second sums in registers; TCC_PERMANENT_GPU_MIN_BLOCKS=B compiles Hybrid for B
 // resident blocks per SM (registers capped at 65536 / (256 B)).
 // The bench's --ablation measures them.
 
@@ -98,7 +98,7 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
       else
         kernel.partition.registerRows = matrix.n;
       kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unroll, sliceBits, blockProduct,
-                                         knobOn("TCC_PERMANENT_GPU_LEVELS"), knobOn("TCC_PERMANENT_GPU_PAIRS"),
+                                         knobOn("TCC_PERMANENT_GPU_LEVELS"), intKnob("TCC_PERMANENT_GPU_PAIRS", kPairsKeepingSums),
                                          intKnob("TCC_PERMANENT_GPU_MIN_BLOCKS", 0));
       break;
     }

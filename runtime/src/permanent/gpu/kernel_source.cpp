@@ -91,6 +91,9 @@ struct GeneratedKernel {
   // (g even) differ only in column 0, so together they add
   // +-(product of the other rows) (prod x_i - prod z_i) over column 0's rows.
   bool pairs = false;
+  // With pairs, whether column 0's rows keep z_i in registers (else each
+  // pair forms x_i + a_i0 as it multiplies: no registers, |column 0| adds).
+  bool keepColumn0Sums = true;
   // Resident blocks per SM the kernel is compiled for (0: the compiler's
   // choice): __launch_bounds__(256, minBlocks) caps the registers per
   // thread at 65536 / (256 minBlocks).
@@ -99,12 +102,15 @@ struct GeneratedKernel {
     return std::to_string(kGeneratedThreadsPerBlock) + (minBlocks > 0 ? ", " + std::to_string(minBlocks) : "");
   }
 
-  bool paired(int row) const {
+  // Whether column 0 touches the row (in pair mode).
+  bool column0Row(int row) const {
     if (!pairsApply()) return false;
     for (int32_t k = problem.columnStart[0]; k < problem.columnStart[1]; ++k)
       if (problem.rows[k] == row) return true;
     return false;
   }
+  // Whether the row keeps z_i in a register.
+  bool paired(int row) const { return keepColumn0Sums && column0Row(row); }
 
   int n() const { return problem.n; }
   bool hasGlobal() const { return registerRows < n(); }
@@ -238,7 +244,7 @@ struct GeneratedKernel {
 
   bool touchesPaired(int column) const {
     for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k)
-      if (paired(problem.rows[k])) return true;
+      if (column0Row(problem.rows[k])) return true;
     return false;
   }
   // Pairs apply where the levels do: a block product, unrolled blocks of
@@ -257,10 +263,12 @@ struct GeneratedKernel {
         if (problem.rows[k] < frequent) firstColumn[problem.rows[k]] = c;
     std::vector<std::vector<std::string>> levelRows(levels);
     std::vector<std::string> pairedX, pairedZ, rest;
+    std::vector<double> column0Value(n(), 0.0);
+    for (int32_t k = problem.columnStart[0]; k < problem.columnStart[1]; ++k) column0Value[problem.rows[k]] = problem.values[k];
     for (int row = 0; row < frequent; ++row) {
-      if (paired(row)) {
+      if (column0Row(row)) {
         pairedX.push_back(x(row));
-        pairedZ.push_back(numbered('z', row));
+        pairedZ.push_back(keepColumn0Sums ? numbered('z', row) : "(" + x(row) + " + " + number(column0Value[row]) + ")");
       } else {
         levelRows[firstColumn[row]].push_back(x(row));
       }
@@ -293,9 +301,10 @@ struct GeneratedKernel {
     out << "  // x at `begin` (column 0 out: begin is a multiple of 4) plus the columns in gray(begin);\n"
         << "  // z: column 0's rows with column 0 in\n";
     for (int row = 0; row < registerRows; ++row) out << "  double " << x(row) << " = " << number(problem.start[row]) << ";\n";
-    for (int32_t k = problem.columnStart[0]; k < problem.columnStart[1]; ++k)
-      out << "  double " << numbered('z', problem.rows[k]) << " = "
-          << number(problem.start[problem.rows[k]] + problem.values[k]) << ";\n";
+    if (keepColumn0Sums)
+      for (int32_t k = problem.columnStart[0]; k < problem.columnStart[1]; ++k)
+        out << "  double " << numbered('z', problem.rows[k]) << " = "
+            << number(problem.start[problem.rows[k]] + problem.values[k]) << ";\n";
     printSetup(out, 1);
     if (hasFrozen()) out << "  const double frozenProduct = tcc_perm_frozen_product(xg);\n";
     if (hasGlobal()) out << "  double " << globalProductUpdate() << "\n";
@@ -529,7 +538,7 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
 }
 
 std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
-                               bool blockProduct, bool productLevels, bool pairs, int minBlocks) {
+                               bool blockProduct, bool productLevels, int pairs, int minBlocks) {
   std::ostringstream out;
   out << "// CodeGen-Hybrid for a " << problem.n << " x " << problem.n << " matrix (permanent ordering): rows 0.."
       << partition.registerRows - 1 << " in registers,\n"
@@ -540,7 +549,8 @@ std::string hybridKernelSource(const RyserProblem& problem, const Partition& par
   GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll, blockProduct};
   kernel.sliceBits = sliceBits;
   kernel.productLevels = productLevels;
-  kernel.pairs = pairs;
+  kernel.pairs = pairs != kNoPairs;
+  kernel.keepColumn0Sums = pairs == kPairsKeepingSums;
   kernel.minBlocks = minBlocks;
   kernel.liveRows = std::max(partition.registerRows, liveRowsOf(problem, sliceBits));
   kernel.printColumnFunctions(out);

@@ -65,13 +65,16 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
 // product times the next level's kept, so a flip of column c multiplies
 // levels c .. 0 again (level 0 alone at half the steps).
 // pairs (with productLevels, unroll >= 4): column 0 summed out in pairs of
-// steps: each row column 0 touches keeps its sum with column 0 out and in,
-// a flip of column 0 costs nothing, and steps g, g + 1 (g even) add
-// +-(product of the other rows)(prod x_i - prod z_i) over column 0's rows.
+// steps g, g + 1 (g even), which add +-(product of the other rows)
+// (prod x_i - prod z_i) over column 0's rows, z_i = x_i + a_i0. With
+// kPairsKeepingSums each such row keeps z_i in a register (a flip of
+// column 0 costs nothing, other columns update both sums); with
+// kPairsFormingSums a pair forms the z_i as it multiplies (no registers).
+inline constexpr int kNoPairs = 0, kPairsKeepingSums = 1, kPairsFormingSums = 2;
 // minBlocks > 0: __launch_bounds__(256, minBlocks), registers capped at
 // 65536 / (256 minBlocks) per thread.
 std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
-                               bool blockProduct = true, bool productLevels = true, bool pairs = true,
+                               bool blockProduct = true, bool productLevels = true, int pairs = kPairsKeepingSums,
                                int minBlocks = 0);
 // Whether the Hybrid kernel for these settings sums column 0 out in pairs.
 bool hybridUsesPairs(const RyserProblem& problem, const Partition& partition, int unroll, bool blockProduct,
