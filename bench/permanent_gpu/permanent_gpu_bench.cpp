@@ -291,8 +291,12 @@ void runTries(const std::vector<Input>& inputs, const std::vector<std::string>& 
   for (size_t k = 0; k < parsed.size(); ++k) std::printf("---|");
   std::printf("\n");
   std::vector<std::vector<double>> seconds(inputs.size());
+  double worstAgreement = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::printf("| %s |", inputs[i].name.c_str());
+    // Tries of one variant share the column order: their sums over the
+    // chunks all of them ran agree (checked against the variant's first try).
+    std::vector<std::vector<double>> partials;
     for (const auto& t : parsed) {
       for (const auto& [name, value] : t.knobs) ::setenv(name.c_str(), value.c_str(), 1);
       {
@@ -302,12 +306,25 @@ void runTries(const std::vector<Input>& inputs, const std::vector<std::string>& 
         std::printf(" %s [%d, %d, %d, %d/%d] |", timeText(m).c_str(), r.registers, r.localBytes,
                     r.blocksPerMultiprocessor, r.registerColumns, r.registerRows);
         seconds[i].push_back(m.seconds);
+        partials.push_back(m.partials);
       }
       for (const auto& knob : t.knobs) ::unsetenv(knob.first.c_str());
       std::fflush(stdout);
     }
     std::printf("\n");
+    for (size_t k = 0; k < parsed.size(); ++k) {
+      size_t first = 0;
+      while (parsed[first].variant != parsed[k].variant) ++first;
+      if (first == k) continue;
+      const size_t common = std::min(partials[first].size(), partials[k].size());
+      const double reference = perm::addInChunkOrder(
+          std::vector<double>(partials[first].begin(), partials[first].begin() + common), inputs[i].matrix.n);
+      const double other = perm::addInChunkOrder(
+          std::vector<double>(partials[k].begin(), partials[k].begin() + common), inputs[i].matrix.n);
+      worstAgreement = std::max(worstAgreement, std::abs(other - reference) / std::abs(reference));
+    }
   }
+  std::printf("\nTries of one variant agree on their common prefix within %.1e relative.\n", worstAgreement);
   std::printf("\n| set | ");
   for (const auto& t : parsed) std::printf(" %s |", t.label.c_str());
   std::printf("\n|---|");
