@@ -299,7 +299,7 @@ void runTries(const std::vector<Input>& inputs, const std::vector<std::string>& 
     std::vector<std::vector<double>> partials;
     for (const auto& t : parsed) {
       for (const auto& [name, value] : t.knobs) ::setenv(name.c_str(), value.c_str(), 1);
-      {
+      try {
         gpu::GpuRangeEngine engine(inputs[i].matrix, t.variant, perm::planChunks(inputs[i].matrix.n).chunkSize);
         Measurement m = measure(engine, inputs[i], budget, fullLimit, perm::planChunks(inputs[i].matrix.n));
         const gpu::GpuEngineReport& r = engine.report();
@@ -307,6 +307,10 @@ void runTries(const std::vector<Input>& inputs, const std::vector<std::string>& 
                     r.blocksPerMultiprocessor, r.registerColumns, r.registerRows);
         seconds[i].push_back(m.seconds);
         partials.push_back(m.partials);
+      } catch (const std::exception& error) {
+        std::printf(" failed: %s |", error.what());
+        seconds[i].push_back(std::nan(""));
+        partials.push_back({});
       }
       for (const auto& knob : t.knobs) ::unsetenv(knob.first.c_str());
       std::fflush(stdout);
@@ -315,7 +319,7 @@ void runTries(const std::vector<Input>& inputs, const std::vector<std::string>& 
     for (size_t k = 0; k < parsed.size(); ++k) {
       size_t first = 0;
       while (parsed[first].variant != parsed[k].variant) ++first;
-      if (first == k) continue;
+      if (first == k || partials[first].empty() || partials[k].empty()) continue;
       const size_t common = std::min(partials[first].size(), partials[k].size());
       const double reference = perm::addInChunkOrder(
           std::vector<double>(partials[first].begin(), partials[first].begin() + common), inputs[i].matrix.n);
@@ -338,7 +342,7 @@ void runTries(const std::vector<Input>& inputs, const std::vector<std::string>& 
     for (size_t k = 0; k < parsed.size(); ++k) {
       std::vector<double> ratios;
       for (size_t i = 0; i < inputs.size(); ++i)
-        if (inputs[i].group == group) ratios.push_back(seconds[i][0] / seconds[i][k]);
+        if (inputs[i].group == group && std::isfinite(seconds[i][k])) ratios.push_back(seconds[i][0] / seconds[i][k]);
       std::printf(" %.2fx |", geometricMean(ratios));
     }
     std::printf("\n");
