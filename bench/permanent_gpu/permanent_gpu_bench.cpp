@@ -18,6 +18,7 @@
 // and local memory per thread, from cuFuncGetAttribute) and the resident
 // threads; writes a CSV and an SVG plot to --out.
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -33,6 +34,8 @@
 
 #include "chunk_plan.h"
 #include "gpu/gpu_engine.h"
+#include "gpu/kernel_source.h"
+#include "gpu/launch_plan.h"
 #include "gray_code_ryser.h"
 #include "permanent_matrix.h"
 #include "range_engine.h"
@@ -358,7 +361,7 @@ int main(int argc, char** argv) {
   // --try LABEL=VARIANT[:VAR=VALUE,...]: a GPU kernel with the tuning knobs
   // (gpu_engine.cpp) set, timed on every input; with --tries-only nothing else runs.
   std::vector<std::string> tries;
-  bool triesOnly = false;
+  bool triesOnly = false, costs = false;
   double budget = 0.3, fullLimit = 1.5;
   std::vector<int> sizes = {32, 36, 40};
   std::vector<double> densities = {0.1, 0.2, 0.3, 0.4, 0.5};
@@ -378,6 +381,7 @@ int main(int argc, char** argv) {
     else if (flag == "--out") outDirectory = value();
     else if (flag == "--sources") sourcesDirectory = value();
     else if (flag == "--sources-only") sourcesOnly = true;
+    else if (flag == "--costs") sourcesOnly = costs = true;
     else if (flag == "--ablation") ablation = true;
     else if (flag == "--cpu-only") cpuOnly = true;
     else if (flag == "--try") tries.push_back(value());
@@ -425,6 +429,22 @@ int main(int argc, char** argv) {
       std::printf("%-18s n=%d nnz=%lld  hybrid: k=%d register columns, r=%d register rows, est. %d registers\n",
                   input.name.c_str(), input.matrix.n, static_cast<long long>(input.matrix.nonzeros),
                   hybrid.partition.registerColumns, hybrid.partition.registerRows, hybrid.partition.estimatedRegisters);
+      if (costs) {
+        // What a step costs for each partition and kernel shape (the model's inputs).
+        const int sliceBits = std::countr_zero(gpu::planLaunch(perm::planChunks(input.matrix.n).chunkSize, 1).iterationsPerThread);
+        std::printf("  k  r  | adds+mults/step, live doubles: no pairs u8 | pairs u8 | forming u8 | no pairs u16 | pairs u16 | forming u16\n");
+        for (int k = 1; k < input.matrix.n && k <= 16; ++k) {
+          const gpu::Partition partition = gpu::evaluatePartition(hybrid.problem, k, gpu::CostModel{});
+          std::printf("  %2d %2d |", k, partition.registerRows);
+          for (int unroll : {8, 16})
+            for (int pairs : {gpu::kNoPairs, gpu::kPairsKeepingSums, gpu::kPairsFormingSums}) {
+              const gpu::KernelCost cost = gpu::hybridKernelCost(hybrid.problem, partition, unroll, sliceBits, pairs, 8);
+              std::printf(" %5.1f+%5.1f g%.3f %2d |", cost.additions, cost.multiplications, cost.globalAccesses,
+                          cost.liveDoubles);
+            }
+          std::printf("\n");
+        }
+      }
       if (sourcesDirectory.empty()) continue;
       std::filesystem::create_directories(sourcesDirectory);
       std::string stem = input.name;

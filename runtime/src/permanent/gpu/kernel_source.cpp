@@ -1,6 +1,7 @@
 #include "kernel_source.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <vector>
@@ -250,6 +251,92 @@ struct GeneratedKernel {
   // Pairs apply where the levels do: a block product, unrolled blocks of
   // at least 4 steps (so a pair's signs are known at generation time).
   bool pairsApply() const { return pairs && productLevels && unroll >= 4 && blockFrequentRows() > 0; }
+
+  // What a step costs on average, by the kernel's own structure: float64
+  // additions and multiplications, global accesses (a flip's read and write
+  // of each global entry, the global product's reads) weighted by
+  // globalAccessCost; a thread's set-up is left out (a slice has 2^13 steps).
+  KernelCost cost(double globalAccessCost) const {
+    KernelCost result;
+    const int frequent = blockFrequentRows();
+    const bool pairMode = pairsApply();
+    const bool levelMode = frequent > 0 && productLevels;
+    const int levels = frequent > 0 ? __builtin_ctz(unroll) : 0;
+    // Level sizes (rows by their first column < log2 U; in pair mode level 0
+    // is column 0's rows and holds d).
+    std::vector<int> levelSize(std::max(1, levels), 0);
+    if (frequent > 0) {
+      std::vector<int> firstColumn(frequent, levels - 1);
+      for (int c = levels - 1; c >= 0; --c)
+        for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k)
+          if (problem.rows[k] < frequent) firstColumn[problem.rows[k]] = c;
+      for (int row = 0; row < frequent; ++row) ++levelSize[firstColumn[row]];
+    }
+    const int column0Size = problem.columnSize(0);
+    const int liveGlobal = std::max(0, liveRows - registerRows);
+    auto flipCost = [&](int c, double& adds, double& global) {
+      for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k) {
+        const int row = problem.rows[k];
+        if (row < registerRows) {
+          adds += 1 + (c > 0 && paired(row) ? 1 : 0);
+        } else {
+          global += 2;
+        }
+      }
+      if (touchesGlobal(c)) global += liveGlobal;  // the global product's reads
+    };
+    double adds = 0, multiplications = 0, global = 0;
+    auto updateLevels = [&](int from) {
+      for (int l = from; l >= (pairMode ? 1 : 0); --l) multiplications += levelSize[l];
+    };
+    const double pairUpdate = 2.0 * std::max(0, column0Size - 1) + 1;
+    auto stepFlip = [&](int c) {
+      flipCost(c, adds, global);
+      if (touchesGlobal(c)) multiplications += liveGlobal;
+      if (pairMode && touchesPaired(c)) {
+        multiplications += pairUpdate;
+        if (!keepColumn0Sums) adds += column0Size;
+      }
+    };
+    const int registerFactors = registerRows + (hasGlobal() ? 1 : 0);
+    const int restFactors = registerRows - frequent + (hasGlobal() ? 1 : 0);
+    const int logUnroll = unroll >= 2 ? __builtin_ctz(unroll) : 0;
+    // Steps inside a block.
+    for (int j = pairMode ? 2 : 1; j < unroll; j += pairMode ? 2 : 1) {
+      const int c = __builtin_ctz(j);
+      stepFlip(c);
+      if (levelMode) updateLevels(c);
+      else if (frequent > 0) multiplications += frequent;  // the frequent rows and the block product
+      else multiplications += registerFactors - 1;
+      if (!pairMode) adds += 1;
+    }
+    if (pairMode) multiplications += unroll / 2;  // a fused multiply-add per pair
+    // The block's last step: column c >= log2 U with probability 2^-(c - log2 U + 1).
+    const int lastFlipping = std::min(n() - 1, sliceBits);
+    for (int c = logUnroll; c < lastFlipping; ++c) {
+      const double weight = std::ldexp(1.0, -(c - logUnroll + 1));
+      double a = 0, m = 0, g = 0;
+      std::swap(a, adds), std::swap(m, multiplications), std::swap(g, global);
+      stepFlip(c);
+      std::swap(a, adds), std::swap(m, multiplications), std::swap(g, global);
+      adds += weight * a, multiplications += weight * m, global += weight * g;
+    }
+    if (frequent > 0) {
+      multiplications += std::max(0, restFactors - 1);
+      if (levelMode) updateLevels(levels - 1);
+      else multiplications += frequent;
+    } else {
+      multiplications += registerFactors - 1;
+    }
+    if (!pairMode) adds += 1;
+    result.additions = adds / unroll;
+    result.multiplications = multiplications / unroll;
+    result.globalAccesses = global / unroll;
+    result.perStep = result.additions + result.multiplications + globalAccessCost * result.globalAccesses;
+    // Doubles a thread keeps: register rows, column 0's second sums, the levels and products.
+    result.liveDoubles = registerRows + (pairMode && keepColumn0Sums ? column0Size : 0) + levels + 4;
+    return result;
+  }
 
   // The loop with column 0 summed out in pairs of steps. Levels 1 .. L-1
   // (L = log2 unroll) as in printKernel, s_1 the product of every row but
@@ -565,6 +652,17 @@ bool hybridUsesPairs(const RyserProblem& problem, const Partition& partition, in
   kernel.productLevels = productLevels;
   kernel.pairs = true;
   return kernel.pairsApply();
+}
+
+KernelCost hybridKernelCost(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
+                            int pairs, double globalAccessCost) {
+  GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll, true};
+  kernel.sliceBits = sliceBits;
+  kernel.productLevels = true;
+  kernel.pairs = pairs != kNoPairs;
+  kernel.keepColumn0Sums = pairs == kPairsKeepingSums;
+  kernel.liveRows = std::max(partition.registerRows, liveRowsOf(problem, sliceBits));
+  return kernel.cost(globalAccessCost);
 }
 
 }  // namespace tcc::rt::permanent::gpu

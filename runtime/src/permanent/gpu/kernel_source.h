@@ -76,6 +76,16 @@ inline constexpr int kNoPairs = 0, kPairsKeepingSums = 1, kPairsFormingSums = 2;
 std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
                                bool blockProduct = true, bool productLevels = true, int pairs = kPairsKeepingSums,
                                int minBlocks = 0);
+// What a step of the Hybrid kernel costs on average (its set-up left out),
+// counted from the structure the generator emits.
+struct KernelCost {
+  double additions = 0, multiplications = 0;  // float64, per step (a fused multiply-add counts once)
+  double globalAccesses = 0;                  // per step
+  double perStep = 0;                         // the sum, global accesses weighted by globalAccessCost
+  int liveDoubles = 0;                        // doubles a thread keeps across the loop (estimate)
+};
+KernelCost hybridKernelCost(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
+                            int pairs, double globalAccessCost);
 // Whether the Hybrid kernel for these settings sums column 0 out in pairs.
 bool hybridUsesPairs(const RyserProblem& problem, const Partition& partition, int unroll, bool blockProduct,
                      bool productLevels);
