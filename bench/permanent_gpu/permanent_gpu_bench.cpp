@@ -429,6 +429,7 @@ int main(int argc, char** argv) {
       std::printf("%-18s n=%d nnz=%lld  hybrid: k=%d register columns, r=%d register rows, est. %d registers\n",
                   input.name.c_str(), input.matrix.n, static_cast<long long>(input.matrix.nonzeros),
                   hybrid.partition.registerColumns, hybrid.partition.registerRows, hybrid.partition.estimatedRegisters);
+      if (!hybrid.plan.empty()) std::printf("  plan: %s\n", hybrid.plan.c_str());
       if (costs) {
         // What a step costs for each partition and kernel shape (the model's inputs).
         const int sliceBits = std::countr_zero(gpu::planLaunch(perm::planChunks(input.matrix.n).chunkSize, 1).iterationsPerThread);

@@ -19,6 +19,7 @@
 #include "chunk_plan.h"
 #include "engine_driver.h"
 #include "gpu/gpu_engine.h"
+#include "gpu/hybrid_plan.h"
 #include "gpu/kernel_source.h"
 #include "gpu/launch_plan.h"
 #include "gpu/ryser_problem.h"
@@ -151,6 +152,36 @@ TEST(GpuPermanentPartition, CostModelTradesRegistersForGlobalAccesses) {
   model.globalAccessCost = 0.01;
   const int cheap = gpu::partitionRegisters(problem, model).registerColumns;
   EXPECT_GE(expensive, cheap);
+}
+
+// The Hybrid plan: the shape with the fewest predicted cycles per step over
+// every partition, pair mode and unroll; compiled for two blocks per SM
+// where its registers allow; pairs cut the additions (column 0's flips).
+TEST(GpuPermanentPlan, TakesTheShapeWithTheFewestPredictedCycles) {
+  for (double density : {0.1, 0.3, 0.5}) {
+    SCOPED_TRACE("density " + std::to_string(density));
+    Matrix matrix = randomPattern(40, density, 40 + static_cast<int>(10 * density));
+    perm::SortedColumnMatrix sorted = sortedOf(matrix);
+    gpu::RyserProblem problem = gpu::orderedProblem(sorted, gpu::permanentOrdering(sorted));
+    const gpu::HybridPlan plan = gpu::planHybrid(problem, 16, 13);
+    for (int unroll : {8, 16})
+      for (int k = 1; k < 40; ++k)
+        for (int pairs : {gpu::kNoPairs, gpu::kPairsKeepingSums, gpu::kPairsFormingSums})
+          EXPECT_GE(gpu::evaluateHybrid(problem, k, unroll, 13, pairs).predictedCycles, plan.predictedCycles - 1e-9)
+              << "k " << k << ", unroll " << unroll << ", pairs " << pairs;
+    EXPECT_NE(plan.pairs, gpu::kNoPairs);
+    EXPECT_GE(plan.estimatedBlocks, 2);
+    EXPECT_EQ(plan.minBlocks, 2);
+    EXPECT_THAT(plan.text(), HasSubstr("summed out in pairs"));
+    // Keeping column 0's second sums: fewer additions, more doubles kept.
+    const gpu::KernelCost none = gpu::hybridKernelCost(problem, plan.partition, 8, 13, gpu::kNoPairs, 8);
+    const gpu::KernelCost kept = gpu::hybridKernelCost(problem, plan.partition, 8, 13, gpu::kPairsKeepingSums, 8);
+    const gpu::KernelCost formed = gpu::hybridKernelCost(problem, plan.partition, 8, 13, gpu::kPairsFormingSums, 8);
+    EXPECT_LT(kept.additions, none.additions);
+    EXPECT_LT(kept.additions, formed.additions);
+    EXPECT_GT(kept.liveDoubles, formed.liveDoubles);
+    EXPECT_LE(kept.multiplications, none.multiplications);
+  }
 }
 
 TEST(GpuPermanentLaunchPlan, ThreadsTakeAlignedPowerOfTwoSlices) {

@@ -85,6 +85,24 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
       break;
     case GpuPermanentVariant::Hybrid: {
       kernel.problem = orderedProblem(matrix, permanentOrdering(matrix));
+      bool knobs = false;
+      for (const char* name : {"TCC_PERMANENT_GPU_UNROLL", "TCC_PERMANENT_GPU_BLOCK_PRODUCT", "TCC_PERMANENT_GPU_LEVELS",
+                               "TCC_PERMANENT_GPU_PAIRS", "TCC_PERMANENT_GPU_MIN_BLOCKS",
+                               "TCC_PERMANENT_GPU_REGISTER_COLUMNS"})
+        if (const char* knob = std::getenv(name); knob && *knob) knobs = true;
+      if (!knobs && matrix.n >= 2 && sliceFor(matrix) >= 4) {
+        // The model's choice of partition, pairs, unroll and register cap.
+        const int sliceBits = std::countr_zero(sliceFor(matrix));
+        const HybridPlan plan =
+            planHybrid(kernel.problem, static_cast<int>(std::min<uint64_t>(kMaxUnroll, sliceFor(matrix))), sliceBits);
+        kernel.partition = plan.partition;
+        kernel.plan = plan.text();
+        kernel.source = hybridKernelSource(kernel.problem, kernel.partition, plan.unroll, sliceBits, true, true,
+                                           plan.pairs, plan.minBlocks);
+        break;
+      }
+      // Set by the knobs: Algorithm 4's partition (with the block product) or
+      // the one forced, the knobs' shape.
       const int unroll = unrollFor(matrix);
       const bool blockProduct = knobOn("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
       const int sliceBits = std::countr_zero(sliceFor(matrix));
@@ -100,6 +118,9 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
       kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unroll, sliceBits, blockProduct,
                                          knobOn("TCC_PERMANENT_GPU_LEVELS"), intKnob("TCC_PERMANENT_GPU_PAIRS", kPairsKeepingSums),
                                          intKnob("TCC_PERMANENT_GPU_MIN_BLOCKS", 0));
+      kernel.plan = "k = " + std::to_string(kernel.partition.registerColumns) + " register columns, " +
+                    std::to_string(kernel.partition.registerRows) + " register rows, blocks of " +
+                    std::to_string(unroll) + " steps, set by TCC_PERMANENT_GPU_* knobs";
       break;
     }
   }
@@ -115,7 +136,7 @@ std::string GpuEngineReport::text() const {
                 gpuPermanentVariantTitle(variant), device.c_str(), n, registerRows, registerColumns, registers,
                 localBytes, threadsPerBlock, blocksPerMultiprocessor, static_cast<long long>(residentThreads),
                 static_cast<int>(__builtin_ctzll(launch.iterationsPerThread)), generateSeconds, compileSeconds);
-  return line;
+  return plan.empty() ? std::string(line) : std::string(line) + "; plan: " + plan;
 }
 
 struct GpuRangeEngine::State {
@@ -148,6 +169,7 @@ GpuRangeEngine::GpuRangeEngine(const SortedColumnMatrix& matrix, GpuPermanentVar
   report.generateSeconds = secondsSince(generateStart);
   report.registerColumns = kernel.partition.registerColumns;
   report.registerRows = kernel.partition.registerRows;
+  report.plan = kernel.plan;
   s.source = std::move(kernel.source);
   report.sourceBytes = s.source.size();
 
