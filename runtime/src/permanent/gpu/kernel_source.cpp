@@ -243,6 +243,25 @@ struct GeneratedKernel {
     }
   }
 
+  // What a flip of `column` changes in d: 0 nothing, 1 only rows column 1
+  // also touches (d from their sums and the kept product of the others),
+  // 2 others too (both products again).
+  int pairUpdateKind(int column) const {
+    int kind = 0;
+    for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k) {
+      const int row = problem.rows[k];
+      if (!column0Row(row)) continue;
+      kind = std::max(kind, column == 1 || column1Row(row) ? 1 : 2);
+    }
+    return kind;
+  }
+  bool column1Row(int row) const {
+    if (n() < 3) return false;
+    for (int32_t k = problem.columnStart[1]; k < problem.columnStart[2]; ++k)
+      if (problem.rows[k] == row) return true;
+    return false;
+  }
+
   bool touchesPaired(int column) const {
     for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k)
       if (column0Row(problem.rows[k])) return true;
@@ -289,12 +308,17 @@ struct GeneratedKernel {
     auto updateLevels = [&](int from) {
       for (int l = from; l >= (pairMode ? 1 : 0); --l) multiplications += levelSize[l];
     };
-    const double pairUpdate = 2.0 * std::max(0, column0Size - 1) + 1;
+    int sharedWithColumn1 = 0;  // column 0's rows column 1 touches too
+    for (int32_t k = problem.columnStart[0]; k < problem.columnStart[1]; ++k) sharedWithColumn1 += column1Row(problem.rows[k]);
     auto stepFlip = [&](int c) {
       flipCost(c, adds, global);
       if (touchesGlobal(c)) multiplications += liveGlobal;
-      if (pairMode && touchesPaired(c)) {
-        multiplications += pairUpdate;
+      const int kind = pairMode ? pairUpdateKind(c) : 0;
+      if (kind == 1) {
+        multiplications += 2 * sharedWithColumn1 + 1;
+        if (!keepColumn0Sums) adds += sharedWithColumn1;
+      } else if (kind == 2) {
+        multiplications += 2 * std::max(0, column0Size - 1) + 1;
         if (!keepColumn0Sums) adds += column0Size;
       }
     };
@@ -349,13 +373,16 @@ struct GeneratedKernel {
       for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k)
         if (problem.rows[k] < frequent) firstColumn[problem.rows[k]] = c;
     std::vector<std::vector<std::string>> levelRows(levels);
-    std::vector<std::string> pairedX, pairedZ, rest;
+    // Column 0's rows: those column 1 touches too (their products formed at
+    // each pair that changes d), the others' products kept in tx, tz.
+    std::vector<std::string> pairedX, pairedZ, keptX, keptZ, rest;
     std::vector<double> column0Value(n(), 0.0);
     for (int32_t k = problem.columnStart[0]; k < problem.columnStart[1]; ++k) column0Value[problem.rows[k]] = problem.values[k];
     for (int row = 0; row < frequent; ++row) {
       if (column0Row(row)) {
-        pairedX.push_back(x(row));
-        pairedZ.push_back(keepColumn0Sums ? numbered('z', row) : "(" + x(row) + " + " + number(column0Value[row]) + ")");
+        const std::string z = keepColumn0Sums ? numbered('z', row) : "(" + x(row) + " + " + number(column0Value[row]) + ")";
+        (column1Row(row) ? pairedX : keptX).push_back(x(row));
+        (column1Row(row) ? pairedZ : keptZ).push_back(z);
       } else {
         levelRows[firstColumn[row]].push_back(x(row));
       }
@@ -373,7 +400,15 @@ struct GeneratedKernel {
       }
       return text;
     };
-    const std::string updatePair = "d = " + productExpression(pairedX) + " - " + productExpression(pairedZ) + ";\n";
+    if (!keptX.empty()) pairedX.push_back("tx"), pairedZ.push_back("tz");
+    const std::string updateD = "d = " + productExpression(pairedX) + " - " + productExpression(pairedZ) + ";\n";
+    const std::string updateKept =
+        keptX.empty() ? std::string() : "tx = " + productExpression(keptX) + ", tz = " + productExpression(keptZ) + ";\n";
+    auto updatePair = [&](int column, const std::string& indent) {
+      const int kind = pairUpdateKind(column);
+      if (kind == 0) return std::string();
+      return (kind == 2 && !updateKept.empty() ? indent + updateKept : std::string()) + indent + updateD;
+    };
 
     out << "// " << comment << "\n"
         << "extern \"C\" __global__ void __launch_bounds__(" << launchBounds() << ") tcc_perm_sum("
@@ -398,7 +433,9 @@ struct GeneratedKernel {
     out << "  // rows " << frequent << ".. change only at the last step of a block of " << unroll << "\n"
         << "  double " << updateBlockProduct << "  double";
     for (int c = 1; c < levels; ++c) out << (c > 1 ? ", " : " ") << level(c);
-    out << ";\n" << updateLevels(levels - 1, "  ") << "  double " << updatePair << "  double sum = 0;\n";
+    out << ";\n" << updateLevels(levels - 1, "  ");
+    if (!updateKept.empty()) out << "  double " << updateKept;
+    out << "  double " << updateD << "  double sum = 0;\n";
     const int logUnroll = levels;
     out << "  for (tcc_u64 base = begin;; base += " << unroll << ") {\n";
     for (int j = 0; j < unroll; j += 2) {
@@ -412,7 +449,7 @@ struct GeneratedKernel {
               << "    else " << flip(column, "inc") << ";\n";
         }
         out << updateLevels(column, "    ");
-        if (touchesPaired(column)) out << "    " << updatePair;
+        out << updatePair(column, "    ");
       }
       out << "    sum " << ((j >> 1) & 1 ? "-=" : "+=") << " " << level(1) << " * d;  // steps " << j << ", " << j + 1
           << "\n";
@@ -427,7 +464,7 @@ struct GeneratedKernel {
           << "        if (added) " << flip(c, "inc") << ";\n"
           << "        else " << flip(c, "dec") << ";\n";
       if (touchesGlobal(c)) out << "        " << globalProductUpdate() << "\n";
-      if (touchesPaired(c)) out << "        " << updatePair;
+      out << updatePair(c, "        ");
       out << "        break;\n";
     }
     out << "    }\n"
