@@ -48,7 +48,7 @@ std::string baselineKernelSource();
 // `unroll`: a power of two that divides every thread's slice (at most
 // kMaxUnroll; 1 for slices of one step): the generated loop runs blocks of
 // that many steps whose columns and signs are known but one.
-inline constexpr int kMaxUnroll = 16;
+inline constexpr int kMaxUnroll = 32;
 inline constexpr int kDefaultUnroll = 8;
 std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
 // blockProduct: multiply, at the steps inside an unrolled block, only the
