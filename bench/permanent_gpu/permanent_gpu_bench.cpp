@@ -288,7 +288,8 @@ void runTries(const std::vector<Input>& inputs, const std::vector<std::string>& 
       }
     parsed.push_back(std::move(t));
   }
-  std::printf("## Tries (whole-range seconds; [registers, local B, blocks/SM, k/r])\n\n| matrix |");
+  std::printf("## Tries (whole-range seconds; [registers, local B, blocks/SM, k/r, Hybrid's adds+multiplications+global "
+              "accesses per step by the model])\n\n| matrix |");
   for (const auto& t : parsed) std::printf(" %s |", t.label.c_str());
   std::printf("\n|---|");
   for (size_t k = 0; k < parsed.size(); ++k) std::printf("---|");
@@ -306,8 +307,19 @@ void runTries(const std::vector<Input>& inputs, const std::vector<std::string>& 
         gpu::GpuRangeEngine engine(inputs[i].matrix, t.variant, perm::planChunks(inputs[i].matrix.n).chunkSize);
         Measurement m = measure(engine, inputs[i], budget, fullLimit, perm::planChunks(inputs[i].matrix.n));
         const gpu::GpuEngineReport& r = engine.report();
-        std::printf(" %s [%d, %d, %d, %d/%d] |", timeText(m).c_str(), r.registers, r.localBytes,
-                    r.blocksPerMultiprocessor, r.registerColumns, r.registerRows);
+        // The model's operations per step, where the plan names them.
+        std::string operations;
+        if (const size_t at = r.plan.find("model: "); at != std::string::npos) {
+          double adds = 0, multiplications = 0, global = 0;
+          if (std::sscanf(r.plan.c_str() + at, "model: %lf adds + %lf multiplications + %lf global", &adds,
+                          &multiplications, &global) == 3) {
+            char text[48];
+            std::snprintf(text, sizeof text, ", %.1f+%.1f+%.3fg", adds, multiplications, global);
+            operations = text;
+          }
+        }
+        std::printf(" %s [%d, %d, %d, %d/%d%s] |", timeText(m).c_str(), r.registers, r.localBytes,
+                    r.blocksPerMultiprocessor, r.registerColumns, r.registerRows, operations.c_str());
         seconds[i].push_back(m.seconds);
         partials.push_back(m.partials);
       } catch (const std::exception& error) {

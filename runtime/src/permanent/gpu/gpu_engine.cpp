@@ -82,6 +82,16 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
       kernel.partition.registerColumns = std::max(0, matrix.n - 1);
       kernel.partition.registerRows = matrix.n;
       kernel.source = pureRegKernelSource(kernel.problem, unrollFor(matrix));
+      if (matrix.n >= 2) {
+        const KernelCost cost =
+            pureRegKernelCost(kernel.problem, unrollFor(matrix), std::countr_zero(sliceFor(matrix)));
+        char numbers[200];
+        std::snprintf(numbers, sizeof numbers,
+                      "blocks of %d steps; model: %.1f adds + %.1f multiplications + 0 global accesses per step "
+                      "(what the compiler shares between steps not counted)",
+                      unrollFor(matrix), cost.additions, cost.multiplications);
+        kernel.plan = numbers;
+      }
       break;
     case GpuPermanentVariant::Hybrid: {
       kernel.problem = orderedProblem(matrix, permanentOrdering(matrix));
@@ -121,6 +131,16 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
       kernel.plan = "k = " + std::to_string(kernel.partition.registerColumns) + " register columns, " +
                     std::to_string(kernel.partition.registerRows) + " register rows, blocks of " +
                     std::to_string(unroll) + " steps, set by TCC_PERMANENT_GPU_* knobs";
+      if (blockProduct && knobOn("TCC_PERMANENT_GPU_LEVELS") && matrix.n >= 2) {
+        const int pairs = intKnob("TCC_PERMANENT_GPU_PAIRS", kPairsKeepingSums);
+        const KernelCost cost = hybridKernelCost(
+            kernel.problem, kernel.partition, unroll, sliceBits,
+            hybridUsesPairs(kernel.problem, kernel.partition, unroll, true, true) ? pairs : kNoPairs, 8);
+        char numbers[160];
+        std::snprintf(numbers, sizeof numbers, "; model: %.1f adds + %.1f multiplications + %.3f global accesses per step",
+                      cost.additions, cost.multiplications, cost.globalAccesses);
+        kernel.plan += numbers;
+      }
       break;
     }
   }

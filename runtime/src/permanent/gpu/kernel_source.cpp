@@ -702,4 +702,11 @@ KernelCost hybridKernelCost(const RyserProblem& problem, const Partition& partit
   return kernel.cost(globalAccessCost);
 }
 
+KernelCost pureRegKernelCost(const RyserProblem& problem, int unroll, int sliceBits) {
+  GeneratedKernel kernel{problem, problem.n, problem.n, unroll, false};
+  kernel.sliceBits = sliceBits;
+  kernel.liveRows = problem.n;
+  return kernel.cost(0);
+}
+
 }  // namespace tcc::rt::permanent::gpu

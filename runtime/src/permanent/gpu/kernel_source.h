@@ -86,6 +86,9 @@ struct KernelCost {
 };
 KernelCost hybridKernelCost(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
                             int pairs, double globalAccessCost);
+// PureReg's, every row multiplied at every step (what the compiler shares
+// between the unrolled steps not counted).
+KernelCost pureRegKernelCost(const RyserProblem& problem, int unroll, int sliceBits);
 // Whether the Hybrid kernel for these settings sums column 0 out in pairs.
 bool hybridUsesPairs(const RyserProblem& problem, const Partition& partition, int unroll, bool blockProduct,
                      bool productLevels);
