@@ -269,6 +269,8 @@ TEST(GpuPermanentCommand, ExplainNamesTheVariantAndWhy) {
   EXPECT_THAT(output, HasSubstr("permanent intrinsic on the GPU"));
   EXPECT_THAT(output, HasSubstr("CodeGen-Hybrid, the default"));
   EXPECT_THAT(output, HasSubstr("permanent ordering"));
+  EXPECT_THAT(output, HasSubstr("sums column 0 out in pairs of steps"));
+  EXPECT_THAT(output, HasSubstr("prints the plan it chose"));
   output = runTcc("explain " + example + " --target cpu", status);
   EXPECT_THAT(output, HasSubstr("OpenMP chunks"));
   ::setenv("TCC_PERMANENT_GPU_VARIANT", "purereg", 1);

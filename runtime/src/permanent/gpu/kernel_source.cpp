@@ -227,8 +227,16 @@ struct GeneratedKernel {
       for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k) {
         const int row = problem.rows[k];
         if (row >= registerRows) continue;
-        body += " " + x(row) + " += " + number(problem.values[k]) + ";";
-        if (c > 0 && paired(row)) body += " " + numbered('z', row) + " += " + number(problem.values[k]) + ";";
+        // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on " " + std::string.
+        const std::string increment = " += " + number(problem.values[k]) + ";";
+        body += ' ';
+        body += x(row);
+        body += increment;
+        if (c > 0 && paired(row)) {
+          body += ' ';
+          body += numbered('z', row);
+          body += increment;
+        }
       }
       if (!body.empty()) out << "  if ((gray >> " << c << ") & 1) {" << body << " }\n";
     }

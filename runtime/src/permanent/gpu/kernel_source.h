@@ -12,7 +12,10 @@
 //    the rest in global memory laid out so a warp's accesses coalesce
 //    (row i of block b's thread k at globalRows[(b (n - r_k) + i - r_k) 256 + k]:
 //    constant offsets from one pointer, so no register holds an address),
-//    and their product kept until a column >= k flips.
+//    and their product kept until a column >= k flips; and (ours) the
+//    product of the rows an unrolled block does not touch kept per block,
+//    in levels, and column 0 summed out in pairs of steps. Which partition,
+//    pairs, unrolled block and register cap: hybrid_plan.h.
 //
 // Every kernel has the same parameters and runs one thread per
 // power-of-two slice of a chunk (Lemma 1: the threads of a warp then flip
