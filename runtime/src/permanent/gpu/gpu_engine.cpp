@@ -238,7 +238,7 @@ GpuRangeEngine::GpuRangeEngine(const SortedColumnMatrix& matrix, GpuPermanentVar
   }
   report.residentThreads =
       static_cast<int64_t>(report.blocksPerMultiprocessor) * report.threadsPerBlock * device.multiprocessors;
-  report.launch = planLaunch(chunkSize, report.residentThreads);
+  report.launch = planLaunch(chunkSize, report.residentThreads * kWavesPerLaunch);
   if (report.launch.iterationsPerThread != sliceFor(matrix))
     throw PermanentError("perm: internal error: the GPU kernel was generated for slices of another size");
 
