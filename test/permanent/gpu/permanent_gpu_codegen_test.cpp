@@ -526,18 +526,21 @@ TEST(GpuPermanentKernelSource, PairedHybridComputesThePermanentWhenRunOnTheHost)
   };
   int paired = 0, unpaired = 0;
   for (auto [registerColumns, unroll, pairs, minBlocks] :
-       {Knobs{"", "8", "1", ""}, Knobs{"5", "8", "1", "3"}, Knobs{"9", "16", "1", ""}, Knobs{"5", "4", "1", "2"},
+       {Knobs{"", "8", "1", ""}, Knobs{"5", "8", "1", "3"}, Knobs{"", "16", "1", "4"}, Knobs{"9", "16", "1", ""}, Knobs{"5", "4", "1", "2"},
         Knobs{"2", "8", "1", ""}, Knobs{"6", "8", "0", ""}, Knobs{"", "8", "2", ""}, Knobs{"7", "16", "2", "2"}}) {
     ::setenv("TCC_PERMANENT_GPU_REGISTER_COLUMNS", registerColumns, 1);
     ::setenv("TCC_PERMANENT_GPU_UNROLL", unroll, 1);
     ::setenv("TCC_PERMANENT_GPU_PAIRS", pairs, 1);
     ::setenv("TCC_PERMANENT_GPU_MIN_BLOCKS", minBlocks, 1);
+    // One case picks the block's last flip by if-tests.
+    ::setenv("TCC_PERMANENT_GPU_CHAIN", std::string(minBlocks) == "4" ? "1" : "0", 1);
     gpu::GeneratedPermanentKernel kernel = gpu::generatePermanentKernel(sorted, rt::GpuPermanentVariant::Hybrid);
     const bool pairsExpected = std::string(pairs) != "0" &&
                                gpu::hybridUsesPairs(kernel.problem, kernel.partition, std::atoi(unroll), true, true);
     SCOPED_TRACE(std::string("k ") + registerColumns + ", unroll " + unroll + ", pairs " + pairs + ", min blocks " +
                  minBlocks);
     EXPECT_EQ(kernel.source.find("// steps 0, 1") != std::string::npos, pairsExpected);
+    EXPECT_EQ(kernel.source.find("switch (column)") == std::string::npos, std::string(minBlocks) == "4");
     // Column 0's second sums in registers only when kept.
     EXPECT_EQ(kernel.source.find("double z") != std::string::npos, pairsExpected && std::string(pairs) == "1");
     if (*minBlocks) EXPECT_THAT(kernel.source, HasSubstr(std::string("__launch_bounds__(256, ") + minBlocks + ")"));
@@ -548,7 +551,7 @@ TEST(GpuPermanentKernelSource, PairedHybridComputesThePermanentWhenRunOnTheHost)
   EXPECT_GE(paired, 5);
   EXPECT_GE(unpaired, 2);
   for (const char* knob : {"TCC_PERMANENT_GPU_REGISTER_COLUMNS", "TCC_PERMANENT_GPU_UNROLL", "TCC_PERMANENT_GPU_PAIRS",
-                           "TCC_PERMANENT_GPU_MIN_BLOCKS"})
+                           "TCC_PERMANENT_GPU_MIN_BLOCKS", "TCC_PERMANENT_GPU_CHAIN"})
     ::unsetenv(knob);
   std::filesystem::remove_all(directory);
 }

@@ -127,16 +127,17 @@ TEST(GpuPermanent, HybridKernelShapesAgreeWithTheCpuKernel) {
   for (auto [pairs, unroll, minBlocks, registerColumns] :
        {Knobs{"1", "8", "", ""}, Knobs{"0", "8", "", ""}, Knobs{"1", "16", "", ""}, Knobs{"1", "4", "", ""},
         Knobs{"1", "8", "2", ""}, Knobs{"1", "8", "4", ""}, Knobs{"1", "16", "3", "5"}, Knobs{"1", "8", "", "2"},
-        Knobs{"2", "8", "", ""}, Knobs{"2", "16", "2", ""}}) {
+        Knobs{"2", "8", "", ""}, Knobs{"2", "16", "2", ""}, Knobs{"1", "16", "3", "9"}}) {
     ::setenv("TCC_PERMANENT_GPU_PAIRS", pairs, 1);
     ::setenv("TCC_PERMANENT_GPU_UNROLL", unroll, 1);
     ::setenv("TCC_PERMANENT_GPU_MIN_BLOCKS", minBlocks, 1);
     ::setenv("TCC_PERMANENT_GPU_REGISTER_COLUMNS", registerColumns, 1);
+    ::setenv("TCC_PERMANENT_GPU_CHAIN", std::string(registerColumns) == "9" ? "1" : "0", 1);
     EXPECT_NEAR(gpuPermanent(matrix, GpuPermanentVariant::Hybrid), cpu, 1e-10 * std::abs(cpu))
         << "pairs " << pairs << ", unroll " << unroll << ", min blocks " << minBlocks << ", k " << registerColumns;
   }
   for (const char* knob : {"TCC_PERMANENT_GPU_REGISTER_COLUMNS", "TCC_PERMANENT_GPU_UNROLL", "TCC_PERMANENT_GPU_PAIRS",
-                           "TCC_PERMANENT_GPU_MIN_BLOCKS"})
+                           "TCC_PERMANENT_GPU_MIN_BLOCKS", "TCC_PERMANENT_GPU_CHAIN"})
     ::unsetenv(knob);
 }
 

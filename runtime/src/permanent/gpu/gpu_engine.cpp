@@ -42,7 +42,9 @@ namespace {
 // keeps the block product but multiplies all the block's rows each step;
 // TCC_PERMANENT_GPU_PAIRS=0 makes Hybrid run every step (column 0 not
 // summed out in pairs), =2 pairs without column 0's second sums in registers; TCC_PERMANENT_GPU_MIN_BLOCKS=B compiles Hybrid for B
-// resident blocks per SM (registers capped at 65536 / (256 B)).
+// resident blocks per SM (registers capped at 65536 / (256 B));
+// TCC_PERMANENT_GPU_CHAIN=1 picks the block's last flip by if-tests
+// (most frequent column first) instead of a switch (pairs only).
 // The bench's --ablation measures them.
 
 // Every thread's slice has this many steps, whatever the occupancy (launch_plan.h).
@@ -98,7 +100,7 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
       bool knobs = false;
       for (const char* name : {"TCC_PERMANENT_GPU_UNROLL", "TCC_PERMANENT_GPU_BLOCK_PRODUCT", "TCC_PERMANENT_GPU_LEVELS",
                                "TCC_PERMANENT_GPU_PAIRS", "TCC_PERMANENT_GPU_MIN_BLOCKS",
-                               "TCC_PERMANENT_GPU_REGISTER_COLUMNS"})
+                               "TCC_PERMANENT_GPU_REGISTER_COLUMNS", "TCC_PERMANENT_GPU_CHAIN"})
         if (const char* knob = std::getenv(name); knob && *knob) knobs = true;
       if (!knobs && matrix.n >= 2 && sliceFor(matrix) >= 4) {
         // The model's choice of partition, pairs, unroll and register cap.
@@ -127,7 +129,8 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
         kernel.partition.registerRows = matrix.n;
       kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unroll, sliceBits, blockProduct,
                                          knobOn("TCC_PERMANENT_GPU_LEVELS"), intKnob("TCC_PERMANENT_GPU_PAIRS", kPairsKeepingSums),
-                                         intKnob("TCC_PERMANENT_GPU_MIN_BLOCKS", 0));
+                                         intKnob("TCC_PERMANENT_GPU_MIN_BLOCKS", 0),
+                                         intKnob("TCC_PERMANENT_GPU_CHAIN", 0) != 0);
       kernel.plan = "k = " + std::to_string(kernel.partition.registerColumns) + " register columns, " +
                     std::to_string(kernel.partition.registerRows) + " register rows, blocks of " +
                     std::to_string(unroll) + " steps, set by TCC_PERMANENT_GPU_* knobs";

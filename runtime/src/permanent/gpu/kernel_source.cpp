@@ -99,6 +99,9 @@ struct GeneratedKernel {
   // choice): __launch_bounds__(256, minBlocks) caps the registers per
   // thread at 65536 / (256 minBlocks).
   int minBlocks = 0;
+  // Pair kernel: the block's last flip chosen by if-tests in order of
+  // frequency instead of a switch.
+  bool chainDispatch = false;
   std::string launchBounds() const {
     return std::to_string(kGeneratedThreadsPerBlock) + (minBlocks > 0 ? ", " + std::to_string(minBlocks) : "");
   }
@@ -466,16 +469,21 @@ struct GeneratedKernel {
         << "    const tcc_u64 h = base + " << unroll << ";\n"
         << "    const int column = __ffsll((long long)h) - 1;\n"
         << "    const bool added = ((h ^ (h >> 1)) >> column) & 1;\n"
-        << "    switch (column) {\n";
+        << (chainDispatch ? "" : "    switch (column) {\n");
     for (int c = logUnroll; c + 1 < n() && c < sliceBits; ++c) {
-      out << "      case " << c << ":\n"
-          << "        if (added) " << flip(c, "inc") << ";\n"
+      // With chainDispatch, tests in order of frequency (column log2 U at
+      // half the blocks): two on average.
+      if (chainDispatch)
+        out << "    " << (c > logUnroll ? "else " : "") << "if (column == " << c << ") {\n";
+      else
+        out << "      case " << c << ":\n";
+      out << "        if (added) " << flip(c, "inc") << ";\n"
           << "        else " << flip(c, "dec") << ";\n";
       if (touchesGlobal(c)) out << "        " << globalProductUpdate() << "\n";
       out << updatePair(c, "        ");
-      out << "        break;\n";
+      out << (chainDispatch ? "    }\n" : "        break;\n");
     }
-    out << "    }\n"
+    out << (chainDispatch ? "" : "    }\n")
         << "    " << updateBlockProduct << updateLevels(levels - 1, "    ") << "  }\n"
         << "  partials[t] = sum;\n}\n";
   }
@@ -670,7 +678,8 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
 }
 
 std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
-                               bool blockProduct, bool productLevels, int pairs, int minBlocks) {
+                               bool blockProduct, bool productLevels, int pairs, int minBlocks,
+                               bool chainDispatch) {
   std::ostringstream out;
   out << "// CodeGen-Hybrid for a " << problem.n << " x " << problem.n << " matrix (permanent ordering): rows 0.."
       << partition.registerRows - 1 << " in registers,\n"
@@ -684,6 +693,7 @@ std::string hybridKernelSource(const RyserProblem& problem, const Partition& par
   kernel.pairs = pairs != kNoPairs;
   kernel.keepColumn0Sums = pairs == kPairsKeepingSums;
   kernel.minBlocks = minBlocks;
+  kernel.chainDispatch = chainDispatch;
   kernel.liveRows = std::max(partition.registerRows, liveRowsOf(problem, sliceBits));
   kernel.printColumnFunctions(out);
   kernel.printGlobalProduct(out);

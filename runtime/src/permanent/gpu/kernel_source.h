@@ -75,10 +75,11 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
 // kPairsFormingSums a pair forms the z_i as it multiplies (no registers).
 inline constexpr int kNoPairs = 0, kPairsKeepingSums = 1, kPairsFormingSums = 2;
 // minBlocks > 0: __launch_bounds__(256, minBlocks), registers capped at
-// 65536 / (256 minBlocks) per thread.
+// 65536 / (256 minBlocks) per thread. chainDispatch (with pairs): the
+// block's last flip chosen by if-tests, the most frequent column first.
 std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
                                bool blockProduct = true, bool productLevels = true, int pairs = kPairsKeepingSums,
-                               int minBlocks = 0);
+                               int minBlocks = 0, bool chainDispatch = false);
 // What a step of the Hybrid kernel costs on average (its set-up left out),
 // counted from the structure the generator emits.
 struct KernelCost {
