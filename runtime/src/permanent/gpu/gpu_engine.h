@@ -60,7 +60,9 @@ class GpuRangeEngine final : public RangeEngine<double> {
 struct GeneratedPermanentKernel {
   RyserProblem problem;
   Partition partition;  // Hybrid's (else empty)
-  std::string plan;     // Hybrid: HybridPlan::text() (else empty)
+  std::string plan;     // HybridPlan::text() (PureReg: its unroll and operations)
+  bool planned = false;  // Hybrid's shape from the plan (no knobs)
+  int unroll = 0;        // the plan's
   std::string source;
 };
 // The kernels run slices of the launch plan's size for the chunk plan of

@@ -1,6 +1,7 @@
 #include "hybrid_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace tcc::rt::permanent::gpu {
@@ -16,39 +17,30 @@ HybridPlan evaluateHybrid(const RyserProblem& problem, int registerColumns, int 
   plan.unroll = unroll;
   plan.pairs = hybridUsesPairs(problem, plan.partition, unroll, true, true) ? pairs : kNoPairs;
   plan.cost = hybridKernelCost(problem, plan.partition, unroll, sliceBits, plan.pairs, model.globalAccessCost);
-  plan.estimatedRegisters = (model.baseRegisters + 2 * plan.cost.liveDoubles + 7) / 8 * 8;
+  // Forming column 0's second sums keeps them as temporaries while d is multiplied.
+  const int formed = plan.pairs == kPairsFormingSums ? problem.columnSize(0) : 0;
+  const int registers = static_cast<int>(
+      std::ceil(model.baseRegisters + model.registersPerDouble * (plan.cost.liveDoubles + formed)));
+  plan.estimatedRegisters = (registers + 7) / 8 * 8;
   const int threadsPerBlock = kGeneratedThreadsPerBlock;
   const int fit = model.registersPerMultiprocessor / (threadsPerBlock * std::max(1, plan.estimatedRegisters));
-  double cycles = model.fixedCyclesPerStep + model.fixedCyclesPerBlock / unroll +
-                  model.cyclesPerOperation * plan.cost.perStep;
-  if (fit >= 2) {
-    // Compiled for two blocks at least: the compiler may not take more
-    // registers than that allows (it would cut to one block).
-    plan.estimatedBlocks = std::min(model.maxBlocksPerMultiprocessor, fit);
-    plan.minBlocks = 2;
-  } else {
-    // Compiled for two blocks, the doubles over 128 registers spill; or one block.
-    const int over = (plan.estimatedRegisters - model.registersPerMultiprocessor / (2 * threadsPerBlock) + 1) / 2;
-    const double spilled = cycles + model.spillCyclesPerDouble * over;
-    const double alone = cycles * model.oneBlockFactor;
-    if (spilled <= alone) {
-      plan.minBlocks = 2;
-      plan.estimatedBlocks = 2;
-      cycles = spilled;
-    } else {
-      plan.estimatedBlocks = 1;
-      cycles = alone;
-    }
-  }
+  plan.estimatedBlocks = std::clamp(fit, 1, model.maxBlocksPerMultiprocessor);
+  // Compiled for the blocks the registers allow (two at least); past 128
+  // registers, uncapped (one block per SM, no spills).
+  plan.minBlocks = plan.estimatedBlocks >= 2 ? plan.estimatedBlocks : 0;
+  const double cycles = (model.fixedCyclesPerStep + model.fixedCyclesPerBlock / unroll +
+                         model.cyclesPerOperation * plan.cost.perStep) *
+                        model.blockFactor[plan.estimatedBlocks - 1];
   plan.predictedCycles = cycles;
+  plan.chainDispatch = model.chainDispatch && plan.pairs != kNoPairs;
   return plan;
 }
 
 HybridPlan planHybrid(const RyserProblem& problem, int maxUnroll, int sliceBits, const HybridModel& model) {
   HybridPlan best;
   bool any = false;
-  for (int unroll : {8, 16}) {
-    if (unroll > maxUnroll && any) continue;
+  for (int unroll : model.unrolls) {
+    if (unroll < 2 || (unroll > maxUnroll && any)) continue;
     const int u = std::min(unroll, maxUnroll);
     for (int k = 1; k < problem.n; ++k)
       for (int pairs : {kNoPairs, kPairsKeepingSums, kPairsFormingSums}) {
@@ -62,10 +54,11 @@ HybridPlan planHybrid(const RyserProblem& problem, int maxUnroll, int sliceBits,
 std::string HybridPlan::text() const {
   char line[400];
   std::snprintf(line, sizeof line,
-                "k = %d register columns, %d register rows, blocks of %d steps, %s, %s; model: %.1f adds + %.1f "
+                "k = %d register columns, %d register rows, blocks of %d steps%s, %s, %s; model: %.1f adds + %.1f "
                 "multiplications + %.3f global accesses per step, ~%d registers, %d blocks per SM, %.1f cycles per "
                 "warp-step",
                 partition.registerColumns, partition.registerRows, unroll,
+                chainDispatch ? " (the last one's column found by tests in order of frequency)" : "",
                 pairs == kNoPairs            ? "every step"
                 : pairs == kPairsKeepingSums ? "column 0 summed out in pairs (its rows' second sums in registers)"
                                              : "column 0 summed out in pairs (second sums formed per pair)",

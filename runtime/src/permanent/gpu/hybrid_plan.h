@@ -6,18 +6,17 @@
 // __launch_bounds__).
 //
 // The model: on the H100 the generated kernels run at about
-//   cycles per warp-step and scheduler = fixed / unroll + perStep
-//                                        + cyclesPerOperation * float64 operations per step
-// once two or more blocks of 256 threads are resident per SM (PureReg and
-// Hybrid, 2 to 4 blocks, fit one line, bench/permanent_gpu/RESULTS.md); the
-// operations are counted from the kernel's structure (hybridKernelCost), a
-// global access weighted as globalAccessCost operations. One resident block
-// (8 warps) leaves the float64 pipeline idle while a warp waits on its
-// own results: the cliff. So a shape's registers (estimated from the
-// doubles it keeps) decide whether it keeps two blocks: the kernel is
-// compiled for two blocks per SM (at most 128 registers) and a shape that
-// needs more either spills (spillCyclesPerDouble per double over) or, where
-// that costs more, runs at one block.
+//   cycles per warp-step and scheduler = (fixedCyclesPerBlock / unroll
+//       + cyclesPerOperation * float64 operations per step) * blockFactor
+// with the operations counted from the kernel's structure
+// (hybridKernelCost; a global access weighted as globalAccessCost
+// operations) and blockFactor by the resident blocks of 256 threads per
+// SM. The registers a shape needs are estimated from the doubles it keeps;
+// the kernel is compiled for the blocks per SM they allow (at most 4, at
+// least 2: __launch_bounds__(256, B)), and where they need more than 128
+// it is compiled without a cap and runs one block per SM: the H100 runs
+// such a kernel faster than the same kernel squeezed into 128 registers,
+// whose spills cost up to 2x (bench/permanent_gpu/RESULTS.md).
 #pragma once
 
 #include <string>
@@ -29,17 +28,26 @@ namespace tcc::rt::permanent::gpu {
 
 struct HybridModel {
   double globalAccessCost = 8;
-  double cyclesPerOperation = 2.36;
-  double fixedCyclesPerBlock = 40;  // the block's last step: the switch on the flipped column, the loop
-  double fixedCyclesPerStep = 4.7;
-  int baseRegisters = 24;           // addresses, the loop's counters, the sum
+  // Fitted on the H100 (bench/permanent_gpu/RESULTS.md): 2 blocks per SM,
+  // no spills, blocks of 8 to 32 steps, densities 0.1-0.5 at n = 40.
+  double cyclesPerOperation = 1.944;
+  double fixedCyclesPerBlock = 100.8;  // the block's last step: the flipped column found, the loop
+  double fixedCyclesPerStep = 0;
+  // Registers: per double kept (2, and the compiler's temporaries, which
+  // grow with them) and addresses and counters; fitted to what ptxas gives
+  // the kernels at n = 40 (64 registers at 22 doubles, 128 at 49).
+  double baseRegisters = 11;
+  double registersPerDouble = 2.37;
   int registersPerMultiprocessor = 65536;
-  int maxBlocksPerMultiprocessor = 8;  // 2048 threads / 256
-  // Over one resident block (no second block to hide latency): time factor.
-  double oneBlockFactor = 1.8;
-  // A kernel compiled for 2 blocks whose doubles need more registers than
-  // 128: cycles per step per double over.
-  double spillCyclesPerDouble = 1.5;
+  int maxBlocksPerMultiprocessor = 4;  // the most the plan compiles for (64 registers)
+  // Time factor by resident blocks of 256 threads per SM (1, 2, 3, 4):
+  // one block leaves the float64 pipeline waiting; more than two hide
+  // latency a little better (measured 1.17, 1, -, 0.85-0.93).
+  double blockFactor[4] = {1.17, 1.0, 0.95, 0.9};
+  // The unrolled blocks the plan considers (powers of two; no more than a slice).
+  int unrolls[3] = {8, 16, 32};
+  // The block's last flip chosen by if-tests (most frequent first), not a switch.
+  bool chainDispatch = true;
 };
 
 struct HybridPlan {
@@ -47,6 +55,7 @@ struct HybridPlan {
   int unroll = 8;
   int pairs = kPairsKeepingSums;
   int minBlocks = 0;  // __launch_bounds__(256, minBlocks); 0: none
+  bool chainDispatch = false;
   KernelCost cost;
   int estimatedRegisters = 0;  // what the shape's doubles need
   int estimatedBlocks = 0;     // resident blocks per SM it runs at

@@ -99,8 +99,8 @@ struct GeneratedKernel {
   // choice): __launch_bounds__(256, minBlocks) caps the registers per
   // thread at 65536 / (256 minBlocks).
   int minBlocks = 0;
-  // Pair kernel: the block's last flip chosen by if-tests in order of
-  // frequency instead of a switch.
+  // The block's last flip chosen by if-tests in order of frequency instead
+  // of a switch.
   bool chainDispatch = false;
   std::string launchBounds() const {
     return std::to_string(kGeneratedThreadsPerBlock) + (minBlocks > 0 ? ", " + std::to_string(minBlocks) : "");
@@ -577,15 +577,18 @@ struct GeneratedKernel {
           << "    const tcc_u64 h = base + " << unroll << ";\n"
           << "    const int column = __ffsll((long long)h) - 1;\n"
           << "    const bool added = ((h ^ (h >> 1)) >> column) & 1;\n"
-          << "    switch (column) {\n";
+          << (chainDispatch ? "" : "    switch (column) {\n");
       for (int c = logUnroll; c + 1 < n() && c < sliceBits; ++c) {
-        out << "      case " << c << ":\n"
-            << "        if (added) " << flip(c, "inc") << ";\n"
+        if (chainDispatch)
+          out << "    " << (c > logUnroll ? "else " : "") << "if (column == " << c << ") {\n";
+        else
+          out << "      case " << c << ":\n";
+        out << "        if (added) " << flip(c, "inc") << ";\n"
             << "        else " << flip(c, "dec") << ";\n";
         if (touchesGlobal(c)) out << "        " << globalProductUpdate() << "\n";
-        out << "        break;\n";
+        out << (chainDispatch ? "    }\n" : "        break;\n");
       }
-      out << "    }\n";
+      out << (chainDispatch ? "" : "    }\n");
       if (frequent > 0) out << "    " << updateBlockProduct << updateLevels(levels - 1, "    ");
       out << "    sum += " << product << ";\n"
           << "  }\n";
@@ -664,7 +667,7 @@ int liveRowsOf(const RyserProblem& problem, int sliceBits) {
   return problem.n < 2 ? problem.n : problem.rowsTouchedBy(std::min(sliceBits, problem.n - 1));
 }
 
-std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
+std::string pureRegKernelSource(const RyserProblem& problem, int unroll, bool chainDispatch) {
   std::ostringstream out;
   out << "// CodeGen-PureReg for a " << problem.n << " x " << problem.n
       << " matrix (degree-sorted columns): every row sum x_i in a register,\n"
@@ -672,6 +675,7 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
       << kPrelude;
   GeneratedKernel kernel{problem, problem.n, problem.n, unroll, false};
   kernel.liveRows = problem.n;
+  kernel.chainDispatch = chainDispatch;
   kernel.printColumnFunctions(out);
   kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");
   return out.str();

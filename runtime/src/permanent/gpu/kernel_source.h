@@ -52,8 +52,11 @@ std::string baselineKernelSource();
 // kMaxUnroll; 1 for slices of one step): the generated loop runs blocks of
 // that many steps whose columns and signs are known but one.
 inline constexpr int kMaxUnroll = 32;
-inline constexpr int kDefaultUnroll = 8;
-std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
+inline constexpr int kDefaultUnroll = 16;
+// chainDispatch: the block's last flip chosen by if-tests, the most
+// frequent column first (column log2 unroll at half the blocks), instead of
+// a switch.
+std::string pureRegKernelSource(const RyserProblem& problem, int unroll, bool chainDispatch = true);
 // blockProduct: multiply, at the steps inside an unrolled block, only the
 // rows the block's columns (< log2 unroll) touch, the first ones after
 // permanent ordering, times the product of the other rows (the register
@@ -75,8 +78,7 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
 // kPairsFormingSums a pair forms the z_i as it multiplies (no registers).
 inline constexpr int kNoPairs = 0, kPairsKeepingSums = 1, kPairsFormingSums = 2;
 // minBlocks > 0: __launch_bounds__(256, minBlocks), registers capped at
-// 65536 / (256 minBlocks) per thread. chainDispatch (with pairs): the
-// block's last flip chosen by if-tests, the most frequent column first.
+// 65536 / (256 minBlocks) per thread. chainDispatch: as for PureReg.
 std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
                                bool blockProduct = true, bool productLevels = true, int pairs = kPairsKeepingSums,
                                int minBlocks = 0, bool chainDispatch = false);
