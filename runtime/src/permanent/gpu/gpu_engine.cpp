@@ -35,7 +35,7 @@ std::string gpuCheckpointMode(GpuPermanentVariant variant) {
 namespace {
 
 // Tuning knobs for measurements:
-// TCC_PERMANENT_GPU_UNROLL=2|4|...|32 sets the unrolled block (default 16;
+// TCC_PERMANENT_GPU_UNROLL=2|4|...|32 sets the unrolled block (default 32;
 // blocks of 1 step only where slices are 1 step long);
 // TCC_PERMANENT_GPU_BLOCK_PRODUCT=0 makes Hybrid multiply every register
 // row at every step, as the paper's Hybrid does; TCC_PERMANENT_GPU_LEVELS=0
