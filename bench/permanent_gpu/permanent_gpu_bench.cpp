@@ -18,6 +18,7 @@
 // and local memory per thread, from cuFuncGetAttribute) and the resident
 // threads; writes a CSV and an SVG plot to --out.
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -33,6 +34,8 @@
 
 #include "chunk_plan.h"
 #include "gpu/gpu_engine.h"
+#include "gpu/kernel_source.h"
+#include "gpu/launch_plan.h"
 #include "gray_code_ryser.h"
 #include "permanent_matrix.h"
 #include "range_engine.h"
@@ -249,11 +252,128 @@ void writeSvg(const std::string& path, const std::vector<Input>& inputs,
   out << "</svg>\n";
 }
 
+// Each --try on every input: time [registers, blocks per SM, k / r], then
+// the geometric mean of each try's time over the first try's, per group.
+void runTries(const std::vector<Input>& inputs, const std::vector<std::string>& tries, double budget, double fullLimit) {
+  struct Try {
+    std::string label;
+    GpuPermanentVariant variant = GpuPermanentVariant::Hybrid;
+    std::vector<std::pair<std::string, std::string>> knobs;
+  };
+  std::vector<Try> parsed;
+  for (const std::string& text : tries) {
+    Try t;
+    const size_t equals = text.find('=');
+    if (equals == std::string::npos) {
+      std::fprintf(stderr, "--try %s: expected LABEL=VARIANT[:VAR=VALUE,...]\n", text.c_str());
+      std::exit(2);
+    }
+    t.label = text.substr(0, equals);
+    std::string rest = text.substr(equals + 1);
+    const size_t colon = rest.find(':');
+    const auto variant = tcc::rt::parseGpuPermanentVariant(rest.substr(0, colon));
+    if (!variant) {
+      std::fprintf(stderr, "--try %s: unknown variant\n", text.c_str());
+      std::exit(2);
+    }
+    t.variant = *variant;
+    if (colon != std::string::npos)
+      for (const std::string& knob : splitList(rest.substr(colon + 1))) {
+        const size_t at = knob.find('=');
+        if (at == std::string::npos) {
+          std::fprintf(stderr, "--try %s: expected VAR=VALUE in %s\n", text.c_str(), knob.c_str());
+          std::exit(2);
+        }
+        t.knobs.emplace_back(knob.substr(0, at), knob.substr(at + 1));
+      }
+    parsed.push_back(std::move(t));
+  }
+  std::printf("## Tries (whole-range seconds; [registers, local B, blocks/SM, k/r, Hybrid's adds+multiplications+global "
+              "accesses per step by the model])\n\n| matrix |");
+  for (const auto& t : parsed) std::printf(" %s |", t.label.c_str());
+  std::printf("\n|---|");
+  for (size_t k = 0; k < parsed.size(); ++k) std::printf("---|");
+  std::printf("\n");
+  std::vector<std::vector<double>> seconds(inputs.size());
+  double worstAgreement = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::printf("| %s |", inputs[i].name.c_str());
+    // Tries of one variant share the column order: their sums over the
+    // chunks all of them ran agree (checked against the variant's first try).
+    std::vector<std::vector<double>> partials;
+    for (const auto& t : parsed) {
+      for (const auto& [name, value] : t.knobs) ::setenv(name.c_str(), value.c_str(), 1);
+      try {
+        gpu::GpuRangeEngine engine(inputs[i].matrix, t.variant, perm::planChunks(inputs[i].matrix.n).chunkSize);
+        Measurement m = measure(engine, inputs[i], budget, fullLimit, perm::planChunks(inputs[i].matrix.n));
+        const gpu::GpuEngineReport& r = engine.report();
+        // The model's operations per step, where the plan names them.
+        std::string operations;
+        if (const size_t at = r.plan.find("model: "); at != std::string::npos) {
+          double adds = 0, multiplications = 0, global = 0;
+          if (std::sscanf(r.plan.c_str() + at, "model: %lf adds + %lf multiplications + %lf global", &adds,
+                          &multiplications, &global) == 3) {
+            char text[48];
+            std::snprintf(text, sizeof text, ", %.1f+%.1f+%.3fg", adds, multiplications, global);
+            operations = text;
+          }
+        }
+        std::printf(" %s [%d, %d, %d, %d/%d%s] |", timeText(m).c_str(), r.registers, r.localBytes,
+                    r.blocksPerMultiprocessor, r.registerColumns, r.registerRows, operations.c_str());
+        seconds[i].push_back(m.seconds);
+        partials.push_back(m.partials);
+      } catch (const std::exception& error) {
+        std::printf(" failed: %s |", error.what());
+        seconds[i].push_back(std::nan(""));
+        partials.push_back({});
+      }
+      for (const auto& knob : t.knobs) ::unsetenv(knob.first.c_str());
+      std::fflush(stdout);
+    }
+    std::printf("\n");
+    for (size_t k = 0; k < parsed.size(); ++k) {
+      size_t first = 0;
+      while (parsed[first].variant != parsed[k].variant) ++first;
+      if (first == k || partials[first].empty() || partials[k].empty()) continue;
+      const size_t common = std::min(partials[first].size(), partials[k].size());
+      const double reference = perm::addInChunkOrder(
+          std::vector<double>(partials[first].begin(), partials[first].begin() + common), inputs[i].matrix.n);
+      const double other = perm::addInChunkOrder(
+          std::vector<double>(partials[k].begin(), partials[k].begin() + common), inputs[i].matrix.n);
+      worstAgreement = std::max(worstAgreement, std::abs(other - reference) / std::abs(reference));
+    }
+  }
+  std::printf("\nTries of one variant agree on their common prefix within %.1e relative.\n", worstAgreement);
+  std::printf("\n| set | ");
+  for (const auto& t : parsed) std::printf(" %s |", t.label.c_str());
+  std::printf("\n|---|");
+  for (size_t k = 0; k < parsed.size(); ++k) std::printf("---|");
+  std::printf("\n");
+  std::vector<std::string> groups;
+  for (const auto& input : inputs)
+    if (std::find(groups.begin(), groups.end(), input.group) == groups.end()) groups.push_back(input.group);
+  for (const auto& group : groups) {
+    std::printf("| %s: %s over each |", group.c_str(), parsed[0].label.c_str());
+    for (size_t k = 0; k < parsed.size(); ++k) {
+      std::vector<double> ratios;
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (inputs[i].group == group && std::isfinite(seconds[i][k])) ratios.push_back(seconds[i][0] / seconds[i][k]);
+      std::printf(" %.2fx |", geometricMean(ratios));
+    }
+    std::printf("\n");
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string matrices, outDirectory = ".", sourcesDirectory;
   bool quick = false, sourcesOnly = false, ablation = false, cpuOnly = false;
+  // --try LABEL=VARIANT[:VAR=VALUE,...]: a GPU kernel with the tuning knobs
+  // (gpu_engine.cpp) set, timed on every input; with --tries-only nothing else runs.
+  std::vector<std::string> tries;
+  bool triesOnly = false, costs = false;
   double budget = 0.3, fullLimit = 1.5;
   std::vector<int> sizes = {32, 36, 40};
   std::vector<double> densities = {0.1, 0.2, 0.3, 0.4, 0.5};
@@ -273,8 +393,11 @@ int main(int argc, char** argv) {
     else if (flag == "--out") outDirectory = value();
     else if (flag == "--sources") sourcesDirectory = value();
     else if (flag == "--sources-only") sourcesOnly = true;
+    else if (flag == "--costs") sourcesOnly = costs = true;
     else if (flag == "--ablation") ablation = true;
     else if (flag == "--cpu-only") cpuOnly = true;
+    else if (flag == "--try") tries.push_back(value());
+    else if (flag == "--tries-only") triesOnly = true;
     else if (flag == "--sizes") {
       sizes.clear();
       for (const auto& item : splitList(value())) sizes.push_back(std::atoi(item.c_str()));
@@ -288,7 +411,8 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: %s MATRICES_DIR [--quick] [--budget S] [--full-limit S] [--out DIR] [--sources DIR] "
-                   "[--sources-only] [--ablation] [--cpu-only] [--sizes 32,36,40] [--densities 0.1,...] [--real bcsstk01,...]\n",
+                   "[--sources-only] [--ablation] [--cpu-only] [--sizes 32,36,40] [--densities 0.1,...] [--real bcsstk01,...] "
+                   "[--try LABEL=VARIANT[:VAR=VALUE,...]]... [--tries-only]\n",
                    argv[0]);
       return 2;
     }
@@ -317,6 +441,23 @@ int main(int argc, char** argv) {
       std::printf("%-18s n=%d nnz=%lld  hybrid: k=%d register columns, r=%d register rows, est. %d registers\n",
                   input.name.c_str(), input.matrix.n, static_cast<long long>(input.matrix.nonzeros),
                   hybrid.partition.registerColumns, hybrid.partition.registerRows, hybrid.partition.estimatedRegisters);
+      if (!hybrid.plan.empty()) std::printf("  plan: %s\n", hybrid.plan.c_str());
+      if (costs) {
+        // What a step costs for each partition and kernel shape (the model's inputs).
+        const int sliceBits = std::countr_zero(gpu::planLaunch(perm::planChunks(input.matrix.n).chunkSize, 1).iterationsPerThread);
+        std::printf("  k  r  | adds+mults/step, live doubles: no pairs u8 | pairs u8 | forming u8 | no pairs u16 | pairs u16 | forming u16\n");
+        for (int k = 1; k < input.matrix.n && k <= 16; ++k) {
+          const gpu::Partition partition = gpu::evaluatePartition(hybrid.problem, k, gpu::CostModel{});
+          std::printf("  %2d %2d |", k, partition.registerRows);
+          for (int unroll : {8, 16})
+            for (int pairs : {gpu::kNoPairs, gpu::kPairsKeepingSums, gpu::kPairsFormingSums}) {
+              const gpu::KernelCost cost = gpu::hybridKernelCost(hybrid.problem, partition, unroll, sliceBits, pairs, 8);
+              std::printf(" %5.1f+%5.1f g%.3f %2d |", cost.additions, cost.multiplications, cost.globalAccesses,
+                          cost.liveDoubles);
+            }
+          std::printf("\n");
+        }
+      }
       if (sourcesDirectory.empty()) continue;
       std::filesystem::create_directories(sourcesDirectory);
       std::string stem = input.name;
@@ -330,6 +471,13 @@ int main(int argc, char** argv) {
   }
 
   const auto benchStart = Clock::now();
+  if (!tries.empty()) {
+    runTries(inputs, tries, budget, fullLimit);
+    if (triesOnly) {
+      std::printf("\nbench wall time %.0f s\n", secondsSince(benchStart));
+      return 0;
+    }
+  }
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   // --cpu-only: a smoke test of the bench where there is no GPU; every
   // column runs the CPU kernel.
@@ -419,23 +567,30 @@ int main(int argc, char** argv) {
     }
 
   if (ablation) {
-    // What Hybrid's products are worth, on the n = 40 set and the real
-    // matrices: multiplying every register row at every step (the paper's
-    // product) instead of keeping the block product, and keeping the block
-    // product without the levels.
+    // What Hybrid's plan and products are worth, on the n = 40 set and the
+    // real matrices: Algorithm 4's partition with blocks of 8 steps, with and
+    // without pairs; multiplying every register row at every step (the
+    // paper's product) instead of keeping the block product; keeping the
+    // block product without the levels.
     struct Setting {
       const char* label;
       GpuPermanentVariant variant;
       const char* unroll;
       const char* blockProduct;
       const char* levels;
+      const char* pairs;
     };
-    const Setting settings[] = {{"Hybrid, paper product", GpuPermanentVariant::Hybrid, "8", "0", "1"},
-                                {"Hybrid, no product levels", GpuPermanentVariant::Hybrid, "8", "1", "0"}};
+    // Each setting replaces the plan by Algorithm 4's partition and blocks of 8 steps.
+    const Setting settings[] = {{"Hybrid, Algorithm 4, no pairs", GpuPermanentVariant::Hybrid, "8", "1", "1", "0"},
+                                {"Hybrid, Algorithm 4, pairs", GpuPermanentVariant::Hybrid, "8", "1", "1", "1"},
+                                {"Hybrid, paper product", GpuPermanentVariant::Hybrid, "8", "0", "1", "0"},
+                                {"Hybrid, no product levels", GpuPermanentVariant::Hybrid, "8", "1", "0", "0"}};
     std::printf("\n## Ablation (whole-range seconds, same budget; registers per thread in brackets)\n\n| matrix | PureReg "
                 "| Hybrid |");
     for (const auto& setting : settings) std::printf(" %s |", setting.label);
-    std::printf("\n|---|---|---|---|---|\n");
+    std::printf("\n|---|---|---|");
+    for (size_t k = 0; k < std::size(settings); ++k) std::printf("---|");
+    std::printf("\n");
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (inputs[i].matrix.n < 40) continue;
       std::printf("| %s | %s [%d] | %s [%d] |", inputs[i].name.c_str(), timeText(results[i][2]).c_str(),
@@ -444,6 +599,7 @@ int main(int argc, char** argv) {
         ::setenv("TCC_PERMANENT_GPU_UNROLL", setting.unroll, 1);
         ::setenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT", setting.blockProduct, 1);
         ::setenv("TCC_PERMANENT_GPU_LEVELS", setting.levels, 1);
+        ::setenv("TCC_PERMANENT_GPU_PAIRS", setting.pairs, 1);
         gpu::GpuRangeEngine engine(inputs[i].matrix, setting.variant, perm::planChunks(inputs[i].matrix.n).chunkSize);
         Measurement m = measure(engine, inputs[i], budget, fullLimit, perm::planChunks(inputs[i].matrix.n));
         std::printf(" %s [%d] |", timeText(m).c_str(), engine.report().registers);
@@ -454,6 +610,7 @@ int main(int argc, char** argv) {
     ::unsetenv("TCC_PERMANENT_GPU_UNROLL");
     ::unsetenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
     ::unsetenv("TCC_PERMANENT_GPU_LEVELS");
+    ::unsetenv("TCC_PERMANENT_GPU_PAIRS");
   }
 
   std::filesystem::create_directories(outDirectory);

@@ -95,9 +95,11 @@ std::string explainPermanent(const imp::Function& function, const imp::Intrinsic
     std::string why;
     if (variant == "hybrid")
       why = "CodeGen-Hybrid, the default: kernels generated for the matrix at run time and compiled with NVRTC; "
-            "permanent ordering puts the rows the most frequently flipped columns touch first, and the cost model "
-            "keeps those row sums in registers and the rest in global memory (coalesced), trading registers per "
-            "thread for resident threads (TCC_PERMANENT_GPU_VARIANT=purereg or baseline selects the others)";
+            "permanent ordering puts the rows the most frequently flipped columns touch first; a plan per matrix "
+            "keeps those row sums in registers and the rest in global memory (coalesced), sums column 0 out in "
+            "pairs of steps, and picks the partition, the unrolled block and the register cap (two resident blocks "
+            "per SM) that a cycles-per-step model of the kernel's float64 work and occupancy ranks first "
+            "(TCC_PERMANENT_GPU_VARIANT=purereg or baseline selects the others)";
     else if (variant == "purereg")
       why = "CodeGen-PureReg, chosen by TCC_PERMANENT_GPU_VARIANT: kernels generated for the matrix at run time, "
             "every row sum in a register, the matrix's values as constants";
@@ -109,7 +111,9 @@ std::string explainPermanent(const imp::Function& function, const imp::Intrinsic
     return op.tensors[0] + " = perm(" + op.tensors[1] +
            ") is the permanent intrinsic on the GPU: Gray-code Ryser over chunks of 2^(n-1) steps, each thread an "
            "aligned power-of-two slice (no divergence within a warp), partial sums in float64 added compensated; "
-           "variant " + why + "; `tcc run --progress` prints the partition, registers and occupancy it chose for the matrix";
+           "variant " + why + "; `tcc run --progress` prints the plan it chose for the matrix (partition, pairs, "
+           "unrolled block, register cap, the model's operations per step) and the registers and occupancy the "
+           "compiler gave it";
   }
   return op.tensors[0] + " = perm(" + op.tensors[1] +
          ") is the permanent intrinsic: a call of the precompiled SparsePerman kernel (Gray-code Ryser over a "

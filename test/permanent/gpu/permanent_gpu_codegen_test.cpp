@@ -19,6 +19,7 @@
 #include "chunk_plan.h"
 #include "engine_driver.h"
 #include "gpu/gpu_engine.h"
+#include "gpu/hybrid_plan.h"
 #include "gpu/kernel_source.h"
 #include "gpu/launch_plan.h"
 #include "gpu/ryser_problem.h"
@@ -153,6 +154,39 @@ TEST(GpuPermanentPartition, CostModelTradesRegistersForGlobalAccesses) {
   EXPECT_GE(expensive, cheap);
 }
 
+// The Hybrid plan: the shape with the fewest predicted cycles per step over
+// every partition, pair mode and unroll; compiled for two blocks per SM
+// where its registers allow; pairs cut the additions (column 0's flips).
+TEST(GpuPermanentPlan, TakesTheShapeWithTheFewestPredictedCycles) {
+  for (double density : {0.1, 0.3, 0.5}) {
+    SCOPED_TRACE("density " + std::to_string(density));
+    Matrix matrix = randomPattern(40, density, 40 + static_cast<int>(10 * density));
+    perm::SortedColumnMatrix sorted = sortedOf(matrix);
+    gpu::RyserProblem problem = gpu::orderedProblem(sorted, gpu::permanentOrdering(sorted));
+    const gpu::HybridPlan plan = gpu::planHybrid(problem, 32, 13);
+    for (int unroll : gpu::HybridModel{}.unrolls)
+      for (int k = 1; k < 40 && unroll >= 2; ++k)
+        for (int pairs : {gpu::kNoPairs, gpu::kPairsKeepingSums, gpu::kPairsFormingSums})
+          EXPECT_GE(gpu::evaluateHybrid(problem, k, unroll, 13, pairs).predictedCycles, plan.predictedCycles - 1e-9)
+              << "k " << k << ", unroll " << unroll << ", pairs " << pairs;
+    EXPECT_NE(plan.pairs, gpu::kNoPairs);
+    // Compiled for the blocks its registers allow, or uncapped at one block.
+    EXPECT_EQ(plan.minBlocks, plan.estimatedBlocks >= 2 ? plan.estimatedBlocks : 0);
+    EXPECT_LE(plan.estimatedRegisters * gpu::kGeneratedThreadsPerBlock * std::max(1, plan.minBlocks), 65536)
+        << "registers for the blocks it is compiled for";
+    if (density < 0.2) EXPECT_GE(plan.estimatedBlocks, 3) << "a sparse matrix keeps few rows in registers";
+    EXPECT_THAT(plan.text(), HasSubstr("summed out in pairs"));
+    // Keeping column 0's second sums: fewer additions, more doubles kept.
+    const gpu::KernelCost none = gpu::hybridKernelCost(problem, plan.partition, 8, 13, gpu::kNoPairs, 8);
+    const gpu::KernelCost kept = gpu::hybridKernelCost(problem, plan.partition, 8, 13, gpu::kPairsKeepingSums, 8);
+    const gpu::KernelCost formed = gpu::hybridKernelCost(problem, plan.partition, 8, 13, gpu::kPairsFormingSums, 8);
+    EXPECT_LT(kept.additions, none.additions);
+    EXPECT_LT(kept.additions, formed.additions);
+    EXPECT_GT(kept.liveDoubles, formed.liveDoubles);
+    EXPECT_LE(kept.multiplications, none.multiplications);
+  }
+}
+
 TEST(GpuPermanentLaunchPlan, ThreadsTakeAlignedPowerOfTwoSlices) {
   for (int n : {2, 9, 20, 32, 40, 49}) {
     const perm::ChunkPlan chunks = perm::planChunks(n);
@@ -238,6 +272,8 @@ TEST(GpuPermanentCommand, ExplainNamesTheVariantAndWhy) {
   EXPECT_THAT(output, HasSubstr("permanent intrinsic on the GPU"));
   EXPECT_THAT(output, HasSubstr("CodeGen-Hybrid, the default"));
   EXPECT_THAT(output, HasSubstr("permanent ordering"));
+  EXPECT_THAT(output, HasSubstr("sums column 0 out in pairs of steps"));
+  EXPECT_THAT(output, HasSubstr("prints the plan it chose"));
   output = runTcc("explain " + example + " --target cpu", status);
   EXPECT_THAT(output, HasSubstr("OpenMP chunks"));
   ::setenv("TCC_PERMANENT_GPU_VARIANT", "purereg", 1);
@@ -315,13 +351,13 @@ TEST(GpuPermanentKernelSource, EveryVariantCompilesWithNvrtc) {
     EXPECT_LT(seconds, 2.0);
     if (variant != rt::GpuPermanentVariant::Baseline)
       EXPECT_THAT(kernel.source, HasSubstr("__device__ __forceinline__ void tcc_perm_c0_inc("));
-    if (variant == rt::GpuPermanentVariant::PureReg) EXPECT_THAT(kernel.source, HasSubstr("case 38:"));
+    if (variant == rt::GpuPermanentVariant::PureReg) EXPECT_THAT(kernel.source, HasSubstr("if (column == 38)"));
     if (variant == rt::GpuPermanentVariant::Hybrid) {
       // Columns >= 13 flip only at a thread's start (slices of 2^13 steps).
       EXPECT_THAT(kernel.source, HasSubstr("tcc_perm_global_product"));
       EXPECT_THAT(kernel.source, HasSubstr("tcc_perm_frozen_product"));
-      EXPECT_THAT(kernel.source, HasSubstr("case 12:"));
-      EXPECT_THAT(kernel.source, Not(HasSubstr("case 13:")));
+      EXPECT_THAT(kernel.source, HasSubstr("if (column == 12)"));
+      EXPECT_THAT(kernel.source, Not(HasSubstr("if (column == 13)")));
     }
   }
 }
@@ -470,6 +506,56 @@ TEST(GpuPermanentKernelSource, GeneratedKernelsComputeThePermanentWhenRunOnTheHo
   ::unsetenv("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
   ::unsetenv("TCC_PERMANENT_GPU_LEVELS");
   ::unsetenv("TCC_PERMANENT_GPU_UNROLL");
+  std::filesystem::remove_all(directory);
+}
+
+// Hybrid with column 0 summed out in pairs of steps (its default where the
+// levels apply), across partitions, unrolled blocks and register caps: the
+// same permanent, on the host, as the definition; and the kernels that do
+// not pair (knob off, or too few register columns) still agree.
+TEST(GpuPermanentKernelSource, PairedHybridComputesThePermanentWhenRunOnTheHost) {
+  const auto directory = std::filesystem::temp_directory_path() / ("tcc_perm_pairs_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+  Matrix matrix = randomSparse(20, 0.3, 2020);
+  for (int row = 0; row < 20; ++row) matrix.at(row, (3 * row + 2) % 20) = 0.625 + 0.0625 * (row % 5);
+  const double expected = floatPermanent(toTensor(matrix, rt::TensorFormat::csr()));
+  perm::SortedColumnMatrix sorted = sortedOf(matrix);
+  perm::equilibrateByPowersOfTwo(sorted);
+  struct Knobs {
+    const char* registerColumns;
+    const char* unroll;
+    const char* pairs;
+    const char* minBlocks;
+  };
+  int paired = 0, unpaired = 0;
+  for (auto [registerColumns, unroll, pairs, minBlocks] :
+       {Knobs{"", "8", "1", ""}, Knobs{"5", "8", "1", "3"}, Knobs{"", "16", "1", "4"}, Knobs{"9", "16", "1", ""}, Knobs{"5", "4", "1", "2"},
+        Knobs{"2", "8", "1", ""}, Knobs{"6", "8", "0", ""}, Knobs{"", "8", "2", ""}, Knobs{"7", "16", "2", "2"}}) {
+    ::setenv("TCC_PERMANENT_GPU_REGISTER_COLUMNS", registerColumns, 1);
+    ::setenv("TCC_PERMANENT_GPU_UNROLL", unroll, 1);
+    ::setenv("TCC_PERMANENT_GPU_PAIRS", pairs, 1);
+    ::setenv("TCC_PERMANENT_GPU_MIN_BLOCKS", minBlocks, 1);
+    // One case picks the block's last flip by if-tests.
+    ::setenv("TCC_PERMANENT_GPU_CHAIN", std::string(minBlocks) == "4" ? "1" : "0", 1);
+    gpu::GeneratedPermanentKernel kernel = gpu::generatePermanentKernel(sorted, rt::GpuPermanentVariant::Hybrid);
+    const bool pairsExpected = std::string(pairs) != "0" &&
+                               gpu::hybridUsesPairs(kernel.problem, kernel.partition, std::atoi(unroll), true, true);
+    SCOPED_TRACE(std::string("k ") + registerColumns + ", unroll " + unroll + ", pairs " + pairs + ", min blocks " +
+                 minBlocks);
+    EXPECT_EQ(kernel.source.find("// steps 0, 1") != std::string::npos, pairsExpected);
+    EXPECT_EQ(kernel.source.find("switch (column)") == std::string::npos, std::string(minBlocks) == "4");
+    // Column 0's second sums in registers only when kept.
+    EXPECT_EQ(kernel.source.find("double z") != std::string::npos, pairsExpected && std::string(pairs) == "1");
+    if (*minBlocks) EXPECT_THAT(kernel.source, HasSubstr(std::string("__launch_bounds__(256, ") + minBlocks + ")"));
+    (pairsExpected ? paired : unpaired) += 1;
+    EXPECT_NEAR(permanentOnHost(matrix, rt::GpuPermanentVariant::Hybrid, directory, 64), expected,
+                1e-11 * std::abs(expected));
+  }
+  EXPECT_GE(paired, 5);
+  EXPECT_GE(unpaired, 2);
+  for (const char* knob : {"TCC_PERMANENT_GPU_REGISTER_COLUMNS", "TCC_PERMANENT_GPU_UNROLL", "TCC_PERMANENT_GPU_PAIRS",
+                           "TCC_PERMANENT_GPU_MIN_BLOCKS", "TCC_PERMANENT_GPU_CHAIN"})
+    ::unsetenv(knob);
   std::filesystem::remove_all(directory);
 }
 

@@ -112,6 +112,35 @@ TEST(GpuPermanent, AgreesWithTheCpuKernelWithin1e10Relative) {
     }
 }
 
+// Hybrid's kernel shapes on the device: column 0 summed out in pairs or
+// not, blocks of 4, 8 or 16 steps, register caps, partitions forced.
+TEST(GpuPermanent, HybridKernelShapesAgreeWithTheCpuKernel) {
+  Matrix matrix = randomSparse(27, 0.3, 2727);
+  for (int row = 0; row < 27; ++row) matrix.at(row, (5 * row + 2) % 27) = 0.375 + 0.01 * row;
+  const double cpu = floatPermanent(toTensor(matrix, rt::TensorFormat::csr()));
+  struct Knobs {
+    const char* pairs;
+    const char* unroll;
+    const char* minBlocks;
+    const char* registerColumns;
+  };
+  for (auto [pairs, unroll, minBlocks, registerColumns] :
+       {Knobs{"1", "8", "", ""}, Knobs{"0", "8", "", ""}, Knobs{"1", "16", "", ""}, Knobs{"1", "4", "", ""},
+        Knobs{"1", "8", "2", ""}, Knobs{"1", "8", "4", ""}, Knobs{"1", "16", "3", "5"}, Knobs{"1", "8", "", "2"},
+        Knobs{"2", "8", "", ""}, Knobs{"2", "16", "2", ""}, Knobs{"1", "16", "3", "9"}}) {
+    ::setenv("TCC_PERMANENT_GPU_PAIRS", pairs, 1);
+    ::setenv("TCC_PERMANENT_GPU_UNROLL", unroll, 1);
+    ::setenv("TCC_PERMANENT_GPU_MIN_BLOCKS", minBlocks, 1);
+    ::setenv("TCC_PERMANENT_GPU_REGISTER_COLUMNS", registerColumns, 1);
+    ::setenv("TCC_PERMANENT_GPU_CHAIN", std::string(registerColumns) == "9" ? "1" : "0", 1);
+    EXPECT_NEAR(gpuPermanent(matrix, GpuPermanentVariant::Hybrid), cpu, 1e-10 * std::abs(cpu))
+        << "pairs " << pairs << ", unroll " << unroll << ", min blocks " << minBlocks << ", k " << registerColumns;
+  }
+  for (const char* knob : {"TCC_PERMANENT_GPU_REGISTER_COLUMNS", "TCC_PERMANENT_GPU_UNROLL", "TCC_PERMANENT_GPU_PAIRS",
+                           "TCC_PERMANENT_GPU_MIN_BLOCKS", "TCC_PERMANENT_GPU_CHAIN"})
+    ::unsetenv(knob);
+}
+
 TEST(GpuPermanent, StructurallySingularGivesZero) {
   Matrix matrix = randomSparse(12, 0.5, 4);
   for (int row = 0; row < 12; ++row) matrix.at(row, 3) = 0, matrix.at(row, 8) = 0;  // two empty columns

@@ -35,23 +35,36 @@ std::string gpuCheckpointMode(GpuPermanentVariant variant) {
 namespace {
 
 // Tuning knobs for measurements:
-// TCC_PERMANENT_GPU_UNROLL=2|4|8 caps the unrolled block (blocks of 1 step
-// only where slices are 1 step long);
+// TCC_PERMANENT_GPU_UNROLL=2|4|...|32 sets the unrolled block (default 32;
+// blocks of 1 step only where slices are 1 step long);
 // TCC_PERMANENT_GPU_BLOCK_PRODUCT=0 makes Hybrid multiply every register
 // row at every step, as the paper's Hybrid does; TCC_PERMANENT_GPU_LEVELS=0
-// keeps the block product but multiplies all the block's rows each step.
+// keeps the block product but multiplies all the block's rows each step;
+// TCC_PERMANENT_GPU_PAIRS=0 makes Hybrid run every step (column 0 not
+// summed out in pairs), =2 pairs without column 0's second sums in registers; TCC_PERMANENT_GPU_MIN_BLOCKS=B compiles Hybrid for B
+// resident blocks per SM (registers capped at 65536 / (256 B));
+// TCC_PERMANENT_GPU_CHAIN=0 picks the block's last flip by a switch, not
+// by if-tests (most frequent column first).
 // The bench's --ablation measures them.
 
 // Every thread's slice has this many steps, whatever the occupancy (launch_plan.h).
+// Spills a Hybrid kernel may have without being planned again (bytes per thread).
+constexpr int kTolerableSpillBytes = 64;
+
 uint64_t sliceFor(const SortedColumnMatrix& matrix) {
   return planLaunch(planChunks(matrix.n).chunkSize, 1).iterationsPerThread;
 }
 
 int unrollFor(const SortedColumnMatrix& matrix) {
-  int unroll = static_cast<int>(std::min<uint64_t>(kMaxUnroll, sliceFor(matrix)));
-  if (const char* cap = std::getenv("TCC_PERMANENT_GPU_UNROLL"); cap && std::atoi(cap) >= 2)
-    unroll = std::min(unroll, static_cast<int>(std::bit_floor(static_cast<unsigned>(std::atoi(cap)))));
-  return unroll;
+  int unroll = kDefaultUnroll;
+  if (const char* knob = std::getenv("TCC_PERMANENT_GPU_UNROLL"); knob && std::atoi(knob) >= 2)
+    unroll = std::min(kMaxUnroll, static_cast<int>(std::bit_floor(static_cast<unsigned>(std::atoi(knob)))));
+  return static_cast<int>(std::min<uint64_t>(unroll, sliceFor(matrix)));
+}
+
+int intKnob(const char* name, int fallback) {
+  const char* knob = std::getenv(name);
+  return knob && *knob ? std::atoi(knob) : fallback;
 }
 
 bool knobOn(const char* name) {
@@ -61,8 +74,17 @@ bool knobOn(const char* name) {
 
 }  // namespace
 
-GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matrix, GpuPermanentVariant variant,
-                                                 const CostModel& model) {
+namespace {
+
+// Hybrid's plan again after its kernel spilled: blocks of at most maxUnroll
+// steps, or no register cap.
+struct Replan {
+  int maxUnroll = kMaxUnroll;
+  bool uncapped = false;
+};
+
+GeneratedPermanentKernel generateKernel(const SortedColumnMatrix& matrix, GpuPermanentVariant variant,
+                                        const CostModel& model, const Replan& replan) {
   GeneratedPermanentKernel kernel;
   switch (variant) {
     case GpuPermanentVariant::Baseline:
@@ -73,26 +95,83 @@ GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matri
       kernel.problem = degreeSortedProblem(matrix);
       kernel.partition.registerColumns = std::max(0, matrix.n - 1);
       kernel.partition.registerRows = matrix.n;
-      kernel.source = pureRegKernelSource(kernel.problem, unrollFor(matrix));
+      kernel.source =
+          pureRegKernelSource(kernel.problem, unrollFor(matrix), intKnob("TCC_PERMANENT_GPU_CHAIN", 1) != 0);
+      if (matrix.n >= 2) {
+        const KernelCost cost =
+            pureRegKernelCost(kernel.problem, unrollFor(matrix), std::countr_zero(sliceFor(matrix)));
+        char numbers[200];
+        std::snprintf(numbers, sizeof numbers,
+                      "blocks of %d steps; model: %.1f adds + %.1f multiplications + 0 global accesses per step "
+                      "(what the compiler shares between steps not counted)",
+                      unrollFor(matrix), cost.additions, cost.multiplications);
+        kernel.plan = numbers;
+      }
       break;
     case GpuPermanentVariant::Hybrid: {
       kernel.problem = orderedProblem(matrix, permanentOrdering(matrix));
+      bool knobs = false;
+      for (const char* name : {"TCC_PERMANENT_GPU_UNROLL", "TCC_PERMANENT_GPU_BLOCK_PRODUCT", "TCC_PERMANENT_GPU_LEVELS",
+                               "TCC_PERMANENT_GPU_PAIRS", "TCC_PERMANENT_GPU_MIN_BLOCKS",
+                               "TCC_PERMANENT_GPU_REGISTER_COLUMNS", "TCC_PERMANENT_GPU_CHAIN"})
+        if (const char* knob = std::getenv(name); knob && *knob) knobs = true;
+      if (!knobs && matrix.n >= 2 && sliceFor(matrix) >= 4) {
+        // The model's choice of partition, pairs, unroll and register cap.
+        const int sliceBits = std::countr_zero(sliceFor(matrix));
+        HybridPlan plan = planHybrid(
+            kernel.problem, static_cast<int>(std::min<uint64_t>(std::min(kMaxUnroll, replan.maxUnroll), sliceFor(matrix))),
+            sliceBits);
+        if (replan.uncapped) plan.minBlocks = 0;
+        kernel.partition = plan.partition;
+        kernel.plan = plan.text();
+        kernel.planned = true;
+        kernel.unroll = plan.unroll;
+        kernel.source = hybridKernelSource(kernel.problem, kernel.partition, plan.unroll, sliceBits, true, true,
+                                           plan.pairs, plan.minBlocks, plan.chainDispatch);
+        break;
+      }
+      // Set by the knobs: Algorithm 4's partition (with the block product) or
+      // the one forced, the knobs' shape.
       const int unroll = unrollFor(matrix);
       const bool blockProduct = knobOn("TCC_PERMANENT_GPU_BLOCK_PRODUCT");
       const int sliceBits = std::countr_zero(sliceFor(matrix));
       CostModel costs = model;
       if (blockProduct) costs.unroll = unroll;
       costs.sliceBits = sliceBits;
-      if (matrix.n >= 2)
+      if (const int forced = intKnob("TCC_PERMANENT_GPU_REGISTER_COLUMNS", 0); forced >= 1 && forced < matrix.n)
+        kernel.partition = evaluatePartition(kernel.problem, forced, costs);
+      else if (matrix.n >= 2)
         kernel.partition = partitionRegisters(kernel.problem, costs);
       else
         kernel.partition.registerRows = matrix.n;
       kernel.source = hybridKernelSource(kernel.problem, kernel.partition, unroll, sliceBits, blockProduct,
-                                         knobOn("TCC_PERMANENT_GPU_LEVELS"));
+                                         knobOn("TCC_PERMANENT_GPU_LEVELS"), intKnob("TCC_PERMANENT_GPU_PAIRS", kPairsKeepingSums),
+                                         intKnob("TCC_PERMANENT_GPU_MIN_BLOCKS", 0),
+                                         intKnob("TCC_PERMANENT_GPU_CHAIN", 1) != 0);
+      kernel.plan = "k = " + std::to_string(kernel.partition.registerColumns) + " register columns, " +
+                    std::to_string(kernel.partition.registerRows) + " register rows, blocks of " +
+                    std::to_string(unroll) + " steps, set by TCC_PERMANENT_GPU_* knobs";
+      if (blockProduct && knobOn("TCC_PERMANENT_GPU_LEVELS") && matrix.n >= 2) {
+        const int pairs = intKnob("TCC_PERMANENT_GPU_PAIRS", kPairsKeepingSums);
+        const KernelCost cost = hybridKernelCost(
+            kernel.problem, kernel.partition, unroll, sliceBits,
+            hybridUsesPairs(kernel.problem, kernel.partition, unroll, true, true) ? pairs : kNoPairs, 8);
+        char numbers[160];
+        std::snprintf(numbers, sizeof numbers, "; model: %.1f adds + %.1f multiplications + %.3f global accesses per step",
+                      cost.additions, cost.multiplications, cost.globalAccesses);
+        kernel.plan += numbers;
+      }
       break;
     }
   }
   return kernel;
+}
+
+}  // namespace
+
+GeneratedPermanentKernel generatePermanentKernel(const SortedColumnMatrix& matrix, GpuPermanentVariant variant,
+                                                 const CostModel& model) {
+  return generateKernel(matrix, variant, model, {});
 }
 
 std::string GpuEngineReport::text() const {
@@ -104,7 +183,7 @@ std::string GpuEngineReport::text() const {
                 gpuPermanentVariantTitle(variant), device.c_str(), n, registerRows, registerColumns, registers,
                 localBytes, threadsPerBlock, blocksPerMultiprocessor, static_cast<long long>(residentThreads),
                 static_cast<int>(__builtin_ctzll(launch.iterationsPerThread)), generateSeconds, compileSeconds);
-  return line;
+  return plan.empty() ? std::string(line) : std::string(line) + "; plan: " + plan;
 }
 
 struct GpuRangeEngine::State {
@@ -132,20 +211,35 @@ GpuRangeEngine::GpuRangeEngine(const SortedColumnMatrix& matrix, GpuPermanentVar
   report.device = device.name;
   report.n = matrix.n;
 
-  auto generateStart = Clock::now();
-  GeneratedPermanentKernel kernel = generatePermanentKernel(matrix, variant);
-  report.generateSeconds = secondsSince(generateStart);
+  GeneratedPermanentKernel kernel;
+  cuda::FunctionAttributes attributes;
+  std::string spilled;
+  // Hybrid's plan estimates its registers; where the compiled kernel spills
+  // more than a few doubles (spills cost up to 2x on the H100), the plan is
+  // made again for blocks half as long, then compiled without a register cap
+  // (one block per SM runs such a kernel faster than its spills).
+  Replan replan;
+  for (int attempt = 0;; ++attempt) {
+    auto generateStart = Clock::now();
+    kernel = generateKernel(matrix, variant, {}, replan);
+    report.generateSeconds += secondsSince(generateStart);
+    auto compileStart = Clock::now();
+    s.module = std::make_unique<cuda::Module>(cuda::compileToCubin(kernel.source, device.architecture(), "tcc_permanent.cu"));
+    report.compileSeconds += secondsSince(compileStart);
+    s.sum = s.module->function(kSumKernel);
+    s.reduce = s.module->function(kReduceKernel);
+    attributes = cuda::functionAttributes(s.sum);
+    if (!kernel.planned || attributes.localBytes <= kTolerableSpillBytes || attempt == 2) break;
+    spilled += "; planned with blocks of " + std::to_string(kernel.unroll) + (replan.uncapped ? " uncapped" : "") +
+               ", it spilled " + std::to_string(attributes.localBytes) + " B";
+    if (attempt == 0 && kernel.unroll > 8) replan.maxUnroll = kernel.unroll / 2;
+    else replan.uncapped = true;
+  }
   report.registerColumns = kernel.partition.registerColumns;
   report.registerRows = kernel.partition.registerRows;
+  report.plan = kernel.plan + spilled;
   s.source = std::move(kernel.source);
   report.sourceBytes = s.source.size();
-
-  auto compileStart = Clock::now();
-  s.module = std::make_unique<cuda::Module>(cuda::compileToCubin(s.source, device.architecture(), "tcc_permanent.cu"));
-  report.compileSeconds = secondsSince(compileStart);
-  s.sum = s.module->function(kSumKernel);
-  s.reduce = s.module->function(kReduceKernel);
-  const cuda::FunctionAttributes attributes = cuda::functionAttributes(s.sum);
   report.registers = attributes.registers;
   report.localBytes = attributes.localBytes;
 
@@ -185,7 +279,7 @@ GpuRangeEngine::GpuRangeEngine(const SortedColumnMatrix& matrix, GpuPermanentVar
   }
   report.residentThreads =
       static_cast<int64_t>(report.blocksPerMultiprocessor) * report.threadsPerBlock * device.multiprocessors;
-  report.launch = planLaunch(chunkSize, report.residentThreads);
+  report.launch = planLaunch(chunkSize, report.residentThreads * kWavesPerLaunch);
   if (report.launch.iterationsPerThread != sliceFor(matrix))
     throw PermanentError("perm: internal error: the GPU kernel was generated for slices of another size");
 

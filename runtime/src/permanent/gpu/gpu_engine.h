@@ -10,6 +10,7 @@
 #include <string>
 
 #include "../range_engine.h"
+#include "hybrid_plan.h"
 #include "launch_plan.h"
 #include "ryser_problem.h"
 #include "tcc/runtime/permanent_gpu.h"
@@ -31,6 +32,7 @@ struct GpuEngineReport {
   LaunchPlan launch;
   double generateSeconds = 0, compileSeconds = 0;
   size_t sourceBytes = 0;
+  std::string plan;  // Hybrid: the kernel shape chosen and the model's numbers
   std::string text() const;  // one line
 };
 
@@ -58,6 +60,9 @@ class GpuRangeEngine final : public RangeEngine<double> {
 struct GeneratedPermanentKernel {
   RyserProblem problem;
   Partition partition;  // Hybrid's (else empty)
+  std::string plan;     // HybridPlan::text() (PureReg: its unroll and operations)
+  bool planned = false;  // Hybrid's shape from the plan (no knobs)
+  int unroll = 0;        // the plan's
   std::string source;
 };
 // The kernels run slices of the launch plan's size for the chunk plan of

@@ -1,6 +1,7 @@
 #include "kernel_source.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <vector>
@@ -85,6 +86,35 @@ struct GeneratedKernel {
   // columns >= sliceBits alone, last after permanent ordering): their
   // product is computed there once.
   int liveRows = 0;
+  // Column 0 summed out in pairs of steps (with block product and levels,
+  // unroll >= 4): each row column 0 touches keeps both its sums, x_i
+  // (column 0 out) and z_i = x_i + a_i0 (column 0 in); steps g and g + 1
+  // (g even) differ only in column 0, so together they add
+  // +-(product of the other rows) (prod x_i - prod z_i) over column 0's rows.
+  bool pairs = false;
+  // With pairs, whether column 0's rows keep z_i in registers (else each
+  // pair forms x_i + a_i0 as it multiplies: no registers, |column 0| adds).
+  bool keepColumn0Sums = true;
+  // Resident blocks per SM the kernel is compiled for (0: the compiler's
+  // choice): __launch_bounds__(256, minBlocks) caps the registers per
+  // thread at 65536 / (256 minBlocks).
+  int minBlocks = 0;
+  // The block's last flip chosen by if-tests in order of frequency instead
+  // of a switch.
+  bool chainDispatch = false;
+  std::string launchBounds() const {
+    return std::to_string(kGeneratedThreadsPerBlock) + (minBlocks > 0 ? ", " + std::to_string(minBlocks) : "");
+  }
+
+  // Whether column 0 touches the row (in pair mode).
+  bool column0Row(int row) const {
+    if (!pairsApply()) return false;
+    for (int32_t k = problem.columnStart[0]; k < problem.columnStart[1]; ++k)
+      if (problem.rows[k] == row) return true;
+    return false;
+  }
+  // Whether the row keeps z_i in a register.
+  bool paired(int row) const { return keepColumn0Sums && column0Row(row); }
 
   int n() const { return problem.n; }
   bool hasGlobal() const { return registerRows < n(); }
@@ -108,10 +138,12 @@ struct GeneratedKernel {
     bool globals = false;
     for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k) {
       const int row = problem.rows[k];
-      if (row < registerRows)
+      if (row < registerRows) {
         text += (text.empty() ? "" : ", ") + ("double& " + x(row));
-      else
+        if (column > 0 && paired(row)) text += ", double& " + numbered('z', row);
+      } else {
         globals = true;
+      }
     }
     if (globals) text += std::string(text.empty() ? "" : ", ") + "volatile double* xg";
     return text;
@@ -121,10 +153,12 @@ struct GeneratedKernel {
     bool globals = false;
     for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k) {
       const int row = problem.rows[k];
-      if (row < registerRows)
+      if (row < registerRows) {
         text += (text.empty() ? "" : ", ") + x(row);
-      else
+        if (column > 0 && paired(row)) text += ", " + numbered('z', row);
+      } else {
         globals = true;
+      }
     }
     if (globals) text += std::string(text.empty() ? "" : ", ") + "xg";
     return text;
@@ -144,6 +178,7 @@ struct GeneratedKernel {
         for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k) {
           const int row = problem.rows[k];
           out << "  " << (row < registerRows ? x(row) : global(row)) << op << number(problem.values[k]) << ";\n";
+          if (c > 0 && paired(row)) out << "  " << numbered('z', row) << op << number(problem.values[k]) << ";\n";
         }
         out << "}\n";
       }
@@ -180,7 +215,281 @@ struct GeneratedKernel {
     return frequent < registerRows ? frequent : 0;
   }
 
+  // x at `begin`: the columns in gray(begin) added to x(0), from column
+  // `firstColumn` on. With global rows, the register rows' sums first (the
+  // columns' register entries), then each global row's sum in a register
+  // and stored once: the flip functions would make each global entry a
+  // chain of volatile read-modify-writes.
+  void printSetup(std::ostream& out, int firstColumn) const {
+    if (!hasGlobal()) {
+      for (int c = firstColumn; c + 1 < n(); ++c) out << "  if ((gray >> " << c << ") & 1) " << flip(c, "inc") << ";\n";
+      return;
+    }
+    for (int c = firstColumn; c + 1 < n(); ++c) {
+      std::string body;
+      for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k) {
+        const int row = problem.rows[k];
+        if (row >= registerRows) continue;
+        // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on " " + std::string.
+        const std::string increment = " += " + number(problem.values[k]) + ";";
+        body += ' ';
+        body += x(row);
+        body += increment;
+        if (c > 0 && paired(row)) {
+          body += ' ';
+          body += numbered('z', row);
+          body += increment;
+        }
+      }
+      if (!body.empty()) out << "  if ((gray >> " << c << ") & 1) {" << body << " }\n";
+    }
+    std::vector<std::vector<std::pair<int, double>>> entries(n());
+    for (int c = firstColumn; c + 1 < n(); ++c)
+      for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k)
+        if (problem.rows[k] >= registerRows) entries[problem.rows[k]].emplace_back(c, problem.values[k]);
+    for (int row = registerRows; row < n(); ++row) {
+      out << "  {\n    double g = " << number(problem.start[row]) << ";\n";
+      for (const auto& [c, value] : entries[row]) out << "    if ((gray >> " << c << ") & 1) g += " << number(value) << ";\n";
+      out << "    " << global(row) << " = g;\n  }\n";
+    }
+  }
+
+  // What a flip of `column` changes in d: 0 nothing, 1 only rows column 1
+  // also touches (d from their sums and the kept product of the others),
+  // 2 others too (both products again).
+  int pairUpdateKind(int column) const {
+    int kind = 0;
+    for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k) {
+      const int row = problem.rows[k];
+      if (!column0Row(row)) continue;
+      kind = std::max(kind, column == 1 || column1Row(row) ? 1 : 2);
+    }
+    return kind;
+  }
+  bool column1Row(int row) const {
+    if (n() < 3) return false;
+    for (int32_t k = problem.columnStart[1]; k < problem.columnStart[2]; ++k)
+      if (problem.rows[k] == row) return true;
+    return false;
+  }
+
+  bool touchesPaired(int column) const {
+    for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k)
+      if (column0Row(problem.rows[k])) return true;
+    return false;
+  }
+  // Pairs apply where the levels do: a block product, unrolled blocks of
+  // at least 4 steps (so a pair's signs are known at generation time).
+  bool pairsApply() const { return pairs && productLevels && unroll >= 4 && blockFrequentRows() > 0; }
+
+  // What a step costs on average, by the kernel's own structure: float64
+  // additions and multiplications, global accesses (a flip's read and write
+  // of each global entry, the global product's reads) weighted by
+  // globalAccessCost; a thread's set-up is left out (a slice has 2^13 steps).
+  KernelCost cost(double globalAccessCost) const {
+    KernelCost result;
+    const int frequent = blockFrequentRows();
+    const bool pairMode = pairsApply();
+    const bool levelMode = frequent > 0 && productLevels;
+    const int levels = frequent > 0 ? __builtin_ctz(unroll) : 0;
+    // Level sizes (rows by their first column < log2 U; in pair mode level 0
+    // is column 0's rows and holds d).
+    std::vector<int> levelSize(std::max(1, levels), 0);
+    if (frequent > 0) {
+      std::vector<int> firstColumn(frequent, levels - 1);
+      for (int c = levels - 1; c >= 0; --c)
+        for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k)
+          if (problem.rows[k] < frequent) firstColumn[problem.rows[k]] = c;
+      for (int row = 0; row < frequent; ++row) ++levelSize[firstColumn[row]];
+    }
+    const int column0Size = problem.columnSize(0);
+    const int liveGlobal = std::max(0, liveRows - registerRows);
+    auto flipCost = [&](int c, double& adds, double& global) {
+      for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k) {
+        const int row = problem.rows[k];
+        if (row < registerRows) {
+          adds += 1 + (c > 0 && paired(row) ? 1 : 0);
+        } else {
+          global += 2;
+        }
+      }
+      if (touchesGlobal(c)) global += liveGlobal;  // the global product's reads
+    };
+    double adds = 0, multiplications = 0, global = 0;
+    auto updateLevels = [&](int from) {
+      for (int l = from; l >= (pairMode ? 1 : 0); --l) multiplications += levelSize[l];
+    };
+    int sharedWithColumn1 = 0;  // column 0's rows column 1 touches too
+    for (int32_t k = problem.columnStart[0]; k < problem.columnStart[1]; ++k) sharedWithColumn1 += column1Row(problem.rows[k]);
+    auto stepFlip = [&](int c) {
+      flipCost(c, adds, global);
+      if (touchesGlobal(c)) multiplications += liveGlobal;
+      const int kind = pairMode ? pairUpdateKind(c) : 0;
+      if (kind == 1) {
+        multiplications += 2 * sharedWithColumn1 + 1;
+        if (!keepColumn0Sums) adds += sharedWithColumn1;
+      } else if (kind == 2) {
+        multiplications += 2 * std::max(0, column0Size - 1) + 1;
+        if (!keepColumn0Sums) adds += column0Size;
+      }
+    };
+    const int registerFactors = registerRows + (hasGlobal() ? 1 : 0);
+    const int restFactors = registerRows - frequent + (hasGlobal() ? 1 : 0);
+    const int logUnroll = unroll >= 2 ? __builtin_ctz(unroll) : 0;
+    // Steps inside a block.
+    for (int j = pairMode ? 2 : 1; j < unroll; j += pairMode ? 2 : 1) {
+      const int c = __builtin_ctz(j);
+      stepFlip(c);
+      if (levelMode) updateLevels(c);
+      else if (frequent > 0) multiplications += frequent;  // the frequent rows and the block product
+      else multiplications += registerFactors - 1;
+      if (!pairMode) adds += 1;
+    }
+    if (pairMode) multiplications += unroll / 2;  // a fused multiply-add per pair
+    // The block's last step: column c >= log2 U with probability 2^-(c - log2 U + 1).
+    const int lastFlipping = std::min(n() - 1, sliceBits);
+    for (int c = logUnroll; c < lastFlipping; ++c) {
+      const double weight = std::ldexp(1.0, -(c - logUnroll + 1));
+      double a = 0, m = 0, g = 0;
+      std::swap(a, adds), std::swap(m, multiplications), std::swap(g, global);
+      stepFlip(c);
+      std::swap(a, adds), std::swap(m, multiplications), std::swap(g, global);
+      adds += weight * a, multiplications += weight * m, global += weight * g;
+    }
+    if (frequent > 0) {
+      multiplications += std::max(0, restFactors - 1);
+      if (levelMode) updateLevels(levels - 1);
+      else multiplications += frequent;
+    } else {
+      multiplications += registerFactors - 1;
+    }
+    if (!pairMode) adds += 1;
+    result.additions = adds / unroll;
+    result.multiplications = multiplications / unroll;
+    result.globalAccesses = global / unroll;
+    result.perStep = result.additions + result.multiplications + globalAccessCost * result.globalAccesses;
+    // Doubles a thread keeps: register rows, column 0's second sums, the levels and products.
+    result.liveDoubles = registerRows + (pairMode && keepColumn0Sums ? column0Size : 0) + levels + 4;
+    return result;
+  }
+
+  // The loop with column 0 summed out in pairs of steps. Levels 1 .. L-1
+  // (L = log2 unroll) as in printKernel, s_1 the product of every row but
+  // column 0's; d = prod x_i - prod z_i over column 0's rows.
+  void printPairKernel(std::ostream& out, const std::string& comment) const {
+    const int frequent = blockFrequentRows();
+    const int levels = __builtin_ctz(unroll);
+    std::vector<int> firstColumn(frequent, levels - 1);
+    for (int c = levels - 1; c >= 0; --c)
+      for (int32_t k = problem.columnStart[c]; k < problem.columnStart[c + 1]; ++k)
+        if (problem.rows[k] < frequent) firstColumn[problem.rows[k]] = c;
+    std::vector<std::vector<std::string>> levelRows(levels);
+    // Column 0's rows: those column 1 touches too (their products formed at
+    // each pair that changes d), the others' products kept in tx, tz.
+    std::vector<std::string> pairedX, pairedZ, keptX, keptZ, rest;
+    std::vector<double> column0Value(n(), 0.0);
+    for (int32_t k = problem.columnStart[0]; k < problem.columnStart[1]; ++k) column0Value[problem.rows[k]] = problem.values[k];
+    for (int row = 0; row < frequent; ++row) {
+      if (column0Row(row)) {
+        const std::string z = keepColumn0Sums ? numbered('z', row) : "(" + x(row) + " + " + number(column0Value[row]) + ")";
+        (column1Row(row) ? pairedX : keptX).push_back(x(row));
+        (column1Row(row) ? pairedZ : keptZ).push_back(z);
+      } else {
+        levelRows[firstColumn[row]].push_back(x(row));
+      }
+    }
+    for (int row = frequent; row < registerRows; ++row) rest.push_back(x(row));
+    if (hasGlobal()) rest.push_back("globalProduct");
+    const std::string updateBlockProduct = "blockProduct = " + productExpression(rest) + ";\n";
+    auto level = [](int c) { return numbered('s', c); };
+    auto updateLevels = [&](int from, const std::string& indent) {
+      std::string text;
+      for (int c = from; c >= 1; --c) {
+        std::vector<std::string> factors = levelRows[c];
+        factors.push_back(c + 1 < levels ? level(c + 1) : "blockProduct");
+        text += indent + level(c) + " = " + productExpression(factors) + ";\n";
+      }
+      return text;
+    };
+    if (!keptX.empty()) pairedX.push_back("tx"), pairedZ.push_back("tz");
+    const std::string updateD = "d = " + productExpression(pairedX) + " - " + productExpression(pairedZ) + ";\n";
+    const std::string updateKept =
+        keptX.empty() ? std::string() : "tx = " + productExpression(keptX) + ", tz = " + productExpression(keptZ) + ";\n";
+    auto updatePair = [&](int column, const std::string& indent) {
+      const int kind = pairUpdateKind(column);
+      if (kind == 0) return std::string();
+      return (kind == 2 && !updateKept.empty() ? indent + updateKept : std::string()) + indent + updateD;
+    };
+
+    out << "// " << comment << "\n"
+        << "extern \"C\" __global__ void __launch_bounds__(" << launchBounds() << ") tcc_perm_sum("
+        << kParameters << ") {\n"
+        << "  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        << "  if (t >= threads) return;\n"
+        << kThreadSlice;
+    if (hasGlobal())
+      out << "  // volatile: the compiler would otherwise keep the global rows in registers across the loop\n"
+          << "  volatile double* xg = globalRows + (long long)blockIdx.x * " << (n() - registerRows) * kGeneratedThreadsPerBlock
+          << " + threadIdx.x;\n";
+    out << "  // x at `begin` (column 0 out: begin is a multiple of 4) plus the columns in gray(begin);\n"
+        << "  // z: column 0's rows with column 0 in\n";
+    for (int row = 0; row < registerRows; ++row) out << "  double " << x(row) << " = " << number(problem.start[row]) << ";\n";
+    if (keepColumn0Sums)
+      for (int32_t k = problem.columnStart[0]; k < problem.columnStart[1]; ++k)
+        out << "  double " << numbered('z', problem.rows[k]) << " = "
+            << number(problem.start[problem.rows[k]] + problem.values[k]) << ";\n";
+    printSetup(out, 1);
+    if (hasFrozen()) out << "  const double frozenProduct = tcc_perm_frozen_product(xg);\n";
+    if (hasGlobal()) out << "  double " << globalProductUpdate() << "\n";
+    out << "  // rows " << frequent << ".. change only at the last step of a block of " << unroll << "\n"
+        << "  double " << updateBlockProduct << "  double";
+    for (int c = 1; c < levels; ++c) out << (c > 1 ? ", " : " ") << level(c);
+    out << ";\n" << updateLevels(levels - 1, "  ");
+    if (!updateKept.empty()) out << "  double " << updateKept;
+    out << "  double " << updateD << "  double sum = 0;\n";
+    const int logUnroll = levels;
+    out << "  for (tcc_u64 base = begin;; base += " << unroll << ") {\n";
+    for (int j = 0; j < unroll; j += 2) {
+      if (j > 0) {
+        const int column = __builtin_ctz(j);
+        if (column + 1 < logUnroll) {
+          const bool added = !((j >> (column + 1)) & 1);
+          out << "    " << flip(column, added ? "inc" : "dec") << ";\n";
+        } else {
+          out << "    if ((base >> " << logUnroll << ") & 1) " << flip(column, "dec") << ";\n"
+              << "    else " << flip(column, "inc") << ";\n";
+        }
+        out << updateLevels(column, "    ");
+        out << updatePair(column, "    ");
+      }
+      out << "    sum " << ((j >> 1) & 1 ? "-=" : "+=") << " " << level(1) << " * d;  // steps " << j << ", " << j + 1
+          << "\n";
+    }
+    out << "    if (base + " << unroll << " == end) break;\n"
+        << "    const tcc_u64 h = base + " << unroll << ";\n"
+        << "    const int column = __ffsll((long long)h) - 1;\n"
+        << "    const bool added = ((h ^ (h >> 1)) >> column) & 1;\n"
+        << (chainDispatch ? "" : "    switch (column) {\n");
+    for (int c = logUnroll; c + 1 < n() && c < sliceBits; ++c) {
+      // With chainDispatch, tests in order of frequency (column log2 U at
+      // half the blocks): two on average.
+      if (chainDispatch)
+        out << "    " << (c > logUnroll ? "else " : "") << "if (column == " << c << ") {\n";
+      else
+        out << "      case " << c << ":\n";
+      out << "        if (added) " << flip(c, "inc") << ";\n"
+          << "        else " << flip(c, "dec") << ";\n";
+      if (touchesGlobal(c)) out << "        " << globalProductUpdate() << "\n";
+      out << updatePair(c, "        ");
+      out << (chainDispatch ? "    }\n" : "        break;\n");
+    }
+    out << (chainDispatch ? "" : "    }\n")
+        << "    " << updateBlockProduct << updateLevels(levels - 1, "    ") << "  }\n"
+        << "  partials[t] = sum;\n}\n";
+  }
+
   void printKernel(std::ostream& out, const std::string& comment) const {
+    if (pairsApply()) return printPairKernel(out, comment);
     // The product of a step: every register row and the global part; or,
     // with a block product, the frequent rows and the block product, which
     // holds the rest and changes only at a block's last step.
@@ -220,7 +529,7 @@ struct GeneratedKernel {
     };
 
     out << "// " << comment << "\n"
-        << "extern \"C\" __global__ void __launch_bounds__(" << kGeneratedThreadsPerBlock << ") tcc_perm_sum("
+        << "extern \"C\" __global__ void __launch_bounds__(" << launchBounds() << ") tcc_perm_sum("
         << kParameters << ") {\n"
         << "  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
         << "  if (t >= threads) return;\n"
@@ -231,8 +540,7 @@ struct GeneratedKernel {
           << " + threadIdx.x;\n";
     out << "  // x at `begin`: x(0) plus the columns in gray(begin)\n";
     for (int row = 0; row < registerRows; ++row) out << "  double " << x(row) << " = " << number(problem.start[row]) << ";\n";
-    for (int row = registerRows; row < n(); ++row) out << "  " << global(row) << " = " << number(problem.start[row]) << ";\n";
-    for (int c = 0; c + 1 < n(); ++c) out << "  if ((gray >> " << c << ") & 1) " << flip(c, "inc") << ";\n";
+    printSetup(out, 0);
     if (hasFrozen()) out << "  const double frozenProduct = tcc_perm_frozen_product(xg);\n";
     if (hasGlobal()) out << "  double " << globalProductUpdate() << "\n";
     if (frequent > 0) {
@@ -269,15 +577,18 @@ struct GeneratedKernel {
           << "    const tcc_u64 h = base + " << unroll << ";\n"
           << "    const int column = __ffsll((long long)h) - 1;\n"
           << "    const bool added = ((h ^ (h >> 1)) >> column) & 1;\n"
-          << "    switch (column) {\n";
+          << (chainDispatch ? "" : "    switch (column) {\n");
       for (int c = logUnroll; c + 1 < n() && c < sliceBits; ++c) {
-        out << "      case " << c << ":\n"
-            << "        if (added) " << flip(c, "inc") << ";\n"
+        if (chainDispatch)
+          out << "    " << (c > logUnroll ? "else " : "") << "if (column == " << c << ") {\n";
+        else
+          out << "      case " << c << ":\n";
+        out << "        if (added) " << flip(c, "inc") << ";\n"
             << "        else " << flip(c, "dec") << ";\n";
         if (touchesGlobal(c)) out << "        " << globalProductUpdate() << "\n";
-        out << "        break;\n";
+        out << (chainDispatch ? "    }\n" : "        break;\n");
       }
-      out << "    }\n";
+      out << (chainDispatch ? "" : "    }\n");
       if (frequent > 0) out << "    " << updateBlockProduct << updateLevels(levels - 1, "    ");
       out << "    sum += " << product << ";\n"
           << "  }\n";
@@ -356,7 +667,7 @@ int liveRowsOf(const RyserProblem& problem, int sliceBits) {
   return problem.n < 2 ? problem.n : problem.rowsTouchedBy(std::min(sliceBits, problem.n - 1));
 }
 
-std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
+std::string pureRegKernelSource(const RyserProblem& problem, int unroll, bool chainDispatch) {
   std::ostringstream out;
   out << "// CodeGen-PureReg for a " << problem.n << " x " << problem.n
       << " matrix (degree-sorted columns): every row sum x_i in a register,\n"
@@ -364,13 +675,15 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll) {
       << kPrelude;
   GeneratedKernel kernel{problem, problem.n, problem.n, unroll, false};
   kernel.liveRows = problem.n;
+  kernel.chainDispatch = chainDispatch;
   kernel.printColumnFunctions(out);
   kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");
   return out.str();
 }
 
 std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
-                               bool blockProduct, bool productLevels) {
+                               bool blockProduct, bool productLevels, int pairs, int minBlocks,
+                               bool chainDispatch) {
   std::ostringstream out;
   out << "// CodeGen-Hybrid for a " << problem.n << " x " << problem.n << " matrix (permanent ordering): rows 0.."
       << partition.registerRows - 1 << " in registers,\n"
@@ -381,11 +694,41 @@ std::string hybridKernelSource(const RyserProblem& problem, const Partition& par
   GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll, blockProduct};
   kernel.sliceBits = sliceBits;
   kernel.productLevels = productLevels;
+  kernel.pairs = pairs != kNoPairs;
+  kernel.keepColumn0Sums = pairs == kPairsKeepingSums;
+  kernel.minBlocks = minBlocks;
+  kernel.chainDispatch = chainDispatch;
   kernel.liveRows = std::max(partition.registerRows, liveRowsOf(problem, sliceBits));
   kernel.printColumnFunctions(out);
   kernel.printGlobalProduct(out);
   kernel.printKernel(out, "Thread t sums (-1)^g prod_i x_i(g) over its slice of a chunk.");
   return out.str();
+}
+
+bool hybridUsesPairs(const RyserProblem& problem, const Partition& partition, int unroll, bool blockProduct,
+                     bool productLevels) {
+  GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll, blockProduct};
+  kernel.productLevels = productLevels;
+  kernel.pairs = true;
+  return kernel.pairsApply();
+}
+
+KernelCost hybridKernelCost(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
+                            int pairs, double globalAccessCost) {
+  GeneratedKernel kernel{problem, partition.registerRows, partition.registerColumns, unroll, true};
+  kernel.sliceBits = sliceBits;
+  kernel.productLevels = true;
+  kernel.pairs = pairs != kNoPairs;
+  kernel.keepColumn0Sums = pairs == kPairsKeepingSums;
+  kernel.liveRows = std::max(partition.registerRows, liveRowsOf(problem, sliceBits));
+  return kernel.cost(globalAccessCost);
+}
+
+KernelCost pureRegKernelCost(const RyserProblem& problem, int unroll, int sliceBits) {
+  GeneratedKernel kernel{problem, problem.n, problem.n, unroll, false};
+  kernel.sliceBits = sliceBits;
+  kernel.liveRows = problem.n;
+  return kernel.cost(0);
 }
 
 }  // namespace tcc::rt::permanent::gpu

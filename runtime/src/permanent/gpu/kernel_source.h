@@ -12,7 +12,10 @@
 //    the rest in global memory laid out so a warp's accesses coalesce
 //    (row i of block b's thread k at globalRows[(b (n - r_k) + i - r_k) 256 + k]:
 //    constant offsets from one pointer, so no register holds an address),
-//    and their product kept until a column >= k flips.
+//    and their product kept until a column >= k flips; and (ours) the
+//    product of the rows an unrolled block does not touch kept per block,
+//    in levels, and column 0 summed out in pairs of steps. Which partition,
+//    pairs, unrolled block and register cap: hybrid_plan.h.
 //
 // Every kernel has the same parameters and runs one thread per
 // power-of-two slice of a chunk (Lemma 1: the threads of a warp then flip
@@ -48,8 +51,14 @@ std::string baselineKernelSource();
 // `unroll`: a power of two that divides every thread's slice (at most
 // kMaxUnroll; 1 for slices of one step): the generated loop runs blocks of
 // that many steps whose columns and signs are known but one.
-inline constexpr int kMaxUnroll = 8;
-std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
+inline constexpr int kMaxUnroll = 32;
+// PureReg's (and a knob-set Hybrid's): blocks of 32 steps were faster than
+// 16 and 8 at every density of the n = 40 set on the H100.
+inline constexpr int kDefaultUnroll = 32;
+// chainDispatch: the block's last flip chosen by if-tests, the most
+// frequent column first (column log2 unroll at half the blocks), instead of
+// a switch.
+std::string pureRegKernelSource(const RyserProblem& problem, int unroll, bool chainDispatch = true);
 // blockProduct: multiply, at the steps inside an unrolled block, only the
 // rows the block's columns (< log2 unroll) touch, the first ones after
 // permanent ordering, times the product of the other rows (the register
@@ -63,8 +72,34 @@ std::string pureRegKernelSource(const RyserProblem& problem, int unroll);
 // in levels by the first of those columns that touches them, each level's
 // product times the next level's kept, so a flip of column c multiplies
 // levels c .. 0 again (level 0 alone at half the steps).
+// pairs (with productLevels, unroll >= 4): column 0 summed out in pairs of
+// steps g, g + 1 (g even), which add +-(product of the other rows)
+// (prod x_i - prod z_i) over column 0's rows, z_i = x_i + a_i0. With
+// kPairsKeepingSums each such row keeps z_i in a register (a flip of
+// column 0 costs nothing, other columns update both sums); with
+// kPairsFormingSums a pair forms the z_i as it multiplies (no registers).
+inline constexpr int kNoPairs = 0, kPairsKeepingSums = 1, kPairsFormingSums = 2;
+// minBlocks > 0: __launch_bounds__(256, minBlocks), registers capped at
+// 65536 / (256 minBlocks) per thread. chainDispatch: as for PureReg.
 std::string hybridKernelSource(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
-                               bool blockProduct = true, bool productLevels = true);
+                               bool blockProduct = true, bool productLevels = true, int pairs = kPairsKeepingSums,
+                               int minBlocks = 0, bool chainDispatch = false);
+// What a step of the Hybrid kernel costs on average (its set-up left out),
+// counted from the structure the generator emits.
+struct KernelCost {
+  double additions = 0, multiplications = 0;  // float64, per step (a fused multiply-add counts once)
+  double globalAccesses = 0;                  // per step
+  double perStep = 0;                         // the sum, global accesses weighted by globalAccessCost
+  int liveDoubles = 0;                        // doubles a thread keeps across the loop (estimate)
+};
+KernelCost hybridKernelCost(const RyserProblem& problem, const Partition& partition, int unroll, int sliceBits,
+                            int pairs, double globalAccessCost);
+// PureReg's, every row multiplied at every step (what the compiler shares
+// between the unrolled steps not counted).
+KernelCost pureRegKernelCost(const RyserProblem& problem, int unroll, int sliceBits);
+// Whether the Hybrid kernel for these settings sums column 0 out in pairs.
+bool hybridUsesPairs(const RyserProblem& problem, const Partition& partition, int unroll, bool blockProduct,
+                     bool productLevels);
 // Rows 0..liveRowsOf-1: those the columns that flip inside a slice touch.
 int liveRowsOf(const RyserProblem& problem, int sliceBits);
 

@@ -3,7 +3,8 @@
 // power-of-two size; each thread takes a power-of-two, aligned slice of
 // one, so at every step but the first two the threads of a warp flip the
 // same column in the same direction: no divergence, and equal work. A
-// launch holds as many chunks as fill the GPU's resident threads once.
+// launch holds as many chunks as fill the GPU's resident threads
+// kWavesPerLaunch times.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,12 @@ namespace tcc::rt::permanent::gpu {
 // one wave takes milliseconds (progress and Ctrl-C are checked between
 // launches). Algorithm 2's floor is 2^10.
 inline constexpr uint64_t kIterationsPerThread = uint64_t{1} << 13;
+
+// Resident threads' worth of slices per launch: a launch of one wave of
+// the fast generated kernels lasts a fraction of a millisecond at n = 40,
+// and the host's round trip between launches (the chunks' ids up, their
+// sums down) would idle the GPU for a tenth of that.
+inline constexpr int64_t kWavesPerLaunch = 4;
 
 struct LaunchPlan {
   int logThreadsPerChunk = 0;
