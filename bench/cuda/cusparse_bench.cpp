@@ -2,7 +2,8 @@
 // cusparseSpMV / cusparseSpMM, on the same device buffers' contents, in the
 // same run; SpMV's achieved bandwidth against the measured device copy rate.
 //
-//   tcc_bench_cusparse MATRIX_DIR [repeats] [spmv]   (spmv: leave SpMM out)
+//   tcc_bench_cusparse MATRIX_DIR [repeats] [spmv] [--quick] [--spmv=EXAMPLE] [--spmm=EXAMPLE]
+//   (spmv: leave SpMM out; --quick: 9 of the 17 matrices; EXAMPLE: an examples/gpu file)
 //
 // Matrices: real ones from MATRIX_DIR, Kronecker products of two real ones
 // (scale-ups, named kron(A,B)) and an R-MAT power-law graph (synthetic).
@@ -35,6 +36,11 @@ namespace {
   } while (0)
 
 struct CusparseFailure {};
+
+// Set once cusparseSpMV has failed (reported once) and SpMV's cuSPARSE
+// times come from cusparseSpMM with one column.
+bool spmvFailureReported = false;
+bool spmvThroughSpmm = false;
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -137,7 +143,8 @@ double cusparseTimeOrThrow(cusparseHandle_t handle, const DeviceCsr& a, const st
   CHECK_CUSPARSE(cusparseCreateCsr(&matrix, a.rows, a.cols, a.nnz, a.pos, a.crd, a.vals, CUSPARSE_INDEX_32I,
                                    CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
   float *in, *out;
-  size_t inSize = dense.size(), outSize = static_cast<size_t>(a.rows) * columns;
+  // SpMV (columns == 0) writes one vector of a.rows entries.
+  size_t inSize = dense.size(), outSize = static_cast<size_t>(a.rows) * std::max(columns, 1);
   CHECK_CUDA(cudaMalloc(&in, sizeof(float) * std::max<size_t>(inSize, 1)));
   CHECK_CUDA(cudaMalloc(&out, sizeof(float) * std::max<size_t>(outSize, 1)));
   CHECK_CUDA(cudaMemcpy(in, dense.data(), sizeof(float) * inSize, cudaMemcpyHostToDevice));
@@ -150,34 +157,58 @@ double cusparseTimeOrThrow(cusparseHandle_t handle, const DeviceCsr& a, const st
   std::vector<double> times;
   cusparseDnVecDescr_t x = nullptr, y = nullptr;
   cusparseDnMatDescr_t b = nullptr, c = nullptr;
+  // SpMV: cusparseSpMV with each CSR algorithm in turn (its own buffer, then
+  // cusparseSpMV_preprocess); where every one fails, cusparseSpMM with one
+  // dense column (the same product, which cuSPARSE runs through SpMM's CSR
+  // kernels), reported as such.
+  cusparseSpMVAlg_t algorithm = CUSPARSE_SPMV_ALG_DEFAULT;
+  bool vectorAsMatrix = false;
   if (columns == 0) {
     CHECK_CUSPARSE(cusparseCreateDnVec(&x, a.cols, in, CUDA_R_32F));
     CHECK_CUSPARSE(cusparseCreateDnVec(&y, a.rows, out, CUDA_R_32F));
-    CHECK_CUSPARSE(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y,
-                                           CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, &bufferSize));
-  } else {
+    bool found = false;
+    for (cusparseSpMVAlg_t candidate : {CUSPARSE_SPMV_ALG_DEFAULT, CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
+      size_t size = 0;
+      cusparseStatus_t status = cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x,
+                                                        &beta, y, CUDA_R_32F, candidate, &size);
+      void* candidateBuffer = nullptr;
+      if (status == CUSPARSE_STATUS_SUCCESS) CHECK_CUDA(cudaMalloc(&candidateBuffer, std::max<size_t>(size, 16)));
+      if (status == CUSPARSE_STATUS_SUCCESS)
+        status = cusparseSpMV_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y,
+                                         CUDA_R_32F, candidate, candidateBuffer);
+      if (status == CUSPARSE_STATUS_SUCCESS)
+        status = cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y, CUDA_R_32F,
+                              candidate, candidateBuffer);
+      if (status == CUSPARSE_STATUS_SUCCESS && cudaDeviceSynchronize() == cudaSuccess) {
+        algorithm = candidate;
+        buffer = candidateBuffer;
+        found = true;
+        break;
+      }
+      cudaGetLastError();
+      if (candidateBuffer) CHECK_CUDA(cudaFree(candidateBuffer));
+      if (!spmvFailureReported)
+        std::fprintf(stderr, "cusparseSpMV with algorithm %d failed: %s\n", static_cast<int>(candidate),
+                     cusparseGetErrorString(status));
+    }
+    if (!found) {
+      spmvFailureReported = true;
+      vectorAsMatrix = true;
+      columns = 1;
+    }
+  }
+  if (columns > 0) {
     CHECK_CUSPARSE(cusparseCreateDnMat(&b, a.cols, columns, columns, in, CUDA_R_32F, CUSPARSE_ORDER_ROW));
     CHECK_CUSPARSE(cusparseCreateDnMat(&c, a.rows, columns, columns, out, CUDA_R_32F, CUSPARSE_ORDER_ROW));
     CHECK_CUSPARSE(cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                            &alpha, matrix, b, &beta, c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT,
                                            &bufferSize));
+    CHECK_CUDA(cudaMalloc(&buffer, std::max<size_t>(bufferSize, 16)));
   }
-  CHECK_CUDA(cudaMalloc(&buffer, std::max<size_t>(bufferSize, 1)));
-  // Where the default SpMV algorithm fails, the CSR ones are tried in turn.
-  cusparseSpMVAlg_t algorithm = CUSPARSE_SPMV_ALG_DEFAULT;
-  if (columns == 0) {
-    for (cusparseSpMVAlg_t candidate : {CUSPARSE_SPMV_ALG_DEFAULT, CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
-      algorithm = candidate;
-      if (cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y, CUDA_R_32F, candidate,
-                       buffer) == CUSPARSE_STATUS_SUCCESS)
-        break;
-      cudaGetLastError();
-      std::fprintf(stderr, "cusparseSpMV with algorithm %d failed\n", static_cast<int>(candidate));
-    }
-  }
+  if (vectorAsMatrix) spmvThroughSpmm = true;
   for (int k = 0; k < repeats + 1; ++k) {
     CHECK_CUDA(cudaEventRecord(start));
-    if (columns == 0) {
+    if (b == nullptr) {
       CHECK_CUSPARSE(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y, CUDA_R_32F,
                                   algorithm, buffer));
     } else {
@@ -222,23 +253,40 @@ struct Input {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s MATRIX_DIR [repeats]\n", argv[0]);
+  std::vector<std::string> positional;
+  bool spmvOnly = false, quick = false;
+  std::string spmvExample = "spmv_warp", spmmExample = "spmm_tiles";
+  for (int k = 1; k < argc; ++k) {
+    std::string arg = argv[k];
+    if (arg == "spmv") spmvOnly = true;
+    else if (arg == "--quick") quick = true;
+    else if (arg.rfind("--spmv=", 0) == 0) spmvExample = arg.substr(7);
+    else if (arg.rfind("--spmm=", 0) == 0) spmmExample = arg.substr(7);
+    else positional.push_back(arg);
+  }
+  if (positional.empty()) {
+    std::fprintf(stderr, "usage: %s MATRIX_DIR [repeats] [spmv] [--quick] [--spmv=EXAMPLE] [--spmm=EXAMPLE]\n"
+                 "  EXAMPLE: a file of examples/gpu without .tc (defaults spmv_warp, spmm_tiles)\n", argv[0]);
     return 2;
   }
-  std::string dir = argv[1];
-  int repeats = argc > 2 ? std::atoi(argv[2]) : 20;
-  bool spmvOnly = argc > 3 && std::string(argv[3]) == "spmv";
+  std::string dir = positional[0];
+  int repeats = positional.size() > 1 ? std::atoi(positional[1].c_str()) : 20;
   auto real = [&](const std::string& name) { return tcc::rt::readMatrixMarket(dir + "/" + name + ".mtx"); };
 
+  // --quick: five real matrices (two of them skewed), three scale-ups and
+  // the R-MAT graph.
   std::vector<Input> inputs;
-  for (const char* name : {"bcsstk16", "bayer10", "bcsstk13", "mbeacxc", "Franz6_id1959_aug", "dnn_n1024_l1", "Pd",
-                           "cryg2500", "watt_2", "adder_dcop_05"})
-    inputs.push_back({name, "real", real(name)});
-  inputs.push_back({"kron(bayer10,LF10)", "scale-up", tcc::rt::kroneckerProduct(real("bayer10"), real("LF10"))});
+  std::vector<const char*> realNames = {"bcsstk16", "bayer10", "bcsstk13", "mbeacxc", "Franz6_id1959_aug",
+                                        "dnn_n1024_l1", "Pd", "cryg2500", "watt_2", "adder_dcop_05"};
+  if (quick) realNames = {"bcsstk16", "mbeacxc", "Pd", "watt_2", "adder_dcop_05"};
+  for (const char* name : realNames) inputs.push_back({name, "real", real(name)});
+  if (!quick)
+    inputs.push_back({"kron(bayer10,LF10)", "scale-up", tcc::rt::kroneckerProduct(real("bayer10"), real("LF10"))});
   inputs.push_back({"kron(bcsstk13,cage5)", "scale-up", tcc::rt::kroneckerProduct(real("bcsstk13"), real("cage5"))});
-  inputs.push_back({"kron(Franz6,karate)", "scale-up", tcc::rt::kroneckerProduct(real("Franz6_id1959_aug"), real("karate"))});
-  inputs.push_back({"kron(dnn_n1024_l1,bcspwr02)", "scale-up", tcc::rt::kroneckerProduct(real("dnn_n1024_l1"), real("bcspwr02"))});
+  if (!quick) {
+    inputs.push_back({"kron(Franz6,karate)", "scale-up", tcc::rt::kroneckerProduct(real("Franz6_id1959_aug"), real("karate"))});
+    inputs.push_back({"kron(dnn_n1024_l1,bcspwr02)", "scale-up", tcc::rt::kroneckerProduct(real("dnn_n1024_l1"), real("bcspwr02"))});
+  }
   inputs.push_back({"kron(Pd,cage5)", "scale-up", tcc::rt::kroneckerProduct(real("Pd"), real("cage5"))});
   inputs.push_back({"kron(mbeacxc,LF10)", "scale-up", tcc::rt::kroneckerProduct(real("mbeacxc"), real("LF10"))});
   inputs.push_back({"rmat(scale 20, 8M edges)", "synthetic", rmat(20, 8 << 20, 7)});
@@ -248,6 +296,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cusparseCreate failed\n");
     return 1;
   }
+  // cuSPARSE's own error messages (say why a call fails), to stderr.
+  cusparseLoggerSetCallback([](int level, const char* function, const char* message) {
+    std::fprintf(stderr, "cuSPARSE log %d %s: %s\n", level, function, message);
+  });
+  cusparseLoggerSetLevel(1);
+  int version = 0;
+  cusparseGetVersion(handle, &version);
+  std::printf("cuSPARSE %d (headers %d)\n", version, CUSPARSE_VERSION);
   {
     // cuSPARSE alone, before tcc touches the device: tells an environment
     // problem from an interaction.
@@ -258,8 +314,10 @@ int main(int argc, char** argv) {
                 cusparseTime(handle, d, {1, 2, 3}, 0, 1, result) > 0 ? "ok" : "FAILED");
   }
   std::string examples = std::string(TCC_SOURCE_DIR) + "/examples/gpu/";
-  tcc::Kernel spmv = tcc::compile(tcc::Program::fromFile(examples + "spmv_warp.tc"));
-  tcc::Kernel spmm = tcc::compile(tcc::Program::fromFile(examples + "spmm_warp.tc"));
+  tcc::Kernel spmv = tcc::compile(tcc::Program::fromFile(examples + spmvExample + ".tc"));
+  tcc::Kernel spmm = tcc::compile(tcc::Program::fromFile(examples + spmmExample + ".tc"));
+  std::printf("tcc kernels: examples/gpu/%s.tc (SpMV), examples/gpu/%s.tc (SpMM)\n", spmvExample.c_str(),
+              spmmExample.c_str());
   double hbm = copyBandwidth();
 
   std::printf("device copy rate: %.2f TB/s (bytes read + written)\n", hbm * 1e-12);
@@ -323,6 +381,9 @@ int main(int argc, char** argv) {
     for (double r : v) sum += std::log(r);
     return std::exp(sum / v.size());
   };
+  if (spmvThroughSpmm)
+    std::printf("cusparseSpMV failed on this machine: the SpMV column 'cusp us' is cusparseSpMM with one dense "
+                "column\n");
   std::printf("speed-up over cuSPARSE (cuSPARSE time / tcc time), geomean: SpMV %.2fx, SpMM %.2fx; "
               "largest relative difference from cuSPARSE %.1e\n",
               geomean(spmvRatios), geomean(spmmRatios), worstError);

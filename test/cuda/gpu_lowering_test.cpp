@@ -90,14 +90,47 @@ TEST(DefaultMapping, CsrSpmvGivesEachRowAWarpAndSumsWithShuffles) {
   EXPECT_TRUE(contains(lowered.cuda, "if (threadIdx.x % 32 == 0) {")) << lowered.cuda;
 }
 
-TEST(DefaultMapping, CsrSpmmPutsTheDenseColumnsOnTheLanes) {
+TEST(DefaultMapping, CsrSpmmPutsColumnTilesOnWarpsAndFourColumnsOnEachLane) {
   Lowered lowered = lowerForCuda(kSpmm);
   std::string all;
   for (const auto& line : lowered.statements[0].decisions) all += line + "\n";
-  EXPECT_TRUE(contains(all, "default GPU mapping: one warp per row i, its lanes over the dense k")) << all;
-  EXPECT_TRUE(contains(all, "loop order: i, k, j")) << all;
+  EXPECT_TRUE(contains(all, "default GPU mapping: the dense k in tiles of 128 columns, one warp per row i and tile"))
+      << all;
+  EXPECT_TRUE(contains(all, "loop order after the schedule: ik_warp, k_lane, k_round, j")) << all;
+  // One walk over the row's nonzeros feeds four sums per lane.
+  EXPECT_TRUE(contains(lowered.cuda, "4 iterations at once (unroll and jam)")) << lowered.cuda;
+  EXPECT_EQ(count(lowered.cuda, "iterate j over A's level 2"), 1u) << lowered.cuda;
+  for (const char* sum : {"tC_u0 +=", "tC_u1 +=", "tC_u2 +=", "tC_u3 +="})
+    EXPECT_TRUE(contains(lowered.cuda, sum)) << sum << "\n" << lowered.cuda;
   EXPECT_FALSE(contains(lowered.cuda, "tcc_warp_sum(t")) << lowered.cuda;
   EXPECT_FALSE(contains(lowered.cuda, "atomicAdd")) << lowered.cuda;
+}
+
+TEST(UnrollAndJam, ALoopWhoseIterationsShareAnInnerLoopIsJammed) {
+  Lowered lowered = lowerForCuda(withSchedule(kSpmm, "split(k, k0, k1, 32)\nreorder(i, k1, k0, j)\n"
+                                                     "parallelize(i, GPUWarp, NoRaces)\n"
+                                                     "parallelize(k1, GPUThread, NoRaces)\nunroll(k0, 3)"));
+  EXPECT_TRUE(contains(lowered.cuda, "3 iterations at once (unroll and jam)")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "tC_u2 +=")) << lowered.cuda;
+  EXPECT_FALSE(contains(lowered.cuda, "tC_u3")) << lowered.cuda;
+  // Copies past the trip count are predicated off.
+  EXPECT_TRUE(contains(lowered.cuda, "if (tcc_live2) {")) << lowered.cuda;
+}
+
+TEST(UnrollAndJam, ALoopWithoutAnInnerLoopIsOnlyUnrolled) {
+  Lowered lowered = lowerForCuda(withSchedule(kSpmm, "reorder(i, k, j)\nsplit(k, k0, k1, 32)\n"
+                                                     "parallelize(i, GPUWarp, NoRaces)\n"
+                                                     "parallelize(k0, GPUThread, NoRaces)\nunroll(j, 4)"));
+  EXPECT_FALSE(contains(lowered.cuda, "unroll and jam")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "#pragma unroll 4")) << lowered.cuda;
+}
+
+TEST(UnrollAndJam, ALoopThatAccumulatesIntoTheOutputIsNotJammed) {
+  // k0 inside j: each iteration adds into C, whose order must stay.
+  Lowered lowered = lowerForCuda(withSchedule(kSpmm, "split(k, k0, k1, 32)\nreorder(i, k1, j, k0)\n"
+                                                     "parallelize(i, GPUWarp, NoRaces)\n"
+                                                     "parallelize(k1, GPUThread, NoRaces)\nunroll(j, 2)"));
+  EXPECT_FALSE(contains(lowered.cuda, "unroll and jam")) << lowered.cuda;
 }
 
 TEST(DefaultMapping, AStatementWithoutSparseRowsGetsAThreadPerIteration) {
