@@ -87,10 +87,17 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
     commands.push_back(parallelize(lane, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::NoRaces));
     commands.push_back({UnrollCommand{round, kColumnTile / 32},
                         "unroll(" + round.name() + ", " + std::to_string(kColumnTile / 32) + ")"});
+    // The walk over a row's nonzeros, unrolled: the loads of several
+    // nonzeros (and of the B rows they pick) in flight at once.
+    const ir::IndexVar& innermost = order.back();
+    bool unrollNonzeros = sparseLevelVars.count(innermost) > 0;
+    if (unrollNonzeros)
+      commands.push_back({UnrollCommand{innermost, 4}, "unroll(" + innermost.name() + ", 4)"});
     reasons.push_back("default GPU mapping: the dense " + column.name() + " in tiles of " +
                       std::to_string(kColumnTile) + " columns, one warp per row " + rows.name() +
                       " and tile; lane l owns the tile's columns l, l + 32, l + 64 and l + 96, summed together " +
-                      "in one walk over the row's nonzeros (unroll and jam)");
+                      "in one walk over the row's nonzeros (unroll and jam)" +
+                      (unrollNonzeros ? ", that walk unrolled by 4" : ""));
     return commands;
   }
   const ir::IndexVar& inner = loopOrder[1];
