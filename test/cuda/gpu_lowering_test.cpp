@@ -99,7 +99,9 @@ TEST(DefaultMapping, CsrSpmmPutsColumnTilesOnWarpsAndFourColumnsOnEachLane) {
   EXPECT_TRUE(contains(all, "loop order after the schedule: ik_warp, k_lane, k_round, j")) << all;
   // One walk over the row's nonzeros feeds four sums per lane.
   EXPECT_TRUE(contains(lowered.cuda, "4 iterations at once (unroll and jam)")) << lowered.cuda;
-  EXPECT_EQ(count(lowered.cuda, "iterate j over A's level 2"), 1u) << lowered.cuda;
+  // The walk over the nonzeros: jammed, and as written for the rounds left over.
+  EXPECT_EQ(count(lowered.cuda, "iterate j over A's level 2"), 2u) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "the iterations left over")) << lowered.cuda;
   for (const char* sum : {"tC_u0 +=", "tC_u1 +=", "tC_u2 +=", "tC_u3 +="})
     EXPECT_TRUE(contains(lowered.cuda, sum)) << sum << "\n" << lowered.cuda;
   EXPECT_FALSE(contains(lowered.cuda, "tcc_warp_sum(t")) << lowered.cuda;
@@ -113,8 +115,10 @@ TEST(UnrollAndJam, ALoopWhoseIterationsShareAnInnerLoopIsJammed) {
   EXPECT_TRUE(contains(lowered.cuda, "3 iterations at once (unroll and jam)")) << lowered.cuda;
   EXPECT_TRUE(contains(lowered.cuda, "tC_u2 +=")) << lowered.cuda;
   EXPECT_FALSE(contains(lowered.cuda, "tC_u3")) << lowered.cuda;
-  // Copies past the trip count are predicated off.
+  // Copies whose column is past N are predicated off; the rounds left
+  // over (N / 32 not a multiple of 3) run as written.
   EXPECT_TRUE(contains(lowered.cuda, "if (tcc_live2) {")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "the iterations left over")) << lowered.cuda;
 }
 
 TEST(UnrollAndJam, ALoopWithoutAnInnerLoopIsOnlyUnrolled) {

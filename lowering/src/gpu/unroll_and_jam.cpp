@@ -5,9 +5,10 @@
 // row's nonzeros then feeds four independent sums per lane: four loads of
 // B in flight per nonzero instead of one, and the nonzeros read once.
 //
-// Copies past the loop's end, and copies whose `if` conditions fail, are
-// predicated off (their statements guarded, their loads not issued), so the
-// trip count need not be a multiple of T. The pass applies only where
+// Whole groups of T iterations run jammed and the iterations left over run
+// as written, so the trip count need not be a multiple of T; copies whose
+// `if` conditions fail are predicated off (their statements guarded, their
+// loads not issued). The pass applies only where
 // reordering the iterations cannot change a result: the body stores to
 // one place at most (statically), loads nothing it stores to, updates no
 // scalar declared outside it, and its inner loops' bounds do not depend on
@@ -260,15 +261,12 @@ class UnrollAndJam : public IRMutator {
     int factor = loop->unrollFactor;
     Type type = loop->var.type();
     const auto* var = loop->var.as<Var>();
-    // q counts groups of `factor` iterations; copy v runs iteration
-    // begin + q * factor + v while that is below end.
+    // Whole groups of `factor` iterations run jammed: copy v of group q
+    // runs iteration begin + q * factor + v. The iterations left over run
+    // as the loop was written.
     Expr group = Var::make(var->name + "_group", type);
-    Expr trips = Binary::make(BinaryOp::Sub, loop->end, loop->begin);
-    Expr groups = Binary::make(BinaryOp::Div, Binary::make(BinaryOp::Add, trips, IntImm::make(factor - 1, type)),
-                               IntImm::make(factor, type));
-    const auto* constantTrips = loop->end.as<IntImm>();
-    const auto* constantBegin = loop->begin.as<IntImm>();
-    bool whole = constantTrips && constantBegin && (constantTrips->value - constantBegin->value) % factor == 0;
+    Expr trips = Binary::make(BinaryOp::Max, Binary::make(BinaryOp::Sub, loop->end, loop->begin), IntImm::make(0, type));
+    Expr groups = Binary::make(BinaryOp::Div, trips, IntImm::make(factor, type));
     std::vector<Stmt> body;
     std::vector<Copy> copies(factor);
     for (int v = 0; v < factor; ++v) {
@@ -278,14 +276,17 @@ class UnrollAndJam : public IRMutator {
                                 Binary::make(BinaryOp::Add, Binary::make(BinaryOp::Mul, group, IntImm::make(factor, type)),
                                              IntImm::make(v, type)))));
       copies[v].names[loop->var.get()] = copyVar;
-      if (v > 0 && !whole) copies[v].live = Binary::make(BinaryOp::Lt, copyVar, loop->end);
     }
     BodyFacts facts;
     loop->body.accept(facts);
     Jammer jammer({loop->var.get()}, facts.assigned);
     jammer.jam(loop->body, copies, body);
-    return For::make(group, IntImm::make(0, type), groups, Block::make(body), LoopKind::Serial,
-                     loop->comment + ", " + std::to_string(factor) + " iterations at once (unroll and jam)");
+    Stmt whole = For::make(group, IntImm::make(0, type), groups, Block::make(body), LoopKind::Serial,
+                           loop->comment + ", " + std::to_string(factor) + " iterations at once (unroll and jam)");
+    Expr rest = Binary::make(BinaryOp::Add, loop->begin, Binary::make(BinaryOp::Mul, groups, IntImm::make(factor, type)));
+    Stmt remainder = For::make(loop->var, rest, loop->end, loop->body, LoopKind::Serial,
+                               loop->comment + ", the iterations left over");
+    return Block::make({whole, remainder});
   }
 };
 
