@@ -3,7 +3,8 @@
 // same run; SpMV's achieved bandwidth against the measured device copy rate.
 //
 //   tcc_bench_cusparse MATRIX_DIR [repeats] [spmv] [--quick] [--spmv=EXAMPLE] [--spmm=EXAMPLE]
-//   (spmv: leave SpMM out; --quick: 9 of the 17 matrices; EXAMPLE: an examples/gpu file)
+//   (spmv: leave SpMM out; --quick: 9 of the 17 matrices; EXAMPLE: an examples/gpu file,
+//   --spmm=a,b,...: several SpMM kernels side by side)
 //
 // Matrices: real ones from MATRIX_DIR, Kronecker products of two real ones
 // (scale-ups, named kron(A,B)) and an R-MAT power-law graph (synthetic).
@@ -99,6 +100,29 @@ double copyBandwidth() {
   CHECK_CUDA(cudaFree(a));
   CHECK_CUDA(cudaFree(b));
   return 2.0 * bytes / median(times);
+}
+
+// Median seconds of a cudaMemset of `bytes` (zeroing an output).
+double memsetSeconds(size_t bytes, int repeats) {
+  void* buffer;
+  CHECK_CUDA(cudaMalloc(&buffer, std::max<size_t>(bytes, 1)));
+  cudaEvent_t start, stop;
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&stop));
+  std::vector<double> times;
+  for (int k = 0; k < repeats + 1; ++k) {
+    CHECK_CUDA(cudaEventRecord(start));
+    CHECK_CUDA(cudaMemset(buffer, 0, bytes));
+    CHECK_CUDA(cudaEventRecord(stop));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    float ms;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    if (k > 0) times.push_back(ms * 1e-3);
+  }
+  CHECK_CUDA(cudaEventDestroy(start));
+  CHECK_CUDA(cudaEventDestroy(stop));
+  CHECK_CUDA(cudaFree(buffer));
+  return median(times);
 }
 
 struct DeviceCsr {
@@ -315,15 +339,39 @@ int main(int argc, char** argv) {
   }
   std::string examples = std::string(TCC_SOURCE_DIR) + "/examples/gpu/";
   tcc::Kernel spmv = tcc::compile(tcc::Program::fromFile(examples + spmvExample + ".tc"));
-  tcc::Kernel spmm = tcc::compile(tcc::Program::fromFile(examples + spmmExample + ".tc"));
-  std::printf("tcc kernels: examples/gpu/%s.tc (SpMV), examples/gpu/%s.tc (SpMM)\n", spmvExample.c_str(),
-              spmmExample.c_str());
+  // SpMM kernels: --spmm=a,b,... (each an examples/gpu file). A kernel that
+  // adds into its output atomically needs it zeroed first, which tcc's
+  // runtime does outside the time it measures: its time here includes a
+  // cudaMemset of C, timed the same way, to compare with cuSPARSE's beta = 0.
+  std::vector<std::string> spmmNames;
+  for (size_t start = 0; start <= spmmExample.size();) {
+    size_t comma = spmmExample.find(',', start);
+    if (comma == std::string::npos) comma = spmmExample.size();
+    if (comma > start) spmmNames.push_back(spmmExample.substr(start, comma - start));
+    start = comma + 1;
+  }
+  std::vector<tcc::Kernel> spmms;
+  std::vector<bool> spmmZeroes;
+  for (const auto& name : spmmNames) {
+    spmms.push_back(tcc::compile(tcc::Program::fromFile(examples + name + ".tc")));
+    spmmZeroes.push_back(spmms.back().source().find("atomicAdd") != std::string::npos);
+  }
+  std::printf("tcc kernels: examples/gpu/%s.tc (SpMV); SpMM:", spmvExample.c_str());
+  for (size_t k = 0; k < spmmNames.size(); ++k)
+    std::printf(" [%zu] examples/gpu/%s.tc%s", k + 1, spmmNames[k].c_str(), spmmZeroes[k] ? " (+ zeroing C)" : "");
+  std::printf("\n");
   double hbm = copyBandwidth();
 
   std::printf("device copy rate: %.2f TB/s (bytes read + written)\n", hbm * 1e-12);
-  std::printf("%-28s %-9s %9s %10s | %9s %9s %6s %7s %5s | %6s %6s %6s\n", "matrix", "kind", "rows", "nnz", "tcc us",
-              "cusp us", "x", "GB/s", "%cp", "N=32", "N=128", "N=256");
-  std::vector<double> spmvRatios, spmmRatios;
+  std::printf("%-28s %-9s %9s %10s | %9s %9s %6s %7s %5s", "matrix", "kind", "rows", "nnz", "tcc us", "cusp us", "x",
+              "GB/s", "%cp");
+  if (!spmvOnly)
+    for (size_t k = 0; k < spmms.size(); ++k)
+      std::printf(" | [%zu] N=32  N=128  N=256", k + 1);
+  std::printf("\n");
+  std::vector<double> spmvRatios;
+  std::vector<std::vector<double>> spmmRatios(spmms.size());
+  std::vector<std::vector<std::string>> spmmCells(spmms.size());
   double worstError = 0;
   for (const Input& input : inputs) {
     tcc::Tensor a = tcc::rt::pack(input.coo, tcc::rt::TensorFormat::csr(), tcc::rt::ValueType::Float32);
@@ -350,24 +398,36 @@ int main(int argc, char** argv) {
       std::printf("%9s %6s", "n/a", "n/a");
     }
     std::printf(" %7.0f %5.0f |", bytes / tccSeconds * 1e-9, 100 * bytes / tccSeconds / hbm);
+    for (auto& cells : spmmCells) cells.clear();
     for (int columns : {32, 128, 256}) {
       if (spmvOnly) break;
       tcc::rt::Coo bCoo = tcc::rt::randomUniform({device.cols, columns}, 1.0, 6);
       tcc::Tensor b = tcc::rt::pack(bCoo, tcc::rt::TensorFormat::dense(2), tcc::rt::ValueType::Float32);
-      tcc::RunResult product = spmm.run({{"A", a}, {"B", b}}, tcc::RunOptions{repeats + 1});
-      product.seconds.erase(product.seconds.begin());
-      std::vector<double> cDouble = tcc::rt::toDense(product.tensors.at("C"));
       std::vector<float> bValues(static_cast<float*>(b.abiView().vals),
                                  static_cast<float*>(b.abiView().vals) + size_t(device.cols) * columns);
       std::vector<float> reference;
       double theirSeconds = cusparseTime(handle, device, bValues, columns, repeats, reference);
-      if (theirSeconds < 0) {
-        std::printf(" %6s", "n/a");
-        continue;
+      double zeroing = memsetSeconds(size_t(device.rows) * columns * sizeof(float), repeats);
+      for (size_t kernel = 0; kernel < spmms.size(); ++kernel) {
+        tcc::RunResult product = spmms[kernel].run({{"A", a}, {"B", b}}, tcc::RunOptions{repeats + 1});
+        product.seconds.erase(product.seconds.begin());
+        double ourSeconds = median(product.seconds) + (spmmZeroes[kernel] ? zeroing : 0.0);
+        char cell[16];
+        if (theirSeconds < 0) {
+          std::snprintf(cell, sizeof cell, "%6s", "n/a");
+        } else {
+          std::vector<double> cDouble = tcc::rt::toDense(product.tensors.at("C"));
+          worstError = std::max(worstError, relativeError(std::vector<float>(cDouble.begin(), cDouble.end()), reference));
+          spmmRatios[kernel].push_back(theirSeconds / ourSeconds);
+          std::snprintf(cell, sizeof cell, "%6.2f", theirSeconds / ourSeconds);
+        }
+        spmmCells[kernel].push_back(cell);
       }
-      worstError = std::max(worstError, relativeError(std::vector<float>(cDouble.begin(), cDouble.end()), reference));
-      spmmRatios.push_back(theirSeconds / median(product.seconds));
-      std::printf(" %6.2f", theirSeconds / median(product.seconds));
+    }
+    for (const auto& cells : spmmCells) {
+      if (spmvOnly) break;
+      std::printf(" |   ");
+      for (const auto& cell : cells) std::printf(" %s", cell.c_str());
     }
     std::printf("\n");
     std::fflush(stdout);
@@ -384,9 +444,12 @@ int main(int argc, char** argv) {
   if (spmvThroughSpmm)
     std::printf("cusparseSpMV failed on this machine: the SpMV column 'cusp us' is cusparseSpMM with one dense "
                 "column\n");
-  std::printf("speed-up over cuSPARSE (cuSPARSE time / tcc time), geomean: SpMV %.2fx, SpMM %.2fx; "
-              "largest relative difference from cuSPARSE %.1e\n",
-              geomean(spmvRatios), geomean(spmmRatios), worstError);
+  std::printf("speed-up over cuSPARSE (cuSPARSE time / tcc time), geomean: SpMV %.2fx (%zu matrices)",
+              geomean(spmvRatios), spmvRatios.size());
+  for (size_t k = 0; k < spmms.size() && !spmvOnly; ++k)
+    std::printf(", SpMM [%zu] %s %.2fx (%zu cases)", k + 1, spmmNames[k].c_str(), geomean(spmmRatios[k]),
+                spmmRatios[k].size());
+  std::printf("; largest relative difference from cuSPARSE %.1e\n", worstError);
   cusparseDestroy(handle);
   return worstError < 1e-3 ? 0 : 1;
 }

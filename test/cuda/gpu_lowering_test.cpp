@@ -108,6 +108,22 @@ TEST(DefaultMapping, CsrSpmmPutsColumnTilesOnWarpsAndFourColumnsOnEachLane) {
   EXPECT_FALSE(contains(lowered.cuda, "atomicAdd")) << lowered.cuda;
 }
 
+TEST(CombineAtomics, AWarpsWalkOverNonzerosAddsOncePerRowSegment) {
+  Lowered lowered = lowerForCuda(withSchedule(kSpmm, "reorder(i, j, k)\nfuse(i, j, f)\npos(f, fp, A(i, j))\n"
+                                                     "split(fp, fw, fl, 64)\nreorder(fw, k, fl)\n"
+                                                     "parallelize(fw, GPUWarp, Atomics)\n"
+                                                     "parallelize(k, GPUThread, Atomics)"));
+  // One atomic addition when the row changes, one when the walk ends.
+  EXPECT_EQ(count(lowered.cuda, "atomicAdd(&C_vals[tcc_combined0_at], tcc_combined0);"), 2u) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "tcc_combined0 += ")) << lowered.cuda;
+}
+
+TEST(CombineAtomics, AtomicsOfAParallelLoopStayAsTheyAre) {
+  Lowered lowered =
+      lowerForCuda(withSchedule(kSpmv, "parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, Atomics)"));
+  EXPECT_FALSE(contains(lowered.cuda, "tcc_combined")) << lowered.cuda;
+}
+
 TEST(UnrollAndJam, ALoopWhoseIterationsShareAnInnerLoopIsJammed) {
   Lowered lowered = lowerForCuda(withSchedule(kSpmm, "split(k, k0, k1, 32)\nreorder(i, k1, k0, j)\n"
                                                      "parallelize(i, GPUWarp, NoRaces)\n"
