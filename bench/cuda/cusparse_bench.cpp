@@ -1,10 +1,11 @@
 // SpMV and SpMM (CSR, float32) compiled by tcc for the GPU against
 // cusparseSpMV / cusparseSpMM, on the same device buffers' contents, in the
-// same run; SpMV's achieved bandwidth against the measured device copy rate.
+// same run; SpMV's achieved bandwidth against the measured device copy rate (%cp: bytes of
+// the matrix, x and y over the time, against the copy rate).
 //
 //   tcc_bench_cusparse MATRIX_DIR [repeats] [spmv] [--quick] [--spmv=EXAMPLE] [--spmm=EXAMPLE]
 //   (spmv: leave SpMM out; --quick: 9 of the 17 matrices; EXAMPLE: an examples/gpu file,
-//   --spmm=a,b,...: several SpMM kernels side by side)
+//   --spmv=a,b / --spmm=a,b,...: several kernels side by side)
 //
 // Matrices: real ones from MATRIX_DIR, Kronecker products of two real ones
 // (scale-ups, named kron(A,B)) and an R-MAT power-law graph (synthetic).
@@ -334,21 +335,32 @@ int main(int argc, char** argv) {
     tcc::rt::Coo tiny = tcc::rt::randomUniform({3, 3}, 1.0, 1);
     DeviceCsr d = upload(tcc::rt::pack(tiny, tcc::rt::TensorFormat::csr(), tcc::rt::ValueType::Float32));
     std::vector<float> result;
-    std::printf("cuSPARSE self-test before tcc: %s\n",
-                cusparseTime(handle, d, {1, 2, 3}, 0, 1, result) > 0 ? "ok" : "FAILED");
+    bool ok = cusparseTime(handle, d, {1, 2, 3}, 0, 1, result) > 0;
+    std::printf("cuSPARSE self-test before tcc: %s%s\n", ok ? "ok" : "FAILED",
+                !ok ? "" : spmvThroughSpmm ? " (cusparseSpMV failed; SpMV through cusparseSpMM with one column)"
+                                           : " (cusparseSpMV)");
   }
   std::string examples = std::string(TCC_SOURCE_DIR) + "/examples/gpu/";
-  tcc::Kernel spmv = tcc::compile(tcc::Program::fromFile(examples + spmvExample + ".tc"));
   // SpMM kernels: --spmm=a,b,... (each an examples/gpu file). A kernel that
   // adds into its output atomically needs it zeroed first, which tcc's
   // runtime does outside the time it measures: its time here includes a
   // cudaMemset of C, timed the same way, to compare with cuSPARSE's beta = 0.
-  std::vector<std::string> spmmNames;
-  for (size_t start = 0; start <= spmmExample.size();) {
-    size_t comma = spmmExample.find(',', start);
-    if (comma == std::string::npos) comma = spmmExample.size();
-    if (comma > start) spmmNames.push_back(spmmExample.substr(start, comma - start));
-    start = comma + 1;
+  auto names = [](const std::string& list) {
+    std::vector<std::string> result;
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = list.find(',', start);
+      if (comma == std::string::npos) comma = list.size();
+      if (comma > start) result.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+    return result;
+  };
+  std::vector<std::string> spmmNames = names(spmmExample), spmvNames = names(spmvExample);
+  std::vector<tcc::Kernel> spmvs;
+  std::vector<bool> spmvZeroes;
+  for (const auto& name : spmvNames) {
+    spmvs.push_back(tcc::compile(tcc::Program::fromFile(examples + name + ".tc")));
+    spmvZeroes.push_back(spmvs.back().source().find("atomicAdd") != std::string::npos);
   }
   std::vector<tcc::Kernel> spmms;
   std::vector<bool> spmmZeroes;
@@ -356,20 +368,23 @@ int main(int argc, char** argv) {
     spmms.push_back(tcc::compile(tcc::Program::fromFile(examples + name + ".tc")));
     spmmZeroes.push_back(spmms.back().source().find("atomicAdd") != std::string::npos);
   }
-  std::printf("tcc kernels: examples/gpu/%s.tc (SpMV); SpMM:", spmvExample.c_str());
+  std::printf("tcc kernels: SpMV:");
+  for (size_t k = 0; k < spmvNames.size(); ++k)
+    std::printf(" [%zu] examples/gpu/%s.tc%s", k + 1, spmvNames[k].c_str(), spmvZeroes[k] ? " (+ zeroing y)" : "");
+  std::printf("; SpMM:");
   for (size_t k = 0; k < spmmNames.size(); ++k)
     std::printf(" [%zu] examples/gpu/%s.tc%s", k + 1, spmmNames[k].c_str(), spmmZeroes[k] ? " (+ zeroing C)" : "");
   std::printf("\n");
   double hbm = copyBandwidth();
 
   std::printf("device copy rate: %.2f TB/s (bytes read + written)\n", hbm * 1e-12);
-  std::printf("%-28s %-9s %9s %10s | %9s %9s %6s %7s %5s", "matrix", "kind", "rows", "nnz", "tcc us", "cusp us", "x",
-              "GB/s", "%cp");
+  std::printf("%-28s %-9s %9s %10s | %9s", "matrix", "kind", "rows", "nnz", "cusp us");
+  for (size_t k = 0; k < spmvs.size(); ++k) std::printf(" | [%zu] tcc us      x   %%cp", k + 1);
   if (!spmvOnly)
     for (size_t k = 0; k < spmms.size(); ++k)
       std::printf(" | [%zu] N=32  N=128  N=256", k + 1);
   std::printf("\n");
-  std::vector<double> spmvRatios;
+  std::vector<std::vector<double>> spmvRatios(spmvs.size());
   std::vector<std::vector<double>> spmmRatios(spmms.size());
   std::vector<std::vector<std::string>> spmmCells(spmms.size());
   double worstError = 0;
@@ -379,25 +394,29 @@ int main(int argc, char** argv) {
     // SpMV
     tcc::rt::Coo xCoo = tcc::rt::randomUniform({device.cols}, 1.0, 5);
     tcc::Tensor x = tcc::rt::pack(xCoo, tcc::rt::TensorFormat::dense(1), tcc::rt::ValueType::Float32);
-    tcc::RunResult ours = spmv.run({{"A", a}, {"x", x}}, tcc::RunOptions{repeats + 1});
-    ours.seconds.erase(ours.seconds.begin());
-    double tccSeconds = median(ours.seconds);
-    std::vector<double> yDouble = tcc::rt::toDense(ours.tensors.at("y"));
     std::vector<float> xValues(static_cast<float*>(x.abiView().vals), static_cast<float*>(x.abiView().vals) + device.cols);
     std::vector<float> theirs;
     double cusparseSeconds = cusparseTime(handle, device, xValues, 0, repeats, theirs);
-    if (cusparseSeconds > 0)
-      worstError = std::max(worstError, relativeError(std::vector<float>(yDouble.begin(), yDouble.end()), theirs));
     double bytes = device.nnz * 8.0 + (device.rows + 1) * 8.0 + device.cols * 4.0 + device.rows * 4.0;
-    if (cusparseSeconds > 0) spmvRatios.push_back(cusparseSeconds / tccSeconds);
-    std::printf("%-28s %-9s %9d %10lld | %9.1f ", input.name.c_str(), input.kind.c_str(), device.rows,
-                static_cast<long long>(device.nnz), tccSeconds * 1e6);
-    if (cusparseSeconds > 0) {
-      std::printf("%9.1f %6.2f", cusparseSeconds * 1e6, cusparseSeconds / tccSeconds);
-    } else {
-      std::printf("%9s %6s", "n/a", "n/a");
+    std::printf("%-28s %-9s %9d %10lld | ", input.name.c_str(), input.kind.c_str(), device.rows,
+                static_cast<long long>(device.nnz));
+    if (cusparseSeconds > 0) std::printf("%9.1f", cusparseSeconds * 1e6);
+    else std::printf("%9s", "n/a");
+    double zeroingY = memsetSeconds(size_t(device.rows) * sizeof(float), repeats);
+    for (size_t kernel = 0; kernel < spmvs.size(); ++kernel) {
+      tcc::RunResult ours = spmvs[kernel].run({{"A", a}, {"x", x}}, tcc::RunOptions{repeats + 1});
+      ours.seconds.erase(ours.seconds.begin());
+      double tccSeconds = median(ours.seconds) + (spmvZeroes[kernel] ? zeroingY : 0.0);
+      std::vector<double> yDouble = tcc::rt::toDense(ours.tensors.at("y"));
+      if (cusparseSeconds > 0) {
+        worstError = std::max(worstError, relativeError(std::vector<float>(yDouble.begin(), yDouble.end()), theirs));
+        spmvRatios[kernel].push_back(cusparseSeconds / tccSeconds);
+        std::printf(" |     %9.1f %6.2f %5.0f", tccSeconds * 1e6, cusparseSeconds / tccSeconds,
+                    100 * bytes / tccSeconds / hbm);
+      } else {
+        std::printf(" |     %9.1f %6s %5.0f", tccSeconds * 1e6, "n/a", 100 * bytes / tccSeconds / hbm);
+      }
     }
-    std::printf(" %7.0f %5.0f |", bytes / tccSeconds * 1e-9, 100 * bytes / tccSeconds / hbm);
     for (auto& cells : spmmCells) cells.clear();
     for (int columns : {32, 128, 256}) {
       if (spmvOnly) break;
@@ -444,12 +463,14 @@ int main(int argc, char** argv) {
   if (spmvThroughSpmm)
     std::printf("cusparseSpMV failed on this machine: the SpMV column 'cusp us' is cusparseSpMM with one dense "
                 "column\n");
-  std::printf("speed-up over cuSPARSE (cuSPARSE time / tcc time), geomean: SpMV %.2fx (%zu matrices)",
-              geomean(spmvRatios), spmvRatios.size());
+  std::printf("speed-up over cuSPARSE (cuSPARSE time / tcc time), geomean:");
+  for (size_t k = 0; k < spmvs.size(); ++k)
+    std::printf(" SpMV [%zu] %s %.2fx (%zu matrices),", k + 1, spmvNames[k].c_str(), geomean(spmvRatios[k]),
+                spmvRatios[k].size());
   for (size_t k = 0; k < spmms.size() && !spmvOnly; ++k)
-    std::printf(", SpMM [%zu] %s %.2fx (%zu cases)", k + 1, spmmNames[k].c_str(), geomean(spmmRatios[k]),
+    std::printf(" SpMM [%zu] %s %.2fx (%zu cases),", k + 1, spmmNames[k].c_str(), geomean(spmmRatios[k]),
                 spmmRatios[k].size());
-  std::printf("; largest relative difference from cuSPARSE %.1e\n", worstError);
+  std::printf(" largest relative difference from cuSPARSE %.1e\n", worstError);
   cusparseDestroy(handle);
   return worstError < 1e-3 ? 0 : 1;
 }
