@@ -3,7 +3,7 @@
 // same run; SpMV's achieved bandwidth against the measured device copy rate (%cp: bytes of
 // the matrix, x and y over the time, against the copy rate).
 //
-//   tcc_bench_cusparse MATRIX_DIR [repeats] [spmv] [--quick] [--spmv=EXAMPLE] [--spmm=EXAMPLE]
+//   tcc_bench_cusparse MATRIX_DIR [repeats] [spmv] [--quick] [--only=A/B] [--spmv=EXAMPLE] [--spmm=EXAMPLE]
 //   (spmv: leave SpMM out; --quick: 9 of the 17 matrices; EXAMPLE: an examples/gpu file,
 //   --spmv=a,b / --spmm=a,b,...: several kernels side by side)
 //
@@ -288,18 +288,20 @@ struct Input {
 int main(int argc, char** argv) {
   std::vector<std::string> positional;
   bool spmvOnly = false, quick = false;
-  std::string spmvExample = "spmv_warp", spmmExample = "spmm_tiles";
+  std::string spmvExample = "spmv_warp", spmmExample = "spmm_tiles64,spmm_tiles", only;
   for (int k = 1; k < argc; ++k) {
     std::string arg = argv[k];
     if (arg == "spmv") spmvOnly = true;
     else if (arg == "--quick") quick = true;
     else if (arg.rfind("--spmv=", 0) == 0) spmvExample = arg.substr(7);
     else if (arg.rfind("--spmm=", 0) == 0) spmmExample = arg.substr(7);
+    else if (arg.rfind("--only=", 0) == 0) only = arg.substr(7);
     else positional.push_back(arg);
   }
   if (positional.empty()) {
-    std::fprintf(stderr, "usage: %s MATRIX_DIR [repeats] [spmv] [--quick] [--spmv=EXAMPLE] [--spmm=EXAMPLE]\n"
-                 "  EXAMPLE: a file of examples/gpu without .tc (defaults spmv_warp, spmm_tiles)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s MATRIX_DIR [repeats] [spmv] [--quick] [--only=A/B/...] [--spmv=EXAMPLES] "
+                 "[--spmm=EXAMPLES]\n  EXAMPLES: files of examples/gpu without .tc, comma-separated (defaults "
+                 "spmv_warp; spmm_tiles64,spmm_tiles); --only: matrices whose names contain A or B or ...\n", argv[0]);
     return 2;
   }
   std::string dir = positional[0];
@@ -309,20 +311,34 @@ int main(int argc, char** argv) {
   // --quick: five real matrices (two of them skewed), three scale-ups and
   // the R-MAT graph.
   std::vector<Input> inputs;
+  // --only=A/B: the matrices whose names contain A or B (the others are not even built).
+  auto wanted = [&](const std::string& name) {
+    if (only.empty()) return true;
+    for (size_t start = 0; start <= only.size();) {
+      size_t slash = only.find('/', start);
+      if (slash == std::string::npos) slash = only.size();
+      if (slash > start && name.find(only.substr(start, slash - start)) != std::string::npos) return true;
+      start = slash + 1;
+    }
+    return false;
+  };
+  auto add = [&](const std::string& name, const char* kind, auto build) {
+    if (wanted(name)) inputs.push_back({name, kind, build()});
+  };
   std::vector<const char*> realNames = {"bcsstk16", "bayer10", "bcsstk13", "mbeacxc", "Franz6_id1959_aug",
                                         "dnn_n1024_l1", "Pd", "cryg2500", "watt_2", "adder_dcop_05"};
   if (quick) realNames = {"bcsstk16", "mbeacxc", "Pd", "watt_2", "adder_dcop_05"};
-  for (const char* name : realNames) inputs.push_back({name, "real", real(name)});
+  for (const char* name : realNames) add(name, "real", [&] { return real(name); });
   if (!quick)
-    inputs.push_back({"kron(bayer10,LF10)", "scale-up", tcc::rt::kroneckerProduct(real("bayer10"), real("LF10"))});
-  inputs.push_back({"kron(bcsstk13,cage5)", "scale-up", tcc::rt::kroneckerProduct(real("bcsstk13"), real("cage5"))});
+    add("kron(bayer10,LF10)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("bayer10"), real("LF10")); });
+  add("kron(bcsstk13,cage5)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("bcsstk13"), real("cage5")); });
   if (!quick) {
-    inputs.push_back({"kron(Franz6,karate)", "scale-up", tcc::rt::kroneckerProduct(real("Franz6_id1959_aug"), real("karate"))});
-    inputs.push_back({"kron(dnn_n1024_l1,bcspwr02)", "scale-up", tcc::rt::kroneckerProduct(real("dnn_n1024_l1"), real("bcspwr02"))});
+    add("kron(Franz6,karate)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("Franz6_id1959_aug"), real("karate")); });
+    add("kron(dnn_n1024_l1,bcspwr02)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("dnn_n1024_l1"), real("bcspwr02")); });
   }
-  inputs.push_back({"kron(Pd,cage5)", "scale-up", tcc::rt::kroneckerProduct(real("Pd"), real("cage5"))});
-  inputs.push_back({"kron(mbeacxc,LF10)", "scale-up", tcc::rt::kroneckerProduct(real("mbeacxc"), real("LF10"))});
-  inputs.push_back({"rmat(scale 20, 8M edges)", "synthetic", rmat(20, 8 << 20, 7)});
+  add("kron(Pd,cage5)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("Pd"), real("cage5")); });
+  add("kron(mbeacxc,LF10)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("mbeacxc"), real("LF10")); });
+  add("rmat(scale 20, 8M edges)", "synthetic", [&] { return rmat(20, 8 << 20, 7); });
 
   cusparseHandle_t handle;
   if (cusparseCreate(&handle) != CUSPARSE_STATUS_SUCCESS) {
