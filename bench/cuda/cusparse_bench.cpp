@@ -1,8 +1,11 @@
 // SpMV and SpMM (CSR, float32) compiled by tcc for the GPU against
 // cusparseSpMV / cusparseSpMM, on the same device buffers' contents, in the
-// same run; SpMV's achieved bandwidth against the measured device copy rate.
+// same run; SpMV's achieved bandwidth against the measured device copy rate (%cp: bytes of
+// the matrix, x and y over the time, against the copy rate).
 //
-//   tcc_bench_cusparse MATRIX_DIR [repeats] [spmv]   (spmv: leave SpMM out)
+//   tcc_bench_cusparse MATRIX_DIR [repeats] [spmv] [--quick] [--only=A/B] [--spmv=EXAMPLE] [--spmm=EXAMPLE]
+//   (spmv: leave SpMM out; --quick: 9 of the 17 matrices; EXAMPLE: an examples/gpu file,
+//   --spmv=a,b / --spmm=a,b,...: several kernels side by side)
 //
 // Matrices: real ones from MATRIX_DIR, Kronecker products of two real ones
 // (scale-ups, named kron(A,B)) and an R-MAT power-law graph (synthetic).
@@ -35,6 +38,11 @@ namespace {
   } while (0)
 
 struct CusparseFailure {};
+
+// Set once cusparseSpMV has failed (reported once) and SpMV's cuSPARSE
+// times come from cusparseSpMM with one column.
+bool spmvFailureReported = false;
+bool spmvThroughSpmm = false;
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -95,6 +103,29 @@ double copyBandwidth() {
   return 2.0 * bytes / median(times);
 }
 
+// Median seconds of a cudaMemset of `bytes` (zeroing an output).
+double memsetSeconds(size_t bytes, int repeats) {
+  void* buffer;
+  CHECK_CUDA(cudaMalloc(&buffer, std::max<size_t>(bytes, 1)));
+  cudaEvent_t start, stop;
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&stop));
+  std::vector<double> times;
+  for (int k = 0; k < repeats + 1; ++k) {
+    CHECK_CUDA(cudaEventRecord(start));
+    CHECK_CUDA(cudaMemset(buffer, 0, bytes));
+    CHECK_CUDA(cudaEventRecord(stop));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    float ms;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    if (k > 0) times.push_back(ms * 1e-3);
+  }
+  CHECK_CUDA(cudaEventDestroy(start));
+  CHECK_CUDA(cudaEventDestroy(stop));
+  CHECK_CUDA(cudaFree(buffer));
+  return median(times);
+}
+
 struct DeviceCsr {
   int32_t rows, cols;
   int64_t nnz;
@@ -137,7 +168,8 @@ double cusparseTimeOrThrow(cusparseHandle_t handle, const DeviceCsr& a, const st
   CHECK_CUSPARSE(cusparseCreateCsr(&matrix, a.rows, a.cols, a.nnz, a.pos, a.crd, a.vals, CUSPARSE_INDEX_32I,
                                    CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
   float *in, *out;
-  size_t inSize = dense.size(), outSize = static_cast<size_t>(a.rows) * columns;
+  // SpMV (columns == 0) writes one vector of a.rows entries.
+  size_t inSize = dense.size(), outSize = static_cast<size_t>(a.rows) * std::max(columns, 1);
   CHECK_CUDA(cudaMalloc(&in, sizeof(float) * std::max<size_t>(inSize, 1)));
   CHECK_CUDA(cudaMalloc(&out, sizeof(float) * std::max<size_t>(outSize, 1)));
   CHECK_CUDA(cudaMemcpy(in, dense.data(), sizeof(float) * inSize, cudaMemcpyHostToDevice));
@@ -150,34 +182,58 @@ double cusparseTimeOrThrow(cusparseHandle_t handle, const DeviceCsr& a, const st
   std::vector<double> times;
   cusparseDnVecDescr_t x = nullptr, y = nullptr;
   cusparseDnMatDescr_t b = nullptr, c = nullptr;
+  // SpMV: cusparseSpMV with each CSR algorithm in turn (its own buffer, then
+  // cusparseSpMV_preprocess); where every one fails, cusparseSpMM with one
+  // dense column (the same product, which cuSPARSE runs through SpMM's CSR
+  // kernels), reported as such.
+  cusparseSpMVAlg_t algorithm = CUSPARSE_SPMV_ALG_DEFAULT;
+  bool vectorAsMatrix = false;
   if (columns == 0) {
     CHECK_CUSPARSE(cusparseCreateDnVec(&x, a.cols, in, CUDA_R_32F));
     CHECK_CUSPARSE(cusparseCreateDnVec(&y, a.rows, out, CUDA_R_32F));
-    CHECK_CUSPARSE(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y,
-                                           CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, &bufferSize));
-  } else {
+    bool found = false;
+    for (cusparseSpMVAlg_t candidate : {CUSPARSE_SPMV_ALG_DEFAULT, CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
+      size_t size = 0;
+      cusparseStatus_t status = cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x,
+                                                        &beta, y, CUDA_R_32F, candidate, &size);
+      void* candidateBuffer = nullptr;
+      if (status == CUSPARSE_STATUS_SUCCESS) CHECK_CUDA(cudaMalloc(&candidateBuffer, std::max<size_t>(size, 16)));
+      if (status == CUSPARSE_STATUS_SUCCESS)
+        status = cusparseSpMV_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y,
+                                         CUDA_R_32F, candidate, candidateBuffer);
+      if (status == CUSPARSE_STATUS_SUCCESS)
+        status = cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y, CUDA_R_32F,
+                              candidate, candidateBuffer);
+      if (status == CUSPARSE_STATUS_SUCCESS && cudaDeviceSynchronize() == cudaSuccess) {
+        algorithm = candidate;
+        buffer = candidateBuffer;
+        found = true;
+        break;
+      }
+      cudaGetLastError();
+      if (candidateBuffer) CHECK_CUDA(cudaFree(candidateBuffer));
+      if (!spmvFailureReported)
+        std::fprintf(stderr, "cusparseSpMV with algorithm %d failed: %s\n", static_cast<int>(candidate),
+                     cusparseGetErrorString(status));
+    }
+    if (!found) {
+      spmvFailureReported = true;
+      vectorAsMatrix = true;
+      columns = 1;
+    }
+  }
+  if (columns > 0) {
     CHECK_CUSPARSE(cusparseCreateDnMat(&b, a.cols, columns, columns, in, CUDA_R_32F, CUSPARSE_ORDER_ROW));
     CHECK_CUSPARSE(cusparseCreateDnMat(&c, a.rows, columns, columns, out, CUDA_R_32F, CUSPARSE_ORDER_ROW));
     CHECK_CUSPARSE(cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                            &alpha, matrix, b, &beta, c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT,
                                            &bufferSize));
+    CHECK_CUDA(cudaMalloc(&buffer, std::max<size_t>(bufferSize, 16)));
   }
-  CHECK_CUDA(cudaMalloc(&buffer, std::max<size_t>(bufferSize, 1)));
-  // Where the default SpMV algorithm fails, the CSR ones are tried in turn.
-  cusparseSpMVAlg_t algorithm = CUSPARSE_SPMV_ALG_DEFAULT;
-  if (columns == 0) {
-    for (cusparseSpMVAlg_t candidate : {CUSPARSE_SPMV_ALG_DEFAULT, CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
-      algorithm = candidate;
-      if (cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y, CUDA_R_32F, candidate,
-                       buffer) == CUSPARSE_STATUS_SUCCESS)
-        break;
-      cudaGetLastError();
-      std::fprintf(stderr, "cusparseSpMV with algorithm %d failed\n", static_cast<int>(candidate));
-    }
-  }
+  if (vectorAsMatrix) spmvThroughSpmm = true;
   for (int k = 0; k < repeats + 1; ++k) {
     CHECK_CUDA(cudaEventRecord(start));
-    if (columns == 0) {
+    if (b == nullptr) {
       CHECK_CUSPARSE(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, matrix, x, &beta, y, CUDA_R_32F,
                                   algorithm, buffer));
     } else {
@@ -205,9 +261,17 @@ double cusparseTimeOrThrow(cusparseHandle_t handle, const DeviceCsr& a, const st
   return median(times);
 }
 
-double relativeError(const std::vector<float>& a, const std::vector<float>& b) {
+// The relative difference of a dense float32 result (its values, row-major)
+// from cuSPARSE's.
+double relativeError(const tcc::Tensor& result, const std::vector<float>& b) {
+  tcc_tensor view = result.abiView();
+  if (view.datatype != TCC_FLOAT32 || view.vals_size != static_cast<long long>(b.size())) {
+    std::fprintf(stderr, "a tcc result is not a dense float32 array of %zu values\n", b.size());
+    return 1.0;
+  }
+  const float* a = static_cast<const float*>(view.vals);
   double difference = 0, norm = 0;
-  for (size_t k = 0; k < a.size(); ++k) {
+  for (size_t k = 0; k < b.size(); ++k) {
     difference += (double(a[k]) - b[k]) * (double(a[k]) - b[k]);
     norm += double(b[k]) * b[k];
   }
@@ -222,50 +286,131 @@ struct Input {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s MATRIX_DIR [repeats]\n", argv[0]);
+  std::vector<std::string> positional;
+  bool spmvOnly = false, quick = false;
+  std::string spmvExample = "spmv_warp", spmmExample = "spmm_tiles64,spmm_tiles", only;
+  for (int k = 1; k < argc; ++k) {
+    std::string arg = argv[k];
+    if (arg == "spmv") spmvOnly = true;
+    else if (arg == "--quick") quick = true;
+    else if (arg.rfind("--spmv=", 0) == 0) spmvExample = arg.substr(7);
+    else if (arg.rfind("--spmm=", 0) == 0) spmmExample = arg.substr(7);
+    else if (arg.rfind("--only=", 0) == 0) only = arg.substr(7);
+    else positional.push_back(arg);
+  }
+  if (positional.empty()) {
+    std::fprintf(stderr, "usage: %s MATRIX_DIR [repeats] [spmv] [--quick] [--only=A/B/...] [--spmv=EXAMPLES] "
+                 "[--spmm=EXAMPLES]\n  EXAMPLES: files of examples/gpu without .tc, comma-separated (defaults "
+                 "spmv_warp; spmm_tiles64,spmm_tiles); --only: matrices whose names contain A or B or ...\n", argv[0]);
     return 2;
   }
-  std::string dir = argv[1];
-  int repeats = argc > 2 ? std::atoi(argv[2]) : 20;
-  bool spmvOnly = argc > 3 && std::string(argv[3]) == "spmv";
+  std::string dir = positional[0];
+  int repeats = positional.size() > 1 ? std::atoi(positional[1].c_str()) : 20;
   auto real = [&](const std::string& name) { return tcc::rt::readMatrixMarket(dir + "/" + name + ".mtx"); };
 
+  // --quick: five real matrices (two of them skewed), three scale-ups and
+  // the R-MAT graph.
   std::vector<Input> inputs;
-  for (const char* name : {"bcsstk16", "bayer10", "bcsstk13", "mbeacxc", "Franz6_id1959_aug", "dnn_n1024_l1", "Pd",
-                           "cryg2500", "watt_2", "adder_dcop_05"})
-    inputs.push_back({name, "real", real(name)});
-  inputs.push_back({"kron(bayer10,LF10)", "scale-up", tcc::rt::kroneckerProduct(real("bayer10"), real("LF10"))});
-  inputs.push_back({"kron(bcsstk13,cage5)", "scale-up", tcc::rt::kroneckerProduct(real("bcsstk13"), real("cage5"))});
-  inputs.push_back({"kron(Franz6,karate)", "scale-up", tcc::rt::kroneckerProduct(real("Franz6_id1959_aug"), real("karate"))});
-  inputs.push_back({"kron(dnn_n1024_l1,bcspwr02)", "scale-up", tcc::rt::kroneckerProduct(real("dnn_n1024_l1"), real("bcspwr02"))});
-  inputs.push_back({"kron(Pd,cage5)", "scale-up", tcc::rt::kroneckerProduct(real("Pd"), real("cage5"))});
-  inputs.push_back({"kron(mbeacxc,LF10)", "scale-up", tcc::rt::kroneckerProduct(real("mbeacxc"), real("LF10"))});
-  inputs.push_back({"rmat(scale 20, 8M edges)", "synthetic", rmat(20, 8 << 20, 7)});
+  // --only=A/B: the matrices whose names contain A or B (the others are not even built).
+  auto wanted = [&](const std::string& name) {
+    if (only.empty()) return true;
+    for (size_t start = 0; start <= only.size();) {
+      size_t slash = only.find('/', start);
+      if (slash == std::string::npos) slash = only.size();
+      if (slash > start && name.find(only.substr(start, slash - start)) != std::string::npos) return true;
+      start = slash + 1;
+    }
+    return false;
+  };
+  auto add = [&](const std::string& name, const char* kind, auto build) {
+    if (wanted(name)) inputs.push_back({name, kind, build()});
+  };
+  std::vector<const char*> realNames = {"bcsstk16", "bayer10", "bcsstk13", "mbeacxc", "Franz6_id1959_aug",
+                                        "dnn_n1024_l1", "Pd", "cryg2500", "watt_2", "adder_dcop_05"};
+  if (quick) realNames = {"bcsstk16", "mbeacxc", "Pd", "watt_2", "adder_dcop_05"};
+  for (const char* name : realNames) add(name, "real", [&] { return real(name); });
+  if (!quick)
+    add("kron(bayer10,LF10)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("bayer10"), real("LF10")); });
+  add("kron(bcsstk13,cage5)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("bcsstk13"), real("cage5")); });
+  if (!quick) {
+    add("kron(Franz6,karate)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("Franz6_id1959_aug"), real("karate")); });
+    add("kron(dnn_n1024_l1,bcspwr02)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("dnn_n1024_l1"), real("bcspwr02")); });
+  }
+  add("kron(Pd,cage5)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("Pd"), real("cage5")); });
+  add("kron(mbeacxc,LF10)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("mbeacxc"), real("LF10")); });
+  add("rmat(scale 20, 8M edges)", "synthetic", [&] { return rmat(20, 8 << 20, 7); });
 
   cusparseHandle_t handle;
   if (cusparseCreate(&handle) != CUSPARSE_STATUS_SUCCESS) {
     std::fprintf(stderr, "cusparseCreate failed\n");
     return 1;
   }
+  // cuSPARSE's own error messages (say why a call fails), to stderr.
+  cusparseLoggerSetCallback([](int level, const char* function, const char* message) {
+    std::fprintf(stderr, "cuSPARSE log %d %s: %s\n", level, function, message);
+  });
+  cusparseLoggerSetLevel(1);
+  int version = 0;
+  cusparseGetVersion(handle, &version);
+  std::printf("cuSPARSE %d (headers %d)\n", version, CUSPARSE_VERSION);
   {
     // cuSPARSE alone, before tcc touches the device: tells an environment
     // problem from an interaction.
     tcc::rt::Coo tiny = tcc::rt::randomUniform({3, 3}, 1.0, 1);
     DeviceCsr d = upload(tcc::rt::pack(tiny, tcc::rt::TensorFormat::csr(), tcc::rt::ValueType::Float32));
     std::vector<float> result;
-    std::printf("cuSPARSE self-test before tcc: %s\n",
-                cusparseTime(handle, d, {1, 2, 3}, 0, 1, result) > 0 ? "ok" : "FAILED");
+    bool ok = cusparseTime(handle, d, {1, 2, 3}, 0, 1, result) > 0;
+    std::printf("cuSPARSE self-test before tcc: %s%s\n", ok ? "ok" : "FAILED",
+                !ok ? "" : spmvThroughSpmm ? " (cusparseSpMV failed; SpMV through cusparseSpMM with one column)"
+                                           : " (cusparseSpMV)");
   }
   std::string examples = std::string(TCC_SOURCE_DIR) + "/examples/gpu/";
-  tcc::Kernel spmv = tcc::compile(tcc::Program::fromFile(examples + "spmv_warp.tc"));
-  tcc::Kernel spmm = tcc::compile(tcc::Program::fromFile(examples + "spmm_warp.tc"));
+  // SpMM kernels: --spmm=a,b,... (each an examples/gpu file). A kernel that
+  // adds into its output atomically needs it zeroed first, which tcc's
+  // runtime does outside the time it measures: its time here includes a
+  // cudaMemset of C, timed the same way, to compare with cuSPARSE's beta = 0.
+  auto names = [](const std::string& list) {
+    std::vector<std::string> result;
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = list.find(',', start);
+      if (comma == std::string::npos) comma = list.size();
+      if (comma > start) result.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+    return result;
+  };
+  std::vector<std::string> spmmNames = names(spmmExample), spmvNames = names(spmvExample);
+  std::vector<tcc::Kernel> spmvs;
+  std::vector<bool> spmvZeroes;
+  for (const auto& name : spmvNames) {
+    spmvs.push_back(tcc::compile(tcc::Program::fromFile(examples + name + ".tc")));
+    spmvZeroes.push_back(spmvs.back().source().find("atomicAdd") != std::string::npos);
+  }
+  std::vector<tcc::Kernel> spmms;
+  std::vector<bool> spmmZeroes;
+  for (const auto& name : spmmNames) {
+    spmms.push_back(tcc::compile(tcc::Program::fromFile(examples + name + ".tc")));
+    spmmZeroes.push_back(spmms.back().source().find("atomicAdd") != std::string::npos);
+  }
+  std::printf("tcc kernels: SpMV:");
+  for (size_t k = 0; k < spmvNames.size(); ++k)
+    std::printf(" [%zu] examples/gpu/%s.tc%s", k + 1, spmvNames[k].c_str(), spmvZeroes[k] ? " (+ zeroing y)" : "");
+  std::printf("; SpMM:");
+  for (size_t k = 0; k < spmmNames.size(); ++k)
+    std::printf(" [%zu] examples/gpu/%s.tc%s", k + 1, spmmNames[k].c_str(), spmmZeroes[k] ? " (+ zeroing C)" : "");
+  std::printf("\n");
   double hbm = copyBandwidth();
 
   std::printf("device copy rate: %.2f TB/s (bytes read + written)\n", hbm * 1e-12);
-  std::printf("%-28s %-9s %9s %10s | %9s %9s %6s %7s %5s | %6s %6s %6s\n", "matrix", "kind", "rows", "nnz", "tcc us",
-              "cusp us", "x", "GB/s", "%cp", "N=32", "N=128", "N=256");
-  std::vector<double> spmvRatios, spmmRatios;
+  std::printf("%-28s %-9s %9s %10s | %9s", "matrix", "kind", "rows", "nnz", "cusp us");
+  for (size_t k = 0; k < spmvs.size(); ++k) std::printf(" | [%zu] tcc us      x   %%cp", k + 1);
+  if (!spmvOnly)
+    for (size_t k = 0; k < spmms.size(); ++k)
+      std::printf(" | [%zu] N=32  N=128  N=256", k + 1);
+  std::printf("\n");
+  std::vector<std::vector<double>> spmvRatios(spmvs.size());
+  std::vector<std::vector<double>> spmmRatios(spmms.size());
+  std::vector<std::vector<std::string>> spmmCells(spmms.size());
   double worstError = 0;
   for (const Input& input : inputs) {
     tcc::Tensor a = tcc::rt::pack(input.coo, tcc::rt::TensorFormat::csr(), tcc::rt::ValueType::Float32);
@@ -273,43 +418,64 @@ int main(int argc, char** argv) {
     // SpMV
     tcc::rt::Coo xCoo = tcc::rt::randomUniform({device.cols}, 1.0, 5);
     tcc::Tensor x = tcc::rt::pack(xCoo, tcc::rt::TensorFormat::dense(1), tcc::rt::ValueType::Float32);
-    tcc::RunResult ours = spmv.run({{"A", a}, {"x", x}}, tcc::RunOptions{repeats + 1});
-    ours.seconds.erase(ours.seconds.begin());
-    double tccSeconds = median(ours.seconds);
-    std::vector<double> yDouble = tcc::rt::toDense(ours.tensors.at("y"));
     std::vector<float> xValues(static_cast<float*>(x.abiView().vals), static_cast<float*>(x.abiView().vals) + device.cols);
     std::vector<float> theirs;
     double cusparseSeconds = cusparseTime(handle, device, xValues, 0, repeats, theirs);
-    if (cusparseSeconds > 0)
-      worstError = std::max(worstError, relativeError(std::vector<float>(yDouble.begin(), yDouble.end()), theirs));
     double bytes = device.nnz * 8.0 + (device.rows + 1) * 8.0 + device.cols * 4.0 + device.rows * 4.0;
-    if (cusparseSeconds > 0) spmvRatios.push_back(cusparseSeconds / tccSeconds);
-    std::printf("%-28s %-9s %9d %10lld | %9.1f ", input.name.c_str(), input.kind.c_str(), device.rows,
-                static_cast<long long>(device.nnz), tccSeconds * 1e6);
-    if (cusparseSeconds > 0) {
-      std::printf("%9.1f %6.2f", cusparseSeconds * 1e6, cusparseSeconds / tccSeconds);
-    } else {
-      std::printf("%9s %6s", "n/a", "n/a");
+    std::printf("%-28s %-9s %9d %10lld | ", input.name.c_str(), input.kind.c_str(), device.rows,
+                static_cast<long long>(device.nnz));
+    if (cusparseSeconds > 0) std::printf("%9.1f", cusparseSeconds * 1e6);
+    else std::printf("%9s", "n/a");
+    double zeroingY = memsetSeconds(size_t(device.rows) * sizeof(float), repeats);
+    for (size_t kernel = 0; kernel < spmvs.size(); ++kernel) {
+      tcc::RunResult ours = spmvs[kernel].run({{"A", a}, {"x", x}}, tcc::RunOptions{repeats + 1});
+      ours.seconds.erase(ours.seconds.begin());
+      double tccSeconds = median(ours.seconds) + (spmvZeroes[kernel] ? zeroingY : 0.0);
+      if (cusparseSeconds > 0) {
+        worstError = std::max(worstError, relativeError(ours.tensors.at("y"), theirs));
+        spmvRatios[kernel].push_back(cusparseSeconds / tccSeconds);
+        std::printf(" |     %9.1f %6.2f %5.0f", tccSeconds * 1e6, cusparseSeconds / tccSeconds,
+                    100 * bytes / tccSeconds / hbm);
+      } else {
+        std::printf(" |     %9.1f %6s %5.0f", tccSeconds * 1e6, "n/a", 100 * bytes / tccSeconds / hbm);
+      }
     }
-    std::printf(" %7.0f %5.0f |", bytes / tccSeconds * 1e-9, 100 * bytes / tccSeconds / hbm);
+    for (auto& cells : spmmCells) cells.clear();
     for (int columns : {32, 128, 256}) {
       if (spmvOnly) break;
-      tcc::rt::Coo bCoo = tcc::rt::randomUniform({device.cols, columns}, 1.0, 6);
-      tcc::Tensor b = tcc::rt::pack(bCoo, tcc::rt::TensorFormat::dense(2), tcc::rt::ValueType::Float32);
-      tcc::RunResult product = spmm.run({{"A", a}, {"B", b}}, tcc::RunOptions{repeats + 1});
-      product.seconds.erase(product.seconds.begin());
-      std::vector<double> cDouble = tcc::rt::toDense(product.tensors.at("C"));
+      // B dense from its values (a coordinate list of every entry takes
+      // far longer to build for the scale-ups and the R-MAT graph).
+      std::vector<double> bDense(size_t(device.cols) * columns);
+      std::mt19937_64 bRandom(6 + columns);
+      std::uniform_real_distribution<double> bUnit(-1, 1);
+      for (double& value : bDense) value = bUnit(bRandom);
+      tcc::Tensor b = tcc::rt::fromDense(bDense, {device.cols, columns}, tcc::rt::TensorFormat::dense(2),
+                                         tcc::rt::ValueType::Float32);
+      bDense = {};
       std::vector<float> bValues(static_cast<float*>(b.abiView().vals),
                                  static_cast<float*>(b.abiView().vals) + size_t(device.cols) * columns);
       std::vector<float> reference;
       double theirSeconds = cusparseTime(handle, device, bValues, columns, repeats, reference);
-      if (theirSeconds < 0) {
-        std::printf(" %6s", "n/a");
-        continue;
+      double zeroing = memsetSeconds(size_t(device.rows) * columns * sizeof(float), repeats);
+      for (size_t kernel = 0; kernel < spmms.size(); ++kernel) {
+        tcc::RunResult product = spmms[kernel].run({{"A", a}, {"B", b}}, tcc::RunOptions{repeats + 1});
+        product.seconds.erase(product.seconds.begin());
+        double ourSeconds = median(product.seconds) + (spmmZeroes[kernel] ? zeroing : 0.0);
+        char cell[16];
+        if (theirSeconds < 0) {
+          std::snprintf(cell, sizeof cell, "%6s", "n/a");
+        } else {
+          worstError = std::max(worstError, relativeError(product.tensors.at("C"), reference));
+          spmmRatios[kernel].push_back(theirSeconds / ourSeconds);
+          std::snprintf(cell, sizeof cell, "%6.2f", theirSeconds / ourSeconds);
+        }
+        spmmCells[kernel].push_back(cell);
       }
-      worstError = std::max(worstError, relativeError(std::vector<float>(cDouble.begin(), cDouble.end()), reference));
-      spmmRatios.push_back(theirSeconds / median(product.seconds));
-      std::printf(" %6.2f", theirSeconds / median(product.seconds));
+    }
+    for (const auto& cells : spmmCells) {
+      if (spmvOnly) break;
+      std::printf(" |   ");
+      for (const auto& cell : cells) std::printf(" %s", cell.c_str());
     }
     std::printf("\n");
     std::fflush(stdout);
@@ -323,9 +489,17 @@ int main(int argc, char** argv) {
     for (double r : v) sum += std::log(r);
     return std::exp(sum / v.size());
   };
-  std::printf("speed-up over cuSPARSE (cuSPARSE time / tcc time), geomean: SpMV %.2fx, SpMM %.2fx; "
-              "largest relative difference from cuSPARSE %.1e\n",
-              geomean(spmvRatios), geomean(spmmRatios), worstError);
+  if (spmvThroughSpmm)
+    std::printf("cusparseSpMV failed on this machine: the SpMV column 'cusp us' is cusparseSpMM with one dense "
+                "column\n");
+  std::printf("speed-up over cuSPARSE (cuSPARSE time / tcc time), geomean:");
+  for (size_t k = 0; k < spmvs.size(); ++k)
+    std::printf(" SpMV [%zu] %s %.2fx (%zu matrices),", k + 1, spmvNames[k].c_str(), geomean(spmvRatios[k]),
+                spmvRatios[k].size());
+  for (size_t k = 0; k < spmms.size() && !spmvOnly; ++k)
+    std::printf(" SpMM [%zu] %s %.2fx (%zu cases),", k + 1, spmmNames[k].c_str(), geomean(spmmRatios[k]),
+                spmmRatios[k].size());
+  std::printf(" largest relative difference from cuSPARSE %.1e\n", worstError);
   cusparseDestroy(handle);
   return worstError < 1e-3 ? 0 : 1;
 }

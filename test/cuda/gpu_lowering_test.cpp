@@ -90,14 +90,68 @@ TEST(DefaultMapping, CsrSpmvGivesEachRowAWarpAndSumsWithShuffles) {
   EXPECT_TRUE(contains(lowered.cuda, "if (threadIdx.x % 32 == 0) {")) << lowered.cuda;
 }
 
-TEST(DefaultMapping, CsrSpmmPutsTheDenseColumnsOnTheLanes) {
+TEST(DefaultMapping, CsrSpmmPutsColumnTilesOnWarpsAndTwoColumnsOnEachLane) {
   Lowered lowered = lowerForCuda(kSpmm);
   std::string all;
   for (const auto& line : lowered.statements[0].decisions) all += line + "\n";
-  EXPECT_TRUE(contains(all, "default GPU mapping: one warp per row i, its lanes over the dense k")) << all;
-  EXPECT_TRUE(contains(all, "loop order: i, k, j")) << all;
+  EXPECT_TRUE(contains(all, "default GPU mapping: the dense k in tiles of 64 columns, one warp per row i and tile"))
+      << all;
+  EXPECT_TRUE(contains(all, "loop order after the schedule: ik_warp, k_lane, k_round, j")) << all;
+  // One walk over the row's nonzeros feeds two sums per lane.
+  EXPECT_TRUE(contains(lowered.cuda, "2 iterations at once (unroll and jam)")) << lowered.cuda;
+  // The walk over the nonzeros: jammed, and as written for the rounds left over.
+  EXPECT_EQ(count(lowered.cuda, "iterate j over A's level 2"), 2u) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "the iterations left over")) << lowered.cuda;
+  for (const char* sum : {"tC_u0 +=", "tC_u1 +="})
+    EXPECT_TRUE(contains(lowered.cuda, sum)) << sum << "\n" << lowered.cuda;
+  EXPECT_FALSE(contains(lowered.cuda, "tC_u2")) << lowered.cuda;
   EXPECT_FALSE(contains(lowered.cuda, "tcc_warp_sum(t")) << lowered.cuda;
   EXPECT_FALSE(contains(lowered.cuda, "atomicAdd")) << lowered.cuda;
+}
+
+TEST(CombineAtomics, AWarpsWalkOverNonzerosAddsOncePerRowSegment) {
+  Lowered lowered = lowerForCuda(withSchedule(kSpmm, "reorder(i, j, k)\nfuse(i, j, f)\npos(f, fp, A(i, j))\n"
+                                                     "split(fp, fw, fl, 64)\nreorder(fw, k, fl)\n"
+                                                     "parallelize(fw, GPUWarp, Atomics)\n"
+                                                     "parallelize(k, GPUThread, Atomics)"));
+  // One atomic addition when the row changes, one when the walk ends.
+  EXPECT_EQ(count(lowered.cuda, "atomicAdd(&C_vals[tcc_combined0_at], tcc_combined0);"), 2u) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "tcc_combined0 += ")) << lowered.cuda;
+}
+
+TEST(CombineAtomics, AtomicsOfAParallelLoopStayAsTheyAre) {
+  Lowered lowered =
+      lowerForCuda(withSchedule(kSpmv, "parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, Atomics)"));
+  EXPECT_FALSE(contains(lowered.cuda, "tcc_combined")) << lowered.cuda;
+}
+
+TEST(UnrollAndJam, ALoopWhoseIterationsShareAnInnerLoopIsJammed) {
+  Lowered lowered = lowerForCuda(withSchedule(kSpmm, "split(k, k0, k1, 32)\nreorder(i, k1, k0, j)\n"
+                                                     "parallelize(i, GPUWarp, NoRaces)\n"
+                                                     "parallelize(k1, GPUThread, NoRaces)\nunroll(k0, 3)"));
+  EXPECT_TRUE(contains(lowered.cuda, "3 iterations at once (unroll and jam)")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "tC_u2 +=")) << lowered.cuda;
+  EXPECT_FALSE(contains(lowered.cuda, "tC_u3")) << lowered.cuda;
+  // Copies whose column is past N are predicated off; the rounds left
+  // over (N / 32 not a multiple of 3) run as written.
+  EXPECT_TRUE(contains(lowered.cuda, "if (tcc_live2) {")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "the iterations left over")) << lowered.cuda;
+}
+
+TEST(UnrollAndJam, ALoopWithoutAnInnerLoopIsOnlyUnrolled) {
+  Lowered lowered = lowerForCuda(withSchedule(kSpmm, "reorder(i, k, j)\nsplit(k, k0, k1, 32)\n"
+                                                     "parallelize(i, GPUWarp, NoRaces)\n"
+                                                     "parallelize(k0, GPUThread, NoRaces)\nunroll(j, 4)"));
+  EXPECT_FALSE(contains(lowered.cuda, "unroll and jam")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "#pragma unroll 4")) << lowered.cuda;
+}
+
+TEST(UnrollAndJam, ALoopThatAccumulatesIntoTheOutputIsNotJammed) {
+  // k0 inside j: each iteration adds into C, whose order must stay.
+  Lowered lowered = lowerForCuda(withSchedule(kSpmm, "split(k, k0, k1, 32)\nreorder(i, k1, j, k0)\n"
+                                                     "parallelize(i, GPUWarp, NoRaces)\n"
+                                                     "parallelize(k1, GPUThread, NoRaces)\nunroll(j, 2)"));
+  EXPECT_FALSE(contains(lowered.cuda, "unroll and jam")) << lowered.cuda;
 }
 
 TEST(DefaultMapping, AStatementWithoutSparseRowsGetsAThreadPerIteration) {

@@ -12,6 +12,8 @@
 #include "tcc/lowering/gpu_kernels.h"
 #include "tcc/lowering/intrinsics.h"
 #include "tcc/lowering/lower.h"
+#include "combine_atomics.h"
+#include "unroll_and_jam.h"
 
 namespace tcc::lowering {
 
@@ -160,7 +162,7 @@ class KernelExtractor : public IRMutator {
   Stmt visit(const For* op, const Stmt& self) override {
     if (!isGpuLoop(op->loopKind)) return IRMutator::visit(op, self);
     HoistTensorFields hoist;
-    Stmt loop = hoist.mutate(self);
+    Stmt loop = combineAtomics(unrollAndJam(hoist.mutate(self)));
     GpuKernel kernel;
     kernel.name = functionName_ + "_gpu" + std::to_string(kernels.size());
     kernel.loop = loop;
