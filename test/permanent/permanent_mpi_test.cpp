@@ -205,7 +205,17 @@ pid_t parentOf(pid_t pid) {
   return parent;
 }
 
-// The MPI ranks among the descendants of `launcher`, by rank.
+// The rank in a process's environment, or -1.
+int rankOf(pid_t pid) {
+  std::string environment = contentsOf("/proc/" + std::to_string(pid) + "/environ");
+  std::smatch match;
+  if (!std::regex_search(environment, match, std::regex("OMPI_COMM_WORLD_RANK=(\\d+)"))) return -1;
+  return std::stoi(match[1]);
+}
+
+// The MPI ranks among the descendants of `launcher`, by rank. A child a
+// rank starts inherits its environment (a sanitizer's symbolizer, say), so
+// a rank is the process with the variable whose parent lacks it.
 std::map<int, pid_t> ranksUnder(pid_t launcher) {
   std::map<int, pid_t> ranks;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
@@ -215,10 +225,8 @@ std::map<int, pid_t> ranksUnder(pid_t launcher) {
     bool descendant = false;
     for (pid_t up = parentOf(pid); up > 1 && !descendant; up = parentOf(up)) descendant = up == launcher;
     if (!descendant) continue;
-    std::string environment = contentsOf(entry.path() / "environ");
-    std::smatch match;
-    if (std::regex_search(environment, match, std::regex("OMPI_COMM_WORLD_RANK=(\\d+)")))
-      ranks[std::stoi(match[1])] = pid;
+    const int rank = rankOf(pid);
+    if (rank >= 0 && rankOf(parentOf(pid)) < 0) ranks[rank] = pid;
   }
   return ranks;
 }
