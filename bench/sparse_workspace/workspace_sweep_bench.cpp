@@ -11,6 +11,17 @@
 //       coordinates per row go from few (many products land on the same
 //       column: high deduplication) to as many as the products (low
 //       deduplication), as in the paper's Fig. 16.
+//   (b) outer-product SpGEMM A(i, j) = B(i, k) * C(k, j), B in DCSC, C in
+//       DCSR, A in CSR, loops k, i, j (a second-order scattering):
+//       dense    A computed into a dense I x J result (a dense second-order
+//                workspace), then compressed into CSR inside the time
+//       sparse   tcc's default kernel for the statement (the second-order
+//                sparse workspace it inserts)
+//       I = K = J = 10000; s of the K columns of B (rows of C) hold 1000
+//       random entries each, the rest none; the sweep over s raises the
+//       products (s * 10^6), as in the paper's §7.3 (its Fig. 16 for outer
+//       products); a second sweep concentrates the entries on the first w
+//       rows and columns, which raises deduplication.
 //   (c) SpMTTKRP A(i, j) = B(k, l, i) C(k, j) D(l, j) (B in CSF, A in DCSR,
 //       loops k, l, i, j) and SpTTM A(i, j, l) = B(k, i, j) C(k, l) (B in CSF,
 //       C in CSR, A in COO) on a seeded 3-tensor whose coordinates follow a
@@ -21,9 +32,10 @@
 // Every result is checked: sparse against dense in (a), every policy against
 // the first in (c).
 //
-//   tcc_workspace_sweep_bench [--quick] [--repeat N] [--svg FILE]
+//   tcc_workspace_sweep_bench [--quick] [--repeat N] [--svg FILE] [--sections abc]
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -176,6 +188,59 @@ void writeSvg(const std::string& path, const std::vector<SweepPoint>& points, co
   out << "</svg>\n";
 }
 
+// ---- (b) outer-product SpGEMM sweep ----------------------------------------------
+
+const char* kOuterSparse =
+    "tensor A(I, J) : csr\ntensor B(I, K) : dcsc\ntensor C(K, J) : dcsr\nA(i, j) = B(i, k) * C(k, j)\n";
+const char* kOuterDense =
+    "tensor A(I, J) : dense\ntensor B(I, K) : dcsc\ntensor C(K, J) : dcsr\nA(i, j) = B(i, k) * C(k, j)\n";
+
+struct OuterPoint {
+  int32_t used = 0;  // nonempty columns of B (rows of C)
+  double products = 0, distinct = 0;
+  double dense = 0, sparse = 0;
+  bool ok = false;
+};
+
+// B's columns draw their rows, and C's rows their columns, from the first
+// `window` of the n indices: a narrower window concentrates the products on
+// fewer output coordinates (more deduplication).
+OuterPoint outerPoint(int32_t n, int32_t used, int32_t perColumn, int32_t window, int repeat, uint64_t seed) {
+  // The `used` inner indices, spread over K; B's columns and C's rows there.
+  std::mt19937_64 random(seed);
+  std::vector<int32_t> inner(n);
+  std::iota(inner.begin(), inner.end(), 0);
+  std::shuffle(inner.begin(), inner.end(), random);
+  inner.resize(used);
+  std::sort(inner.begin(), inner.end());
+  tcc::rt::Coo b = tcc::rt::randomPerColumn(window, used, perColumn, seed + 1);
+  tcc::rt::Coo c = tcc::rt::randomPerRow(used, window, perColumn, seed + 2);
+  for (auto& k : b.coords[1]) k = inner[k];
+  for (auto& k : c.coords[0]) k = inner[k];
+  b.dims = {n, n};
+  c.dims = {n, n};
+  auto inputs = packed(kOuterSparse, {{"B", b}, {"C", c}});
+
+  OuterPoint p;
+  p.used = used;
+  p.products = double(used) * perColumn * perColumn;
+  Timed sparse = timeKernel(kOuterSparse, inputs, repeat);
+  Timed dense = timeKernel(kOuterDense, inputs, repeat);
+  // The dense workspace's result is compressed into CSR, inside the time.
+  std::vector<double> compress;
+  tcc::Tensor csr;
+  for (int r = 0; r < repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    csr = tcc::rt::convert(dense.result, tcc::rt::TensorFormat::csr());
+    compress.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  p.sparse = sparse.seconds;
+  p.dense = dense.seconds + median(compress);
+  p.ok = difference(sparse.result, csr) <= 1e-12;
+  p.distinct = double(tcc::rt::unpack(sparse.result).nnz());
+  return p;
+}
+
 // ---- (c) tensor kernels under every policy ---------------------------------------
 
 // A 3-tensor of `draws` coordinates, each mode drawn independently from a
@@ -235,31 +300,16 @@ PolicyRow policyRow(const std::string& kernel, const std::string& input, const s
   return row;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  bool quick = false;
-  int repeat = 5;
-  std::string svg;
-  for (int a = 1; a < argc; ++a) {
-    std::string arg = argv[a];
-    if (arg == "--quick") quick = true;
-    else if (arg == "--repeat" && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
-    else if (arg == "--svg" && a + 1 < argc) svg = argv[++a];
-    else {
-      std::fprintf(stderr, "usage: %s [--quick] [--repeat N] [--svg FILE]\n", argv[0]);
-      return 2;
-    }
-  }
+// (a): B rows x inner with bPerRow per row, C inner x width with cPerRow per row.
+bool rowwiseSweep(bool quick, int repeat, const std::string& svg) {
   bool allOk = true;
-
-  // (a): B rows x inner with bPerRow per row, C inner x width with cPerRow per row.
   const int32_t rows = quick ? 2000 : 10000, inner = 10000, bPerRow = 8, cPerRow = 8;
   std::vector<int32_t> widths = {4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 10000000};
   std::printf("## (a) row-wise SpGEMM, dense vs sparse first-order workspace\n\n"
               "B %d x %d with %d nonzeros per row, C %d x width with %d per row (%d products per row of A)\n\n",
               rows, inner, bPerRow, inner, cPerRow, bPerRow * cPerRow);
-  std::printf("| output width | distinct per row | dedup (products/distinct) | dense ms | sparse ms | dense/sparse |\n"
+  std::printf("| output width | distinct per row | dedup (products/distinct) | dense ms | sparse ms | "
+              "dense/sparse |\n"
               "|---:|---:|---:|---:|---:|---:|\n");
   std::vector<SweepPoint> points;
   for (int32_t width : widths) {
@@ -277,7 +327,9 @@ int main(int argc, char** argv) {
   std::printf("\nAt output width %d, more rows (B rows x %d, %d per row; C as above):\n\n"
               "| rows | dense ms | sparse ms | dense/sparse |\n|---:|---:|---:|---:|\n",
               wide, inner, bPerRow);
-  for (int32_t r : quick ? std::vector<int32_t>{1000, 4000, 16000} : std::vector<int32_t>{1000, 4000, 16000, 64000, 256000}) {
+  const std::vector<int32_t> rowCounts =
+      quick ? std::vector<int32_t>{1000, 4000, 16000} : std::vector<int32_t>{1000, 4000, 16000, 64000, 256000};
+  for (int32_t r : rowCounts) {
     SweepPoint p = sweepPoint(r, inner, wide, bPerRow, cPerRow, repeat, 7 + r);
     allOk = allOk && p.ok;
     std::printf("| %d | %.3f | %.3f | %.2fx%s |\n", r, p.dense * 1e3, p.sparse * 1e3, p.dense / p.sparse,
@@ -288,8 +340,45 @@ int main(int argc, char** argv) {
     writeSvg(svg, points,
              "Row-wise SpGEMM, " + std::to_string(rows) + " rows, " + std::to_string(bPerRow * cPerRow) +
                  " products per row");
+  return allOk;
+}
 
-  // (c): a Zipf-skewed 3-tensor.
+// (b): outer products with a growing number of nonempty inner indices.
+bool outerSweep(bool quick, int repeat) {
+  bool allOk = true;
+  const int32_t n = 10000, perColumn = quick ? 300 : 1000;
+  std::printf("\n## (b) outer-product SpGEMM, dense vs sparse second-order workspace\n\n"
+              "I = K = J = %d; s columns of B (rows of C) with %d random entries each; A in CSR\n\n"
+              "| s | products | distinct | dedup (products/distinct) | dense ms | sparse ms | dense/sparse |\n"
+              "|---:|---:|---:|---:|---:|---:|---:|\n",
+              n, perColumn);
+  for (int32_t used : quick ? std::vector<int32_t>{1, 4, 16} : std::vector<int32_t>{1, 2, 4, 8, 16, 32}) {
+    OuterPoint p = outerPoint(n, used, perColumn, n, repeat, 300 + used);
+    allOk = allOk && p.ok;
+    std::printf("| %d | %.0f | %.0f | %.2f | %.1f | %.1f | %.2fx%s |\n", used, p.products, p.distinct,
+                p.products / p.distinct, p.dense * 1e3, p.sparse * 1e3, p.dense / p.sparse, p.ok ? "" : " WRONG");
+    std::fflush(stdout);
+  }
+  // Random coordinates over the whole output rarely collide; concentrating
+  // the same products on a window of rows and columns raises deduplication.
+  const int32_t used = quick ? 4 : 8;
+  std::printf("\ns = %d, entries drawn from the first w rows of B and columns of C:\n\n"
+              "| w | distinct | dedup (products/distinct) | dense ms | sparse ms | dense/sparse |\n"
+              "|---:|---:|---:|---:|---:|---:|\n",
+              used);
+  for (int32_t window : {1000, 2000, 4000, n}) {
+    OuterPoint p = outerPoint(n, used, perColumn, std::max(window, perColumn), repeat, 500 + window);
+    allOk = allOk && p.ok;
+    std::printf("| %d | %.0f | %.2f | %.1f | %.1f | %.2fx%s |\n", std::max(window, perColumn), p.distinct,
+                p.products / p.distinct, p.dense * 1e3, p.sparse * 1e3, p.dense / p.sparse, p.ok ? "" : " WRONG");
+    std::fflush(stdout);
+  }
+  return allOk;
+}
+
+// (c): SpMTTKRP and SpTTM on a Zipf-skewed 3-tensor under every policy.
+bool policyTable(bool quick, int repeat) {
+  bool allOk = true;
   const int32_t n = quick ? 1000 : 2000;
   const size_t draws = quick ? 300000 : 1000000;
   tcc::rt::Coo tensor = zipfTensor({n, n, n}, draws, 1.0, 2024);
@@ -322,6 +411,31 @@ int main(int argc, char** argv) {
     }
     std::printf(" %.2f |\n", row.automatic * 1e3);
   }
+  return allOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  int repeat = 5;
+  std::string svg, sections = "abc";
+  for (int a = 1; a < argc; ++a) {
+    std::string arg = argv[a];
+    if (arg == "--quick") quick = true;
+    else if (arg == "--repeat" && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
+    else if (arg == "--svg" && a + 1 < argc) svg = argv[++a];
+    else if (arg == "--sections" && a + 1 < argc) sections = argv[++a];
+    else {
+      std::fprintf(stderr, "usage: %s [--quick] [--repeat N] [--svg FILE] [--sections abc]\n", argv[0]);
+      return 2;
+    }
+  }
+  auto wanted = [&](char section) { return sections.find(section) != std::string::npos; };
+  bool allOk = true;
+  if (wanted('a')) allOk &= rowwiseSweep(quick, repeat, svg);
+  if (wanted('b')) allOk &= outerSweep(quick, repeat);
+  if (wanted('c')) allOk &= policyTable(quick, repeat);
   if (!allOk) std::printf("\nsome results differ (see WRONG)\n");
   return allOk ? 0 : 1;
 }

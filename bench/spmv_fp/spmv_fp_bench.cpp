@@ -3,14 +3,21 @@
 // compiles it (the system compiler, -O3 -ffast-math; here also
 // -march=native, as tcc's kernels get).
 //
-//   tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only] [MATRIX ...]
+//   tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only] [--threads T]
+//                     [--backend system|clang] [MATRIX ...]
 //
-// In cache: real matrices. Out of cache: Kronecker products of a real
-// matrix with a small real one (>= 20 M stored entries), reported as the
-// bandwidth SpMV achieves (pos, crd, vals, x and y each moved once) against
-// a single-threaded STREAM triad measured in the same run. Rounds interleave
-// the variants; times are medians of all samples. Every result is checked
-// against strict tcc.
+// --backend picks how tcc's kernels (and the triad) are compiled: the
+// in-process Clang JIT where the build has it (the default), or the system
+// compiler (the only one on builds without LLVM).
+//
+// In cache: real matrices, one thread. Out of cache: Kronecker products of
+// a real matrix with a small real one (>= 20 M stored entries), reported as
+// the bandwidth SpMV achieves (pos, crd, vals, x and y each moved once)
+// against a STREAM triad on as many threads, measured in the same run. With
+// --threads T > 1 only the out-of-cache part runs, every variant's row loop
+// under `parallelize(i, CPUThread, NoRaces)` (tcc) or the same OpenMP
+// schedule (the TACO-style loop). Rounds interleave the variants; times are
+// medians of all samples. Every result is checked against strict tcc.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -21,6 +28,9 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include "tcc/lowering/codegen.h"
 #include "tcc/tcc.h"
 
 namespace {
@@ -41,9 +51,12 @@ double seconds(const std::function<void()>& body) {
 
 // TACO's compute loop for y(i) = A(i,j) * x(j) with A CSR (taco 0.x output,
 // renamed to plain arguments), compiled as TACO compiles it.
+// With threads, its row loop gets the OpenMP schedule tcc emits for
+// parallelize(i, CPUThread, NoRaces).
 const char* const kTacoStyleSpmv = R"(
 extern "C" void taco_spmv(int A1_dimension, const long long* A2_pos, const int* A2_crd, const double* A_vals,
                           const double* x_vals, double* y_vals) {
+  #pragma omp parallel for schedule(dynamic, 16)
   for (int i = 0; i < A1_dimension; i++) {
     double tjy_val = 0.0;
     for (long long jA = A2_pos[i]; jA < A2_pos[(i + 1)]; jA++) {
@@ -57,12 +70,62 @@ extern "C" void taco_spmv(int A1_dimension, const long long* A2_pos, const int* 
 using TacoSpmv = void (*)(int, const long long*, const int*, const double*, const double*, double*);
 
 const char* const kSpmv = "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n";
+const char* const kParallelSchedule = "schedule { parallelize(i, CPUThread, NoRaces) }\n";
 
-tcc::Kernel compileSpmv(tcc::frontend::FloatingPointMode mode) {
+tcc::Kernel compileSpmv(tcc::frontend::FloatingPointMode mode, bool parallel, tcc::jit::Backend backend) {
   tcc::CompileOptions options;
   options.floatingPoint = mode;
-  return tcc::compile(tcc::Program::fromText(kSpmv, "spmv.tc"), options);
+  options.backend = backend;
+  std::string text = std::string(kSpmv) + (parallel ? kParallelSchedule : "");
+  return tcc::compile(tcc::Program::fromText(text, "spmv.tc"), options);
 }
+
+// The entry point of a compiled SpMV, called on views bound once. Out of
+// cache the kernel alone is timed: Kernel::run allocates and zeroes y inside
+// its timed call, which a bandwidth figure must not count (y's pages would
+// fault inside the kernel on every call).
+using Entry = int32_t (*)(tcc_tensor**);
+struct DirectKernel {
+  std::shared_ptr<const tcc::jit::Module> module;
+  Entry entry = nullptr;
+};
+
+DirectKernel directEntry(const tcc::Kernel& kernel, tcc::jit::Backend backend) {
+  const tcc::Lowered& lowered = kernel.lowered();
+  tcc::jit::CompileOptions options;
+  options.backend = backend;
+  options.openmp = lowered.statements.at(0).function.usesOpenMP;
+  const bool clang = backend == tcc::jit::Backend::ClangInterpreter || tcc::jit::systemCompilerIsClang();
+  options.extraFlags = tcc::lowering::cppFloatingPointFlags(
+      lowered.floatingPoint == tcc::frontend::FloatingPointMode::Fast ? tcc::lowering::FloatingPointMode::Fast
+                                                                      : tcc::lowering::FloatingPointMode::Strict,
+      clang ? tcc::lowering::CppCompiler::Clang : tcc::lowering::CppCompiler::Gcc);
+  DirectKernel direct{tcc::jit::compile(lowered.cpp, options)};
+  direct.entry = direct.module->function<Entry>(lowered.statements.at(0).function.name);
+  return direct;
+}
+
+// STREAM's triad, compiled like the kernels (same backend, same OpenMP
+// runtime) so that it runs on the same threads.
+const char* const kTriad = R"(
+extern "C" void triad(long n, double* __restrict a, const double* __restrict b, const double* __restrict c) {
+  #pragma omp parallel for schedule(static)
+  for (long i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
+}
+extern "C" void fill(long n, double* a, double v) {
+  #pragma omp parallel for schedule(static)
+  for (long i = 0; i < n; ++i) a[i] = v;
+}
+extern "C" int threads() {
+  int t = 1;
+  #pragma omp parallel
+  {
+    #pragma omp single
+    t = omp_get_num_threads();
+  }
+  return t;
+}
+)";
 
 tcc::rt::Coo readMatrix(const std::string& name) {
   return tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
@@ -131,20 +194,59 @@ Row measure(const std::string& name, const tcc::rt::Coo& coo, const tcc::Kernel&
   return row;
 }
 
-// STREAM's triad a = b + s c on arrays far larger than the caches, one
-// thread; bytes counted as STREAM does (three arrays, no write-allocate).
-double streamTriadBytesPerSecond(int repeat) {
-  const size_t n = size_t(1) << 25;
-  std::vector<double> a(n, 0.0), b(n, 1.0), c(n, 2.0);
+// Out of cache: every variant writes into the same y, allocated once, and
+// only the call is timed.
+Row measureDirect(const std::string& name, const tcc::rt::Coo& coo, const DirectKernel& strict,
+                  const DirectKernel& fast, TacoSpmv taco, int repeat, int rounds) {
+  tcc::Tensor A = tcc::rt::pack(coo, tcc::toRuntimeFormat(tcc::Format::csr()));
+  tcc::Tensor x = tcc::rt::pack(tcc::rt::randomUniform({coo.dims[1]}, 1.0, 7),
+                                tcc::toRuntimeFormat(tcc::Format::denseOfOrder(1)));
+  tcc::Tensor y({coo.dims[0]}, tcc::toRuntimeFormat(tcc::Format::denseOfOrder(1)), tcc::rt::ValueType::Float64);
+  tcc_tensor views[3] = {y.abiView(), A.abiView(), x.abiView()};
+  tcc_tensor* pointers[3] = {&views[0], &views[1], &views[2]};
+  const auto* pos = reinterpret_cast<const long long*>(views[1].levels[1].pos);
+  const int* crd = views[1].levels[1].crd;
+  const auto* vals = static_cast<const double*>(views[1].vals);
+  const auto* xVals = static_cast<const double*>(views[2].vals);
+  auto* yVals = static_cast<double*>(views[0].vals);
+  const size_t rows = coo.dims[0];
+  auto result = [&] { return std::vector<double>(yVals, yVals + rows); };
+
+  Row row{name, coo.dims[0], static_cast<int64_t>(coo.nnz())};
+  row.bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
+  if (strict.entry(pointers) != 0 || fast.entry(pointers) != 0) throw std::runtime_error("SpMV kernel failed");
+  strict.entry(pointers);
+  std::vector<double> strictY = result();
+  fast.entry(pointers);
+  row.fastDifference = relativeDifference(result(), strictY);
+  taco(coo.dims[0], pos, crd, vals, xVals, yVals);
+  row.tacoDifference = relativeDifference(result(), strictY);
+  std::vector<double> strictSamples, fastSamples, tacoSamples;
+  for (int round = 0; round < rounds; ++round) {
+    for (int r = 0; r < repeat; ++r) strictSamples.push_back(seconds([&] { strict.entry(pointers); }));
+    for (int r = 0; r < repeat; ++r) fastSamples.push_back(seconds([&] { fast.entry(pointers); }));
+    for (int r = 0; r < repeat; ++r)
+      tacoSamples.push_back(seconds([&] { taco(coo.dims[0], pos, crd, vals, xVals, yVals); }));
+  }
+  row.strict = median(strictSamples);
+  row.fast = median(fastSamples);
+  row.taco = median(tacoSamples);
+  return row;
+}
+
+// STREAM's triad a = b + s c on arrays far larger than the caches, on the
+// kernels' threads; bytes counted as STREAM does (three arrays, no
+// write-allocate).
+using Triad = void (*)(long, double*, const double*, const double*);
+using Fill = void (*)(long, double*, double);
+double streamTriadBytesPerSecond(const tcc::jit::Module& module, int repeat) {
+  const long n = long(1) << 25;
+  auto triad = module.function<Triad>("triad");
+  auto fill = module.function<Fill>("fill");
+  std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
+  fill(n, a.get(), 0.0), fill(n, b.get(), 1.0), fill(n, c.get(), 2.0);  // first touch by the same threads
   std::vector<double> samples;
-  for (int r = 0; r < repeat; ++r)
-    samples.push_back(seconds([&] {
-      const double s = 3.0;
-      double* __restrict pa = a.data();
-      const double* __restrict pb = b.data();
-      const double* __restrict pc = c.data();
-      for (size_t i = 0; i < n; ++i) pa[i] = pb[i] + s * pc[i];
-    }));
+  for (int r = 0; r < repeat; ++r) samples.push_back(seconds([&] { triad(n, a.get(), b.get(), c.get()); }));
   if (a[n / 2] != 7.0) std::fprintf(stderr, "triad check failed\n");
   return 24.0 * n / median(samples);
 }
@@ -160,14 +262,22 @@ double geomean(const std::vector<double>& values) {
 int main(int argc, char** argv) {
   int repeat = 20, rounds = 3;
   bool inCacheOnly = false;
+  int threads = 1;
+  tcc::jit::Backend backend = tcc::CompileOptions{}.backend;
   std::vector<std::string> matrices;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--in-cache-only") inCacheOnly = true;
+    else if (arg == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--backend" && i + 1 < argc &&
+             (argv[i + 1] == std::string("system") || argv[i + 1] == std::string("clang")))
+      backend = argv[++i] == std::string("system") ? tcc::jit::Backend::SystemCompiler
+                                                   : tcc::jit::Backend::ClangInterpreter;
     else if (arg.rfind("--", 0) == 0) {
-      std::cerr << "usage: tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only] [MATRIX ...]\n";
+      std::cerr << "usage: tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only] [--threads T]\n"
+                   "                         [--backend system|clang] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }
@@ -175,11 +285,33 @@ int main(int argc, char** argv) {
     matrices = {"bcsstk16", "bayer10", "bcsstk13", "dnn_n1024_l1", "Franz6_id1959_aug", "mbeacxc",
                 "cryg2500", "watt_2", "adder_dcop_05", "bcspwr10", "Pd", "G51", "dwt_992", "jagmesh7"};
 
-  tcc::Kernel strict = compileSpmv(tcc::frontend::FloatingPointMode::Strict);
-  tcc::Kernel fast = compileSpmv(tcc::frontend::FloatingPointMode::Fast);
+  // Every OpenMP runtime in the process (the library's, the kernels', the
+  // TACO-style loop's) reads its thread count when it starts, so the count
+  // goes into the environment and the process starts again.
+  const std::string wanted = std::to_string(threads);
+  const char* current = std::getenv("OMP_NUM_THREADS");
+  if (!current || wanted != current) {
+    setenv("OMP_NUM_THREADS", wanted.c_str(), 1);
+    execv("/proc/self/exe", argv);
+    std::perror("execv");
+    return 1;
+  }
+  const bool parallel = threads > 1;
+  tcc::Kernel strict = compileSpmv(tcc::frontend::FloatingPointMode::Strict, parallel, backend);
+  tcc::Kernel fast = compileSpmv(tcc::frontend::FloatingPointMode::Fast, parallel, backend);
   tcc::jit::CompileOptions tacoFlags;
   tacoFlags.backend = tcc::jit::Backend::SystemCompiler;
+  tacoFlags.openmp = parallel;
   tacoFlags.extraFlags = {"-ffast-math", "-ffp-contract=fast"};
+  tcc::jit::CompileOptions triadFlags;
+  triadFlags.backend = backend;
+  triadFlags.openmp = true;
+  auto triadModule = tcc::jit::compile(std::string("#include <omp.h>\n") + kTriad, triadFlags);
+  const int triadThreads = triadModule->function<int (*)()>("threads")();
+  if (triadThreads != threads) {
+    std::fprintf(stderr, "expected %d threads, the OpenMP runtime runs %d\n", threads, triadThreads);
+    return 1;
+  }
   auto tacoModule = tcc::jit::compile(kTacoStyleSpmv, tacoFlags);
   auto taco = tacoModule->function<TacoSpmv>("taco_spmv");
 
@@ -187,37 +319,42 @@ int main(int argc, char** argv) {
   auto checked = [&](const Row& row) {
     if (row.fastDifference > 1e-9 || row.tacoDifference > 1e-9) status = 1;
   };
-  std::printf("In cache (one thread; > 1: tcc faster)\n\n");
-  std::printf("| matrix | rows | nnz | strict us | fast us | TACO-style us | TACO/strict | TACO/fast | fast rel diff |\n"
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  std::vector<double> overStrict, overFast;
-  for (const auto& name : matrices) {
-    Row row = measure(name, readMatrix(name), strict, fast, taco, repeat, rounds);
-    checked(row);
-    overStrict.push_back(row.taco / row.strict);
-    overFast.push_back(row.taco / row.fast);
-    std::printf("| %s | %lld | %lld | %.2f | %.2f | %.2f | %.2f | %.2f | %.1e |\n", name.c_str(), (long long)row.rows,
-                (long long)row.nnz, 1e6 * row.strict, 1e6 * row.fast, 1e6 * row.taco, row.taco / row.strict,
-                row.taco / row.fast, row.fastDifference);
-    std::fflush(stdout);
+  if (!parallel) {
+    std::vector<double> overStrict, overFast;
+    std::printf("In cache (one thread; > 1: tcc faster)\n\n");
+    std::printf("| matrix | rows | nnz | strict us | fast us | TACO-style us | TACO/strict | TACO/fast | "
+                "fast rel diff |\n"
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (const auto& name : matrices) {
+      Row row = measure(name, readMatrix(name), strict, fast, taco, repeat, rounds);
+      checked(row);
+      overStrict.push_back(row.taco / row.strict);
+      overFast.push_back(row.taco / row.fast);
+      std::printf("| %s | %lld | %lld | %.2f | %.2f | %.2f | %.2f | %.2f | %.1e |\n", name.c_str(),
+                  (long long)row.rows, (long long)row.nnz, 1e6 * row.strict, 1e6 * row.fast, 1e6 * row.taco,
+                  row.taco / row.strict, row.taco / row.fast, row.fastDifference);
+      std::fflush(stdout);
+    }
+    std::printf("\ngeomean TACO-style / tcc strict: %.2f; TACO-style / tcc fast: %.2f (%zu matrices)\n",
+                geomean(overStrict), geomean(overFast), matrices.size());
   }
-  std::printf("\ngeomean TACO-style / tcc strict: %.2f; TACO-style / tcc fast: %.2f (%zu matrices)\n",
-              geomean(overStrict), geomean(overFast), matrices.size());
   if (inCacheOnly) return status;
+  DirectKernel strictDirect = directEntry(strict, backend), fastDirect = directEntry(fast, backend);
 
   const std::vector<std::pair<std::string, std::string>> scaleUps = {
       {"bcsstk16", "LF10"}, {"bayer10", "cage5"}, {"bcsstk13", "mesh1e1"}, {"dnn_n1024_l1", "gent113"},
       {"mbeacxc", "bcspwr03"}};
-  std::printf("\nOut of cache: Kronecker scale-ups, bandwidth against a one-thread STREAM triad\n\n");
+  std::printf("\nOut of cache: Kronecker scale-ups, %d thread%s, bandwidth against a STREAM triad on as many\n\n",
+              threads, threads > 1 ? "s" : "");
   std::printf("| matrix | rows | nnz | MB moved | strict GB/s | fast GB/s | TACO-style GB/s | triad GB/s | "
               "fast / triad | TACO/fast time |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& [big, small] : scaleUps) {
     std::string name = "kron(" + big + "," + small + ")";
     tcc::rt::Coo coo = kronecker(readMatrix(big), readMatrix(small));
     int scaledRepeat = std::max(1, repeat / 4);
-    double triad = streamTriadBytesPerSecond(scaledRepeat);  // just before, same load
-    Row row = measure(name, coo, strict, fast, taco, scaledRepeat, rounds);
-    triad = 0.5 * (triad + streamTriadBytesPerSecond(scaledRepeat));  // and just after
+    double triad = streamTriadBytesPerSecond(*triadModule, scaledRepeat);  // just before, same load
+    Row row = measureDirect(name, coo, strictDirect, fastDirect, taco, scaledRepeat, rounds);
+    triad = 0.5 * (triad + streamTriadBytesPerSecond(*triadModule, scaledRepeat));  // and just after
     checked(row);
     std::printf("| %s | %lld | %lld | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", name.c_str(),
                 (long long)row.rows, (long long)row.nnz, row.bytes / 1e6, row.bytes / row.strict / 1e9,

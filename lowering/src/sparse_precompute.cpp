@@ -4,6 +4,7 @@
 // producer, scheduled by the statement's other commands) and concretizes
 // the statement that reads W in its place (the consumer) like any other.
 #include <algorithm>
+#include <unordered_map>
 
 #include "schedule_loops.h"
 #include "statement_terms.h"
@@ -20,9 +21,9 @@ using ir::IndexVar;
 using ir::TensorVar;
 
 // precompute(expr, i_vars, o_vars, W) with W a sparse workspace tensor:
-// where(the statement with W(o_vars) in place of expr, concretized as any
-// statement reading W; loops that insert expr into W(i_vars), scheduled by
-// the statement's other commands).
+// where(the statement with W(i_vars) in place of expr, concretized as any
+// statement reading W; loops that insert expr, its i_vars renamed o_vars,
+// into W(o_vars), scheduled by the statement's other commands).
 ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& assignment,
                                                    const ScheduleRequest& request, size_t commandIndex) {
   const ScheduleCommand& command = request.commands[commandIndex];
@@ -39,10 +40,10 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
   if (static_cast<int>(precompute.inputVars.size()) != workspace.order())
     fail("workspace " + workspace.name() + " has order " + std::to_string(workspace.order()) + ", but " +
          std::to_string(precompute.inputVars.size()) + " index variable(s) are given for it");
-  if (precompute.outputVars != precompute.inputVars)
-    fail("o_vars (" + joinNames(precompute.outputVars) + ") differ from i_vars (" + joinNames(precompute.inputVars) +
-         "): renaming a workspace's indices where it is read is not supported yet");
-  IndexExpr marker = workspace(precompute.outputVars);
+  if (precompute.outputVars.size() != precompute.inputVars.size())
+    fail("i_vars (" + joinNames(precompute.inputVars) + ") and o_vars (" + joinNames(precompute.outputVars) +
+         ") differ in length");
+  IndexExpr marker = workspace(precompute.inputVars);
   IndexExpr consumerRhs = ir::replace(assignment.rhs, {{precompute.expr, marker}});
   if (consumerRhs.sameAs(assignment.rhs) || ir::toString(consumerRhs) == ir::toString(assignment.rhs))
     fail(ir::toString(precompute.expr) + " is not a subexpression of " + ir::toString(assignment.rhs) +
@@ -63,6 +64,23 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
            workspace.name() + " (its indices are " + joinNames(precompute.inputVars) + ")");
     if (!indexed) summed.push_back(var);
   }
+  // o_vars name W's indices in the producer (TACO's iw_vars): each is its
+  // i_var or a variable the statement does not use, and no two are one.
+  std::unordered_map<IndexVar, IndexVar> renamed;
+  std::vector<IndexVar> statementVars = lhs.indices();
+  appendUnique(statementVars, ir::indexVarsOf(assignment.rhs));
+  for (size_t m = 0; m < precompute.outputVars.size(); ++m) {
+    const IndexVar& in = precompute.inputVars[m];
+    const IndexVar& out = precompute.outputVars[m];
+    if (std::count(precompute.outputVars.begin(), precompute.outputVars.end(), out) > 1)
+      fail(out.name() + " names two indices of workspace " + workspace.name());
+    if (out == in) continue;
+    if (std::find(statementVars.begin(), statementVars.end(), out) != statementVars.end())
+      fail(out.name() + " renames " + in.name() + " where workspace " + workspace.name() +
+           " is filled, but the statement already uses " + out.name() + "; rename to a new variable");
+    renamed.emplace(in, out);
+  }
+
   // Sizes: each mode of the workspace as its index ranges in the statement.
   for (int mode = 0; mode < workspace.order(); ++mode) {
     const IndexVar& var = precompute.inputVars[mode];
@@ -80,11 +98,13 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
   }
 
   // The producer: expr's loops (its inputs in storage order, W's order
-  // where they leave a choice), then the statement's other commands.
-  Access workspaceAccess = workspace(precompute.inputVars);
+  // where they leave a choice) over W's o_vars, then the statement's other
+  // commands.
+  Access workspaceAccess = workspace(precompute.outputVars);
   SignedTerm term;
   term.summed = summed;
-  term.body = precompute.expr;
+  term.body = renamed.empty() ? precompute.expr : ir::replace(precompute.expr, renamed);
+  exprVars = ir::indexVarsOf(term.body);
   std::vector<std::string> decisions;
   std::vector<std::pair<std::string, TensorVar>> convertedInputs;
   LoopNest nest;
@@ -133,8 +153,8 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
     chosenWorkspaceOptions(workspace, precompute.options, precompute.policyGiven, why);
   std::vector<IndexVar> outputOrder;
   for (int level = 0; level < workspace.order(); ++level)
-    outputOrder.push_back(precompute.inputVars[workspace.format().modeOfLevel(level)]);
-  decisions.push_back(command.text + ": " + ir::toString(precompute.expr) + " goes into sparse workspace " +
+    outputOrder.push_back(precompute.outputVars[workspace.format().modeOfLevel(level)]);
+  decisions.push_back(command.text + ": " + ir::toString(term.body) + " goes into sparse workspace " +
                       workspace.name() + " of order " + std::to_string(workspace.order()) + " (policy " + why +
                       workspaceOptionFlags(options) + "), inserted by loops over " + joinNames(nest.loops) +
                       (summed.empty() ? "" : " (summing " + joinNames(summed) + ")") +

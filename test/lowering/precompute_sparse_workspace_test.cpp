@@ -62,6 +62,27 @@ TEST(PrecomputeIntoWorkspaceTensor, EveryPolicyOptionAndOutputOrder) {
   EXPECT_TRUE(contains(decisions, "the statement reads W(i,j): A(i,j) = W(i,j) + D(i,j)")) << decisions;
 }
 
+// o_vars rename W's indices where it is filled (TACO's iw_vars): the
+// producer's loops take the new names, and the statement's other commands
+// schedule them by those names.
+TEST(PrecomputeIntoWorkspaceTensor, RenamedIndicesScheduleTheProducer) {
+  std::map<std::string, rt::Coo> inputs = outerInputs(8150);
+  std::string renamed = replaced(kOuterPlus, {{"@A", "dcsr"}, {"@W", "policy = hash"}, {"@ORDER", " order (1, 0)"},
+                                              {"  reorder(k, i, j)\n", ""},
+                                              {"{i, j}, {i, j}, W)", "{i, j}, {iw, jw}, W)\n  reorder(k, jw, iw)"}});
+  SCOPED_TRACE(renamed);
+  expectProgramMatchesReference(renamed, inputs);
+  std::string decisions = decisionsOf(renamed);
+  EXPECT_TRUE(contains(decisions, "B(iw,k) * C(k,jw) goes into sparse workspace W")) << decisions;
+  EXPECT_TRUE(contains(decisions, "inserted by loops over k, jw, iw (summing k), sorted in its output order jw, iw"))
+    << decisions;
+  EXPECT_TRUE(contains(decisions, "the statement reads W(i,j): A(i,j) = W(i,j) + D(i,j)")) << decisions;
+  // A command naming the consumer's i after the rename has no loop to act on.
+  std::string stale = replaced(renamed, {{"reorder(k, jw, iw)", "reorder(k, j, i)"}});
+  EXPECT_TRUE(contains(errorOf(stale), "test.tc:9:3: error: reorder(k, j, i): j is not a loop of this statement"))
+    << errorOf(stale);
+}
+
 // The whole right-hand side, unscheduled: W is then copied into A, whose
 // levels Compress builds directly when their order is W's.
 TEST(PrecomputeIntoWorkspaceTensor, WholeRightHandSideAndRealMatrices) {
@@ -187,7 +208,9 @@ TEST(PrecomputeIntoWorkspaceTensor, BadInputIsLocated) {
          {{{"policy = hash", "capacity = 0"}}, "test.tc:5:46", "first capacity of a sparse workspace must be positive"},
          {{{"tensor W(I, J)", "tensor W(I, J, K, J, I)"}}, "test.tc:5:27", "a sparse workspace has order 1 to 4"},
          {{{"{i, j}, {i, j}, W", "{i}, {i}, W"}}, "test.tc:9:3", "workspace W has order 2, but 1 index variable"},
-         {{{"{i, j}, {i, j}, W", "{i, j}, {j, i}, W"}}, "test.tc:9:3", "renaming a workspace's indices"},
+         {{{"{i, j}, {i, j}, W", "{i, j}, {j, i}, W"}}, "test.tc:9:3", "the statement already uses j"},
+         {{{"{i, j}, {i, j}, W", "{i, j}, {iw, iw}, W"}}, "test.tc:9:46", "'iw' is listed twice"},
+         {{{"{i, j}, {i, j}, W", "{i, j}, {iw}, W"}}, "test.tc:9:3", "differ in length"},
          {{{"{i, j}, {i, j}, W", "{i, k}, {i, k}, W"}}, "test.tc:9:3", "j is used outside"},
          {{{"+ D(i, j)", "+ W(i, j)"}}, "test.tc:6:31", "workspace 'W' is used before it is produced"},
          {{{"B(i, k) * C(k, j), {i", "B(i, k) * W(k, j), {i"}}, "test.tc:9:24", "used before it is produced"},
