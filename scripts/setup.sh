@@ -8,6 +8,7 @@ packages=(
   libboost-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   llvm-16-dev libclang-cpp16-dev libclang-16-dev clang-16 libclang-rt-16-dev
+  libomp-16-dev  # the OpenMP runtime kernels run on, and Archer for the tsan preset
   libmlir-16-dev mlir-16-tools
   libeigen3-dev zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
   libopenmpi-dev openmpi-bin

@@ -30,7 +30,7 @@ TEST(IndexValidation, TensorFormatMustMatchItsOrder) {
   EXPECT_THROW(TensorVar("A", {3}, Format::csr()), std::invalid_argument);
   EXPECT_THROW(TensorVar("", {3}), std::invalid_argument);
   EXPECT_THROW(Dimension(-1), std::invalid_argument);
-  EXPECT_THROW(Dimension(std::string()), std::invalid_argument);
+  EXPECT_THROW(Dimension{std::string()}, std::invalid_argument);  // braces: Clang reads the parenthesized form as a declaration
 }
 
 TEST(IndexValidation, SumMayNotRunOverAnOutputVariable) {

@@ -10,8 +10,23 @@
 
 #include "binary.h"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TCC_JIT_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TCC_JIT_SANITIZED 1
+#endif
+
 namespace tcc::jit {
 namespace {
+
+#ifdef TCC_JIT_SANITIZED
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
 
 class SharedLibraryModule final : public Module {
  public:
@@ -74,11 +89,10 @@ std::shared_ptr<const Module> loadSharedLibrary(const std::string& sharedLibrary
   // RTLD_DEEPBIND: the kernel's OpenMP calls bind to the runtime it was
   // linked with, not to another one the host exports under the same names
   // (libgomp's omp_get_thread_num in a libomp team answers 0 everywhere).
-  // AddressSanitizer refuses RTLD_DEEPBIND.
+  // The sanitizers refuse RTLD_DEEPBIND (GCC says so with __SANITIZE_*__,
+  // Clang 16 with __has_feature).
   int flags = RTLD_NOW | RTLD_LOCAL;
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-  if (openmp) flags |= RTLD_DEEPBIND;
-#endif
+  if (openmp && !kSanitized) flags |= RTLD_DEEPBIND;
   void* handle = dlopen(file.path().c_str(), flags);
   if (!handle) throw CompileError(std::string("tcc::jit: cannot load the compiled library: ") + dlerror());
   if (openmp) pinOpenmpRuntime();

@@ -1,6 +1,6 @@
 // SystemCompiler backend, compile half: writes the source to a fresh
 // temporary folder, runs `$CXX -O<n> -march=native -shared -fPIC
-// -ffp-contract=off` there (see clang_object_builder.cpp for the last) and
+// -ffp-contract=off` there (plus -fsanitize=thread in a ThreadSanitizer build) (see clang_object_builder.cpp for the last) and
 // reads back the shared library.
 #include <fcntl.h>
 #include <spawn.h>
@@ -28,12 +28,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The compiler command: $CXX split on blanks (so "ccache g++" works), or c++.
+// The compiler a build of tcc uses when $CXX is unset: c++, or the one a
+// ThreadSanitizer build was built with (see lowering/jit/CMakeLists.txt).
+#ifndef TCC_JIT_SYSTEM_COMPILER
+#define TCC_JIT_SYSTEM_COMPILER "c++"
+#endif
+
+// The compiler command: $CXX split on blanks (so "ccache g++" works), or the
+// default above; in a ThreadSanitizer build, with -fsanitize=thread after it
+// (so the command, and with it the disk cache's key, says so).
 std::vector<std::string> compilerCommand() {
   const char* fromEnvironment = std::getenv("CXX");
-  std::istringstream words(fromEnvironment && *fromEnvironment ? fromEnvironment : "c++");
+  std::istringstream words(fromEnvironment && *fromEnvironment ? fromEnvironment : TCC_JIT_SYSTEM_COMPILER);
   std::vector<std::string> command{std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
-  if (command.empty()) command.push_back("c++");
+  if (command.empty()) command.push_back(TCC_JIT_SYSTEM_COMPILER);
+#ifdef TCC_JIT_KERNEL_SANITIZE_FLAG
+  command.push_back(TCC_JIT_KERNEL_SANITIZE_FLAG);
+#endif
   return command;
 }
 
