@@ -146,9 +146,7 @@ Kernel compile(const Program& program, const CompileOptions& options) {
   for (const auto& statement : kernel.lowered_.statements) jitOptions.openmp |= statement.function.usesOpenMP;
   // After the JIT's own -ffp-contract=off, so fast mode's flags win; the
   // kernel cache keys on them.
-  const bool clang = options.backend == jit::Backend::ClangInterpreter || jit::systemCompilerIsClang();
-  jitOptions.extraFlags = lowering::cppFloatingPointFlags(detail::toLowering(kernel.lowered_.floatingPoint),
-                                                         clang ? lowering::CppCompiler::Clang : lowering::CppCompiler::Gcc);
+  jitOptions.extraFlags = lowering::cppFloatingPointFlags(detail::toLowering(kernel.lowered_.floatingPoint));
   kernel.module_ = options.useKernelCache
                        ? jit::KernelCache::shared().getOrCompile(kernel.lowered_.cpp, jitOptions, "tcc " TCC_VERSION)
                        : jit::compile(kernel.lowered_.cpp, jitOptions);

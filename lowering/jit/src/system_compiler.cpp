@@ -134,8 +134,6 @@ std::string compilerVersion(const std::vector<std::string>& command) {
 
 }  // namespace
 
-bool systemCompilerIsClang() { return compilerVersion(compilerCommand()).find("clang") != std::string::npos; }
-
 std::string systemCompilerIdentity() {
   const std::vector<std::string> command = compilerCommand();
   std::string identity = "system-compiler:";

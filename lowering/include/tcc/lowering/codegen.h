@@ -31,14 +31,9 @@ class CodeGenerator {
 //    reassociated and vectorized.
 enum class FloatingPointMode { Strict, Fast };
 
-// Which C++ compiler builds the unit: the fast flags differ between them.
-enum class CppCompiler { Clang, Gcc };
-
 // The C++ compiler flags that give `mode` (beyond -O3 and -march=native):
-// what the JIT passes and what the emitted unit's header comment names
-// (for `c++`, taken to be GCC).
-const std::vector<std::string>& cppFloatingPointFlags(FloatingPointMode mode,
-                                                      CppCompiler compiler = CppCompiler::Clang);
+// what the JIT passes and what the emitted unit's header comment names.
+const std::vector<std::string>& cppFloatingPointFlags(FloatingPointMode mode);
 
 // floatingPoint applies to the Cpu target; CUDA code is printed as written.
 std::unique_ptr<CodeGenerator> makeCodeGenerator(TargetKind target,

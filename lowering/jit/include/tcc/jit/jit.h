@@ -34,10 +34,6 @@ const char* backendName(Backend backend);
 // at build time; SystemCompiler is always built).
 bool isAvailable(Backend backend);
 
-// Whether the system compiler ($CXX, else c++) is Clang (its --version
-// says so); otherwise it is taken to be GCC.
-bool systemCompilerIsClang();
-
 struct CompileOptions {
   Backend backend = Backend::ClangInterpreter;
   int optLevel = 3;  // 0..3
