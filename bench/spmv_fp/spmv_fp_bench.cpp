@@ -3,7 +3,12 @@
 // compiles it (the system compiler, -O3 -ffast-math; here also
 // -march=native, as tcc's kernels get).
 //
-//   tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only] [--threads T] [MATRIX ...]
+//   tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only] [--threads T]
+//                     [--backend system|clang] [MATRIX ...]
+//
+// --backend picks how tcc's kernels (and the triad) are compiled: the
+// in-process Clang JIT where the build has it (the default), or the system
+// compiler (the only one on builds without LLVM).
 //
 // In cache: real matrices, one thread. Out of cache: Kronecker products of
 // a real matrix with a small real one (>= 20 M stored entries), reported as
@@ -67,9 +72,10 @@ using TacoSpmv = void (*)(int, const long long*, const int*, const double*, cons
 const char* const kSpmv = "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n";
 const char* const kParallelSchedule = "schedule { parallelize(i, CPUThread, NoRaces) }\n";
 
-tcc::Kernel compileSpmv(tcc::frontend::FloatingPointMode mode, bool parallel) {
+tcc::Kernel compileSpmv(tcc::frontend::FloatingPointMode mode, bool parallel, tcc::jit::Backend backend) {
   tcc::CompileOptions options;
   options.floatingPoint = mode;
+  options.backend = backend;
   std::string text = std::string(kSpmv) + (parallel ? kParallelSchedule : "");
   return tcc::compile(tcc::Program::fromText(text, "spmv.tc"), options);
 }
@@ -84,10 +90,10 @@ struct DirectKernel {
   Entry entry = nullptr;
 };
 
-DirectKernel directEntry(const tcc::Kernel& kernel) {
+DirectKernel directEntry(const tcc::Kernel& kernel, tcc::jit::Backend backend) {
   const tcc::Lowered& lowered = kernel.lowered();
   tcc::jit::CompileOptions options;
-  options.backend = tcc::CompileOptions{}.backend;
+  options.backend = backend;
   options.openmp = lowered.statements.at(0).function.usesOpenMP;
   options.extraFlags = tcc::lowering::cppFloatingPointFlags(
       lowered.floatingPoint == tcc::frontend::FloatingPointMode::Fast ? tcc::lowering::FloatingPointMode::Fast
@@ -255,6 +261,7 @@ int main(int argc, char** argv) {
   int repeat = 20, rounds = 3;
   bool inCacheOnly = false;
   int threads = 1;
+  tcc::jit::Backend backend = tcc::CompileOptions{}.backend;
   std::vector<std::string> matrices;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -262,8 +269,13 @@ int main(int argc, char** argv) {
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--in-cache-only") inCacheOnly = true;
     else if (arg == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--backend" && i + 1 < argc &&
+             (argv[i + 1] == std::string("system") || argv[i + 1] == std::string("clang")))
+      backend = argv[++i] == std::string("system") ? tcc::jit::Backend::SystemCompiler
+                                                   : tcc::jit::Backend::ClangInterpreter;
     else if (arg.rfind("--", 0) == 0) {
-      std::cerr << "usage: tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only] [--threads T] [MATRIX ...]\n";
+      std::cerr << "usage: tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only] [--threads T]\n"
+                   "                         [--backend system|clang] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }
@@ -283,14 +295,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   const bool parallel = threads > 1;
-  tcc::Kernel strict = compileSpmv(tcc::frontend::FloatingPointMode::Strict, parallel);
-  tcc::Kernel fast = compileSpmv(tcc::frontend::FloatingPointMode::Fast, parallel);
+  tcc::Kernel strict = compileSpmv(tcc::frontend::FloatingPointMode::Strict, parallel, backend);
+  tcc::Kernel fast = compileSpmv(tcc::frontend::FloatingPointMode::Fast, parallel, backend);
   tcc::jit::CompileOptions tacoFlags;
   tacoFlags.backend = tcc::jit::Backend::SystemCompiler;
   tacoFlags.openmp = parallel;
   tacoFlags.extraFlags = {"-ffast-math", "-ffp-contract=fast"};
   tcc::jit::CompileOptions triadFlags;
-  triadFlags.backend = tcc::CompileOptions{}.backend;
+  triadFlags.backend = backend;
   triadFlags.openmp = true;
   auto triadModule = tcc::jit::compile(std::string("#include <omp.h>\n") + kTriad, triadFlags);
   const int triadThreads = triadModule->function<int (*)()>("threads")();
@@ -325,7 +337,7 @@ int main(int argc, char** argv) {
                 geomean(overStrict), geomean(overFast), matrices.size());
   }
   if (inCacheOnly) return status;
-  DirectKernel strictDirect = directEntry(strict), fastDirect = directEntry(fast);
+  DirectKernel strictDirect = directEntry(strict, backend), fastDirect = directEntry(fast, backend);
 
   const std::vector<std::pair<std::string, std::string>> scaleUps = {
       {"bcsstk16", "LF10"}, {"bayer10", "cage5"}, {"bcsstk13", "mesh1e1"}, {"dnn_n1024_l1", "gent113"},
