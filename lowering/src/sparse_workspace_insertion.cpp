@@ -280,7 +280,7 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
   std::string flags;
   if (!threadLoops.empty() && !hoisted && options.ownerPartition)
     flags += ", one per thread; the loop over " + joinNames(threadLoops) + " runs whole on each thread, which owns "
-             "ranges of " + outputOrder[0].name() + " (" + output.name() + "'s first level, eight ranges per thread, "
+             "ranges of " + outputOrder[0].name() + " (" + output.name() + "'s first level, four ranges per thread, "
              "taken dynamically) and skips the rest by a binary search, so the threads' runs are disjoint and their "
              "merge only copies; each range of " + outputOrder[0].name() + " is then compressed into its own slice "
              "of " + output.name() + " on the threads (counts, a prefix sum, then the arrays)";
