@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -376,6 +377,32 @@ struct GeneratedKernel {
   // The loop with column 0 summed out in pairs of steps. Levels 1 .. L-1
   // (L = log2 unroll) as in printKernel, s_1 the product of every row but
   // column 0's; d = prod x_i - prod z_i over column 0's rows.
+  // The end of an unrolled block: leave at the range's end, else flip the
+  // one column whose Gray-code bit changes there (it is not known when the
+  // kernel is generated). With chainDispatch, if-tests in order of
+  // frequency (column log2 U at half the blocks: two on average), else a
+  // switch. afterFlip, where given, adds code after each column's flip.
+  void printBlockEnd(std::ostream& out, int unroll, int logUnroll, int sliceBits, bool chainDispatch,
+                     const std::function<std::string(int)>& afterFlip = {}) const {
+    out << "    if (base + " << unroll << " == end) break;\n"
+        << "    const tcc_u64 h = base + " << unroll << ";\n"
+        << "    const int column = __ffsll((long long)h) - 1;\n"
+        << "    const bool added = ((h ^ (h >> 1)) >> column) & 1;\n"
+        << (chainDispatch ? "" : "    switch (column) {\n");
+    for (int c = logUnroll; c + 1 < n() && c < sliceBits; ++c) {
+      if (chainDispatch)
+        out << "    " << (c > logUnroll ? "else " : "") << "if (column == " << c << ") {\n";
+      else
+        out << "      case " << c << ":\n";
+      out << "        if (added) " << flip(c, "inc") << ";\n"
+          << "        else " << flip(c, "dec") << ";\n";
+      if (touchesGlobal(c)) out << "        " << globalProductUpdate() << "\n";
+      if (afterFlip) out << afterFlip(c);
+      out << (chainDispatch ? "    }\n" : "        break;\n");
+    }
+    out << (chainDispatch ? "" : "    }\n");
+  }
+
   void printPairKernel(std::ostream& out, const std::string& comment) const {
     const int frequent = blockFrequentRows();
     const int levels = __builtin_ctz(unroll);
@@ -465,26 +492,9 @@ struct GeneratedKernel {
       out << "    sum " << ((j >> 1) & 1 ? "-=" : "+=") << " " << level(1) << " * d;  // steps " << j << ", " << j + 1
           << "\n";
     }
-    out << "    if (base + " << unroll << " == end) break;\n"
-        << "    const tcc_u64 h = base + " << unroll << ";\n"
-        << "    const int column = __ffsll((long long)h) - 1;\n"
-        << "    const bool added = ((h ^ (h >> 1)) >> column) & 1;\n"
-        << (chainDispatch ? "" : "    switch (column) {\n");
-    for (int c = logUnroll; c + 1 < n() && c < sliceBits; ++c) {
-      // With chainDispatch, tests in order of frequency (column log2 U at
-      // half the blocks): two on average.
-      if (chainDispatch)
-        out << "    " << (c > logUnroll ? "else " : "") << "if (column == " << c << ") {\n";
-      else
-        out << "      case " << c << ":\n";
-      out << "        if (added) " << flip(c, "inc") << ";\n"
-          << "        else " << flip(c, "dec") << ";\n";
-      if (touchesGlobal(c)) out << "        " << globalProductUpdate() << "\n";
-      out << updatePair(c, "        ");
-      out << (chainDispatch ? "    }\n" : "        break;\n");
-    }
-    out << (chainDispatch ? "" : "    }\n")
-        << "    " << updateBlockProduct << updateLevels(levels - 1, "    ") << "  }\n"
+    printBlockEnd(out, unroll, logUnroll, sliceBits, chainDispatch,
+                  [&](int column) { return updatePair(column, "        "); });
+    out << "    " << updateBlockProduct << updateLevels(levels - 1, "    ") << "  }\n"
         << "  partials[t] = sum;\n}\n";
   }
 
@@ -573,22 +583,7 @@ struct GeneratedKernel {
         if (levels > 0) out << updateLevels(column, "    ");
         out << "    sum " << (j % 2 ? "-=" : "+=") << " " << product << ";\n";
       }
-      out << "    if (base + " << unroll << " == end) break;\n"
-          << "    const tcc_u64 h = base + " << unroll << ";\n"
-          << "    const int column = __ffsll((long long)h) - 1;\n"
-          << "    const bool added = ((h ^ (h >> 1)) >> column) & 1;\n"
-          << (chainDispatch ? "" : "    switch (column) {\n");
-      for (int c = logUnroll; c + 1 < n() && c < sliceBits; ++c) {
-        if (chainDispatch)
-          out << "    " << (c > logUnroll ? "else " : "") << "if (column == " << c << ") {\n";
-        else
-          out << "      case " << c << ":\n";
-        out << "        if (added) " << flip(c, "inc") << ";\n"
-            << "        else " << flip(c, "dec") << ";\n";
-        if (touchesGlobal(c)) out << "        " << globalProductUpdate() << "\n";
-        out << (chainDispatch ? "    }\n" : "        break;\n");
-      }
-      out << (chainDispatch ? "" : "    }\n");
+      printBlockEnd(out, unroll, logUnroll, sliceBits, chainDispatch);
       if (frequent > 0) out << "    " << updateBlockProduct << updateLevels(levels - 1, "    ");
       out << "    sum += " << product << ";\n"
           << "  }\n";
