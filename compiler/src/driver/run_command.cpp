@@ -90,6 +90,11 @@ void addRunCommand(CLI::App& app) {
                       "the GPU, timing kernels with CUDA events")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   addFloatingPointOption(command, options->floatingPoint);
+  command->footer(
+      "Under mpirun (-n K), a permanent's iterations are shared among the ranks; rank 0 prints the result and "
+      "writes the one --checkpoint, which any rank count resumes. With --target cuda each rank runs on the GPU of "
+      "its node-local rank (modulo the node's GPUs; TCC_CUDA_DEVICE=N, a list by local rank, or none overrides "
+      "it), and a rank without a GPU runs the same chunks on the CPU.");
   command->callback([options] {
     Program program = Program::fromSyntax(loadComputationOrExit(options->path));
     // Under mpirun the ranks share each permanent, and rank 0 alone prints
