@@ -382,6 +382,21 @@ struct GeneratedKernel {
   // kernel is generated). With chainDispatch, if-tests in order of
   // frequency (column log2 U at half the blocks: two on average), else a
   // switch. afterFlip, where given, adds code after each column's flip.
+  // The summing kernel's signature, its thread's slice of the range and,
+  // with global rows, the thread's column of them.
+  void printKernelPrologue(std::ostream& out, const std::string& comment) const {
+    out << "// " << comment << "\n"
+        << "extern \"C\" __global__ void __launch_bounds__(" << launchBounds() << ") tcc_perm_sum("
+        << kParameters << ") {\n"
+        << "  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        << "  if (t >= threads) return;\n"
+        << kThreadSlice;
+    if (hasGlobal())
+      out << "  // volatile: the compiler would otherwise keep the global rows in registers across the loop\n"
+          << "  volatile double* xg = globalRows + (long long)blockIdx.x * " << (n() - registerRows) * kGeneratedThreadsPerBlock
+          << " + threadIdx.x;\n";
+  }
+
   void printBlockEnd(std::ostream& out, int unroll, int logUnroll, int sliceBits, bool chainDispatch,
                      const std::function<std::string(int)>& afterFlip = {}) const {
     out << "    if (base + " << unroll << " == end) break;\n"
@@ -448,16 +463,7 @@ struct GeneratedKernel {
       return (kind == 2 && !updateKept.empty() ? indent + updateKept : std::string()) + indent + updateD;
     };
 
-    out << "// " << comment << "\n"
-        << "extern \"C\" __global__ void __launch_bounds__(" << launchBounds() << ") tcc_perm_sum("
-        << kParameters << ") {\n"
-        << "  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-        << "  if (t >= threads) return;\n"
-        << kThreadSlice;
-    if (hasGlobal())
-      out << "  // volatile: the compiler would otherwise keep the global rows in registers across the loop\n"
-          << "  volatile double* xg = globalRows + (long long)blockIdx.x * " << (n() - registerRows) * kGeneratedThreadsPerBlock
-          << " + threadIdx.x;\n";
+    printKernelPrologue(out, comment);
     out << "  // x at `begin` (column 0 out: begin is a multiple of 4) plus the columns in gray(begin);\n"
         << "  // z: column 0's rows with column 0 in\n";
     for (int row = 0; row < registerRows; ++row) out << "  double " << x(row) << " = " << number(problem.start[row]) << ";\n";
@@ -538,16 +544,7 @@ struct GeneratedKernel {
       return text;
     };
 
-    out << "// " << comment << "\n"
-        << "extern \"C\" __global__ void __launch_bounds__(" << launchBounds() << ") tcc_perm_sum("
-        << kParameters << ") {\n"
-        << "  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-        << "  if (t >= threads) return;\n"
-        << kThreadSlice;
-    if (hasGlobal())
-      out << "  // volatile: the compiler would otherwise keep the global rows in registers across the loop\n"
-          << "  volatile double* xg = globalRows + (long long)blockIdx.x * " << (n() - registerRows) * kGeneratedThreadsPerBlock
-          << " + threadIdx.x;\n";
+    printKernelPrologue(out, comment);
     out << "  // x at `begin`: x(0) plus the columns in gray(begin)\n";
     for (int row = 0; row < registerRows; ++row) out << "  double " << x(row) << " = " << number(problem.start[row]) << ";\n";
     printSetup(out, 0);
