@@ -23,21 +23,9 @@
 
 #include "tcc/tcc.h"
 #include "../common/cuda_check.h"
+#include "../common/cusparse_check.h"
 
 namespace {
-
-// A failed cuSPARSE call is reported; the measurement it belongs to is
-// then left out (printed as n/a).
-#define CHECK_CUSPARSE(call)                                                                   \
-  do {                                                                                         \
-    cusparseStatus_t status_ = (call);                                                         \
-    if (status_ != CUSPARSE_STATUS_SUCCESS) {                                                  \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cusparseGetErrorString(status_));        \
-      throw CusparseFailure();                                                                 \
-    }                                                                                          \
-  } while (0)
-
-struct CusparseFailure {};
 
 // Set once cusparseSpMV has failed (reported once) and SpMV's cuSPARSE
 // times come from cusparseSpMM with one column.

@@ -35,19 +35,10 @@
 
 #include "tcc/tcc.h"
 #include "../common/cuda_check.h"
+#include "../common/cusparse_check.h"
 
 namespace {
 
-
-struct CusparseFailure {};
-#define CHECK_CUSPARSE(call)                                                            \
-  do {                                                                                  \
-    cusparseStatus_t status_ = (call);                                                  \
-    if (status_ != CUSPARSE_STATUS_SUCCESS) {                                           \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cusparseGetErrorString(status_)); \
-      throw CusparseFailure();                                                          \
-    }                                                                                   \
-  } while (0)
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
