@@ -11,6 +11,15 @@
 
 namespace tcc::permanent_test {
 
+std::string errorOf(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
 Matrix zeros(int n) { return Matrix{n, std::vector<double>(static_cast<size_t>(n) * n, 0.0)}; }
 
 Matrix randomSparse(int n, double density, uint64_t seed, bool integers) {

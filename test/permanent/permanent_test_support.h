@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "tcc/runtime/permanent.h"
@@ -17,6 +19,9 @@ struct Matrix {
   double& at(int row, int column) { return values[static_cast<size_t>(row) * n + column]; }
   double at(int row, int column) const { return values[static_cast<size_t>(row) * n + column]; }
 };
+
+// The message of the exception `body` throws, or "(no error)".
+std::string errorOf(const std::function<void()>& body);
 
 Matrix zeros(int n);
 // Each entry nonzero with probability `density`: uniform in [-1, 1]

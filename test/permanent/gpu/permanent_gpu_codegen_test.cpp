@@ -221,15 +221,6 @@ TEST(GpuPermanentLaunchPlan, WarpThreadsFlipTheSameColumnButAtTwoSteps) {
   }
 }
 
-std::string errorOf(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const std::exception& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
-
 TEST(GpuPermanentRefusal, ExactModeIsRefusedWithTheReason) {
   int64_t value = 0;
   tcc_tensor result{};

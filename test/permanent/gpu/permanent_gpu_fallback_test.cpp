@@ -33,15 +33,6 @@ namespace gpu = rt::permanent::gpu;
 constexpr rt::GpuPermanentVariant kVariants[] = {rt::GpuPermanentVariant::Baseline, rt::GpuPermanentVariant::PureReg,
                                                  rt::GpuPermanentVariant::Hybrid};
 
-std::string errorOf(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const std::exception& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
-
 Matrix withMatching(Matrix matrix) {
   for (int row = 0; row < matrix.n; ++row) matrix.at(row, (3 * row + 2) % matrix.n) = 0.625 + 0.125 * (row % 4);
   return matrix;

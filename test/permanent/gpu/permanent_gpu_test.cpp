@@ -35,15 +35,6 @@ double gpuPermanent(const Matrix& matrix, GpuPermanentVariant variant, const rt:
   return rt::gpuPermanent(tensor.abiView(), variant, options);
 }
 
-std::string errorOf(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const std::exception& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
-
 TEST(GpuPermanent, MatchesTheSumOverAllPermutations) {
   for (int n = 1; n <= 9; ++n)
     for (double density : {0.4, 1.0}) {
