@@ -30,7 +30,6 @@
 
 #include <unistd.h>
 
-#include "tcc/lowering/codegen.h"
 #include "tcc/tcc.h"
 
 namespace {
@@ -80,28 +79,11 @@ tcc::Kernel compileSpmv(tcc::frontend::FloatingPointMode mode, bool parallel, tc
   return tcc::compile(tcc::Program::fromText(text, "spmv.tc"), options);
 }
 
-// The entry point of a compiled SpMV, called on views bound once. Out of
-// cache the kernel alone is timed: Kernel::run allocates and zeroes y inside
-// its timed call, which a bandwidth figure must not count (y's pages would
-// fault inside the kernel on every call).
-using Entry = int32_t (*)(tcc_tensor**);
-struct DirectKernel {
-  std::shared_ptr<const tcc::jit::Module> module;
-  Entry entry = nullptr;
-};
-
-DirectKernel directEntry(const tcc::Kernel& kernel, tcc::jit::Backend backend) {
-  const tcc::Lowered& lowered = kernel.lowered();
-  tcc::jit::CompileOptions options;
-  options.backend = backend;
-  options.openmp = lowered.statements.at(0).function.usesOpenMP;
-  options.extraFlags = tcc::lowering::cppFloatingPointFlags(
-      lowered.floatingPoint == tcc::frontend::FloatingPointMode::Fast ? tcc::lowering::FloatingPointMode::Fast
-                                                                      : tcc::lowering::FloatingPointMode::Strict);
-  DirectKernel direct{tcc::jit::compile(lowered.cpp, options)};
-  direct.entry = direct.module->function<Entry>(lowered.statements.at(0).function.name);
-  return direct;
-}
+// Out of cache the kernels' entry points are called on views bound once:
+// Kernel::run allocates and zeroes y inside its timed call, which a
+// bandwidth figure must not count (y's pages would fault inside the kernel
+// on every call).
+using Entry = tcc::Kernel::EntryPoint;
 
 // STREAM's triad, compiled like the kernels (same backend, same OpenMP
 // runtime) so that it runs on the same threads.
@@ -194,8 +176,8 @@ Row measure(const std::string& name, const tcc::rt::Coo& coo, const tcc::Kernel&
 
 // Out of cache: every variant writes into the same y, allocated once, and
 // only the call is timed.
-Row measureDirect(const std::string& name, const tcc::rt::Coo& coo, const DirectKernel& strict,
-                  const DirectKernel& fast, TacoSpmv taco, int repeat, int rounds) {
+Row measureDirect(const std::string& name, const tcc::rt::Coo& coo, Entry strict, Entry fast, TacoSpmv taco,
+                  int repeat, int rounds) {
   tcc::Tensor A = tcc::rt::pack(coo, tcc::toRuntimeFormat(tcc::Format::csr()));
   tcc::Tensor x = tcc::rt::pack(tcc::rt::randomUniform({coo.dims[1]}, 1.0, 7),
                                 tcc::toRuntimeFormat(tcc::Format::denseOfOrder(1)));
@@ -212,17 +194,17 @@ Row measureDirect(const std::string& name, const tcc::rt::Coo& coo, const Direct
 
   Row row{name, coo.dims[0], static_cast<int64_t>(coo.nnz())};
   row.bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
-  if (strict.entry(pointers) != 0 || fast.entry(pointers) != 0) throw std::runtime_error("SpMV kernel failed");
-  strict.entry(pointers);
+  if (strict(pointers) != 0 || fast(pointers) != 0) throw std::runtime_error("SpMV kernel failed");
+  strict(pointers);
   std::vector<double> strictY = result();
-  fast.entry(pointers);
+  fast(pointers);
   row.fastDifference = relativeDifference(result(), strictY);
   taco(coo.dims[0], pos, crd, vals, xVals, yVals);
   row.tacoDifference = relativeDifference(result(), strictY);
   std::vector<double> strictSamples, fastSamples, tacoSamples;
   for (int round = 0; round < rounds; ++round) {
-    for (int r = 0; r < repeat; ++r) strictSamples.push_back(seconds([&] { strict.entry(pointers); }));
-    for (int r = 0; r < repeat; ++r) fastSamples.push_back(seconds([&] { fast.entry(pointers); }));
+    for (int r = 0; r < repeat; ++r) strictSamples.push_back(seconds([&] { strict(pointers); }));
+    for (int r = 0; r < repeat; ++r) fastSamples.push_back(seconds([&] { fast(pointers); }));
     for (int r = 0; r < repeat; ++r)
       tacoSamples.push_back(seconds([&] { taco(coo.dims[0], pos, crd, vals, xVals, yVals); }));
   }
@@ -337,7 +319,6 @@ int main(int argc, char** argv) {
                 geomean(overStrict), geomean(overFast), matrices.size());
   }
   if (inCacheOnly) return status;
-  DirectKernel strictDirect = directEntry(strict, backend), fastDirect = directEntry(fast, backend);
 
   const std::vector<std::pair<std::string, std::string>> scaleUps = {
       {"bcsstk16", "LF10"}, {"bayer10", "cage5"}, {"bcsstk13", "mesh1e1"}, {"dnn_n1024_l1", "gent113"},
@@ -351,7 +332,7 @@ int main(int argc, char** argv) {
     tcc::rt::Coo coo = kronecker(readMatrix(big), readMatrix(small));
     int scaledRepeat = std::max(1, repeat / 4);
     double triad = streamTriadBytesPerSecond(*triadModule, scaledRepeat);  // just before, same load
-    Row row = measureDirect(name, coo, strictDirect, fastDirect, taco, scaledRepeat, rounds);
+    Row row = measureDirect(name, coo, strict.entryPoint(0), fast.entryPoint(0), taco, scaledRepeat, rounds);
     triad = 0.5 * (triad + streamTriadBytesPerSecond(*triadModule, scaledRepeat));  // and just after
     checked(row);
     std::printf("| %s | %lld | %lld | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", name.c_str(),

@@ -141,6 +141,12 @@ class Kernel {
   RunResult run(const std::map<std::string, Tensor>& inputs, const RunOptions& options) const;
 
   const Lowered& lowered() const { return lowered_; }
+  // Cpu: statement's compiled entry point, for callers that bind the
+  // tensors' ABI views themselves (a benchmark timing the kernel alone):
+  // parameters in CompiledStatement::parameters order, outputs allocated by
+  // the caller; returns 0 on success. No conversion or checks happen.
+  using EntryPoint = int32_t (*)(tcc_tensor**);
+  EntryPoint entryPoint(size_t statement) const;
   const std::string& source() const { return lowered_.source(); }
   const Program& program() const { return program_; }
   double compileSeconds() const { return compileSeconds_; }

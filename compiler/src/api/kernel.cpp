@@ -156,6 +156,12 @@ Kernel compile(const Program& program, const CompileOptions& options) {
   return kernel;
 }
 
+Kernel::EntryPoint Kernel::entryPoint(size_t statement) const {
+  if (lowered_.target != frontend::Target::Cpu) throw Error("entry points are for kernels of the cpu target");
+  if (statement >= entryPoints_.size()) throw Error("no statement " + std::to_string(statement));
+  return reinterpret_cast<EntryPoint>(entryPoints_[statement]);
+}
+
 std::map<std::string, Tensor> Kernel::run(const std::map<std::string, Tensor>& inputs) const {
   RunResult result = run(inputs, RunOptions{});
   std::map<std::string, Tensor> outputs;
