@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tcc/tcc.h"
+#include "../common/stats.h"
 
 namespace {
 
@@ -30,11 +31,6 @@ const Case kCases[] = {
      "tensor A(I, J) : dense\ntensor B(I, K, L) : csf\ntensor C(K, J) : dense\ntensor D(L, J) : dense\n"
      "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)\n"},
 };
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 std::map<std::string, tcc::Tensor> inputsFor(int index) {
   using namespace tcc;

@@ -24,6 +24,7 @@
 #include "tcc/tcc.h"
 #include "../common/cuda_check.h"
 #include "../common/cusparse_check.h"
+#include "../common/stats.h"
 
 namespace {
 
@@ -31,11 +32,6 @@ namespace {
 // times come from cusparseSpMM with one column.
 bool spmvFailureReported = false;
 bool spmvThroughSpmm = false;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 
 // R-MAT (a, b, c, d) = (0.57, 0.19, 0.19, 0.05), duplicates dropped.

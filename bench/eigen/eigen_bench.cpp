@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tcc/tcc.h"
+#include "../common/stats.h"
 
 namespace {
 
@@ -39,12 +40,6 @@ using DenseRow = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::Ro
 constexpr int kSpmmColumns = 64;
 constexpr int kMttkrpRank = 16;
 constexpr int kMttkrpModeThree = 16;  // B(i, k, l) from the matrix's (i, k) with l = k mod 16
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 // One warm-up call, then `repeat` timed calls; the median in seconds.
 double timeEigen(int repeat, const std::function<void()>& body) {

@@ -23,6 +23,7 @@
 #include "tcc/jit/jit.h"
 #include "tcc/jit/kernel_cache.h"
 #include "test_tensors.h"
+#include "../common/stats.h"
 
 using namespace tcc::jit;
 using namespace tcc::jit::testing;
@@ -88,12 +89,6 @@ double cpuMilliseconds() {
 struct Latency {
   double wallMs, cpuMs;
 };
-
-double median(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  size_t n = samples.size();
-  return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
-}
 
 // Median compile latency per backend, samples interleaved so both see the
 // same machine load.

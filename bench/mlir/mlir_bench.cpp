@@ -28,6 +28,7 @@
 #include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
 #include "tcc/test/mlir_oracle.h"
+#include "../common/stats.h"
 
 namespace {
 
@@ -42,12 +43,6 @@ tcc::CompileOptions compileOptions() {
 
 constexpr int kSpmmColumns = 64;
 constexpr int kMttkrpRank = 16;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 std::vector<double> randomValues(size_t count, uint64_t seed) {
   std::mt19937_64 random(seed);

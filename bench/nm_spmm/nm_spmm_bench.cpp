@@ -38,6 +38,7 @@
 #include "tcc/runtime/cuda.h"
 #include "tcc/tcc.h"
 #include "../common/cuda_check.h"
+#include "../common/stats.h"
 
 namespace {
 
@@ -128,12 +129,6 @@ struct Row {
   double speedup() const { return cublasSeconds / tccSeconds; }
   double sparseFlops() const { return 2.0 * shape.m * shape.n * shape.k * sparsity.N / sparsity.M; }
 };
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t half = values.size() / 2;
-  return values.size() % 2 ? values[half] : 0.5 * (values[half - 1] + values[half]);
-}
 
 std::string programText(const Sparsity& s) {
   return "tensor A(I, K) : dense of float32\ntensor B(K, J) : nm(" + std::to_string(s.N) + ", " + std::to_string(s.M) +

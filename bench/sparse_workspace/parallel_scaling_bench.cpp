@@ -46,6 +46,7 @@
 #include "tcc/runtime/pack.h"
 #include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
+#include "../common/stats.h"
 
 namespace {
 
@@ -64,12 +65,6 @@ struct Measurement {
   double nonzeros = 0;      // of the result
   bool ok = false;
 };
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 // A line of /proc/self/status ("VmRSS", "VmHWM") in MiB.
 double statusMiB(const char* field) {

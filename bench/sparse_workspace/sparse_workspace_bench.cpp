@@ -34,17 +34,12 @@
 #include "tcc/runtime/matrix_market.h"
 #include "tcc/runtime/pack.h"
 #include "tcc/tcc.h"
+#include "../common/stats.h"
 
 namespace {
 
 using SparseRow = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 double timeMedian(int repeat, const std::function<void()>& body) {
   body();  // warm-up

@@ -51,14 +51,9 @@
 #include "tcc/runtime/pack.h"
 #include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
+#include "../common/stats.h"
 
 namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 // Sorted (coordinates, value) entries of a result, for comparisons.
 std::vector<std::pair<std::vector<int32_t>, double>> entriesOf(const tcc::Tensor& tensor) {

@@ -31,16 +31,11 @@
 #include <unistd.h>
 
 #include "tcc/tcc.h"
+#include "../common/stats.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 double seconds(const std::function<void()>& body) {
   auto start = Clock::now();
@@ -229,12 +224,6 @@ double streamTriadBytesPerSecond(const tcc::jit::Module& module, int repeat) {
   for (int r = 0; r < repeat; ++r) samples.push_back(seconds([&] { triad(n, a.get(), b.get(), c.get()); }));
   if (a[n / 2] != 7.0) std::fprintf(stderr, "triad check failed\n");
   return 24.0 * n / median(samples);
-}
-
-double geomean(const std::vector<double>& values) {
-  double logSum = 0;
-  for (double v : values) logSum += std::log(v);
-  return values.empty() ? NAN : std::exp(logSum / values.size());
 }
 
 }  // namespace

@@ -36,14 +36,10 @@
 #include "tcc/tcc.h"
 #include "../common/cuda_check.h"
 #include "../common/cusparse_check.h"
+#include "../common/stats.h"
 
 namespace {
 
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 template <typename T>
 T* deviceCopy(const std::vector<T>& host) {
@@ -152,13 +148,6 @@ double relativeDifference(const float* a, size_t size, const std::vector<float>&
     norm += double(b[k]) * b[k];
   }
   return norm > 0 ? std::sqrt(difference / norm) : std::sqrt(difference);
-}
-
-double geomean(const std::vector<double>& values) {
-  if (values.empty()) return 0;
-  double sum = 0;
-  for (double v : values) sum += std::log(v);
-  return std::exp(sum / values.size());
 }
 
 struct Row {

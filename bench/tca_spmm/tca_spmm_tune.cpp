@@ -14,6 +14,7 @@
 #include "tcc/lowering/tca_spmm.h"
 #include "tcc/runtime/cuda.h"
 #include "tcc/tcc.h"
+#include "../common/stats.h"
 
 namespace {
 
@@ -23,11 +24,6 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
   return text;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 struct Variant {
