@@ -36,6 +36,21 @@ inline int firstDifference(const Coordinates<N>& a, const Coordinates<N>& b) {
   return N;
 }
 
+// A compressed level's position is fresh at component k when k starts the
+// part, when the prefix up to it changed, or when it or a level above is
+// not unique (every component then has a parent of its own): that last
+// case, per level.
+template <int N>
+std::array<bool, N> freshAtEveryComponent(const std::vector<LevelSpec>& levels) {
+  std::array<bool, N> fresh{};
+  bool anyNonUnique = false;
+  for (int l = 0; l < N; ++l) {
+    anyNonUnique = anyNonUnique || (levels[l].kind == LevelKind::Compressed && !levels[l].unique);
+    fresh[l] = anyNonUnique;
+  }
+  return fresh;
+}
+
 }  // namespace detail
 
 // Positions at each level of the part holding first-level coordinates
@@ -46,15 +61,7 @@ LevelPositions<N> countPartPositions(const CooBuffer<N>& part, int32_t firstBegi
   LevelPositions<N> count{};
   const auto& crd = part.crd;
   const std::size_t size = part.size();
-  // A compressed level's position is fresh at component k when k starts
-  // the part, when the prefix up to it changed, or when it or a level
-  // above is not unique (every component then has a parent of its own).
-  bool alwaysFresh[N];
-  bool anyNonUnique = false;
-  for (int l = 0; l < N; ++l) {
-    anyNonUnique = anyNonUnique || (levels[l].kind == LevelKind::Compressed && !levels[l].unique);
-    alwaysFresh[l] = anyNonUnique;
-  }
+  const std::array<bool, N> alwaysFresh = detail::freshAtEveryComponent<N>(levels);
   for (std::size_t k = 0; k < size; ++k) {
     int first = k == 0 ? 0 : detail::firstDifference<N>(crd[k - 1], crd[k]);
     for (int l = 0; l < N; ++l)
@@ -111,11 +118,8 @@ void fillPart(const CooBuffer<N>& part, int32_t firstBegin, const Shape<N>& shap
   const auto& crd = part.crd;
   const auto& vals = part.vals;
   const std::size_t size = part.size();
-  bool alwaysFresh[N];
-  bool anyNonUnique = false;
+  const std::array<bool, N> alwaysFresh = detail::freshAtEveryComponent<N>(levels);
   for (int l = 0; l < N; ++l) {
-    anyNonUnique = anyNonUnique || (levels[l].kind == LevelKind::Compressed && !levels[l].unique);
-    alwaysFresh[l] = anyNonUnique;
     // Counts per parent go into pos[parent + 1], summed below.
     if (levels[l].kind == LevelKind::Compressed && l > 0)
       for (int64_t p = 1; p <= count[l - 1]; ++p) out.pos[l][offset[l - 1] + p] = 0;
