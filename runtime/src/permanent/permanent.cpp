@@ -217,16 +217,7 @@ void overrideFloatEngine(std::string mode, FloatEngineFactory makeEngine) {
 
 extern "C" int tcc_permanent(tcc_tensor* result, const tcc_tensor* matrix) {
   using namespace tcc::rt;
-  lastError.clear();
-  try {
-    permanent::computeInto(*result, *matrix);
-    return 0;
-  } catch (const std::exception& error) {
-    lastError = error.what();
-  } catch (...) {
-    lastError = "perm: unknown failure";
-  }
-  return kPermanentFailedStatus;
+  return permanentStatusOf(lastError, [&] { permanent::computeInto(*result, *matrix); });
 }
 
 extern "C" const char* tcc_permanent_last_error(void) { return tcc::rt::lastError.c_str(); }

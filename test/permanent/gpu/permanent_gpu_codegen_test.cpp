@@ -23,6 +23,7 @@
 #include "gpu/kernel_source.h"
 #include "gpu/launch_plan.h"
 #include "gpu/ryser_problem.h"
+#include "ryser_reference.h"
 #include "tcc/runtime/cuda.h"
 #include "tcc/runtime/permanent_gpu.h"
 #include "tcc/runtime/tensor_format.h"
@@ -44,20 +45,9 @@ perm::SortedColumnMatrix sortedOf(const Matrix& matrix) {
 // over the problem's order, plain Gray-code Ryser.
 double permanentOfProblem(const gpu::RyserProblem& problem) {
   const int n = problem.n;
-  std::vector<double> x = problem.start;
   double sum = 0;
-  const uint64_t steps = uint64_t{1} << (n - 1);
-  for (uint64_t g = 0; g < steps; ++g) {
-    if (g > 0) {
-      const int column = __builtin_ctzll(g);
-      const bool added = ((g ^ (g >> 1)) >> column) & 1;
-      for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k)
-        x[problem.rows[k]] += added ? problem.values[k] : -problem.values[k];
-    }
-    double product = 1;
-    for (double value : x) product *= value;
-    sum += (g & 1) ? -product : product;
-  }
+  forEachRyserTerm(problem, uint64_t{1} << (n - 1),
+                   [&](uint64_t g, double product) { sum += (g & 1) ? -product : product; });
   return (n % 2 == 1 ? 2.0 : -2.0) * sum;
 }
 

@@ -20,6 +20,7 @@
 #include "engine_driver.h"
 #include "gpu/cpu_fallback.h"
 #include "gpu/gpu_engine.h"
+#include "ryser_reference.h"
 #include "tcc/runtime/permanent_gpu.h"
 #include "tcc/runtime/tensor_format.h"
 
@@ -52,20 +53,11 @@ struct ChunkReference {
 };
 ChunkReference chunksOfProblem(const gpu::RyserProblem& problem, const perm::ChunkPlan& plan) {
   ChunkReference reference{std::vector<double>(plan.chunks, 0.0), std::vector<double>(plan.chunks, 0.0)};
-  std::vector<double> x = problem.start;
-  for (uint64_t g = 0; g < plan.iterations; ++g) {
-    if (g > 0) {
-      const int column = __builtin_ctzll(g);
-      const bool added = ((g ^ (g >> 1)) >> column) & 1;
-      for (int32_t k = problem.columnStart[column]; k < problem.columnStart[column + 1]; ++k)
-        x[problem.rows[k]] += added ? problem.values[k] : -problem.values[k];
-    }
-    double product = 1;
-    for (double value : x) product *= value;
+  forEachRyserTerm(problem, plan.iterations, [&](uint64_t g, double product) {
     const int64_t chunk = static_cast<int64_t>(g / plan.chunkSize);
     reference.sums[chunk] += (g & 1) ? -product : product;
     reference.magnitudes[chunk] += std::abs(product);
-  }
+  });
   return reference;
 }
 

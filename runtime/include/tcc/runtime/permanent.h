@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <string>
 
 #include "tcc/runtime/abi.h"
@@ -57,6 +58,22 @@ class PermanentOptionsScope {
 
 // What tcc_permanent returns when it fails; tcc_permanent_last_error() says why.
 inline constexpr int kPermanentFailedStatus = 4;
+
+// The body of a C entry point: 0 when `body` returns, kPermanentFailedStatus
+// with the reason in `lastError` when it throws (no exception crosses the ABI).
+template <typename Body>
+int permanentStatusOf(std::string& lastError, Body&& body) noexcept {
+  lastError.clear();
+  try {
+    body();
+    return 0;
+  } catch (const std::exception& error) {
+    lastError = error.what();
+  } catch (...) {
+    lastError = "perm: unknown failure";
+  }
+  return kPermanentFailedStatus;
+}
 
 }  // namespace tcc::rt
 

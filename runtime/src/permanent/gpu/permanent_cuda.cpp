@@ -131,8 +131,7 @@ double gpuPermanent(const tcc_tensor& matrix, GpuPermanentVariant variant, const
 
 extern "C" int tcc_permanent_cuda(tcc_tensor* result, const tcc_tensor* matrix) {
   using namespace tcc::rt;
-  lastError.clear();
-  try {
+  return permanentStatusOf(lastError, [&] {
     if (result->order != 0 || !result->vals) throw std::runtime_error("perm: the result must be a scalar");
     if (result->datatype == TCC_INT32 || result->datatype == TCC_INT64)
       throw std::runtime_error(
@@ -149,13 +148,7 @@ extern "C" int tcc_permanent_cuda(tcc_tensor* result, const tcc_tensor* matrix) 
       const float single = static_cast<float>(value);
       cuda::copyToDevice(result->vals, &single, sizeof single);
     }
-    return 0;
-  } catch (const std::exception& error) {
-    lastError = error.what();
-  } catch (...) {
-    lastError = "perm: unknown failure";
-  }
-  return kPermanentFailedStatus;
+  });
 }
 
 extern "C" const char* tcc_permanent_cuda_last_error(void) { return tcc::rt::lastError.c_str(); }
