@@ -98,7 +98,14 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
                   (forall->attributes.onThreads() || isGpuUnit(forall->attributes.parallelUnit));
     bool lhsBound = std::all_of(lhsVars.begin(), lhsVars.end(),
                                 [&](const ir::IndexVar& v) { return coordinates_.count(v) > 0; });
-    if (!varOnLhs && !pinned && !atomic && lhsBound) {
+    // Threads that insert into sparse workspaces of their own must each
+    // insert what they summed: one temporary around their loop would be
+    // shared by all of them, and inserted by none.
+    auto onThreads = [](const ir::ForallNode* loop) { return loop->attributes.onThreads(); };
+    auto inner = statementsOf<ir::ForallNode>(forall->body);
+    bool threadsInsertHere = storageOf(sole->lhs.tensor()).ismHandle.defined() &&
+                             (onThreads(forall) || std::any_of(inner.begin(), inner.end(), onThreads));
+    if (!varOnLhs && !pinned && !atomic && lhsBound && !threadsInsertHere) {
       Expr temporary = freshVar("t" + sole->lhs.tensor().name(), valueType(sole->lhs.tensor()));
       // With no summed variable outside, this is the entry's only
       // contribution: store it instead of adding it.

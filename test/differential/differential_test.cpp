@@ -36,6 +36,14 @@ TEST(DifferentialGenerator, TheSameSeedGivesTheSameCase) {
   EXPECT_NE(generateCase(1).programText(), generateCase(2).programText());
 }
 
+// Text that some generated program must contain, for each feature the
+// generator varies.
+constexpr const char* kProgramFeatures[] = {
+    "compressed(nonunique)", "singleton", "order (", "of float32", "of int32", "of int64", " / ", " - ", "sum(",
+    "split(", "divide(", "fuse(", "pos(", "bound(", "unroll(", "precompute(", "dense_workspace(",
+    "sparse_workspace(", "reorder(", "Atomics", "ParallelReduction", "Temporary", "Workspace)", "CPUVector",
+    ": csr", ": coo", ": csf"};
+
 // What the default run's handful of cases cannot show: over many seeds the
 // generator reaches every feature it is meant to vary.
 TEST(DifferentialGenerator, ReachesEveryFeature) {
@@ -43,10 +51,7 @@ TEST(DifferentialGenerator, ReachesEveryFeature) {
   for (uint64_t seed = 1; seed <= 400; ++seed) {
     Case c = generateCase(seed, withRealMatrices());
     std::string text = c.programText();
-    for (const char* feature :
-         {"compressed(nonunique)", "singleton", "order (", "of float32", "of int32", "of int64", " / ", " - ",
-          "sum(", "split(", "divide(", "fuse(", "pos(", "bound(", "unroll(", "precompute(", "dense_workspace(",
-          "reorder(", "Atomics", "ParallelReduction", "Temporary", "CPUVector", ": csr", ": coo", ": csf"})
+    for (const char* feature : kProgramFeatures)
       if (text.find(feature) != std::string::npos) seen.insert(feature);
     std::set<size_t> orders;
     bool anyNonzero = false;
@@ -62,11 +67,9 @@ TEST(DifferentialGenerator, ReachesEveryFeature) {
     if (c.origin.find(".mtx") != std::string::npos) seen.insert("real matrix");
     ASSERT_TRUE(anyNonzero) << "seed " << seed << " has all-zero inputs";
   }
-  for (const char* feature :
-       {"compressed(nonunique)", "singleton", "order (", "of float32", "of int32", "of int64", " / ", " - ", "sum(",
-        "split(", "divide(", "fuse(", "pos(", "bound(", "unroll(", "precompute(", "dense_workspace(", "reorder(",
-        "Atomics", "ParallelReduction", "Temporary", "CPUVector", ": csr", ": coo", ": csf", "order 0", "order 1",
-        "order 2", "order 3", "order 4", "output order 0", "output order 3", "empty tensor", "size-1 mode"})
+  for (const char* feature : kProgramFeatures) EXPECT_TRUE(seen.count(feature)) << "no generated case has " << feature;
+  for (const char* feature : {"order 0", "order 1", "order 2", "order 3", "order 4", "output order 0",
+                              "output order 3", "empty tensor", "size-1 mode"})
     EXPECT_TRUE(seen.count(feature)) << "no generated case has " << feature;
   if (std::filesystem::is_directory(std::string(TCC_SHARED_DATA_DIR) + "/matrices"))
     EXPECT_TRUE(seen.count("real matrix")) << "no generated case reads a real matrix";

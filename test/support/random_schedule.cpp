@@ -15,7 +15,7 @@ std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std:
   for (size_t c = 0; c < length; ++c) {
     size_t p = pick(loops.size());
     std::string var = loops[p];
-    switch (pick(space.wideMix ? 11 : 7)) {
+    switch (pick(space.wideMix ? 12 : 7)) {
       case 0: case 1: {
         std::string outer = name(var + "o"), inner = name(var + "i");
         int factor = std::vector<int>{1, 2, 3, 4, 7}[pick(5)];
@@ -82,8 +82,15 @@ std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std:
       case 10: {
         const char* unit = pick(3) ? "CPUThread" : "CPUVector";
         const char* strategy =
-            std::vector<const char*>{"NoRaces", "Atomics", "Temporary", "ParallelReduction"}[pick(4)];
+            std::vector<const char*>{"NoRaces", "Atomics", "Temporary", "ParallelReduction", "Workspace"}[pick(5)];
         commands.push_back("parallelize(" + var + ", " + unit + ", " + strategy + ")");
+        break;
+      }
+      case 11: {
+        // An insert-sort-merge workspace over the whole output, or from `var` on.
+        const char* policy = std::vector<const char*>{"bucket", "hash", "coord", "map", "vector"}[pick(5)];
+        std::string options = std::string("policy = ") + policy + (pick(2) ? ", pipeline = on" : "");
+        commands.push_back("sparse_workspace(" + (pick(2) ? var + ", " : std::string()) + options + ")");
         break;
       }
     }
