@@ -113,7 +113,7 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
       forced.grid[2] = static_cast<unsigned>(forced.splits);
       forced.threads = t.threads();
       forced.packed = packed;
-      forced.sharedBytes = lowering::nmSpmmSharedBytes(t, shape.N, shape.M, packed);
+      forced.sharedBytes = lowering::nmSpmmSharedBytes(t, shape.N, shape.M, shape.L, packed);
       plans.push_back(forced);
     }
   NmSpmmPlan simple;

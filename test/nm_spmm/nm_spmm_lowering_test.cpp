@@ -51,10 +51,19 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
     EXPECT_NE(lowered.statements[0].decisions[0].find("is the N:M SpMM intrinsic (B nm(16,32,32), 50% sparse)"),
               std::string::npos)
         << lowered.statements[0].decisions[0];
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1>"), std::string::npos);
-    // The deep wide tiles: two windows per k-tile, fully unrolled or in chunks of one window.
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 8, 8, 16, 32, 32, 2, 2, false, false, 2>"), std::string::npos);
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 8, 8, 16, 32, 32, 2, 2, false, false, 1>"), std::string::npos);
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false>"),
+              std::string::npos);
+    // The deep wide tiles: two windows per k-tile, fully unrolled or in chunks of one window; three stages
+    // (D's tile sized for L = 32 leaves room for them).
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 8, 8, 16, 32, 32, 2, 3, false, false, 2, false>"),
+              std::string::npos);
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 8, 8, 16, 32, 32, 2, 3, false, false, 1, false>"),
+              std::string::npos);
+    // The mbarrier pipeline: four stages where they fit (two k-tiles ahead), else three.
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 1, 4, false, false, 1, true>"),
+              std::string::npos);
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true>"),
+              std::string::npos);
     EXPECT_EQ(lowered.cudaKernels.find("_packed"), std::string::npos);  // 50%: no packing
     EXPECT_NE(lowered.cuda.find("_run(C, A, B)"), std::string::npos);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -64,13 +65,21 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
   std::string report;
   for (const auto& plan : candidates) {
     launchPlan(run, plan, x);  // warm-up (and the shared-memory opt-in)
-    double seconds = std::numeric_limits<double>::infinity();
-    // A second run only where the first was short (and so noisier).
-    for (int repeat = 0; repeat < 2 && !(repeat == 1 && seconds > 1e-3); ++repeat) {
+    // One timed launch sets how many launches a sample takes (about 0.2 ms
+    // of work, so that short kernels are not timed by the events' own
+    // resolution); the candidate's time is the median of five samples.
+    timer.start();
+    launchPlan(run, plan, x);
+    double once = timer.stopSeconds();
+    int batch = static_cast<int>(std::clamp(2e-4 / std::max(once, 1e-7), 1.0, 32.0));
+    double samples[5];
+    for (double& sample : samples) {
       timer.start();
-      launchPlan(run, plan, x);
-      seconds = std::min(seconds, timer.stopSeconds());
+      for (int launch = 0; launch < batch; ++launch) launchPlan(run, plan, x);
+      sample = timer.stopSeconds() / batch;
     }
+    std::sort(std::begin(samples), std::end(samples));
+    double seconds = samples[2];
     if (verbose) {  // appended piece by piece: GCC 12 warns (-Wrestrict) on " " + std::string
       report += ' ';
       report += lowering::nmSpmmKernelName("", plan).substr(1);

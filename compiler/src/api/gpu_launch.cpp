@@ -35,7 +35,7 @@ std::string digestOf(const std::string& text) {
 std::string cachedCubin(const std::string& key, const std::string& source, const std::string& architecture) {
   static std::mutex mutex;
   static std::map<std::string, std::string> memory;
-  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_lock<std::mutex> lock(mutex);
   if (auto found = memory.find(key); found != memory.end()) return found->second;
   auto directory = jit::KernelCacheSettings::fromEnvironment().diskDirectory;
   std::filesystem::path file;
@@ -46,7 +46,11 @@ std::string cachedCubin(const std::string& key, const std::string& source, const
     if (contents.size() > key.size() + 1 && contents.compare(0, key.size(), key) == 0 && contents[key.size()] == '\0')
       return memory[key] = contents.substr(key.size() + 1);
   }
+  // NVRTC runs unlocked, so that threads compile different sources at once
+  // (two threads with the same source both compile it; either result is kept).
+  lock.unlock();
   std::string cubin = rt::cuda::compileToCubin(source, architecture, "tcc_kernels.cu");
+  lock.lock();
   memory[key] = cubin;
   if (directory) {
     std::error_code ignored;

@@ -43,10 +43,45 @@ __device__ __forceinline__ void tcc_nm_cp_async4_full(void* shared, const void* 
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(address), "l"(global));
 }
 __device__ __forceinline__ void tcc_nm_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+// The mbarrier pipeline's steps (shared-memory addresses of 8-byte barriers).
+__device__ __forceinline__ void tcc_nm_mbarrier_init(unsigned barrier, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(barrier), "r"(count) : "memory");
+}
+// Arrives on `barrier` once the thread's earlier cp.async copies have landed
+// (the barrier's count includes this arrival: .noinc).
+__device__ __forceinline__ void tcc_nm_cp_async_arrive(unsigned barrier) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(barrier) : "memory");
+}
+__device__ __forceinline__ void tcc_nm_mbarrier_arrive(unsigned barrier) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(barrier) : "memory");
+}
+__device__ __forceinline__ bool tcc_nm_mbarrier_try(unsigned barrier, unsigned parity) {
+  unsigned done;
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, done;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(barrier), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+// Returns once the barrier's phase of parity `parity` has completed. A
+// wait of more than about 2^34 cycles (seconds) can only be a broken
+// pipeline: the kernel traps, so that the launch fails instead of hanging.
+__device__ __forceinline__ void tcc_nm_mbarrier_wait(unsigned barrier, unsigned parity) {
+  if (tcc_nm_mbarrier_try(barrier, parity)) return;
+  const long long start = clock64();
+  while (!tcc_nm_mbarrier_try(barrier, parity))
+    if (clock64() - start > (1ll << 34)) __trap();
+}
 template <int PENDING>
 __device__ __forceinline__ void tcc_nm_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING)); }
 
-template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW>
+template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
+          bool MBAR>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -318,7 +353,50 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     }
   };
 
-  if constexpr (!PACK) {
+  if constexpr (MBAR) {
+    // No CTA barrier in the loop: full[s] completes when every thread's
+    // copies into stage s have landed, empty[s] when every thread has
+    // computed on it. A stage is refilled two steps after it was computed
+    // (STAGES - 2 k-tiles ahead of the computed one), so a thread rarely
+    // waits for the slowest one to finish the step before.
+    static_assert(!PACK && STAGES >= 3, "the mbarrier pipeline has three or more stages and does not pack");
+    constexpr int AHEAD = STAGES - 2;
+    const unsigned full = ((unsigned)__cvta_generic_to_shared(Ds + STAGES * D_COUNT) + 7u) & ~7u;
+    const unsigned empty = full + 8 * STAGES;
+    if (tid == 0) {
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        tcc_nm_mbarrier_init(full + 8 * s, THREADS);
+        tcc_nm_mbarrier_init(empty + 8 * s, THREADS);
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < AHEAD; ++s) {
+      if (tileBegin + s < tileEnd) {
+        issueA(tileBegin + s, s, nullptr);
+        issueB(tileBegin + s, s);
+        issueD(tileBegin + s, s);
+        tcc_nm_cp_async_arrive(full + 8 * s);
+      }
+    }
+    for (int tile = tileBegin; tile < tileEnd; ++tile) {
+      const int step = tile - tileBegin;
+      if (tile + AHEAD < tileEnd) {
+        // Its use-th fill: the use-1-th computation on it must be over.
+        const int stage = (step + AHEAD) % STAGES, use = (step + AHEAD) / STAGES;
+        if (use > 0) tcc_nm_mbarrier_wait(empty + 8 * stage, (use - 1) & 1);
+        issueA(tile + AHEAD, stage, nullptr);
+        issueB(tile + AHEAD, stage);
+        issueD(tile + AHEAD, stage);
+        tcc_nm_cp_async_arrive(full + 8 * stage);
+      }
+      const int stage = step % STAGES;
+      tcc_nm_mbarrier_wait(full + 8 * stage, (step / STAGES) & 1);
+      compute(stage, stage);
+      tcc_nm_mbarrier_arrive(empty + 8 * stage);
+    }
+  } else if constexpr (!PACK) {
     // STAGES - 1 k-tiles in flight ahead of the one computed.
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
@@ -433,9 +511,9 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
           << std::max(1, 65536 / (tile.threads() * registers)) << ") " << prefix << "_" << tile.name
           << (packed ? "_packed" : "") << parameters << " {\n  tcc_nm_spmm_tile<" << tile.warpsM << ", "
           << tile.warpsN << ", " << tile.threadRows << ", " << N << ", " << M
-          << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M, packed) << ", "
-          << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false") << ", " << chunk
-          << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+          << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M, L, packed) << ", "
+          << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false") << ", " << chunk << ", "
+          << (tile.mbarriers ? "true" : "false") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }
   // Any N, M, L: one thread per entry of C (shapes no tile fits).

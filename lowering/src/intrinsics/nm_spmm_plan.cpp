@@ -12,6 +12,8 @@ constexpr int kLargestKTile = 128;               // columns of A per k-tile
 constexpr int kLargestDeepKTile = 256;           // the same for tiles with a kScale above 1
 // Three stages where they leave room for two CTAs of 256 threads per SM.
 constexpr int kThreeStageBytes = 112 * 1024;
+// The mbarrier tiles' barriers: two of 8 bytes per stage (at most 4), aligned to 8.
+constexpr int kBarrierBytes = 2 * 8 * 4 + 8;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -34,7 +36,7 @@ NmSpmmPlan planFor(const NmSpmmShape& shape, int tileIndex, int splits) {
   plan.grid[1] = static_cast<unsigned>(std::max<int64_t>(ceilDiv(shape.m, tile.rows()), 1));
   plan.grid[2] = static_cast<unsigned>(plan.splits);
   plan.threads = tile.threads();
-  plan.sharedBytes = nmSpmmSharedBytes(tile, shape.N, shape.M);
+  plan.sharedBytes = nmSpmmSharedBytes(tile, shape.N, shape.M, shape.L);
   return plan;
 }
 
@@ -63,23 +65,26 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"wide", 2, 8},    // 128 x 256, 512 threads
       {"medium", 1, 4},  // 64 x 128, 128 threads
       {"small", 1, 2},   // 64 x 64, 64 threads
-      {"tall", 2, 4, 16},     // 256 x 128, 256 threads, 16 x 8 per thread
       {"tallwide", 1, 8, 16}, // 128 x 256, 256 threads, 16 x 8 per thread
-      // The same with A's tile row-major (16-byte copies):
-      {"wide_rows", 2, 8, 8, true},
-      {"tallwide_rows", 1, 8, 16, true},
       // "deep": k-tiles of twice the windows (half the barriers and
       // pipeline steps per kept row), computed fully unrolled or, "_rolled",
       // in a loop over chunks of the usual windows (the usual code size).
       {"wide_deep", 2, 8, 8, false, 2},
       {"tallwide_deep", 1, 8, 16, false, 2},
-      {"wide_rows_deep", 2, 8, 8, true, 2},
       {"wide_deep_rolled", 2, 8, 8, false, 2, true},
-      // 64 x 512, 512 threads, A row-major: above 70% sparsity A's tile (M/N
-      // columns per kept row) is most of the traffic, and a wider tile reads
-      // it for more columns of C (A + B' per FMA: (M/N)/512 + 1/64 against
-      // (M/N)/256 + 1/128 for wide).
+      // 64 x 512, 512 threads, A row-major in shared memory (filled by
+      // 16-byte copies): above 70% sparsity A's tile (M/N columns per kept
+      // row) is most of the traffic, and a wider tile reads it for more
+      // columns of C (A + B' per FMA: (M/N)/512 + 1/64 against (M/N)/256 +
+      // 1/128 for wide).
       {"xwide_rows", 1, 16, 8, true},
+      {"xwide_rows_deep", 1, 16, 8, true, 2},
+      // The leading tiles with the mbarrier pipeline (no CTA barrier per k-tile).
+      {"large_mbar", 2, 4, 8, false, 1, false, true},
+      {"tallwide_mbar", 1, 8, 16, false, 1, false, true},
+      {"tallwide_deep_mbar", 1, 8, 16, false, 2, false, true},
+      {"xwide_rows_mbar", 1, 16, 8, true, 1, false, true},
+      {"xwide_rows_deep_mbar", 1, 16, 8, true, 2, false, true},
   };
   return tiles;
 }
@@ -101,10 +106,10 @@ int nmSpmmTileWindows(const NmSpmmTile& tile, int N, int M) {
 
 namespace {
 
-int stageBytes(const NmSpmmTile& tile, int N, int M) {
+int stageBytes(const NmSpmmTile& tile, int N, int M, int L) {
   int windows = nmSpmmTileWindows(tile, N, M);
   int ks = windows * M, ws = windows * N;
-  int groups = tile.cols() / 4;  // at most one column group per 4 columns (L >= 4)
+  int groups = tile.cols() >= L ? tile.cols() / std::max(L, 1) : 1;  // column groups of D's tile
   int aFloats = tile.rowMajorA ? tile.rows() * (((ks + 27) / 32) * 32 + 4) : ks * (tile.rows() + 4);
   return 4 * (aFloats + ws * tile.cols() + ws * groups);
 }
@@ -114,20 +119,29 @@ int stageBytes(const NmSpmmTile& tile, int N, int M) {
 bool nmSpmmPacks(int N, int M) { return N > 0 && M > 0 && 1.0 - static_cast<double>(N) / M > 0.7; }
 
 bool nmSpmmTilePacks(const NmSpmmTile& tile, int N, int M) {
-  return nmSpmmPacks(N, M) && !tile.rowMajorA && tile.kScale == 1;
+  return nmSpmmPacks(N, M) && !tile.rowMajorA && tile.kScale == 1 && !tile.mbarriers;
 }
 
-int nmSpmmStages(const NmSpmmTile& tile, int N, int M, bool packed) {
+int nmSpmmStages(const NmSpmmTile& tile, int N, int M, int L, bool packed) {
   if (packed) return 2;
   // A CTA that has the SM's registers to itself (512 threads, or 16 rows
   // per thread) may take most of the shared memory too.
   bool alone = tile.threads() >= 512 || tile.threadRows > 8;
   int limit = alone ? kLargestSharedBytes - 24 * 1024 : kThreeStageBytes;
-  return 3 * stageBytes(tile, N, M) <= limit ? 3 : 2;
+  int bytes = stageBytes(tile, N, M, L);
+  if (tile.mbarriers) {
+    // Two k-tiles in flight ahead of the computed one need four stages;
+    // three leave one (and the drift of a k-tile).
+    limit -= kBarrierBytes;
+    return 4 * bytes <= limit ? 4 : 3 * bytes <= limit ? 3 : 0;
+  }
+  return 3 * bytes <= limit ? 3 : 2;
 }
 
-int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, bool packed) {
-  int bytes = nmSpmmStages(tile, N, M, packed) * stageBytes(tile, N, M);
+int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed) {
+  int stages = nmSpmmStages(tile, N, M, L, packed);
+  int bytes = stages * stageBytes(tile, N, M, L);
+  if (tile.mbarriers) return stages == 0 ? kLargestSharedBytes + 1 : bytes + kBarrierBytes;
   if (!packed) return bytes;
   int windows = nmSpmmTileWindows(tile, N, M);
   // A third slot of D's tile, and two masks of the used columns.
@@ -137,7 +151,7 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, bool packed) {
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {
   if (nmSpmmTileWindows(tile, N, M) == 0 || L < 4 || L % 4 != 0) return false;
   if (tile.cols() % L != 0 && L % tile.cols() != 0) return false;
-  return nmSpmmSharedBytes(tile, N, M, nmSpmmTilePacks(tile, N, M)) <= kLargestSharedBytes;
+  return nmSpmmSharedBytes(tile, N, M, L, nmSpmmTilePacks(tile, N, M)) <= kLargestSharedBytes;
 }
 
 NmSpmmPlan nmSpmmDefaultPlan(const NmSpmmShape& shape, int multiprocessors) {
@@ -173,7 +187,7 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
       for (bool packed : {false, true}) {
         if (packed && !nmSpmmTilePacks(nmSpmmTiles()[index], shape.N, shape.M)) continue;
         plan.packed = packed;
-        plan.sharedBytes = nmSpmmSharedBytes(nmSpmmTiles()[index], shape.N, shape.M, packed);
+        plan.sharedBytes = nmSpmmSharedBytes(nmSpmmTiles()[index], shape.N, shape.M, shape.L, packed);
         bool seen = std::any_of(plans.begin(), plans.end(), [&](const NmSpmmPlan& other) {
           return other.tile == plan.tile && other.splits == plan.splits && other.packed == plan.packed;
         });

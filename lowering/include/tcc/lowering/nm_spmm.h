@@ -32,6 +32,13 @@ struct NmSpmmTile {
   // The k-tile computed in a rolled loop over chunks of the usual windows
   // (unrolled within a chunk), so the code is no larger than with kScale 1.
   bool rolled = false;
+  // The k-tiles' pipeline paced by mbarriers instead of a CTA barrier: a
+  // "full" barrier per stage completes when every thread's copies into it
+  // have landed (cp.async.mbarrier.arrive), an "empty" one when every
+  // thread has computed on it; a stage is refilled two k-tiles after it was
+  // computed, so warps drift up to a k-tile apart instead of meeting at a
+  // barrier every k-tile. Three or four stages.
+  bool mbarriers = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
@@ -61,10 +68,12 @@ bool nmSpmmPacks(int N, int M);
 // Whether tile `tile` has a packing kernel for N:M (the k-major tiles with kScale 1 do).
 bool nmSpmmTilePacks(const NmSpmmTile& tile, int N, int M);
 // Pipeline stages (k-tiles in shared memory at once) of tile `tile`: 3, or
-// 2 where three would not leave room for a second CTA; packing: 2.
-int nmSpmmStages(const NmSpmmTile& tile, int N, int M, bool packed = false);
+// 2 where three would not leave room for a second CTA; packing: 2; the
+// mbarrier tiles: 4 where they fit, else 3 (0: they do not fit). L sets
+// the size of D's tile (one entry per kept row and column group).
+int nmSpmmStages(const NmSpmmTile& tile, int N, int M, int L, bool packed = false);
 // Dynamic shared memory of tile `tile`'s kernel, in bytes.
-int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, bool packed = false);
+int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed = false);
 
 struct NmSpmmPlan {
   int tile = -1;   // index into nmSpmmTiles(); -1: the simple kernel
