@@ -212,6 +212,24 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
   EXPECT_EQ(nmSpmmDefaultPlan({100, 100, 512, 8, 256, 32}, 132).tile, -1);
 }
 
+TEST(NmSpmmPlans, MbarrierTilesHaveThreeOrFourStagesAndDsTileFollowsL) {
+  using lowering::nmSpmmTiles;
+  int mbarrierTiles = 0;
+  for (const auto& tile : nmSpmmTiles()) {
+    if (!tile.mbarriers || !lowering::nmSpmmTileFits(tile, 16, 32, 32)) continue;
+    ++mbarrierTiles;
+    int stages = lowering::nmSpmmStages(tile, 16, 32, 32);
+    EXPECT_TRUE(stages == 3 || stages == 4) << tile.name << ": " << stages;
+    EXPECT_FALSE(lowering::nmSpmmTilePacks(tile, 4, 32));  // no packing kernel
+  }
+  EXPECT_GE(mbarrierTiles, 3);
+  // D's tile has one entry per kept row and column group: more groups
+  // (smaller L) take more shared memory.
+  const auto& large = nmSpmmTiles()[0];
+  EXPECT_LT(lowering::nmSpmmSharedBytes(large, 16, 32, 32), lowering::nmSpmmSharedBytes(large, 16, 32, 4));
+  EXPECT_EQ(lowering::nmSpmmSharedBytes(large, 16, 32, 128), lowering::nmSpmmSharedBytes(large, 16, 32, 256));
+}
+
 #ifdef TCC_NVCC
 // The printed .cu (kernels, launch, entry point) compiles alone with nvcc,
 // warnings as errors, for tiles of every kind and for the simple kernel.
