@@ -79,12 +79,17 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // 1/128 for wide).
       {"xwide_rows", 1, 16, 8, true},
       {"xwide_rows_deep", 1, 16, 8, true, 2},
+      // The same tile with A k-major (4-byte copies, but two float4 loads of
+      // A per kept row instead of eight single floats).
+      {"xwide", 1, 16},
       // The leading tiles with the mbarrier pipeline (no CTA barrier per k-tile).
       {"large_mbar", 2, 4, 8, false, 1, false, true},
       {"tallwide_mbar", 1, 8, 16, false, 1, false, true},
       {"tallwide_deep_mbar", 1, 8, 16, false, 2, false, true},
       {"xwide_rows_mbar", 1, 16, 8, true, 1, false, true},
       {"xwide_rows_deep_mbar", 1, 16, 8, true, 2, false, true},
+      {"xwide_mbar", 1, 16, 8, false, 1, false, true},
+      {"xwide_deep_mbar", 1, 16, 8, false, 2, false, true},
   };
   return tiles;
 }
