@@ -225,7 +225,8 @@ class Bench {
     for (auto& thread : threads) thread.join();
     for (auto& failure : failures)
       if (failure) std::rethrow_exception(failure);
-    for (auto& [s, compiled] : fresh) compiled->module = tcc::detail::loadCudaKernels(compiled->lowered, architecture_, true);
+    for (auto& entry : fresh)
+      entry.second->module = tcc::detail::loadCudaKernels(entry.second->lowered, architecture_, true);
     std::fprintf(stderr, "compiled %zu programs in %.1f s\n", fresh.size(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }

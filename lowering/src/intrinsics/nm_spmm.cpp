@@ -209,7 +209,8 @@ std::string hostDefinitions(const imp::Intrinsic& op, const std::string& prefix)
       << "  static const int tiles[" << fitting.size() << "][5] = {";
   for (size_t t = 0; t < fitting.size(); ++t)
     out << (t ? ", " : "") << "{" << fitting[t]->rows() << ", " << fitting[t]->cols() << ", " << fitting[t]->threads()
-        << ", " << nmSpmmSharedBytes(*fitting[t], nm.N, nm.M, nm.L) << ", " << nmSpmmTileWindows(*fitting[t], nm.N, nm.M)
+        << ", " << nmSpmmSharedBytes(*fitting[t], nm.N, nm.M, nm.L) << ", "
+        << nmSpmmTileWindows(*fitting[t], nm.N, nm.M)
         << "}";
   out << "};\n  static const Kernel kernels[" << fitting.size() << "] = {";
   for (size_t t = 0; t < fitting.size(); ++t) out << (t ? ", " : "") << prefix << "_" << fitting[t]->name;
