@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <iterator>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -67,19 +66,27 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
     launchPlan(run, plan, x);  // warm-up (and the shared-memory opt-in)
     // One timed launch sets how many launches a sample takes (about 0.2 ms
     // of work, so that short kernels are not timed by the events' own
-    // resolution); the candidate's time is the median of five samples.
+    // resolution); the candidate's time is the median of five samples, or
+    // of three where a launch takes over a millisecond (steadier). A
+    // candidate whose first launch is 25% slower than the best so far is
+    // not sampled further.
     timer.start();
     launchPlan(run, plan, x);
     double once = timer.stopSeconds();
-    int batch = static_cast<int>(std::clamp(2e-4 / std::max(once, 1e-7), 1.0, 32.0));
-    double samples[5];
-    for (double& sample : samples) {
-      timer.start();
-      for (int launch = 0; launch < batch; ++launch) launchPlan(run, plan, x);
-      sample = timer.stopSeconds() / batch;
+    double seconds = once;
+    if (once < 1.25 * bestSeconds) {
+      int batch = static_cast<int>(std::clamp(2e-4 / std::max(once, 1e-7), 1.0, 32.0));
+      int count = once > 1e-3 ? 3 : 5;
+      double samples[5];
+      samples[0] = once;
+      for (int i = once > 1e-3 ? 1 : 0; i < count; ++i) {
+        timer.start();
+        for (int launch = 0; launch < batch; ++launch) launchPlan(run, plan, x);
+        samples[i] = timer.stopSeconds() / batch;
+      }
+      std::sort(samples, samples + count);
+      seconds = samples[count / 2];
     }
-    std::sort(std::begin(samples), std::end(samples));
-    double seconds = samples[2];
     if (verbose) {  // appended piece by piece: GCC 12 warns (-Wrestrict) on " " + std::string
       report += ' ';
       report += lowering::nmSpmmKernelName("", plan).substr(1);
