@@ -380,21 +380,25 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         tcc_nm_cp_async_arrive(full + 8 * s);
       }
     }
+    // The stage filled at step s is (s + AHEAD) % STAGES, for the
+    // ((s + AHEAD) / STAGES)-th time; the one computed is s % STAGES, in
+    // phase (s / STAGES) & 1. Counted, not divided, step by step.
+    int fillStage = AHEAD, fillUse = 0, stage = 0;
+    unsigned phase = 0;
     for (int tile = tileBegin; tile < tileEnd; ++tile) {
-      const int step = tile - tileBegin;
       if (tile + AHEAD < tileEnd) {
-        // Its use-th fill: the use-1-th computation on it must be over.
-        const int stage = (step + AHEAD) % STAGES, use = (step + AHEAD) / STAGES;
-        if (use > 0) tcc_nm_mbarrier_wait(empty + 8 * stage, (use - 1) & 1);
-        issueA(tile + AHEAD, stage, nullptr);
-        issueB(tile + AHEAD, stage);
-        issueD(tile + AHEAD, stage);
-        tcc_nm_cp_async_arrive(full + 8 * stage);
+        // Its fillUse-th fill: the (fillUse - 1)-th computation on it must be over.
+        if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * fillStage, (fillUse - 1) & 1);
+        issueA(tile + AHEAD, fillStage, nullptr);
+        issueB(tile + AHEAD, fillStage);
+        issueD(tile + AHEAD, fillStage);
+        tcc_nm_cp_async_arrive(full + 8 * fillStage);
       }
-      const int stage = step % STAGES;
-      tcc_nm_mbarrier_wait(full + 8 * stage, (step / STAGES) & 1);
+      if (++fillStage == STAGES) fillStage = 0, ++fillUse;
+      tcc_nm_mbarrier_wait(full + 8 * stage, phase);
       compute(stage, stage);
       tcc_nm_mbarrier_arrive(empty + 8 * stage);
+      if (++stage == STAGES) stage = 0, phase ^= 1u;
     }
   } else if constexpr (!PACK) {
     // STAGES - 1 k-tiles in flight ahead of the one computed.

@@ -65,31 +65,20 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"wide", 2, 8},    // 128 x 256, 512 threads
       {"medium", 1, 4},  // 64 x 128, 128 threads
       {"small", 1, 2},   // 64 x 64, 64 threads
-      {"tallwide", 1, 8, 16}, // 128 x 256, 256 threads, 16 x 8 per thread
-      // "deep": k-tiles of twice the windows (half the barriers and
-      // pipeline steps per kept row), computed fully unrolled or, "_rolled",
-      // in a loop over chunks of the usual windows (the usual code size).
-      {"wide_deep", 2, 8, 8, false, 2},
+      // 128 x 256, 256 threads, 16 x 8 per thread, k-tiles of twice the
+      // windows ("deep": half the pipeline steps per kept row).
       {"tallwide_deep", 1, 8, 16, false, 2},
-      {"wide_deep_rolled", 2, 8, 8, false, 2, true},
-      // 64 x 512, 512 threads, A row-major in shared memory (filled by
-      // 16-byte copies): above 70% sparsity A's tile (M/N columns per kept
-      // row) is most of the traffic, and a wider tile reads it for more
-      // columns of C (A + B' per FMA: (M/N)/512 + 1/64 against (M/N)/256 +
-      // 1/128 for wide).
-      {"xwide_rows", 1, 16, 8, true},
-      {"xwide_rows_deep", 1, 16, 8, true, 2},
-      // The same tile with A k-major (4-byte copies, but two float4 loads of
-      // A per kept row instead of eight single floats).
-      {"xwide", 1, 16},
-      // The leading tiles with the mbarrier pipeline (no CTA barrier per k-tile).
+      // The mbarrier pipeline (no CTA barrier per k-tile), which measured
+      // fastest above 50% sparsity and for many shapes below 4096 rows:
       {"large_mbar", 2, 4, 8, false, 1, false, true},
-      {"tallwide_mbar", 1, 8, 16, false, 1, false, true},
       {"tallwide_deep_mbar", 1, 8, 16, false, 2, false, true},
-      {"xwide_rows_mbar", 1, 16, 8, true, 1, false, true},
-      {"xwide_rows_deep_mbar", 1, 16, 8, true, 2, false, true},
-      {"xwide_mbar", 1, 16, 8, false, 1, false, true},
+      // 64 x 512, 512 threads: above 60% sparsity A's tile (M/N columns per
+      // kept row) is most of the traffic, and a wider tile reads it for more
+      // columns of C (A + B' per FMA: (M/N)/512 + 1/64 against (M/N)/256 +
+      // 1/128 for 128 x 256). A k-major (two float4 loads of A per kept row),
+      // or "_rows" row-major (16-byte copies, one float per row and kept row).
       {"xwide_deep_mbar", 1, 16, 8, false, 2, false, true},
+      {"xwide_rows_deep_mbar", 1, 16, 8, true, 2, false, true},
   };
   return tiles;
 }
