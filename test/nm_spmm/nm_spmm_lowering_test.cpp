@@ -213,14 +213,15 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
 TEST(NmSpmmPlans, MbarrierTilesHaveThreeOrFourStagesAndDsTileFollowsL) {
   using lowering::nmSpmmTiles;
   int mbarrierTiles = 0;
-  for (const auto& tile : nmSpmmTiles()) {
-    if (!tile.mbarriers || !lowering::nmSpmmTileFits(tile, 16, 32, 32)) continue;
-    ++mbarrierTiles;
-    int stages = lowering::nmSpmmStages(tile, 16, 32, 32);
-    EXPECT_TRUE(stages == 3 || stages == 4) << tile.name << ": " << stages;
-    EXPECT_FALSE(lowering::nmSpmmTilePacks(tile, 4, 32));  // no packing kernel
-  }
-  EXPECT_GE(mbarrierTiles, 3);
+  for (int N : {16, 4})
+    for (const auto& tile : nmSpmmTiles()) {
+      if (!tile.mbarriers || !lowering::nmSpmmTileFits(tile, N, 32, 32)) continue;
+      ++mbarrierTiles;
+      int stages = lowering::nmSpmmStages(tile, N, 32, 32);
+      EXPECT_TRUE(stages == 3 || stages == 4) << tile.name << ": " << stages;
+      EXPECT_FALSE(lowering::nmSpmmTilePacks(tile, N, 32));  // no packing kernel
+    }
+  EXPECT_GE(mbarrierTiles, 5);  // 50%: large and tallwide_deep; 87.5%: large and the two 64 x 512 tiles
   // D's tile has one entry per kept row and column group: more groups
   // (smaller L) take more shared memory.
   const auto& large = nmSpmmTiles()[0];
