@@ -121,7 +121,7 @@ int32_t runNmSpmm(const GpuIntrinsicRun& run) {
              static_cast<float*>(C->vals), A->dims[0], B->dims[1], A->dims[1], 0, 0};
   x.w = static_cast<int>((shape.k + shape.M - 1) / shape.M * shape.N);
   x.q = static_cast<int>((shape.n + shape.L - 1) / shape.L);
-  // TCC_NM_SPMM_TILE=<kernel suffix> (say large_deep or wide_packed): that
+  // TCC_NM_SPMM_TILE=<kernel suffix> (say xwide_deep_mbar or wide_packed): that
   // candidate (unsplit where the shape has one) instead of the autotuner's
   // choice, for measuring and profiling one kernel; shapes without it are
   // planned as usual.
