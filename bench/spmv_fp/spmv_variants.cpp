@@ -1,0 +1,347 @@
+// Row-sum loops for fast-mode CSR SpMV, side by side, compiled through the
+// system compiler or the JIT under tcc's fast flags (with and without
+// -mprefer-vector-width=512) and against the TACO-style -O3 -ffast-math
+// loop. It picks the loop the C++ printer emits; every variant is checked
+// against an in-order reference.
+//
+//   tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] [--in-cache-only]
+//
+// In cache: the 14 real matrices of tcc_spmv_fp_bench, one thread, y
+// allocated once (only the call is timed). Out of cache: two Kronecker
+// scale-ups against a one-thread STREAM triad. Prints times relative to the
+// TACO-style loop (> 1: the variant is faster) and their geomeans.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tcc/lowering/codegen.h"
+#include "tcc/tcc.h"
+#include "../common/stats.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Spmv = void (*)(int, const long long*, const int*, const double*, const double*, double*);
+
+double seconds(const std::function<void()>& body) {
+  auto start = Clock::now();
+  body();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+const char* const kTacoStyle = R"(
+extern "C" void taco(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) {
+  for (int i = 0; i < n; i++) {
+    double t = 0.0;
+    for (long long p = pos[i]; p < pos[i + 1]; p++) {
+      int j = crd[p];
+      t += vals[p] * x[j];
+    }
+    y[i] = t;
+  }
+}
+)";
+
+// The variants, each the row loop the printer could emit.
+const char* const kVariants = R"variants(
+#define ROWS for (int i = 0; i < n; i++)
+#ifdef __clang__
+#define NOVECTOR _Pragma("clang loop vectorize(disable) interleave(disable)")
+#else
+#define NOVECTOR
+#endif
+// Today's fast mode: omp simd reduction on rows of >= 32 entries.
+extern "C" void simd32(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) {
+  ROWS {
+    double t = 0.0;
+    long long end = pos[i + 1];
+    if (end - pos[i] >= 32) {
+      #pragma omp simd reduction(+: t)
+      for (long long p = pos[i]; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }
+    } else {
+      for (long long p = pos[i]; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }
+    }
+    y[i] = t;
+  }
+}
+// Same with simdlen(4) (256-bit vectors of doubles).
+extern "C" void simd32_len4(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) {
+  ROWS {
+    double t = 0.0;
+    long long end = pos[i + 1];
+    if (end - pos[i] >= 32) {
+      #pragma omp simd reduction(+: t) simdlen(4)
+      for (long long p = pos[i]; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }
+    } else {
+      for (long long p = pos[i]; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }
+    }
+    y[i] = t;
+  }
+}
+// Every row through omp simd, no threshold.
+extern "C" void simd_all(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) {
+  ROWS {
+    double t = 0.0;
+    long long end = pos[i + 1];
+    #pragma omp simd reduction(+: t)
+    for (long long p = pos[i]; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }
+    y[i] = t;
+  }
+}
+// Four scalar partial sums (no gathers), every row.
+extern "C" void acc4(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) {
+  ROWS {
+    double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
+    long long p = pos[i], end = pos[i + 1];
+    NOVECTOR
+    for (; p + 4 <= end; p += 4) {
+      t0 += vals[p] * x[crd[p]];
+      t1 += vals[p + 1] * x[crd[p + 1]];
+      t2 += vals[p + 2] * x[crd[p + 2]];
+      t3 += vals[p + 3] * x[crd[p + 3]];
+    }
+    NOVECTOR
+    for (; p < end; p++) t0 += vals[p] * x[crd[p]];
+    y[i] = (t0 + t1) + (t2 + t3);
+  }
+}
+// Eight scalar partial sums, every row.
+extern "C" void acc8(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) {
+  ROWS {
+    double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0, t4 = 0.0, t5 = 0.0, t6 = 0.0, t7 = 0.0;
+    long long p = pos[i], end = pos[i + 1];
+    NOVECTOR
+    for (; p + 8 <= end; p += 8) {
+      t0 += vals[p] * x[crd[p]];
+      t1 += vals[p + 1] * x[crd[p + 1]];
+      t2 += vals[p + 2] * x[crd[p + 2]];
+      t3 += vals[p + 3] * x[crd[p + 3]];
+      t4 += vals[p + 4] * x[crd[p + 4]];
+      t5 += vals[p + 5] * x[crd[p + 5]];
+      t6 += vals[p + 6] * x[crd[p + 6]];
+      t7 += vals[p + 7] * x[crd[p + 7]];
+    }
+    NOVECTOR
+    for (; p < end; p++) t0 += vals[p] * x[crd[p]];
+    y[i] = ((t0 + t1) + (t2 + t3)) + ((t4 + t5) + (t6 + t7));
+  }
+}
+// acc4 with software prefetch of vals and crd DIST entries ahead.
+#define ACC4_PREFETCH(NAME, DIST)                                                                                    \
+extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  ROWS {                                                                                                              \
+    double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;                                                                    \
+    long long p = pos[i], end = pos[i + 1];                                                                           \
+    __builtin_prefetch(vals + p + DIST);                                                                              \
+    __builtin_prefetch(crd + p + DIST);                                                                               \
+    NOVECTOR                                                                                                          \
+    for (; p + 4 <= end; p += 4) {                                                                                    \
+      __builtin_prefetch(vals + p + DIST + 4);                                                                        \
+      __builtin_prefetch(crd + p + DIST + 4);                                                                         \
+      t0 += vals[p] * x[crd[p]];                                                                                      \
+      t1 += vals[p + 1] * x[crd[p + 1]];                                                                              \
+      t2 += vals[p + 2] * x[crd[p + 2]];                                                                              \
+      t3 += vals[p + 3] * x[crd[p + 3]];                                                                              \
+    }                                                                                                                 \
+    NOVECTOR                                                                                                          \
+    for (; p < end; p++) t0 += vals[p] * x[crd[p]];                                                                   \
+    y[i] = (t0 + t1) + (t2 + t3);                                                                                     \
+  }                                                                                                                   \
+}
+ACC4_PREFETCH(acc4_pf128, 128)
+ACC4_PREFETCH(acc4_pf256, 256)
+ACC4_PREFETCH(acc4_pf512, 512)
+ACC4_PREFETCH(acc4_pf1024, 1024)
+// acc4 as the printer emits it: loop-local declarations, no pragmas.
+extern "C" void acc4_plain(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) {
+  ROWS {
+    double t = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;
+    long long end = pos[i + 1];
+    long long p = pos[i];
+    for (; p + 4 <= end; p += 4) {
+      int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q];
+      int j_1 = crd[p + 1]; long long q_1 = (long long)j_1; t1 += vals[p + 1] * x[q_1];
+      int j_2 = crd[p + 2]; long long q_2 = (long long)j_2; t2 += vals[p + 2] * x[q_2];
+      int j_3 = crd[p + 3]; long long q_3 = (long long)j_3; t3 += vals[p + 3] * x[q_3];
+    }
+    for (; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }
+    t = (t + t1) + (t2 + t3);
+    y[i] = t;
+  }
+}
+// omp simd with simdlen(4) on rows of >= 8 entries, acc4 below.
+extern "C" void simd8_len4(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) {
+  ROWS {
+    double t = 0.0;
+    long long p = pos[i], end = pos[i + 1];
+    if (end - p >= 8) {
+      #pragma omp simd reduction(+: t) simdlen(4)
+      for (long long q = p; q < end; q++) t += vals[q] * x[crd[q]];
+      y[i] = t;
+    } else {
+      for (; p < end; p++) t += vals[p] * x[crd[p]];
+      y[i] = t;
+    }
+  }
+}
+)variants";
+
+const std::vector<std::string> kVariantNames = {"simd32",     "simd32_len4", "simd_all",   "acc4",
+                                                "acc4_plain", "acc8",        "acc4_pf128", "acc4_pf256",
+                                                "acc4_pf512", "acc4_pf1024", "simd8_len4"};
+
+tcc::rt::Coo readMatrix(const std::string& name) {
+  return tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
+}
+
+tcc::rt::Coo kronecker(const tcc::rt::Coo& a, const tcc::rt::Coo& b) {
+  tcc::rt::Coo k = tcc::rt::Coo::ofShape({a.dims[0] * b.dims[0], a.dims[1] * b.dims[1]});
+  k.reserve(a.nnz() * b.nnz());
+  for (size_t p = 0; p < a.nnz(); ++p)
+    for (size_t q = 0; q < b.nnz(); ++q) {
+      int32_t c[2] = {a.coords[0][p] * b.dims[0] + b.coords[0][q], a.coords[1][p] * b.dims[1] + b.coords[1][q]};
+      k.push(c, a.values[p] * b.values[q]);
+    }
+  return k;
+}
+
+using Triad = void (*)(long, double*, const double*, const double*);
+const char* const kTriad = R"(
+extern "C" void triad(long n, double* __restrict a, const double* __restrict b, const double* __restrict c) {
+  for (long i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
+}
+)";
+
+double triadBytesPerSecond(Triad triad, int repeat) {
+  const long n = long(1) << 25;
+  std::vector<double> a(n, 0.0), b(n, 1.0), c(n, 2.0);
+  std::vector<double> samples;
+  for (int r = 0; r < repeat; ++r) samples.push_back(seconds([&] { triad(n, a.data(), b.data(), c.data()); }));
+  return 24.0 * n / median(samples);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeat = 20, rounds = 3;
+  bool inCacheOnly = false;
+  tcc::jit::Backend backend = tcc::jit::Backend::SystemCompiler;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--in-cache-only") inCacheOnly = true;
+    else if (arg == "--backend" && i + 1 < argc)
+      backend = argv[++i] == std::string("clang") ? tcc::jit::Backend::ClangInterpreter
+                                                  : tcc::jit::Backend::SystemCompiler;
+    else {
+      std::fprintf(stderr, "usage: tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] "
+                           "[--in-cache-only]\n");
+      return 2;
+    }
+  }
+  // Compiled twice: tcc's fast flags, and the same without a preferred width.
+  std::vector<std::string> fast512 = tcc::lowering::cppFloatingPointFlags(tcc::lowering::FloatingPointMode::Fast);
+  std::vector<std::string> fastDefault;
+  for (const auto& flag : fast512)
+    if (flag.rfind("-mprefer-vector-width", 0) != 0) fastDefault.push_back(flag);
+  tcc::jit::CompileOptions options512{backend, 3, false, fast512};
+  tcc::jit::CompileOptions optionsDefault{backend, 3, false, fastDefault};
+  tcc::jit::CompileOptions tacoOptions{tcc::jit::Backend::SystemCompiler, 3, false,
+                                       {"-ffast-math", "-ffp-contract=fast"}};
+  auto module512 = tcc::jit::compile(kVariants, options512);
+  auto moduleDefault = tcc::jit::compile(kVariants, optionsDefault);
+  auto tacoModule = tcc::jit::compile(kTacoStyle, tacoOptions);
+  auto triadModule = tcc::jit::compile(kTriad, tcc::jit::CompileOptions{backend, 3, false, {}});
+
+  std::vector<std::pair<std::string, Spmv>> variants = {{"taco", tacoModule->function<Spmv>("taco")}};
+  for (const auto& name : kVariantNames) {
+    variants.push_back({name + "@512", module512->function<Spmv>(name)});
+    variants.push_back({name + "@dflt", moduleDefault->function<Spmv>(name)});
+  }
+
+  auto run = [&](const std::string& label, const tcc::rt::Coo& coo, int reps, int rnds,
+                 std::vector<std::vector<double>>& ratios, double bytes) {
+    tcc::Tensor A = tcc::rt::pack(coo, tcc::toRuntimeFormat(tcc::Format::csr()));
+    const tcc_tensor view = A.abiView();
+    const auto* pos = reinterpret_cast<const long long*>(view.levels[1].pos);
+    const int* crd = view.levels[1].crd;
+    const auto* vals = static_cast<const double*>(view.vals);
+    const int rows = coo.dims[0];
+    std::vector<double> x(coo.dims[1]);
+    for (size_t j = 0; j < x.size(); ++j) x[j] = 1.0 + 0.25 * double(j % 7);
+    std::vector<double> reference(rows), y(rows);
+    for (int i = 0; i < rows; ++i)
+      for (long long p = pos[i]; p < pos[i + 1]; ++p) reference[i] += vals[p] * x[crd[p]];
+    double scale = 0;
+    for (double v : reference) scale = std::max(scale, std::abs(v));
+    std::vector<std::vector<double>> samples(variants.size());
+    for (size_t v = 0; v < variants.size(); ++v) {
+      std::fill(y.begin(), y.end(), 0.0);
+      variants[v].second(rows, pos, crd, vals, x.data(), y.data());
+      double worst = 0;
+      for (int i = 0; i < rows; ++i) worst = std::max(worst, std::abs(y[i] - reference[i]));
+      if (worst > 1e-9 * std::max(scale, 1.0)) {
+        std::fprintf(stderr, "%s on %s: wrong result (%.3g)\n", variants[v].first.c_str(), label.c_str(), worst);
+        std::exit(1);
+      }
+    }
+    for (int r = 0; r < rnds; ++r)
+      for (size_t v = 0; v < variants.size(); ++v)
+        for (int k = 0; k < reps; ++k)
+          samples[v].push_back(seconds([&] { variants[v].second(rows, pos, crd, vals, x.data(), y.data()); }));
+    const double taco = median(samples[0]);
+    std::printf("| %s | %.2f |", label.c_str(), bytes > 0 ? bytes / taco / 1e9 : 1e6 * taco);
+    for (size_t v = 1; v < variants.size(); ++v) {
+      double ratio = taco / median(samples[v]);
+      ratios[v].push_back(ratio);
+      std::printf(" %.2f |", ratio);
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  };
+  auto header = [&](const char* first) {
+    std::printf("| matrix | %s |", first);
+    for (size_t v = 1; v < variants.size(); ++v) std::printf(" %s |", variants[v].first.c_str());
+    std::printf("\n|---|---:|");
+    for (size_t v = 1; v < variants.size(); ++v) std::printf("---:|");
+    std::printf("\n");
+  };
+  auto footer = [&](const std::vector<std::vector<double>>& ratios) {
+    std::printf("| geomean | |");
+    for (size_t v = 1; v < variants.size(); ++v) std::printf(" %.2f |", geomean(ratios[v]));
+    std::printf("\n");
+  };
+
+  std::printf("In cache, one thread: TACO-style time / variant time (> 1: variant faster)\n\n");
+  header("TACO us");
+  std::vector<std::vector<double>> inCache(variants.size());
+  for (const char* name : {"bcsstk16", "bayer10", "bcsstk13", "dnn_n1024_l1", "Franz6_id1959_aug", "mbeacxc",
+                           "cryg2500", "watt_2", "adder_dcop_05", "bcspwr10", "Pd", "G51", "dwt_992", "jagmesh7"})
+    run(name, readMatrix(name), repeat, rounds, inCache, 0);
+  footer(inCache);
+  if (inCacheOnly) return 0;
+
+  auto triad = triadModule->function<Triad>("triad");
+  std::printf("\nOut of cache, one thread: TACO-style time / variant time; triad GB/s in the last line\n\n");
+  header("TACO GB/s");
+  std::vector<std::vector<double>> outOfCache(variants.size());
+  double triadSum = 0;
+  int triads = 0;
+  for (auto [big, small] : {std::pair{"bcsstk16", "LF10"}, std::pair{"bayer10", "cage5"},
+                            std::pair{"mbeacxc", "bcspwr03"}}) {
+    tcc::rt::Coo coo = kronecker(readMatrix(big), readMatrix(small));
+    double bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
+    triadSum += triadBytesPerSecond(triad, 3), ++triads;
+    run(std::string("kron(") + big + "," + small + ")", coo, std::max(1, repeat / 5), 2, outOfCache, bytes);
+    triadSum += triadBytesPerSecond(triad, 3), ++triads;
+  }
+  footer(outOfCache);
+  std::printf("\none-thread triad: %.2f GB/s\n", triadSum / triads / 1e9);
+  return 0;
+}
