@@ -48,7 +48,89 @@ class ReductionBodyCheck : public IRVisitor {
   void visit(const Intrinsic*) override { refused = true; }
 };
 
+// Finds loads whose index uses a value the body loaded (directly or through
+// declared locals).
+class LoadedIndexCheck : public IRVisitor {
+ public:
+  bool found = false;
+
+  void visit(const Declare* op) override {
+    if (!op->init.defined()) return;
+    op->init.accept(*this);
+    if (mentionsLoaded(op->init)) loaded_.insert(op->var.as<Var>()->name);
+  }
+  void visit(const Load* op) override {
+    op->index.accept(*this);
+    if (mentionsLoaded(op->index)) found = true;
+  }
+
+ private:
+  // Whether `expr` holds a load or a name bound to a loaded value.
+  bool mentionsLoaded(const Expr& expr) {
+    struct Scan : IRVisitor {
+      const std::set<std::string>& loaded;
+      bool hit = false;
+      explicit Scan(const std::set<std::string>& loaded) : loaded(loaded) {}
+      void visit(const Load*) override { hit = true; }
+      void visit(const Var* op) override { hit = hit || loaded.count(op->name) > 0; }
+    } scan(loaded_);
+    expr.accept(scan);
+    return scan.hit;
+  }
+  std::set<std::string> loaded_;
+};
+
+class CopyRenamer : public IRMutator {
+ public:
+  CopyRenamer(const For* loop, int copy, const std::vector<std::string>& renamed)
+      : loopVar_(loop->var.as<Var>()->name), copy_(copy), renamed_(renamed.begin(), renamed.end()) {
+    const Expr& var = loop->var;
+    shiftedLoopVar_ = copy == 0 ? var : Binary::make(BinaryOp::Add, var, IntImm::make(copy, var.type()));
+  }
+
+ protected:
+  Expr visit(const Var* op, const Expr& self) override {
+    if (op->name == loopVar_) return shiftedLoopVar_;
+    if (renamed_.count(op->name)) return Var::make(copyName(op->name, copy_), op->type);
+    return self;
+  }
+  Stmt visit(const Declare* op, const Stmt& self) override {
+    return Declare::make(mutate(op->var), op->init.defined() ? mutate(op->init) : op->init);
+  }
+  Stmt visit(const Assign* op, const Stmt& self) override {
+    Expr var = mutate(op->var), value = mutate(op->value);
+    return op->hasCompound ? Assign::makeCompound(op->compound, var, value) : Assign::make(var, value);
+  }
+
+ private:
+  std::string loopVar_;
+  int copy_;
+  std::set<std::string> renamed_;
+  Expr shiftedLoopVar_;
+};
+
 }  // namespace
+
+bool readsThroughLoadedIndex(const For* loop) {
+  LoadedIndexCheck check;
+  loop->body.accept(check);
+  return check.found;
+}
+
+std::vector<std::string> declaredInBody(const For* loop) {
+  ReductionBodyCheck check;
+  loop->body.accept(check);
+  return {check.declared.begin(), check.declared.end()};
+}
+
+std::string copyName(const std::string& name, int copy) {
+  return copy == 0 ? name : name + "_u" + std::to_string(copy);
+}
+
+Stmt unrolledCopy(const For* loop, int copy, const std::vector<std::string>& renamed) {
+  CopyRenamer renamer(loop, copy, renamed);
+  return renamer.mutate(loop->body);
+}
 
 std::vector<std::string> simdSumReductions(const For* loop) {
   if (loop->loopKind != LoopKind::Serial || loop->unrollFactor > 0) return {};

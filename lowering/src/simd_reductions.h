@@ -16,4 +16,19 @@ namespace tcc::lowering {
 // is not such a reduction.
 std::vector<std::string> simdSumReductions(const ir::imp::For* loop);
 
+// Whether the loop's body loads through an index it loaded itself, as a
+// row sum `x[crd[p]]` does: vectorized, such a sum needs gathers.
+bool readsThroughLoadedIndex(const ir::imp::For* loop);
+
+// Copy `copy` of a reduction loop's body for printing it unrolled with
+// partial sums: the loop variable becomes `var + copy`, and every name in
+// `renamed` (the body's declarations and the sums) gets the suffix `_u<copy>`.
+ir::imp::Stmt unrolledCopy(const ir::imp::For* loop, int copy, const std::vector<std::string>& renamed);
+
+// The names a reduction loop's body declares.
+std::vector<std::string> declaredInBody(const ir::imp::For* loop);
+
+// `name` as copy `copy` names it (see unrolledCopy).
+std::string copyName(const std::string& name, int copy);
+
 }  // namespace tcc::lowering
