@@ -227,42 +227,69 @@ class CppPrinter : public CLikePrinter {
   // through GCC 12 and Clang 16 alike (bench/spmv_fp, tcc_spmv_variants):
   // gathers cost about as much as the scalar loads they replace, and four
   // independent chains hide the add latency a single sum waits on.
+  // Out of cache the scalar loop keeps fewer loads in flight than gathers
+  // do, so each iteration prefetches the streams it reads at the loop
+  // variable (crd, vals) kPrefetchDistance entries ahead: on the 16-core
+  // Xeon host, one thread, through GCC, 1.30x the TACO-style loop instead
+  // of 0.89x, for about 2% in cache. The address is formed as an integer:
+  // it may lie past the array's end.
   static constexpr int kPartialSums = 4;
+  static constexpr int kPrefetchDistance = 256;
   static_assert(kPartialSums == 4, "the partial sums are added as (s + s_u1) + (s_u2 + s_u3)");
 
+  // A row of fewer than kPartialSums entries runs only the in-order tail,
+  // as strict mode would: no partial sums to set up and add.
   void printPartialSums(const For* op) {
     const std::vector<std::string> sums = simdSumReductions(op);
     std::vector<std::string> renamed = declaredInBody(op);
     renamed.insert(renamed.end(), sums.begin(), sums.end());
     const std::string var = op->var.as<Var>()->name;
     const std::string end = text(op->end);
+    const std::string unrolledCondition = var + " + " + std::to_string(kPartialSums) + " <= " + end;
     if (!op->comment.empty()) {
       indent();
       out_ << "// " << op->comment << "\n";
     }
     indent();
-    out_ << "// fp fast: " << kPartialSums << " partial sums, added together after the loop\n";
+    out_ << "// fp fast: " << kPartialSums << " partial sums, added together before the last few entries\n";
     indent();
     out_ << "{\n";
     ++depth_;
-    for (const std::string& sum : sums) {
-      indent();
-      out_ << cTypeName(sumType(op, sum));
-      for (int copy = 1; copy < kPartialSums; ++copy) out_ << (copy > 1 ? ", " : " ") << copyName(sum, copy) << " = 0";
-      out_ << ";\n";
-    }
     indent();
     out_ << cTypeName(op->var.type()) << " " << var << " = " << text(op->begin) << ";\n";
     indent();
-    out_ << "for (; " << var << " + " << kPartialSums << " <= " << end << "; " << var << " += " << kPartialSums
-         << ") {\n";
+    out_ << "if (" << unrolledCondition << ") {\n";
     nested([&] {
-      for (int copy = 0; copy < kPartialSums; ++copy) {
-        if (copy > 0) {
+      for (const std::string& sum : sums) {
+        indent();
+        out_ << cTypeName(sumType(op, sum));
+        for (int copy = 1; copy < kPartialSums; ++copy)
+          out_ << (copy > 1 ? ", " : " ") << copyName(sum, copy) << " = 0";
+        out_ << ";\n";
+      }
+      indent();
+      out_ << "for (; " << unrolledCondition << "; " << var << " += " << kPartialSums << ") {\n";
+      nested([&] {
+        for (const Expr& buffer : buffersStreamedByLoop(op)) {
           indent();
-          out_ << "__asm__(\"\" ::: \"memory\");  // keeps the copies scalar\n";
+          const std::string name = text(buffer);
+          out_ << "__builtin_prefetch((const void*)((size_t)(" << name << " + " << var << ") + " << kPrefetchDistance
+               << " * sizeof(*" << name << ")));\n";
         }
-        unrolledCopy(op, copy, renamed).accept(*this);
+        for (int copy = 0; copy < kPartialSums; ++copy) {
+          if (copy > 0) {
+            indent();
+            out_ << "__asm__(\"\" ::: \"memory\");  // keeps the copies scalar\n";
+          }
+          unrolledCopy(op, copy, renamed).accept(*this);
+        }
+      });
+      indent();
+      out_ << "}\n";
+      for (const std::string& sum : sums) {
+        indent();
+        out_ << sum << " = (" << sum << " + " << copyName(sum, 1) << ") + (" << copyName(sum, 2) << " + "
+             << copyName(sum, 3) << ");\n";
       }
     });
     indent();
@@ -272,11 +299,6 @@ class CppPrinter : public CLikePrinter {
     body(op->body);
     indent();
     out_ << "}\n";
-    for (const std::string& sum : sums) {
-      indent();
-      out_ << sum << " = (" << sum << " + " << copyName(sum, 1) << ") + (" << copyName(sum, 2) << " + "
-           << copyName(sum, 3) << ");\n";
-    }
     --depth_;
     indent();
     out_ << "}\n";

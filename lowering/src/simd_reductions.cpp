@@ -117,6 +117,23 @@ bool readsThroughLoadedIndex(const For* loop) {
   return check.found;
 }
 
+std::vector<Expr> buffersStreamedByLoop(const For* loop) {
+  struct Collect : IRVisitor {
+    std::string var;
+    std::vector<Expr> buffers;
+    std::set<std::string> seen;
+    void visit(const Load* op) override {
+      const Var* index = op->index.as<Var>();
+      const Var* buffer = op->buffer.as<Var>();
+      if (index && buffer && index->name == var && seen.insert(buffer->name).second) buffers.push_back(op->buffer);
+      op->index.accept(*this);
+    }
+  } collect;
+  collect.var = loop->var.as<Var>()->name;
+  loop->body.accept(collect);
+  return collect.buffers;
+}
+
 std::vector<std::string> declaredInBody(const For* loop) {
   ReductionBodyCheck check;
   loop->body.accept(check);

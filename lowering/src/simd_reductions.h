@@ -25,6 +25,10 @@ bool readsThroughLoadedIndex(const ir::imp::For* loop);
 // `renamed` (the body's declarations and the sums) gets the suffix `_u<copy>`.
 ir::imp::Stmt unrolledCopy(const ir::imp::For* loop, int copy, const std::vector<std::string>& renamed);
 
+// The buffers the loop's body loads at exactly the loop variable (CSR's crd
+// and vals): the streams a software prefetch can run ahead on.
+std::vector<ir::imp::Expr> buffersStreamedByLoop(const ir::imp::For* loop);
+
 // The names a reduction loop's body declares.
 std::vector<std::string> declaredInBody(const ir::imp::For* loop);
 
