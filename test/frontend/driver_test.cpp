@@ -126,12 +126,12 @@ TEST(Driver, FpFlagOverridesTheProgramsLine) {
   EXPECT_EQ(byLine.exitCode, 0) << byLine.err;
   EXPECT_NE(byLine.out.find("// Floating-point mode: fast"), std::string::npos) << byLine.out;
   EXPECT_NE(byLine.out.find("-ffp-contract=fast -fno-trapping-math"), std::string::npos) << byLine.out;
-  EXPECT_NE(byLine.out.find("#pragma omp simd reduction(+: ty)"), std::string::npos) << byLine.out;
+  EXPECT_NE(byLine.out.find("partial sums"), std::string::npos) << byLine.out;
   Result byFlag = runTcc("compile '" + path + "' --fp strict");
   EXPECT_EQ(byFlag.exitCode, 0) << byFlag.err;
   EXPECT_NE(byFlag.out.find("// Floating-point mode: strict"), std::string::npos) << byFlag.out;
   EXPECT_NE(byFlag.out.find("-ffp-contract=off"), std::string::npos) << byFlag.out;
-  EXPECT_EQ(byFlag.out.find("#pragma omp simd"), std::string::npos) << byFlag.out;
+  EXPECT_EQ(byFlag.out.find("partial sums"), std::string::npos) << byFlag.out;
   Result explained = runTcc("explain '" + path + "'");
   EXPECT_NE(explained.out.find("floating point: fast (the program's fp line)"), std::string::npos) << explained.out;
   Result explainedByFlag = runTcc("explain '" + path + "' --fp strict");
