@@ -73,6 +73,7 @@ Stmt Lowerer::lower(const ir::IndexStmt& stmt) {
 }
 
 Stmt Lowerer::lowerAssignment(const ir::AssignmentNode* assignment) {
+  if (workPass_) return addWork(ops::IntImm::make(1, imp::Type::int64()));
   Expr value = lowerExpr(assignment->rhs);
   if (reductionTarget_.defined()) {
     return assignment->accumulate ? imp::Assign::makeCompound(imp::BinaryOp::Add, reductionTarget_, value)
@@ -105,7 +106,8 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
     auto inner = statementsOf<ir::ForallNode>(forall->body);
     bool threadsInsertHere = storageOf(sole->lhs.tensor()).ismHandle.defined() &&
                              (onThreads(forall) || std::any_of(inner.begin(), inner.end(), onThreads));
-    if (!varOnLhs && !pinned && !atomic && lhsBound && !threadsInsertHere) {
+    // (The work pass counts the loop's iterations, not its stores.)
+    if (!varOnLhs && !pinned && !atomic && lhsBound && !threadsInsertHere && !workPass_) {
       Expr temporary = freshVar("t" + sole->lhs.tensor().name(), valueType(sole->lhs.tensor()));
       // With no summed variable outside, this is the entry's only
       // contribution: store it instead of adding it.
@@ -178,62 +180,114 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
 
 std::optional<ir::IndexVar> Lowerer::ownedVariable(const ir::ForallNode* forall) {
   if (!forall->attributes.onThreads() || insideParallelLoop_ || options_.cudaTarget) return std::nullopt;
-  const auto* inner = forall->body.as<ir::ForallNode>();
-  if (!inner || relationOf_.count(inner->indexVar) || relationOf_.count(forall->indexVar)) return std::nullopt;
+  if (relationOf_.count(forall->indexVar)) return std::nullopt;
   auto assignments = ir::assignmentsOf(forall->body);
   if (assignments.empty()) return std::nullopt;
+  std::optional<ir::IndexVar> first;  // every output's first-level variable
   for (const auto* assignment : assignments) {
     const ir::TensorVar& output = assignment->lhs.tensor();
     if (isParameter(output) || output.order() == 0) return std::nullopt;
     const TensorStorage& storage = storageOf(output);
     if (!storage.ismPerThread || !storage.ismOptions.ownerPartition) return std::nullopt;
-    if (!(assignment->lhs.indices()[output.format().modeOfLevel(0)] == inner->indexVar)) return std::nullopt;
+    const ir::IndexVar& var = assignment->lhs.indices()[output.format().modeOfLevel(0)];
+    if (first && !(*first == var)) return std::nullopt;
+    first = var;
   }
-  return inner->indexVar;
+  // Its loop, somewhere in the chain of loops below the thread loop (the
+  // loops above it run whole on each thread).
+  for (const auto* inner = forall->body.as<ir::ForallNode>(); inner; inner = inner->body.as<ir::ForallNode>()) {
+    if (relationOf_.count(inner->indexVar)) return std::nullopt;
+    if (inner->indexVar == *first) return first;
+  }
+  return std::nullopt;
 }
 
-// for part in [0, 4 * threads), dynamically: the part's coordinates
-// [first, stop) of `owned`, then the thread loop's nest run serially with
-// the loops over `owned` cut to them.
+// The owned ranges, cut by work: a serial work pass counts, for each
+// coordinate of `owned`, how often the nest's assignments run for it (the
+// products of an SpGEMM row); tcc_cut_by_work cuts [0, extent) where the
+// running sum reaches each range's share; then, for part in
+// [0, 4 * threads) dynamically, the part's coordinates [first, stop) of
+// `owned`, and the thread loop's nest run serially with the loops over
+// `owned` cut to them.
 Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar& owned) {
-  // Four a thread: threads that finish early take more, so that rows
-  // with more products than others (banded and circuit matrices) do not
-  // hold the team up; each range scans the thread loop once. Eight
-  // measured worse on the 16-core host (geomean 8.2x against 13x).
+  // Four a thread, taken dynamically: a range whose work the count
+  // misjudges (a loop's overhead, cache misses) does not hold the team up,
+  // while each range scans the thread loop once (eight measured worse on
+  // the 16-core host while the ranges held equal numbers of coordinates).
   constexpr int kPartsPerThread = 4;
   usesOpenMP_ = true;
   const imp::Type int64 = imp::Type::int64();
   Expr parts = freshVar("parts", int64);
   Expr part = freshVar("part", int64);
-  Expr extent = ops::cast(int64, dimensionOf(owned));
+  Expr extent = freshVar(owned.name() + "_extent", int64);
+  Expr work = freshVar(owned.name() + "_work", imp::Type::pointerTo(int64));
+  Expr cuts = freshVar(owned.name() + "_cuts", imp::Type::pointerTo(int64));
   Expr first = freshVar(owned.name() + "_first", int64);
   Expr stop = freshVar(owned.name() + "_stop", int64);
   Expr one = ops::IntImm::make(1, int64);
-  std::vector<Stmt> before{imp::Declare::make(
-    parts, ops::mul(ops::IntImm::make(kPartsPerThread, int64),
-                    ops::cast(int64, imp::Call::make("omp_get_max_threads", {}, imp::Type::int32()))))};
+  std::vector<Stmt> before{
+    imp::Declare::make(parts, ops::mul(ops::IntImm::make(kPartsPerThread, int64),
+                                       ops::cast(int64, imp::Call::make("omp_get_max_threads", {}, imp::Type::int32())))),
+    imp::Declare::make(extent, ops::cast(int64, dimensionOf(owned)))};
+
+  ir::ForallAttributes serial = forall->attributes;
+  serial.parallelUnit = ir::ParallelUnit::NotParallel;
+  serial.outputRaceStrategy = ir::OutputRaceStrategy::IgnoreRaces;
+  ir::IndexStmt nest = ir::ForallNode::make(forall->indexVar, forall->body, serial);
+
+  // The work pass: the nest once more, serially, its assignments counting.
+  before.push_back(imp::Comment::make("the work of each " + owned.name() + ": how often the loops below run for it"));
+  before.push_back(imp::Declare::make(work, Expr()));
+  before.push_back(imp::Allocate::make(work, ops::max(extent, one), true));
+  workPass_ = WorkPass{work, owned};
+  Stmt counting;
+  try {
+    counting = lower(ir::ForallNode::make(forall->indexVar, forall->body, serial));
+  } catch (...) {
+    workPass_.reset();
+    throw;
+  }
+  workPass_.reset();
+  before.push_back(counting);
+  before.push_back(imp::Declare::make(cuts, Expr()));
+  before.push_back(imp::Allocate::make(cuts, ops::add(parts, one)));
+  before.push_back(imp::Evaluate::make(imp::Call::make("tcc_cut_by_work", {work, extent, parts, cuts}, imp::Type::void_())));
+  before.push_back(imp::Free::make(work));
 
   LoopPlan plan;
   plan.kind = imp::LoopKind::Parallel;
   requireParallelizable(forall, !insideVectorLoop_, "a loop inside a vector loop runs in its lanes; it cannot be "
                                                     "parallelized again");
-  LoopScope scope(*this, plan);
-  std::vector<Stmt> body = scope.iterationPrologue();
-  body.push_back(imp::Declare::make(first, ops::div(ops::mul(part, extent), parts)));
-  body.push_back(imp::Declare::make(stop, ops::div(ops::mul(ops::add(part, one), extent), parts)));
-  ownedRanges_[owned.name()] = {first, stop};
-  ir::ForallAttributes serial = forall->attributes;
-  serial.parallelUnit = ir::ParallelUnit::NotParallel;
-  serial.outputRaceStrategy = ir::OutputRaceStrategy::IgnoreRaces;
-  ir::IndexStmt nest = ir::ForallNode::make(forall->indexVar, forall->body, serial);
-  body.push_back(lower(nest));
-  ownedRanges_.erase(owned.name());
+  std::vector<Stmt> body;
+  {
+    LoopScope scope(*this, plan);
+    body = scope.iterationPrologue();
+    body.push_back(imp::Declare::make(first, imp::Load::make(cuts, part)));
+    body.push_back(imp::Declare::make(stop, imp::Load::make(cuts, ops::add(part, one))));
+    ownedRanges_[owned.name()] = {first, stop};
+    body.push_back(lower(nest));
+    ownedRanges_.erase(owned.name());
+  }
   before.push_back(imp::For::make(part, ops::IntImm::make(0, int64), parts, imp::Block::make(body),
                                   imp::LoopKind::Parallel,
-                                  "ranges of " + owned.name() + " owned by threads, over the loop on " +
+                                  "ranges of " + owned.name() + " of about equal work owned by threads, over the loop on " +
                                       forall->indexVar.name(),
                                   0, {}, 1));
+  before.push_back(imp::Free::make(cuts));
   return imp::Block::make(before);
+}
+
+Stmt Lowerer::addWork(const Expr& amount) {
+  Expr coordinate = coordinates_.at(workPass_->owned);
+  return imp::Store::make(workPass_->counts, ops::cast(imp::Type::int64(), coordinate),
+                          ops::cast(imp::Type::int64(), amount), true);
+}
+
+bool Lowerer::countsTripsOnly(const ir::ForallNode* forall) const {
+  const ir::IndexVar& var = forall->indexVar;
+  return workPass_ && forall->body.as<ir::AssignmentNode>() != nullptr && !(var == workPass_->owned) &&
+         coordinates_.count(workPass_->owned) && !relationOf_.count(var) && !pinnedCoordinates_.count(var) &&
+         !pinnedPositions_.count(var);
 }
 
 void Lowerer::requireParallelizable(const ir::ForallNode* forall, bool condition, const std::string& reason) const {
@@ -547,6 +601,11 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     before.insert(before.end(), init.begin(), init.end());
     sparse.push_back(&it);
   }
+  if (sparse.empty() && countsTripsOnly(forall)) {
+    // The work pass: every coordinate runs the body once.
+    before.push_back(addWork(dimensionOf(var)));
+    return imp::Block::make(before);
+  }
   auto locate = locateDenseIterators(iterators, coordinate);
   loopBody.insert(loopBody.end(), locate.begin(), locate.end());
   std::map<int, Expr> present;
@@ -644,6 +703,11 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
   // One unique level drives: a counted loop the C++ compiler can optimise.
   if (lattice.size() == 1 && sparseOf(lattice[0]).size() == 1) {
     LevelIterator& driver = byId(sparseOf(lattice[0])[0]);
+    if ((driver.format.unique || driver.workspaceList) && countsTripsOnly(forall)) {
+      // The work pass: the body runs once per position of the driver.
+      stmts.push_back(addWork(ops::sub(driver.end, driver.pos)));
+      return imp::Block::make(stmts);
+    }
     if (driver.format.unique || driver.workspaceList) {
       std::vector<Stmt> body = scope->iterationPrologue();
       auto read = readCoordinate(driver);
