@@ -96,14 +96,14 @@ struct Phases {
   void markOnce(Step step) {
     if (!insertsDone.exchange(true)) mark(step);
   }
-  void report(int threads, std::size_t parts, int64_t values) const {
+  void report(int threads, std::size_t parts, int64_t values, std::size_t merges) const {
     if (std::getenv("TCC_ISM_PROFILE") == nullptr) return;
     auto ms = [&](Step from, Step to) { return std::chrono::duration<double, std::milli>(at[to] - at[from]).count(); };
     std::fprintf(stderr,
-                 "ism: %d threads, %zu parts, %lld values: inserts %.2f ms, sort per thread %.2f ms, merge parts "
-                 "%.2f ms, allocate %.2f ms, fill parts %.2f ms\n",
-                 threads, parts, static_cast<long long>(values), ms(Created, InsertsDone), ms(InsertsDone, Sorted),
-                 ms(Sorted, Merged), ms(Merged, Allocated), ms(Allocated, Filled));
+                 "ism: %d threads, %zu parts, %lld values, %zu merges into all arrays: inserts %.2f ms, sort per "
+                 "thread %.2f ms, merge parts %.2f ms, allocate %.2f ms, fill parts %.2f ms\n",
+                 threads, parts, static_cast<long long>(values), merges, ms(Created, InsertsDone),
+                 ms(InsertsDone, Sorted), ms(Sorted, Merged), ms(Merged, Allocated), ms(Allocated, Filled));
   }
 };
 
@@ -143,6 +143,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     try {
       workspaces_[t]->throwIfFailed();
       runs_[t] = &workspaces_[t]->workspace.finish();
+      merges_ += workspaces_[t]->workspace.merges();
     } catch (...) {
       threadErrors_[t] = std::current_exception();
     }
@@ -234,7 +235,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     for (std::size_t part = 0; part < plan_->ranges(); ++part) fillPart(static_cast<int>(part));
     for (auto& workspace : workspaces_) workspace.reset();
     phases_.mark(Phases::Filled);
-    phases_.report(threadCount(), plan_->ranges(), totals_[N - 1]);
+    phases_.report(threadCount(), plan_->ranges(), totals_[N - 1], merges_.load());
     if (valsInPlace_) {
       vals_ = nullptr;
       return true;
@@ -312,6 +313,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
 
   Shape<N> shape_;
   Phases phases_;
+  std::atomic<std::size_t> merges_{0};  // every thread's, for the profile
   std::vector<std::unique_ptr<TypedWorkspace<Policy, N>>> workspaces_;
   std::vector<void*> handles_;
   std::vector<const AllArray<N>*> runs_;  // per thread, once finished
@@ -429,11 +431,34 @@ void* valuesOfType(const std::vector<double>& values, int datatype) {
   throw std::invalid_argument("ism: sparse workspaces cannot produce element type " + std::to_string(datatype));
 }
 
+// One workspace's steps, on stderr when TCC_ISM_PROFILE is set (beside
+// the per-thread workspaces' Phases, to compare a parallel kernel's one
+// thread with the sequential kernel).
+struct SingleProfile {
+  using Clock = std::chrono::steady_clock;
+  explicit SingleProfile(const AnyWorkspace& finished) : workspace(finished) {}
+  const AnyWorkspace& workspace;
+  Clock::time_point finishing = Clock::now(), compressed{};
+  ~SingleProfile() {
+    if (std::getenv("TCC_ISM_PROFILE") == nullptr || compressed == Clock::time_point()) return;
+    auto ms = [](Clock::time_point from, Clock::time_point to) {
+      return std::chrono::duration<double, std::milli>(to - from).count();
+    };
+    std::fprintf(stderr,
+                 "ism: 1 workspace, %zu merges into the all array: inserts %.2f ms, sort, merge and compress %.2f ms, "
+                 "copy into the output %.2f ms\n",
+                 workspace.merges(), ms(workspace.created, finishing), ms(finishing, compressed),
+                 ms(compressed, Clock::now()));
+  }
+};
+
 void finishInto(AnyWorkspace& workspace, tcc_tensor& output, int uniqueMask) {
   int order = workspace.order();
   std::vector<LevelSpec> levels = levelsOf(output, order, uniqueMask);
   if (workspace.finishInto(output, levels)) return;
+  SingleProfile profile(workspace);
   CompressedTensor result = workspace.finish(levels);
+  profile.compressed = SingleProfile::Clock::now();
   if (allDense(levels) && output.vals != nullptr) {
     // A dense output arrives allocated (and zeroed) by its caller: fill it in place.
     void* values = valuesOfType(result.vals, output.datatype);
