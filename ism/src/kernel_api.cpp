@@ -641,8 +641,6 @@ TCC_ISM_USER_INSERT(4, int c0 TCC_COMMA int c1 TCC_COMMA int c2 TCC_COMMA int c3
 #undef TCC_COMMA
 #undef TCC_ISM_USER_INSERT
 
-extern "C" void tcc_ism_kernel_flush(void* w) { static_cast<AnyWorkspace*>(w)->flush(); }
-
 extern "C" int tcc_ism_kernel_drain(void* w) {
   try {
     if (w == nullptr) throw std::invalid_argument("ism: drain with a null workspace");

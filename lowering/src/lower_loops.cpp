@@ -267,14 +267,6 @@ Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar&
     ownedRanges_[owned.name()] = {first, stop};
     body.push_back(lower(nest));
     ownedRanges_.erase(owned.name());
-    // The range's components are sorted and merged into the thread's run
-    // now (appended: its ranges come in order), not all at the end.
-    for (const auto& tensor : ir::tensorsWritten(forall->body)) {
-      const TensorStorage& storage = storageOf(tensor);
-      if (storage.ismPerThread && storage.ismThreadHandle.defined())
-        body.push_back(imp::Evaluate::make(
-          imp::Call::make("tcc_ism_kernel_flush", {storage.ismThreadHandle}, imp::Type::void_())));
-    }
   }
   before.push_back(imp::For::make(part, ops::IntImm::make(0, int64), parts, imp::Block::make(body),
                                   imp::LoopKind::Parallel,

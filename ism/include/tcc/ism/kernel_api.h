@@ -99,10 +99,6 @@ int tcc_ism_kernel_finish(void* w, struct tcc_tensor* output, int unique_mask);
  * The drained arrays belong to the workspace and stay valid until the next
  * drain or destroy: pos and crd of each level, and the values. */
 int tcc_ism_kernel_drain(void* w);
-/* A thread's workspace of an owned range (one filled range at a time):
- * sorts and merges what it holds into the thread's run, keeping the
- * workspace open for the next range; failures are kept for finish. */
-void tcc_ism_kernel_flush(void* w);
 /* Non-zero (and tcc_ism_kernel_last_error says why) when an insert or a
  * drain of the workspace, or of any of its threads' workspaces, failed: a
  * kernel that drains on threads checks this once after its loops. */

@@ -45,9 +45,6 @@ class AnyWorkspace {
   // accumulation arrays were sorted and merged into the all array so far.
   const std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
   virtual std::size_t merges() const { return 0; }
-  // Sorts and merges what was inserted into the all array, which keeps
-  // growing (tcc_ism_kernel_flush); a failure is kept for finish.
-  virtual void flush() {}
   // What the last drain produced: unique compressed levels in level order
   // (pos of level l has one entry per position of level l - 1, plus one),
   // kept between drains so that a workspace drained per row allocates
@@ -81,14 +78,6 @@ class TypedWorkspace final : public AnyWorkspace {
   }
   std::string failed() const override { return failure; }
   std::size_t merges() const override { return workspace.merges(); }
-  void flush() override {
-    if (!failure.empty() || workspace.finished()) return;
-    try {
-      workspace.drain();
-    } catch (const std::exception& error) {
-      fail(error.what());
-    }
-  }
   void drain() override {
     if (!failure.empty()) {
       // Empty levels, so that a kernel that reads them before it reports
