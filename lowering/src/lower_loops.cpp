@@ -202,9 +202,10 @@ std::optional<ir::IndexVar> Lowerer::ownedVariable(const ir::ForallNode* forall)
   return std::nullopt;
 }
 
-// The owned ranges, cut by work: a serial work pass counts, for each
-// coordinate of `owned`, how often the nest's assignments run for it (the
-// products of an SpGEMM row); tcc_cut_by_work cuts [0, extent) where the
+// The owned ranges, cut by work: a work pass counts, for each coordinate
+// of `owned`, how often the nest's assignments run for it (the products of
+// an SpGEMM row), on the threads, each over an equal range of coordinates
+// (so each writes only its own counts); tcc_cut_by_work cuts [0, extent) where the
 // running sum reaches each range's share; then, for part in
 // [0, 4 * threads) dynamically, the part's coordinates [first, stop) of
 // `owned`, and the thread loop's nest run serially with the loops over
@@ -235,20 +236,33 @@ Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar&
   serial.outputRaceStrategy = ir::OutputRaceStrategy::IgnoreRaces;
   ir::IndexStmt nest = ir::ForallNode::make(forall->indexVar, forall->body, serial);
 
-  // The work pass: the nest once more, serially, its assignments counting.
-  before.push_back(imp::Comment::make("the work of each " + owned.name() + ": how often the loops below run for it"));
+  // The work pass: the nest once more, its assignments counting, one
+  // equal range of `owned` a thread.
   before.push_back(imp::Declare::make(work, Expr()));
   before.push_back(imp::Allocate::make(work, ops::max(extent, one), true));
+  Expr threads = freshVar("counting_parts", int64);
+  Expr countingPart = freshVar("counting_part", int64);
+  Expr countingFirst = freshVar(owned.name() + "_counting_first", int64);
+  Expr countingStop = freshVar(owned.name() + "_counting_stop", int64);
+  before.push_back(imp::Declare::make(threads, ops::cast(int64, imp::Call::make("omp_get_max_threads", {}, imp::Type::int32()))));
+  std::vector<Stmt> counting{
+    imp::Declare::make(countingFirst, ops::div(ops::mul(countingPart, extent), threads)),
+    imp::Declare::make(countingStop, ops::div(ops::mul(ops::add(countingPart, one), extent), threads))};
   workPass_ = WorkPass{work, owned};
-  Stmt counting;
+  ownedRanges_[owned.name()] = {countingFirst, countingStop};
   try {
-    counting = lower(ir::ForallNode::make(forall->indexVar, forall->body, serial));
+    counting.push_back(lower(ir::ForallNode::make(forall->indexVar, forall->body, serial)));
   } catch (...) {
     workPass_.reset();
+    ownedRanges_.erase(owned.name());
     throw;
   }
   workPass_.reset();
-  before.push_back(counting);
+  ownedRanges_.erase(owned.name());
+  before.push_back(imp::For::make(countingPart, ops::IntImm::make(0, int64), threads, imp::Block::make(counting),
+                                  imp::LoopKind::Parallel,
+                                  "the work of each " + owned.name() + ": how often the loops below run for it",
+                                  0, {}, 1));
   before.push_back(imp::Declare::make(cuts, Expr()));
   before.push_back(imp::Allocate::make(cuts, ops::add(parts, one)));
   before.push_back(imp::Evaluate::make(imp::Call::make("tcc_cut_by_work", {work, extent, parts, cuts}, imp::Type::void_())));

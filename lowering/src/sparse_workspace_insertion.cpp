@@ -285,9 +285,9 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
              std::string(above.size() == 1 ? "the loop over " + joinNames(above) + " runs"
                                             : "the loops over " + joinNames(above) + " run") +
              " whole on each thread, which owns ranges of " + outputOrder[0].name() + " (" + output.name() + "'s first level; four ranges per thread, "
-             "taken dynamically, of about equal work: a serial pass first counts how often the loops below run for "
-             "each " + outputOrder[0].name() + ", and the ranges are cut where the running count reaches each "
-             "range's share) and skips the rest by a binary search, so the threads' runs are disjoint and their "
+             "taken dynamically, of about equal work: a pass on the threads (each over an equal range of " +
+             outputOrder[0].name() + ") first counts how often the loops below run for each " +
+             outputOrder[0].name() + ", and the ranges are cut where the running count reaches each range's share) and skips the rest by a binary search, so the threads' runs are disjoint and their "
              "merge only copies; each range of " + outputOrder[0].name() + " is then compressed into its own slice "
              "of " + output.name() + " on the threads (counts, a prefix sum, then the arrays)";
   } else if (!threadLoops.empty() && !hoisted)
