@@ -148,6 +148,10 @@ class PerThreadWorkspaces final : public AnyWorkspace {
       threadErrors_[t] = std::current_exception();
     }
   }
+  void ownedRanges(const long long* cuts, int parts) override {
+    ownedCuts_.clear();
+    for (int p = 0; p <= parts; ++p) ownedCuts_.push_back(static_cast<int32_t>(cuts[p]));
+  }
   int mergeParts(tcc_tensor* output, int uniqueMask) override {
     if (plan_) return static_cast<int>(plan_->ranges());
     try {
@@ -163,8 +167,14 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   void mergePart(int part) override {
     if (!plan_ || part < 0 || part >= static_cast<int>(plan_->ranges()) || merged_[part]) return;
     try {
-      mergePlannedRange(*plan_, static_cast<std::size_t>(part), parts_[part]);
-      counts_[part] = countPartPositions<N>(parts_[part], plan_->cuts[part], plan_->cuts[part + 1], shape_, levels_);
+      // A range that one run alone holds is read where it lies; the others are merged.
+      if (soleRunOfRange(*plan_, static_cast<std::size_t>(part), spans_[part])) {
+        readsRunsInPlace_ = true;
+      } else {
+        mergePlannedRange(*plan_, static_cast<std::size_t>(part), parts_[part]);
+        spans_[part] = {parts_[part].crd.data(), parts_[part].vals.data(), parts_[part].size()};
+      }
+      counts_[part] = countPartPositions<N>(spans_[part], plan_->cuts[part], plan_->cuts[part + 1], shape_, levels_);
     } catch (...) {
       partErrors_[part] = std::current_exception();
     }
@@ -204,10 +214,10 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   void fillPart(int part) override {
     if (!allocated_ || part < 0 || part >= static_cast<int>(plan_->ranges()) || filled_[part]) return;
     // Before the output's arrays grow: the threads' workspaces, one a part
-    // (those beyond the parts go in finish).
-    if (part < threadCount()) workspaces_[part].reset();
+    // (those beyond the parts go in finish), unless parts read them in place.
+    if (part < threadCount() && !readsRunsInPlace_) workspaces_[part].reset();
     withArrays([&](auto& arrays) {
-      ism::fillPart<N>(parts_[part], plan_->cuts[part], shape_, levels_, counts_[part], offsets_[part], arrays,
+      ism::fillPart<N>(spans_[part], plan_->cuts[part], shape_, levels_, counts_[part], offsets_[part], arrays,
                        valsInPlace_);
     });
     parts_[part] = CooBuffer<N>();
@@ -270,8 +280,13 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     // More parts than threads, so that threads that finish early take more.
     MergePlan<N> plan = planMerge<N>(std::vector<const AllArray<N>*>(runs_.begin(), runs_.end()), shape_.levelDim(0),
                                      4 * threadCount());
+    // Threads that owned ranges: the parts are those ranges (each in one run).
+    if (ownedCuts_.size() >= 2 && ownedCuts_.front() == 0 && ownedCuts_.back() == shape_.levelDim(0) &&
+        std::is_sorted(ownedCuts_.begin(), ownedCuts_.end()))
+      plan.cuts = ownedCuts_;
     std::size_t parts = plan.ranges();
     parts_.assign(parts, CooBuffer<N>());
+    spans_.assign(parts, CooSpan<N>{});
     counts_.assign(parts, LevelPositions<N>{});
     partErrors_.assign(parts, nullptr);
     merged_.assign(parts, 0);
@@ -325,6 +340,9 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   tcc_tensor* output_ = nullptr;
   int datatype_ = TCC_FLOAT64;
   std::vector<CooBuffer<N>> parts_;
+  std::vector<CooSpan<N>> spans_;  // each part's components: in a run, or in parts_
+  std::vector<int32_t> ownedCuts_;  // the threads' owned ranges, when they owned some
+  std::atomic<bool> readsRunsInPlace_{false};
   std::vector<LevelPositions<N>> counts_;
   std::vector<std::exception_ptr> partErrors_;
   std::vector<char> merged_, filled_;  // not vector<bool>: parts are marked from several threads
@@ -546,6 +564,10 @@ extern "C" void* tcc_ism_kernel_create_per_thread(int threads, int order, const 
 }
 
 extern "C" int tcc_ism_kernel_thread_count(void* w) { return static_cast<AnyWorkspace*>(w)->threadCount(); }
+
+extern "C" void tcc_ism_kernel_owned_ranges(void* w, const long long* cuts, int parts) {
+  static_cast<AnyWorkspace*>(w)->ownedRanges(cuts, parts);
+}
 
 extern "C" void tcc_ism_kernel_finish_thread(void* w, int thread) { static_cast<AnyWorkspace*>(w)->finishThread(thread); }
 

@@ -267,6 +267,16 @@ Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar&
   before.push_back(imp::Allocate::make(cuts, ops::add(parts, one)));
   before.push_back(imp::Evaluate::make(imp::Call::make("tcc_cut_by_work", {work, extent, parts, cuts}, imp::Type::void_())));
   before.push_back(imp::Free::make(work));
+  // The workspaces cut the output where the ranges are, so that each range
+  // is read from its thread's run in place.
+  for (const auto& tensor : ir::tensorsWritten(forall->body)) {
+    const TensorStorage& storage = storageOf(tensor);
+    if (storage.ismPerThread && storage.ismHandle.defined())
+      before.push_back(imp::Evaluate::make(imp::Call::make(
+        "tcc_ism_kernel_owned_ranges",
+        {storage.ismHandle, cuts, ops::cast(imp::Type::int32(), parts)},
+        imp::Type::void_())));
+  }
 
   LoopPlan plan;
   plan.kind = imp::LoopKind::Parallel;

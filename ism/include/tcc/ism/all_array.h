@@ -42,6 +42,15 @@ struct CooBuffer {
   }
 };
 
+// Components read in place: a slice of a CooBuffer or an all array.
+template <int N>
+struct CooSpan {
+  const Coordinates<N>* crd = nullptr;
+  const double* vals = nullptr;
+  std::size_t count = 0;
+  std::size_t size() const { return count; }
+};
+
 template <int N>
 class AllArray {
  public:

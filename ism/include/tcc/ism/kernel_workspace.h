@@ -30,6 +30,7 @@ class AnyWorkspace {
   virtual void mergePart(int) {}
   virtual void allocateOutput() {}
   virtual void fillPart(int) {}
+  virtual void ownedRanges(const long long* /*cuts*/, int /*parts*/) {}
   // Workspaces that assemble the output themselves (in parts, on several
   // threads) do so here and return true; the others leave it to finish.
   virtual bool finishInto(tcc_tensor&, const std::vector<LevelSpec>&) { return false; }
