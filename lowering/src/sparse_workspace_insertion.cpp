@@ -287,9 +287,10 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
              " whole on each thread, which owns ranges of " + outputOrder[0].name() + " (" + output.name() + "'s first level; four ranges per thread, "
              "taken dynamically, of about equal work: a pass on the threads (each over an equal range of " +
              outputOrder[0].name() + ") first counts how often the loops below run for each " +
-             outputOrder[0].name() + ", and the ranges are cut where the running count reaches each range's share) and skips the rest by a binary search, so the threads' runs are disjoint and their "
-             "merge only copies; each range of " + outputOrder[0].name() + " is then compressed into its own slice "
-             "of " + output.name() + " on the threads (counts, a prefix sum, then the arrays)";
+             outputOrder[0].name() + ", and the ranges are cut where the running count reaches each range's share) and skips the rest by a binary search, so the threads' runs are disjoint and "
+             "need no merge: each range of " + outputOrder[0].name() + " is then compressed from its thread's run, "
+             "where it lies, into its own slice of " + output.name() + " on the threads (counts, a prefix sum, then "
+             "the arrays)";
   } else if (!threadLoops.empty() && !hoisted)
     flags += ", one per thread of the loop over " + joinNames(threadLoops) +
              ", sorted and merged on their threads, then merged in parallel by ranges of " + outputOrder[0].name() +
