@@ -13,8 +13,10 @@
 // Kronecker product, a scale-up); the tensor kernels
 // on a seeded random tensor. Every configuration runs in a child process of
 // its own (so each starts with OpenMP's thread count set and its own peak
-// memory) and reports the median kernel time and how far its peak resident
-// memory rose while the kernel ran (the workspaces and the result). The
+// memory) and reports the median kernel time, how far its peak resident
+// memory rose while the kernel ran (the workspaces and the result, and
+// what threads add: stacks, allocator arenas) and the ISM's own peak bytes
+// (its counting allocator: workspaces, runs, merged parts). The
 // kernels are compiled once, here, into a kernel cache on disk that the
 // children load them from; the sequential configuration's child saves its
 // result, which every parallel one is checked against.
