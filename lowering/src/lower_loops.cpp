@@ -84,6 +84,15 @@ Stmt Lowerer::lowerAssignment(const ir::AssignmentNode* assignment) {
 
 Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   if (auto owned = ownedVariable(forall)) return lowerOwnedRanges(forall, *owned);
+  if (workPass_ && forall->indexVar == workPass_->owned && workPass_->scans.defined()) {
+    // The work pass also counts the segments each range searches.
+    Expr scans = workPass_->scans;
+    Stmt count = imp::Assign::makeCompound(imp::BinaryOp::Add, scans, ops::IntImm::make(1, imp::Type::int64()));
+    workPass_->scans = Expr();
+    Stmt loop = lowerForall(forall);
+    workPass_->scans = scans;
+    return imp::Block::make({count, loop});
+  }
   const ir::IndexVar& var = forall->indexVar;
   const ir::AssignmentNode* sole = soleAssignment(forall->body);
 
@@ -205,16 +214,19 @@ std::optional<ir::IndexVar> Lowerer::ownedVariable(const ir::ForallNode* forall)
 // The owned ranges, cut by work: a work pass counts, for each coordinate
 // of `owned`, how often the nest's assignments run for it (the products of
 // an SpGEMM row), on the threads, each over an equal range of coordinates
-// (so each writes only its own counts); tcc_cut_by_work cuts [0, extent) where the
-// running sum reaches each range's share; then, for part in
-// [0, 4 * threads) dynamically, the part's coordinates [first, stop) of
+// (so each writes only its own counts), and how many segments a range
+// searches; tcc_cut_by_work picks the number of ranges and cuts
+// [0, extent) where the running sum reaches each range's share; then, for
+// part in [0, parts) dynamically, the part's coordinates [first, stop) of
 // `owned`, and the thread loop's nest run serially with the loops over
 // `owned` cut to them.
 Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar& owned) {
-  // Four a thread, taken dynamically: a range whose work the count
+  // Up to four a thread, taken dynamically: a range whose work the count
   // misjudges (a loop's overhead, cache misses) does not hold the team up,
-  // while each range scans the thread loop once (eight measured worse on
-  // the 16-core host while the ranges held equal numbers of coordinates).
+  // while each range scans the thread loop once, so tcc_cut_by_work takes
+  // fewer where that scan is not small beside a range's work (eight
+  // measured worse on the 16-core host while the ranges held equal numbers
+  // of coordinates).
   constexpr int kPartsPerThread = 4;
   usesOpenMP_ = true;
   const imp::Type int64 = imp::Type::int64();
@@ -248,7 +260,12 @@ Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar&
   std::vector<Stmt> counting{
     imp::Declare::make(countingFirst, ops::div(ops::mul(countingPart, extent), threads)),
     imp::Declare::make(countingStop, ops::div(ops::mul(ops::add(countingPart, one), extent), threads))};
-  workPass_ = WorkPass{work, owned};
+  Expr scans = freshVar(owned.name() + "_scans", imp::Type::pointerTo(int64));
+  before.push_back(imp::Declare::make(scans, Expr()));
+  before.push_back(imp::Allocate::make(scans, threads, true));
+  Expr scanned = freshVar(owned.name() + "_scanned", int64);
+  counting.push_back(imp::Declare::make(scanned, ops::IntImm::make(0, int64)));
+  workPass_ = WorkPass{work, owned, scanned};
   ownedRanges_[owned.name()] = {countingFirst, countingStop};
   try {
     counting.push_back(lower(ir::ForallNode::make(forall->indexVar, forall->body, serial)));
@@ -259,14 +276,20 @@ Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar&
   }
   workPass_.reset();
   ownedRanges_.erase(owned.name());
+  counting.push_back(imp::Store::make(scans, countingPart, scanned));
   before.push_back(imp::For::make(countingPart, ops::IntImm::make(0, int64), threads, imp::Block::make(counting),
                                   imp::LoopKind::Parallel,
                                   "the work of each " + owned.name() + ": how often the loops below run for it",
                                   0, {}, 1));
   before.push_back(imp::Declare::make(cuts, Expr()));
   before.push_back(imp::Allocate::make(cuts, ops::add(parts, one)));
-  before.push_back(imp::Evaluate::make(imp::Call::make("tcc_cut_by_work", {work, extent, parts, cuts}, imp::Type::void_())));
+  // As many ranges as the work pays for: each range searches every segment
+  // its loops visit (scans[0]), which should cost little beside its work.
+  before.push_back(imp::Assign::make(
+    parts, imp::Call::make("tcc_cut_by_work", {work, extent, parts, threads, imp::Load::make(scans, ops::IntImm::make(0, int64)), cuts},
+                           int64)));
   before.push_back(imp::Free::make(work));
+  before.push_back(imp::Free::make(scans));
   // The workspaces cut the output where the ranges are, so that each range
   // is read from its thread's run in place.
   for (const auto& tensor : ir::tensorsWritten(forall->body)) {

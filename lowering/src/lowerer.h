@@ -274,6 +274,9 @@ class Lowerer {
   struct WorkPass {
     imp::Expr counts;  // int64 per coordinate of `owned`
     ir::IndexVar owned;
+    // How often the counting part's loop over `owned` starts (the segments
+    // a range searches): a local int64 of the part.
+    imp::Expr scans;
   };
   std::optional<WorkPass> workPass_;
   imp::Stmt addWork(const imp::Expr& amount);
