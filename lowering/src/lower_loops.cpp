@@ -256,7 +256,8 @@ Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar&
   Expr countingPart = freshVar("counting_part", int64);
   Expr countingFirst = freshVar(owned.name() + "_counting_first", int64);
   Expr countingStop = freshVar(owned.name() + "_counting_stop", int64);
-  before.push_back(imp::Declare::make(threads, ops::cast(int64, imp::Call::make("omp_get_max_threads", {}, imp::Type::int32()))));
+  before.push_back(
+    imp::Declare::make(threads, ops::cast(int64, imp::Call::make("omp_get_max_threads", {}, imp::Type::int32()))));
   std::vector<Stmt> counting{
     imp::Declare::make(countingFirst, ops::div(ops::mul(countingPart, extent), threads)),
     imp::Declare::make(countingStop, ops::div(ops::mul(ops::add(countingPart, one), extent), threads))};
@@ -286,7 +287,8 @@ Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar&
   // As many ranges as the work pays for: each range searches every segment
   // its loops visit (scans[0]), which should cost little beside its work.
   before.push_back(imp::Assign::make(
-    parts, imp::Call::make("tcc_cut_by_work", {work, extent, parts, threads, imp::Load::make(scans, ops::IntImm::make(0, int64)), cuts},
+    parts, imp::Call::make("tcc_cut_by_work",
+                           {work, extent, parts, threads, imp::Load::make(scans, ops::IntImm::make(0, int64)), cuts},
                            int64)));
   before.push_back(imp::Free::make(work));
   before.push_back(imp::Free::make(scans));

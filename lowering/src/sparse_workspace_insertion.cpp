@@ -284,13 +284,14 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
     flags += ", one per thread; " +
              std::string(above.size() == 1 ? "the loop over " + joinNames(above) + " runs"
                                             : "the loops over " + joinNames(above) + " run") +
-             " whole on each thread, which owns ranges of " + outputOrder[0].name() + " (" + output.name() + "'s first level; up to four ranges per thread, fewer where a "
-             "range's work is small beside the segments it searches, taken dynamically, of about equal work: a pass on the threads (each over an equal range of " +
-             outputOrder[0].name() + ") first counts how often the loops below run for each " +
-             outputOrder[0].name() + ", and the ranges are cut where the running count reaches each range's share) and skips the rest by a binary search, so the threads' runs are disjoint and "
-             "need no merge: each range of " + outputOrder[0].name() + " is then compressed from its thread's run, "
-             "where it lies, into its own slice of " + output.name() + " on the threads (counts, a prefix sum, then "
-             "the arrays)";
+             " whole on each thread, which owns ranges of " + outputOrder[0].name() + " (" + output.name() +
+             "'s first level; up to four ranges per thread, fewer where a range's work is small beside the segments "
+             "it searches, taken dynamically, of about equal work: a pass on the threads (each over an equal range "
+             "of " + outputOrder[0].name() + ") first counts how often the loops below run for each " +
+             outputOrder[0].name() + ", and the ranges are cut where the running count reaches each range's share) "
+             "and skips the rest by a binary search, so the threads' runs are disjoint and need no merge: each range "
+             "of " + outputOrder[0].name() + " is then compressed from its thread's run, where it lies, into its own "
+             "slice of " + output.name() + " on the threads (counts, a prefix sum, then the arrays)";
   } else if (!threadLoops.empty() && !hoisted)
     flags += ", one per thread of the loop over " + joinNames(threadLoops) +
              ", sorted and merged on their threads, then merged in parallel by ranges of " + outputOrder[0].name() +
