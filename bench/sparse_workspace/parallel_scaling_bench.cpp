@@ -13,8 +13,10 @@
 // Kronecker product, a scale-up); the tensor kernels
 // on a seeded random tensor. Every configuration runs in a child process of
 // its own (so each starts with OpenMP's thread count set and its own peak
-// memory) and reports the median kernel time and how far its peak resident
-// memory rose while the kernel ran (the workspaces and the result). The
+// memory) and reports the median kernel time, how far its peak resident
+// memory rose while the kernel ran (the workspaces and the result, and
+// what threads add: stacks, allocator arenas) and the ISM's own peak bytes
+// (its counting allocator: workspaces, runs, merged parts). The
 // kernels are compiled once, here, into a kernel cache on disk that the
 // children load them from; the sequential configuration's child saves its
 // result, which every parallel one is checked against.
@@ -42,6 +44,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "tcc/ism/memory_counter.h"
 #include "tcc/runtime/matrix_market.h"
 #include "tcc/runtime/pack.h"
 #include "tcc/runtime/random.h"
@@ -60,6 +63,7 @@ struct Benchmark {
 struct Measurement {
   double seconds = 0;
   double peakMiB = 0;       // growth of the peak resident set while the kernel ran
+  double ismPeakMiB = 0;    // the ISM's own peak (its counting allocator): workspaces, runs, merged parts
   double difference = 0;    // largest |parallel - sequential| over the largest |sequential|
   double loadSeconds = 0;   // compiling (or loading from the cache) both kernels
   double nonzeros = 0;      // of the result
@@ -202,11 +206,17 @@ Measurement measure(const Benchmark& b, size_t index, int threads, int repeat) {
     inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(program.syntax().findTensor(name)->format())));
   resetPeakResident();
   double before = statusMiB("VmRSS");
+  // The ISM's allocations, counted by the runtime the kernels call (its
+  // counter is the process's one): workspaces, sorted runs, merged parts;
+  // not the output's arrays, thread stacks or the allocator's arenas.
+  tcc::ism::memoryCounter().resetPeak();
+  int64_t ismBefore = tcc::ism::memoryCounter().currentBytes();
   timed.run(inputs);  // warm-up
   tcc::RunOptions options;
   options.repeat = repeat;
   tcc::RunResult result = timed.run(inputs, options);
   m.peakMiB = statusMiB("VmHWM") - before;
+  m.ismPeakMiB = static_cast<double>(tcc::ism::memoryCounter().peakBytes() - ismBefore) / (1024.0 * 1024.0);
   m.seconds = median(result.seconds);
   tcc::rt::Coo actual = tcc::rt::unpack(result.tensors.at("A"));
   m.nonzeros = static_cast<double>(actual.nnz());
@@ -318,12 +328,12 @@ std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices) {
                      {"C", tcc::rt::randomUniform({300, 16}, 1.0, 1)},
                      {"D", tcc::rt::randomUniform({300, 16}, 1.0, 2)}};
                  }});
-  all.push_back({"sp_ttm", "random 300x300x300 at 2%, 0.54 M nnz; C 300x64 at 10%",
+  all.push_back({"sp_ttm", "random 300x300x300 at 1%, 0.27 M nnz; C 300x64 at 10%",
                  "tensor A(I, J, L) : coo\ntensor B(K, I, J) : csf\ntensor C(K, L) : csr\n"
                  "A(i, j, l) = B(k, i, j) * C(k, l)\n",
                  "parallelize(k, CPUThread, NoRaces)", [] {
                    return std::map<std::string, tcc::rt::Coo>{
-                     {"B", tcc::rt::randomUniform({300, 300, 300}, 0.02, 2027)},
+                     {"B", tcc::rt::randomUniform({300, 300, 300}, 0.01, 2027)},
                      {"C", tcc::rt::randomUniform({300, 64}, 0.1, 3)}};
                  }});
   return all;
@@ -410,6 +420,7 @@ void writeSvg(const std::string& path, const std::vector<Row>& rows, const std::
 int plotTable(const std::string& table, const std::string& svg) {
   std::ifstream in(table);
   std::vector<int> threads;
+  size_t firstThreadColumn = 0;
   std::vector<Row> rows;
   for (std::string line; std::getline(in, line);) {
     std::vector<std::string> cells;
@@ -419,18 +430,23 @@ int plotTable(const std::string& table, const std::string& svg) {
       cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
     }
     if (cells.size() < 8 || line[0] != '|') continue;
-    if (cells[1] == "kernel") {  // the header: the thread counts
+    if (cells[1] == "kernel") {  // the header: the thread counts, in the columns "N thr ms"
       threads.clear();
-      for (size_t c = 6; c + 2 < cells.size(); ++c) threads.push_back(std::atoi(cells[c].c_str()));
+      firstThreadColumn = 0;
+      for (size_t c = 2; c < cells.size(); ++c) {
+        if (cells[c].find(" thr") == std::string::npos) continue;
+        if (firstThreadColumn == 0) firstThreadColumn = c;
+        threads.push_back(std::atoi(cells[c].c_str()));
+      }
       continue;
     }
     if (threads.empty() || cells[4].empty() || !std::isdigit(static_cast<unsigned char>(cells[4][0]))) continue;
     Row row{cells[1] + " " + cells[2], {}, {}};
     row.sequential.seconds = std::atof(cells[4].c_str()) / 1e3;
     row.sequential.ok = true;
-    for (size_t t = 0; t < threads.size() && 6 + t < cells.size(); ++t) {
+    for (size_t t = 0; t < threads.size() && firstThreadColumn + t < cells.size(); ++t) {
       Measurement m;
-      m.seconds = std::atof(cells[6 + t].c_str()) / 1e3;
+      m.seconds = std::atof(cells[firstThreadColumn + t].c_str()) / 1e3;
       m.ok = m.seconds > 0;
       row.parallel.push_back(m);
     }
@@ -480,7 +496,8 @@ int main(int argc, char** argv) {
     return plotTable(plotFrom, svg);
   }
   if (matrices.empty())
-    matrices = {"bcsstk16", "bcsstk13", "adder_dcop_05", "dnn_n1024_l1", "t:mbeacxc", "bayer10", "494_bus,cage5"};
+    matrices = {"bcsstk16", "bcsstk13", "adder_dcop_05", "dnn_n1024_l1", "t:mbeacxc", "bayer10",
+                "t:Franz6_id1959_aug", "cryg2500", "watt_2", "Pd", "dwt_992", "bcspwr10", "494_bus,cage5"};
   std::vector<Benchmark> all = benchmarks(matrices);
   if (!kernels.empty())
     std::erase_if(all, [&](const Benchmark& b) { return ("," + kernels + ",").find("," + b.kernel + ",") == std::string::npos; });
@@ -509,11 +526,12 @@ int main(int argc, char** argv) {
   }
   double compileSeconds = elapsed();
 
-  std::printf("| kernel | input | nnz(A) | sequential ms | seq. peak MiB |");
+  std::printf("| kernel | input | nnz(A) | sequential ms | seq. peak MiB | seq. ISM MiB |");
   for (int t : threads) std::printf(" %d thr ms |", t);
-  std::printf(" speedup at %d | peak MiB at %d (x seq.) |\n|---|---|---:|---:|---:|", threads.back(), threads.back());
+  std::printf(" speedup at %d | peak MiB at %d (x seq.) | ISM MiB at %d (x seq.) |\n|---|---|---:|---:|---:|---:|",
+              threads.back(), threads.back(), threads.back());
   for (size_t t = 0; t < threads.size(); ++t) std::printf("---:|");
-  std::printf("---:|---:|\n");
+  std::printf("---:|---:|---:|\n");
   std::fflush(stdout);
   bool allOk = true, stopped = false;
   double slowestLoad = 0;
@@ -526,8 +544,8 @@ int main(int argc, char** argv) {
     }
     Row row{b.kernel + " " + b.input, inChild(k, 0, repeat, all), {}};
     slowestLoad = std::max(slowestLoad, row.sequential.loadSeconds);
-    std::printf("| %s | %s | %.0f | %.2f | %.1f |", b.kernel.c_str(), b.input.c_str(), row.sequential.nonzeros,
-                row.sequential.seconds * 1e3, row.sequential.peakMiB);
+    std::printf("| %s | %s | %.0f | %.2f | %.1f | %.1f |", b.kernel.c_str(), b.input.c_str(), row.sequential.nonzeros,
+                row.sequential.seconds * 1e3, row.sequential.peakMiB, row.sequential.ismPeakMiB);
     Measurement last;
     for (int t : threads) {
       if (timeLimit > 0 && elapsed() > timeLimit) {
@@ -546,10 +564,11 @@ int main(int argc, char** argv) {
         std::printf(" WRONG (%.1e) |", last.difference);
     }
     if (last.ok)
-      std::printf(" %.1fx | %.1f (%.2fx) |\n", row.sequential.seconds / last.seconds, last.peakMiB,
-                  last.peakMiB / std::max(row.sequential.peakMiB, 1e-9));
+      std::printf(" %.1fx | %.1f (%.2fx) | %.1f (%.2fx) |\n", row.sequential.seconds / last.seconds, last.peakMiB,
+                  last.peakMiB / std::max(row.sequential.peakMiB, 1e-9), last.ismPeakMiB,
+                  last.ismPeakMiB / std::max(row.sequential.ismPeakMiB, 1e-9));
     else
-      std::printf(" - | - |\n");
+      std::printf(" - | - | - |\n");
     std::fflush(stdout);
     rows.push_back(std::move(row));
     if (!svg.empty()) writeSvg(svg, rows, threads, "parallel sparse workspaces: speedup at 1 to " +

@@ -96,14 +96,14 @@ struct Phases {
   void markOnce(Step step) {
     if (!insertsDone.exchange(true)) mark(step);
   }
-  void report(int threads, std::size_t parts, int64_t values) const {
+  void report(int threads, std::size_t parts, int64_t values, std::size_t merges) const {
     if (std::getenv("TCC_ISM_PROFILE") == nullptr) return;
     auto ms = [&](Step from, Step to) { return std::chrono::duration<double, std::milli>(at[to] - at[from]).count(); };
     std::fprintf(stderr,
-                 "ism: %d threads, %zu parts, %lld values: inserts %.2f ms, sort per thread %.2f ms, merge parts "
-                 "%.2f ms, allocate %.2f ms, fill parts %.2f ms\n",
-                 threads, parts, static_cast<long long>(values), ms(Created, InsertsDone), ms(InsertsDone, Sorted),
-                 ms(Sorted, Merged), ms(Merged, Allocated), ms(Allocated, Filled));
+                 "ism: %d threads, %zu parts, %lld values, %zu merges into all arrays: inserts %.2f ms, sort per "
+                 "thread %.2f ms, merge parts %.2f ms, allocate %.2f ms, fill parts %.2f ms\n",
+                 threads, parts, static_cast<long long>(values), merges, ms(Created, InsertsDone),
+                 ms(InsertsDone, Sorted), ms(Sorted, Merged), ms(Merged, Allocated), ms(Allocated, Filled));
   }
 };
 
@@ -143,9 +143,14 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     try {
       workspaces_[t]->throwIfFailed();
       runs_[t] = &workspaces_[t]->workspace.finish();
+      merges_ += workspaces_[t]->workspace.merges();
     } catch (...) {
       threadErrors_[t] = std::current_exception();
     }
+  }
+  void ownedRanges(const long long* cuts, int parts) override {
+    ownedCuts_.clear();
+    for (int p = 0; p <= parts; ++p) ownedCuts_.push_back(static_cast<int32_t>(cuts[p]));
   }
   int mergeParts(tcc_tensor* output, int uniqueMask) override {
     if (plan_) return static_cast<int>(plan_->ranges());
@@ -162,8 +167,14 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   void mergePart(int part) override {
     if (!plan_ || part < 0 || part >= static_cast<int>(plan_->ranges()) || merged_[part]) return;
     try {
-      mergePlannedRange(*plan_, static_cast<std::size_t>(part), parts_[part]);
-      counts_[part] = countPartPositions<N>(parts_[part], plan_->cuts[part], plan_->cuts[part + 1], shape_, levels_);
+      // A range that one run alone holds is read where it lies; the others are merged.
+      if (soleRunOfRange(*plan_, static_cast<std::size_t>(part), spans_[part])) {
+        readsRunsInPlace_ = true;
+      } else {
+        mergePlannedRange(*plan_, static_cast<std::size_t>(part), parts_[part]);
+        spans_[part] = {parts_[part].crd.data(), parts_[part].vals.data(), parts_[part].size()};
+      }
+      counts_[part] = countPartPositions<N>(spans_[part], plan_->cuts[part], plan_->cuts[part + 1], shape_, levels_);
     } catch (...) {
       partErrors_[part] = std::current_exception();
     }
@@ -203,10 +214,10 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   void fillPart(int part) override {
     if (!allocated_ || part < 0 || part >= static_cast<int>(plan_->ranges()) || filled_[part]) return;
     // Before the output's arrays grow: the threads' workspaces, one a part
-    // (those beyond the parts go in finish).
-    if (part < threadCount()) workspaces_[part].reset();
+    // (those beyond the parts go in finish), unless parts read them in place.
+    if (part < threadCount() && !readsRunsInPlace_) workspaces_[part].reset();
     withArrays([&](auto& arrays) {
-      ism::fillPart<N>(parts_[part], plan_->cuts[part], shape_, levels_, counts_[part], offsets_[part], arrays,
+      ism::fillPart<N>(spans_[part], plan_->cuts[part], shape_, levels_, counts_[part], offsets_[part], arrays,
                        valsInPlace_);
     });
     parts_[part] = CooBuffer<N>();
@@ -234,7 +245,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     for (std::size_t part = 0; part < plan_->ranges(); ++part) fillPart(static_cast<int>(part));
     for (auto& workspace : workspaces_) workspace.reset();
     phases_.mark(Phases::Filled);
-    phases_.report(threadCount(), plan_->ranges(), totals_[N - 1]);
+    phases_.report(threadCount(), plan_->ranges(), totals_[N - 1], merges_.load());
     if (valsInPlace_) {
       vals_ = nullptr;
       return true;
@@ -269,8 +280,13 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     // More parts than threads, so that threads that finish early take more.
     MergePlan<N> plan = planMerge<N>(std::vector<const AllArray<N>*>(runs_.begin(), runs_.end()), shape_.levelDim(0),
                                      4 * threadCount());
+    // Threads that owned ranges: the parts are those ranges (each in one run).
+    if (ownedCuts_.size() >= 2 && ownedCuts_.front() == 0 && ownedCuts_.back() == shape_.levelDim(0) &&
+        std::is_sorted(ownedCuts_.begin(), ownedCuts_.end()))
+      plan.cuts = ownedCuts_;
     std::size_t parts = plan.ranges();
     parts_.assign(parts, CooBuffer<N>());
+    spans_.assign(parts, CooSpan<N>{});
     counts_.assign(parts, LevelPositions<N>{});
     partErrors_.assign(parts, nullptr);
     merged_.assign(parts, 0);
@@ -312,6 +328,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
 
   Shape<N> shape_;
   Phases phases_;
+  std::atomic<std::size_t> merges_{0};  // every thread's, for the profile
   std::vector<std::unique_ptr<TypedWorkspace<Policy, N>>> workspaces_;
   std::vector<void*> handles_;
   std::vector<const AllArray<N>*> runs_;  // per thread, once finished
@@ -323,6 +340,9 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   tcc_tensor* output_ = nullptr;
   int datatype_ = TCC_FLOAT64;
   std::vector<CooBuffer<N>> parts_;
+  std::vector<CooSpan<N>> spans_;  // each part's components: in a run, or in parts_
+  std::vector<int32_t> ownedCuts_;  // the threads' owned ranges, when they owned some
+  std::atomic<bool> readsRunsInPlace_{false};
   std::vector<LevelPositions<N>> counts_;
   std::vector<std::exception_ptr> partErrors_;
   std::vector<char> merged_, filled_;  // not vector<bool>: parts are marked from several threads
@@ -429,11 +449,34 @@ void* valuesOfType(const std::vector<double>& values, int datatype) {
   throw std::invalid_argument("ism: sparse workspaces cannot produce element type " + std::to_string(datatype));
 }
 
+// One workspace's steps, on stderr when TCC_ISM_PROFILE is set (beside
+// the per-thread workspaces' Phases, to compare a parallel kernel's one
+// thread with the sequential kernel).
+struct SingleProfile {
+  using Clock = std::chrono::steady_clock;
+  explicit SingleProfile(const AnyWorkspace& finished) : workspace(finished) {}
+  const AnyWorkspace& workspace;
+  Clock::time_point finishing = Clock::now(), compressed{};
+  ~SingleProfile() {
+    if (std::getenv("TCC_ISM_PROFILE") == nullptr || compressed == Clock::time_point()) return;
+    auto ms = [](Clock::time_point from, Clock::time_point to) {
+      return std::chrono::duration<double, std::milli>(to - from).count();
+    };
+    std::fprintf(stderr,
+                 "ism: 1 workspace, %zu merges into the all array: inserts %.2f ms, sort, merge and compress %.2f ms, "
+                 "copy into the output %.2f ms\n",
+                 workspace.merges(), ms(workspace.created, finishing), ms(finishing, compressed),
+                 ms(compressed, Clock::now()));
+  }
+};
+
 void finishInto(AnyWorkspace& workspace, tcc_tensor& output, int uniqueMask) {
   int order = workspace.order();
   std::vector<LevelSpec> levels = levelsOf(output, order, uniqueMask);
   if (workspace.finishInto(output, levels)) return;
+  SingleProfile profile(workspace);
   CompressedTensor result = workspace.finish(levels);
+  profile.compressed = SingleProfile::Clock::now();
   if (allDense(levels) && output.vals != nullptr) {
     // A dense output arrives allocated (and zeroed) by its caller: fill it in place.
     void* values = valuesOfType(result.vals, output.datatype);
@@ -521,6 +564,10 @@ extern "C" void* tcc_ism_kernel_create_per_thread(int threads, int order, const 
 }
 
 extern "C" int tcc_ism_kernel_thread_count(void* w) { return static_cast<AnyWorkspace*>(w)->threadCount(); }
+
+extern "C" void tcc_ism_kernel_owned_ranges(void* w, const long long* cuts, int parts) {
+  static_cast<AnyWorkspace*>(w)->ownedRanges(cuts, parts);
+}
 
 extern "C" void tcc_ism_kernel_finish_thread(void* w, int thread) { static_cast<AnyWorkspace*>(w)->finishThread(thread); }
 

@@ -73,6 +73,7 @@ Stmt Lowerer::lower(const ir::IndexStmt& stmt) {
 }
 
 Stmt Lowerer::lowerAssignment(const ir::AssignmentNode* assignment) {
+  if (workPass_) return addWork(ops::IntImm::make(1, imp::Type::int64()));
   Expr value = lowerExpr(assignment->rhs);
   if (reductionTarget_.defined()) {
     return assignment->accumulate ? imp::Assign::makeCompound(imp::BinaryOp::Add, reductionTarget_, value)
@@ -83,6 +84,15 @@ Stmt Lowerer::lowerAssignment(const ir::AssignmentNode* assignment) {
 
 Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   if (auto owned = ownedVariable(forall)) return lowerOwnedRanges(forall, *owned);
+  if (workPass_ && forall->indexVar == workPass_->owned && workPass_->scans.defined()) {
+    // The work pass also counts the segments each range searches.
+    Expr scans = workPass_->scans;
+    Stmt count = imp::Assign::makeCompound(imp::BinaryOp::Add, scans, ops::IntImm::make(1, imp::Type::int64()));
+    workPass_->scans = Expr();
+    Stmt loop = lowerForall(forall);
+    workPass_->scans = scans;
+    return imp::Block::make({count, loop});
+  }
   const ir::IndexVar& var = forall->indexVar;
   const ir::AssignmentNode* sole = soleAssignment(forall->body);
 
@@ -105,7 +115,8 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
     auto inner = statementsOf<ir::ForallNode>(forall->body);
     bool threadsInsertHere = storageOf(sole->lhs.tensor()).ismHandle.defined() &&
                              (onThreads(forall) || std::any_of(inner.begin(), inner.end(), onThreads));
-    if (!varOnLhs && !pinned && !atomic && lhsBound && !threadsInsertHere) {
+    // (The work pass counts the loop's iterations, not its stores.)
+    if (!varOnLhs && !pinned && !atomic && lhsBound && !threadsInsertHere && !workPass_) {
       Expr temporary = freshVar("t" + sole->lhs.tensor().name(), valueType(sole->lhs.tensor()));
       // With no summed variable outside, this is the entry's only
       // contribution: store it instead of adding it.
@@ -178,62 +189,154 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
 
 std::optional<ir::IndexVar> Lowerer::ownedVariable(const ir::ForallNode* forall) {
   if (!forall->attributes.onThreads() || insideParallelLoop_ || options_.cudaTarget) return std::nullopt;
-  const auto* inner = forall->body.as<ir::ForallNode>();
-  if (!inner || relationOf_.count(inner->indexVar) || relationOf_.count(forall->indexVar)) return std::nullopt;
+  if (relationOf_.count(forall->indexVar)) return std::nullopt;
   auto assignments = ir::assignmentsOf(forall->body);
   if (assignments.empty()) return std::nullopt;
+  std::optional<ir::IndexVar> first;  // every output's first-level variable
   for (const auto* assignment : assignments) {
     const ir::TensorVar& output = assignment->lhs.tensor();
     if (isParameter(output) || output.order() == 0) return std::nullopt;
     const TensorStorage& storage = storageOf(output);
     if (!storage.ismPerThread || !storage.ismOptions.ownerPartition) return std::nullopt;
-    if (!(assignment->lhs.indices()[output.format().modeOfLevel(0)] == inner->indexVar)) return std::nullopt;
+    const ir::IndexVar& var = assignment->lhs.indices()[output.format().modeOfLevel(0)];
+    if (first && !(*first == var)) return std::nullopt;
+    first = var;
   }
-  return inner->indexVar;
+  // Its loop, somewhere in the chain of loops below the thread loop (the
+  // loops above it run whole on each thread).
+  for (const auto* inner = forall->body.as<ir::ForallNode>(); inner; inner = inner->body.as<ir::ForallNode>()) {
+    if (relationOf_.count(inner->indexVar)) return std::nullopt;
+    if (inner->indexVar == *first) return first;
+  }
+  return std::nullopt;
 }
 
-// for part in [0, 4 * threads), dynamically: the part's coordinates
-// [first, stop) of `owned`, then the thread loop's nest run serially with
-// the loops over `owned` cut to them.
+// The owned ranges, cut by work: a work pass counts, for each coordinate
+// of `owned`, how often the nest's assignments run for it (the products of
+// an SpGEMM row), on the threads, each over an equal range of coordinates
+// (so each writes only its own counts), and how many segments a range
+// searches; tcc_cut_by_work picks the number of ranges and cuts
+// [0, extent) where the running sum reaches each range's share; then, for
+// part in [0, parts) dynamically, the part's coordinates [first, stop) of
+// `owned`, and the thread loop's nest run serially with the loops over
+// `owned` cut to them.
 Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar& owned) {
-  // Four a thread: threads that finish early take more, so that rows
-  // with more products than others (banded and circuit matrices) do not
-  // hold the team up; each range scans the thread loop once. Eight
-  // measured worse on the 16-core host (geomean 8.2x against 13x).
+  // Up to four a thread, taken dynamically: a range whose work the count
+  // misjudges (a loop's overhead, cache misses) does not hold the team up,
+  // while each range scans the thread loop once, so tcc_cut_by_work takes
+  // fewer where that scan is not small beside a range's work (eight
+  // measured worse on the 16-core host while the ranges held equal numbers
+  // of coordinates).
   constexpr int kPartsPerThread = 4;
   usesOpenMP_ = true;
   const imp::Type int64 = imp::Type::int64();
   Expr parts = freshVar("parts", int64);
   Expr part = freshVar("part", int64);
-  Expr extent = ops::cast(int64, dimensionOf(owned));
+  Expr extent = freshVar(owned.name() + "_extent", int64);
+  Expr work = freshVar(owned.name() + "_work", imp::Type::pointerTo(int64));
+  Expr cuts = freshVar(owned.name() + "_cuts", imp::Type::pointerTo(int64));
   Expr first = freshVar(owned.name() + "_first", int64);
   Expr stop = freshVar(owned.name() + "_stop", int64);
   Expr one = ops::IntImm::make(1, int64);
-  std::vector<Stmt> before{imp::Declare::make(
-    parts, ops::mul(ops::IntImm::make(kPartsPerThread, int64),
-                    ops::cast(int64, imp::Call::make("omp_get_max_threads", {}, imp::Type::int32()))))};
+  std::vector<Stmt> before{
+    imp::Declare::make(parts, ops::mul(ops::IntImm::make(kPartsPerThread, int64),
+                                       ops::cast(int64, imp::Call::make("omp_get_max_threads", {}, imp::Type::int32())))),
+    imp::Declare::make(extent, ops::cast(int64, dimensionOf(owned)))};
+
+  ir::ForallAttributes serial = forall->attributes;
+  serial.parallelUnit = ir::ParallelUnit::NotParallel;
+  serial.outputRaceStrategy = ir::OutputRaceStrategy::IgnoreRaces;
+  ir::IndexStmt nest = ir::ForallNode::make(forall->indexVar, forall->body, serial);
+
+  // The work pass: the nest once more, its assignments counting, one
+  // equal range of `owned` a thread.
+  before.push_back(imp::Declare::make(work, Expr()));
+  before.push_back(imp::Allocate::make(work, ops::max(extent, one), true));
+  Expr threads = freshVar("counting_parts", int64);
+  Expr countingPart = freshVar("counting_part", int64);
+  Expr countingFirst = freshVar(owned.name() + "_counting_first", int64);
+  Expr countingStop = freshVar(owned.name() + "_counting_stop", int64);
+  before.push_back(
+    imp::Declare::make(threads, ops::cast(int64, imp::Call::make("omp_get_max_threads", {}, imp::Type::int32()))));
+  std::vector<Stmt> counting{
+    imp::Declare::make(countingFirst, ops::div(ops::mul(countingPart, extent), threads)),
+    imp::Declare::make(countingStop, ops::div(ops::mul(ops::add(countingPart, one), extent), threads))};
+  Expr scans = freshVar(owned.name() + "_scans", imp::Type::pointerTo(int64));
+  before.push_back(imp::Declare::make(scans, Expr()));
+  before.push_back(imp::Allocate::make(scans, threads, true));
+  Expr scanned = freshVar(owned.name() + "_scanned", int64);
+  counting.push_back(imp::Declare::make(scanned, ops::IntImm::make(0, int64)));
+  workPass_ = WorkPass{work, owned, scanned};
+  ownedRanges_[owned.name()] = {countingFirst, countingStop};
+  try {
+    counting.push_back(lower(ir::ForallNode::make(forall->indexVar, forall->body, serial)));
+  } catch (...) {
+    workPass_.reset();
+    ownedRanges_.erase(owned.name());
+    throw;
+  }
+  workPass_.reset();
+  ownedRanges_.erase(owned.name());
+  counting.push_back(imp::Store::make(scans, countingPart, scanned));
+  before.push_back(imp::For::make(countingPart, ops::IntImm::make(0, int64), threads, imp::Block::make(counting),
+                                  imp::LoopKind::Parallel,
+                                  "the work of each " + owned.name() + ": how often the loops below run for it",
+                                  0, {}, 1));
+  before.push_back(imp::Declare::make(cuts, Expr()));
+  before.push_back(imp::Allocate::make(cuts, ops::add(parts, one)));
+  // As many ranges as the work pays for: each range searches every segment
+  // its loops visit (scans[0]), which should cost little beside its work.
+  before.push_back(imp::Assign::make(
+    parts, imp::Call::make("tcc_cut_by_work",
+                           {work, extent, parts, threads, imp::Load::make(scans, ops::IntImm::make(0, int64)), cuts},
+                           int64)));
+  before.push_back(imp::Free::make(work));
+  before.push_back(imp::Free::make(scans));
+  // The workspaces cut the output where the ranges are, so that each range
+  // is read from its thread's run in place.
+  for (const auto& tensor : ir::tensorsWritten(forall->body)) {
+    const TensorStorage& storage = storageOf(tensor);
+    if (storage.ismPerThread && storage.ismHandle.defined())
+      before.push_back(imp::Evaluate::make(imp::Call::make(
+        "tcc_ism_kernel_owned_ranges",
+        {storage.ismHandle, cuts, ops::cast(imp::Type::int32(), parts)},
+        imp::Type::void_())));
+  }
 
   LoopPlan plan;
   plan.kind = imp::LoopKind::Parallel;
   requireParallelizable(forall, !insideVectorLoop_, "a loop inside a vector loop runs in its lanes; it cannot be "
                                                     "parallelized again");
-  LoopScope scope(*this, plan);
-  std::vector<Stmt> body = scope.iterationPrologue();
-  body.push_back(imp::Declare::make(first, ops::div(ops::mul(part, extent), parts)));
-  body.push_back(imp::Declare::make(stop, ops::div(ops::mul(ops::add(part, one), extent), parts)));
-  ownedRanges_[owned.name()] = {first, stop};
-  ir::ForallAttributes serial = forall->attributes;
-  serial.parallelUnit = ir::ParallelUnit::NotParallel;
-  serial.outputRaceStrategy = ir::OutputRaceStrategy::IgnoreRaces;
-  ir::IndexStmt nest = ir::ForallNode::make(forall->indexVar, forall->body, serial);
-  body.push_back(lower(nest));
-  ownedRanges_.erase(owned.name());
+  std::vector<Stmt> body;
+  {
+    LoopScope scope(*this, plan);
+    body = scope.iterationPrologue();
+    body.push_back(imp::Declare::make(first, imp::Load::make(cuts, part)));
+    body.push_back(imp::Declare::make(stop, imp::Load::make(cuts, ops::add(part, one))));
+    ownedRanges_[owned.name()] = {first, stop};
+    body.push_back(lower(nest));
+    ownedRanges_.erase(owned.name());
+  }
   before.push_back(imp::For::make(part, ops::IntImm::make(0, int64), parts, imp::Block::make(body),
                                   imp::LoopKind::Parallel,
-                                  "ranges of " + owned.name() + " owned by threads, over the loop on " +
+                                  "ranges of " + owned.name() + " of about equal work owned by threads, over the loop on " +
                                       forall->indexVar.name(),
                                   0, {}, 1));
+  before.push_back(imp::Free::make(cuts));
   return imp::Block::make(before);
+}
+
+Stmt Lowerer::addWork(const Expr& amount) {
+  Expr coordinate = coordinates_.at(workPass_->owned);
+  return imp::Store::make(workPass_->counts, ops::cast(imp::Type::int64(), coordinate),
+                          ops::cast(imp::Type::int64(), amount), true);
+}
+
+bool Lowerer::countsTripsOnly(const ir::ForallNode* forall) const {
+  const ir::IndexVar& var = forall->indexVar;
+  return workPass_ && forall->body.as<ir::AssignmentNode>() != nullptr && !(var == workPass_->owned) &&
+         coordinates_.count(workPass_->owned) && !relationOf_.count(var) && !pinnedCoordinates_.count(var) &&
+         !pinnedPositions_.count(var);
 }
 
 void Lowerer::requireParallelizable(const ir::ForallNode* forall, bool condition, const std::string& reason) const {
@@ -547,6 +650,11 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     before.insert(before.end(), init.begin(), init.end());
     sparse.push_back(&it);
   }
+  if (sparse.empty() && countsTripsOnly(forall)) {
+    // The work pass: every coordinate runs the body once.
+    before.push_back(addWork(dimensionOf(var)));
+    return imp::Block::make(before);
+  }
   auto locate = locateDenseIterators(iterators, coordinate);
   loopBody.insert(loopBody.end(), locate.begin(), locate.end());
   std::map<int, Expr> present;
@@ -644,6 +752,11 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
   // One unique level drives: a counted loop the C++ compiler can optimise.
   if (lattice.size() == 1 && sparseOf(lattice[0]).size() == 1) {
     LevelIterator& driver = byId(sparseOf(lattice[0])[0]);
+    if ((driver.format.unique || driver.workspaceList) && countsTripsOnly(forall)) {
+      // The work pass: the body runs once per position of the driver.
+      stmts.push_back(addWork(ops::sub(driver.end, driver.pos)));
+      return imp::Block::make(stmts);
+    }
     if (driver.format.unique || driver.workspaceList) {
       std::vector<Stmt> body = scope->iterationPrologue();
       auto read = readCoordinate(driver);

@@ -268,6 +268,22 @@ class Lowerer {
   // The coordinates [first, stop) of a variable that the running thread
   // owns (lowerOwnedRanges), by variable name: its loops visit only those.
   std::map<std::string, LoopRange> ownedRanges_;
+  // While lowerOwnedRanges lowers its work pass: each execution of an
+  // assignment adds one to counts[the owned variable's coordinate], and an
+  // innermost loop whose trip count is known adds that count at once.
+  struct WorkPass {
+    imp::Expr counts;  // int64 per coordinate of `owned`
+    ir::IndexVar owned;
+    // How often the counting part's loop over `owned` starts (the segments
+    // a range searches): a local int64 of the part.
+    imp::Expr scans;
+  };
+  std::optional<WorkPass> workPass_;
+  imp::Stmt addWork(const imp::Expr& amount);
+  // Whether the work pass replaces `forall`'s loop by its trip count: an
+  // innermost loop (its body the assignment) over another variable than
+  // the owned one, neither derived nor pinned.
+  bool countsTripsOnly(const ir::ForallNode* forall) const;
 };
 
 // The assignment a forall nest ends in, when the body is nothing else.

@@ -74,6 +74,47 @@ static inline int64_t tcc_lower_bound(const int32_t* crd, int64_t begin, int64_t
   return begin;
 }
 
+// Cuts [0, extent) into ranges of about equal work (work[c] >= 0:
+// coordinate c's) and returns how many: a multiple of `threads`, at most
+// `maxParts`, and fewer where the work is small beside the `scan` segments
+// every range searches (each range should do at least 20 units of work per
+// segment). Range p is [cuts[p], cuts[p + 1]), cuts[0] = 0 and
+// cuts[parts] = extent. Each cut lies at the coordinate boundary nearest
+// to where the running sum reaches p / parts of the whole; a coordinate
+// heavier than a share leaves ranges after it empty. With no work at all,
+// the ranges hold equal numbers of coordinates.
+static inline int64_t tcc_cut_by_work(const int64_t* work, int64_t extent, int64_t maxParts, int64_t threads,
+                                      int64_t scan, int64_t* cuts) {
+  double total = 0;
+  for (int64_t c = 0; c < extent; c++) total += (double)work[c];
+  int64_t parts = maxParts;
+  if (threads > 0 && scan > 0) {
+    double perThread = total / (20.0 * (double)scan * (double)threads);
+    int64_t multiple = perThread < 1 ? 1 : (int64_t)perThread;
+    if (threads * multiple < parts) parts = threads * multiple;
+  }
+  if (parts < 1) parts = 1;
+  cuts[0] = 0;
+  if (total <= 0) {
+    for (int64_t p = 1; p <= parts; p++) cuts[p] = p * extent / parts;
+    return parts;
+  }
+  int64_t p = 1;
+  double sum = 0;
+  for (int64_t c = 0; c < extent && p < parts; c++) {
+    double before = sum;
+    sum += (double)work[c];
+    for (double target = total * (double)p / (double)parts; p < parts && sum >= target;
+         target = total * (double)p / (double)parts) {
+      int64_t cut = target - before < sum - target ? c : c + 1;
+      cuts[p] = cut < cuts[p - 1] ? cuts[p - 1] : cut;
+      p++;
+    }
+  }
+  for (; p <= parts; p++) cuts[p] = extent;
+  return parts;
+}
+
 // Puts the coordinates a workspace touched in order: by sorting the list
 // when it is short, by scanning the touched flags when n log n would cost
 // more than the dimension.

@@ -56,11 +56,12 @@ bool threadsCanOwnRanges(const LoopNest& nest, const std::vector<IndexVar>& thre
     whyNot = "the thread loop is not the outermost loop";
     return false;
   }
-  if (!(nest.loops[1] == first)) {
-    whyNot = first.name() + ", the output's first level, is not the loop right below the thread loop";
+  auto owned = std::find(nest.loops.begin() + 1, nest.loops.end(), first);
+  if (owned == nest.loops.end()) {
+    whyNot = first.name() + ", the output's first level, has no loop below the thread loop";
     return false;
   }
-  if (nest.loops.size() < 3) {
+  if (owned + 1 == nest.loops.end()) {
     whyNot = "the loop over " + first.name() + " is innermost, so a search per range and segment would cost as much "
              "as the work it skips";
     return false;
@@ -278,13 +279,20 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
   nest.decisions.push_back(classification + " (loops over " + joinNames(loops) + ", output order " +
                            joinNames(outputOrder) + ", without reductions " + joinNames(kept) + ")");
   std::string flags;
-  if (!threadLoops.empty() && !hoisted && options.ownerPartition)
-    flags += ", one per thread; the loop over " + joinNames(threadLoops) + " runs whole on each thread, which owns "
-             "ranges of " + outputOrder[0].name() + " (" + output.name() + "'s first level, four ranges per thread, "
-             "taken dynamically) and skips the rest by a binary search, so the threads' runs are disjoint and their "
-             "merge only copies; each range of " + outputOrder[0].name() + " is then compressed into its own slice "
-             "of " + output.name() + " on the threads (counts, a prefix sum, then the arrays)";
-  else if (!threadLoops.empty() && !hoisted)
+  if (!threadLoops.empty() && !hoisted && options.ownerPartition) {
+    std::vector<IndexVar> above(nest.loops.begin(), std::find(nest.loops.begin(), nest.loops.end(), outputOrder[0]));
+    flags += ", one per thread; " +
+             std::string(above.size() == 1 ? "the loop over " + joinNames(above) + " runs"
+                                            : "the loops over " + joinNames(above) + " run") +
+             " whole on each thread, which owns ranges of " + outputOrder[0].name() + " (" + output.name() +
+             "'s first level; up to four ranges per thread, fewer where a range's work is small beside the segments "
+             "it searches, taken dynamically, of about equal work: a pass on the threads (each over an equal range "
+             "of " + outputOrder[0].name() + ") first counts how often the loops below run for each " +
+             outputOrder[0].name() + ", and the ranges are cut where the running count reaches each range's share) "
+             "and skips the rest by a binary search, so the threads' runs are disjoint and need no merge: each range "
+             "of " + outputOrder[0].name() + " is then compressed from its thread's run, where it lies, into its own "
+             "slice of " + output.name() + " on the threads (counts, a prefix sum, then the arrays)";
+  } else if (!threadLoops.empty() && !hoisted)
     flags += ", one per thread of the loop over " + joinNames(threadLoops) +
              ", sorted and merged on their threads, then merged in parallel by ranges of " + outputOrder[0].name() +
              ", each range compressed into its own slice of " + output.name();

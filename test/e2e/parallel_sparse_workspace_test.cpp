@@ -39,6 +39,25 @@ rt::Coo random(std::vector<int32_t> dims, double density, uint64_t seed) {
   return rt::randomUniform(dims, density, seed);
 }
 
+// `base` with the rows `full` holding every column (value 1 + row / 100):
+// rows with far more products than the others.
+rt::Coo withFullRows(rt::Coo base, const std::vector<int32_t>& full) {
+  for (int32_t row : full)
+    for (int32_t column = 0; column < base.dims[1]; ++column) {
+      int32_t coordinate[2] = {row, column};
+      base.push(coordinate, 1.0 + row / 100.0);
+    }
+  // Drop the duplicates the full rows made, keeping the first of each.
+  base.sort();
+  rt::Coo unique = rt::Coo::ofShape(base.dims);
+  for (size_t k = 0; k < base.nnz(); ++k) {
+    if (k > 0 && base.coords[0][k] == base.coords[0][k - 1] && base.coords[1][k] == base.coords[1][k - 1]) continue;
+    int32_t coordinate[2] = {base.coords[0][k], base.coords[1][k]};
+    unique.push(coordinate, base.values[k]);
+  }
+  return unique;
+}
+
 std::vector<Case> cases() {
   std::vector<Case> all;
   rt::Coo real = rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/bcspwr03.mtx");
@@ -52,6 +71,18 @@ std::vector<Case> cases() {
                  "A(i, j) = B(i, k) * C(k, j)\n",
                  "reorder(k, i, j)\n  parallelize(k, CPUThread, Workspace)",
                  {{"B", random({45, 12}, 1.0, 12)}, {"C", random({12, 40}, 0.15, 13)}}, true});
+  // Owned ranges cut by work: two rows carry most of the products (so
+  // ranges next to them are empty or hold one row), or one row carries all
+  // of them, or there are fewer rows than ranges (4 a thread).
+  const std::string outerProduct =
+    "tensor A(I, J) : csr\ntensor B(I, K) : csc\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n";
+  all.push_back({"outer_product_skewed_rows", outerProduct, "parallelize(k, CPUThread, NoRaces)",
+                 {{"B", withFullRows(random({200, 150}, 0.01, 30), {3, 137})}, {"C", random({150, 120}, 0.05, 31)}},
+                 true});
+  all.push_back({"outer_product_one_row_has_all_work", outerProduct, "parallelize(k, CPUThread, NoRaces)",
+                 {{"B", withFullRows(rt::Coo::ofShape({100, 60}), {99})}, {"C", random({60, 80}, 0.1, 32)}}, true});
+  all.push_back({"outer_product_fewer_rows_than_ranges", outerProduct, "parallelize(k, CPUThread, NoRaces)",
+                 {{"B", random({3, 40}, 0.5, 33)}, {"C", random({40, 50}, 0.2, 34)}}, true});
   all.push_back({"transposed_spgemm",
                  "tensor A(J, I) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(j, i) = B(i, k) * C(k, j)\n",
                  "parallelize(i, CPUThread, NoRaces)",
@@ -60,7 +91,8 @@ std::vector<Case> cases() {
                  "tensor A(I, J) : dcsr\ntensor B(K, L, I) : csf\ntensor C(K, J) : dense\ntensor D(L, J) : dense\n"
                  "A(i, j) = B(k, l, i) * C(k, j) * D(l, j)\n",
                  "parallelize(k, CPUThread, NoRaces)",
-                 {{"B", random({40, 30, 50}, 0.01, 3)}, {"C", random({40, 6}, 1.0, 4)}, {"D", random({30, 6}, 1.0, 5)}}});
+                 {{"B", random({40, 30, 50}, 0.01, 3)}, {"C", random({40, 6}, 1.0, 4)}, {"D", random({30, 6}, 1.0, 5)}},
+                 true});
   all.push_back({"sp_ttm_into_coo",
                  "tensor A(I, J, L) : coo\ntensor B(K, I, J) : csf\ntensor C(K, L) : csr\nA(i, j, l) = B(k, i, j) * C(k, l)\n",
                  "parallelize(k, CPUThread, NoRaces)",
@@ -100,7 +132,8 @@ std::vector<Case> cases() {
                  "A(i, j) = B(k, l, i) * C(k, j) * D(l, j)\n",
                  "parallelize(k, CPUThread, NoRaces)",
                  {{"B", random({40, 30, 2000}, 0.002, 23)}, {"C", random({40, 16}, 1.0, 24)},
-                  {"D", random({30, 16}, 1.0, 25)}}});
+                  {"D", random({30, 16}, 1.0, 25)}},
+                 true});
   all.push_back({"sp_ttm_into_coo_many_ranges",
                  "tensor A(I, J, L) : coo\ntensor B(K, I, J) : csf\ntensor C(K, L) : csr\nA(i, j, l) = B(k, i, j) * C(k, l)\n",
                  "parallelize(k, CPUThread, NoRaces)",

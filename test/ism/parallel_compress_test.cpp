@@ -175,6 +175,37 @@ TEST(ParallelMerge, PlannedPartsGiveTheComponentsOfOneWorkspace) {
         for (const auto& part : merged) largest = std::max(largest, part.size());
         // Quantiles over all runs: no part holds much more than its share.
         if (plan.ranges() > 1) EXPECT_LE(largest, 2 * whole.size() / plan.ranges() + 200);
+        // A range that one run alone holds is read in place, and is what
+        // its merge gives; with owned ranges most ranges are.
+        std::size_t inPlace = 0;
+        for (std::size_t p = 0; p < plan.ranges(); ++p) {
+          CooSpan<2> span;
+          if (!soleRunOfRange(plan, p, span)) continue;
+          ++inPlace;
+          ASSERT_EQ(span.size(), merged[p].size());
+          for (std::size_t k = 0; k < span.size(); ++k) {
+            EXPECT_EQ(span.crd[k], merged[p].crd[k]);
+            EXPECT_EQ(span.vals[k], merged[p].vals[k]);
+          }
+        }
+        if (runCount == 1) EXPECT_EQ(inPlace, plan.ranges());
+        if (!owned && runCount > 1) EXPECT_EQ(inPlace, 0u);
+        if (owned) {
+          // Cut where the owned ranges are (tcc_ism_kernel_owned_ranges):
+          // every part lies in one run and is read in place.
+          MergePlan<2> ownedPlan{runs, {}};
+          for (int32_t first = 0; first < stream.shape.levelDim(0); first += 100) ownedPlan.cuts.push_back(first);
+          ownedPlan.cuts.push_back(stream.shape.levelDim(0));
+          std::vector<CooBuffer<2>> ownedParts(ownedPlan.ranges());
+          for (std::size_t p = 0; p < ownedPlan.ranges(); ++p) {
+            CooSpan<2> span;
+            ASSERT_TRUE(soleRunOfRange(ownedPlan, p, span)) << "range " << p;
+            for (std::size_t k = 0; k < span.size(); ++k) ownedParts[p].push(span.crd[k], span.vals[k]);
+          }
+          AllArray<2> fromSpans = concatenateRanges(ownedParts);
+          EXPECT_TRUE(fromSpans.coordinates() == whole.coordinates());
+          EXPECT_TRUE(fromSpans.values() == whole.values());
+        }
         AllArray<2> all = concatenateRanges(merged);
         ASSERT_EQ(all.size(), whole.size());
         EXPECT_TRUE(all.coordinates() == whole.coordinates());

@@ -1,11 +1,16 @@
 // The all array (§4.2): every distinct result component so far, as COO in
 // level order, sorted and deduplicated. The Merge stage folds a sorted,
 // deduplicated accumulation array into it out of place. Without double
-// buffering each merge allocates a temporary and copies it back; with it,
-// a second pair of buffers is kept and the two swap roles after each merge.
+// buffering only the suffix that the incoming components can interleave
+// with (from the first incoming coordinate on, found by binary search) is
+// merged into a temporary and copied back, so components that arrive in
+// order (rows of a banded product, a thread's owned ranges) are appended
+// rather than copying everything; with double buffering a second pair of
+// buffers is kept and the two swap roles after each merge.
 // Buffers grow by the reallocation heuristic, never by doubling.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -35,6 +40,15 @@ struct CooBuffer {
     crd.push_back(c);
     vals.push_back(v);
   }
+};
+
+// Components read in place: a slice of a CooBuffer or an all array.
+template <int N>
+struct CooSpan {
+  const Coordinates<N>* crd = nullptr;
+  const double* vals = nullptr;
+  std::size_t count = 0;
+  std::size_t size() const { return count; }
 };
 
 template <int N>
@@ -72,13 +86,7 @@ class AllArray {
       std::swap(current_, spare_);
       return;
     }
-    CooBuffer<N> merged;
-    merged.crd.reserve(current_.size() + incoming);
-    merged.vals.reserve(current_.size() + incoming);
-    mergeInto(accumulation, merged);
-    current_.reserveFor(merged.size());
-    current_.crd.assign(merged.crd.begin(), merged.crd.end());
-    current_.vals.assign(merged.vals.begin(), merged.vals.end());
+    mergeSuffix(accumulation);
   }
 
   // Drops the second buffer once no merge is left (before Compress).
@@ -115,6 +123,47 @@ class AllArray {
       }
     });
     for (; i < n; ++i) out.push(oldCrd[i], oldVals[i]);
+  }
+
+  // The merge without double buffering: components before the first
+  // incoming coordinate stay where they are; the rest and the incoming ones
+  // are merged into a temporary, which then replaces that suffix. Sums of
+  // equal coordinates are those of a whole merge (old + incoming).
+  template <class Policy>
+  void mergeSuffix(const Policy& accumulation) {
+    auto& oldCrd = current_.crd;
+    auto& oldVals = current_.vals;
+    const std::size_t n = oldVals.size();
+    std::size_t start = n, i = n;
+    bool first = true;
+    CooBuffer<N> merged;
+    accumulation.visitSorted([&](const Coordinates<N>& c, double v) {
+      if (first) {
+        first = false;
+        start = i = static_cast<std::size_t>(
+          std::lower_bound(oldCrd.begin(), oldCrd.end(), c,
+                           [](const Coordinates<N>& a, const Coordinates<N>& b) { return lessThan<N>(a, b); }) -
+          oldCrd.begin());
+        merged.crd.reserve(n - start + accumulation.size());
+        merged.vals.reserve(n - start + accumulation.size());
+      }
+      while (i < n && lessThan<N>(oldCrd[i], c)) {
+        merged.push(oldCrd[i], oldVals[i]);
+        ++i;
+      }
+      if (i < n && sameCoordinates<N>(oldCrd[i], c)) {
+        merged.push(c, oldVals[i] + v);
+        ++i;
+      } else {
+        merged.push(c, v);
+      }
+    });
+    for (; i < n; ++i) merged.push(oldCrd[i], oldVals[i]);
+    current_.crd.resize(start);
+    current_.vals.resize(start);
+    current_.reserveFor(start + merged.size());
+    current_.crd.insert(current_.crd.end(), merged.crd.begin(), merged.crd.end());
+    current_.vals.insert(current_.vals.end(), merged.vals.begin(), merged.vals.end());
   }
 
   bool doubleBuffered_;

@@ -46,6 +46,11 @@ void* tcc_ism_kernel_thread_handle(void* w, int thread);
  * Failures are kept and reported by finish; a step left out is done by
  * finish itself. */
 int tcc_ism_kernel_thread_count(void* w);
+/* Threads that own ranges of the output's first level: the ranges, cuts[p]
+ * to cuts[p + 1] for p < parts (cuts[parts] the level's size), each filled
+ * by one thread. merge_parts then cuts the output there, so each part lies
+ * in one thread's run and is read in place, without a merge or a copy. */
+void tcc_ism_kernel_owned_ranges(void* w, const long long* cuts, int parts);
 void tcc_ism_kernel_finish_thread(void* w, int thread);
 int tcc_ism_kernel_merge_parts(void* w, struct tcc_tensor* output, int unique_mask);
 void tcc_ism_kernel_merge_part(void* w, int part);

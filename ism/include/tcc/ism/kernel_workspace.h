@@ -3,6 +3,7 @@
 // registered by a program (policy_registry.h) build the same objects.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -29,6 +30,7 @@ class AnyWorkspace {
   virtual void mergePart(int) {}
   virtual void allocateOutput() {}
   virtual void fillPart(int) {}
+  virtual void ownedRanges(const long long* /*cuts*/, int /*parts*/) {}
   // Workspaces that assemble the output themselves (in parts, on several
   // threads) do so here and return true; the others leave it to finish.
   virtual bool finishInto(tcc_tensor&, const std::vector<LevelSpec>&) { return false; }
@@ -40,6 +42,10 @@ class AnyWorkspace {
   virtual int insertAny(const int* coordinates, double value) noexcept = 0;
   // Why an insert or a drain failed (of any thread's workspace); empty if none did.
   virtual std::string failed() const = 0;
+  // For TCC_ISM_PROFILE: when the workspace was made, and how often its
+  // accumulation arrays were sorted and merged into the all array so far.
+  const std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
+  virtual std::size_t merges() const { return 0; }
   // What the last drain produced: unique compressed levels in level order
   // (pos of level l has one entry per position of level l - 1, plus one),
   // kept between drains so that a workspace drained per row allocates
@@ -72,6 +78,7 @@ class TypedWorkspace final : public AnyWorkspace {
     }
   }
   std::string failed() const override { return failure; }
+  std::size_t merges() const override { return workspace.merges(); }
   void drain() override {
     if (!failure.empty()) {
       // Empty levels, so that a kernel that reads them before it reports

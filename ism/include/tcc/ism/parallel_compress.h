@@ -55,8 +55,9 @@ std::array<bool, N> freshAtEveryComponent(const std::vector<LevelSpec>& levels) 
 
 // Positions at each level of the part holding first-level coordinates
 // [firstBegin, firstEnd), sorted and distinct (the rule of compress()).
-template <int N>
-LevelPositions<N> countPartPositions(const CooBuffer<N>& part, int32_t firstBegin, int32_t firstEnd,
+// A part is a CooBuffer or a CooSpan (all_array.h): crd[k], vals[k], size().
+template <int N, class Part>
+LevelPositions<N> countPartPositions(const Part& part, int32_t firstBegin, int32_t firstEnd,
                                      const Shape<N>& shape, const std::vector<LevelSpec>& levels) {
   LevelPositions<N> count{};
   const auto& crd = part.crd;
@@ -111,8 +112,8 @@ void fillSharedPos(const std::vector<LevelSpec>& levels, const LevelPositions<N>
 // Writes the part's slice of every array. Where dense levels leave
 // positions that no component fills, their values are cleared first unless
 // `valuesArriveZeroed`.
-template <int N, class T>
-void fillPart(const CooBuffer<N>& part, int32_t firstBegin, const Shape<N>& shape, const std::vector<LevelSpec>& levels,
+template <int N, class Part, class T>
+void fillPart(const Part& part, int32_t firstBegin, const Shape<N>& shape, const std::vector<LevelSpec>& levels,
               const LevelPositions<N>& count, const LevelPositions<N>& offset, OutputArrays<N, T>& out,
               bool valuesArriveZeroed) {
   const auto& crd = part.crd;

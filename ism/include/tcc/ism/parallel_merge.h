@@ -147,6 +147,25 @@ MergePlan<N> planMerge(std::vector<const AllArray<N>*> runs, int32_t firstLevelD
   return plan;
 }
 
+// Range `range` of the plan in place, when at most one run holds components
+// there (threads that own ranges of the first level: their runs are
+// disjoint and each range is most often one thread's), so that it needs no
+// merge and no copy; false when several runs do.
+template <int N>
+bool soleRunOfRange(const MergePlan<N>& plan, std::size_t range, CooSpan<N>& span) {
+  span = CooSpan<N>{};
+  bool found = false;
+  for (const auto* run : plan.runs) {
+    std::size_t begin = detail::lowerBoundOfFirst(*run, plan.cuts[range]);
+    std::size_t end = detail::lowerBoundOfFirst(*run, plan.cuts[range + 1]);
+    if (begin == end) continue;
+    if (found) return false;
+    found = true;
+    span = {run->coordinates().data() + begin, run->values().data() + begin, end - begin};
+  }
+  return true;
+}
+
 // Merges range `range` of the plan into `out` (safe on distinct ranges at once).
 template <int N>
 void mergePlannedRange(const MergePlan<N>& plan, std::size_t range, CooBuffer<N>& out) {
