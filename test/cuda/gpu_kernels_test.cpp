@@ -40,6 +40,22 @@ rt::Coo randomMatrix(int32_t rows, int32_t cols, double density, int emptyEvery,
   return kept;
 }
 
+// randomMatrix with row `longRow` holding every column: one row far longer
+// than the others (the default mapping's nonzero split runs on it).
+rt::Coo withOneFullRow(const rt::Coo& random, int32_t longRow) {
+  rt::Coo result = rt::Coo::ofShape({random.dims[0], random.dims[1]});
+  for (size_t k = 0; k < random.nnz(); ++k) {
+    if (random.coords[0][k] == longRow) continue;
+    int32_t coordinate[2] = {random.coords[0][k], random.coords[1][k]};
+    result.push(coordinate, random.values[k]);
+  }
+  for (int32_t column = 0; column < random.dims[1]; ++column) {
+    int32_t coordinate[2] = {longRow, column};
+    result.push(coordinate, 0.25 + (column % 7) * 0.125);
+  }
+  return result;
+}
+
 struct Case {
   std::string name;
   rt::Coo matrix;
@@ -53,6 +69,7 @@ std::vector<Case> matrices() {
   cases.push_back({"1000 x 999, long rows", randomMatrix(1000, 999, 0.2, 0, 4)});
   cases.push_back({"3001 x 2000, sparse, empty rows", randomMatrix(3001, 2000, 0.002, 5, 5)});
   cases.push_back({"all rows empty", rt::Coo::ofShape({70, 40})});
+  cases.push_back({"701 x 600, one full row, empty rows", withOneFullRow(randomMatrix(701, 600, 0.004, 9, 6), 5)});
   for (const char* real : {"494_bus.mtx", "cage5.mtx", "bcsstk13.mtx", "dwt_992.mtx", "Erdos971.mtx"})
     cases.push_back({real, rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + real)});
   return cases;
@@ -150,6 +167,58 @@ TEST(GpuRuntime, RepeatedRunsReuseTheDeviceTensorsAndGiveTheSameResult) {
   RunResult many = kernel.run(inputs, RunOptions{5});
   EXPECT_EQ(rt::toDense(once.tensors.at("y")), rt::toDense(many.tensors.at("y")));
   for (double seconds : many.seconds) EXPECT_GT(seconds, 0.0);
+}
+
+// The default mapping of CSR SpMV and SpMM holds a row kernel and a nonzero
+// split and launches one per input: the split on a matrix with one long row
+// (and empty rows, sizes off the block and share sizes), the rows on even
+// rows; both against the dense reference.
+TEST(GpuRuntime, TheDefaultMappingSplitsNonzerosForOneLongRowAndMapsRowsOtherwise) {
+  struct Input { const char* name; rt::Coo matrix; bool split; };
+  std::vector<Input> inputs;
+  inputs.push_back({"one full row of 1500 among rows of about 3, empty rows",
+                    withOneFullRow(randomMatrix(1203, 1500, 0.002, 11, 31), 600), true});
+  inputs.push_back({"a single long row in the last place", withOneFullRow(randomMatrix(333, 900, 0.001, 0, 32), 332),
+                    true});
+  inputs.push_back({"rows of about 60, empty rows", randomMatrix(1203, 1500, 0.04, 11, 33), false});
+  inputs.push_back({"adder_dcop_05.mtx",
+                    rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/adder_dcop_05.mtx"), true});
+  for (const char* example : {"spmv_default", "spmm_default"}) {
+    fs::path path = fs::path(TCC_SOURCE_DIR) / "examples" / "gpu" / (std::string(example) + ".tc");
+    Program program = Program::fromFile(path.string());
+    Kernel kernel = compile(program);
+    bool spmm = program.syntax().findTensor("B") != nullptr;
+    const TensorVar& output = program.statements()[0].as<ir::AssignmentNode>()->lhs.tensor();
+    for (const Input& input : inputs) {
+      for (int32_t columns : spmm ? std::vector<int32_t>{1, 40, 130} : std::vector<int32_t>{1}) {
+        // The dense reference walks every (i, j, k): N = 130 on the small ones.
+        if (columns == 130 && int64_t(input.matrix.dims[0]) * input.matrix.dims[1] > 2000000) continue;
+        SCOPED_TRACE(std::string(example) + ", " + input.name + ", N = " + std::to_string(columns));
+        std::map<std::string, rt::Coo> coo;
+        coo["A"] = input.matrix;
+        if (spmm) coo["B"] = rt::randomUniform({input.matrix.dims[1], columns}, 1.0, 34);
+        else coo["x"] = rt::randomUniform({input.matrix.dims[1]}, 1.0, 35);
+        std::map<std::string, Tensor> bound;
+        std::map<std::string, DenseArray> dense;
+        for (const auto& [name, entries] : coo) {
+          const TensorVar* declared = program.syntax().findTensor(name);
+          bound.emplace(name, rt::pack(entries, toRuntimeFormat(declared->format()), toRuntimeType(declared->datatype())));
+          dense.emplace(name, denseOf(rt::unpack(bound.at(name))));
+        }
+        RunResult result = kernel.run(bound, RunOptions{2});
+        ASSERT_EQ(result.gpuKernels.size(), 1u);
+        // The split is the kernel that finds its rows by searching pos.
+        const std::string& source = kernel.source();
+        size_t at = source.find(") " + result.gpuKernels[0] + "(");
+        ASSERT_NE(at, std::string::npos) << result.gpuKernels[0];
+        size_t end = source.find("extern \"C\"", at);
+        bool split = source.substr(at, end - at).find("tcc_segment_of(") != std::string::npos;
+        EXPECT_EQ(split, input.split) << result.gpuKernels[0];
+        auto expected = evaluate(program.statements(), dense).at(output.name()).values;
+        expectClose(rt::toDense(result.tensors.at(output.name())), expected, 1e-10, "GPU vs reference");
+      }
+    }
+  }
 }
 
 TEST(GpuRuntime, TheDeviceIsNamed) {

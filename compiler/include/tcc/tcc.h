@@ -126,6 +126,9 @@ struct RunOptions {
 struct RunResult {
   std::map<std::string, Tensor> tensors;  // outputs (and the inputs as bound)
   std::vector<double> seconds;            // kernel time of each run (all statements)
+  // Cuda: the GPU kernels the last run launched, in order (a default
+  // mapping with two kernels launches the one the inputs' rows call for).
+  std::vector<std::string> gpuKernels;
 };
 
 class Kernel {

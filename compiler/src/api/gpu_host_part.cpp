@@ -1,9 +1,11 @@
 #include "gpu_host_part.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
 #include "tcc/ir/imperative_printer.h"
+#include "tcc/lowering/gpu_kernels.h"
 
 namespace tcc::detail {
 
@@ -17,6 +19,10 @@ struct Value {
   int64_t integer = 0;
   double real = 0;
   void* pointer = nullptr;
+  // A pointer that is a tensor's pos array: its tensor and level (the host
+  // reads it from a copy, see HostPositions).
+  const tcc_tensor* posTensor = nullptr;
+  int posLevel = -1;
   double asReal() const { return type.isFloat() ? real : static_cast<double>(integer); }
   int64_t asInteger() const { return type.isFloat() ? static_cast<int64_t>(real) : integer; }
 };
@@ -25,7 +31,7 @@ Value integerValue(int64_t v, imp::Type type) { return Value{type, v, 0, nullptr
 Value realValue(double v, imp::Type type) { return Value{type, 0, v, nullptr}; }
 
 Value convert(const Value& value, imp::Type type) {
-  if (type.isPointer) return Value{type, 0, 0, value.pointer};
+  if (type.isPointer) return Value{type, 0, 0, value.pointer, value.posTensor, value.posLevel};
   if (type.isFloat()) return realValue(type.kind == imp::ScalarKind::Float32 ? static_cast<float>(value.asReal()) : value.asReal(), type);
   int64_t v = value.asInteger();
   if (type.kind == imp::ScalarKind::Int32) v = static_cast<int32_t>(v);
@@ -149,14 +155,66 @@ class HostInterpreter {
     if (const auto* op = expr.as<imp::Select>()) return eval(op->condition).asInteger() ? eval(op->ifTrue) : eval(op->ifFalse);
     if (const auto* field = expr.as<imp::TensorProperty>()) return tensorField(*field);
     if (const auto* load = expr.as<imp::Load>()) return readEntry(*load);
+    if (const auto* call = expr.as<imp::Call>(); call && call->name == lowering::kLongestSegmentCall &&
+                                                 call->args.size() == 2) {
+      Value pos = eval(call->args[0]);
+      int64_t segments = eval(call->args[1]).asInteger();
+      if (segments <= 0) return integerValue(0, call->type);
+      if (pos.posTensor) return integerValue(positionsOf(pos).longest, call->type);
+      // Any other device array: copied, not kept.
+      return integerValue(hostPositionsOf(readArray(pos.pointer, segments + 1))->longest, call->type);
+    }
     throw Error("the GPU launcher cannot evaluate " + imp::toString(expr));
   }
 
-  // One entry of a device array, copied to the host.
+  std::vector<int64_t> readArray(const void* device, int64_t entries) {
+    std::vector<int64_t> host(static_cast<size_t>(std::max<int64_t>(entries, 0)));
+    if (!host.empty()) device_.read(host.data(), device, host.size() * sizeof(int64_t));
+    return host;
+  }
+
+  // The host copy of a tensor's pos array (its entries: the positions of
+  // the level above, plus one).
+  const HostPositions& positionsOf(const Value& pos) {
+    const tcc_tensor* tensor = pos.posTensor;
+    auto key = std::make_pair(tensor, pos.posLevel);
+    auto found = positions_.find(key);
+    if (found != positions_.end()) return *found->second;
+    int64_t parents = 1;
+    for (int level = 0; level < pos.posLevel; ++level) {
+      const tcc_level& above = tensor->levels[level];
+      if (above.kind == TCC_LEVEL_DENSE) {
+        parents *= above.size;
+      } else if (above.kind == TCC_LEVEL_COMPRESSED) {
+        Value abovePos{imp::Type::pointerTo(imp::Type::int64()), 0, 0, above.pos, tensor, level};
+        parents = positionsOf(abovePos).pos.at(static_cast<size_t>(parents));
+      } else if (above.kind != TCC_LEVEL_SINGLETON) {
+        throw Error("the GPU launcher cannot count the positions above level " + std::to_string(pos.posLevel + 1));
+      }
+    }
+    std::shared_ptr<const HostPositions> copy;
+    if (device_.positions) {
+      copy = device_.positions(tensor->levels[pos.posLevel].pos, parents + 1);
+    } else {
+      // No host copies kept: the array read whole, for this run only.
+      copy = hostPositionsOf(readArray(tensor->levels[pos.posLevel].pos, parents + 1));
+    }
+    return *positions_.emplace(key, std::move(copy)).first->second;
+  }
+
+  // One entry of a device array, copied to the host (a pos array's from its
+  // host copy).
   Value readEntry(const imp::Load& load) {
     Value array = eval(load.buffer);
     int64_t index = eval(load.index).asInteger();
     imp::Type type = load.type;
+    if (array.posTensor && type.kind == imp::ScalarKind::Int64) {
+      const HostPositions& copy = positionsOf(array);
+      if (index < 0 || index >= static_cast<int64_t>(copy.pos.size()))
+        throw Error("the GPU launcher reads entry " + std::to_string(index) + " of a pos array of " +
+                    std::to_string(copy.pos.size()));
+      return integerValue(copy.pos[static_cast<size_t>(index)], type);
+    }
     size_t bytes = type.kind == imp::ScalarKind::Float64 || type.kind == imp::ScalarKind::Int64 ? 8
                    : type.kind == imp::ScalarKind::Bool                                          ? 1
                    : type.kind == imp::ScalarKind::Float16                                       ? 2
@@ -178,7 +236,7 @@ class HostInterpreter {
     const tcc_tensor* tensor = tensors_.at(field.tensor);
     switch (field.field) {
       case imp::TensorField::Dim: return integerValue(tensor->dims[field.index], field.type);
-      case imp::TensorField::Pos: return Value{field.type, 0, 0, tensor->levels[field.index].pos};
+      case imp::TensorField::Pos: return Value{field.type, 0, 0, tensor->levels[field.index].pos, tensor, field.index};
       case imp::TensorField::Crd: return Value{field.type, 0, 0, tensor->levels[field.index].crd};
       case imp::TensorField::Vals: return Value{field.type, 0, 0, tensor->vals};
       case imp::TensorField::ValsSize: return integerValue(tensor->vals_size, field.type);
@@ -236,9 +294,18 @@ class HostInterpreter {
   const HostPartDevice& device_;
   std::map<std::string, tcc_tensor*> tensors_;
   std::map<std::string, Value> variables_;
+  std::map<std::pair<const tcc_tensor*, int>, std::shared_ptr<const HostPositions>> positions_;
 };
 
 }  // namespace
+
+std::shared_ptr<const HostPositions> hostPositionsOf(std::vector<int64_t> pos) {
+  auto result = std::make_shared<HostPositions>();
+  result->pos = std::move(pos);
+  for (size_t s = 1; s < result->pos.size(); ++s)
+    result->longest = std::max(result->longest, result->pos[s] - result->pos[s - 1]);
+  return result;
+}
 
 int32_t runHostPart(const lowering::GpuFunction& function, const std::vector<tcc_tensor*>& tensors,
                     const HostPartDevice& device) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,10 +26,23 @@ struct KernelLaunch {
   std::vector<std::array<unsigned char, 8>> arguments;  // one per kernel parameter
 };
 
+// A compressed level's pos array copied to the host once, and the length of
+// its longest segment (the longest row of a CSR matrix): what the host part
+// reads of pos (a pos range's ends, the row statistics that pick a kernel).
+struct HostPositions {
+  std::vector<int64_t> pos;
+  int64_t longest = 0;
+};
+// `pos` with its longest segment counted.
+std::shared_ptr<const HostPositions> hostPositionsOf(std::vector<int64_t> pos);
+
 struct HostPartDevice {
   std::function<void(const KernelLaunch&)> launch;
   // Copies `bytes` at a device address to `host`.
   std::function<void(void* host, const void* device, size_t bytes)> read;
+  // The `entries` entries of a device pos array, on the host (a launcher
+  // caches them for as long as the device array lives unchanged).
+  std::function<std::shared_ptr<const HostPositions>(const void* device, int64_t entries)> positions;
   // Runs an intrinsic statement on the tensors it names (by name); returns
   // its status (0: success).
   std::function<int32_t(const lowering::GpuIntrinsicCall& call, const std::map<std::string, tcc_tensor*>& tensors)>

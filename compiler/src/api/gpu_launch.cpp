@@ -5,10 +5,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <sstream>
 
@@ -66,6 +68,32 @@ std::string cachedCubin(const std::string& key, const std::string& source, const
   return cubin;
 }
 
+// A device pos array copied to the host with its longest segment, kept for
+// as long as its allocation lives unchanged (rt::cuda::allocationId): a
+// kernel run again on the same device tensors reads no pos entry from the
+// device. Arrays that are not a whole DeviceBuffer are copied every time.
+std::shared_ptr<const HostPositions> hostPositions(const void* device, int64_t entries) {
+  static std::mutex mutex;
+  static std::map<std::pair<uint64_t, int64_t>, std::shared_ptr<const HostPositions>> cache;
+  uint64_t id = rt::cuda::allocationId(device);
+  if (id != 0) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = cache.find({id, entries});
+    if (found != cache.end()) return found->second;
+  }
+  std::vector<int64_t> pos(static_cast<size_t>(std::max<int64_t>(entries, 0)));
+  if (!pos.empty()) rt::cuda::copyToHost(pos.data(), device, pos.size() * sizeof(int64_t));
+  auto copy = hostPositionsOf(std::move(pos));
+  if (id != 0) {
+    std::lock_guard<std::mutex> lock(mutex);
+    // Ids are never reused, so an entry of a freed array is never hit again:
+    // forget them all now and then.
+    if (cache.size() >= 64) cache.clear();
+    cache[{id, entries}] = copy;
+  }
+  return copy;
+}
+
 }  // namespace
 
 std::string cudaArchitectureFor(const Program& program, const CompileOptions& options) {
@@ -87,14 +115,16 @@ std::shared_ptr<const rt::cuda::Module> loadCudaKernels(const Lowered& lowered, 
 }
 
 int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda::Module& module,
-                          const std::vector<tcc_tensor*>& tensors) {
+                          const std::vector<tcc_tensor*>& tensors, std::vector<std::string>* launched) {
   HostPartDevice device;
   device.launch = [&](const KernelLaunch& launch) {
+    if (launched) launched->push_back(launch.kernel->name);
     std::vector<void*> arguments;
     for (auto& argument : launch.arguments) arguments.push_back(const_cast<unsigned char*>(argument.data()));
     rt::cuda::launch(module.function(launch.kernel->name), launch.blocks, launch.kernel->threadsPerBlock, arguments);
   };
   device.read = [](void* host, const void* address, size_t bytes) { rt::cuda::copyToHost(host, address, bytes); };
+  device.positions = hostPositions;
   device.intrinsic = [&](const lowering::GpuIntrinsicCall& call, const std::map<std::string, tcc_tensor*>& operands) {
     GpuIntrinsicRunner runner = gpuIntrinsicRunner(call.op->name);
     if (!runner) throw Error("intrinsic '" + call.op->name + "' has no in-process CUDA host step");

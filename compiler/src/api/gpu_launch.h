@@ -29,7 +29,8 @@ std::shared_ptr<const rt::cuda::Module> loadCudaKernels(const Lowered& lowered, 
 // Runs the host part of `function` on tensors whose arrays are on the
 // device: evaluates its scalars, launches its kernels (asynchronously);
 // returns the entry point's status (0: success).
+// `launched`, when given, gets the name of each kernel launched.
 int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda::Module& module,
-                          const std::vector<tcc_tensor*>& tensors);
+                          const std::vector<tcc_tensor*>& tensors, std::vector<std::string>* launched = nullptr);
 
 }  // namespace tcc::detail

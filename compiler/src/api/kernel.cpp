@@ -235,8 +235,10 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       rt::cuda::EventTimer timer;
       for (int run = 0; run < options.repeat; ++run) {
         deviceOutput.zeroValues();
+        std::vector<std::string> launched;
         timer.start();
-        int status = detail::launchGpuFunction(lowered_.gpuFunctions[index], *cudaModule_, pointers);
+        int status = detail::launchGpuFunction(lowered_.gpuFunctions[index], *cudaModule_, pointers, &launched);
+        if (run == options.repeat - 1) result.gpuKernels.insert(result.gpuKernels.end(), launched.begin(), launched.end());
         result.seconds[run] += timer.stopSeconds();
         if (status == lowering::kBrokenBoundStatus)
           throw Error("a bound(...) of the schedule does not hold for these inputs: a dimension differs from its "

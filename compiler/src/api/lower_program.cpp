@@ -1,5 +1,6 @@
 // Program -> concrete index notation -> imperative IR -> C++ or CUDA, per statement.
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "floating_point.h"
@@ -89,6 +90,32 @@ lowering::ConcretizedStatement withDefaultGpuMapping(const ir::IndexStmt& statem
   }
 }
 
+// The nonzero-split alternative of the default mapping (see
+// gpu_default_mapping.h), for a statement the user did not schedule at all;
+// nothing where the statement is not a CSR SpMV or SpMM.
+std::optional<lowering::ConcretizedStatement> withBalancedGpuMapping(const ir::IndexStmt& statement,
+                                                                     const lowering::ScheduleRequest& request,
+                                                                     const lowering::ConcretizedStatement& concrete,
+                                                                     std::string& matrix) {
+  if (!request.commands.empty() || !request.separatelyAssembled.empty() || !concrete.convertedInputs.empty() ||
+      !concrete.sparseWorkspaces.empty())
+    return std::nullopt;
+  std::vector<std::string> reasons;
+  auto mapping = lowering::balancedGpuMapping(statement, concrete.loopOrder, reasons);
+  if (!mapping) return std::nullopt;
+  lowering::ScheduleRequest mapped = request;
+  mapped.commands = mapping->commands;
+  lowering::ConcretizedStatement result;
+  try {
+    result = lowering::concretizeForLowering(statement, mapped);
+  } catch (const lowering::ScheduleError&) {
+    return std::nullopt;  // the row mapping alone, as before
+  }
+  result.decisions = reasons;
+  matrix = mapping->matrix;
+  return result;
+}
+
 }  // namespace
 
 Lowered lowerProgram(const Program& program, const CompileOptions& options) {
@@ -122,9 +149,18 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       } catch (const lowering::ScheduleError& error) {
         refuseScheduleCommand(program.syntax(), *schedule.sources.at(error.command()), error.what());
       }
-      // tensorcore() asks for an intrinsic, which maps its own loops.
-      if (cuda && !nmIntrinsic && !request.tensorCore && !lowering::parallelizesLoops(request))
+      // tensorcore() asks for an intrinsic, which maps its own loops. A CSR
+      // SpMV or SpMM gets two mappings, picked per input by row lengths.
+      std::optional<lowering::ConcretizedStatement> balanced;
+      std::string balancedMatrix;
+      if (cuda && !nmIntrinsic && !request.tensorCore && !lowering::parallelizesLoops(request)) {
+        balanced = withBalancedGpuMapping(denseNm, request, concrete, balancedMatrix);
         concrete = withDefaultGpuMapping(denseNm, request, concrete);
+        if (balanced) {
+          concrete.decisions.insert(concrete.decisions.end(), balanced->decisions.begin(), balanced->decisions.end());
+          concrete.decisions.push_back("per input: " + lowering::balancedRuleText(balancedMatrix));
+        }
+      }
       for (const auto& [input, copy] : nmCopies) {
         concrete.convertedInputs.insert(concrete.convertedInputs.begin(), {input, copy});
         concrete.decisions.push_back(input + " is N:M; this statement reads it from a dense copy " + copy.name() +
@@ -164,6 +200,9 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         compiled.decisions.push_back(compiled.output.name() + " is assembled in a pass of its own, then computed");
       try {
         compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
+        if (balanced)
+          compiled.function = lowering::chooseByRowLengths(
+              compiled.function, lowering::lower(balanced->stmt, compiled.parameters, lowerOptions), balancedMatrix);
         refuseOversizedKernel(compiled.function);
       } catch (const lowering::LoweringError& error) {
         // Lowering names the command it refuses (a race under parallelize,

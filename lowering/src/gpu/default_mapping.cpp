@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include "tcc/ir/imperative.h"
 #include "tcc/ir/index_queries.h"
+#include "tcc/lowering/gpu_kernels.h"
 
 namespace tcc::lowering {
 
@@ -22,6 +24,26 @@ ScheduleCommand parallelize(const ir::IndexVar& var, ir::ParallelUnit unit, ir::
 bool contains(const std::vector<ir::IndexVar>& vars, const ir::IndexVar& var) {
   return std::find(vars.begin(), vars.end(), var) != vars.end();
 }
+
+// Nonzeros a thread takes in the SpMV split, and a warp in the SpMM split.
+constexpr int kThreadShare = 16;
+constexpr int kWarpShare = 128;
+
+// A product of accesses, literals and negations (a sum's terms would need
+// their own iteration spaces).
+bool isProduct(const ir::IndexExpr& expr) {
+  switch (expr.kind()) {
+    case ir::IndexExprKind::Access: case ir::IndexExprKind::Literal: return true;
+    case ir::IndexExprKind::Neg: return isProduct(expr.as<ir::NegNode>()->operand);
+    case ir::IndexExprKind::Mul: {
+      const auto* mul = expr.as<ir::MulNode>();
+      return isProduct(mul->a) && isProduct(mul->b);
+    }
+    default: return false;
+  }
+}
+
+ScheduleCommand command(ScheduleCommandKind kind, std::string text) { return {std::move(kind), std::move(text)}; }
 
 }  // namespace
 
@@ -109,6 +131,119 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
   reasons.push_back("default GPU mapping: one warp per row " + rows.name() + ", its lanes over " + inner.name() +
                     (summed ? " (partial sums added with warp shuffles)" : ""));
   return commands;
+}
+
+std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assignment,
+                                                     const std::vector<ir::IndexVar>& loopOrder,
+                                                     std::vector<std::string>& reasons) {
+  const auto* node = assignment.as<ir::AssignmentNode>();
+  if (!node || loopOrder.size() < 2 || loopOrder.size() > 3 || !isProduct(node->rhs)) return std::nullopt;
+  // One CSR input A(i, j) with i the outermost loop; every other operand dense.
+  std::optional<ir::Access> matrix;
+  for (const auto& access : ir::accessesOf(node->rhs)) {
+    const ir::Format& format = access.tensor().format();
+    if (format.isAllDense()) continue;
+    if (matrix || !(format == ir::Format::csr())) return std::nullopt;
+    matrix = access;
+  }
+  if (!matrix || !node->lhs.tensor().format().isAllDense()) return std::nullopt;
+  const ir::IndexVar& i = matrix->indices()[0];
+  const ir::IndexVar& j = matrix->indices()[1];
+  if (!(loopOrder[0] == i) || i == j || !contains(loopOrder, j)) return std::nullopt;
+  const std::vector<ir::IndexVar>& outputVars = node->lhs.indices();
+  BalancedGpuMapping mapping;
+  mapping.matrix = matrix->tensor().name();
+  std::string a = mapping.matrix + "(" + i.name() + ", " + j.name() + ")";
+  const std::string n = i.name() + j.name();
+  ir::IndexVar f(n), fpos(n + "_pos");
+  if (loopOrder.size() == 2) {
+    // SpMV: y(i) = A(i, j) * x(j).
+    if (outputVars != std::vector<ir::IndexVar>{i}) return std::nullopt;
+    ir::IndexVar thread(n + "_thread"), in(n + "_in");
+    mapping.share = kThreadShare;
+    mapping.commands = {
+        command(ir::FuseRelation{i, j, f}, "fuse(" + i.name() + ", " + j.name() + ", " + n + ")"),
+        command(ir::PosRelation{f, fpos, *matrix}, "pos(" + n + ", " + fpos.name() + ", " + a + ")"),
+        command(ir::SplitRelation{fpos, thread, in, kThreadShare}, "split(" + fpos.name() + ", " + thread.name() +
+                                                                       ", " + in.name() + ", " +
+                                                                       std::to_string(kThreadShare) + ")"),
+        parallelize(thread, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::Atomics),
+        command(UnrollCommand{in, 4}, "unroll(" + in.name() + ", 4)")};
+    reasons.push_back("nonzero-split GPU mapping: " + mapping.matrix + "'s nonzeros in shares of " +
+                      std::to_string(kThreadShare) + ", one thread each, whatever rows they belong to; a thread adds " +
+                      "its sum for a row to the output with one atomic addition");
+    return mapping;
+  }
+  // SpMM: C(i, k) = A(i, j) * B(j, k), k indexing only dense operands.
+  const ir::IndexVar* column = nullptr;
+  for (const auto& var : loopOrder)
+    if (!(var == i) && !(var == j)) column = &var;
+  if (outputVars != std::vector<ir::IndexVar>{i, *column}) return std::nullopt;
+  const ir::IndexVar& k = *column;
+  ir::IndexVar warp(n + "_warp"), in(n + "_in"), tile(k.name() + "_tile"), lane(k.name() + "_lane"),
+      fused(n + k.name() + "_warp");
+  mapping.perWarp = true;
+  mapping.share = kWarpShare;
+  mapping.commands = {
+      command(ReorderCommand{{i, j, k}}, "reorder(" + i.name() + ", " + j.name() + ", " + k.name() + ")"),
+      command(ir::FuseRelation{i, j, f}, "fuse(" + i.name() + ", " + j.name() + ", " + n + ")"),
+      command(ir::PosRelation{f, fpos, *matrix}, "pos(" + n + ", " + fpos.name() + ", " + a + ")"),
+      command(ir::SplitRelation{fpos, warp, in, kWarpShare},
+              "split(" + fpos.name() + ", " + warp.name() + ", " + in.name() + ", " + std::to_string(kWarpShare) + ")"),
+      command(ir::SplitRelation{k, tile, lane, 32}, "split(" + k.name() + ", " + tile.name() + ", " + lane.name() + ", 32)"),
+      command(ReorderCommand{{warp, tile, lane, in}},
+              "reorder(" + warp.name() + ", " + tile.name() + ", " + lane.name() + ", " + in.name() + ")"),
+      command(ir::FuseRelation{warp, tile, fused}, "fuse(" + warp.name() + ", " + tile.name() + ", " + fused.name() + ")"),
+      parallelize(fused, ir::ParallelUnit::GPUWarp, ir::OutputRaceStrategy::Atomics),
+      parallelize(lane, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::Atomics),
+      command(UnrollCommand{in, 4}, "unroll(" + in.name() + ", 4)")};
+  reasons.push_back("nonzero-split GPU mapping: " + mapping.matrix + "'s nonzeros in shares of " +
+                    std::to_string(kWarpShare) + ", a warp per (share, tile of 32 " + k.name() +
+                    "), a column per lane, whatever rows they belong to; a lane adds its sum for a row to the " +
+                    "output with one atomic addition");
+  return mapping;
+}
+
+bool balancedRowRule(int64_t longestRow, int64_t rows, int64_t nonzeros) {
+  return longestRow >= kBalancedLongestRow && longestRow * rows >= kBalancedSkew * nonzeros;
+}
+
+ir::imp::Expr balancedRowCondition(const std::string& matrix, std::vector<ir::imp::Stmt>& statements) {
+  namespace imp = ir::imp;
+  imp::Type int64 = imp::Type::int64();
+  imp::Expr pos = imp::TensorProperty::make(matrix, imp::TensorField::Pos, 1, imp::Type::pointerTo(int64));
+  imp::Expr rows = imp::Cast::make(int64, imp::TensorProperty::make(matrix, imp::TensorField::Dim, 0, imp::Type::int32()));
+  imp::Expr longest = imp::Var::make(matrix + "_longest_row", int64);
+  imp::Expr nonzeros = imp::Var::make(matrix + "_nonzeros", int64);
+  imp::Expr balanced = imp::Var::make(matrix + "_split_nonzeros", imp::Type::bool_());
+  statements.push_back(imp::Comment::make("the rows of " + matrix + " or its nonzeros, by its row lengths (" +
+                                          balancedRuleText(matrix) + ")"));
+  statements.push_back(imp::Declare::make(longest, imp::Call::make(kLongestSegmentCall, {pos, rows}, int64)));
+  statements.push_back(imp::Declare::make(
+      nonzeros, imp::Binary::make(imp::BinaryOp::Sub, imp::Load::make(pos, rows),
+                                  imp::Load::make(pos, imp::IntImm::make(0, int64)))));
+  imp::Expr longEnough = imp::Binary::make(imp::BinaryOp::Ge, longest, imp::IntImm::make(kBalancedLongestRow, int64));
+  imp::Expr skewed = imp::Binary::make(imp::BinaryOp::Ge, imp::Binary::make(imp::BinaryOp::Mul, longest, rows),
+                                       imp::Binary::make(imp::BinaryOp::Mul, imp::IntImm::make(kBalancedSkew, int64),
+                                                         nonzeros));
+  statements.push_back(imp::Declare::make(balanced, imp::Binary::make(imp::BinaryOp::And, longEnough, skewed)));
+  return balanced;
+}
+
+ir::imp::Function chooseByRowLengths(const ir::imp::Function& rows, const ir::imp::Function& balanced,
+                                     const std::string& matrix) {
+  std::vector<ir::imp::Stmt> body;
+  ir::imp::Expr condition = balancedRowCondition(matrix, body);
+  body.push_back(ir::imp::If::make(condition, balanced.body, rows.body));
+  ir::imp::Function result = rows;
+  result.body = ir::imp::Block::make(body);
+  return result;
+}
+
+std::string balancedRuleText(const std::string& matrix) {
+  return "the nonzero split runs when " + matrix + "'s longest row holds at least " +
+         std::to_string(kBalancedLongestRow) + " nonzeros and at least " + std::to_string(kBalancedSkew) +
+         " times the mean row, the row mapping otherwise; the longest row is counted once per device tensor";
 }
 
 }  // namespace tcc::lowering

@@ -18,6 +18,13 @@
 
 namespace tcc::lowering {
 
+// The one call host code may make besides launching kernels:
+// tcc_longest_segment(pos, segments), an int64: the most positions any of a
+// level's `segments` segments holds (the longest row of a CSR matrix). The
+// in-process launcher answers it from a host copy of pos kept with the
+// device tensor; the printed launcher copies pos and scans it.
+inline constexpr const char* kLongestSegmentCall = "tcc_longest_segment";
+
 struct GpuKernel {
   std::string name;
   // The variables the kernel reads from the host, in order: device array
