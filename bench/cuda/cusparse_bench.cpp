@@ -3,9 +3,12 @@
 // same run; SpMV's achieved bandwidth against the measured device copy rate (%cp: bytes of
 // the matrix, x and y over the time, against the copy rate).
 //
-//   tcc_bench_cusparse MATRIX_DIR [repeats] [spmv] [--quick] [--only=A/B] [--spmv=EXAMPLE] [--spmm=EXAMPLE]
-//   (spmv: leave SpMM out; --quick: 9 of the 17 matrices; EXAMPLE: an examples/gpu file,
-//   --spmv=a,b / --spmm=a,b,...: several kernels side by side)
+//   tcc_bench_cusparse MATRIX_DIR [repeats] [spmv] [--quick] [--list] [--only=A/B] [--spmv=EXAMPLE]
+//                      [--spmm=EXAMPLE]
+//   (spmv: leave SpMM out; --quick: 9 of the 17 matrices; --list: the inputs' names; --only=A/B: the
+//   inputs whose names contain A or B, --only==NAME/=NAME2: the inputs named so (the others are not
+//   even built); EXAMPLE: an examples/gpu file, --spmv=a,b / --spmm=a,b,...: several kernels side by
+//   side; the defaults are the default mappings, spmv_default and spmm_default)
 //
 // Matrices: real ones from MATRIX_DIR, Kronecker products of two real ones
 // (scale-ups, named kron(A,B)) and an R-MAT power-law graph (synthetic).
@@ -14,10 +17,10 @@
 #include <cusparse.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -34,32 +37,89 @@ bool spmvFailureReported = false;
 bool spmvThroughSpmm = false;
 
 
-// R-MAT (a, b, c, d) = (0.57, 0.19, 0.19, 0.05), duplicates dropped.
+// splitmix64: a cheap generator of 64 random bits per call.
+struct SplitMix {
+  uint64_t state;
+  uint64_t operator()() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // In [-1, 1).
+  double symmetric() { return static_cast<double>((*this)() >> 11) * 0x1.0p-52 - 1.0; }
+};
+
+// R-MAT (a, b, c, d) = (0.57, 0.19, 0.19, 0.05), duplicates dropped. Each
+// level's quadrant comes from 16 random bits (four levels per 64-bit draw),
+// and the keys are sorted by a radix sort: about a second for 2^23 edges
+// at scale 20, where 64-bit uniform doubles per level and std::sort took
+// several.
 tcc::rt::Coo rmat(int scale, int64_t edges, uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> unit(0, 1);
-  std::vector<int64_t> keys;
-  keys.reserve(edges);
-  int32_t n = 1 << scale;
+  SplitMix random{seed};
+  const uint32_t a = 0.57 * 65536, ab = 0.76 * 65536, abc = 0.95 * 65536;
+  std::vector<uint64_t> keys(edges), scratch(edges);
   for (int64_t e = 0; e < edges; ++e) {
-    int64_t row = 0, col = 0;
-    for (int bit = 0; bit < scale; ++bit) {
-      double r = unit(random);
-      int quadrant = r < 0.57 ? 0 : r < 0.76 ? 1 : r < 0.95 ? 2 : 3;
+    uint64_t row = 0, col = 0, bits = 0;
+    for (int level = 0; level < scale; ++level) {
+      if (level % 4 == 0) bits = random();
+      uint32_t r = static_cast<uint32_t>(bits & 0xFFFF);
+      bits >>= 16;
+      uint64_t quadrant = r < a ? 0 : r < ab ? 1 : r < abc ? 2 : 3;
       row = row * 2 + (quadrant >> 1);
       col = col * 2 + (quadrant & 1);
     }
-    keys.push_back(row * n + col);
+    keys[e] = (row << scale) | col;
   }
-  std::sort(keys.begin(), keys.end());
+  // LSD radix sort of the 2 * scale-bit keys, 11 bits a pass.
+  for (int shift = 0; shift < 2 * scale; shift += 11) {
+    std::vector<int64_t> counts(2049, 0);
+    for (uint64_t key : keys) ++counts[((key >> shift) & 2047) + 1];
+    for (int d = 0; d < 2048; ++d) counts[d + 1] += counts[d];
+    for (uint64_t key : keys) scratch[counts[(key >> shift) & 2047]++] = key;
+    keys.swap(scratch);
+  }
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  int32_t n = 1 << scale;
   tcc::rt::Coo result = tcc::rt::Coo::ofShape({n, n});
   result.reserve(keys.size());
-  for (int64_t key : keys) {
-    int32_t c[2] = {static_cast<int32_t>(key / n), static_cast<int32_t>(key % n)};
-    result.push(c, unit(random) * 2 - 1);
+  for (uint64_t key : keys) {
+    int32_t c[2] = {static_cast<int32_t>(key >> scale), static_cast<int32_t>(key & (uint64_t(n) - 1))};
+    result.push(c, random.symmetric());
   }
   return result;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Whether the kernels a run launched add into their output atomically
+// (their output must start at zero): each kernel's text in `source`.
+bool launchedAtomics(const std::string& source, const std::vector<std::string>& launched) {
+  for (const auto& name : launched) {
+    size_t at = source.find(") " + name + "(");
+    if (at == std::string::npos) return source.find("atomicAdd") != std::string::npos;
+    size_t end = source.find("extern \"C\"", at);
+    if (source.substr(at, end == std::string::npos ? std::string::npos : end - at).find("atomicAdd") !=
+        std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+// Whether a run launched the default mapping's nonzero split (the kernel that
+// finds its rows by searching pos): its cells are marked '*'.
+bool launchedSplit(const std::string& source, const std::vector<std::string>& launched) {
+  for (const auto& name : launched) {
+    size_t at = source.find(") " + name + "(");
+    if (at == std::string::npos) continue;
+    size_t end = source.find("extern \"C\"", at);
+    if (source.substr(at, end == std::string::npos ? std::string::npos : end - at).find("tcc_segment_of(") !=
+        std::string::npos)
+      return true;
+  }
+  return false;
 }
 
 // Device-to-device copy rate, counting bytes read and written.
@@ -265,27 +325,30 @@ double relativeError(const tcc::Tensor& result, const std::vector<float>& b) {
 struct Input {
   std::string name, kind;
   tcc::rt::Coo coo;
+  double buildSeconds = 0;
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> positional;
-  bool spmvOnly = false, quick = false;
-  std::string spmvExample = "spmv_warp", spmmExample = "spmm_tiles64,spmm_tiles", only;
+  bool spmvOnly = false, quick = false, list = false;
+  std::string spmvExample = "spmv_default", spmmExample = "spmm_default,spmm_tiles", only;
   for (int k = 1; k < argc; ++k) {
     std::string arg = argv[k];
     if (arg == "spmv") spmvOnly = true;
     else if (arg == "--quick") quick = true;
+    else if (arg == "--list") list = true;
     else if (arg.rfind("--spmv=", 0) == 0) spmvExample = arg.substr(7);
     else if (arg.rfind("--spmm=", 0) == 0) spmmExample = arg.substr(7);
     else if (arg.rfind("--only=", 0) == 0) only = arg.substr(7);
     else positional.push_back(arg);
   }
   if (positional.empty()) {
-    std::fprintf(stderr, "usage: %s MATRIX_DIR [repeats] [spmv] [--quick] [--only=A/B/...] [--spmv=EXAMPLES] "
+    std::fprintf(stderr, "usage: %s MATRIX_DIR [repeats] [spmv] [--quick] [--list] [--only=A/B/...] [--spmv=EXAMPLES] "
                  "[--spmm=EXAMPLES]\n  EXAMPLES: files of examples/gpu without .tc, comma-separated (defaults "
-                 "spmv_warp; spmm_tiles64,spmm_tiles); --only: matrices whose names contain A or B or ...\n", argv[0]);
+                 "spmv_default; spmm_default,spmm_tiles); --only: inputs whose names contain A or B or ..., "
+                 "=NAME: the input named NAME; --list: the inputs' names\n", argv[0]);
     return 2;
   }
   std::string dir = positional[0];
@@ -301,13 +364,23 @@ int main(int argc, char** argv) {
     for (size_t start = 0; start <= only.size();) {
       size_t slash = only.find('/', start);
       if (slash == std::string::npos) slash = only.size();
-      if (slash > start && name.find(only.substr(start, slash - start)) != std::string::npos) return true;
+      std::string token = only.substr(start, slash - start);
+      // "=NAME": that input alone; "NAME": every input whose name contains it.
+      if (token.size() > 1 && token[0] == '=' && name == token.substr(1)) return true;
+      if (!token.empty() && token[0] != '=' && name.find(token) != std::string::npos) return true;
       start = slash + 1;
     }
     return false;
   };
   auto add = [&](const std::string& name, const char* kind, auto build) {
-    if (wanted(name)) inputs.push_back({name, kind, build()});
+    if (list) {
+      std::printf("%s (%s)\n", name.c_str(), kind);
+      return;
+    }
+    if (!wanted(name)) return;
+    auto start = std::chrono::steady_clock::now();
+    inputs.push_back({name, kind, build()});
+    inputs.back().buildSeconds = secondsSince(start);
   };
   std::vector<const char*> realNames = {"bcsstk16", "bayer10", "bcsstk13", "mbeacxc", "Franz6_id1959_aug",
                                         "dnn_n1024_l1", "Pd", "cryg2500", "watt_2", "adder_dcop_05"};
@@ -323,6 +396,7 @@ int main(int argc, char** argv) {
   add("kron(Pd,cage5)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("Pd"), real("cage5")); });
   add("kron(mbeacxc,LF10)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("mbeacxc"), real("LF10")); });
   add("rmat(scale 20, 8M edges)", "synthetic", [&] { return rmat(20, 8 << 20, 7); });
+  if (list) return 0;
 
   cusparseHandle_t handle;
   if (cusparseCreate(&handle) != CUSPARSE_STATUS_SUCCESS) {
@@ -365,24 +439,15 @@ int main(int argc, char** argv) {
   };
   std::vector<std::string> spmmNames = names(spmmExample), spmvNames = names(spmvExample);
   std::vector<tcc::Kernel> spmvs;
-  std::vector<bool> spmvZeroes;
-  for (const auto& name : spmvNames) {
-    spmvs.push_back(tcc::compile(tcc::Program::fromFile(examples + name + ".tc")));
-    spmvZeroes.push_back(spmvs.back().source().find("atomicAdd") != std::string::npos);
-  }
+  for (const auto& name : spmvNames) spmvs.push_back(tcc::compile(tcc::Program::fromFile(examples + name + ".tc")));
   std::vector<tcc::Kernel> spmms;
-  std::vector<bool> spmmZeroes;
-  for (const auto& name : spmmNames) {
-    spmms.push_back(tcc::compile(tcc::Program::fromFile(examples + name + ".tc")));
-    spmmZeroes.push_back(spmms.back().source().find("atomicAdd") != std::string::npos);
-  }
+  for (const auto& name : spmmNames) spmms.push_back(tcc::compile(tcc::Program::fromFile(examples + name + ".tc")));
   std::printf("tcc kernels: SpMV:");
-  for (size_t k = 0; k < spmvNames.size(); ++k)
-    std::printf(" [%zu] examples/gpu/%s.tc%s", k + 1, spmvNames[k].c_str(), spmvZeroes[k] ? " (+ zeroing y)" : "");
+  for (size_t k = 0; k < spmvNames.size(); ++k) std::printf(" [%zu] examples/gpu/%s.tc", k + 1, spmvNames[k].c_str());
   std::printf("; SpMM:");
-  for (size_t k = 0; k < spmmNames.size(); ++k)
-    std::printf(" [%zu] examples/gpu/%s.tc%s", k + 1, spmmNames[k].c_str(), spmmZeroes[k] ? " (+ zeroing C)" : "");
-  std::printf("\n");
+  for (size_t k = 0; k < spmmNames.size(); ++k) std::printf(" [%zu] examples/gpu/%s.tc", k + 1, spmmNames[k].c_str());
+  std::printf("\n(a run whose kernel adds into its output atomically has a cudaMemset of the output added to its "
+              "time; '*': the kernel run was a nonzero split)\n");
   double hbm = copyBandwidth();
 
   std::printf("device copy rate: %.2f TB/s (bytes read + written)\n", hbm * 1e-12);
@@ -396,8 +461,10 @@ int main(int argc, char** argv) {
   std::vector<std::vector<double>> spmmRatios(spmms.size());
   std::vector<std::vector<std::string>> spmmCells(spmms.size());
   double worstError = 0;
-  for (const Input& input : inputs) {
+  for (Input& input : inputs) {
+    auto hostStart = std::chrono::steady_clock::now();
     tcc::Tensor a = tcc::rt::pack(input.coo, tcc::rt::TensorFormat::csr(), tcc::rt::ValueType::Float32);
+    input.coo = tcc::rt::Coo::ofShape({1, 1});  // the entries are in a now
     DeviceCsr device = upload(a);
     // SpMV
     tcc::rt::Coo xCoo = tcc::rt::randomUniform({device.cols}, 1.0, 5);
@@ -414,11 +481,13 @@ int main(int argc, char** argv) {
     for (size_t kernel = 0; kernel < spmvs.size(); ++kernel) {
       tcc::RunResult ours = spmvs[kernel].run({{"A", a}, {"x", x}}, tcc::RunOptions{repeats + 1});
       ours.seconds.erase(ours.seconds.begin());
-      double tccSeconds = median(ours.seconds) + (spmvZeroes[kernel] ? zeroingY : 0.0);
+      const std::string& source = spmvs[kernel].source();
+      double tccSeconds = median(ours.seconds) + (launchedAtomics(source, ours.gpuKernels) ? zeroingY : 0.0);
+      char mark = launchedSplit(source, ours.gpuKernels) ? '*' : ' ';
       if (cusparseSeconds > 0) {
         worstError = std::max(worstError, relativeError(ours.tensors.at("y"), theirs));
         spmvRatios[kernel].push_back(cusparseSeconds / tccSeconds);
-        std::printf(" |     %9.1f %6.2f %5.0f", tccSeconds * 1e6, cusparseSeconds / tccSeconds,
+        std::printf(" |     %9.1f %5.2f%c %5.0f", tccSeconds * 1e6, cusparseSeconds / tccSeconds, mark,
                     100 * bytes / tccSeconds / hbm);
       } else {
         std::printf(" |     %9.1f %6s %5.0f", tccSeconds * 1e6, "n/a", 100 * bytes / tccSeconds / hbm);
@@ -427,31 +496,30 @@ int main(int argc, char** argv) {
     for (auto& cells : spmmCells) cells.clear();
     for (int columns : {32, 128, 256}) {
       if (spmvOnly) break;
-      // B dense from its values (a coordinate list of every entry takes
-      // far longer to build for the scale-ups and the R-MAT graph).
-      std::vector<double> bDense(size_t(device.cols) * columns);
-      std::mt19937_64 bRandom(6 + columns);
-      std::uniform_real_distribution<double> bUnit(-1, 1);
-      for (double& value : bDense) value = bUnit(bRandom);
-      tcc::Tensor b = tcc::rt::fromDense(bDense, {device.cols, columns}, tcc::rt::TensorFormat::dense(2),
-                                         tcc::rt::ValueType::Float32);
-      bDense = {};
-      std::vector<float> bValues(static_cast<float*>(b.abiView().vals),
-                                 static_cast<float*>(b.abiView().vals) + size_t(device.cols) * columns);
+      // B dense, its float values written in place (a coordinate list of
+      // every entry, or doubles converted, take far longer to build for the
+      // scale-ups and the R-MAT graph, whose B has 2^20 rows).
+      tcc::Tensor b({device.cols, columns}, tcc::rt::TensorFormat::dense(2), tcc::rt::ValueType::Float32);
+      float* bData = static_cast<float*>(b.abiView().vals);
+      SplitMix bRandom{6 + static_cast<uint64_t>(columns)};
+      for (size_t k = 0; k < size_t(device.cols) * columns; ++k) bData[k] = static_cast<float>(bRandom.symmetric());
+      std::vector<float> bValues(bData, bData + size_t(device.cols) * columns);
       std::vector<float> reference;
       double theirSeconds = cusparseTime(handle, device, bValues, columns, repeats, reference);
       double zeroing = memsetSeconds(size_t(device.rows) * columns * sizeof(float), repeats);
       for (size_t kernel = 0; kernel < spmms.size(); ++kernel) {
         tcc::RunResult product = spmms[kernel].run({{"A", a}, {"B", b}}, tcc::RunOptions{repeats + 1});
         product.seconds.erase(product.seconds.begin());
-        double ourSeconds = median(product.seconds) + (spmmZeroes[kernel] ? zeroing : 0.0);
+        const std::string& source = spmms[kernel].source();
+        double ourSeconds = median(product.seconds) + (launchedAtomics(source, product.gpuKernels) ? zeroing : 0.0);
+        char mark = launchedSplit(source, product.gpuKernels) ? '*' : ' ';
         char cell[16];
         if (theirSeconds < 0) {
           std::snprintf(cell, sizeof cell, "%6s", "n/a");
         } else {
           worstError = std::max(worstError, relativeError(product.tensors.at("C"), reference));
           spmmRatios[kernel].push_back(theirSeconds / ourSeconds);
-          std::snprintf(cell, sizeof cell, "%6.2f", theirSeconds / ourSeconds);
+          std::snprintf(cell, sizeof cell, "%5.2f%c", theirSeconds / ourSeconds, mark);
         }
         spmmCells[kernel].push_back(cell);
       }
@@ -463,6 +531,8 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
     std::fflush(stdout);
+    std::fprintf(stderr, "%s: %.1f s (inputs built in %.1f s)\n", input.name.c_str(), secondsSince(hostStart),
+                 input.buildSeconds);
     CHECK_CUDA(cudaFree(device.pos));
     CHECK_CUDA(cudaFree(device.crd));
     CHECK_CUDA(cudaFree(device.vals));

@@ -41,7 +41,7 @@ def parse(path):
 
 def to_ratio(text):
     try:
-        value = float(text)
+        value = float(text.rstrip("*"))  # '*': the kernel run was a nonzero split
     except ValueError:
         return None
     return value if value > 0 else None
