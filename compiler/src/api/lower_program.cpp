@@ -200,6 +200,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         compiled.decisions.push_back(compiled.output.name() + " is assembled in a pass of its own, then computed");
       try {
         compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
+        // A statement an intrinsic took (TCA-SpMM) maps no loops: no choice.
+        if (balanced && lowering::intrinsicDecision(compiled.function)) balanced.reset();
         if (balanced)
           compiled.function = lowering::chooseByRowLengths(
               compiled.function, lowering::lower(balanced->stmt, compiled.parameters, lowerOptions), balancedMatrix);

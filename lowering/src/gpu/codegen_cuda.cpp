@@ -62,12 +62,13 @@ template <typename T> static inline T tcc_read_device(const T* array, int64_t in
   return value;
 }
 // The most positions any of `segments` segments of a device pos array
-// holds (the longest row), from a host copy of the array.
-static inline int64_t tcc_longest_segment(const int64_t* pos, int64_t segments) {
+// holds (the longest row), from a host copy of the array (a template, as
+// tcc_read_device: a unit that never calls it compiles without a warning).
+template <typename T> static inline int64_t tcc_longest_segment(const T* pos, int64_t segments) {
   if (segments <= 0) return 0;
-  int64_t* copy = new int64_t[segments + 1];
+  T* copy = new T[segments + 1];
   int64_t longest = 0;
-  if (cudaMemcpy(copy, pos, sizeof(int64_t) * (segments + 1), cudaMemcpyDeviceToHost) != cudaSuccess) {
+  if (cudaMemcpy(copy, pos, sizeof(T) * (segments + 1), cudaMemcpyDeviceToHost) != cudaSuccess) {
     tcc_device_read_failed = true;
   } else {
     for (int64_t s = 0; s < segments; ++s) longest = copy[s + 1] - copy[s] > longest ? copy[s + 1] - copy[s] : longest;
