@@ -169,6 +169,12 @@ void addRunCommand(CLI::App& app) {
       if (options->time) {
         std::cout << "compile: " << formatDuration(kernel.compileSeconds()) << "; run: "
                   << formatDuration(median(result.seconds)) << " (median of " << options->repeat << ")\n";
+        // Which of a default mapping's kernels the inputs called for.
+        if (!result.gpuKernels.empty()) {
+          std::cout << "GPU kernels launched:";
+          for (const auto& launched : result.gpuKernels) std::cout << " " << launched;
+          std::cout << "\n";
+        }
       }
       for (const auto& name : options->prints) {
         auto found = result.tensors.find(name);
