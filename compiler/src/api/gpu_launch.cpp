@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -73,23 +74,28 @@ std::string cachedCubin(const std::string& key, const std::string& source, const
 // kernel run again on the same device tensors reads no pos entry from the
 // device. Arrays that are not a whole DeviceBuffer are copied every time.
 std::shared_ptr<const HostPositions> hostPositions(const void* device, int64_t entries) {
+  struct Kept {
+    const void* device;
+    int64_t entries;
+    std::shared_ptr<const HostPositions> copy;
+  };
   static std::mutex mutex;
-  static std::map<std::pair<uint64_t, int64_t>, std::shared_ptr<const HostPositions>> cache;
+  static std::map<uint64_t, Kept> kept;  // by allocation id
   uint64_t id = rt::cuda::allocationId(device);
   if (id != 0) {
     std::lock_guard<std::mutex> lock(mutex);
-    auto found = cache.find({id, entries});
-    if (found != cache.end()) return found->second;
+    auto found = kept.find(id);
+    if (found != kept.end() && found->second.entries == entries) return found->second.copy;
   }
   std::vector<int64_t> pos(static_cast<size_t>(std::max<int64_t>(entries, 0)));
   if (!pos.empty()) rt::cuda::copyToHost(pos.data(), device, pos.size() * sizeof(int64_t));
   auto copy = hostPositionsOf(std::move(pos));
   if (id != 0) {
     std::lock_guard<std::mutex> lock(mutex);
-    // Ids are never reused, so an entry of a freed array is never hit again:
-    // forget them all now and then.
-    if (cache.size() >= 64) cache.clear();
-    cache[{id, entries}] = copy;
+    // Copies of arrays freed or written since are never asked for again.
+    for (auto it = kept.begin(); it != kept.end();)
+      it = rt::cuda::allocationId(it->second.device) == it->first ? std::next(it) : kept.erase(it);
+    kept[id] = Kept{device, entries, copy};
   }
   return copy;
 }
