@@ -8,7 +8,7 @@
 //   (spmv: leave SpMM out; --quick: 9 of the 17 matrices; --list: the inputs' names; --only=A/B: the
 //   inputs whose names contain A or B, --only==NAME/=NAME2: the inputs named so (the others are not
 //   even built); EXAMPLE: an examples/gpu file, --spmv=a,b / --spmm=a,b,...: several kernels side by
-//   side; the defaults are the default mappings, spmv_default and spmm_default)
+//   side, or a .tc file's path; the defaults are the default mappings, spmv_default and spmm_default)
 //
 // Matrices: real ones from MATRIX_DIR, Kronecker products of two real ones
 // (scale-ups, named kron(A,B)) and an R-MAT power-law graph (synthetic).
@@ -439,13 +439,21 @@ int main(int argc, char** argv) {
   };
   std::vector<std::string> spmmNames = names(spmmExample), spmvNames = names(spmvExample);
   std::vector<tcc::Kernel> spmvs;
-  for (const auto& name : spmvNames) spmvs.push_back(tcc::compile(tcc::Program::fromFile(examples + name + ".tc")));
+  // A name ending in .tc is a file of its own (a schedule being tried).
+  auto fileOf = [&](const std::string& name) {
+    bool path = name.size() > 3 && name.compare(name.size() - 3, 3, ".tc") == 0;
+    return path ? name : examples + name + ".tc";
+  };
+  auto shown = [&](const std::string& name) {
+    return fileOf(name) == name ? name : "examples/gpu/" + name + ".tc";
+  };
+  for (const auto& name : spmvNames) spmvs.push_back(tcc::compile(tcc::Program::fromFile(fileOf(name))));
   std::vector<tcc::Kernel> spmms;
-  for (const auto& name : spmmNames) spmms.push_back(tcc::compile(tcc::Program::fromFile(examples + name + ".tc")));
+  for (const auto& name : spmmNames) spmms.push_back(tcc::compile(tcc::Program::fromFile(fileOf(name))));
   std::printf("tcc kernels: SpMV:");
-  for (size_t k = 0; k < spmvNames.size(); ++k) std::printf(" [%zu] examples/gpu/%s.tc", k + 1, spmvNames[k].c_str());
+  for (size_t k = 0; k < spmvNames.size(); ++k) std::printf(" [%zu] %s", k + 1, shown(spmvNames[k]).c_str());
   std::printf("; SpMM:");
-  for (size_t k = 0; k < spmmNames.size(); ++k) std::printf(" [%zu] examples/gpu/%s.tc", k + 1, spmmNames[k].c_str());
+  for (size_t k = 0; k < spmmNames.size(); ++k) std::printf(" [%zu] %s", k + 1, shown(spmmNames[k]).c_str());
   std::printf("\n(a run whose kernel adds into its output atomically has a cudaMemset of the output added to its "
               "time; '*': the kernel run was a nonzero split)\n");
   double hbm = copyBandwidth();

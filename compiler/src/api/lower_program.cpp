@@ -92,7 +92,7 @@ lowering::ConcretizedStatement withDefaultGpuMapping(const ir::IndexStmt& statem
 
 // The nonzero-split alternative of the default mapping (see
 // gpu_default_mapping.h), for a statement the user did not schedule at all;
-// nothing where the statement is not a CSR SpMV or SpMM.
+// nothing where the statement is not a CSR SpMM.
 std::optional<lowering::ConcretizedStatement> withBalancedGpuMapping(const ir::IndexStmt& statement,
                                                                      const lowering::ScheduleRequest& request,
                                                                      const lowering::ConcretizedStatement& concrete,
@@ -150,7 +150,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         refuseScheduleCommand(program.syntax(), *schedule.sources.at(error.command()), error.what());
       }
       // tensorcore() asks for an intrinsic, which maps its own loops. A CSR
-      // SpMV or SpMM gets two mappings, picked per input by row lengths.
+      // SpMM gets two mappings, picked per input by row lengths.
       std::optional<lowering::ConcretizedStatement> balanced;
       std::string balancedMatrix;
       if (cuda && !nmIntrinsic && !request.tensorCore && !lowering::parallelizesLoops(request)) {

@@ -19,19 +19,19 @@
 //  - Otherwise each iteration of the outermost loop goes to a thread
 //    (parallelize(i, GPUThread, NoRaces)).
 //
-// Rows against nonzeros, per matrix. A row-like statement whose two
-// outermost loops walk a CSR matrix A (i its dense rows, j its compressed
-// columns) also gets a second mapping that splits A's nonzeros evenly,
-// whatever rows they belong to (TACO's nonzero-split GPU schedules):
-//    SpMV: fuse(i, j, f), pos(f, fpos, A(i, j)), split(fpos, f_thread,
-//    f_in, 16), parallelize(f_thread, GPUThread, Atomics), unroll(f_in, 4);
-//    SpMM: reorder(i, j, k), fuse(i, j, f), pos(f, fpos, A(i, j)),
-//    split(fpos, f_warp, f_in, 128), split(k, k_tile, k_lane, 32),
-//    reorder(f_warp, k_tile, k_lane, f_in), fuse(f_warp, k_tile, wk),
-//    parallelize(wk, GPUWarp, Atomics), parallelize(k_lane, GPUThread,
-//    Atomics), unroll(f_in, 4).
+// Rows against nonzeros, per matrix. A CSR SpMM with no schedule, C(i, k)
+// = A(i, j) * B(j, k) (any product of A with dense operands), also gets a
+// second mapping that splits A's nonzeros evenly, whatever rows they belong
+// to (TACO's nonzero-split GPU schedule, as examples/gpu/spmm_nnz.tc):
+//    reorder(i, j, k), fuse(i, j, ij), pos(ij, ij_pos, A(i, j)),
+//    split(ij_pos, ij_warp, ij_in, 32), split(k, k_tile, k_lane, 32),
+//    reorder(ij_warp, k_tile, k_lane, ij_in), fuse(ij_warp, k_tile,
+//    ijk_warp), parallelize(ijk_warp, GPUWarp, Atomics),
+//    parallelize(k_lane, GPUThread, Atomics), unroll(ij_in, 4).
 // Both are lowered by the one lowering into one host part, which picks
-// one per input by the rule of balancedRowCondition below.
+// one per input by the rule of balancedRowCondition below. SpMV keeps its
+// warp per row alone (a warp's lanes already share a long row; the split
+// lost to it on every matrix measured).
 #pragma once
 
 #include <optional>
@@ -57,8 +57,7 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
 struct BalancedGpuMapping {
   std::vector<ScheduleCommand> commands;
   std::string matrix;
-  bool perWarp = false;  // SpMM's (a warp per share), else SpMV's (a thread per share)
-  int share = 0;         // nonzeros a warp or thread takes
+  int share = 0;  // nonzeros a warp takes
 };
 std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assignment,
                                                      const std::vector<ir::IndexVar>& loopOrder,
@@ -66,13 +65,16 @@ std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assign
 
 // The rule: the nonzero split runs when A's longest row holds at least
 // kBalancedLongestRow nonzeros and at least kBalancedSkew times the mean row
-// (longest * rows >= kBalancedSkew * nonzeros): there one warp walking the
-// longest row alone would hold up the whole row-based kernel, while rows
-// of about the mean length keep every warp of it busy. Both numbers are
-// cheap: the longest row comes from a host copy of A's pos array made once
-// per device tensor (tcc_longest_segment), the nonzeros from its ends.
+// (longest * rows >= kBalancedSkew * nonzeros): there the warps walking the
+// longest row alone hold up the whole row-based kernel. Measured on the
+// H100 (split against rows, cuSPARSE = 1): adder_dcop_05, a row of 1310
+// among rows of 6 (214x the mean), 0.39x against 0.23x; the R-MAT graph
+// 0.37x against 0.32x; but mbeacxc (4.8x the mean) 0.42x against 0.58x and
+// kron(mbeacxc,LF10) (5.2x) 0.33x against 0.76x, hence 32. Both numbers
+// are cheap: the longest row comes from a host copy of A's pos array made
+// once per device tensor (tcc_longest_segment), the nonzeros from its ends.
 inline constexpr int64_t kBalancedLongestRow = 256;
-inline constexpr int64_t kBalancedSkew = 4;
+inline constexpr int64_t kBalancedSkew = 32;
 // The condition (a bool of the host part) and the host statements that
 // compute what it reads, for the CSR input `matrix`.
 ir::imp::Expr balancedRowCondition(const std::string& matrix, std::vector<ir::imp::Stmt>& statements);
