@@ -170,7 +170,6 @@ std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assign
   const ir::IndexVar& k = *column;
   ir::IndexVar warp(n + "_warp"), in(n + "_in"), tile(k.name() + "_tile"), lane(k.name() + "_lane"),
       fused(n + k.name() + "_warp");
-  mapping.share = kWarpShare;
   mapping.commands = {
       command(ReorderCommand{{i, j, k}}, "reorder(" + i.name() + ", " + j.name() + ", " + k.name() + ")"),
       command(ir::FuseRelation{i, j, f}, "fuse(" + i.name() + ", " + j.name() + ", " + n + ")"),

@@ -57,7 +57,6 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
 struct BalancedGpuMapping {
   std::vector<ScheduleCommand> commands;
   std::string matrix;
-  int share = 0;  // nonzeros a warp takes
 };
 std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assignment,
                                                      const std::vector<ir::IndexVar>& loopOrder,
