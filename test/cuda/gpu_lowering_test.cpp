@@ -493,6 +493,23 @@ TEST_P(GpuExampleKernels, CompileWithNvrtcAlone) {
   EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
 }
 
+// The launcher in the .cu file runs on the host, where the tensors' arrays
+// are device addresses: it may read one of their entries only through
+// tcc_read_device (a copy), never by subscripting the array (a compressed top
+// level's B1_pos[0] sizing a launch, say).
+TEST_P(GpuExampleKernels, TheLauncherNeverSubscriptsADeviceArray) {
+  auto path = std::filesystem::path(TCC_SOURCE_DIR) / "examples" / "gpu" / (GetParam() + ".tc");
+  Lowered lowered = lowerProgram(Program::fromFile(path.string()));
+  for (const auto& function : lowered.gpuFunctions) {
+    size_t start = lowered.cuda.find("extern \"C\" int32_t " + function.host.name + "(");
+    ASSERT_NE(start, std::string::npos) << function.host.name;
+    size_t end = lowered.cuda.find("\n}\n", start);
+    std::string launcher = lowered.cuda.substr(start, end - start);
+    for (const char* array : {"_pos[", "_crd[", "_vals["})
+      EXPECT_EQ(launcher.find(array), std::string::npos) << "the launcher subscripts a device array:\n" << launcher;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Examples, GpuExampleKernels, ::testing::ValuesIn(gpuExamples()),
                          [](const auto& info) { return info.param; });
 

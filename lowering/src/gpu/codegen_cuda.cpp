@@ -280,7 +280,8 @@ class CudaHostPrinter : public CLikePrinter {
     out_ << "{\n";
     ++depth_;
     indent();
-    out_ << "int64_t tcc_extent = (int64_t)(" << text(loop->end) << ") - (int64_t)(" << text(loop->begin) << ");\n";
+    out_ << "int64_t tcc_extent = (int64_t)(" << hostText(loop->end) << ") - (int64_t)(" << hostText(loop->begin)
+         << ");\n";
     indent();
     out_ << "if (tcc_extent > 0) {\n";
     ++depth_;
@@ -307,6 +308,16 @@ class CudaHostPrinter : public CLikePrinter {
   }
 
  private:
+  // An expression as the host evaluates it: a device array's entry (a
+  // compressed top level's B1_pos[0], say) read with a copy, never
+  // dereferenced on the host.
+  std::string hostText(const Expr& expr) {
+    std::ostringstream out;
+    CudaHostPrinter printer(out, function_);
+    expr.accept(printer);
+    return out.str();
+  }
+
   const GpuFunction& function_;
 };
 
