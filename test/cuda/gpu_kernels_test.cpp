@@ -1,7 +1,8 @@
-// On a GPU (label gpu): every examples/gpu/*.tc kernel (SpMV, SpMM, SDDMM) against the same
-// program compiled for the CPU and against the dense reference, on random
-// matrices (empty rows, a single row, sizes that are not multiples of the
-// block size) and on real ones.
+// On a GPU (label gpu): every examples/gpu/*.tc kernel (SpMV, SpMM, SDDMM,
+// MTTKRP) against the same program compiled for the CPU and against the
+// dense reference, on random matrices (empty rows, a single row, sizes that
+// are not multiples of the block size) and on real ones; MTTKRP on random
+// 3-tensors (empty slices, one entry, skewed slices).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -58,7 +59,7 @@ rt::Coo withOneFullRow(const rt::Coo& random, int32_t longRow) {
 
 struct Case {
   std::string name;
-  rt::Coo matrix;
+  rt::Coo tensor;  // a matrix; a 3-tensor for MTTKRP
 };
 
 std::vector<Case> matrices() {
@@ -72,6 +73,24 @@ std::vector<Case> matrices() {
   cases.push_back({"701 x 600, one full row, empty rows", withOneFullRow(randomMatrix(701, 600, 0.004, 9, 6), 5)});
   for (const char* real : {"494_bus.mtx", "cage5.mtx", "bcsstk13.mtx", "dwt_992.mtx", "Erdos971.mtx"})
     cases.push_back({real, rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + real)});
+  return cases;
+}
+
+// MTTKRP's B: random 3-tensors.
+std::vector<Case> tensors() {
+  std::vector<Case> cases;
+  cases.push_back({"one entry", rt::randomUniform({1, 1, 1}, 1.0, 31)});
+  cases.push_back({"all slices empty", rt::Coo::ofShape({9, 4, 5})});
+  rt::Coo sparse = rt::randomUniform({70, 33, 41}, 0.01, 32);
+  rt::Coo kept = rt::Coo::ofShape(sparse.dims);  // every third slice empty
+  for (size_t k = 0; k < sparse.nnz(); ++k) {
+    if (sparse.coords[0][k] % 3 == 0) continue;
+    int32_t coordinate[3] = {sparse.coords[0][k], sparse.coords[1][k], sparse.coords[2][k]};
+    kept.push(coordinate, sparse.values[k]);
+  }
+  cases.push_back({"70 x 33 x 41, empty slices", kept});
+  cases.push_back({"40 x 20 x 30, dense fibers", rt::randomUniform({40, 20, 30}, 0.3, 33)});
+  cases.push_back({"300 x 50 x 60, power-law slices", rt::randomPowerLawTensor({300, 50, 60}, 20000, 1.0, 34)});
   return cases;
 }
 
@@ -112,26 +131,35 @@ TEST_P(GpuExample, MatchesTheCpuKernelAndTheDenseReference) {
   bool single = output.datatype() == ir::Datatype::Float32;
   double tolerance = single ? 2e-4 : 1e-10;
 
-  // SpMV (A, x), SpMM (A, B) or SDDMM (B sparse, C and D dense).
-  bool sddmm = program.syntax().findTensor("D") != nullptr;
-  bool spmm = !sddmm && program.syntax().findTensor("B") != nullptr;
-  for (const Case& test : matrices()) {
-    for (int32_t columns : spmm ? std::vector<int32_t>{1, 33, 128, 300} : sddmm ? std::vector<int32_t>{1, 40} : std::vector<int32_t>{1}) {
+  // SpMV (A, x), SpMM (A, B), SDDMM (B sparse, C and D dense) or MTTKRP
+  // (B a sparse 3-tensor, C and D dense).
+  const TensorVar* b = program.syntax().findTensor("B");
+  bool mttkrp = b != nullptr && b->order() == 3;
+  bool sddmm = !mttkrp && program.syntax().findTensor("D") != nullptr;
+  bool spmm = !sddmm && !mttkrp && b != nullptr;
+  for (const Case& test : mttkrp ? tensors() : matrices()) {
+    for (int32_t columns : spmm ? std::vector<int32_t>{1, 33, 128, 300}
+                           : sddmm || mttkrp ? std::vector<int32_t>{1, 40}
+                                             : std::vector<int32_t>{1}) {
       // N = 300 (two whole 128-column tiles and a part) where the dense
       // reference, which walks every (i, j, k), stays quick.
-      if (columns == 300 && int64_t(test.matrix.dims[0]) * test.matrix.dims[1] > 300000) continue;
-      SCOPED_TRACE(test.name + (spmm || sddmm ? ", N = " + std::to_string(columns) : ""));
+      if (columns == 300 && int64_t(test.tensor.dims[0]) * test.tensor.dims[1] > 300000) continue;
+      SCOPED_TRACE(test.name + (spmm || sddmm || mttkrp ? ", N = " + std::to_string(columns) : ""));
       std::map<std::string, rt::Coo> inputs;
-      if (sddmm) {
-        inputs["B"] = test.matrix;
-        inputs["C"] = rt::randomUniform({test.matrix.dims[0], columns}, 1.0, 13);
-        inputs["D"] = rt::randomUniform({columns, test.matrix.dims[1]}, 1.0, 14);
+      if (mttkrp) {
+        inputs["B"] = test.tensor;
+        inputs["C"] = rt::randomUniform({test.tensor.dims[1], columns}, 1.0, 15);
+        inputs["D"] = rt::randomUniform({test.tensor.dims[2], columns}, 1.0, 16);
+      } else if (sddmm) {
+        inputs["B"] = test.tensor;
+        inputs["C"] = rt::randomUniform({test.tensor.dims[0], columns}, 1.0, 13);
+        inputs["D"] = rt::randomUniform({columns, test.tensor.dims[1]}, 1.0, 14);
       } else if (spmm) {
-        inputs["A"] = test.matrix;
-        inputs["B"] = rt::randomUniform({test.matrix.dims[1], columns}, 1.0, 11);
+        inputs["A"] = test.tensor;
+        inputs["B"] = rt::randomUniform({test.tensor.dims[1], columns}, 1.0, 11);
       } else {
-        inputs["A"] = test.matrix;
-        inputs["x"] = rt::randomUniform({test.matrix.dims[1]}, 1.0, 12);
+        inputs["A"] = test.tensor;
+        inputs["x"] = rt::randomUniform({test.tensor.dims[1]}, 1.0, 12);
       }
       std::map<std::string, Tensor> bound;
       std::map<std::string, DenseArray> dense;
