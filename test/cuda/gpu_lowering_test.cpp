@@ -265,6 +265,29 @@ TEST(NonzeroSplit, TheHostPartLaunchesTheSplitForOneLongRowAndTheRowKernelOtherw
   }
 }
 
+// MTTKRP with B in CSF: the slices i are a compressed level's, which the
+// column tiles' fuse cannot cut; a warp takes each slice, its lanes the
+// columns j, and no two warps write one row of A.
+TEST(DefaultMapping, CsfMttkrpGivesEachSliceAWarpAndItsColumnsToTheLanes) {
+  Lowered lowered = lowerForCuda(R"(tensor A(I, J) : dense
+tensor B(I, K, L) : csf
+tensor C(K, J) : dense
+tensor D(L, J) : dense
+
+A(i, j) = B(i, k, l) * C(k, j) * D(l, j)
+)");
+  std::string all;
+  for (const auto& line : lowered.statements[0].decisions) all += line + "\n";
+  EXPECT_TRUE(contains(all, "default GPU mapping: one warp per row i (a compressed level's), its lanes over the "
+                            "dense j")) << all;
+  EXPECT_TRUE(contains(all, "loop order after the schedule: i, j, k, l")) << all;
+  ASSERT_EQ(lowered.gpuFunctions.size(), 1u);
+  ASSERT_EQ(lowered.gpuFunctions[0].kernels.size(), 1u);
+  EXPECT_EQ(lowered.gpuFunctions[0].kernels[0].unit(), ir::imp::LoopKind::GpuWarp);
+  EXPECT_TRUE(contains(lowered.cuda, "iterate i over B's level 1, over GPU warps")) << lowered.cuda;
+  EXPECT_FALSE(contains(lowered.cuda, "atomicAdd")) << lowered.cuda;
+}
+
 TEST(CombineAtomics, AWarpsWalkOverNonzerosAddsOncePerRowSegment) {
   Lowered lowered = lowerForCuda(withSchedule(kSpmm, "reorder(i, j, k)\nfuse(i, j, f)\npos(f, fp, A(i, j))\n"
                                                      "split(fp, fw, fl, 64)\nreorder(fw, k, fl)\n"

@@ -87,6 +87,23 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
   auto denseColumn = std::find_if(loopOrder.begin() + 1, loopOrder.end(), [&](const ir::IndexVar& var) {
     return !sparseTensorVars.count(var) && contains(outputVars, var);
   });
+  if (denseColumn != loopOrder.end() && sparseLevelVars.count(rows)) {
+    // The rows are a compressed level's coordinates (a CSF slice, a DCSR
+    // row), which a fuse cannot cut into ranges: a warp per row, its lanes
+    // over the dense columns, each walking the whole row.
+    const ir::IndexVar& column = *denseColumn;
+    std::vector<ir::IndexVar> order{rows, column};
+    for (auto it = loopOrder.begin() + 1; it != loopOrder.end(); ++it)
+      if (!(*it == column)) order.push_back(*it);
+    std::string text = "reorder(";
+    for (size_t k = 0; k < order.size(); ++k) text += (k ? ", " : "") + order[k].name();
+    commands.insert(commands.begin(), {ReorderCommand{order}, text + ")"});
+    commands.push_back(parallelize(column, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::NoRaces));
+    reasons.push_back("default GPU mapping: one warp per row " + rows.name() +
+                      " (a compressed level's), its lanes over the dense " + column.name() +
+                      ", each walking the whole row");
+    return commands;
+  }
   if (denseColumn != loopOrder.end()) {
     // Columns in tiles of kColumnTile; a warp per (row, tile); lane l of
     // the warp owns columns l and l + 32 of its tile and sums them together

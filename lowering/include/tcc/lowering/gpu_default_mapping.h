@@ -11,7 +11,10 @@
 //    GPUWarp, NoRaces), parallelize(d_lane, GPUThread, NoRaces),
 //    unroll(d_round, 2) and unroll(j, 4) for the walk over the nonzeros.
 //    Lane l sums columns l and l + 32 of its tile in one walk over the
-//    row's nonzeros (the CUDA backend's unroll-and-jam).
+//    row's nonzeros (the CUDA backend's unroll-and-jam). Where i itself
+//    is a compressed level's (MTTKRP's CSF slices), which no fuse can cut
+//    into ranges, a warp takes each i and its lanes d: reorder(i, d, ...),
+//    parallelize(i, GPUWarp, NoRaces), parallelize(d, GPUThread, NoRaces).
 //    Otherwise each row goes to a warp (parallelize(i, GPUWarp, NoRaces))
 //    whose lanes split the loop right below i, and when that loop is
 //    summed they add their partial sums with warp shuffles
