@@ -342,11 +342,11 @@ int main(int argc, char** argv) {
                            "split(j, jo, jlane, 32)\nreorder(fwarp, jlane, fnnz, l, jo)\n"
                            "parallelize(fwarp, GPUWarp, Atomics)\nparallelize(jlane, GPUThread, NoRaces)",
                            Target::Cuda));
-    if (!cpuOnly) gpus.push_back(variant("slice-warp", decl,
-                           "reorder(i, j, k, l)\nparallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, NoRaces)",
-                           Target::Cuda));
+    // The default mapping: a warp per slice i, lanes over j (examples/gpu/mttkrp_slices.tc).
+    if (!cpuOnly) gpus.push_back(variant("default", decl, "", Target::Cuda));
     cpus.push_back(variant("taco-precompute", decl,
                            "precompute(B(i, k, l) * D(l, j), j, j)\nparallelize(i, CPUThread, NoRaces)", Target::Cpu));
+    cpus.push_back(variant("slices", decl, "parallelize(i, CPUThread, NoRaces)", Target::Cpu));
     tcc::Program program = tcc::Program::fromText(decl, "mttkrp");
     std::printf("\nMTTKRP A = B(i,k,l) D(l,j) C(k,j), B CSF, J = %d, float32; GFLOP/s count 3J flops per nonzero\n",
                 J);
