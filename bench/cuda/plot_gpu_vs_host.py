@@ -25,6 +25,8 @@ def parse(path):
             if not ratio:
                 continue
             head = fields[0].split()
+            if len(head) < 4:  # the summary table at the end
+                continue
             # name (may hold spaces), kind, shape, nnz
             panels[-1][1].append((" ".join(head[:-3]), head[-3], float(ratio[0][:-1])))
     return [panel for panel in panels if panel[1]]
