@@ -109,17 +109,6 @@ tcc::rt::Coo readMatrix(const std::string& name) {
   return tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
 }
 
-// A scale-up that keeps real structure: rows ia * mb + ib, columns likewise.
-tcc::rt::Coo kronecker(const tcc::rt::Coo& a, const tcc::rt::Coo& b) {
-  tcc::rt::Coo k = tcc::rt::Coo::ofShape({a.dims[0] * b.dims[0], a.dims[1] * b.dims[1]});
-  k.reserve(a.nnz() * b.nnz());
-  for (size_t p = 0; p < a.nnz(); ++p)
-    for (size_t q = 0; q < b.nnz(); ++q) {
-      int32_t c[2] = {a.coords[0][p] * b.dims[0] + b.coords[0][q], a.coords[1][p] * b.dims[1] + b.coords[1][q]};
-      k.push(c, a.values[p] * b.values[q]);
-    }
-  return k;
-}
 
 struct Row {
   std::string matrix;
@@ -301,7 +290,7 @@ int main(int argc, char** argv) {
               "fast / triad | TACO/fast time |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& [big, small] : scaleUps) {
     std::string name = "kron(" + big + "," + small + ")";
-    tcc::rt::Coo coo = kronecker(readMatrix(big), readMatrix(small));
+    tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
     int scaledRepeat = std::max(1, repeat / 4);
     double triad = streamTriadBytesPerSecond(*triadModule, scaledRepeat);  // just before, same load
     Row row = measureDirect(name, coo, strict.entryPoint(0), fast.entryPoint(0), taco, scaledRepeat, rounds);

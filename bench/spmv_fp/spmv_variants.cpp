@@ -273,16 +273,6 @@ tcc::rt::Coo readMatrix(const std::string& name) {
   return tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
 }
 
-tcc::rt::Coo kronecker(const tcc::rt::Coo& a, const tcc::rt::Coo& b) {
-  tcc::rt::Coo k = tcc::rt::Coo::ofShape({a.dims[0] * b.dims[0], a.dims[1] * b.dims[1]});
-  k.reserve(a.nnz() * b.nnz());
-  for (size_t p = 0; p < a.nnz(); ++p)
-    for (size_t q = 0; q < b.nnz(); ++q) {
-      int32_t c[2] = {a.coords[0][p] * b.dims[0] + b.coords[0][q], a.coords[1][p] * b.dims[1] + b.coords[1][q]};
-      k.push(c, a.values[p] * b.values[q]);
-    }
-  return k;
-}
 
 using Triad = void (*)(long, double*, const double*, const double*);
 const char* const kTriad = R"(
@@ -409,7 +399,7 @@ int main(int argc, char** argv) {
   int triads = 0;
   for (auto [big, small] : {std::pair{"bcsstk16", "LF10"}, std::pair{"bayer10", "cage5"},
                             std::pair{"mbeacxc", "bcspwr03"}}) {
-    tcc::rt::Coo coo = kronecker(readMatrix(big), readMatrix(small));
+    tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
     double bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
     triadSum += triadBytesPerSecond(triad, 3), ++triads;
     run(std::string("kron(") + big + "," + small + ")", coo, std::max(1, repeat / 5), 2, outOfCache, bytes);
