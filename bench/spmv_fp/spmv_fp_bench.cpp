@@ -109,7 +109,6 @@ tcc::rt::Coo readMatrix(const std::string& name) {
   return tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
 }
 
-
 struct Row {
   std::string matrix;
   int64_t rows = 0, nnz = 0;

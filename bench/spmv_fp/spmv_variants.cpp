@@ -273,7 +273,6 @@ tcc::rt::Coo readMatrix(const std::string& name) {
   return tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
 }
 
-
 using Triad = void (*)(long, double*, const double*, const double*);
 const char* const kTriad = R"(
 extern "C" void triad(long n, double* __restrict a, const double* __restrict b, const double* __restrict c) {
