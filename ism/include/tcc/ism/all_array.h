@@ -110,19 +110,28 @@ class AllArray {
     const auto& oldCrd = current_.crd;
     const auto& oldVals = current_.vals;
     std::size_t i = 0, n = oldVals.size();
-    accumulation.visitSorted([&](const Coordinates<N>& c, double v) {
-      while (i < n && lessThan<N>(oldCrd[i], c)) {
-        out.push(oldCrd[i], oldVals[i]);
-        ++i;
-      }
-      if (i < n && sameCoordinates<N>(oldCrd[i], c)) {
-        out.push(c, oldVals[i] + v);
-        ++i;
-      } else {
-        out.push(c, v);
-      }
-    });
+    accumulation.visitSorted([&](const Coordinates<N>& c, double v) { mergeStep(current_, i, c, v, out); });
     for (; i < n; ++i) out.push(oldCrd[i], oldVals[i]);
+  }
+
+  // One incoming component of a merge: the old ones below it from position
+  // i on go to `out` first, then it, summed with an old one of equal
+  // coordinates.
+  static void mergeStep(const CooBuffer<N>& old, std::size_t& i, const Coordinates<N>& c, double v,
+                        CooBuffer<N>& out) {
+    const auto& oldCrd = old.crd;
+    const auto& oldVals = old.vals;
+    const std::size_t n = oldVals.size();
+    while (i < n && lessThan<N>(oldCrd[i], c)) {
+      out.push(oldCrd[i], oldVals[i]);
+      ++i;
+    }
+    if (i < n && sameCoordinates<N>(oldCrd[i], c)) {
+      out.push(c, oldVals[i] + v);
+      ++i;
+    } else {
+      out.push(c, v);
+    }
   }
 
   // The merge without double buffering: components before the first
@@ -147,16 +156,7 @@ class AllArray {
         merged.crd.reserve(n - start + accumulation.size());
         merged.vals.reserve(n - start + accumulation.size());
       }
-      while (i < n && lessThan<N>(oldCrd[i], c)) {
-        merged.push(oldCrd[i], oldVals[i]);
-        ++i;
-      }
-      if (i < n && sameCoordinates<N>(oldCrd[i], c)) {
-        merged.push(c, oldVals[i] + v);
-        ++i;
-      } else {
-        merged.push(c, v);
-      }
+      mergeStep(current_, i, c, v, merged);
     });
     for (; i < n; ++i) merged.push(oldCrd[i], oldVals[i]);
     current_.crd.resize(start);
