@@ -86,24 +86,39 @@ void onOwnThreads(int count, int threads, Step step) {
 }
 
 // When each step of finishing per-thread workspaces ended, reported on
-// stderr when TCC_ISM_PROFILE is set (to see what limits scaling).
+// stderr when TCC_ISM_PROFILE is set (to see what limits scaling). Ranges
+// is when a kernel whose threads own ranges handed them over (after its
+// work pass and the cut); the longest of the threads' own sorts and merges
+// is kept beside the step's wall time, which also holds the wait for them.
 struct Phases {
-  enum Step { Created, InsertsDone, Sorted, Merged, Allocated, Filled, Steps };
+  enum Step { Created, Ranges, InsertsDone, Sorted, Planned, Merged, Allocated, Filled, Steps };
   using Clock = std::chrono::steady_clock;
   Clock::time_point at[Steps];
   std::atomic<bool> insertsDone{false};
+  std::atomic<int64_t> longestThreadFinish{0};  // nanoseconds
   void mark(Step step) { at[step] = Clock::now(); }
   void markOnce(Step step) {
     if (!insertsDone.exchange(true)) mark(step);
   }
+  void threadFinished(Clock::time_point began) {
+    int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - began).count();
+    int64_t longest = longestThreadFinish.load(std::memory_order_relaxed);
+    while (took > longest && !longestThreadFinish.compare_exchange_weak(longest, took, std::memory_order_relaxed)) {
+    }
+  }
   void report(int threads, std::size_t parts, int64_t values, std::size_t merges) const {
     if (std::getenv("TCC_ISM_PROFILE") == nullptr) return;
     auto ms = [&](Step from, Step to) { return std::chrono::duration<double, std::milli>(at[to] - at[from]).count(); };
+    bool owned = at[Ranges] != Clock::time_point();
     std::fprintf(stderr,
-                 "ism: %d threads, %zu parts, %lld values, %zu merges into all arrays: inserts %.2f ms, sort per "
-                 "thread %.2f ms, merge parts %.2f ms, allocate %.2f ms, fill parts %.2f ms\n",
-                 threads, parts, static_cast<long long>(values), merges, ms(Created, InsertsDone),
-                 ms(InsertsDone, Sorted), ms(Sorted, Merged), ms(Merged, Allocated), ms(Allocated, Filled));
+                 "ism: %d threads, %zu parts, %lld values, %zu merges into all arrays: %s%.2f ms, inserts %.2f ms, "
+                 "sort per thread %.2f ms (longest thread %.2f ms), plan parts %.2f ms, count parts %.2f ms, "
+                 "allocate %.2f ms, fill parts %.2f ms\n",
+                 threads, parts, static_cast<long long>(values), merges,
+                 owned ? "work pass and cut " : "work pass (none) ", owned ? ms(Created, Ranges) : 0.0,
+                 ms(owned ? Ranges : Created, InsertsDone), ms(InsertsDone, Sorted),
+                 static_cast<double>(longestThreadFinish.load()) / 1e6, ms(Sorted, Planned), ms(Planned, Merged),
+                 ms(Merged, Allocated), ms(Allocated, Filled));
   }
 };
 
@@ -140,6 +155,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   void finishThread(int t) override {
     if (t < 0 || t >= threadCount() || runs_[t] || threadErrors_[t] || !workspaces_[t]) return;
     phases_.markOnce(Phases::InsertsDone);
+    auto began = Phases::Clock::now();
     try {
       workspaces_[t]->throwIfFailed();
       runs_[t] = &workspaces_[t]->workspace.finish();
@@ -147,10 +163,12 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     } catch (...) {
       threadErrors_[t] = std::current_exception();
     }
+    phases_.threadFinished(began);
   }
   void ownedRanges(const long long* cuts, int parts) override {
     ownedCuts_.clear();
     for (int p = 0; p <= parts; ++p) ownedCuts_.push_back(static_cast<int32_t>(cuts[p]));
+    phases_.mark(Phases::Ranges);
   }
   int mergeParts(tcc_tensor* output, int uniqueMask) override {
     if (plan_) return static_cast<int>(plan_->ranges());
@@ -168,9 +186,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     if (!plan_ || part < 0 || part >= static_cast<int>(plan_->ranges()) || merged_[part]) return;
     try {
       // A range that one run alone holds is read where it lies; the others are merged.
-      if (soleRunOfRange(*plan_, static_cast<std::size_t>(part), spans_[part])) {
-        readsRunsInPlace_ = true;
-      } else {
+      if (!soleRunOfRange(*plan_, static_cast<std::size_t>(part), spans_[part], &partRun_[part])) {
         mergePlannedRange(*plan_, static_cast<std::size_t>(part), parts_[part]);
         spans_[part] = {parts_[part].crd.data(), parts_[part].vals.data(), parts_[part].size()};
       }
@@ -187,8 +203,15 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     try {
       for (std::size_t part = 0; part < plan_->ranges(); ++part) mergePart(static_cast<int>(part));
       rethrowFirst(partErrors_);
-      // The runs are merged (fillPart frees them, on all threads at once).
+      // The runs are merged (fillPart frees them, on all threads at once):
+      // each once the parts read from it in place are written, and fillPart
+      // with the run's index has begun (the latter alone for a run no part
+      // reads in place, freed before the output's arrays grow).
       runs_.assign(runs_.size(), nullptr);
+      pendingReads_ = std::make_unique<std::atomic<int>[]>(workspaces_.size());
+      for (std::size_t r = 0; r < workspaces_.size(); ++r) pendingReads_[r] = 1;
+      for (int run : partRun_)
+        if (run >= 0) ++pendingReads_[run];
       offsets_ = partOffsets<N>(counts_, totals_);
       for (int l = 0; l < N; ++l) {
         int64_t parents = l == 0 ? 1 : totals_[l - 1];
@@ -215,11 +238,14 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     if (!allocated_ || part < 0 || part >= static_cast<int>(plan_->ranges()) || filled_[part]) return;
     // Before the output's arrays grow: the threads' workspaces, one a part
     // (those beyond the parts go in finish), unless parts read them in place.
-    if (part < threadCount() && !readsRunsInPlace_) workspaces_[part].reset();
+    if (part < threadCount()) releaseRun(part);
     withArrays([&](auto& arrays) {
       ism::fillPart<N>(spans_[part], plan_->cuts[part], shape_, levels_, counts_[part], offsets_[part], arrays,
                        valsInPlace_);
     });
+    // A run is freed on the thread that wrote the last part read from it,
+    // while the others still write theirs (not all at the end, on one thread).
+    if (partRun_[part] >= 0) releaseRun(partRun_[part]);
     parts_[part] = CooBuffer<N>();
     filled_[part] = 1;
   }
@@ -277,13 +303,16 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     levels_ = levels;
     output_ = &output;
     datatype_ = output.datatype;
-    // More parts than threads, so that threads that finish early take more.
-    MergePlan<N> plan = planMerge<N>(std::vector<const AllArray<N>*>(runs_.begin(), runs_.end()), shape_.levelDim(0),
-                                     4 * threadCount());
-    // Threads that owned ranges: the parts are those ranges (each in one run).
-    if (ownedCuts_.size() >= 2 && ownedCuts_.front() == 0 && ownedCuts_.back() == shape_.levelDim(0) &&
-        std::is_sorted(ownedCuts_.begin(), ownedCuts_.end()))
-      plan.cuts = ownedCuts_;
+    std::vector<const AllArray<N>*> runs(runs_.begin(), runs_.end());
+    // Threads that owned ranges: the parts are those ranges (each in one
+    // run), and the runs need no sampling. Otherwise the runs are cut at
+    // quantiles, into more parts than threads, so that threads that finish
+    // early take more.
+    MergePlan<N> plan =
+      ownedCuts_.size() >= 2 && ownedCuts_.front() == 0 && ownedCuts_.back() == shape_.levelDim(0) &&
+          std::is_sorted(ownedCuts_.begin(), ownedCuts_.end())
+        ? MergePlan<N>{std::move(runs), ownedCuts_}
+        : planMerge<N>(std::move(runs), shape_.levelDim(0), 4 * threadCount());
     std::size_t parts = plan.ranges();
     parts_.assign(parts, CooBuffer<N>());
     spans_.assign(parts, CooSpan<N>{});
@@ -291,7 +320,9 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     partErrors_.assign(parts, nullptr);
     merged_.assign(parts, 0);
     filled_.assign(parts, 0);
+    partRun_.assign(parts, -1);
     plan_ = std::move(plan);
+    phases_.mark(Phases::Planned);
   }
   template <class Body>
   void withArrays(Body body) {
@@ -310,6 +341,9 @@ class PerThreadWorkspaces final : public AnyWorkspace {
       case TCC_INT32: return view.template operator()<int32_t>();
       case TCC_INT64: return view.template operator()<int64_t>();
     }
+  }
+  void releaseRun(int run) {
+    if (pendingReads_[run].fetch_sub(1, std::memory_order_acq_rel) == 1) workspaces_[run].reset();
   }
   void keep(std::exception_ptr error) {
     if (!error_) error_ = error;
@@ -342,7 +376,8 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   std::vector<CooBuffer<N>> parts_;
   std::vector<CooSpan<N>> spans_;  // each part's components: in a run, or in parts_
   std::vector<int32_t> ownedCuts_;  // the threads' owned ranges, when they owned some
-  std::atomic<bool> readsRunsInPlace_{false};
+  std::vector<int> partRun_;  // the run a part is read from in place; -1 for a merged part
+  std::unique_ptr<std::atomic<int>[]> pendingReads_;  // per run: reads left before it is freed
   std::vector<LevelPositions<N>> counts_;
   std::vector<std::exception_ptr> partErrors_;
   std::vector<char> merged_, filled_;  // not vector<bool>: parts are marked from several threads

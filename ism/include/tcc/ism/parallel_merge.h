@@ -150,17 +150,24 @@ MergePlan<N> planMerge(std::vector<const AllArray<N>*> runs, int32_t firstLevelD
 // Range `range` of the plan in place, when at most one run holds components
 // there (threads that own ranges of the first level: their runs are
 // disjoint and each range is most often one thread's), so that it needs no
-// merge and no copy; false when several runs do.
+// merge and no copy; false when several runs do. `sole`, when given, is
+// set to the run's index (-1 when the range is empty).
 template <int N>
-bool soleRunOfRange(const MergePlan<N>& plan, std::size_t range, CooSpan<N>& span) {
+bool soleRunOfRange(const MergePlan<N>& plan, std::size_t range, CooSpan<N>& span, int* sole = nullptr) {
   span = CooSpan<N>{};
+  if (sole) *sole = -1;
   bool found = false;
-  for (const auto* run : plan.runs) {
+  for (std::size_t r = 0; r < plan.runs.size(); ++r) {
+    const auto* run = plan.runs[r];
     std::size_t begin = detail::lowerBoundOfFirst(*run, plan.cuts[range]);
     std::size_t end = detail::lowerBoundOfFirst(*run, plan.cuts[range + 1]);
     if (begin == end) continue;
-    if (found) return false;
+    if (found) {
+      if (sole) *sole = -1;
+      return false;
+    }
     found = true;
+    if (sole) *sole = static_cast<int>(r);
     span = {run->coordinates().data() + begin, run->values().data() + begin, end - begin};
   }
   return true;
