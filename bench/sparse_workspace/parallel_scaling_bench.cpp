@@ -21,9 +21,22 @@
 // children load them from; the sequential configuration's child saves its
 // result, which every parallel one is checked against.
 //
-//   tcc_parallel_workspace_bench [--threads 1,2,4,8,16] [--repeat N] [--kernels K1,K2] [--svg FILE]
-//                                [--time-limit SECONDS] [--no-fork] [MATRIX ...]
+// --passes P measures the whole table P times, one pass after the other,
+// and then summarizes each input's speedups over the passes (median, least,
+// most): within a pass each input's sequential and parallel configurations
+// run back to back, so a ratio compares runs seconds apart, and the passes
+// show how far the ratios move with the host's load. Each pass records that
+// load: the load average, the share of CPU time the hypervisor took (steal)
+// and one thread's memory copy bandwidth. --memory-detail adds, for the
+// sequential and the most threads' configuration, where the resident
+// memory is after the runs (the main heap, the allocator's per-thread
+// arenas, thread stacks, other anonymous mappings) and what the allocator
+// holds free.
+//
+//   tcc_parallel_workspace_bench [--threads 1,2,4,8,16] [--repeat N] [--passes P] [--kernels K1,K2] [--svg FILE]
+//                                [--time-limit SECONDS] [--memory-detail] [--no-fork] [MATRIX ...]
 //   tcc_parallel_workspace_bench --plot TABLE --svg FILE    (the plot of a table printed earlier)
+#include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +51,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <map>
 #include <sstream>
 #include <string>
@@ -60,15 +74,84 @@ struct Benchmark {
   std::function<std::map<std::string, tcc::rt::Coo>()> inputs;
 };
 
+// Where the resident memory lies (MiB), from /proc/self/smaps, and what
+// the allocator holds free (all its arenas).
+struct MemoryDetail {
+  double heap = 0;     // the main arena ([heap])
+  double arenas = 0;   // the allocator's per-thread arenas: anonymous mappings 64 MiB-aligned
+  double stacks = 0;   // thread stacks: anonymous mappings right above a one-page guard
+  double other = 0;    // every other anonymous mapping (large blocks the allocator mapped on their own)
+  double freeHeld = 0; // mallinfo2: bytes free in the arenas, still resident or not
+  int arenaCount = 0;  // malloc_info's heaps
+  int threads = 0;
+};
+
 struct Measurement {
   double seconds = 0;
+  double fastest = 0, slowest = 0;  // of the repeats whose median is `seconds`
   double peakMiB = 0;       // growth of the peak resident set while the kernel ran
   double ismPeakMiB = 0;    // the ISM's own peak (its counting allocator): workspaces, runs, merged parts
   double difference = 0;    // largest |parallel - sequential| over the largest |sequential|
   double loadSeconds = 0;   // compiling (or loading from the cache) both kernels
   double nonzeros = 0;      // of the result
+  MemoryDetail before, after;  // with --memory-detail: ahead of the first run, after the last
   bool ok = false;
 };
+
+bool memoryDetail = false;
+
+MemoryDetail memoryNow() {
+  MemoryDetail d;
+  std::ifstream smaps("/proc/self/smaps");
+  const unsigned long long kArenaAlignment = 64ull << 20, kGuard = 4096;
+  unsigned long long previousEnd = 0, previousSize = 0;
+  bool previousGuard = false;
+  double* bucket = nullptr;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long long start = 0, end = 0;
+    char perms[8] = {};
+    unsigned long long offset = 0, inode = 0;
+    char device[16] = {};
+    int consumed = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %15s %llu %n", &start, &end, perms, &offset, device, &inode,
+                    &consumed) >= 6 && line.find('-') < line.find(' ')) {
+      std::string path = consumed > 0 && static_cast<size_t>(consumed) <= line.size() ? line.substr(consumed) : "";
+      bool anonymous = inode == 0 && path.empty();
+      bucket = nullptr;
+      if (path == "[heap]") bucket = &d.heap;
+      else if (anonymous && std::strncmp(perms, "rw", 2) == 0) {
+        if (start % kArenaAlignment == 0 && end - start <= kArenaAlignment) bucket = &d.arenas;
+        else if (previousGuard && previousEnd == start && previousSize == kGuard) bucket = &d.stacks;
+        else bucket = &d.other;
+      }
+      previousGuard = anonymous && std::strncmp(perms, "---", 3) == 0;
+      previousEnd = end;
+      previousSize = end - start;
+      continue;
+    }
+    if (bucket && line.rfind("Rss:", 0) == 0) *bucket += std::atof(line.c_str() + 4) / 1024;
+  }
+  struct mallinfo2 info = mallinfo2();
+  d.freeHeld = static_cast<double>(info.fordblks) / (1024.0 * 1024.0);
+  char* text = nullptr;
+  size_t length = 0;
+  if (FILE* stream = open_memstream(&text, &length)) {
+    malloc_info(0, stream);
+    std::fclose(stream);
+    for (const char* at = text; at && (at = std::strstr(at, "<heap nr=")); ++at) ++d.arenaCount;
+    std::free(text);
+  }
+  d.threads = static_cast<int>(0.5 + [] {
+    FILE* status = std::fopen("/proc/self/status", "r");
+    double threads = 0;
+    char line[256];
+    while (status && std::fgets(line, sizeof line, status))
+      if (std::strncmp(line, "Threads:", 8) == 0) threads = std::atof(line + 8);
+    if (status) std::fclose(status);
+    return threads;
+  }());
+  return d;
+}
 
 // A line of /proc/self/status ("VmRSS", "VmHWM") in MiB.
 double statusMiB(const char* field) {
@@ -193,6 +276,58 @@ tcc::Program parallelProgram(const Benchmark& b) {
   return tcc::Program::fromText(b.program + "schedule {\n  " + b.schedule + "\n}\n", "parallel.tc");
 }
 
+// The kernel's own memory: its first call, through its entry point on the
+// inputs as they are (Kernel::run binds a copy of every input, which would
+// count here: 30 MiB for SpMTTKRP's tensor), into an output of its own.
+// Free heap pages go back to the system first (malloc_trim), so that the
+// rise is the pages the call needs rather than whatever pages freed by
+// the inputs' construction it happens to reuse; and it is the process's
+// first call, so no earlier run left memory in the allocator's per-thread
+// arenas (whose free tops malloc_trim does not return). The peak resident
+// set's rise then holds the workspaces, the output, and what the threads
+// add (their stacks, their arenas); the ISM's counter its own bytes alone.
+void measureMemory(const tcc::Kernel& kernel, const std::map<std::string, tcc::Tensor>& inputs, Measurement& m) {
+  const tcc::CompiledStatement& statement = kernel.lowered().statements.at(0);
+  std::vector<tcc_tensor> views;
+  int outputSlot = -1;
+  for (const auto& parameter : statement.parameters) {
+    if (parameter.name() == statement.computedOutput.name()) {
+      outputSlot = static_cast<int>(views.size());
+      // The output's dimensions, by their symbols in the inputs' declarations.
+      std::vector<int32_t> dims;
+      for (const auto& dimension : statement.computedOutput.shape()) {
+        int32_t size = -1;
+        for (const auto& [name, tensor] : inputs) {
+          const auto& shape = kernel.program().syntax().findTensor(name)->shape();
+          for (size_t mode = 0; mode < shape.size(); ++mode)
+            if (shape[mode].isSymbolic() && shape[mode].symbol() == dimension.symbol()) size = tensor.dims()[mode];
+        }
+        if (size < 0) throw std::runtime_error("no input has the output's dimension " + dimension.toString());
+        dims.push_back(size);
+      }
+      views.push_back(tcc::Tensor::emptyAssembledOutput(dims, tcc::toRuntimeFormat(statement.computedOutput.format()),
+                                                        tcc::toRuntimeType(statement.computedOutput.datatype())));
+    } else {
+      views.push_back(inputs.at(parameter.name()).abiView());
+    }
+  }
+  std::vector<tcc_tensor*> pointers;
+  for (auto& view : views) pointers.push_back(&view);
+  malloc_trim(0);
+  if (memoryDetail) m.before = memoryNow();
+  resetPeakResident();
+  double before = statusMiB("VmRSS");
+  tcc::ism::memoryCounter().resetPeak();
+  int64_t ismBefore = tcc::ism::memoryCounter().currentBytes();
+  int status = kernel.entryPoint(0)(pointers.data());
+  m.peakMiB = statusMiB("VmHWM") - before;
+  m.ismPeakMiB = static_cast<double>(tcc::ism::memoryCounter().peakBytes() - ismBefore) / (1024.0 * 1024.0);
+  if (memoryDetail) m.after = memoryNow();
+  if (status != 0 || outputSlot < 0) throw std::runtime_error("the kernel's entry point failed with status " +
+                                                               std::to_string(status));
+  tcc::Tensor::adopt(std::move(views[outputSlot]));  // freed here
+}
+
 // In a process of its own: threads == 0 times the sequential kernel (and
 // saves its result for the others).
 Measurement measure(const Benchmark& b, size_t index, int threads, int repeat) {
@@ -204,20 +339,13 @@ Measurement measure(const Benchmark& b, size_t index, int threads, int repeat) {
   std::map<std::string, tcc::Tensor> inputs;
   for (const auto& [name, coo] : inputsOf(b, index))
     inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(program.syntax().findTensor(name)->format())));
-  resetPeakResident();
-  double before = statusMiB("VmRSS");
-  // The ISM's allocations, counted by the runtime the kernels call (its
-  // counter is the process's one): workspaces, sorted runs, merged parts;
-  // not the output's arrays, thread stacks or the allocator's arenas.
-  tcc::ism::memoryCounter().resetPeak();
-  int64_t ismBefore = tcc::ism::memoryCounter().currentBytes();
-  timed.run(inputs);  // warm-up
+  measureMemory(timed, inputs, m);  // the first call, which also warms up
   tcc::RunOptions options;
   options.repeat = repeat;
   tcc::RunResult result = timed.run(inputs, options);
-  m.peakMiB = statusMiB("VmHWM") - before;
-  m.ismPeakMiB = static_cast<double>(tcc::ism::memoryCounter().peakBytes() - ismBefore) / (1024.0 * 1024.0);
   m.seconds = median(result.seconds);
+  m.fastest = *std::min_element(result.seconds.begin(), result.seconds.end());
+  m.slowest = *std::max_element(result.seconds.begin(), result.seconds.end());
   tcc::rt::Coo actual = tcc::rt::unpack(result.tensors.at("A"));
   m.nonzeros = static_cast<double>(actual.nnz());
   if (threads == 0) {
@@ -461,11 +589,138 @@ int plotTable(const std::string& table, const std::string& svg) {
   return 0;
 }
 
+// The host's load over a pass, from /proc: the hypervisor's steal time
+// and how busy all CPUs were (a virtual machine's neighbours show as steal).
+struct HostLoad {
+  struct Sample {
+    unsigned long long busy = 0, steal = 0, total = 0;
+    std::string loadAverage;
+    double stealShareSince(const Sample& from) const {
+      return total > from.total ? static_cast<double>(steal - from.steal) / static_cast<double>(total - from.total) : 0;
+    }
+    double busyShareSince(const Sample& from) const {
+      return total > from.total ? static_cast<double>(busy - from.busy) / static_cast<double>(total - from.total) : 0;
+    }
+  };
+  Sample sample() const {
+    Sample s;
+    if (FILE* stat = std::fopen("/proc/stat", "r")) {
+      unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+      if (std::fscanf(stat, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system, &idle, &iowait, &irq,
+                      &softirq, &steal) == 8) {
+        s.busy = user + nice + system + irq + softirq;
+        s.steal = steal;
+        s.total = s.busy + idle + iowait + steal;
+      }
+      std::fclose(stat);
+    }
+    if (FILE* average = std::fopen("/proc/loadavg", "r")) {
+      char text[64] = {};
+      double one = 0, five = 0, fifteen = 0;
+      if (std::fscanf(average, "%lf %lf %lf", &one, &five, &fifteen) == 3)
+        std::snprintf(text, sizeof text, "%.2f %.2f %.2f", one, five, fifteen);
+      s.loadAverage = text;
+      std::fclose(average);
+    }
+    return s;
+  }
+};
+
+// One thread's copy bandwidth (GB/s, bytes read and written), the best of
+// three copies of 64 MiB: a probe of the memory system the kernels share
+// with the host's other tenants.
+double copyBandwidth() {
+  const size_t bytes = size_t{64} << 20;
+  std::unique_ptr<char[]> from(new char[bytes]), to(new char[bytes]);
+  std::memset(from.get(), 1, bytes);
+  std::memset(to.get(), 2, bytes);
+  double best = 0;
+  for (int copy = 0; copy < 3; ++copy) {
+    auto start = std::chrono::steady_clock::now();
+    std::memcpy(to.get(), from.get(), bytes);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::max(best, 2.0 * static_cast<double>(bytes) / seconds / 1e9);
+  }
+  volatile char sink = to[bytes / 2];
+  (void)sink;
+  return best;
+}
+
+// Where each kernel's resident memory is after its runs (last pass), for
+// the sequential kernel and the most threads.
+void printMemoryDetail(const std::vector<std::pair<Measurement, Measurement>>& rows, const std::vector<Benchmark>& all,
+                       int threads) {
+  std::printf("\nResident memory after the runs (MiB; rise = peak rise while the kernel ran, from a trimmed heap): "
+              "main heap, the allocator's per-thread arenas, thread stacks, other anonymous mappings; "
+              "free = what the allocator holds free; arenas and threads counted.\n\n"
+              "| kernel | input | threads | rise | ISM peak | heap | arenas | stacks | other anon | free held | "
+              "arenas | threads |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (size_t r = 0; r < rows.size() && r < all.size(); ++r) {
+    auto line = [&](const Measurement& m, int t) {
+      if (m.seconds <= 0) return;
+      std::printf("| %s | %s | %s | %.1f | %.1f | %.1f (+%.1f) | %.1f (+%.1f) | %.1f (+%.1f) | %.1f (+%.1f) | %.1f | "
+                  "%d | %d |\n",
+                  all[r].kernel.c_str(), all[r].input.c_str(), t == 0 ? "seq." : std::to_string(t).c_str(), m.peakMiB,
+                  m.ismPeakMiB, m.after.heap, m.after.heap - m.before.heap, m.after.arenas,
+                  m.after.arenas - m.before.arenas, m.after.stacks, m.after.stacks - m.before.stacks, m.after.other,
+                  m.after.other - m.before.other, m.after.freeHeld, m.after.arenaCount, m.after.threads);
+    };
+    line(rows[r].first, 0);
+    line(rows[r].second, threads);
+  }
+}
+
+// Each input's speedup at the most threads in every pass, their median,
+// least and most, and how far the sequential and parallel times moved;
+// and per pass, how many real inputs (not Kronecker scale-ups) reach 10x.
+void printPassSummary(const std::vector<std::vector<Row>>& passes, const std::vector<Benchmark>& all, int threads) {
+  std::printf("\nSpeedup at %d threads over the sequential kernel of the same pass, %zu passes (sequential and %d-thread "
+              "times: least-most over the passes):\n\n| kernel | input |",
+              threads, passes.size(), threads);
+  for (size_t p = 0; p < passes.size(); ++p) std::printf(" pass %zu |", p + 1);
+  std::printf(" median | least | most | sequential ms | %d thr ms |\n|---|---|", threads);
+  for (size_t p = 0; p < passes.size(); ++p) std::printf("---:|");
+  std::printf("---:|---:|---:|---:|---:|\n");
+  std::vector<int> atTen(passes.size(), 0), real(passes.size(), 0);
+  for (size_t r = 0; r < all.size(); ++r) {
+    std::vector<double> speedups, sequential, parallel;
+    std::string cells;
+    for (size_t p = 0; p < passes.size(); ++p) {
+      char cell[32] = " - |";
+      if (r < passes[p].size() && !passes[p][r].parallel.empty() && passes[p][r].parallel.back().ok &&
+          passes[p][r].parallel.back().seconds > 0) {
+        const Row& row = passes[p][r];
+        double speedup = row.sequential.seconds / row.parallel.back().seconds;
+        speedups.push_back(speedup);
+        sequential.push_back(row.sequential.seconds * 1e3);
+        parallel.push_back(row.parallel.back().seconds * 1e3);
+        std::snprintf(cell, sizeof cell, " %.1fx |", speedup);
+        bool isReal = all[r].kernel == "outer_spgemm" && all[r].input.find("kron(") == std::string::npos;
+        if (isReal) {
+          ++real[p];
+          if (speedup >= 10) ++atTen[p];
+        }
+      }
+      cells += cell;
+    }
+    if (speedups.empty()) continue;
+    auto [sLeast, sMost] = std::minmax_element(sequential.begin(), sequential.end());
+    auto [pLeast, pMost] = std::minmax_element(parallel.begin(), parallel.end());
+    std::printf("| %s | %s |%s %.1fx | %.1fx | %.1fx | %.2f-%.2f | %.2f-%.2f |\n", all[r].kernel.c_str(),
+                all[r].input.c_str(), cells.c_str(), median(speedups),
+                *std::min_element(speedups.begin(), speedups.end()), *std::max_element(speedups.begin(), speedups.end()),
+                *sLeast, *sMost, *pLeast, *pMost);
+  }
+  std::printf("\nreal matrices (outer SpGEMM) at >= 10x, per pass:");
+  for (size_t p = 0; p < passes.size(); ++p) std::printf(" %d of %d%s", atTen[p], real[p], p + 1 < passes.size() ? ";" : "\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2, 4, 8, 16};
   int repeat = 5;
+  int passes = 1;
   double timeLimit = 0;  // seconds; 0: none
   std::string kernels;   // comma-separated names; empty: all
   std::string svg;
@@ -482,9 +737,12 @@ int main(int argc, char** argv) {
     else if (arg == "--time-limit" && a + 1 < argc) timeLimit = std::atof(argv[++a]);
     else if (arg == "--folder" && a + 1 < argc) workFolder = argv[++a];
     else if (arg == "--plot" && a + 1 < argc) plotFrom = argv[++a];
+    else if (arg == "--passes" && a + 1 < argc) passes = std::max(1, std::atoi(argv[++a]));
+    else if (arg == "--memory-detail") memoryDetail = true;
     else if (!arg.empty() && arg[0] == '-') {
-      std::fprintf(stderr, "usage: %s [--threads 1,2,4,8,16] [--repeat N] [--kernels K1,K2] [--svg FILE] "
-                           "[--time-limit SECONDS] [--no-fork] [MATRIX ...] | --plot TABLE --svg FILE\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--threads 1,2,4,8,16] [--repeat N] [--passes P] [--kernels K1,K2] [--svg FILE] "
+                           "[--time-limit SECONDS] [--memory-detail] [--no-fork] [MATRIX ...] | --plot TABLE --svg FILE\n",
+                   argv[0]);
       return 2;
     } else matrices.push_back(arg);
   }
@@ -516,6 +774,7 @@ int main(int argc, char** argv) {
   childArguments = matrices;
   childArguments.insert(childArguments.begin(), {"--folder", workFolder.string()});
   if (!kernels.empty()) childArguments.insert(childArguments.begin(), {"--kernels", kernels});
+  if (memoryDetail) childArguments.insert(childArguments.begin(), "--memory-detail");
 
   auto started = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
@@ -526,67 +785,87 @@ int main(int argc, char** argv) {
   }
   double compileSeconds = elapsed();
 
-  std::printf("| kernel | input | nnz(A) | sequential ms | seq. peak MiB | seq. ISM MiB |");
-  for (int t : threads) std::printf(" %d thr ms |", t);
-  std::printf(" speedup at %d | peak MiB at %d (x seq.) | ISM MiB at %d (x seq.) |\n|---|---|---:|---:|---:|---:|",
-              threads.back(), threads.back(), threads.back());
-  for (size_t t = 0; t < threads.size(); ++t) std::printf("---:|");
-  std::printf("---:|---:|---:|\n");
-  std::fflush(stdout);
   bool allOk = true, stopped = false;
   double slowestLoad = 0;
-  std::vector<Row> rows;
-  for (size_t k = 0; k < all.size() && !stopped; ++k) {
-    const Benchmark& b = all[k];
-    if (timeLimit > 0 && elapsed() > timeLimit) {
-      stopped = true;
-      break;
-    }
-    Row row{b.kernel + " " + b.input, inChild(k, 0, repeat, all), {}};
-    slowestLoad = std::max(slowestLoad, row.sequential.loadSeconds);
-    std::printf("| %s | %s | %.0f | %.2f | %.1f | %.1f |", b.kernel.c_str(), b.input.c_str(), row.sequential.nonzeros,
-                row.sequential.seconds * 1e3, row.sequential.peakMiB, row.sequential.ismPeakMiB);
-    Measurement last;
-    for (int t : threads) {
+  std::vector<std::vector<Row>> rowsOfPass;
+  std::vector<std::pair<Measurement, Measurement>> memoryRows;  // last pass: sequential, most threads
+  HostLoad load;
+  for (int pass = 0; pass < passes && !stopped; ++pass) {
+    if (passes > 1) std::printf("\n### pass %d of %d\n\n", pass + 1, passes);
+    HostLoad::Sample began = load.sample();
+    std::printf("host before the pass: load average %s; one thread copies %.1f GB/s\n\n", began.loadAverage.c_str(),
+                copyBandwidth());
+    std::printf("| kernel | input | nnz(A) | sequential ms | seq. peak MiB | seq. ISM MiB |");
+    for (int t : threads) std::printf(" %d thr ms |", t);
+    std::printf(" speedup at %d | peak MiB at %d (x seq.) | ISM MiB at %d (x seq.) |\n|---|---|---:|---:|---:|---:|",
+                threads.back(), threads.back(), threads.back());
+    for (size_t t = 0; t < threads.size(); ++t) std::printf("---:|");
+    std::printf("---:|---:|---:|\n");
+    std::fflush(stdout);
+    std::vector<Row> rows;
+    memoryRows.clear();
+    for (size_t k = 0; k < all.size() && !stopped; ++k) {
+      const Benchmark& b = all[k];
       if (timeLimit > 0 && elapsed() > timeLimit) {
         stopped = true;
-        std::printf(" - |");
-        row.parallel.push_back({});
-        continue;
+        break;
       }
-      last = inChild(k, t, repeat, all);
-      row.parallel.push_back(last);
-      slowestLoad = std::max(slowestLoad, last.loadSeconds);
-      allOk = allOk && last.ok;
+      Row row{b.kernel + " " + b.input, inChild(k, 0, repeat, all), {}};
+      slowestLoad = std::max(slowestLoad, row.sequential.loadSeconds);
+      std::printf("| %s | %s | %.0f | %.2f | %.1f | %.1f |", b.kernel.c_str(), b.input.c_str(),
+                  row.sequential.nonzeros, row.sequential.seconds * 1e3, row.sequential.peakMiB,
+                  row.sequential.ismPeakMiB);
+      Measurement last;
+      for (int t : threads) {
+        if (timeLimit > 0 && elapsed() > timeLimit) {
+          stopped = true;
+          std::printf(" - |");
+          row.parallel.push_back({});
+          continue;
+        }
+        last = inChild(k, t, repeat, all);
+        row.parallel.push_back(last);
+        slowestLoad = std::max(slowestLoad, last.loadSeconds);
+        allOk = allOk && last.ok;
+        if (last.ok)
+          std::printf(" %.2f |", last.seconds * 1e3);
+        else
+          std::printf(" WRONG (%.1e) |", last.difference);
+      }
       if (last.ok)
-        std::printf(" %.2f |", last.seconds * 1e3);
+        std::printf(" %.1fx | %.1f (%.2fx) | %.1f (%.2fx) |\n", row.sequential.seconds / last.seconds, last.peakMiB,
+                    last.peakMiB / std::max(row.sequential.peakMiB, 1e-9), last.ismPeakMiB,
+                    last.ismPeakMiB / std::max(row.sequential.ismPeakMiB, 1e-9));
       else
-        std::printf(" WRONG (%.1e) |", last.difference);
+        std::printf(" - | - | - |\n");
+      std::fflush(stdout);
+      memoryRows.emplace_back(row.sequential, last);
+      rows.push_back(std::move(row));
+      if (!svg.empty() && pass == 0)
+        writeSvg(svg, rows, threads, "parallel sparse workspaces: speedup at 1 to " + std::to_string(threads.back()) +
+                                         " threads");
     }
-    if (last.ok)
-      std::printf(" %.1fx | %.1f (%.2fx) | %.1f (%.2fx) |\n", row.sequential.seconds / last.seconds, last.peakMiB,
-                  last.peakMiB / std::max(row.sequential.peakMiB, 1e-9), last.ismPeakMiB,
-                  last.ismPeakMiB / std::max(row.sequential.ismPeakMiB, 1e-9));
-    else
-      std::printf(" - | - | - |\n");
-    std::fflush(stdout);
-    rows.push_back(std::move(row));
-    if (!svg.empty()) writeSvg(svg, rows, threads, "parallel sparse workspaces: speedup at 1 to " +
-                                                       std::to_string(threads.back()) + " threads");
+    // Geometric means of the speedup at the most threads, per kernel.
+    std::map<std::string, std::pair<double, int>> logSpeedups;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const Measurement& last = rows[r].parallel.empty() ? Measurement{} : rows[r].parallel.back();
+      if (!last.ok || last.seconds <= 0 || rows[r].parallel.size() != threads.size()) continue;
+      auto& [sum, count] = logSpeedups[all[r].kernel];
+      sum += std::log(rows[r].sequential.seconds / last.seconds);
+      ++count;
+    }
+    std::printf("\n");
+    for (const auto& [kernel, entry] : logSpeedups)
+      std::printf("%s: geomean speedup at %d threads over %d inputs: %.2fx\n", kernel.c_str(), threads.back(),
+                  entry.second, std::exp(entry.first / entry.second));
+    HostLoad::Sample ended = load.sample();
+    std::printf("host during the pass: steal %.1f %% of CPU time, busy %.1f %% of %ld CPUs; load average after %s\n",
+                ended.stealShareSince(began) * 100, ended.busyShareSince(began) * 100, sysconf(_SC_NPROCESSORS_ONLN),
+                ended.loadAverage.c_str());
+    rowsOfPass.push_back(std::move(rows));
   }
-  // Geometric means of the speedup at the most threads, per kernel.
-  std::map<std::string, std::pair<double, int>> logSpeedups;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const Measurement& last = rows[r].parallel.empty() ? Measurement{} : rows[r].parallel.back();
-    if (!last.ok || last.seconds <= 0 || rows[r].parallel.size() != threads.size()) continue;
-    auto& [sum, count] = logSpeedups[all[r].kernel];
-    sum += std::log(rows[r].sequential.seconds / last.seconds);
-    ++count;
-  }
-  std::printf("\n");
-  for (const auto& [kernel, entry] : logSpeedups)
-    std::printf("%s: geomean speedup at %d threads over %d inputs: %.2fx\n", kernel.c_str(), threads.back(),
-                entry.second, std::exp(entry.first / entry.second));
+  if (memoryDetail) printMemoryDetail(memoryRows, all, threads.back());
+  if (passes > 1) printPassSummary(rowsOfPass, all, threads.back());
   std::printf("kernels compiled once in %.1f s; each child loaded its kernel from the disk cache in at most %.0f ms; "
               "whole run %.1f s\n", compileSeconds, slowestLoad * 1e3, elapsed());
   if (stopped) std::printf("stopped at the time limit (%.0f s): later configurations not measured\n", timeLimit);
