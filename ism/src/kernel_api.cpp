@@ -122,6 +122,12 @@ struct Phases {
   }
 };
 
+// The per-thread workspaces this thread last filled, and which of them
+// (set when a kernel's thread asks for its handle): finishing prefers it,
+// so that a thread sorts the workspace in its own cache.
+thread_local const void* filledByThisThread = nullptr;
+thread_local int indexFilledByThisThread = -1;
+
 // One workspace per thread of a parallel producer, each filled through the
 // ordinary insert entry points. Finishing takes four steps, each on all
 // threads at once (kernel_api.h): each thread's workspace is sorted and
@@ -133,7 +139,8 @@ template <template <int> class Policy, int N>
 class PerThreadWorkspaces final : public AnyWorkspace {
  public:
   PerThreadWorkspaces(int threads, const Shape<N>& shape, const WorkspaceOptions& options)
-      : shape_(shape), runs_(threads), threadErrors_(threads) {
+      : shape_(shape), runs_(threads), threadErrors_(threads), claimed_(new std::atomic<bool>[threads]) {
+    for (int t = 0; t < threads; ++t) claimed_[t] = false;
     for (int t = 0; t < threads; ++t) {
       workspaces_.push_back(std::make_unique<TypedWorkspace<Policy, N>>(shape, options));
       handles_.push_back(static_cast<AnyWorkspace*>(workspaces_.back().get()));
@@ -151,9 +158,23 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   CompressedTensor finish(const std::vector<LevelSpec>&) override {
     throw std::logic_error("ism: per-thread workspaces finish straight into their output");
   }
-  // Sorts and merges thread t's workspace into its run.
+  // Sorts and merges one thread's workspace into its run: the one this
+  // thread filled if it is left, else thread t's, else any left. A call
+  // per thread finishes them all, whichever thread makes which call.
   void finishThread(int t) override {
-    if (t < 0 || t >= threadCount() || runs_[t] || threadErrors_[t] || !workspaces_[t]) return;
+    if (t < 0 || t >= threadCount()) return;
+    auto claim = [&](int r) { return !claimed_[r].exchange(true, std::memory_order_acq_rel); };
+    const void* self = static_cast<const AnyWorkspace*>(this);
+    int own = filledByThisThread == self ? indexFilledByThisThread : -1;
+    if (own >= 0 && own < threadCount() && claim(own)) {
+      t = own;
+    } else if (!claim(t)) {
+      t = -1;
+      for (int r = 0; r < threadCount() && t < 0; ++r)
+        if (claim(r)) t = r;
+      if (t < 0) return;
+    }
+    if (runs_[t] || threadErrors_[t] || !workspaces_[t]) return;
     phases_.markOnce(Phases::InsertsDone);
     auto began = Phases::Clock::now();
     try {
@@ -210,8 +231,14 @@ class PerThreadWorkspaces final : public AnyWorkspace {
       runs_.assign(runs_.size(), nullptr);
       pendingReads_ = std::make_unique<std::atomic<int>[]>(workspaces_.size());
       for (std::size_t r = 0; r < workspaces_.size(); ++r) pendingReads_[r] = 1;
-      for (int run : partRun_)
-        if (run >= 0) ++pendingReads_[run];
+      partsOfRun_.assign(workspaces_.size(), {});
+      nextOfRun_ = std::make_unique<std::atomic<std::size_t>[]>(workspaces_.size());
+      for (std::size_t r = 0; r < workspaces_.size(); ++r) nextOfRun_[r] = 0;
+      for (std::size_t part = 0; part < partRun_.size(); ++part) {
+        if (partRun_[part] < 0) continue;
+        ++pendingReads_[partRun_[part]];
+        partsOfRun_[partRun_[part]].push_back(static_cast<int>(part));
+      }
       offsets_ = partOffsets<N>(counts_, totals_);
       for (int l = 0; l < N; ++l) {
         int64_t parents = l == 0 ? 1 : totals_[l - 1];
@@ -234,20 +261,27 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     }
   }
   // Writes part p's slice of the output's arrays.
-  void fillPart(int part) override {
-    if (!allocated_ || part < 0 || part >= static_cast<int>(plan_->ranges()) || filled_[part]) return;
-    // Before the output's arrays grow: the threads' workspaces, one a part
-    // (those beyond the parts go in finish), unless parts read them in place.
-    if (part < threadCount()) releaseRun(part);
-    withArrays([&](auto& arrays) {
-      ism::fillPart<N>(spans_[part], plan_->cuts[part], shape_, levels_, counts_[part], offsets_[part], arrays,
-                       valsInPlace_);
-    });
-    // A run is freed on the thread that wrote the last part read from it,
-    // while the others still write theirs (not all at the end, on one thread).
-    if (partRun_[part] >= 0) releaseRun(partRun_[part]);
-    parts_[part] = CooBuffer<N>();
-    filled_[part] = 1;
+  // One call per part, on any threads: each writes one part's slice of
+  // the output's arrays, preferring a part read from the run this thread
+  // filled (still in its cache), else part `call`, else any left.
+  void fillPart(int call) override {
+    if (!allocated_ || call < 0 || call >= static_cast<int>(plan_->ranges()) ||
+        fillCalled_[call].exchange(true, std::memory_order_acq_rel))
+      return;
+    // Before the output's arrays grow: the threads' workspaces, one a call
+    // (those beyond the parts go in finish), once no part reads them in place.
+    if (call < threadCount()) releaseRun(call);
+    int part = -1;
+    const void* self = static_cast<const AnyWorkspace*>(this);
+    int own = filledByThisThread == self ? indexFilledByThisThread : -1;
+    if (own >= 0 && own < threadCount()) {
+      for (std::size_t k; part < 0 && (k = nextOfRun_[own].fetch_add(1, std::memory_order_relaxed)) < partsOfRun_[own].size();)
+        if (claimPart(partsOfRun_[own][k])) part = partsOfRun_[own][k];
+    }
+    if (part < 0 && claimPart(call)) part = call;
+    for (int p = 0; part < 0 && p < static_cast<int>(plan_->ranges()); ++p)
+      if (claimPart(p)) part = p;
+    if (part >= 0) fillOne(part);
   }
   bool finishInto(tcc_tensor& output, const std::vector<LevelSpec>& levels) override {
     if (!plan_ && !error_) {
@@ -268,7 +302,8 @@ class PerThreadWorkspaces final : public AnyWorkspace {
       throw std::logic_error("ism: per-thread workspaces finish into another output than they merged for");
     allocateOutput();
     if (error_) std::rethrow_exception(error_);
-    for (std::size_t part = 0; part < plan_->ranges(); ++part) fillPart(static_cast<int>(part));
+    for (std::size_t part = 0; part < plan_->ranges(); ++part)
+      if (claimPart(static_cast<int>(part))) fillOne(static_cast<int>(part));
     for (auto& workspace : workspaces_) workspace.reset();
     phases_.mark(Phases::Filled);
     phases_.report(threadCount(), plan_->ranges(), totals_[N - 1], merges_.load());
@@ -319,7 +354,9 @@ class PerThreadWorkspaces final : public AnyWorkspace {
     counts_.assign(parts, LevelPositions<N>{});
     partErrors_.assign(parts, nullptr);
     merged_.assign(parts, 0);
-    filled_.assign(parts, 0);
+    fillCalled_ = std::make_unique<std::atomic<bool>[]>(parts);
+    fillClaimed_ = std::make_unique<std::atomic<bool>[]>(parts);
+    for (std::size_t p = 0; p < parts; ++p) fillCalled_[p] = fillClaimed_[p] = false;
     partRun_.assign(parts, -1);
     plan_ = std::move(plan);
     phases_.mark(Phases::Planned);
@@ -341,6 +378,18 @@ class PerThreadWorkspaces final : public AnyWorkspace {
       case TCC_INT32: return view.template operator()<int32_t>();
       case TCC_INT64: return view.template operator()<int64_t>();
     }
+  }
+  bool claimPart(int part) { return !fillClaimed_[part].exchange(true, std::memory_order_acq_rel); }
+  // Writes part p's slice of the output's arrays, then lets its run go.
+  void fillOne(int part) {
+    withArrays([&](auto& arrays) {
+      ism::fillPart<N>(spans_[part], plan_->cuts[part], shape_, levels_, counts_[part], offsets_[part], arrays,
+                       valsInPlace_);
+    });
+    // A run is freed on the thread that wrote the last part read from it,
+    // while the others still write theirs (not all at the end, on one thread).
+    if (partRun_[part] >= 0) releaseRun(partRun_[part]);
+    parts_[part] = CooBuffer<N>();
   }
   void releaseRun(int run) {
     if (pendingReads_[run].fetch_sub(1, std::memory_order_acq_rel) == 1) workspaces_[run].reset();
@@ -367,6 +416,7 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   std::vector<void*> handles_;
   std::vector<const AllArray<N>*> runs_;  // per thread, once finished
   std::vector<std::exception_ptr> threadErrors_;
+  std::unique_ptr<std::atomic<bool>[]> claimed_;  // per thread: its workspace taken by a finishThread call
   std::exception_ptr error_;  // of planning or allocating
   // The parts, once planned: each merged, counted, then written.
   std::optional<MergePlan<N>> plan_;
@@ -380,7 +430,10 @@ class PerThreadWorkspaces final : public AnyWorkspace {
   std::unique_ptr<std::atomic<int>[]> pendingReads_;  // per run: reads left before it is freed
   std::vector<LevelPositions<N>> counts_;
   std::vector<std::exception_ptr> partErrors_;
-  std::vector<char> merged_, filled_;  // not vector<bool>: parts are marked from several threads
+  std::vector<char> merged_;  // not vector<bool>: parts are marked from several threads
+  std::unique_ptr<std::atomic<bool>[]> fillCalled_, fillClaimed_;  // per call of fillPart; per part written
+  std::vector<std::vector<int>> partsOfRun_;  // the parts read from each run in place
+  std::unique_ptr<std::atomic<std::size_t>[]> nextOfRun_;  // the next of them to claim
   // The output's arrays, once allocated (owned until handed over).
   bool allocated_ = false;
   std::vector<LevelPositions<N>> offsets_;
@@ -618,8 +671,11 @@ extern "C" void tcc_ism_kernel_fill_part(void* w, int part) { static_cast<AnyWor
 
 extern "C" void* tcc_ism_kernel_thread_handle(void* w, int thread) {
   void** handles = static_cast<AnyWorkspace*>(w)->threadHandles();
+  if (handles == nullptr) return w;
+  kernel::filledByThisThread = w;
+  kernel::indexFilledByThisThread = thread;
   // Kernels ask only for threads of the team the workspaces were made for.
-  return handles == nullptr ? w : handles[thread];
+  return handles[thread];
 }
 
 #define TCC_ISM_INSERTS(NAME, POLICY)                                                                   \
