@@ -477,6 +477,7 @@ std::vector<int> parseThreads(const std::string& text) {
 struct Row {
   std::string name;  // kernel and input
   Measurement sequential;
+  double clock = 0;  // clockProbe() just before the sequential run
   std::vector<Measurement> parallel;  // per thread count; seconds 0 where not measured
 };
 
@@ -569,7 +570,7 @@ int plotTable(const std::string& table, const std::string& svg) {
       continue;
     }
     if (threads.empty() || cells[4].empty() || !std::isdigit(static_cast<unsigned char>(cells[4][0]))) continue;
-    Row row{cells[1] + " " + cells[2], {}, {}};
+    Row row{cells[1] + " " + cells[2], {}, 0, {}};
     row.sequential.seconds = std::atof(cells[4].c_str()) / 1e3;
     row.sequential.ok = true;
     for (size_t t = 0; t < threads.size() && firstThreadColumn + t < cells.size(); ++t) {
@@ -626,6 +627,21 @@ struct HostLoad {
   }
 };
 
+// One thread's clock, probed: a chain of dependent 64-bit multiply-adds
+// (about 4 cycles each) for ~10 ms, in G steps per second; times 4 it is
+// about the core's GHz. Probed before each sequential run, it shows how far
+// that run's clock (turbo, shared with the host's other tenants) moved.
+double clockProbe() {
+  volatile uint64_t steps = uint64_t{1} << 23, seed = 1;
+  uint64_t x = seed;
+  const uint64_t n = steps;
+  auto start = std::chrono::steady_clock::now();
+  for (uint64_t k = 0; k < n; ++k) x = x * 6364136223846793005ull + 1442695040888963407ull;
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  seed = x;
+  return static_cast<double>(n) / seconds / 1e9;
+}
+
 // One thread's copy bandwidth (GB/s, bytes read and written), the best of
 // three copies of 64 MiB: a probe of the memory system the kernels share
 // with the host's other tenants.
@@ -678,12 +694,12 @@ void printPassSummary(const std::vector<std::vector<Row>>& passes, const std::ve
               "times: least-most over the passes):\n\n| kernel | input |",
               threads, passes.size(), threads);
   for (size_t p = 0; p < passes.size(); ++p) std::printf(" pass %zu |", p + 1);
-  std::printf(" median | least | most | sequential ms | %d thr ms |\n|---|---|", threads);
+  std::printf(" median | least | most | sequential ms | %d thr ms | clock probe |\n|---|---|", threads);
   for (size_t p = 0; p < passes.size(); ++p) std::printf("---:|");
-  std::printf("---:|---:|---:|---:|---:|\n");
+  std::printf("---:|---:|---:|---:|---:|---:|\n");
   std::vector<int> atTen(passes.size(), 0), real(passes.size(), 0);
   for (size_t r = 0; r < all.size(); ++r) {
-    std::vector<double> speedups, sequential, parallel;
+    std::vector<double> speedups, sequential, parallel, clocks;
     std::string cells;
     for (size_t p = 0; p < passes.size(); ++p) {
       char cell[32] = " - |";
@@ -694,6 +710,7 @@ void printPassSummary(const std::vector<std::vector<Row>>& passes, const std::ve
         speedups.push_back(speedup);
         sequential.push_back(row.sequential.seconds * 1e3);
         parallel.push_back(row.parallel.back().seconds * 1e3);
+        clocks.push_back(row.clock);
         std::snprintf(cell, sizeof cell, " %.1fx |", speedup);
         bool isReal = all[r].kernel == "outer_spgemm" && all[r].input.find("kron(") == std::string::npos;
         if (isReal) {
@@ -706,10 +723,11 @@ void printPassSummary(const std::vector<std::vector<Row>>& passes, const std::ve
     if (speedups.empty()) continue;
     auto [sLeast, sMost] = std::minmax_element(sequential.begin(), sequential.end());
     auto [pLeast, pMost] = std::minmax_element(parallel.begin(), parallel.end());
-    std::printf("| %s | %s |%s %.1fx | %.1fx | %.1fx | %.2f-%.2f | %.2f-%.2f |\n", all[r].kernel.c_str(),
+    auto [cLeast, cMost] = std::minmax_element(clocks.begin(), clocks.end());
+    std::printf("| %s | %s |%s %.1fx | %.1fx | %.1fx | %.2f-%.2f | %.2f-%.2f | %.2f-%.2f |\n", all[r].kernel.c_str(),
                 all[r].input.c_str(), cells.c_str(), median(speedups),
                 *std::min_element(speedups.begin(), speedups.end()), *std::max_element(speedups.begin(), speedups.end()),
-                *sLeast, *sMost, *pLeast, *pMost);
+                *sLeast, *sMost, *pLeast, *pMost, *cLeast, *cMost);
   }
   std::printf("\nreal matrices (outer SpGEMM) at >= 10x, per pass:");
   for (size_t p = 0; p < passes.size(); ++p) std::printf(" %d of %d%s", atTen[p], real[p], p + 1 < passes.size() ? ";" : "\n");
@@ -797,10 +815,11 @@ int main(int argc, char** argv) {
                 copyBandwidth());
     std::printf("| kernel | input | nnz(A) | sequential ms | seq. peak MiB | seq. ISM MiB |");
     for (int t : threads) std::printf(" %d thr ms |", t);
-    std::printf(" speedup at %d | peak MiB at %d (x seq.) | ISM MiB at %d (x seq.) |\n|---|---|---:|---:|---:|---:|",
+    std::printf(" speedup at %d | peak MiB at %d (x seq.) | ISM MiB at %d (x seq.) | clock probe |\n"
+                "|---|---|---:|---:|---:|---:|",
                 threads.back(), threads.back(), threads.back());
     for (size_t t = 0; t < threads.size(); ++t) std::printf("---:|");
-    std::printf("---:|---:|---:|\n");
+    std::printf("---:|---:|---:|---:|\n");
     std::fflush(stdout);
     std::vector<Row> rows;
     memoryRows.clear();
@@ -810,7 +829,8 @@ int main(int argc, char** argv) {
         stopped = true;
         break;
       }
-      Row row{b.kernel + " " + b.input, inChild(k, 0, repeat, all), {}};
+      double clock = clockProbe();
+      Row row{b.kernel + " " + b.input, inChild(k, 0, repeat, all), clock, {}};
       slowestLoad = std::max(slowestLoad, row.sequential.loadSeconds);
       std::printf("| %s | %s | %.0f | %.2f | %.1f | %.1f |", b.kernel.c_str(), b.input.c_str(),
                   row.sequential.nonzeros, row.sequential.seconds * 1e3, row.sequential.peakMiB,
@@ -833,11 +853,11 @@ int main(int argc, char** argv) {
           std::printf(" WRONG (%.1e) |", last.difference);
       }
       if (last.ok)
-        std::printf(" %.1fx | %.1f (%.2fx) | %.1f (%.2fx) |\n", row.sequential.seconds / last.seconds, last.peakMiB,
-                    last.peakMiB / std::max(row.sequential.peakMiB, 1e-9), last.ismPeakMiB,
-                    last.ismPeakMiB / std::max(row.sequential.ismPeakMiB, 1e-9));
+        std::printf(" %.1fx | %.1f (%.2fx) | %.1f (%.2fx) | %.2f |\n", row.sequential.seconds / last.seconds,
+                    last.peakMiB, last.peakMiB / std::max(row.sequential.peakMiB, 1e-9), last.ismPeakMiB,
+                    last.ismPeakMiB / std::max(row.sequential.ismPeakMiB, 1e-9), row.clock);
       else
-        std::printf(" - | - | - |\n");
+        std::printf(" - | - | - | %.2f |\n", row.clock);
       std::fflush(stdout);
       memoryRows.emplace_back(row.sequential, last);
       rows.push_back(std::move(row));
