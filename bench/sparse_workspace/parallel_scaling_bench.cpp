@@ -37,6 +37,7 @@
 //                                [--time-limit SECONDS] [--memory-detail] [--no-fork] [MATRIX ...]
 //   tcc_parallel_workspace_bench --plot TABLE --svg FILE    (the plot of a table printed earlier)
 #include <malloc.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,6 +90,7 @@ struct MemoryDetail {
 struct Measurement {
   double seconds = 0;
   double fastest = 0, slowest = 0;  // of the repeats whose median is `seconds`
+  double faultsPerRun = 0;          // minor page faults of the process per timed run (memory first touched)
   double peakMiB = 0;       // growth of the peak resident set while the kernel ran
   double ismPeakMiB = 0;    // the ISM's own peak (its counting allocator): workspaces, runs, merged parts
   double difference = 0;    // largest |parallel - sequential| over the largest |sequential|
@@ -342,7 +344,12 @@ Measurement measure(const Benchmark& b, size_t index, int threads, int repeat) {
   measureMemory(timed, inputs, m);  // the first call, which also warms up
   tcc::RunOptions options;
   options.repeat = repeat;
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  long faultsBefore = usage.ru_minflt;
   tcc::RunResult result = timed.run(inputs, options);
+  getrusage(RUSAGE_SELF, &usage);
+  m.faultsPerRun = static_cast<double>(usage.ru_minflt - faultsBefore) / repeat;
   m.seconds = median(result.seconds);
   m.fastest = *std::min_element(result.seconds.begin(), result.seconds.end());
   m.slowest = *std::max_element(result.seconds.begin(), result.seconds.end());
@@ -815,11 +822,11 @@ int main(int argc, char** argv) {
                 copyBandwidth());
     std::printf("| kernel | input | nnz(A) | sequential ms | seq. peak MiB | seq. ISM MiB |");
     for (int t : threads) std::printf(" %d thr ms |", t);
-    std::printf(" speedup at %d | peak MiB at %d (x seq.) | ISM MiB at %d (x seq.) | clock probe |\n"
-                "|---|---|---:|---:|---:|---:|",
-                threads.back(), threads.back(), threads.back());
+    std::printf(" speedup at %d | peak MiB at %d (x seq.) | ISM MiB at %d (x seq.) | clock probe | page faults a run "
+                "(seq., %d thr) |\n|---|---|---:|---:|---:|---:|",
+                threads.back(), threads.back(), threads.back(), threads.back());
     for (size_t t = 0; t < threads.size(); ++t) std::printf("---:|");
-    std::printf("---:|---:|---:|---:|\n");
+    std::printf("---:|---:|---:|---:|---:|\n");
     std::fflush(stdout);
     std::vector<Row> rows;
     memoryRows.clear();
@@ -853,11 +860,12 @@ int main(int argc, char** argv) {
           std::printf(" WRONG (%.1e) |", last.difference);
       }
       if (last.ok)
-        std::printf(" %.1fx | %.1f (%.2fx) | %.1f (%.2fx) | %.2f |\n", row.sequential.seconds / last.seconds,
+        std::printf(" %.1fx | %.1f (%.2fx) | %.1f (%.2fx) | %.2f | %.0f, %.0f |\n", row.sequential.seconds / last.seconds,
                     last.peakMiB, last.peakMiB / std::max(row.sequential.peakMiB, 1e-9), last.ismPeakMiB,
-                    last.ismPeakMiB / std::max(row.sequential.ismPeakMiB, 1e-9), row.clock);
+                    last.ismPeakMiB / std::max(row.sequential.ismPeakMiB, 1e-9), row.clock,
+                    row.sequential.faultsPerRun, last.faultsPerRun);
       else
-        std::printf(" - | - | - | %.2f |\n", row.clock);
+        std::printf(" - | - | - | %.2f | %.0f, - |\n", row.clock, row.sequential.faultsPerRun);
       std::fflush(stdout);
       memoryRows.emplace_back(row.sequential, last);
       rows.push_back(std::move(row));
