@@ -33,7 +33,11 @@
 // arenas, thread stacks, other anonymous mappings) and what the allocator
 // holds free.
 //
-//   tcc_parallel_workspace_bench [--threads 1,2,4,8,16] [--repeat N] [--passes P] [--kernels K1,K2] [--svg FILE]
+// --later-threads LIST measures only those thread counts (ending with the
+// most) in the passes after the first.
+//
+//   tcc_parallel_workspace_bench [--threads 1,2,4,8,16] [--repeat N] [--passes P] [--later-threads 16]
+//                                [--kernels K1,K2] [--svg FILE]
 //                                [--time-limit SECONDS] [--memory-detail] [--no-fork] [MATRIX ...]
 //   tcc_parallel_workspace_bench --plot TABLE --svg FILE    (the plot of a table printed earlier)
 #include <malloc.h>
@@ -746,6 +750,7 @@ int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2, 4, 8, 16};
   int repeat = 5;
   int passes = 1;
+  std::vector<int> laterThreads;  // the thread counts of the passes after the first; empty: the same
   double timeLimit = 0;  // seconds; 0: none
   std::string kernels;   // comma-separated names; empty: all
   std::string svg;
@@ -763,13 +768,18 @@ int main(int argc, char** argv) {
     else if (arg == "--folder" && a + 1 < argc) workFolder = argv[++a];
     else if (arg == "--plot" && a + 1 < argc) plotFrom = argv[++a];
     else if (arg == "--passes" && a + 1 < argc) passes = std::max(1, std::atoi(argv[++a]));
+    else if (arg == "--later-threads" && a + 1 < argc) laterThreads = parseThreads(argv[++a]);
     else if (arg == "--memory-detail") memoryDetail = true;
     else if (!arg.empty() && arg[0] == '-') {
-      std::fprintf(stderr, "usage: %s [--threads 1,2,4,8,16] [--repeat N] [--passes P] [--kernels K1,K2] [--svg FILE] "
+      std::fprintf(stderr, "usage: %s [--threads 1,2,4,8,16] [--repeat N] [--passes P] [--later-threads 16] [--kernels K1,K2] [--svg FILE] "
                            "[--time-limit SECONDS] [--memory-detail] [--no-fork] [MATRIX ...] | --plot TABLE --svg FILE\n",
                    argv[0]);
       return 2;
     } else matrices.push_back(arg);
+  }
+  if (!laterThreads.empty() && laterThreads.back() != threads.back()) {
+    std::fprintf(stderr, "--later-threads must end with the most threads, as --threads does (%d)\n", threads.back());
+    return 2;
   }
   if (!plotFrom.empty()) {
     if (svg.empty()) {
@@ -815,7 +825,10 @@ int main(int argc, char** argv) {
   std::vector<std::vector<Row>> rowsOfPass;
   std::vector<std::pair<Measurement, Measurement>> memoryRows;  // last pass: sequential, most threads
   HostLoad load;
+  const std::vector<int> firstThreads = threads;
   for (int pass = 0; pass < passes && !stopped; ++pass) {
+    // Passes after the first may measure fewer thread counts (the most of them at least).
+    const std::vector<int>& threads = pass > 0 && !laterThreads.empty() ? laterThreads : firstThreads;
     if (passes > 1) std::printf("\n### pass %d of %d\n\n", pass + 1, passes);
     HostLoad::Sample began = load.sample();
     std::printf("host before the pass: load average %s; one thread copies %.1f GB/s\n\n", began.loadAverage.c_str(),
