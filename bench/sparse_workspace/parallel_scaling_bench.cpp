@@ -386,7 +386,15 @@ Measurement inChild(size_t benchmark, int threads, int repeat, const std::vector
     dup2(channel[1], STDOUT_FILENO);
     close(channel[0]);
     close(channel[1]);
-    if (threads > 0) setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+    if (threads > 0) {
+      setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+    } else {
+      // The sequential kernel runs where the system puts it: a binding of
+      // OpenMP's threads (OMP_PROC_BIND, OMP_PLACES) would pin its one
+      // thread to the first place.
+      unsetenv("OMP_PROC_BIND");
+      unsetenv("OMP_PLACES");
+    }
     std::vector<std::string> words = {"tcc_parallel_workspace_bench", "--child", std::to_string(benchmark),
                                       std::to_string(threads), std::to_string(repeat)};
     words.insert(words.end(), childArguments.begin(), childArguments.end());
