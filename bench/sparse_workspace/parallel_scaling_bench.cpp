@@ -41,6 +41,7 @@
 //                                [--time-limit SECONDS] [--memory-detail] [--no-fork] [MATRIX ...]
 //   tcc_parallel_workspace_bench --plot TABLE --svg FILE    (the plot of a table printed earlier)
 #include <malloc.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -386,6 +387,14 @@ Measurement inChild(size_t benchmark, int threads, int repeat, const std::vector
     dup2(channel[1], STDOUT_FILENO);
     close(channel[0]);
     close(channel[1]);
+    // A parent that OpenMP bound to one CPU (OMP_PROC_BIND) hands that mask
+    // down, and the child's threads would then all share that CPU: on the
+    // host, pinned passes ran 16 threads at 1.0x. Every child starts with
+    // every online CPU.
+    cpu_set_t everyCpu;
+    CPU_ZERO(&everyCpu);
+    for (long cpu = 0; cpu < sysconf(_SC_NPROCESSORS_ONLN) && cpu < CPU_SETSIZE; ++cpu) CPU_SET(cpu, &everyCpu);
+    sched_setaffinity(0, sizeof everyCpu, &everyCpu);
     if (threads > 0) {
       setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
     } else {
