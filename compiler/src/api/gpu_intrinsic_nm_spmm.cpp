@@ -27,7 +27,7 @@ struct Operands {
 
 void launchPlan(const GpuIntrinsicRun& run, const NmSpmmPlan& plan, Operands& x) {
   const std::string& prefix = run.call.prefix;
-  if (plan.splits > 1) {
+  if (plan.splits > 1 || plan.streamK) {
     long long count = static_cast<long long>(x.m) * x.n;
     cuda::LaunchShape zero;
     zero.grid[0] = static_cast<unsigned>(std::min<long long>((count + 255) / 256, 65535));
