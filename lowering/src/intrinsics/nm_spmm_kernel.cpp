@@ -80,6 +80,11 @@ __device__ __forceinline__ void tcc_nm_mbarrier_wait(unsigned barrier, unsigned 
 template <int PENDING>
 __device__ __forceinline__ void tcc_nm_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING)); }
 
+// Which kept rows of the k-tile a call computes: -1 all, 0 the first half, 1 the second.
+template <int PART>
+struct tcc_nm_part {
+  static constexpr int value = PART;
+};
 // Adds a float4 into C atomically (one vector reduction, sm_90).
 __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, float z, float w) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(out), "f"(x), "f"(y), "f"(z), "f"(w)
@@ -92,8 +97,12 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // in row-major order, each tile's k-tiles in order. A tile whose k-tiles
 // a CTA computes only in part is added into C (zeroed before) atomically;
 // the others are stored. No wave is left part empty.
+// LATE (mbarrier tiles): a stage is refilled halfway through the step after
+// the one that computed on it (STAGES - 1 k-tiles ahead, half a step of
+// drift between warps) instead of at the start of the step after next
+// (STAGES - 2 ahead, a step of drift).
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
-          bool MBAR, bool STREAMK = false>
+          bool MBAR, bool STREAMK = false, bool LATE = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -323,14 +332,18 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
     }
   };
-  auto compute = [&](int stage, int slot) {
+  auto compute = [&](int stage, int slot, auto part) {
+    constexpr int PART = decltype(part)::value;
+    static_assert(PART < 0 || CHUNKS == 1, "a k-tile is halved within one chunk");
+    constexpr int R0 = PART == 1 ? CHUNK_ROWS / 2 : 0;
+    constexpr int R1 = PART == 0 ? CHUNK_ROWS / 2 : CHUNK_ROWS;
     const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
     const float* bs = Bs + stage * B_STAGE + col0;
     const int* ds = Ds + slot * D_COUNT;
 #pragma unroll 1
     for (int chunk = 0; chunk < CHUNKS; ++chunk)
 #pragma unroll
-    for (int r = 0; r < CHUNK_ROWS; ++r) {
+    for (int r = R0; r < R1; ++r) {
       const int uu = chunk * CHUNK_ROWS + r;
       // Kept row uu of the tile reads A's column (its window's first + D).
       constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
@@ -409,7 +422,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     // (STAGES - 2 k-tiles ahead of the computed one), so a thread rarely
     // waits for the slowest one to finish the step before.
     static_assert(!PACK && STAGES >= 3, "the mbarrier pipeline has three or more stages and does not pack");
-    constexpr int AHEAD = STAGES - 2;
+    static_assert(!LATE || CHUNKS == 1, "LATE halves the k-tile");
+    constexpr int AHEAD = LATE ? STAGES - 1 : STAGES - 2;
     const unsigned full = ((unsigned)__cvta_generic_to_shared(Ds + STAGES * D_COUNT) + 7u) & ~7u;
     const unsigned empty = full + 8 * STAGES;
     if (tid == 0) {
@@ -460,17 +474,26 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       int fillStage = AHEAD, fillUse = 0, stage = 0;
       unsigned phase = 0;
       for (int step = first; step < last; ++step) {
-        if (step + AHEAD < last) {
-          if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * fillStage, (fillUse - 1) & 1);
-          issueA(fillK, fillStage, nullptr);
-          issueB(fillK, fillStage);
-          issueD(fillK, fillStage);
-          tcc_nm_cp_async_arrive(full + 8 * fillStage);
-          nextCopy();
-        }
-        if (++fillStage == STAGES) fillStage = 0, ++fillUse;
+        auto fill = [&]() {
+          if (step + AHEAD < last) {
+            if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * fillStage, (fillUse - 1) & 1);
+            issueA(fillK, fillStage, nullptr);
+            issueB(fillK, fillStage);
+            issueD(fillK, fillStage);
+            tcc_nm_cp_async_arrive(full + 8 * fillStage);
+            nextCopy();
+          }
+          if (++fillStage == STAGES) fillStage = 0, ++fillUse;
+        };
+        if constexpr (!LATE) fill();
         tcc_nm_mbarrier_wait(full + 8 * stage, phase);
-        compute(stage, stage);
+        if constexpr (LATE) {
+          compute(stage, stage, tcc_nm_part<0>());
+          fill();
+          compute(stage, stage, tcc_nm_part<1>());
+        } else {
+          compute(stage, stage, tcc_nm_part<-1>());
+        }
         tcc_nm_mbarrier_arrive(empty + 8 * stage);
         if (++stage == STAGES) stage = 0, phase ^= 1u;
         const bool tileDone = kTile == tilesTotal - 1;
@@ -501,17 +524,26 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     int fillStage = AHEAD, fillUse = 0, stage = 0;
     unsigned phase = 0;
     for (int tile = tileBegin; tile < tileEnd; ++tile) {
-      if (tile + AHEAD < tileEnd) {
-        // Its fillUse-th fill: the (fillUse - 1)-th computation on it must be over.
-        if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * fillStage, (fillUse - 1) & 1);
-        issueA(tile + AHEAD, fillStage, nullptr);
-        issueB(tile + AHEAD, fillStage);
-        issueD(tile + AHEAD, fillStage);
-        tcc_nm_cp_async_arrive(full + 8 * fillStage);
-      }
-      if (++fillStage == STAGES) fillStage = 0, ++fillUse;
+      auto fill = [&]() {
+        if (tile + AHEAD < tileEnd) {
+          // Its fillUse-th fill: the (fillUse - 1)-th computation on it must be over.
+          if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * fillStage, (fillUse - 1) & 1);
+          issueA(tile + AHEAD, fillStage, nullptr);
+          issueB(tile + AHEAD, fillStage);
+          issueD(tile + AHEAD, fillStage);
+          tcc_nm_cp_async_arrive(full + 8 * fillStage);
+        }
+        if (++fillStage == STAGES) fillStage = 0, ++fillUse;
+      };
+      if constexpr (!LATE) fill();
       tcc_nm_mbarrier_wait(full + 8 * stage, phase);
-      compute(stage, stage);
+      if constexpr (LATE) {
+        compute(stage, stage, tcc_nm_part<0>());
+        fill();
+        compute(stage, stage, tcc_nm_part<1>());
+      } else {
+        compute(stage, stage, tcc_nm_part<-1>());
+      }
       tcc_nm_mbarrier_arrive(empty + 8 * stage);
       if (++stage == STAGES) stage = 0, phase ^= 1u;
     }
@@ -538,7 +570,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         issueD(tile + STAGES - 1, stage);
       }
       tcc_nm_cp_async_commit();
-      compute(step % STAGES, step % STAGES);
+      compute(step % STAGES, step % STAGES, tcc_nm_part<-1>());
     }
   } else {
     // Step s computes k-tile s from stage s % 2 and D's slot s % 3, while
@@ -576,7 +608,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         if (tile + 2 < tileEnd) issueD(tile + 2, (step + 2) % 3);
       }
       tcc_nm_cp_async_commit();
-      compute(step & 1, step % 3);
+      compute(step & 1, step % 3, tcc_nm_part<-1>());
     }
   }
   tcc_nm_cp_async_wait<0>();
@@ -638,7 +670,8 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
           << tile.warpsN << ", " << tile.threadRows << ", " << N << ", " << M
           << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M, L, packed) << ", "
           << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false") << ", " << chunk << ", "
-          << (tile.mbarriers ? "true" : "false") << ", " << (streamK ? "true" : "false") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+          << (tile.mbarriers ? "true" : "false") << ", " << (streamK ? "true" : "false") << ", "
+          << (tile.lateFill ? "true" : "false") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }
   // Any N, M, L: one thread per entry of C (shapes no tile fits).

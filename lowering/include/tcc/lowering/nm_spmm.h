@@ -39,6 +39,10 @@ struct NmSpmmTile {
   // computed, so warps drift up to a k-tile apart instead of meeting at a
   // barrier every k-tile. Three or four stages.
   bool mbarriers = false;
+  // mbarrier tiles: a stage refilled halfway through the step after the
+  // one that computed on it (k-tiles one step further ahead, half a step of
+  // drift between warps) instead of at the start of the step after next.
+  bool lateFill = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
