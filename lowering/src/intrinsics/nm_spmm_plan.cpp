@@ -206,14 +206,14 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
         if (!seen) plans.push_back(plan);
       }
     }
-    // Stream-K where the tiles leave the last wave less than 90% full: one
+    // Stream-K where the tiles leave the last wave less than 99% full: one
     // CTA per SM slot, each with an equal share of the k-tiles of all tiles.
     const NmSpmmTile& tile = nmSpmmTiles()[index];
     if (tile.mbarriers) {
       int64_t slots = static_cast<int64_t>(multiprocessors) * nmSpmmCtasPerSm(tile);
       int64_t waves = ceilDiv(ctas, slots);
       NmSpmmPlan plan = nmSpmmStreamKPlan(shape, index, slots);
-      if (ctas < 0.9 * waves * slots && plan.tilesPerSplit >= 2) plans.push_back(plan);
+      if (ctas < 0.99 * waves * slots && plan.tilesPerSplit >= 2) plans.push_back(plan);
     }
   }
   return plans;
