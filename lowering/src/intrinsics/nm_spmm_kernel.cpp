@@ -384,7 +384,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   };
 
   // C's tile at (tileM, tileN): float4 stores where the row allows; with
-  // `add` (split-K, a stream-K tile computed in part) added atomically.
+  // `add` (a stream-K tile computed in part) added atomically.
   auto storeC = [&](int tileM, int tileN, bool add) {
     const bool cVector = (n & 3) == 0;
 #pragma unroll
