@@ -79,6 +79,9 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // or "_rows" row-major (16-byte copies, one float per row and kept row).
       {"xwide_deep_mbar", 1, 16, 8, false, 2, false, true},
       {"xwide_rows_deep_mbar", 1, 16, 8, true, 2, false, true},
+      // 128 x 256 with 8 x 8 per thread (512 threads, four warps per
+      // scheduler instead of tallwide's two), deep k-tiles.
+      {"wide_deep_mbar", 2, 8, 8, false, 2, false, true},
       // The two deep mbarrier tiles that won most, refilling a stage later.
       {"tallwide_deep_mbar_late", 1, 8, 16, false, 2, false, true, true},
       {"xwide_rows_deep_mbar_late", 1, 16, 8, true, 2, false, true, true},
