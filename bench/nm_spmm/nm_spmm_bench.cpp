@@ -9,7 +9,8 @@
 //
 // --quick: m in {256, 1024, 4096} x 4 pairs. --shape: that shape alone (no
 // other L; repeatable: those shapes); --nm N: only the sparsity N:32 (repeatable). TCC_NM_SPMM_TILE
-// (see the intrinsic's host step) times one kernel instead of the autotuned plan. --budget: no shape is started
+// (see the intrinsic's host step) times one kernel instead of the autotuned plan; TCC_NM_SPMM_SKIP
+// (kernel suffixes, comma-separated) leaves those kernels out of the autotuner's candidates. --budget: no shape is started
 // after that many seconds of measuring (shapes go in a strided order, so a
 // cut leaves an even sample; the summary says how many were left out).
 // tcc's side is the library's own path: the program is lowered by tcc, its
@@ -439,6 +440,8 @@ int main(int argc, char** argv) {
     std::printf("device: %s\n", tcc::rt::cuda::device().name.c_str());
     if (const char* tile = std::getenv("TCC_NM_SPMM_TILE"); tile && *tile)
       std::printf("TCC_NM_SPMM_TILE=%s: that kernel where the shape has it, not the autotuned plan\n", tile);
+    if (const char* skip = std::getenv("TCC_NM_SPMM_SKIP"); skip && *skip)
+      std::printf("TCC_NM_SPMM_SKIP=%s: those kernels are not among the autotuner's candidates\n", skip);
     std::vector<Row> rows;
     auto start = std::chrono::steady_clock::now();
     bench.programs(sparsities);
