@@ -5,11 +5,12 @@
 // 75 and 87.5% sparsity (M = L = 32), and 4096^3 with other L.
 //
 //   tcc_bench_nm_spmm [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS]
-//                     [--shape MxNxK] [--nm N]...
+//                     [--shape MxNxK]... [--nm N]...
 //
 // --quick: m in {256, 1024, 4096} x 4 pairs. --shape: that shape alone (no
-// other L); --nm N: only the sparsity N:32 (repeatable). TCC_NM_SPMM_TILE
-// (see the intrinsic's host step) times one kernel instead of the autotuned plan. --budget: no shape is started
+// other L; repeatable: those shapes); --nm N: only the sparsity N:32 (repeatable). TCC_NM_SPMM_TILE
+// (see the intrinsic's host step) times one kernel instead of the autotuned plan; TCC_NM_SPMM_SKIP
+// (kernel suffixes, comma-separated) leaves those kernels out of the autotuner's candidates. --budget: no shape is started
 // after that many seconds of measuring (shapes go in a strided order, so a
 // cut leaves an even sample; the summary says how many were left out).
 // tcc's side is the library's own path: the program is lowered by tcc, its
@@ -364,7 +365,8 @@ int main(int argc, char** argv) {
   int repeats = 5;
   double budget = 1e9;  // seconds of measuring before no new shape is started
   std::string csvPath, svgPath;
-  std::vector<int> onlyShape, onlyN;
+  std::vector<Shape> onlyShapes;
+  std::vector<int> onlyN;
   for (int i = 1; i < argc; ++i) {
     std::string argument = argv[i];
     if (argument == "--quick") quick = true;
@@ -374,7 +376,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "--shape takes MxNxK, say 4096x4096x4096\n");
         return 2;
       }
-      onlyShape = {m, n, k};
+      onlyShapes.push_back({m, n, k});
     } else if (argument == "--nm" && i + 1 < argc) {
       int N = std::atoi(argv[++i]);
       if (N != 16 && N != 12 && N != 8 && N != 4) {
@@ -407,11 +409,7 @@ int main(int argc, char** argv) {
   std::vector<Sparsity> sparsities = {{16, 32, 32}, {12, 32, 32}, {8, 32, 32}, {4, 32, 32}};
   std::vector<double> targets = {1.8, 2.4, 3.5, 6.3};
   std::vector<int> otherL = quick ? std::vector<int>{} : std::vector<int>{16, 128};
-  if (!onlyShape.empty()) {
-    ms = {onlyShape[0]};
-    pairs = {{onlyShape[1], onlyShape[2]}};
-    otherL.clear();
-  }
+  if (!onlyShapes.empty()) otherL.clear();
   if (!onlyN.empty()) {
     std::vector<Sparsity> kept;
     std::vector<double> keptTargets;
@@ -426,12 +424,15 @@ int main(int argc, char** argv) {
 
   try {
     size_t maxA = 0, maxB = 0, maxC = 0;
-    for (int m : ms)
-      for (auto [n, k] : pairs) {
-        maxA = std::max(maxA, size_t(m) * k);
-        maxB = std::max(maxB, size_t(k) * n);
-        maxC = std::max(maxC, size_t(m) * n);
-      }
+    std::vector<Shape> shapes = onlyShapes;
+    if (shapes.empty())
+      for (int m : ms)
+        for (auto [n, k] : pairs) shapes.push_back({m, n, k});
+    for (const Shape& shape : shapes) {
+      maxA = std::max(maxA, size_t(shape.m) * shape.k);
+      maxB = std::max(maxB, size_t(shape.k) * shape.n);
+      maxC = std::max(maxC, size_t(shape.m) * shape.n);
+    }
     maxA = std::max(maxA, size_t(4096) * 4096);
     maxB = std::max(maxB, size_t(4096) * 4096);
     maxC = std::max(maxC, size_t(4096) * 4096);
@@ -439,14 +440,13 @@ int main(int argc, char** argv) {
     std::printf("device: %s\n", tcc::rt::cuda::device().name.c_str());
     if (const char* tile = std::getenv("TCC_NM_SPMM_TILE"); tile && *tile)
       std::printf("TCC_NM_SPMM_TILE=%s: that kernel where the shape has it, not the autotuned plan\n", tile);
+    if (const char* skip = std::getenv("TCC_NM_SPMM_SKIP"); skip && *skip)
+      std::printf("TCC_NM_SPMM_SKIP=%s: those kernels are not among the autotuner's candidates\n", skip);
     std::vector<Row> rows;
     auto start = std::chrono::steady_clock::now();
     bench.programs(sparsities);
     // Shapes in a strided order (every m and pair early), each at every
     // sparsity, so that a budget cut leaves an even sample; 4096^3 first.
-    std::vector<Shape> shapes;
-    for (int m : ms)
-      for (auto [n, k] : pairs) shapes.push_back({m, n, k});
     std::vector<Shape> ordered;
     for (size_t stride = 7, start = 0; ordered.size() < shapes.size(); ++start)
       for (size_t i = start; i < shapes.size(); i += stride)

@@ -116,6 +116,15 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
       forced.sharedBytes = lowering::nmSpmmSharedBytes(t, shape.N, shape.M, shape.L, packed);
       plans.push_back(forced);
     }
+  // Stream-K on each mbarrier tile: one CTA per SM, and a few CTAs that
+  // each take several tiles, most of them in part.
+  for (int tile = 0; tile < static_cast<int>(lowering::nmSpmmTiles().size()); ++tile) {
+    if (!lowering::nmSpmmTiles()[tile].mbarriers ||
+        !lowering::nmSpmmTileFits(lowering::nmSpmmTiles()[tile], shape.N, shape.M, shape.L))
+      continue;
+    for (int64_t ctas : {int64_t(cuda::device().multiprocessors), int64_t(7)})
+      plans.push_back(lowering::nmSpmmStreamKPlan(shape, tile, ctas));
+  }
   NmSpmmPlan simple;
   simple.grid[0] = static_cast<unsigned>(std::min<int64_t>((int64_t(shape.m) * shape.n + 255) / 256 + 1, 65535));
   simple.threads = 256;
@@ -124,7 +133,8 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
 }
 
 std::string describe(const NmSpmmPlan& plan) {
-  return lowering::nmSpmmKernelName("", plan) + " x" + std::to_string(plan.splits);
+  return lowering::nmSpmmKernelName("", plan) + (plan.streamK ? " on " + std::to_string(plan.grid[0]) + " CTAs"
+                                                               : " x" + std::to_string(plan.splits));
 }
 
 struct Config {

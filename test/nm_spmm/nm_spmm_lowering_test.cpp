@@ -51,16 +51,23 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
     EXPECT_NE(lowered.statements[0].decisions[0].find("is the N:M SpMM intrinsic (B nm(16,32,32), 50% sparse)"),
               std::string::npos)
         << lowered.statements[0].decisions[0];
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false, false, false>"),
               std::string::npos);
     // The deep 16-row tile: two windows per k-tile, three stages (D's tile
     // sized for L = 32 leaves room for them).
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, false>"),
               std::string::npos);
     // The mbarrier pipeline: four stages where they fit (two k-tiles ahead), else three.
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 4, false, false, 1, true>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 4, false, false, 1, true, false, false>"),
               std::string::npos);
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, false, false>"),
+              std::string::npos);
+    // Each mbarrier tile also has a stream-K kernel.
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, false>"),
+              std::string::npos);
+    EXPECT_NE(lowered.cudaKernels.find("_tallwide_deep_mbar_sk("), std::string::npos);
+    // ... and the late-refilling variant of the deep one.
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, false, true>"),
               std::string::npos);
     EXPECT_EQ(lowered.cudaKernels.find("_packed"), std::string::npos);  // 50%: no packing
     EXPECT_NE(lowered.cuda.find("_run(C, A, B)"), std::string::npos);
@@ -193,13 +200,32 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
   int64_t kTiles = 2048 / 32;
   EXPECT_GE(int64_t(plan.splits) * plan.tilesPerSplit, kTiles);
   EXPECT_LT(int64_t(plan.splits - 1) * plan.tilesPerSplit, kTiles);
+  int streamK = 0;
   for (const auto& candidate : lowering::nmSpmmCandidatePlans(small, 132)) {
     // k-tiles of this tile (deep tiles have fewer, of more windows).
-    int64_t tileKTiles = kTiles / lowering::nmSpmmTiles()[candidate.tile].kScale;
+    const auto& tile = lowering::nmSpmmTiles()[candidate.tile];
+    int64_t tileKTiles = kTiles / tile.kScale;
+    if (candidate.streamK) {
+      // Every (tile of C, k-tile) step is taken by exactly one CTA.
+      ++streamK;
+      EXPECT_TRUE(tile.mbarriers);
+      int64_t steps = ((256 + tile.rows() - 1) / tile.rows()) * ((2048 + tile.cols() - 1) / tile.cols()) * tileKTiles;
+      EXPECT_GE(int64_t(candidate.grid[0]) * candidate.tilesPerSplit, steps);
+      EXPECT_LT(int64_t(candidate.grid[0] - 1) * candidate.tilesPerSplit, steps);
+      EXPECT_LE(candidate.grid[0], 132u * lowering::nmSpmmCtasPerSm(tile));
+      EXPECT_EQ(candidate.grid[1] * candidate.grid[2], 1u);
+      EXPECT_EQ(lowering::nmSpmmKernelName("p", candidate), std::string("p_") + tile.name + "_sk");
+      continue;
+    }
     EXPECT_GE(int64_t(candidate.splits) * candidate.tilesPerSplit, tileKTiles);
     EXPECT_LT(int64_t(candidate.splits - 1) * candidate.tilesPerSplit, tileKTiles);
     EXPECT_LE(candidate.sharedBytes, 227 * 1024);
   }
+  // 16 or 32 tiles of C for 132 SMs: the mbarrier tiles are also tried with stream-K.
+  EXPECT_GT(streamK, 0);
+  // Not where the tiles fill whole waves (1536 x 2816: 12 x 11 tiles of 128 x 256 on 132 SMs).
+  for (const auto& candidate : lowering::nmSpmmCandidatePlans({1536, 2816, 4096, 16, 32, 32}, 132))
+    EXPECT_FALSE(candidate.streamK && std::string(nmSpmmTiles()[candidate.tile].name) == "tallwide_deep_mbar");
   // Above 70% sparsity the packing kernels are candidates too.
   int packed = 0;
   for (const auto& candidate : lowering::nmSpmmCandidatePlans(sparse, 132)) packed += candidate.packed;

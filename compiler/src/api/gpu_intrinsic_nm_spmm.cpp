@@ -6,7 +6,9 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "tcc/lowering/nm_spmm.h"
 
@@ -27,7 +29,7 @@ struct Operands {
 
 void launchPlan(const GpuIntrinsicRun& run, const NmSpmmPlan& plan, Operands& x) {
   const std::string& prefix = run.call.prefix;
-  if (plan.splits > 1) {
+  if (plan.splits > 1 || plan.streamK) {
     long long count = static_cast<long long>(x.m) * x.n;
     cuda::LaunchShape zero;
     zero.grid[0] = static_cast<unsigned>(std::min<long long>((count + 255) / 256, 65535));
@@ -56,6 +58,33 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
     if (auto found = chosen.find(key); found != chosen.end()) return found->second;
   }
   std::vector<NmSpmmPlan> candidates = lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors);
+  // TCC_NM_SPMM_SKIP=<kernel>,... (say _sk,wide_deep_mbar): candidates whose
+  // kernel suffix is one of them, or ends with one that starts with '_', are
+  // not measured (the default plan always is), for comparing kernels in one run.
+  static const std::vector<std::string> skipped = [] {
+    std::vector<std::string> names;
+    const char* text = std::getenv("TCC_NM_SPMM_SKIP");
+    std::string name;
+    for (const char* c = text ? text : ""; ; ++c) {
+      if (*c == ',' || *c == 0) {
+        if (!name.empty()) names.push_back(name);
+        name.clear();
+        if (*c == 0) break;
+      } else {
+        name += *c;
+      }
+    }
+    return names;
+  }();
+  auto skip = [&](const NmSpmmPlan& plan) {
+    std::string name = lowering::nmSpmmKernelName("", plan).substr(1);
+    for (const std::string& entry : skipped)
+      if (name == entry || (entry[0] == '_' && name.size() >= entry.size() &&
+                            name.compare(name.size() - entry.size(), entry.size(), entry) == 0))
+        return true;
+    return false;
+  };
+  candidates.erase(std::remove_if(candidates.begin() + 1, candidates.end(), skip), candidates.end());
   NmSpmmPlan best = candidates.front();
   double bestSeconds = std::numeric_limits<double>::infinity();
   cuda::EventTimer timer;

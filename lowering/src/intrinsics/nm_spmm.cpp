@@ -168,7 +168,8 @@ std::string explainNmSpmm(const imp::Function&, const imp::Intrinsic& op) {
       << (nmSpmmPacks(nm.N, nm.M) ? ", and, this being above 70% sparse, packing kernels that load only the columns "
                                     "the kept rows read (col_info)"
                                   : "")
-      << "; split-K when m*n is small; the plan is autotuned per shape when the product is large";
+      << "; split-K when m*n is small; the plan is autotuned per shape when the product is large, stream-K "
+         "kernels of the mbarrier tiles among the candidates where the tiles leave the GPU's last wave part empty";
   return out.str();
 }
 

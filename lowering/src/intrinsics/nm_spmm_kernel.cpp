@@ -80,8 +80,29 @@ __device__ __forceinline__ void tcc_nm_mbarrier_wait(unsigned barrier, unsigned 
 template <int PENDING>
 __device__ __forceinline__ void tcc_nm_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING)); }
 
+// Which kept rows of the k-tile a call computes: -1 all, 0 the first half, 1 the second.
+template <int PART>
+struct tcc_nm_part {
+  static constexpr int value = PART;
+};
+// Adds a float4 into C atomically (one vector reduction, sm_90).
+__device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, float z, float w) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(out), "f"(x), "f"(y), "f"(z), "f"(w)
+               : "memory");
+}
+
+// STREAMK (mbarrier tiles): a persistent grid of CTAs, each computing an
+// equal share of all (tile of C, k-tile) steps, in one pipeline: CTA x
+// takes steps [x * tilesPerSplit, (x + 1) * tilesPerSplit) of the tiles
+// in row-major order, each tile's k-tiles in order. A tile whose k-tiles
+// a CTA computes only in part is added into C (zeroed before) atomically;
+// the others are stored. No wave is left part empty.
+// LATE (mbarrier tiles): a stage is refilled halfway through the step after
+// the one that computed on it (STAGES - 1 k-tiles ahead, half a step of
+// drift between warps) instead of at the start of the step after next
+// (STAGES - 2 ahead, a step of drift).
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
-          bool MBAR>
+          bool MBAR, bool STREAMK = false, bool LATE = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -130,15 +151,20 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   const int lane = tid & 31, warp = tid >> 5;
   const int tx = lane & 3, ty = lane >> 2;
   const int warpM = warp / WARPS_N, warpN = warp % WARPS_N;
-  const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+  static_assert(!STREAMK || MBAR, "stream-K runs on the mbarrier pipeline");
   const int np = q * LL;
   const int tilesTotal = (w / NN + KW - 1) / KW;
-  const int tileBegin = blockIdx.z * tilesPerSplit;
-  const int tileEnd = min(tilesTotal, tileBegin + tilesPerSplit);
-  const int groupBase = bn / LL;
+  // The tile of C whose k-tiles are being copied (under STREAMK it moves
+  // on as the copies reach the next tile).
+  int bm = STREAMK ? 0 : blockIdx.y * BM, bn = STREAMK ? 0 : blockIdx.x * BN;
+  const int tileBegin = STREAMK ? 0 : blockIdx.z * tilesPerSplit;
+  const int tileEnd = STREAMK ? 0 : min(tilesTotal, tileBegin + tilesPerSplit);
+  int groupBase = bn / LL;
   const int col0 = warpN * 32 + tx * 4;
-  const int g0 = (bn + col0) / LL - groupBase;
-  const int g1 = (bn + col0 + 16) / LL - groupBase;
+  // A column group of L divides or is divided by BN, and tiles start at
+  // multiples of BN: the thread's groups within the tile do not depend on it.
+  const int g0 = STREAMK ? col0 / LL : (bn + col0) / LL - groupBase;
+  const int g1 = STREAMK ? (col0 + 16) / LL : (bn + col0 + 16) / LL - groupBase;
   // AROWS: the thread's rows are rowA + 8i (one float each from a row);
   // else rowA + 32h + 0..3 (a float4 of each k-major column).
   const int rowA = warpM * 8 * TM + ty * (AROWS ? 1 : 4);
@@ -150,6 +176,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
 #pragma unroll
   for (int p = 0; p < ROW_PASSES; ++p)
     if (bm + copyRow + p * ROWS_PER_PASS < m) rowsValid |= 1u << p;
+  bool rowsInside = bm + BM <= m;
 
   float acc[TM][8];
 #pragma unroll
@@ -169,7 +196,6 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // A k-tile that lies inside A (all BM rows, all KS columns) is copied by
   // whole, unpredicated copies whose addresses differ by constants (a few
   // instructions per k-tile); the tiles at the edges take the guarded loops.
-  const bool rowsInside = bm + BM <= m;
   auto issueA = [&](int tile, int stage, const unsigned* used) {
     const int k0 = tile * KS;
     if constexpr (!PACK && !AROWS) {
@@ -306,14 +332,18 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
     }
   };
-  auto compute = [&](int stage, int slot) {
+  auto compute = [&](int stage, int slot, auto part) {
+    constexpr int PART = decltype(part)::value;
+    static_assert(PART < 0 || CHUNKS == 1, "a k-tile is halved within one chunk");
+    constexpr int R0 = PART == 1 ? CHUNK_ROWS / 2 : 0;
+    constexpr int R1 = PART == 0 ? CHUNK_ROWS / 2 : CHUNK_ROWS;
     const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
     const float* bs = Bs + stage * B_STAGE + col0;
     const int* ds = Ds + slot * D_COUNT;
 #pragma unroll 1
     for (int chunk = 0; chunk < CHUNKS; ++chunk)
 #pragma unroll
-    for (int r = 0; r < CHUNK_ROWS; ++r) {
+    for (int r = R0; r < R1; ++r) {
       const int uu = chunk * CHUNK_ROWS + r;
       // Kept row uu of the tile reads A's column (its window's first + D).
       constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
@@ -353,6 +383,38 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     }
   };
 
+  // C's tile at (tileM, tileN): float4 stores where the row allows; with
+  // `add` (a stream-K tile computed in part) added atomically.
+  auto storeC = [&](int tileM, int tileN, bool add) {
+    const bool cVector = (n & 3) == 0;
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int row = tileM + rowA + (AROWS ? 8 * i : (i / 4) * 32 + i % 4);
+      if (row >= m) continue;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int col = tileN + col0 + half * 16;
+        float* out = C + (long long)row * n + col;
+        const float* value = &acc[i][half * 4];
+        if (cVector && col + 3 < n) {
+          if (add)
+            tcc_nm_red_add4(out, value[0], value[1], value[2], value[3]);
+          else
+            *reinterpret_cast<float4*>(out) = make_float4(value[0], value[1], value[2], value[3]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            if (col + j < n) {
+              if (add)
+                atomicAdd(out + j, value[j]);
+              else
+                out[j] = value[j];
+            }
+        }
+      }
+    }
+  };
+
   if constexpr (MBAR) {
     // No CTA barrier in the loop: full[s] completes when every thread's
     // copies into stage s have landed, empty[s] when every thread has
@@ -360,7 +422,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     // (STAGES - 2 k-tiles ahead of the computed one), so a thread rarely
     // waits for the slowest one to finish the step before.
     static_assert(!PACK && STAGES >= 3, "the mbarrier pipeline has three or more stages and does not pack");
-    constexpr int AHEAD = STAGES - 2;
+    static_assert(!LATE || CHUNKS == 1, "LATE halves the k-tile");
+    constexpr int AHEAD = LATE ? STAGES - 1 : STAGES - 2;
     const unsigned full = ((unsigned)__cvta_generic_to_shared(Ds + STAGES * D_COUNT) + 7u) & ~7u;
     const unsigned empty = full + 8 * STAGES;
     if (tid == 0) {
@@ -371,6 +434,81 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
     }
     __syncthreads();
+    if constexpr (STREAMK) {
+      // Steps [first, last) of all tiles' k-tiles; the copies run AHEAD
+      // steps ahead of the computation, across tiles of C.
+      const int tilesN = (n + BN - 1) / BN;
+      const int steps = ((m + BM - 1) / BM) * tilesN * tilesTotal;
+      const int first = min(steps, (int)blockIdx.x * tilesPerSplit);
+      const int last = min(steps, first + tilesPerSplit);
+      // The copies' tile and k-tile, and what follows from the tile.
+      int fillTile = first / tilesTotal, fillK = first - fillTile * tilesTotal;
+      auto copiesAt = [&](int tileOfC) {
+        bm = (tileOfC / tilesN) * BM, bn = (tileOfC % tilesN) * BN;
+        groupBase = bn / LL;
+        aCopy = A + (long long)(bm + copyRow) * k + copyCol;
+        rowsValid = 0;
+#pragma unroll
+        for (int p = 0; p < ROW_PASSES; ++p)
+          if (bm + copyRow + p * ROWS_PER_PASS < m) rowsValid |= 1u << p;
+        rowsInside = bm + BM <= m;
+      };
+      copiesAt(fillTile);
+      auto nextCopy = [&]() {
+        if (++fillK == tilesTotal) fillK = 0, copiesAt(++fillTile);
+      };
+#pragma unroll
+      for (int s = 0; s < AHEAD; ++s) {
+        if (first + s < last) {
+          issueA(fillK, s, nullptr);
+          issueB(fillK, s);
+          issueD(fillK, s);
+          tcc_nm_cp_async_arrive(full + 8 * s);
+          nextCopy();
+        }
+      }
+      // The computed step's tile and k-tile; whether this CTA computes the
+      // tile from its first k-tile.
+      int tile = first / tilesTotal, kTile = first - tile * tilesTotal;
+      bool fromFirst = kTile == 0;
+      int fillStage = AHEAD, fillUse = 0, stage = 0;
+      unsigned phase = 0;
+      for (int step = first; step < last; ++step) {
+        auto fill = [&]() {
+          if (step + AHEAD < last) {
+            if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * fillStage, (fillUse - 1) & 1);
+            issueA(fillK, fillStage, nullptr);
+            issueB(fillK, fillStage);
+            issueD(fillK, fillStage);
+            tcc_nm_cp_async_arrive(full + 8 * fillStage);
+            nextCopy();
+          }
+          if (++fillStage == STAGES) fillStage = 0, ++fillUse;
+        };
+        if constexpr (!LATE) fill();
+        tcc_nm_mbarrier_wait(full + 8 * stage, phase);
+        if constexpr (LATE) {
+          compute(stage, stage, tcc_nm_part<0>());
+          fill();
+          compute(stage, stage, tcc_nm_part<1>());
+        } else {
+          compute(stage, stage, tcc_nm_part<-1>());
+        }
+        tcc_nm_mbarrier_arrive(empty + 8 * stage);
+        if (++stage == STAGES) stage = 0, phase ^= 1u;
+        const bool tileDone = kTile == tilesTotal - 1;
+        if (tileDone || step + 1 == last) {
+          storeC((tile / tilesN) * BM, (tile % tilesN) * BN, !(fromFirst && tileDone));
+#pragma unroll
+          for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+          ++tile, kTile = 0, fromFirst = true;
+        } else {
+          ++kTile;
+        }
+      }
+    } else {
 #pragma unroll
     for (int s = 0; s < AHEAD; ++s) {
       if (tileBegin + s < tileEnd) {
@@ -386,19 +524,29 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     int fillStage = AHEAD, fillUse = 0, stage = 0;
     unsigned phase = 0;
     for (int tile = tileBegin; tile < tileEnd; ++tile) {
-      if (tile + AHEAD < tileEnd) {
-        // Its fillUse-th fill: the (fillUse - 1)-th computation on it must be over.
-        if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * fillStage, (fillUse - 1) & 1);
-        issueA(tile + AHEAD, fillStage, nullptr);
-        issueB(tile + AHEAD, fillStage);
-        issueD(tile + AHEAD, fillStage);
-        tcc_nm_cp_async_arrive(full + 8 * fillStage);
-      }
-      if (++fillStage == STAGES) fillStage = 0, ++fillUse;
+      auto fill = [&]() {
+        if (tile + AHEAD < tileEnd) {
+          // Its fillUse-th fill: the (fillUse - 1)-th computation on it must be over.
+          if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * fillStage, (fillUse - 1) & 1);
+          issueA(tile + AHEAD, fillStage, nullptr);
+          issueB(tile + AHEAD, fillStage);
+          issueD(tile + AHEAD, fillStage);
+          tcc_nm_cp_async_arrive(full + 8 * fillStage);
+        }
+        if (++fillStage == STAGES) fillStage = 0, ++fillUse;
+      };
+      if constexpr (!LATE) fill();
       tcc_nm_mbarrier_wait(full + 8 * stage, phase);
-      compute(stage, stage);
+      if constexpr (LATE) {
+        compute(stage, stage, tcc_nm_part<0>());
+        fill();
+        compute(stage, stage, tcc_nm_part<1>());
+      } else {
+        compute(stage, stage, tcc_nm_part<-1>());
+      }
       tcc_nm_mbarrier_arrive(empty + 8 * stage);
       if (++stage == STAGES) stage = 0, phase ^= 1u;
+    }
     }
   } else if constexpr (!PACK) {
     // STAGES - 1 k-tiles in flight ahead of the one computed.
@@ -422,7 +570,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         issueD(tile + STAGES - 1, stage);
       }
       tcc_nm_cp_async_commit();
-      compute(step % STAGES, step % STAGES);
+      compute(step % STAGES, step % STAGES, tcc_nm_part<-1>());
     }
   } else {
     // Step s computes k-tile s from stage s % 2 and D's slot s % 3, while
@@ -460,32 +608,34 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         if (tile + 2 < tileEnd) issueD(tile + 2, (step + 2) % 3);
       }
       tcc_nm_cp_async_commit();
-      compute(step & 1, step % 3);
+      compute(step & 1, step % 3, tcc_nm_part<-1>());
     }
   }
   tcc_nm_cp_async_wait<0>();
 
   // C's tile: float4 stores where the row allows, atomics under split-K.
-  const bool cVector = (n & 3) == 0;
+  if constexpr (!STREAMK) {
+    const bool cVector = (n & 3) == 0;
 #pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int row = bm + rowA + (AROWS ? 8 * i : (i / 4) * 32 + i % 4);
-    if (row >= m) continue;
+    for (int i = 0; i < TM; ++i) {
+      const int row = bm + rowA + (AROWS ? 8 * i : (i / 4) * 32 + i % 4);
+      if (row >= m) continue;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int col = bn + col0 + half * 16;
-      float* out = C + (long long)row * n + col;
-      const float* value = &acc[i][half * 4];
-      if (atomic) {
+      for (int half = 0; half < 2; ++half) {
+        const int col = bn + col0 + half * 16;
+        float* out = C + (long long)row * n + col;
+        const float* value = &acc[i][half * 4];
+        if (atomic) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (col + j < n) atomicAdd(out + j, value[j]);
-      } else if (cVector && col + 3 < n) {
-        *reinterpret_cast<float4*>(out) = make_float4(value[0], value[1], value[2], value[3]);
-      } else {
+          for (int j = 0; j < 4; ++j)
+            if (col + j < n) atomicAdd(out + j, value[j]);
+        } else if (cVector && col + 3 < n) {
+          *reinterpret_cast<float4*>(out) = make_float4(value[0], value[1], value[2], value[3]);
+        } else {
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (col + j < n) out[j] = value[j];
+          for (int j = 0; j < 4; ++j)
+            if (col + j < n) out[j] = value[j];
+        }
       }
     }
   }
@@ -506,18 +656,22 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
     if (!nmSpmmTileFits(tile, N, M, L)) continue;
     int windows = nmSpmmTileWindows(tile, N, M);
     int chunk = tile.rolled ? nmSpmmWindowsPerTile(N, M) : windows;
-    for (bool packed : {false, true}) {
+    for (int variant = 0; variant < 3; ++variant) {
+      // 0: the tile's kernel; 1: its packing kernel; 2: its stream-K kernel.
+      const bool packed = variant == 1, streamK = variant == 2;
       if (packed && !nmSpmmTilePacks(tile, N, M)) continue;
+      if (streamK && !tile.mbarriers) continue;
       // 8 x 8 per thread: at most 128 registers, two 256-thread CTAs per SM;
       // 16 x 8: up to 255 registers, one CTA.
       int registers = tile.threadRows == 8 ? 128 : 255;
       out << "extern \"C\" __global__ void __launch_bounds__(" << tile.threads() << ", "
           << std::max(1, 65536 / (tile.threads() * registers)) << ") " << prefix << "_" << tile.name
-          << (packed ? "_packed" : "") << parameters << " {\n  tcc_nm_spmm_tile<" << tile.warpsM << ", "
+          << (packed ? "_packed" : streamK ? "_sk" : "") << parameters << " {\n  tcc_nm_spmm_tile<" << tile.warpsM << ", "
           << tile.warpsN << ", " << tile.threadRows << ", " << N << ", " << M
           << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M, L, packed) << ", "
           << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false") << ", " << chunk << ", "
-          << (tile.mbarriers ? "true" : "false") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+          << (tile.mbarriers ? "true" : "false") << ", " << (streamK ? "true" : "false") << ", "
+          << (tile.lateFill ? "true" : "false") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }
   // Any N, M, L: one thread per entry of C (shapes no tile fits).

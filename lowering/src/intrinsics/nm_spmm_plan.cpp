@@ -79,6 +79,12 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // or "_rows" row-major (16-byte copies, one float per row and kept row).
       {"xwide_deep_mbar", 1, 16, 8, false, 2, false, true},
       {"xwide_rows_deep_mbar", 1, 16, 8, true, 2, false, true},
+      // 128 x 256 with 8 x 8 per thread (512 threads, four warps per
+      // scheduler instead of tallwide's two), deep k-tiles.
+      {"wide_deep_mbar", 2, 8, 8, false, 2, false, true},
+      // The two deep mbarrier tiles that won most, refilling a stage later.
+      {"tallwide_deep_mbar_late", 1, 8, 16, false, 2, false, true, true},
+      {"xwide_rows_deep_mbar_late", 1, 16, 8, true, 2, false, true, true},
   };
   return tiles;
 }
@@ -162,6 +168,20 @@ NmSpmmPlan nmSpmmDefaultPlan(const NmSpmmShape& shape, int multiprocessors) {
   return planFor(shape, smallest, splits);
 }
 
+int nmSpmmCtasPerSm(const NmSpmmTile& tile) { return tile.threads() >= 512 || tile.threadRows > 8 ? 1 : 2; }
+
+NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tileIndex, int64_t ctas) {
+  NmSpmmPlan plan = planFor(shape, tileIndex, 1);
+  int64_t kTiles = plan.tilesPerSplit;  // unsplit: all of the tile's k-tiles
+  int64_t steps = ctasOf(shape, nmSpmmTiles()[tileIndex]) * kTiles;
+  int64_t perCta = ceilDiv(steps, std::clamp<int64_t>(ctas, 1, steps));
+  plan.streamK = true;
+  plan.tilesPerSplit = static_cast<int>(perCta);
+  plan.grid[0] = static_cast<unsigned>(ceilDiv(steps, perCta));
+  plan.grid[1] = plan.grid[2] = 1;
+  return plan;
+}
+
 std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multiprocessors) {
   std::vector<NmSpmmPlan> plans{nmSpmmDefaultPlan(shape, multiprocessors)};
   if (plans[0].tile < 0) return plans;
@@ -183,10 +203,20 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
         plan.packed = packed;
         plan.sharedBytes = nmSpmmSharedBytes(nmSpmmTiles()[index], shape.N, shape.M, shape.L, packed);
         bool seen = std::any_of(plans.begin(), plans.end(), [&](const NmSpmmPlan& other) {
-          return other.tile == plan.tile && other.splits == plan.splits && other.packed == plan.packed;
+          return other.tile == plan.tile && other.splits == plan.splits && other.packed == plan.packed &&
+                 !other.streamK;
         });
         if (!seen) plans.push_back(plan);
       }
+    }
+    // Stream-K where the tiles leave the last wave less than 99% full: one
+    // CTA per SM slot, each with an equal share of the k-tiles of all tiles.
+    const NmSpmmTile& tile = nmSpmmTiles()[index];
+    if (tile.mbarriers) {
+      int64_t slots = static_cast<int64_t>(multiprocessors) * nmSpmmCtasPerSm(tile);
+      int64_t waves = ceilDiv(ctas, slots);
+      NmSpmmPlan plan = nmSpmmStreamKPlan(shape, index, slots);
+      if (ctas < 0.99 * waves * slots && plan.tilesPerSplit >= 2) plans.push_back(plan);
     }
   }
   return plans;
@@ -194,7 +224,7 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
 
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan) {
   if (plan.tile < 0) return prefix + "_simple";
-  return prefix + "_" + nmSpmmTiles()[plan.tile].name + (plan.packed ? "_packed" : "");
+  return prefix + "_" + nmSpmmTiles()[plan.tile].name + (plan.packed ? "_packed" : plan.streamK ? "_sk" : "");
 }
 
 }  // namespace tcc::lowering

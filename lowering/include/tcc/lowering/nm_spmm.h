@@ -39,6 +39,10 @@ struct NmSpmmTile {
   // computed, so warps drift up to a k-tile apart instead of meeting at a
   // barrier every k-tile. Three or four stages.
   bool mbarriers = false;
+  // mbarrier tiles: a stage refilled halfway through the step after the
+  // one that computed on it (k-tiles one step further ahead, half a step of
+  // drift between warps) instead of at the start of the step after next.
+  bool lateFill = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
@@ -78,6 +82,9 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed =
 struct NmSpmmPlan {
   int tile = -1;   // index into nmSpmmTiles(); -1: the simple kernel
   bool packed = false;  // the tile's packing kernel
+  // The tile's stream-K kernel (mbarrier tiles): grid[0] CTAs, each taking
+  // tilesPerSplit consecutive (tile of C, k-tile) steps; C is zeroed first.
+  bool streamK = false;
   int splits = 1;  // split-K factor (grid z)
   int tilesPerSplit = 0;
   unsigned grid[3] = {1, 1, 1};
@@ -95,9 +102,15 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
 // autotuned: measuring the candidates would cost more than it could save.
 inline constexpr double kNmSpmmAutotuneFlops = 1.0e8;
 
+// The stream-K plan of tile `tile` (an mbarrier tile) over `ctas` CTAs
+// (the steps divided evenly, at least one per CTA).
+NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tile, int64_t ctas);
+// CTAs of tile `tile` that one SM holds at once (1 for 512 threads or 16
+// rows per thread, else 2).
+int nmSpmmCtasPerSm(const NmSpmmTile& tile);
 // The kernel's name in the module for a plan: prefix_<tile name>, with
-// _packed for a packing kernel, or prefix_simple; prefix_zero clears C
-// before a split-K launch.
+// _packed for a packing kernel and _sk for a stream-K one, or
+// prefix_simple; prefix_zero clears C before a split-K or stream-K launch.
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan);
 
 // The device code of one statement: the tiles' kernels for its N, M, L.
