@@ -8,7 +8,8 @@
 //                     [--only NAME[@512|@dflt],...]
 //
 // In cache: the 14 real matrices of tcc_spmv_fp_bench, one thread, y
-// allocated once (only the call is timed). Out of cache: two Kronecker
+// allocated once (only the call is timed). Between: four Kronecker
+// scale-ups of 1.4-6.9 M entries. Out of cache: three Kronecker
 // scale-ups against a one-thread STREAM triad. Prints times relative to the
 // TACO-style loop (> 1: the variant is faster) and their geomeans.
 #include <algorithm>
@@ -491,6 +492,21 @@ int main(int argc, char** argv) {
     run(name, readMatrix(name), repeat, rounds, inCache, 0);
   footer(inCache);
   if (inCacheOnly) return 0;
+
+  // Between: scale-ups of 1.4-6.9 M entries (16-83 MB of CSR), past a
+  // core's L2 but perhaps in the shared L3: where a switch between the
+  // in-cache and the streaming loop would go.
+  std::printf("\nBetween, one thread: TACO-style time / variant time; TACO-style GB/s in the second column\n\n");
+  header("TACO GB/s");
+  std::vector<std::vector<double>> between(variants.size());
+  for (auto [big, small] : {std::pair{"dwt_992", "LF10"}, std::pair{"dnn_n1024_l1", "karate"},
+                            std::pair{"mbeacxc", "LF10"}, std::pair{"bcsstk13", "LF10"}}) {
+    tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
+    double bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
+    run(std::string("kron(") + big + "," + small + ") " + std::to_string(coo.nnz() / 1000) + "k", coo,
+        std::max(1, repeat / 2), 2, between, bytes);
+  }
+  footer(between);
 
   auto triad = triadModule->function<Triad>("triad");
   std::printf("\nOut of cache, one thread: TACO-style time / variant time; triad GB/s in the last line\n\n");
