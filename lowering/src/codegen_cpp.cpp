@@ -245,9 +245,11 @@ class CppPrinter : public CLikePrinter {
   // them into vectors (Clang 16 made 256-bit gathers of them, 25% slower).
   // Measured against `omp simd` (512- and 256-bit gathers), 8 partial sums
   // and the copies without the asm statements, this was the fastest row sum
-  // through GCC 12 and Clang 16 alike (bench/spmv_fp, tcc_spmv_variants):
-  // gathers cost about as much as the scalar loads they replace, and four
-  // independent chains hide the add latency a single sum waits on.
+  // through Clang 16, and through GCC on short rows (bench/spmv_fp,
+  // tcc_spmv_variants): gathers cost about as much as the scalar loads they
+  // replace, and four independent chains hide the add latency a single sum
+  // waits on. (GCC's own vectorized loop is faster on longer rows in cache:
+  // see kShortestGatherVector.)
   // Out of cache the scalar loop keeps fewer loads in flight than gathers
   // do, so each iteration prefetches the streams it reads at the loop
   // variable (crd, vals) kPrefetchDistance entries ahead: on the 16-core
@@ -260,7 +262,9 @@ class CppPrinter : public CLikePrinter {
 
   // Through GCC the partial sums lost to its own vectorized loop (256-bit
   // gathers, what TACO's -O3 -ffast-math build gets) on rows of a dozen
-  // entries and more (0.65x TACO-style on dnn_n1024_l1, 32 a row). So when a
+  // entries and more (0.65x TACO-style on dnn_n1024_l1, 32 a row, on the
+  // Xeon host; on the 2-core VM this brought GCC's fast SpMV from 1.05x to
+  // 1.18x the TACO-style loop, and 1.3-1.5x on rows of 17-101). So when a
   // function's only sums that need reassociating are such gather sums (no
   // register tiles: reassociation let GCC vectorize those across their
   // sums), the function is marked to let GCC reassociate
