@@ -4,7 +4,8 @@
 // and synthetic power-law 3-tensors, with each MLIR result checked against
 // tcc's.
 //
-//   tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] [--fp strict|fast] [MATRIX ...]
+//   tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] [--fp strict|fast]
+//                  [--aot-build DIR [--aot-flags "FLAGS"] | --aot DIR] [MATRIX ...]
 //
 // MLIR runs in both of its pipeline's storage modes: through its runtime
 // library (`--sparse-compiler`, the default) and as generated code
@@ -14,11 +15,25 @@
 // Times are medians over all samples. Prints one Markdown row per kernel
 // and input, then the geometric mean of MLIR time / tcc time per kernel
 // (> 1: tcc faster).
+//
+// Ahead of time, for a machine without MLIR (the GPU machine's host):
+// `--aot-build DIR` compiles every MLIR program here, as mlir-cpu-runner
+// --O3 would (mlir-opt-16 --sparse-compiler, mlir-translate-16, then
+// clang-16 -O3 with --aot-flags, by default "-march=x86-64-v4
+// -mtune=sapphirerapids"), into DIR with the runner libraries in DIR/lib,
+// and runs them here as the bench; `--aot DIR` on the other machine runs
+// those executables in place of the MLIR tools. The executables read the
+// inputs from files at run time but hold the repeat count and the calls per
+// sample (DIR/manifest.txt), so --repeat is taken from there.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <tuple>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -34,6 +49,21 @@ namespace {
 
 // tcc's floating-point mode for the whole run (--fp); strict by default.
 tcc::frontend::FloatingPointMode floatingPoint = tcc::frontend::FloatingPointMode::Strict;
+
+// Ahead-of-time mode (--aot-build, --aot); see the top of the file.
+struct AheadOfTime {
+  std::string directory;               // empty: the MLIR tools run here
+  bool build = false;                  // --aot-build: compile, then run
+  std::vector<std::string> flags = {"-march=x86-64-v4", "-mtune=sapphirerapids"};
+  std::map<std::string, std::pair<int, int>> manifest;  // executable -> repeats, calls per sample
+};
+AheadOfTime aot;
+
+std::string slug(const std::string& text) {
+  std::string result;
+  for (char c : text) result += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return result;
+}
 
 tcc::CompileOptions compileOptions() {
   tcc::CompileOptions options;
@@ -155,6 +185,25 @@ Row measure(const std::string& kernelName, const std::string& input, const std::
     options.callsPerSample = callsPerSample;
     options.printResult = check;
     options.sparseCompilerOptions = pipelineOptions;
+    if (!aot.directory.empty()) {
+      // The executable prints its result every time: every run is checked.
+      std::string name = slug(kernelName + "-" + input + (pipelineOptions.empty() ? "-runtime" : "-codegen"));
+      std::string path = aot.directory + "/" + name;
+      options.printResult = check = true;
+      if (aot.build && !aot.manifest.count(name)) {
+        options.compileTo = path;
+        options.compileFlags = aot.flags;
+        aot.manifest[name] = {options.repeats, options.callsPerSample};
+        std::ofstream(aot.directory + "/manifest.txt", std::ios::app)
+            << name << " " << options.repeats << " " << options.callsPerSample << "\n";
+      } else {
+        auto found = aot.manifest.find(name);
+        if (found == aot.manifest.end()) throw tcc::test::MlirToolError(name + " is not in " + aot.directory);
+        std::tie(options.repeats, options.callsPerSample) = found->second;
+        options.runCompiled = path;
+        options.libraryPath = aot.directory + "/lib";
+      }
+    }
     auto fromMlir = tcc::test::runThroughMlir(program, inputs, options);
     if (!fromMlir) throw std::runtime_error("MLIR 16 cannot express " + kernelName);
     seconds.insert(seconds.end(), fromMlir->kernelSeconds.begin() + 1, fromMlir->kernelSeconds.end());
@@ -239,6 +288,38 @@ std::vector<std::string> split(const std::string& text) {
   return parts;
 }
 
+// --aot-build: an empty DIR with the runner libraries the executables load,
+// under their sonames, in DIR/lib. Debian links them against libLLVM-16
+// (118 MB), though they use none of its symbols (their undefined symbols
+// are libc's, libstdc++'s and libmlir_float16_utils's): an empty library of
+// that soname stands in for it there.
+bool stageRunnerLibraries(const std::string& directory) {
+  namespace fs = std::filesystem;
+  std::string whyNot;
+  auto tools = tcc::test::mlirTools(&whyNot);
+  if (!tools) {
+    std::cerr << "tcc_mlir_bench: " << whyNot << "\n";
+    return false;
+  }
+  if (tools->clang.empty()) {
+    std::cerr << "tcc_mlir_bench: --aot-build needs clang-16 and mlir-translate-16\n";
+    return false;
+  }
+  fs::path lib = fs::path(directory) / "lib";
+  fs::remove_all(directory);
+  fs::create_directories(lib);
+  fs::path libraries = fs::path(tools->cRunnerUtils).parent_path();
+  for (const char* name : {"libmlir_c_runner_utils.so.16", "libmlir_runner_utils.so.16", "libmlir_float16_utils.so.16"})
+    fs::copy_file(libraries / name, lib / name);
+  std::string stub = "'" + tools->clang + "' -shared -x c /dev/null -Wl,-soname,libLLVM-16.so.1 -o '" +
+                     (lib / "libLLVM-16.so.1").string() + "'";
+  if (std::system(stub.c_str()) != 0) {
+    std::cerr << "tcc_mlir_bench: " << stub << " failed\n";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -252,13 +333,30 @@ int main(int argc, char** argv) {
     else if (arg == "--kernels" && i + 1 < argc) kernels = split(argv[++i]);
     else if (arg == "--fp" && i + 1 < argc && tcc::frontend::parseFloatingPointMode(argv[i + 1]))
       floatingPoint = *tcc::frontend::parseFloatingPointMode(argv[++i]);
-    else if (arg.rfind("--", 0) == 0) {
-      std::cerr << "usage: tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] [--fp strict|fast] [MATRIX ...]\n";
+    else if ((arg == "--aot-build" || arg == "--aot") && i + 1 < argc)
+      aot.directory = std::filesystem::absolute(argv[++i]).string(), aot.build = arg == "--aot-build";
+    else if (arg == "--aot-flags" && i + 1 < argc) {
+      aot.flags.clear();
+      std::stringstream flags(argv[++i]);
+      for (std::string flag; flags >> flag;) aot.flags.push_back(flag);
+    } else if (arg.rfind("--", 0) == 0) {
+      std::cerr << "usage: tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] "
+                   "[--fp strict|fast] [--aot-build DIR [--aot-flags \"FLAGS\"] | --aot DIR] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }
   std::string whyNot;
-  if (!tcc::test::mlirTools(&whyNot)) {
+  if (aot.build) {
+    if (!stageRunnerLibraries(aot.directory)) return 2;
+  } else if (!aot.directory.empty()) {
+    std::ifstream manifest(aot.directory + "/manifest.txt");
+    if (!manifest) {
+      std::cerr << "tcc_mlir_bench: no " << aot.directory << "/manifest.txt (made by --aot-build)\n";
+      return 2;
+    }
+    std::string name;
+    for (int repeats, calls; manifest >> name >> repeats >> calls;) aot.manifest[name] = {repeats, calls};
+  } else if (!tcc::test::mlirTools(&whyNot)) {
     std::cerr << "tcc_mlir_bench: " << whyNot << "\n";
     return 2;
   }

@@ -5,9 +5,11 @@
 // against an in-order reference.
 //
 //   tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] [--in-cache-only]
+//                     [--only NAME[@512|@dflt],...]
 //
 // In cache: the 14 real matrices of tcc_spmv_fp_bench, one thread, y
-// allocated once (only the call is timed). Out of cache: two Kronecker
+// allocated once (only the call is timed). Between: four Kronecker
+// scale-ups of 1.4-6.9 M entries. Out of cache: three Kronecker
 // scale-ups against a one-thread STREAM triad. Prints times relative to the
 // TACO-style loop (> 1: the variant is faster) and their geomeans.
 #include <algorithm>
@@ -262,12 +264,93 @@ extern "C" void acc4_barrier_pf(int n, const long long* pos, const int* crd, con
     y[i] = t;
   }
 }
+// GCC only: reassociation granted to one function by attribute, at the
+// width GCC picks for itself on AVX-512 hosts (256 bits), as TACO's
+// -O3 -ffast-math build gets it. Clang ignores `optimize`, so there these
+// run in order.
+#if defined(__GNUC__) && !defined(__clang__)
+#define ASSOC __attribute__((optimize("associative-math", "no-signed-zeros"), target("prefer-vector-width=256")))
+#define ASSOC512 __attribute__((optimize("associative-math", "no-signed-zeros")))
+#else
+#define ASSOC
+#define ASSOC512
+#endif
+// The TACO-style loop under that attribute (and tcc's fast flags).
+extern "C" ASSOC void assoc_all(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) {
+  ROWS {
+    double t = 0.0;
+    long long end = pos[i + 1];
+    for (long long p = pos[i]; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }
+    y[i] = t;
+  }
+}
+// Rows of >= MIN entries as the attribute's vectorized loop (PREFETCH: a
+// prefetch of vals and crd 256 entries ahead every 32 entries, the loop
+// strip-mined so the chunks still vectorize), shorter ones as the printer's
+// partial sums with their prefetch (acc4_barrier_pf); TAIL: an empty asm
+// statement in the partial sums' tail, so GCC does not vectorize (and test
+// for) a loop of at most three entries. MIN 0: every row vectorized.
+// ATTR: ASSOC, or ASSOC512 for the width of tcc's flags (512 bits).
+#define HYB_ATTR(NAME, MIN, PREFETCH, TAIL, ATTR)                                                                             \
+extern "C" ATTR void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  ROWS {                                                                                                              \
+    double t = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;                                                                    \
+    long long end = pos[i + 1];                                                                                       \
+    long long p = pos[i];                                                                                             \
+    if (end - p >= MIN) {                                                                                             \
+      if (PREFETCH) {                                                                                                 \
+        for (; p + 32 <= end; p += 32) {                                                                              \
+          __builtin_prefetch((const void*)((unsigned long)(vals + p) + 256 * 8));                                   \
+          __builtin_prefetch((const void*)((unsigned long)(vals + p) + 256 * 8 + 64));                              \
+          __builtin_prefetch((const void*)((unsigned long)(vals + p) + 256 * 8 + 128));                             \
+          __builtin_prefetch((const void*)((unsigned long)(vals + p) + 256 * 8 + 192));                             \
+          __builtin_prefetch((const void*)((unsigned long)(crd + p) + 256 * 4));                                    \
+          __builtin_prefetch((const void*)((unsigned long)(crd + p) + 256 * 4 + 64));                               \
+          for (long long c = p; c < p + 32; c++) { int j = crd[c]; long long q = (long long)j; t += vals[c] * x[q]; } \
+        }                                                                                                             \
+      }                                                                                                               \
+      for (; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }                      \
+    } else {                                                                                                          \
+      for (; p + 4 <= end; p += 4) {                                                                                  \
+        __builtin_prefetch((const void*)((unsigned long)(vals + p) + 256 * 8));                                     \
+        __builtin_prefetch((const void*)((unsigned long)(crd + p) + 256 * 4));                                      \
+        int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q];                                              \
+        __asm__("" ::: "memory");                                                                                     \
+        int j_1 = crd[p + 1]; long long q_1 = (long long)j_1; t1 += vals[p + 1] * x[q_1];                             \
+        __asm__("" ::: "memory");                                                                                     \
+        int j_2 = crd[p + 2]; long long q_2 = (long long)j_2; t2 += vals[p + 2] * x[q_2];                             \
+        __asm__("" ::: "memory");                                                                                     \
+        int j_3 = crd[p + 3]; long long q_3 = (long long)j_3; t3 += vals[p + 3] * x[q_3];                             \
+      }                                                                                                               \
+      for (; p < end; p++) {                                                                                          \
+        if (TAIL) __asm__("");                                                                                        \
+        int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q];                                              \
+      }                                                                                                               \
+      t = (t + t1) + (t2 + t3);                                                                                       \
+    }                                                                                                                 \
+    y[i] = t;                                                                                                         \
+  }                                                                                                                   \
+}
+#define HYB_ASSOC(NAME, MIN, PREFETCH, TAIL) HYB_ATTR(NAME, MIN, PREFETCH, TAIL, ASSOC)
+HYB_ASSOC(hyb_assoc8, 8, false, false)
+HYB_ASSOC(hyb_assoc16, 16, false, false)
+HYB_ASSOC(hyb_assoc32, 32, false, false)
+HYB_ASSOC(hyb_assoc8_pf, 8, true, false)
+HYB_ASSOC(hyb_assoc16_pf, 16, true, false)
+HYB_ASSOC(hyb_assoc32_pf, 32, true, false)
+HYB_ASSOC(hyb_assoc8t, 8, false, true)
+HYB_ASSOC(hyb_assoc16t, 16, false, true)
+HYB_ASSOC(hyb_assoc16t_pf, 16, true, true)
+HYB_ASSOC(assoc_pf, 0, true, true)
+HYB_ATTR(hyb_assoc16t_w512, 16, false, true, ASSOC512)
 )variants";
 
 const std::vector<std::string> kVariantNames = {
     "simd32",      "simd32_len4", "simd_all",    "acc4",        "acc4_plain",  "acc4_barrier",    "acc8",
     "acc4_pf128",  "acc4_pf256",  "acc4_pf512",  "acc4_pf1024", "simd8_len4",  "acc4_barrier_pf", "hybrid_len4",
-    "hybrid_len8", "hybrid_dflt"};
+    "hybrid_len8", "hybrid_dflt", "assoc_all",   "hyb_assoc8",  "hyb_assoc16", "hyb_assoc32",     "hyb_assoc8_pf",
+    "hyb_assoc16_pf", "hyb_assoc32_pf", "hyb_assoc8t", "hyb_assoc16t", "hyb_assoc16t_pf", "assoc_pf",
+    "hyb_assoc16t_w512"};
 
 tcc::rt::Coo readMatrix(const std::string& name) {
   return tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
@@ -293,18 +376,27 @@ double triadBytesPerSecond(Triad triad, int repeat) {
 int main(int argc, char** argv) {
   int repeat = 20, rounds = 3;
   bool inCacheOnly = false;
+  std::vector<std::string> only;  // variant names, with or without the @width suffix; empty: all
   tcc::jit::Backend backend = tcc::jit::Backend::SystemCompiler;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--in-cache-only") inCacheOnly = true;
+    else if (arg == "--only" && i + 1 < argc) {
+      std::string list = argv[++i];
+      for (size_t start = 0; start <= list.size();) {
+        size_t comma = std::min(list.find(',', start), list.size());
+        if (comma > start) only.push_back(list.substr(start, comma - start));
+        start = comma + 1;
+      }
+    }
     else if (arg == "--backend" && i + 1 < argc)
       backend = argv[++i] == std::string("clang") ? tcc::jit::Backend::ClangInterpreter
                                                   : tcc::jit::Backend::SystemCompiler;
     else {
       std::fprintf(stderr, "usage: tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] "
-                           "[--in-cache-only]\n");
+                           "[--in-cache-only] [--only NAME[@512|@dflt],...]\n");
       return 2;
     }
   }
@@ -323,9 +415,20 @@ int main(int argc, char** argv) {
   auto triadModule = tcc::jit::compile(kTriad, tcc::jit::CompileOptions{backend, 3, false, {}});
 
   std::vector<std::pair<std::string, Spmv>> variants = {{"taco", tacoModule->function<Spmv>("taco")}};
+  auto selected = [&](const std::string& name, const std::string& label) {
+    return only.empty() || std::find(only.begin(), only.end(), name) != only.end() ||
+           std::find(only.begin(), only.end(), label) != only.end();
+  };
   for (const auto& name : kVariantNames) {
-    variants.push_back({name + "@512", module512->function<Spmv>(name)});
-    variants.push_back({name + "@dflt", moduleDefault->function<Spmv>(name)});
+    if (selected(name, name + "@512")) variants.push_back({name + "@512", module512->function<Spmv>(name)});
+    if (selected(name, name + "@dflt")) variants.push_back({name + "@dflt", moduleDefault->function<Spmv>(name)});
+  }
+  for (const auto& name : only) {
+    std::string base = name.substr(0, name.find('@'));
+    if (std::find(kVariantNames.begin(), kVariantNames.end(), base) == kVariantNames.end()) {
+      std::fprintf(stderr, "tcc_spmv_variants: no variant named %s\n", base.c_str());
+      return 2;
+    }
   }
 
   auto run = [&](const std::string& label, const tcc::rt::Coo& coo, int reps, int rnds,
@@ -389,6 +492,21 @@ int main(int argc, char** argv) {
     run(name, readMatrix(name), repeat, rounds, inCache, 0);
   footer(inCache);
   if (inCacheOnly) return 0;
+
+  // Between: scale-ups of 1.4-6.9 M entries (16-83 MB of CSR), past a
+  // core's L2 but perhaps in the shared L3: where a switch between the
+  // in-cache and the streaming loop would go.
+  std::printf("\nBetween, one thread: TACO-style time / variant time; TACO-style GB/s in the second column\n\n");
+  header("TACO GB/s");
+  std::vector<std::vector<double>> between(variants.size());
+  for (auto [big, small] : {std::pair{"dwt_992", "LF10"}, std::pair{"dnn_n1024_l1", "karate"},
+                            std::pair{"mbeacxc", "LF10"}, std::pair{"bcsstk13", "LF10"}}) {
+    tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
+    double bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
+    run(std::string("kron(") + big + "," + small + ") " + std::to_string(coo.nnz() / 1000) + "k", coo,
+        std::max(1, repeat / 2), 2, between, bytes);
+  }
+  footer(between);
 
   auto triad = triadModule->function<Triad>("triad");
   std::printf("\nOut of cache, one thread: TACO-style time / variant time; triad GB/s in the last line\n\n");

@@ -22,7 +22,27 @@ class CppPrinter : public CLikePrinter {
   using CLikePrinter::visit;
 
   void printFunction(const Function& function) {
-    out_ << "extern \"C\" int32_t " << function.name << "(tcc_tensor** tcc_tensors) {\n";
+    vectorizesGatherSums_ = floatingPoint_ == FloatingPointMode::Fast && gatherSumsAloneNeedReassociation(function);
+    out_ << "extern \"C\"";
+    if (vectorizesGatherSums_) {
+      // See kShortestGatherVector: GCC may reassociate this function's sums,
+      // at the vector width it picks for itself. Clang keeps the partial sums.
+      out_ << "\n" << kIfGccOnX86 << "\n"
+           << "__attribute__((optimize(\"associative-math\", \"no-signed-zeros\"), "
+              "target(\"prefer-vector-width=256\")))\n"
+           << "#endif\n";
+    } else if (floatingPoint_ == FloatingPointMode::Strict && tilesAloneWantVectors(function)) {
+      // Strict mode's flags leave GCC at 256-bit vectors on AVX-512 hosts.
+      // A register tile's lanes are independent sums (no sum across lanes,
+      // no contraction), so 512-bit vectors give the same bits in half the
+      // instructions.
+      out_ << "\n" << kIfGccOnX86 << "\n"
+           << "__attribute__((target(\"prefer-vector-width=512\")))\n"
+           << "#endif\n";
+    } else {
+      out_ << " ";
+    }
+    out_ << "int32_t " << function.name << "(tcc_tensor** tcc_tensors) {\n";
     depth_ = 1;
     for (size_t i = 0; i < function.parameters.size(); ++i) {
       const auto& parameter = function.parameters[i];
@@ -31,6 +51,7 @@ class CppPrinter : public CLikePrinter {
            << (parameter.isOutput ? "  // output" : "") << "\n";
     }
     out_ << "\n";
+    if (vectorizesGatherSums_) printStreamingSwitch(function);
     function.body.accept(*this);
     indent();
     out_ << "return 0;\n}\n";
@@ -224,9 +245,11 @@ class CppPrinter : public CLikePrinter {
   // them into vectors (Clang 16 made 256-bit gathers of them, 25% slower).
   // Measured against `omp simd` (512- and 256-bit gathers), 8 partial sums
   // and the copies without the asm statements, this was the fastest row sum
-  // through GCC 12 and Clang 16 alike (bench/spmv_fp, tcc_spmv_variants):
-  // gathers cost about as much as the scalar loads they replace, and four
-  // independent chains hide the add latency a single sum waits on.
+  // through Clang 16, and through GCC on short rows (bench/spmv_fp,
+  // tcc_spmv_variants): gathers cost about as much as the scalar loads they
+  // replace, and four independent chains hide the add latency a single sum
+  // waits on. (GCC's own vectorized loop is faster on longer rows in cache:
+  // see kShortestGatherVector.)
   // Out of cache the scalar loop keeps fewer loads in flight than gathers
   // do, so each iteration prefetches the streams it reads at the loop
   // variable (crd, vals) kPrefetchDistance entries ahead: on the 16-core
@@ -236,6 +259,82 @@ class CppPrinter : public CLikePrinter {
   static constexpr int kPartialSums = 4;
   static constexpr int kPrefetchDistance = 256;
   static_assert(kPartialSums == 4, "the partial sums are added as (s + s_u1) + (s_u2 + s_u3)");
+
+  // Through GCC the partial sums lost to its own vectorized loop (256-bit
+  // gathers, what TACO's -O3 -ffast-math build gets) on rows of a dozen
+  // entries and more (0.65x TACO-style on dnn_n1024_l1, 32 a row, on the
+  // Xeon host; on the 2-core VM this brought GCC's fast SpMV from 1.05x to
+  // 1.18x the TACO-style loop, and 1.3-1.5x on rows of 17-101). So when a
+  // function's only sums that need reassociating are such gather sums (no
+  // register tiles: reassociation let GCC vectorize those across their
+  // sums), the function is marked to let GCC reassociate
+  // (`optimize("associative-math", "no-signed-zeros")`, at 256 bits), and a
+  // row of kShortestGatherVector or more entries first runs as one plain
+  // loop, which GCC vectorizes; shorter rows skip it and take the partial
+  // sums, whose tail holds an empty asm statement so GCC does not vectorize
+  // (and test for) a loop of at most three entries. Clang ignores the
+  // attribute and never sees the loop.
+  static constexpr int kShortestGatherVector = 16;
+
+  // The attributes above are GCC's; on x86 only (prefer-vector-width).
+  static constexpr const char* kIfGccOnX86 = "#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)";
+
+  // Whether the function holds a register-tiled nest and no loop whose
+  // pragma reduces across vector lanes or threads (a vectorize or parallel
+  // schedule with a reduction), whose sums a wider vector would regroup.
+  static bool tilesAloneWantVectors(const Function& function) {
+    struct Scan : IRVisitor {
+      bool tiled = false, reduces = false;
+      void visit(const For* op) override {
+        if (findDenseRowNest(op)) tiled = true;
+        if (!op->reductions.empty() || op->loopKind == LoopKind::Vectorized) reduces = true;
+        IRVisitor::visit(op);
+      }
+    } scan;
+    function.body.accept(scan);
+    return scan.tiled && !scan.reduces;
+  }
+
+  // Out of cache the vectorized loop keeps fewer loads in flight than the
+  // partial sums with their prefetch (the TACO-style loop moved 0.77-0.89x
+  // their bytes on the Xeon host), so it runs only while the inputs hold at
+  // most kStreamingValues stored values in all (about 48 MB of CSR doubles
+  // and coordinates): checked once a call, from the tensors' sizes.
+  static constexpr int64_t kStreamingValues = int64_t(1) << 22;
+  static constexpr const char* kStreamingFlag = "tcc_inputs_stream";
+
+  void printStreamingSwitch(const Function& function) {
+    out_ << kIfGccOnX86 << "\n";
+    indent();
+    out_ << "// fp fast: inputs of more than " << kStreamingValues
+         << " stored values stream from memory: their rows all take the partial sums\n";
+    indent();
+    out_ << "const bool " << kStreamingFlag << " = ";
+    bool first = true;
+    for (const auto& parameter : function.parameters) {
+      if (parameter.isOutput) continue;
+      out_ << (first ? "" : " + ") << "(int64_t)" << parameter.name << "->vals_size";
+      first = false;
+    }
+    if (first) out_ << "0";
+    out_ << " > " << kStreamingValues << "LL;\n";
+    out_ << "#endif\n";
+  }
+
+  // Whether the function holds a fast-mode gather sum and no register-tiled
+  // nest.
+  static bool gatherSumsAloneNeedReassociation(const Function& function) {
+    struct Scan : IRVisitor {
+      bool gatherSum = false, tiled = false;
+      void visit(const For* op) override {
+        if (findDenseRowNest(op)) tiled = true;
+        if (!simdSumReductions(op).empty() && readsThroughLoadedIndex(op)) gatherSum = true;
+        IRVisitor::visit(op);
+      }
+    } scan;
+    function.body.accept(scan);
+    return scan.gatherSum && !scan.tiled;
+  }
 
   // A row of fewer than kPartialSums entries runs only the in-order tail,
   // as strict mode would: no partial sums to set up and add.
@@ -257,6 +356,23 @@ class CppPrinter : public CLikePrinter {
     ++depth_;
     indent();
     out_ << cTypeName(op->var.type()) << " " << var << " = " << text(op->begin) << ";\n";
+    if (vectorizesGatherSums_) {
+      out_ << kIfGccOnX86 << "\n";
+      indent();
+      out_ << "// fp fast: in cache, a row of " << kShortestGatherVector << " or more entries as one loop GCC vectorizes\n";
+      indent();
+      out_ << "if (!" << kStreamingFlag << " && " << end << " - " << var << " >= " << kShortestGatherVector << ") {\n";
+      nested([&] {
+        indent();
+        out_ << "for (; " << var << " < " << end << "; " << var << "++) {\n";
+        body(op->body);
+        indent();
+        out_ << "}\n";
+      });
+      indent();
+      out_ << "}\n";
+      out_ << "#endif\n";
+    }
     indent();
     out_ << "if (" << unrolledCondition << ") {\n";
     nested([&] {
@@ -296,6 +412,12 @@ class CppPrinter : public CLikePrinter {
     out_ << "}\n";
     indent();
     out_ << "for (; " << var << " < " << end << "; " << var << "++) {\n";
+    if (vectorizesGatherSums_) {
+      nested([&] {
+        indent();
+        out_ << "__asm__(\"\");  // keeps GCC from vectorizing the last few\n";
+      });
+    }
     body(op->body);
     indent();
     out_ << "}\n";
@@ -349,6 +471,7 @@ class CppPrinter : public CLikePrinter {
 
   FloatingPointMode floatingPoint_;
   bool printingShortLoop_ = false;
+  bool vectorizesGatherSums_ = false;  // see kShortestGatherVector
 };
 
 std::string joined(const std::vector<std::string>& flags) {

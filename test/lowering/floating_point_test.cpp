@@ -30,13 +30,14 @@ const char* const kSpmm = "tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor 
 const char* const kMttkrp = "tensor A(I, J) : dense\ntensor B(I, K, L) : csf\ntensor C(K, J) : dense\n"
                             "tensor D(L, J) : dense\nA(i,j) = B(i,k,l) * C(k,j) * D(l,j)\n";
 
-// Row i holds i % 13 entries: every count of fast mode's four partial sums
-// and their tail, empty rows included.
+// Row i holds i % 41 entries: every count of fast mode's four partial sums
+// and their tail, empty rows included, and rows on both sides of the
+// length from which GCC runs a row as its own vectorized loop (16).
 rt::Coo rowsOfEveryLength() {
-  rt::Coo coo = rt::Coo::ofShape({40, 31});
-  for (int32_t i = 0; i < 40; ++i)
-    for (int32_t k = 0; k < i % 13; ++k) {
-      int32_t c[2] = {i, (7 * k + i) % 31};
+  rt::Coo coo = rt::Coo::ofShape({90, 53});
+  for (int32_t i = 0; i < 90; ++i)
+    for (int32_t k = 0; k < i % 41; ++k) {
+      int32_t c[2] = {i, (7 * k + i) % 53};
       coo.push(c, 0.3 + 0.5 * k - 0.125 * i);
     }
   return coo;
@@ -47,7 +48,7 @@ std::vector<ProgramCase> programCases() {
   const int32_t n = bus.dims[0];
   return {
       {"SpMV", kSpmv, {{"A", randomSparse({61, 47}, 0.2, 11)}, {"x", randomDense({47}, 12)}}},
-      {"SpMVRowLengths", kSpmv, {{"A", rowsOfEveryLength()}, {"x", randomDense({31}, 35)}}},
+      {"SpMVRowLengths", kSpmv, {{"A", rowsOfEveryLength()}, {"x", randomDense({53}, 35)}}},
       {"SpMVReal", kSpmv, {{"A", realMatrix("bcsstk13.mtx")}, {"x", randomDense({2003}, 13)}}},
       {"SpMVCsc",
        "tensor y(I) : dense\ntensor A(I, J) : csc\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n",
@@ -147,6 +148,47 @@ TEST(FloatingPointMode, OnlySumsOverGatheredOperandsGetPartialSums) {
   EXPECT_FALSE(contains(cpp, "partial sums")) << cpp;
   // Strict mode never splits a sum.
   EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp, "partial sums"));
+}
+
+TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
+  CompileOptions fast;
+  fast.floatingPoint = FloatingPointMode::Fast;
+  const std::string reassociate = "optimize(\"associative-math\", \"no-signed-zeros\")";
+  std::string spmv = lowerProgram(Program::fromText(kSpmv, "test.tc"), fast).cpp;
+  EXPECT_TRUE(contains(spmv, reassociate)) << spmv;
+  EXPECT_TRUE(contains(spmv, "if (!tcc_inputs_stream && pA2_end - pA2 >= 16) {")) << spmv;
+  // Out of cache every row keeps the partial sums and their prefetch.
+  EXPECT_TRUE(contains(spmv, "const bool tcc_inputs_stream = (int64_t)A->vals_size + (int64_t)x->vals_size > ")) << spmv;
+  EXPECT_TRUE(contains(spmv, "ty_u3 += ")) << spmv;  // shorter rows, and every row through Clang
+  // SpMM's register tiles: reassociation let GCC vectorize across their sums.
+  EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmm, "test.tc"), fast).cpp, "associative-math"));
+  // Strict: no reassociation anywhere; SpMM's tiles at 512 bits, SpMV as before.
+  std::string strictSpmv = lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp;
+  EXPECT_FALSE(contains(strictSpmv, "__attribute__((")) << strictSpmv;
+  std::string strictSpmm = lowerProgram(Program::fromText(kSpmm, "test.tc")).cpp;
+  EXPECT_TRUE(contains(strictSpmm, "__attribute__((target(\"prefer-vector-width=512\")))")) << strictSpmm;
+  EXPECT_FALSE(contains(strictSpmm, "associative-math")) << strictSpmm;
+}
+
+// The printed code takes GCC's path only through the system compiler: fast
+// sums there against the reference, rows of every length up to 40 entries
+// (both sides of the vectorized loop's threshold) and a real matrix.
+TEST(FloatingPointMode, FastSumsThroughTheSystemCompilerMatchTheReference) {
+  CompileOptions options;
+  options.floatingPoint = FloatingPointMode::Fast;
+  options.backend = jit::Backend::SystemCompiler;
+  rt::Coo real = realMatrix("bcsstk13.mtx");
+  for (const auto& [name, dsl, inputs] :
+       {std::tuple("SpMVRowLengths", kSpmv,
+                   std::map<std::string, rt::Coo>{{"A", rowsOfEveryLength()}, {"x", randomDense({53}, 36)}}),
+        std::tuple("SpMVReal", kSpmv,
+                   std::map<std::string, rt::Coo>{{"A", real}, {"x", randomDense({real.dims[1]}, 37)}}),
+        std::tuple("TTV", "tensor A(I, J) : dense\ntensor B(I, J, K) : csf\ntensor c(K) : dense\nA(i,j) = B(i,j,k) * c(k)\n",
+                   std::map<std::string, rt::Coo>{{"B", randomSparse({9, 10, 60}, 0.4, 38)}, {"c", randomDense({60}, 39)}})}) {
+    SCOPED_TRACE(name);
+    std::string source = expectProgramMatchesReference(dsl, inputs, options, 1e-9);
+    EXPECT_TRUE(contains(source, "associative-math")) << source;
+  }
 }
 
 TEST(FloatingPointMode, TheKernelCacheKeysOnTheMode) {

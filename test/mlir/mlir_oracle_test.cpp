@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "mlir_check.h"
 
@@ -158,6 +159,43 @@ TEST(MlirOracleTest, TimedSamplesThenTheResult) {
   ASSERT_TRUE(timesOnly.has_value());
   EXPECT_EQ(timesOnly->kernelSeconds.size(), 3u);
   EXPECT_TRUE(timesOnly->values.empty());
+}
+
+// Compiled ahead of time (for a machine without MLIR), in both storage
+// modes: the executable gives tcc's result when built and when run again
+// alone (runCompiled: no MLIR tool runs).
+TEST(MlirOracleTest, AheadOfTimeExecutableGivesTheSameResult) {
+  TCC_SKIP_WITHOUT_MLIR();
+  auto tools = mlirTools();
+  if (tools->translator.empty() || tools->clang.empty()) GTEST_SKIP() << "no mlir-translate-16 or clang-16";
+  Program program = Program::fromText(withFormat(kSpmv, "csr"), "spmv.tc");
+  rt::Coo a = realMatrix("bcsstk01");
+  std::map<std::string, Tensor> inputs{{"A", rt::pack(a, toRuntimeFormat(Format::csr()))},
+                                       {"x", rt::pack(randomDense({a.dims[1]}, 30), toRuntimeFormat(Format::denseOfOrder(1)))}};
+  std::vector<double> fromTcc = rt::toDense(compile(program).run(inputs).at("y"));
+  std::string folder = ::testing::TempDir() + "tcc_mlir_aot_test";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  for (const std::string pipeline : {"", "enable-runtime-library=false"}) {
+    SCOPED_TRACE(pipeline);
+    MlirRunOptions options;
+    options.repeats = 2;
+    options.sparseCompilerOptions = pipeline;
+    options.compileTo = folder + "/spmv" + (pipeline.empty() ? "_runtime" : "_codegen");
+    auto built = runThroughMlir(program, inputs, options);
+    ASSERT_TRUE(built.has_value());
+    EXPECT_EQ(built->kernelSeconds.size(), 2u);
+    EXPECT_EQ(built->toDense().values, fromTcc);
+
+    MlirRunOptions run;
+    run.repeats = 2;
+    run.runCompiled = options.compileTo;
+    run.libraryPath = std::filesystem::path(tools->cRunnerUtils).parent_path().string();
+    auto again = runThroughMlir(program, inputs, run);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(again->toDense().values, fromTcc);
+  }
+  std::filesystem::remove_all(folder);
 }
 
 TEST(MlirOracleTest, UnexportableProgramGivesNoResult) {

@@ -105,11 +105,49 @@ void runTool(const std::string& setup, const std::string& command, const fs::pat
   throw MlirToolError(what + why + ":\n" + readFile(errors) + "\nthe module:\n" + module);
 }
 
+// The lowered module as an executable, what `mlir-cpu-runner --O3 -e main`
+// would run: mlir-translate-16 to LLVM IR, then clang-16 -O3. The module's
+// @main returns nothing, so it is renamed and called from a C main that
+// returns 0.
+void compileAheadOfTime(const MlirTools& tools, const fs::path& lowered, const ScratchDirectory& scratch,
+                        const MlirRunOptions& options, const std::string& module) {
+  if (tools.translator.empty() || tools.clang.empty())
+    throw MlirToolError("mlir-translate-16 or clang-16 was not found when the build was configured");
+  fs::path llvmIr = scratch / "lowered.ll", renamed = scratch / "renamed.ll", entry = scratch / "entry.c",
+           errors = scratch / "errors.txt";
+  runTool("",
+          shellQuoted(tools.translator) + " --mlir-to-llvmir " + shellQuoted(lowered.string()) + " -o " +
+              shellQuoted(llvmIr.string()) + " 2> " + shellQuoted(errors.string()),
+          errors, "mlir-translate --mlir-to-llvmir", module, options.timeoutSeconds);
+  std::string ir = readFile(llvmIr);
+  std::ofstream renamedFile(renamed);
+  const std::string from = "@main(";
+  size_t done = 0;
+  for (size_t at = ir.find(from); at != std::string::npos; done = at + from.size(), at = ir.find(from, done))
+    renamedFile << std::string_view(ir).substr(done, at - done) << "@tcc_mlir_main(";
+  renamedFile << std::string_view(ir).substr(done);
+  renamedFile.close();
+  std::ofstream(entry) << "void tcc_mlir_main(void);\nint main(void) {\n  tcc_mlir_main();\n  return 0;\n}\n";
+  std::string flags;
+  for (const std::string& flag : options.compileFlags) {
+    flags += ' ';
+    flags += shellQuoted(flag);
+  }
+  fs::path libraries = fs::path(tools.cRunnerUtils).parent_path();
+  runTool("",
+          shellQuoted(tools.clang) + " -O3" + flags + " -Wno-override-module " + shellQuoted(renamed.string()) + " " +
+              shellQuoted(entry.string()) + " -o " + shellQuoted(options.compileTo) + " " +
+              shellQuoted(tools.cRunnerUtils) + " " + shellQuoted(tools.runnerUtils) + " -Wl,-rpath," +
+              shellQuoted(libraries.string()) + " 2> " + shellQuoted(errors.string()),
+          errors, "clang-16 -O3", module, options.timeoutSeconds);
+}
+
 }  // namespace
 
 std::optional<MlirTools> mlirTools(std::string* whyNot) {
 #ifdef TCC_MLIR_OPT
-  return MlirTools{TCC_MLIR_OPT, TCC_MLIR_CPU_RUNNER, TCC_MLIR_C_RUNNER_UTILS, TCC_MLIR_RUNNER_UTILS};
+  return MlirTools{TCC_MLIR_OPT, TCC_MLIR_CPU_RUNNER, TCC_MLIR_C_RUNNER_UTILS, TCC_MLIR_RUNNER_UTILS,
+                   TCC_MLIR_TRANSLATE, TCC_MLIR_CLANG};
 #else
   if (whyNot) *whyNot = TCC_MLIR_MISSING;
   return std::nullopt;
@@ -126,7 +164,7 @@ std::optional<MlirResult> runThroughMlir(const Program& program, const std::map<
                                          const MlirRunOptions& options) {
   std::string whyNot;
   auto tools = mlirTools(&whyNot);
-  if (!tools) throw MlirToolError(whyNot);
+  if (!tools && options.runCompiled.empty()) throw MlirToolError(whyNot);
   lowering::MlirKernel kernel;
   try {
     MlirExportOptions exportOptions;
@@ -164,21 +202,37 @@ std::optional<MlirResult> runThroughMlir(const Program& program, const std::map<
   fs::path source = scratch / "program.mlir", lowered = scratch / "lowered.mlir", printed = scratch / "printed.txt",
            errors = scratch / "errors.txt";
   std::ofstream(source) << module;
-  std::string pipeline = options.sparseCompilerOptions.empty()
-                             ? "--sparse-compiler"
-                             : "--sparse-compiler=" + shellQuoted(options.sparseCompilerOptions);
-  runTool("",
-          shellQuoted(tools->optimizer) + " " + pipeline + " " + shellQuoted(source.string()) + " -o " +
-              shellQuoted(lowered.string()) + " 2> " + shellQuoted(errors.string()),
-          errors, "mlir-opt --sparse-compiler", module, options.timeoutSeconds);
   // Large sparse outputs assembled through MLIR 16's runtime library crash
-  // the runner with the default 8 MiB stack (sparse add on bcsstk16, say).
-  std::string runtimeLibraries = shellQuoted(tools->cRunnerUtils + "," + tools->runnerUtils);
-  runTool("ulimit -s unlimited; ",
-          "env " + environment + shellQuoted(tools->runner) + " --O3 -e main -entry-point-result=void -shared-libs=" +
-              runtimeLibraries + " " + shellQuoted(lowered.string()) + " > " + shellQuoted(printed.string()) + " 2> " +
-              shellQuoted(errors.string()),
-          errors, "mlir-cpu-runner --O3", module, options.timeoutSeconds);
+  // the runner with the default 8 MiB stack (sparse add on bcsstk16, say);
+  // the same holds for a compiled program.
+  auto runExecutable = [&](const std::string& executable, const std::string& libraryPath) {
+    runTool("ulimit -s unlimited; ",
+            "env " + environment + "LD_LIBRARY_PATH=" + shellQuoted(libraryPath) + " " + shellQuoted(executable) +
+                " > " + shellQuoted(printed.string()) + " 2> " + shellQuoted(errors.string()),
+            errors, "the compiled MLIR program " + executable, module, options.timeoutSeconds);
+  };
+  if (!options.runCompiled.empty()) {
+    runExecutable(options.runCompiled, options.libraryPath);
+  } else {
+    std::string pipeline = options.sparseCompilerOptions.empty()
+                               ? "--sparse-compiler"
+                               : "--sparse-compiler=" + shellQuoted(options.sparseCompilerOptions);
+    runTool("",
+            shellQuoted(tools->optimizer) + " " + pipeline + " " + shellQuoted(source.string()) + " -o " +
+                shellQuoted(lowered.string()) + " 2> " + shellQuoted(errors.string()),
+            errors, "mlir-opt --sparse-compiler", module, options.timeoutSeconds);
+    if (!options.compileTo.empty()) {
+      compileAheadOfTime(*tools, lowered, scratch, options, module);
+      runExecutable(options.compileTo, fs::path(tools->cRunnerUtils).parent_path().string());
+    } else {
+      std::string runtimeLibraries = shellQuoted(tools->cRunnerUtils + "," + tools->runnerUtils);
+      runTool("ulimit -s unlimited; ",
+              "env " + environment + shellQuoted(tools->runner) + " --O3 -e main -entry-point-result=void -shared-libs=" +
+                  runtimeLibraries + " " + shellQuoted(lowered.string()) + " > " + shellQuoted(printed.string()) +
+                  " 2> " + shellQuoted(errors.string()),
+              errors, "mlir-cpu-runner --O3", module, options.timeoutSeconds);
+    }
+  }
 
   std::ifstream numbers(printed);
   int64_t number = 0;

@@ -26,6 +26,10 @@ struct MlirTools {
   std::string runner;        // mlir-cpu-runner-16
   std::string cRunnerUtils;  // libmlir_c_runner_utils.so
   std::string runnerUtils;   // libmlir_runner_utils.so
+  // For compiling ahead of time (MlirRunOptions::compileTo); empty when the
+  // build found none.
+  std::string translator;  // mlir-translate-16
+  std::string clang;       // clang-16
 };
 // nullopt (with the reason in `whyNot`) when the build found no MLIR 16 tools.
 std::optional<MlirTools> mlirTools(std::string* whyNot = nullptr);
@@ -53,6 +57,21 @@ struct MlirRunOptions {
   // Each tool is stopped after this long (MlirToolError): a crashing
   // runner can hang in its crash handler.
   int timeoutSeconds = 300;
+  // Ahead of time, for a machine without MLIR: when set, the lowered module
+  // is translated to LLVM IR (mlir-translate-16 --mlir-to-llvmir) and
+  // compiled by `clang-16 -O3 compileFlags` into this executable, linked
+  // against the runner libraries, which then runs in place of
+  // mlir-cpu-runner. The executable holds `repeats`, `callsPerSample`,
+  // `printResult` and the output's size; its inputs are read from files at
+  // run time.
+  std::string compileTo;
+  std::vector<std::string> compileFlags = {"-march=native"};
+  // When set: no MLIR tool runs; this executable (made by `compileTo`, here
+  // or elsewhere, from the same program with the same options) reads the
+  // inputs and prints, with `libraryPath` as LD_LIBRARY_PATH (the folder
+  // holding the runner libraries it was linked against).
+  std::string runCompiled;
+  std::string libraryPath;
 };
 
 struct MlirResult {
