@@ -201,7 +201,7 @@ Row measure(const std::string& kernelName, const std::string& input, const std::
         if (found == aot.manifest.end()) throw tcc::test::MlirToolError(name + " is not in " + aot.directory);
         std::tie(options.repeats, options.callsPerSample) = found->second;
         options.runCompiled = path;
-        options.libraryPath = aot.directory + "/lib";
+        options.runtimeLibraryDir = (std::filesystem::path(aot.directory) / "lib").string();
       }
     }
     auto fromMlir = tcc::test::runThroughMlir(program, inputs, options);

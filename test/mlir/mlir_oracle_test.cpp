@@ -190,7 +190,7 @@ TEST(MlirOracleTest, AheadOfTimeExecutableGivesTheSameResult) {
     MlirRunOptions run;
     run.repeats = 2;
     run.runCompiled = options.compileTo;
-    run.libraryPath = std::filesystem::path(tools->cRunnerUtils).parent_path().string();
+    run.runtimeLibraryDir = std::filesystem::path(tools->cRunnerUtils).parent_path().string();
     auto again = runThroughMlir(program, inputs, run);
     ASSERT_TRUE(again.has_value());
     EXPECT_EQ(again->toDense().values, fromTcc);

@@ -205,14 +205,14 @@ std::optional<MlirResult> runThroughMlir(const Program& program, const std::map<
   // Large sparse outputs assembled through MLIR 16's runtime library crash
   // the runner with the default 8 MiB stack (sparse add on bcsstk16, say);
   // the same holds for a compiled program.
-  auto runExecutable = [&](const std::string& executable, const std::string& libraryPath) {
+  auto runExecutable = [&](const std::string& executable, const std::string& runtimeLibraryDir) {
     runTool("ulimit -s unlimited; ",
-            "env " + environment + "LD_LIBRARY_PATH=" + shellQuoted(libraryPath) + " " + shellQuoted(executable) +
+            "env " + environment + "LD_LIBRARY_PATH=" + shellQuoted(runtimeLibraryDir) + " " + shellQuoted(executable) +
                 " > " + shellQuoted(printed.string()) + " 2> " + shellQuoted(errors.string()),
             errors, "the compiled MLIR program " + executable, module, options.timeoutSeconds);
   };
   if (!options.runCompiled.empty()) {
-    runExecutable(options.runCompiled, options.libraryPath);
+    runExecutable(options.runCompiled, options.runtimeLibraryDir);
   } else {
     std::string pipeline = options.sparseCompilerOptions.empty()
                                ? "--sparse-compiler"

@@ -68,10 +68,10 @@ struct MlirRunOptions {
   std::vector<std::string> compileFlags = {"-march=native"};
   // When set: no MLIR tool runs; this executable (made by `compileTo`, here
   // or elsewhere, from the same program with the same options) reads the
-  // inputs and prints, with `libraryPath` as LD_LIBRARY_PATH (the folder
+  // inputs and prints, with `runtimeLibraryDir` as LD_LIBRARY_PATH (the folder
   // holding the runner libraries it was linked against).
   std::string runCompiled;
-  std::string libraryPath;
+  std::string runtimeLibraryDir;
 };
 
 struct MlirResult {
