@@ -2,6 +2,8 @@
 // the caller binds gives what Kernel::run gives; bad requests are errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "kernel_check.h"
 #include "tcc/runtime/pack.h"
 
@@ -26,6 +28,30 @@ TEST(KernelEntryPoint, CalledOnBoundViewsItComputesWhatRunComputes) {
   EXPECT_EQ(rt::toDense(y), expected);
 
   EXPECT_THROW(kernel.entryPoint(1), Error);
+}
+
+// Kernel::run reads inputs that already have their declared format where
+// they are, converts the others, and gives back only the outputs.
+TEST(KernelRun, ReadsInputsInPlaceOrConvertedAndReturnsOnlyOutputs) {
+  Kernel kernel = compile(Program::fromText(
+      "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n", "spmv.tc"));
+  rt::Coo a = realMatrix("bcsstk01.mtx");
+  std::vector<double> dense = rt::toDense(rt::pack(a, rt::TensorFormat::dense(2)));
+  Tensor x = rt::pack(rt::randomUniform({a.dims[1]}, 1.0, 37), rt::TensorFormat::dense(1));
+  std::vector<double> xs = rt::toDense(x), expected(a.dims[0], 0.0);
+  for (int32_t i = 0; i < a.dims[0]; ++i)
+    for (int32_t j = 0; j < a.dims[1]; ++j) expected[i] += dense[size_t(i) * a.dims[1] + j] * xs[j];
+
+  for (const rt::TensorFormat& format : {rt::TensorFormat::csr(), rt::TensorFormat::csc()}) {
+    SCOPED_TRACE(format.toString());
+    Tensor A = rt::pack(a, format);
+    RunResult result = kernel.run({{"A", A}, {"x", x}}, RunOptions{});
+    ASSERT_EQ(result.tensors.size(), 1u);
+    std::vector<double> y = rt::toDense(result.tensors.at("y"));
+    ASSERT_EQ(y.size(), expected.size());
+    for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], expected[i], 1e-9 * (1 + std::abs(expected[i])));
+    EXPECT_EQ(rt::toDense(A), dense);  // inputs are left as they were
+  }
 }
 
 }  // namespace

@@ -124,7 +124,7 @@ struct RunOptions {
 };
 
 struct RunResult {
-  std::map<std::string, Tensor> tensors;  // outputs (and the inputs as bound)
+  std::map<std::string, Tensor> tensors;  // each statement's output (inputs are not copied back)
   std::vector<double> seconds;            // kernel time of each run (all statements)
   // Cuda: the GPU kernels the last run launched, in order (a default
   // mapping with two kernels launches the one the inputs' rows call for).

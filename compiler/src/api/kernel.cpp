@@ -100,22 +100,61 @@ Tensor toDeclared(const Tensor& tensor, const TensorVar& declared) {
 }
 
 // A bound tensor's storage is checked against its format's promises (a
-// kernel trusts them, and breaking one gives wrong numbers, not a crash),
-// then converted to the declared format where that differs.
-Tensor checkedInput(const std::string& name, const Tensor& tensor, const TensorVar& declared) {
+// kernel trusts them, and breaking one gives wrong numbers, not a crash).
+void checkInput(const std::string& name, const Tensor& tensor) {
   try {
     tensor.validate();
   } catch (const std::invalid_argument& broken) {
     throw Error("tensor " + name + " (" + tensor.format().toString() + ") does not keep its format's promises: " +
                 broken.what());
   }
-  try {
-    return toDeclared(tensor, declared);
-  } catch (const std::invalid_argument& refused) {
-    throw Error("tensor " + name + " cannot be converted to its declared format " + declared.format().toString() +
-                ": " + refused.what());
-  }
 }
+
+// The tensors a run reads and writes, by name: the caller's inputs are
+// borrowed where they already have their declared format and type (a
+// kernel never writes its inputs, so nothing is copied), converted inputs
+// and outputs are owned.
+class BoundTensors {
+ public:
+  void bindInput(const std::string& name, const Tensor& tensor, const TensorVar& declared) {
+    checkInput(name, tensor);
+    rt::TensorFormat format = toRuntimeFormat(declared.format());
+    rt::ValueType type = toRuntimeType(declared.datatype());
+    if (tensor.format() == format && tensor.valueType() == type) {
+      borrowed_.insert_or_assign(name, &tensor);
+      owned_.erase(name);
+      return;
+    }
+    try {
+      own(name, rt::convert(tensor, format, type));
+    } catch (const std::invalid_argument& refused) {
+      throw Error("tensor " + name + " cannot be converted to its declared format " + declared.format().toString() +
+                  ": " + refused.what());
+    }
+  }
+  void own(const std::string& name, Tensor tensor) {
+    owned_.insert_or_assign(name, std::move(tensor));
+    borrowed_.erase(name);
+  }
+  bool contains(const std::string& name) const { return owned_.count(name) || borrowed_.count(name); }
+  const Tensor& at(const std::string& name) const {
+    if (auto found = borrowed_.find(name); found != borrowed_.end()) return *found->second;
+    return owned_.at(name);
+  }
+  // The statements' outputs, moved out.
+  std::map<std::string, Tensor> takeOutputs(const std::vector<CompiledStatement>& statements) {
+    std::map<std::string, Tensor> outputs;
+    for (const auto& statement : statements) {
+      const std::string& name = statement.output.name();
+      if (auto found = owned_.find(name); found != owned_.end()) outputs.insert_or_assign(name, std::move(found->second));
+    }
+    return outputs;
+  }
+
+ private:
+  std::map<std::string, const Tensor*> borrowed_;
+  std::map<std::string, Tensor> owned_;
+};
 
 // An assembled output is validated as it is taken back; storage that breaks
 // its format is a compiler bug, reported as such rather than passed on.
@@ -178,11 +217,11 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
   if (options.repeat < 1) throw Error("repeat must be at least 1");
 
   ShapeBinder shapes;
-  std::map<std::string, Tensor> bound;
+  BoundTensors bound;
   for (const auto& [name, tensor] : inputs) {
     const TensorVar& declared = *program_.syntax().findTensor(name);
     shapes.bindTensor(declared, tensor.dims());
-    bound.insert_or_assign(name, checkedInput(name, tensor, declared));
+    bound.bindInput(name, tensor, declared);
   }
 
   RunResult result;
@@ -196,7 +235,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
     const CompiledStatement& statement = lowered_.statements[index];
     const ir::IndexStmt& source = program_.statements()[index];
     for (const auto& tensor : ir::tensorsRead(source))
-      if (!bound.count(tensor.name()) && !(tensor == statement.output))
+      if (!bound.contains(tensor.name()) && !(tensor == statement.output))
         throw Error("no input bound for tensor " + tensor.name());
     shapes.bindIndexVars(source);
     const auto* assignment = source.as<ir::AssignmentNode>();
@@ -247,7 +286,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       }
       rt::cuda::synchronize();
       deviceOutput.downloadValues(output.abiView());
-      bound.insert_or_assign(statement.output.name(), std::move(output));
+      bound.own(statement.output.name(), std::move(output));
       continue;
     }
     for (int run = 0; run < options.repeat; ++run) {
@@ -285,10 +324,10 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       if (status != 0) throw Error("kernel " + statement.function.name + " failed with status " + std::to_string(status));
       if (assembled) output = adoptOutput(std::move(views[outputSlot]), statement);
     }
-    bound.insert_or_assign(statement.output.name(),
-                           computed == statement.output ? std::move(output) : toDeclared(output, statement.output));
+    bound.own(statement.output.name(),
+              computed == statement.output ? std::move(output) : toDeclared(output, statement.output));
   }
-  result.tensors = std::move(bound);
+  result.tensors = bound.takeOutputs(lowered_.statements);
   return result;
 }
 

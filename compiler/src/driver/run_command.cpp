@@ -72,7 +72,7 @@ void addRunCommand(CLI::App& app) {
   command->add_option("FILE", options->path, "DSL file (.tc)")->required();
   command->add_option("--in", options->inputs, "Bind an input: NAME=FILE (.mtx or .tns)");
   command->add_option("--out", options->outputs, "Write an output: NAME=FILE (.mtx or .tns)");
-  command->add_option("--print", options->prints, "Print an output's stored entries");
+  command->add_option("--print", options->prints, "Print a tensor's stored entries (an output, or an input as read)");
   command->add_flag("--time", options->time, "Print compile time and the median kernel time");
   command->add_option("--repeat", options->repeat, "Run the kernels N times (median reported)")
       ->check(CLI::PositiveNumber)
@@ -176,16 +176,14 @@ void addRunCommand(CLI::App& app) {
           std::cout << "\n";
         }
       }
-      for (const auto& name : options->prints) {
-        auto found = result.tensors.find(name);
-        if (found == result.tensors.end()) throw Error("--print " + name + ": no tensor named " + name);
-        printEntries(name, found->second);
-      }
-      for (const auto& [name, file] : writes) {
-        auto found = result.tensors.find(name);
-        if (found == result.tensors.end()) throw Error("--out " + name + ": no tensor named " + name);
-        writeTensor(file, found->second);
-      }
+      // --print and --out name an output or an input (as read).
+      auto named = [&](const std::string& option, const std::string& name) -> const Tensor& {
+        if (auto found = result.tensors.find(name); found != result.tensors.end()) return found->second;
+        if (auto found = inputs.find(name); found != inputs.end()) return found->second;
+        throw Error(option + " " + name + ": no tensor named " + name);
+      };
+      for (const auto& name : options->prints) printEntries(name, named("--print", name));
+      for (const auto& [name, file] : writes) writeTensor(file, named("--out", name));
     } catch (const frontend::DiagnosticError& error) {
       std::cerr << error.what();
       throw CLI::RuntimeError(kExitUserError);
