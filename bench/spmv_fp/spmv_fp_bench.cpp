@@ -4,7 +4,12 @@
 // -march=native, as tcc's kernels get).
 //
 //   tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only] [--threads T]
-//                     [--backend system|clang] [MATRIX ...]
+//                     [--backend system|clang] [--kernel spmv|ttv] [MATRIX ...]
+//
+// --kernel ttv measures tensor-times-vector A(i,j) = B(i,j,k) * c(k) (B CSF,
+// A dense) the same way, one thread, on the same matrices with their rows
+// folded into B's first two modes (B(r / 8, r % 8, c) = M(r, c): every
+// fibre along k is a row of M), against TACO's loop for that statement.
 //
 // --backend picks how tcc's kernels (and the triad) are compiled: the
 // in-process Clang JIT where the build has it (the default), or the system
@@ -19,8 +24,8 @@
 // schedule (the TACO-style loop). Only the calls are timed (the kernels'
 // entry points on views bound once, y allocated once); in cache the fast
 // kernel is also timed through Kernel::run, which binds the inputs and
-// allocates y inside each call. Rounds interleave the variants; times are
-// medians of all samples. Every result is checked against strict tcc.
+// allocates y inside each call. Calls go round robin over the variants;
+// times are medians of all samples. Every result is checked against strict tcc.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -66,14 +71,40 @@ extern "C" void taco_spmv(int A1_dimension, const long long* A2_pos, const int* 
 )";
 using TacoSpmv = void (*)(int, const long long*, const int*, const double*, const double*, double*);
 
+// TACO's compute loop for A(i,j) = B(i,j,k) * c(k), B CSF and A dense, as
+// above. One thread only.
+const char* const kTacoStyleTtv = R"(
+extern "C" void taco_ttv(int A2_dimension, const long long* B1_pos, const int* B1_crd, const long long* B2_pos,
+                         const int* B2_crd, const long long* B3_pos, const int* B3_crd, const double* B_vals,
+                         const double* c_vals, double* A_vals) {
+  for (long long iB = B1_pos[0]; iB < B1_pos[1]; iB++) {
+    int i = B1_crd[iB];
+    for (long long jB = B2_pos[iB]; jB < B2_pos[(iB + 1)]; jB++) {
+      int j = B2_crd[jB];
+      long long jA = (long long)i * A2_dimension + j;
+      double tkA_val = 0.0;
+      for (long long kB = B3_pos[jB]; kB < B3_pos[(jB + 1)]; kB++) {
+        int k = B3_crd[kB];
+        tkA_val += B_vals[kB] * c_vals[k];
+      }
+      A_vals[jA] = tkA_val;
+    }
+  }
+}
+)";
+using TacoTtv = void (*)(int, const long long*, const int*, const long long*, const int*, const long long*, const int*,
+                         const double*, const double*, double*);
+
 const char* const kSpmv = "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n";
+const char* const kTtv =
+    "tensor A(I, J) : dense\ntensor B(I, J, K) : csf\ntensor c(K) : dense\nA(i,j) = B(i,j,k) * c(k)\n";
 const char* const kParallelSchedule = "schedule { parallelize(i, CPUThread, NoRaces) }\n";
 
-tcc::Kernel compileSpmv(tcc::frontend::FloatingPointMode mode, bool parallel, tcc::jit::Backend backend) {
+tcc::Kernel compileKernel(bool ttv, tcc::frontend::FloatingPointMode mode, bool parallel, tcc::jit::Backend backend) {
   tcc::CompileOptions options;
   options.floatingPoint = mode;
   options.backend = backend;
-  std::string text = std::string(kSpmv) + (parallel ? kParallelSchedule : "");
+  std::string text = std::string(ttv ? kTtv : kSpmv) + (parallel ? kParallelSchedule : "");
   return tcc::compile(tcc::Program::fromText(text, "spmv.tc"), options);
 }
 
@@ -138,8 +169,76 @@ double fastThroughRun(const tcc::rt::Coo& coo, const tcc::Kernel& fast, int repe
   return median(samples);
 }
 
-// Every variant writes into the same y, allocated once, and only the call
-// is timed.
+// Every variant writes into the same output, allocated once, and only the
+// call is timed; `row` comes with its name, sizes and bytes.
+void measure(Row& row, tcc_tensor** pointers, const double* out, size_t outSize, Entry strict, Entry fast,
+             const std::function<void()>& taco, int repeat, int rounds) {
+  auto result = [&] { return std::vector<double>(out, out + outSize); };
+  if (strict(pointers) != 0 || fast(pointers) != 0) throw std::runtime_error("kernel failed");
+  strict(pointers);
+  std::vector<double> strictOut = result();
+  fast(pointers);
+  row.fastDifference = relativeDifference(result(), strictOut);
+  taco();
+  row.tacoDifference = relativeDifference(result(), strictOut);
+  std::vector<double> strictSamples, fastSamples, tacoSamples;
+  // Round robin, one call of each in turn: a change in the machine's load
+  // falls on all three alike.
+  for (int round = 0; round < rounds; ++round)
+    for (int r = 0; r < repeat; ++r) {
+      strictSamples.push_back(seconds([&] { strict(pointers); }));
+      fastSamples.push_back(seconds([&] { fast(pointers); }));
+      tacoSamples.push_back(seconds(taco));
+    }
+  row.strict = median(strictSamples);
+  row.fast = median(fastSamples);
+  row.taco = median(tacoSamples);
+}
+
+// TTV's input: the matrix's rows folded into the first two modes, B(r / 8,
+// r % 8, c) = M(r, c), so each fibre along k is one of the matrix's rows.
+tcc::rt::Coo foldedRows(const tcc::rt::Coo& matrix) {
+  tcc::rt::Coo folded = tcc::rt::Coo::ofShape({(matrix.dims[0] + 7) / 8, 8, matrix.dims[1]});
+  folded.reserve(matrix.nnz());
+  for (size_t k = 0; k < matrix.nnz(); ++k) {
+    const int32_t r = matrix.coords[0][k];
+    const int32_t c[3] = {r / 8, r % 8, matrix.coords[1][k]};
+    folded.push(c, matrix.values[k]);
+  }
+  return folded;
+}
+
+Row measureTtv(const std::string& name, const tcc::rt::Coo& matrix, Entry strict, Entry fast, TacoTtv taco,
+               int repeat, int rounds) {
+  tcc::rt::Coo coo = foldedRows(matrix);
+  tcc::Tensor B = tcc::rt::pack(coo, tcc::toRuntimeFormat(tcc::Format::csf(3)));
+  tcc::Tensor c = tcc::rt::pack(tcc::rt::randomUniform({coo.dims[2]}, 1.0, 7),
+                                tcc::toRuntimeFormat(tcc::Format::denseOfOrder(1)));
+  tcc::Tensor A({coo.dims[0], coo.dims[1]}, tcc::toRuntimeFormat(tcc::Format::denseOfOrder(2)),
+                tcc::rt::ValueType::Float64);
+  tcc_tensor views[3] = {A.abiView(), B.abiView(), c.abiView()};
+  tcc_tensor* pointers[3] = {&views[0], &views[1], &views[2]};
+  const tcc_tensor& b = views[1];
+  auto level = [&](int l) { return reinterpret_cast<const long long*>(b.levels[l].pos); };
+  const auto* vals = static_cast<const double*>(b.vals);
+  const auto* cVals = static_cast<const double*>(views[2].vals);
+  auto* aVals = static_cast<double*>(views[0].vals);
+  const int64_t fibres = level(1)[level(0)[1]];
+  Row row{name, fibres, static_cast<int64_t>(coo.nnz())};
+  // pos and crd of the three levels, vals, c, and A's entries the fibres write
+  row.bytes = 8.0 * (fibres + level(0)[1] + 3) + 4.0 * (fibres + level(0)[1]) + 12.0 * coo.nnz() +
+              8.0 * coo.dims[2] + 8.0 * fibres;
+  const size_t outSize = size_t(coo.dims[0]) * coo.dims[1];
+  const int j = coo.dims[1];
+  measure(row, pointers, aVals, outSize, strict, fast,
+          [&] {
+            taco(j, level(0), b.levels[0].crd, level(1), b.levels[1].crd, level(2), b.levels[2].crd, vals, cVals,
+                 aVals);
+          },
+          repeat, rounds);
+  return row;
+}
+
 Row measureDirect(const std::string& name, const tcc::rt::Coo& coo, Entry strict, Entry fast, TacoSpmv taco,
                   int repeat, int rounds) {
   tcc::Tensor A = tcc::rt::pack(coo, tcc::toRuntimeFormat(tcc::Format::csr()));
@@ -153,28 +252,10 @@ Row measureDirect(const std::string& name, const tcc::rt::Coo& coo, Entry strict
   const auto* vals = static_cast<const double*>(views[1].vals);
   const auto* xVals = static_cast<const double*>(views[2].vals);
   auto* yVals = static_cast<double*>(views[0].vals);
-  const size_t rows = coo.dims[0];
-  auto result = [&] { return std::vector<double>(yVals, yVals + rows); };
-
   Row row{name, coo.dims[0], static_cast<int64_t>(coo.nnz())};
   row.bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
-  if (strict(pointers) != 0 || fast(pointers) != 0) throw std::runtime_error("SpMV kernel failed");
-  strict(pointers);
-  std::vector<double> strictY = result();
-  fast(pointers);
-  row.fastDifference = relativeDifference(result(), strictY);
-  taco(coo.dims[0], pos, crd, vals, xVals, yVals);
-  row.tacoDifference = relativeDifference(result(), strictY);
-  std::vector<double> strictSamples, fastSamples, tacoSamples;
-  for (int round = 0; round < rounds; ++round) {
-    for (int r = 0; r < repeat; ++r) strictSamples.push_back(seconds([&] { strict(pointers); }));
-    for (int r = 0; r < repeat; ++r) fastSamples.push_back(seconds([&] { fast(pointers); }));
-    for (int r = 0; r < repeat; ++r)
-      tacoSamples.push_back(seconds([&] { taco(coo.dims[0], pos, crd, vals, xVals, yVals); }));
-  }
-  row.strict = median(strictSamples);
-  row.fast = median(fastSamples);
-  row.taco = median(tacoSamples);
+  measure(row, pointers, yVals, size_t(coo.dims[0]), strict, fast,
+          [&] { taco(coo.dims[0], pos, crd, vals, xVals, yVals); }, repeat, rounds);
   return row;
 }
 
@@ -201,6 +282,7 @@ int main(int argc, char** argv) {
   int repeat = 20, rounds = 3;
   bool inCacheOnly = false;
   int threads = 1;
+  bool ttv = false;  // TTV on the matrices' rows folded into fibres instead of SpMV
   tcc::jit::Backend backend = tcc::CompileOptions{}.backend;
   std::vector<std::string> matrices;
   for (int i = 1; i < argc; ++i) {
@@ -209,15 +291,22 @@ int main(int argc, char** argv) {
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--in-cache-only") inCacheOnly = true;
     else if (arg == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--kernel" && i + 1 < argc &&
+             (argv[i + 1] == std::string("spmv") || argv[i + 1] == std::string("ttv")))
+      ttv = argv[++i] == std::string("ttv");
     else if (arg == "--backend" && i + 1 < argc &&
              (argv[i + 1] == std::string("system") || argv[i + 1] == std::string("clang")))
       backend = argv[++i] == std::string("system") ? tcc::jit::Backend::SystemCompiler
                                                    : tcc::jit::Backend::ClangInterpreter;
     else if (arg.rfind("--", 0) == 0) {
       std::cerr << "usage: tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only] [--threads T]\n"
-                   "                         [--backend system|clang] [MATRIX ...]\n";
+                   "                         [--backend system|clang] [--kernel spmv|ttv] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
+  }
+  if (ttv && threads > 1) {
+    std::cerr << "tcc_spmv_fp_bench: --kernel ttv runs on one thread only\n";
+    return 2;
   }
   if (matrices.empty())
     matrices = {"bcsstk16", "bayer10", "bcsstk13", "dnn_n1024_l1", "Franz6_id1959_aug", "mbeacxc",
@@ -235,8 +324,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const bool parallel = threads > 1;
-  tcc::Kernel strict = compileSpmv(tcc::frontend::FloatingPointMode::Strict, parallel, backend);
-  tcc::Kernel fast = compileSpmv(tcc::frontend::FloatingPointMode::Fast, parallel, backend);
+  tcc::Kernel strict = compileKernel(ttv, tcc::frontend::FloatingPointMode::Strict, parallel, backend);
+  tcc::Kernel fast = compileKernel(ttv, tcc::frontend::FloatingPointMode::Fast, parallel, backend);
   tcc::jit::CompileOptions tacoFlags;
   tacoFlags.backend = tcc::jit::Backend::SystemCompiler;
   tacoFlags.openmp = parallel;
@@ -250,8 +339,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "expected %d threads, the OpenMP runtime runs %d\n", threads, triadThreads);
     return 1;
   }
-  auto tacoModule = tcc::jit::compile(kTacoStyleSpmv, tacoFlags);
-  auto taco = tacoModule->function<TacoSpmv>("taco_spmv");
+  auto tacoModule = tcc::jit::compile(ttv ? kTacoStyleTtv : kTacoStyleSpmv, tacoFlags);
+  auto run = [&](const std::string& name, const tcc::rt::Coo& coo, int reps) {
+    return ttv ? measureTtv(name, coo, strict.entryPoint(0), fast.entryPoint(0),
+                            tacoModule->function<TacoTtv>("taco_ttv"), reps, rounds)
+               : measureDirect(name, coo, strict.entryPoint(0), fast.entryPoint(0),
+                               tacoModule->function<TacoSpmv>("taco_spmv"), reps, rounds);
+  };
+  const char* kernelName = ttv ? "TTV, A(i,j) = B(i,j,k) * c(k), B the matrix's rows folded: B(r/8, r%8, c)" : "SpMV";
+  const char* rowsName = ttv ? "fibres" : "rows";
 
   int status = 0;
   auto checked = [&](const Row& row) {
@@ -259,14 +355,15 @@ int main(int argc, char** argv) {
   };
   if (!parallel) {
     std::vector<double> overStrict, overFast;
-    std::printf("In cache (one thread; > 1: tcc faster)\n\n");
-    std::printf("| matrix | rows | nnz | strict us | fast us | TACO-style us | TACO/strict | TACO/fast | "
+    std::printf("%s in cache (one thread; > 1: tcc faster)\n\n", kernelName);
+    std::printf("| matrix | %s | nnz | strict us | fast us | TACO-style us | TACO/strict | TACO/fast | "
                 "fast rel diff | fast through run() us |\n"
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+                rowsName);
     for (const auto& name : matrices) {
       tcc::rt::Coo coo = readMatrix(name);
-      Row row = measureDirect(name, coo, strict.entryPoint(0), fast.entryPoint(0), taco, repeat, rounds);
-      double throughRun = fastThroughRun(coo, fast, repeat, rounds);
+      Row row = run(name, coo, repeat);
+      double throughRun = ttv ? NAN : fastThroughRun(coo, fast, repeat, rounds);
       checked(row);
       overStrict.push_back(row.taco / row.strict);
       overFast.push_back(row.taco / row.fast);
@@ -283,16 +380,17 @@ int main(int argc, char** argv) {
   const std::vector<std::pair<std::string, std::string>> scaleUps = {
       {"bcsstk16", "LF10"}, {"bayer10", "cage5"}, {"bcsstk13", "mesh1e1"}, {"dnn_n1024_l1", "gent113"},
       {"mbeacxc", "bcspwr03"}};
-  std::printf("\nOut of cache: Kronecker scale-ups, %d thread%s, bandwidth against a STREAM triad on as many\n\n",
-              threads, threads > 1 ? "s" : "");
-  std::printf("| matrix | rows | nnz | MB moved | strict GB/s | fast GB/s | TACO-style GB/s | triad GB/s | "
-              "fast / triad | TACO/fast time |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("\n%s out of cache: Kronecker scale-ups, %d thread%s, bandwidth against a STREAM triad on as many\n\n",
+              kernelName, threads, threads > 1 ? "s" : "");
+  std::printf("| matrix | %s | nnz | MB moved | strict GB/s | fast GB/s | TACO-style GB/s | triad GB/s | "
+              "fast / triad | TACO/fast time |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+              rowsName);
   for (const auto& [big, small] : scaleUps) {
     std::string name = "kron(" + big + "," + small + ")";
     tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
     int scaledRepeat = std::max(1, repeat / 4);
     double triad = streamTriadBytesPerSecond(*triadModule, scaledRepeat);  // just before, same load
-    Row row = measureDirect(name, coo, strict.entryPoint(0), fast.entryPoint(0), taco, scaledRepeat, rounds);
+    Row row = run(name, coo, scaledRepeat);
     triad = 0.5 * (triad + streamTriadBytesPerSecond(*triadModule, scaledRepeat));  // and just after
     checked(row);
     std::printf("| %s | %lld | %lld | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", name.c_str(),

@@ -8,10 +8,13 @@
 //                     [--only NAME[@512|@dflt],...]
 //
 // In cache: the 14 real matrices of tcc_spmv_fp_bench, one thread, y
-// allocated once (only the call is timed). Between: four Kronecker
-// scale-ups of 1.4-6.9 M entries. Out of cache: three Kronecker
+// allocated once (only the call is timed). Between: five Kronecker
+// scale-ups of 1.4-6.9 M entries, around the printed kernel's switch to
+// streaming. Out of cache: three Kronecker
 // scale-ups against a one-thread STREAM triad. Prints times relative to the
-// TACO-style loop (> 1: the variant is faster) and their geomeans.
+// TACO-style loop (> 1: the variant is faster) and their geomeans. The
+// column tcc_fast is the kernel tcc prints for fast mode (entry point on
+// bound views); calls go round robin over the variants.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -29,6 +32,22 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using Spmv = void (*)(int, const long long*, const int*, const double*, const double*, double*);
+
+// One call's arguments: the plain arrays for the hand-written loops, the
+// bound views for the kernel tcc prints.
+struct Call {
+  int n;
+  const long long* pos;
+  const int* crd;
+  const double* vals;
+  const double* x;
+  double* y;
+  tcc_tensor** tensors;  // y, A, x
+};
+using Variant = std::function<void(const Call&)>;
+Variant plain(Spmv f) {
+  return [f](const Call& c) { f(c.n, c.pos, c.crd, c.vals, c.x, c.y); };
+}
 
 double seconds(const std::function<void()>& body) {
   auto start = Clock::now();
@@ -343,6 +362,103 @@ HYB_ASSOC(hyb_assoc16t, 16, false, true)
 HYB_ASSOC(hyb_assoc16t_pf, 16, true, true)
 HYB_ASSOC(assoc_pf, 0, true, true)
 HYB_ATTR(hyb_assoc16t_w512, 16, false, true, ASSOC512)
+// In cache, short rows: rows of >= MIN entries as the attribute's
+// vectorized loop; rows of fewer than SEQ entries as one in-order loop (an
+// empty asm statement keeps it scalar: one loop exit to predict instead of
+// two; ADD: each product kept apart from its add, an add's latency on the
+// chain instead of a fused multiply-add's); the rest as partial sums, with
+// the prefetch only if PF.
+#define SEQ_ENTRY(ADD)                                                                                                \
+  {                                                                                                                   \
+    __asm__("");                                                                                                      \
+    int j = crd[p];                                                                                                   \
+    long long q = (long long)j;                                                                                       \
+    double m = vals[p] * x[q];                                                                                        \
+    if (ADD) __asm__("" : "+x"(m));                                                                                   \
+    t += m;                                                                                                           \
+  }
+#define HYB_SHORT(NAME, MIN, SEQ, PF) HYB_SHORT_ADD(NAME, MIN, SEQ, PF, false)
+#define HYB_SHORT_ADD(NAME, MIN, SEQ, PF, ADD)                                                                      \
+extern "C" ASSOC void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  ROWS {                                                                                                              \
+    double t = 0.0;                                                                                                   \
+    long long end = pos[i + 1];                                                                                       \
+    long long p = pos[i];                                                                                             \
+    if (end - p >= MIN) {                                                                                             \
+      for (; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }                      \
+    } else if (end - p < SEQ) {                                                                                       \
+      for (; p < end; p++) SEQ_ENTRY(ADD)                                                                           \
+    } else {                                                                                                          \
+      double t1 = 0.0, t2 = 0.0, t3 = 0.0;                                                                            \
+      for (; p + 4 <= end; p += 4) {                                                                                  \
+        if (PF) {                                                                                                     \
+          __builtin_prefetch((const void*)((unsigned long)(vals + p) + 256 * 8));                                   \
+          __builtin_prefetch((const void*)((unsigned long)(crd + p) + 256 * 4));                                    \
+        }                                                                                                             \
+        int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q];                                              \
+        __asm__("" ::: "memory");                                                                                     \
+        int j_1 = crd[p + 1]; long long q_1 = (long long)j_1; t1 += vals[p + 1] * x[q_1];                             \
+        __asm__("" ::: "memory");                                                                                     \
+        int j_2 = crd[p + 2]; long long q_2 = (long long)j_2; t2 += vals[p + 2] * x[q_2];                             \
+        __asm__("" ::: "memory");                                                                                     \
+        int j_3 = crd[p + 3]; long long q_3 = (long long)j_3; t3 += vals[p + 3] * x[q_3];                             \
+      }                                                                                                               \
+      t = (t + t1) + (t2 + t3);                                                                                       \
+      for (; p < end; p++) { __asm__(""); int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }         \
+    }                                                                                                                 \
+    y[i] = t;                                                                                                         \
+  }                                                                                                                   \
+}
+HYB_SHORT(hyb16_nopf, 16, 0, false)
+HYB_SHORT(hyb8_nopf, 8, 0, false)
+HYB_SHORT(hyb16_seq8, 16, 8, false)
+HYB_SHORT(hyb16_seq, 16, 16, false)
+HYB_SHORT(hyb8_seq, 8, 8, false)
+HYB_SHORT_ADD(hyb16_seqadd, 16, 16, false, true)
+HYB_SHORT_ADD(hyb16_seqadd8, 16, 8, false, true)
+// Streaming: rows of >= 16 entries in strips of STRIP entries, each
+// prefetching vals and crd DIST entries ahead (one prefetch a line); shorter
+// rows as the partial sums with their prefetch. hyb_assoc16t_pf is
+// STRIP_PF(32, 256).
+#define STRIP_PF(NAME, STRIP, DIST)                                                                                  \
+extern "C" ASSOC void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  ROWS {                                                                                                              \
+    double t = 0.0;                                                                                                   \
+    long long end = pos[i + 1];                                                                                       \
+    long long p = pos[i];                                                                                             \
+    if (end - p >= 16) {                                                                                              \
+      for (; p + STRIP <= end;) {                                                                                     \
+        for (unsigned long b = 0; b < STRIP * 8; b += 64)                                                             \
+          __builtin_prefetch((const void*)((unsigned long)(vals + p) + DIST * 8 + b));                              \
+        for (unsigned long b = 0; b < STRIP * 4; b += 64)                                                             \
+          __builtin_prefetch((const void*)((unsigned long)(crd + p) + DIST * 4 + b));                               \
+        const long long strip = p + STRIP;                                                                            \
+        for (; p < strip; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }                  \
+      }                                                                                                               \
+      for (; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }                      \
+    } else {                                                                                                          \
+      double t1 = 0.0, t2 = 0.0, t3 = 0.0;                                                                            \
+      for (; p + 4 <= end; p += 4) {                                                                                  \
+        __builtin_prefetch((const void*)((unsigned long)(vals + p) + 256 * 8));                                     \
+        __builtin_prefetch((const void*)((unsigned long)(crd + p) + 256 * 4));                                      \
+        int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q];                                              \
+        __asm__("" ::: "memory");                                                                                     \
+        int j_1 = crd[p + 1]; long long q_1 = (long long)j_1; t1 += vals[p + 1] * x[q_1];                             \
+        __asm__("" ::: "memory");                                                                                     \
+        int j_2 = crd[p + 2]; long long q_2 = (long long)j_2; t2 += vals[p + 2] * x[q_2];                             \
+        __asm__("" ::: "memory");                                                                                     \
+        int j_3 = crd[p + 3]; long long q_3 = (long long)j_3; t3 += vals[p + 3] * x[q_3];                             \
+      }                                                                                                               \
+      t = (t + t1) + (t2 + t3);                                                                                       \
+      for (; p < end; p++) { __asm__(""); int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }         \
+    }                                                                                                                 \
+    y[i] = t;                                                                                                         \
+  }                                                                                                                   \
+}
+STRIP_PF(strip32_d256, 32, 256)
+STRIP_PF(strip32_d512, 32, 512)
+STRIP_PF(strip64_d512, 64, 512)
+STRIP_PF(strip16_d256, 16, 256)
 )variants";
 
 const std::vector<std::string> kVariantNames = {
@@ -350,7 +466,12 @@ const std::vector<std::string> kVariantNames = {
     "acc4_pf128",  "acc4_pf256",  "acc4_pf512",  "acc4_pf1024", "simd8_len4",  "acc4_barrier_pf", "hybrid_len4",
     "hybrid_len8", "hybrid_dflt", "assoc_all",   "hyb_assoc8",  "hyb_assoc16", "hyb_assoc32",     "hyb_assoc8_pf",
     "hyb_assoc16_pf", "hyb_assoc32_pf", "hyb_assoc8t", "hyb_assoc16t", "hyb_assoc16t_pf", "assoc_pf",
-    "hyb_assoc16t_w512"};
+    "hyb_assoc16t_w512", "hyb16_nopf", "hyb8_nopf", "hyb16_seq8", "hyb16_seq", "hyb8_seq", "hyb16_seqadd",
+    "hyb16_seqadd8", "strip32_d256",
+    "strip32_d512", "strip64_d512", "strip16_d256"};
+
+// The column of the kernel tcc prints (SpMV in fast mode).
+const char* const kPrintedName = "tcc_fast";
 
 tcc::rt::Coo readMatrix(const std::string& name) {
   return tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
@@ -414,18 +535,31 @@ int main(int argc, char** argv) {
   auto tacoModule = tcc::jit::compile(kTacoStyle, tacoOptions);
   auto triadModule = tcc::jit::compile(kTriad, tcc::jit::CompileOptions{backend, 3, false, {}});
 
-  std::vector<std::pair<std::string, Spmv>> variants = {{"taco", tacoModule->function<Spmv>("taco")}};
+  std::vector<std::pair<std::string, Variant>> variants = {{"taco", plain(tacoModule->function<Spmv>("taco"))}};
   auto selected = [&](const std::string& name, const std::string& label) {
     return only.empty() || std::find(only.begin(), only.end(), name) != only.end() ||
            std::find(only.begin(), only.end(), label) != only.end();
   };
+  // The kernel tcc prints for fast mode, compiled by the same backend.
+  tcc::CompileOptions printedOptions;
+  printedOptions.floatingPoint = tcc::frontend::FloatingPointMode::Fast;
+  printedOptions.backend = backend;
+  tcc::Kernel printed = tcc::compile(
+      tcc::Program::fromText("tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n",
+                             "spmv.tc"),
+      printedOptions);
+  if (selected(kPrintedName, kPrintedName)) {
+    auto entry = printed.entryPoint(0);
+    variants.push_back({kPrintedName, [entry](const Call& c) { entry(c.tensors); }});
+  }
   for (const auto& name : kVariantNames) {
-    if (selected(name, name + "@512")) variants.push_back({name + "@512", module512->function<Spmv>(name)});
-    if (selected(name, name + "@dflt")) variants.push_back({name + "@dflt", moduleDefault->function<Spmv>(name)});
+    if (selected(name, name + "@512")) variants.push_back({name + "@512", plain(module512->function<Spmv>(name))});
+    if (selected(name, name + "@dflt"))
+      variants.push_back({name + "@dflt", plain(moduleDefault->function<Spmv>(name))});
   }
   for (const auto& name : only) {
     std::string base = name.substr(0, name.find('@'));
-    if (std::find(kVariantNames.begin(), kVariantNames.end(), base) == kVariantNames.end()) {
+    if (base != kPrintedName && std::find(kVariantNames.begin(), kVariantNames.end(), base) == kVariantNames.end()) {
       std::fprintf(stderr, "tcc_spmv_variants: no variant named %s\n", base.c_str());
       return 2;
     }
@@ -434,22 +568,29 @@ int main(int argc, char** argv) {
   auto run = [&](const std::string& label, const tcc::rt::Coo& coo, int reps, int rnds,
                  std::vector<std::vector<double>>& ratios, double bytes) {
     tcc::Tensor A = tcc::rt::pack(coo, tcc::toRuntimeFormat(tcc::Format::csr()));
-    const tcc_tensor view = A.abiView();
+    const auto dense = tcc::toRuntimeFormat(tcc::Format::denseOfOrder(1));
+    tcc::Tensor xTensor({coo.dims[1]}, dense, tcc::rt::ValueType::Float64);
+    tcc::Tensor yTensor({coo.dims[0]}, dense, tcc::rt::ValueType::Float64);
+    tcc_tensor views[3] = {yTensor.abiView(), A.abiView(), xTensor.abiView()};
+    tcc_tensor* pointers[3] = {&views[0], &views[1], &views[2]};
+    const tcc_tensor& view = views[1];
     const auto* pos = reinterpret_cast<const long long*>(view.levels[1].pos);
     const int* crd = view.levels[1].crd;
     const auto* vals = static_cast<const double*>(view.vals);
     const int rows = coo.dims[0];
-    std::vector<double> x(coo.dims[1]);
-    for (size_t j = 0; j < x.size(); ++j) x[j] = 1.0 + 0.25 * double(j % 7);
-    std::vector<double> reference(rows), y(rows);
+    auto* x = static_cast<double*>(views[2].vals);
+    auto* y = static_cast<double*>(views[0].vals);
+    for (int j = 0; j < coo.dims[1]; ++j) x[j] = 1.0 + 0.25 * double(j % 7);
+    const Call call{rows, pos, crd, vals, x, y, pointers};
+    std::vector<double> reference(rows);
     for (int i = 0; i < rows; ++i)
       for (long long p = pos[i]; p < pos[i + 1]; ++p) reference[i] += vals[p] * x[crd[p]];
     double scale = 0;
     for (double v : reference) scale = std::max(scale, std::abs(v));
     std::vector<std::vector<double>> samples(variants.size());
     for (size_t v = 0; v < variants.size(); ++v) {
-      std::fill(y.begin(), y.end(), 0.0);
-      variants[v].second(rows, pos, crd, vals, x.data(), y.data());
+      std::fill(y, y + rows, 0.0);
+      variants[v].second(call);
       double worst = 0;
       for (int i = 0; i < rows; ++i) worst = std::max(worst, std::abs(y[i] - reference[i]));
       if (worst > 1e-9 * std::max(scale, 1.0)) {
@@ -457,10 +598,12 @@ int main(int argc, char** argv) {
         std::exit(1);
       }
     }
+    // Round robin, one call of each variant in turn, so that a change in
+    // the machine's load falls on every variant alike.
     for (int r = 0; r < rnds; ++r)
-      for (size_t v = 0; v < variants.size(); ++v)
-        for (int k = 0; k < reps; ++k)
-          samples[v].push_back(seconds([&] { variants[v].second(rows, pos, crd, vals, x.data(), y.data()); }));
+      for (int k = 0; k < reps; ++k)
+        for (size_t v = 0; v < variants.size(); ++v)
+          samples[v].push_back(seconds([&] { variants[v].second(call); }));
     const double taco = median(samples[0]);
     std::printf("| %s | %.2f |", label.c_str(), bytes > 0 ? bytes / taco / 1e9 : 1e6 * taco);
     for (size_t v = 1; v < variants.size(); ++v) {
@@ -499,8 +642,8 @@ int main(int argc, char** argv) {
   std::printf("\nBetween, one thread: TACO-style time / variant time; TACO-style GB/s in the second column\n\n");
   header("TACO GB/s");
   std::vector<std::vector<double>> between(variants.size());
-  for (auto [big, small] : {std::pair{"dwt_992", "LF10"}, std::pair{"dnn_n1024_l1", "karate"},
-                            std::pair{"mbeacxc", "LF10"}, std::pair{"bcsstk13", "LF10"}}) {
+  for (auto [big, small] : {std::pair{"dwt_992", "LF10"}, std::pair{"dnn_n1024_l1", "LF10"},
+                            std::pair{"Pd", "cage5"}, std::pair{"mbeacxc", "LF10"}, std::pair{"bcsstk13", "LF10"}}) {
     tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
     double bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
     run(std::string("kron(") + big + "," + small + ") " + std::to_string(coo.nnz() / 1000) + "k", coo,

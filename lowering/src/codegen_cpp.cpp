@@ -51,8 +51,24 @@ class CppPrinter : public CLikePrinter {
            << (parameter.isOutput ? "  // output" : "") << "\n";
     }
     out_ << "\n";
-    if (vectorizesGatherSums_) printStreamingSwitch(function);
+    if (vectorizesGatherSums_) {
+      // Through GCC the body is printed twice, for inputs that fit in cache
+      // and for those that stream from memory; the test is made once a call
+      // (a flag tested in every row cost registers and time in the row loop).
+      printStreamingSwitch(function);
+      ++depth_;
+      rowLoops_ = RowLoops::InCache;
+      function.body.accept(*this);
+      rowLoops_ = RowLoops::Streaming;
+      indent();
+      out_ << "return 0;\n";
+      --depth_;
+      indent();
+      out_ << "}\n";
+      out_ << "#endif\n";
+    }
     function.body.accept(*this);
+    rowLoops_ = RowLoops::PartialSums;
     indent();
     out_ << "return 0;\n}\n";
     depth_ = 0;
@@ -295,21 +311,32 @@ class CppPrinter : public CLikePrinter {
     return scan.tiled && !scan.reduces;
   }
 
-  // Out of cache the vectorized loop keeps fewer loads in flight than the
-  // partial sums with their prefetch (the TACO-style loop moved 0.77-0.89x
-  // their bytes on the Xeon host), so it runs only while the inputs hold at
-  // most kStreamingValues stored values in all (about 48 MB of CSR doubles
-  // and coordinates): checked once a call, from the tensors' sizes.
-  static constexpr int64_t kStreamingValues = int64_t(1) << 22;
-  static constexpr const char* kStreamingFlag = "tcc_inputs_stream";
+  // Out of cache a plain vectorized loop keeps too few loads in flight
+  // (0.98-1.01x the TACO-style loop on the Xeon host, one thread), and so
+  // did the partial sums with their prefetch (1.17x): a row of
+  // kShortestGatherVector or more entries runs in strips that each
+  // prefetch ahead (printPrefetchingStrips; 1.25x out of cache and at
+  // 4-7 M entries). In cache the prefetches cost 5% (0.92 against 0.97),
+  // so the strips run only when the inputs hold more than kStreamingValues
+  // stored values in all (about 25 MB of CSR doubles and coordinates; at
+  // 1.4 M entries the two loops tied, from 4 M on the strips won by 13-40%),
+  // checked once a call from the tensors' sizes.
+  static constexpr int64_t kStreamingValues = int64_t(1) << 21;
+  static constexpr int kStripEntries = 32;
+  // Which row loops printPartialSums prints (see printFunction).
+  enum class RowLoops {
+    PartialSums,  // the partial sums alone: Clang, or a function GCC does not reassociate
+    InCache,      // GCC, inputs in cache: the vectorized loop or the in-order one
+    Streaming,    // GCC the prefetching strips or the partial sums; Clang the partial sums
+  };
 
   void printStreamingSwitch(const Function& function) {
     out_ << kIfGccOnX86 << "\n";
     indent();
-    out_ << "// fp fast: inputs of more than " << kStreamingValues
-         << " stored values stream from memory: their rows all take the partial sums\n";
+    out_ << "// fp fast: inputs of at most " << kStreamingValues
+         << " stored values in all fit in cache: long rows as loops GCC vectorizes, short rows in order\n";
     indent();
-    out_ << "const bool " << kStreamingFlag << " = ";
+    out_ << "if (";
     bool first = true;
     for (const auto& parameter : function.parameters) {
       if (parameter.isOutput) continue;
@@ -317,9 +344,9 @@ class CppPrinter : public CLikePrinter {
       first = false;
     }
     if (first) out_ << "0";
-    out_ << " > " << kStreamingValues << "LL;\n";
-    out_ << "#endif\n";
+    out_ << " <= " << kStreamingValues << "LL) {\n";
   }
+
 
   // Whether the function holds a fast-mode gather sum and no register-tiled
   // nest.
@@ -349,30 +376,28 @@ class CppPrinter : public CLikePrinter {
       indent();
       out_ << "// " << op->comment << "\n";
     }
-    indent();
-    out_ << "// fp fast: " << kPartialSums << " partial sums, added together before the last few entries\n";
+    if (rowLoops_ != RowLoops::InCache) {
+      indent();
+      out_ << "// fp fast: " << kPartialSums << " partial sums, added together before the last few entries\n";
+    }
     indent();
     out_ << "{\n";
     ++depth_;
     indent();
     out_ << cTypeName(op->var.type()) << " " << var << " = " << text(op->begin) << ";\n";
-    if (vectorizesGatherSums_) {
-      out_ << kIfGccOnX86 << "\n";
-      indent();
-      out_ << "// fp fast: in cache, a row of " << kShortestGatherVector << " or more entries as one loop GCC vectorizes\n";
-      indent();
-      out_ << "if (!" << kStreamingFlag << " && " << end << " - " << var << " >= " << kShortestGatherVector << ") {\n";
-      nested([&] {
-        indent();
-        out_ << "for (; " << var << " < " << end << "; " << var << "++) {\n";
-        body(op->body);
-        indent();
-        out_ << "}\n";
-      });
+    if (rowLoops_ == RowLoops::InCache) {
+      printInCacheRowLoops(op, var, end);
+      --depth_;
       indent();
       out_ << "}\n";
-      out_ << "#endif\n";
+      return;
     }
+    if (rowLoops_ == RowLoops::Streaming) printPrefetchingStrips(op, var, end);
+    // The partial sums: every row through Clang, short rows of streaming
+    // inputs through GCC.
+    indent();
+    out_ << "{\n";
+    ++depth_;
     indent();
     out_ << "if (" << unrolledCondition << ") {\n";
     nested([&] {
@@ -424,7 +449,94 @@ class CppPrinter : public CLikePrinter {
     --depth_;
     indent();
     out_ << "}\n";
+    --depth_;
+    indent();
+    out_ << "}\n";
   }
+
+  // The row loop's body as a plain loop from `var` to `end`; in order, an
+  // empty asm statement keeps GCC from vectorizing it.
+  void printPlainRowLoop(const For* op, const std::string& var, const std::string& end, bool inOrder) {
+    indent();
+    out_ << "for (; " << var << " < " << end << "; " << var << "++) {\n";
+    if (inOrder) {
+      nested([&] {
+        indent();
+        out_ << "__asm__(\"\");  // keeps GCC from vectorizing a short row\n";
+      });
+    }
+    body(op->body);
+    indent();
+    out_ << "}\n";
+  }
+
+  std::string isLongRow(const std::string& var, const std::string& end) const {
+    return end + " - " + var + " >= " + std::to_string(kShortestGatherVector);
+  }
+
+  // Through GCC, inputs in cache (see kShortestGatherVector): a row of
+  // kShortestGatherVector or more entries as one loop GCC vectorizes, a
+  // shorter one in order (one loop exit to predict, no partial sums to set
+  // up and add: on rows of 2-12 entries 1.1-1.3x the partial sums without
+  // their prefetch, which were 1.1x those with it, on the 2-core VM).
+  void printInCacheRowLoops(const For* op, const std::string& var, const std::string& end) {
+    indent();
+    out_ << "// fp fast: a row of " << kShortestGatherVector
+         << " or more entries as one loop GCC vectorizes, a shorter one in order\n";
+    indent();
+    out_ << "if (" << isLongRow(var, end) << ") {\n";
+    nested([&] { printPlainRowLoop(op, var, end, false); });
+    indent();
+    out_ << "} else {\n";
+    nested([&] { printPlainRowLoop(op, var, end, true); });
+    indent();
+    out_ << "}\n";
+  }
+
+  // Streaming inputs (see kStreamingValues): the row runs in strips of
+  // kStripEntries entries, each a loop of known length that GCC vectorizes,
+  // and each first prefetching the strip kPrefetchDistance entries ahead of
+  // every stream the loop reads at its variable, one prefetch a cache line.
+  void printPrefetchingStrips(const For* op, const std::string& var, const std::string& end) {
+    out_ << kIfGccOnX86 << "\n";
+    indent();
+    out_ << "if (" << isLongRow(var, end) << ") {\n";
+    nested([&] {
+      indent();
+      out_ << "// fp fast: streaming, in strips of " << kStripEntries << " entries, each prefetching "
+           << kPrefetchDistance << " entries ahead\n";
+      indent();
+      out_ << "for (; " << var << " + " << kStripEntries << " <= " << end << ";) {\n";
+      nested([&] {
+        for (const Expr& buffer : buffersStreamedByLoop(op)) {
+          const std::string name = text(buffer);
+          indent();
+          out_ << "for (size_t tcc_line = 0; tcc_line < " << kStripEntries << " * sizeof(*" << name
+               << "); tcc_line += 64)\n";
+          indent();
+          out_ << "  __builtin_prefetch((const void*)((size_t)(" << name << " + " << var << ") + "
+               << kPrefetchDistance << " * sizeof(*" << name << ") + tcc_line));\n";
+        }
+        const std::string strip = var + "_strip";
+        indent();
+        out_ << "const " << cTypeName(op->var.type()) << " " << strip << " = " << var << " + " << kStripEntries
+             << ";\n";
+        indent();
+        out_ << "for (; " << var << " < " << strip << "; " << var << "++) {\n";
+        body(op->body);
+        indent();
+        out_ << "}\n";
+      });
+      indent();
+      out_ << "}\n";
+      printPlainRowLoop(op, var, end, false);
+    });
+    indent();
+    out_ << "} else\n";
+    out_ << "#endif\n";
+  }
+
+
 
   // The type of a sum the loop adds into.
   static ir::imp::Type sumType(const For* op, const std::string& sum) {
@@ -472,6 +584,7 @@ class CppPrinter : public CLikePrinter {
   FloatingPointMode floatingPoint_;
   bool printingShortLoop_ = false;
   bool vectorizesGatherSums_ = false;  // see kShortestGatherVector
+  RowLoops rowLoops_ = RowLoops::PartialSums;
 };
 
 std::string joined(const std::vector<std::string>& flags) {

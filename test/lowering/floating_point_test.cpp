@@ -18,6 +18,12 @@ namespace {
 
 using frontend::FloatingPointMode;
 
+size_t count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
 struct ProgramCase {
   std::string name;
   std::string dsl;
@@ -156,10 +162,14 @@ TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
   const std::string reassociate = "optimize(\"associative-math\", \"no-signed-zeros\")";
   std::string spmv = lowerProgram(Program::fromText(kSpmv, "test.tc"), fast).cpp;
   EXPECT_TRUE(contains(spmv, reassociate)) << spmv;
-  EXPECT_TRUE(contains(spmv, "if (!tcc_inputs_stream && pA2_end - pA2 >= 16) {")) << spmv;
-  // Out of cache every row keeps the partial sums and their prefetch.
-  EXPECT_TRUE(contains(spmv, "const bool tcc_inputs_stream = (int64_t)A->vals_size + (int64_t)x->vals_size > ")) << spmv;
-  EXPECT_TRUE(contains(spmv, "ty_u3 += ")) << spmv;  // shorter rows, and every row through Clang
+  // The body twice: inputs in cache (long rows vectorized, short ones in
+  // order), then streaming inputs (long rows in prefetching strips, short
+  // ones and every row through Clang as partial sums).
+  EXPECT_TRUE(contains(spmv, "if ((int64_t)A->vals_size + (int64_t)x->vals_size <= 2097152LL) {")) << spmv;
+  EXPECT_EQ(count(spmv, "if (pA2_end - pA2 >= 16) {"), 2u) << spmv;
+  EXPECT_TRUE(contains(spmv, "__asm__(\"\");  // keeps GCC from vectorizing a short row")) << spmv;
+  EXPECT_TRUE(contains(spmv, "const int64_t pA2_strip = pA2 + 32;")) << spmv;
+  EXPECT_EQ(count(spmv, "ty_u3 += "), 1u) << spmv;
   // SpMM's register tiles: reassociation let GCC vectorize across their sums.
   EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmm, "test.tc"), fast).cpp, "associative-math"));
   // Strict: no reassociation anywhere; SpMM's tiles at 512 bits, SpMV as before.
