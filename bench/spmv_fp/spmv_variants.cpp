@@ -290,9 +290,12 @@ extern "C" void acc4_barrier_pf(int n, const long long* pos, const int* crd, con
 #if defined(__GNUC__) && !defined(__clang__)
 #define ASSOC __attribute__((optimize("associative-math", "no-signed-zeros"), target("prefer-vector-width=256")))
 #define ASSOC512 __attribute__((optimize("associative-math", "no-signed-zeros")))
+#define REASSOC
 #else
 #define ASSOC
 #define ASSOC512
+// Clang ignores `optimize`: a block that starts with this may reassociate.
+#define REASSOC _Pragma("clang fp reassociate(on)")
 #endif
 // The TACO-style loop under that attribute (and tcc's fast flags).
 extern "C" ASSOC void assoc_all(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) {
@@ -385,6 +388,7 @@ extern "C" ASSOC void NAME(int n, const long long* pos, const int* crd, const do
     long long end = pos[i + 1];                                                                                       \
     long long p = pos[i];                                                                                             \
     if (end - p >= MIN) {                                                                                             \
+      REASSOC                                                                                                         \
       for (; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }                      \
     } else if (end - p < SEQ) {                                                                                       \
       for (; p < end; p++) SEQ_ENTRY(ADD)                                                                           \
@@ -427,6 +431,7 @@ extern "C" ASSOC void NAME(int n, const long long* pos, const int* crd, const do
     long long end = pos[i + 1];                                                                                       \
     long long p = pos[i];                                                                                             \
     if (end - p >= 16) {                                                                                              \
+      REASSOC                                                                                                         \
       for (; p + STRIP <= end;) {                                                                                     \
         for (unsigned long b = 0; b < STRIP * 8; b += 64)                                                             \
           __builtin_prefetch((const void*)((unsigned long)(vals + p) + DIST * 8 + b));                              \

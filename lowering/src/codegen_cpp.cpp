@@ -52,12 +52,18 @@ class CppPrinter : public CLikePrinter {
     }
     out_ << "\n";
     if (vectorizesGatherSums_) {
-      // Through GCC the body is printed twice, for inputs that fit in cache
-      // and for those that stream from memory; the test is made once a call
-      // (a flag tested in every row cost registers and time in the row loop).
+      // The body is printed twice: first with the reassociated row loops
+      // (GCC for inputs that fit in cache, Clang for inputs that stream from
+      // memory), then with the streaming ones (GCC) or the partial sums
+      // (Clang in cache, other compilers always). The size test is made once
+      // a call: a flag tested in every row cost registers and time in the
+      // row loop.
+      out_ << "#if " << kGccOnX86 << " || defined(__clang__)\n";
       printStreamingSwitch(function);
+      indent();
+      out_ << "{\n";
       ++depth_;
-      rowLoops_ = RowLoops::InCache;
+      rowLoops_ = RowLoops::Reassociated;
       function.body.accept(*this);
       rowLoops_ = RowLoops::Streaming;
       indent();
@@ -293,6 +299,7 @@ class CppPrinter : public CLikePrinter {
   static constexpr int kShortestGatherVector = 16;
 
   // The attributes above are GCC's; on x86 only (prefer-vector-width).
+  static constexpr const char* kGccOnX86 = "defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)";
   static constexpr const char* kIfGccOnX86 = "#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)";
 
   // Whether the function holds a register-tiled nest and no loop whose
@@ -325,27 +332,38 @@ class CppPrinter : public CLikePrinter {
   static constexpr int kStripEntries = 32;
   // Which row loops printPartialSums prints (see printFunction).
   enum class RowLoops {
-    PartialSums,  // the partial sums alone: Clang, or a function GCC does not reassociate
-    InCache,      // GCC, inputs in cache: the vectorized loop or the in-order one
-    Streaming,    // GCC the prefetching strips or the partial sums; Clang the partial sums
+    PartialSums,   // the partial sums alone: a function GCC does not reassociate
+    Reassociated,  // GCC in cache, Clang streaming: the vectorized loop or the in-order one
+    Streaming,     // GCC streaming: the prefetching strips or the partial sums; Clang in cache and other
+                   // compilers: the partial sums
   };
 
   void printStreamingSwitch(const Function& function) {
-    out_ << kIfGccOnX86 << "\n";
+    std::ostringstream sum;
+    bool first = true;
+    for (const auto& parameter : function.parameters) {
+      if (parameter.isOutput) continue;
+      sum << (first ? "" : " + ") << "(int64_t)" << parameter.name << "->vals_size";
+      first = false;
+    }
+    if (first) sum << "0";
+    const std::string values = sum.str();
+    out_ << "#ifdef __clang__\n";
+    indent();
+    out_ << "// fp fast: inputs of more than " << kStreamingValues
+         << " stored values in all stream from memory: long rows as loops Clang vectorizes, short rows in order\n";
+    indent();
+    out_ << "if (" << values << " > " << kStreamingValues << "LL)\n";
+    out_ << "#else\n";
     indent();
     out_ << "// fp fast: inputs of at most " << kStreamingValues
          << " stored values in all fit in cache: long rows as loops GCC vectorizes, short rows in order\n";
     indent();
-    out_ << "if (";
-    bool first = true;
-    for (const auto& parameter : function.parameters) {
-      if (parameter.isOutput) continue;
-      out_ << (first ? "" : " + ") << "(int64_t)" << parameter.name << "->vals_size";
-      first = false;
-    }
-    if (first) out_ << "0";
-    out_ << " <= " << kStreamingValues << "LL) {\n";
+    out_ << "if (" << values << " <= " << kStreamingValues << "LL)\n";
+    out_ << "#endif\n";
   }
+
+
 
 
   // Whether the function holds a fast-mode gather sum and no register-tiled
@@ -376,7 +394,7 @@ class CppPrinter : public CLikePrinter {
       indent();
       out_ << "// " << op->comment << "\n";
     }
-    if (rowLoops_ != RowLoops::InCache) {
+    if (rowLoops_ != RowLoops::Reassociated) {
       indent();
       out_ << "// fp fast: " << kPartialSums << " partial sums, added together before the last few entries\n";
     }
@@ -385,8 +403,8 @@ class CppPrinter : public CLikePrinter {
     ++depth_;
     indent();
     out_ << cTypeName(op->var.type()) << " " << var << " = " << text(op->begin) << ";\n";
-    if (rowLoops_ == RowLoops::InCache) {
-      printInCacheRowLoops(op, var, end);
+    if (rowLoops_ == RowLoops::Reassociated) {
+      printReassociatedRowLoops(op, var, end);
       --depth_;
       indent();
       out_ << "}\n";
@@ -462,7 +480,7 @@ class CppPrinter : public CLikePrinter {
     if (inOrder) {
       nested([&] {
         indent();
-        out_ << "__asm__(\"\");  // keeps GCC from vectorizing a short row\n";
+        out_ << "__asm__(\"\");  // keeps the compiler from vectorizing a short row\n";
       });
     }
     body(op->body);
@@ -474,17 +492,26 @@ class CppPrinter : public CLikePrinter {
     return end + " - " + var + " >= " + std::to_string(kShortestGatherVector);
   }
 
-  // Through GCC, inputs in cache (see kShortestGatherVector): a row of
-  // kShortestGatherVector or more entries as one loop GCC vectorizes, a
-  // shorter one in order (one loop exit to predict, no partial sums to set
-  // up and add: on rows of 2-12 entries 1.1-1.3x the partial sums without
-  // their prefetch, which were 1.1x those with it, on the 2-core VM).
-  void printInCacheRowLoops(const For* op, const std::string& var, const std::string& end) {
+  // GCC for inputs in cache, Clang for streaming ones (see
+  // kShortestGatherVector and kStreamingValues): a row of
+  // kShortestGatherVector or more entries as one loop the compiler may
+  // reassociate and vectorize (GCC by the function's attribute, Clang by a
+  // pragma on the loop's block), a shorter one in order: one loop exit to
+  // predict, no partial sums to set up and add (through GCC on the 2-core
+  // VM, rows of 2-12 entries: 1.1-1.3x the partial sums without their
+  // prefetch, which were 1.1x those with it).
+  void printReassociatedRowLoops(const For* op, const std::string& var, const std::string& end) {
     indent();
     out_ << "// fp fast: a row of " << kShortestGatherVector
-         << " or more entries as one loop GCC vectorizes, a shorter one in order\n";
+         << " or more entries as one loop the compiler vectorizes, a shorter one in order\n";
     indent();
     out_ << "if (" << isLongRow(var, end) << ") {\n";
+    out_ << "#ifdef __clang__\n";
+    nested([&] {
+      indent();
+      out_ << "#pragma clang fp reassociate(on)\n";
+    });
+    out_ << "#endif\n";
     nested([&] { printPlainRowLoop(op, var, end, false); });
     indent();
     out_ << "} else {\n";

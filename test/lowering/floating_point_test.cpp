@@ -5,6 +5,7 @@
 // mode still propagates infinities and NaNs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -162,12 +163,14 @@ TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
   const std::string reassociate = "optimize(\"associative-math\", \"no-signed-zeros\")";
   std::string spmv = lowerProgram(Program::fromText(kSpmv, "test.tc"), fast).cpp;
   EXPECT_TRUE(contains(spmv, reassociate)) << spmv;
-  // The body twice: inputs in cache (long rows vectorized, short ones in
-  // order), then streaming inputs (long rows in prefetching strips, short
-  // ones and every row through Clang as partial sums).
-  EXPECT_TRUE(contains(spmv, "if ((int64_t)A->vals_size + (int64_t)x->vals_size <= 2097152LL) {")) << spmv;
+  // The body twice: Clang, and GCC for inputs in cache (long rows
+  // reassociated and vectorized, short ones in order), then GCC for
+  // streaming inputs (long rows in prefetching strips, short ones as
+  // partial sums; other compilers every row as partial sums).
+  EXPECT_TRUE(contains(spmv, "if ((int64_t)A->vals_size + (int64_t)x->vals_size <= 2097152LL)\n")) << spmv;
+  EXPECT_TRUE(contains(spmv, "#pragma clang fp reassociate(on)")) << spmv;
   EXPECT_EQ(count(spmv, "if (pA2_end - pA2 >= 16) {"), 2u) << spmv;
-  EXPECT_TRUE(contains(spmv, "__asm__(\"\");  // keeps GCC from vectorizing a short row")) << spmv;
+  EXPECT_TRUE(contains(spmv, "__asm__(\"\");  // keeps the compiler from vectorizing a short row")) << spmv;
   EXPECT_TRUE(contains(spmv, "const int64_t pA2_strip = pA2 + 32;")) << spmv;
   EXPECT_EQ(count(spmv, "ty_u3 += "), 1u) << spmv;
   // SpMM's register tiles: reassociation let GCC vectorize across their sums.
@@ -198,6 +201,100 @@ TEST(FloatingPointMode, FastSumsThroughTheSystemCompilerMatchTheReference) {
     SCOPED_TRACE(name);
     std::string source = expectProgramMatchesReference(dsl, inputs, options, 1e-9);
     EXPECT_TRUE(contains(source, "associative-math")) << source;
+  }
+}
+
+// Through GCC a fast-mode gather sum runs one of two copies of the body,
+// chosen once a call: inputs of at most 2^21 stored values in all take the
+// in-cache loops, larger ones the streaming loops (prefetching strips of 32
+// entries for rows of 16 or more, partial sums for shorter ones).
+constexpr int64_t kStreamingValues = int64_t(1) << 21;
+
+// A matrix of `cols` columns whose stored values and x's together hold
+// exactly `totalValues`: rows 0-89 of i % 41 entries (empty rows, every
+// length of the partial sums and their tail, both sides of 16 and of one
+// strip of 32), then rows of 1000-1044 entries (whole strips and every
+// remainder), the last one cut to fit.
+rt::Coo rowsAroundTheStreamingSwitch(int64_t totalValues, int32_t cols) {
+  std::vector<int32_t> lengths;
+  int64_t stored = 0;
+  for (int32_t i = 0; i < 90; ++i) lengths.push_back(i % 41), stored += i % 41;
+  for (int32_t i = 0; stored + cols < totalValues; ++i) {
+    int32_t length = int32_t(std::min<int64_t>(1000 + i % 45, totalValues - cols - stored));
+    lengths.push_back(length), stored += length;
+  }
+  rt::Coo coo = rt::Coo::ofShape({int32_t(lengths.size()), cols});
+  coo.reserve(size_t(stored));
+  for (int32_t i = 0; i < int32_t(lengths.size()); ++i)
+    for (int32_t k = 0; k < lengths[i]; ++k) {
+      int32_t c[2] = {i, int32_t((int64_t(k) * cols) / lengths[i] + i % 3) % cols};
+      coo.push(c, 0.25 + 0.5 * ((k * 7 + i) % 13) / 13.0 - 0.0625 * (i % 5));
+    }
+  coo.sort();
+  return coo;
+}
+
+// Both sides of the switch (2^21 values: in cache; one more: streaming),
+// strict and fast, through GCC and the JIT, against the dense reference.
+TEST(FloatingPointMode, BothSidesOfTheStreamingSwitchMatchTheReference) {
+  const int32_t cols = 1100;
+  for (int64_t total : {kStreamingValues, kStreamingValues + 1}) {
+    rt::Coo A = rowsAroundTheStreamingSwitch(total, cols);
+    ASSERT_EQ(int64_t(A.nnz()) + cols, total);
+    std::map<std::string, rt::Coo> inputs = {{"A", A}, {"x", randomDense({cols}, 60)}};
+    for (jit::Backend backend : {jit::Backend::SystemCompiler, jit::Backend::ClangInterpreter}) {
+      if (!jit::isAvailable(backend)) continue;
+      for (FloatingPointMode mode : {FloatingPointMode::Strict, FloatingPointMode::Fast}) {
+        SCOPED_TRACE(std::to_string(total) + " values, " + jit::backendName(backend) + ", " +
+                     frontend::toString(mode));
+        CompileOptions options;
+        options.backend = backend;
+        options.floatingPoint = mode;
+        std::string source =
+            expectProgramMatchesReference(kSpmv, inputs, options, mode == FloatingPointMode::Fast ? 1e-9 : 1e-10);
+        EXPECT_EQ(contains(source, "<= 2097152LL)"), mode == FloatingPointMode::Fast) << source;
+      }
+    }
+  }
+}
+
+// TTV's fibres take the same loops: a tensor past the switch, fibres of
+// 0-40 entries in the first slice and of about 2000 in the others.
+TEST(FloatingPointMode, StreamingTtvMatchesTheReference) {
+  const int32_t K = 2100;
+  rt::Coo B = rt::Coo::ofShape({4, 350, K});
+  for (int32_t i = 0; i < 4; ++i)
+    for (int32_t j = 0; j < 350; ++j) {
+      const int32_t length = i == 0 ? j % 41 : K - (j % 97);
+      for (int32_t k = 0; k < length; ++k) {
+        int32_t c[3] = {i, j, int32_t((int64_t(k) * K) / length)};
+        B.push(c, 0.5 - 0.125 * ((k + j) % 9) + 0.03125 * i);
+      }
+    }
+  ASSERT_GT(int64_t(B.nnz()) + K, kStreamingValues);
+  std::map<std::string, rt::Coo> inputs = {{"B", B}, {"c", randomDense({K}, 61)}};
+  const std::string ttv =
+      "tensor A(I, J) : dense\ntensor B(I, J, K) : csf\ntensor c(K) : dense\nA(i,j) = B(i,j,k) * c(k)\n";
+  for (jit::Backend backend : {jit::Backend::SystemCompiler, jit::Backend::ClangInterpreter}) {
+    if (!jit::isAvailable(backend)) continue;
+    for (FloatingPointMode mode : {FloatingPointMode::Strict, FloatingPointMode::Fast}) {
+      SCOPED_TRACE(std::string(jit::backendName(backend)) + ", " + frontend::toString(mode));
+      CompileOptions options;
+      options.backend = backend;
+      options.floatingPoint = mode;
+      expectProgramMatchesReference(ttv, inputs, options, mode == FloatingPointMode::Fast ? 1e-9 : 1e-10);
+    }
+  }
+}
+
+// Strict mode prints none of fast mode's loops: its sums stay in order.
+TEST(FloatingPointMode, StrictPrintsNoneOfFastModesLoops) {
+  for (const char* dsl : {kSpmv, kSpmm, kMttkrp}) {
+    std::string unit = lowerProgram(Program::fromText(dsl, "test.tc")).cpp;
+    std::string strict = unit.substr(unit.find("int32_t tcc_kernel_0("));  // the kernel, without the prelude
+    for (const char* fastOnly : {"vals_size", "__asm__", "__builtin_prefetch", "_strip", "_u1", "associative-math",
+                                 "reassociate"})
+      EXPECT_FALSE(contains(strict, fastOnly)) << fastOnly << " in\n" << strict;
   }
 }
 
