@@ -424,7 +424,10 @@ HYB_SHORT_ADD(hyb16_seqadd8, 16, 8, false, true)
 // prefetching vals and crd DIST entries ahead (one prefetch a line); shorter
 // rows as the partial sums with their prefetch. hyb_assoc16t_pf is
 // STRIP_PF(32, 256).
-#define STRIP_PF(NAME, STRIP, DIST)                                                                                  \
+#define STRIP_PF(NAME, STRIP, DIST) STRIP_PF_HINT(NAME, STRIP, DIST, 3)
+// LOCALITY: __builtin_prefetch's third argument; 0 (non-temporal) keeps the
+// matrix's streams from evicting x from the caches they bypass.
+#define STRIP_PF_HINT(NAME, STRIP, DIST, LOCALITY)                                                                   \
 extern "C" ASSOC void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
   ROWS {                                                                                                              \
     double t = 0.0;                                                                                                   \
@@ -434,9 +437,9 @@ extern "C" ASSOC void NAME(int n, const long long* pos, const int* crd, const do
       REASSOC                                                                                                         \
       for (; p + STRIP <= end;) {                                                                                     \
         for (unsigned long b = 0; b < STRIP * 8; b += 64)                                                             \
-          __builtin_prefetch((const void*)((unsigned long)(vals + p) + DIST * 8 + b));                              \
+          __builtin_prefetch((const void*)((unsigned long)(vals + p) + DIST * 8 + b), 0, LOCALITY);                 \
         for (unsigned long b = 0; b < STRIP * 4; b += 64)                                                             \
-          __builtin_prefetch((const void*)((unsigned long)(crd + p) + DIST * 4 + b));                               \
+          __builtin_prefetch((const void*)((unsigned long)(crd + p) + DIST * 4 + b), 0, LOCALITY);                  \
         const long long strip = p + STRIP;                                                                            \
         for (; p < strip; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }                  \
       }                                                                                                               \
@@ -444,8 +447,8 @@ extern "C" ASSOC void NAME(int n, const long long* pos, const int* crd, const do
     } else {                                                                                                          \
       double t1 = 0.0, t2 = 0.0, t3 = 0.0;                                                                            \
       for (; p + 4 <= end; p += 4) {                                                                                  \
-        __builtin_prefetch((const void*)((unsigned long)(vals + p) + 256 * 8));                                     \
-        __builtin_prefetch((const void*)((unsigned long)(crd + p) + 256 * 4));                                      \
+        __builtin_prefetch((const void*)((unsigned long)(vals + p) + 256 * 8), 0, LOCALITY);                        \
+        __builtin_prefetch((const void*)((unsigned long)(crd + p) + 256 * 4), 0, LOCALITY);                         \
         int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q];                                              \
         __asm__("" ::: "memory");                                                                                     \
         int j_1 = crd[p + 1]; long long q_1 = (long long)j_1; t1 += vals[p + 1] * x[q_1];                             \
@@ -460,6 +463,10 @@ extern "C" ASSOC void NAME(int n, const long long* pos, const int* crd, const do
     y[i] = t;                                                                                                         \
   }                                                                                                                   \
 }
+STRIP_PF_HINT(strip32_d256_nta, 32, 256, 0)
+STRIP_PF_HINT(strip32_d512_nta, 32, 512, 0)
+STRIP_PF_HINT(strip32_d1024_nta, 32, 1024, 0)
+STRIP_PF_HINT(strip32_d256_t1, 32, 256, 2)
 STRIP_PF(strip32_d256, 32, 256)
 STRIP_PF(strip32_d512, 32, 512)
 STRIP_PF(strip64_d512, 64, 512)
@@ -473,7 +480,8 @@ const std::vector<std::string> kVariantNames = {
     "hyb_assoc16_pf", "hyb_assoc32_pf", "hyb_assoc8t", "hyb_assoc16t", "hyb_assoc16t_pf", "assoc_pf",
     "hyb_assoc16t_w512", "hyb16_nopf", "hyb8_nopf", "hyb16_seq8", "hyb16_seq", "hyb8_seq", "hyb16_seqadd",
     "hyb16_seqadd8", "strip32_d256",
-    "strip32_d512", "strip64_d512", "strip16_d256"};
+    "strip32_d512", "strip64_d512", "strip16_d256", "strip32_d256_nta", "strip32_d512_nta", "strip32_d1024_nta",
+    "strip32_d256_t1"};
 
 // The column of the kernel tcc prints (SpMV in fast mode).
 const char* const kPrintedName = "tcc_fast";
