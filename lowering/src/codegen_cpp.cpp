@@ -290,12 +290,14 @@ class CppPrinter : public CLikePrinter {
   // function's only sums that need reassociating are such gather sums (no
   // register tiles: reassociation let GCC vectorize those across their
   // sums), the function is marked to let GCC reassociate
-  // (`optimize("associative-math", "no-signed-zeros")`, at 256 bits), and a
-  // row of kShortestGatherVector or more entries first runs as one plain
-  // loop, which GCC vectorizes; shorter rows skip it and take the partial
-  // sums, whose tail holds an empty asm statement so GCC does not vectorize
-  // (and test for) a loop of at most three entries. Clang ignores the
-  // attribute and never sees the loop.
+  // (`optimize("associative-math", "no-signed-zeros")`, at 256 bits), and,
+  // for inputs in cache, a row of kShortestGatherVector or more entries runs
+  // as one plain loop, which GCC vectorizes, and a shorter one in order
+  // (printReassociatedRowLoops; for streaming inputs see kStreamingValues).
+  // Where the partial sums still run through GCC (short rows of streaming
+  // inputs), their tail holds an empty asm statement so GCC does not
+  // vectorize (and test for) a loop of at most three entries. Clang ignores
+  // the attribute; a pragma on the loop's block reassociates it there.
   static constexpr int kShortestGatherVector = 16;
 
   // The attributes above are GCC's; on x86 only (prefer-vector-width).
@@ -318,16 +320,20 @@ class CppPrinter : public CLikePrinter {
     return scan.tiled && !scan.reduces;
   }
 
-  // Out of cache a plain vectorized loop keeps too few loads in flight
-  // (0.98-1.01x the TACO-style loop on the Xeon host, one thread), and so
-  // did the partial sums with their prefetch (1.17x): a row of
-  // kShortestGatherVector or more entries runs in strips that each
-  // prefetch ahead (printPrefetchingStrips; 1.25x out of cache and at
-  // 4-7 M entries). In cache the prefetches cost 5% (0.92 against 0.97),
-  // so the strips run only when the inputs hold more than kStreamingValues
-  // stored values in all (about 25 MB of CSR doubles and coordinates; at
-  // 1.4 M entries the two loops tied, from 4 M on the strips won by 13-40%),
-  // checked once a call from the tensors' sizes.
+  // Through GCC on the Xeon host, one thread, out of cache a plain
+  // vectorized loop kept too few loads in flight (0.98-1.01x the TACO-style
+  // loop), the partial sums with their prefetch did better (1.17x), and
+  // strips of kStripEntries that each prefetch ahead did best
+  // (printPrefetchingStrips; 1.25x out of cache and at 4-7 M entries). In
+  // cache the prefetches cost 5% (0.92 against 0.97), so the strips run
+  // only when the inputs hold more than kStreamingValues stored values in
+  // all (about 25 MB of CSR doubles and coordinates; at 1.4 M entries the
+  // loops tied, from 4 M on the strips won by 13-40%); short rows of such
+  // inputs keep the partial sums with their prefetch. Through Clang on the
+  // 2-core VM (AMD) the prefetches did not pay: there streaming inputs take
+  // the reassociated loops (0.94-1.01x the TACO-style loop, 0.82-0.96x with
+  // the partial sums) and inputs in cache keep the partial sums (1.17x
+  // against 1.07x). The test is made once a call, from the tensors' sizes.
   static constexpr int64_t kStreamingValues = int64_t(1) << 21;
   static constexpr int kStripEntries = 32;
   // Which row loops printPartialSums prints (see printFunction).
