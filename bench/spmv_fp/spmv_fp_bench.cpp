@@ -363,13 +363,14 @@ int main(int argc, char** argv) {
     for (const auto& name : matrices) {
       tcc::rt::Coo coo = readMatrix(name);
       Row row = run(name, coo, repeat);
-      double throughRun = ttv ? NAN : fastThroughRun(coo, fast, repeat, rounds);
+      char throughRun[32] = "-";  // SpMV only
+      if (!ttv) std::snprintf(throughRun, sizeof throughRun, "%.2f", 1e6 * fastThroughRun(coo, fast, repeat, rounds));
       checked(row);
       overStrict.push_back(row.taco / row.strict);
       overFast.push_back(row.taco / row.fast);
-      std::printf("| %s | %lld | %lld | %.2f | %.2f | %.2f | %.2f | %.2f | %.1e | %.2f |\n", name.c_str(),
+      std::printf("| %s | %lld | %lld | %.2f | %.2f | %.2f | %.2f | %.2f | %.1e | %s |\n", name.c_str(),
                   (long long)row.rows, (long long)row.nnz, 1e6 * row.strict, 1e6 * row.fast, 1e6 * row.taco,
-                  row.taco / row.strict, row.taco / row.fast, row.fastDifference, 1e6 * throughRun);
+                  row.taco / row.strict, row.taco / row.fast, row.fastDifference, throughRun);
       std::fflush(stdout);
     }
     std::printf("\ngeomean TACO-style / tcc strict: %.2f; TACO-style / tcc fast: %.2f (%zu matrices)\n",
