@@ -5,13 +5,16 @@
 // against an in-order reference.
 //
 //   tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] [--in-cache-only]
-//                     [--only NAME[@512|@dflt],...]
+//                     [--threads T] [--only NAME[@512|@dflt],...]
+//
+// With --threads T > 1 every loop's rows are shared by T OpenMP threads
+// (tcc's parallelize schedule) and only the two out-of-cache parts run.
 //
 // In cache: the 14 real matrices of tcc_spmv_fp_bench, one thread, y
 // allocated once (only the call is timed). Between: five Kronecker
 // scale-ups of 1.4-6.9 M entries, around the printed kernel's switch to
 // streaming. Out of cache: three Kronecker
-// scale-ups against a one-thread STREAM triad. Prints times relative to the
+// scale-ups against a STREAM triad on as many threads. Prints times relative to the
 // TACO-style loop (> 1: the variant is faster) and their geomeans. The
 // column tcc_fast is the kernel tcc prints for fast mode (entry point on
 // bound views); calls go round robin over the variants.
@@ -23,6 +26,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "tcc/lowering/codegen.h"
 #include "tcc/tcc.h"
@@ -57,6 +62,7 @@ double seconds(const std::function<void()>& body) {
 
 const char* const kTacoStyle = R"(
 extern "C" void taco(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) {
+  #pragma omp parallel for schedule(dynamic, 16)
   for (int i = 0; i < n; i++) {
     double t = 0.0;
     for (long long p = pos[i]; p < pos[i + 1]; p++) {
@@ -70,7 +76,9 @@ extern "C" void taco(int n, const long long* pos, const int* crd, const double* 
 
 // The variants, each the row loop the printer could emit.
 const char* const kVariants = R"variants(
-#define ROWS for (int i = 0; i < n; i++)
+// The row loop; with --threads, under the schedule tcc prints for
+// parallelize(i, CPUThread, NoRaces).
+#define ROWS _Pragma("omp parallel for schedule(dynamic, 16)") for (int i = 0; i < n; i++)
 #ifdef __clang__
 #define NOVECTOR _Pragma("clang loop vectorize(disable) interleave(disable)")
 #else
@@ -493,6 +501,7 @@ tcc::rt::Coo readMatrix(const std::string& name) {
 using Triad = void (*)(long, double*, const double*, const double*);
 const char* const kTriad = R"(
 extern "C" void triad(long n, double* __restrict a, const double* __restrict b, const double* __restrict c) {
+  #pragma omp parallel for schedule(static)
   for (long i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
 }
 )";
@@ -508,7 +517,7 @@ double triadBytesPerSecond(Triad triad, int repeat) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int repeat = 20, rounds = 3;
+  int repeat = 20, rounds = 3, threads = 1;
   bool inCacheOnly = false;
   std::vector<std::string> only;  // variant names, with or without the @width suffix; empty: all
   tcc::jit::Backend backend = tcc::jit::Backend::SystemCompiler;
@@ -517,6 +526,7 @@ int main(int argc, char** argv) {
     if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--in-cache-only") inCacheOnly = true;
+    else if (arg == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--only" && i + 1 < argc) {
       std::string list = argv[++i];
       for (size_t start = 0; start <= list.size();) {
@@ -530,23 +540,34 @@ int main(int argc, char** argv) {
                                                   : tcc::jit::Backend::SystemCompiler;
     else {
       std::fprintf(stderr, "usage: tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] "
-                           "[--in-cache-only] [--only NAME[@512|@dflt],...]\n");
+                           "[--in-cache-only] [--threads T] [--only NAME[@512|@dflt],...]\n");
       return 2;
     }
   }
+  // The OpenMP runtime reads its thread count when it starts: the count goes
+  // into the environment and the process starts again.
+  const std::string wanted = std::to_string(threads);
+  const char* current = std::getenv("OMP_NUM_THREADS");
+  if (!current || wanted != current) {
+    setenv("OMP_NUM_THREADS", wanted.c_str(), 1);
+    execv("/proc/self/exe", argv);
+    std::perror("execv");
+    return 1;
+  }
+  const bool parallel = threads > 1;
   // Compiled twice: tcc's fast flags, and the same without a preferred width.
   std::vector<std::string> fast512 = tcc::lowering::cppFloatingPointFlags(tcc::lowering::FloatingPointMode::Fast);
   std::vector<std::string> fastDefault;
   for (const auto& flag : fast512)
     if (flag.rfind("-mprefer-vector-width", 0) != 0) fastDefault.push_back(flag);
-  tcc::jit::CompileOptions options512{backend, 3, false, fast512};
-  tcc::jit::CompileOptions optionsDefault{backend, 3, false, fastDefault};
-  tcc::jit::CompileOptions tacoOptions{tcc::jit::Backend::SystemCompiler, 3, false,
+  tcc::jit::CompileOptions options512{backend, 3, parallel, fast512};
+  tcc::jit::CompileOptions optionsDefault{backend, 3, parallel, fastDefault};
+  tcc::jit::CompileOptions tacoOptions{tcc::jit::Backend::SystemCompiler, 3, parallel,
                                        {"-ffast-math", "-ffp-contract=fast"}};
   auto module512 = tcc::jit::compile(kVariants, options512);
   auto moduleDefault = tcc::jit::compile(kVariants, optionsDefault);
   auto tacoModule = tcc::jit::compile(kTacoStyle, tacoOptions);
-  auto triadModule = tcc::jit::compile(kTriad, tcc::jit::CompileOptions{backend, 3, false, {}});
+  auto triadModule = tcc::jit::compile(kTriad, tcc::jit::CompileOptions{backend, 3, parallel, {}});
 
   std::vector<std::pair<std::string, Variant>> variants = {{"taco", plain(tacoModule->function<Spmv>("taco"))}};
   auto selected = [&](const std::string& name, const std::string& label) {
@@ -558,7 +579,9 @@ int main(int argc, char** argv) {
   printedOptions.floatingPoint = tcc::frontend::FloatingPointMode::Fast;
   printedOptions.backend = backend;
   tcc::Kernel printed = tcc::compile(
-      tcc::Program::fromText("tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n",
+      tcc::Program::fromText(std::string("tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\n"
+                                         "y(i) = A(i,j) * x(j)\n") +
+                                 (parallel ? "schedule { parallelize(i, CPUThread, NoRaces) }\n" : ""),
                              "spmv.tc"),
       printedOptions);
   if (selected(kPrintedName, kPrintedName)) {
@@ -640,19 +663,23 @@ int main(int argc, char** argv) {
     std::printf("\n");
   };
 
-  std::printf("In cache, one thread: TACO-style time / variant time (> 1: variant faster)\n\n");
-  header("TACO us");
-  std::vector<std::vector<double>> inCache(variants.size());
-  for (const char* name : {"bcsstk16", "bayer10", "bcsstk13", "dnn_n1024_l1", "Franz6_id1959_aug", "mbeacxc",
-                           "cryg2500", "watt_2", "adder_dcop_05", "bcspwr10", "Pd", "G51", "dwt_992", "jagmesh7"})
-    run(name, readMatrix(name), repeat, rounds, inCache, 0);
-  footer(inCache);
+  const std::string onThreads = parallel ? std::to_string(threads) + " threads" : "one thread";
+  if (!parallel) {
+    std::printf("In cache, one thread: TACO-style time / variant time (> 1: variant faster)\n\n");
+    header("TACO us");
+    std::vector<std::vector<double>> inCache(variants.size());
+    for (const char* name : {"bcsstk16", "bayer10", "bcsstk13", "dnn_n1024_l1", "Franz6_id1959_aug", "mbeacxc",
+                             "cryg2500", "watt_2", "adder_dcop_05", "bcspwr10", "Pd", "G51", "dwt_992", "jagmesh7"})
+      run(name, readMatrix(name), repeat, rounds, inCache, 0);
+    footer(inCache);
+  }
   if (inCacheOnly) return 0;
 
   // Between: scale-ups of 1.4-6.9 M entries (16-83 MB of CSR), past a
   // core's L2 but perhaps in the shared L3: where a switch between the
   // in-cache and the streaming loop would go.
-  std::printf("\nBetween, one thread: TACO-style time / variant time; TACO-style GB/s in the second column\n\n");
+  std::printf("\nBetween, %s: TACO-style time / variant time; TACO-style GB/s in the second column\n\n",
+              onThreads.c_str());
   header("TACO GB/s");
   std::vector<std::vector<double>> between(variants.size());
   for (auto [big, small] : {std::pair{"dwt_992", "LF10"}, std::pair{"dnn_n1024_l1", "LF10"},
@@ -665,7 +692,8 @@ int main(int argc, char** argv) {
   footer(between);
 
   auto triad = triadModule->function<Triad>("triad");
-  std::printf("\nOut of cache, one thread: TACO-style time / variant time; triad GB/s in the last line\n\n");
+  std::printf("\nOut of cache, %s: TACO-style time / variant time; triad GB/s in the last line\n\n",
+              onThreads.c_str());
   header("TACO GB/s");
   std::vector<std::vector<double>> outOfCache(variants.size());
   double triadSum = 0;
@@ -679,6 +707,6 @@ int main(int argc, char** argv) {
     triadSum += triadBytesPerSecond(triad, 3), ++triads;
   }
   footer(outOfCache);
-  std::printf("\none-thread triad: %.2f GB/s\n", triadSum / triads / 1e9);
+  std::printf("\ntriad on %s: %.2f GB/s\n", onThreads.c_str(), triadSum / triads / 1e9);
   return 0;
 }
