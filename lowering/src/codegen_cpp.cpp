@@ -375,10 +375,6 @@ class CppPrinter : public CLikePrinter {
     out_ << "#endif\n";
   }
 
-
-
-
-
   // Whether the function holds a fast-mode gather sum and no register-tiled
   // nest.
   static bool gatherSumsAloneNeedReassociation(const Function& function) {
@@ -424,8 +420,9 @@ class CppPrinter : public CLikePrinter {
       return;
     }
     if (rowLoops_ == RowLoops::Streaming) printPrefetchingStrips(op, var, end);
-    // The partial sums: every row through Clang, short rows of streaming
-    // inputs through GCC.
+    // The partial sums: short rows of streaming inputs through GCC, every
+    // row of inputs in cache through Clang, every row through other
+    // compilers.
     indent();
     out_ << "{\n";
     ++depth_;
@@ -575,8 +572,6 @@ class CppPrinter : public CLikePrinter {
     out_ << "} else\n";
     out_ << "#endif\n";
   }
-
-
 
   // The type of a sum the loop adds into.
   static ir::imp::Type sumType(const For* op, const std::string& sum) {
