@@ -428,6 +428,7 @@ HYB_SHORT(hyb16_seq, 16, 16, false)
 HYB_SHORT(hyb8_seq, 8, 8, false)
 HYB_SHORT_ADD(hyb16_seqadd, 16, 16, false, true)
 HYB_SHORT_ADD(hyb16_seqadd8, 16, 8, false, true)
+HYB_SHORT_ADD(hyb8_seqadd, 8, 8, false, true)
 // Streaming: rows of >= 16 entries in strips of STRIP entries, each
 // prefetching vals and crd DIST entries ahead (one prefetch a line); shorter
 // rows as the partial sums with their prefetch. hyb_assoc16t_pf is
@@ -487,7 +488,7 @@ const std::vector<std::string> kVariantNames = {
     "hybrid_len8", "hybrid_dflt", "assoc_all",   "hyb_assoc8",  "hyb_assoc16", "hyb_assoc32",     "hyb_assoc8_pf",
     "hyb_assoc16_pf", "hyb_assoc32_pf", "hyb_assoc8t", "hyb_assoc16t", "hyb_assoc16t_pf", "assoc_pf",
     "hyb_assoc16t_w512", "hyb16_nopf", "hyb8_nopf", "hyb16_seq8", "hyb16_seq", "hyb8_seq", "hyb16_seqadd",
-    "hyb16_seqadd8", "strip32_d256",
+    "hyb16_seqadd8", "hyb8_seqadd", "strip32_d256",
     "strip32_d512", "strip64_d512", "strip16_d256", "strip32_d256_nta", "strip32_d512_nta", "strip32_d1024_nta",
     "strip32_d256_t1"};
 

@@ -85,6 +85,26 @@ class CppPrinter : public CLikePrinter {
     out_ << "\n";
   }
 
+  // In a short row's in-order loop (see printPlainRowLoop), a floating-point
+  // sum's term is computed apart from its add: the chain then waits on an
+  // add's latency, not a fused multiply-add's.
+  void visit(const Assign* op) override {
+    if (!separatingTerms_ || !op->hasCompound || op->compound != BinaryOp::Add || !op->var.type().isFloat()) {
+      CLikePrinter::visit(op);
+      return;
+    }
+    const std::string term = op->var.as<Var>() ? op->var.as<Var>()->name + "_term" : "tcc_term";
+    indent();
+    out_ << cTypeName(op->var.type()) << " " << term << " = " << text(op->value) << ";\n";
+    out_ << "#ifdef __x86_64__\n";
+    indent();
+    out_ << "__asm__(\"\" : \"+x\"(" << term << "));  // the term apart from the add: no FMA on the chain\n";
+    out_ << "#endif\n";
+    indent();
+    op->var.accept(*this);
+    out_ << " += " << term << ";\n";
+  }
+
   void visit(const Intrinsic* op) override {
     indent();
     out_ << cppIntrinsicStatement(*op) << "\n";
@@ -303,7 +323,7 @@ class CppPrinter : public CLikePrinter {
   // inputs), their tail holds an empty asm statement so GCC does not
   // vectorize (and test for) a loop of at most three entries. Clang ignores
   // the attribute; a pragma on the loop's block reassociates it there.
-  static constexpr int kShortestGatherVector = 16;
+  static constexpr int kShortestGatherVector = 8;
 
   // The attributes above are GCC's; on x86 only (prefer-vector-width).
   static constexpr const char* kGccOnX86 = "defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)";
@@ -493,7 +513,9 @@ class CppPrinter : public CLikePrinter {
         out_ << "__asm__(\"\");  // keeps the compiler from vectorizing a short row\n";
       });
     }
+    separatingTerms_ = inOrder;
     body(op->body);
+    separatingTerms_ = false;
     indent();
     out_ << "}\n";
   }
@@ -620,6 +642,7 @@ class CppPrinter : public CLikePrinter {
   bool printingShortLoop_ = false;
   bool vectorizesGatherSums_ = false;  // see kShortestGatherVector
   RowLoops rowLoops_ = RowLoops::PartialSums;
+  bool separatingTerms_ = false;  // see visit(const Assign*)
 };
 
 std::string joined(const std::vector<std::string>& flags) {

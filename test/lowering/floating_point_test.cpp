@@ -39,7 +39,8 @@ const char* const kMttkrp = "tensor A(I, J) : dense\ntensor B(I, K, L) : csf\nte
 
 // Row i holds i % 41 entries: every count of fast mode's four partial sums
 // and their tail, empty rows included, and rows on both sides of the
-// length from which GCC runs a row as its own vectorized loop (16).
+// length from which a row runs as one vectorized loop (8), and of one strip
+// (32).
 rt::Coo rowsOfEveryLength() {
   rt::Coo coo = rt::Coo::ofShape({90, 53});
   for (int32_t i = 0; i < 90; ++i)
@@ -176,7 +177,8 @@ TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
       << spmv;
   EXPECT_EQ(count(spmv, reassociate), 2u) << spmv;  // both functions
   EXPECT_TRUE(contains(spmv, "#pragma clang fp reassociate(on)")) << spmv;
-  EXPECT_EQ(count(spmv, "if (pA2_end - pA2 >= 16) {"), 2u) << spmv;
+  EXPECT_EQ(count(spmv, "if (pA2_end - pA2 >= 8) {"), 2u) << spmv;
+  EXPECT_TRUE(contains(spmv, "__asm__(\"\" : \"+x\"(ty_term));")) << spmv;  // short rows: no FMA on the chain
   EXPECT_TRUE(contains(spmv, "__asm__(\"\");  // keeps the compiler from vectorizing a short row")) << spmv;
   EXPECT_TRUE(contains(spmv, "const int64_t pA2_strip = pA2 + 32;")) << spmv;
   EXPECT_EQ(count(spmv, "ty_u3 += "), 1u) << spmv;
@@ -219,7 +221,7 @@ constexpr int64_t kStreamingValues = int64_t(1) << 21;
 
 // A matrix of `cols` columns whose stored values and x's together hold
 // exactly `totalValues`: rows 0-89 of i % 41 entries (empty rows, every
-// length of the partial sums and their tail, both sides of 16 and of one
+// length of the partial sums and their tail, both sides of 8 and of one
 // strip of 32), then rows of 1000-1044 entries (whole strips and every
 // remainder), the last one cut to fit.
 rt::Coo rowsAroundTheStreamingSwitch(int64_t totalValues, int32_t cols) {
