@@ -347,19 +347,19 @@ class CppPrinter : public CLikePrinter {
 
   // Through GCC on the Xeon host, one thread, out of cache a plain
   // vectorized loop kept too few loads in flight (0.98-1.01x the TACO-style
-  // loop), the partial sums with their prefetch did better (1.17x), and
+  // loop), the partial sums with their prefetch did better (1.17-1.22x), and
   // strips of kStripEntries that each prefetch ahead did best
-  // (printPrefetchingStrips; 1.25x out of cache and at 4-7 M entries). In
-  // cache the prefetches cost 5% (0.92 against 0.97), so the strips run
-  // only when the inputs hold more than kStreamingValues stored values in
-  // all (about 25 MB of CSR doubles and coordinates; at 1.4 M entries the
-  // loops tied, from 4 M on the strips won by 13-40%); short rows of such
-  // inputs keep the partial sums with their prefetch. Through Clang on the
-  // 2-core VM (AMD) the prefetches did not pay: there streaming inputs take
-  // the reassociated loops (0.94-1.01x the TACO-style loop, 0.82-0.96x with
-  // the partial sums) and inputs in cache keep the partial sums (1.17x
-  // against 1.07x). The test is made once a call, from the tensors' sizes.
-  static constexpr int64_t kStreamingValues = int64_t(1) << 21;
+  // (printPrefetchingStrips; 1.22-1.25x). The strips tied the in-cache
+  // loops on inputs in cache and at 1.4 M entries, and won from 2.7 M on
+  // (by 4-30%), so they run when the inputs hold more than kStreamingValues
+  // stored values in all (about 12 MB of CSR doubles and coordinates);
+  // short rows of such inputs keep the partial sums with their prefetch.
+  // Through Clang on the 2-core VM (AMD) the prefetches did not pay: there
+  // streaming inputs take the reassociated loops (0.94-1.01x the TACO-style
+  // loop, 0.82-0.96x with the partial sums) and inputs in cache keep the
+  // partial sums (1.17x against 1.07x). The test is made once a call, from
+  // the tensors' sizes.
+  static constexpr int64_t kStreamingValues = int64_t(1) << 20;
   static constexpr int kStripEntries = 32;
   // Which row loops printPartialSums prints (see printFunction).
   enum class RowLoops {

@@ -169,10 +169,10 @@ TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
   // vectorized, short ones in order); the entry point itself runs GCC's
   // streaming loops (long rows in prefetching strips, short ones as partial
   // sums) and the partial sums of Clang in cache and other compilers.
-  EXPECT_TRUE(contains(spmv, "if ((int64_t)A->vals_size + (int64_t)x->vals_size <= 2097152LL) "
+  EXPECT_TRUE(contains(spmv, "if ((int64_t)A->vals_size + (int64_t)x->vals_size <= 1048576LL) "
                              "return tcc_kernel_0_reassociated(tcc_tensors);"))
       << spmv;
-  EXPECT_TRUE(contains(spmv, "if ((int64_t)A->vals_size + (int64_t)x->vals_size > 2097152LL) "
+  EXPECT_TRUE(contains(spmv, "if ((int64_t)A->vals_size + (int64_t)x->vals_size > 1048576LL) "
                              "return tcc_kernel_0_reassociated(tcc_tensors);"))
       << spmv;
   EXPECT_EQ(count(spmv, reassociate), 2u) << spmv;  // both functions
@@ -214,10 +214,10 @@ TEST(FloatingPointMode, FastSumsThroughTheSystemCompilerMatchTheReference) {
 }
 
 // Through GCC a fast-mode gather sum runs one of two copies of the body,
-// chosen once a call: inputs of at most 2^21 stored values in all take the
+// chosen once a call: inputs of at most 2^20 stored values in all take the
 // in-cache loops, larger ones the streaming loops (prefetching strips of 32
 // entries for rows of 16 or more, partial sums for shorter ones).
-constexpr int64_t kStreamingValues = int64_t(1) << 21;
+constexpr int64_t kStreamingValues = int64_t(1) << 20;
 
 // A matrix of `cols` columns whose stored values and x's together hold
 // exactly `totalValues`: rows 0-89 of i % 41 entries (empty rows, every
@@ -243,7 +243,7 @@ rt::Coo rowsAroundTheStreamingSwitch(int64_t totalValues, int32_t cols) {
   return coo;
 }
 
-// Both sides of the switch (2^21 values: in cache; one more: streaming),
+// Both sides of the switch (2^20 values: in cache; one more: streaming),
 // strict and fast, through GCC and the JIT, against the dense reference.
 TEST(FloatingPointMode, BothSidesOfTheStreamingSwitchMatchTheReference) {
   const int32_t cols = 1100;
@@ -261,7 +261,7 @@ TEST(FloatingPointMode, BothSidesOfTheStreamingSwitchMatchTheReference) {
         options.floatingPoint = mode;
         std::string source =
             expectProgramMatchesReference(kSpmv, inputs, options, mode == FloatingPointMode::Fast ? 1e-9 : 1e-10);
-        EXPECT_EQ(contains(source, "<= 2097152LL)"), mode == FloatingPointMode::Fast) << source;
+        EXPECT_EQ(contains(source, "<= 1048576LL)"), mode == FloatingPointMode::Fast) << source;
       }
     }
   }
@@ -271,9 +271,9 @@ TEST(FloatingPointMode, BothSidesOfTheStreamingSwitchMatchTheReference) {
 // 0-40 entries in the first slice and of about 2000 in the others.
 TEST(FloatingPointMode, StreamingTtvMatchesTheReference) {
   const int32_t K = 2100;
-  rt::Coo B = rt::Coo::ofShape({4, 350, K});
+  rt::Coo B = rt::Coo::ofShape({4, 200, K});
   for (int32_t i = 0; i < 4; ++i)
-    for (int32_t j = 0; j < 350; ++j) {
+    for (int32_t j = 0; j < 200; ++j) {
       const int32_t length = i == 0 ? j % 41 : K - (j % 97);
       for (int32_t k = 0; k < length; ++k) {
         int32_t c[3] = {i, j, int32_t((int64_t(k) * K) / length)};
