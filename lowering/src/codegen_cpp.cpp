@@ -85,26 +85,6 @@ class CppPrinter : public CLikePrinter {
     out_ << "\n";
   }
 
-  // In a short row's in-order loop (see printPlainRowLoop), a floating-point
-  // sum's term is computed apart from its add: the chain then waits on an
-  // add's latency, not a fused multiply-add's.
-  void visit(const Assign* op) override {
-    if (!separatingTerms_ || !op->hasCompound || op->compound != BinaryOp::Add || !op->var.type().isFloat()) {
-      CLikePrinter::visit(op);
-      return;
-    }
-    const std::string term = op->var.as<Var>() ? op->var.as<Var>()->name + "_term" : "tcc_term";
-    indent();
-    out_ << cTypeName(op->var.type()) << " " << term << " = " << text(op->value) << ";\n";
-    out_ << "#ifdef __x86_64__\n";
-    indent();
-    out_ << "__asm__(\"\" : \"+x\"(" << term << "));  // the term apart from the add: no FMA on the chain\n";
-    out_ << "#endif\n";
-    indent();
-    op->var.accept(*this);
-    out_ << " += " << term << ";\n";
-  }
-
   void visit(const Intrinsic* op) override {
     indent();
     out_ << cppIntrinsicStatement(*op) << "\n";
@@ -513,9 +493,7 @@ class CppPrinter : public CLikePrinter {
         out_ << "__asm__(\"\");  // keeps the compiler from vectorizing a short row\n";
       });
     }
-    separatingTerms_ = inOrder;
     body(op->body);
-    separatingTerms_ = false;
     indent();
     out_ << "}\n";
   }
@@ -529,9 +507,13 @@ class CppPrinter : public CLikePrinter {
   // kShortestGatherVector or more entries as one loop the compiler may
   // reassociate and vectorize (GCC by the function's attribute, Clang by a
   // pragma on the loop's block), a shorter one in order: one loop exit to
-  // predict, no partial sums to set up and add (through GCC on the 2-core
-  // VM, rows of 2-12 entries: 1.1-1.3x the partial sums without their
-  // prefetch, which were 1.1x those with it).
+  // predict, no partial sums to set up and add. Through GCC on the Xeon
+  // host, in cache: 1.09x the TACO-style loop with vectorized rows from 8
+  // entries, 1.02x from 16, 1.01x for the rule before (rows from 16
+  // vectorized, shorter ones as partial sums with their prefetch), 0.91x for
+  // partial sums on every row. Keeping each term apart from its add (an
+  // add's latency on the chain instead of an FMA's) gained 6% there but cost
+  // 20-30% on short TTV fibres on the 2-core VM (GCC spilled around it).
   void printReassociatedRowLoops(const For* op, const std::string& var, const std::string& end) {
     indent();
     out_ << "// fp fast: a row of " << kShortestGatherVector
@@ -642,7 +624,6 @@ class CppPrinter : public CLikePrinter {
   bool printingShortLoop_ = false;
   bool vectorizesGatherSums_ = false;  // see kShortestGatherVector
   RowLoops rowLoops_ = RowLoops::PartialSums;
-  bool separatingTerms_ = false;  // see visit(const Assign*)
 };
 
 std::string joined(const std::vector<std::string>& flags) {
