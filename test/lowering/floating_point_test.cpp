@@ -212,10 +212,13 @@ TEST(FloatingPointMode, FastSumsThroughTheSystemCompilerMatchTheReference) {
   }
 }
 
-// Through GCC a fast-mode gather sum runs one of two copies of the body,
-// chosen once a call: inputs of at most 2^20 stored values in all take the
-// in-cache loops, larger ones the streaming loops (prefetching strips of 32
-// entries for rows of 16 or more, partial sums for shorter ones).
+// A fast-mode gather sum runs one of two copies of the body, chosen once a
+// call from its inputs' size: through GCC, inputs of at most 2^20 stored
+// values in all take the reassociated loops (rows of 8 or more vectorized,
+// shorter ones in order), larger ones the streaming loops (prefetching
+// strips of 32 entries for rows of 8 or more, partial sums for shorter
+// ones); through Clang, larger inputs take the reassociated loops and
+// smaller ones the partial sums.
 constexpr int64_t kStreamingValues = int64_t(1) << 20;
 
 // A matrix of `cols` columns whose stored values and x's together hold
