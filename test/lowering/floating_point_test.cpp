@@ -205,7 +205,12 @@ TEST(FloatingPointMode, FastSumsThroughTheSystemCompilerMatchTheReference) {
         std::tuple("SpMVReal", kSpmv,
                    std::map<std::string, rt::Coo>{{"A", real}, {"x", randomDense({real.dims[1]}, 37)}}),
         std::tuple("TTV", "tensor A(I, J) : dense\ntensor B(I, J, K) : csf\ntensor c(K) : dense\nA(i,j) = B(i,j,k) * c(k)\n",
-                   std::map<std::string, rt::Coo>{{"B", randomSparse({9, 10, 60}, 0.4, 38)}, {"c", randomDense({60}, 39)}})}) {
+                   std::map<std::string, rt::Coo>{{"B", randomSparse({9, 10, 60}, 0.4, 38)}, {"c", randomDense({60}, 39)}}),
+        std::tuple("Residual",
+                   "tensor r(I) : dense\ntensor b(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\n"
+                   "r(i) = b(i) - sum(j, A(i,j) * x(j))\n",
+                   std::map<std::string, rt::Coo>{{"A", rowsOfEveryLength()}, {"b", randomDense({90}, 40)},
+                                                  {"x", randomDense({53}, 41)}})}) {
     SCOPED_TRACE(name);
     std::string source = expectProgramMatchesReference(dsl, inputs, options, 1e-9);
     EXPECT_TRUE(contains(source, "associative-math")) << source;
