@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "tcc/lowering/nm_spmm.h"
@@ -63,9 +64,10 @@ double relativeError(const std::vector<float>& actual, const std::vector<float>&
   double worst = 0, scale = 0;
   for (size_t e = 0; e < expected.size(); ++e) {
     scale = std::max(scale, std::abs(double(expected[e])));
-    worst = std::max(worst, std::abs(double(actual[e]) - double(expected[e])));
+    const double error = std::abs(double(actual[e]) - double(expected[e]));
+    if (std::isnan(error)) return INFINITY;  // std::max would drop a NaN
+    worst = std::max(worst, error);
   }
-  if (std::isnan(worst)) return INFINITY;
   return scale == 0 ? worst : worst / scale;
 }
 
@@ -123,7 +125,8 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
         !lowering::nmSpmmTileFits(lowering::nmSpmmTiles()[tile], shape.N, shape.M, shape.L))
       continue;
     for (int64_t ctas : {int64_t(cuda::device().multiprocessors), int64_t(7)})
-      plans.push_back(lowering::nmSpmmStreamKPlan(shape, tile, ctas));
+      for (bool wholeTiles : {false, true})
+        plans.push_back(lowering::nmSpmmStreamKPlan(shape, tile, ctas, wholeTiles));
   }
   NmSpmmPlan simple;
   simple.grid[0] = static_cast<unsigned>(std::min<int64_t>((int64_t(shape.m) * shape.n + 255) / 256 + 1, 65535));
@@ -133,8 +136,8 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
 }
 
 std::string describe(const NmSpmmPlan& plan) {
-  return lowering::nmSpmmKernelName("", plan) + (plan.streamK ? " on " + std::to_string(plan.grid[0]) + " CTAs"
-                                                               : " x" + std::to_string(plan.splits));
+  return lowering::nmSpmmPlanLabel(plan) + (plan.streamK ? " on " + std::to_string(plan.grid[0]) + " CTAs"
+                                                          : " x" + std::to_string(plan.splits));
 }
 
 struct Config {
@@ -163,9 +166,15 @@ TEST_P(NmSpmmKernels, EveryPlanMatchesCublasOnThePrunedMatrix) {
     db.upload(p.b.valuesData(), sizeof(float) * layout.valueCount());
     dd.upload(p.b.crd(1).data(), sizeof(int) * layout.indexCount());
     NmSpmmShape shape{size.m, size.n, size.k, config.N, config.M, config.L};
+    const std::vector<float> poison(size_t(size.m) * size.n, std::numeric_limits<float>::quiet_NaN());
     for (const NmSpmmPlan& plan : everyPlan(shape)) {
       SCOPED_TRACE("plan " + describe(plan));
-      dc.zero();  // the kernels must overwrite it; split-K adds into it
+      // Split-K and stream-K add into C zeroed before; the other plans must
+      // overwrite it (NaN before).
+      if (plan.splits > 1 || (plan.streamK && !plan.wholeTiles))
+        dc.zero();
+      else
+        dc.upload(poison.data(), sizeof(float) * poison.size());
       void* kernel = module.function(lowering::nmSpmmKernelName("nm_test", plan));
       if (plan.sharedBytes > 48 * 1024) cuda::allowDynamicSharedMemory(kernel, plan.sharedBytes);
       cuda::LaunchShape launch;

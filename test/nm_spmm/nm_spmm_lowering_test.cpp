@@ -66,7 +66,7 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
     EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, false>"),
               std::string::npos);
     EXPECT_NE(lowered.cudaKernels.find("_tallwide_deep_mbar_sk("), std::string::npos);
-    // ... and the late-refilling variant of the deep one.
+    // ... and the spread-filling variant of the deep one.
     EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, false, true>"),
               std::string::npos);
     EXPECT_EQ(lowered.cudaKernels.find("_packed"), std::string::npos);  // 50%: no packing
@@ -226,6 +226,25 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
   // Not where the tiles fill whole waves (1536 x 2816: 12 x 11 tiles of 128 x 256 on 132 SMs).
   for (const auto& candidate : lowering::nmSpmmCandidatePlans({1536, 2816, 4096, 16, 32, 32}, 132))
     EXPECT_FALSE(candidate.streamK && std::string(nmSpmmTiles()[candidate.tile].name) == "tallwide_deep_mbar");
+  // More than a wave of tiles (4096^2: 512 tiles of 128 x 256 for 132 SMs): the mbarrier
+  // tiles are also tried as a persistent grid of whole tiles, every CTA a
+  // run of whole tiles (a multiple of the tile's k-tiles), every tile taken once.
+  lowering::NmSpmmShape big{4096, 4096, 4096, 16, 32, 32};
+  int wholeTiles = 0;
+  for (const auto& candidate : lowering::nmSpmmCandidatePlans(big, 132)) {
+    if (!candidate.wholeTiles) continue;
+    ++wholeTiles;
+    const auto& tile = lowering::nmSpmmTiles()[candidate.tile];
+    EXPECT_TRUE(candidate.streamK && tile.mbarriers);
+    int64_t tileKTiles = 4096 / 32 / tile.kScale, tiles = (4096 / tile.rows()) * (4096 / tile.cols());
+    EXPECT_EQ(candidate.tilesPerSplit % tileKTiles, 0);
+    EXPECT_GE(int64_t(candidate.grid[0]) * candidate.tilesPerSplit, tiles * tileKTiles);
+    EXPECT_LT(int64_t(candidate.grid[0] - 1) * candidate.tilesPerSplit, tiles * tileKTiles);
+    EXPECT_LE(candidate.grid[0], 132u * lowering::nmSpmmCtasPerSm(tile));
+    EXPECT_EQ(lowering::nmSpmmKernelName("p", candidate), std::string("p_") + tile.name + "_sk");
+    EXPECT_EQ(lowering::nmSpmmPlanLabel(candidate), std::string(tile.name) + "_dp");
+  }
+  EXPECT_GT(wholeTiles, 0);
   // Above 70% sparsity the packing kernels are candidates too.
   int packed = 0;
   for (const auto& candidate : lowering::nmSpmmCandidatePlans(sparse, 132)) packed += candidate.packed;

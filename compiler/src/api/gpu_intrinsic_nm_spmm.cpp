@@ -29,7 +29,7 @@ struct Operands {
 
 void launchPlan(const GpuIntrinsicRun& run, const NmSpmmPlan& plan, Operands& x) {
   const std::string& prefix = run.call.prefix;
-  if (plan.splits > 1 || plan.streamK) {
+  if (plan.splits > 1 || (plan.streamK && !plan.wholeTiles)) {
     long long count = static_cast<long long>(x.m) * x.n;
     cuda::LaunchShape zero;
     zero.grid[0] = static_cast<unsigned>(std::min<long long>((count + 255) / 256, 65535));
@@ -77,7 +77,7 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
     return names;
   }();
   auto skip = [&](const NmSpmmPlan& plan) {
-    std::string name = lowering::nmSpmmKernelName("", plan).substr(1);
+    std::string name = lowering::nmSpmmPlanLabel(plan);
     for (const std::string& entry : skipped)
       if (name == entry || (entry[0] == '_' && name.size() >= entry.size() &&
                             name.compare(name.size() - entry.size(), entry.size(), entry) == 0))
@@ -118,7 +118,7 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
     }
     if (verbose) {  // appended piece by piece: GCC 12 warns (-Wrestrict) on " " + std::string
       report += ' ';
-      report += lowering::nmSpmmKernelName("", plan).substr(1);
+      report += lowering::nmSpmmPlanLabel(plan);
       report += 'x';
       report += std::to_string(plan.splits);
       report += '=';
@@ -129,7 +129,7 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
   if (verbose)
     std::fprintf(stderr, "nm_spmm %lldx%lldx%lld nm(%d,%d,%d) ms:%s -> %s x%d\n", (long long)shape.m,
                  (long long)shape.n, (long long)shape.k, shape.N, shape.M, shape.L, report.c_str(),
-                 lowering::nmSpmmKernelName("", best).substr(1).c_str(), best.splits);
+                 lowering::nmSpmmPlanLabel(best).c_str(), best.splits);
   std::lock_guard<std::mutex> lock(mutex);
   chosen.emplace(key, best);
   return best;
@@ -158,7 +158,7 @@ int32_t runNmSpmm(const GpuIntrinsicRun& run) {
   std::optional<NmSpmmPlan> chosen;
   if (forced && *forced) {
     for (const auto& candidate : lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors))
-      if (lowering::nmSpmmKernelName("", candidate).substr(1) == forced) {
+      if (lowering::nmSpmmPlanLabel(candidate) == forced) {
         chosen = candidate;
         break;
       }

@@ -80,11 +80,26 @@ __device__ __forceinline__ void tcc_nm_mbarrier_wait(unsigned barrier, unsigned 
 template <int PENDING>
 __device__ __forceinline__ void tcc_nm_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING)); }
 
-// Which kept rows of the k-tile a call computes: -1 all, 0 the first half, 1 the second.
-template <int PART>
-struct tcc_nm_part {
-  static constexpr int value = PART;
-};
+// Copies issued only where `on` holds (a predicate, not a branch: the
+// spread fills sit between the multiply-adds of one basic block).
+__device__ __forceinline__ void tcc_nm_cp_async16_if(unsigned shared, const void* global, bool on) {
+  asm volatile(
+      "{\n"
+      ".reg .pred on;\n"
+      "setp.ne.b32 on, %2, 0;\n"
+      "@on cp.async.cg.shared.global [%0], [%1], 16;\n"
+      "}\n" ::"r"(shared),
+      "l"(global), "r"((int)on));
+}
+__device__ __forceinline__ void tcc_nm_cp_async4_if(unsigned shared, const void* global, bool on) {
+  asm volatile(
+      "{\n"
+      ".reg .pred on;\n"
+      "setp.ne.b32 on, %2, 0;\n"
+      "@on cp.async.ca.shared.global [%0], [%1], 4;\n"
+      "}\n" ::"r"(shared),
+      "l"(global), "r"((int)on));
+}
 // Adds a float4 into C atomically (one vector reduction, sm_90).
 __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, float z, float w) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(out), "f"(x), "f"(y), "f"(z), "f"(w)
@@ -97,12 +112,12 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // in row-major order, each tile's k-tiles in order. A tile whose k-tiles
 // a CTA computes only in part is added into C (zeroed before) atomically;
 // the others are stored. No wave is left part empty.
-// LATE (mbarrier tiles): a stage is refilled halfway through the step after
-// the one that computed on it (STAGES - 1 k-tiles ahead, half a step of
-// drift between warps) instead of at the start of the step after next
-// (STAGES - 2 ahead, a step of drift).
+// SPREAD: the copies of the k-tile being filled (where it lies inside A
+// and B') are issued a few at a time between the kept rows of the
+// computed k-tile (predicated copies in the unrolled loop), not in a burst
+// before it.
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
-          bool MBAR, bool STREAMK = false, bool LATE = false>
+          bool MBAR, bool STREAMK = false, bool SPREAD = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -332,18 +347,15 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
     }
   };
-  auto compute = [&](int stage, int slot, auto part) {
-    constexpr int PART = decltype(part)::value;
-    static_assert(PART < 0 || CHUNKS == 1, "a k-tile is halved within one chunk");
-    constexpr int R0 = PART == 1 ? CHUNK_ROWS / 2 : 0;
-    constexpr int R1 = PART == 0 ? CHUNK_ROWS / 2 : CHUNK_ROWS;
+  // `between(r)` runs after kept row r of each chunk (the spread copies).
+  auto compute = [&](int stage, int slot, auto between) {
     const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
     const float* bs = Bs + stage * B_STAGE + col0;
     const int* ds = Ds + slot * D_COUNT;
 #pragma unroll 1
     for (int chunk = 0; chunk < CHUNKS; ++chunk)
 #pragma unroll
-    for (int r = R0; r < R1; ++r) {
+    for (int r = 0; r < CHUNK_ROWS; ++r) {
       const int uu = chunk * CHUNK_ROWS + r;
       // Kept row uu of the tile reads A's column (its window's first + D).
       constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
@@ -380,7 +392,86 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
           acc[i][4 + j] = fmaf(a1[i], b[4 + j], acc[i][4 + j]);
         }
       }
+      between(r);
     }
+  };
+  auto nothing = [](int) {};
+
+  // SPREAD: a fill's copies of A and B' are numbered (A's first) and
+  // issued PER_ROW at a time after the first SPREAD_ROWS kept rows; D's
+  // few guarded copies go first. A fill that is not whole (at the edges of
+  // A or B') is issued at once as without SPREAD.
+  constexpr int AHEAD = MBAR ? STAGES - 2 : STAGES - 1;  // k-tiles copied ahead of the computed one
+  constexpr bool A_WHOLE_K = !PACK && !AROWS;
+  constexpr bool A_WHOLE_ROWS = AROWS && KS % 4 == 0 && THREADS % (KS / 4) == 0 && A_VECS % THREADS == 0;
+  constexpr bool B_WHOLE = THREADS % (BN / 4) == 0 && B_VECS % THREADS == 0;
+  constexpr int A_ITEMS = A_WHOLE_K ? ROW_PASSES * (KS / 8) : A_VECS_PER_THREAD;
+  constexpr int ITEMS = A_ITEMS + B_PER_THREAD;
+  // (Spread fills need an unrolled k-tile and copies of whole tiles by a
+  // fixed number per thread; other shapes fill at once.)
+  constexpr bool SPREAD_ON = SPREAD && CHUNKS == 1 && !PACK && (A_WHOLE_K || A_WHOLE_ROWS) && B_WHOLE;
+  // With one k-tile ahead (three mbarrier stages) the copies go in the
+  // first half of the step, so that they have half a step to land.
+  constexpr int SPREAD_ROWS = AHEAD < 2 ? (CHUNK_ROWS + 1) / 2 : CHUNK_ROWS;
+  constexpr int PER_ROW = (ITEMS + SPREAD_ROWS - 1) / SPREAD_ROWS;
+  bool spreadOn = false;
+  unsigned aTarget = 0, bTarget = 0;
+  const float* aSource = A;
+  const float* bSource = B;
+  // Whether k-tile `tile` into `stage` can be spread (then the copies'
+  // bases are set).
+  auto spreadBegin = [&](int tile, int stage) {
+    const int k0 = tile * KS, u0 = tile * WS;
+    if (!rowsInside || k0 + KS > k || (AROWS && (k & 3) != 0) || u0 + WS > w || bn + BN > np) return false;
+    if constexpr (A_WHOLE_K) {
+      aTarget = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE + copyRow + copyCol * APITCH);
+      aSource = aCopy + k0;
+    } else {
+      const int r0 = tid / (KS / 4), c0 = (tid % (KS / 4)) * 4;
+      aTarget = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE + r0 * APITCH + c0);
+      aSource = A + (long long)(bm + r0) * k + k0 + c0;
+    }
+    const int r0 = tid / (BN / 4), c0 = (tid % (BN / 4)) * 4;
+    bTarget = (unsigned)__cvta_generic_to_shared(Bs + stage * B_STAGE + r0 * BN + c0);
+    bSource = B + (long long)(u0 + r0) * np + bn + c0;
+    return true;
+  };
+  auto spreadItem = [&](int item) {
+    if (item < A_ITEMS) {
+      if constexpr (A_WHOLE_K) {
+        const int p = item / (KS / 8), c8 = (item % (KS / 8)) * 8;
+        tcc_nm_cp_async4_if(aTarget + 4 * (c8 * APITCH + p * ROWS_PER_PASS), aSource + p * passStride + c8, spreadOn);
+      } else {
+        constexpr int ROW_STEP = THREADS / (KS / 4);
+        tcc_nm_cp_async16_if(aTarget + 4 * item * ROW_STEP * APITCH, aSource + item * (long long)ROW_STEP * k,
+                             spreadOn);
+      }
+    } else if (item < ITEMS) {
+      constexpr int ROW_STEP = THREADS / (BN / 4);
+      const int i = item - A_ITEMS;
+      tcc_nm_cp_async16_if(bTarget + 4 * i * ROW_STEP * BN, bSource + i * (long long)ROW_STEP * np, spreadOn);
+    }
+  };
+  auto spreadCopies = [&](int r) {
+    if (r < SPREAD_ROWS) {
+#pragma unroll
+      for (int j = 0; j < PER_ROW; ++j) spreadItem(r * PER_ROW + j);
+    }
+  };
+  // K-tile `tile` into `stage`: spread over the computation (spreadOn), or at once.
+  auto fillStage = [&](int tile, int stage) {
+    spreadOn = SPREAD_ON && spreadBegin(tile, stage);
+    if (!spreadOn) {
+      issueA(tile, stage, nullptr);
+      issueB(tile, stage);
+    }
+    issueD(tile, stage);
+  };
+  auto computeFilling = [&](int stage) {
+    if constexpr (SPREAD_ON)
+      compute(stage, stage, spreadCopies);
+    else
+      compute(stage, stage, nothing);
   };
 
   // C's tile at (tileM, tileN): float4 stores where the row allows; with
@@ -422,8 +513,6 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     // (STAGES - 2 k-tiles ahead of the computed one), so a thread rarely
     // waits for the slowest one to finish the step before.
     static_assert(!PACK && STAGES >= 3, "the mbarrier pipeline has three or more stages and does not pack");
-    static_assert(!LATE || CHUNKS == 1, "LATE halves the k-tile");
-    constexpr int AHEAD = LATE ? STAGES - 1 : STAGES - 2;
     const unsigned full = ((unsigned)__cvta_generic_to_shared(Ds + STAGES * D_COUNT) + 7u) & ~7u;
     const unsigned empty = full + 8 * STAGES;
     if (tid == 0) {
@@ -434,68 +523,74 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
     }
     __syncthreads();
+    // The CTA's steps [first, last): its k-tiles of its tile of C, or under
+    // STREAMK its share of all tiles' (tile, k-tile) steps, the copies
+    // running AHEAD steps ahead of the computation across tiles.
+    int first = tileBegin, last = tileEnd;
+    // The copies' tile of C (STREAMK) and k-tile.
+    int fillTile = 0, fillK = tileBegin;
+    const int tilesN = (n + BN - 1) / BN;
+    auto copiesAt = [&](int tileOfC) {
+      bm = (tileOfC / tilesN) * BM, bn = (tileOfC % tilesN) * BN;
+      groupBase = bn / LL;
+      aCopy = A + (long long)(bm + copyRow) * k + copyCol;
+      rowsValid = 0;
+#pragma unroll
+      for (int p = 0; p < ROW_PASSES; ++p)
+        if (bm + copyRow + p * ROWS_PER_PASS < m) rowsValid |= 1u << p;
+      rowsInside = bm + BM <= m;
+    };
     if constexpr (STREAMK) {
-      // Steps [first, last) of all tiles' k-tiles; the copies run AHEAD
-      // steps ahead of the computation, across tiles of C.
-      const int tilesN = (n + BN - 1) / BN;
       const int steps = ((m + BM - 1) / BM) * tilesN * tilesTotal;
-      const int first = min(steps, (int)blockIdx.x * tilesPerSplit);
-      const int last = min(steps, first + tilesPerSplit);
-      // The copies' tile and k-tile, and what follows from the tile.
-      int fillTile = first / tilesTotal, fillK = first - fillTile * tilesTotal;
-      auto copiesAt = [&](int tileOfC) {
-        bm = (tileOfC / tilesN) * BM, bn = (tileOfC % tilesN) * BN;
-        groupBase = bn / LL;
-        aCopy = A + (long long)(bm + copyRow) * k + copyCol;
-        rowsValid = 0;
-#pragma unroll
-        for (int p = 0; p < ROW_PASSES; ++p)
-          if (bm + copyRow + p * ROWS_PER_PASS < m) rowsValid |= 1u << p;
-        rowsInside = bm + BM <= m;
-      };
+      first = min(steps, (int)blockIdx.x * tilesPerSplit);
+      last = min(steps, first + tilesPerSplit);
+      fillTile = first / tilesTotal, fillK = first - fillTile * tilesTotal;
       copiesAt(fillTile);
-      auto nextCopy = [&]() {
-        if (++fillK == tilesTotal) fillK = 0, copiesAt(++fillTile);
-      };
+    }
+    auto nextCopy = [&]() {
+      ++fillK;
+      if constexpr (STREAMK)
+        if (fillK == tilesTotal) fillK = 0, copiesAt(++fillTile);
+    };
 #pragma unroll
-      for (int s = 0; s < AHEAD; ++s) {
-        if (first + s < last) {
-          issueA(fillK, s, nullptr);
-          issueB(fillK, s);
-          issueD(fillK, s);
-          tcc_nm_cp_async_arrive(full + 8 * s);
-          nextCopy();
-        }
+    for (int s = 0; s < AHEAD; ++s) {
+      if (first + s < last) {
+        issueA(fillK, s, nullptr);
+        issueB(fillK, s);
+        issueD(fillK, s);
+        tcc_nm_cp_async_arrive(full + 8 * s);
+        nextCopy();
       }
-      // The computed step's tile and k-tile; whether this CTA computes the
-      // tile from its first k-tile.
-      int tile = first / tilesTotal, kTile = first - tile * tilesTotal;
-      bool fromFirst = kTile == 0;
-      int fillStage = AHEAD, fillUse = 0, stage = 0;
-      unsigned phase = 0;
-      for (int step = first; step < last; ++step) {
-        auto fill = [&]() {
-          if (step + AHEAD < last) {
-            if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * fillStage, (fillUse - 1) & 1);
-            issueA(fillK, fillStage, nullptr);
-            issueB(fillK, fillStage);
-            issueD(fillK, fillStage);
-            tcc_nm_cp_async_arrive(full + 8 * fillStage);
-            nextCopy();
-          }
-          if (++fillStage == STAGES) fillStage = 0, ++fillUse;
-        };
-        if constexpr (!LATE) fill();
-        tcc_nm_mbarrier_wait(full + 8 * stage, phase);
-        if constexpr (LATE) {
-          compute(stage, stage, tcc_nm_part<0>());
-          fill();
-          compute(stage, stage, tcc_nm_part<1>());
-        } else {
-          compute(stage, stage, tcc_nm_part<-1>());
-        }
-        tcc_nm_mbarrier_arrive(empty + 8 * stage);
-        if (++stage == STAGES) stage = 0, phase ^= 1u;
+    }
+    // STREAMK: the computed step's tile and k-tile, and whether this CTA
+    // computes the tile from its first k-tile.
+    int tile = first / tilesTotal, kTile = first - tile * tilesTotal;
+    bool fromFirst = kTile == 0;
+    // The stage filled at step s is (s + AHEAD) % STAGES, for the
+    // ((s + AHEAD) / STAGES)-th time; the one computed is s % STAGES, in
+    // phase (s / STAGES) & 1. Counted, not divided, step by step.
+    int filled = AHEAD, fillUse = 0, stage = 0;
+    unsigned phase = 0;
+    for (int step = first; step < last; ++step) {
+      const bool filling = step + AHEAD < last;
+      if (filling) {
+        // Its fillUse-th fill: the (fillUse - 1)-th computation on it must be over.
+        if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * filled, (fillUse - 1) & 1);
+        fillStage(fillK, filled);
+        if (!SPREAD_ON) tcc_nm_cp_async_arrive(full + 8 * filled);
+      } else {
+        spreadOn = false;
+      }
+      tcc_nm_mbarrier_wait(full + 8 * stage, phase);
+      computeFilling(stage);
+      if (filling) {
+        if (SPREAD_ON) tcc_nm_cp_async_arrive(full + 8 * filled);
+        nextCopy();
+      }
+      if (++filled == STAGES) filled = 0, ++fillUse;
+      tcc_nm_mbarrier_arrive(empty + 8 * stage);
+      if (++stage == STAGES) stage = 0, phase ^= 1u;
+      if constexpr (STREAMK) {
         const bool tileDone = kTile == tilesTotal - 1;
         if (tileDone || step + 1 == last) {
           storeC((tile / tilesN) * BM, (tile % tilesN) * BN, !(fromFirst && tileDone));
@@ -508,45 +603,6 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
           ++kTile;
         }
       }
-    } else {
-#pragma unroll
-    for (int s = 0; s < AHEAD; ++s) {
-      if (tileBegin + s < tileEnd) {
-        issueA(tileBegin + s, s, nullptr);
-        issueB(tileBegin + s, s);
-        issueD(tileBegin + s, s);
-        tcc_nm_cp_async_arrive(full + 8 * s);
-      }
-    }
-    // The stage filled at step s is (s + AHEAD) % STAGES, for the
-    // ((s + AHEAD) / STAGES)-th time; the one computed is s % STAGES, in
-    // phase (s / STAGES) & 1. Counted, not divided, step by step.
-    int fillStage = AHEAD, fillUse = 0, stage = 0;
-    unsigned phase = 0;
-    for (int tile = tileBegin; tile < tileEnd; ++tile) {
-      auto fill = [&]() {
-        if (tile + AHEAD < tileEnd) {
-          // Its fillUse-th fill: the (fillUse - 1)-th computation on it must be over.
-          if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * fillStage, (fillUse - 1) & 1);
-          issueA(tile + AHEAD, fillStage, nullptr);
-          issueB(tile + AHEAD, fillStage);
-          issueD(tile + AHEAD, fillStage);
-          tcc_nm_cp_async_arrive(full + 8 * fillStage);
-        }
-        if (++fillStage == STAGES) fillStage = 0, ++fillUse;
-      };
-      if constexpr (!LATE) fill();
-      tcc_nm_mbarrier_wait(full + 8 * stage, phase);
-      if constexpr (LATE) {
-        compute(stage, stage, tcc_nm_part<0>());
-        fill();
-        compute(stage, stage, tcc_nm_part<1>());
-      } else {
-        compute(stage, stage, tcc_nm_part<-1>());
-      }
-      tcc_nm_mbarrier_arrive(empty + 8 * stage);
-      if (++stage == STAGES) stage = 0, phase ^= 1u;
-    }
     }
   } else if constexpr (!PACK) {
     // STAGES - 1 k-tiles in flight ahead of the one computed.
@@ -563,14 +619,11 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       const int step = tile - tileBegin;
       tcc_nm_cp_async_wait<STAGES - 2>();
       __syncthreads();
-      if (tile + STAGES - 1 < tileEnd) {
-        const int stage = (step + STAGES - 1) % STAGES;
-        issueA(tile + STAGES - 1, stage, nullptr);
-        issueB(tile + STAGES - 1, stage);
-        issueD(tile + STAGES - 1, stage);
-      }
-      tcc_nm_cp_async_commit();
-      compute(step % STAGES, step % STAGES, tcc_nm_part<-1>());
+      spreadOn = false;
+      if (tile + STAGES - 1 < tileEnd) fillStage(tile + STAGES - 1, (step + STAGES - 1) % STAGES);
+      if (!SPREAD_ON) tcc_nm_cp_async_commit();
+      computeFilling(step % STAGES);
+      if (SPREAD_ON) tcc_nm_cp_async_commit();
     }
   } else {
     // Step s computes k-tile s from stage s % 2 and D's slot s % 3, while
@@ -608,7 +661,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         if (tile + 2 < tileEnd) issueD(tile + 2, (step + 2) % 3);
       }
       tcc_nm_cp_async_commit();
-      compute(step & 1, step % 3, tcc_nm_part<-1>());
+      compute(step & 1, step % 3, nothing);
     }
   }
   tcc_nm_cp_async_wait<0>();
@@ -671,7 +724,7 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
           << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M, L, packed) << ", "
           << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false") << ", " << chunk << ", "
           << (tile.mbarriers ? "true" : "false") << ", " << (streamK ? "true" : "false") << ", "
-          << (tile.lateFill ? "true" : "false") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+          << (tile.spread ? "true" : "false") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }
   // Any N, M, L: one thread per entry of C (shapes no tile fits).

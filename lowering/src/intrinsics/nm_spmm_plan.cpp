@@ -79,12 +79,13 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // or "_rows" row-major (16-byte copies, one float per row and kept row).
       {"xwide_deep_mbar", 1, 16, 8, false, 2, false, true},
       {"xwide_rows_deep_mbar", 1, 16, 8, true, 2, false, true},
-      // 128 x 256 with 8 x 8 per thread (512 threads, four warps per
-      // scheduler instead of tallwide's two), deep k-tiles.
-      {"wide_deep_mbar", 2, 8, 8, false, 2, false, true},
-      // The two deep mbarrier tiles that won most, refilling a stage later.
-      {"tallwide_deep_mbar_late", 1, 8, 16, false, 2, false, true, true},
-      {"xwide_rows_deep_mbar_late", 1, 16, 8, true, 2, false, true, true},
+      // Experimental: the deep tiles with spread fills, and tallwide_deep
+      // rolled over chunks of one window (half the code).
+      {"tallwide_deep_spread", 1, 8, 16, false, 2, false, false, true},
+      {"tallwide_deep_mbar_spread", 1, 8, 16, false, 2, false, true, true},
+      {"xwide_deep_mbar_spread", 1, 16, 8, false, 2, false, true, true},
+      {"xwide_rows_deep_mbar_spread", 1, 16, 8, true, 2, false, true, true},
+      {"tallwide_deep_rolled", 1, 8, 16, false, 2, true},
   };
   return tiles;
 }
@@ -170,12 +171,15 @@ NmSpmmPlan nmSpmmDefaultPlan(const NmSpmmShape& shape, int multiprocessors) {
 
 int nmSpmmCtasPerSm(const NmSpmmTile& tile) { return tile.threads() >= 512 || tile.threadRows > 8 ? 1 : 2; }
 
-NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tileIndex, int64_t ctas) {
+NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tileIndex, int64_t ctas, bool wholeTiles) {
   NmSpmmPlan plan = planFor(shape, tileIndex, 1);
   int64_t kTiles = plan.tilesPerSplit;  // unsplit: all of the tile's k-tiles
-  int64_t steps = ctasOf(shape, nmSpmmTiles()[tileIndex]) * kTiles;
-  int64_t perCta = ceilDiv(steps, std::clamp<int64_t>(ctas, 1, steps));
+  int64_t tiles = ctasOf(shape, nmSpmmTiles()[tileIndex]);
+  int64_t steps = tiles * kTiles;
+  int64_t perCta = wholeTiles ? ceilDiv(tiles, std::clamp<int64_t>(ctas, 1, tiles)) * kTiles
+                              : ceilDiv(steps, std::clamp<int64_t>(ctas, 1, steps));
   plan.streamK = true;
+  plan.wholeTiles = wholeTiles;
   plan.tilesPerSplit = static_cast<int>(perCta);
   plan.grid[0] = static_cast<unsigned>(ceilDiv(steps, perCta));
   plan.grid[1] = plan.grid[2] = 1;
@@ -217,9 +221,17 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
       int64_t waves = ceilDiv(ctas, slots);
       NmSpmmPlan plan = nmSpmmStreamKPlan(shape, index, slots);
       if (ctas < 0.99 * waves * slots && plan.tilesPerSplit >= 2) plans.push_back(plan);
+      // More than a wave of tiles: one persistent CTA per SM slot, each a
+      // run of whole tiles.
+      if (ctas > slots) plans.push_back(nmSpmmStreamKPlan(shape, index, slots, true));
     }
   }
   return plans;
+}
+
+std::string nmSpmmPlanLabel(const NmSpmmPlan& plan) {
+  if (plan.tile >= 0 && plan.streamK && plan.wholeTiles) return std::string(nmSpmmTiles()[plan.tile].name) + "_dp";
+  return nmSpmmKernelName("", plan).substr(1);
 }
 
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan) {

@@ -39,10 +39,12 @@ struct NmSpmmTile {
   // computed, so warps drift up to a k-tile apart instead of meeting at a
   // barrier every k-tile. Three or four stages.
   bool mbarriers = false;
-  // mbarrier tiles: a stage refilled halfway through the step after the
-  // one that computed on it (k-tiles one step further ahead, half a step of
-  // drift between warps) instead of at the start of the step after next.
-  bool lateFill = false;
+  // The next k-tile's copies issued a few at a time between the kept rows
+  // of the computed one (where the k-tile lies inside the operands) instead
+  // of in one burst before it: the copies' issue and the load-store
+  // unit's backpressure then stall one warp for a few cycles at a time, in
+  // the shadow of the other warps' multiply-adds.
+  bool spread = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
@@ -85,6 +87,10 @@ struct NmSpmmPlan {
   // The tile's stream-K kernel (mbarrier tiles): grid[0] CTAs, each taking
   // tilesPerSplit consecutive (tile of C, k-tile) steps; C is zeroed first.
   bool streamK = false;
+  // A stream-K plan whose CTAs each take whole tiles of C (a persistent
+  // data-parallel grid: the pipeline runs on from one tile into the next,
+  // every tile is stored plainly and C is not zeroed first).
+  bool wholeTiles = false;
   int splits = 1;  // split-K factor (grid z)
   int tilesPerSplit = 0;
   unsigned grid[3] = {1, 1, 1};
@@ -103,8 +109,9 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
 inline constexpr double kNmSpmmAutotuneFlops = 1.0e8;
 
 // The stream-K plan of tile `tile` (an mbarrier tile) over `ctas` CTAs
-// (the steps divided evenly, at least one per CTA).
-NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tile, int64_t ctas);
+// (the steps divided evenly, at least one per CTA); with `wholeTiles`, the
+// tiles of C divided evenly instead (each CTA a run of whole tiles).
+NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tile, int64_t ctas, bool wholeTiles = false);
 // CTAs of tile `tile` that one SM holds at once (1 for 512 threads or 16
 // rows per thread, else 2).
 int nmSpmmCtasPerSm(const NmSpmmTile& tile);
@@ -112,6 +119,9 @@ int nmSpmmCtasPerSm(const NmSpmmTile& tile);
 // _packed for a packing kernel and _sk for a stream-K one, or
 // prefix_simple; prefix_zero clears C before a split-K or stream-K launch.
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan);
+// The plan's name in the autotuner's report and for TCC_NM_SPMM_TILE: the
+// kernel's suffix, with _dp instead of _sk for a whole-tiles plan.
+std::string nmSpmmPlanLabel(const NmSpmmPlan& plan);
 
 // The device code of one statement: the tiles' kernels for its N, M, L.
 std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix);
