@@ -125,8 +125,9 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
         !lowering::nmSpmmTileFits(lowering::nmSpmmTiles()[tile], shape.N, shape.M, shape.L))
       continue;
     for (int64_t ctas : {int64_t(cuda::device().multiprocessors), int64_t(7)})
-      for (bool wholeTiles : {false, true})
-        plans.push_back(lowering::nmSpmmStreamKPlan(shape, tile, ctas, wholeTiles));
+      for (auto kind : {lowering::NmSpmmStreamK::Steps, lowering::NmSpmmStreamK::WholeTiles,
+                        lowering::NmSpmmStreamK::Hybrid})
+        plans.push_back(lowering::nmSpmmStreamKPlan(shape, tile, ctas, kind));
   }
   NmSpmmPlan simple;
   simple.grid[0] = static_cast<unsigned>(std::min<int64_t>((int64_t(shape.m) * shape.n + 255) / 256 + 1, 65535));
@@ -166,15 +167,13 @@ TEST_P(NmSpmmKernels, EveryPlanMatchesCublasOnThePrunedMatrix) {
     db.upload(p.b.valuesData(), sizeof(float) * layout.valueCount());
     dd.upload(p.b.crd(1).data(), sizeof(int) * layout.indexCount());
     NmSpmmShape shape{size.m, size.n, size.k, config.N, config.M, config.L};
-    const std::vector<float> poison(size_t(size.m) * size.n, std::numeric_limits<float>::quiet_NaN());
     for (const NmSpmmPlan& plan : everyPlan(shape)) {
       SCOPED_TRACE("plan " + describe(plan));
-      // Split-K and stream-K add into C zeroed before; the other plans must
-      // overwrite it (NaN before).
-      if (plan.splits > 1 || (plan.streamK && !plan.wholeTiles))
-        dc.zero();
-      else
-        dc.upload(poison.data(), sizeof(float) * poison.size());
+      // Split-K and stream-K add into C's rows from nmSpmmZeroedFrom on,
+      // zeroed before; the kernels must overwrite the others (NaN before).
+      std::vector<float> before(size_t(size.m) * size.n, std::numeric_limits<float>::quiet_NaN());
+      std::fill(before.begin() + lowering::nmSpmmZeroedFrom(shape, plan) * size.n, before.end(), 0.f);
+      dc.upload(before.data(), sizeof(float) * before.size());
       void* kernel = module.function(lowering::nmSpmmKernelName("nm_test", plan));
       if (plan.sharedBytes > 48 * 1024) cuda::allowDynamicSharedMemory(kernel, plan.sharedBytes);
       cuda::LaunchShape launch;
@@ -186,7 +185,8 @@ TEST_P(NmSpmmKernels, EveryPlanMatchesCublasOnThePrunedMatrix) {
       const int* d = static_cast<const int*>(dd.get());
       float* c = static_cast<float*>(dc.get());
       int m = size.m, n = size.n, k = size.k, w = static_cast<int>(layout.keptRows),
-          q = static_cast<int>(layout.groups), tilesPerSplit = plan.tilesPerSplit, atomic = plan.splits > 1;
+          q = static_cast<int>(layout.groups), tilesPerSplit = plan.tilesPerSplit,
+          atomic = lowering::nmSpmmLaunchFlag(plan);
       cuda::launch(kernel, launch, {&a, &b, &d, &c, &m, &n, &k, &w, &q, &tilesPerSplit, &atomic});
       cuda::synchronize();
       std::vector<float> result(size_t(size.m) * size.n);

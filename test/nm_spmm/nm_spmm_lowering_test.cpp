@@ -226,25 +226,41 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
   // Not where the tiles fill whole waves (1536 x 2816: 12 x 11 tiles of 128 x 256 on 132 SMs).
   for (const auto& candidate : lowering::nmSpmmCandidatePlans({1536, 2816, 4096, 16, 32, 32}, 132))
     EXPECT_FALSE(candidate.streamK && std::string(nmSpmmTiles()[candidate.tile].name) == "tallwide_deep_mbar");
-  // More than a wave of tiles (4096^2: 512 tiles of 128 x 256 for 132 SMs): the mbarrier
-  // tiles are also tried as a persistent grid of whole tiles, every CTA a
-  // run of whole tiles (a multiple of the tile's k-tiles), every tile taken once.
+  // More than a wave of tiles (4096^2: 512 tiles of 128 x 256 for 132 SMs,
+  // 3.9 waves): the mbarrier tiles are also tried as a persistent grid of
+  // whole tiles, and as a hybrid (whole tiles for 3 waves, stream-K for the
+  // rest); every (tile, k-tile) step is taken once, and C is zeroed only
+  // from the first tile that the hybrid's stream-K part adds into.
   lowering::NmSpmmShape big{4096, 4096, 4096, 16, 32, 32};
-  int wholeTiles = 0;
+  int whole = 0, hybrid = 0;
   for (const auto& candidate : lowering::nmSpmmCandidatePlans(big, 132)) {
-    if (!candidate.wholeTiles) continue;
-    ++wholeTiles;
+    if (candidate.wholeTiles == 0) continue;
     const auto& tile = lowering::nmSpmmTiles()[candidate.tile];
     EXPECT_TRUE(candidate.streamK && tile.mbarriers);
-    int64_t tileKTiles = 4096 / 32 / tile.kScale, tiles = (4096 / tile.rows()) * (4096 / tile.cols());
-    EXPECT_EQ(candidate.tilesPerSplit % tileKTiles, 0);
-    EXPECT_GE(int64_t(candidate.grid[0]) * candidate.tilesPerSplit, tiles * tileKTiles);
-    EXPECT_LT(int64_t(candidate.grid[0] - 1) * candidate.tilesPerSplit, tiles * tileKTiles);
-    EXPECT_LE(candidate.grid[0], 132u * lowering::nmSpmmCtasPerSm(tile));
+    int64_t kTiles = 4096 / 32 / tile.kScale, tilesN = 4096 / tile.cols(), tiles = (4096 / tile.rows()) * tilesN;
+    int64_t slots = 132 * lowering::nmSpmmCtasPerSm(tile);
+    int64_t wholeTiles = std::min<int64_t>(tiles, int64_t(candidate.grid[0]) * candidate.wholeTiles);
+    EXPECT_LT(int64_t(candidate.grid[0] - 1) * candidate.wholeTiles, tiles);
+    EXPECT_LE(candidate.grid[0], slots);
     EXPECT_EQ(lowering::nmSpmmKernelName("p", candidate), std::string("p_") + tile.name + "_sk");
-    EXPECT_EQ(lowering::nmSpmmPlanLabel(candidate), std::string(tile.name) + "_dp");
+    if (candidate.tilesPerSplit == 0) {
+      ++whole;
+      EXPECT_EQ(wholeTiles, tiles);
+      EXPECT_EQ(lowering::nmSpmmPlanLabel(candidate), std::string(tile.name) + "_dp");
+      EXPECT_EQ(lowering::nmSpmmZeroedFrom(big, candidate), 4096);
+      EXPECT_EQ(lowering::nmSpmmLaunchFlag(candidate), candidate.wholeTiles);
+    } else {
+      ++hybrid;
+      EXPECT_EQ(wholeTiles, (tiles / slots) * slots);
+      int64_t left = (tiles - wholeTiles) * kTiles;
+      EXPECT_GE(int64_t(candidate.grid[0]) * candidate.tilesPerSplit, left);
+      EXPECT_LT(int64_t(candidate.grid[0]) * (candidate.tilesPerSplit - 1), left);
+      EXPECT_EQ(lowering::nmSpmmPlanLabel(candidate), std::string(tile.name) + "_hy");
+      EXPECT_EQ(lowering::nmSpmmZeroedFrom(big, candidate), (wholeTiles / tilesN) * tile.rows());
+    }
   }
-  EXPECT_GT(wholeTiles, 0);
+  EXPECT_GT(whole, 0);
+  EXPECT_GT(hybrid, 0);
   // Above 70% sparsity the packing kernels are candidates too.
   int packed = 0;
   for (const auto& candidate : lowering::nmSpmmCandidatePlans(sparse, 132)) packed += candidate.packed;

@@ -27,14 +27,17 @@ struct Operands {
   int m, n, k, w, q;
 };
 
-void launchPlan(const GpuIntrinsicRun& run, const NmSpmmPlan& plan, Operands& x) {
+void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const NmSpmmPlan& plan,
+                Operands& x) {
   const std::string& prefix = run.call.prefix;
-  if (plan.splits > 1 || (plan.streamK && !plan.wholeTiles)) {
-    long long count = static_cast<long long>(x.m) * x.n;
+  // Split-K and stream-K add into C: its rows from the first tile they add into on are zeroed first.
+  if (int64_t from = lowering::nmSpmmZeroedFrom(problem, plan); from < x.m) {
+    long long count = static_cast<long long>(x.m - from) * x.n;
+    float* rows = x.c + from * x.n;
     cuda::LaunchShape zero;
     zero.grid[0] = static_cast<unsigned>(std::min<long long>((count + 255) / 256, 65535));
     zero.block[0] = 256;
-    cuda::launch(run.module.function(prefix + "_zero"), zero, {&x.c, &count});
+    cuda::launch(run.module.function(prefix + "_zero"), zero, {&rows, &count});
   }
   void* kernel = run.module.function(lowering::nmSpmmKernelName(prefix, plan));
   if (plan.sharedBytes > 48 * 1024) cuda::allowDynamicSharedMemory(kernel, plan.sharedBytes);
@@ -42,7 +45,7 @@ void launchPlan(const GpuIntrinsicRun& run, const NmSpmmPlan& plan, Operands& x)
   std::copy(plan.grid, plan.grid + 3, shape.grid);
   shape.block[0] = static_cast<unsigned>(plan.threads);
   shape.sharedBytes = static_cast<unsigned>(plan.sharedBytes);
-  int tilesPerSplit = plan.tilesPerSplit, atomic = plan.splits > 1 ? 1 : 0;
+  int tilesPerSplit = plan.tilesPerSplit, atomic = lowering::nmSpmmLaunchFlag(plan);
   cuda::launch(kernel, shape, {&x.a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &atomic});
 }
 
@@ -92,7 +95,7 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
   static const bool verbose = std::getenv("TCC_NM_SPMM_VERBOSE") != nullptr;
   std::string report;
   for (const auto& plan : candidates) {
-    launchPlan(run, plan, x);  // warm-up (and the shared-memory opt-in)
+    launchPlan(run, shape, plan, x);  // warm-up (and the shared-memory opt-in)
     // One timed launch sets how many launches a sample takes (about 0.2 ms
     // of work, so that short kernels are not timed by the events' own
     // resolution); the candidate's time is the median of five samples, or
@@ -100,7 +103,7 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
     // candidate whose first launch is 25% slower than the best so far is
     // not sampled further.
     timer.start();
-    launchPlan(run, plan, x);
+    launchPlan(run, shape, plan, x);
     double once = timer.stopSeconds();
     double seconds = once;
     if (once < 1.25 * bestSeconds) {
@@ -110,7 +113,7 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
       samples[0] = once;
       for (int i = once > 1e-3 ? 1 : 0; i < count; ++i) {
         timer.start();
-        for (int launch = 0; launch < batch; ++launch) launchPlan(run, plan, x);
+        for (int launch = 0; launch < batch; ++launch) launchPlan(run, shape, plan, x);
         samples[i] = timer.stopSeconds() / batch;
       }
       std::sort(samples, samples + count);
@@ -167,7 +170,7 @@ int32_t runNmSpmm(const GpuIntrinsicRun& run) {
   NmSpmmPlan plan = chosen                                     ? *chosen
                     : flops >= lowering::kNmSpmmAutotuneFlops ? tunedPlan(run, shape, x)
                                                               : lowering::nmSpmmDefaultPlan(shape, cuda::device().multiprocessors);
-  launchPlan(run, plan, x);
+  launchPlan(run, shape, plan, x);
   return 0;
 }
 

@@ -106,12 +106,16 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
                : "memory");
 }
 
-// STREAMK (mbarrier tiles): a persistent grid of CTAs, each computing an
-// equal share of all (tile of C, k-tile) steps, in one pipeline: CTA x
-// takes steps [x * tilesPerSplit, (x + 1) * tilesPerSplit) of the tiles
-// in row-major order, each tile's k-tiles in order. A tile whose k-tiles
-// a CTA computes only in part is added into C (zeroed before) atomically;
-// the others are stored. No wave is left part empty.
+// STREAMK (mbarrier tiles): a persistent grid of CTAs in one pipeline
+// each, over the (tile of C, k-tile) steps, tiles in row-major order and
+// each tile's k-tiles in order. CTA x first takes whole tiles
+// [x * W, (x + 1) * W), W = `atomic` (0 for none), then steps
+// [S + x * tilesPerSplit, S + (x + 1) * tilesPerSplit) of the rest, S =
+// gridDim.x * W tiles' steps. A tile whose k-tiles a CTA computes only in
+// part is added into C (zeroed before) atomically; the others are stored.
+// W = 0 is stream-K proper, tilesPerSplit = 0 a persistent grid of whole
+// tiles; between, whole tiles for the full waves and stream-K for the
+// rest (a hybrid). No wave is left part empty.
 // SPREAD: the copies of the k-tile being filled (where it lies inside A
 // and B') are issued a few at a time between the kept rows of the
 // computed k-tile (predicated copies in the unrolled loop), not in a burst
@@ -523,13 +527,25 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
     }
     __syncthreads();
-    // The CTA's steps [first, last): its k-tiles of its tile of C, or under
-    // STREAMK its share of all tiles' (tile, k-tile) steps, the copies
-    // running AHEAD steps ahead of the computation across tiles.
-    int first = tileBegin, last = tileEnd;
-    // The copies' tile of C (STREAMK) and k-tile.
-    int fillTile = 0, fillK = tileBegin;
+    // The CTA's steps: its k-tiles of its tile of C; under STREAMK its
+    // whole tiles' steps [first, first + wholeSteps), then its share of the
+    // rest [second, second + total - wholeSteps). The copies run AHEAD
+    // steps ahead of the computation, across tiles and from one range into
+    // the next. v counts the CTA's steps.
+    int first = tileBegin, second = 0, wholeSteps = tileEnd - tileBegin;
+    int total = wholeSteps;
     const int tilesN = (n + BN - 1) / BN;
+    if constexpr (STREAMK) {
+      const int tiles = ((m + BM - 1) / BM) * tilesN, wholeTiles = atomic;
+      first = min(tiles, (int)blockIdx.x * wholeTiles) * tilesTotal;
+      wholeSteps = min(tiles, ((int)blockIdx.x + 1) * wholeTiles) * tilesTotal - first;
+      const int shared0 = min(tiles, (int)gridDim.x * wholeTiles) * tilesTotal, steps = tiles * tilesTotal;
+      second = min(steps, shared0 + (int)blockIdx.x * tilesPerSplit);
+      total = wholeSteps + min(steps, second + tilesPerSplit) - second;
+    }
+    auto stepAt = [&](int v) { return v < wholeSteps ? first + v : second + (v - wholeSteps); };
+    // The copies' step, tile of C (STREAMK) and k-tile.
+    int fillV = 0, fillTile = 0, fillK = tileBegin;
     auto copiesAt = [&](int tileOfC) {
       bm = (tileOfC / tilesN) * BM, bn = (tileOfC % tilesN) * BN;
       groupBase = bn / LL;
@@ -540,21 +556,24 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         if (bm + copyRow + p * ROWS_PER_PASS < m) rowsValid |= 1u << p;
       rowsInside = bm + BM <= m;
     };
-    if constexpr (STREAMK) {
-      const int steps = ((m + BM - 1) / BM) * tilesN * tilesTotal;
-      first = min(steps, (int)blockIdx.x * tilesPerSplit);
-      last = min(steps, first + tilesPerSplit);
-      fillTile = first / tilesTotal, fillK = first - fillTile * tilesTotal;
+    auto copiesFrom = [&](int step) {
+      fillTile = step / tilesTotal, fillK = step - fillTile * tilesTotal;
       copiesAt(fillTile);
-    }
+    };
+    if constexpr (STREAMK)
+      if (total > 0) copiesFrom(stepAt(0));
     auto nextCopy = [&]() {
-      ++fillK;
-      if constexpr (STREAMK)
-        if (fillK == tilesTotal) fillK = 0, copiesAt(++fillTile);
+      ++fillV, ++fillK;
+      if constexpr (STREAMK) {
+        if (fillV == wholeSteps && fillV < total)
+          copiesFrom(second);
+        else if (fillK == tilesTotal)
+          fillK = 0, copiesAt(++fillTile);
+      }
     };
 #pragma unroll
     for (int s = 0; s < AHEAD; ++s) {
-      if (first + s < last) {
+      if (s < total) {
         issueA(fillK, s, nullptr);
         issueB(fillK, s);
         issueD(fillK, s);
@@ -564,15 +583,18 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     }
     // STREAMK: the computed step's tile and k-tile, and whether this CTA
     // computes the tile from its first k-tile.
-    int tile = first / tilesTotal, kTile = first - tile * tilesTotal;
+    int tile = 0, kTile = 0;
+    auto computesFrom = [&](int step) { tile = step / tilesTotal, kTile = step - tile * tilesTotal; };
+    if constexpr (STREAMK)
+      if (total > 0) computesFrom(stepAt(0));
     bool fromFirst = kTile == 0;
     // The stage filled at step s is (s + AHEAD) % STAGES, for the
     // ((s + AHEAD) / STAGES)-th time; the one computed is s % STAGES, in
     // phase (s / STAGES) & 1. Counted, not divided, step by step.
     int filled = AHEAD, fillUse = 0, stage = 0;
     unsigned phase = 0;
-    for (int step = first; step < last; ++step) {
-      const bool filling = step + AHEAD < last;
+    for (int v = 0; v < total; ++v) {
+      const bool filling = v + AHEAD < total;
       if (filling) {
         // Its fillUse-th fill: the (fillUse - 1)-th computation on it must be over.
         if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * filled, (fillUse - 1) & 1);
@@ -591,14 +613,15 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       tcc_nm_mbarrier_arrive(empty + 8 * stage);
       if (++stage == STAGES) stage = 0, phase ^= 1u;
       if constexpr (STREAMK) {
-        const bool tileDone = kTile == tilesTotal - 1;
-        if (tileDone || step + 1 == last) {
+        const bool tileDone = kTile == tilesTotal - 1, rangeDone = v + 1 == wholeSteps || v + 1 == total;
+        if (tileDone || rangeDone) {
           storeC((tile / tilesN) * BM, (tile % tilesN) * BN, !(fromFirst && tileDone));
 #pragma unroll
           for (int i = 0; i < TM; ++i)
 #pragma unroll
             for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
           ++tile, kTile = 0, fromFirst = true;
+          if (v + 1 == wholeSteps && v + 1 < total) computesFrom(second), fromFirst = kTile == 0;
         } else {
           ++kTile;
         }

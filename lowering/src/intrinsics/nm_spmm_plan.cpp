@@ -171,17 +171,26 @@ NmSpmmPlan nmSpmmDefaultPlan(const NmSpmmShape& shape, int multiprocessors) {
 
 int nmSpmmCtasPerSm(const NmSpmmTile& tile) { return tile.threads() >= 512 || tile.threadRows > 8 ? 1 : 2; }
 
-NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tileIndex, int64_t ctas, bool wholeTiles) {
+NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tileIndex, int64_t ctas, NmSpmmStreamK kind) {
   NmSpmmPlan plan = planFor(shape, tileIndex, 1);
   int64_t kTiles = plan.tilesPerSplit;  // unsplit: all of the tile's k-tiles
   int64_t tiles = ctasOf(shape, nmSpmmTiles()[tileIndex]);
   int64_t steps = tiles * kTiles;
-  int64_t perCta = wholeTiles ? ceilDiv(tiles, std::clamp<int64_t>(ctas, 1, tiles)) * kTiles
-                              : ceilDiv(steps, std::clamp<int64_t>(ctas, 1, steps));
   plan.streamK = true;
-  plan.wholeTiles = wholeTiles;
+  int64_t grid = 1, whole = 0, perCta = 0;
+  if (kind == NmSpmmStreamK::WholeTiles) {
+    whole = ceilDiv(tiles, std::clamp<int64_t>(ctas, 1, tiles));
+    grid = ceilDiv(tiles, whole);
+  } else {
+    ctas = std::clamp<int64_t>(ctas, 1, steps);
+    if (kind == NmSpmmStreamK::Hybrid) whole = tiles / ctas;
+    int64_t left = steps - whole * ctas * kTiles;  // the steps shared out
+    perCta = ceilDiv(left, ctas);
+    grid = whole > 0 ? ctas : ceilDiv(left, perCta);
+  }
+  plan.wholeTiles = static_cast<int>(whole);
   plan.tilesPerSplit = static_cast<int>(perCta);
-  plan.grid[0] = static_cast<unsigned>(ceilDiv(steps, perCta));
+  plan.grid[0] = static_cast<unsigned>(grid);
   plan.grid[1] = plan.grid[2] = 1;
   return plan;
 }
@@ -222,16 +231,33 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
       NmSpmmPlan plan = nmSpmmStreamKPlan(shape, index, slots);
       if (ctas < 0.99 * waves * slots && plan.tilesPerSplit >= 2) plans.push_back(plan);
       // More than a wave of tiles: one persistent CTA per SM slot, each a
-      // run of whole tiles.
-      if (ctas > slots) plans.push_back(nmSpmmStreamKPlan(shape, index, slots, true));
+      // run of whole tiles, and where the last wave is part empty, whole
+      // tiles for the full waves and stream-K for the rest.
+      if (ctas > slots) {
+        plans.push_back(nmSpmmStreamKPlan(shape, index, slots, NmSpmmStreamK::WholeTiles));
+        if (ctas % slots != 0) plans.push_back(nmSpmmStreamKPlan(shape, index, slots, NmSpmmStreamK::Hybrid));
+      }
     }
   }
   return plans;
 }
 
 std::string nmSpmmPlanLabel(const NmSpmmPlan& plan) {
-  if (plan.tile >= 0 && plan.streamK && plan.wholeTiles) return std::string(nmSpmmTiles()[plan.tile].name) + "_dp";
+  if (plan.tile >= 0 && plan.streamK && plan.wholeTiles > 0)
+    return std::string(nmSpmmTiles()[plan.tile].name) + (plan.tilesPerSplit == 0 ? "_dp" : "_hy");
   return nmSpmmKernelName("", plan).substr(1);
+}
+
+int nmSpmmLaunchFlag(const NmSpmmPlan& plan) { return plan.streamK ? plan.wholeTiles : plan.splits > 1 ? 1 : 0; }
+
+int64_t nmSpmmZeroedFrom(const NmSpmmShape& shape, const NmSpmmPlan& plan) {
+  if (plan.tile < 0 || (!plan.streamK && plan.splits <= 1) || (plan.streamK && plan.tilesPerSplit == 0))
+    return shape.m;
+  if (!plan.streamK) return 0;
+  const NmSpmmTile& tile = nmSpmmTiles()[plan.tile];
+  int64_t tilesN = std::max<int64_t>(ceilDiv(shape.n, tile.cols()), 1);
+  int64_t wholeTiles = std::min<int64_t>(ctasOf(shape, tile), int64_t(plan.grid[0]) * plan.wholeTiles);
+  return std::min<int64_t>(shape.m, (wholeTiles / tilesN) * tile.rows());
 }
 
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan) {

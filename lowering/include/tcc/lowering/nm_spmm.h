@@ -84,13 +84,16 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed =
 struct NmSpmmPlan {
   int tile = -1;   // index into nmSpmmTiles(); -1: the simple kernel
   bool packed = false;  // the tile's packing kernel
-  // The tile's stream-K kernel (mbarrier tiles): grid[0] CTAs, each taking
-  // tilesPerSplit consecutive (tile of C, k-tile) steps; C is zeroed first.
+  // The tile's stream-K kernel (mbarrier tiles): grid[0] persistent CTAs,
+  // each taking wholeTiles whole tiles of C, then tilesPerSplit
+  // consecutive (tile of C, k-tile) steps of the tiles left; C's rows from
+  // the first of those tiles on are zeroed first. wholeTiles = 0: stream-K
+  // proper ("_sk"); tilesPerSplit = 0: a persistent grid of whole tiles,
+  // the pipeline running on from one tile into the next, every tile
+  // stored plainly ("_dp"); both: whole tiles for the full waves, stream-K
+  // for the rest ("_hy").
   bool streamK = false;
-  // A stream-K plan whose CTAs each take whole tiles of C (a persistent
-  // data-parallel grid: the pipeline runs on from one tile into the next,
-  // every tile is stored plainly and C is not zeroed first).
-  bool wholeTiles = false;
+  int wholeTiles = 0;
   int splits = 1;  // split-K factor (grid z)
   int tilesPerSplit = 0;
   unsigned grid[3] = {1, 1, 1};
@@ -108,10 +111,20 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
 // autotuned: measuring the candidates would cost more than it could save.
 inline constexpr double kNmSpmmAutotuneFlops = 1.0e8;
 
-// The stream-K plan of tile `tile` (an mbarrier tile) over `ctas` CTAs
-// (the steps divided evenly, at least one per CTA); with `wholeTiles`, the
-// tiles of C divided evenly instead (each CTA a run of whole tiles).
-NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tile, int64_t ctas, bool wholeTiles = false);
+enum class NmSpmmStreamK {
+  Steps,       // the steps divided evenly (at least one per CTA)
+  WholeTiles,  // the tiles of C divided evenly, each CTA a run of whole tiles
+  Hybrid,      // whole tiles for the full waves of `ctas`, the rest's steps divided evenly
+};
+// The stream-K plan of tile `tile` (an mbarrier tile) over `ctas` CTAs.
+NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tile, int64_t ctas,
+                             NmSpmmStreamK kind = NmSpmmStreamK::Steps);
+// The kernels' last argument: 1 for split-K (add into C), a stream-K
+// plan's whole tiles per CTA, else 0.
+int nmSpmmLaunchFlag(const NmSpmmPlan& plan);
+// The first row of C that must be zeroed before the plan's launch (split-K
+// and stream-K add into C), or m where none must.
+int64_t nmSpmmZeroedFrom(const NmSpmmShape& shape, const NmSpmmPlan& plan);
 // CTAs of tile `tile` that one SM holds at once (1 for 512 threads or 16
 // rows per thread, else 2).
 int nmSpmmCtasPerSm(const NmSpmmTile& tile);
@@ -120,7 +133,7 @@ int nmSpmmCtasPerSm(const NmSpmmTile& tile);
 // prefix_simple; prefix_zero clears C before a split-K or stream-K launch.
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan);
 // The plan's name in the autotuner's report and for TCC_NM_SPMM_TILE: the
-// kernel's suffix, with _dp instead of _sk for a whole-tiles plan.
+// kernel's suffix, with _dp or _hy instead of _sk for a whole-tiles or hybrid plan.
 std::string nmSpmmPlanLabel(const NmSpmmPlan& plan);
 
 // The device code of one statement: the tiles' kernels for its N, M, L.
