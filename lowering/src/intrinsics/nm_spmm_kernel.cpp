@@ -120,8 +120,10 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // and B') are issued a few at a time between the kept rows of the
 // computed k-tile (predicated copies in the unrolled loop), not in a burst
 // before it.
+// DCOLS: D's tile stored by column group (Ds[g][u] instead of Ds[u][g]),
+// so that one 16-byte load gives four kept rows' indices.
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
-          bool MBAR, bool STREAMK = false, bool SPREAD = false>
+          bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -147,6 +149,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   constexpr int B_PER_THREAD = (B_VECS + THREADS - 1) / THREADS;
   constexpr int D_COUNT = WS * GT;
   constexpr int D_PER_THREAD = (D_COUNT + THREADS - 1) / THREADS;
+  constexpr bool DCOLS_ON = DCOLS && !PACK && CHUNK_ROWS % 4 == 0;  // (WS, a multiple of CHUNK_ROWS, is then too)
   constexpr int A_STAGE = (AROWS ? BM : KS) * APITCH, B_STAGE = WS * BN;
   constexpr int A_VECS = BM * KS / 4;
   constexpr int A_VECS_PER_THREAD = (A_VECS + THREADS - 1) / THREADS;
@@ -320,7 +323,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       if (index < D_COUNT) {
         const int u = u0 + index / GT, g = groupBase + index % GT;
         const bool valid = u < w && g < q;
-        tcc_nm_cp_async4(ds + index, valid ? D + (long long)u * q + g : D, valid ? 4 : 0);
+        int* target = DCOLS_ON ? ds + (index % GT) * WS + index / GT : ds + index;
+        tcc_nm_cp_async4(target, valid ? D + (long long)u * q + g : D, valid ? 4 : 0);
       }
     }
   };
@@ -356,15 +360,29 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
     const float* bs = Bs + stage * B_STAGE + col0;
     const int* ds = Ds + slot * D_COUNT;
+    int4 d4g0 = make_int4(0, 0, 0, 0), d4g1 = d4g0;  // DCOLS: four kept rows' indices
+    (void)d4g0, (void)d4g1;
 #pragma unroll 1
     for (int chunk = 0; chunk < CHUNKS; ++chunk)
 #pragma unroll
     for (int r = 0; r < CHUNK_ROWS; ++r) {
       const int uu = chunk * CHUNK_ROWS + r;
       // Kept row uu of the tile reads A's column (its window's first + D).
+      int d0, d1;
+      if constexpr (DCOLS_ON) {
+        if (r % 4 == 0) {
+          d4g0 = *reinterpret_cast<const int4*>(ds + g0 * WS + uu);
+          if (!ONE_GROUP_PER_WARP) d4g1 = *reinterpret_cast<const int4*>(ds + g1 * WS + uu);
+        }
+        d0 = r % 4 == 0 ? d4g0.x : r % 4 == 1 ? d4g0.y : r % 4 == 2 ? d4g0.z : d4g0.w;
+        d1 = r % 4 == 0 ? d4g1.x : r % 4 == 1 ? d4g1.y : r % 4 == 2 ? d4g1.z : d4g1.w;
+      } else {
+        d0 = ds[uu * GT + g0];
+        d1 = ONE_GROUP_PER_WARP ? d0 : ds[uu * GT + g1];
+      }
       constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
       const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
-      const float* a0p = window + ds[uu * GT + g0] * COLUMN;
+      const float* a0p = window + d0 * COLUMN;
       const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
       const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
       float a0[TM], a1[TM];
@@ -385,7 +403,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
 #pragma unroll
         for (int i = 0; i < TM; ++i) a1[i] = a0[i];
       } else {
-        fragment(window + ds[uu * GT + g1] * COLUMN, a1);
+        fragment(window + d1 * COLUMN, a1);
       }
       const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
@@ -747,7 +765,8 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
           << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M, L, packed) << ", "
           << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false") << ", " << chunk << ", "
           << (tile.mbarriers ? "true" : "false") << ", " << (streamK ? "true" : "false") << ", "
-          << (tile.spread ? "true" : "false") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+          << (tile.spread ? "true" : "false") << ", " << (tile.dColumns ? "true" : "false")
+          << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }
   // Any N, M, L: one thread per entry of C (shapes no tile fits).

@@ -45,6 +45,9 @@ struct NmSpmmTile {
   // unit's backpressure then stall one warp for a few cycles at a time, in
   // the shadow of the other warps' multiply-adds.
   bool spread = false;
+  // D's tile stored by column group, one 16-byte load for four kept rows'
+  // indices (instead of one load per kept row).
+  bool dColumns = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
