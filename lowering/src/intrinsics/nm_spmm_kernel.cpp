@@ -106,12 +106,14 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
                : "memory");
 }
 
-// STREAMK (mbarrier tiles): a persistent grid of CTAs in one pipeline
+// STREAMK (mbarrier tiles): a persistent grid of G CTAs in one pipeline
 // each, over the (tile of C, k-tile) steps, tiles in row-major order and
-// each tile's k-tiles in order. CTA x first takes whole tiles
-// [x * W, (x + 1) * W), W = `atomic` (0 for none), then steps
+// each tile's k-tiles in order. CTA x first takes whole tiles x, x + G,
+// ..., x + (W - 1) G, W = `atomic` (0 for none; so the tiles computed at
+// once are neighbours, as in a launch of one CTA per tile, and share
+// their rows of A and columns of B' in L2), then steps
 // [S + x * tilesPerSplit, S + (x + 1) * tilesPerSplit) of the rest, S =
-// gridDim.x * W tiles' steps. A tile whose k-tiles a CTA computes only in
+// G * W tiles' steps. A tile whose k-tiles a CTA computes only in
 // part is added into C (zeroed before) atomically; the others are stored.
 // W = 0 is stream-K proper, tilesPerSplit = 0 a persistent grid of whole
 // tiles; between, whole tiles for the full waves and stream-K for the
@@ -545,23 +547,24 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
     }
     __syncthreads();
-    // The CTA's steps: its k-tiles of its tile of C; under STREAMK its
-    // whole tiles' steps [first, first + wholeSteps), then its share of the
-    // rest [second, second + total - wholeSteps). The copies run AHEAD
-    // steps ahead of the computation, across tiles and from one range into
-    // the next. v counts the CTA's steps.
-    int first = tileBegin, second = 0, wholeSteps = tileEnd - tileBegin;
+    // The CTA's steps: its k-tiles of its tile of C; under STREAMK the
+    // steps of its whole tiles (wholeSteps of them, tiles G apart), then
+    // its share of the rest [second, second + total - wholeSteps). The
+    // copies run AHEAD steps ahead of the computation, across tiles and
+    // from one range into the next. v counts the CTA's steps.
+    int second = 0, wholeSteps = tileEnd - tileBegin;
     int total = wholeSteps;
     const int tilesN = (n + BN - 1) / BN;
     if constexpr (STREAMK) {
-      const int tiles = ((m + BM - 1) / BM) * tilesN, wholeTiles = atomic;
-      first = min(tiles, (int)blockIdx.x * wholeTiles) * tilesTotal;
-      wholeSteps = min(tiles, ((int)blockIdx.x + 1) * wholeTiles) * tilesTotal - first;
-      const int shared0 = min(tiles, (int)gridDim.x * wholeTiles) * tilesTotal, steps = tiles * tilesTotal;
-      second = min(steps, shared0 + (int)blockIdx.x * tilesPerSplit);
+      const int tiles = ((m + BM - 1) / BM) * tilesN, wholeTiles = min(tiles, (int)gridDim.x * atomic);
+      wholeSteps = ((int)blockIdx.x < wholeTiles ? (wholeTiles - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0) *
+                   tilesTotal;
+      const int steps = tiles * tilesTotal;
+      second = min(steps, wholeTiles * tilesTotal + (int)blockIdx.x * tilesPerSplit);
       total = wholeSteps + min(steps, second + tilesPerSplit) - second;
     }
-    auto stepAt = [&](int v) { return v < wholeSteps ? first + v : second + (v - wholeSteps); };
+    // The next tile of the range that step v is in.
+    auto tileAfter = [&](int v, int tileOfC) { return v < wholeSteps ? tileOfC + (int)gridDim.x : tileOfC + 1; };
     // The copies' step, tile of C (STREAMK) and k-tile.
     int fillV = 0, fillTile = 0, fillK = tileBegin;
     auto copiesAt = [&](int tileOfC) {
@@ -579,14 +582,14 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       copiesAt(fillTile);
     };
     if constexpr (STREAMK)
-      if (total > 0) copiesFrom(stepAt(0));
+      if (total > 0) copiesFrom(wholeSteps > 0 ? (int)blockIdx.x * tilesTotal : second);
     auto nextCopy = [&]() {
       ++fillV, ++fillK;
       if constexpr (STREAMK) {
         if (fillV == wholeSteps && fillV < total)
           copiesFrom(second);
         else if (fillK == tilesTotal)
-          fillK = 0, copiesAt(++fillTile);
+          fillK = 0, fillTile = tileAfter(fillV - 1, fillTile), copiesAt(fillTile);
       }
     };
 #pragma unroll
@@ -604,7 +607,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     int tile = 0, kTile = 0;
     auto computesFrom = [&](int step) { tile = step / tilesTotal, kTile = step - tile * tilesTotal; };
     if constexpr (STREAMK)
-      if (total > 0) computesFrom(stepAt(0));
+      if (total > 0) computesFrom(wholeSteps > 0 ? (int)blockIdx.x * tilesTotal : second);
     bool fromFirst = kTile == 0;
     // The stage filled at step s is (s + AHEAD) % STAGES, for the
     // ((s + AHEAD) / STAGES)-th time; the one computed is s % STAGES, in
@@ -638,7 +641,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
           for (int i = 0; i < TM; ++i)
 #pragma unroll
             for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
-          ++tile, kTile = 0, fromFirst = true;
+          tile = tileAfter(v, tile), kTile = 0, fromFirst = true;
           if (v + 1 == wholeSteps && v + 1 < total) computesFrom(second), fromFirst = kTile == 0;
         } else {
           ++kTile;
