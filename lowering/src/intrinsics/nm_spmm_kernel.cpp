@@ -357,7 +357,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
     }
   };
-  // `between(r)` runs after kept row r of each chunk (the spread copies).
+  // `between(chunk, r)` runs after kept row r of each chunk (the spread copies).
   auto compute = [&](int stage, int slot, auto between) {
     const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
     const float* bs = Bs + stage * B_STAGE + col0;
@@ -416,10 +416,10 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
           acc[i][4 + j] = fmaf(a1[i], b[4 + j], acc[i][4 + j]);
         }
       }
-      between(r);
+      between(chunk, r);
     }
   };
-  auto nothing = [](int) {};
+  auto nothing = [](int, int) {};
 
   // SPREAD: a fill's copies of A and B' are numbered (A's first) and
   // issued PER_ROW at a time after the first SPREAD_ROWS kept rows; D's
@@ -431,12 +431,13 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   constexpr bool B_WHOLE = THREADS % (BN / 4) == 0 && B_VECS % THREADS == 0;
   constexpr int A_ITEMS = A_WHOLE_K ? ROW_PASSES * (KS / 8) : A_VECS_PER_THREAD;
   constexpr int ITEMS = A_ITEMS + B_PER_THREAD;
-  // (Spread fills need an unrolled k-tile and copies of whole tiles by a
-  // fixed number per thread; other shapes fill at once.)
-  constexpr bool SPREAD_ON = SPREAD && CHUNKS == 1 && !PACK && (A_WHOLE_K || A_WHOLE_ROWS) && B_WHOLE;
+  // (Spread fills need copies of whole tiles by a fixed number per thread;
+  // other shapes fill at once.) A rolled k-tile spreads them over its
+  // first chunk.
+  constexpr bool SPREAD_ON = SPREAD && !PACK && (A_WHOLE_K || A_WHOLE_ROWS) && B_WHOLE;
   // With one k-tile ahead (three mbarrier stages) the copies go in the
   // first half of the step, so that they have half a step to land.
-  constexpr int SPREAD_ROWS = AHEAD < 2 ? (CHUNK_ROWS + 1) / 2 : CHUNK_ROWS;
+  constexpr int SPREAD_ROWS = AHEAD < 2 && CHUNKS == 1 ? (CHUNK_ROWS + 1) / 2 : CHUNK_ROWS;
   constexpr int PER_ROW = (ITEMS + SPREAD_ROWS - 1) / SPREAD_ROWS;
   bool spreadOn = false;
   unsigned aTarget = 0, bTarget = 0;
@@ -460,26 +461,26 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     bSource = B + (long long)(u0 + r0) * np + bn + c0;
     return true;
   };
-  auto spreadItem = [&](int item) {
+  auto spreadItem = [&](int item, bool on) {
     if (item < A_ITEMS) {
       if constexpr (A_WHOLE_K) {
         const int p = item / (KS / 8), c8 = (item % (KS / 8)) * 8;
-        tcc_nm_cp_async4_if(aTarget + 4 * (c8 * APITCH + p * ROWS_PER_PASS), aSource + p * passStride + c8, spreadOn);
+        tcc_nm_cp_async4_if(aTarget + 4 * (c8 * APITCH + p * ROWS_PER_PASS), aSource + p * passStride + c8, on);
       } else {
         constexpr int ROW_STEP = THREADS / (KS / 4);
-        tcc_nm_cp_async16_if(aTarget + 4 * item * ROW_STEP * APITCH, aSource + item * (long long)ROW_STEP * k,
-                             spreadOn);
+        tcc_nm_cp_async16_if(aTarget + 4 * item * ROW_STEP * APITCH, aSource + item * (long long)ROW_STEP * k, on);
       }
     } else if (item < ITEMS) {
       constexpr int ROW_STEP = THREADS / (BN / 4);
       const int i = item - A_ITEMS;
-      tcc_nm_cp_async16_if(bTarget + 4 * i * ROW_STEP * BN, bSource + i * (long long)ROW_STEP * np, spreadOn);
+      tcc_nm_cp_async16_if(bTarget + 4 * i * ROW_STEP * BN, bSource + i * (long long)ROW_STEP * np, on);
     }
   };
-  auto spreadCopies = [&](int r) {
+  auto spreadCopies = [&](int chunk, int r) {
     if (r < SPREAD_ROWS) {
+      const bool on = spreadOn && (CHUNKS == 1 || chunk == 0);
 #pragma unroll
-      for (int j = 0; j < PER_ROW; ++j) spreadItem(r * PER_ROW + j);
+      for (int j = 0; j < PER_ROW; ++j) spreadItem(r * PER_ROW + j, on);
     }
   };
   // K-tile `tile` into `stage`: spread over the computation (spreadOn), or at once.

@@ -86,6 +86,7 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"xwide_deep_mbar_spread", 1, 16, 8, false, 2, false, true, true},
       {"xwide_rows_deep_mbar_spread", 1, 16, 8, true, 2, false, true, true},
       {"tallwide_deep_rolled", 1, 8, 16, false, 2, true},
+      {"tallwide_deep_rolled_spread", 1, 8, 16, false, 2, true, false, true},
       {"tallwide_deep_d4", 1, 8, 16, false, 2, false, false, false, true},
       {"xwide_rows_deep_mbar_d4", 1, 16, 8, true, 2, false, true, false, true},
   };
