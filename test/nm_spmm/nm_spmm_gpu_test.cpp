@@ -154,8 +154,10 @@ TEST_P(NmSpmmKernels, EveryPlanMatchesCublasOnThePrunedMatrix) {
   struct Size {
     int m, n, k;
   };
-  // Padding in k and n, one row, fewer rows than a tile, several k-tiles.
-  std::vector<Size> sizes = {{1, 37, 64}, {100, 300, 257}, {513, 129, 1000}, {64, 1000, 40}, {256, 1024, 1024}};
+  // Padding in k and n, one row, fewer rows than a tile, several k-tiles;
+  // whole tiles of C with a last k-tile past k (spread fills, then one at once).
+  std::vector<Size> sizes = {{1, 37, 64},     {100, 300, 257},  {513, 129, 1000},
+                             {64, 1000, 40},  {256, 1024, 1024}, {384, 512, 1000}};
   for (const Size& size : sizes) {
     SCOPED_TRACE("m, n, k = " + std::to_string(size.m) + ", " + std::to_string(size.n) + ", " +
                  std::to_string(size.k));
