@@ -169,7 +169,9 @@ std::string explainNmSpmm(const imp::Function&, const imp::Intrinsic& op) {
                                     "the kept rows read (col_info)"
                                   : "")
       << "; split-K when m*n is small; the plan is autotuned per shape when the product is large, stream-K "
-         "kernels of the mbarrier tiles among the candidates where the tiles leave the GPU's last wave part empty";
+         "kernels of the mbarrier tiles among the candidates where the tiles leave the GPU's last wave part empty, "
+         "and persistent grids of whole tiles (with stream-K for the last wave's tiles) where there is more than a "
+         "wave of tiles";
   return out.str();
 }
 
