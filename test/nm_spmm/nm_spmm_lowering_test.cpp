@@ -54,21 +54,18 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
     EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false, false, false, false>"),
               std::string::npos);
     // The deep 16-row tile: two windows per k-tile, three stages (D's tile
-    // sized for L = 32 leaves room for them).
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, false, false>"),
+    // sized for L = 32 leaves room for them), spread fills.
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false>"),
               std::string::npos);
     // The mbarrier pipeline: four stages where they fit (two k-tiles ahead), else three.
     EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 4, false, false, 1, true, false, false, false>"),
               std::string::npos);
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, false, false, false>"),
-              std::string::npos);
-    // Each mbarrier tile also has a stream-K kernel.
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, false, false>"),
-              std::string::npos);
-    EXPECT_NE(lowered.cudaKernels.find("_tallwide_deep_mbar_sk("), std::string::npos);
-    // ... and the spread-filling variant of the deep one.
     EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, false, true, false>"),
               std::string::npos);
+    // Each mbarrier tile also has a stream-K kernel.
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, true, false>"),
+              std::string::npos);
+    EXPECT_NE(lowered.cudaKernels.find("_tallwide_deep_mbar_sk("), std::string::npos);
     EXPECT_EQ(lowered.cudaKernels.find("_packed"), std::string::npos);  // 50%: no packing
     EXPECT_NE(lowered.cuda.find("_run(C, A, B)"), std::string::npos);
   }
@@ -227,13 +224,18 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
   for (const auto& candidate : lowering::nmSpmmCandidatePlans({1536, 2816, 4096, 16, 32, 32}, 132))
     EXPECT_FALSE(candidate.streamK && std::string(nmSpmmTiles()[candidate.tile].name) == "tallwide_deep_mbar");
   // More than a wave of tiles (4096^2: 512 tiles of 128 x 256 for 132 SMs,
-  // 3.9 waves): the mbarrier tiles are also tried as a persistent grid of
-  // whole tiles, and as a hybrid (whole tiles for 3 waves, stream-K for the
-  // rest); every (tile, k-tile) step is taken once, and C is zeroed only
-  // from the first tile that the hybrid's stream-K part adds into.
+  // 3.9 waves): the mbarrier tiles are also tried as a hybrid (whole tiles
+  // for 3 waves, stream-K for the rest); a persistent grid of whole tiles
+  // alone is a plan too. Every (tile, k-tile) step is taken once, and C is
+  // zeroed only from the first tile that the hybrid's stream-K part adds into.
   lowering::NmSpmmShape big{4096, 4096, 4096, 16, 32, 32};
   int whole = 0, hybrid = 0;
-  for (const auto& candidate : lowering::nmSpmmCandidatePlans(big, 132)) {
+  std::vector<lowering::NmSpmmPlan> plans = lowering::nmSpmmCandidatePlans(big, 132);
+  for (int index = 0; index < static_cast<int>(nmSpmmTiles().size()); ++index)
+    if (nmSpmmTiles()[index].mbarriers && lowering::nmSpmmTileFits(nmSpmmTiles()[index], 16, 32, 32))
+      plans.push_back(lowering::nmSpmmStreamKPlan(big, index, 132 * lowering::nmSpmmCtasPerSm(nmSpmmTiles()[index]),
+                                                  lowering::NmSpmmStreamK::WholeTiles));
+  for (const auto& candidate : plans) {
     if (candidate.wholeTiles == 0) continue;
     const auto& tile = lowering::nmSpmmTiles()[candidate.tile];
     EXPECT_TRUE(candidate.streamK && tile.mbarriers);

@@ -551,10 +551,11 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     // The CTA's steps: its k-tiles of its tile of C; under STREAMK the
     // steps of its whole tiles (wholeSteps of them, tiles G apart), then
     // its share of the rest [second, second + total - wholeSteps). The
-    // copies run AHEAD steps ahead of the computation, across tiles and
-    // from one range into the next. v counts the CTA's steps.
-    int second = 0, wholeSteps = tileEnd - tileBegin;
-    int total = wholeSteps;
+    // copies run AHEAD steps ahead of the computation (step v's fill is
+    // step v + AHEAD's k-tile), across tiles and from one range into the
+    // next.
+    int total = tileEnd - tileBegin;
+    int second = 0, wholeSteps = 0;  // STREAMK
     const int tilesN = (n + BN - 1) / BN;
     if constexpr (STREAMK) {
       const int tiles = ((m + BM - 1) / BM) * tilesN, wholeTiles = min(tiles, (int)gridDim.x * atomic);
@@ -564,10 +565,11 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       second = min(steps, wholeTiles * tilesTotal + (int)blockIdx.x * tilesPerSplit);
       total = wholeSteps + min(steps, second + tilesPerSplit) - second;
     }
-    // The next tile of the range that step v is in.
+    // STREAMK: the next tile of the range that step v is in.
     auto tileAfter = [&](int v, int tileOfC) { return v < wholeSteps ? tileOfC + (int)gridDim.x : tileOfC + 1; };
-    // The copies' step, tile of C (STREAMK) and k-tile.
-    int fillV = 0, fillTile = 0, fillK = tileBegin;
+    // STREAMK: the copies' tile of C and k-tile (else the k-tile is
+    // tileBegin + the step).
+    int fillTile = 0, fillK = 0;
     auto copiesAt = [&](int tileOfC) {
       bm = (tileOfC / tilesN) * BM, bn = (tileOfC % tilesN) * BN;
       groupBase = bn / LL;
@@ -584,23 +586,26 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     };
     if constexpr (STREAMK)
       if (total > 0) copiesFrom(wholeSteps > 0 ? (int)blockIdx.x * tilesTotal : second);
-    auto nextCopy = [&]() {
-      ++fillV, ++fillK;
+    // The k-tile that the fill of step v copies, and moving on from it.
+    auto fillTileOf = [&](int v) { return STREAMK ? fillK : tileBegin + v + AHEAD; };
+    auto nextCopy = [&](int v) {
       if constexpr (STREAMK) {
-        if (fillV == wholeSteps && fillV < total)
+        const int filledStep = v + AHEAD;  // the step whose k-tile was just copied
+        if (filledStep + 1 == wholeSteps && filledStep + 1 < total)
           copiesFrom(second);
-        else if (fillK == tilesTotal)
-          fillK = 0, fillTile = tileAfter(fillV - 1, fillTile), copiesAt(fillTile);
+        else if (++fillK == tilesTotal)
+          fillK = 0, fillTile = tileAfter(filledStep, fillTile), copiesAt(fillTile);
       }
     };
 #pragma unroll
     for (int s = 0; s < AHEAD; ++s) {
       if (s < total) {
-        issueA(fillK, s, nullptr);
-        issueB(fillK, s);
-        issueD(fillK, s);
+        const int kTileOf = STREAMK ? fillK : tileBegin + s;
+        issueA(kTileOf, s, nullptr);
+        issueB(kTileOf, s);
+        issueD(kTileOf, s);
         tcc_nm_cp_async_arrive(full + 8 * s);
-        nextCopy();
+        nextCopy(s - AHEAD);
       }
     }
     // STREAMK: the computed step's tile and k-tile, and whether this CTA
@@ -616,22 +621,27 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     int filled = AHEAD, fillUse = 0, stage = 0;
     unsigned phase = 0;
     for (int v = 0; v < total; ++v) {
-      const bool filling = v + AHEAD < total;
-      if (filling) {
+      // The fill: issued before the computation, or under SPREAD_ON between
+      // its kept rows (then it arrives on full[] after it).
+      const int spreadStage = filled;
+      if (v + AHEAD < total) {
         // Its fillUse-th fill: the (fillUse - 1)-th computation on it must be over.
         if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * filled, (fillUse - 1) & 1);
-        fillStage(fillK, filled);
-        if (!SPREAD_ON) tcc_nm_cp_async_arrive(full + 8 * filled);
+        fillStage(fillTileOf(v), filled);
+        if (!SPREAD_ON) {
+          tcc_nm_cp_async_arrive(full + 8 * filled);
+          nextCopy(v);
+        }
       } else {
         spreadOn = false;
       }
+      if (++filled == STAGES) filled = 0, ++fillUse;
       tcc_nm_mbarrier_wait(full + 8 * stage, phase);
       computeFilling(stage);
-      if (filling) {
-        if (SPREAD_ON) tcc_nm_cp_async_arrive(full + 8 * filled);
-        nextCopy();
+      if (SPREAD_ON && v + AHEAD < total) {
+        tcc_nm_cp_async_arrive(full + 8 * spreadStage);
+        nextCopy(v);
       }
-      if (++filled == STAGES) filled = 0, ++fillUse;
       tcc_nm_mbarrier_arrive(empty + 8 * stage);
       if (++stage == STAGES) stage = 0, phase ^= 1u;
       if constexpr (STREAMK) {

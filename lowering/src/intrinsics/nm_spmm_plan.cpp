@@ -66,29 +66,21 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"medium", 1, 4},  // 64 x 128, 128 threads
       {"small", 1, 2},   // 64 x 64, 64 threads
       // 128 x 256, 256 threads, 16 x 8 per thread, k-tiles of twice the
-      // windows ("deep": half the pipeline steps per kept row).
-      {"tallwide_deep", 1, 8, 16, false, 2},
+      // windows ("deep": half the pipeline steps per kept row); the next
+      // k-tile's copies spread between the kept rows.
+      {"tallwide_deep", 1, 8, 16, false, 2, false, false, true},
       // The mbarrier pipeline (no CTA barrier per k-tile), which measured
       // fastest above 50% sparsity and for many shapes below 4096 rows:
       {"large_mbar", 2, 4, 8, false, 1, false, true},
-      {"tallwide_deep_mbar", 1, 8, 16, false, 2, false, true},
+      {"tallwide_deep_mbar", 1, 8, 16, false, 2, false, true, true},
       // 64 x 512, 512 threads: above 60% sparsity A's tile (M/N columns per
       // kept row) is most of the traffic, and a wider tile reads it for more
       // columns of C (A + B' per FMA: (M/N)/512 + 1/64 against (M/N)/256 +
       // 1/128 for 128 x 256). A k-major (two float4 loads of A per kept row),
-      // or "_rows" row-major (16-byte copies, one float per row and kept row).
+      // or "_rows" row-major (16-byte copies, one float per row and kept row;
+      // D's tile by column group).
       {"xwide_deep_mbar", 1, 16, 8, false, 2, false, true},
-      {"xwide_rows_deep_mbar", 1, 16, 8, true, 2, false, true},
-      // Experimental: the deep tiles with spread fills, and tallwide_deep
-      // rolled over chunks of one window (half the code).
-      {"tallwide_deep_spread", 1, 8, 16, false, 2, false, false, true},
-      {"tallwide_deep_mbar_spread", 1, 8, 16, false, 2, false, true, true},
-      {"xwide_deep_mbar_spread", 1, 16, 8, false, 2, false, true, true},
-      {"xwide_rows_deep_mbar_spread", 1, 16, 8, true, 2, false, true, true},
-      {"tallwide_deep_rolled", 1, 8, 16, false, 2, true},
-      {"tallwide_deep_rolled_spread", 1, 8, 16, false, 2, true, false, true},
-      {"tallwide_deep_d4", 1, 8, 16, false, 2, false, false, false, true},
-      {"xwide_rows_deep_mbar_d4", 1, 16, 8, true, 2, false, true, false, true},
+      {"xwide_rows_deep_mbar", 1, 16, 8, true, 2, false, true, false, true},
   };
   return tiles;
 }
@@ -233,13 +225,12 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
       int64_t waves = ceilDiv(ctas, slots);
       NmSpmmPlan plan = nmSpmmStreamKPlan(shape, index, slots);
       if (ctas < 0.99 * waves * slots && plan.tilesPerSplit >= 2) plans.push_back(plan);
-      // More than a wave of tiles: one persistent CTA per SM slot, each a
-      // run of whole tiles, and where the last wave is part empty, whole
-      // tiles for the full waves and stream-K for the rest.
-      if (ctas > slots) {
-        plans.push_back(nmSpmmStreamKPlan(shape, index, slots, NmSpmmStreamK::WholeTiles));
-        if (ctas % slots != 0) plans.push_back(nmSpmmStreamKPlan(shape, index, slots, NmSpmmStreamK::Hybrid));
-      }
+      // More than a wave of tiles, the last part empty: one persistent CTA
+      // per SM slot, whole tiles for the full waves and stream-K for the
+      // rest. (A persistent grid of whole tiles alone measured no faster
+      // than the plain launch.)
+      if (ctas > slots && ctas % slots != 0)
+        plans.push_back(nmSpmmStreamKPlan(shape, index, slots, NmSpmmStreamK::Hybrid));
     }
   }
   return plans;
