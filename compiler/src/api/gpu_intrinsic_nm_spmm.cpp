@@ -61,7 +61,7 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
     if (auto found = chosen.find(key); found != chosen.end()) return found->second;
   }
   std::vector<NmSpmmPlan> candidates = lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors);
-  // TCC_NM_SPMM_SKIP=<kernel>,... (say _sk,wide_deep_mbar): candidates whose
+  // TCC_NM_SPMM_SKIP=<plan>,... (say _sk,large_mbar_hy): candidates whose
   // kernel suffix is one of them, or ends with one that starts with '_', are
   // not measured (the default plan always is), for comparing kernels in one run.
   static const std::vector<std::string> skipped = [] {
@@ -153,7 +153,7 @@ int32_t runNmSpmm(const GpuIntrinsicRun& run) {
              static_cast<float*>(C->vals), A->dims[0], B->dims[1], A->dims[1], 0, 0};
   x.w = static_cast<int>((shape.k + shape.M - 1) / shape.M * shape.N);
   x.q = static_cast<int>((shape.n + shape.L - 1) / shape.L);
-  // TCC_NM_SPMM_TILE=<kernel suffix> (say xwide_deep_mbar or wide_packed): that
+  // TCC_NM_SPMM_TILE=<plan> (say xwide_deep_mbar, wide_packed or large_mbar_hy): that
   // candidate (unsplit where the shape has one) instead of the autotuner's
   // choice, for measuring and profiling one kernel; shapes without it are
   // planned as usual.
