@@ -62,7 +62,7 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
   }
   std::vector<NmSpmmPlan> candidates = lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors);
   // TCC_NM_SPMM_SKIP=<plan>,... (say _sk,large_mbar_hy): candidates whose
-  // kernel suffix is one of them, or ends with one that starts with '_', are
+  // label (nmSpmmPlanLabel) is one of them, or ends with one that starts with '_', are
   // not measured (the default plan always is), for comparing kernels in one run.
   static const std::vector<std::string> skipped = [] {
     std::vector<std::string> names;
