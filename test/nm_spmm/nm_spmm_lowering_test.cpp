@@ -51,21 +51,25 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
     EXPECT_NE(lowered.statements[0].decisions[0].find("is the N:M SpMM intrinsic (B nm(16,32,32), 50% sparse)"),
               std::string::npos)
         << lowered.statements[0].decisions[0];
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false, false, false, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false, false, false, false, false>"),
               std::string::npos);
     // The deep 16-row tile: two windows per k-tile, three stages (D's tile
     // sized for L = 32 leaves room for them), spread fills.
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false, false>"),
               std::string::npos);
     // The mbarrier pipeline: four stages where they fit (two k-tiles ahead), else three.
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 4, false, false, 1, true, false, false, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 4, false, false, 1, true, false, false, false, false>"),
               std::string::npos);
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, false, true, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, false, true, false, false>"),
               std::string::npos);
     // Each mbarrier tile also has a stream-K kernel.
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, true, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, true, false, false>"),
               std::string::npos);
     EXPECT_NE(lowered.cudaKernels.find("_tallwide_deep_mbar_sk("), std::string::npos);
+    // ... and one that takes whole tiles first (hybrid plans).
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, true, false, true>"),
+              std::string::npos);
+    EXPECT_NE(lowered.cudaKernels.find("_tallwide_deep_mbar_hy("), std::string::npos);
     EXPECT_EQ(lowered.cudaKernels.find("_packed"), std::string::npos);  // 50%: no packing
     EXPECT_NE(lowered.cuda.find("_run(C, A, B)"), std::string::npos);
   }
@@ -244,7 +248,7 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
     int64_t wholeTiles = std::min<int64_t>(tiles, int64_t(candidate.grid[0]) * candidate.wholeTiles);
     EXPECT_LT(int64_t(candidate.grid[0] - 1) * candidate.wholeTiles, tiles);
     EXPECT_LE(candidate.grid[0], slots);
-    EXPECT_EQ(lowering::nmSpmmKernelName("p", candidate), std::string("p_") + tile.name + "_sk");
+    EXPECT_EQ(lowering::nmSpmmKernelName("p", candidate), std::string("p_") + tile.name + "_hy");
     if (candidate.tilesPerSplit == 0) {
       ++whole;
       EXPECT_EQ(wholeTiles, tiles);

@@ -124,8 +124,11 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // before it.
 // DCOLS: D's tile stored by column group (Ds[g][u] instead of Ds[u][g]),
 // so that one 16-byte load gives four kept rows' indices.
+// WHOLE (STREAMK): the kernel takes whole tiles first (W = `atomic`);
+// without it W is 0 at compile time (stream-K proper: one range of steps,
+// the two-range bookkeeping folded away, fewer live registers).
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
-          bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false>
+          bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -558,7 +561,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     int second = 0, wholeSteps = 0;  // STREAMK
     const int tilesN = (n + BN - 1) / BN;
     if constexpr (STREAMK) {
-      const int tiles = ((m + BM - 1) / BM) * tilesN, wholeTiles = min(tiles, (int)gridDim.x * atomic);
+      const int tiles = ((m + BM - 1) / BM) * tilesN, wholeTiles = WHOLE ? min(tiles, (int)gridDim.x * atomic) : 0;
       wholeSteps = ((int)blockIdx.x < wholeTiles ? (wholeTiles - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0) *
                    tilesTotal;
       const int steps = tiles * tilesTotal;
@@ -764,9 +767,10 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
     if (!nmSpmmTileFits(tile, N, M, L)) continue;
     int windows = nmSpmmTileWindows(tile, N, M);
     int chunk = tile.rolled ? nmSpmmWindowsPerTile(N, M) : windows;
-    for (int variant = 0; variant < 3; ++variant) {
-      // 0: the tile's kernel; 1: its packing kernel; 2: its stream-K kernel.
-      const bool packed = variant == 1, streamK = variant == 2;
+    for (int variant = 0; variant < 4; ++variant) {
+      // 0: the tile's kernel; 1: its packing kernel; 2: its stream-K
+      // kernel; 3: its stream-K kernel that takes whole tiles first.
+      const bool packed = variant == 1, streamK = variant >= 2, whole = variant == 3;
       if (packed && !nmSpmmTilePacks(tile, N, M)) continue;
       if (streamK && !tile.mbarriers) continue;
       // 8 x 8 per thread: at most 128 registers, two 256-thread CTAs per SM;
@@ -774,13 +778,14 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
       int registers = tile.threadRows == 8 ? 128 : 255;
       out << "extern \"C\" __global__ void __launch_bounds__(" << tile.threads() << ", "
           << std::max(1, 65536 / (tile.threads() * registers)) << ") " << prefix << "_" << tile.name
-          << (packed ? "_packed" : streamK ? "_sk" : "") << parameters << " {\n  tcc_nm_spmm_tile<" << tile.warpsM << ", "
+          << (packed ? "_packed" : whole ? "_hy" : streamK ? "_sk" : "") << parameters << " {\n  tcc_nm_spmm_tile<"
+          << tile.warpsM << ", "
           << tile.warpsN << ", " << tile.threadRows << ", " << N << ", " << M
           << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M, L, packed) << ", "
           << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false") << ", " << chunk << ", "
           << (tile.mbarriers ? "true" : "false") << ", " << (streamK ? "true" : "false") << ", "
-          << (tile.spread ? "true" : "false") << ", " << (tile.dColumns ? "true" : "false")
-          << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+          << (tile.spread ? "true" : "false") << ", " << (tile.dColumns ? "true" : "false") << ", "
+          << (whole ? "true" : "false") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }
   // Any N, M, L: one thread per entry of C (shapes no tile fits).

@@ -256,7 +256,8 @@ int64_t nmSpmmZeroedFrom(const NmSpmmShape& shape, const NmSpmmPlan& plan) {
 
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan) {
   if (plan.tile < 0) return prefix + "_simple";
-  return prefix + "_" + nmSpmmTiles()[plan.tile].name + (plan.packed ? "_packed" : plan.streamK ? "_sk" : "");
+  return prefix + "_" + nmSpmmTiles()[plan.tile].name +
+         (plan.packed ? "_packed" : plan.streamK ? (plan.wholeTiles > 0 ? "_hy" : "_sk") : "");
 }
 
 }  // namespace tcc::lowering

@@ -132,11 +132,12 @@ int64_t nmSpmmZeroedFrom(const NmSpmmShape& shape, const NmSpmmPlan& plan);
 // rows per thread, else 2).
 int nmSpmmCtasPerSm(const NmSpmmTile& tile);
 // The kernel's name in the module for a plan: prefix_<tile name>, with
-// _packed for a packing kernel and _sk for a stream-K one, or
+// _packed for a packing kernel, _sk for a stream-K one and _hy for one
+// that takes whole tiles first (hybrid and whole-tile plans), or
 // prefix_simple; prefix_zero clears C before a split-K or stream-K launch.
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan);
 // The plan's name in the autotuner's report and for TCC_NM_SPMM_TILE: the
-// kernel's suffix, with _dp or _hy instead of _sk for a whole-tiles or hybrid plan.
+// kernel's suffix, with _dp instead of _hy for a plan of whole tiles only.
 std::string nmSpmmPlanLabel(const NmSpmmPlan& plan);
 
 // The device code of one statement: the tiles' kernels for its N, M, L.
