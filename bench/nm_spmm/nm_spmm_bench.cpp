@@ -315,13 +315,13 @@ class Bench {
 // One panel per sparsity: speedup over cuBLAS per shape (sorted), the
 // median, the paper's A100 figure (the target).
 void writeSvg(const std::string& path, const std::vector<Row>& rows, const std::vector<Sparsity>& sparsities,
-              const std::vector<double>& targets) {
+              const std::vector<double>& targets, const std::string& device) {
   const int panelWidth = 300, panelHeight = 260, left = 45, top = 30;
   std::ofstream out(path);
   out << "<svg xmlns='http://www.w3.org/2000/svg' width='" << panelWidth * sparsities.size() + 20 << "' height='"
       << panelHeight + 70 << "' font-family='sans-serif' font-size='11'>\n"
-      << "<text x='10' y='16' font-size='13'>tcc N:M SpMM speedup over cuBLAS SGEMM (float32, H100), M = L = 32; "
-         "shapes sorted by speedup</text>\n";
+      << "<text x='10' y='16' font-size='13'>tcc N:M SpMM speedup over cuBLAS SGEMM (float32, " << device
+      << "), M = L = 32; shapes sorted by speedup</text>\n";
   double yMax = 8;
   for (const Row& row : rows) yMax = std::max(yMax, std::ceil(row.speedup()));
   for (size_t p = 0; p < sparsities.size(); ++p) {
@@ -490,7 +490,7 @@ int main(int argc, char** argv) {
             << row.sparseFlops() / row.tccSeconds * 1e-12 << ","
             << 100 * row.sparseFlops() / row.tccSeconds / kFp32Peak << "," << row.error << "\n";
     }
-    if (!svgPath.empty()) writeSvg(svgPath, rows, sparsities, targets);
+    if (!svgPath.empty()) writeSvg(svgPath, rows, sparsities, targets, tcc::rt::cuda::device().name);
 
     double worstError = 0;
     for (const Row& row : rows) worstError = std::max(worstError, row.error);
@@ -512,7 +512,8 @@ int main(int argc, char** argv) {
                   *std::max_element(speedups.begin(), speedups.end()), targets[p], speedups.size());
     }
     std::printf("\n4096^3 (TFLOP/s counts the kept work, 2mnk N/M; roofline%% = that / 64.1 TFLOP/s, the FP32 FMA\n"
-                "ceiling measured on this H100; the paper's public kernels reach 1.84/2.47/3.53/5.98x here):\n");
+                "ceiling measured on the H100 (the same SMs and clock on the H200); the paper's public kernels reach "
+                "1.84/2.47/3.53/5.98x on the H100):\n");
     std::printf("%-9s %5s %10s %10s %8s %10s %10s\n", "sparsity", "L", "tcc ms", "cuBLAS ms", "speedup", "TFLOP/s",
                 "roofline%");
     for (const Row& row : rows)
