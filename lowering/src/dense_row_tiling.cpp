@@ -36,7 +36,67 @@ std::optional<Expr> baseOfUnitStride(const Expr& index, const std::string& k) {
   return sum->a;
 }
 
+class Substitute : public IRMutator {
+ public:
+  Substitute(const std::string& name, const Expr& replacement) : name_(name), replacement_(replacement) {}
+
+ protected:
+  Expr visit(const Var* op, const Expr& self) override { return op->name == name_ ? replacement_ : self; }
+
+ private:
+  const std::string& name_;
+  const Expr& replacement_;
+};
+
+// Whether `expr`, a part of the tile's value, can be computed a vector at a time.
+bool vectorizable(const Expr& expr, const std::string& k, Type element) {
+  if (!readsVariable(expr, k)) return expr.type() == element;
+  if (const Load* load = expr.as<Load>()) {
+    std::optional<Expr> base = baseOfUnitStride(load->index, k);
+    return base && !readsVariable(*base, k) && load->type == element;
+  }
+  if (const Binary* binary = expr.as<Binary>()) {
+    bool arithmetic = binary->op == BinaryOp::Add || binary->op == BinaryOp::Sub || binary->op == BinaryOp::Mul ||
+                      binary->op == BinaryOp::Div;
+    return arithmetic && binary->type == element && vectorizable(binary->a, k, element) &&
+           vectorizable(binary->b, k, element);
+  }
+  if (const Unary* unary = expr.as<Unary>())
+    return unary->op == UnaryOp::Neg && unary->type == element && vectorizable(unary->a, k, element);
+  return false;
+}
+
 }  // namespace
+
+bool readsVariable(const Expr& expr, const std::string& name) {
+  Reads reads;
+  expr.accept(reads);
+  return reads.variables.count(name) > 0;
+}
+
+Expr substituted(const Expr& expr, const std::string& name, const Expr& replacement) {
+  Substitute substitute(name, replacement);
+  return substitute.mutate(expr);
+}
+
+std::optional<Expr> valueInVectors(const DenseRowNest& nest) {
+  const Type element = nest.store->buffer.type().element();
+  bool supported = element == Type::float64() || element == Type::float32() || element == Type::int32() ||
+                   element == Type::int64();
+  if (!supported) return std::nullopt;
+  const std::string k = nest.denseLoop->var.as<Var>()->name;
+  Expr value = nest.store->value;
+  // Declarations before the store, innermost (last) first, so that each
+  // substitution sees the ones after it already in place.
+  std::vector<Stmt> body = statementsOf(nest.denseLoop->body);
+  for (size_t s = body.size() - 1; s-- > 0;) {
+    const Declare* declare = body[s].as<Declare>();
+    if (!declare) return std::nullopt;
+    value = substituted(value, declare->var.as<Var>()->name, declare->init);
+  }
+  if (!vectorizable(value, k, element)) return std::nullopt;
+  return value;
+}
 
 std::vector<Stmt> statementsOf(const Stmt& body) {
   if (const Block* block = body.as<Block>()) return block->stmts;

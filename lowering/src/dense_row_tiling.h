@@ -38,4 +38,19 @@ ir::imp::Stmt withDenseLoopFrom(const ir::imp::For* root, const DenseRowNest& ne
 // The statements of a loop body, a block's or a single one.
 std::vector<ir::imp::Stmt> statementsOf(const ir::imp::Stmt& body);
 
+// The value the nest's store adds, with the dense loop's declarations
+// substituted into it, when the tile can run in whole vectors: every part of
+// it that depends on k is a load at unit stride in k (`base[... + k]`, base
+// invariant in the nest's dense loop) or a +, -, *, / or negation of such
+// parts and of values invariant in k, all of the tile's element type (a
+// float or integer type). Each vector lane then computes, in the same order,
+// what one lane of the scalar tile computes.
+std::optional<ir::imp::Expr> valueInVectors(const DenseRowNest& nest);
+
+// Whether `expr` reads the variable `name`.
+bool readsVariable(const ir::imp::Expr& expr, const std::string& name);
+
+// `expr` with the variable `name` replaced by `replacement`.
+ir::imp::Expr substituted(const ir::imp::Expr& expr, const std::string& name, const ir::imp::Expr& replacement);
+
 }  // namespace tcc::lowering
