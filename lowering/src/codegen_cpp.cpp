@@ -219,9 +219,11 @@ class CppPrinter : public CLikePrinter {
 
   // The tile as width / lanes vector variables <tile>0, <tile>1, ...; vector
   // v holds columns k_tile_begin + v * lanes and on. `value` is the nest's
-  // update (valueInVectors): its loads at unit stride in k become vector
-  // loads, the parts invariant in k are computed once per update and added
-  // to every lane.
+  // update (valueInVectors): each load at unit stride in k gets a pointer to
+  // its row at k_tile_begin, and vector v reads at that pointer + v * lanes
+  // (one address a load, formed once per update, rather than one per
+  // vector: GCC kept an index register for each); the parts of the update
+  // invariant in k are computed once per update and applied to every lane.
   void printVectorTile(const DenseRowNest& nest, const Expr& value, const TileNames& names, int width) {
     const Type element = nest.store->buffer.type().element();
     const int elementBytes = element == Type::float64() || element == Type::int64() ? 8 : 4;
@@ -230,30 +232,38 @@ class CppPrinter : public CLikePrinter {
     const std::string elementName = cTypeName(element);
     const std::string vector = std::string("tcc_") + (element.isFloat() ? "f" : "i") +
                                std::to_string(8 * elementBytes) + "x" + std::to_string(lanes);
-    const std::string buffer = nest.store->buffer.as<Var>()->name;
+    const Expr tileBegin = Var::make(names.begin, nest.denseLoop->var.type());
+    // `&buffer[index]` at column k_tile_begin.
+    auto rowAddress = [&](const Expr& buffer, const Expr& index) {
+      std::ostringstream address;
+      address << "&" << text(buffer) << "[" << text(substituted(index, names.k, tileBegin)) << "]";
+      return address.str();
+    };
+    // Vector v of a row: `*(const tcc_f64x8*)(row + 8v)`.
+    auto at = [&](const std::string& row, int v, bool isConst) {
+      std::ostringstream at;
+      at << "*(" << (isConst ? "const " : "") << vector << "*)";
+      if (v == 0) at << row;
+      else at << "(" << row << " + " << v * lanes << ")";
+      return at.str();
+    };
     indent();
     out_ << "// " << vectors << (vectors == 1 ? " vector" : " vectors") << " of " << lanes << " lanes: " << names.tile
-         << "v holds columns " << names.begin << " + " << lanes << " * v and on\n";
+         << "<v> holds columns " << names.begin << " + " << lanes << "v on\n";
     indent();
     out_ << "typedef " << elementName << " " << vector << " __attribute__((vector_size(" << lanes * elementBytes
          << "), aligned(" << elementBytes << "), may_alias));\n";
-    // The address of `buffer[index]` at column `k_tile_begin + offset`.
-    auto address = [&](const Expr& buffer, const Expr& index, int offset) {
-      Expr column = Var::make(names.begin, nest.denseLoop->var.type());
-      if (offset) column = Binary::make(BinaryOp::Add, column, IntImm::make(offset, column.type()));
-      std::ostringstream address;
-      address << "&" << text(buffer) << "[" << text(substituted(index, names.k, column)) << "]";
-      return address.str();
-    };
+    const std::string tileRow = names.tile + "_row";
+    indent();
+    out_ << elementName << "* " << tileRow << " = " << rowAddress(nest.store->buffer, nest.store->index) << ";\n";
     for (int v = 0; v < vectors; ++v) {
       indent();
-      out_ << vector << " " << names.tile << v << " = *(const " << vector << "*)"
-           << address(nest.store->buffer, nest.store->index, v * lanes) << ";\n";
+      out_ << vector << " " << names.tile << v << " = " << at(tileRow, v, true) << ";\n";
     }
     printTiledLevel(nest, 0, names, width, [&] {
       // Parts of the update invariant in k, computed once (the sparse
-      // value: one load, not one per vector).
-      std::map<const ExprNode*, std::string> invariants;
+      // value: one load, not one per vector), and the rows it loads along k.
+      std::map<const ExprNode*, std::string> invariants, rows;
       std::vector<Expr> order;
       collectInvariants(value, names.k, order);
       for (const Expr& invariant : order) {
@@ -262,21 +272,37 @@ class CppPrinter : public CLikePrinter {
         indent();
         out_ << "const " << elementName << " " << name << " = " << text(invariant) << ";\n";
       }
+      std::vector<const Load*> loads;
+      collectVectorLoads(value, names.k, loads);
+      for (const Load* load : loads) {
+        std::string name = names.k + "_row" + std::to_string(rows.size());
+        rows.emplace(load, name);
+        indent();
+        out_ << "const " << elementName << "* " << name << " = " << rowAddress(load->buffer, load->index) << ";\n";
+      }
       for (int v = 0; v < vectors; ++v) {
         indent();
         out_ << names.tile << v << " += "
-             << vectorText(value, names.k, invariants, [&](const Load* load) {
-                  std::ostringstream vectorLoad;
-                  vectorLoad << "*(const " << vector << "*)" << address(load->buffer, load->index, v * lanes);
-                  return vectorLoad.str();
-                })
+             << vectorText(value, names.k, invariants, [&](const Load* load) { return at(rows.at(load), v, true); })
              << ";\n";
       }
     });
     for (int v = 0; v < vectors; ++v) {
       indent();
-      out_ << "*(" << vector << "*)" << address(nest.store->buffer, nest.store->index, v * lanes) << " = "
-           << names.tile << v << ";\n";
+      out_ << at(tileRow, v, false) << " = " << names.tile << v << ";\n";
+    }
+  }
+
+  // The loads of `value` that read k, in the order they are printed.
+  static void collectVectorLoads(const Expr& value, const std::string& k, std::vector<const Load*>& loads) {
+    if (!readsVariable(value, k)) return;
+    if (const Load* load = value.as<Load>()) {
+      loads.push_back(load);
+    } else if (const Binary* binary = value.as<Binary>()) {
+      collectVectorLoads(binary->a, k, loads);
+      collectVectorLoads(binary->b, k, loads);
+    } else if (const Unary* unary = value.as<Unary>()) {
+      collectVectorLoads(unary->a, k, loads);
     }
   }
 
@@ -302,7 +328,7 @@ class CppPrinter : public CLikePrinter {
     if (!readsVariable(value, k)) return text(value);
     std::ostringstream vector;
     if (const Load* load = value.as<Load>())
-      vector << "(" << vectorLoad(load) << ")";
+      vector << vectorLoad(load);
     else if (const Binary* binary = value.as<Binary>())
       vector << "(" << vectorText(binary->a, k, invariants, vectorLoad) << " " << toString(binary->op) << " "
              << vectorText(binary->b, k, invariants, vectorLoad) << ")";

@@ -160,7 +160,7 @@ TEST(RegisterTilesShape, TTMsStridedUpdateKeepsTheScalarTile) {
 TEST(RegisterTilesShape, TheSparseValueIsLoadedOncePerEntry) {
   std::string cpp = lowerProgram(Program::fromText(kSpmm, "test.tc")).cpp;
   EXPECT_TRUE(contains(cpp, "const double k_invariant0 = A_vals[pA2];")) << cpp;
-  EXPECT_TRUE(contains(cpp, "C_vals_tile7 += (k_invariant0 * (*(const tcc_f64x8*)&B_vals[")) << cpp;
+  EXPECT_TRUE(contains(cpp, "C_vals_tile7 += (k_invariant0 * *(const tcc_f64x8*)(k_row0 + 56));")) << cpp;
 }
 
 TEST(RegisterTilesShape, OnlyAccumulatingNestsWithAnInvariantRowAreTiled) {
