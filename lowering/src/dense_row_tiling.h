@@ -6,10 +6,11 @@
 //       C_vals[base + k] += A_vals[pA2] * B_vals[jA * N + k]
 // where `base` does not change inside the nest, so the output row
 // C_vals[base .. base + N) is read and written once per stored entry. The
-// C++ backend prints such a nest with the row held in a small array (a
-// register tile) across all the sparse loops, tile by tile along k; each
-// output entry still receives its terms in the same order, so results are
-// bit-identical to the untiled nest.
+// C++ backend prints such a nest with the row held in a register tile
+// across all the sparse loops, tile by tile along k: a few variables of a
+// vector type where the update allows (valueInVectors), a small array
+// otherwise; each output entry still receives its terms in the same order,
+// so results are bit-identical to the untiled nest.
 #pragma once
 
 #include <optional>
