@@ -43,8 +43,9 @@ const char* const kVariants = R"variants(
 #define ARGS int rows, int n, const long long* pos, const int* crd, const double* a, const double* b, double* c
 typedef double f64x8 __attribute__((vector_size(64), aligned(8), may_alias));
 #define REST                                                                          \
-  for (long long p = pos[i]; p < pos[i + 1]; p++)                                     \
-    for (int k = kb; k < n; k++) c[(long long)i * n + k] += a[p] * b[(long long)crd[p] * n + k];
+  if (kb < n)                                                                         \
+    for (long long p = pos[i]; p < pos[i + 1]; p++)                                   \
+      for (int k = kb; k < n; k++) c[(long long)i * n + k] += a[p] * b[(long long)crd[p] * n + k];
 
 // The tile as tcc printed it before: an array of 64, loops unrolled by pragma.
 extern "C" void scalar_tile(ARGS) {

@@ -185,7 +185,13 @@ class CppPrinter : public CLikePrinter {
       indent();
       out_ << "}\n";
     }
-    withDenseLoopFrom(root, nest, Var::make(names.begin, nest.denseLoop->var.type())).accept(*this);
+    // The columns no tile covered, if any (without the test, rows walked
+    // their entries once more for nothing).
+    indent();
+    out_ << "if (" << names.begin << " < " << end << ") {\n";
+    nested([&] { withDenseLoopFrom(root, nest, Var::make(names.begin, nest.denseLoop->var.type())).accept(*this); });
+    indent();
+    out_ << "}\n";
     --depth_;
     indent();
     out_ << "}\n";
