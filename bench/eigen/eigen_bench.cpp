@@ -90,6 +90,7 @@ TccTiming timeAgainstEigen(const std::string& dsl, const std::map<std::string, t
   const auto& statements = kernel.lowered().statements;
   tcc::Tensor output;
   std::vector<tcc_tensor> views;
+  size_t outputView = 0;
   bool direct = statements.size() == 1 && statements[0].convertedInputs.empty();
   if (direct) {
     const tcc::TensorVar& declared = statements[0].output;
@@ -98,7 +99,7 @@ TccTiming timeAgainstEigen(const std::string& dsl, const std::map<std::string, t
     if (direct) output = result;
     for (const auto& parameter : statements[0].parameters) {
       if (!direct) break;
-      if (parameter.name() == declared.name()) views.push_back(output.abiView());
+      if (parameter.name() == declared.name()) outputView = views.size(), views.push_back(output.abiView());
       else if (auto input = inputs.find(parameter.name()); input != inputs.end()) views.push_back(input->second.abiView());
       else direct = false;
     }
@@ -106,9 +107,10 @@ TccTiming timeAgainstEigen(const std::string& dsl, const std::map<std::string, t
   std::vector<tcc_tensor*> pointers;
   for (auto& view : views) pointers.push_back(&view);
   auto entry = direct ? kernel.entryPoint(0) : nullptr;
-  const size_t outputBytes = direct ? static_cast<size_t>(views[0].vals_size) * tcc::rt::byteWidth(output.valueType()) : 0;
+  const size_t outputBytes =
+      direct ? static_cast<size_t>(views[outputView].vals_size) * tcc::rt::byteWidth(output.valueType()) : 0;
   auto call = [&] {
-    std::memset(views[0].vals, 0, outputBytes);
+    std::memset(views[outputView].vals, 0, outputBytes);
     if (entry(pointers.data()) != 0) throw std::runtime_error("the kernel failed");
   };
   if (direct) call();
@@ -318,6 +320,14 @@ Row mttkrp(const std::string& name, const tcc::rt::Coo& a, int repeat) {
           relativeDifference(tcc::rt::toDense(timing.outputs.at("A")), A.data(), A.size())};
 }
 
+// `value` in `format`, or "-" for NaN.
+std::string orDash(const char* format, double value) {
+  if (std::isnan(value)) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> parts;
   std::stringstream stream(text);
@@ -372,9 +382,11 @@ int main(int argc, char** argv) {
                   : kernel == "spgemm" ? spgemm(name, a, A, repeat)
                   : kernel == "add"    ? add(name, a, A, repeat)
                                        : mttkrp(name, a, repeat);
-        std::printf("| %s | %s | %.4f | %.4f | %.4f | %.2f | %.2f | %.1e |\n", row.kernel.c_str(), name.c_str(),
-                    1e3 * row.tccSeconds, 1e3 * row.callSeconds, 1e3 * row.eigenSeconds, row.eigenSeconds / row.tccSeconds,
-                    row.eigenSeconds / row.callSeconds, row.difference);
+        // "-": no call column for kernels with sparse outputs.
+        std::printf("| %s | %s | %.4f | %s | %.4f | %.2f | %s | %.1e |\n", row.kernel.c_str(), name.c_str(),
+                    1e3 * row.tccSeconds, orDash("%.4f", 1e3 * row.callSeconds).c_str(), 1e3 * row.eigenSeconds,
+                    row.eigenSeconds / row.tccSeconds, orDash("%.2f", row.eigenSeconds / row.callSeconds).c_str(),
+                    row.difference);
         std::fflush(stdout);
         rows.push_back(row);
       }
@@ -395,7 +407,8 @@ int main(int argc, char** argv) {
       worst = std::max(worst, row.difference);
     }
     if (ratios.empty()) continue;
-    std::printf("| %s | %zu | %.2f | %.2f | %.1e |\n", kernel, ratios.size(), geomean(ratios), geomean(callRatios), worst);
+    std::printf("| %s | %zu | %.2f | %s | %.1e |\n", kernel, ratios.size(), geomean(ratios),
+                orDash("%.2f", geomean(callRatios)).c_str(), worst);
     if (!(worst <= 1e-9)) status = 1;
   }
   std::printf("\nload average after: %s\n", loadAverage().c_str());
