@@ -36,9 +36,8 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "tcc/tcc.h"
+#include "../common/omp_threads.h"
 #include "../common/stats.h"
 
 namespace {
@@ -312,17 +311,7 @@ int main(int argc, char** argv) {
     matrices = {"bcsstk16", "bayer10", "bcsstk13", "dnn_n1024_l1", "Franz6_id1959_aug", "mbeacxc",
                 "cryg2500", "watt_2", "adder_dcop_05", "bcspwr10", "Pd", "G51", "dwt_992", "jagmesh7"};
 
-  // Every OpenMP runtime in the process (the library's, the kernels', the
-  // TACO-style loop's) reads its thread count when it starts, so the count
-  // goes into the environment and the process starts again.
-  const std::string wanted = std::to_string(threads);
-  const char* current = std::getenv("OMP_NUM_THREADS");
-  if (!current || wanted != current) {
-    setenv("OMP_NUM_THREADS", wanted.c_str(), 1);
-    execv("/proc/self/exe", argv);
-    std::perror("execv");
-    return 1;
-  }
+  if (!runWithOmpThreads(threads, argv)) return 1;
   const bool parallel = threads > 1;
   tcc::Kernel strict = compileKernel(ttv, tcc::frontend::FloatingPointMode::Strict, parallel, backend);
   tcc::Kernel fast = compileKernel(ttv, tcc::frontend::FloatingPointMode::Fast, parallel, backend);

@@ -27,10 +27,9 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "tcc/lowering/codegen.h"
 #include "tcc/tcc.h"
+#include "../common/omp_threads.h"
 #include "../common/stats.h"
 
 namespace {
@@ -568,16 +567,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  // The OpenMP runtime reads its thread count when it starts: the count goes
-  // into the environment and the process starts again.
-  const std::string wanted = std::to_string(threads);
-  const char* current = std::getenv("OMP_NUM_THREADS");
-  if (!current || wanted != current) {
-    setenv("OMP_NUM_THREADS", wanted.c_str(), 1);
-    execv("/proc/self/exe", argv);
-    std::perror("execv");
-    return 1;
-  }
+  if (!runWithOmpThreads(threads, argv)) return 1;
   const bool parallel = threads > 1;
   // Compiled twice: tcc's fast flags, and the same without a preferred width.
   std::vector<std::string> fast512 = tcc::lowering::cppFloatingPointFlags(tcc::lowering::FloatingPointMode::Fast);
