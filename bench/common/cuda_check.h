@@ -15,3 +15,12 @@
       std::exit(1);                                                                   \
     }                                                                                 \
   } while (0)
+
+// "CUDA driver 13.0, runtime 13.0": the versions a GPU table was made with.
+inline void printCudaVersions() {
+  int driver = 0, runtime = 0;
+  CHECK_CUDA(cudaDriverGetVersion(&driver));
+  CHECK_CUDA(cudaRuntimeGetVersion(&runtime));
+  std::printf("CUDA driver %d.%d, runtime %d.%d\n", driver / 1000, driver % 1000 / 10, runtime / 1000,
+              runtime % 1000 / 10);
+}

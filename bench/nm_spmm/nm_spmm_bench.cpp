@@ -438,6 +438,7 @@ int main(int argc, char** argv) {
     maxC = std::max(maxC, size_t(4096) * 4096);
     Bench bench(repeats, maxA, maxB, maxC);
     std::printf("device: %s\n", tcc::rt::cuda::device().name.c_str());
+    printCudaVersions();
     if (const char* tile = std::getenv("TCC_NM_SPMM_TILE"); tile && *tile)
       std::printf("TCC_NM_SPMM_TILE=%s: that kernel where the shape has it, not the autotuned plan\n", tile);
     if (const char* skip = std::getenv("TCC_NM_SPMM_SKIP"); skip && *skip)

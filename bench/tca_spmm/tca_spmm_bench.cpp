@@ -269,6 +269,7 @@ target cuda
   cudaDeviceProp properties;
   CHECK_CUDA(cudaGetDeviceProperties(&properties, 0));
   std::printf("device: %s; %d repeats, medians; x = cuSPARSE time / tcc time\n", properties.name, repeats);
+  printCudaVersions();
   std::printf("%-26s %-8s %8s %9s %4s | %9s %7s | %9s %6s %-8s | %9s %6s | %8s\n", "matrix", "kind", "rows", "nnz", "N",
               "tcc us", "TFLOP/s", "cusp16 us", "x", "alg", "cusp32 us", "x", "rel.diff");
   std::vector<Row> results;
