@@ -61,7 +61,7 @@ class CppPrinter : public CLikePrinter {
     if (vectorizesGatherSums_) {
       // See kShortestGatherVector: GCC may reassociate this function's sums,
       // at the vector width it picks for itself.
-      out_ << "\n" << kIfGccOnX86 << "\n"
+      out_ << "\n#if " << kGccOnX86 << "\n"
            << "__attribute__((optimize(\"associative-math\", \"no-signed-zeros\"), "
               "target(\"prefer-vector-width=256\")))\n"
            << "#endif\n";
@@ -70,7 +70,7 @@ class CppPrinter : public CLikePrinter {
       // A register tile's lanes are independent sums (no sum across lanes,
       // no contraction), so 512-bit vectors give the same bits in half the
       // instructions.
-      out_ << "\n" << kIfGccOnX86 << "\n"
+      out_ << "\n#if " << kGccOnX86 << "\n"
            << "__attribute__((target(\"prefer-vector-width=512\")))\n"
            << "#endif\n";
     } else {
@@ -459,7 +459,6 @@ class CppPrinter : public CLikePrinter {
 
   // The attributes above are GCC's; on x86 only (prefer-vector-width).
   static constexpr const char* kGccOnX86 = "defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)";
-  static constexpr const char* kIfGccOnX86 = "#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)";
 
   // Whether the function holds a register-tiled nest and no loop whose
   // pragma reduces across vector lanes or threads (a vectorize or parallel
@@ -619,17 +618,8 @@ class CppPrinter : public CLikePrinter {
     });
     indent();
     out_ << "}\n";
-    indent();
-    out_ << "for (; " << var << " < " << end << "; " << var << "++) {\n";
-    if (vectorizesGatherSums_) {
-      nested([&] {
-        indent();
-        out_ << "__asm__(\"\");  // keeps GCC from vectorizing the last few\n";
-      });
-    }
-    body(op->body);
-    indent();
-    out_ << "}\n";
+    // The last few entries; in a function GCC may reassociate, in order.
+    printPlainRowLoop(op, var, end, vectorizesGatherSums_);
     --depth_;
     indent();
     out_ << "}\n";
@@ -696,7 +686,7 @@ class CppPrinter : public CLikePrinter {
   // ahead of every stream the loop reads at its variable, one prefetch a
   // cache line.
   void printPrefetchingStrips(const For* op, const std::string& var, const std::string& end) {
-    out_ << kIfGccOnX86 << "\n";
+    out_ << "#if " << kGccOnX86 << "\n";
     indent();
     out_ << "if (" << isLongRow(var, end) << ") {\n";
     nested([&] {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -67,16 +68,9 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
   static const std::vector<std::string> skipped = [] {
     std::vector<std::string> names;
     const char* text = std::getenv("TCC_NM_SPMM_SKIP");
-    std::string name;
-    for (const char* c = text ? text : ""; ; ++c) {
-      if (*c == ',' || *c == 0) {
-        if (!name.empty()) names.push_back(name);
-        name.clear();
-        if (*c == 0) break;
-      } else {
-        name += *c;
-      }
-    }
+    std::istringstream list(text ? text : "");
+    for (std::string name; std::getline(list, name, ',');)
+      if (!name.empty()) names.push_back(name);
     return names;
   }();
   auto skip = [&](const NmSpmmPlan& plan) {
