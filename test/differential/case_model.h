@@ -57,6 +57,7 @@ struct Case {
   std::vector<TensorDecl> inputs;        // declaration order
   Expr rhs;
   std::vector<std::string> schedule;     // commands, one each
+  bool fastFp = false;                   // an `fp fast` line: FMA and reassociated sums
   std::map<std::string, rt::Coo> data;   // input name -> entries (values already representable)
   std::string origin;                    // "seed 42", for messages
 

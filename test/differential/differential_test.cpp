@@ -42,7 +42,7 @@ constexpr const char* kProgramFeatures[] = {
     "compressed(nonunique)", "singleton", "order (", "of float32", "of int32", "of int64", " / ", " - ", "sum(",
     "split(", "divide(", "fuse(", "pos(", "bound(", "unroll(", "precompute(", "dense_workspace(",
     "sparse_workspace(", "reorder(", "Atomics", "ParallelReduction", "Temporary", "Workspace)", "CPUVector",
-    ": csr", ": coo", ": csf"};
+    ": csr", ": coo", ": csf", "fp fast"};
 
 // What the default run's handful of cases cannot show: over many seeds the
 // generator reaches every feature it is meant to vary.

@@ -419,6 +419,10 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   // tcc schedules no statement whose terms sum over different variables:
   // such cases mostly go unscheduled, to test what does compile.
   if (random.chance(summedSets.size() > 1 ? 0.15 : 0.6)) c.schedule = randomSchedule(random, c);
+  // Fast floating point (FMA, reassociated and vectorized sums) on a third
+  // of the cases, checked within the same tolerance. Drawn last, so a
+  // seed's expression, data and schedule do not depend on it.
+  c.fastFp = random.chance(1.0 / 3);
   return c;
 }
 

@@ -70,6 +70,11 @@ bool reduceSchedule(Reducer& r, Case& c) {
     candidate.schedule.erase(candidate.schedule.begin() + static_cast<long>(k));
     changed |= r.attempt(c, std::move(candidate));
   }
+  if (c.fastFp) {  // a finding that stays in strict mode is not fast mode's
+    Case candidate = c;
+    candidate.fastFp = false;
+    changed |= r.attempt(c, std::move(candidate));
+  }
   return changed;
 }
 
