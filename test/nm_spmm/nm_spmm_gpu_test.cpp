@@ -125,8 +125,7 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
         !lowering::nmSpmmTileFits(lowering::nmSpmmTiles()[tile], shape.N, shape.M, shape.L))
       continue;
     for (int64_t ctas : {int64_t(cuda::device().multiprocessors), int64_t(7)})
-      for (auto kind : {lowering::NmSpmmStreamK::Steps, lowering::NmSpmmStreamK::WholeTiles,
-                        lowering::NmSpmmStreamK::Hybrid})
+      for (auto kind : {lowering::NmSpmmStreamK::Steps, lowering::NmSpmmStreamK::Hybrid})
         plans.push_back(lowering::nmSpmmStreamKPlan(shape, tile, ctas, kind));
   }
   NmSpmmPlan simple;

@@ -205,7 +205,8 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
   for (const auto& candidate : lowering::nmSpmmCandidatePlans(small, 132)) {
     // k-tiles of this tile (deep tiles have fewer, of more windows).
     const auto& tile = lowering::nmSpmmTiles()[candidate.tile];
-    int64_t tileKTiles = kTiles / tile.kScale;
+    int64_t tileKTiles = (2048 / 32 + lowering::nmSpmmTileWindows(tile, 16, 32) - 1) /
+                         lowering::nmSpmmTileWindows(tile, 16, 32);
     if (candidate.streamK) {
       // Every (tile of C, k-tile) step is taken by exactly one CTA.
       ++streamK;
@@ -229,43 +230,30 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
     EXPECT_FALSE(candidate.streamK && std::string(nmSpmmTiles()[candidate.tile].name) == "tallwide_deep_mbar");
   // More than a wave of tiles (4096^2: 512 tiles of 128 x 256 for 132 SMs,
   // 3.9 waves): the mbarrier tiles are also tried as a hybrid (whole tiles
-  // for 3 waves, stream-K for the rest); a persistent grid of whole tiles
-  // alone is a plan too. Every (tile, k-tile) step is taken once, and C is
-  // zeroed only from the first tile that the hybrid's stream-K part adds into.
+  // for 3 waves, stream-K for the rest). Every (tile, k-tile) step is taken
+  // once, and C is zeroed only from the first tile that the hybrid's
+  // stream-K part adds into.
   lowering::NmSpmmShape big{4096, 4096, 4096, 16, 32, 32};
-  int whole = 0, hybrid = 0;
-  std::vector<lowering::NmSpmmPlan> plans = lowering::nmSpmmCandidatePlans(big, 132);
-  for (int index = 0; index < static_cast<int>(nmSpmmTiles().size()); ++index)
-    if (nmSpmmTiles()[index].mbarriers && lowering::nmSpmmTileFits(nmSpmmTiles()[index], 16, 32, 32))
-      plans.push_back(lowering::nmSpmmStreamKPlan(big, index, 132 * lowering::nmSpmmCtasPerSm(nmSpmmTiles()[index]),
-                                                  lowering::NmSpmmStreamK::WholeTiles));
-  for (const auto& candidate : plans) {
+  int hybrid = 0;
+  for (const auto& candidate : lowering::nmSpmmCandidatePlans(big, 132)) {
     if (candidate.wholeTiles == 0) continue;
+    ++hybrid;
     const auto& tile = lowering::nmSpmmTiles()[candidate.tile];
     EXPECT_TRUE(candidate.streamK && tile.mbarriers);
-    int64_t kTiles = 4096 / 32 / tile.kScale, tilesN = 4096 / tile.cols(), tiles = (4096 / tile.rows()) * tilesN;
+    int64_t kTiles = 4096 / 32 / lowering::nmSpmmTileWindows(tile, 16, 32), tilesN = 4096 / tile.cols(),
+            tiles = (4096 / tile.rows()) * tilesN;
     int64_t slots = 132 * lowering::nmSpmmCtasPerSm(tile);
     int64_t wholeTiles = std::min<int64_t>(tiles, int64_t(candidate.grid[0]) * candidate.wholeTiles);
-    EXPECT_LT(int64_t(candidate.grid[0] - 1) * candidate.wholeTiles, tiles);
     EXPECT_LE(candidate.grid[0], slots);
     EXPECT_EQ(lowering::nmSpmmKernelName("p", candidate), std::string("p_") + tile.name + "_hy");
-    if (candidate.tilesPerSplit == 0) {
-      ++whole;
-      EXPECT_EQ(wholeTiles, tiles);
-      EXPECT_EQ(lowering::nmSpmmPlanLabel(candidate), std::string(tile.name) + "_dp");
-      EXPECT_EQ(lowering::nmSpmmZeroedFrom(big, candidate), 4096);
-      EXPECT_EQ(lowering::nmSpmmLaunchFlag(candidate), candidate.wholeTiles);
-    } else {
-      ++hybrid;
-      EXPECT_EQ(wholeTiles, (tiles / slots) * slots);
-      int64_t left = (tiles - wholeTiles) * kTiles;
-      EXPECT_GE(int64_t(candidate.grid[0]) * candidate.tilesPerSplit, left);
-      EXPECT_LT(int64_t(candidate.grid[0]) * (candidate.tilesPerSplit - 1), left);
-      EXPECT_EQ(lowering::nmSpmmPlanLabel(candidate), std::string(tile.name) + "_hy");
-      EXPECT_EQ(lowering::nmSpmmZeroedFrom(big, candidate), (wholeTiles / tilesN) * tile.rows());
-    }
+    EXPECT_EQ(wholeTiles, (tiles / slots) * slots);
+    int64_t left = (tiles - wholeTiles) * kTiles;
+    EXPECT_GE(int64_t(candidate.grid[0]) * candidate.tilesPerSplit, left);
+    EXPECT_LT(int64_t(candidate.grid[0]) * (candidate.tilesPerSplit - 1), left);
+    EXPECT_EQ(lowering::nmSpmmPlanLabel(candidate), std::string(tile.name) + "_hy");
+    EXPECT_EQ(lowering::nmSpmmZeroedFrom(big, candidate), (wholeTiles / tilesN) * tile.rows());
+    EXPECT_EQ(lowering::nmSpmmLaunchFlag(candidate), candidate.wholeTiles);
   }
-  EXPECT_GT(whole, 0);
   EXPECT_GT(hybrid, 0);
   // Above 70% sparsity the packing kernels are candidates too.
   int packed = 0;

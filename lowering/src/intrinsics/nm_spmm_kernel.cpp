@@ -115,9 +115,8 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // [S + x * tilesPerSplit, S + (x + 1) * tilesPerSplit) of the rest, S =
 // G * W tiles' steps. A tile whose k-tiles a CTA computes only in
 // part is added into C (zeroed before) atomically; the others are stored.
-// W = 0 is stream-K proper, tilesPerSplit = 0 a persistent grid of whole
-// tiles; between, whole tiles for the full waves and stream-K for the
-// rest (a hybrid). No wave is left part empty.
+// W = 0 is stream-K proper; W > 0, whole tiles for the full waves and
+// stream-K for the rest (a hybrid). No wave is left part empty.
 // SPREAD: the copies of the k-tile being filled (where it lies inside A
 // and B') are issued a few at a time between the kept rows of the
 // computed k-tile (predicated copies in the unrolled loop), not in a burst

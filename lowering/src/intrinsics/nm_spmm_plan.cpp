@@ -172,17 +172,11 @@ NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tileIndex, int64_t ct
   int64_t tiles = ctasOf(shape, nmSpmmTiles()[tileIndex]);
   int64_t steps = tiles * kTiles;
   plan.streamK = true;
-  int64_t grid = 1, whole = 0, perCta = 0;
-  if (kind == NmSpmmStreamK::WholeTiles) {
-    whole = ceilDiv(tiles, std::clamp<int64_t>(ctas, 1, tiles));
-    grid = ceilDiv(tiles, whole);
-  } else {
-    ctas = std::clamp<int64_t>(ctas, 1, steps);
-    if (kind == NmSpmmStreamK::Hybrid) whole = tiles / ctas;
-    int64_t left = steps - whole * ctas * kTiles;  // the steps shared out
-    perCta = ceilDiv(left, ctas);
-    grid = whole > 0 ? ctas : ceilDiv(left, perCta);
-  }
+  ctas = std::clamp<int64_t>(ctas, 1, steps);
+  const int64_t whole = kind == NmSpmmStreamK::Hybrid ? tiles / ctas : 0;
+  const int64_t left = steps - whole * ctas * kTiles;  // the steps shared out
+  const int64_t perCta = ceilDiv(left, ctas);
+  const int64_t grid = whole > 0 ? ctas : ceilDiv(left, perCta);
   plan.wholeTiles = static_cast<int>(whole);
   plan.tilesPerSplit = static_cast<int>(perCta);
   plan.grid[0] = static_cast<unsigned>(grid);
@@ -228,7 +222,7 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
       // More than a wave of tiles, the last part empty: one persistent CTA
       // per SM slot, whole tiles for the full waves and stream-K for the
       // rest. (A persistent grid of whole tiles alone measured no faster
-      // than the plain launch.)
+      // than the plain launch, bench/nm_spmm/RESULTS.md.)
       if (ctas > slots && ctas % slots != 0)
         plans.push_back(nmSpmmStreamKPlan(shape, index, slots, NmSpmmStreamK::Hybrid));
     }
@@ -236,17 +230,12 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
   return plans;
 }
 
-std::string nmSpmmPlanLabel(const NmSpmmPlan& plan) {
-  if (plan.tile >= 0 && plan.streamK && plan.wholeTiles > 0)
-    return std::string(nmSpmmTiles()[plan.tile].name) + (plan.tilesPerSplit == 0 ? "_dp" : "_hy");
-  return nmSpmmKernelName("", plan).substr(1);
-}
+std::string nmSpmmPlanLabel(const NmSpmmPlan& plan) { return nmSpmmKernelName("", plan).substr(1); }
 
 int nmSpmmLaunchFlag(const NmSpmmPlan& plan) { return plan.streamK ? plan.wholeTiles : plan.splits > 1 ? 1 : 0; }
 
 int64_t nmSpmmZeroedFrom(const NmSpmmShape& shape, const NmSpmmPlan& plan) {
-  if (plan.tile < 0 || (!plan.streamK && plan.splits <= 1) || (plan.streamK && plan.tilesPerSplit == 0))
-    return shape.m;
+  if (plan.tile < 0 || (!plan.streamK && plan.splits <= 1)) return shape.m;
   if (!plan.streamK) return 0;
   const NmSpmmTile& tile = nmSpmmTiles()[plan.tile];
   int64_t tilesN = std::max<int64_t>(ceilDiv(shape.n, tile.cols()), 1);

@@ -91,10 +91,8 @@ struct NmSpmmPlan {
   // each taking wholeTiles whole tiles of C, then tilesPerSplit
   // consecutive (tile of C, k-tile) steps of the tiles left; C's rows from
   // the first of those tiles on are zeroed first. wholeTiles = 0: stream-K
-  // proper ("_sk"); tilesPerSplit = 0: a persistent grid of whole tiles,
-  // the pipeline running on from one tile into the next, every tile
-  // stored plainly ("_dp"); both: whole tiles for the full waves, stream-K
-  // for the rest ("_hy").
+  // proper ("_sk"); else whole tiles for the full waves, stream-K for the
+  // rest ("_hy", a hybrid).
   bool streamK = false;
   int wholeTiles = 0;
   int splits = 1;  // split-K factor (grid z)
@@ -115,9 +113,8 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
 inline constexpr double kNmSpmmAutotuneFlops = 1.0e8;
 
 enum class NmSpmmStreamK {
-  Steps,       // the steps divided evenly (at least one per CTA)
-  WholeTiles,  // the tiles of C divided evenly, each CTA a run of whole tiles
-  Hybrid,      // whole tiles for the full waves of `ctas`, the rest's steps divided evenly
+  Steps,   // the steps divided evenly (at least one per CTA)
+  Hybrid,  // whole tiles for the full waves of `ctas`, the rest's steps divided evenly
 };
 // The stream-K plan of tile `tile` (an mbarrier tile) over `ctas` CTAs.
 NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tile, int64_t ctas,
@@ -133,11 +130,11 @@ int64_t nmSpmmZeroedFrom(const NmSpmmShape& shape, const NmSpmmPlan& plan);
 int nmSpmmCtasPerSm(const NmSpmmTile& tile);
 // The kernel's name in the module for a plan: prefix_<tile name>, with
 // _packed for a packing kernel, _sk for a stream-K one and _hy for one
-// that takes whole tiles first (hybrid and whole-tile plans), or
-// prefix_simple; prefix_zero clears C before a split-K or stream-K launch.
+// that takes whole tiles first (a hybrid), or prefix_simple; prefix_zero
+// clears C before a split-K or stream-K launch.
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan);
 // The plan's name in the autotuner's report and for TCC_NM_SPMM_TILE: the
-// kernel's suffix, with _dp instead of _hy for a plan of whole tiles only.
+// kernel's suffix.
 std::string nmSpmmPlanLabel(const NmSpmmPlan& plan);
 
 // The device code of one statement: the tiles' kernels for its N, M, L.
