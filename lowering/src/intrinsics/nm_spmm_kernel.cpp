@@ -502,7 +502,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   };
 
   // C's tile at (tileM, tileN): float4 stores where the row allows; with
-  // `add` (a stream-K tile computed in part) added atomically.
+  // `add` (split-K, or a stream-K tile computed in part) added atomically,
+  // by float4 reductions where the row allows.
   auto storeC = [&](int tileM, int tileN, bool add) {
     const bool cVector = (n & 3) == 0;
 #pragma unroll
@@ -723,32 +724,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   }
   tcc_nm_cp_async_wait<0>();
 
-  // C's tile: float4 stores where the row allows, atomics under split-K.
-  if constexpr (!STREAMK) {
-    const bool cVector = (n & 3) == 0;
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-      const int row = bm + rowA + (AROWS ? 8 * i : (i / 4) * 32 + i % 4);
-      if (row >= m) continue;
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int col = bn + col0 + half * 16;
-        float* out = C + (long long)row * n + col;
-        const float* value = &acc[i][half * 4];
-        if (atomic) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-            if (col + j < n) atomicAdd(out + j, value[j]);
-        } else if (cVector && col + 3 < n) {
-          *reinterpret_cast<float4*>(out) = make_float4(value[0], value[1], value[2], value[3]);
-        } else {
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-            if (col + j < n) out[j] = value[j];
-        }
-      }
-    }
-  }
+  // C's tile (under split-K added atomically, by float4 where the row allows).
+  if constexpr (!STREAMK) storeC(bm, bn, atomic != 0);
 }
 #endif
 )tcc";
