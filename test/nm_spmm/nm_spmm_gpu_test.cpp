@@ -198,8 +198,8 @@ TEST_P(NmSpmmKernels, EveryPlanMatchesCublasOnThePrunedMatrix) {
 }
 
 INSTANTIATE_TEST_SUITE_P(NmL, NmSpmmKernels,
-                         ::testing::Values(Config{16, 32, 32}, Config{8, 32, 32}, Config{4, 32, 32}, Config{2, 4, 4},
-                                           Config{3, 5, 8}, Config{16, 32, 256}, Config{2, 4, 6}, Config{8, 256, 32}),
+                         ::testing::Values(Config{16, 32, 32}, Config{12, 32, 32}, Config{8, 32, 32}, Config{4, 32, 32}, Config{2, 4, 4},
+                                           Config{3, 5, 8}, Config{16, 32, 256}, Config{16, 32, 16}, Config{2, 4, 6}, Config{8, 256, 32}),
                          [](const auto& info) {
                            return "N" + std::to_string(info.param.N) + "M" + std::to_string(info.param.M) + "L" +
                                   std::to_string(info.param.L);

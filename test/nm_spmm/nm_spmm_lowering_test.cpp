@@ -54,8 +54,9 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
     EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false, false, false, false, false>"),
               std::string::npos);
     // The deep 16-row tile: two windows per k-tile, three stages (D's tile
-    // sized for L = 32 leaves room for them), spread fills.
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false, false>"),
+    // sized for L = 32 leaves room for them), spread fills, D's tile a
+    // k-tile ahead of A's and B''s.
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false, false, true>"),
               std::string::npos);
     // The mbarrier pipeline: four stages where they fit (two k-tiles ahead), else three.
     EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 4, false, false, 1, true, false, false, false, false>"),
@@ -282,6 +283,22 @@ TEST(NmSpmmPlans, MbarrierTilesHaveThreeOrFourStagesAndDsTileFollowsL) {
   const auto& large = nmSpmmTiles()[0];
   EXPECT_LT(lowering::nmSpmmSharedBytes(large, 16, 32, 32), lowering::nmSpmmSharedBytes(large, 16, 32, 4));
   EXPECT_EQ(lowering::nmSpmmSharedBytes(large, 16, 32, 128), lowering::nmSpmmSharedBytes(large, 16, 32, 256));
+}
+
+// The deep 16-row tile copies D's tile a k-tile ahead, into one more slot:
+// at 50% three stages of A (64 x 132 floats), B' (32 x 256) and D (32 x 8
+// ints), and a fourth D tile.
+TEST(NmSpmmPlans, TheDeepTileHasOneMoreSlotOfD) {
+  const lowering::NmSpmmTile* deep = nullptr;
+  for (const auto& tile : lowering::nmSpmmTiles())
+    if (std::string(tile.name) == "tallwide_deep") deep = &tile;
+  ASSERT_NE(deep, nullptr);
+  EXPECT_TRUE(deep->dNext);
+  EXPECT_EQ(lowering::nmSpmmStages(*deep, 16, 32, 32), 3);
+  EXPECT_EQ(lowering::nmSpmmSharedBytes(*deep, 16, 32, 32), 4 * (3 * (64 * 132 + 32 * 256 + 32 * 8) + 32 * 8));
+  // 87.5%: two stages (four windows, 16 kept rows), three D tiles.
+  EXPECT_EQ(lowering::nmSpmmStages(*deep, 4, 32, 32), 2);
+  EXPECT_EQ(lowering::nmSpmmSharedBytes(*deep, 4, 32, 32), 4 * (2 * (128 * 132 + 16 * 256 + 16 * 8) + 16 * 8));
 }
 
 #ifdef TCC_NVCC

@@ -126,8 +126,15 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // WHOLE (STREAMK): the kernel takes whole tiles first (W = `atomic`);
 // without it W is 0 at compile time (stream-K proper: one range of steps,
 // the two-range bookkeeping folded away, fewer live registers).
+// DNEXT (the CTA-barrier pipeline): D's tile of k-tile t is copied with
+// k-tile t - 1's fill, into a ring of STAGES + 1 slots, so that it has
+// landed while k-tile t - 1 is computed: the first kept row's indices of
+// the next k-tile are read into registers during the last kept row, and
+// after the barrier the first loads of A go out at once (no D -> address
+// -> load chain at the k-tile's start).
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
-          bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false>
+          bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
+          bool DNEXT = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -164,7 +171,9 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // ahead of A and B' in a ring of three, with a bit mask of the used
   // columns per stage.
   static_assert(!PACK || STAGES == 2, "the packing pipeline is double-buffered");
-  constexpr int D_SLOTS = PACK ? 3 : STAGES;
+  constexpr bool DNEXT_ON = DNEXT && !PACK && !MBAR && !DCOLS_ON;
+  static_assert(!DNEXT_ON || CHUNKS == 1, "the next k-tile's indices are read in the last kept row of one chunk");
+  constexpr int D_SLOTS = PACK ? 3 : DNEXT_ON ? STAGES + 1 : STAGES;
   constexpr int MASK_WORDS = (KS + 31) / 32;
 
   extern __shared__ float4 tcc_nm_shared[];
@@ -359,6 +368,14 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
     }
   };
+  // DNEXT: the first kept row's indices of the k-tile computed next.
+  int dNext0 = 0, dNext1 = 0;
+  (void)dNext0, (void)dNext1;
+  auto readNextIndices = [&](int slot) {
+    const int* dn = Ds + slot * D_COUNT;
+    dNext0 = dn[g0];
+    dNext1 = ONE_GROUP_PER_WARP ? dNext0 : dn[g1];
+  };
   // `between(chunk, r)` runs after kept row r of each chunk (the spread copies).
   auto compute = [&](int stage, int slot, auto between) {
     const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
@@ -380,10 +397,13 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         }
         d0 = r % 4 == 0 ? d4g0.x : r % 4 == 1 ? d4g0.y : r % 4 == 2 ? d4g0.z : d4g0.w;
         d1 = r % 4 == 0 ? d4g1.x : r % 4 == 1 ? d4g1.y : r % 4 == 2 ? d4g1.z : d4g1.w;
+      } else if (DNEXT_ON && uu == 0) {
+        d0 = dNext0, d1 = dNext1;
       } else {
         d0 = ds[uu * GT + g0];
         d1 = ONE_GROUP_PER_WARP ? d0 : ds[uu * GT + g1];
       }
+      if (DNEXT_ON && uu == WS - 1) readNextIndices(slot + 1 == D_SLOTS ? 0 : slot + 1);
       constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
       const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
       const float* a0p = window + d0 * COLUMN;
@@ -492,13 +512,16 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       issueA(tile, stage, nullptr);
       issueB(tile, stage);
     }
-    issueD(tile, stage);
+    if (!DNEXT_ON)
+      issueD(tile, stage);
+    else if (tile + 1 < tileEnd)
+      issueD(tile + 1, (tile + 1 - tileBegin) % D_SLOTS);
   };
-  auto computeFilling = [&](int stage) {
+  auto computeFilling = [&](int stage, int slot) {
     if constexpr (SPREAD_ON)
-      compute(stage, stage, spreadCopies);
+      compute(stage, slot, spreadCopies);
     else
-      compute(stage, stage, nothing);
+      compute(stage, slot, nothing);
   };
 
   // C's tile at (tileM, tileN): float4 stores where the row allows; with
@@ -640,7 +663,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
       if (++filled == STAGES) filled = 0, ++fillUse;
       tcc_nm_mbarrier_wait(full + 8 * stage, phase);
-      computeFilling(stage);
+      computeFilling(stage, stage);
       if (SPREAD_ON && v + AHEAD < total) {
         tcc_nm_cp_async_arrive(full + 8 * spreadStage);
         nextCopy(v);
@@ -669,7 +692,12 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       if (tileBegin + s < tileEnd) {
         issueA(tileBegin + s, s, nullptr);
         issueB(tileBegin + s, s);
-        issueD(tileBegin + s, s);
+        if (!DNEXT_ON) {
+          issueD(tileBegin + s, s);
+        } else {
+          if (s == 0) issueD(tileBegin, 0);
+          if (tileBegin + s + 1 < tileEnd) issueD(tileBegin + s + 1, (s + 1) % D_SLOTS);
+        }
       }
       tcc_nm_cp_async_commit();
     }
@@ -677,10 +705,11 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       const int step = tile - tileBegin;
       tcc_nm_cp_async_wait<STAGES - 2>();
       __syncthreads();
+      if (DNEXT_ON && step == 0) readNextIndices(0);
       spreadOn = false;
       if (tile + STAGES - 1 < tileEnd) fillStage(tile + STAGES - 1, (step + STAGES - 1) % STAGES);
       if (!SPREAD_ON) tcc_nm_cp_async_commit();
-      computeFilling(step % STAGES);
+      computeFilling(step % STAGES, DNEXT_ON ? step % D_SLOTS : step % STAGES);
       if (SPREAD_ON) tcc_nm_cp_async_commit();
     }
   } else {
@@ -761,7 +790,8 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
           << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false") << ", " << chunk << ", "
           << (tile.mbarriers ? "true" : "false") << ", " << (streamK ? "true" : "false") << ", "
           << (tile.spread ? "true" : "false") << ", " << (tile.dColumns ? "true" : "false") << ", "
-          << (whole ? "true" : "false") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+          << (whole ? "true" : "false") << (tile.dNext ? ", true" : "")
+          << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }
   // Any N, M, L: one thread per entry of C (shapes no tile fits).

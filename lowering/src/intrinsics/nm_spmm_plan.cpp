@@ -67,8 +67,9 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"small", 1, 2},   // 64 x 64, 64 threads
       // 128 x 256, 256 threads, 16 x 8 per thread, k-tiles of twice the
       // windows ("deep": half the pipeline steps per kept row); the next
-      // k-tile's copies spread between the kept rows.
-      {"tallwide_deep", 1, 8, 16, false, 2, false, false, true},
+      // k-tile's copies spread between the kept rows, its D's tile a k-tile
+      // earlier (its first indices are read during the last kept row).
+      {"tallwide_deep", 1, 8, 16, false, 2, false, false, true, false, true},
       // The mbarrier pipeline (no CTA barrier per k-tile), which measured
       // fastest above 50% sparsity and for many shapes below 4096 rows:
       {"large_mbar", 2, 4, 8, false, 1, false, true},
@@ -138,6 +139,11 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed) 
   int stages = nmSpmmStages(tile, N, M, L, packed);
   int bytes = stages * stageBytes(tile, N, M, L);
   if (tile.mbarriers) return stages == 0 ? kLargestSharedBytes + 1 : bytes + kBarrierBytes;
+  if (tile.dNext && !packed) {
+    const int windows = nmSpmmTileWindows(tile, N, M);
+    const int groups = tile.cols() >= L ? tile.cols() / std::max(L, 1) : 1;
+    return bytes + 4 * windows * N * groups;  // one more slot of D's tile
+  }
   if (!packed) return bytes;
   int windows = nmSpmmTileWindows(tile, N, M);
   // A third slot of D's tile, and two masks of the used columns.

@@ -48,6 +48,10 @@ struct NmSpmmTile {
   // D's tile stored by column group, one 16-byte load for four kept rows'
   // indices (instead of one load per kept row).
   bool dColumns = false;
+  // D's tile copied a k-tile ahead of A's and B''s (one more slot), so that
+  // the next k-tile's first indices are read during the last kept row of
+  // the one before (CTA-barrier tiles that do not pack).
+  bool dNext = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
