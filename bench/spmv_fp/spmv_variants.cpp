@@ -5,7 +5,7 @@
 // against an in-order reference.
 //
 //   tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] [--in-cache-only]
-//                     [--threads T] [--only NAME[@512|@dflt],...]
+//                     [--out-of-cache-only] [--threads T] [--only NAME[@512|@dflt],...]
 //
 // With --threads T > 1 every loop's rows are shared by T OpenMP threads
 // (tcc's parallelize schedule) and only the two out-of-cache parts run.
@@ -13,8 +13,8 @@
 // In cache: the 14 real matrices of tcc_spmv_fp_bench, one thread, y
 // allocated once (only the call is timed). Between: five Kronecker
 // scale-ups of 1.4-6.9 M entries, around the printed kernel's switch to
-// streaming. Out of cache: three Kronecker
-// scale-ups against a STREAM triad on as many threads. Prints times relative to the
+// streaming. Out of cache: the five Kronecker scale-ups of
+// tcc_spmv_fp_bench against a STREAM triad on as many threads. Prints times relative to the
 // TACO-style loop (> 1: the variant is faster) and their geomeans. The
 // column tcc_fast is the kernel tcc prints for fast mode (entry point on
 // bound views); calls go round robin over the variants.
@@ -502,6 +502,40 @@ STRIP_PF(strip32_d256, 32, 256)
 STRIP_PF(strip32_d512, 32, 512)
 STRIP_PF(strip64_d512, 64, 512)
 STRIP_PF(strip16_d256, 16, 256)
+STRIP_PF_HINT(strip32_d512_t1, 32, 512, 2)
+// Every row as the printer's partial sums (an empty asm statement between
+// the copies and in the tail), each step prefetching vals and crd DIST
+// entries ahead with LOCALITY: 3 into every cache level, 2 (prefetcht1) and
+// 1 (prefetcht2) into the outer ones; the line then moves into L1 when it
+// is read, and a prefetch does not hold a first-level miss buffer for a
+// whole trip to memory.
+#define ACC4_PF_HINT(NAME, DIST, LOCALITY)                                                                           \
+extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  ROWS {                                                                                                              \
+    double t = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;                                                                    \
+    long long end = pos[i + 1];                                                                                       \
+    long long p = pos[i];                                                                                             \
+    for (; p + 4 <= end; p += 4) {                                                                                    \
+      __builtin_prefetch((const void*)((unsigned long)(vals + p) + DIST * 8), 0, LOCALITY);                         \
+      __builtin_prefetch((const void*)((unsigned long)(crd + p) + DIST * 4), 0, LOCALITY);                          \
+      int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q];                                                \
+      __asm__("" ::: "memory");                                                                                       \
+      int j_1 = crd[p + 1]; long long q_1 = (long long)j_1; t1 += vals[p + 1] * x[q_1];                               \
+      __asm__("" ::: "memory");                                                                                       \
+      int j_2 = crd[p + 2]; long long q_2 = (long long)j_2; t2 += vals[p + 2] * x[q_2];                               \
+      __asm__("" ::: "memory");                                                                                       \
+      int j_3 = crd[p + 3]; long long q_3 = (long long)j_3; t3 += vals[p + 3] * x[q_3];                               \
+    }                                                                                                                 \
+    t = (t + t1) + (t2 + t3);                                                                                         \
+    for (; p < end; p++) { __asm__(""); int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }           \
+    y[i] = t;                                                                                                         \
+  }                                                                                                                   \
+}
+ACC4_PF_HINT(acc4_pf256_t0, 256, 3)
+ACC4_PF_HINT(acc4_pf512_t0, 512, 3)
+ACC4_PF_HINT(acc4_pf512_t1, 512, 2)
+ACC4_PF_HINT(acc4_pf768_t1, 768, 2)
+ACC4_PF_HINT(acc4_pf512_t2, 512, 1)
 )variants";
 
 const std::vector<std::string> kVariantNames = {
@@ -512,7 +546,8 @@ const std::vector<std::string> kVariantNames = {
     "hyb_assoc16t_w512", "hyb16_nopf", "hyb8_nopf", "hyb16_seq8", "hyb16_seq", "hyb8_seq", "hyb16_seqadd",
     "hyb16_seqadd8", "hyb8_seqadd", "hyb8_masked", "hyb16_masked", "strip32_d256",
     "strip32_d512", "strip64_d512", "strip16_d256", "strip32_d256_nta", "strip32_d512_nta", "strip32_d1024_nta",
-    "strip32_d256_t1"};
+    "strip32_d256_t1", "strip32_d512_t1", "acc4_pf256_t0", "acc4_pf512_t0", "acc4_pf512_t1", "acc4_pf768_t1",
+    "acc4_pf512_t2"};
 
 // The column of the kernel tcc prints (SpMV in fast mode).
 const char* const kPrintedName = "tcc_fast";
@@ -541,7 +576,7 @@ double triadBytesPerSecond(Triad triad, int repeat) {
 
 int main(int argc, char** argv) {
   int repeat = 20, rounds = 3, threads = 1;
-  bool inCacheOnly = false;
+  bool inCacheOnly = false, outOfCacheOnly = false;
   std::vector<std::string> only;  // variant names, with or without the @width suffix; empty: all
   tcc::jit::Backend backend = tcc::jit::Backend::SystemCompiler;
   for (int i = 1; i < argc; ++i) {
@@ -549,6 +584,7 @@ int main(int argc, char** argv) {
     if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--in-cache-only") inCacheOnly = true;
+    else if (arg == "--out-of-cache-only") outOfCacheOnly = true;
     else if (arg == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--only" && i + 1 < argc) {
       std::string list = argv[++i];
@@ -563,7 +599,7 @@ int main(int argc, char** argv) {
                                                   : tcc::jit::Backend::SystemCompiler;
     else {
       std::fprintf(stderr, "usage: tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] "
-                           "[--in-cache-only] [--threads T] [--only NAME[@512|@dflt],...]\n");
+                           "[--in-cache-only] [--out-of-cache-only] [--threads T] [--only NAME[@512|@dflt],...]\n");
       return 2;
     }
   }
@@ -678,7 +714,7 @@ int main(int argc, char** argv) {
   };
 
   const std::string onThreads = parallel ? std::to_string(threads) + " threads" : "one thread";
-  if (!parallel) {
+  if (!parallel && !outOfCacheOnly) {
     std::printf("In cache, one thread: TACO-style time / variant time (> 1: variant faster)\n\n");
     header("TACO us");
     std::vector<std::vector<double>> inCache(variants.size());
@@ -689,21 +725,23 @@ int main(int argc, char** argv) {
   }
   if (inCacheOnly) return 0;
 
-  // Between: scale-ups of 1.4-6.9 M entries (16-83 MB of CSR), past a
-  // core's L2 but perhaps in the shared L3: where a switch between the
-  // in-cache and the streaming loop would go.
-  std::printf("\nBetween, %s: TACO-style time / variant time; TACO-style GB/s in the second column\n\n",
-              onThreads.c_str());
-  header("TACO GB/s");
-  std::vector<std::vector<double>> between(variants.size());
-  for (auto [big, small] : {std::pair{"dwt_992", "LF10"}, std::pair{"dnn_n1024_l1", "LF10"},
-                            std::pair{"Pd", "cage5"}, std::pair{"mbeacxc", "LF10"}, std::pair{"bcsstk13", "LF10"}}) {
-    tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
-    double bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
-    run(std::string("kron(") + big + "," + small + ") " + std::to_string(coo.nnz() / 1000) + "k", coo,
-        std::max(1, repeat / 2), 2, between, bytes);
+  if (!outOfCacheOnly) {
+    // Between: scale-ups of 1.4-6.9 M entries (16-83 MB of CSR), past a
+    // core's L2 but perhaps in the shared L3: where a switch between the
+    // in-cache and the streaming loop would go.
+    std::printf("\nBetween, %s: TACO-style time / variant time; TACO-style GB/s in the second column\n\n",
+                onThreads.c_str());
+    header("TACO GB/s");
+    std::vector<std::vector<double>> between(variants.size());
+    for (auto [big, small] : {std::pair{"dwt_992", "LF10"}, std::pair{"dnn_n1024_l1", "LF10"},
+                              std::pair{"Pd", "cage5"}, std::pair{"mbeacxc", "LF10"}, std::pair{"bcsstk13", "LF10"}}) {
+      tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
+      double bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
+      run(std::string("kron(") + big + "," + small + ") " + std::to_string(coo.nnz() / 1000) + "k", coo,
+          std::max(1, repeat / 2), 2, between, bytes);
+    }
+    footer(between);
   }
-  footer(between);
 
   auto triad = triadModule->function<Triad>("triad");
   std::printf("\nOut of cache, %s: TACO-style time / variant time; triad GB/s in the last line\n\n",
@@ -713,6 +751,7 @@ int main(int argc, char** argv) {
   double triadSum = 0;
   int triads = 0;
   for (auto [big, small] : {std::pair{"bcsstk16", "LF10"}, std::pair{"bayer10", "cage5"},
+                            std::pair{"bcsstk13", "mesh1e1"}, std::pair{"dnn_n1024_l1", "gent113"},
                             std::pair{"mbeacxc", "bcspwr03"}}) {
     tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
     double bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
