@@ -26,15 +26,14 @@ class CppPrinter : public CLikePrinter {
   void printFunction(const Function& function) {
     vectorizesGatherSums_ = floatingPoint_ == FloatingPointMode::Fast && gatherSumsAloneNeedReassociation(function);
     if (vectorizesGatherSums_) {
-      // The body is printed twice, as two functions: one with the
-      // reassociated row loops (GCC for inputs that fit in cache, Clang for
-      // inputs that stream from memory), which the entry point calls, and
-      // the entry point itself with the streaming loops (GCC) or the
-      // partial sums (Clang in cache, other compilers always). The size test
-      // is made once a call: a flag tested in every row cost registers and
-      // time in the row loop, and one body in the other's function slowed
-      // it (Clang: short TTV fibres 5-14% slower).
-      out_ << "#if " << kGccOnX86 << " || defined(__clang__)\n";
+      // Through GCC the body is printed twice, as two functions: one with
+      // the reassociated row loops for inputs that fit in cache, which the
+      // entry point calls, and the entry point itself with the streaming
+      // loops. The size test is made once a call: a flag tested in every row
+      // cost registers and time in the row loop, and one body in the other's
+      // function slowed it (Clang: short TTV fibres 5-14% slower). Clang and
+      // other compilers run the entry point's partial sums on every input.
+      out_ << "#if " << kGccOnX86 << "\n";
       printFunctionHead(function, "static __attribute__((noinline))", reassociatedName(function));
       rowLoops_ = RowLoops::Reassociated;
       function.body.accept(*this);
@@ -433,10 +432,19 @@ class CppPrinter : public CLikePrinter {
   // do, so each iteration prefetches the streams it reads at the loop
   // variable (crd, vals) kPrefetchDistance entries ahead: on the 16-core
   // Xeon host, one thread, through GCC, 1.30x the TACO-style loop instead
-  // of 0.89x, for about 2% in cache. The address is formed as an integer:
-  // it may lie past the array's end.
+  // of 0.89x, for about 2% in cache. The prefetch goes to the outer caches
+  // only (kPrefetchLocality, prefetcht1): a prefetch into L1 holds one of
+  // its few miss buffers for a whole trip to memory, and the gathers of x
+  // that miss L1 wait for one. On the 2-core AMD VM, one thread, prefetcht1
+  // 512 ahead moved 0.80-1.00 of a STREAM triad on the five scale-ups
+  // against 0.67-1.00 for prefetcht0 256 ahead (Clang; GCC 0.83-0.95
+  // against 0.68-0.93), and kron(mbeacxc,bcspwr03), whose x misses L1 on
+  // most gathers, 0.80 against 0.61 for the vectorized loop; in cache it
+  // is level with prefetcht0 (1.21x the TACO-style loop for both). The
+  // address is formed as an integer: it may lie past the array's end.
   static constexpr int kPartialSums = 4;
-  static constexpr int kPrefetchDistance = 256;
+  static constexpr int kPrefetchDistance = 512;
+  static constexpr int kPrefetchLocality = 2;
   static_assert(kPartialSums == 4, "the partial sums are added as (s + s_u1) + (s_u2 + s_u3)");
 
   // Through GCC the partial sums lost to its own vectorized loop (256-bit
@@ -451,10 +459,10 @@ class CppPrinter : public CLikePrinter {
   // for inputs in cache, a row of kShortestGatherVector or more entries runs
   // as one plain loop, which GCC vectorizes, and a shorter one in order
   // (printReassociatedRowLoops; for streaming inputs see kStreamingValues).
-  // Where the partial sums still run through GCC (short rows of streaming
-  // inputs), their tail holds an empty asm statement so GCC does not
-  // vectorize (and test for) a loop of at most three entries. Clang ignores
-  // the attribute; a pragma on the loop's block reassociates it there.
+  // Where the partial sums still run through GCC (streaming inputs: short
+  // rows, or every row on AMD), their tail holds an empty asm statement so
+  // GCC does not vectorize (and test for) a loop of at most three entries.
+  // Clang ignores the attribute and runs the partial sums.
   static constexpr int kShortestGatherVector = 8;
 
   // The attributes above are GCC's; on x86 only (prefer-vector-width).
@@ -485,22 +493,26 @@ class CppPrinter : public CLikePrinter {
   // (by 4-30%), so they run when the inputs hold more than kStreamingValues
   // stored values in all (about 12 MB of CSR doubles and coordinates);
   // short rows of such inputs keep the partial sums with their prefetch.
-  // Through Clang on the 2-core VM (AMD) the prefetches did not pay: there
-  // streaming inputs take the reassociated loops (0.94-1.01x the TACO-style
-  // loop, 0.82-0.96x with the partial sums) and inputs in cache keep the
-  // partial sums (1.17x against 1.07x). The test is made once a call, from
-  // the tensors' sizes.
+  // On AMD (GCC's -march=native names a Zen core) the strips lost to the
+  // TACO-style loop out of cache (0.82x on the 2-core VM) where the partial
+  // sums prefetching into L2 moved 1.00x: there every row of streaming
+  // inputs runs as partial sums. The test is made once a call, from the
+  // tensors' sizes.
   static constexpr int64_t kStreamingValues = int64_t(1) << 20;
   static constexpr int kStripEntries = 32;
   // How far ahead a strip prefetches: 512 entries moved as much as 256 at
   // one thread (1.25 and 1.13 against 1.22 and 1.15 in two host runs) and
   // more at 16 (1.49 against 1.13 the TACO-style loop's bytes).
   static constexpr int kStripPrefetchDistance = 512;
+  // GCC's macros for the AMD cores it knows (-march=native defines one).
+  static constexpr const char* kAmdZen =
+      "defined(__znver1__) || defined(__znver2__) || defined(__znver3__) || defined(__znver4__) || "
+      "defined(__znver5__)";
   // Which row loops printPartialSums prints (see printFunction).
   enum class RowLoops {
     PartialSums,   // the partial sums alone: a function GCC does not reassociate
-    Reassociated,  // GCC in cache, Clang streaming: the vectorized loop or the in-order one
-    Streaming,     // GCC streaming: the prefetching strips or the partial sums; Clang in cache and other
+    Reassociated,  // GCC in cache: the vectorized loop or the in-order one
+    Streaming,     // GCC streaming: the prefetching strips (not on AMD) or the partial sums; Clang and other
                    // compilers: the partial sums
   };
 
@@ -515,13 +527,7 @@ class CppPrinter : public CLikePrinter {
     if (first) sum << "0";
     const std::string values = sum.str();
     const std::string call = "return " + reassociatedName(function) + "(tcc_tensors);\n";
-    out_ << "#ifdef __clang__\n";
-    indent();
-    out_ << "// fp fast: inputs of more than " << kStreamingValues
-         << " stored values in all stream from memory: long rows as loops Clang vectorizes, short rows in order\n";
-    indent();
-    out_ << "if (" << values << " > " << kStreamingValues << "LL) " << call;
-    out_ << "#elif " << kGccOnX86 << "\n";
+    out_ << "#if " << kGccOnX86 << "\n";
     indent();
     out_ << "// fp fast: inputs of at most " << kStreamingValues
          << " stored values in all fit in cache: long rows as loops GCC vectorizes, short rows in order\n";
@@ -598,7 +604,7 @@ class CppPrinter : public CLikePrinter {
           indent();
           const std::string name = text(buffer);
           out_ << "__builtin_prefetch((const void*)((size_t)(" << name << " + " << var << ") + " << kPrefetchDistance
-               << " * sizeof(*" << name << ")));\n";
+               << " * sizeof(*" << name << ")), 0, " << kPrefetchLocality << ");\n";
         }
         for (int copy = 0; copy < kPartialSums; ++copy) {
           if (copy > 0) {
@@ -648,11 +654,10 @@ class CppPrinter : public CLikePrinter {
     return end + " - " + var + " >= " + std::to_string(kShortestGatherVector);
   }
 
-  // GCC for inputs in cache, Clang for streaming ones (see
-  // kShortestGatherVector and kStreamingValues): a row of
-  // kShortestGatherVector or more entries as one loop the compiler may
-  // reassociate and vectorize (GCC by the function's attribute, Clang by a
-  // pragma on the loop's block), a shorter one in order: one loop exit to
+  // GCC for inputs in cache (see kShortestGatherVector and
+  // kStreamingValues): a row of kShortestGatherVector or more entries as
+  // one loop GCC may reassociate and vectorize (by the function's
+  // attribute), a shorter one in order: one loop exit to
   // predict, no partial sums to set up and add. Through GCC on the Xeon
   // host, in cache: 1.09x the TACO-style loop with vectorized rows from 8
   // entries, 1.02x from 16, 1.01x for the rule before (rows from 16
@@ -666,12 +671,6 @@ class CppPrinter : public CLikePrinter {
          << " or more entries as one loop the compiler vectorizes, a shorter one in order\n";
     indent();
     out_ << "if (" << isLongRow(var, end) << ") {\n";
-    out_ << "#ifdef __clang__\n";
-    nested([&] {
-      indent();
-      out_ << "#pragma clang fp reassociate(on)\n";
-    });
-    out_ << "#endif\n";
     nested([&] { printPlainRowLoop(op, var, end, false); });
     indent();
     out_ << "} else {\n";
@@ -686,7 +685,7 @@ class CppPrinter : public CLikePrinter {
   // ahead of every stream the loop reads at its variable, one prefetch a
   // cache line.
   void printPrefetchingStrips(const For* op, const std::string& var, const std::string& end) {
-    out_ << "#if " << kGccOnX86 << "\n";
+    out_ << "#if " << kGccOnX86 << " && !(" << kAmdZen << ")\n";
     indent();
     out_ << "if (" << isLongRow(var, end) << ") {\n";
     nested([&] {
