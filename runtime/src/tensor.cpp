@@ -69,6 +69,22 @@ Tensor::Tensor(std::vector<int32_t> dims, TensorFormat format, ValueType type)
   resizeValues(positions);
 }
 
+Tensor Tensor::denseForOverwrite(std::vector<int32_t> dims, TensorFormat format, ValueType type) {
+  if (format.isNM() || !format.isAllDense())
+    throw std::invalid_argument("a tensor whose values are left unset must be all dense, not " + format.toString());
+  checkDims(dims, format);
+  Tensor tensor;
+  tensor.dims_ = std::move(dims);
+  tensor.format_ = std::move(format);
+  tensor.type_ = type;
+  tensor.levels_.assign(tensor.format_.order(), LevelStorage{});
+  int64_t values = 1;
+  for (int level = 0; level < tensor.format_.order(); ++level) values = checkedMultiply(values, tensor.levelSize(level));
+  tensor.values_ = MallocArray<unsigned char>();
+  tensor.values_.resizeForOverwrite(checkedMultiply(values, byteWidth(type)));
+  return tensor;
+}
+
 int64_t Tensor::positionCount(int level) const {
   if (format_.isNM() && level == 1) return nmLayout(*this).valueCount();
   int64_t positions = 1;

@@ -289,6 +289,10 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       bound.own(statement.output.name(), std::move(output));
       continue;
     }
+    // A dense vector output that the kernel stores whole (SpMV over CSR
+    // rows, say) is not zeroed first; any other dense output is.
+    const bool overwritten = !assembled && computed.order() == 1 &&
+                             lowering::storesEveryValueOfVectorOutput(statement.function);
     for (int run = 0; run < options.repeat; ++run) {
       // Inputs read in another storage order are converted for every run,
       // inside the time measured.
@@ -298,7 +302,9 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
         converted.emplace(copy.name(), toDeclared(bound.at(input), copy));
       std::vector<tcc_tensor> views;
       int outputSlot = -1;
-      if (!assembled) output = Tensor(outputDims, computedFormat, type);
+      if (!assembled)
+        output = overwritten ? Tensor::denseForOverwrite(outputDims, computedFormat, type)
+                             : Tensor(outputDims, computedFormat, type);
       for (const auto& parameter : statement.parameters) {
         if (parameter.name() == computed.name()) {
           outputSlot = static_cast<int>(views.size());

@@ -86,6 +86,14 @@ struct LowerOptions {
 ir::imp::Function lower(const ir::IndexStmt& cin, const std::vector<ir::TensorVar>& parameters,
                         const LowerOptions& options = {});
 
+// Whether `function` stores every value of its output, a dense vector,
+// before anything could read it: one plain store (no +=) at the variable of
+// a loop of the function's own over the output's whole dimension, run in
+// every iteration, and no other use of the output's values. Such an output
+// need not arrive zeroed (see the assumption above); for anything else the
+// answer is false.
+bool storesEveryValueOfVectorOutput(const ir::imp::Function& function);
+
 // Whether the lowerer can assemble an output stored in `format`: dense
 // levels followed by unique compressed levels, in any mode order. Other
 // formats are computed in the nearest supported one and converted.

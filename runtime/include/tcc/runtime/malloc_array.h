@@ -62,6 +62,11 @@ class MallocArray {
     data_ = static_cast<T*>(grown);
     capacity_ = capacity;
   }
+  // New elements are left unset: for a buffer about to be overwritten whole.
+  void resizeForOverwrite(int64_t size) {
+    if (size > capacity_) reserve(size);
+    size_ = size;
+  }
   // New elements are zero-initialized.
   void resize(int64_t size) {
     if (size > capacity_) reserve(size);

@@ -31,6 +31,11 @@ class Tensor {
   // compressed levels hold pos = {0, ..., 0}.
   Tensor(std::vector<int32_t> dims, TensorFormat format, ValueType type = ValueType::Float64);
 
+  // An all-dense tensor whose values are left unset, for a kernel that
+  // stores every one of them (see lowering::storesEveryValueOfVectorOutput).
+  // Throws std::invalid_argument for a format with a level that is not dense.
+  static Tensor denseForOverwrite(std::vector<int32_t> dims, TensorFormat format, ValueType type = ValueType::Float64);
+
   Tensor(const Tensor&) = default;  // deep copy
   Tensor(Tensor&&) noexcept = default;
   Tensor& operator=(const Tensor&) = default;
