@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "kernel_check.h"
+#include "tcc/jit/jit.h"
 #include "tcc/jit/kernel_cache.h"
 #include "tcc/lowering/codegen.h"
 
@@ -279,6 +280,53 @@ TEST(FloatingPointMode, BothSidesOfTheStreamingSwitchMatchTheReference) {
       }
     }
   }
+}
+
+// Which streaming loops GCC runs depends on the CPU -march names: strips
+// of 32 entries for long rows, except on AMD cores (the partial sums). The
+// printed kernel is compiled through the system compiler for this machine
+// and for a generic x86-64 (v3: AVX2 and FMA, no vendor), so each machine
+// runs both GCC paths (on an AMD one the generic build runs the strips),
+// on inputs past the switch, against the in-order sums.
+TEST(FloatingPointMode, StreamingLoopsForEveryVendorMatchTheReference) {
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("bmi2"))
+    GTEST_SKIP() << "this CPU runs no x86-64-v3 code";
+  const int32_t cols = 1100;
+  rt::Coo coo = rowsAroundTheStreamingSwitch(kStreamingValues + 1, cols);
+  Tensor A = rt::pack(coo, toRuntimeFormat(Format::csr()));
+  Tensor x = rt::pack(randomDense({cols}, 62), toRuntimeFormat(Format::denseOfOrder(1)));
+  const int32_t rows = coo.dims[0];
+  const auto pos = A.pos(1);
+  const auto crd = A.crd(1);
+  const auto vals = A.values<double>();
+  const auto xs = x.values<double>();
+  std::vector<double> reference(rows, 0.0);
+  for (int32_t i = 0; i < rows; ++i)
+    for (int64_t p = pos[i]; p < pos[i + 1]; ++p) reference[i] += vals[p] * xs[crd[p]];
+  CompileOptions fast;
+  fast.floatingPoint = FloatingPointMode::Fast;
+  const std::string source = lowerProgram(Program::fromText(kSpmv, "test.tc"), fast).cpp;
+  for (const std::vector<std::string>& march : {std::vector<std::string>{}, std::vector<std::string>{"-march=x86-64-v3"}}) {
+    SCOPED_TRACE(march.empty() ? "-march=native" : march[0]);
+    jit::CompileOptions options{jit::Backend::SystemCompiler, 3, false,
+                                lowering::cppFloatingPointFlags(lowering::FloatingPointMode::Fast)};
+    options.extraFlags.insert(options.extraFlags.end(), march.begin(), march.end());
+    auto module = jit::compile(source, options);
+    auto entry = module->function<int32_t (*)(tcc_tensor**)>("tcc_kernel_0");
+    Tensor y({rows}, toRuntimeFormat(Format::denseOfOrder(1)));
+    tcc_tensor views[3] = {y.abiView(), A.abiView(), x.abiView()};
+    tcc_tensor* pointers[3] = {&views[0], &views[1], &views[2]};
+    ASSERT_EQ(entry(pointers), 0);
+    const auto ys = y.values<double>();
+    size_t wrong = 0;
+    for (int32_t i = 0; i < rows; ++i)
+      wrong += std::abs(ys[i] - reference[i]) > 1e-9 * std::max(1.0, std::abs(reference[i]));
+    EXPECT_EQ(wrong, 0u);
+  }
+#else
+  GTEST_SKIP() << "the vendor test is for x86-64";
+#endif
 }
 
 // TTV's fibres take the same loops: a tensor past the switch, fibres of
