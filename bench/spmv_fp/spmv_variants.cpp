@@ -5,7 +5,14 @@
 // against an in-order reference.
 //
 //   tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] [--in-cache-only]
-//                     [--out-of-cache-only] [--threads T] [--only NAME[@512|@dflt],...]
+//                     [--out-of-cache-only] [--probes] [--threads T] [--only NAME[@512|@dflt],...]
+//
+// --probes adds, out of cache, columns that say where the time goes: the
+// TACO-style loop and acc4_pf512_t1 with every gather of x served from L1
+// (crd folded into x's first 2048 entries: the same streams, x's other
+// lines never touched), the streams alone (crd and vals, no x), and each
+// matrix's distinct lines of x a row (64-byte lines) beside its entries a
+// row. Probe columns compute other sums: they are not checked.
 //
 // With --threads T > 1 every loop's rows are shared by T OpenMP threads
 // (tcc's parallelize schedule) and only the two out-of-cache parts run.
@@ -47,6 +54,7 @@ struct Call {
   const double* x;
   double* y;
   tcc_tensor** tensors;  // y, A, x
+  const int* crdInL1;    // --probes: crd folded into x's first 2048 entries (16 KB), same stream
 };
 using Variant = std::function<void(const Call&)>;
 Variant plain(Spmv f) {
@@ -536,6 +544,19 @@ ACC4_PF_HINT(acc4_pf512_t0, 512, 3)
 ACC4_PF_HINT(acc4_pf512_t1, 512, 2)
 ACC4_PF_HINT(acc4_pf768_t1, 768, 2)
 ACC4_PF_HINT(acc4_pf512_t2, 512, 1)
+// --probes: the matrix's streams alone (crd and vals, no x), reassociated
+// so that the sum's latency does not bound it.
+extern "C" ASSOC void stream_only(int n, const long long* pos, const int* crd, const double* vals, const double*,
+                                  double* y) {
+  ROWS {
+    double t = 0.0;
+    {
+      REASSOC
+      for (long long p = pos[i]; p < pos[i + 1]; p++) t += vals[p] * (double)crd[p];
+    }
+    y[i] = t;
+  }
+}
 )variants";
 
 const std::vector<std::string> kVariantNames = {
@@ -576,7 +597,7 @@ double triadBytesPerSecond(Triad triad, int repeat) {
 
 int main(int argc, char** argv) {
   int repeat = 20, rounds = 3, threads = 1;
-  bool inCacheOnly = false, outOfCacheOnly = false;
+  bool inCacheOnly = false, outOfCacheOnly = false, probes = false;
   std::vector<std::string> only;  // variant names, with or without the @width suffix; empty: all
   tcc::jit::Backend backend = tcc::jit::Backend::SystemCompiler;
   for (int i = 1; i < argc; ++i) {
@@ -585,6 +606,7 @@ int main(int argc, char** argv) {
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--in-cache-only") inCacheOnly = true;
     else if (arg == "--out-of-cache-only") outOfCacheOnly = true;
+    else if (arg == "--probes") probes = true;
     else if (arg == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--only" && i + 1 < argc) {
       std::string list = argv[++i];
@@ -599,7 +621,7 @@ int main(int argc, char** argv) {
                                                   : tcc::jit::Backend::SystemCompiler;
     else {
       std::fprintf(stderr, "usage: tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] "
-                           "[--in-cache-only] [--out-of-cache-only] [--threads T] [--only NAME[@512|@dflt],...]\n");
+                           "[--in-cache-only] [--out-of-cache-only] [--probes] [--threads T] [--only NAME[@512|@dflt],...]\n");
       return 2;
     }
   }
@@ -643,6 +665,15 @@ int main(int argc, char** argv) {
     if (selected(name, name + "@dflt"))
       variants.push_back({name + "@dflt", plain(moduleDefault->function<Spmv>(name))});
   }
+  if (probes) {
+    auto taco = tacoModule->function<Spmv>("taco");
+    auto acc4 = module512->function<Spmv>("acc4_pf512_t1");
+    auto stream = module512->function<Spmv>("stream_only");
+    variants.push_back({"probe:taco_xL1", [taco](const Call& c) { taco(c.n, c.pos, c.crdInL1, c.vals, c.x, c.y); }});
+    variants.push_back(
+        {"probe:acc4_pf512_t1_xL1", [acc4](const Call& c) { acc4(c.n, c.pos, c.crdInL1, c.vals, c.x, c.y); }});
+    variants.push_back({"probe:streams", plain(stream)});
+  }
   for (const auto& name : only) {
     std::string base = name.substr(0, name.find('@'));
     if (base != kPrintedName && std::find(kVariantNames.begin(), kVariantNames.end(), base) == kVariantNames.end()) {
@@ -667,7 +698,24 @@ int main(int argc, char** argv) {
     auto* x = static_cast<double*>(views[2].vals);
     auto* y = static_cast<double*>(views[0].vals);
     for (int j = 0; j < coo.dims[1]; ++j) x[j] = 1.0 + 0.25 * double(j % 7);
-    const Call call{rows, pos, crd, vals, x, y, pointers};
+    std::vector<int> crdInL1;
+    std::string described = label;
+    if (probes) {
+      crdInL1.resize(size_t(pos[rows]));
+      for (size_t p = 0; p < crdInL1.size(); ++p) crdInL1[p] = crd[p] % std::min(2048, coo.dims[1]);
+      double lines = 0;
+      std::vector<int> rowLines;
+      for (int i = 0; i < rows; ++i) {
+        rowLines.clear();
+        for (long long p = pos[i]; p < pos[i + 1]; ++p) rowLines.push_back(crd[p] / 8);
+        std::sort(rowLines.begin(), rowLines.end());
+        lines += double(std::unique(rowLines.begin(), rowLines.end()) - rowLines.begin());
+      }
+      char text[96];
+      std::snprintf(text, sizeof text, " (x lines %.0f / entries %.0f a row)", lines / rows, double(pos[rows]) / rows);
+      described += text;
+    }
+    const Call call{rows, pos, crd, vals, x, y, pointers, crdInL1.data()};
     std::vector<double> reference(rows);
     for (int i = 0; i < rows; ++i)
       for (long long p = pos[i]; p < pos[i + 1]; ++p) reference[i] += vals[p] * x[crd[p]];
@@ -677,6 +725,7 @@ int main(int argc, char** argv) {
     for (size_t v = 0; v < variants.size(); ++v) {
       std::fill(y, y + rows, 0.0);
       variants[v].second(call);
+      if (variants[v].first.rfind("probe:", 0) == 0) continue;
       double worst = 0;
       for (int i = 0; i < rows; ++i) worst = std::max(worst, std::abs(y[i] - reference[i]));
       if (worst > 1e-9 * std::max(scale, 1.0)) {
@@ -691,7 +740,7 @@ int main(int argc, char** argv) {
         for (size_t v = 0; v < variants.size(); ++v)
           samples[v].push_back(seconds([&] { variants[v].second(call); }));
     const double taco = median(samples[0]);
-    std::printf("| %s | %.2f |", label.c_str(), bytes > 0 ? bytes / taco / 1e9 : 1e6 * taco);
+    std::printf("| %s | %.2f |", described.c_str(), bytes > 0 ? bytes / taco / 1e9 : 1e6 * taco);
     for (size_t v = 1; v < variants.size(); ++v) {
       double ratio = taco / median(samples[v]);
       ratios[v].push_back(ratio);
