@@ -5,7 +5,12 @@
 // against an in-order reference.
 //
 //   tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] [--in-cache-only]
-//                     [--out-of-cache-only] [--probes] [--threads T] [--only NAME[@512|@dflt],...]
+//                     [--out-of-cache-only] [--probes] [--huge-pages] [--threads T]
+//                     [--only NAME[@512|@dflt],...]
+//
+// --huge-pages copies the matrix, x and y, and allocates the triad's
+// arrays, in memory asked to be backed by 2 MB pages (madvise
+// MADV_HUGEPAGE; transparent huge pages in "madvise" mode or "always").
 //
 // --probes adds, out of cache, columns that say where the time goes: the
 // TACO-style loop and acc4_pf512_t1 with every gather of x served from L1
@@ -29,10 +34,16 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include "tcc/lowering/codegen.h"
 #include "tcc/tcc.h"
@@ -585,11 +596,39 @@ extern "C" void triad(long n, double* __restrict a, const double* __restrict b, 
 }
 )";
 
-double triadBytesPerSecond(Triad triad, int repeat) {
+// --huge-pages: an array in 2 MB pages where the kernel grants them
+// (transparent huge pages asked for with madvise), zeroed.
+class HugePageArray {
+ public:
+  explicit HugePageArray(size_t bytes) : bytes_((bytes + kHuge - 1) / kHuge * kHuge) {
+    data_ = std::aligned_alloc(kHuge, bytes_);
+    if (!data_) throw std::bad_alloc();
+    madvise(data_, bytes_, MADV_HUGEPAGE);
+    std::memset(data_, 0, bytes_);
+  }
+  ~HugePageArray() { std::free(data_); }
+  HugePageArray(const HugePageArray&) = delete;
+  HugePageArray& operator=(const HugePageArray&) = delete;
+  template <typename T>
+  T* as() const { return static_cast<T*>(data_); }
+
+ private:
+  static constexpr size_t kHuge = size_t(2) << 20;
+  size_t bytes_;
+  void* data_;
+};
+
+double triadBytesPerSecond(Triad triad, int repeat, bool hugePages) {
   const long n = long(1) << 25;
-  std::vector<double> a(n, 0.0), b(n, 1.0), c(n, 2.0);
+  HugePageArray ha(hugePages ? n * sizeof(double) : 0), hb(hugePages ? n * sizeof(double) : 0),
+      hc(hugePages ? n * sizeof(double) : 0);
+  std::vector<double> va(hugePages ? 0 : n), vb(hugePages ? 0 : n), vc(hugePages ? 0 : n);
+  double* a = hugePages ? ha.as<double>() : va.data();
+  double* b = hugePages ? hb.as<double>() : vb.data();
+  double* c = hugePages ? hc.as<double>() : vc.data();
+  for (long i = 0; i < n; ++i) a[i] = 0.0, b[i] = 1.0, c[i] = 2.0;
   std::vector<double> samples;
-  for (int r = 0; r < repeat; ++r) samples.push_back(seconds([&] { triad(n, a.data(), b.data(), c.data()); }));
+  for (int r = 0; r < repeat; ++r) samples.push_back(seconds([&] { triad(n, a, b, c); }));
   return 24.0 * n / median(samples);
 }
 
@@ -597,7 +636,7 @@ double triadBytesPerSecond(Triad triad, int repeat) {
 
 int main(int argc, char** argv) {
   int repeat = 20, rounds = 3, threads = 1;
-  bool inCacheOnly = false, outOfCacheOnly = false, probes = false;
+  bool inCacheOnly = false, outOfCacheOnly = false, probes = false, hugePages = false;
   std::vector<std::string> only;  // variant names, with or without the @width suffix; empty: all
   tcc::jit::Backend backend = tcc::jit::Backend::SystemCompiler;
   for (int i = 1; i < argc; ++i) {
@@ -607,6 +646,7 @@ int main(int argc, char** argv) {
     else if (arg == "--in-cache-only") inCacheOnly = true;
     else if (arg == "--out-of-cache-only") outOfCacheOnly = true;
     else if (arg == "--probes") probes = true;
+    else if (arg == "--huge-pages") hugePages = true;
     else if (arg == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--only" && i + 1 < argc) {
       std::string list = argv[++i];
@@ -621,7 +661,7 @@ int main(int argc, char** argv) {
                                                   : tcc::jit::Backend::SystemCompiler;
     else {
       std::fprintf(stderr, "usage: tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] "
-                           "[--in-cache-only] [--out-of-cache-only] [--probes] [--threads T] [--only NAME[@512|@dflt],...]\n");
+                           "[--in-cache-only] [--out-of-cache-only] [--probes] [--huge-pages] [--threads T] [--only NAME[@512|@dflt],...]\n");
       return 2;
     }
   }
@@ -697,6 +737,25 @@ int main(int argc, char** argv) {
     const int rows = coo.dims[0];
     auto* x = static_cast<double*>(views[2].vals);
     auto* y = static_cast<double*>(views[0].vals);
+    // --huge-pages: the same arrays copied into 2 MB pages, the views
+    // pointed at the copies.
+    std::vector<std::unique_ptr<HugePageArray>> copies;
+    auto inHugePages = [&](auto*& array, int64_t count) {
+      using T = std::remove_cv_t<std::remove_pointer_t<std::remove_reference_t<decltype(array)>>>;
+      copies.push_back(std::make_unique<HugePageArray>(size_t(count) * sizeof(T)));
+      T* copy = copies.back()->as<T>();
+      std::memcpy(copy, array, size_t(count) * sizeof(T));
+      array = copy;
+      return copy;
+    };
+    if (hugePages) {
+      views[1].levels[1].pos = inHugePages(pos, rows + 1);
+      const int64_t stored = pos[rows];
+      views[1].levels[1].crd = const_cast<int*>(inHugePages(crd, stored));
+      views[1].vals = const_cast<double*>(inHugePages(vals, stored));
+      views[2].vals = inHugePages(x, coo.dims[1]);
+      views[0].vals = inHugePages(y, rows);
+    }
     for (int j = 0; j < coo.dims[1]; ++j) x[j] = 1.0 + 0.25 * double(j % 7);
     std::vector<int> crdInL1;
     std::string described = label;
@@ -804,9 +863,9 @@ int main(int argc, char** argv) {
                             std::pair{"mbeacxc", "bcspwr03"}}) {
     tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
     double bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
-    triadSum += triadBytesPerSecond(triad, 3), ++triads;
+    triadSum += triadBytesPerSecond(triad, 3, hugePages), ++triads;
     run(std::string("kron(") + big + "," + small + ")", coo, std::max(1, repeat / 5), 2, outOfCache, bytes);
-    triadSum += triadBytesPerSecond(triad, 3), ++triads;
+    triadSum += triadBytesPerSecond(triad, 3, hugePages), ++triads;
   }
   footer(outOfCache);
   std::printf("\ntriad on %s: %.2f GB/s\n", onThreads.c_str(), triadSum / triads / 1e9);
