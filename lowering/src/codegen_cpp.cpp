@@ -440,8 +440,11 @@ class CppPrinter : public CLikePrinter {
   // against 0.67-1.00 for prefetcht0 256 ahead (Clang; GCC 0.83-0.95
   // against 0.68-0.93), and kron(mbeacxc,bcspwr03), whose x misses L1 on
   // most gathers, 0.80 against 0.61 for the vectorized loop; in cache it
-  // is level with prefetcht0 (1.21x the TACO-style loop for both). The
-  // address is formed as an integer: it may lie past the array's end.
+  // is level with prefetcht0 (1.21x the TACO-style loop for both). (On the
+  // Xeon host, where these run only for short rows of streaming inputs,
+  // prefetcht0 512 ahead did a little better on whole rows: 1.25x against
+  // 1.18x.) The address is formed as an integer: it may lie past the
+  // array's end.
   static constexpr int kPartialSums = 4;
   static constexpr int kPrefetchDistance = 512;
   static constexpr int kPrefetchLocality = 2;
@@ -494,10 +497,12 @@ class CppPrinter : public CLikePrinter {
   // stored values in all (about 12 MB of CSR doubles and coordinates);
   // short rows of such inputs keep the partial sums with their prefetch.
   // On AMD (GCC's -march=native names a Zen core) the strips lost to the
-  // TACO-style loop out of cache (0.82x on the 2-core VM) where the partial
-  // sums prefetching into L2 moved 1.00x: there every row of streaming
-  // inputs runs as partial sums. The test is made once a call, from the
-  // tensors' sizes.
+  // TACO-style loop out of cache (0.83x on the 2-core VM) where the partial
+  // sums prefetching into L2 moved 0.98x: there every row of streaming
+  // inputs runs as partial sums. On the Xeon host the strips stayed ahead
+  // of those partial sums (1.30x against 1.18x the TACO-style loop at one
+  // thread, 1.20x against 1.03x at 16). The test is made once a call, from
+  // the tensors' sizes.
   static constexpr int64_t kStreamingValues = int64_t(1) << 20;
   static constexpr int kStripEntries = 32;
   // How far ahead a strip prefetches: 512 entries moved as much as 256 at
