@@ -462,6 +462,30 @@ extern "C" ASSOC void NAME(int n, const long long* pos, const int* crd, const do
 }
 HYB_MASKED(hyb8_masked, 8)
 HYB_MASKED(hyb16_masked, 16)
+// hyb8_masked, but rows of fewer than SEQ entries in order (as hyb8_seq
+// runs them): the masked loop of 8 only for rows of SEQ to 7 entries.
+#define HYB_MASKED_SEQ(NAME, SEQ)                                                                                     \
+extern "C" ASSOC void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  ROWS {                                                                                                              \
+    double t = 0.0;                                                                                                   \
+    long long end = pos[i + 1];                                                                                       \
+    long long p = pos[i];                                                                                             \
+    if (end - p >= 8) {                                                                                               \
+      REASSOC                                                                                                         \
+      for (; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }                      \
+    } else if (end - p < SEQ) {                                                                                       \
+      for (; p < end; p++) SEQ_ENTRY(false)                                                                         \
+    } else {                                                                                                          \
+      REASSOC                                                                                                         \
+      const long long begin = p;                                                                                      \
+      for (; p < begin + 8; p++)                                                                                      \
+        if (p < end) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }                            \
+    }                                                                                                                 \
+    y[i] = t;                                                                                                         \
+  }                                                                                                                   \
+}
+HYB_MASKED_SEQ(hyb8_masked_seq3, 3)
+HYB_MASKED_SEQ(hyb8_masked_seq4, 4)
 HYB_SHORT(hyb16_nopf, 16, 0, false)
 HYB_SHORT(hyb8_nopf, 8, 0, false)
 HYB_SHORT(hyb16_seq8, 16, 8, false)
@@ -576,7 +600,7 @@ const std::vector<std::string> kVariantNames = {
     "hybrid_len8", "hybrid_dflt", "assoc_all",   "hyb_assoc8",  "hyb_assoc16", "hyb_assoc32",     "hyb_assoc8_pf",
     "hyb_assoc16_pf", "hyb_assoc32_pf", "hyb_assoc8t", "hyb_assoc16t", "hyb_assoc16t_pf", "assoc_pf",
     "hyb_assoc16t_w512", "hyb16_nopf", "hyb8_nopf", "hyb16_seq8", "hyb16_seq", "hyb8_seq", "hyb16_seqadd",
-    "hyb16_seqadd8", "hyb8_seqadd", "hyb8_masked", "hyb16_masked", "strip32_d256",
+    "hyb16_seqadd8", "hyb8_seqadd", "hyb8_masked", "hyb16_masked", "hyb8_masked_seq3", "hyb8_masked_seq4", "strip32_d256",
     "strip32_d512", "strip64_d512", "strip16_d256", "strip32_d256_nta", "strip32_d512_nta", "strip32_d1024_nta",
     "strip32_d256_t1", "strip32_d512_t1", "acc4_pf256_t0", "acc4_pf512_t0", "acc4_pf512_t1", "acc4_pf768_t1",
     "acc4_pf512_t2"};
