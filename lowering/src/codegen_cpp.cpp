@@ -435,12 +435,13 @@ class CppPrinter : public CLikePrinter {
   // of 0.89x, for about 2% in cache. The prefetch goes to the outer caches
   // only (kPrefetchLocality, prefetcht1): a prefetch into L1 holds one of
   // its few miss buffers for a whole trip to memory, and the gathers of x
-  // that miss L1 wait for one. On the 2-core AMD VM, one thread, prefetcht1
-  // 512 ahead moved 0.80-1.00 of a STREAM triad on the five scale-ups
-  // against 0.67-1.00 for prefetcht0 256 ahead (Clang; GCC 0.83-0.95
-  // against 0.68-0.93), and kron(mbeacxc,bcspwr03), whose x misses L1 on
-  // most gathers, 0.80 against 0.61 for the vectorized loop; in cache it
-  // is level with prefetcht0 (1.21x the TACO-style loop for both). (On the
+  // that miss L1 wait for one. On the 2-core AMD VM, one thread, out of
+  // cache (tcc_spmv_variants, five scale-ups), prefetcht1 512 ahead moved
+  // 1.00-1.02x the TACO-style loop's bytes against 0.94-0.95x for
+  // prefetcht0 256 ahead through Clang (GCC 0.98x against 0.95-0.96x), and
+  // on kron(mbeacxc,bcspwr03), whose x misses L1 on most gathers,
+  // 1.13-1.16x; in cache it is level with prefetcht0 (1.21x the TACO-style
+  // loop for both). (On the
   // Xeon host, where these run only for short rows of streaming inputs,
   // prefetcht0 512 ahead did a little better on whole rows: 1.25x against
   // 1.18x.) The address is formed as an integer: it may lie past the
