@@ -34,16 +34,23 @@ bool isVarNamed(const Expr& expr, const std::string& name) {
 struct OutputUses : IRVisitor {
   const std::string& tensor;
   const std::string& valsVar;
+  const std::string& dimVar;
   int namedVals = 0;
+  bool dimChanged = false;  // the dimension's variable assigned after its declaration
   std::vector<const Store*> stores;
   bool opaque = false;  // an intrinsic, or a field of the output set
-  OutputUses(const std::string& tensor, const std::string& valsVar) : tensor(tensor), valsVar(valsVar) {}
+  OutputUses(const std::string& tensor, const std::string& valsVar, const std::string& dimVar)
+      : tensor(tensor), valsVar(valsVar), dimVar(dimVar) {}
   void visit(const Var* op) override { namedVals += op->name == valsVar; }
   void visit(const TensorProperty* op) override {
     namedVals += op->tensor == tensor && op->field == TensorField::Vals;
   }
   void visit(const Store* op) override {
     if (isVarNamed(op->buffer, valsVar) || isPropertyOf(op->buffer, tensor, TensorField::Vals, 0)) stores.push_back(op);
+    IRVisitor::visit(op);
+  }
+  void visit(const Assign* op) override {
+    dimChanged |= !dimVar.empty() && isVarNamed(op->var, dimVar);
     IRVisitor::visit(op);
   }
   void visit(const SetTensorProperty* op) override {
@@ -114,9 +121,10 @@ bool storesEveryValueOfVectorOutput(const Function& function) {
 
   // One store writes the output, and nothing else names its values: no
   // load, no call that is handed them, no second store.
-  OutputUses uses(tensor, valsVar);
+  OutputUses uses(tensor, valsVar, dimVar);
   function.body.accept(uses);
-  if (uses.opaque || uses.stores.size() != 1 || uses.namedVals != 3) return false;  // declaration, its init, the store
+  if (uses.opaque || uses.dimChanged || uses.stores.size() != 1 || uses.namedVals != 3)
+    return false;  // namedVals: the declaration, its init, the store
   const Store* store = uses.stores.front();
   if (store->accumulate) return false;
 
