@@ -187,7 +187,8 @@ TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
   EXPECT_TRUE(contains(spmv, "const int64_t pA2_strip = pA2 + 32;")) << spmv;
   EXPECT_EQ(count(spmv, "ty_u3 += "), 1u) << spmv;
   // The partial sums prefetch into the outer caches (prefetcht1).
-  EXPECT_TRUE(contains(spmv, "__builtin_prefetch((const void*)((size_t)(A_vals + pA2) + 512 * sizeof(*A_vals)), 0, 2);"))
+  EXPECT_TRUE(
+      contains(spmv, "__builtin_prefetch((const void*)((size_t)(A_vals + pA2) + 512 * sizeof(*A_vals)), 0, 2);"))
       << spmv;
   // SpMM's register tiles: reassociation let GCC vectorize across their sums.
   EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmm, "test.tc"), fast).cpp, "associative-math"));
@@ -307,7 +308,8 @@ TEST(FloatingPointMode, StreamingLoopsForEveryVendorMatchTheReference) {
   CompileOptions fast;
   fast.floatingPoint = FloatingPointMode::Fast;
   const std::string source = lowerProgram(Program::fromText(kSpmv, "test.tc"), fast).cpp;
-  for (const std::vector<std::string>& march : {std::vector<std::string>{}, std::vector<std::string>{"-march=x86-64-v3"}}) {
+  const std::vector<std::vector<std::string>> marches = {{}, {"-march=x86-64-v3"}};
+  for (const std::vector<std::string>& march : marches) {
     SCOPED_TRACE(march.empty() ? "-march=native" : march[0]);
     jit::CompileOptions options{jit::Backend::SystemCompiler, 3, false,
                                 lowering::cppFloatingPointFlags(lowering::FloatingPointMode::Fast)};

@@ -78,6 +78,47 @@ TEST(OutputOverwrite, OnlyKernelsThatStoreEveryValueQualify) {
   }
 }
 
+// The rule on hand-built functions: y[i] = 1 for i in [0, dims[0]) stores
+// every value; each change below breaks it.
+TEST(OutputOverwrite, TheRuleOnHandBuiltFunctions) {
+  using namespace ir::imp;
+  using lowering::storesEveryValueOfVectorOutput;
+  const Expr dim = Var::make("y1_dimension", Type::int32());
+  const Expr vals = Var::make("y_vals", Type::pointerTo(Type::float64()));
+  const Expr i = Var::make("i", Type::int32());
+  const Expr one = FloatImm::make(1.0, Type::float64());
+  auto function = [&](std::vector<Stmt> beforeLoop, std::vector<Stmt> loopBody, Expr begin) {
+    std::vector<Stmt> body = {Declare::make(dim, TensorProperty::make("y", TensorField::Dim, 0)),
+                              Declare::make(vals, TensorProperty::make("y", TensorField::Vals, 0))};
+    body.insert(body.end(), beforeLoop.begin(), beforeLoop.end());
+    body.push_back(For::make(i, begin, dim, Block::make(loopBody)));
+    body.push_back(Return::make(IntImm::make(0)));
+    Function f;
+    f.name = "k";
+    f.parameters = {TensorParameter{"y", 1, ScalarKind::Float64, true},
+                    TensorParameter{"x", 1, ScalarKind::Float64, false}};
+    f.body = Block::make(body);
+    return f;
+  };
+  const Expr zero = IntImm::make(0);
+  const Stmt store = Store::make(vals, Cast::make(Type::int64(), i), one);
+  EXPECT_TRUE(storesEveryValueOfVectorOutput(function({}, {store}, zero)));
+  const Stmt declare = Declare::make(Var::make("t", Type::float64()), one);
+  EXPECT_TRUE(storesEveryValueOfVectorOutput(function({}, {declare, store}, zero)));
+  EXPECT_FALSE(storesEveryValueOfVectorOutput(function({}, {store}, IntImm::make(1))));  // from 1
+  EXPECT_FALSE(storesEveryValueOfVectorOutput(function({Assign::make(dim, IntImm::make(5))}, {store}, zero)));
+  EXPECT_FALSE(storesEveryValueOfVectorOutput(
+      function({}, {If::make(Binary::make(BinaryOp::Lt, i, IntImm::make(3)), store)}, zero)));  // under a condition
+  EXPECT_FALSE(storesEveryValueOfVectorOutput(function({}, {Store::make(vals, i, one, true)}, zero)));  // +=
+  EXPECT_FALSE(storesEveryValueOfVectorOutput(
+      function({}, {If::make(Binary::make(BinaryOp::Gt, i, IntImm::make(3)), Break::make()), store}, zero)));
+  EXPECT_FALSE(storesEveryValueOfVectorOutput(function({}, {store, store}, zero)));  // two stores
+  EXPECT_FALSE(storesEveryValueOfVectorOutput(
+      function({}, {Store::make(vals, Binary::make(BinaryOp::Add, i, IntImm::make(1)), one)}, zero)));  // y[i + 1]
+  EXPECT_FALSE(storesEveryValueOfVectorOutput(
+      function({}, {Store::make(vals, i, Load::make(vals, i))}, zero)));  // reads the output
+}
+
 // With glibc's M_PERTURB every malloc'd block (outputs among them) starts
 // filled with a garbage byte: a kernel given an unzeroed output it does not
 // store whole would leave garbage behind, and the comparison fails.
