@@ -1,0 +1,746 @@
+// CSR + CSR -> CSR out of cache: tcc's sparse add, in strict and fast
+// floating-point mode, against a TACO-style loop, a two-pass (count, then
+// fill) merge and Eigen's A + B, on Kronecker scale-ups of real matrices,
+// with the bandwidth each achieves set against a STREAM triad measured in
+// the same run.
+//
+//   tcc_sparse_add_bench [--repeat N] [--rounds R] [--threads T] [--backend system|clang]
+//                        [--keep-heap] [--pairs BIG:SMALL,...]
+//
+// Inputs: A = kron(BIG, SMALL) and B = kron(SMALL, BIG), both square of
+// order rows(BIG) * rows(SMALL), each >= 20 M stored entries. The two
+// hold the same values in a different pattern (B is A with its rows and
+// columns permuted by the perfect shuffle), so a row of C = A + B merges
+// two long, unrelated coordinate lists: some coordinates in both, most in
+// one.
+//
+// Every variant allocates its output inside the timed call, as a kernel
+// that assembles a sparse result must, and the bench frees it after the
+// call, outside the timing. With glibc's defaults an output of this size
+// is mmap'd fresh on every call, so its pages fault in (and are zeroed by
+// the operating system) inside the call; --keep-heap turns mmap off and
+// trimming off (mallopt), so later calls reuse pages already touched and
+// a realloc that grows an array copies it.
+//
+// Bytes: the lower bound is what any kernel must move: A's and B's pos,
+// crd and vals read once, C's pos, crd and vals written once (8 bytes a
+// pos entry, 4 a coordinate, 8 a value). Each row also says what the code
+// moves beyond that (a counting pass reading pos and crd again, a prefix
+// sum over pos), without the pages' zeroing and realloc's copies, which
+// depend on the allocator. GB/s columns are lower-bound bytes / time.
+//
+// Peers, compiled by the system compiler as TACO compiles kernels (-O3
+// -ffast-math, and -march=native as tcc's kernels get):
+// - TACO-style: the loop TACO emits for C(i,j) = A(i,j) + B(i,j) with C
+//   CSR, assembling while computing (its output arrays start at 2^20
+//   entries and double by realloc).
+// - two-pass: a counting pass over the coordinates, a prefix sum, then a
+//   fill pass into arrays of the exact size (Eigen's and MKL's approach,
+//   and tcc's own for a parallel schedule); with --threads both passes run
+//   rows in parallel, as tcc's parallel kernel does.
+// - Eigen 3 (one thread only; where the build has Eigen): `C = A + B` on
+//   row-major SparseMatrix<double, RowMajor, int>.
+//
+// With --threads T > 1 tcc's kernel is compiled with
+// `parallelize(i, CPUThread, NoRaces)`, the two-pass peer gets the same
+// OpenMP schedule, and the triad runs on T threads; the TACO-style loop
+// (TACO does not parallelize an assembled output) and Eigen are left out.
+//
+// Every result is checked entry by entry (pos, crd and the value's bits)
+// against the TACO-style loop's, and Eigen's against it by value. Calls go
+// round robin over the variants; times are medians of all samples.
+#include <malloc.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifdef TCC_BENCH_WITH_EIGEN
+#include <Eigen/Sparse>
+#endif
+
+#include "tcc/tcc.h"
+#include "../common/omp_threads.h"
+#include "../common/stats.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(const std::function<void()>& body) {
+  auto start = Clock::now();
+  body();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string loadAverage() {
+  std::ifstream file("/proc/loadavg");
+  std::string one, five, fifteen;
+  file >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+long minorFaults() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+// A CSR result as the peers return it: malloc'd arrays the caller frees.
+struct CsrOut {
+  long long* pos = nullptr;
+  int* crd = nullptr;
+  double* vals = nullptr;
+};
+using AddFunction = long long (*)(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
+                                  const long long* B2_pos, const int* B2_crd, const double* B_vals, CsrOut* out);
+
+// The peers. taco_add is TACO's compute-and-assemble loop for
+// C(i,j) = A(i,j) + B(i,j), all CSR (taco 0.x output with plain arguments
+// and 64-bit positions); two_pass_add counts each row's entries first.
+const char* const kPeers = R"(
+#include <stdlib.h>
+struct CsrOut { long long* pos; int* crd; double* vals; };
+#define TACO_MIN(a, b) ((a) < (b) ? (a) : (b))
+
+extern "C" long long taco_add(int C1_dimension, const long long* A2_pos, const int* A2_crd, const double* A_vals,
+                              const long long* B2_pos, const int* B2_crd, const double* B_vals, CsrOut* out) {
+  long long* C2_pos = (long long*)malloc(sizeof(long long) * (C1_dimension + 1));
+  C2_pos[0] = 0;
+  long long C2_crd_size = 1048576;
+  int* C2_crd = (int*)malloc(sizeof(int) * C2_crd_size);
+  long long pC2 = 0;
+  long long C_capacity = 1048576;
+  double* C_vals = (double*)malloc(sizeof(double) * C_capacity);
+  for (int i = 0; i < C1_dimension; i++) {
+    long long jA = A2_pos[i];
+    long long pA2_end = A2_pos[(i + 1)];
+    long long jB = B2_pos[i];
+    long long pB2_end = B2_pos[(i + 1)];
+    while (jA < pA2_end && jB < pB2_end) {
+      int jA0 = A2_crd[jA];
+      int jB0 = B2_crd[jB];
+      int j = TACO_MIN(jA0, jB0);
+      if (jA0 == j && jB0 == j) {
+        if (C_capacity <= pC2) {
+          C_vals = (double*)realloc(C_vals, sizeof(double) * (C_capacity * 2));
+          C_capacity *= 2;
+        }
+        C_vals[pC2] = A_vals[jA] + B_vals[jB];
+        if (C2_crd_size <= pC2) {
+          C2_crd = (int*)realloc(C2_crd, sizeof(int) * (C2_crd_size * 2));
+          C2_crd_size *= 2;
+        }
+        C2_crd[pC2] = j;
+        pC2++;
+      }
+      else if (jA0 == j) {
+        if (C_capacity <= pC2) {
+          C_vals = (double*)realloc(C_vals, sizeof(double) * (C_capacity * 2));
+          C_capacity *= 2;
+        }
+        C_vals[pC2] = A_vals[jA];
+        if (C2_crd_size <= pC2) {
+          C2_crd = (int*)realloc(C2_crd, sizeof(int) * (C2_crd_size * 2));
+          C2_crd_size *= 2;
+        }
+        C2_crd[pC2] = j;
+        pC2++;
+      }
+      else {
+        if (C_capacity <= pC2) {
+          C_vals = (double*)realloc(C_vals, sizeof(double) * (C_capacity * 2));
+          C_capacity *= 2;
+        }
+        C_vals[pC2] = B_vals[jB];
+        if (C2_crd_size <= pC2) {
+          C2_crd = (int*)realloc(C2_crd, sizeof(int) * (C2_crd_size * 2));
+          C2_crd_size *= 2;
+        }
+        C2_crd[pC2] = j;
+        pC2++;
+      }
+      jA += (long long)(jA0 == j);
+      jB += (long long)(jB0 == j);
+    }
+    while (jA < pA2_end) {
+      int j = A2_crd[jA];
+      if (C_capacity <= pC2) {
+        C_vals = (double*)realloc(C_vals, sizeof(double) * (C_capacity * 2));
+        C_capacity *= 2;
+      }
+      C_vals[pC2] = A_vals[jA];
+      if (C2_crd_size <= pC2) {
+        C2_crd = (int*)realloc(C2_crd, sizeof(int) * (C2_crd_size * 2));
+        C2_crd_size *= 2;
+      }
+      C2_crd[pC2] = j;
+      pC2++;
+      jA++;
+    }
+    while (jB < pB2_end) {
+      int j = B2_crd[jB];
+      if (C_capacity <= pC2) {
+        C_vals = (double*)realloc(C_vals, sizeof(double) * (C_capacity * 2));
+        C_capacity *= 2;
+      }
+      C_vals[pC2] = B_vals[jB];
+      if (C2_crd_size <= pC2) {
+        C2_crd = (int*)realloc(C2_crd, sizeof(int) * (C2_crd_size * 2));
+        C2_crd_size *= 2;
+      }
+      C2_crd[pC2] = j;
+      pC2++;
+      jB++;
+    }
+    C2_pos[i + 1] = pC2;
+  }
+  out->pos = C2_pos;
+  out->crd = C2_crd;
+  out->vals = C_vals;
+  return pC2;
+}
+
+extern "C" long long two_pass_add(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
+                                  const long long* B2_pos, const int* B2_crd, const double* B_vals, CsrOut* out) {
+  long long* pos = (long long*)malloc(sizeof(long long) * (rows + 1));
+  pos[0] = 0;
+  #pragma omp parallel for schedule(dynamic, 16)
+  for (int i = 0; i < rows; i++) {
+    long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1], count = 0;
+    while (pA < endA && pB < endB) {
+      int jA = A2_crd[pA], jB = B2_crd[pB];
+      pA += jA <= jB;
+      pB += jB <= jA;
+      count++;
+    }
+    pos[i + 1] = count + (endA - pA) + (endB - pB);
+  }
+  for (int i = 0; i < rows; i++) pos[i + 1] += pos[i];
+  const long long nnz = pos[rows];
+  int* crd = (int*)malloc(sizeof(int) * (nnz > 0 ? nnz : 1));
+  double* vals = (double*)malloc(sizeof(double) * (nnz > 0 ? nnz : 1));
+  #pragma omp parallel for schedule(dynamic, 16)
+  for (int i = 0; i < rows; i++) {
+    long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1], pC = pos[i];
+    while (pA < endA && pB < endB) {
+      int jA = A2_crd[pA], jB = B2_crd[pB];
+      if (jA == jB) { crd[pC] = jA; vals[pC] = A_vals[pA] + B_vals[pB]; pA++; pB++; }
+      else if (jA < jB) { crd[pC] = jA; vals[pC] = A_vals[pA]; pA++; }
+      else { crd[pC] = jB; vals[pC] = B_vals[pB]; pB++; }
+      pC++;
+    }
+    for (; pA < endA; pA++, pC++) { crd[pC] = A2_crd[pA]; vals[pC] = A_vals[pA]; }
+    for (; pB < endB; pB++, pC++) { crd[pC] = B2_crd[pB]; vals[pC] = B_vals[pB]; }
+  }
+  out->pos = pos;
+  out->crd = crd;
+  out->vals = vals;
+  return nnz;
+}
+)";
+
+// Candidates for tcc's serial kernel (--candidates): output arrays sized by
+// the bound nnz(A) + nnz(B) up front (no capacity test per entry), with or
+// without transparent huge pages, with the merge's cases as branches or as
+// selects.
+const char* const kCandidates = R"(
+#include <stdlib.h>
+#include <sys/mman.h>
+struct CsrOut { long long* pos; int* crd; double* vals; };
+
+static void* allocate(long long bytes, bool huge) {
+  void* p = malloc(bytes > 0 ? bytes : 1);
+#ifdef MADV_HUGEPAGE
+  if (huge && bytes >= (4 << 20)) {
+    char* begin = (char*)(((unsigned long)p + (2 << 20) - 1) & ~((unsigned long)(2 << 20) - 1));
+    char* end = (char*)(((unsigned long)p + bytes) & ~((unsigned long)(2 << 20) - 1));
+    if (end > begin) madvise(begin, end - begin, MADV_HUGEPAGE);
+  }
+#endif
+  return p;
+}
+
+template <bool huge, bool select, int prefetch>
+static long long bound_add(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
+                           const long long* B2_pos, const int* B2_crd, const double* B_vals, CsrOut* out) {
+  long long bound = A2_pos[rows] + B2_pos[rows];
+  long long* C2_pos = (long long*)allocate(sizeof(long long) * (rows + 1LL), huge);
+  int* C2_crd = (int*)allocate(sizeof(int) * bound, huge);
+  double* C_vals = (double*)allocate(sizeof(double) * bound, huge);
+  C2_pos[0] = 0;
+  long long pC = 0;
+  for (int i = 0; i < rows; i++) {
+    long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1];
+    while (pA < endA && pB < endB) {
+      if (prefetch) {
+        __builtin_prefetch(A2_crd + pA + prefetch);
+        __builtin_prefetch(A_vals + pA + prefetch);
+        __builtin_prefetch(B2_crd + pB + prefetch);
+        __builtin_prefetch(B_vals + pB + prefetch);
+      }
+      int jA = A2_crd[pA], jB = B2_crd[pB];
+      int j = jA < jB ? jA : jB;
+      if (select) {
+        double a = A_vals[pA], b = B_vals[pB], ab = a + b;
+        bool inA = jA == j, inB = jB == j;
+        C2_crd[pC] = j;
+        C_vals[pC] = inA ? (inB ? ab : a) : b;
+        pC++;
+        pA += inA;
+        pB += inB;
+      } else {
+        if (jA == j && jB == j) { C2_crd[pC] = j; C_vals[pC] = A_vals[pA] + B_vals[pB]; pC++; }
+        else if (jA == j) { C2_crd[pC] = j; C_vals[pC] = A_vals[pA]; pC++; }
+        else { C2_crd[pC] = j; C_vals[pC] = B_vals[pB]; pC++; }
+        if (jA == j) pA++;
+        if (jB == j) pB++;
+      }
+    }
+    for (; pA < endA; pA++, pC++) { C2_crd[pC] = A2_crd[pA]; C_vals[pC] = A_vals[pA]; }
+    for (; pB < endB; pB++, pC++) { C2_crd[pC] = B2_crd[pB]; C_vals[pC] = B_vals[pB]; }
+    C2_pos[i + 1] = pC;
+  }
+  out->pos = C2_pos;
+  out->crd = C2_crd;
+  out->vals = C_vals;
+  return pC;
+}
+#define CANDIDATE(name, huge, select, prefetch)                                                              \
+  extern "C" long long name(int rows, const long long* a, const int* b, const double* c, const long long* d, \
+                            const int* e, const double* f, CsrOut* out) {                                    \
+    return bound_add<huge, select, prefetch>(rows, a, b, c, d, e, f, out);                                   \
+  }
+CANDIDATE(bound_branches, false, false, 0)
+CANDIDATE(bound_select, false, true, 0)
+CANDIDATE(bound_branches_huge, true, false, 0)
+CANDIDATE(bound_select_huge, true, true, 0)
+CANDIDATE(bound_select_huge_pf, true, true, 256)
+)";
+
+// STREAM's triad, compiled like tcc's kernels (same backend, same OpenMP
+// runtime) so that it runs on the same threads.
+const char* const kTriad = R"(
+#include <omp.h>
+extern "C" void triad(long n, double* __restrict a, const double* __restrict b, const double* __restrict c) {
+  #pragma omp parallel for schedule(static)
+  for (long i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
+}
+extern "C" void fill(long n, double* a, double v) {
+  #pragma omp parallel for schedule(static)
+  for (long i = 0; i < n; ++i) a[i] = v;
+}
+extern "C" int threads() {
+  int t = 1;
+  #pragma omp parallel
+  {
+    #pragma omp single
+    t = omp_get_num_threads();
+  }
+  return t;
+}
+)";
+
+// STREAM's triad a = b + 3 c on three arrays of 256 MB, bytes counted as
+// STREAM counts them (24 an element, no write-allocate).
+double triadBytesPerSecond(const tcc::jit::Module& module, int repeat) {
+  using Triad = void (*)(long, double*, const double*, const double*);
+  using Fill = void (*)(long, double*, double);
+  const long n = long(1) << 25;
+  auto triad = module.function<Triad>("triad");
+  auto fill = module.function<Fill>("fill");
+  std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
+  fill(n, a.get(), 0.0), fill(n, b.get(), 1.0), fill(n, c.get(), 2.0);  // first touch by the same threads
+  std::vector<double> samples;
+  for (int r = 0; r < repeat; ++r) samples.push_back(seconds([&] { triad(n, a.get(), b.get(), c.get()); }));
+  if (a[n / 2] != 7.0) std::fprintf(stderr, "triad check failed\n");
+  return 24.0 * n / median(samples);
+}
+
+tcc::rt::Coo readMatrix(const std::string& name) {
+  tcc::rt::Coo coo = tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
+  // Pattern matrices read as ones; give them distinct values so that sums
+  // are not all 2 (seeded, reproducible).
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  if (std::all_of(coo.values.begin(), coo.values.end(), [](double v) { return v == 1; }))
+    for (double& v : coo.values) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      v = 0.5 + double(state >> 11) * 0x1.0p-53;
+    }
+  return coo;
+}
+
+// A result's storage, whoever made it.
+struct Result {
+  std::vector<long long> pos;
+  std::vector<int> crd;
+  std::vector<double> vals;
+};
+
+Result copyOf(int rows, const long long* pos, const int* crd, const double* vals) {
+  Result r;
+  r.pos.assign(pos, pos + rows + 1);
+  r.crd.assign(crd, crd + pos[rows]);
+  r.vals.assign(vals, vals + pos[rows]);
+  return r;
+}
+
+// Where two results first differ ("" when they hold the same bits).
+std::string difference(const Result& a, const Result& b, bool bitwise) {
+  if (a.pos != b.pos) {
+    size_t k = 0;
+    while (k < a.pos.size() && k < b.pos.size() && a.pos[k] == b.pos[k]) ++k;
+    return "pos differs at row " + std::to_string(k);
+  }
+  if (a.crd != b.crd) return "crd differs";
+  for (size_t k = 0; k < a.vals.size(); ++k) {
+    bool same = bitwise ? std::memcmp(&a.vals[k], &b.vals[k], sizeof(double)) == 0 : a.vals[k] == b.vals[k];
+    if (!same) return "value " + std::to_string(k) + " differs";
+  }
+  return "";
+}
+
+struct Variant {
+  std::string name;
+  std::function<void()> call;     // one timed call: allocates and fills an output
+  std::function<void()> release;  // frees that output (not timed)
+  std::function<Result()> result;  // the last call's output, copied
+  double extraBytes = 0;          // moved beyond the lower bound (see the header)
+  std::vector<double> samples;
+  long faults = 0;
+};
+
+struct Operands {
+  int rows = 0;
+  tcc::Tensor A, B;
+  tcc_tensor aView{}, bView{};
+  const long long* aPos() const { return reinterpret_cast<const long long*>(aView.levels[1].pos); }
+  const long long* bPos() const { return reinterpret_cast<const long long*>(bView.levels[1].pos); }
+};
+
+Variant tccVariant(const std::string& name, const tcc::Kernel& kernel, Operands& in, double extraBytes) {
+  auto output = std::make_shared<tcc_tensor>();
+  auto entry = kernel.entryPoint(0);
+  const int rows = in.rows;
+  auto release = [output] {
+    std::free(output->levels[1].pos);
+    std::free(output->levels[1].crd);
+    std::free(output->vals);
+    output->levels[1].pos = nullptr, output->levels[1].crd = nullptr, output->vals = nullptr;
+  };
+  Operands* operands = &in;
+  return {name,
+          [output, entry, operands, rows] {
+            *output = tcc::rt::Tensor::emptyAssembledOutput({rows, rows}, tcc::toRuntimeFormat(tcc::Format::csr()),
+                                                            tcc::rt::ValueType::Float64);
+            tcc_tensor* pointers[3] = {output.get(), &operands->aView, &operands->bView};
+            if (entry(pointers) != 0) throw std::runtime_error("tcc kernel failed");
+          },
+          release,
+          [output, rows] {
+            return copyOf(rows, reinterpret_cast<const long long*>(output->levels[1].pos), output->levels[1].crd,
+                          static_cast<const double*>(output->vals));
+          },
+          extraBytes};
+}
+
+Variant peerVariant(const std::string& name, AddFunction add, Operands& in, double extraBytes) {
+  auto output = std::make_shared<CsrOut>();
+  Operands* o = &in;
+  return {name,
+          [output, add, o] {
+            add(o->rows, o->aPos(), o->aView.levels[1].crd, static_cast<const double*>(o->aView.vals), o->bPos(),
+                o->bView.levels[1].crd, static_cast<const double*>(o->bView.vals), output.get());
+          },
+          [output] {
+            std::free(output->pos), std::free(output->crd), std::free(output->vals);
+            *output = CsrOut{};
+          },
+          [output, o] { return copyOf(o->rows, output->pos, output->crd, output->vals); }, extraBytes};
+}
+
+#ifdef TCC_BENCH_WITH_EIGEN
+using SparseRow = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
+
+// Eigen's matrices share tcc's arrays (Map), converted to the int
+// positions Eigen stores.
+struct EigenOperands {
+  std::vector<int> aPos, bPos;
+  std::unique_ptr<Eigen::Map<const SparseRow>> A, B;
+  SparseRow C;
+};
+
+Variant eigenVariant(Operands& in, EigenOperands& e) {
+  auto positions = [&](const long long* pos) { return std::vector<int>(pos, pos + in.rows + 1); };
+  e.aPos = positions(in.aPos());
+  e.bPos = positions(in.bPos());
+  e.A = std::make_unique<Eigen::Map<const SparseRow>>(in.rows, in.rows, e.aPos[in.rows], e.aPos.data(),
+                                                      in.aView.levels[1].crd, static_cast<const double*>(in.aView.vals));
+  e.B = std::make_unique<Eigen::Map<const SparseRow>>(in.rows, in.rows, e.bPos[in.rows], e.bPos.data(),
+                                                      in.bView.levels[1].crd, static_cast<const double*>(in.bView.vals));
+  EigenOperands* p = &e;
+  const int rows = in.rows;
+  // Eigen's assignment builds the sum in a temporary and swaps it in; the
+  // previous result is freed there, inside the call, so release frees it
+  // first (outside the timing) to keep the calls alike.
+  return {"Eigen",
+          [p] { p->C = *p->A + *p->B; },
+          [p] { p->C = SparseRow(); },
+          [p, rows] {
+            Result r;
+            r.pos.assign(p->C.outerIndexPtr(), p->C.outerIndexPtr() + rows + 1);
+            r.crd.assign(p->C.innerIndexPtr(), p->C.innerIndexPtr() + r.pos[rows]);
+            r.vals.assign(p->C.valuePtr(), p->C.valuePtr() + r.pos[rows]);
+            return r;
+          },
+          0.0};
+}
+#endif
+
+const char* const kAdd =
+    "tensor C(I, J) : csr\ntensor A(I, J) : csr\ntensor B(I, J) : csr\nC(i, j) = A(i, j) + B(i, j)\n";
+const char* const kParallelSchedule = "schedule { parallelize(i, CPUThread, NoRaces) }\n";
+
+tcc::Kernel compileAdd(tcc::frontend::FloatingPointMode mode, bool parallel, tcc::jit::Backend backend) {
+  tcc::CompileOptions options;
+  options.floatingPoint = mode;
+  options.backend = backend;
+  return tcc::compile(tcc::Program::fromText(std::string(kAdd) + (parallel ? kParallelSchedule : ""), "add.tc"),
+                      options);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeat = 5, rounds = 2, threads = 1;
+  bool keepHeap = false, candidates = false;
+  std::vector<std::string> only;  // variants to run, in this order (--only); all when empty
+  tcc::jit::Backend backend = tcc::CompileOptions{}.backend;
+  std::vector<std::pair<std::string, std::string>> pairs = {
+      {"bcsstk16", "LF10"}, {"bayer10", "cage5"}, {"bcsstk13", "mesh1e1"}, {"dnn_n1024_l1", "gent113"},
+      {"mbeacxc", "bcspwr03"}};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--keep-heap") keepHeap = true;
+    else if (arg == "--candidates") candidates = true;
+    else if (arg == "--only" && i + 1 < argc) {
+      std::stringstream list(argv[++i]);
+      for (std::string item; std::getline(list, item, ',');) only.push_back(item);
+    }
+    else if (arg == "--backend" && i + 1 < argc &&
+             (argv[i + 1] == std::string("system") || argv[i + 1] == std::string("clang")))
+      backend = argv[++i] == std::string("system") ? tcc::jit::Backend::SystemCompiler
+                                                   : tcc::jit::Backend::ClangInterpreter;
+    else if (arg == "--pairs" && i + 1 < argc) {
+      pairs.clear();
+      std::stringstream list(argv[++i]);
+      for (std::string item; std::getline(list, item, ',');) {
+        size_t colon = item.find(':');
+        if (colon == std::string::npos) {
+          std::cerr << "tcc_sparse_add_bench: --pairs wants BIG:SMALL,...\n";
+          return 2;
+        }
+        pairs.push_back({item.substr(0, colon), item.substr(colon + 1)});
+      }
+    } else {
+      std::cerr << "usage: tcc_sparse_add_bench [--repeat N] [--rounds R] [--threads T] [--backend system|clang]\n"
+                   "                            [--keep-heap] [--candidates] [--pairs BIG:SMALL,...]\n";
+      return 2;
+    }
+  }
+  if (!runWithOmpThreads(threads, argv)) return 1;
+  if (keepHeap) {
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_TOP_PAD, 64 << 20);
+  }
+  const bool parallel = threads > 1;
+  std::printf("load average at the start: %s\n", loadAverage().c_str());
+
+  tcc::Kernel strict = compileAdd(tcc::frontend::FloatingPointMode::Strict, parallel, backend);
+  tcc::Kernel fast = compileAdd(tcc::frontend::FloatingPointMode::Fast, parallel, backend);
+  tcc::jit::CompileOptions peerFlags;
+  peerFlags.backend = tcc::jit::Backend::SystemCompiler;
+  peerFlags.openmp = parallel;
+  peerFlags.extraFlags = {"-ffast-math", "-march=native"};
+  auto peers = tcc::jit::compile(kPeers, peerFlags);
+  const std::vector<std::string> candidateNames = {"bound_branches", "bound_select", "bound_branches_huge",
+                                                   "bound_select_huge", "bound_select_huge_pf"};
+  std::shared_ptr<const tcc::jit::Module> candidateModule;
+  if (candidates && !parallel) {
+    tcc::jit::CompileOptions flags;
+    flags.backend = backend;
+    flags.extraFlags = {"-march=native", "-ffp-contract=off"};  // as tcc's strict kernels
+    candidateModule = tcc::jit::compile(kCandidates, flags);
+  }
+  tcc::jit::CompileOptions triadFlags;
+  triadFlags.backend = backend;
+  triadFlags.openmp = true;
+  auto triadModule = tcc::jit::compile(kTriad, triadFlags);
+  const int triadThreads = triadModule->function<int (*)()>("threads")();
+  if (triadThreads != threads) {
+    std::fprintf(stderr, "expected %d threads, the OpenMP runtime runs %d\n", threads, triadThreads);
+    return 1;
+  }
+
+  std::printf("\nC = A + B, all CSR, A = kron(BIG,SMALL), B = kron(SMALL,BIG); %d thread%s%s; "
+              "GB/s = lower-bound bytes / median time\n\n",
+              threads, parallel ? "s" : "", keepHeap ? "; heap kept (no mmap, no trim)" : "");
+  std::string header = "| A = kron(BIG,SMALL) | rows | nnz A | nnz B | nnz C | lower bound MB |";
+  std::string rule = "|---|---:|---:|---:|---:|---:|";
+  std::vector<std::string> names = {"tcc strict", "tcc fast"};
+  if (!parallel) names.push_back("TACO-style");
+  names.push_back("two-pass");
+#ifdef TCC_BENCH_WITH_EIGEN
+  if (!parallel) names.push_back("Eigen");
+#endif
+  if (candidateModule) names.insert(names.end(), candidateNames.begin(), candidateNames.end());
+  if (!only.empty()) {
+    for (const auto& name : only)
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        std::fprintf(stderr, "--only: no variant %s here\n", name.c_str());
+        return 2;
+      }
+    names = only;
+  }
+  if (std::find(names.begin(), names.end(), "two-pass") == names.end()) {
+    std::fprintf(stderr, "the two-pass peer is the reference every result is checked against: keep it\n");
+    return 2;
+  }
+  for (const auto& name : names) header += " " + name + " GB/s |", rule += "---:|";
+  header += " triad GB/s | fast / triad | peer time / fast time |";
+  rule += "---:|---:|---:|";
+  std::printf("%s\n%s\n", header.c_str(), rule.c_str());
+  std::fflush(stdout);
+
+  int status = 0;
+  std::vector<std::string> notes;  // bytes moved beyond the lower bound, per matrix
+  for (const auto& [big, small] : pairs) {
+    tcc::rt::Coo bigCoo = readMatrix(big), smallCoo = readMatrix(small);
+    if (bigCoo.dims[0] != bigCoo.dims[1] || smallCoo.dims[0] != smallCoo.dims[1]) {
+      std::fprintf(stderr, "%s and %s must be square\n", big.c_str(), small.c_str());
+      return 2;
+    }
+    Operands in;
+    {
+      tcc::rt::Coo a = tcc::rt::kroneckerProduct(bigCoo, smallCoo);
+      in.rows = a.dims[0];
+      in.A = tcc::rt::pack(a, tcc::toRuntimeFormat(tcc::Format::csr()));
+    }
+    {
+      tcc::rt::Coo b = tcc::rt::kroneckerProduct(smallCoo, bigCoo);
+      in.B = tcc::rt::pack(b, tcc::toRuntimeFormat(tcc::Format::csr()));
+    }
+    in.aView = in.A.abiView();
+    in.bView = in.B.abiView();
+    const double rows = in.rows, nnzA = double(in.aPos()[in.rows]), nnzB = double(in.bPos()[in.rows]);
+    // A counting pass reads pos and crd of both inputs again; the prefix
+    // sum reads and writes C's pos; tcc's serial kernel reads C's pos once
+    // more at the end (rows without entries).
+    const double countPass = 16.0 * (rows + 1) + 4.0 * (nnzA + nnzB) + 16.0 * (rows + 1);
+    std::vector<Variant> variants;
+    variants.push_back(tccVariant("tcc strict", strict, in, parallel ? countPass : 8.0 * (rows + 1)));
+    variants.push_back(tccVariant("tcc fast", fast, in, parallel ? countPass : 8.0 * (rows + 1)));
+    if (!parallel) variants.push_back(peerVariant("TACO-style", peers->function<AddFunction>("taco_add"), in, 0.0));
+    variants.push_back(peerVariant("two-pass", peers->function<AddFunction>("two_pass_add"), in, countPass));
+#ifdef TCC_BENCH_WITH_EIGEN
+    EigenOperands eigen;
+    if (!parallel) variants.push_back(eigenVariant(in, eigen));
+#endif
+    if (candidateModule)
+      for (const auto& name : candidateNames)
+        variants.push_back(peerVariant(name, candidateModule->function<AddFunction>(name), in, 0.0));
+    {
+      // Keep the variants named, in the order named.
+      std::vector<Variant> kept;
+      for (const auto& name : names)
+        for (auto& v : variants)
+          if (v.name == name) kept.push_back(std::move(v));
+      variants = std::move(kept);
+    }
+    // One call each, checked against the two-pass peer's result (the
+    // simplest loop, arrays of the exact size): tcc's and the TACO-style
+    // loop's bit for bit, Eigen's by value.
+    Result reference;
+    {
+      Variant* twoPass = nullptr;
+      for (auto& v : variants)
+        if (v.name == "two-pass") twoPass = &v;
+      twoPass->call();
+      reference = twoPass->result();
+      twoPass->release();
+      for (auto& v : variants) {
+        if (&v == twoPass) continue;
+        v.call();
+        Result r = v.result();
+        v.release();
+        std::string why = difference(r, reference, v.name != "Eigen");
+        if (!why.empty()) {
+          std::fprintf(stderr, "%s: %s's result differs from the two-pass peer's: %s\n", big.c_str(), v.name.c_str(),
+                       why.c_str());
+          status = 1;
+        }
+      }
+    }
+    const double nnzC = double(reference.pos[in.rows]);
+    const double lowerBound = 16.0 * (rows + 1) + 12.0 * (nnzA + nnzB) + 8.0 * (rows + 1) + 12.0 * nnzC;
+    reference = Result{};
+
+    double triad = triadBytesPerSecond(*triadModule, std::max(3, repeat));
+    for (int round = 0; round < rounds; ++round)
+      for (int r = 0; r < repeat; ++r)
+        for (auto& v : variants) {
+          long before = minorFaults();
+          v.samples.push_back(seconds(v.call));
+          v.faults += minorFaults() - before;
+          v.release();
+        }
+    triad = 0.5 * (triad + triadBytesPerSecond(*triadModule, std::max(3, repeat)));
+
+    std::string name = "kron(" + big + "," + small + ")";
+    std::printf("| %s | %d | %.0f | %.0f | %.0f | %.0f |", name.c_str(), in.rows, nnzA, nnzB, nnzC, lowerBound / 1e6);
+    double fastTime = 0, bestPeer = INFINITY;
+    for (auto& v : variants) {
+      double t = median(v.samples);
+      std::printf(" %.2f |", lowerBound / t / 1e9);
+      if (v.name == "tcc fast" || (fastTime == 0 && v.name == "tcc strict")) fastTime = t;
+      else if (v.name.rfind("tcc", 0) != 0 && v.name.rfind("bound", 0) != 0) bestPeer = std::min(bestPeer, t);
+    }
+    std::printf(" %.2f | %.2f | %.2f |\n", triad / 1e9, lowerBound / fastTime / triad, bestPeer / fastTime);
+    std::fflush(stdout);
+    std::string note = name + ":";
+    for (auto& v : variants)
+      if (v.extraBytes > 0) {
+        char text[96];
+        std::snprintf(text, sizeof text, " %s +%.0f MB (+%.0f%%)", v.name.c_str(), v.extraBytes / 1e6,
+                      100.0 * v.extraBytes / lowerBound);
+        note += text;
+      }
+    note += "; minor page faults a call:";
+    for (auto& v : variants) {
+      char text[96];
+      std::snprintf(text, sizeof text, " %s %.0f", v.name.c_str(), double(v.faults) / double(v.samples.size()));
+      note += text;
+    }
+    notes.push_back(note);
+  }
+  std::printf("\nmoved beyond the lower bound (counting pass, prefix sum, a reread of pos), and page faults:\n");
+  for (const auto& note : notes) std::printf("  %s\n", note.c_str());
+  std::printf("\npeer time / fast time: the fastest peer's median over tcc fast's (> 1: tcc faster)\n");
+  std::printf("load average at the end: %s\n", loadAverage().c_str());
+  return status;
+}
