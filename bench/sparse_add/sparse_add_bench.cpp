@@ -7,12 +7,12 @@
 //   tcc_sparse_add_bench [--repeat N] [--rounds R] [--threads T] [--backend system|clang]
 //                        [--keep-heap] [--pairs BIG:SMALL,...]
 //
-// Inputs: A = kron(BIG, SMALL) and B = kron(SMALL, BIG), both square of
-// order rows(BIG) * rows(SMALL), each >= 20 M stored entries. The two
-// hold the same values in a different pattern (B is A with its rows and
-// columns permuted by the perfect shuffle), so a row of C = A + B merges
-// two long, unrelated coordinate lists: some coordinates in both, most in
-// one.
+// Inputs: A = kron(BIG, SMALL) and B = kron(SMALL, BIG), both of shape
+// (rows(BIG) rows(SMALL)) x (cols(BIG) cols(SMALL)), each >= 20 M stored
+// entries. The two hold the same values in a different pattern (B is A
+// with its rows and columns permuted by the perfect shuffle), so a row of
+// C = A + B merges two long, unrelated coordinate lists: some coordinates
+// in both, most in one.
 //
 // Every variant allocates its output inside the timed call, as a kernel
 // that assembles a sparse result must, and the bench frees it after the
@@ -422,7 +422,7 @@ struct Variant {
 };
 
 struct Operands {
-  int rows = 0;
+  int rows = 0, cols = 0;  // kron(BIG,SMALL) and kron(SMALL,BIG) have the same shape
   tcc::Tensor A, B;
   tcc_tensor aView{}, bView{};
   const long long* aPos() const { return reinterpret_cast<const long long*>(aView.levels[1].pos); }
@@ -432,7 +432,7 @@ struct Operands {
 Variant tccVariant(const std::string& name, const tcc::Kernel& kernel, Operands& in, double extraBytes) {
   auto output = std::make_shared<tcc_tensor>();
   auto entry = kernel.entryPoint(0);
-  const int rows = in.rows;
+  const int rows = in.rows, cols = in.cols;
   auto release = [output] {
     std::free(output->levels[1].pos);
     std::free(output->levels[1].crd);
@@ -441,8 +441,8 @@ Variant tccVariant(const std::string& name, const tcc::Kernel& kernel, Operands&
   };
   Operands* operands = &in;
   return {name,
-          [output, entry, operands, rows] {
-            *output = tcc::rt::Tensor::emptyAssembledOutput({rows, rows}, tcc::toRuntimeFormat(tcc::Format::csr()),
+          [output, entry, operands, rows, cols] {
+            *output = tcc::rt::Tensor::emptyAssembledOutput({rows, cols}, tcc::toRuntimeFormat(tcc::Format::csr()),
                                                             tcc::rt::ValueType::Float64);
             tcc_tensor* pointers[3] = {output.get(), &operands->aView, &operands->bView};
             if (entry(pointers) != 0) throw std::runtime_error("tcc kernel failed");
@@ -485,9 +485,9 @@ Variant eigenVariant(Operands& in, EigenOperands& e) {
   auto positions = [&](const long long* pos) { return std::vector<int>(pos, pos + in.rows + 1); };
   e.aPos = positions(in.aPos());
   e.bPos = positions(in.bPos());
-  e.A = std::make_unique<Eigen::Map<const SparseRow>>(in.rows, in.rows, e.aPos[in.rows], e.aPos.data(),
+  e.A = std::make_unique<Eigen::Map<const SparseRow>>(in.rows, in.cols, e.aPos[in.rows], e.aPos.data(),
                                                       in.aView.levels[1].crd, static_cast<const double*>(in.aView.vals));
-  e.B = std::make_unique<Eigen::Map<const SparseRow>>(in.rows, in.rows, e.bPos[in.rows], e.bPos.data(),
+  e.B = std::make_unique<Eigen::Map<const SparseRow>>(in.rows, in.cols, e.bPos[in.rows], e.bPos.data(),
                                                       in.bView.levels[1].crd, static_cast<const double*>(in.bView.vals));
   EigenOperands* p = &e;
   const int rows = in.rows;
@@ -631,14 +631,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> notes;  // bytes moved beyond the lower bound, per matrix
   for (const auto& [big, small] : pairs) {
     tcc::rt::Coo bigCoo = readMatrix(big), smallCoo = readMatrix(small);
-    if (bigCoo.dims[0] != bigCoo.dims[1] || smallCoo.dims[0] != smallCoo.dims[1]) {
-      std::fprintf(stderr, "%s and %s must be square\n", big.c_str(), small.c_str());
-      return 2;
-    }
     Operands in;
     {
       tcc::rt::Coo a = tcc::rt::kroneckerProduct(bigCoo, smallCoo);
       in.rows = a.dims[0];
+      in.cols = a.dims[1];
       in.A = tcc::rt::pack(a, tcc::toRuntimeFormat(tcc::Format::csr()));
     }
     {
