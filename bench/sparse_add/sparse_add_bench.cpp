@@ -272,7 +272,18 @@ static void* allocate(long long bytes, bool huge) {
   return p;
 }
 
-template <bool huge, bool select, int prefetch>
+// Prefaults the pages of bytes [from, to) of an array (whole pages inside
+// it) in one system call instead of one fault a page.
+static void populate(void* array, long long from, long long to) {
+#ifdef MADV_POPULATE_WRITE
+  unsigned long begin = ((unsigned long)array + from + 4095) & ~4095ul, end = ((unsigned long)array + to) & ~4095ul;
+  if (end > begin) madvise((void*)begin, end - begin, MADV_POPULATE_WRITE);
+#endif
+}
+
+// populate: 0 none, 1 the whole bound up front, 2 in steps of 4 MB of
+// values ahead of the rows being written.
+template <bool huge, bool select, int prefetch, int populating = 0>
 static long long bound_add(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
                            const long long* B2_pos, const int* B2_crd, const double* B_vals, CsrOut* out) {
   long long bound = A2_pos[rows] + B2_pos[rows];
@@ -280,9 +291,16 @@ static long long bound_add(int rows, const long long* A2_pos, const int* A2_crd,
   int* C2_crd = (int*)allocate(sizeof(int) * bound, huge);
   double* C_vals = (double*)allocate(sizeof(double) * bound, huge);
   C2_pos[0] = 0;
-  long long pC = 0;
+  long long pC = 0, populated = 0;
+  if (populating == 1) populate(C2_crd, 0, 4 * bound), populate(C_vals, 0, 8 * bound);
   for (int i = 0; i < rows; i++) {
     long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1];
+    if (populating == 2 && pC + (endA - pA) + (endB - pB) > populated) {
+      long long next = pC + (endA - pA) + (endB - pB) + (1 << 19);
+      if (next > bound) next = bound;
+      populate(C2_crd, 4 * populated, 4 * next), populate(C_vals, 8 * populated, 8 * next);
+      populated = next;
+    }
     while (pA < endA && pB < endB) {
       if (prefetch) {
         __builtin_prefetch(A2_crd + pA + prefetch);
@@ -317,16 +335,18 @@ static long long bound_add(int rows, const long long* A2_pos, const int* A2_crd,
   out->vals = C_vals;
   return pC;
 }
-#define CANDIDATE(name, huge, select, prefetch)                                                              \
+#define CANDIDATE(name, ...)                                                                                 \
   extern "C" long long name(int rows, const long long* a, const int* b, const double* c, const long long* d, \
                             const int* e, const double* f, CsrOut* out) {                                    \
-    return bound_add<huge, select, prefetch>(rows, a, b, c, d, e, f, out);                                   \
+    return bound_add<__VA_ARGS__>(rows, a, b, c, d, e, f, out);                                               \
   }
 CANDIDATE(bound_branches, false, false, 0)
 CANDIDATE(bound_select, false, true, 0)
 CANDIDATE(bound_branches_huge, true, false, 0)
 CANDIDATE(bound_select_huge, true, true, 0)
 CANDIDATE(bound_select_huge_pf, true, true, 256)
+CANDIDATE(bound_select_populate, false, true, 0, 1)
+CANDIDATE(bound_select_populate_steps, false, true, 0, 2)
 )";
 
 // STREAM's triad, compiled like tcc's kernels (same backend, same OpenMP
@@ -579,7 +599,8 @@ int main(int argc, char** argv) {
   peerFlags.extraFlags = {"-ffast-math", "-march=native"};
   auto peers = tcc::jit::compile(kPeers, peerFlags);
   const std::vector<std::string> candidateNames = {"bound_branches", "bound_select", "bound_branches_huge",
-                                                   "bound_select_huge", "bound_select_huge_pf"};
+                                                   "bound_select_huge", "bound_select_huge_pf",
+                                                   "bound_select_populate", "bound_select_populate_steps"};
   std::shared_ptr<const tcc::jit::Module> candidateModule;
   if (candidates && !parallel) {
     tcc::jit::CompileOptions flags;
