@@ -4,6 +4,7 @@
 #include "access_occurrences.h"
 #include "iteration_space.h"
 #include "lowerer.h"
+#include "merge_cases.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/ir/imperative_printer.h"
@@ -625,7 +626,11 @@ std::vector<Stmt> Lowerer::findSegmentEnd(LevelIterator& it) {
               imp::Assign::makeCompound(imp::BinaryOp::Add, it.segmentEnd, one))};
 }
 
-Stmt Lowerer::advance(const LevelIterator& it, const Expr& coordinate) {
+Stmt Lowerer::advance(const LevelIterator& it, const Expr& coordinate, bool branchFree) {
+  // Merging: add the test's outcome (TACO's form), which compilers keep
+  // free of a branch that a merge of unrelated lists would mispredict.
+  if (branchFree && !it.segmentEnd.defined())
+    return imp::Assign::make(it.pos, ops::add(it.pos, ops::cast(imp::Type::int64(), ops::eq(it.coord, coordinate))));
   Expr next = it.segmentEnd.defined() ? it.segmentEnd : ops::add(it.pos, ops::IntImm::make(1, imp::Type::int64()));
   return imp::If::make(ops::eq(it.coord, coordinate), imp::Assign::make(it.pos, next));
 }
@@ -743,10 +748,33 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
   imp::LoopKind kind = plan.kind;
   std::optional<LoopScope> scope(std::in_place, *this, plan);
   std::vector<Stmt> stmts;
+  std::vector<const LevelIterator*> sparse;
   for (auto& it : iterators) {
     if (it.locatable()) continue;
     auto init = initializeSparseIterator(it);
     stmts.insert(stmts.end(), init.begin(), init.end());
+    sparse.push_back(&it);
+  }
+  // Room for this loop's appends, tested once before it; the outputs stay
+  // marked while their cases are lowered below.
+  std::set<ir::TensorVar> reservedBefore = reservedOutputs_;
+  struct Restore {
+    std::set<ir::TensorVar>& reserved;
+    std::set<ir::TensorVar> before;
+    ~Restore() { reserved = std::move(before); }
+  } restore{reservedOutputs_, std::move(reservedBefore)};
+  if (!countsTripsOnly(forall)) {
+    // Each operand's range of positions; a lone driver's position is the
+    // counted loop's variable below, declared by the loop: its start here.
+    std::vector<std::pair<Expr, Expr>> ranges;
+    for (const auto* it : sparse) {
+      Expr start = it->pos;
+      for (const auto& stmt : stmts)
+        if (const auto* declare = stmt.as<imp::Declare>(); declare && declare->var.sameAs(it->pos)) start = declare->init;
+      ranges.push_back({start, it->end});
+    }
+    auto reserve = reserveAppends(forall, sparse, ranges, lattice);
+    stmts.insert(stmts.end(), reserve.begin(), reserve.end());
   }
 
   // One unique level drives: a counted loop the C++ compiler can optimise.
@@ -823,11 +851,70 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
     for (auto it = branches.rbegin(); it != branches.rend(); ++it) cases = imp::If::make(it->first, it->second, cases);
     // With one operand driving, its coordinate is the loop's: no test needed.
     if (driving.size() == 1 && branches.size() == 1) cases = branches[0].second;
+    // A union whose cases differ only in the value they store: one body,
+    // the value selected (merge_cases.h).
+    const bool everyCombination = driving.size() >= 2 && driving.size() < 8 && branches.size() == (1u << driving.size()) - 1;
+    if (everyCombination) {
+      auto folded = foldCases(branches, [&](const std::string& name, imp::Type type) { return freshVar(name, type); });
+      if (folded) cases = *folded;
+    }
     body.push_back(cases);
-    for (int id : driving) body.push_back(advance(byId(id), coordinate));
+    for (int id : driving) body.push_back(advance(byId(id), coordinate, driving.size() >= 2));
     stmts.push_back(imp::While::make(condition, imp::Block::make(body), "co-iterate " + var.name()));
   }
   return imp::Block::make(stmts);
+}
+
+std::vector<Stmt> Lowerer::reserveAppends(const ir::ForallNode* forall, const std::vector<const LevelIterator*>& sparse,
+                                          const std::vector<std::pair<Expr, Expr>>& ranges,
+                                          const std::vector<LatticePoint>& lattice) {
+  if (workPass_ || (pass_ != OutputPass::Fused && pass_ != OutputPass::Assemble) || sparse.empty()) return {};
+  std::map<ir::TensorVar, int> writes;
+  auto assignments = ir::assignmentsOf(forall->body);
+  for (const auto* assignment : assignments) writes[assignment->lhs.tensor()]++;
+  // Each iteration of the loops below moves at least one sparse operand on
+  // by at least one position, so they iterate at most this many times.
+  Expr remaining;
+  for (const auto& [start, end] : ranges) {
+    Expr left = ops::sub(end, start);
+    remaining = remaining.defined() ? ops::add(remaining, left) : left;
+  }
+  std::vector<Stmt> stmts;
+  for (const auto* assignment : assignments) {
+    const auto* lhs = static_cast<const ir::AccessNode*>(assignment->lhs.get());
+    const ir::TensorVar& tensor = lhs->tensor;
+    if (!isParameter(tensor) || writes[tensor] != 1 || tensor.order() == 0 || tensor.format().isAllDense()) continue;
+    TensorStorage& storage = storageOf(tensor);
+    const int last = tensor.format().order() - 1;
+    if (!storage.isOutput || storage.isWorkspace || storage.ismHandle.defined() || reservedOutputs_.count(tensor) ||
+        levelOfVar(lhs, forall->indexVar) != last || tensor.format().level(last).isDense() ||
+        !storage.crdCapacity[last].defined() || !storage.appendPosition[last].defined())
+      continue;
+    std::vector<Expr> arrays{storage.crd[last]};
+    if (pass_ == OutputPass::Fused) arrays.push_back(storage.vals);
+    Expr lastIndex = ops::sub(ops::add(storage.appendPosition[last], remaining), ops::IntImm::make(1, imp::Type::int64()));
+    stmts.push_back(growIfNeeded(storage.crdCapacity[last], lastIndex, arrays));
+    reservedOutputs_.insert(tensor);
+
+    // A first capacity: what the operands store at this level, summed over
+    // a union (at most one entry per stored entry) and the smallest for an
+    // intersection, when every operand is iterated at its last level (an
+    // elementwise kernel: each stored entry visited once).
+    auto& hint = capacityHints_[ops::toString(storage.crdCapacity[last])];
+    if (hint.defined()) continue;
+    bool elementwise = true;
+    for (const auto* it : sparse)
+      elementwise = elementwise && !it->workspaceList && it->format.kind == ir::LevelKind::Compressed &&
+                    isParameter(it->tensor) && it->level == it->tensor.format().order() - 1;
+    if (!elementwise) continue;
+    Expr entries;
+    for (const auto* it : sparse) {
+      Expr stored = imp::TensorProperty::make(it->tensor.name(), imp::TensorField::ValsSize, 0, imp::Type::int64());
+      entries = !entries.defined() ? stored : lattice.size() > 1 ? ops::add(entries, stored) : ops::min(entries, stored);
+    }
+    hint = entries;
+  }
+  return stmts;
 }
 
 Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {

@@ -6,6 +6,7 @@
 #include "lowerer.h"
 #include "tcc/ir/imperative_dead_code.h"
 #include "tcc/ir/imperative_ops.h"
+#include "tcc/ir/imperative_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/lowering/intrinsics.h"
 
@@ -214,6 +215,15 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     Expr broken = bound.kind == ir::BoundKind::MaxExact ? ops::ne(dimension, ops::IntImm::make(bound.value))
                                                         : ops::gt(dimension, ops::IntImm::make(bound.value));
     stmts.push_back(imp::If::make(broken, imp::Return::make(ops::IntImm::make(kBrokenBoundStatus))));
+  }
+  // Outputs whose loops suggested a first capacity start with it (at least
+  // the fixed one).
+  for (Stmt& stmt : header_) {
+    const auto* declare = stmt.as<imp::Declare>();
+    if (!declare) continue;
+    auto hint = capacityHints_.find(imp::toString(declare->var));
+    if (hint != capacityHints_.end() && hint->second.defined())
+      stmt = imp::Declare::make(declare->var, ops::max(hint->second, int64Imm(kInitialCapacity)));
   }
   stmts.insert(stmts.end(), header_.begin(), header_.end());
   stmts.insert(stmts.end(), passes.begin(), passes.end());
@@ -543,9 +553,12 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
   positions_[lhs][level] = append;
   if (level == format.order() - 1) {
     std::vector<Stmt> stmts;
-    if (pass_ == OutputPass::Fused)
+    // (Unless the loop reserved room for its appends before it began.)
+    bool reserved = reservedOutputs_.count(lhs->tensor) > 0;
+    if (pass_ == OutputPass::Fused && !reserved)
       stmts.push_back(growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level], storage.vals}));
-    if (pass_ == OutputPass::Assemble) stmts.push_back(growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level]}));
+    if (pass_ == OutputPass::Assemble && !reserved)
+      stmts.push_back(growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level]}));
     if (writesCoordinates(pass_)) stmts.push_back(imp::Store::make(storage.crd[level], append, coordinate));
     if (accumulating && writesValues(pass_))
       stmts.push_back(imp::Store::make(storage.vals, append, ops::cast(valueType(lhs->tensor), ops::FloatImm::make(0.0))));

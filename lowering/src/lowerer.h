@@ -170,7 +170,18 @@ class Lowerer {
   std::vector<imp::Stmt> initializeSparseIterator(LevelIterator& iterator);
   std::vector<imp::Stmt> readCoordinate(LevelIterator& iterator);
   std::vector<imp::Stmt> findSegmentEnd(LevelIterator& iterator);
-  imp::Stmt advance(const LevelIterator& iterator, const imp::Expr& coordinate);
+  // Moves the iterator past `coordinate` when it is there; without a branch
+  // (branchFree) on a unique level.
+  imp::Stmt advance(const LevelIterator& iterator, const imp::Expr& coordinate, bool branchFree = false);
+  // Before the loops of one co-iteration (or one driver's loop): a single
+  // capacity test for every output whose last level this loop appends to,
+  // sized by the sparse operands' remaining positions (each iteration
+  // appends at most once), so the appends inside test nothing. Marks those
+  // outputs in reservedOutputs_ and records a first capacity for them.
+  // `ranges`: each sparse operand's [start, end) of positions.
+  std::vector<imp::Stmt> reserveAppends(const ir::ForallNode* forall, const std::vector<const LevelIterator*>& sparse,
+                                        const std::vector<std::pair<imp::Expr, imp::Expr>>& ranges,
+                                        const std::vector<LatticePoint>& lattice);
 
   // lower_storage.cpp
   void declareTensor(const ir::TensorVar& tensor, bool isOutput);
@@ -231,6 +242,13 @@ class Lowerer {
   std::set<ir::TensorVar> rowParallelOutputs_;
   // Outputs that a sparse workspace's Compress fills (never appended to).
   std::set<ir::TensorVar> sparseWorkspaceOutputs_;
+  // Outputs whose appends the loops being lowered reserved room for in
+  // advance (reserveAppends): their appends skip the capacity test.
+  std::set<ir::TensorVar> reservedOutputs_;
+  // A first capacity for an output's crd (and vals) arrays, by the capacity
+  // variable, in place of the fixed initial one: the entries the inputs
+  // suggest (reserveAppends). Only a start: appends still grow the arrays.
+  std::map<std::string, imp::Expr> capacityHints_;
   // The row's own append position, while a row-parallel output row is assembled.
   std::map<const ir::AccessNode*, imp::Expr> rowAppendSaved_;  // scalar temporary a reduction loop accumulates into
   // The iterator each access contributes to a forall's loop, by forall.
