@@ -1,0 +1,253 @@
+// Sparse add, C = A + B with all three CSR: what tcc stores (the union of
+// the two patterns, a coordinate in both once, an entry whose values
+// cancel kept as an explicit zero) checked bit for bit against an
+// obviously right merge, in strict and fast mode, through both JIT
+// backends, serial and row-parallel; the merge's cases folded into one
+// branch-free body only where that is right (unions), and the output's
+// arrays grown where its first capacity is too small.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "kernel_check.h"
+#include "tcc/lowering/codegen.h"
+
+namespace tcc::test {
+namespace {
+
+using frontend::FloatingPointMode;
+
+const char* const kAdd = "tensor C(I, J) : csr\ntensor A(I, J) : csr\ntensor B(I, J) : csr\nC(i,j) = A(i,j) + B(i,j)\n";
+const char* const kRowsOnThreads = "schedule { parallelize(i, CPUThread, NoRaces) }\n";
+
+size_t count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+// The stored arrays of a CSR result.
+struct Csr {
+  std::vector<int64_t> pos;
+  std::vector<int32_t> crd;
+  std::vector<double> vals;
+};
+
+// The obviously right sum: per row, the union of both rows' coordinates in
+// order; a coordinate in both holds a + b, one in A alone a, one in B alone
+// b (the value itself, not b + 0, so -0.0 stays -0.0).
+Csr expectedSum(const rt::Coo& a, const rt::Coo& b) {
+  const int32_t rows = a.dims[0];
+  std::vector<std::map<int32_t, double>> inA(rows), inB(rows);
+  for (size_t k = 0; k < a.nnz(); ++k) inA[a.coords[0][k]][a.coords[1][k]] = a.values[k];
+  for (size_t k = 0; k < b.nnz(); ++k) inB[b.coords[0][k]][b.coords[1][k]] = b.values[k];
+  Csr sum;
+  sum.pos.push_back(0);
+  for (int32_t i = 0; i < rows; ++i) {
+    std::map<int32_t, double> row = inA[i];
+    for (const auto& [j, v] : inB[i]) {
+      auto found = row.find(j);
+      if (found == row.end()) row[j] = v;
+      else found->second = found->second + v;
+    }
+    for (const auto& [j, v] : row) sum.crd.push_back(j), sum.vals.push_back(v);
+    sum.pos.push_back(static_cast<int64_t>(sum.crd.size()));
+  }
+  return sum;
+}
+
+Csr stored(const Tensor& c) {
+  auto values = c.values<double>();
+  return {std::vector<int64_t>(c.pos(1).begin(), c.pos(1).end()), std::vector<int32_t>(c.crd(1).begin(), c.crd(1).end()),
+          std::vector<double>(values.begin(), values.end())};
+}
+
+// Same pattern and the same bits in every value.
+void expectSameBits(const Csr& actual, const Csr& expected, const std::string& what) {
+  ASSERT_EQ(actual.pos, expected.pos) << what;
+  ASSERT_EQ(actual.crd, expected.crd) << what;
+  ASSERT_EQ(actual.vals.size(), expected.vals.size()) << what;
+  for (size_t k = 0; k < expected.vals.size(); ++k)
+    ASSERT_EQ(std::memcmp(&actual.vals[k], &expected.vals[k], sizeof(double)), 0)
+        << what << ": value " << k << " is " << actual.vals[k] << ", expected " << expected.vals[k];
+}
+
+// Rows that cover the merge's cases: both rows empty; a row only in A; only
+// in B; disjoint coordinates interleaved; the same coordinates in both;
+// values that cancel (an explicit zero in C); signed zeros; one row in A
+// far longer than B's; the last column; and a long row that alternates.
+std::pair<rt::Coo, rt::Coo> mergeCases() {
+  const int32_t columns = 70;
+  rt::Coo a = rt::Coo::ofShape({12, columns}), b = rt::Coo::ofShape({12, columns});
+  auto put = [](rt::Coo& m, int32_t i, int32_t j, double v) {
+    int32_t c[2] = {i, j};
+    m.push(c, v);
+  };
+  // row 0: empty in both
+  put(a, 1, 3, 1.5), put(a, 1, 9, -2.25);                    // row 1: only in A
+  put(b, 2, 0, 4.0), put(b, 2, 69, 0.5);                     // row 2: only in B, first and last columns
+  for (int32_t j = 0; j < 20; ++j) put(j % 2 ? a : b, 3, j, 1.0 + j);  // row 3: interleaved, disjoint
+  for (int32_t j = 5; j < 15; ++j) put(a, 4, j, 0.1 * j), put(b, 4, j, 1.0 / (j + 1));  // row 4: same coordinates
+  put(a, 5, 7, 0.75), put(b, 5, 7, -0.75);                   // row 5: cancels to an explicit zero
+  put(a, 5, 8, 1e-300), put(b, 5, 8, -1e-300);               // and one more, next to it
+  put(a, 6, 1, -0.0), put(b, 6, 2, -0.0);                    // row 6: signed zeros, alone
+  put(a, 6, 4, -0.0), put(b, 6, 4, -0.0);                    // and in both (-0 + -0 = -0)
+  put(a, 6, 5, 0.0), put(b, 6, 5, -0.0);                     // (+0 + -0 = +0)
+  for (int32_t j = 0; j < 60; ++j) put(a, 7, j, 0.5 - j);    // row 7: long A, one entry of B in the middle
+  put(b, 7, 30, 100.0);
+  put(b, 8, 10, 3.0);                                         // row 8: B before, inside and after A
+  put(a, 8, 20, 1.0), put(a, 8, 21, 2.0), put(b, 8, 21, 5.0), put(b, 8, 69, 6.0);
+  for (int32_t j = 0; j < 64; ++j) {                          // row 9: a long row, every pattern of presence
+    if (j % 3 != 0) put(a, 9, j, 0.25 * j - 3.0);
+    if (j % 4 != 1) put(b, 9, j, 1.0 - 0.5 * j);
+  }
+  put(a, 10, 0, 1e308), put(b, 10, 0, 1e308);                // row 10: overflow to inf in both modes
+  // row 11: empty in both (the last row)
+  a.sort(), b.sort();
+  return {a, b};
+}
+
+Csr runAdd(const std::map<std::string, rt::Coo>& inputs, FloatingPointMode mode, jit::Backend backend, bool rowsOnThreads,
+           std::string* cpp = nullptr) {
+  CompileOptions options;
+  options.floatingPoint = mode;
+  options.backend = backend;
+  Program program = Program::fromText(std::string(kAdd) + (rowsOnThreads ? kRowsOnThreads : ""), "add.tc");
+  if (cpp) *cpp = lowerProgram(program, options).cpp;
+  Kernel kernel = compile(program, options);
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, coo] : inputs) {
+    // Packing sums each coordinate's values from +0, which turns a stored
+    // -0 into +0; the entries are sorted and unique, so position k holds
+    // entry k: put the exact values back.
+    Tensor packed = rt::pack(coo, toRuntimeFormat(Format::csr()));
+    for (size_t k = 0; k < coo.nnz(); ++k) packed.setValueAtPosition(static_cast<int64_t>(k), coo.values[k]);
+    tensors.emplace(name, std::move(packed));
+  }
+  return stored(kernel.run(tensors).at("C"));
+}
+
+using Config = std::tuple<FloatingPointMode, jit::Backend, bool>;
+
+class SparseAdd : public ::testing::TestWithParam<Config> {
+ protected:
+  void SetUp() override {
+    if (!jit::isAvailable(std::get<1>(GetParam())))
+      GTEST_SKIP() << jit::backendName(std::get<1>(GetParam())) << " is not built";
+  }
+  Csr run(const rt::Coo& a, const rt::Coo& b) {
+    auto [mode, backend, threads] = GetParam();
+    return runAdd({{"A", a}, {"B", b}}, mode, backend, threads);
+  }
+};
+
+// Adding two numbers is exact in both modes (fast mode changes no single
+// addition), so strict and fast store the same bits.
+TEST_P(SparseAdd, StoresTheUnionOfBothPatternsWithExplicitZerosBitForBit) {
+  auto [a, b] = mergeCases();
+  Csr c = run(a, b);
+  expectSameBits(c, expectedSum(a, b), "A + B");
+  // What tcc stores where values cancel: the coordinate, with +0.
+  EXPECT_EQ(c.pos[6] - c.pos[5], 2);
+  EXPECT_EQ(c.vals[c.pos[5]], 0.0);
+  EXPECT_FALSE(std::signbit(c.vals[c.pos[5]]));
+  EXPECT_TRUE(std::isinf(c.vals[c.pos[10]]));
+  // And the other way round, B + A's operands swapped.
+  expectSameBits(run(b, a), expectedSum(b, a), "B + A");
+}
+
+TEST_P(SparseAdd, MatchesTheMergeOnRandomAndRealInputs) {
+  for (double density : {0.01, 0.1, 0.5}) {
+    rt::Coo a = randomSparse({97, 131}, density, 21), b = randomSparse({97, 131}, density, 22);
+    a.sort(), b.sort();
+    expectSameBits(run(a, b), expectedSum(a, b), "random, density " + std::to_string(density));
+  }
+  // A real matrix and its transpose with every other row's values negated:
+  // different patterns, and symmetric entries that cancel.
+  rt::Coo a = realMatrix("494_bus.mtx");
+  rt::Coo t = rt::Coo::ofShape({a.dims[1], a.dims[0]});
+  for (size_t k = 0; k < a.nnz(); ++k) {
+    int32_t c[2] = {a.coords[1][k], (a.coords[0][k] + 1) % a.dims[0]};
+    t.push(c, c[0] % 2 ? -a.values[k] : a.values[k]);
+  }
+  t.sort();
+  a.sort();
+  expectSameBits(run(a, t), expectedSum(a, t), "494_bus + its shifted transpose");
+  rt::Coo big = realMatrix("bcsstk13.mtx");
+  big.sort();
+  rt::Coo shifted = rt::Coo::ofShape(big.dims);
+  for (size_t k = 0; k < big.nnz(); ++k) {
+    int32_t c[2] = {big.coords[0][k], (big.coords[1][k] + 3) % big.dims[1]};
+    shifted.push(c, -big.values[k]);
+  }
+  shifted.sort();
+  expectSameBits(run(big, shifted), expectedSum(big, shifted), "bcsstk13 + its columns shifted by 3, negated");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ModesBackendsAndThreads, SparseAdd,
+    ::testing::Combine(::testing::Values(FloatingPointMode::Strict, FloatingPointMode::Fast),
+                       ::testing::Values(jit::Backend::ClangInterpreter, jit::Backend::SystemCompiler),
+                       ::testing::Bool()),
+    [](const ::testing::TestParamInfo<Config>& info) {
+      return std::string(std::get<0>(info.param) == FloatingPointMode::Strict ? "Strict" : "Fast") +
+             (std::get<1>(info.param) == jit::Backend::ClangInterpreter ? "Jit" : "SystemCompiler") +
+             (std::get<2>(info.param) ? "RowsOnThreads" : "Serial");
+    });
+
+// The printed kernel: one capacity test per row before the merge (none per
+// entry), the cases folded into a select, cursors advanced without a branch.
+TEST(SparseAddKernel, TestsCapacityOncePerRowAndMergesWithoutBranches) {
+  auto [a, b] = mergeCases();
+  std::string cpp;
+  runAdd({{"A", a}, {"B", b}}, FloatingPointMode::Strict, jit::Backend::SystemCompiler, false, &cpp);
+  std::string kernel = cpp.substr(cpp.find("int32_t tcc_kernel_0"));
+  EXPECT_EQ(count(kernel, "C2_crd = (int32_t*)realloc"), 1u) << kernel;
+  EXPECT_TRUE(contains(kernel, "C2_crd_capacity = tcc_max<int64_t>((A->vals_size + B->vals_size), 1024LL)")) << kernel;
+  EXPECT_TRUE(contains(kernel, "? case_value : ")) << kernel;
+  EXPECT_TRUE(contains(kernel, "pA2 = (pA2 + (int64_t)((jA == j)))")) << kernel;
+  // Row-parallel: the counting pass has no case left to test.
+  runAdd({{"A", a}, {"B", b}}, FloatingPointMode::Strict, jit::Backend::SystemCompiler, true, &cpp);
+  kernel = cpp.substr(cpp.find("int32_t tcc_kernel_0"));
+  std::string counting = kernel.substr(0, kernel.find("prefix sum"));
+  EXPECT_FALSE(contains(counting, "if (((jA == j) && (jB == j)))")) << kernel;
+}
+
+// Other lattices through the same lowering, against the dense reference:
+// a union of three (seven cases, folded), an intersection (one case, not
+// folded: nothing is stored where an operand is missing), a union of a
+// product and a tensor (not every combination has a case: not folded), and
+// a difference.
+TEST(SparseAddKernel, OtherLatticesMatchTheReference) {
+  std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({53, 61}, 0.2, 31)},
+                                           {"B", randomSparse({53, 61}, 0.2, 32)},
+                                           {"D", randomSparse({53, 61}, 0.2, 33)}};
+  const std::string declarations = "tensor C(I, J) : csr\ntensor A(I, J) : csr\ntensor B(I, J) : csr\n"
+                                   "tensor D(I, J) : csr\n";
+  for (const char* statement : {"C(i,j) = A(i,j) + B(i,j) + D(i,j)\n", "C(i,j) = A(i,j) * B(i,j)\n",
+                                "C(i,j) = A(i,j) + B(i,j) * D(i,j)\n", "C(i,j) = A(i,j) - B(i,j) - D(i,j)\n"}) {
+    SCOPED_TRACE(statement);
+    std::string cpp = expectProgramMatchesReference(declarations + statement, inputs);
+    std::string kernel = cpp.substr(cpp.find("int32_t tcc_kernel_0"));
+    bool union3 = std::string(statement).find('*') == std::string::npos;
+    EXPECT_EQ(contains(kernel, "? case_value"), union3) << kernel;
+    EXPECT_EQ(count(kernel, "C2_crd = (int32_t*)realloc"), 1u) << kernel;
+  }
+}
+
+// A first capacity that is too small: a sparse vector added to every row
+// stores far more entries than the operands do; the arrays grow.
+TEST(SparseAddKernel, OutputGrowsPastItsFirstCapacity) {
+  rt::Coo b = randomSparse({300}, 0.5, 41);
+  std::string cpp = expectProgramMatchesReference(
+      "tensor C(I, J) : csr\ntensor A(I, J) : csr\ntensor b(J) : sparse\nC(i,j) = A(i,j) + b(j)\n",
+      {{"A", randomSparse({200, 300}, 0.01, 42)}, {"b", b}});
+  EXPECT_TRUE(contains(cpp, "realloc")) << cpp;
+}
+
+}  // namespace
+}  // namespace tcc::test
