@@ -253,8 +253,9 @@ extern "C" long long two_pass_add(int rows, const long long* A2_pos, const int* 
 
 // Candidates for tcc's serial kernel (--candidates): output arrays sized by
 // the bound nnz(A) + nnz(B) up front (no capacity test per entry), with or
-// without transparent huge pages, with the merge's cases as branches or as
-// selects.
+// without transparent huge pages or prefaulted pages, with the merge's
+// cases as branches or as selects; and tcc's kernel as it was before
+// (tcc_before), compiled the same way, to compare in one run.
 const char* const kCandidates = R"(
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -346,6 +347,72 @@ CANDIDATE(bound_branches_huge, true, false, 0)
 CANDIDATE(bound_select_huge, true, true, 0)
 CANDIDATE(bound_select_huge_pf, true, true, 256)
 CANDIDATE(bound_select_populate, false, true, 0, 1)
+
+// tcc's kernel before the output was sized up front and the merge lost its
+// branches (as printed at commit f5ee17f, arguments made plain): a capacity
+// test at every entry, arrays from 1024 entries doubled by realloc.
+extern "C" long long tcc_before(int C1_dimension, const long long* A2_pos, const int* A2_crd, const double* A_vals,
+                                const long long* B2_pos, const int* B2_crd, const double* B_vals, CsrOut* out) {
+  long long pC2 = 0;
+  long long* C2_pos = (long long*)calloc(sizeof(long long), (size_t)(C1_dimension + 1LL));
+  long long C2_crd_capacity = 1024;
+  int* C2_crd = (int*)malloc(sizeof(int) * (size_t)C2_crd_capacity);
+  double* C_vals = (double*)malloc(sizeof(double) * (size_t)C2_crd_capacity);
+#define TCC_GROW                                                                     \
+  if (pC2 >= C2_crd_capacity) {                                                      \
+    C2_crd_capacity = C2_crd_capacity * 2 > pC2 + 1 ? C2_crd_capacity * 2 : pC2 + 1; \
+    C2_crd = (int*)realloc(C2_crd, sizeof(int) * (size_t)C2_crd_capacity);           \
+    C_vals = (double*)realloc(C_vals, sizeof(double) * (size_t)C2_crd_capacity);     \
+  }
+  for (int i = 0; i < C1_dimension; i++) {
+    long long pA2 = A2_pos[i], pA2_end = A2_pos[i + 1], pB2 = B2_pos[i], pB2_end = B2_pos[i + 1];
+    while (((pA2 < pA2_end) && (pB2 < pB2_end))) {
+      int jA = A2_crd[pA2];
+      int jB = B2_crd[pB2];
+      int j = jA < jB ? jA : jB;
+      if (((jA == j) && (jB == j))) {
+        TCC_GROW
+        C2_crd[pC2] = j;
+        C_vals[pC2] = (A_vals[pA2] + B_vals[pB2]);
+        pC2 += 1LL;
+      } else if ((jA == j)) {
+        TCC_GROW
+        C2_crd[pC2] = j;
+        C_vals[pC2] = A_vals[pA2];
+        pC2 += 1LL;
+      } else if ((jB == j)) {
+        TCC_GROW
+        C2_crd[pC2] = j;
+        C_vals[pC2] = B_vals[pB2];
+        pC2 += 1LL;
+      }
+      if ((jA == j)) pA2 = (pA2 + 1LL);
+      if ((jB == j)) pB2 = (pB2 + 1LL);
+    }
+    while ((pA2 < pA2_end)) {
+      TCC_GROW
+      C2_crd[pC2] = A2_crd[pA2];
+      C_vals[pC2] = A_vals[pA2];
+      pC2 += 1LL;
+      pA2 = (pA2 + 1LL);
+    }
+    while ((pB2 < pB2_end)) {
+      TCC_GROW
+      C2_crd[pC2] = B2_crd[pB2];
+      C_vals[pC2] = B_vals[pB2];
+      pC2 += 1LL;
+      pB2 = (pB2 + 1LL);
+    }
+    C2_pos[i + 1] = pC2;
+  }
+#undef TCC_GROW
+  for (long long p = 0; p < C1_dimension; p++)
+    if (C2_pos[p + 1] < C2_pos[p]) C2_pos[p + 1] = C2_pos[p];
+  out->pos = C2_pos;
+  out->crd = C2_crd;
+  out->vals = C_vals;
+  return pC2;
+}
 CANDIDATE(bound_select_populate_steps, false, true, 0, 2)
 )";
 
@@ -600,7 +667,7 @@ int main(int argc, char** argv) {
   auto peers = tcc::jit::compile(kPeers, peerFlags);
   const std::vector<std::string> candidateNames = {"bound_branches", "bound_select", "bound_branches_huge",
                                                    "bound_select_huge", "bound_select_huge_pf",
-                                                   "bound_select_populate", "bound_select_populate_steps"};
+                                                   "bound_select_populate", "bound_select_populate_steps", "tcc_before"};
   std::shared_ptr<const tcc::jit::Module> candidateModule;
   if (candidates && !parallel) {
     tcc::jit::CompileOptions flags;
