@@ -348,6 +348,103 @@ CANDIDATE(bound_select_huge, true, true, 0)
 CANDIDATE(bound_select_huge_pf, true, true, 256)
 CANDIDATE(bound_select_populate, false, true, 0, 1)
 
+// The same merge writing its output with non-temporal (streaming) stores:
+// no read of the output's lines before they are written.
+extern "C" long long bound_select_nt(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
+                                     const long long* B2_pos, const int* B2_crd, const double* B_vals, CsrOut* out) {
+  long long bound = A2_pos[rows] + B2_pos[rows];
+  long long* C2_pos = (long long*)malloc(sizeof(long long) * (rows + 1LL));
+  int* C2_crd = (int*)malloc(sizeof(int) * (bound > 0 ? bound : 1));
+  double* C_vals = (double*)malloc(sizeof(double) * (bound > 0 ? bound : 1));
+  C2_pos[0] = 0;
+  long long pC = 0;
+  for (int i = 0; i < rows; i++) {
+    long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1];
+    while (pA < endA && pB < endB) {
+      int jA = A2_crd[pA], jB = B2_crd[pB];
+      int j = jA < jB ? jA : jB;
+      double a = A_vals[pA], b = B_vals[pB], ab = a + b;
+      bool inA = jA == j, inB = jB == j;
+      double v = inA ? (inB ? ab : a) : b;
+      long long bits;
+      __builtin_memcpy(&bits, &v, 8);
+      __builtin_ia32_movnti(C2_crd + pC, j);
+      __builtin_ia32_movnti64((long long*)(C_vals + pC), bits);
+      pC++;
+      pA += inA;
+      pB += inB;
+    }
+    for (; pA < endA; pA++, pC++) { C2_crd[pC] = A2_crd[pA]; C_vals[pC] = A_vals[pA]; }
+    for (; pB < endB; pB++, pC++) { C2_crd[pC] = B2_crd[pB]; C_vals[pC] = B_vals[pB]; }
+    C2_pos[i + 1] = pC;
+  }
+  __builtin_ia32_sfence();
+  out->pos = C2_pos;
+  out->crd = C2_crd;
+  out->vals = C_vals;
+  return pC;
+}
+
+// Two rows merged at once (rows i and i + 1 in one loop, two independent
+// chains of loads and compares): row i + 1 is written from its bound
+// (where row i's output could end at most) and moved down over the gap
+// that row i's shared coordinates left.
+static inline void merge_step(const int* A2_crd, const double* A_vals, const int* B2_crd, const double* B_vals,
+                              long long& pA, long long& pB, long long& pC, int* C2_crd, double* C_vals) {
+  int jA = A2_crd[pA], jB = B2_crd[pB];
+  int j = jA < jB ? jA : jB;
+  double a = A_vals[pA], b = B_vals[pB], ab = a + b;
+  bool inA = jA == j, inB = jB == j;
+  C2_crd[pC] = j;
+  C_vals[pC] = inA ? (inB ? ab : a) : b;
+  pC++;
+  pA += inA;
+  pB += inB;
+}
+static inline void merge_tail(const int* A2_crd, const double* A_vals, const int* B2_crd, const double* B_vals,
+                              long long pA, long long endA, long long pB, long long endB, long long& pC, int* C2_crd,
+                              double* C_vals) {
+  while (pA < endA && pB < endB) merge_step(A2_crd, A_vals, B2_crd, B_vals, pA, pB, pC, C2_crd, C_vals);
+  for (; pA < endA; pA++, pC++) { C2_crd[pC] = A2_crd[pA]; C_vals[pC] = A_vals[pA]; }
+  for (; pB < endB; pB++, pC++) { C2_crd[pC] = B2_crd[pB]; C_vals[pC] = B_vals[pB]; }
+}
+extern "C" long long bound_select_two_rows(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
+                                           const long long* B2_pos, const int* B2_crd, const double* B_vals,
+                                           CsrOut* out) {
+  long long bound = A2_pos[rows] + B2_pos[rows];
+  long long* C2_pos = (long long*)malloc(sizeof(long long) * (rows + 1LL));
+  int* C2_crd = (int*)malloc(sizeof(int) * (bound > 0 ? bound : 1));
+  double* C_vals = (double*)malloc(sizeof(double) * (bound > 0 ? bound : 1));
+  C2_pos[0] = 0;
+  long long pC = 0;
+  int i = 0;
+  for (; i + 1 < rows; i += 2) {
+    long long pA0 = A2_pos[i], eA0 = A2_pos[i + 1], pB0 = B2_pos[i], eB0 = B2_pos[i + 1];
+    long long pA1 = A2_pos[i + 1], eA1 = A2_pos[i + 2], pB1 = B2_pos[i + 1], eB1 = B2_pos[i + 2];
+    long long pC0 = pC, start1 = pC + (eA0 - pA0) + (eB0 - pB0), pC1 = start1;
+    while (pA0 < eA0 && pB0 < eB0 && pA1 < eA1 && pB1 < eB1) {
+      merge_step(A2_crd, A_vals, B2_crd, B_vals, pA0, pB0, pC0, C2_crd, C_vals);
+      merge_step(A2_crd, A_vals, B2_crd, B_vals, pA1, pB1, pC1, C2_crd, C_vals);
+    }
+    merge_tail(A2_crd, A_vals, B2_crd, B_vals, pA0, eA0, pB0, eB0, pC0, C2_crd, C_vals);
+    merge_tail(A2_crd, A_vals, B2_crd, B_vals, pA1, eA1, pB1, eB1, pC1, C2_crd, C_vals);
+    long long n1 = pC1 - start1;
+    if (start1 != pC0)
+      for (long long k = 0; k < n1; k++) C2_crd[pC0 + k] = C2_crd[start1 + k], C_vals[pC0 + k] = C_vals[start1 + k];
+    C2_pos[i + 1] = pC0;
+    pC = pC0 + n1;
+    C2_pos[i + 2] = pC;
+  }
+  for (; i < rows; i++) {
+    merge_tail(A2_crd, A_vals, B2_crd, B_vals, A2_pos[i], A2_pos[i + 1], B2_pos[i], B2_pos[i + 1], pC, C2_crd, C_vals);
+    C2_pos[i + 1] = pC;
+  }
+  out->pos = C2_pos;
+  out->crd = C2_crd;
+  out->vals = C_vals;
+  return pC;
+}
+
 // tcc's kernel before the output was sized up front and the merge lost its
 // branches (as printed at commit f5ee17f, arguments made plain): a capacity
 // test at every entry, arrays from 1024 entries doubled by realloc.
@@ -667,7 +764,8 @@ int main(int argc, char** argv) {
   auto peers = tcc::jit::compile(kPeers, peerFlags);
   const std::vector<std::string> candidateNames = {"bound_branches", "bound_select", "bound_branches_huge",
                                                    "bound_select_huge", "bound_select_huge_pf",
-                                                   "bound_select_populate", "bound_select_populate_steps", "tcc_before"};
+                                                   "bound_select_populate", "bound_select_populate_steps", "tcc_before",
+                                                   "bound_select_two_rows", "bound_select_nt"};
   std::shared_ptr<const tcc::jit::Module> candidateModule;
   if (candidates && !parallel) {
     tcc::jit::CompileOptions flags;
