@@ -5,7 +5,10 @@
 // the same run.
 //
 //   tcc_sparse_add_bench [--repeat N] [--rounds R] [--threads T] [--backend system|clang]
-//                        [--keep-heap] [--pairs BIG:SMALL,...]
+//                        [--keep-heap] [--candidates] [--only VARIANT,...] [--pairs BIG:SMALL,...]
+//
+// A pair `random:ROWSxK` adds two random square matrices of K entries a
+// row instead (independent coordinates: a merge no branch predictor learns).
 //
 // Inputs: A = kron(BIG, SMALL) and B = kron(SMALL, BIG), both of shape
 // (rows(BIG) rows(SMALL)) x (cols(BIG) cols(SMALL)), each >= 20 M stored
@@ -284,7 +287,7 @@ static void populate(void* array, long long from, long long to) {
 
 // populate: 0 none, 1 the whole bound up front, 2 in steps of 4 MB of
 // values ahead of the rows being written.
-template <bool huge, bool select, int prefetch, int populating = 0>
+template <bool huge, bool select, int prefetch, int populating = 0, bool advanceInCases = false>
 static long long bound_add(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
                            const long long* B2_pos, const int* B2_crd, const double* B_vals, CsrOut* out) {
   long long bound = A2_pos[rows] + B2_pos[rows];
@@ -319,6 +322,12 @@ static long long bound_add(int rows, const long long* A2_pos, const int* A2_crd,
         pC++;
         pA += inA;
         pB += inB;
+      } else if (advanceInCases) {
+        // Each case moves its own cursors on: the next coordinates' loads
+        // depend on the branch taken, not on the comparison's value.
+        if (jA == j && jB == j) { C2_crd[pC] = j; C_vals[pC] = A_vals[pA] + B_vals[pB]; pC++; pA++; pB++; }
+        else if (jA == j) { C2_crd[pC] = j; C_vals[pC] = A_vals[pA]; pC++; pA++; }
+        else { C2_crd[pC] = j; C_vals[pC] = B_vals[pB]; pC++; pB++; }
       } else {
         if (jA == j && jB == j) { C2_crd[pC] = j; C_vals[pC] = A_vals[pA] + B_vals[pB]; pC++; }
         else if (jA == j) { C2_crd[pC] = j; C_vals[pC] = A_vals[pA]; pC++; }
@@ -511,6 +520,7 @@ extern "C" long long tcc_before(int C1_dimension, const long long* A2_pos, const
   return pC2;
 }
 CANDIDATE(bound_select_populate_steps, false, true, 0, 2)
+CANDIDATE(bound_branches_advance, false, false, 0, 0, true)
 )";
 
 // STREAM's triad, compiled like tcc's kernels (same backend, same OpenMP
@@ -765,7 +775,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> candidateNames = {"bound_branches", "bound_select", "bound_branches_huge",
                                                    "bound_select_huge", "bound_select_huge_pf",
                                                    "bound_select_populate", "bound_select_populate_steps", "tcc_before",
-                                                   "bound_select_two_rows", "bound_select_nt"};
+                                                   "bound_select_two_rows", "bound_select_nt", "bound_branches_advance"};
   std::shared_ptr<const tcc::jit::Module> candidateModule;
   if (candidates && !parallel) {
     tcc::jit::CompileOptions flags;
@@ -816,17 +826,28 @@ int main(int argc, char** argv) {
   int status = 0;
   std::vector<std::string> notes;  // bytes moved beyond the lower bound, per matrix
   for (const auto& [big, small] : pairs) {
-    tcc::rt::Coo bigCoo = readMatrix(big), smallCoo = readMatrix(small);
     Operands in;
-    {
-      tcc::rt::Coo a = tcc::rt::kroneckerProduct(bigCoo, smallCoo);
-      in.rows = a.dims[0];
-      in.cols = a.dims[1];
-      in.A = tcc::rt::pack(a, tcc::toRuntimeFormat(tcc::Format::csr()));
-    }
-    {
-      tcc::rt::Coo b = tcc::rt::kroneckerProduct(smallCoo, bigCoo);
-      in.B = tcc::rt::pack(b, tcc::toRuntimeFormat(tcc::Format::csr()));
+    std::string name = "kron(" + big + "," + small + ")";
+    if (big == "random") {
+      // random:ROWSxK: two random square matrices of K entries a row, their
+      // coordinates independent (a merge no predictor learns).
+      const int32_t rows = std::atoi(small.c_str()), perRow = std::atoi(small.c_str() + small.find('x') + 1);
+      name = "random(" + std::to_string(rows) + " rows, " + std::to_string(perRow) + " a row)";
+      in.rows = in.cols = rows;
+      in.A = tcc::rt::pack(tcc::rt::randomPerRow(rows, rows, perRow, 1), tcc::toRuntimeFormat(tcc::Format::csr()));
+      in.B = tcc::rt::pack(tcc::rt::randomPerRow(rows, rows, perRow, 2), tcc::toRuntimeFormat(tcc::Format::csr()));
+    } else {
+      tcc::rt::Coo bigCoo = readMatrix(big), smallCoo = readMatrix(small);
+      {
+        tcc::rt::Coo a = tcc::rt::kroneckerProduct(bigCoo, smallCoo);
+        in.rows = a.dims[0];
+        in.cols = a.dims[1];
+        in.A = tcc::rt::pack(a, tcc::toRuntimeFormat(tcc::Format::csr()));
+      }
+      {
+        tcc::rt::Coo b = tcc::rt::kroneckerProduct(smallCoo, bigCoo);
+        in.B = tcc::rt::pack(b, tcc::toRuntimeFormat(tcc::Format::csr()));
+      }
     }
     in.aView = in.A.abiView();
     in.bView = in.B.abiView();
@@ -894,7 +915,6 @@ int main(int argc, char** argv) {
         }
     triad = 0.5 * (triad + triadBytesPerSecond(*triadModule, std::max(3, repeat)));
 
-    std::string name = "kron(" + big + "," + small + ")";
     std::printf("| %s | %d | %.0f | %.0f | %.0f | %.0f |", name.c_str(), in.rows, nnzA, nnzB, nnzC, lowerBound / 1e6);
     double fastTime = 0, bestPeer = INFINITY;
     for (auto& v : variants) {

@@ -4,7 +4,6 @@
 #include "access_occurrences.h"
 #include "iteration_space.h"
 #include "lowerer.h"
-#include "merge_cases.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/ir/imperative_printer.h"
@@ -626,13 +625,13 @@ std::vector<Stmt> Lowerer::findSegmentEnd(LevelIterator& it) {
               imp::Assign::makeCompound(imp::BinaryOp::Add, it.segmentEnd, one))};
 }
 
-Stmt Lowerer::advance(const LevelIterator& it, const Expr& coordinate, bool branchFree) {
-  // Merging: add the test's outcome (TACO's form), which compilers keep
-  // free of a branch that a merge of unrelated lists would mispredict.
-  if (branchFree && !it.segmentEnd.defined())
-    return imp::Assign::make(it.pos, ops::add(it.pos, ops::cast(imp::Type::int64(), ops::eq(it.coord, coordinate))));
+Stmt Lowerer::advance(const LevelIterator& it, const Expr& coordinate) {
+  return imp::If::make(ops::eq(it.coord, coordinate), moveOn(it));
+}
+
+Stmt Lowerer::moveOn(const LevelIterator& it) {
   Expr next = it.segmentEnd.defined() ? it.segmentEnd : ops::add(it.pos, ops::IntImm::make(1, imp::Type::int64()));
-  return imp::If::make(ops::eq(it.coord, coordinate), imp::Assign::make(it.pos, next));
+  return imp::Assign::make(it.pos, next);
 }
 
 // Some lattice point needs only dense (located) operands, so every
@@ -766,11 +765,14 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
   if (!countsTripsOnly(forall)) {
     // Each operand's range of positions; a lone driver's position is the
     // counted loop's variable below, declared by the loop: its start here.
+    const bool loneDriver = lattice.size() == 1 && sparse.size() == 1 &&
+                            (sparse[0]->format.unique || sparse[0]->workspaceList);
     std::vector<std::pair<Expr, Expr>> ranges;
     for (const auto* it : sparse) {
       Expr start = it->pos;
       for (const auto& stmt : stmts)
-        if (const auto* declare = stmt.as<imp::Declare>(); declare && declare->var.sameAs(it->pos)) start = declare->init;
+        if (const auto* declare = stmt.as<imp::Declare>(); loneDriver && declare && declare->var.sameAs(it->pos))
+          start = declare->init;
       ranges.push_back({start, it->end});
     }
     auto reserve = reserveAppends(forall, sparse, ranges, lattice);
@@ -847,19 +849,29 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
       for (int id : subSparse) present = ops::land(present, ops::eq(byId(id).coord, coordinate));
       branches.push_back({present, lowerCase(forall, sub, sole)});
     }
-    Stmt cases;
-    for (auto it = branches.rbegin(); it != branches.rend(); ++it) cases = imp::If::make(it->first, it->second, cases);
+    // When some combination of the operands present has a case (a union
+    // of the operands' patterns), each case moves on the operands it
+    // consumed, and the last case needs no test: the cursors' next loads
+    // then wait on the branch taken, which speculation runs ahead of, not
+    // on the comparison (a merge of structured patterns predicts well).
+    // Otherwise every operand at the coordinate moves on after the cases.
+    const bool everyCombination =
+        driving.size() >= 2 && driving.size() < 8 && branches.size() == (1u << driving.size()) - 1;
+    if (everyCombination) {
+      for (size_t b = 0; b < branches.size(); ++b) {
+        std::vector<Stmt> caseBody{branches[b].second};
+        for (const auto& sub : seen[b]) caseBody.push_back(moveOn(byId(sub)));
+        branches[b].second = imp::Block::make(caseBody);
+      }
+    }
+    Stmt cases = everyCombination ? branches.back().second : Stmt();
+    for (auto it = branches.rbegin() + (everyCombination ? 1 : 0); it != branches.rend(); ++it)
+      cases = imp::If::make(it->first, it->second, cases);
     // With one operand driving, its coordinate is the loop's: no test needed.
     if (driving.size() == 1 && branches.size() == 1) cases = branches[0].second;
-    // A union whose cases differ only in the value they store: one body,
-    // the value selected (merge_cases.h).
-    const bool everyCombination = driving.size() >= 2 && driving.size() < 8 && branches.size() == (1u << driving.size()) - 1;
-    if (everyCombination) {
-      auto folded = foldCases(branches, [&](const std::string& name, imp::Type type) { return freshVar(name, type); });
-      if (folded) cases = *folded;
-    }
     body.push_back(cases);
-    for (int id : driving) body.push_back(advance(byId(id), coordinate, driving.size() >= 2));
+    if (!everyCombination)
+      for (int id : driving) body.push_back(advance(byId(id), coordinate));
     stmts.push_back(imp::While::make(condition, imp::Block::make(body), "co-iterate " + var.name()));
   }
   return imp::Block::make(stmts);

@@ -170,9 +170,10 @@ class Lowerer {
   std::vector<imp::Stmt> initializeSparseIterator(LevelIterator& iterator);
   std::vector<imp::Stmt> readCoordinate(LevelIterator& iterator);
   std::vector<imp::Stmt> findSegmentEnd(LevelIterator& iterator);
-  // Moves the iterator past `coordinate` when it is there; without a branch
-  // (branchFree) on a unique level.
-  imp::Stmt advance(const LevelIterator& iterator, const imp::Expr& coordinate, bool branchFree = false);
+  // Moves the iterator past `coordinate` when it is there; moveOn: past its
+  // current coordinate (its run of them on a non-unique level).
+  imp::Stmt advance(const LevelIterator& iterator, const imp::Expr& coordinate);
+  imp::Stmt moveOn(const LevelIterator& iterator);
   // Before the loops of one co-iteration (or one driver's loop): a single
   // capacity test for every output whose last level this loop appends to,
   // sized by the sparse operands' remaining positions (each iteration

@@ -2,9 +2,10 @@
 // the two patterns, a coordinate in both once, an entry whose values
 // cancel kept as an explicit zero) checked bit for bit against an
 // obviously right merge, in strict and fast mode, through both JIT
-// backends, serial and row-parallel; the merge's cases folded into one
-// branch-free body only where that is right (unions), and the output's
-// arrays grown where its first capacity is too small.
+// backends, serial and row-parallel; the printed merge (one capacity test
+// per row, each case moving its operands on); other lattices through the
+// same lowering; and the output's arrays grown where their first capacity
+// is too small.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -200,28 +201,30 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // The printed kernel: one capacity test per row before the merge (none per
-// entry), the cases folded into a select, cursors advanced without a branch.
-TEST(SparseAddKernel, TestsCapacityOncePerRowAndMergesWithoutBranches) {
+// entry), the first capacity from the inputs, and each case moving on the
+// operands it consumed (the last, B alone, untested).
+TEST(SparseAddKernel, TestsCapacityOncePerRowAndEachCaseMovesItsOperandsOn) {
   auto [a, b] = mergeCases();
   std::string cpp;
   runAdd({{"A", a}, {"B", b}}, FloatingPointMode::Strict, jit::Backend::SystemCompiler, false, &cpp);
   std::string kernel = cpp.substr(cpp.find("int32_t tcc_kernel_0"));
   EXPECT_EQ(count(kernel, "C2_crd = (int32_t*)realloc"), 1u) << kernel;
   EXPECT_TRUE(contains(kernel, "C2_crd_capacity = tcc_max<int64_t>((A->vals_size + B->vals_size), 1024LL)")) << kernel;
-  EXPECT_TRUE(contains(kernel, "? case_value : ")) << kernel;
-  EXPECT_TRUE(contains(kernel, "pA2 = (pA2 + (int64_t)((jA == j)))")) << kernel;
-  // Row-parallel: the counting pass has no case left to test.
+  EXPECT_TRUE(contains(kernel, "pC2 += 1LL;\n        pA2 = (pA2 + 1LL);\n        pB2 = (pB2 + 1LL);\n      } else if")) << kernel;
+  EXPECT_FALSE(contains(kernel, "if ((jB == j))")) << kernel;
+  // Row-parallel: the counting pass the same way.
   runAdd({{"A", a}, {"B", b}}, FloatingPointMode::Strict, jit::Backend::SystemCompiler, true, &cpp);
   kernel = cpp.substr(cpp.find("int32_t tcc_kernel_0"));
   std::string counting = kernel.substr(0, kernel.find("prefix sum"));
-  EXPECT_FALSE(contains(counting, "if (((jA == j) && (jB == j)))")) << kernel;
+  EXPECT_TRUE(contains(counting, "pC2_row += 1LL;\n        pA2 = (pA2 + 1LL);\n        pB2 = (pB2 + 1LL);")) << kernel;
+  EXPECT_FALSE(contains(counting, "if ((jB == j))")) << kernel;
 }
 
 // Other lattices through the same lowering, against the dense reference:
-// a union of three (seven cases, folded), an intersection (one case, not
-// folded: nothing is stored where an operand is missing), a union of a
-// product and a tensor (not every combination has a case: not folded), and
-// a difference.
+// a union of three (seven cases, each moving its operands on), an
+// intersection (one case; nothing stored where an operand is missing), a
+// union of a product and a tensor (B alone has no case: the operands move
+// on after the cases), and a difference.
 TEST(SparseAddKernel, OtherLatticesMatchTheReference) {
   std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({53, 61}, 0.2, 31)},
                                            {"B", randomSparse({53, 61}, 0.2, 32)},
@@ -233,8 +236,9 @@ TEST(SparseAddKernel, OtherLatticesMatchTheReference) {
     SCOPED_TRACE(statement);
     std::string cpp = expectProgramMatchesReference(declarations + statement, inputs);
     std::string kernel = cpp.substr(cpp.find("int32_t tcc_kernel_0"));
-    bool union3 = std::string(statement).find('*') == std::string::npos;
-    EXPECT_EQ(contains(kernel, "? case_value"), union3) << kernel;
+    bool everyCombination = std::string(statement).find('*') == std::string::npos;
+    // (The operands' own advance after the cases.)
+    EXPECT_EQ(contains(kernel, "if ((jA == j)) {\n        pA2 = (pA2 + 1LL);\n      }"), !everyCombination) << kernel;
     EXPECT_EQ(count(kernel, "C2_crd = (int32_t*)realloc"), 1u) << kernel;
   }
 }
