@@ -765,13 +765,17 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
   if (!countsTripsOnly(forall)) {
     // Each operand's range of positions; a lone driver's position is the
     // counted loop's variable below, declared by the loop: its start here.
-    const bool loneDriver = lattice.size() == 1 && sparse.size() == 1 &&
-                            (sparse[0]->format.unique || sparse[0]->workspaceList);
+    // (The counted loop below is taken when one unique level drives.)
+    const LevelIterator* loneDriver = nullptr;
+    if (lattice.size() == 1 && sparseOf(lattice[0]).size() == 1) {
+      const LevelIterator& driver = byId(sparseOf(lattice[0])[0]);
+      if (driver.format.unique || driver.workspaceList) loneDriver = &driver;
+    }
     std::vector<std::pair<Expr, Expr>> ranges;
     for (const auto* it : sparse) {
       Expr start = it->pos;
       for (const auto& stmt : stmts)
-        if (const auto* declare = stmt.as<imp::Declare>(); loneDriver && declare && declare->var.sameAs(it->pos))
+        if (const auto* declare = stmt.as<imp::Declare>(); it == loneDriver && declare && declare->var.sameAs(it->pos))
           start = declare->init;
       ranges.push_back({start, it->end});
     }
