@@ -908,8 +908,7 @@ std::vector<Stmt> Lowerer::reserveAppends(const ir::ForallNode* forall, const st
       continue;
     std::vector<Expr> arrays{storage.crd[last]};
     if (pass_ == OutputPass::Fused) arrays.push_back(storage.vals);
-    Expr lastIndex = ops::sub(ops::add(storage.appendPosition[last], remaining), ops::IntImm::make(1, imp::Type::int64()));
-    stmts.push_back(growIfNeeded(storage.crdCapacity[last], lastIndex, arrays));
+    stmts.push_back(growToHold(storage.crdCapacity[last], ops::add(storage.appendPosition[last], remaining), arrays));
     reservedOutputs_.insert(tensor);
 
     // A first capacity: what the operands store at this level, summed over

@@ -602,6 +602,12 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
   return {imp::If::make(nonEmpty, record)};
 }
 
+Stmt Lowerer::growToHold(const Expr& capacity, const Expr& entries, const std::vector<Expr>& arrays) {
+  std::vector<Stmt> grow{imp::Assign::make(capacity, ops::max(ops::mul(capacity, int64Imm(2)), entries))};
+  for (const auto& array : arrays) grow.push_back(imp::Allocate::make(array, capacity, false, true));
+  return imp::If::make(ops::gt(entries, capacity), imp::Block::make(grow));
+}
+
 Stmt Lowerer::growIfNeeded(const Expr& capacity, const Expr& index, const std::vector<Expr>& arrays) {
   std::vector<Stmt> grow{imp::Assign::make(capacity, ops::max(ops::mul(capacity, int64Imm(2)), ops::add(index, int64Imm(1))))};
   for (const auto& array : arrays) grow.push_back(imp::Allocate::make(array, capacity, false, true));

@@ -199,6 +199,8 @@ class Lowerer {
                                         bool accumulating);
   std::vector<imp::Stmt> outputEpilogue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate);
   imp::Stmt growIfNeeded(const imp::Expr& capacity, const imp::Expr& index, const std::vector<imp::Expr>& arrays);
+  // The same for `entries` entries in all (indices below it).
+  imp::Stmt growToHold(const imp::Expr& capacity, const imp::Expr& entries, const std::vector<imp::Expr>& arrays);
 
   // lower_sparse_workspace.cpp: ISM workspaces (sparse scattering).
   // A workspace compressed into `output` once, after every loop.
