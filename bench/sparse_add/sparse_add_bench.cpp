@@ -49,9 +49,15 @@
 // OpenMP schedule, and the triad runs on T threads; the TACO-style loop
 // (TACO does not parallelize an assembled output) and Eigen are left out.
 //
+// --candidates adds the hand-written loops that decided what tcc prints
+// (see kCandidates) and tcc's kernel as printed before (tcc_before);
+// --only keeps the variants named, in that order (the two-pass peer, the
+// reference, must be among them).
+//
 // Every result is checked entry by entry (pos, crd and the value's bits)
-// against the TACO-style loop's, and Eigen's against it by value. Calls go
-// round robin over the variants; times are medians of all samples.
+// against the two-pass peer's, and Eigen's against it by value (Eigen adds
+// 0 to an entry of one operand alone, turning -0 into +0). Calls go round
+// robin over the variants; times are medians of all samples.
 #include <malloc.h>
 #include <sys/resource.h>
 
