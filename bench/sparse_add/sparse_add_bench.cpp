@@ -575,7 +575,7 @@ double triadBytesPerSecond(const tcc::jit::Module& module, int repeat) {
 void setHeapKept(bool kept) {
   if (!kept) return;
   mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, -1);  // never: the outputs of several variants exceed any finite threshold
   mallopt(M_TOP_PAD, 64 << 20);
 }
 
