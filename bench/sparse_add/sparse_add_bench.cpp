@@ -527,6 +527,8 @@ extern "C" long long tcc_before(int C1_dimension, const long long* A2_pos, const
 }
 CANDIDATE(bound_select_populate_steps, false, true, 0, 2)
 CANDIDATE(bound_branches_advance, false, false, 0, 0, true)
+CANDIDATE(bound_branches_advance_pf64, false, false, 64, 0, true)
+CANDIDATE(bound_branches_advance_pf256, false, false, 256, 0, true)
 )";
 
 // STREAM's triad, compiled like tcc's kernels (same backend, same OpenMP
@@ -827,7 +829,8 @@ int main(int argc, char** argv) {
   const std::vector<std::string> candidateNames = {"bound_branches", "bound_select", "bound_branches_huge",
                                                    "bound_select_huge", "bound_select_huge_pf",
                                                    "bound_select_populate", "bound_select_populate_steps", "tcc_before",
-                                                   "bound_select_two_rows", "bound_select_nt", "bound_branches_advance"};
+                                                   "bound_select_two_rows", "bound_select_nt", "bound_branches_advance",
+                                                   "bound_branches_advance_pf64", "bound_branches_advance_pf256"};
   std::shared_ptr<const tcc::jit::Module> candidateModule;
   if (candidates && !parallel) {
     tcc::jit::CompileOptions flags;
