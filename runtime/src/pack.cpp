@@ -236,6 +236,19 @@ EntryList entriesOf(const Coo& coo) {
 
 }  // namespace
 
+namespace {
+
+// The values of one run of equal coordinates, added in order. The sum
+// starts from the first value, not from 0, so a lone -0.0 stays -0.0.
+template <typename ValueAt>
+double sumOfRun(int64_t first, int64_t last, ValueAt valueAt) {
+  double sum = valueAt(first);
+  for (int64_t k = first + 1; k < last; ++k) sum += valueAt(k);
+  return sum;
+}
+
+}  // namespace
+
 Tensor pack(const Coo& coo, const TensorFormat& format, ValueType type, Duplicates duplicates) {
   EntryList entries = entriesOf(coo);
   checkEntries(entries, format);
@@ -248,10 +261,8 @@ Tensor pack(const Coo& coo, const TensorFormat& format, ValueType type, Duplicat
   for (size_t p = 0; p < leafRun.size(); ++p) {
     int64_t run = leafRun[p];
     if (run < 0) continue;
-    double sum = 0;
-    for (int64_t k = runs.runStart[run]; k < runs.runStart[run + 1]; ++k) {
-      sum += coo.values[runs.sorted[k]];
-    }
+    double sum = sumOfRun(runs.runStart[run], runs.runStart[run + 1],
+                          [&](int64_t k) { return coo.values[runs.sorted[k]]; });
     storeChecked(tensor, static_cast<int64_t>(p), sum, entries, runs.sorted[runs.runStart[run]]);
   }
   return tensor;
@@ -311,10 +322,7 @@ Tensor convert(const Tensor& tensor, const TensorFormat& format, ValueType type)
       result.values<int64_t>()[p] = sum;
       continue;
     }
-    double sum = 0;
-    for (int64_t k = first; k < last; ++k) {
-      sum += tensor.valueAtPosition(sourcePositions[runs.sorted[k]]);
-    }
+    double sum = sumOfRun(first, last, [&](int64_t k) { return tensor.valueAtPosition(sourcePositions[runs.sorted[k]]); });
     storeChecked(result, static_cast<int64_t>(p), sum, entries, runs.sorted[first]);
   }
   return result;

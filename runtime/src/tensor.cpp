@@ -182,10 +182,13 @@ double Tensor::valueAt(std::span<const int32_t> coord) const {
   if (format_.isNM()) return nmValueAt(*this, coord[0], coord[1]);
   // Follow every position range whose coordinate matches; nonunique levels
   // may hold the same coordinate more than once.
+  // The sum starts from the first stored value, so a stored -0.0 reads back as -0.0.
   double sum = 0;
+  bool stored = false;
   auto descend = [&](auto&& self, int level, int64_t parent) -> void {
     if (level == order()) {
-      sum += valueAtPosition(parent);
+      sum = stored ? sum + valueAtPosition(parent) : valueAtPosition(parent);
+      stored = true;
       return;
     }
     int32_t want = coord[format_.modeOfLevel(level)];

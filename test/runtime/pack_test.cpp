@@ -195,6 +195,26 @@ TEST(Pack, DuplicatesAreSummedOrRejected) {
   }
 }
 
+TEST(Pack, AStoredNegativeZeroKeepsItsSign) {
+  Coo coo = Coo::ofShape({3, 3});
+  int32_t lone[2] = {0, 1}, twice[2] = {2, 0}, cancelling[2] = {1, 1};
+  coo.push(lone, -0.0);
+  coo.push(twice, -0.0);
+  coo.push(twice, -0.0);
+  coo.push(cancelling, 1.5);
+  coo.push(cancelling, -1.5);
+  for (const auto& named : formatsOfOrder(2)) {
+    if (named.format.isAllDense()) continue;  // a dense format keeps no zeros of its own
+    Tensor packed = pack(coo, named.format);
+    EXPECT_TRUE(std::signbit(packed.valueAt({0, 1}))) << named.name;
+    EXPECT_TRUE(std::signbit(packed.valueAt({2, 0}))) << named.name;  // -0 + -0 = -0
+    EXPECT_FALSE(std::signbit(packed.valueAt({1, 1}))) << named.name;  // 1.5 + -1.5 = +0
+    Tensor converted = convert(packed, TensorFormat::csc());
+    EXPECT_TRUE(std::signbit(converted.valueAt({0, 1}))) << named.name;
+    EXPECT_TRUE(std::signbit(converted.valueAt({2, 0}))) << named.name;
+  }
+}
+
 TEST(Pack, RejectsInconsistentInput) {
   Coo coo = Coo::ofShape({3, 3});
   int32_t outside[2] = {3, 0};
