@@ -82,6 +82,7 @@
 #include "tcc/tcc.h"
 #include "../common/omp_threads.h"
 #include "../common/stats.h"
+#include "../common/stream_triad.h"
 
 namespace {
 
@@ -531,44 +532,7 @@ CANDIDATE(bound_branches_advance_pf64, false, false, 64, 0, true)
 CANDIDATE(bound_branches_advance_pf256, false, false, 256, 0, true)
 )";
 
-// STREAM's triad, compiled like tcc's kernels (same backend, same OpenMP
-// runtime) so that it runs on the same threads.
-const char* const kTriad = R"(
-#include <omp.h>
-extern "C" void triad(long n, double* __restrict a, const double* __restrict b, const double* __restrict c) {
-  #pragma omp parallel for schedule(static)
-  for (long i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
-}
-extern "C" void fill(long n, double* a, double v) {
-  #pragma omp parallel for schedule(static)
-  for (long i = 0; i < n; ++i) a[i] = v;
-}
-extern "C" int threads() {
-  int t = 1;
-  #pragma omp parallel
-  {
-    #pragma omp single
-    t = omp_get_num_threads();
-  }
-  return t;
-}
-)";
 
-// STREAM's triad a = b + 3 c on three arrays of 256 MB, bytes counted as
-// STREAM counts them (24 an element, no write-allocate).
-double triadBytesPerSecond(const tcc::jit::Module& module, int repeat) {
-  using Triad = void (*)(long, double*, const double*, const double*);
-  using Fill = void (*)(long, double*, double);
-  const long n = long(1) << 25;
-  auto triad = module.function<Triad>("triad");
-  auto fill = module.function<Fill>("fill");
-  std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
-  fill(n, a.get(), 0.0), fill(n, b.get(), 1.0), fill(n, c.get(), 2.0);  // first touch by the same threads
-  std::vector<double> samples;
-  for (int r = 0; r < repeat; ++r) samples.push_back(seconds([&] { triad(n, a.get(), b.get(), c.get()); }));
-  if (a[n / 2] != 7.0) std::fprintf(stderr, "triad check failed\n");
-  return 24.0 * n / median(samples);
-}
 
 // Outputs of this size are mmap'd fresh every call (glibc's defaults), or
 // (kept) taken from a heap that keeps the pages freed calls leave (no mmap,
@@ -838,10 +802,7 @@ int main(int argc, char** argv) {
     flags.extraFlags = {"-march=native", "-ffp-contract=off"};  // as tcc's strict kernels
     candidateModule = tcc::jit::compile(kCandidates, flags);
   }
-  tcc::jit::CompileOptions triadFlags;
-  triadFlags.backend = backend;
-  triadFlags.openmp = true;
-  auto triadModule = tcc::jit::compile(kTriad, triadFlags);
+  auto triadModule = compileStreamTriad(backend);
   const int triadThreads = triadModule->function<int (*)()>("threads")();
   if (triadThreads != threads) {
     std::fprintf(stderr, "expected %d threads, the OpenMP runtime runs %d\n", threads, triadThreads);
@@ -954,7 +915,7 @@ int main(int argc, char** argv) {
     const double lowerBound = 16.0 * (rows + 1) + 12.0 * (nnzA + nnzB) + 8.0 * (rows + 1) + 12.0 * nnzC;
     reference = Result{};
 
-    double triad = triadBytesPerSecond(*triadModule, std::max(3, repeat));
+    double triad = streamTriadBytesPerSecond(*triadModule, std::max(3, repeat));
     for (int round = 0; round < rounds; ++round)
       for (int r = 0; r < repeat; ++r)
         for (auto& v : variants) {
@@ -963,7 +924,7 @@ int main(int argc, char** argv) {
           v.faults += minorFaults() - before;
           v.release();
         }
-    triad = 0.5 * (triad + triadBytesPerSecond(*triadModule, std::max(3, repeat)));
+    triad = 0.5 * (triad + streamTriadBytesPerSecond(*triadModule, std::max(3, repeat)));
 
     std::printf("| %s | %s | %d | %.0f | %.0f | %.0f | %.0f |", name.c_str(), keepHeap ? "kept" : "fresh", in.rows, nnzA,
                 nnzB, nnzC, lowerBound / 1e6);

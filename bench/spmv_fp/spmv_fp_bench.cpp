@@ -39,6 +39,7 @@
 #include "tcc/tcc.h"
 #include "../common/omp_threads.h"
 #include "../common/stats.h"
+#include "../common/stream_triad.h"
 
 namespace {
 
@@ -113,27 +114,6 @@ tcc::Kernel compileKernel(bool ttv, tcc::frontend::FloatingPointMode mode, bool 
 // would fault inside the kernel on every call).
 using Entry = tcc::Kernel::EntryPoint;
 
-// STREAM's triad, compiled like the kernels (same backend, same OpenMP
-// runtime) so that it runs on the same threads.
-const char* const kTriad = R"(
-extern "C" void triad(long n, double* __restrict a, const double* __restrict b, const double* __restrict c) {
-  #pragma omp parallel for schedule(static)
-  for (long i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
-}
-extern "C" void fill(long n, double* a, double v) {
-  #pragma omp parallel for schedule(static)
-  for (long i = 0; i < n; ++i) a[i] = v;
-}
-extern "C" int threads() {
-  int t = 1;
-  #pragma omp parallel
-  {
-    #pragma omp single
-    t = omp_get_num_threads();
-  }
-  return t;
-}
-)";
 
 tcc::rt::Coo readMatrix(const std::string& name) {
   return tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
@@ -258,22 +238,6 @@ Row measureDirect(const std::string& name, const tcc::rt::Coo& coo, Entry strict
   return row;
 }
 
-// STREAM's triad a = b + s c on arrays far larger than the caches, on the
-// kernels' threads; bytes counted as STREAM does (three arrays, no
-// write-allocate).
-using Triad = void (*)(long, double*, const double*, const double*);
-using Fill = void (*)(long, double*, double);
-double streamTriadBytesPerSecond(const tcc::jit::Module& module, int repeat) {
-  const long n = long(1) << 25;
-  auto triad = module.function<Triad>("triad");
-  auto fill = module.function<Fill>("fill");
-  std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
-  fill(n, a.get(), 0.0), fill(n, b.get(), 1.0), fill(n, c.get(), 2.0);  // first touch by the same threads
-  std::vector<double> samples;
-  for (int r = 0; r < repeat; ++r) samples.push_back(seconds([&] { triad(n, a.get(), b.get(), c.get()); }));
-  if (a[n / 2] != 7.0) std::fprintf(stderr, "triad check failed\n");
-  return 24.0 * n / median(samples);
-}
 
 }  // namespace
 
@@ -319,10 +283,7 @@ int main(int argc, char** argv) {
   tacoFlags.backend = tcc::jit::Backend::SystemCompiler;
   tacoFlags.openmp = parallel;
   tacoFlags.extraFlags = {"-ffast-math", "-ffp-contract=fast"};
-  tcc::jit::CompileOptions triadFlags;
-  triadFlags.backend = backend;
-  triadFlags.openmp = true;
-  auto triadModule = tcc::jit::compile(std::string("#include <omp.h>\n") + kTriad, triadFlags);
+  auto triadModule = compileStreamTriad(backend);
   const int triadThreads = triadModule->function<int (*)()>("threads")();
   if (triadThreads != threads) {
     std::fprintf(stderr, "expected %d threads, the OpenMP runtime runs %d\n", threads, triadThreads);

@@ -49,6 +49,7 @@
 #include "tcc/tcc.h"
 #include "../common/omp_threads.h"
 #include "../common/stats.h"
+#include "../common/stream_triad.h"
 
 namespace {
 
@@ -612,13 +613,6 @@ tcc::rt::Coo readMatrix(const std::string& name) {
   return tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
 }
 
-using Triad = void (*)(long, double*, const double*, const double*);
-const char* const kTriad = R"(
-extern "C" void triad(long n, double* __restrict a, const double* __restrict b, const double* __restrict c) {
-  #pragma omp parallel for schedule(static)
-  for (long i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
-}
-)";
 
 // --huge-pages: an array in 2 MB pages where the kernel grants them
 // (transparent huge pages asked for with madvise), zeroed.
@@ -642,18 +636,15 @@ class HugePageArray {
   void* data_;
 };
 
-double triadBytesPerSecond(Triad triad, int repeat, bool hugePages) {
-  const long n = long(1) << 25;
-  HugePageArray ha(hugePages ? n * sizeof(double) : 0), hb(hugePages ? n * sizeof(double) : 0),
-      hc(hugePages ? n * sizeof(double) : 0);
-  std::vector<double> va(hugePages ? 0 : n), vb(hugePages ? 0 : n), vc(hugePages ? 0 : n);
+double triadBytesPerSecond(StreamTriad triad, int repeat, bool hugePages) {
+  const size_t bytes = hugePages ? kStreamTriadLength * sizeof(double) : 0;
+  HugePageArray ha(bytes), hb(bytes), hc(bytes);
+  std::vector<double> va(hugePages ? 0 : kStreamTriadLength), vb(va.size()), vc(va.size());
   double* a = hugePages ? ha.as<double>() : va.data();
   double* b = hugePages ? hb.as<double>() : vb.data();
   double* c = hugePages ? hc.as<double>() : vc.data();
-  for (long i = 0; i < n; ++i) a[i] = 0.0, b[i] = 1.0, c[i] = 2.0;
-  std::vector<double> samples;
-  for (int r = 0; r < repeat; ++r) samples.push_back(seconds([&] { triad(n, a, b, c); }));
-  return 24.0 * n / median(samples);
+  for (long i = 0; i < kStreamTriadLength; ++i) a[i] = 0.0, b[i] = 1.0, c[i] = 2.0;
+  return timeStreamTriad(triad, a, b, c, repeat);
 }
 
 }  // namespace
@@ -703,7 +694,7 @@ int main(int argc, char** argv) {
   auto module512 = tcc::jit::compile(kVariants, options512);
   auto moduleDefault = tcc::jit::compile(kVariants, optionsDefault);
   auto tacoModule = tcc::jit::compile(kTacoStyle, tacoOptions);
-  auto triadModule = tcc::jit::compile(kTriad, tcc::jit::CompileOptions{backend, 3, parallel, {}});
+  auto triadModule = compileStreamTriad(backend, parallel);
 
   std::vector<std::pair<std::string, Variant>> variants = {{"taco", plain(tacoModule->function<Spmv>("taco"))}};
   auto selected = [&](const std::string& name, const std::string& label) {
@@ -875,7 +866,7 @@ int main(int argc, char** argv) {
     footer(between);
   }
 
-  auto triad = triadModule->function<Triad>("triad");
+  auto triad = triadModule->function<StreamTriad>("triad");
   std::printf("\nOut of cache, %s: TACO-style time / variant time; triad GB/s in the last line\n\n",
               onThreads.c_str());
   header("TACO GB/s");

@@ -1,0 +1,79 @@
+// STREAM's triad a = b + 3 c, the bandwidth peer of the memory-bound
+// benches. It is compiled like the kernels it is compared with (same
+// backend, same OpenMP runtime), so it runs on the same threads.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stats.h"
+#include "tcc/jit/jit.h"
+
+using StreamTriad = void (*)(long, double*, const double*, const double*);
+
+inline const char* const kStreamTriadSource = R"(
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+extern "C" void triad(long n, double* __restrict a, const double* __restrict b, const double* __restrict c) {
+  #pragma omp parallel for schedule(static)
+  for (long i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
+}
+extern "C" void fill(long n, double* a, double v) {
+  #pragma omp parallel for schedule(static)
+  for (long i = 0; i < n; ++i) a[i] = v;
+}
+extern "C" int threads() {
+#ifdef _OPENMP
+  int t = 1;
+  #pragma omp parallel
+  {
+    #pragma omp single
+    t = omp_get_num_threads();
+  }
+  return t;
+#else
+  return 1;
+#endif
+}
+)";
+
+// The triad's module; `openmp` as the kernels are compiled.
+inline std::shared_ptr<const tcc::jit::Module> compileStreamTriad(tcc::jit::Backend backend, bool openmp = true) {
+  tcc::jit::CompileOptions options;
+  options.backend = backend;
+  options.openmp = openmp;
+  return tcc::jit::compile(kStreamTriadSource, options);
+}
+
+// Elements of each array: 3 x 256 MB, far larger than any cache here.
+inline constexpr long kStreamTriadLength = long(1) << 25;
+
+// The median rate of `repeat` triads over arrays a, b, c of
+// kStreamTriadLength elements that already hold 0, 1 and 2, in bytes per
+// second as STREAM counts them (24 an element, no write-allocate).
+inline double timeStreamTriad(StreamTriad triad, double* a, const double* b, const double* c, int repeat) {
+  using Clock = std::chrono::steady_clock;
+  const long n = kStreamTriadLength;
+  std::vector<double> samples;
+  for (int r = 0; r < repeat; ++r) {
+    auto start = Clock::now();
+    triad(n, a, b, c);
+    samples.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  if (a[n / 2] != 7.0) std::fprintf(stderr, "triad check failed\n");
+  return 24.0 * n / median(samples);
+}
+
+// The same over arrays of its own, first touched by the triad's threads.
+inline double streamTriadBytesPerSecond(const tcc::jit::Module& module, int repeat) {
+  using Fill = void (*)(long, double*, double);
+  const long n = kStreamTriadLength;
+  auto fill = module.function<Fill>("fill");
+  std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
+  fill(n, a.get(), 0.0), fill(n, b.get(), 1.0), fill(n, c.get(), 2.0);
+  return timeStreamTriad(module.function<StreamTriad>("triad"), a.get(), b.get(), c.get(), repeat);
+}
