@@ -2,7 +2,9 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 // The median of the samples (the mean of the middle two for an even count).
@@ -19,4 +21,11 @@ inline double geomean(const std::vector<double>& values) {
   double logSum = 0;
   for (double v : values) logSum += std::log(v);
   return std::exp(logSum / static_cast<double>(values.size()));
+}
+
+// The wall time of one call of `body`, in seconds.
+inline double seconds(const std::function<void()>& body) {
+  const auto start = std::chrono::steady_clock::now();
+  body();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

@@ -3,7 +3,6 @@
 // backend, same OpenMP runtime), so it runs on the same threads.
 #pragma once
 
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -56,14 +55,9 @@ inline constexpr long kStreamTriadLength = long(1) << 25;
 // kStreamTriadLength elements that already hold 0, 1 and 2, in bytes per
 // second as STREAM counts them (24 an element, no write-allocate).
 inline double timeStreamTriad(StreamTriad triad, double* a, const double* b, const double* c, int repeat) {
-  using Clock = std::chrono::steady_clock;
   const long n = kStreamTriadLength;
   std::vector<double> samples;
-  for (int r = 0; r < repeat; ++r) {
-    auto start = Clock::now();
-    triad(n, a, b, c);
-    samples.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-  }
+  for (int r = 0; r < repeat; ++r) samples.push_back(seconds([&] { triad(n, a, b, c); }));
   if (a[n / 2] != 7.0) std::fprintf(stderr, "triad check failed\n");
   return 24.0 * n / median(samples);
 }

@@ -28,14 +28,7 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using Spmm = void (*)(int, int, const long long*, const int*, const double*, const double*, double*);
-
-double seconds(const std::function<void()>& body) {
-  auto start = Clock::now();
-  body();
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Each variant handles the columns in tiles of 64 and leaves the rest to a
 // plain loop (the bench uses 64 columns: only the tile runs).

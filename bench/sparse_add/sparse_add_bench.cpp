@@ -86,14 +86,6 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds(const std::function<void()>& body) {
-  auto start = Clock::now();
-  body();
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 std::string loadAverage() {
   std::ifstream file("/proc/loadavg");
   std::string one, five, fifteen;

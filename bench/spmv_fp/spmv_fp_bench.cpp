@@ -43,14 +43,6 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds(const std::function<void()>& body) {
-  auto start = Clock::now();
-  body();
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 // TACO's compute loop for y(i) = A(i,j) * x(j) with A CSR (taco 0.x output,
 // renamed to plain arguments), compiled as TACO compiles it.
 // With threads, its row loop gets the OpenMP schedule tcc emits for

@@ -53,7 +53,6 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using Spmv = void (*)(int, const long long*, const int*, const double*, const double*, double*);
 
 // One call's arguments: the plain arrays for the hand-written loops, the
@@ -71,12 +70,6 @@ struct Call {
 using Variant = std::function<void(const Call&)>;
 Variant plain(Spmv f) {
   return [f](const Call& c) { f(c.n, c.pos, c.crd, c.vals, c.x, c.y); };
-}
-
-double seconds(const std::function<void()>& body) {
-  auto start = Clock::now();
-  body();
-  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 const char* const kTacoStyle = R"(
