@@ -121,14 +121,7 @@ Csr runAdd(const std::map<std::string, rt::Coo>& inputs, FloatingPointMode mode,
   if (cpp) *cpp = lowerProgram(program, options).cpp;
   Kernel kernel = compile(program, options);
   std::map<std::string, Tensor> tensors;
-  for (const auto& [name, coo] : inputs) {
-    // Packing sums each coordinate's values from +0, which turns a stored
-    // -0 into +0; the entries are sorted and unique, so position k holds
-    // entry k: put the exact values back.
-    Tensor packed = rt::pack(coo, toRuntimeFormat(Format::csr()));
-    for (size_t k = 0; k < coo.nnz(); ++k) packed.setValueAtPosition(static_cast<int64_t>(k), coo.values[k]);
-    tensors.emplace(name, std::move(packed));
-  }
+  for (const auto& [name, coo] : inputs) tensors.emplace(name, rt::pack(coo, toRuntimeFormat(Format::csr())));
   return stored(kernel.run(tensors).at("C"));
 }
 
