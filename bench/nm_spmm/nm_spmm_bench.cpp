@@ -5,8 +5,11 @@
 // 75 and 87.5% sparsity (M = L = 32), and 4096^3 with other L.
 //
 //   tcc_bench_nm_spmm [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS]
-//                     [--shape MxNxK]... [--nm N]...
+//                     [--shape MxNxK]... [--nm N]... [--a row|kmajor|both]
 //
+// --a: A's layout (row-major by default; kmajor: A declared {dense, dense}
+// order (1,0), stored column by column, and cuBLAS given the same buffer
+// with its transpose flag; both: each measurement in either layout).
 // --quick: m in {256, 1024, 4096} x 4 pairs. --shape: that shape alone (no
 // other L; repeatable: those shapes); --nm N: only the sparsity N:32 (repeatable). TCC_NM_SPMM_TILE
 // (see the intrinsic's host step) times one kernel instead of the autotuned plan; TCC_NM_SPMM_SKIP
@@ -128,13 +131,15 @@ struct Sparsity {
 struct Row {
   Shape shape;
   Sparsity sparsity;
+  bool aKMajor;
   double tccSeconds, cublasSeconds, error;
   double speedup() const { return cublasSeconds / tccSeconds; }
   double sparseFlops() const { return 2.0 * shape.m * shape.n * shape.k * sparsity.N / sparsity.M; }
 };
 
-std::string programText(const Sparsity& s) {
-  return "tensor A(I, K) : dense of float32\ntensor B(K, J) : nm(" + std::to_string(s.N) + ", " + std::to_string(s.M) +
+std::string programText(const Sparsity& s, bool aKMajor) {
+  return std::string("tensor A(I, K) : ") + (aKMajor ? "{dense, dense} order (1, 0)" : "dense") +
+         " of float32\ntensor B(K, J) : nm(" + std::to_string(s.N) + ", " + std::to_string(s.M) +
          ", " + std::to_string(s.L) + ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\n"
          "target cuda\n";
 }
@@ -153,6 +158,16 @@ tcc_tensor denseView(float* values, int rows, int cols) {
   t.levels[1].size = cols;
   t.vals = values;
   t.vals_size = static_cast<long long>(rows) * cols;
+  return t;
+}
+
+// A (rows x cols) stored column by column: {dense, dense} order (1,0).
+tcc_tensor kMajorView(float* values, int rows, int cols) {
+  tcc_tensor t = denseView(values, rows, cols);
+  t.mode_ordering[0] = 1;
+  t.mode_ordering[1] = 0;
+  t.levels[0].size = cols;
+  t.levels[1].size = rows;
   return t;
 }
 
@@ -185,9 +200,9 @@ class Bench {
     CHECK_CUDA(cudaEventCreate(&stop_));
   }
 
-  // Compiles the program of one N, M, L (NVRTC, once).
-  const tcc::Lowered& program(const Sparsity& s) {
-    std::string key = programText(s);
+  // Compiles the program of one N, M, L and A layout (NVRTC, once).
+  const tcc::Lowered& program(const Sparsity& s, bool aKMajor) {
+    std::string key = programText(s, aKMajor);
     auto found = programs_.find(key);
     if (found != programs_.end()) return found->second.lowered;
     Compiled& compiled = programs_[key];
@@ -203,10 +218,11 @@ class Bench {
   // other, their kernels compiled by NVRTC on threads of their own (each
   // program's kernels take seconds to compile; the cubins go to the cache
   // that loading them here, on the thread that holds the context, reads).
-  void programs(const std::vector<Sparsity>& sparsities) {
+  void programs(const std::vector<Sparsity>& sparsities, const std::vector<bool>& layouts) {
     std::vector<std::pair<Sparsity, Compiled*>> fresh;
+    for (bool aKMajor : layouts)
     for (const Sparsity& s : sparsities) {
-      std::string key = programText(s);
+      std::string key = programText(s, aKMajor);
       if (programs_.count(key)) continue;
       Compiled& compiled = programs_[key];
       compiled.lowered = tcc::lowerProgram(tcc::Program::fromText(key));
@@ -232,8 +248,10 @@ class Bench {
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
 
-  Row measure(const Shape& shape, const Sparsity& s, bool timeCublas) {
-    const Compiled& compiled = (program(s), programs_.at(programText(s)));
+  // aKMajor: the same random A buffer read as A stored k-major (m x k with
+  // A(i, kk) at kk * m + i), by tcc and by cuBLAS.
+  Row measure(const Shape& shape, const Sparsity& s, bool aKMajor, bool timeCublas) {
+    const Compiled& compiled = (program(s, aKMajor), programs_.at(programText(s, aKMajor)));
     long long windows = (shape.k + s.M - 1) / s.M, q = (shape.n + s.L - 1) / s.L, w = windows * s.N;
     long long np = q * s.L;
     unsigned seed = static_cast<unsigned>(shape.m * 31 + shape.n * 17 + shape.k * 7 + s.N);
@@ -246,7 +264,8 @@ class Bench {
     CHECK_CUDA(cudaMemset(bDense_, 0, sizeof(float) * shape.k * static_cast<size_t>(shape.n)));
     helpers_.run("scatter_dense", {&bPruned_, &d_, &bDense_, &k, &n, &qi, &N, &M, &L, &w}, w * shape.n);
 
-    tcc_tensor a = denseView(a_, shape.m, shape.k), b = nmView(bPruned_, d_, shape.k, shape.n, s),
+    tcc_tensor a = aKMajor ? kMajorView(a_, shape.m, shape.k) : denseView(a_, shape.m, shape.k),
+               b = nmView(bPruned_, d_, shape.k, shape.n, s),
                c = denseView(c_, shape.m, shape.n);
     std::map<std::string, tcc_tensor*> byName = {{"A", &a}, {"B", &b}, {"C", &c}};
     std::vector<tcc_tensor*> tensors;  // in the order of the statement's parameters
@@ -260,8 +279,15 @@ class Bench {
     };
     auto runCublas = [&] {
       float one = 1, zero = 0;
-      CHECK_CUBLAS(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, shape.n, shape.m, shape.k, &one, bDense_, shape.n,
-                               a_, shape.k, &zero, cRef_, shape.n));
+      // C^T (n x m, column-major) = B^T A^T: A row-major is A^T column-major
+      // (k x m, leading dimension k); A k-major is A column-major (m x k,
+      // leading dimension m), transposed by the flag.
+      if (aKMajor)
+        CHECK_CUBLAS(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_T, shape.n, shape.m, shape.k, &one, bDense_, shape.n,
+                                 a_, shape.m, &zero, cRef_, shape.n));
+      else
+        CHECK_CUBLAS(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, shape.n, shape.m, shape.k, &one, bDense_, shape.n,
+                                 a_, shape.k, &zero, cRef_, shape.n));
     };
     auto time = [&](auto&& run) {
       std::vector<double> seconds;
@@ -279,8 +305,9 @@ class Bench {
     runTcc();  // warm-up: the autotuner measures its candidates here
     runCublas();
     CHECK_CUDA(cudaDeviceSynchronize());
-    Row row{shape, s, time(runTcc), 0, 0};
-    std::string key = std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k);
+    Row row{shape, s, aKMajor, time(runTcc), 0, 0};
+    std::string key = std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k) +
+                      (aKMajor ? " k-major" : "");
     if (timeCublas || !cublasSeconds_.count(key)) cublasSeconds_[key] = time(runCublas);
     row.cublasSeconds = cublasSeconds_[key];
     // Both results are from the last runs (cuBLAS's reference is C_ref).
@@ -367,6 +394,7 @@ int main(int argc, char** argv) {
   std::string csvPath, svgPath;
   std::vector<Shape> onlyShapes;
   std::vector<int> onlyN;
+  std::vector<bool> layouts = {false};  // A k-major?
   for (int i = 1; i < argc; ++i) {
     std::string argument = argv[i];
     if (argument == "--quick") quick = true;
@@ -389,10 +417,18 @@ int main(int argc, char** argv) {
     else if (argument == "--svg" && i + 1 < argc) svgPath = argv[++i];
     else if (argument == "--repeats" && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
     else if (argument == "--budget" && i + 1 < argc) budget = std::atof(argv[++i]);
-    else {
+    else if (argument == "--a" && i + 1 < argc) {
+      const std::string layout = argv[++i];
+      if (layout != "row" && layout != "kmajor" && layout != "both") {
+        std::fprintf(stderr, "--a takes row, kmajor or both (A's layout)\n");
+        return 2;
+      }
+      layouts = layout == "row" ? std::vector<bool>{false} : layout == "kmajor" ? std::vector<bool>{true}
+                                                                                 : std::vector<bool>{false, true};
+    } else {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS] [--shape MxNxK] "
-                   "[--nm N]...\n",
+                   "[--nm N]... [--a row|kmajor|both]\n",
                    argv[0]);
       return 2;
     }
@@ -445,7 +481,7 @@ int main(int argc, char** argv) {
       std::printf("TCC_NM_SPMM_SKIP=%s: those kernels are not among the autotuner's candidates\n", skip);
     std::vector<Row> rows;
     auto start = std::chrono::steady_clock::now();
-    bench.programs(sparsities);
+    bench.programs(sparsities, layouts);
     // Shapes in a strided order (every m and pair early), each at every
     // sparsity, so that a budget cut leaves an even sample; 4096^3 first.
     std::vector<Shape> ordered;
@@ -464,18 +500,21 @@ int main(int argc, char** argv) {
         skipped += sparsities.size();
         continue;
       }
+      for (bool aKMajor : layouts)
       for (const Sparsity& s : sparsities) {
-        rows.push_back(bench.measure(shape, s, &s == &sparsities[0]));
+        rows.push_back(bench.measure(shape, s, aKMajor, &s == &sparsities[0]));
         const Row& row = rows.back();
-        std::printf("%5d x %5d x %5d  %4.1f%%  tcc %8.3f ms  cuBLAS %8.3f ms  %5.2fx  err %.1e\n", shape.m, shape.n,
-                    shape.k, 100 * s.value(), row.tccSeconds * 1e3, row.cublasSeconds * 1e3, row.speedup(), row.error);
+        std::printf("%5d x %5d x %5d  %4.1f%%  %s  tcc %8.3f ms  cuBLAS %8.3f ms  %5.2fx  err %.1e\n", shape.m,
+                    shape.n, shape.k, 100 * s.value(), aKMajor ? "A k-major" : "A row   ", row.tccSeconds * 1e3,
+                    row.cublasSeconds * 1e3, row.speedup(), row.error);
         std::fflush(stdout);
       }
     }
     for (int L : otherL)
+      for (bool aKMajor : layouts)
       for (const Sparsity& s : sparsities) {
         if (spent() > budget) break;
-        rows.push_back(bench.measure({4096, 4096, 4096}, {s.N, s.M, L}, false));
+        rows.push_back(bench.measure({4096, 4096, 4096}, {s.N, s.M, L}, aKMajor, false));
       }
     double elapsed = spent();
     if (skipped) std::printf("budget of %.0f s reached: %zu of %zu shape x sparsity measurements left out\n", budget,
@@ -483,13 +522,15 @@ int main(int argc, char** argv) {
 
     if (!csvPath.empty()) {
       std::ofstream csv(csvPath);
-      csv << "m,n,k,N,M,L,sparsity,tcc_ms,cublas_ms,speedup,tcc_tflops,fp32_roofline_percent,rel_error\n";
+      csv << "m,n,k,N,M,L,sparsity,tcc_ms,cublas_ms,speedup,tcc_tflops,fp32_roofline_percent,rel_error"
+          << (layouts.size() > 1 || layouts[0] ? ",a_kmajor" : "") << "\n";
       for (const Row& row : rows)
         csv << row.shape.m << "," << row.shape.n << "," << row.shape.k << "," << row.sparsity.N << ","
             << row.sparsity.M << "," << row.sparsity.L << "," << row.sparsity.value() << ","
             << row.tccSeconds * 1e3 << "," << row.cublasSeconds * 1e3 << "," << row.speedup() << ","
             << row.sparseFlops() / row.tccSeconds * 1e-12 << ","
-            << 100 * row.sparseFlops() / row.tccSeconds / kFp32Peak << "," << row.error << "\n";
+            << 100 * row.sparseFlops() / row.tccSeconds / kFp32Peak << "," << row.error
+            << (layouts.size() > 1 || layouts[0] ? (row.aKMajor ? ",1" : ",0") : "") << "\n";
     }
     if (!svgPath.empty()) writeSvg(svgPath, rows, sparsities, targets, tcc::rt::cuda::device().name);
 
@@ -501,25 +542,29 @@ int main(int argc, char** argv) {
                 "in which tcc's autotuner measures its candidate plans); largest relative error vs cuBLAS %.2e (%s)\n",
                 rows.size(), elapsed, repeats, worstError, worstError <= 1e-5 ? "<= 1e-5: ok" : "ABOVE 1e-5");
     std::printf("speedup = cuBLAS time / tcc time per shape; target = the paper's A100 median speedup\n");
-    std::printf("\n%-9s %-9s %8s %8s %8s %8s  %s\n", "sparsity", "nm", "median", "min", "max", "target", "shapes");
+    std::printf("\n%-9s %-9s %-8s %8s %8s %8s %8s  %s\n", "sparsity", "nm", "A", "median", "min", "max", "target",
+                "shapes");
+    for (bool aKMajor : layouts)
     for (size_t p = 0; p < sparsities.size(); ++p) {
       std::vector<double> speedups;
       for (const Row& row : rows)
-        if (row.sparsity.N == sparsities[p].N && row.sparsity.L == 32) speedups.push_back(row.speedup());
+        if (row.sparsity.N == sparsities[p].N && row.sparsity.L == 32 && row.aKMajor == aKMajor)
+          speedups.push_back(row.speedup());
       if (speedups.empty()) continue;
-      std::printf("%-9.1f (%d,%d,%d) %8.2f %8.2f %8.2f %8.1f  %zu\n", 100 * sparsities[p].value(), sparsities[p].N,
-                  sparsities[p].M, sparsities[p].L, median(speedups),
+      std::printf("%-9.1f (%d,%d,%d) %-8s %8.2f %8.2f %8.2f %8.1f  %zu\n", 100 * sparsities[p].value(), sparsities[p].N,
+                  sparsities[p].M, sparsities[p].L, aKMajor ? "k-major" : "row", median(speedups),
                   *std::min_element(speedups.begin(), speedups.end()),
                   *std::max_element(speedups.begin(), speedups.end()), targets[p], speedups.size());
     }
     std::printf("\n4096^3 (TFLOP/s counts the kept work, 2mnk N/M; roofline%% = that / 64.1 TFLOP/s, the FP32 FMA\n"
                 "ceiling measured on the H100 (the same SMs and clock on the H200); the paper's public kernels reach "
                 "1.84/2.47/3.53/5.98x on the H100):\n");
-    std::printf("%-9s %5s %10s %10s %8s %10s %10s\n", "sparsity", "L", "tcc ms", "cuBLAS ms", "speedup", "TFLOP/s",
-                "roofline%");
+    std::printf("%-9s %5s %-8s %10s %10s %8s %10s %10s\n", "sparsity", "L", "A", "tcc ms", "cuBLAS ms", "speedup",
+                "TFLOP/s", "roofline%");
     for (const Row& row : rows)
       if (row.shape.m == 4096 && row.shape.n == 4096 && row.shape.k == 4096)
-        std::printf("%-9.1f %5d %10.3f %10.3f %8.2f %10.1f %10.1f\n", 100 * row.sparsity.value(), row.sparsity.L,
+        std::printf("%-9.1f %5d %-8s %10.3f %10.3f %8.2f %10.1f %10.1f\n", 100 * row.sparsity.value(), row.sparsity.L,
+                    row.aKMajor ? "k-major" : "row",
                     row.tccSeconds * 1e3, row.cublasSeconds * 1e3, row.speedup(),
                     row.sparseFlops() / row.tccSeconds * 1e-12, 100 * row.sparseFlops() / row.tccSeconds / kFp32Peak);
     return worstError <= 1e-5 ? 0 : 1;

@@ -91,13 +91,22 @@ Problem makeProblem(int m, int n, int k, int N, int M, int L, uint64_t seed) {
   return p;
 }
 
-// Every plan the kernels have for a shape, the simple kernel included.
+// A (m x k, row-major) stored k-major: A(i, kk) at kk * m + i.
+std::vector<float> kMajor(const std::vector<float>& a, int m, int k) {
+  std::vector<float> t(a.size());
+  for (int i = 0; i < m; ++i)
+    for (int kk = 0; kk < k; ++kk) t[size_t(kk) * m + i] = a[size_t(i) * k + kk];
+  return t;
+}
+
+// Every plan the kernels have for a shape (and A's layout), the simple kernel included.
 std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
   std::vector<NmSpmmPlan> plans = lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors);
   for (int tile = 0; tile < static_cast<int>(lowering::nmSpmmTiles().size()); ++tile)
     for (int splits : {1, 3})
     for (bool packed : {false, true}) {
       if (!lowering::nmSpmmTileFits(lowering::nmSpmmTiles()[tile], shape.N, shape.M, shape.L)) continue;
+      if (!lowering::nmSpmmTileTakesA(lowering::nmSpmmTiles()[tile], shape.aKMajor)) continue;
       if (packed && !lowering::nmSpmmTilePacks(lowering::nmSpmmTiles()[tile], shape.N, shape.M)) continue;
       // Each tile forced, with and without split-K (the candidates keep to
       // the sensible ones).
@@ -122,7 +131,8 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
   // each take several tiles, most of them in part.
   for (int tile = 0; tile < static_cast<int>(lowering::nmSpmmTiles().size()); ++tile) {
     if (!lowering::nmSpmmTiles()[tile].mbarriers ||
-        !lowering::nmSpmmTileFits(lowering::nmSpmmTiles()[tile], shape.N, shape.M, shape.L))
+        !lowering::nmSpmmTileFits(lowering::nmSpmmTiles()[tile], shape.N, shape.M, shape.L) ||
+        !lowering::nmSpmmTileTakesA(lowering::nmSpmmTiles()[tile], shape.aKMajor))
       continue;
     for (int64_t ctas : {int64_t(cuda::device().multiprocessors), int64_t(7)})
       for (auto kind : {lowering::NmSpmmStreamK::Steps, lowering::NmSpmmStreamK::Hybrid})
@@ -142,32 +152,37 @@ std::string describe(const NmSpmmPlan& plan) {
 
 struct Config {
   int N, M, L;
+  bool aKMajor = false;  // A stored k-major (the kernels' 16-byte copies of its columns)
 };
 
 class NmSpmmKernels : public ::testing::TestWithParam<Config> {};
 
 TEST_P(NmSpmmKernels, EveryPlanMatchesCublasOnThePrunedMatrix) {
   const Config config = GetParam();
-  std::string code = lowering::nmSpmmDeviceCode(config.N, config.M, config.L, "nm_test");
+  std::string code = lowering::nmSpmmDeviceCode(config.N, config.M, config.L, "nm_test", config.aKMajor);
   cuda::Module module(cuda::compileToCubin(code, cuda::device().architecture(), "nm_test.cu"));
   struct Size {
     int m, n, k;
   };
   // Padding in k and n, one row, fewer rows than a tile, several k-tiles;
   // whole tiles of C with a last k-tile past k (spread fills, then one at once).
+  // (For a k-major A, m not a multiple of 4 takes 4-byte copies; 100 and
+  // 260 rows, the 16-byte ones with the last tile of rows part empty.)
   std::vector<Size> sizes = {{1, 37, 64},     {100, 300, 257},  {513, 129, 1000},
                              {64, 1000, 40},  {256, 1024, 1024}, {384, 512, 1000}};
+  if (config.aKMajor) sizes.push_back({260, 768, 1024});
   for (const Size& size : sizes) {
     SCOPED_TRACE("m, n, k = " + std::to_string(size.m) + ", " + std::to_string(size.n) + ", " +
                  std::to_string(size.k));
     Problem p = makeProblem(size.m, size.n, size.k, config.N, config.M, config.L, 7 + size.m);
     rt::NmLayout layout = rt::nmLayout(p.b);
+    if (config.aKMajor) p.a = kMajor(p.a, size.m, size.k);  // (the reference was computed from the row-major A)
     cuda::DeviceBuffer da(sizeof(float) * p.a.size() + 16), db(sizeof(float) * layout.valueCount() + 16),
         dd(sizeof(int) * layout.indexCount() + 16), dc(sizeof(float) * size_t(size.m) * size.n + 16);
     da.upload(p.a.data(), sizeof(float) * p.a.size());
     db.upload(p.b.valuesData(), sizeof(float) * layout.valueCount());
     dd.upload(p.b.crd(1).data(), sizeof(int) * layout.indexCount());
-    NmSpmmShape shape{size.m, size.n, size.k, config.N, config.M, config.L};
+    NmSpmmShape shape{size.m, size.n, size.k, config.N, config.M, config.L, config.aKMajor};
     for (const NmSpmmPlan& plan : everyPlan(shape)) {
       SCOPED_TRACE("plan " + describe(plan));
       // Split-K and stream-K add into C's rows from nmSpmmZeroedFrom on,
@@ -204,9 +219,19 @@ INSTANTIATE_TEST_SUITE_P(NmL, NmSpmmKernels,
                            return "N" + std::to_string(info.param.N) + "M" + std::to_string(info.param.M) + "L" +
                                   std::to_string(info.param.L);
                          });
+// A k-major: the deep 16-row tile at 50-75%, packing at 87.5%, odd N, M, L.
+INSTANTIATE_TEST_SUITE_P(NmLKMajor, NmSpmmKernels,
+                         ::testing::Values(Config{16, 32, 32, true}, Config{12, 32, 32, true}, Config{8, 32, 32, true},
+                                           Config{4, 32, 32, true}, Config{2, 4, 6, true}, Config{3, 5, 8, true},
+                                           Config{16, 32, 16, true}),
+                         [](const auto& info) {
+                           return "N" + std::to_string(info.param.N) + "M" + std::to_string(info.param.M) + "L" +
+                                  std::to_string(info.param.L) + "KMajor";
+                         });
 
-std::string programText(int N, int M, int L) {
-  return "tensor A(I, K) : dense of float32\ntensor B(K, J) : nm(" + std::to_string(N) + ", " + std::to_string(M) +
+std::string programText(int N, int M, int L, bool aKMajor = false) {
+  return std::string("tensor A(I, K) : ") + (aKMajor ? "{dense, dense} order (1, 0)" : "dense") +
+         " of float32\ntensor B(K, J) : nm(" + std::to_string(N) + ", " + std::to_string(M) +
          ", " + std::to_string(L) + ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\n"
          "target cuda\n";
 }
@@ -225,6 +250,30 @@ TEST(NmSpmmLibrary, TheCompiledProgramMatchesCublas) {
     std::vector<double> a = randomValues(size_t(c.m) * c.k, 3), b = randomValues(size_t(c.k) * c.n, 4);
     std::map<std::string, Tensor> inputs;
     inputs["A"] = rt::fromDense(a, {c.m, c.k}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+    inputs["B"] = rt::fromDense(b, {c.k, c.n}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+    RunResult run = kernel.run(inputs, RunOptions{3});
+    std::vector<float> result = toFloat(rt::toDense(run.tensors.at("C")));
+    rt::Tensor pruned = rt::nmPruneAndPack(b, c.k, c.n, nmFormat(c.N, c.M, c.L), rt::ValueType::Float32);
+    std::vector<float> reference = cublasProduct(toFloat(a), toFloat(rt::nmUnpack(pruned)), c.m, c.n, c.k);
+    EXPECT_LE(relativeError(result, reference), kTolerance);
+  }
+}
+
+// The same with A declared and bound k-major ({dense, dense} order (1,0)):
+// the host step plans the tiles that take it (the large shape autotuned).
+TEST(NmSpmmLibrary, AKMajorAMatchesCublas) {
+  struct Case {
+    int N, M, L, m, n, k;
+  };
+  const rt::TensorFormat kMajorFormat({rt::LevelSpec::dense(), rt::LevelSpec::dense()}, {1, 0});
+  for (const Case& c : {Case{16, 32, 32, 1024, 2048, 2048}, Case{8, 32, 32, 2048, 1024, 1024},
+                        Case{4, 32, 32, 256, 2048, 2048}, Case{2, 4, 4, 37, 41, 43}, Case{12, 32, 32, 300, 700, 500}}) {
+    SCOPED_TRACE(programText(c.N, c.M, c.L, true) + " m, n, k = " + std::to_string(c.m) + ", " + std::to_string(c.n) +
+                 ", " + std::to_string(c.k));
+    Kernel kernel = compile(Program::fromText(programText(c.N, c.M, c.L, true)));
+    std::vector<double> a = randomValues(size_t(c.m) * c.k, 5), b = randomValues(size_t(c.k) * c.n, 6);
+    std::map<std::string, Tensor> inputs;
+    inputs["A"] = rt::fromDense(a, {c.m, c.k}, kMajorFormat, rt::ValueType::Float32);
     inputs["B"] = rt::fromDense(b, {c.k, c.n}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
     RunResult run = kernel.run(inputs, RunOptions{3});
     std::vector<float> result = toFloat(rt::toDense(run.tensors.at("C")));

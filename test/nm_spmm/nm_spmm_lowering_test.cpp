@@ -76,6 +76,50 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
   }
 }
 
+// A stored k-major ({dense, dense} order (1,0)) is the intrinsic too: its
+// kernels copy A's columns by 16 bytes (the template's last argument), and
+// the tile that stages A row-major in shared memory is left out.
+TEST(NmSpmmRecognition, AKMajorAIsTheIntrinsicWithItsOwnKernels) {
+  const std::string declarations =
+      "tensor A(I, K) : {dense, dense} order (1, 0) of float32\ntensor B(K, J) : nm(16, 32, 32) of float32\n"
+      "tensor C(I, J) : dense of float32\n";
+  Lowered lowered = lowerText(program(declarations, "C(i, j) = A(i, k) * B(k, j)"));
+  const auto* op = lowering::intrinsicOf(lowered.statements[0].function);
+  ASSERT_NE(op, nullptr);
+  EXPECT_EQ(op->name, "nm_spmm");
+  ASSERT_EQ(op->args.size(), 4u);
+  ASSERT_EQ(lowered.statements[0].decisions.size(), 1u);
+  EXPECT_NE(lowered.statements[0].decisions[0].find("A k-major (its tiles copied by 16-byte copies of its columns)"),
+            std::string::npos)
+      << lowered.statements[0].decisions[0];
+  const std::string& kernels = lowered.cudaKernels;
+  EXPECT_NE(kernels.find("A k-major"), std::string::npos);
+  // The deep 16-row tile (spread fills, D a k-tile ahead) and an 8-row one, k-major.
+  EXPECT_NE(kernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false, "
+                         "false, true, true>"),
+            std::string::npos);
+  EXPECT_NE(kernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false, false, false, false, "
+                         "false, false, true>"),
+            std::string::npos);
+  EXPECT_NE(kernels.find("A[(long long)row * m + i]"), std::string::npos);  // the simple kernel
+  // Row-major A: no kernel is instantiated k-major.
+  Lowered rowMajor = lowerText(program(kDeclarations, "C(i, j) = A(i, k) * B(k, j)"));
+  EXPECT_EQ(rowMajor.cudaKernels.find("false, true, true>("), std::string::npos);
+  EXPECT_NE(rowMajor.cudaKernels.find("A[(long long)i * k + row]"), std::string::npos);
+  // 87.5%, where the 64 x 512 tiles fit: the k-major one stays, the row-major one goes.
+  auto sparse = [](const std::string& a) {
+    return "tensor A(I, K) : " + a + " of float32\ntensor B(K, J) : nm(4, 32, 32) of float32\n"
+           "tensor C(I, J) : dense of float32\n";
+  };
+  const std::string sparseKMajor =
+      lowerText(program(sparse("{dense, dense} order (1, 0)"), "C(i, j) = A(i, k) * B(k, j)")).cudaKernels;
+  const std::string sparseRowMajor = lowerText(program(sparse("dense"), "C(i, j) = A(i, k) * B(k, j)")).cudaKernels;
+  EXPECT_NE(sparseKMajor.find("_xwide_deep_mbar("), std::string::npos);
+  EXPECT_EQ(sparseKMajor.find("_xwide_rows_deep_mbar"), std::string::npos);
+  EXPECT_NE(sparseKMajor.find("_wide_packed("), std::string::npos);
+  EXPECT_NE(sparseRowMajor.find("_xwide_rows_deep_mbar("), std::string::npos);
+}
+
 // Square operands (one size S), so that the front end lets every index
 // pattern through to the intrinsic.
 std::string square(const std::string& a, const std::string& b, const std::string& c) {
@@ -107,10 +151,14 @@ TEST(NmSpmmRecognition, CloseStatementsAreRefusedWithTheReason) {
             "declare C, A and B `of float32`");
   EXPECT_EQ(refusal(program(square("csr of float32", nm, f), "C(i, j) = A(i, k) * B(k, j)")),
             "cannot compile `C(i,j) = A(i,k) * B(k,j)`: A is stored {dense, compressed}; the N:M SpMM intrinsic "
-            "reads it dense and row-major ({dense, dense}): declare it dense");
-  EXPECT_EQ(refusal(program(square("{dense, dense} order (1, 0) of float32", nm, f), "C(i, j) = A(i, k) * B(k, j)")),
-            "cannot compile `C(i,j) = A(i,k) * B(k,j)`: A is stored {dense, dense} order (1,0); the N:M SpMM "
-            "intrinsic reads it dense and row-major ({dense, dense}): declare it dense");
+            "reads it dense, row-major ({dense, dense}) or k-major ({dense, dense} order (1,0)): declare it so");
+  EXPECT_EQ(refusal(program(square("dcsc of float32", nm, f), "C(i, j) = A(i, k) * B(k, j)")),
+            "cannot compile `C(i,j) = A(i,k) * B(k,j)`: A is stored {compressed, compressed} order (1,0); the N:M "
+            "SpMM intrinsic reads it dense, row-major ({dense, dense}) or k-major ({dense, dense} order (1,0)): "
+            "declare it so");
+  EXPECT_EQ(refusal(program(square(f, nm, "{dense, dense} order (1, 0) of float32"), "C(i, j) = A(i, k) * B(k, j)")),
+            "cannot compile `C(i,j) = A(i,k) * B(k,j)`: C is stored {dense, dense} order (1,0); the N:M SpMM "
+            "intrinsic writes it dense and row-major ({dense, dense}): declare it dense");
   EXPECT_EQ(refusal(program(square(f, nm, "csr of float32"), "C(i, j) = A(i, k) * B(k, j)")),
             "cannot compile `C(i,j) = A(i,k) * B(k,j)`: C is stored {dense, compressed}; the N:M SpMM intrinsic "
             "writes it dense and row-major ({dense, dense}): declare it dense");
@@ -151,16 +199,24 @@ TEST(NmSpmmCpu, TheProductOfThePrunedMatrixMatchesTheDenseReference) {
   struct Case {
     int N, M, L, m, n, k;
   };
+  // A row-major, and k-major (the layout the cuda target's intrinsic also takes).
+  for (bool aKMajor : {false, true})
   for (const Case& c : {Case{2, 4, 4, 37, 41, 43}, Case{16, 32, 32, 20, 64, 96}, Case{4, 32, 32, 9, 70, 100},
                         Case{3, 5, 8, 11, 13, 17}}) {
-    std::string text = "tensor A(I, K) : dense of float32\ntensor B(K, J) : nm(" + std::to_string(c.N) + ", " +
-                       std::to_string(c.M) + ", " + std::to_string(c.L) +
+    std::string text = std::string("tensor A(I, K) : ") + (aKMajor ? "{dense, dense} order (1, 0)" : "dense") +
+                       " of float32\ntensor B(K, J) : nm(" + std::to_string(c.N) + ", " + std::to_string(c.M) + ", " +
+                       std::to_string(c.L) +
                        ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\n";
     SCOPED_TRACE(text);
     Kernel kernel = compile(Program::fromText(text));
+    // The cuda target lowers the same statement to the intrinsic.
+    EXPECT_NE(lowering::intrinsicOf(lowerText(text + "target cuda\n").statements[0].function), nullptr);
     std::vector<double> a = randomDense(c.m, c.k, 1), b = randomDense(c.k, c.n, 2);
     std::map<std::string, Tensor> inputs;
-    inputs["A"] = rt::fromDense(a, {c.m, c.k}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+    inputs["A"] = rt::fromDense(a, {c.m, c.k},
+                                aKMajor ? rt::TensorFormat({rt::LevelSpec::dense(), rt::LevelSpec::dense()}, {1, 0})
+                                        : rt::TensorFormat::dense(2),
+                                rt::ValueType::Float32);
     inputs["B"] = rt::fromDense(b, {c.k, c.n}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
     std::vector<double> result = rt::toDense(kernel.run(inputs).at("C"));
 
@@ -180,6 +236,30 @@ TEST(NmSpmmCpu, TheProductOfThePrunedMatrixMatchesTheDenseReference) {
     DenseArray unpruned{{c.k, c.n}, b};
     std::vector<double> full = evaluate(parsed.statements(), {{"A", da}, {"B", unpruned}}).at("C").values;
     if (c.N < c.M) EXPECT_NE(full, expected);
+  }
+}
+
+// A k-major: the candidates leave out the tile that stages A row-major, and
+// keep the others (the deep 16-row tile among them).
+TEST(NmSpmmPlans, AKMajorAIsPlannedOnTheTilesThatTakeIt) {
+  for (int N : {16, 12, 8, 4}) {
+    lowering::NmSpmmShape rowMajor{4096, 4096, 4096, N, 32, 32}, kMajor = rowMajor;
+    kMajor.aKMajor = true;
+    auto labels = [](const lowering::NmSpmmShape& shape) {
+      std::vector<std::string> names;
+      for (const auto& plan : lowering::nmSpmmCandidatePlans(shape, 132)) names.push_back(lowering::nmSpmmPlanLabel(plan));
+      return names;
+    };
+    std::vector<std::string> expected;
+    for (const std::string& label : labels(rowMajor))
+      if (!label.starts_with("xwide_rows")) expected.push_back(label);
+    EXPECT_EQ(labels(kMajor), expected) << N;
+    EXPECT_NE(std::find(expected.begin(), expected.end(), "tallwide_deep"), expected.end()) << N;
+  }
+  EXPECT_TRUE(lowering::nmSpmmTileTakesA(lowering::nmSpmmTiles()[4], true));
+  for (const auto& tile : lowering::nmSpmmTiles()) {
+    EXPECT_TRUE(lowering::nmSpmmTileTakesA(tile, false));
+    EXPECT_EQ(lowering::nmSpmmTileTakesA(tile, true), !tile.rowMajorA) << tile.name;
   }
 }
 
@@ -309,9 +389,13 @@ TEST(NmSpmmCuda, ThePrintedFileCompilesWithNvcc) {
   if (!fs::exists(TCC_NVCC)) GTEST_SKIP() << "nvcc not found";
   fs::path work = fs::temp_directory_path() / ("tcc_nm_spmm_nvcc_" + std::to_string(::getpid()));
   fs::create_directories(work);
-  for (const char* nm : {"4, 32, 32", "3, 5, 8", "2, 4, 6"}) {
+  // A k-major: the 16-byte copies of A's columns (spread, mbarrier, stream-K and packing kernels).
+  for (const char* nm : {"4, 32, 32", "3, 5, 8", "2, 4, 6", "16, 32, 32 k-major", "4, 32, 32 k-major"}) {
     SCOPED_TRACE(nm);
-    std::string text = "tensor A(I, K) : dense of float32\ntensor B(K, J) : nm(" + std::string(nm) +
+    const std::string spec(nm);
+    const bool aKMajor = spec.ends_with(" k-major");
+    std::string text = std::string("tensor A(I, K) : ") + (aKMajor ? "{dense, dense} order (1, 0)" : "dense") +
+                       " of float32\ntensor B(K, J) : nm(" + spec.substr(0, spec.find(" k")) +
                        ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\ntarget cuda\n";
     fs::path source = work / "nm.cu";
     std::ofstream(source) << lowerText(text).cuda;

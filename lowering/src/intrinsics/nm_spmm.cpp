@@ -40,6 +40,11 @@ bool denseRowMajor(const ir::TensorVar& tensor) {
   return tensor.format().isAllDense() && tensor.format().hasIdentityOrdering();
 }
 
+// A dense matrix stored column by column: {dense, dense} order (1,0).
+bool denseKMajor(const ir::TensorVar& tensor) {
+  return tensor.order() == 2 && tensor.format().isAllDense() && tensor.format().modeOrdering() == std::vector<int>{1, 0};
+}
+
 int intArgument(const imp::Intrinsic& op, size_t index) {
   const auto* value = op.args.at(index).as<imp::IntImm>();
   if (!value) throw LoweringError("internal: the nm_spmm intrinsic's N, M and L are not constants");
@@ -48,8 +53,11 @@ int intArgument(const imp::Intrinsic& op, size_t index) {
 
 struct NmParameters {
   int N, M, L;
+  bool aKMajor;  // A stored {dense, dense} order (1,0)
 };
-NmParameters parametersOf(const imp::Intrinsic& op) { return {intArgument(op, 0), intArgument(op, 1), intArgument(op, 2)}; }
+NmParameters parametersOf(const imp::Intrinsic& op) {
+  return {intArgument(op, 0), intArgument(op, 1), intArgument(op, 2), op.args.size() > 3 && intArgument(op, 3) != 0};
+}
 
 }  // namespace
 
@@ -78,8 +86,11 @@ std::optional<imp::Function> recognizeNmSpmm(const ir::IndexStmt& cin, const std
   for (const auto& tensor : parameters) {
     if (hasNmLevel(tensor) || denseRowMajor(tensor) || tensor.order() != 2) continue;
     bool output = std::find(written.begin(), written.end(), tensor) != written.end();
+    if (!output && denseKMajor(tensor)) continue;  // A may be k-major (checked below)
     throw LoweringError(tensor.name() + " is stored " + formatOf(tensor) + "; the N:M SpMM intrinsic " +
-                        (output ? "writes" : "reads") + " it dense and row-major ({dense, dense}): declare it dense");
+                        (output ? "writes it dense and row-major ({dense, dense}): declare it dense"
+                                : "reads it dense, row-major ({dense, dense}) or k-major ({dense, dense} order "
+                                  "(1,0)): declare it so"));
   }
   if (assignments.size() != 1)
     throw LoweringError("the N:M SpMM intrinsic computes one product " + shape + "; this statement has " +
@@ -115,9 +126,9 @@ std::optional<imp::Function> recognizeNmSpmm(const ir::IndexStmt& cin, const std
       !nm.hasIdentityOrdering())
     throw LoweringError(bt.name() + " is stored " + formatOf(bt) +
                         "; the N:M SpMM intrinsic reads {dense, nm(N,M,L)}: dense rows, pruned in windows of M");
-  if (!denseRowMajor(at))
-    throw LoweringError(at.name() + " is stored " + formatOf(at) + "; the N:M SpMM intrinsic reads it dense and "
-                        "row-major ({dense, dense}): declare it dense");
+  if (!denseRowMajor(at) && !denseKMajor(at))
+    throw LoweringError(at.name() + " is stored " + formatOf(at) + "; the N:M SpMM intrinsic reads it dense, "
+                        "row-major ({dense, dense}) or k-major ({dense, dense} order (1,0)): declare it so");
   if (!denseRowMajor(ct))
     throw LoweringError(ct.name() + " is stored " + formatOf(ct) + "; the N:M SpMM intrinsic writes it dense and "
                         "row-major ({dense, dense}): declare it dense");
@@ -139,7 +150,8 @@ std::optional<imp::Function> recognizeNmSpmm(const ir::IndexStmt& cin, const std
       {imp::Comment::make(ct.name() + " = " + at.name() + " * " + bt.name() + " (" + bt.name() + " " + level.toString() +
                           ")"),
        imp::Intrinsic::make(kNmSpmmIntrinsic, {ct.name(), at.name(), bt.name()},
-                            {imp::IntImm::make(level.nmN), imp::IntImm::make(level.nmM), imp::IntImm::make(level.nmL)})});
+                            {imp::IntImm::make(level.nmN), imp::IntImm::make(level.nmM), imp::IntImm::make(level.nmL),
+                             imp::IntImm::make(denseKMajor(at) ? 1 : 0)})});
   return function;
 }
 
@@ -148,10 +160,12 @@ std::string explainNmSpmm(const imp::Function&, const imp::Intrinsic& op) {
   std::ostringstream out;
   out << op.tensors[0] << " = " << op.tensors[1] << " * " << op.tensors[2] << " is the N:M SpMM intrinsic ("
       << op.tensors[2] << " nm(" << nm.N << "," << nm.M << "," << nm.L << "), " << 100.0 * (1.0 - double(nm.N) / nm.M)
-      << "% sparse): CUDA kernels generated for these N, M, L; ";
+      << "% sparse): CUDA kernels generated for these N, M, L"
+      << (nm.aKMajor ? " and " + op.tensors[1] + " k-major (its tiles copied by 16-byte copies of its columns)" : "")
+      << "; ";
   std::vector<std::string> tiles;
   for (const auto& tile : nmSpmmTiles())
-    if (nmSpmmTileFits(tile, nm.N, nm.M, nm.L))
+    if (nmSpmmTileFits(tile, nm.N, nm.M, nm.L) && nmSpmmTileTakesA(tile, nm.aKMajor))
       tiles.push_back(std::string(tile.name) + " " + std::to_string(tile.rows()) + "x" + std::to_string(tile.cols()));
   if (tiles.empty()) {
     out << "no register-tiled kernel fits these N, M, L (L must be a multiple of 4 that divides or is divided by a "
@@ -179,7 +193,7 @@ namespace {
 
 std::string deviceCode(const imp::Intrinsic& op, const std::string& prefix) {
   NmParameters nm = parametersOf(op);
-  return nmSpmmDeviceCode(nm.N, nm.M, nm.L, prefix);
+  return nmSpmmDeviceCode(nm.N, nm.M, nm.L, prefix, nm.aKMajor);
 }
 
 // The printed .cu's launch: the default plan (nmSpmmDefaultPlan) in C.

@@ -132,9 +132,13 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // the next k-tile are read into registers during the last kept row, and
 // after the barrier the first loads of A go out at once (no D -> address
 // -> load chain at the k-tile's start).
+// AKMAJOR: A is stored k-major in global memory (A(i, kk) at kk * m + i),
+// so each column of A's k-major shared tile is BM consecutive floats of
+// one column of A, copied by 16 bytes (4-byte copies where m is not a
+// multiple of 4). Not with AROWS (that tile is row-major in shared memory).
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
-          bool DNEXT = false>
+          bool DNEXT = false, bool AKMAJOR = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -152,6 +156,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // the copies and the reads below hit distinct banks.
   constexpr int APITCH = AROWS ? ((KS + 27) / 32) * 32 + 4 : BM + 4;
   static_assert(!(AROWS && PACK), "the packing kernels copy A's tile by columns");
+  static_assert(!(AROWS && AKMAJOR), "a k-major A is staged k-major");
   constexpr int GT = BN >= LL ? BN / LL : 1;
   constexpr int ROWS_PER_PASS = THREADS / 8;  // A's copies: 8 columns of THREADS / 8 rows per pass
   constexpr int ROW_PASSES = BM / ROWS_PER_PASS;
@@ -165,6 +170,9 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   constexpr int A_VECS = BM * KS / 4;
   constexpr int A_VECS_PER_THREAD = (A_VECS + THREADS - 1) / THREADS;
   constexpr bool ONE_GROUP_PER_WARP = LL % 32 == 0;
+  // AKMAJOR: whole tiles copied by a fixed number of 16-byte copies per
+  // thread, a whole number of columns apart.
+  constexpr bool A_WHOLE_KMAJOR = AKMAJOR && !PACK && THREADS % (BM / 4) == 0 && A_VECS % THREADS == 0;
 
   // Packing: A's tile holds only the columns some kept row of the tile
   // reads (col_info, found from D's tile as it arrives), so D runs a stage
@@ -233,6 +241,50 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // instructions per k-tile); the tiles at the edges take the guarded loops.
   auto issueA = [&](int tile, int stage, const unsigned* used) {
     const int k0 = tile * KS;
+    if constexpr (AKMAJOR) {
+      // Column c of the tile is A[(k0 + c) * m + bm ...]: BM / 4 float4s,
+      // copied in order (consecutive threads, consecutive 16 bytes).
+      constexpr int COL_VECS = BM / 4;
+      float* as = As + stage * A_STAGE;
+      if constexpr (A_WHOLE_KMAJOR) {
+        if (rowsInside && k0 + KS <= k && (m & 3) == 0) {
+          constexpr int COL_STEP = THREADS / COL_VECS;  // columns between a thread's copies
+          const int c0 = tid / COL_VECS, r0 = (tid % COL_VECS) * 4;
+          float* target = as + c0 * APITCH + r0;
+          const float* source = A + (long long)(k0 + c0) * m + bm + r0;
+          const long long step = (long long)COL_STEP * m;
+#pragma unroll
+          for (int i = 0; i < A_VECS_PER_THREAD; ++i)
+            tcc_nm_cp_async16_full(target + i * COL_STEP * APITCH, source + i * step);
+          return;
+        }
+      }
+      // At the edges (zero-filled past m and k), where m is not a multiple
+      // of 4, and packing (only the used columns, each at its rank).
+#pragma unroll 1
+      for (int i = 0; i < A_VECS_PER_THREAD; ++i) {
+        const int index = tid + i * THREADS;
+        if (A_VECS % THREADS != 0 && index >= A_VECS) break;
+        const int c = index / COL_VECS, r = (index % COL_VECS) * 4;
+        int slot = c;
+        if (PACK) {
+          if (!(used[c >> 5] >> (c & 31) & 1u)) continue;
+          slot = __popc(used[c >> 5] & ((1u << (c & 31)) - 1u));
+          for (int word = 0; word < (c >> 5); ++word) slot += __popc(used[word]);
+        }
+        const int row = bm + r, col = k0 + c;
+        float* target = as + slot * APITCH + r;
+        const float* source = A + (long long)col * m + row;
+        const int left = col < k ? m - row : 0;  // rows of A from row on
+        if ((m & 3) == 0) {
+          tcc_nm_cp_async16(target, left > 0 ? source : A, left > 0 ? 16 : 0);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) tcc_nm_cp_async4(target + e, left > e ? source + e : A, left > e ? 4 : 0);
+        }
+      }
+      return;
+    }
     if constexpr (!PACK && !AROWS) {
       if (rowsInside && k0 + KS <= k) {
         float* as = As + stage * A_STAGE + copyRow + copyCol * APITCH;
@@ -448,7 +500,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // few guarded copies go first. A fill that is not whole (at the edges of
   // A or B') is issued at once as without SPREAD.
   constexpr int AHEAD = MBAR ? STAGES - 2 : STAGES - 1;  // k-tiles copied ahead of the computed one
-  constexpr bool A_WHOLE_K = !PACK && !AROWS;
+  constexpr bool A_WHOLE_K = !PACK && !AROWS && !AKMAJOR;
   constexpr bool A_WHOLE_ROWS = AROWS && KS % 4 == 0 && THREADS % (KS / 4) == 0 && A_VECS % THREADS == 0;
   constexpr bool B_WHOLE = THREADS % (BN / 4) == 0 && B_VECS % THREADS == 0;
   constexpr int A_ITEMS = A_WHOLE_K ? ROW_PASSES * (KS / 8) : A_VECS_PER_THREAD;
@@ -456,7 +508,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // (Spread fills need copies of whole tiles by a fixed number per thread;
   // other shapes fill at once.) A rolled k-tile spreads them over its
   // first chunk.
-  constexpr bool SPREAD_ON = SPREAD && !PACK && (A_WHOLE_K || A_WHOLE_ROWS) && B_WHOLE;
+  constexpr bool SPREAD_ON = SPREAD && !PACK && (A_WHOLE_K || A_WHOLE_ROWS || A_WHOLE_KMAJOR) && B_WHOLE;
   // With one k-tile ahead (three mbarrier stages) the copies go in the
   // first half of the step, so that they have half a step to land.
   constexpr int SPREAD_ROWS = AHEAD < 2 && CHUNKS == 1 ? (CHUNK_ROWS + 1) / 2 : CHUNK_ROWS;
@@ -469,8 +521,14 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // bases are set).
   auto spreadBegin = [&](int tile, int stage) {
     const int k0 = tile * KS, u0 = tile * WS;
-    if (!rowsInside || k0 + KS > k || (AROWS && (k & 3) != 0) || u0 + WS > w || bn + BN > np) return false;
-    if constexpr (A_WHOLE_K) {
+    if (!rowsInside || k0 + KS > k || (AROWS && (k & 3) != 0) || (AKMAJOR && (m & 3) != 0) || u0 + WS > w ||
+        bn + BN > np)
+      return false;
+    if constexpr (A_WHOLE_KMAJOR) {
+      const int c0 = tid / (BM / 4), r0 = (tid % (BM / 4)) * 4;
+      aTarget = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE + c0 * APITCH + r0);
+      aSource = A + (long long)(k0 + c0) * m + bm + r0;
+    } else if constexpr (A_WHOLE_K) {
       aTarget = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE + copyRow + copyCol * APITCH);
       aSource = aCopy + k0;
     } else {
@@ -485,7 +543,10 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   };
   auto spreadItem = [&](int item, bool on) {
     if (item < A_ITEMS) {
-      if constexpr (A_WHOLE_K) {
+      if constexpr (A_WHOLE_KMAJOR) {
+        constexpr int COL_STEP = THREADS / (BM / 4);
+        tcc_nm_cp_async16_if(aTarget + 4 * item * COL_STEP * APITCH, aSource + item * (long long)COL_STEP * m, on);
+      } else if constexpr (A_WHOLE_K) {
         const int p = item / (KS / 8), c8 = (item % (KS / 8)) * 8;
         tcc_nm_cp_async4_if(aTarget + 4 * (c8 * APITCH + p * ROWS_PER_PASS), aSource + p * passStride + c8, on);
       } else {
@@ -761,15 +822,16 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
 
 }  // namespace
 
-std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
+std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, bool aKMajor) {
   std::ostringstream out;
-  out << "// " << prefix << ": C = A * B with B in nm(" << N << "," << M << "," << L << ") (N:M SpMM intrinsic)\n"
+  out << "// " << prefix << ": C = A * B with B in nm(" << N << "," << M << "," << L << ") (N:M SpMM intrinsic)"
+      << (aKMajor ? ", A k-major" : "") << "\n"
       << kKernelTemplate;
   const char* parameters =
       "(const float* __restrict__ A, const float* __restrict__ B, const int* __restrict__ D, float* __restrict__ C, "
       "int m, int n, int k, int w, int q, int tilesPerSplit, int atomic)";
   for (const auto& tile : nmSpmmTiles()) {
-    if (!nmSpmmTileFits(tile, N, M, L)) continue;
+    if (!nmSpmmTileFits(tile, N, M, L) || !nmSpmmTileTakesA(tile, aKMajor)) continue;
     int windows = nmSpmmTileWindows(tile, N, M);
     int chunk = tile.rolled ? nmSpmmWindowsPerTile(N, M) : windows;
     for (int variant = 0; variant < 4; ++variant) {
@@ -790,7 +852,8 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
           << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false") << ", " << chunk << ", "
           << (tile.mbarriers ? "true" : "false") << ", " << (streamK ? "true" : "false") << ", "
           << (tile.spread ? "true" : "false") << ", " << (tile.dColumns ? "true" : "false") << ", "
-          << (whole ? "true" : "false") << (tile.dNext ? ", true" : "")
+          << (whole ? "true" : "false") << (tile.dNext ? ", true" : aKMajor ? ", false" : "")
+          << (aKMajor ? ", true" : "")
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }
@@ -803,7 +866,8 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix) {
       << "    float sum = 0.f;\n"
       << "    for (int u = 0; u < w; ++u) {\n"
       << "      const int row = (u / " << N << ") * " << M << " + D[(long long)u * q + j / " << L << "];\n"
-      << "      if (row < k) sum = fmaf(A[(long long)i * k + row], B[(long long)u * np + j], sum);\n"
+      << "      if (row < k) sum = fmaf(A[" << (aKMajor ? "(long long)row * m + i" : "(long long)i * k + row")
+      << "], B[(long long)u * np + j], sum);\n"
       << "    }\n"
       << "    C[e] = sum;\n"
       << "  }\n}\n";

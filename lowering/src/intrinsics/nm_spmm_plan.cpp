@@ -44,7 +44,12 @@ int64_t ctasOf(const NmSpmmShape& shape, const NmSpmmTile& tile) {
   return ceilDiv(shape.m, tile.rows()) * ceilDiv(shape.n, tile.cols());
 }
 
-std::vector<int> preferredTiles(const NmSpmmShape& shape) { return nmSpmmPreferredTiles(shape.N, shape.M, shape.L); }
+// (The 8-row tiles stage A k-major, so they take either layout; filtered all the same.)
+std::vector<int> preferredTiles(const NmSpmmShape& shape) {
+  std::vector<int> tiles = nmSpmmPreferredTiles(shape.N, shape.M, shape.L);
+  std::erase_if(tiles, [&](int index) { return !nmSpmmTileTakesA(nmSpmmTiles()[index], shape.aKMajor); });
+  return tiles;
+}
 
 }  // namespace
 
@@ -150,6 +155,8 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed) 
   return bytes + 4 * windows * N * (tile.cols() / 4) + 4 * 2 * ((windows * M + 31) / 32);
 }
 
+bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor) { return !aKMajor || !tile.rowMajorA; }
+
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {
   if (nmSpmmTileWindows(tile, N, M) == 0 || L < 4 || L % 4 != 0) return false;
   if (tile.cols() % L != 0 && L % tile.cols() != 0) return false;
@@ -198,7 +205,9 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
   // measurements choose.
   std::vector<int> tiles = preferredTiles(shape);
   for (int index = 4; index < static_cast<int>(nmSpmmTiles().size()); ++index)
-    if (nmSpmmTileFits(nmSpmmTiles()[index], shape.N, shape.M, shape.L)) tiles.push_back(index);
+    if (nmSpmmTileFits(nmSpmmTiles()[index], shape.N, shape.M, shape.L) &&
+        nmSpmmTileTakesA(nmSpmmTiles()[index], shape.aKMajor))
+      tiles.push_back(index);
   for (int index : tiles) {
     int64_t ctas = ctasOf(shape, nmSpmmTiles()[index]);
     for (int splits : {1, 2, 3, 4, 6, 8}) {

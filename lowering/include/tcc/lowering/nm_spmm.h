@@ -61,6 +61,9 @@ const std::vector<NmSpmmTile>& nmSpmmTiles();
 struct NmSpmmShape {
   int64_t m = 0, n = 0, k = 0;  // C is m x n, A m x k, B k x n
   int N = 0, M = 0, L = 0;
+  // A stored k-major ({dense, dense} order (1,0): A(i,kk) at kk * m + i);
+  // then only the tiles that take it are planned (nmSpmmTileTakesA).
+  bool aKMajor = false;
 };
 
 // Pruning windows per k-tile, or 0 when M is too large for a shared-memory
@@ -71,6 +74,11 @@ int nmSpmmTileWindows(const NmSpmmTile& tile, int N, int M);
 // Whether tile `tile` can run the shape's N, M and L (L a multiple of 4 that
 // divides or is divided by the tile's columns, a k-tile that fits).
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L);
+// Whether tile `tile` has a kernel for A in that layout: every tile reads a
+// row-major A; a k-major A (its columns contiguous) is copied by 16 bytes
+// into the tiles that stage A k-major in shared memory, not into the
+// row-major (rowMajorA) ones.
+bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor);
 // Indices of the 8-row tiles that fit N, M, L, most preferred first (the
 // default plan's choices; the autotuner also measures the 16-row tiles).
 std::vector<int> nmSpmmPreferredTiles(int N, int M, int L);
@@ -141,7 +149,8 @@ std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan);
 // kernel's suffix.
 std::string nmSpmmPlanLabel(const NmSpmmPlan& plan);
 
-// The device code of one statement: the tiles' kernels for its N, M, L.
-std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix);
+// The device code of one statement: the tiles' kernels for its N, M, L and
+// A's layout (aKMajor: A stored k-major; the tiles that take it).
+std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, bool aKMajor = false);
 
 }  // namespace tcc::lowering
