@@ -556,9 +556,9 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
     // (Unless the loop reserved room for its appends before it began.)
     bool reserved = reservedOutputs_.count(lhs->tensor) > 0;
     if (pass_ == OutputPass::Fused && !reserved)
-      stmts.push_back(growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level], storage.vals}));
+      stmts.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level], storage.vals}));
     if (pass_ == OutputPass::Assemble && !reserved)
-      stmts.push_back(growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level]}));
+      stmts.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level]}));
     if (writesCoordinates(pass_)) stmts.push_back(imp::Store::make(storage.crd[level], append, coordinate));
     if (accumulating && writesValues(pass_))
       stmts.push_back(imp::Store::make(storage.vals, append, ops::cast(valueType(lhs->tensor), ops::FloatImm::make(0.0))));
@@ -593,9 +593,9 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
   if (pass_ == OutputPass::Compute)
     return {imp::If::make(nonEmpty, imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)))};
   Stmt record = imp::Block::make({
-      growIfNeeded(storage.crdCapacity[level], append, {storage.crd[level]}),
+      growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level]}),
       imp::Store::make(storage.crd[level], append, coordinate),
-      growIfNeeded(storage.posCapacity[level + 1], ops::add(append, int64Imm(1)), {storage.pos[level + 1]}),
+      growToHold(storage.posCapacity[level + 1], ops::add(append, int64Imm(2)), {storage.pos[level + 1]}),
       imp::Store::make(storage.pos[level + 1], ops::add(append, int64Imm(1)), childAppend),
       imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)),
   });
@@ -606,12 +606,6 @@ Stmt Lowerer::growToHold(const Expr& capacity, const Expr& entries, const std::v
   std::vector<Stmt> grow{imp::Assign::make(capacity, ops::max(ops::mul(capacity, int64Imm(2)), entries))};
   for (const auto& array : arrays) grow.push_back(imp::Allocate::make(array, capacity, false, true));
   return imp::If::make(ops::gt(entries, capacity), imp::Block::make(grow));
-}
-
-Stmt Lowerer::growIfNeeded(const Expr& capacity, const Expr& index, const std::vector<Expr>& arrays) {
-  std::vector<Stmt> grow{imp::Assign::make(capacity, ops::max(ops::mul(capacity, int64Imm(2)), ops::add(index, int64Imm(1))))};
-  for (const auto& array : arrays) grow.push_back(imp::Allocate::make(array, capacity, false, true));
-  return imp::If::make(ops::ge(index, capacity), imp::Block::make(grow));
 }
 
 Expr Lowerer::freshVar(const std::string& base, imp::Type type) {

@@ -198,8 +198,9 @@ class Lowerer {
   std::vector<imp::Stmt> outputPrologue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate,
                                         bool accumulating);
   std::vector<imp::Stmt> outputEpilogue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate);
-  imp::Stmt growIfNeeded(const imp::Expr& capacity, const imp::Expr& index, const std::vector<imp::Expr>& arrays);
-  // The same for `entries` entries in all (indices below it).
+  // Grows `arrays` (realloc, contents kept), which hold `capacity` entries,
+  // to hold `entries` entries (indices below it) when they do not already:
+  // to twice the capacity, or to `entries` when that is more.
   imp::Stmt growToHold(const imp::Expr& capacity, const imp::Expr& entries, const std::vector<imp::Expr>& arrays);
 
   // lower_sparse_workspace.cpp: ISM workspaces (sparse scattering).

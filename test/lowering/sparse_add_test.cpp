@@ -246,5 +246,16 @@ TEST(SparseAddKernel, OutputGrowsPastItsFirstCapacity) {
   EXPECT_TRUE(contains(cpp, "realloc")) << cpp;
 }
 
+// A DCSR result with more nonempty rows than the first capacity: the row
+// coordinates (crd of level 1) and the row offsets (pos of level 2, one
+// entry more) grow as rows are appended, twice over here.
+TEST(SparseAddKernel, DcsrOutputGrowsItsRowArrays) {
+  std::string cpp = expectProgramMatchesReference(
+      "tensor C(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\nC(i,j) = A(i,j) + B(i,j)\n",
+      {{"A", randomSparse({3000, 4}, 0.3, 43)}, {"B", randomSparse({3000, 4}, 0.3, 44)}});
+  EXPECT_TRUE(contains(cpp, "C1_crd = (int32_t*)realloc")) << cpp;
+  EXPECT_TRUE(contains(cpp, "C2_pos = (int64_t*)realloc")) << cpp;
+}
+
 }  // namespace
 }  // namespace tcc::test
