@@ -915,8 +915,7 @@ std::vector<Stmt> Lowerer::reserveAppends(const ir::ForallNode* forall, const st
     // a union (at most one entry per stored entry) and the smallest for an
     // intersection, when every operand is iterated at its last level (an
     // elementwise kernel: each stored entry visited once).
-    auto& hint = capacityHints_[ops::toString(storage.crdCapacity[last])];
-    if (hint.defined()) continue;
+    if (storage.firstCapacity.defined()) continue;
     bool elementwise = true;
     for (const auto* it : sparse)
       elementwise = elementwise && !it->workspaceList && it->format.kind == ir::LevelKind::Compressed &&
@@ -927,7 +926,7 @@ std::vector<Stmt> Lowerer::reserveAppends(const ir::ForallNode* forall, const st
       Expr stored = imp::TensorProperty::make(it->tensor.name(), imp::TensorField::ValsSize, 0, imp::Type::int64());
       entries = !entries.defined() ? stored : lattice.size() > 1 ? ops::add(entries, stored) : ops::min(entries, stored);
     }
-    hint = entries;
+    storage.firstCapacity = entries;
   }
   return stmts;
 }

@@ -6,7 +6,6 @@
 #include "lowerer.h"
 #include "tcc/ir/imperative_dead_code.h"
 #include "tcc/ir/imperative_ops.h"
-#include "tcc/ir/imperative_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/lowering/intrinsics.h"
 
@@ -216,14 +215,11 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
                                                         : ops::gt(dimension, ops::IntImm::make(bound.value));
     stmts.push_back(imp::If::make(broken, imp::Return::make(ops::IntImm::make(kBrokenBoundStatus))));
   }
-  // Outputs whose loops suggested a first capacity start with it (at least
-  // the fixed one).
-  for (Stmt& stmt : header_) {
-    const auto* declare = stmt.as<imp::Declare>();
-    if (!declare) continue;
-    auto hint = capacityHints_.find(imp::toString(declare->var));
-    if (hint != capacityHints_.end() && hint->second.defined())
-      stmt = imp::Declare::make(declare->var, ops::max(hint->second, int64Imm(kInitialCapacity)));
+  // The tensors' arrays, declared now that the loops have suggested the
+  // outputs' first capacities; then the workspaces.
+  for (const auto& tensor : parameters_) {
+    std::vector<Stmt> declarations = declarationsOf(tensor);
+    stmts.insert(stmts.end(), declarations.begin(), declarations.end());
   }
   stmts.insert(stmts.end(), header_.begin(), header_.end());
   stmts.insert(stmts.end(), passes.begin(), passes.end());
@@ -246,11 +242,8 @@ void Lowerer::declareTensor(const ir::TensorVar& tensor, bool isOutput) {
   storage.name = tensor.name();
   storage.isOutput = isOutput;
   const ir::Format& format = tensor.format();
-  for (int mode = 0; mode < tensor.order(); ++mode) {
-    Expr dim = freshVar(tensor.name() + std::to_string(mode + 1) + "_dimension", imp::Type::int32());
-    header_.push_back(imp::Declare::make(dim, imp::TensorProperty::make(tensor.name(), imp::TensorField::Dim, mode)));
-    storage.dims.push_back(dim);
-  }
+  for (int mode = 0; mode < tensor.order(); ++mode)
+    storage.dims.push_back(freshVar(tensor.name() + std::to_string(mode + 1) + "_dimension", imp::Type::int32()));
   imp::Type valuePointer = imp::Type::pointerTo(valueType(tensor));
   storage.pos.resize(format.order());
   storage.crd.resize(format.order());
@@ -260,7 +253,6 @@ void Lowerer::declareTensor(const ir::TensorVar& tensor, bool isOutput) {
   bool assembled = isOutput && tensor.order() > 0 && !format.isAllDense();
   if (assembled && sparseWorkspaceOutputs_.count(tensor)) {
     // Compress writes every array of the output; only its dimensions are read here.
-    storage.isOutput = true;
     storage_[tensor] = std::move(storage);
     return;
   }
@@ -284,43 +276,64 @@ void Lowerer::declareTensor(const ir::TensorVar& tensor, bool isOutput) {
     if (levelFormat.kind == ir::LevelKind::Compressed)
       storage.pos[level] = freshVar(prefix + "_pos", imp::Type::pointerTo(imp::Type::int64()));
     storage.crd[level] = freshVar(prefix + "_crd", imp::Type::pointerTo(imp::Type::int32()));
-    if (!assembled) {
-      if (storage.pos[level].defined())
-        header_.push_back(imp::Declare::make(storage.pos[level],
-                                             imp::TensorProperty::make(tensor.name(), imp::TensorField::Pos, level)));
-      header_.push_back(imp::Declare::make(storage.crd[level],
-                                           imp::TensorProperty::make(tensor.name(), imp::TensorField::Crd, level)));
-      continue;
-    }
+    if (!assembled) continue;
     // An output level assembled by appending.
     storage.appendPosition[level] = freshVar("p" + prefix, imp::Type::int64());
-    header_.push_back(imp::Declare::make(storage.appendPosition[level], int64Imm(0)));
-    header_.push_back(imp::Declare::make(storage.pos[level], Expr()));
+    if (!parentsDense(format, level))
+      storage.posCapacity[level] = freshVar(prefix + "_pos_capacity", imp::Type::int64());
+    storage.crdCapacity[level] = freshVar(prefix + "_crd_capacity", imp::Type::int64());
+  }
+  storage.vals = freshVar(tensor.name() + "_vals", valuePointer);
+  storage_[tensor] = std::move(storage);
+}
+
+std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {
+  const TensorStorage& storage = storage_.at(tensor);
+  const ir::Format& format = tensor.format();
+  std::vector<Stmt> stmts;
+  for (int mode = 0; mode < tensor.order(); ++mode)
+    stmts.push_back(imp::Declare::make(storage.dims[mode],
+                                       imp::TensorProperty::make(tensor.name(), imp::TensorField::Dim, mode)));
+  bool assembled = storage.isOutput && tensor.order() > 0 && !format.isAllDense();
+  if (assembled && sparseWorkspaceOutputs_.count(tensor)) return stmts;  // Compress writes the rest
+  for (int level = 0; level < format.order(); ++level) {
+    if (format.level(level).isDense()) continue;
+    if (!assembled) {
+      if (storage.pos[level].defined())
+        stmts.push_back(imp::Declare::make(storage.pos[level],
+                                           imp::TensorProperty::make(tensor.name(), imp::TensorField::Pos, level)));
+      stmts.push_back(imp::Declare::make(storage.crd[level],
+                                         imp::TensorProperty::make(tensor.name(), imp::TensorField::Crd, level)));
+      continue;
+    }
+    stmts.push_back(imp::Declare::make(storage.appendPosition[level], int64Imm(0)));
+    stmts.push_back(imp::Declare::make(storage.pos[level], Expr()));
     if (parentsDense(format, level)) {
       Expr segments = int64Imm(1);
       for (int l = 0; l < level; ++l) segments = ops::mul(segments, asInt64(storage.dims[format.modeOfLevel(l)]));
-      header_.push_back(imp::Allocate::make(storage.pos[level], ops::add(segments, int64Imm(1)), true));
+      stmts.push_back(imp::Allocate::make(storage.pos[level], ops::add(segments, int64Imm(1)), true));
     } else {
-      storage.posCapacity[level] = freshVar(prefix + "_pos_capacity", imp::Type::int64());
-      header_.push_back(imp::Declare::make(storage.posCapacity[level], int64Imm(kInitialCapacity)));
-      header_.push_back(imp::Allocate::make(storage.pos[level], storage.posCapacity[level]));
-      header_.push_back(imp::Store::make(storage.pos[level], int64Imm(0), int64Imm(0)));
+      stmts.push_back(imp::Declare::make(storage.posCapacity[level], int64Imm(kInitialCapacity)));
+      stmts.push_back(imp::Allocate::make(storage.pos[level], storage.posCapacity[level]));
+      stmts.push_back(imp::Store::make(storage.pos[level], int64Imm(0), int64Imm(0)));
     }
-    storage.crdCapacity[level] = freshVar(prefix + "_crd_capacity", imp::Type::int64());
-    header_.push_back(imp::Declare::make(storage.crdCapacity[level], int64Imm(kInitialCapacity)));
-    header_.push_back(imp::Declare::make(storage.crd[level], Expr()));
-    header_.push_back(imp::Allocate::make(storage.crd[level], storage.crdCapacity[level]));
+    // The loops' suggestion for the last level (at least the fixed capacity).
+    Expr capacity = int64Imm(kInitialCapacity);
+    if (level == format.order() - 1 && storage.firstCapacity.defined())
+      capacity = ops::max(storage.firstCapacity, capacity);
+    stmts.push_back(imp::Declare::make(storage.crdCapacity[level], capacity));
+    stmts.push_back(imp::Declare::make(storage.crd[level], Expr()));
+    stmts.push_back(imp::Allocate::make(storage.crd[level], storage.crdCapacity[level]));
   }
-  storage.vals = freshVar(tensor.name() + "_vals", valuePointer);
   if (assembled) {
-    header_.push_back(imp::Declare::make(storage.vals, Expr()));
+    stmts.push_back(imp::Declare::make(storage.vals, Expr()));
     if (!options_.separateAssembly && !rowParallelOutputs_.count(tensor))
-      header_.push_back(imp::Allocate::make(storage.vals, storage.crdCapacity[format.order() - 1]));
+      stmts.push_back(imp::Allocate::make(storage.vals, storage.crdCapacity[format.order() - 1]));
   } else {
-    header_.push_back(imp::Declare::make(
+    stmts.push_back(imp::Declare::make(
         storage.vals, imp::TensorProperty::make(tensor.name(), imp::TensorField::Vals, 0, valueType(tensor))));
   }
-  storage_[tensor] = std::move(storage);
+  return stmts;
 }
 
 void Lowerer::declareWorkspace(const ir::TensorVar& workspace, bool withList, bool perThread) {

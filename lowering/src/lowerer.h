@@ -60,6 +60,10 @@ struct TensorStorage {
   bool isWorkspace = false;
   // Sparse-output assembly, per level (compressed levels only).
   std::vector<imp::Expr> appendPosition, crdCapacity, posCapacity;
+  // The first capacity of an assembled output's last crd (and vals) arrays
+  // in place of the fixed one, when the loops suggest one: the entries the
+  // inputs store (reserveAppends). Only a start: appends still grow them.
+  imp::Expr firstCapacity;
   // Dense workspaces with a list of touched coordinates.
   imp::Expr list, listSize, flags;
   // A workspace under a parallel loop has one copy per thread: these arrays
@@ -185,7 +189,11 @@ class Lowerer {
                                         const std::vector<LatticePoint>& lattice);
 
   // lower_storage.cpp
+  // Names a parameter's arrays (its TensorStorage); declarationsOf then
+  // declares them, once the loops are lowered and the outputs' first
+  // capacities known.
   void declareTensor(const ir::TensorVar& tensor, bool isOutput);
+  std::vector<imp::Stmt> declarationsOf(const ir::TensorVar& tensor) const;
   void declareWorkspace(const ir::TensorVar& workspace, bool withList, bool perThread);
   // The running thread's copy of a per-thread workspace, at the start of its where.
   std::vector<imp::Stmt> selectThreadCopy(TensorStorage& storage);
@@ -249,10 +257,6 @@ class Lowerer {
   // Outputs whose appends the loops being lowered reserved room for in
   // advance (reserveAppends): their appends skip the capacity test.
   std::set<ir::TensorVar> reservedOutputs_;
-  // A first capacity for an output's crd (and vals) arrays, by the capacity
-  // variable, in place of the fixed initial one: the entries the inputs
-  // suggest (reserveAppends). Only a start: appends still grow the arrays.
-  std::map<std::string, imp::Expr> capacityHints_;
   // The row's own append position, while a row-parallel output row is assembled.
   std::map<const ir::AccessNode*, imp::Expr> rowAppendSaved_;  // scalar temporary a reduction loop accumulates into
   // The iterator each access contributes to a forall's loop, by forall.
