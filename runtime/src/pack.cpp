@@ -347,6 +347,27 @@ int64_t rowMajorIndex(const std::vector<int32_t>& dims, const int32_t* coord) {
   return index;
 }
 
+// A dense row-major array in which each cell sums the values stored at its
+// coordinate in order. A cell's sum starts from its first value, not from
+// 0, so a lone -0.0 stays -0.0 (as pack, convert and valueAt keep it); a
+// cell nothing is stored at holds +0.
+class DenseSums {
+ public:
+  explicit DenseSums(const std::vector<int32_t>& dims)
+      : dims_(dims), values_(denseSize(dims), 0.0), stored_(values_.size(), false) {}
+  void add(const int32_t* coord, double value) {
+    int64_t index = rowMajorIndex(dims_, coord);
+    values_[index] = stored_[index] ? values_[index] + value : value;
+    stored_[index] = true;
+  }
+  std::vector<double> take() { return std::move(values_); }
+
+ private:
+  std::vector<int32_t> dims_;
+  std::vector<double> values_;
+  std::vector<bool> stored_;
+};
+
 }  // namespace
 
 Tensor fromDense(std::span<const double> values, const std::vector<int32_t>& dims,
@@ -375,16 +396,15 @@ Tensor fromDense(std::span<const double> values, const std::vector<int32_t>& dim
 }
 
 std::vector<double> toDense(const Tensor& tensor) {
-  std::vector<double> dense(denseSize(tensor.dims()), 0.0);
-  detail::forEachStoredPosition(tensor, [&](const int32_t* coord, int64_t position) {
-    dense[rowMajorIndex(tensor.dims(), coord)] += tensor.valueAtPosition(position);
-  });
-  return dense;
+  DenseSums dense(tensor.dims());
+  detail::forEachStoredPosition(
+      tensor, [&](const int32_t* coord, int64_t position) { dense.add(coord, tensor.valueAtPosition(position)); });
+  return dense.take();
 }
 
 std::vector<double> toDense(const Coo& coo) {
   EntryList entries = entriesOf(coo);
-  std::vector<double> dense(denseSize(coo.dims), 0.0);
+  DenseSums dense(coo.dims);
   std::vector<int32_t> coord(coo.order());
   for (int64_t k = 0; k < entries.count; ++k) {
     for (int mode = 0; mode < coo.order(); ++mode) {
@@ -394,9 +414,9 @@ std::vector<double> toDense(const Coo& coo) {
                                     coordinateText(entries, k) + " is outside the tensor");
       }
     }
-    dense[rowMajorIndex(coo.dims, coord.data())] += coo.values[k];
+    dense.add(coord.data(), coo.values[k]);
   }
-  return dense;
+  return dense.take();
 }
 
 }  // namespace tcc::rt

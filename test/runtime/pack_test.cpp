@@ -215,6 +215,36 @@ TEST(Pack, AStoredNegativeZeroKeepsItsSign) {
   }
 }
 
+TEST(ToDense, AStoredNegativeZeroKeepsItsSign) {
+  Coo coo = Coo::ofShape({3, 3});
+  int32_t lone[2] = {0, 1}, twice[2] = {2, 0}, cancelling[2] = {1, 1}, plusAfterMinus[2] = {2, 2};
+  coo.push(lone, -0.0);
+  coo.push(twice, -0.0);
+  coo.push(twice, -0.0);
+  coo.push(cancelling, 1.5);
+  coo.push(cancelling, -1.5);
+  coo.push(plusAfterMinus, -0.0);
+  coo.push(plusAfterMinus, 0.0);
+  // Row-major cells: (0, 1) = 1, (1, 1) = 4, (2, 0) = 6, (2, 2) = 8.
+  auto expectSigns = [](const std::vector<double>& dense, const std::string& what) {
+    ASSERT_EQ(dense.size(), 9u) << what;
+    for (size_t cell = 0; cell < dense.size(); ++cell) {
+      EXPECT_EQ(dense[cell], 0.0) << what << ", cell " << cell;
+      EXPECT_EQ(std::signbit(dense[cell]), cell == 1 || cell == 6) << what << ", cell " << cell;
+    }
+  };
+  expectSigns(toDense(coo), "the coordinate list");  // -0 + -0 = -0, 1.5 + -1.5 = +0, -0 + +0 = +0
+  for (const auto& named : formatsOfOrder(2)) {
+    if (named.format.isAllDense()) continue;  // a dense format keeps no zeros of its own
+    expectSigns(toDense(pack(coo, named.format)), named.name);
+  }
+  // A dense tensor keeps the -0.0 written into it.
+  Tensor dense = pack(Coo::ofShape({3, 3}), TensorFormat::dense(2));
+  dense.setValueAtPosition(5, -0.0);
+  EXPECT_TRUE(std::signbit(toDense(dense)[5]));
+  EXPECT_FALSE(std::signbit(toDense(dense)[4]));
+}
+
 TEST(Pack, RejectsInconsistentInput) {
   Coo coo = Coo::ofShape({3, 3});
   int32_t outside[2] = {3, 0};

@@ -36,7 +36,9 @@ Tensor convert(const Tensor& tensor, const TensorFormat& format);
 Tensor convert(const Tensor& tensor, const TensorFormat& format, ValueType type);
 
 // Dense row-major arrays (the last mode varies fastest) to and from any
-// format. fromDense stores only the nonzeros in sparse levels.
+// format. fromDense stores only the nonzeros in sparse levels. toDense sums
+// the values stored at a coordinate from the first one, so a stored -0.0
+// reads back as -0.0 (as through valueAt); coordinates not stored hold +0.
 Tensor fromDense(std::span<const double> values, const std::vector<int32_t>& dims,
                  const TensorFormat& format, ValueType type = ValueType::Float64);
 std::vector<double> toDense(const Tensor& tensor);
