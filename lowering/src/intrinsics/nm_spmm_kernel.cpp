@@ -42,6 +42,14 @@ __device__ __forceinline__ void tcc_nm_cp_async4_full(void* shared, const void* 
   unsigned address = (unsigned)__cvta_generic_to_shared(shared);
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(address), "l"(global));
 }
+// Packing: whether column c is one of the used columns (a bit mask), and
+// its rank among them.
+__device__ __forceinline__ bool tcc_nm_used(const unsigned* used, int c) { return used[c >> 5] >> (c & 31) & 1u; }
+__device__ __forceinline__ int tcc_nm_rank(const unsigned* used, int c) {
+  int rank = __popc(used[c >> 5] & ((1u << (c & 31)) - 1u));
+  for (int word = 0; word < (c >> 5); ++word) rank += __popc(used[word]);
+  return rank;
+}
 __device__ __forceinline__ void tcc_nm_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 // The mbarrier pipeline's steps (shared-memory addresses of 8-byte barriers).
 __device__ __forceinline__ void tcc_nm_mbarrier_init(unsigned barrier, unsigned count) {
@@ -268,9 +276,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         const int c = index / COL_VECS, r = (index % COL_VECS) * 4;
         int slot = c;
         if (PACK) {
-          if (!(used[c >> 5] >> (c & 31) & 1u)) continue;
-          slot = __popc(used[c >> 5] & ((1u << (c & 31)) - 1u));
-          for (int word = 0; word < (c >> 5); ++word) slot += __popc(used[word]);
+          if (!tcc_nm_used(used, c)) continue;
+          slot = tcc_nm_rank(used, c);
         }
         const int row = bm + r, col = k0 + c;
         float* target = as + slot * APITCH + r;
@@ -341,9 +348,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       const int c = c8 + copyCol;
       int slot = c;
       if (PACK) {
-        if (!(used[c >> 5] >> (c & 31) & 1u)) continue;
-        slot = __popc(used[c >> 5] & ((1u << (c & 31)) - 1u));
-        for (int word = 0; word < (c >> 5); ++word) slot += __popc(used[word]);
+        if (!tcc_nm_used(used, c)) continue;
+        slot = tcc_nm_rank(used, c);
       }
       const bool columnValid = k0 + c < k;
 #pragma unroll
@@ -414,9 +420,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       const int index = tid + i * THREADS;
       if (index < D_COUNT) {
         const int c = (index / GT / NN) * MM + ds[index];
-        int rank = __popc(used[c >> 5] & ((1u << (c & 31)) - 1u));
-        for (int word = 0; word < (c >> 5); ++word) rank += __popc(used[word]);
-        ds[index] = rank - (index / GT / NN) * MM;  // compute adds the window's first column back
+        ds[index] = tcc_nm_rank(used, c) - (index / GT / NN) * MM;  // compute adds the window's first column back
       }
     }
   };
