@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "dense_row_tiling.h"
 #include "tcc/ir/imperative_visitor.h"
 #include "tcc/lowering/lower.h"
 
@@ -11,11 +12,6 @@ namespace tcc::lowering {
 using namespace ir::imp;
 
 namespace {
-
-std::vector<Stmt> statementsOf(const Stmt& stmt) {
-  if (const auto* block = stmt.as<Block>()) return block->stmts;
-  return {stmt};
-}
 
 bool isPropertyOf(const Expr& expr, const std::string& tensor, TensorField field, int index) {
   const auto* property = expr.as<TensorProperty>();
