@@ -534,50 +534,56 @@ static inline void store_nt(int* crd, double* vals, long long p, int j, double v
 }
 
 // The printed merge (each case moving its own cursors) with streaming
-// stores, and optionally a prefetch of the four input streams `prefetch`
-// entries ahead.
-template <int prefetch>
-static long long advance_nt(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
-                            const long long* B2_pos, const int* B2_crd, const double* B_vals, CsrOut* out) {
+// stores (nt) or plain ones, and optionally a prefetch of the four input
+// streams `prefetch` entries ahead, into L1 (locality 3, prefetcht0) or
+// the outer caches (2, prefetcht1, as tcc's SpMV prefetches).
+template <int prefetch, int locality, bool nt>
+static long long advance_loop(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
+                              const long long* B2_pos, const int* B2_crd, const double* B_vals, CsrOut* out) {
   long long bound = A2_pos[rows] + B2_pos[rows];
   long long* C2_pos = (long long*)malloc(sizeof(long long) * (rows + 1LL));
   int* C2_crd = (int*)malloc(sizeof(int) * (bound > 0 ? bound : 1));
   double* C_vals = (double*)malloc(sizeof(double) * (bound > 0 ? bound : 1));
   C2_pos[0] = 0;
   long long pC = 0;
+#define STORE(j, v)                                 \
+  if (nt) store_nt(C2_crd, C_vals, pC, (j), (v)); \
+  else C2_crd[pC] = (j), C_vals[pC] = (v);
   for (int i = 0; i < rows; i++) {
     long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1];
     while (pA < endA && pB < endB) {
       if (prefetch) {
-        __builtin_prefetch(A2_crd + pA + prefetch);
-        __builtin_prefetch(A_vals + pA + prefetch);
-        __builtin_prefetch(B2_crd + pB + prefetch);
-        __builtin_prefetch(B_vals + pB + prefetch);
+        __builtin_prefetch(A2_crd + pA + prefetch, 0, locality);
+        __builtin_prefetch(A_vals + pA + prefetch, 0, locality);
+        __builtin_prefetch(B2_crd + pB + prefetch, 0, locality);
+        __builtin_prefetch(B_vals + pB + prefetch, 0, locality);
       }
       int jA = A2_crd[pA], jB = B2_crd[pB];
       int j = jA < jB ? jA : jB;
-      if (jA == j && jB == j) { store_nt(C2_crd, C_vals, pC, j, A_vals[pA] + B_vals[pB]); pC++; pA++; pB++; }
-      else if (jA == j) { store_nt(C2_crd, C_vals, pC, j, A_vals[pA]); pC++; pA++; }
-      else { store_nt(C2_crd, C_vals, pC, j, B_vals[pB]); pC++; pB++; }
+      if (jA == j && jB == j) { STORE(j, A_vals[pA] + B_vals[pB]) pC++; pA++; pB++; }
+      else if (jA == j) { STORE(j, A_vals[pA]) pC++; pA++; }
+      else { STORE(j, B_vals[pB]) pC++; pB++; }
     }
-    for (; pA < endA; pA++, pC++) store_nt(C2_crd, C_vals, pC, A2_crd[pA], A_vals[pA]);
-    for (; pB < endB; pB++, pC++) store_nt(C2_crd, C_vals, pC, B2_crd[pB], B_vals[pB]);
+    for (; pA < endA; pA++, pC++) { STORE(A2_crd[pA], A_vals[pA]) }
+    for (; pB < endB; pB++, pC++) { STORE(B2_crd[pB], B_vals[pB]) }
     C2_pos[i + 1] = pC;
   }
-  __builtin_ia32_sfence();
+#undef STORE
+  if (nt) __builtin_ia32_sfence();
   out->pos = C2_pos;
   out->crd = C2_crd;
   out->vals = C_vals;
   return pC;
 }
-extern "C" long long bound_branches_advance_nt(int rows, const long long* a, const int* b, const double* c,
-                                               const long long* d, const int* e, const double* f, CsrOut* out) {
-  return advance_nt<0>(rows, a, b, c, d, e, f, out);
-}
-extern "C" long long bound_branches_advance_pf64_nt(int rows, const long long* a, const int* b, const double* c,
-                                                    const long long* d, const int* e, const double* f, CsrOut* out) {
-  return advance_nt<64>(rows, a, b, c, d, e, f, out);
-}
+#define ADVANCE(name, ...)                                                                                   \
+  extern "C" long long name(int rows, const long long* a, const int* b, const double* c, const long long* d, \
+                            const int* e, const double* f, CsrOut* out) {                                    \
+    return advance_loop<__VA_ARGS__>(rows, a, b, c, d, e, f, out);                                            \
+  }
+ADVANCE(bound_branches_advance_nt, 0, 3, true)
+ADVANCE(bound_branches_advance_pf256_nt, 256, 3, true)
+ADVANCE(bound_branches_advance_pf512_t1, 512, 2, false)
+ADVANCE(bound_branches_advance_pf512_t1_nt, 512, 2, true)
 
 // Not an add: each row's entries of A, then B's, copied to C by memcpy (same bytes
 // read and written as the add, no merge). What these six streams reach
@@ -911,7 +917,8 @@ int main(int argc, char** argv) {
                                                    "bound_select_populate", "bound_select_populate_steps", "tcc_before",
                                                    "bound_select_two_rows", "bound_select_nt", "bound_branches_advance",
                                                    "bound_branches_advance_pf64", "bound_branches_advance_pf256",
-                                                   "bound_branches_advance_nt", "bound_branches_advance_pf64_nt",
+                                                   "bound_branches_advance_nt", "bound_branches_advance_pf256_nt",
+                                                   "bound_branches_advance_pf512_t1", "bound_branches_advance_pf512_t1_nt",
                                                    "ceiling_concat", "two_pass_nt"};
   std::shared_ptr<const tcc::jit::Module> candidateModule;
   if (candidates) {
