@@ -139,10 +139,12 @@ Stmt Assign::makeCompound(BinaryOp op, Expr var, Expr value) {
   require(var.as<Var>() != nullptr && value.defined(), "Assign needs a Var and a value");
   return Stmt(std::make_shared<Assign>(std::move(var), std::move(value), true, op));
 }
-Stmt Store::make(Expr buffer, Expr index, Expr value, bool accumulate, bool atomic) {
+Stmt Store::make(Expr buffer, Expr index, Expr value, bool accumulate, bool atomic, bool streaming) {
   require(buffer.defined() && buffer.type().isPointer, "Store into a non-pointer");
   require(index.defined() && value.defined(), "Store operand undefined");
-  return Stmt(std::make_shared<Store>(std::move(buffer), std::move(index), std::move(value), accumulate, atomic));
+  require(!streaming || (!accumulate && !atomic), "a streaming Store neither accumulates nor is atomic");
+  return Stmt(std::make_shared<Store>(std::move(buffer), std::move(index), std::move(value), accumulate, atomic,
+                                      streaming));
 }
 Stmt For::make(Expr var, Expr begin, Expr end, Stmt body, LoopKind kind, std::string comment, int unrollFactor,
                std::vector<LoopReduction> reductions, int parallelChunk) {

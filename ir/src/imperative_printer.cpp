@@ -112,7 +112,7 @@ class Printer : public IRVisitor {
     op->index.accept(*this);
     out_ << "] " << (op->accumulate ? "+=" : "=") << " ";
     op->value.accept(*this);
-    out_ << (op->atomic ? "  # atomic" : "") << "\n";
+    out_ << (op->atomic ? "  # atomic" : "") << (op->streaming ? "  # streaming" : "") << "\n";
   }
   void visit(const For* op) override {
     indent();

@@ -120,7 +120,7 @@ Stmt IRMutator::visit(const Assign* op, const Stmt& self) {
 Stmt IRMutator::visit(const Store* op, const Stmt& self) {
   Expr buffer = mutate(op->buffer), index = mutate(op->index), value = mutate(op->value);
   if (buffer.sameAs(op->buffer) && index.sameAs(op->index) && value.sameAs(op->value)) return self;
-  return Store::make(buffer, index, value, op->accumulate, op->atomic);
+  return Store::make(buffer, index, value, op->accumulate, op->atomic, op->streaming);
 }
 Stmt IRMutator::visit(const For* op, const Stmt& self) {
   Expr begin = mutate(op->begin), end = mutate(op->end);

@@ -56,7 +56,8 @@ class CLikePrinter : public ir::imp::IRVisitor {
   // The `for (...) {` header; targets print their parallel kinds here.
   virtual void printLoopHeader(const ir::imp::For* op);
   void printSerialLoopHeader(const ir::imp::For* op);
-  void printPlainStore(const ir::imp::Store* op);
+  // `buffer[index] = value` (or `+=`); a target may print a streaming store its own way.
+  virtual void printPlainStore(const ir::imp::Store* op);
 
   // Prints `expr` with a fresh printer of the same settings.
   std::string text(const ir::imp::Expr& expr);

@@ -42,8 +42,24 @@ class CppPrinter : public CLikePrinter {
       out_ << "#endif\n";
       rowLoops_ = RowLoops::Streaming;
     }
+    const bool streamingCopy = !vectorizesGatherSums_ && hasStreamingStores(function);
+    if (streamingCopy) {
+      // See kStreamingStoreValues: a copy whose sparse outputs' appends go
+      // past the caches, which the entry point calls for large inputs.
+      out_ << "#if " << kStreamingStoresHere << "\n";
+      printFunctionHead(function, "static __attribute__((noinline))", streamingStoresName(function));
+      streamingStores_ = true;
+      function.body.accept(*this);
+      streamingStores_ = false;
+      indent();
+      out_ << "tcc_stream_fence();\n";
+      indent();
+      out_ << "return 0;\n}\n";
+      out_ << "#endif\n";
+    }
     printFunctionHead(function, "extern \"C\"", function.name);
     if (vectorizesGatherSums_) printStreamingSwitch(function);
+    if (streamingCopy) printStreamingStoresSwitch(function);
     function.body.accept(*this);
     rowLoops_ = RowLoops::PartialSums;
     indent();
@@ -52,6 +68,61 @@ class CppPrinter : public CLikePrinter {
   }
 
   static std::string reassociatedName(const Function& function) { return function.name + "_reassociated"; }
+  static std::string streamingStoresName(const Function& function) { return "streaming_stores_" + function.name; }
+
+  // Streaming stores (imp::Store::streaming: a sparse output's appended
+  // coordinates and values, written once in order and never read by the
+  // kernel) skip the write-allocate read of each output line: without
+  // them a store that misses the caches first reads the line from memory,
+  // 12 bytes of reads for every entry of a CSR output of doubles beside the
+  // 12 written. A kernel with such stores is printed twice, and the entry
+  // point calls the copy with streaming stores when its inputs hold more
+  // than TCC_STREAMING_STORE_VALUES stored values in all (the prelude's
+  // default: see there; the output is then too large to stay in cache for
+  // whoever reads it next, and an output that fits is better left there).
+  static constexpr const char* kStreamingStoresHere = "TCC_STREAMING_STORE_VALUES >= 0";
+
+  static bool hasStreamingStores(const Function& function) {
+    struct Scan : IRVisitor {
+      bool found = false;
+      void visit(const Store* op) override { found = found || op->streaming; }
+    } scan;
+    function.body.accept(scan);
+    return scan.found;
+  }
+
+  static bool streamable(const Store* op) {
+    const Type element = op->buffer.type().element();
+    return op->streaming && (element == Type::int32() || element == Type::int64() || element == Type::float32() ||
+                             element == Type::float64());
+  }
+
+  void printStreamingStoresSwitch(const Function& function) {
+    std::ostringstream sum;
+    bool first = true;
+    for (const auto& parameter : function.parameters) {
+      if (parameter.isOutput) continue;
+      sum << (first ? "" : " + ") << "(int64_t)" << parameter.name << "->vals_size";
+      first = false;
+    }
+    if (first) return;
+    out_ << "#if " << kStreamingStoresHere << "\n";
+    indent();
+    out_ << "// large inputs: the sparse outputs are appended to past the caches\n";
+    indent();
+    out_ << "if (" << sum.str() << " > TCC_STREAMING_STORE_VALUES) return " << streamingStoresName(function)
+         << "(tcc_tensors);\n";
+    out_ << "#endif\n";
+  }
+
+  static bool containsStreamingStore(const Stmt& stmt) {
+    struct Scan : IRVisitor {
+      bool found = false;
+      void visit(const Store* op) override { found = found || op->streaming; }
+    } scan;
+    stmt.accept(scan);
+    return scan.found;
+  }
 
   // `<linkage> [attributes] int32_t <name>(tcc_tensor** tcc_tensors) {` and
   // the parameters' names.
@@ -92,6 +163,24 @@ class CppPrinter : public CLikePrinter {
   }
 
   void visit(const For* op) override {
+    if (streamingStores_ && op->loopKind == LoopKind::Parallel && !insideStreamingRegion_ &&
+        containsStreamingStore(op->body)) {
+      // Each thread fences its own streaming stores before the region ends.
+      indent();
+      out_ << "#pragma omp parallel\n";
+      indent();
+      out_ << "{\n";
+      ++depth_;
+      insideStreamingRegion_ = true;
+      visit(op);
+      insideStreamingRegion_ = false;
+      indent();
+      out_ << "tcc_stream_fence();\n";
+      --depth_;
+      indent();
+      out_ << "}\n";
+      return;
+    }
     if (auto nest = findDenseRowNest(op)) {
       printRegisterTiled(op, *nest);
       return;
@@ -107,6 +196,21 @@ class CppPrinter : public CLikePrinter {
   }
 
  protected:
+  void printPlainStore(const Store* op) override {
+    if (!streamingStores_ || !streamable(op)) {
+      CLikePrinter::printPlainStore(op);
+      return;
+    }
+    indent();
+    out_ << "tcc_stream(";
+    op->buffer.accept(*this);
+    out_ << ", ";
+    op->index.accept(*this);
+    out_ << ", ";
+    op->value.accept(*this);
+    out_ << ");\n";
+  }
+
   void printAtomicStore(const Store* op) override {
     indent();
     out_ << "#pragma omp atomic\n";
@@ -119,8 +223,9 @@ class CppPrinter : public CLikePrinter {
                                "s; compile for the cuda target");
     if (op->loopKind == LoopKind::Parallel) {
       indent();
-      out_ << "#pragma omp parallel for schedule(dynamic, " << (op->parallelChunk ? op->parallelChunk : 16) << ")"
-           << reductionClauses(op) << "\n";
+      out_ << (insideStreamingRegion_ ? "#pragma omp for" : "#pragma omp parallel for") << " schedule(dynamic, "
+           << (op->parallelChunk ? op->parallelChunk : 16) << ")" << reductionClauses(op)
+           << (insideStreamingRegion_ ? " nowait" : "") << "\n";
     } else if (op->loopKind == LoopKind::Vectorized) {
       indent();
       out_ << "#pragma omp simd" << reductionClauses(op) << "\n";
@@ -775,6 +880,8 @@ class CppPrinter : public CLikePrinter {
   FloatingPointMode floatingPoint_;
   bool printingShortLoop_ = false;
   bool vectorizesGatherSums_ = false;  // see kShortestGatherVector
+  bool streamingStores_ = false;       // printing the copy with streaming stores (kStreamingStoreValues)
+  bool insideStreamingRegion_ = false;  // printing a parallel loop inside its own `omp parallel` region
   RowLoops rowLoops_ = RowLoops::PartialSums;
 };
 

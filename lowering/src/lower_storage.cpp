@@ -129,6 +129,15 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     }
   }
   for (const auto& [workspace, output] : sparseWorkspaceOutputs) sparseWorkspaceOutputs_.insert(output);
+  {
+    std::map<ir::TensorVar, int> writes, occurrences;
+    for (const auto* assignment : ir::assignmentsOf(cin)) writes[assignment->lhs.tensor()]++;
+    for (const auto* access : accessOccurrences(cin)) occurrences[access->tensor]++;
+    for (const auto& [tensor, count] : writes)
+      if (isParameter(tensor) && count == 1 && occurrences[tensor] == 1 && tensor.order() > 0 &&
+          !tensor.format().isAllDense() && !sparseWorkspaceOutputs_.count(tensor))
+        streamedOutputs_.insert(tensor);
+  }
   for (const auto& tensor : parameters_) declareTensor(tensor, written.count(tensor) > 0);
   for (const auto* access : accessOccurrences(cin)) {
     if (!isParameter(access->tensor)) continue;
@@ -526,7 +535,9 @@ Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accum
   Stmt write;
   if (!(storage.isWorkspace && !writesValues(pass_))) {
     bool atomic = atomicStores_ && accumulate && storage.isOutput;
-    write = imp::Store::make(storage.vals, positionOf(lhs), value, accumulate, atomic);
+    bool streaming = !accumulate && !atomic && storage.isOutput && !storage.isWorkspace &&
+                     streamsAppendsTo(lhs->tensor);
+    write = imp::Store::make(storage.vals, positionOf(lhs), value, accumulate, atomic, streaming);
   }
   if (!storage.list.defined()) return write.defined() ? write : imp::Block::make({});
   // Remember each workspace coordinate the first time it is written.
@@ -572,7 +583,9 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
       stmts.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level], storage.vals}));
     if (pass_ == OutputPass::Assemble && !reserved)
       stmts.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level]}));
-    if (writesCoordinates(pass_)) stmts.push_back(imp::Store::make(storage.crd[level], append, coordinate));
+    if (writesCoordinates(pass_))
+      stmts.push_back(imp::Store::make(storage.crd[level], append, coordinate, false, false,
+                                       streamsAppendsTo(lhs->tensor)));
     if (accumulating && writesValues(pass_))
       stmts.push_back(imp::Store::make(storage.vals, append, ops::cast(valueType(lhs->tensor), ops::FloatImm::make(0.0))));
     return stmts;

@@ -254,6 +254,14 @@ class Lowerer {
   std::set<ir::TensorVar> rowParallelOutputs_;
   // Outputs that a sparse workspace's Compress fills (never appended to).
   std::set<ir::TensorVar> sparseWorkspaceOutputs_;
+  // Sparse outputs the kernel appends to and never reads (one assignment
+  // writes them, nothing reads them): their appended coordinates and values
+  // are streaming stores (imp::Store::streaming) in the passes that write
+  // them in order (Fused, Fill).
+  std::set<ir::TensorVar> streamedOutputs_;
+  bool streamsAppendsTo(const ir::TensorVar& tensor) const {
+    return streamedOutputs_.count(tensor) > 0 && (pass_ == OutputPass::Fused || pass_ == OutputPass::Fill);
+  }
   // Outputs whose appends the loops being lowered reserved room for in
   // advance (reserveAppends): their appends skip the capacity test.
   std::set<ir::TensorVar> reservedOutputs_;

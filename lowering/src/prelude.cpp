@@ -115,6 +115,41 @@ static inline int64_t tcc_cut_by_work(const int64_t* work, int64_t extent, int64
   return parts;
 }
 
+// Stores past the caches (non-temporal, no read of the line first) for a
+// sparse output's appended coordinates and values, in the copy of a kernel
+// that its entry point calls when the inputs hold more than
+// TCC_STREAMING_STORE_VALUES stored values in all (-1: never); each thread
+// fences its own before its results are read. A plain store where the
+// target has none. By default on x86 cores other than AMD's (on the 2-core
+// Zen VM one thread ran them level or slower; bench/sparse_add), from
+// 4 M values (about 48 MB of CSR output).
+#ifndef TCC_STREAMING_STORE_VALUES
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !(defined(__znver1__) || \
+    defined(__znver2__) || defined(__znver3__) || defined(__znver4__) || defined(__znver5__))
+#define TCC_STREAMING_STORE_VALUES 4194304LL
+#else
+#define TCC_STREAMING_STORE_VALUES -1
+#endif
+#endif
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+static inline void tcc_stream(int32_t* a, int64_t i, int32_t v) { __builtin_ia32_movnti(a + i, v); }
+static inline void tcc_stream(int64_t* a, int64_t i, int64_t v) { __builtin_ia32_movnti64(a + i, v); }
+static inline void tcc_stream(float* a, int64_t i, float v) {
+  int32_t bits;
+  __builtin_memcpy(&bits, &v, sizeof bits);
+  __builtin_ia32_movnti((int32_t*)(a + i), bits);
+}
+static inline void tcc_stream(double* a, int64_t i, double v) {
+  int64_t bits;
+  __builtin_memcpy(&bits, &v, sizeof bits);
+  __builtin_ia32_movnti64((int64_t*)(a + i), bits);
+}
+static inline void tcc_stream_fence() { __builtin_ia32_sfence(); }
+#else
+template <typename T, typename V> static inline void tcc_stream(T* a, int64_t i, V v) { a[i] = (T)v; }
+static inline void tcc_stream_fence() {}
+#endif
+
 // Puts the coordinates a workspace touched in order: by sorting the list
 // when it is short, by scanning the touched flags when n log n would cost
 // more than the dimension.

@@ -3,9 +3,9 @@
 // cancel kept as an explicit zero) checked bit for bit against an
 // obviously right merge, in strict and fast mode, through both JIT
 // backends, serial and row-parallel; the printed merge (one capacity test
-// per row, each case moving its operands on); other lattices through the
-// same lowering; and the output's arrays grown where their first capacity
-// is too small.
+// per row, each case moving its operands on); the copy of the kernel with
+// streaming stores; other lattices through the same lowering; and the
+// output's arrays grown where their first capacity is too small.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "kernel_check.h"
+#include "tcc/jit/jit.h"
 #include "tcc/lowering/codegen.h"
 
 namespace tcc::test {
@@ -211,6 +212,74 @@ TEST(SparseAddKernel, TestsCapacityOncePerRowAndEachCaseMovesItsOperandsOn) {
   std::string counting = kernel.substr(0, kernel.find("prefix sum"));
   EXPECT_TRUE(contains(counting, "pC2_row += 1LL;\n        pA2 = (pA2 + 1LL);\n        pB2 = (pB2 + 1LL);")) << kernel;
   EXPECT_FALSE(contains(counting, "if ((jB == j))")) << kernel;
+}
+
+// The copy of the kernel whose appends go past the caches (tcc_stream),
+// which the entry point calls for inputs of more than
+// TCC_STREAMING_STORE_VALUES stored values: forced here on every input
+// (the threshold set to 0, on this machine whatever its vendor), it stores
+// the same bits as the merge, serial and row-parallel, strict and fast, and
+// both compilers. Where streaming stores are off (-1) the entry point runs
+// the body it always had.
+TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
+#if defined(__x86_64__)
+  auto [a, b] = mergeCases();
+  rt::Coo ra = randomSparse({97, 131}, 0.1, 23), rb = randomSparse({97, 131}, 0.1, 24);
+  ra.sort(), rb.sort();
+  for (bool rowsOnThreads : {false, true})
+    for (FloatingPointMode mode : {FloatingPointMode::Strict, FloatingPointMode::Fast}) {
+      CompileOptions options;
+      options.floatingPoint = mode;
+      const std::string cpp =
+          lowerProgram(Program::fromText(std::string(kAdd) + (rowsOnThreads ? kRowsOnThreads : ""), "add.tc"), options)
+              .cpp;
+      // The copy before the entry point, its appends streaming, fenced; the
+      // entry point's switch.
+      const size_t copy = cpp.find("int32_t streaming_stores_tcc_kernel_0("), entry = cpp.find("int32_t tcc_kernel_0(");
+      ASSERT_NE(copy, std::string::npos) << cpp;
+      ASSERT_LT(copy, entry) << cpp;
+      const std::string streamed = cpp.substr(copy, entry - copy), kernel = cpp.substr(entry);
+      EXPECT_EQ(count(streamed, "tcc_stream(C2_crd, "), 3u + 2u) << streamed;  // three cases, two tails
+      EXPECT_EQ(count(streamed, "tcc_stream(C_vals, "), 3u + 2u) << streamed;
+      EXPECT_FALSE(contains(streamed, "C_vals[")) << streamed;
+      EXPECT_FALSE(contains(kernel, "tcc_stream(")) << kernel;
+      EXPECT_TRUE(contains(kernel, "if ((int64_t)A->vals_size + (int64_t)B->vals_size > TCC_STREAMING_STORE_VALUES) "
+                                   "return streaming_stores_tcc_kernel_0(tcc_tensors);"))
+          << kernel;
+      if (rowsOnThreads) {
+        // Each thread fences its own stores: the fill loop in a region of its own.
+        EXPECT_TRUE(contains(streamed, "#pragma omp for schedule(dynamic, 16) nowait")) << streamed;
+        EXPECT_EQ(count(streamed, "tcc_stream_fence();"), 2u) << streamed;
+        EXPECT_TRUE(contains(kernel, "#pragma omp parallel for schedule(dynamic, 16)\n")) << kernel;
+      } else {
+        EXPECT_EQ(count(streamed, "tcc_stream_fence();"), 1u) << streamed;
+      }
+      for (jit::Backend backend : {jit::Backend::SystemCompiler, jit::Backend::ClangInterpreter}) {
+        if (!jit::isAvailable(backend)) continue;
+        for (const char* threshold : {"0", "-1"}) {
+          SCOPED_TRACE(std::string(jit::backendName(backend)) + (rowsOnThreads ? ", rows on threads" : ", serial") +
+                       (mode == FloatingPointMode::Fast ? ", fast" : ", strict") + ", threshold " + threshold);
+          jit::CompileOptions flags{backend, 3, rowsOnThreads, lowering::cppFloatingPointFlags(
+              mode == FloatingPointMode::Fast ? lowering::FloatingPointMode::Fast : lowering::FloatingPointMode::Strict)};
+          flags.extraFlags.push_back(std::string("-DTCC_STREAMING_STORE_VALUES=") + threshold);
+          auto module = jit::compile(cpp, flags);
+          auto entryPoint = module->function<int32_t (*)(tcc_tensor**)>("tcc_kernel_0");
+          for (const auto& [x, y] : {std::pair{a, b}, std::pair{b, a}, std::pair{ra, rb}}) {
+            Tensor A = rt::pack(x, toRuntimeFormat(Format::csr())), B = rt::pack(y, toRuntimeFormat(Format::csr()));
+            tcc_tensor out = rt::Tensor::emptyAssembledOutput({x.dims[0], x.dims[1]}, toRuntimeFormat(Format::csr()),
+                                                              rt::ValueType::Float64);
+            tcc_tensor aView = A.abiView(), bView = B.abiView();
+            tcc_tensor* pointers[3] = {&out, &aView, &bView};
+            ASSERT_EQ(entryPoint(pointers), 0);
+            Tensor C = rt::Tensor::adopt(std::move(out));
+            expectSameBits(stored(C), expectedSum(x, y), "A + B");
+          }
+        }
+      }
+    }
+#else
+  GTEST_SKIP() << "streaming stores are printed for x86-64";
+#endif
 }
 
 // Other lattices through the same lowering, against the dense reference:

@@ -226,14 +226,19 @@ struct Assign : StmtNode {
 
 struct Store : StmtNode {
   static constexpr StmtKind staticKind = StmtKind::Store;
-  Store(Expr buffer, Expr index, Expr value, bool accumulate, bool atomic)
+  Store(Expr buffer, Expr index, Expr value, bool accumulate, bool atomic, bool streaming)
       : StmtNode(staticKind), buffer(std::move(buffer)), index(std::move(index)),
-        value(std::move(value)), accumulate(accumulate), atomic(atomic) {}
-  static Stmt make(Expr buffer, Expr index, Expr value, bool accumulate = false, bool atomic = false);
+        value(std::move(value)), accumulate(accumulate), atomic(atomic), streaming(streaming) {}
+  static Stmt make(Expr buffer, Expr index, Expr value, bool accumulate = false, bool atomic = false,
+                   bool streaming = false);
   void accept(IRVisitor& visitor) const override;
   const Expr buffer, index, value;
   const bool accumulate;  // buffer[index] += value
   const bool atomic;      // the update is one atomic operation (parallel loops that race on it)
+  // The function writes each element of the buffer once, in order, and
+  // never reads it: a backend may store past the caches (a sparse output's
+  // appended coordinates and values). Never with accumulate or atomic.
+  const bool streaming;
 };
 
 // Parallel and Vectorized loops run on CPU threads and vector lanes; the
