@@ -118,11 +118,14 @@ static inline int64_t tcc_cut_by_work(const int64_t* work, int64_t extent, int64
 // Stores past the caches (non-temporal, no read of the line first) for a
 // sparse output's appended coordinates and values, in the copy of a kernel
 // that its entry point calls when the inputs hold more than
-// TCC_STREAMING_STORE_VALUES stored values in all (-1: never); each thread
-// fences its own before its results are read. A plain store where the
-// target has none. By default on x86 cores other than AMD's (on the 2-core
-// Zen VM one thread ran them level or slower; bench/sparse_add), from
-// 4 M values (about 48 MB of CSR output).
+// TCC_STREAMING_STORE_VALUES stored values in all (-1: never), and there
+// only into arrays whose pages were resident when allocated (not the fresh
+// pages the operating system zeroes during the call, whose lines the zeroing
+// leaves in cache; TCC_STREAMING_STORES_ON_FRESH_PAGES=1: into those too);
+// each thread fences its own before its results are read. A plain store
+// where the target has none. By default on x86 cores other than AMD's (on
+// the 2-core Zen VM one thread ran them level or slower; bench/sparse_add),
+// from 4 M values (about 48 MB of CSR output).
 #ifndef TCC_STREAMING_STORE_VALUES
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !(defined(__znver1__) || \
     defined(__znver2__) || defined(__znver3__) || defined(__znver4__) || defined(__znver5__))
@@ -131,6 +134,30 @@ static inline int64_t tcc_cut_by_work(const int64_t* work, int64_t extent, int64
 #define TCC_STREAMING_STORE_VALUES -1
 #endif
 #endif
+#ifndef TCC_STREAMING_STORES_ON_FRESH_PAGES
+#define TCC_STREAMING_STORES_ON_FRESH_PAGES 0
+#endif
+#if defined(__linux__)
+extern "C" int mincore(void* address, size_t length, unsigned char* resident);
+#endif
+// Whether the whole pages of bytes [0, bytes) of `array` are in memory
+// (the first, middle and last of them; false without a whole page).
+static inline bool tcc_pages_resident(const void* array, int64_t bytes) {
+  if (TCC_STREAMING_STORES_ON_FRESH_PAGES) return true;
+#if defined(__linux__)
+  const size_t page = 4096, first = ((size_t)array + page - 1) & ~(page - 1);
+  const size_t end = ((size_t)array + (size_t)bytes) & ~(page - 1);
+  if (end <= first) return false;
+  const size_t probes[3] = {first, first + (((end - first) / 2) & ~(page - 1)), end - page};
+  for (size_t k = 0; k < 3; k++) {
+    unsigned char resident = 0;
+    if (mincore((void*)probes[k], page, &resident) != 0 || !(resident & 1)) return false;
+  }
+  return true;
+#else
+  return false;
+#endif
+}
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 static inline void tcc_stream(int32_t* a, int64_t i, int32_t v) { __builtin_ia32_movnti(a + i, v); }
 static inline void tcc_stream(int64_t* a, int64_t i, int64_t v) { __builtin_ia32_movnti64(a + i, v); }
@@ -149,6 +176,10 @@ static inline void tcc_stream_fence() { __builtin_ia32_sfence(); }
 template <typename T, typename V> static inline void tcc_stream(T* a, int64_t i, V v) { a[i] = (T)v; }
 static inline void tcc_stream_fence() {}
 #endif
+template <typename T, typename V> static inline void tcc_store(T* a, int64_t i, V v, bool streaming) {
+  if (streaming) tcc_stream(a, i, (T)v);
+  else a[i] = (T)v;
+}
 
 // Puts the coordinates a workspace touched in order: by sorting the list
 // when it is short, by scanning the touched flags when n log n would cost

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <tuple>
 
 #include "kernel_check.h"
@@ -214,13 +215,14 @@ TEST(SparseAddKernel, TestsCapacityOncePerRowAndEachCaseMovesItsOperandsOn) {
   EXPECT_FALSE(contains(counting, "if ((jB == j))")) << kernel;
 }
 
-// The copy of the kernel whose appends go past the caches (tcc_stream),
-// which the entry point calls for inputs of more than
-// TCC_STREAMING_STORE_VALUES stored values: forced here on every input
-// (the threshold set to 0, on this machine whatever its vendor), it stores
-// the same bits as the merge, serial and row-parallel, strict and fast, and
-// both compilers. Where streaming stores are off (-1) the entry point runs
-// the body it always had.
+// The copy of the kernel whose appends go past the caches (tcc_store with
+// its array's flag), which the entry point calls for inputs of more than
+// TCC_STREAMING_STORE_VALUES stored values: forced here on every input (the
+// threshold set to 0, on this machine whatever its vendor), streaming into
+// every array (TCC_STREAMING_STORES_ON_FRESH_PAGES=1) or where the pages
+// are resident, it stores the same bits as the merge, serial and
+// row-parallel, strict and fast, through both compilers. Where streaming
+// stores are off (-1) the entry point runs the body it always had.
 TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
 #if defined(__x86_64__)
   auto [a, b] = mergeCases();
@@ -239,10 +241,16 @@ TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
       ASSERT_NE(copy, std::string::npos) << cpp;
       ASSERT_LT(copy, entry) << cpp;
       const std::string streamed = cpp.substr(copy, entry - copy), kernel = cpp.substr(entry);
-      EXPECT_EQ(count(streamed, "tcc_stream(C2_crd, "), 3u + 2u) << streamed;  // three cases, two tails
-      EXPECT_EQ(count(streamed, "tcc_stream(C_vals, "), 3u + 2u) << streamed;
+      EXPECT_EQ(count(streamed, "tcc_store(C2_crd, "), 3u + 2u) << streamed;  // three cases, two tails
+      EXPECT_EQ(count(streamed, "tcc_store(C_vals, "), 3u + 2u) << streamed;
+      EXPECT_EQ(count(streamed, ", tcc_streams_C_vals);"), 3u + 2u) << streamed;
       EXPECT_FALSE(contains(streamed, "C_vals[")) << streamed;
-      EXPECT_FALSE(contains(kernel, "tcc_stream(")) << kernel;
+      EXPECT_FALSE(contains(kernel, "tcc_store(")) << kernel;
+      // Each allocation of a streamed array asks whether its pages are resident.
+      EXPECT_EQ(count(streamed, "tcc_streams_C_vals = tcc_pages_resident(C_vals, "),
+                count(streamed, "C_vals = (double*)")) << streamed;
+      EXPECT_EQ(count(streamed, "tcc_streams_C2_crd = tcc_pages_resident(C2_crd, "),
+                count(streamed, "C2_crd = (int32_t*)")) << streamed;
       EXPECT_TRUE(contains(kernel, "if ((int64_t)A->vals_size + (int64_t)B->vals_size > TCC_STREAMING_STORE_VALUES) "
                                    "return streaming_stores_tcc_kernel_0(tcc_tensors);"))
           << kernel;
@@ -256,12 +264,13 @@ TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
       }
       for (jit::Backend backend : {jit::Backend::SystemCompiler, jit::Backend::ClangInterpreter}) {
         if (!jit::isAvailable(backend)) continue;
-        for (const char* threshold : {"0", "-1"}) {
+        for (const char* threshold : {"0 -DTCC_STREAMING_STORES_ON_FRESH_PAGES=1", "0", "-1"}) {
           SCOPED_TRACE(std::string(jit::backendName(backend)) + (rowsOnThreads ? ", rows on threads" : ", serial") +
                        (mode == FloatingPointMode::Fast ? ", fast" : ", strict") + ", threshold " + threshold);
           jit::CompileOptions flags{backend, 3, rowsOnThreads, lowering::cppFloatingPointFlags(
               mode == FloatingPointMode::Fast ? lowering::FloatingPointMode::Fast : lowering::FloatingPointMode::Strict)};
-          flags.extraFlags.push_back(std::string("-DTCC_STREAMING_STORE_VALUES=") + threshold);
+          std::istringstream words(std::string("-DTCC_STREAMING_STORE_VALUES=") + threshold);
+          for (std::string word; words >> word;) flags.extraFlags.push_back(word);
           auto module = jit::compile(cpp, flags);
           auto entryPoint = module->function<int32_t (*)(tcc_tensor**)>("tcc_kernel_0");
           for (const auto& [x, y] : {std::pair{a, b}, std::pair{b, a}, std::pair{ra, rb}}) {
