@@ -3,8 +3,10 @@
 // compiles it (the system compiler, -O3 -ffast-math; here also
 // -march=native, as tcc's kernels get).
 //
-//   tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only] [--threads T]
-//                     [--backend system|clang] [--kernel spmv|ttv] [MATRIX ...]
+//   tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only | --out-of-cache-only] [--threads T]
+//                     [--backend system|clang] [--kernel spmv|ttv] [--scale-ups BIG:SMALL,...] [MATRIX ...]
+//
+// --scale-ups replaces the five out-of-cache Kronecker scale-ups with those named.
 //
 // --kernel ttv measures tensor-times-vector A(i,j) = B(i,j,k) * c(k) (B CSF,
 // A dense) the same way, one thread, on the same matrices with their rows
@@ -33,6 +35,7 @@
 #include <functional>
 #include <iostream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -235,8 +238,11 @@ Row measureDirect(const std::string& name, const tcc::rt::Coo& coo, Entry strict
 
 int main(int argc, char** argv) {
   int repeat = 20, rounds = 3;
-  bool inCacheOnly = false;
+  bool inCacheOnly = false, outOfCacheOnly = false;
   int threads = 1;
+  std::vector<std::pair<std::string, std::string>> scaleUps = {
+      {"bcsstk16", "LF10"}, {"bayer10", "cage5"}, {"bcsstk13", "mesh1e1"}, {"dnn_n1024_l1", "gent113"},
+      {"mbeacxc", "bcspwr03"}};
   bool ttv = false;  // TTV on the matrices' rows folded into fibres instead of SpMV
   tcc::jit::Backend backend = tcc::CompileOptions{}.backend;
   std::vector<std::string> matrices;
@@ -245,6 +251,19 @@ int main(int argc, char** argv) {
     if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--in-cache-only") inCacheOnly = true;
+    else if (arg == "--out-of-cache-only") outOfCacheOnly = true;
+    else if (arg == "--scale-ups" && i + 1 < argc) {
+      scaleUps.clear();
+      std::stringstream list(argv[++i]);
+      for (std::string item; std::getline(list, item, ',');) {
+        size_t colon = item.find(':');
+        if (colon == std::string::npos) {
+          std::cerr << "tcc_spmv_fp_bench: --scale-ups wants BIG:SMALL,...\n";
+          return 2;
+        }
+        scaleUps.push_back({item.substr(0, colon), item.substr(colon + 1)});
+      }
+    }
     else if (arg == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--kernel" && i + 1 < argc &&
              (argv[i + 1] == std::string("spmv") || argv[i + 1] == std::string("ttv")))
@@ -254,8 +273,9 @@ int main(int argc, char** argv) {
       backend = argv[++i] == std::string("system") ? tcc::jit::Backend::SystemCompiler
                                                    : tcc::jit::Backend::ClangInterpreter;
     else if (arg.rfind("--", 0) == 0) {
-      std::cerr << "usage: tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only] [--threads T]\n"
-                   "                         [--backend system|clang] [--kernel spmv|ttv] [MATRIX ...]\n";
+      std::cerr << "usage: tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only | --out-of-cache-only]\n"
+                   "                         [--threads T] [--backend system|clang] [--kernel spmv|ttv]\n"
+                   "                         [--scale-ups BIG:SMALL,...] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }
@@ -295,7 +315,7 @@ int main(int argc, char** argv) {
   auto checked = [&](const Row& row) {
     if (row.fastDifference > 1e-9 || row.tacoDifference > 1e-9) status = 1;
   };
-  if (!parallel) {
+  if (!parallel && !outOfCacheOnly) {
     std::vector<double> overStrict, overFast;
     std::printf("%s in cache (one thread; > 1: tcc faster)\n\n", kernelName);
     std::printf("| matrix | %s | nnz | strict us | fast us | TACO-style us | TACO/strict | TACO/fast | "
@@ -320,9 +340,6 @@ int main(int argc, char** argv) {
   }
   if (inCacheOnly) return status;
 
-  const std::vector<std::pair<std::string, std::string>> scaleUps = {
-      {"bcsstk16", "LF10"}, {"bayer10", "cage5"}, {"bcsstk13", "mesh1e1"}, {"dnn_n1024_l1", "gent113"},
-      {"mbeacxc", "bcspwr03"}};
   std::printf("\n%s out of cache: Kronecker scale-ups, %d thread%s, bandwidth against a STREAM triad on as many\n\n",
               kernelName, threads, threads > 1 ? "s" : "");
   std::printf("| matrix | %s | nnz | MB moved | strict GB/s | fast GB/s | TACO-style GB/s | triad GB/s | "
