@@ -238,14 +238,6 @@ class CppPrinter : public CLikePrinter {
   }
 
  public:
-  // Prefetches of a merge's streams (tcc_prefetch_stream) belong to the
-  // copy for large inputs; elsewhere they are left out.
-  void visit(const Evaluate* op) override {
-    const auto* call = op->value.as<Call>();
-    if (call && call->name == "tcc_prefetch_stream" && !streamingStores_) return;
-    CLikePrinter::visit(op);
-  }
-
   void visit(const Allocate* op) override {
     CLikePrinter::visit(op);
     const auto* buffer = op->buffer.as<Var>();

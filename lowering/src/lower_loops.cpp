@@ -827,22 +827,9 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
 
     Expr condition;
     std::vector<Stmt> body;
-    // A merge in a kernel that streams its output prefetches the streams it
-    // reads (tcc_prefetch_stream; printed only in the copy for large inputs).
-    const bool prefetches = driving.size() >= 2 && !options_.cudaTarget && !streamedOutputs_.empty() &&
-                            (pass_ == OutputPass::Fused || pass_ == OutputPass::Count || pass_ == OutputPass::Fill);
     for (int id : driving) {
       LevelIterator& it = byId(id);
       condition = ops::land(condition, ops::lt(it.pos, it.end));
-      if (prefetches && !it.workspaceList && isParameter(it.tensor) && !storageOf(it.tensor).isOutput) {
-        const TensorStorage& storage = storageOf(it.tensor);
-        std::vector<Expr> streams{storage.crd[it.level]};
-        if (writesValues(pass_) && it.level == it.tensor.format().order() - 1 && storage.vals.defined())
-          streams.push_back(storage.vals);
-        for (const auto& stream : streams)
-          body.push_back(imp::Evaluate::make(
-              imp::Call::make("tcc_prefetch_stream", {stream, it.pos}, imp::Type::void_())));
-      }
       auto read = readCoordinate(it);
       body.insert(body.end(), read.begin(), read.end());
     }

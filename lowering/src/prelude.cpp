@@ -176,19 +176,6 @@ static inline void tcc_stream_fence() { __builtin_ia32_sfence(); }
 template <typename T, typename V> static inline void tcc_stream(T* a, int64_t i, V v) { a[i] = (T)v; }
 static inline void tcc_stream_fence() {}
 #endif
-// In the same copy, a merge prefetches each stream it reads
-// TCC_MERGE_PREFETCH_DISTANCE entries ahead of its cursor, into the outer
-// caches (0: no prefetch). The address is formed as an integer: it may lie
-// past the array's end.
-#ifndef TCC_MERGE_PREFETCH_DISTANCE
-#define TCC_MERGE_PREFETCH_DISTANCE 0
-#endif
-template <typename T> static inline void tcc_prefetch_stream(const T* a, int64_t i) {
-#if defined(__GNUC__) || defined(__clang__)
-  if (TCC_MERGE_PREFETCH_DISTANCE > 0)
-    __builtin_prefetch((const void*)((size_t)(a + i) + (size_t)TCC_MERGE_PREFETCH_DISTANCE * sizeof(T)), 0, 2);
-#endif
-}
 template <typename T, typename V> static inline void tcc_store(T* a, int64_t i, V v, bool streaming) {
   if (streaming) tcc_stream(a, i, (T)v);
   else a[i] = (T)v;

@@ -219,8 +219,8 @@ TEST(SparseAddKernel, TestsCapacityOncePerRowAndEachCaseMovesItsOperandsOn) {
 // its array's flag), which the entry point calls for inputs of more than
 // TCC_STREAMING_STORE_VALUES stored values: forced here on every input (the
 // threshold set to 0, on this machine whatever its vendor), streaming into
-// every array (TCC_STREAMING_STORES_ON_FRESH_PAGES=1, and prefetching) or
-// where the pages are resident, it stores the same bits as the merge, serial and
+// every array (TCC_STREAMING_STORES_ON_FRESH_PAGES=1) or where the pages
+// are resident, it stores the same bits as the merge, serial and
 // row-parallel, strict and fast, through both compilers. Where streaming
 // stores are off (-1) the entry point runs the body it always had.
 TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
@@ -246,11 +246,6 @@ TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
       EXPECT_EQ(count(streamed, ", tcc_streams_C_vals);"), 3u + 2u) << streamed;
       EXPECT_FALSE(contains(streamed, "C_vals[")) << streamed;
       EXPECT_FALSE(contains(kernel, "tcc_store(")) << kernel;
-      // The merge prefetches its four streams there, and only there (the
-      // counting pass its two coordinate streams).
-      EXPECT_EQ(count(streamed, "tcc_prefetch_stream(A_vals, "), 1u) << streamed;
-      EXPECT_EQ(count(streamed, "tcc_prefetch_stream(B2_crd, "), rowsOnThreads ? 2u : 1u) << streamed;
-      EXPECT_FALSE(contains(kernel, "tcc_prefetch_stream(")) << kernel;
       // Each allocation of a streamed array asks whether its pages are resident.
       EXPECT_EQ(count(streamed, "tcc_streams_C_vals = tcc_pages_resident(C_vals, "),
                 count(streamed, "C_vals = (double*)")) << streamed;
@@ -269,8 +264,7 @@ TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
       }
       for (jit::Backend backend : {jit::Backend::SystemCompiler, jit::Backend::ClangInterpreter}) {
         if (!jit::isAvailable(backend)) continue;
-        for (const char* threshold :
-             {"0 -DTCC_STREAMING_STORES_ON_FRESH_PAGES=1 -DTCC_MERGE_PREFETCH_DISTANCE=512", "0", "-1"}) {
+        for (const char* threshold : {"0 -DTCC_STREAMING_STORES_ON_FRESH_PAGES=1", "0", "-1"}) {
           SCOPED_TRACE(std::string(jit::backendName(backend)) + (rowsOnThreads ? ", rows on threads" : ", serial") +
                        (mode == FloatingPointMode::Fast ? ", fast" : ", strict") + ", threshold " + threshold);
           jit::CompileOptions flags{backend, 3, rowsOnThreads, lowering::cppFloatingPointFlags(
