@@ -680,6 +680,71 @@ extern "C" long long two_pass_nt(int rows, const long long* A2_pos, const int* A
   out->vals = vals;
   return nnz;
 }
+
+// tcc's row-parallel kernel as its streaming copy runs it (the counting
+// pass, the prefix sum, then the fill with streaming stores, each thread
+// fencing once at its end), rows dealt out in chunks of 16 (dynamic, as
+// tcc prints) or in one contiguous range a thread (static).
+static long long two_pass_nt_fenced_once(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
+                                         const long long* B2_pos, const int* B2_crd, const double* B_vals,
+                                         CsrOut* out) {
+  long long* pos = (long long*)malloc(sizeof(long long) * (rows + 1));
+  pos[0] = 0;
+  #pragma omp parallel for schedule(runtime)
+  for (int i = 0; i < rows; i++) {
+    long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1], count = 0;
+    while (pA < endA && pB < endB) {
+      int jA = A2_crd[pA], jB = B2_crd[pB];
+      int j = jA < jB ? jA : jB;
+      if (jA == j && jB == j) { count++; pA++; pB++; }
+      else if (jA == j) { count++; pA++; }
+      else { count++; pB++; }
+    }
+    pos[i + 1] = count + (endA - pA) + (endB - pB);
+  }
+  for (int i = 0; i < rows; i++) pos[i + 1] += pos[i];
+  const long long nnz = pos[rows];
+  int* crd = (int*)malloc(sizeof(int) * (nnz > 0 ? nnz : 1));
+  double* vals = (double*)malloc(sizeof(double) * (nnz > 0 ? nnz : 1));
+  #pragma omp parallel
+  {
+    #pragma omp for schedule(runtime) nowait
+    for (int i = 0; i < rows; i++) {
+      long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1], pC = pos[i];
+      while (pA < endA && pB < endB) {
+        int jA = A2_crd[pA], jB = B2_crd[pB];
+        int j = jA < jB ? jA : jB;
+        if (jA == j && jB == j) { store_nt(crd, vals, pC, j, A_vals[pA] + B_vals[pB]); pC++; pA++; pB++; }
+        else if (jA == j) { store_nt(crd, vals, pC, j, A_vals[pA]); pC++; pA++; }
+        else { store_nt(crd, vals, pC, j, B_vals[pB]); pC++; pB++; }
+      }
+      for (; pA < endA; pA++, pC++) store_nt(crd, vals, pC, A2_crd[pA], A_vals[pA]);
+      for (; pB < endB; pB++, pC++) store_nt(crd, vals, pC, B2_crd[pB], B_vals[pB]);
+    }
+    __builtin_ia32_sfence();
+  }
+  out->pos = pos;
+  out->crd = crd;
+  out->vals = vals;
+  return nnz;
+}
+#ifdef _OPENMP
+extern "C" void omp_set_schedule(int kind, int chunk);  // omp_sched_static 1, omp_sched_dynamic 2
+#endif
+extern "C" long long tcc_like_nt_dynamic(int rows, const long long* a, const int* b, const double* c,
+                                         const long long* d, const int* e, const double* f, CsrOut* out) {
+#ifdef _OPENMP
+  omp_set_schedule(2, 16);
+#endif
+  return two_pass_nt_fenced_once(rows, a, b, c, d, e, f, out);
+}
+extern "C" long long tcc_like_nt_static(int rows, const long long* a, const int* b, const double* c,
+                                        const long long* d, const int* e, const double* f, CsrOut* out) {
+#ifdef _OPENMP
+  omp_set_schedule(1, 0);
+#endif
+  return two_pass_nt_fenced_once(rows, a, b, c, d, e, f, out);
+}
 )";
 
 
@@ -947,7 +1012,8 @@ int main(int argc, char** argv) {
                                                    "bound_branches_advance_pf64", "bound_branches_advance_pf256",
                                                    "bound_branches_advance_nt", "bound_branches_advance_pf256_nt",
                                                    "bound_branches_advance_pf512_t1", "bound_branches_advance_pf512_t1_nt",
-                                                   "ceiling_concat", "two_pass_nt", "ceiling_count_pass"};
+                                                   "ceiling_concat", "two_pass_nt", "ceiling_count_pass",
+                                                   "tcc_like_nt_dynamic", "tcc_like_nt_static"};
   std::shared_ptr<const tcc::jit::Module> candidateModule;
   if (candidates) {
     // With --threads the serial candidates run on one thread; two_pass_nt
