@@ -43,10 +43,10 @@ class CppPrinter : public CLikePrinter {
       out_ << "#endif\n";
       rowLoops_ = RowLoops::Streaming;
     }
-    const bool streamingCopy = !vectorizesGatherSums_ && hasStreamingStores(function);
+    const bool streamingCopy = !vectorizesGatherSums_ && containsStreamingStore(function.body);
     if (streamingCopy) {
-      // See kStreamingStoreValues: a copy whose sparse outputs' appends go
-      // past the caches, which the entry point calls for large inputs.
+      // A copy whose sparse outputs' appends go past the caches, which the
+      // entry point calls for large inputs (see kStreamingStoresHere).
       out_ << "#if " << kStreamingStoresHere << "\n";
       printFunctionHead(function, "static __attribute__((noinline))", streamingStoresName(function));
       streamedBuffers_ = streamedBuffers(function);
@@ -89,19 +89,12 @@ class CppPrinter : public CLikePrinter {
   // whoever reads it next, and an output that fits is better left there).
   // In the copy a store streams only while the array it writes was
   // resident when allocated (tcc_pages_resident, checked after each
-  // allocation of the array): on pages the operating system faults in and zeroes during
-  // the call, the zeroed lines are in cache and a plain store costs no read,
-  // and streaming stores were 37 % slower there (the Xeon host, one thread).
+  // allocation of the array): on pages the operating system faults in and
+  // zeroes during the call, the zeroed lines are in cache and a plain store
+  // costs no read, and streaming stores were 37 % slower there (the Xeon
+  // host, one thread). A parallel loop with streaming stores runs in a
+  // region of its own, each thread fencing its stores when its share ends.
   static constexpr const char* kStreamingStoresHere = "TCC_STREAMING_STORE_VALUES >= 0";
-
-  static bool hasStreamingStores(const Function& function) {
-    struct Scan : IRVisitor {
-      bool found = false;
-      void visit(const Store* op) override { found = found || op->streaming; }
-    } scan;
-    function.body.accept(scan);
-    return scan.found;
-  }
 
   static bool streamable(const Store* op) {
     const Type element = op->buffer.type().element();
@@ -221,6 +214,19 @@ class CppPrinter : public CLikePrinter {
     CLikePrinter::visit(op);
   }
 
+  // In the copy with streaming stores, an allocation of a streamed array
+  // says whether its pages are resident.
+  void visit(const Allocate* op) override {
+    CLikePrinter::visit(op);
+    const auto* buffer = op->buffer.as<Var>();
+    if (!streamingStores_ || !buffer || !streamedBuffers_.count(buffer->name)) return;
+    indent();
+    out_ << streamsName(buffer->name) << " = tcc_pages_resident(" << buffer->name << ", sizeof(*" << buffer->name
+         << ") * (";
+    op->count.accept(*this);
+    out_ << "));\n";
+  }
+
  protected:
   void printPlainStore(const Store* op) override {
     if (!streamingStores_ || !streamable(op)) {
@@ -236,20 +242,6 @@ class CppPrinter : public CLikePrinter {
     op->value.accept(*this);
     out_ << ", " << streamsName(op->buffer.as<Var>()->name) << ");\n";
   }
-
- public:
-  void visit(const Allocate* op) override {
-    CLikePrinter::visit(op);
-    const auto* buffer = op->buffer.as<Var>();
-    if (!streamingStores_ || !buffer || !streamedBuffers_.count(buffer->name)) return;
-    indent();
-    out_ << streamsName(buffer->name) << " = tcc_pages_resident(" << buffer->name << ", sizeof(*" << buffer->name
-         << ") * (";
-    op->count.accept(*this);
-    out_ << "));\n";
-  }
-
- protected:
 
   void printAtomicStore(const Store* op) override {
     indent();

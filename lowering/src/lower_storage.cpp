@@ -58,7 +58,8 @@ ir::Format nearestAssemblableFormat(const ir::Format& format) {
 Lowerer::Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options)
     : parameters_(std::move(parameters)), options_(std::move(options)) {
   for (const char* reserved : {"malloc", "calloc", "realloc", "free", "memset", "memcpy", "omp_get_thread_num", "omp_get_max_threads", "tcc_min", "tcc_max",
-                               "tcc_sort_coordinates", "tcc_order_touched", "tcc_segment_of", "tcc_tensors", "tcc_tensor", "int", "for", "while", "if",
+                               "tcc_sort_coordinates", "tcc_order_touched", "tcc_segment_of", "tcc_tensors", "tcc_tensor",
+                               "tcc_store", "tcc_stream", "tcc_stream_fence", "tcc_pages_resident", "int", "for", "while", "if",
                                "else", "do", "double", "float", "bool", "char", "long", "short", "return", "break",
                                "case", "switch", "new", "delete", "this", "true", "false", "auto", "const"})
     usedNames_.insert(reserved);
