@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -288,6 +289,63 @@ TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
     }
 #else
   GTEST_SKIP() << "streaming stores are printed for x86-64";
+#endif
+}
+
+// Other kernels with sparse outputs get the copy too: forced on every input
+// and into every array (through the system compiler, whose command then
+// carries the switches), each matches the dense reference: SpGEMM through a
+// dense workspace, serial and row-parallel, an intersection, a union with a
+// product, a sparse vector, a DCSR output (only its last level streams) and
+// a CSF sum of three-dimensional tensors.
+TEST(SparseOutputs, StreamingCopiesMatchTheReference) {
+#if defined(__x86_64__) && defined(__linux__)
+  const char* before = std::getenv("CXX");
+  const std::string saved = before ? before : "";
+  const std::string compiler = before && *before ? before : "c++";
+  setenv("CXX", (compiler + " -DTCC_STREAMING_STORE_VALUES=0 -DTCC_STREAMING_STORES_ON_FRESH_PAGES=1").c_str(), 1);
+  struct Restore {
+    std::string saved;
+    bool had;
+    ~Restore() { had ? setenv("CXX", saved.c_str(), 1) : unsetenv("CXX"); }
+  } restore{saved, before != nullptr};
+  CompileOptions options;
+  options.backend = jit::Backend::SystemCompiler;
+  options.useKernelCache = false;
+  const std::map<std::string, rt::Coo> matrices = {{"B", randomSparse({41, 37}, 0.15, 51)},
+                                                   {"C", randomSparse({37, 43}, 0.15, 52)},
+                                                   {"D", randomSparse({41, 37}, 0.2, 53)},
+                                                   {"E", randomSparse({41, 37}, 0.2, 54)}};
+  const std::string spgemm = "tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\n"
+                             "A(i, j) = B(i, k) * C(k, j)\n";
+  struct Case {
+    std::string dsl;
+    std::map<std::string, rt::Coo> inputs;
+  };
+  const std::vector<Case> cases = {
+      {spgemm, {{"B", matrices.at("B")}, {"C", matrices.at("C")}}},
+      {withSchedule(spgemm, "parallelize(i, CPUThread, NoRaces)"), {{"B", matrices.at("B")}, {"C", matrices.at("C")}}},
+      {"tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor D(I, J) : csr\nA(i, j) = B(i, j) * D(i, j)\n",
+       {{"B", matrices.at("B")}, {"D", matrices.at("D")}}},
+      {"tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor D(I, J) : csr\ntensor E(I, J) : csr\n"
+       "A(i, j) = B(i, j) + D(i, j) * E(i, j)\n",
+       {{"B", matrices.at("B")}, {"D", matrices.at("D")}, {"E", matrices.at("E")}}},
+      {"tensor c(I) : sparse\ntensor a(I) : sparse\ntensor b(I) : sparse\nc(i) = a(i) + b(i)\n",
+       {{"a", randomSparse({300}, 0.1, 55)}, {"b", randomSparse({300}, 0.1, 56)}}},
+      {"tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor D(I, J) : dcsr\nA(i, j) = B(i, j) + D(i, j)\n",
+       {{"B", randomSparse({60, 50}, 0.02, 57)}, {"D", randomSparse({60, 50}, 0.02, 58)}}},
+      {"tensor A(I, J, K) : csf\ntensor B(I, J, K) : csf\ntensor D(I, J, K) : csf\n"
+       "A(i, j, k) = B(i, j, k) + D(i, j, k)\n",
+       {{"B", randomSparse({9, 8, 7}, 0.1, 59)}, {"D", randomSparse({9, 8, 7}, 0.1, 60)}}},
+  };
+  for (const auto& [dsl, inputs] : cases) {
+    SCOPED_TRACE(dsl);
+    std::string cpp = expectProgramMatchesReference(dsl, inputs, options, 1e-12);
+    EXPECT_TRUE(contains(cpp, "int32_t streaming_stores_tcc_kernel_0(")) << cpp;
+    EXPECT_TRUE(contains(cpp, "tcc_store(")) << cpp;
+  }
+#else
+  GTEST_SKIP() << "streaming stores are printed for x86-64; the test forces them through a Linux system compiler";
 #endif
 }
 
