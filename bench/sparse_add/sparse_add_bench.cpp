@@ -50,8 +50,11 @@
 // (TACO does not parallelize an assembled output) and Eigen are left out.
 //
 // --candidates adds the hand-written loops that decided what tcc prints
-// (see kCandidates; with --threads they run on one thread but two_pass_nt,
-// which runs rows on the threads) and tcc's kernel as printed before (tcc_before);
+// (see kCandidates; with --threads they run on one thread, but for
+// two_pass_nt, tcc_like_nt_dynamic, tcc_like_nt_static and
+// ceiling_count_pass, which run rows on the threads) and tcc's kernel as
+// printed before (tcc_before); candidates named ceiling_* compute
+// something else (what a part of the work costs) and are not checked;
 // --only keeps the variants named, in that order (the two-pass peer, the
 // reference, must be among them).
 //
