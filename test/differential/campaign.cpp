@@ -29,7 +29,7 @@ void writeAll(int fd, const std::string& text) {
 // The child checks the case and writes outcome, signature and detail,
 // separated by NUL bytes; a child that dies first is a crash.
 Verdict checkProgramIsolated(const std::string& programText, const std::map<std::string, rt::Coo>& inputs,
-                             const std::vector<const Oracle*>& oracles, int timeoutSeconds) {
+                             const std::vector<const Oracle*>& oracles, int timeoutSeconds, bool compileOnly) {
   int channel[2];
   if (pipe(channel) != 0) return {Outcome::InvalidCase, "pipe failed", "invalid"};
   pid_t child = fork();
@@ -37,7 +37,7 @@ Verdict checkProgramIsolated(const std::string& programText, const std::map<std:
   if (child == 0) {
     close(channel[0]);
     alarm(static_cast<unsigned>(timeoutSeconds));
-    Verdict verdict = checkProgram(programText, inputs, oracles);
+    Verdict verdict = checkProgram(programText, inputs, oracles, compileOnly);
     std::string message = std::to_string(static_cast<int>(verdict.outcome)) + (verdict.zeroResult ? "z" : "");
     message += '\0' + verdict.signature + '\0' + verdict.detail;
     writeAll(channel[1], message);
@@ -89,11 +89,14 @@ std::string oneLine(std::string text) {
 
 }  // namespace
 
-bool isFinding(Outcome outcome) { return outcome != Outcome::Matched && outcome != Outcome::Refused; }
+bool isFinding(Outcome outcome) {
+  return outcome != Outcome::Matched && outcome != Outcome::Refused && outcome != Outcome::CompiledNotRun;
+}
 
 Verdict checkCase(const Case& c, const CampaignOptions& options) {
-  if (options.isolate) return checkProgramIsolated(c.programText(), c.data, options.oracles, options.timeoutSeconds);
-  return checkProgram(c.programText(), c.data, options.oracles);
+  if (options.isolate)
+    return checkProgramIsolated(c.programText(), c.data, options.oracles, options.timeoutSeconds, options.compileOnly);
+  return checkProgram(c.programText(), c.data, options.oracles, options.compileOnly);
 }
 
 Finding investigate(const Case& c, const Verdict& verdict, const CampaignOptions& options) {

@@ -24,12 +24,16 @@ struct CampaignOptions {
   int minimizeAttempts = 500;
   std::string saveDir;            // "" saves nothing
   std::vector<const Oracle*> oracles;
+  // Cuda-target cases are compiled (NVRTC) but not run, even on a GPU.
+  bool compileOnly = false;
 };
 
 // checkProgram in a child process: a crash or a timeout is a verdict
-// (Outcome::Crash). Call it before this process has run an OpenMP kernel.
+// (Outcome::Crash). Call it before this process has run an OpenMP kernel
+// or used the GPU (a CUDA context does not survive a fork).
 Verdict checkProgramIsolated(const std::string& programText, const std::map<std::string, rt::Coo>& inputs,
-                             const std::vector<const Oracle*>& oracles, int timeoutSeconds);
+                             const std::vector<const Oracle*>& oracles, int timeoutSeconds,
+                             bool compileOnly = false);
 
 // Checks one case with the campaign's oracles, isolated when asked.
 Verdict checkCase(const Case& c, const CampaignOptions& options);

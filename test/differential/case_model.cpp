@@ -175,6 +175,7 @@ std::string Case::programText() const {
   std::string text = declaration(*this, output);
   for (const auto& tensor : inputs) text += declaration(*this, tensor);
   text += statementText() + "\n";
+  if (cudaTarget) text += "target cuda\n";
   if (fastFp) text += "fp fast\n";
   if (!schedule.empty()) {
     text += "schedule {\n";

@@ -58,6 +58,7 @@ struct Case {
   Expr rhs;
   std::vector<std::string> schedule;     // commands, one each
   bool fastFp = false;                   // an `fp fast` line: FMA and reassociated sums
+  bool cudaTarget = false;               // a `target cuda` line: GPU kernels instead of C++
   std::map<std::string, rt::Coo> data;   // input name -> entries (values already representable)
   std::string origin;                    // "seed 42", for messages
 

@@ -10,6 +10,7 @@
 
 #include "tcc/frontend/diagnostic.h"
 #include "tcc/lowering/lower.h"
+#include "tcc/runtime/cuda.h"
 #include "tcc/runtime/pack.h"
 
 namespace tcc::differential {
@@ -85,6 +86,29 @@ std::string compareOutputs(const Program& program, const std::map<std::string, T
   return report.str();
 }
 
+// NVRTC's complaint: the log's first error line (the first line of the
+// exception says only that the kernels did not compile).
+Verdict cudaError(const rt::cuda::CudaError& error) {
+  std::string text = error.what();
+  if (text.rfind("NVRTC could not compile", 0) != 0) return internal(firstLine(text), "CUDA");
+  std::string shown = firstLine(text);
+  size_t at = text.find("error");
+  if (at != std::string::npos) {
+    size_t start = text.rfind('\n', at);
+    shown = firstLine(text.substr(start == std::string::npos ? 0 : start + 1));
+  }
+  return internal(shown, "generated CUDA does not compile");
+}
+
+// The cuda target without a GPU: lowering (where it refuses) and NVRTC
+// (where the kernels it printed do not compile) are still checked.
+Verdict compileForCuda(const Lowered& lowered) {
+  if (!rt::cuda::builtWithCuda())
+    return {Outcome::CompiledNotRun, "lowered only: built without the CUDA toolkit (NVRTC)", "compiled"};
+  rt::cuda::compileToCubin(lowered.cudaKernels, "sm_90", "case.cu");
+  return {Outcome::CompiledNotRun, "", "compiled"};
+}
+
 }  // namespace
 
 std::string toString(Outcome outcome) {
@@ -95,6 +119,7 @@ std::string toString(Outcome outcome) {
     case Outcome::Internal: return "INTERNAL";
     case Outcome::Crash: return "CRASH";
     case Outcome::InvalidCase: return "invalid case";
+    case Outcome::CompiledNotRun: return "compiled, not run";
   }
   return "?";
 }
@@ -109,14 +134,23 @@ double relativeTolerance(ir::Datatype type) {
 }
 
 Verdict checkProgram(const std::string& programText, const std::map<std::string, rt::Coo>& inputs,
-                     const std::vector<const Oracle*>& oracles) {
+                     const std::vector<const Oracle*>& oracles, bool compileOnly) {
   std::optional<Program> program;
   std::optional<Kernel> kernel;
   try {
     program = Program::fromText(programText, "case.tc");
     CompileOptions options;
     options.useKernelCache = false;
+    const auto& target = program->syntax().target;
+    if (target && target->target == frontend::Target::Cuda) {
+      // Lowered first, so that a refused case never opens the driver (a
+      // context per isolated case costs more than the case).
+      Lowered lowered = lowerProgram(*program, options);
+      if (compileOnly || rt::cuda::deviceCount() == 0) return compileForCuda(lowered);
+    }
     kernel = compile(*program, options);
+  } catch (const rt::cuda::CudaError& error) {
+    return cudaError(error);
   } catch (const frontend::DiagnosticError& error) {
     return refused(error.what());
   } catch (const Error& error) {
@@ -146,7 +180,14 @@ Verdict checkProgram(const std::string& programText, const std::map<std::string,
   try {
     outputs = kernel->run(bound);
   } catch (const Error& error) {
-    return refused(error.what());
+    // A kernel's nonzero status and storage it broke are the compiler's
+    // failures, not reasons to refuse the program.
+    std::string what = error.what();
+    if (what.find("failed with status") != std::string::npos || what.find("compiler bug") != std::string::npos)
+      return internal(firstLine(what), "kernel failed");
+    return refused(what);
+  } catch (const rt::cuda::CudaError& error) {
+    return internal(firstLine(error.what()), "while running on the GPU");
   } catch (const std::exception& error) {
     return internal(firstLine(error.what()), "while running: " + typeName(error));
   }

@@ -13,7 +13,9 @@
 namespace tcc::differential {
 
 // Crash: the process running the case died (only seen in isolated runs).
-enum class Outcome { Matched, Refused, Mismatch, Internal, Crash, InvalidCase };
+// CompiledNotRun: a cuda-target program whose kernels NVRTC compiled, with
+// no GPU to run them on (or --compile-only).
+enum class Outcome { Matched, Refused, Mismatch, Internal, Crash, InvalidCase, CompiledNotRun };
 std::string toString(Outcome outcome);
 
 struct Verdict {
@@ -23,8 +25,11 @@ struct Verdict {
   bool zeroResult = false;  // matched, but every expected output is all zero (a weaker check)
 };
 
+// A program with a `target cuda` line is compiled for the cuda target: run
+// on the GPU where there is one (and `compileOnly` is off), otherwise
+// lowered and its kernels compiled with NVRTC only (CompiledNotRun).
 Verdict checkProgram(const std::string& programText, const std::map<std::string, rt::Coo>& inputs,
-                     const std::vector<const Oracle*>& oracles);
+                     const std::vector<const Oracle*>& oracles, bool compileOnly = false);
 
 // Tolerance relative to the larger of 1 and the output's largest magnitude.
 double relativeTolerance(ir::Datatype type);

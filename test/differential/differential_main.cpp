@@ -1,7 +1,7 @@
 // tcc_differential: generate cases from a seed, check each against the
 // dense reference, minimize and save what disagrees.
 //
-//   tcc_differential --seed 1 --count 500 [--fork] [--save-dir DIR]
+//   tcc_differential --seed 1 --count 500 [--fork] [--save-dir DIR] [--target cuda]
 //   tcc_differential --replay FILE.tc ...
 //
 // Exits 1 when a case mismatches (other than a known open bug, unless
@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "campaign.h"
 #include "generator.h"
@@ -33,13 +34,25 @@ std::string reasonOf(const std::string& detail) {
   return reason.substr(0, 90);
 }
 
-int replay(const std::vector<std::string>& files, const CampaignOptions& options, bool printCode) {
+// Whether a program's text has a `target` line of its own.
+bool namesTarget(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line))
+    if (line.rfind("target ", 0) == 0) return true;
+  return false;
+}
+
+int replay(const std::vector<std::string>& files, const CampaignOptions& options, bool printCode, bool cuda) {
   int failures = 0;
   for (const auto& path : files) {
     RegressionCase regression = readRegressionFile(path);
-    if (printCode) std::cout << tcc::lowerProgram(tcc::Program::fromText(regression.programText, path)).cpp << std::endl;
+    // A file records its target (a `target cuda` line); --target cuda
+    // replays a cpu file on the cuda target.
+    if (cuda && !namesTarget(regression.programText)) regression.programText += "target cuda\n";
+    if (printCode) std::cout << tcc::lowerProgram(tcc::Program::fromText(regression.programText, path)).source() << std::endl;
     Verdict verdict = checkProgramIsolated(regression.programText, regression.inputs, options.oracles,
-                                           options.timeoutSeconds);
+                                           options.timeoutSeconds, options.compileOnly);
     std::cout << path << ": " << toString(verdict.outcome) << (verdict.detail.empty() ? "" : ": " + verdict.detail)
               << (regression.openBug.empty() ? "" : " [open bug " + regression.openBug + "]") << "\n";
     failures += isFinding(verdict.outcome);
@@ -76,7 +89,17 @@ int main(int argc, char** argv) {
   app.add_flag("--print-code", printCode, "with --replay: print the generated C++ first");
   bool mlir = false;
   app.add_flag("--mlir", mlir, "also compare with MLIR 16's sparsifier on the cases it can express");
+  std::string target = "cpu";
+  app.add_option("--target", target,
+                 "cpu, or cuda: cases drawn toward what the cuda target runs, compiled for it (a `target cuda` "
+                 "line), run on the GPU where there is one, else compiled with NVRTC only")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_flag("--compile-only", options.compileOnly, "cuda cases: compile the kernels (NVRTC), never run them");
+  bool requireGpu = false;
+  app.add_flag("--require-gpu", requireGpu,
+               "exit 1 when a cuda case was compiled but not run (no GPU): a GPU campaign that ran nothing fails");
   CLI11_PARSE(app, argc, argv);
+  const bool cuda = target == "cuda";
   options.minimizeFindings = !noMinimize;
 
   ReferenceOracle reference;
@@ -89,9 +112,10 @@ int main(int argc, char** argv) {
     }
     options.oracles.push_back(&mlirOracle);
   }
-  if (!replayFiles.empty()) return replay(replayFiles, options, printCode);
+  if (!replayFiles.empty()) return replay(replayFiles, options, printCode, cuda);
 
   generator.sameSumsInEveryTerm = sameSums;
+  generator.cudaTarget = cuda;
 #ifdef TCC_SHARED_DATA_DIR
   generator.sharedDataDir = TCC_SHARED_DATA_DIR;
 #endif
@@ -131,7 +155,9 @@ int main(int argc, char** argv) {
   std::cout << "\n" << count << " cases from seed " << seed << ": " << tally[Outcome::Matched]
             << " compiled and matched (" << zeroResults << " of them with an all-zero result), " << tally[Outcome::Refused] << " refused with a reason, "
             << tally[Outcome::Mismatch] << " MISMATCH, " << tally[Outcome::Internal] << " internal error, "
-            << tally[Outcome::Crash] << " crash, " << tally[Outcome::InvalidCase] << " invalid case\n";
+            << tally[Outcome::Crash] << " crash, " << tally[Outcome::InvalidCase] << " invalid case";
+  if (cuda) std::cout << ", " << tally[Outcome::CompiledNotRun] << " compiled, not run";
+  std::cout << (cuda ? " (cuda target)\n" : "\n");
   for (const auto& [bug, n] : knownBugs) std::cout << "  " << n << " x known open bug " << bug << "\n";
   if (verbose || tally[Outcome::Refused] > 0) {
     std::multimap<int, std::string, std::greater<>> common;
@@ -142,6 +168,10 @@ int main(int argc, char** argv) {
       if (shown++ == 12) break;
       std::cout << "  " << n << " x " << reason << "\n";
     }
+  }
+  if (requireGpu && tally[Outcome::CompiledNotRun] > 0) {
+    std::cout << "--require-gpu: " << tally[Outcome::CompiledNotRun] << " cases were compiled but not run\n";
+    return 1;
   }
   return failures ? 1 : 0;
 }

@@ -75,6 +75,89 @@ TEST(DifferentialGenerator, ReachesEveryFeature) {
     EXPECT_TRUE(seen.count("real matrix")) << "no generated case reads a real matrix";
 }
 
+// --target cuda draws toward what the cuda target runs (float32, dense
+// outputs, GPU units, dimensions past a warp) and marks every case for it;
+// the cpu cases of the same seeds stay what they were.
+TEST(DifferentialGenerator, CudaCasesLeanTowardWhatTheGpuRuns) {
+  GeneratorOptions cuda = withRealMatrices();
+  cuda.cudaTarget = true;
+  int float32 = 0, denseOutputs = 0, wide = 0;
+  std::set<std::string> seen;
+  const int count = 200;
+  for (uint64_t seed = 1; seed <= count; ++seed) {
+    Case c = generateCase(seed, cuda);
+    std::string text = c.programText();
+    ASSERT_NE(text.find("\ntarget cuda\n"), std::string::npos) << text;
+    EXPECT_EQ(generateCase(seed, withRealMatrices()).programText().find("target cuda"), std::string::npos);
+    float32 += c.type == ElementType::Float32;
+    denseOutputs += c.output.levels.empty() || c.output.allDense();
+    for (const auto& [var, size] : c.sizes) wide += size > 32;
+    for (const char* feature : {"GPUBlock", "GPUWarp", "GPUThread", "Atomics", "ParallelReduction", "Temporary",
+                                "CPUThread", "CPUVector"})
+      if (text.find(feature) != std::string::npos) seen.insert(feature);
+  }
+  EXPECT_GE(float32, count / 2);
+  EXPECT_GE(denseOutputs, count * 3 / 4);
+  EXPECT_GE(wide, count / 3);
+  for (const char* feature : {"GPUBlock", "GPUWarp", "GPUThread", "Atomics", "ParallelReduction", "Temporary"})
+    EXPECT_TRUE(seen.count(feature)) << "no cuda case has " << feature;
+  EXPECT_FALSE(seen.count("CPUThread") || seen.count("CPUVector")) << "a cuda case parallelizes over CPU units";
+}
+
+// Without a GPU (or with compileOnly) a cuda case is lowered and its
+// kernels compiled with NVRTC: a refusal still needs its reason, and
+// kernels NVRTC rejects are internal errors. Enough of them must compile
+// for the mode to test the backend at all.
+TEST(DifferentialCuda, CasesCompileForTheGpuOrAreRefusedWithAReason) {
+  ReferenceOracle reference;
+  CampaignOptions options;
+  options.oracles = {&reference};
+  options.compileOnly = true;
+  GeneratorOptions cuda = withRealMatrices();
+  cuda.cudaTarget = true;
+  int compiled = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Case c = generateCase(seed, cuda);
+    Verdict verdict = checkCase(c, options);
+    compiled += verdict.outcome == Outcome::CompiledNotRun;
+    EXPECT_NE(verdict.outcome, Outcome::Matched) << "compileOnly ran seed " << seed;
+    EXPECT_FALSE(isFinding(verdict.outcome)) << "seed " << seed << ": " << toString(verdict.outcome) << ": "
+                                              << verdict.detail << "\n" << c.programText()
+                                              << "reproduce with: tcc_differential --target cuda --seed " << seed
+                                              << " --count 1 --compile-only";
+  }
+  std::cout << compiled << " of 40 cuda cases compiled, not run\n";
+  EXPECT_GE(compiled, 6) << "too few cuda cases compile for the mode to test the cuda backend";
+}
+
+// NVRTC's errors are internal errors that name the line it complained of;
+// a cuda refusal is a refusal.
+TEST(DifferentialCuda, RefusalsAndCompileErrorsAreToldApart) {
+  ReferenceOracle reference;
+  Verdict sparseOutput = checkProgram(
+      "tensor y(I) : sparse of float32\ntensor x(I) : dense of float32\ny(i) = x(i)\ntarget cuda\n"
+      "schedule {\n  parallelize(i, GPUThread, NoRaces)\n}\n",
+      {{"x", rt::randomUniform({40}, 1.0, 5)}}, {&reference}, true);
+  EXPECT_EQ(sparseOutput.outcome, Outcome::Refused) << sparseOutput.detail;
+  EXPECT_NE(sparseOutput.detail.find("sparse"), std::string::npos) << sparseOutput.detail;
+  Verdict compiled = checkProgram(
+      "tensor y(I) : dense of float32\ntensor x(I) : dense of float32\ny(i) = 2 * x(i)\ntarget cuda\n",
+      {{"x", rt::randomUniform({40}, 1.0, 6)}}, {&reference}, true);
+  EXPECT_EQ(compiled.outcome, Outcome::CompiledNotRun) << compiled.detail;
+}
+
+// A cuda finding's file records its target, so a replay compiles for it.
+TEST(DifferentialRegressionFile, ACudaCaseKeepsItsTarget) {
+  GeneratorOptions cuda;
+  cuda.cudaTarget = true;
+  Case c = generateCase(11, cuda);
+  RegressionCase parsed = parseRegressionFile(regressionFileText(c, {"a header"}));
+  EXPECT_NE(parsed.programText.find("\ntarget cuda\n"), std::string::npos) << parsed.programText;
+  Verdict verdict = checkProgram(parsed.programText, parsed.inputs, {}, true);
+  EXPECT_TRUE(verdict.outcome == Outcome::CompiledNotRun || verdict.outcome == Outcome::Refused)
+      << toString(verdict.outcome) << ": " << verdict.detail;
+}
+
 // MLIR 16 as a second, independent oracle on the cases it can express.
 TEST(Differential, MlirAgreesOnTheCasesItCanExpress) {
   if (!MlirOracle::available()) GTEST_SKIP() << "the MLIR 16 tools were not found when tcc was configured";

@@ -46,6 +46,7 @@ struct Builder {
   Case& c;
   std::set<std::string> divisors;  // tensors whose data must be nonzero everywhere
   bool productsOnly = false;
+  bool cuda = false;
 
   std::string newTensor(std::vector<std::string> vars) {
     size_t n = c.inputs.size();
@@ -101,14 +102,14 @@ struct Builder {
     std::vector<Expr> factors;
     for (auto& vars : factorVars) factors.push_back(Expr::access(newTensor(vars), vars));
 
-    if (!productsOnly && random.chance(0.12)) {  // (X + Y) in place of X
+    if (!productsOnly && random.chance(cuda ? 0.06 : 0.12)) {  // (X + Y) in place of X
       size_t f = random.pick(factors.size());
       Expr other = Expr::access(newTensor(factors[f].vars), factors[f].vars);
       factors[f] = Expr::binary(random.chance(0.5) ? Expr::Kind::Add : Expr::Kind::Sub, factors[f], other);
     }
     // An explicit sum over one summed variable around the factors that use it.
     std::optional<std::string> inner;
-    if (!summed.empty() && factors.size() > 1 && random.chance(0.15)) inner = random.from(summed);
+    if (!summed.empty() && factors.size() > 1 && random.chance(cuda ? 0.05 : 0.15)) inner = random.from(summed);
     Expr product;
     if (inner) {
       auto uses = [&](const Expr& e) {
@@ -159,7 +160,7 @@ struct Builder {
       return;
     }
     if (isOutput) {
-      if (random.chance(0.5)) {
+      if (random.chance(cuda ? 0.9 : 0.5)) {
         tensor.levels.assign(order, LevelKind::Dense);
       } else if (random.chance(0.1)) {
         tensor.namedFormat = "coo";
@@ -171,6 +172,9 @@ struct Builder {
         for (size_t l = 0; l < order; ++l)
           tensor.levels.push_back(random.chance(0.5) ? LevelKind::Dense : LevelKind::Compressed);
       }
+    } else if (cuda && random.chance(0.35)) {
+      // Fewer sparse operands to co-iterate (the cuda target's while loops).
+      tensor.levels.assign(order, LevelKind::Dense);
     } else if (random.chance(0.15)) {
       namedFormatOf(tensor);
     } else {
@@ -180,7 +184,10 @@ struct Builder {
           tensor.levels.push_back(l + 1 == order ? LevelKind::Singleton : LevelKind::SingletonNonunique);
           continue;
         }
-        size_t kind = random.weighted({35, 45, l + 1 < order ? 10.0 : 0.0, l > 0 ? 10.0 : 0.0});
+        // The cuda target co-iterates sparse operands in while loops, which
+        // no GPU unit takes: its cases store more levels dense.
+        size_t kind = cuda ? random.weighted({65, 25, l + 1 < order ? 5.0 : 0.0, l > 0 ? 5.0 : 0.0})
+                           : random.weighted({35, 45, l + 1 < order ? 10.0 : 0.0, l > 0 ? 10.0 : 0.0});
         tensor.levels.push_back(std::vector<LevelKind>{LevelKind::Dense, LevelKind::Compressed,
                                                        LevelKind::CompressedNonunique, LevelKind::Singleton}[kind]);
       }
@@ -306,7 +313,11 @@ void collectSubexpressions(const Expr& e, bool top, std::vector<std::string>& ou
 std::vector<std::string> randomSchedule(Random& random, const Case& c) {
   test::ScheduleSpace space;
   try {
-    Lowered lowered = lowerProgram(Program::fromText(c.programText(), "case.tc"));
+    // The loops as the CPU target orders them (a cuda case's unscheduled
+    // lowering would hold its default GPU mapping's loops).
+    CompileOptions cpu;
+    cpu.target = frontend::Target::Cpu;
+    Lowered lowered = lowerProgram(Program::fromText(c.programText(), "case.tc"), cpu);
     for (const auto& statement : lowered.statements) collectLoops(statement.concrete, space.loops);
   } catch (const std::exception&) {
     return {};  // refused unscheduled: the checker reports the reason
@@ -322,10 +333,30 @@ std::vector<std::string> randomSchedule(Random& random, const Case& c) {
     }
   }
   space.wideMix = true;
+  space.gpuUnits = c.cudaTarget;
   space.sizes = c.sizes;
   collectSubexpressions(c.rhs, true, space.precomputable);
   std::mt19937 engine(static_cast<uint32_t>(random.next()));
   return test::randomScheduleCommands(space, engine);
+}
+
+// One used variable (sometimes two) gets a dimension past a warp or a
+// block, while the iteration space stays small enough for the dense
+// reference: the GPU's grid-strided loops, warp shuffles and block
+// reductions then see more than one lane's, warp's or block's share.
+void widenForTheGpu(Random& random, Case& c, const std::set<std::string>& usedVars) {
+  if (usedVars.empty() || random.chance(0.3)) return;
+  std::vector<std::string> vars(usedVars.begin(), usedVars.end());
+  std::shuffle(vars.begin(), vars.end(), random.engine());
+  size_t widened = random.chance(0.25) && vars.size() > 1 ? 2 : 1;
+  for (size_t v = 0; v < widened; ++v) {
+    int wide = random.from(std::vector<int>{31, 33, 64, 100, 257, 300, 1030});
+    long others = 1;
+    for (const auto& var : usedVars)
+      if (var != vars[v]) others *= c.sizes.at(var);
+    while (wide > 31 && others * wide > 200000) wide /= 2;
+    c.sizes[vars[v]] = wide;
+  }
 }
 
 }  // namespace
@@ -333,28 +364,37 @@ std::vector<std::string> randomSchedule(Random& random, const Case& c) {
 Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   Random random(seed);
   Case c;
-  c.origin = "seed " + std::to_string(seed);
+  c.origin = "seed " + std::to_string(seed) + (options.cudaTarget ? " (cuda)" : "");
+  c.cudaTarget = options.cudaTarget;
   c.type = std::vector<ElementType>{ElementType::Float64, ElementType::Float32, ElementType::Int32,
-                                    ElementType::Int64}[random.weighted({55, 20, 12.5, 12.5})];
+                                    ElementType::Int64}[options.cudaTarget ? random.weighted({20, 70, 5, 5})
+                                                                           : random.weighted({55, 20, 12.5, 12.5})];
   c.symbolicSizes = random.chance(0.7);
-  size_t outputOrder = random.weighted({10, 35, 35, 15, 5});
+  // The cuda target maps loops, so a scalar output with nothing to sum is
+  // only refused there.
+  size_t outputOrder = options.cudaTarget ? random.weighted({5, 35, 35, 20, 5}) : random.weighted({10, 35, 35, 15, 5});
   std::vector<std::string> outputVars(kVariables.begin(), kVariables.begin() + static_cast<long>(outputOrder));
   std::vector<std::string> reductionPool(kVariables.begin() + static_cast<long>(outputOrder),
                                          kVariables.begin() + static_cast<long>(outputOrder) + 3);
   for (const auto& var : kVariables) c.sizes[var] = random.from(std::vector<int>{1, 2, 3, 4, 5, 6, 8});
 
-  Builder builder{random, c, {}, options.productsOnly};
-  size_t terms = options.productsOnly ? 1 : 1 + random.weighted({45, 40, 15});
+  Builder builder{random, c, {}, options.productsOnly, options.cudaTarget};
+  size_t terms = options.productsOnly ? 1
+                 : options.cudaTarget ? 1 + random.weighted({70, 25, 5})
+                                      : 1 + random.weighted({45, 40, 15});
   std::set<std::string> usedVars;
   std::set<std::vector<std::string>> summedSets;
+  // Terms that sum over different variables go through a sparse workspace,
+  // which the cuda target refuses: most of its cases keep one set.
+  const bool sameSums = options.sameSumsInEveryTerm || (options.cudaTarget && random.chance(0.8));
   for (size_t t = 0; t < terms; ++t) {
     std::vector<std::string> termVars = outputVars;
-    if (t > 0 && !termVars.empty() && random.chance(0.1) && !options.sameSumsInEveryTerm)
+    if (t > 0 && !termVars.empty() && random.chance(0.1) && !sameSums)
       termVars.erase(termVars.begin() + static_cast<long>(random.pick(termVars.size())));
     std::vector<std::string> summed = reductionPool;
     std::shuffle(summed.begin(), summed.end(), random.engine());
     summed.resize(random.weighted({35, 45, 20}));
-    if (t > 0 && options.sameSumsInEveryTerm) summed = *summedSets.begin();
+    if (t > 0 && sameSums) summed = *summedSets.begin();
     std::vector<std::string> sortedSummed = summed;
     std::sort(sortedSummed.begin(), sortedSummed.end());
     summedSets.insert(sortedSummed);
@@ -367,6 +407,7 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
     }
     usedVars.insert(termVars.begin(), termVars.end());
   }
+  if (options.cudaTarget) widenForTheGpu(random, c, usedVars);
   c.output.name = "Y";
   c.output.vars = outputVars;
   builder.formatOf(c.output, true);
@@ -418,7 +459,8 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   }
   // tcc schedules no statement whose terms sum over different variables:
   // such cases mostly go unscheduled, to test what does compile.
-  if (random.chance(summedSets.size() > 1 ? 0.15 : 0.6)) c.schedule = randomSchedule(random, c);
+  double scheduled = options.cudaTarget ? 0.7 : summedSets.size() > 1 ? 0.15 : 0.6;
+  if (random.chance(scheduled)) c.schedule = randomSchedule(random, c);
   // Fast floating point (FMA, reassociated and vectorized sums) on a third
   // of the cases, checked within the same tolerance. Drawn last, so a
   // seed's expression, data and schedule do not depend on it.

@@ -22,6 +22,12 @@ struct GeneratorOptions {
   // One term without inner sums or differences: products, quotients,
   // formats and schedules only, clear of open bugs (a), (d) and (i).
   bool productsOnly = false;
+  // Cases for the cuda target (a `target cuda` line), drawn toward what it
+  // runs: mostly float32 (some float64, a few integers), dense outputs,
+  // GPU units in the schedules, and one or two larger dimensions (above a
+  // warp, or a block) so that kernels stride and reduce over several
+  // lanes. Off, a seed gives exactly the CPU case it always gave.
+  bool cudaTarget = false;
 };
 
 Case generateCase(uint64_t seed, const GeneratorOptions& options = {});

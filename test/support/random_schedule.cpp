@@ -4,6 +4,18 @@
 
 namespace tcc::test {
 
+namespace {
+
+// parallelize(var, a GPU unit, a race strategy the cuda target may take).
+std::string gpuParallelize(const std::string& var, std::mt19937& random) {
+  auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random); };
+  const char* unit = std::vector<const char*>{"GPUBlock", "GPUWarp", "GPUThread"}[pick(3)];
+  const char* strategy = std::vector<const char*>{"NoRaces", "Atomics", "Temporary", "ParallelReduction"}[pick(4)];
+  return "parallelize(" + var + ", " + unit + ", " + strategy + ")";
+}
+
+}  // namespace
+
 std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std::mt19937& random) {
   std::vector<std::string> loops = space.loops;
   std::vector<std::string> commands;
@@ -56,6 +68,10 @@ std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std:
         break;
       }
       case 5: {
+        if (space.gpuUnits) {
+          commands.push_back(gpuParallelize(var, random));
+          break;
+        }
         const char* strategy = std::vector<const char*>{"NoRaces", "Atomics", "ParallelReduction"}[pick(3)];
         commands.push_back("parallelize(" + var + ", CPUThread, " + strategy + ")");
         break;
@@ -80,6 +96,10 @@ std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std:
       }
       case 9: commands.push_back(pick(4) ? "dense_workspace(" + var + ")" : "dense_workspace()"); break;
       case 10: {
+        if (space.gpuUnits) {
+          commands.push_back(gpuParallelize(var, random));
+          break;
+        }
         const char* unit = pick(3) ? "CPUThread" : "CPUVector";
         const char* strategy =
             std::vector<const char*>{"NoRaces", "Atomics", "Temporary", "ParallelReduction", "Workspace"}[pick(5)];
@@ -93,6 +113,17 @@ std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std:
         commands.push_back("sparse_workspace(" + (pick(2) ? var + ", " : std::string()) + options + ")");
         break;
       }
+    }
+  }
+  // The loops left, outermost first, mapped to the GPU: a thread per
+  // iteration, or blocks or warps whose threads take the next loop.
+  if (space.gpuUnits && pick(10) < 7) {
+    size_t unit = pick(3);
+    const char* outer = std::vector<const char*>{"GPUThread", "GPUBlock", "GPUWarp"}[unit];
+    commands.push_back("parallelize(" + loops[0] + ", " + outer + ", NoRaces)");
+    if (unit > 0 && loops.size() > 1 && pick(4) > 0) {
+      const char* strategy = std::vector<const char*>{"NoRaces", "Atomics", "ParallelReduction", "Temporary"}[pick(4)];
+      commands.push_back("parallelize(" + loops[1] + ", GPUThread, " + strategy + ")");
     }
   }
   return commands;

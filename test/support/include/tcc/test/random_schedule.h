@@ -19,6 +19,11 @@ struct ScheduleSpace {
   bool wideMix = false;
   std::map<std::string, int> sizes;        // dimension of each original variable, for bound
   std::vector<std::string> precomputable;  // sub-expressions precompute may take
+  // The cuda target's units: parallelize draws GPUBlock, GPUWarp and
+  // GPUThread (every race strategy the GPU has, and NoRaces) instead of CPU
+  // units, and most schedules end by mapping the outermost loop (and, under
+  // a block or warp, the next one) to the GPU. Off: the CPU mixes as above.
+  bool gpuUnits = false;
 };
 
 // One command per element, in the order they apply.
