@@ -44,7 +44,7 @@ start=$(date +%s)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTCC_ENABLE_JIT=OFF -DTCC_SHARED_DATA_DIR="$data" \
   "${prefix_args[@]}" >"$logs/configure.log" 2>&1
 configured=$?
-cmake --build "$build" -j "$jobs" --target tcc tcc_gpu_tests tcc_cuda_lowering_tests tcc_bench_cusparse \
+cmake --build "$build" -j "$jobs" --target tcc tcc_gpu_tests tcc_cuda_lowering_tests tcc_bench_cusparse tcc_differential \
   >"$logs/build.log" 2>&1
 built=$?
 echo "build: $(status $built) in $(( $(date +%s) - start )) s (configure $(status $configured))"
