@@ -222,9 +222,12 @@ Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
 Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::vector<ir::IndexVar> pinned,
                              const ir::IndexStmt& body) {
   if (pending.empty()) {
-    // The pinned statement variables, outermost first, each one iteration.
+    // The pinned statement variables, outermost first, each one iteration
+    // (a derived variable's place is only held until its parents are
+    // recovered; see below).
     ir::IndexStmt nest = body;
-    for (auto it = pinned.rbegin(); it != pinned.rend(); ++it) nest = ir::ForallNode::make(*it, nest);
+    for (auto it = pinned.rbegin(); it != pinned.rend(); ++it)
+      if (!(coordinates_.count(*it) && relationOf_.count(*it))) nest = ir::ForallNode::make(*it, nest);
     return lower(nest);
   }
   const ir::ProvenanceRelation relation = pending.front();
@@ -293,15 +296,26 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
     return inner;
   }
 
+  // The parents take the place of the variables they were recovered from,
+  // and a derived parent holds its own place until its parents are
+  // recovered in turn: fuse(ib, j, f) over bound(i, ib, ...) pins i, then
+  // j, as the loops were ordered (pinned in the order found, j came first,
+  // and an assembled output's row closed before the row's entry was
+  // appended).
+  std::vector<ir::IndexVar> children = ir::derivedVars(relation);
+  auto isChild = [&](const ir::IndexVar& var) { return std::find(children.begin(), children.end(), var) != children.end(); };
+  size_t slot = static_cast<size_t>(std::find_if(pinned.begin(), pinned.end(), isChild) - pinned.begin());
+  pinned.erase(std::remove_if(pinned.begin(), pinned.end(), isChild), pinned.end());
+  slot = std::min(slot, pinned.size());
   std::vector<Stmt> stmts;
   std::vector<ir::IndexVar> bound, pinnedHere;
   Expr guard;
   for (const auto& [parent, value] : recovered) {
+    pinned.insert(pinned.begin() + static_cast<long>(slot++), parent);
     auto parentRelation = relationOf_.find(parent);
     if (parentRelation == relationOf_.end()) {
       if (guardEnd.defined()) guard = ops::lt(value, guardEnd);
       pinnedCoordinates_[parent] = value;
-      pinned.push_back(parent);
       pinnedHere.push_back(parent);
       continue;
     }
