@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
   app.add_flag("--compile-only", options.compileOnly, "cuda cases: compile the kernels (NVRTC), never run them");
   bool requireGpu = false;
   app.add_flag("--require-gpu", requireGpu,
-               "exit 1 when a cuda case was compiled but not run (no GPU): a GPU campaign that ran nothing fails");
+               "exit 1 when a cuda case was compiled but not run (no GPU), or none ran: a GPU campaign that ran "
+               "nothing fails");
   CLI11_PARSE(app, argc, argv);
   const bool cuda = target == "cuda";
   options.minimizeFindings = !noMinimize;
@@ -169,8 +170,9 @@ int main(int argc, char** argv) {
       std::cout << "  " << n << " x " << reason << "\n";
     }
   }
-  if (requireGpu && tally[Outcome::CompiledNotRun] > 0) {
-    std::cout << "--require-gpu: " << tally[Outcome::CompiledNotRun] << " cases were compiled but not run\n";
+  if (requireGpu && (tally[Outcome::CompiledNotRun] > 0 || tally[Outcome::Matched] == 0)) {
+    std::cout << "--require-gpu: " << tally[Outcome::CompiledNotRun] << " cases were compiled but not run, "
+              << tally[Outcome::Matched] << " ran\n";
     return 1;
   }
   return failures ? 1 : 0;
