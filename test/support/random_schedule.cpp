@@ -30,7 +30,10 @@ std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std:
     switch (pick(space.wideMix ? 12 : 7)) {
       case 0: case 1: {
         std::string outer = name(var + "o"), inner = name(var + "i");
-        int factor = std::vector<int>{1, 2, 3, 4, 7}[pick(5)];
+        // GPU units: also a warp's or a block's width, so that a block's
+        // thread loop has a constant trip count (its block size).
+        int factor = space.gpuUnits ? std::vector<int>{1, 3, 4, 7, 32, 64, 256}[pick(7)]
+                                    : std::vector<int>{1, 2, 3, 4, 7}[pick(5)];
         commands.push_back((pick(2) ? "split(" : "divide(") + var + ", " + outer + ", " + inner + ", " +
                            std::to_string(factor) + ")");
         loops[p] = inner;
