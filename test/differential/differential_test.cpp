@@ -156,6 +156,11 @@ TEST(DifferentialRegressionFile, ACudaCaseKeepsItsTarget) {
   Verdict verdict = checkProgram(parsed.programText, parsed.inputs, {}, true);
   EXPECT_TRUE(verdict.outcome == Outcome::CompiledNotRun || verdict.outcome == Outcome::Refused)
       << toString(verdict.outcome) << ": " << verdict.detail;
+  // Minimizing keeps the target (a stand-in predicate: A is still read).
+  ASSERT_NE(c.findInput("A"), nullptr);
+  MinimizeResult reduced = minimize(c, [](const Case& candidate) { return candidate.findInput("A") != nullptr; });
+  EXPECT_TRUE(reduced.reduced.cudaTarget);
+  EXPECT_NE(reduced.reduced.programText().find("\ntarget cuda\n"), std::string::npos);
 }
 
 // MLIR 16 as a second, independent oracle on the cases it can express.
