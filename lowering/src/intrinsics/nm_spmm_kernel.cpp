@@ -143,7 +143,9 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // AKMAJOR: A is stored k-major in global memory (A(i, kk) at kk * m + i),
 // so each column of A's k-major shared tile is BM consecutive floats of
 // one column of A, copied by 16 bytes (4-byte copies where m is not a
-// multiple of 4). Not with AROWS (that tile is row-major in shared memory).
+// multiple of 4). With AROWS (A's tile row-major in shared memory) A is
+// transposed on the way in: 4-byte copies, each warp instruction 8 rows
+// of 4 columns (one 32-byte sector of each column, 32 distinct banks).
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
           bool DNEXT = false, bool AKMAJOR = false>
@@ -164,7 +166,18 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // the copies and the reads below hit distinct banks.
   constexpr int APITCH = AROWS ? ((KS + 27) / 32) * 32 + 4 : BM + 4;
   static_assert(!(AROWS && PACK), "the packing kernels copy A's tile by columns");
-  static_assert(!(AROWS && AKMAJOR), "a k-major A is staged k-major");
+  // AKMAJOR && AROWS: the transposing copies go by blocks of 8 rows x 4
+  // columns, one per warp instruction, lane l taking row l % 8 and column
+  // l / 8 of its block; a warp keeps to one band of 8 rows where the warps
+  // divide among the bands, and takes every (WARPS / bands)-th block of
+  // 4 columns of it (A_WHOLE_TRANSPOSE: whole tiles, a fixed number per
+  // thread).
+  constexpr int WARPS = THREADS / 32;
+  constexpr int T_BANDS = BM / 8, T_BLOCKS = T_BANDS * (KS / 4);
+  constexpr bool A_WHOLE_TRANSPOSE =
+      AKMAJOR && AROWS && KS % 4 == 0 && WARPS % T_BANDS == 0 && T_BLOCKS % WARPS == 0;
+  constexpr int T_ITEMS = T_BLOCKS / WARPS;             // (A_WHOLE_TRANSPOSE) copies per thread
+  constexpr int T_COL_STEP = 4 * (WARPS / T_BANDS);      // columns between a thread's copies
   constexpr int GT = BN >= LL ? BN / LL : 1;
   constexpr int ROWS_PER_PASS = THREADS / 8;  // A's copies: 8 columns of THREADS / 8 rows per pass
   constexpr int ROW_PASSES = BM / ROWS_PER_PASS;
@@ -249,7 +262,31 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // instructions per k-tile); the tiles at the edges take the guarded loops.
   auto issueA = [&](int tile, int stage, const unsigned* used) {
     const int k0 = tile * KS;
-    if constexpr (AKMAJOR) {
+    if constexpr (AKMAJOR && AROWS) {
+      float* as = As + stage * A_STAGE;
+      const int lane8 = lane & 7, lane4 = lane >> 3;
+      if constexpr (A_WHOLE_TRANSPOSE) {
+        if (rowsInside && k0 + KS <= k) {
+          const int r0 = (warp % T_BANDS) * 8 + lane8, c0 = (warp / T_BANDS) * 4 + lane4;
+          float* target = as + r0 * APITCH + c0;
+          const float* source = A + (long long)(k0 + c0) * m + bm + r0;
+          const long long step = (long long)T_COL_STEP * m;
+#pragma unroll
+          for (int i = 0; i < T_ITEMS; ++i) tcc_nm_cp_async4_full(target + i * T_COL_STEP, source + i * step);
+          return;
+        }
+      }
+      // At the edges (zero-filled past m and k): block b of the tile, b =
+      // warp, warp + WARPS, ...
+#pragma unroll 1
+      for (int b = warp; b < T_BLOCKS; b += WARPS) {
+        const int r = (b % T_BANDS) * 8 + lane8, c = (b / T_BANDS) * 4 + lane4;
+        const int row = bm + r, col = k0 + c;
+        const bool valid = row < m && col < k;
+        tcc_nm_cp_async4(as + r * APITCH + c, valid ? A + (long long)col * m + row : A, valid ? 4 : 0);
+      }
+      return;
+    } else if constexpr (AKMAJOR) {
       // Column c of the tile is A[(k0 + c) * m + bm ...]: BM / 4 float4s,
       // copied in order (consecutive threads, consecutive 16 bytes).
       constexpr int COL_VECS = BM / 4;
@@ -505,7 +542,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // A or B') is issued at once as without SPREAD.
   constexpr int AHEAD = MBAR ? STAGES - 2 : STAGES - 1;  // k-tiles copied ahead of the computed one
   constexpr bool A_WHOLE_K = !PACK && !AROWS && !AKMAJOR;
-  constexpr bool A_WHOLE_ROWS = AROWS && KS % 4 == 0 && THREADS % (KS / 4) == 0 && A_VECS % THREADS == 0;
+  constexpr bool A_WHOLE_ROWS = AROWS && !AKMAJOR && KS % 4 == 0 && THREADS % (KS / 4) == 0 && A_VECS % THREADS == 0;
   constexpr bool B_WHOLE = THREADS % (BN / 4) == 0 && B_VECS % THREADS == 0;
   constexpr int A_ITEMS = A_WHOLE_K ? ROW_PASSES * (KS / 8) : A_VECS_PER_THREAD;
   constexpr int ITEMS = A_ITEMS + B_PER_THREAD;

@@ -155,7 +155,7 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed) 
   return bytes + 4 * windows * N * (tile.cols() / 4) + 4 * 2 * ((windows * M + 31) / 32);
 }
 
-bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor) { return !aKMajor || !tile.rowMajorA; }
+bool nmSpmmTileTakesA(const NmSpmmTile&, bool) { return true; }
 
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {
   if (nmSpmmTileWindows(tile, N, M) == 0 || L < 4 || L % 4 != 0) return false;
