@@ -87,6 +87,9 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // D's tile by column group).
       {"xwide_deep_mbar", 1, 16, 8, false, 2, false, true},
       {"xwide_rows_deep_mbar", 1, 16, 8, true, 2, false, true, false, true},
+      // Candidates: D's tile by column group on the k-major mbarrier tiles.
+      {"xwide_deep_mbar_dc", 1, 16, 8, false, 2, false, true, false, true},
+      {"tallwide_deep_mbar_dc", 1, 8, 16, false, 2, false, true, true, true},
   };
   return tiles;
 }
