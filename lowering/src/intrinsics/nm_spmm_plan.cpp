@@ -90,6 +90,8 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // Candidates: D's tile by column group on the k-major mbarrier tiles.
       {"xwide_deep_mbar_dc", 1, 16, 8, false, 2, false, true, false, true},
       {"tallwide_deep_mbar_dc", 1, 8, 16, false, 2, false, true, true, true},
+      // Candidate: the deep tile with its loads written a kept row ahead.
+      {"tallwide_deep_pipe", 1, 8, 16, false, 2, false, false, true, false, true, true},
   };
   return tiles;
 }

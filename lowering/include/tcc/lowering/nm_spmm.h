@@ -52,6 +52,9 @@ struct NmSpmmTile {
   // the next k-tile's first indices are read during the last kept row of
   // the one before (CTA-barrier tiles that do not pack).
   bool dNext = false;
+  // The kept rows' shared-memory loads written a row ahead of the
+  // multiply-adds (a candidate).
+  bool pipelined = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
