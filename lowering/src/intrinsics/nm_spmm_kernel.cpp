@@ -146,9 +146,7 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // AKMAJOR: A is stored k-major in global memory (A(i, kk) at kk * m + i),
 // so each column of A's k-major shared tile is BM consecutive floats of
 // one column of A, copied by 16 bytes (4-byte copies where m is not a
-// multiple of 4). With AROWS (A's tile row-major in shared memory) A is
-// transposed on the way in: 4-byte copies, each warp instruction 8 rows
-// of 4 columns (one 32-byte sector of each column, 32 distinct banks).
+// multiple of 4). Not with AROWS (that tile is row-major in shared memory).
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
           bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false>
@@ -169,18 +167,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // the copies and the reads below hit distinct banks.
   constexpr int APITCH = AROWS ? ((KS + 27) / 32) * 32 + 4 : BM + 4;
   static_assert(!(AROWS && PACK), "the packing kernels copy A's tile by columns");
-  // AKMAJOR && AROWS: the transposing copies go by blocks of 8 rows x 4
-  // columns, one per warp instruction, lane l taking row l % 8 and column
-  // l / 8 of its block; a warp keeps to one band of 8 rows where the warps
-  // divide among the bands, and takes every (WARPS / bands)-th block of
-  // 4 columns of it (A_WHOLE_TRANSPOSE: whole tiles, a fixed number per
-  // thread).
-  constexpr int WARPS = THREADS / 32;
-  constexpr int T_BANDS = BM / 8, T_BLOCKS = T_BANDS * (KS / 4);
-  constexpr bool A_WHOLE_TRANSPOSE =
-      AKMAJOR && AROWS && KS % 4 == 0 && WARPS % T_BANDS == 0 && T_BLOCKS % WARPS == 0;
-  constexpr int T_ITEMS = T_BLOCKS / WARPS;             // (A_WHOLE_TRANSPOSE) copies per thread
-  constexpr int T_COL_STEP = 4 * (WARPS / T_BANDS);      // columns between a thread's copies
+  static_assert(!(AROWS && AKMAJOR), "a k-major A is staged k-major");
   constexpr int GT = BN >= LL ? BN / LL : 1;
   constexpr int ROWS_PER_PASS = THREADS / 8;  // A's copies: 8 columns of THREADS / 8 rows per pass
   constexpr int ROW_PASSES = BM / ROWS_PER_PASS;
@@ -265,31 +252,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // instructions per k-tile); the tiles at the edges take the guarded loops.
   auto issueA = [&](int tile, int stage, const unsigned* used) {
     const int k0 = tile * KS;
-    if constexpr (AKMAJOR && AROWS) {
-      float* as = As + stage * A_STAGE;
-      const int lane8 = lane & 7, lane4 = lane >> 3;
-      if constexpr (A_WHOLE_TRANSPOSE) {
-        if (rowsInside && k0 + KS <= k) {
-          const int r0 = (warp % T_BANDS) * 8 + lane8, c0 = (warp / T_BANDS) * 4 + lane4;
-          float* target = as + r0 * APITCH + c0;
-          const float* source = A + (long long)(k0 + c0) * m + bm + r0;
-          const long long step = (long long)T_COL_STEP * m;
-#pragma unroll
-          for (int i = 0; i < T_ITEMS; ++i) tcc_nm_cp_async4_full(target + i * T_COL_STEP, source + i * step);
-          return;
-        }
-      }
-      // At the edges (zero-filled past m and k): block b of the tile, b =
-      // warp, warp + WARPS, ...
-#pragma unroll 1
-      for (int b = warp; b < T_BLOCKS; b += WARPS) {
-        const int r = (b % T_BANDS) * 8 + lane8, c = (b / T_BANDS) * 4 + lane4;
-        const int row = bm + r, col = k0 + c;
-        const bool valid = row < m && col < k;
-        tcc_nm_cp_async4(as + r * APITCH + c, valid ? A + (long long)col * m + row : A, valid ? 4 : 0);
-      }
-      return;
-    } else if constexpr (AKMAJOR) {
+    if constexpr (AKMAJOR) {
       // Column c of the tile is A[(k0 + c) * m + bm ...]: BM / 4 float4s,
       // copied in order (consecutive threads, consecutive 16 bytes).
       constexpr int COL_VECS = BM / 4;
@@ -473,8 +436,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     dNext1 = ONE_GROUP_PER_WARP ? dNext0 : dn[g1];
   };
   // `between(chunk, r)` runs after kept row r of each chunk (the spread copies).
-  // Kept row uu's operands: A's fragments for the thread's rows (a1 for
-  // its second column group) and B''s 8 values.
+  // PIPE: kept row uu's operands, A's fragments for the thread's rows (a1
+  // for its second column group) and B''s 8 values.
   struct Row {
     float a0[TM], a1[TM], b[8];
   };
@@ -484,67 +447,68 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     const int* ds = Ds + slot * D_COUNT;
     int4 d4g0 = make_int4(0, 0, 0, 0), d4g1 = d4g0;  // DCOLS: four kept rows' indices
     (void)d4g0, (void)d4g1;
-    // Rows are loaded in order (DCOLS keeps four rows' indices, DNEXT reads
-    // the next k-tile's first ones with the last row).
-    auto load = [&](int chunk, int r, Row& row) {
-      const int uu = chunk * CHUNK_ROWS + r;
-      // Kept row uu of the tile reads A's column (its window's first + D).
-      int d0, d1;
-      if constexpr (DCOLS_ON) {
-        if (r % 4 == 0) {
-          d4g0 = *reinterpret_cast<const int4*>(ds + g0 * WS + uu);
-          if (!ONE_GROUP_PER_WARP) d4g1 = *reinterpret_cast<const int4*>(ds + g1 * WS + uu);
-        }
-        d0 = r % 4 == 0 ? d4g0.x : r % 4 == 1 ? d4g0.y : r % 4 == 2 ? d4g0.z : d4g0.w;
-        d1 = r % 4 == 0 ? d4g1.x : r % 4 == 1 ? d4g1.y : r % 4 == 2 ? d4g1.z : d4g1.w;
-      } else if (DNEXT_ON && uu == 0) {
-        d0 = dNext0, d1 = dNext1;
-      } else {
-        d0 = ds[uu * GT + g0];
-        d1 = ONE_GROUP_PER_WARP ? d0 : ds[uu * GT + g1];
-      }
-      if (DNEXT_ON && uu == WS - 1) readNextIndices(slot + 1 == D_SLOTS ? 0 : slot + 1);
-      constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
-      const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
-      const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
-      const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
-      auto fragment = [&](const float* p, float* a) {
-        if constexpr (AROWS) {
-#pragma unroll
-          for (int i = 0; i < TM; ++i) a[i] = p[8 * i * APITCH];
+    if constexpr (PIPE) {
+      // Rows are loaded in order (DCOLS keeps four rows' indices, DNEXT reads
+      // the next k-tile's first ones with the last row).
+      auto load = [&](int chunk, int r, Row& row) {
+        const int uu = chunk * CHUNK_ROWS + r;
+        // Kept row uu of the tile reads A's column (its window's first + D).
+        int d0, d1;
+        if constexpr (DCOLS_ON) {
+          if (r % 4 == 0) {
+            d4g0 = *reinterpret_cast<const int4*>(ds + g0 * WS + uu);
+            if (!ONE_GROUP_PER_WARP) d4g1 = *reinterpret_cast<const int4*>(ds + g1 * WS + uu);
+          }
+          d0 = r % 4 == 0 ? d4g0.x : r % 4 == 1 ? d4g0.y : r % 4 == 2 ? d4g0.z : d4g0.w;
+          d1 = r % 4 == 0 ? d4g1.x : r % 4 == 1 ? d4g1.y : r % 4 == 2 ? d4g1.z : d4g1.w;
+        } else if (DNEXT_ON && uu == 0) {
+          d0 = dNext0, d1 = dNext1;
         } else {
+          d0 = ds[uu * GT + g0];
+          d1 = ONE_GROUP_PER_WARP ? d0 : ds[uu * GT + g1];
+        }
+        if (DNEXT_ON && uu == WS - 1) readNextIndices(slot + 1 == D_SLOTS ? 0 : slot + 1);
+        constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
+        const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
+        const float* a0p = window + d0 * COLUMN;
+        const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
+        const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
+        auto fragment = [&](const float* p, float* a) {
+          if constexpr (AROWS) {
 #pragma unroll
-          for (int h = 0; h < TM4; ++h) {
-            const float4 v = *reinterpret_cast<const float4*>(p + 32 * h);
-            a[4 * h] = v.x, a[4 * h + 1] = v.y, a[4 * h + 2] = v.z, a[4 * h + 3] = v.w;
+            for (int i = 0; i < TM; ++i) a[i] = p[8 * i * APITCH];
+          } else {
+#pragma unroll
+            for (int h = 0; h < TM4; ++h) {
+              const float4 v = *reinterpret_cast<const float4*>(p + 32 * h);
+              a[4 * h] = v.x, a[4 * h + 1] = v.y, a[4 * h + 2] = v.z, a[4 * h + 3] = v.w;
+            }
+          }
+        };
+        fragment(a0p, row.a0);
+        if (ONE_GROUP_PER_WARP) {
+#pragma unroll
+          for (int i = 0; i < TM; ++i) row.a1[i] = row.a0[i];
+        } else {
+          fragment(window + d1 * COLUMN, row.a1);
+        }
+        row.b[0] = b0.x, row.b[1] = b0.y, row.b[2] = b0.z, row.b[3] = b0.w;
+        row.b[4] = b1.x, row.b[5] = b1.y, row.b[6] = b1.z, row.b[7] = b1.w;
+      };
+      auto multiplyAdd = [&](const Row& row) {
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            acc[i][j] = fmaf(row.a0[i], row.b[j], acc[i][j]);
+            acc[i][4 + j] = fmaf(row.a1[i], row.b[4 + j], acc[i][4 + j]);
           }
         }
       };
-      fragment(window + d0 * COLUMN, row.a0);
-      if (ONE_GROUP_PER_WARP) {
-#pragma unroll
-        for (int i = 0; i < TM; ++i) row.a1[i] = row.a0[i];
-      } else {
-        fragment(window + d1 * COLUMN, row.a1);
-      }
-      row.b[0] = b0.x, row.b[1] = b0.y, row.b[2] = b0.z, row.b[3] = b0.w;
-      row.b[4] = b1.x, row.b[5] = b1.y, row.b[6] = b1.z, row.b[7] = b1.w;
-    };
-    auto multiplyAdd = [&](const Row& row) {
-#pragma unroll
-      for (int i = 0; i < TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          acc[i][j] = fmaf(row.a0[i], row.b[j], acc[i][j]);
-          acc[i][4 + j] = fmaf(row.a1[i], row.b[4 + j], acc[i][4 + j]);
-        }
-      }
-    };
+      // Row r + 1's loads written before row r's multiply-adds (two named
+      // rows, no array indexed by r, so they stay in registers).
 #pragma unroll 1
-    for (int chunk = 0; chunk < CHUNKS; ++chunk) {
-      if constexpr (PIPE) {
-        // Row r + 1's loads written before row r's multiply-adds (two
-        // named rows, no array indexed by r, so they stay in registers).
+      for (int chunk = 0; chunk < CHUNKS; ++chunk) {
         Row even, odd;
         load(chunk, 0, even);
 #pragma unroll
@@ -558,14 +522,67 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
             between(chunk, r + 1);
           }
         }
-      } else {
+      }
+    } else {
+      // Without PIPE the same loads, each row's before its multiply-adds
+      // (written out here, not through Row: the 8-row tiles, at their 128
+      // registers, spilled when the PTX's order changed by that much).
+#pragma unroll 1
+      for (int chunk = 0; chunk < CHUNKS; ++chunk)
 #pragma unroll
-        for (int r = 0; r < CHUNK_ROWS; ++r) {
-          Row row;
-          load(chunk, r, row);
-          multiplyAdd(row);
-          between(chunk, r);
+      for (int r = 0; r < CHUNK_ROWS; ++r) {
+        const int uu = chunk * CHUNK_ROWS + r;
+        // Kept row uu of the tile reads A's column (its window's first + D).
+        int d0, d1;
+        if constexpr (DCOLS_ON) {
+          if (r % 4 == 0) {
+            d4g0 = *reinterpret_cast<const int4*>(ds + g0 * WS + uu);
+            if (!ONE_GROUP_PER_WARP) d4g1 = *reinterpret_cast<const int4*>(ds + g1 * WS + uu);
+          }
+          d0 = r % 4 == 0 ? d4g0.x : r % 4 == 1 ? d4g0.y : r % 4 == 2 ? d4g0.z : d4g0.w;
+          d1 = r % 4 == 0 ? d4g1.x : r % 4 == 1 ? d4g1.y : r % 4 == 2 ? d4g1.z : d4g1.w;
+        } else if (DNEXT_ON && uu == 0) {
+          d0 = dNext0, d1 = dNext1;
+        } else {
+          d0 = ds[uu * GT + g0];
+          d1 = ONE_GROUP_PER_WARP ? d0 : ds[uu * GT + g1];
         }
+        if (DNEXT_ON && uu == WS - 1) readNextIndices(slot + 1 == D_SLOTS ? 0 : slot + 1);
+        constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
+        const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
+        const float* a0p = window + d0 * COLUMN;
+        const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
+        const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
+        float a0[TM], a1[TM];
+        auto fragment = [&](const float* p, float* a) {
+          if constexpr (AROWS) {
+#pragma unroll
+            for (int i = 0; i < TM; ++i) a[i] = p[8 * i * APITCH];
+          } else {
+#pragma unroll
+            for (int h = 0; h < TM4; ++h) {
+              const float4 v = *reinterpret_cast<const float4*>(p + 32 * h);
+              a[4 * h] = v.x, a[4 * h + 1] = v.y, a[4 * h + 2] = v.z, a[4 * h + 3] = v.w;
+            }
+          }
+        };
+        fragment(a0p, a0);
+        if (ONE_GROUP_PER_WARP) {
+#pragma unroll
+          for (int i = 0; i < TM; ++i) a1[i] = a0[i];
+        } else {
+          fragment(window + d1 * COLUMN, a1);
+        }
+        const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            acc[i][j] = fmaf(a0[i], b[j], acc[i][j]);
+            acc[i][4 + j] = fmaf(a1[i], b[4 + j], acc[i][4 + j]);
+          }
+        }
+        between(chunk, r);
       }
     }
   };
@@ -577,7 +594,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // A or B') is issued at once as without SPREAD.
   constexpr int AHEAD = MBAR ? STAGES - 2 : STAGES - 1;  // k-tiles copied ahead of the computed one
   constexpr bool A_WHOLE_K = !PACK && !AROWS && !AKMAJOR;
-  constexpr bool A_WHOLE_ROWS = AROWS && !AKMAJOR && KS % 4 == 0 && THREADS % (KS / 4) == 0 && A_VECS % THREADS == 0;
+  constexpr bool A_WHOLE_ROWS = AROWS && KS % 4 == 0 && THREADS % (KS / 4) == 0 && A_VECS % THREADS == 0;
   constexpr bool B_WHOLE = THREADS % (BN / 4) == 0 && B_VECS % THREADS == 0;
   constexpr int A_ITEMS = A_WHOLE_K ? ROW_PASSES * (KS / 8) : A_VECS_PER_THREAD;
   constexpr int ITEMS = A_ITEMS + B_PER_THREAD;
