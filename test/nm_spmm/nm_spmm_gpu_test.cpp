@@ -236,20 +236,23 @@ std::string programText(int N, int M, int L, bool aKMajor = false) {
          "target cuda\n";
 }
 
+struct LibraryCase {
+  int N, M, L, m, n, k;
+};
+
 // Through the library: a dense B bound to the nm tensor is pruned, the
-// intrinsic's host step plans (autotuning the large shape) and launches.
-TEST(NmSpmmLibrary, TheCompiledProgramMatchesCublas) {
-  struct Case {
-    int N, M, L, m, n, k;
-  };
-  for (const Case& c : {Case{16, 32, 32, 1024, 2048, 2048}, Case{4, 32, 32, 256, 2048, 2048},
-                        Case{2, 4, 4, 37, 41, 43}, Case{12, 32, 32, 300, 700, 500}}) {
-    SCOPED_TRACE(programText(c.N, c.M, c.L) + " m, n, k = " + std::to_string(c.m) + ", " + std::to_string(c.n) +
-                 ", " + std::to_string(c.k));
-    Kernel kernel = compile(Program::fromText(programText(c.N, c.M, c.L)));
-    std::vector<double> a = randomValues(size_t(c.m) * c.k, 3), b = randomValues(size_t(c.k) * c.n, 4);
+// intrinsic's host step plans (autotuning the large shapes) and launches,
+// with A declared and bound in aFormat (row-major, or k-major: the host step
+// plans the tiles that take it); A's and B's values drawn from seed, seed + 1.
+void checkLibraryPath(const rt::TensorFormat& aFormat, const std::vector<LibraryCase>& cases, uint64_t seed) {
+  const bool aKMajor = aFormat.modeOrdering == std::vector<int>{1, 0};
+  for (const LibraryCase& c : cases) {
+    SCOPED_TRACE(programText(c.N, c.M, c.L, aKMajor) + " m, n, k = " + std::to_string(c.m) + ", " +
+                 std::to_string(c.n) + ", " + std::to_string(c.k));
+    Kernel kernel = compile(Program::fromText(programText(c.N, c.M, c.L, aKMajor)));
+    std::vector<double> a = randomValues(size_t(c.m) * c.k, seed), b = randomValues(size_t(c.k) * c.n, seed + 1);
     std::map<std::string, Tensor> inputs;
-    inputs["A"] = rt::fromDense(a, {c.m, c.k}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+    inputs["A"] = rt::fromDense(a, {c.m, c.k}, aFormat, rt::ValueType::Float32);
     inputs["B"] = rt::fromDense(b, {c.k, c.n}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
     RunResult run = kernel.run(inputs, RunOptions{3});
     std::vector<float> result = toFloat(rt::toDense(run.tensors.at("C")));
@@ -259,28 +262,19 @@ TEST(NmSpmmLibrary, TheCompiledProgramMatchesCublas) {
   }
 }
 
-// The same with A declared and bound k-major ({dense, dense} order (1,0)):
-// the host step plans the tiles that take it (the large shape autotuned).
+TEST(NmSpmmLibrary, TheCompiledProgramMatchesCublas) {
+  checkLibraryPath(rt::TensorFormat::dense(2),
+                   {{16, 32, 32, 1024, 2048, 2048}, {4, 32, 32, 256, 2048, 2048}, {2, 4, 4, 37, 41, 43},
+                    {12, 32, 32, 300, 700, 500}},
+                   3);
+}
+
+// A declared and bound k-major ({dense, dense} order (1,0)).
 TEST(NmSpmmLibrary, AKMajorAMatchesCublas) {
-  struct Case {
-    int N, M, L, m, n, k;
-  };
-  const rt::TensorFormat kMajorFormat({rt::LevelSpec::dense(), rt::LevelSpec::dense()}, {1, 0});
-  for (const Case& c : {Case{16, 32, 32, 1024, 2048, 2048}, Case{8, 32, 32, 2048, 1024, 1024},
-                        Case{4, 32, 32, 256, 2048, 2048}, Case{2, 4, 4, 37, 41, 43}, Case{12, 32, 32, 300, 700, 500}}) {
-    SCOPED_TRACE(programText(c.N, c.M, c.L, true) + " m, n, k = " + std::to_string(c.m) + ", " + std::to_string(c.n) +
-                 ", " + std::to_string(c.k));
-    Kernel kernel = compile(Program::fromText(programText(c.N, c.M, c.L, true)));
-    std::vector<double> a = randomValues(size_t(c.m) * c.k, 5), b = randomValues(size_t(c.k) * c.n, 6);
-    std::map<std::string, Tensor> inputs;
-    inputs["A"] = rt::fromDense(a, {c.m, c.k}, kMajorFormat, rt::ValueType::Float32);
-    inputs["B"] = rt::fromDense(b, {c.k, c.n}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
-    RunResult run = kernel.run(inputs, RunOptions{3});
-    std::vector<float> result = toFloat(rt::toDense(run.tensors.at("C")));
-    rt::Tensor pruned = rt::nmPruneAndPack(b, c.k, c.n, nmFormat(c.N, c.M, c.L), rt::ValueType::Float32);
-    std::vector<float> reference = cublasProduct(toFloat(a), toFloat(rt::nmUnpack(pruned)), c.m, c.n, c.k);
-    EXPECT_LE(relativeError(result, reference), kTolerance);
-  }
+  checkLibraryPath(rt::TensorFormat({rt::LevelSpec::dense(), rt::LevelSpec::dense()}, {1, 0}),
+                   {{16, 32, 32, 1024, 2048, 2048}, {8, 32, 32, 2048, 1024, 1024}, {4, 32, 32, 256, 2048, 2048},
+                    {2, 4, 4, 37, 41, 43}, {12, 32, 32, 300, 700, 500}},
+                   5);
 }
 
 }  // namespace

@@ -55,8 +55,8 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
               std::string::npos);
     // The deep 16-row tile: two windows per k-tile, three stages (D's tile
     // sized for L = 32 leaves room for them), spread fills, D's tile a
-    // k-tile ahead of A's and B''s.
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false, false, true>"),
+    // k-tile ahead of A's and B''s, the kept rows' loads a row ahead (PIPE).
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false, false, true, false, true>"),
               std::string::npos);
     // The mbarrier pipeline: four stages where they fit (two k-tiles ahead), else three.
     EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 4, false, false, 1, true, false, false, false, false>"),
@@ -96,7 +96,7 @@ TEST(NmSpmmRecognition, AKMajorAIsTheIntrinsicWithItsOwnKernels) {
   EXPECT_NE(kernels.find("A k-major"), std::string::npos);
   // The deep 16-row tile (spread fills, D a k-tile ahead) and an 8-row one, k-major.
   EXPECT_NE(kernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false, "
-                         "false, true, true>"),
+                         "false, true, true, true>"),
             std::string::npos);
   EXPECT_NE(kernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false, false, false, false, "
                          "false, false, true>"),

@@ -140,13 +140,16 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // the next k-tile are read into registers during the last kept row, and
 // after the barrier the first loads of A go out at once (no D -> address
 // -> load chain at the k-tile's start).
+// PIPE: the kept rows' shared-memory loads written a row ahead of the
+// multiply-adds (row r + 1's fragments loaded before row r's FMAs), so that
+// ptxas keeps that order whatever registers it would otherwise give them.
 // AKMAJOR: A is stored k-major in global memory (A(i, kk) at kk * m + i),
 // so each column of A's k-major shared tile is BM consecutive floats of
 // one column of A, copied by 16 bytes (4-byte copies where m is not a
 // multiple of 4). Not with AROWS (that tile is row-major in shared memory).
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
-          bool DNEXT = false, bool AKMAJOR = false>
+          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -433,68 +436,154 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     dNext1 = ONE_GROUP_PER_WARP ? dNext0 : dn[g1];
   };
   // `between(chunk, r)` runs after kept row r of each chunk (the spread copies).
+  // PIPE: kept row uu's operands, A's fragments for the thread's rows (a1
+  // for its second column group) and B''s 8 values.
+  struct Row {
+    float a0[TM], a1[TM], b[8];
+  };
   auto compute = [&](int stage, int slot, auto between) {
     const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
     const float* bs = Bs + stage * B_STAGE + col0;
     const int* ds = Ds + slot * D_COUNT;
     int4 d4g0 = make_int4(0, 0, 0, 0), d4g1 = d4g0;  // DCOLS: four kept rows' indices
     (void)d4g0, (void)d4g1;
-#pragma unroll 1
-    for (int chunk = 0; chunk < CHUNKS; ++chunk)
-#pragma unroll
-    for (int r = 0; r < CHUNK_ROWS; ++r) {
-      const int uu = chunk * CHUNK_ROWS + r;
-      // Kept row uu of the tile reads A's column (its window's first + D).
-      int d0, d1;
-      if constexpr (DCOLS_ON) {
-        if (r % 4 == 0) {
-          d4g0 = *reinterpret_cast<const int4*>(ds + g0 * WS + uu);
-          if (!ONE_GROUP_PER_WARP) d4g1 = *reinterpret_cast<const int4*>(ds + g1 * WS + uu);
-        }
-        d0 = r % 4 == 0 ? d4g0.x : r % 4 == 1 ? d4g0.y : r % 4 == 2 ? d4g0.z : d4g0.w;
-        d1 = r % 4 == 0 ? d4g1.x : r % 4 == 1 ? d4g1.y : r % 4 == 2 ? d4g1.z : d4g1.w;
-      } else if (DNEXT_ON && uu == 0) {
-        d0 = dNext0, d1 = dNext1;
-      } else {
-        d0 = ds[uu * GT + g0];
-        d1 = ONE_GROUP_PER_WARP ? d0 : ds[uu * GT + g1];
-      }
-      if (DNEXT_ON && uu == WS - 1) readNextIndices(slot + 1 == D_SLOTS ? 0 : slot + 1);
-      constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
-      const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
-      const float* a0p = window + d0 * COLUMN;
-      const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
-      const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
-      float a0[TM], a1[TM];
-      auto fragment = [&](const float* p, float* a) {
-        if constexpr (AROWS) {
-#pragma unroll
-          for (int i = 0; i < TM; ++i) a[i] = p[8 * i * APITCH];
+    if constexpr (PIPE) {
+      // Rows are loaded in order (DCOLS keeps four rows' indices, DNEXT reads
+      // the next k-tile's first ones with the last row).
+      auto load = [&](int chunk, int r, Row& row) {
+        const int uu = chunk * CHUNK_ROWS + r;
+        // Kept row uu of the tile reads A's column (its window's first + D).
+        int d0, d1;
+        if constexpr (DCOLS_ON) {
+          if (r % 4 == 0) {
+            d4g0 = *reinterpret_cast<const int4*>(ds + g0 * WS + uu);
+            if (!ONE_GROUP_PER_WARP) d4g1 = *reinterpret_cast<const int4*>(ds + g1 * WS + uu);
+          }
+          d0 = r % 4 == 0 ? d4g0.x : r % 4 == 1 ? d4g0.y : r % 4 == 2 ? d4g0.z : d4g0.w;
+          d1 = r % 4 == 0 ? d4g1.x : r % 4 == 1 ? d4g1.y : r % 4 == 2 ? d4g1.z : d4g1.w;
+        } else if (DNEXT_ON && uu == 0) {
+          d0 = dNext0, d1 = dNext1;
         } else {
+          d0 = ds[uu * GT + g0];
+          d1 = ONE_GROUP_PER_WARP ? d0 : ds[uu * GT + g1];
+        }
+        if (DNEXT_ON && uu == WS - 1) readNextIndices(slot + 1 == D_SLOTS ? 0 : slot + 1);
+        constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
+        const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
+        const float* a0p = window + d0 * COLUMN;
+        const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
+        const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
+        auto fragment = [&](const float* p, float* a) {
+          if constexpr (AROWS) {
 #pragma unroll
-          for (int h = 0; h < TM4; ++h) {
-            const float4 v = *reinterpret_cast<const float4*>(p + 32 * h);
-            a[4 * h] = v.x, a[4 * h + 1] = v.y, a[4 * h + 2] = v.z, a[4 * h + 3] = v.w;
+            for (int i = 0; i < TM; ++i) a[i] = p[8 * i * APITCH];
+          } else {
+#pragma unroll
+            for (int h = 0; h < TM4; ++h) {
+              const float4 v = *reinterpret_cast<const float4*>(p + 32 * h);
+              a[4 * h] = v.x, a[4 * h + 1] = v.y, a[4 * h + 2] = v.z, a[4 * h + 3] = v.w;
+            }
+          }
+        };
+        fragment(a0p, row.a0);
+        if (ONE_GROUP_PER_WARP) {
+#pragma unroll
+          for (int i = 0; i < TM; ++i) row.a1[i] = row.a0[i];
+        } else {
+          fragment(window + d1 * COLUMN, row.a1);
+        }
+        row.b[0] = b0.x, row.b[1] = b0.y, row.b[2] = b0.z, row.b[3] = b0.w;
+        row.b[4] = b1.x, row.b[5] = b1.y, row.b[6] = b1.z, row.b[7] = b1.w;
+      };
+      auto multiplyAdd = [&](const Row& row) {
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            acc[i][j] = fmaf(row.a0[i], row.b[j], acc[i][j]);
+            acc[i][4 + j] = fmaf(row.a1[i], row.b[4 + j], acc[i][4 + j]);
           }
         }
       };
-      fragment(a0p, a0);
-      if (ONE_GROUP_PER_WARP) {
+      // Row r + 1's loads written before row r's multiply-adds (two named
+      // rows, no array indexed by r, so they stay in registers).
+#pragma unroll 1
+      for (int chunk = 0; chunk < CHUNKS; ++chunk) {
+        Row even, odd;
+        load(chunk, 0, even);
 #pragma unroll
-        for (int i = 0; i < TM; ++i) a1[i] = a0[i];
-      } else {
-        fragment(window + d1 * COLUMN, a1);
-      }
-      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-#pragma unroll
-      for (int i = 0; i < TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          acc[i][j] = fmaf(a0[i], b[j], acc[i][j]);
-          acc[i][4 + j] = fmaf(a1[i], b[4 + j], acc[i][4 + j]);
+        for (int r = 0; r < CHUNK_ROWS; r += 2) {
+          if (r + 1 < CHUNK_ROWS) load(chunk, r + 1, odd);
+          multiplyAdd(even);
+          between(chunk, r);
+          if (r + 1 < CHUNK_ROWS) {
+            if (r + 2 < CHUNK_ROWS) load(chunk, r + 2, even);
+            multiplyAdd(odd);
+            between(chunk, r + 1);
+          }
         }
       }
-      between(chunk, r);
+    } else {
+      // Without PIPE the same loads, each row's before its multiply-adds
+      // (written out here, not through Row: the 8-row tiles, at their 128
+      // registers, spilled when the PTX's order changed by that much).
+#pragma unroll 1
+      for (int chunk = 0; chunk < CHUNKS; ++chunk)
+#pragma unroll
+      for (int r = 0; r < CHUNK_ROWS; ++r) {
+        const int uu = chunk * CHUNK_ROWS + r;
+        // Kept row uu of the tile reads A's column (its window's first + D).
+        int d0, d1;
+        if constexpr (DCOLS_ON) {
+          if (r % 4 == 0) {
+            d4g0 = *reinterpret_cast<const int4*>(ds + g0 * WS + uu);
+            if (!ONE_GROUP_PER_WARP) d4g1 = *reinterpret_cast<const int4*>(ds + g1 * WS + uu);
+          }
+          d0 = r % 4 == 0 ? d4g0.x : r % 4 == 1 ? d4g0.y : r % 4 == 2 ? d4g0.z : d4g0.w;
+          d1 = r % 4 == 0 ? d4g1.x : r % 4 == 1 ? d4g1.y : r % 4 == 2 ? d4g1.z : d4g1.w;
+        } else if (DNEXT_ON && uu == 0) {
+          d0 = dNext0, d1 = dNext1;
+        } else {
+          d0 = ds[uu * GT + g0];
+          d1 = ONE_GROUP_PER_WARP ? d0 : ds[uu * GT + g1];
+        }
+        if (DNEXT_ON && uu == WS - 1) readNextIndices(slot + 1 == D_SLOTS ? 0 : slot + 1);
+        constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
+        const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
+        const float* a0p = window + d0 * COLUMN;
+        const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
+        const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
+        float a0[TM], a1[TM];
+        auto fragment = [&](const float* p, float* a) {
+          if constexpr (AROWS) {
+#pragma unroll
+            for (int i = 0; i < TM; ++i) a[i] = p[8 * i * APITCH];
+          } else {
+#pragma unroll
+            for (int h = 0; h < TM4; ++h) {
+              const float4 v = *reinterpret_cast<const float4*>(p + 32 * h);
+              a[4 * h] = v.x, a[4 * h + 1] = v.y, a[4 * h + 2] = v.z, a[4 * h + 3] = v.w;
+            }
+          }
+        };
+        fragment(a0p, a0);
+        if (ONE_GROUP_PER_WARP) {
+#pragma unroll
+          for (int i = 0; i < TM; ++i) a1[i] = a0[i];
+        } else {
+          fragment(window + d1 * COLUMN, a1);
+        }
+        const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            acc[i][j] = fmaf(a0[i], b[j], acc[i][j]);
+            acc[i][4 + j] = fmaf(a1[i], b[4 + j], acc[i][4 + j]);
+          }
+        }
+        between(chunk, r);
+      }
     }
   };
   auto nothing = [](int, int) {};
@@ -856,8 +945,9 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
           << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false") << ", " << chunk << ", "
           << (tile.mbarriers ? "true" : "false") << ", " << (streamK ? "true" : "false") << ", "
           << (tile.spread ? "true" : "false") << ", " << (tile.dColumns ? "true" : "false") << ", "
-          << (whole ? "true" : "false") << (tile.dNext ? ", true" : aKMajor ? ", false" : "")
-          << (aKMajor ? ", true" : "")
+          << (whole ? "true" : "false")
+          << (tile.dNext ? ", true" : aKMajor || tile.pipelined ? ", false" : "")
+          << (aKMajor ? ", true" : tile.pipelined ? ", false" : "") << (tile.pipelined ? ", true" : "")
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }

@@ -73,8 +73,9 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // 128 x 256, 256 threads, 16 x 8 per thread, k-tiles of twice the
       // windows ("deep": half the pipeline steps per kept row); the next
       // k-tile's copies spread between the kept rows, its D's tile a k-tile
-      // earlier (its first indices are read during the last kept row).
-      {"tallwide_deep", 1, 8, 16, false, 2, false, false, true, false, true},
+      // earlier (its first indices are read during the last kept row); each
+      // kept row's loads written before the previous row's multiply-adds.
+      {"tallwide_deep", 1, 8, 16, false, 2, false, false, true, false, true, true},
       // The mbarrier pipeline (no CTA barrier per k-tile), which measured
       // fastest above 50% sparsity and for many shapes below 4096 rows:
       {"large_mbar", 2, 4, 8, false, 1, false, true},
@@ -83,10 +84,14 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // kept row) is most of the traffic, and a wider tile reads it for more
       // columns of C (A + B' per FMA: (M/N)/512 + 1/64 against (M/N)/256 +
       // 1/128 for 128 x 256). A k-major (two float4 loads of A per kept row),
-      // or "_rows" row-major (16-byte copies, one float per row and kept row;
-      // D's tile by column group).
-      {"xwide_deep_mbar", 1, 16, 8, false, 2, false, true},
+      // or "_rows" row-major (16-byte copies, one float per row and kept row);
+      // D's tile by column group in both.
+      {"xwide_deep_mbar", 1, 16, 8, false, 2, false, true, false, true},
       {"xwide_rows_deep_mbar", 1, 16, 8, true, 2, false, true, false, true},
+      // The same with each kept row's loads written a row ahead (faster on
+      // some shapes, slower on others: the autotuner measures both).
+      {"xwide_deep_mbar_pipe", 1, 16, 8, false, 2, false, true, false, true, false, true},
+      {"xwide_rows_deep_mbar_pipe", 1, 16, 8, true, 2, false, true, false, true, false, true},
   };
   return tiles;
 }

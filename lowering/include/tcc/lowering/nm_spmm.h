@@ -52,6 +52,9 @@ struct NmSpmmTile {
   // the next k-tile's first indices are read during the last kept row of
   // the one before (CTA-barrier tiles that do not pack).
   bool dNext = false;
+  // Each kept row's shared-memory loads (D's index, A's fragment, B''s
+  // values) written before the previous row's multiply-adds.
+  bool pipelined = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
