@@ -164,6 +164,9 @@ class Lowerer {
                                     const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole);
   // pos over fuse(i, j, f) of an access's two outer levels: the fuse, else null.
   const ir::FuseRelation* fusedPosition(const ir::ProvenanceRelation& relation) const;
+  // Throws where a fused loop would append an output's sparse level once per
+  // fused iteration instead of once per coordinate (see the definition).
+  void requireAppendsOncePerCoordinate(const ir::FuseRelation& fuse, const ir::IndexStmt& body) const;
   imp::Expr firstLevelSegments(const ir::Access& access);
   std::set<ir::IndexVar> originsOf(const ir::IndexVar& var) const;
   bool derivesOnlyFrom(const ir::IndexVar& var, const std::vector<ir::IndexVar>& vars) const;

@@ -93,6 +93,43 @@ TEST(Fuse, LoopsThatAreNotNestedAreRefused) {
   EXPECT_TRUE(contains(message, "fuse(j, i, f): i must be the loop directly inside j")) << message;
 }
 
+// A sparse output level at the outer part of a fused loop would be appended
+// once per fused iteration (a compressed row opened and closed per entry):
+// refused, naming the fuse and the level. Below the fused variables, or at
+// a dense level, the output is assembled as in the loops it replaces.
+const char* kCopy = R"(
+tensor Y(I, J) : {FORMAT}
+tensor A(I, J) : dense
+Y(i,j) = A(i,j)
+)";
+
+std::string copyProgram(const std::string& format, const std::string& schedule) {
+  std::string text = kCopy;
+  text.replace(text.find("FORMAT"), 6, format);
+  return withSchedule(text, schedule);
+}
+
+TEST(Fuse, SparseOutputLevelAtTheOuterFusedVariableIsRefused) {
+  for (const char* format : {"compressed, dense", "compressed, compressed", "compressed(nonunique), singleton"}) {
+    for (const char* schedule : {"fuse(i, j, f)", "bound(i, ib, 9, MaxConstraint)\nfuse(ib, j, f)",
+                                 "split(i, i0, i1, 2)\nfuse(i1, j, f)"}) {
+      SCOPED_TRACE(std::string(format) + " / " + schedule);
+      std::string message = errorOf(copyProgram(format, schedule));
+      EXPECT_TRUE(contains(message, "test.tc:")) << message;
+      EXPECT_TRUE(contains(message, "the fused loop visits each coordinate of i once per coordinate of")) << message;
+      EXPECT_TRUE(contains(message, "Y's level 1 (compressed")) << message;
+    }
+  }
+}
+
+TEST(Fuse, SparseOutputLevelAtTheInnerFusedVariableMatchesReference) {
+  std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({7, 5}, 0.4, 61)}};
+  expectProgramMatchesReference(copyProgram("dense, compressed", "fuse(i, j, f)"), inputs);
+  expectProgramMatchesReference(copyProgram("dense, compressed", "bound(i, ib, 9, MaxConstraint)\nfuse(ib, j, f)"),
+                                inputs);
+  expectProgramMatchesReference(copyProgram("compressed, dense", "split(i, i0, i1, 2)\nfuse(i0, i1, f)"), inputs);
+}
+
 // ---- pos ------------------------------------------------------------------
 
 TEST(Pos, PositionLoopOverARow) {
