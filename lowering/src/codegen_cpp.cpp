@@ -102,7 +102,9 @@ class CppPrinter : public CLikePrinter {
                              element == Type::float64());
   }
 
-  void printStreamingStoresSwitch(const Function& function) {
+  // The stored values of all inputs, as a printed sum ("" when the function
+  // has no inputs).
+  static std::string inputValuesSum(const Function& function) {
     std::ostringstream sum;
     bool first = true;
     for (const auto& parameter : function.parameters) {
@@ -110,12 +112,17 @@ class CppPrinter : public CLikePrinter {
       sum << (first ? "" : " + ") << "(int64_t)" << parameter.name << "->vals_size";
       first = false;
     }
-    if (first) return;
+    return sum.str();
+  }
+
+  void printStreamingStoresSwitch(const Function& function) {
+    const std::string values = inputValuesSum(function);
+    if (values.empty()) return;
     out_ << "#if " << kStreamingStoresHere << "\n";
     indent();
     out_ << "// large inputs: the sparse outputs are appended to past the caches\n";
     indent();
-    out_ << "if (" << sum.str() << " > TCC_STREAMING_STORE_VALUES) return " << streamingStoresName(function)
+    out_ << "if (" << values << " > TCC_STREAMING_STORE_VALUES) return " << streamingStoresName(function)
          << "(tcc_tensors);\n";
     out_ << "#endif\n";
   }
@@ -660,15 +667,8 @@ class CppPrinter : public CLikePrinter {
   };
 
   void printStreamingSwitch(const Function& function) {
-    std::ostringstream sum;
-    bool first = true;
-    for (const auto& parameter : function.parameters) {
-      if (parameter.isOutput) continue;
-      sum << (first ? "" : " + ") << "(int64_t)" << parameter.name << "->vals_size";
-      first = false;
-    }
-    if (first) sum << "0";
-    const std::string values = sum.str();
+    std::string values = inputValuesSum(function);
+    if (values.empty()) values = "0";
     const std::string call = "return " + reassociatedName(function) + "(tcc_tensors);\n";
     out_ << "#if " << kGccOnX86 << "\n";
     indent();
