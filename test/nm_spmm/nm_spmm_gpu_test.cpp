@@ -103,13 +103,14 @@ std::vector<float> kMajor(const std::vector<float>& a, int m, int k) {
 std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
   std::vector<NmSpmmPlan> plans = lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors);
   for (int tile = 0; tile < static_cast<int>(lowering::nmSpmmTiles().size()); ++tile)
-    for (int splits : {1, 3})
+    for (int splits : {1, 3, 5})
     for (bool packed : {false, true}) {
       if (!lowering::nmSpmmTileFits(lowering::nmSpmmTiles()[tile], shape.N, shape.M, shape.L)) continue;
       if (!lowering::nmSpmmTileTakesA(lowering::nmSpmmTiles()[tile], shape.aKMajor)) continue;
       if (packed && !lowering::nmSpmmTilePacks(lowering::nmSpmmTiles()[tile], shape.N, shape.M)) continue;
       // Each tile forced, with and without split-K (the candidates keep to
-      // the sensible ones).
+      // the sensible ones; 5 splits as the wave-fitted candidates choose for
+      // 52 tiles of C, the last split shorter than the others).
       NmSpmmPlan forced;
       const auto& t = lowering::nmSpmmTiles()[tile];
       int64_t windows = (shape.k + shape.M - 1) / shape.M;

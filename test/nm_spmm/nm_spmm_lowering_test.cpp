@@ -306,6 +306,22 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
   }
   // 16 or 32 tiles of C for 132 SMs: the mbarrier tiles are also tried with stream-K.
   EXPECT_GT(streamK, 0);
+  // 52 tiles of 128 x 256 (256 x 6656): x6 is 2.4 waves of 132 SMs, so the
+  // candidates also split k in 5 (260 CTAs, 98% of two waves), each k-tile once.
+  lowering::NmSpmmShape fitted{256, 6656, 6656, 16, 32, 32};
+  bool fivefold = false;
+  for (const auto& candidate : lowering::nmSpmmCandidatePlans(fitted, 132)) {
+    if (candidate.streamK || std::string(nmSpmmTiles()[candidate.tile].name) != "tallwide_deep") continue;
+    int64_t tileKTiles = 6656 / 32 / lowering::nmSpmmTileWindows(nmSpmmTiles()[candidate.tile], 16, 32);
+    EXPECT_GE(int64_t(candidate.splits) * candidate.tilesPerSplit, tileKTiles);
+    EXPECT_LT(int64_t(candidate.splits - 1) * candidate.tilesPerSplit, tileKTiles);
+    fivefold |= candidate.splits == 5 && candidate.grid[2] == 5u && candidate.grid[0] * candidate.grid[1] == 52u;
+  }
+  EXPECT_TRUE(fivefold);
+  // Not where the listed factors fill the waves already (256 x 5632: 44 tiles of 64 x 512, x3 is one wave).
+  for (const auto& candidate : lowering::nmSpmmCandidatePlans({256, 5632, 2048, 8, 32, 32}, 132))
+    EXPECT_TRUE(candidate.streamK || candidate.splits <= 4 || candidate.splits == 6 || candidate.splits == 8)
+        << lowering::nmSpmmPlanLabel(candidate) << " x" << candidate.splits;
   // Not where the tiles fill whole waves (1536 x 2816: 12 x 11 tiles of 128 x 256 on 132 SMs).
   for (const auto& candidate : lowering::nmSpmmCandidatePlans({1536, 2816, 4096, 16, 32, 32}, 132))
     EXPECT_FALSE(candidate.streamK && std::string(nmSpmmTiles()[candidate.tile].name) == "tallwide_deep_mbar");

@@ -51,6 +51,37 @@ std::vector<int> preferredTiles(const NmSpmmShape& shape) {
   return tiles;
 }
 
+// The split-K factors the candidates try first.
+constexpr int kSplits[] = {1, 2, 3, 4, 6, 8};
+
+// How full the last wave is when `ctas` CTAs run `slots` at a time.
+double waveFill(int64_t ctas, int64_t slots) { return static_cast<double>(ctas) / (ceilDiv(ctas, slots) * slots); }
+
+// Few tiles of C (small m): the split-K factor up to 16 whose CTAs fill
+// their last wave best, at most 4 waves and 2 k-tiles per split, where it
+// fills it at least 95% and better than the factors of kSplits do (their
+// grids often leave part of the last wave idle: 52 tiles of C x 6 on 132
+// SMs is 2.4 waves, x 5 is 1.97). splits = 1 where none does.
+NmSpmmPlan waveFittedSplitPlan(const NmSpmmShape& shape, int tileIndex, int multiprocessors) {
+  const NmSpmmTile& tile = nmSpmmTiles()[tileIndex];
+  const int64_t ctas = ctasOf(shape, tile);
+  const int64_t slots = static_cast<int64_t>(multiprocessors) * nmSpmmCtasPerSm(tile);
+  double listed = 0;
+  for (int splits : kSplits) {
+    NmSpmmPlan plan = planFor(shape, tileIndex, splits);
+    if (plan.splits == splits && ctas * splits <= 4 * slots) listed = std::max(listed, waveFill(ctas * splits, slots));
+  }
+  NmSpmmPlan best = planFor(shape, tileIndex, 1);
+  double bestFill = std::max(listed + 0.02, 0.95);
+  for (int splits = 2; splits <= 16; ++splits) {
+    NmSpmmPlan plan = planFor(shape, tileIndex, splits);
+    if (plan.splits != splits || plan.tilesPerSplit < 2 || ctas * splits > 4 * slots) continue;
+    double fill = waveFill(ctas * splits, slots);
+    if (fill > bestFill) best = plan, bestFill = fill;
+  }
+  return best;
+}
+
 }  // namespace
 
 // The wide tile leads above 70% sparsity (A's tile is then most of the
@@ -215,7 +246,7 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
       tiles.push_back(index);
   for (int index : tiles) {
     int64_t ctas = ctasOf(shape, nmSpmmTiles()[index]);
-    for (int splits : {1, 2, 3, 4, 6, 8}) {
+    for (int splits : kSplits) {
       if (splits > 1 && ctas >= 2 * multiprocessors) break;  // enough CTAs already
       if (splits > 1 && ctas * splits > 6 * multiprocessors) break;
       NmSpmmPlan plan = planFor(shape, index, splits);
@@ -230,6 +261,13 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
         });
         if (!seen) plans.push_back(plan);
       }
+    }
+    if (ctas < 2 * multiprocessors) {
+      NmSpmmPlan fitted = waveFittedSplitPlan(shape, index, multiprocessors);
+      bool seen = std::any_of(plans.begin(), plans.end(), [&](const NmSpmmPlan& other) {
+        return other.tile == fitted.tile && other.splits == fitted.splits && !other.packed && !other.streamK;
+      });
+      if (fitted.splits > 1 && !seen) plans.push_back(fitted);
     }
     // Stream-K where the tiles leave the last wave less than 99% full: one
     // CTA per SM slot, each with an equal share of the k-tiles of all tiles.
