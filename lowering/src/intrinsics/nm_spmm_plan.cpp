@@ -57,7 +57,7 @@ constexpr int kSplits[] = {1, 2, 3, 4, 6, 8};
 // How full the last wave is when `ctas` CTAs run `slots` at a time.
 double waveFill(int64_t ctas, int64_t slots) { return static_cast<double>(ctas) / (ceilDiv(ctas, slots) * slots); }
 
-// Few tiles of C (small m): the split-K factor up to 16 whose CTAs fill
+// Few tiles of C (small m): the split-K factor up to 8 whose CTAs fill
 // their last wave best, at most 4 waves and 2 k-tiles per split, where it
 // fills it at least 95% and better than the factors of kSplits do (their
 // grids often leave part of the last wave idle: 52 tiles of C x 6 on 132
@@ -73,7 +73,7 @@ NmSpmmPlan waveFittedSplitPlan(const NmSpmmShape& shape, int tileIndex, int mult
   }
   NmSpmmPlan best = planFor(shape, tileIndex, 1);
   double bestFill = std::max(listed + 0.02, 0.95);
-  for (int splits = 2; splits <= 16; ++splits) {
+  for (int splits = 2; splits <= 8; ++splits) {
     NmSpmmPlan plan = planFor(shape, tileIndex, splits);
     if (plan.splits != splits || plan.tilesPerSplit < 2 || ctas * splits > 4 * slots) continue;
     double fill = waveFill(ctas * splits, slots);
