@@ -219,38 +219,6 @@ Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
   return imp::Block::make(setup);
 }
 
-// An assembled output's sparse level appends one position per iteration of
-// the loops around it. A fused loop whose outer part fixes that level's
-// variable visits each of its coordinates once per coordinate of the inner
-// part, so the level would get one position per fused iteration, repeating
-// the coordinate (each row of a compressed first level opened and closed
-// per entry); fusing is refused there rather than compiled wrong.
-void Lowerer::requireAppendsOncePerCoordinate(const ir::FuseRelation& fuse, const ir::IndexStmt& body) const {
-  std::set<ir::IndexVar> outerOrigins = originsOf(fuse.outer), innerOrigins = originsOf(fuse.inner);
-  for (const auto* assignment : statementsOf<ir::AssignmentNode>(body)) {
-    const ir::Access& lhs = assignment->lhs;
-    const ir::TensorVar& tensor = lhs.tensor();
-    auto storage = storage_.find(tensor);
-    if (storage == storage_.end() || !storage->second.isOutput || sparseWorkspaceOutputs_.count(tensor)) continue;
-    const ir::Format& format = tensor.format();
-    for (int level = 0; level < format.order(); ++level) {
-      if (format.level(level).isDense()) continue;
-      const ir::IndexVar& var = lhs.indices()[format.modeOfLevel(level)];
-      if (!outerOrigins.count(var)) continue;
-      bool innerOnlyFromVar = std::all_of(innerOrigins.begin(), innerOrigins.end(),
-                                          [&](const ir::IndexVar& origin) { return origin == var; });
-      if (innerOnlyFromVar) continue;
-      std::string levelText = tensor.name() + "'s level " + std::to_string(level + 1) + " (" +
-                              format.level(level).toString() + ", indexed by " + var.name() + ")";
-      throw LoweringError(ir::toString(ir::ProvenanceRelation(fuse)) + ": the fused loop visits each coordinate of " +
-                          var.name() + " once per coordinate of " + fuse.inner.name() + ", but " + levelText +
-                          " is assembled by appending one position per iteration, which would repeat its "
-                          "coordinates; fuse only variables below " + tensor.name() +
-                          "'s sparse levels, or make that level dense");
-    }
-  }
-}
-
 Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::vector<ir::IndexVar> pinned,
                              const ir::IndexStmt& body) {
   if (pending.empty()) {
@@ -283,7 +251,6 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
     recovered.push_back({divide->parent, value});
     if (!tightlyBounded_.count(divide->inner)) guardEnd = parent.end;
   } else if (const auto* fuse = std::get_if<ir::FuseRelation>(&relation)) {
-    requireAppendsOncePerCoordinate(*fuse, body);
     LoopRange outer = rangeOf(fuse->outer, unused), inner = rangeOf(fuse->inner, unused);
     Expr innerExtent = ops::cast(imp::Type::int64(), extentOf(inner));
     Expr fused = coordinates_.at(fuse->fused);
@@ -296,7 +263,6 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
     // constraint only bounds it from above.
     if (bound->kind != ir::BoundKind::MaxExact) guardEnd = dimensionOf(bound->var);
   } else if (const auto* fuse = fusedPosition(relation)) {
-    requireAppendsOncePerCoordinate(*fuse, body);
     // The first level's position is the segment of the second level that
     // holds the position: a cursor that moves forward, searched for when
     // it is unset or behind.

@@ -83,6 +83,13 @@ Stmt Lowerer::lowerAssignment(const ir::AssignmentNode* assignment) {
 }
 
 Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
+  std::vector<std::pair<ir::TensorVar, int>> declared;
+  std::vector<Stmt> state = declareRepeatedLevels(forall->indexVar, declared);
+  if (!declared.empty()) {
+    state.push_back(lowerForall(forall));
+    for (const auto& level : declared) repeatedLevels_.erase(level);
+    return imp::Block::make(state);
+  }
   if (auto owned = ownedVariable(forall)) return lowerOwnedRanges(forall, *owned);
   if (workPass_ && forall->indexVar == workPass_->owned && workPass_->scans.defined()) {
     // The work pass also counts the segments each range searches.
@@ -386,6 +393,10 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
                                            "shared list; parallelize a loop outside its where-statement instead");
     bool sparse = output.order() > 0 && !output.format().isAllDense() && !workspace;
     if (sparse) {
+      if (auto repeated = visitOrder_.repeatedLevels.find({output, 0}); repeated != visitOrder_.repeatedLevels.end())
+        requireParallelizable(forall, false, "the loops from " + repeated->second.name() + " on visit each row of " +
+                                             output.name() + " on several iterations, so its rows cannot be "
+                                             "assembled in parallel");
       requireParallelizable(forall, threads && rowsAssembledInParallel(assignment->lhs, var),
                             "output " + output.name() + " is assembled in order; only its rows (a dense first level "
                             "followed by a compressed one) can be assembled in parallel, by parallelizing the loop "
@@ -432,6 +443,8 @@ bool Lowerer::rowsAssembledInParallel(const ir::Access& lhs, const ir::IndexVar&
   if (format.order() != 2 || !format.level(0).isDense() || format.level(1).kind != ir::LevelKind::Compressed ||
       !format.level(1).unique)
     return false;
+  // (Each row visited once: a row's cursor starts when its row does.)
+  if (visitOrder_.repeatedLevels.count({lhs.tensor(), 0})) return false;
   auto origins = originsOf(var);
   return origins.size() == 1 && *origins.begin() == lhs.indices()[format.modeOfLevel(0)];
 }

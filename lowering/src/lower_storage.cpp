@@ -90,19 +90,6 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       for (const auto& derived : ir::derivedVars(relation)) relationOf_.emplace(derived, relation);
     }
   }
-  // Workspaces filled inside a parallel loop get one copy per thread;
-  // outputs whose rows a parallel loop produces are assembled row-parallel.
-  std::set<const ir::WhereNode*> parallelWheres;
-  for (const auto* forall : statementsOf<ir::ForallNode>(cin)) {
-    if (!forall->attributes.onThreads()) continue;
-    for (const auto* where : whereStatements(forall->body)) parallelWheres.insert(where);
-    for (const auto* assignment : ir::assignmentsOf(forall->body)) {
-      const ir::TensorVar& output = assignment->lhs.tensor();
-      if (isParameter(output) && output.order() > 0 && !output.format().isAllDense() &&
-          rowsAssembledInParallel(assignment->lhs, forall->indexVar))
-        rowParallelOutputs_.insert(output);
-    }
-  }
   // Outputs that a consumer copies out of a sparse workspace are filled by
   // the workspace's Compress, not appended to.
   // Others (inside hoisted loops, or read by more than a copy) are drained
@@ -130,6 +117,22 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     }
   }
   for (const auto& [workspace, output] : sparseWorkspaceOutputs) sparseWorkspaceOutputs_.insert(output);
+  visitOrder_ = outputVisitOrder(cin, relations_, [&](const ir::TensorVar& tensor) {
+    return written.count(tensor) && isParameter(tensor) && !sparseWorkspaceOutputs_.count(tensor);
+  });
+  // Workspaces filled inside a parallel loop get one copy per thread;
+  // outputs whose rows a parallel loop produces are assembled row-parallel.
+  std::set<const ir::WhereNode*> parallelWheres;
+  for (const auto* forall : statementsOf<ir::ForallNode>(cin)) {
+    if (!forall->attributes.onThreads()) continue;
+    for (const auto* where : whereStatements(forall->body)) parallelWheres.insert(where);
+    for (const auto* assignment : ir::assignmentsOf(forall->body)) {
+      const ir::TensorVar& output = assignment->lhs.tensor();
+      if (isParameter(output) && output.order() > 0 && !output.format().isAllDense() &&
+          rowsAssembledInParallel(assignment->lhs, forall->indexVar))
+        rowParallelOutputs_.insert(output);
+    }
+  }
   {
     std::map<ir::TensorVar, int> writes, occurrences;
     for (const auto* assignment : ir::assignmentsOf(cin)) writes[assignment->lhs.tensor()]++;
@@ -576,6 +579,8 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
   }
   Expr append = storage.appendPosition[level];
   positions_[lhs][level] = append;
+  if (auto repeated = repeatedLevels_.find({lhs->tensor, level}); repeated != repeatedLevels_.end())
+    return repeatedLevelPrologue(lhs, level, coordinate, accumulating, repeated->second);
   if (level == format.order() - 1) {
     std::vector<Stmt> stmts;
     // (Unless the loop reserved room for its appends before it began.)
@@ -613,6 +618,8 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
     return {imp::Store::make(storage.pos[level + 1], ops::add(position, int64Imm(1)), storage.appendPosition[level + 1])};
   }
   Expr append = storage.appendPosition[level];
+  if (auto repeated = repeatedLevels_.find({lhs->tensor, level}); repeated != repeatedLevels_.end())
+    return repeatedLevelEpilogue(lhs, level, coordinate, repeated->second);
   if (last) return {imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1))};
   // Record this coordinate only if its segment below received entries.
   Expr childAppend = storage.appendPosition[level + 1];
@@ -627,6 +634,103 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
       imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)),
   });
   return {imp::If::make(nonEmpty, record)};
+}
+
+std::vector<Stmt> Lowerer::declareRepeatedLevels(const ir::IndexVar& var,
+                                                 std::vector<std::pair<ir::TensorVar, int>>& declared) {
+  std::vector<Stmt> stmts;
+  for (const auto& [level, loop] : visitOrder_.repeatedLevels) {
+    if (!(loop == var) || repeatedLevels_.count(level) || level.first.format().level(level.second).isDense()) continue;
+    const TensorStorage& storage = storageOf(level.first);
+    std::string prefix = storage.name + std::to_string(level.second + 1);
+    RepeatedLevelState state;
+    if (stmts.empty())
+      stmts.push_back(imp::Comment::make("the loops from " + var.name() + " on revisit coordinates of sparse output "
+                                         "levels on consecutive iterations: each level's last coordinate (and its "
+                                         "parent position), appended only when they change"));
+    state.lastCoordinate = freshVar(prefix + "_last", imp::Type::int32());
+    stmts.push_back(imp::Declare::make(state.lastCoordinate, ops::IntImm::make(-1)));
+    if (level.second > 0) {
+      state.lastParent = freshVar(prefix + "_last_parent", imp::Type::int64());
+      stmts.push_back(imp::Declare::make(state.lastParent, int64Imm(-1)));
+    }
+    repeatedLevels_[level] = state;
+    declared.push_back(level);
+  }
+  return stmts;
+}
+
+// Whether the coordinate is that of the level's last position, under the
+// same parent position.
+Expr Lowerer::revisits(const RepeatedLevelState& state, const Expr& coordinate, const Expr& parent) {
+  Expr same = ops::eq(state.lastCoordinate, coordinate);
+  return state.lastParent.defined() ? ops::land(ops::eq(state.lastParent, parent), same) : same;
+}
+
+std::vector<Stmt> Lowerer::repeatedLevelPrologue(const ir::AccessNode* lhs, int level, const Expr& coordinate,
+                                                 bool accumulating, RepeatedLevelState& state) {
+  TensorStorage& storage = storageOf(lhs->tensor);
+  const ir::Format& format = lhs->tensor.format();
+  Expr append = storage.appendPosition[level];
+  Expr parent = level > 0 ? parentPosition(lhs, level) : int64Imm(0);
+  std::string prefix = "p" + storage.name + std::to_string(level + 1);
+  if (level == format.order() - 1) {
+    // A new position only for a new coordinate; the body then writes at
+    // the last position, new or revisited.
+    std::vector<Stmt> open;
+    bool reserved = reservedOutputs_.count(lhs->tensor) > 0;
+    if (pass_ == OutputPass::Fused && !reserved)
+      open.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level], storage.vals}));
+    if (pass_ == OutputPass::Assemble && !reserved)
+      open.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level]}));
+    if (writesCoordinates(pass_))
+      open.push_back(imp::Store::make(storage.crd[level], append, coordinate, false, false,
+                                      streamsAppendsTo(lhs->tensor)));
+    if (accumulating && writesValues(pass_))
+      open.push_back(imp::Store::make(storage.vals, append, ops::cast(valueType(lhs->tensor), ops::FloatImm::make(0.0))));
+    open.push_back(imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)));
+    open.push_back(imp::Assign::make(state.lastCoordinate, coordinate));
+    if (state.lastParent.defined()) open.push_back(imp::Assign::make(state.lastParent, parent));
+    Expr position = freshVar(prefix + "_at", imp::Type::int64());
+    positions_[lhs][level] = position;
+    return {imp::If::make(imp::Unary::make(imp::UnaryOp::Not, revisits(state, coordinate, parent)), imp::Block::make(open)),
+            imp::Declare::make(position, ops::sub(append, int64Imm(1)))};
+  }
+  // The position this coordinate has (revisited) or gets if its segment
+  // below receives entries.
+  state.same = freshVar(prefix + "_revisited", imp::Type::bool_());
+  Expr position = freshVar(prefix + "_at", imp::Type::int64());
+  positions_[lhs][level] = position;
+  Expr begin = freshVar("p" + storage.name + std::to_string(level + 2) + "_begin", imp::Type::int64());
+  segmentBegins_[{lhs, level}] = begin;
+  return {imp::Declare::make(state.same, revisits(state, coordinate, parent)),
+          imp::Declare::make(position, imp::Select::make(state.same, ops::sub(append, int64Imm(1)), append)),
+          imp::Declare::make(begin, storage.appendPosition[level + 1])};
+}
+
+std::vector<Stmt> Lowerer::repeatedLevelEpilogue(const ir::AccessNode* lhs, int level, const Expr& coordinate,
+                                                 const RepeatedLevelState& state) {
+  TensorStorage& storage = storageOf(lhs->tensor);
+  if (level == lhs->tensor.format().order() - 1) return {};  // opened by the prologue
+  Expr append = storage.appendPosition[level];
+  Expr childAppend = storage.appendPosition[level + 1];
+  Expr parent = level > 0 ? parentPosition(lhs, level) : int64Imm(0);
+  // Record a new coordinate once its segment below received entries; a
+  // revisited one only moves its segment's end.
+  std::vector<Stmt> record;
+  if (writesCoordinates(pass_)) {
+    record.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level]}));
+    record.push_back(imp::Store::make(storage.crd[level], append, coordinate));
+  }
+  record.push_back(imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)));
+  record.push_back(imp::Assign::make(state.lastCoordinate, coordinate));
+  if (state.lastParent.defined()) record.push_back(imp::Assign::make(state.lastParent, parent));
+  std::vector<Stmt> nonEmpty{imp::If::make(imp::Unary::make(imp::UnaryOp::Not, state.same), imp::Block::make(record))};
+  if (pass_ != OutputPass::Compute) {
+    nonEmpty.push_back(growToHold(storage.posCapacity[level + 1], ops::add(append, int64Imm(1)), {storage.pos[level + 1]}));
+    nonEmpty.push_back(imp::Store::make(storage.pos[level + 1], append, childAppend));
+  }
+  return {imp::If::make(ops::gt(childAppend, segmentBegins_.at({lhs, level})), imp::Block::make(nonEmpty))};
 }
 
 Stmt Lowerer::growToHold(const Expr& capacity, const Expr& entries, const std::vector<Expr>& arrays) {

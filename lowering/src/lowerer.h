@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "merge_lattice.h"
+#include "output_visit_order.h"
 #include "tcc/ir/imperative.h"
 #include "tcc/ir/imperative_ops.h"
 #include "tcc/ir/index_stmt.h"
@@ -164,9 +165,6 @@ class Lowerer {
                                     const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole);
   // pos over fuse(i, j, f) of an access's two outer levels: the fuse, else null.
   const ir::FuseRelation* fusedPosition(const ir::ProvenanceRelation& relation) const;
-  // Throws where a fused loop would append an output's sparse level once per
-  // fused iteration instead of once per coordinate (see the definition).
-  void requireAppendsOncePerCoordinate(const ir::FuseRelation& fuse, const ir::IndexStmt& body) const;
   imp::Expr firstLevelSegments(const ir::Access& access);
   std::set<ir::IndexVar> originsOf(const ir::IndexVar& var) const;
   bool derivesOnlyFrom(const ir::IndexVar& var, const std::vector<ir::IndexVar>& vars) const;
@@ -205,10 +203,20 @@ class Lowerer {
   imp::Expr positionOf(const ir::AccessNode* access);
   imp::Expr lowerExpr(const ir::IndexExpr& expr);
   imp::Stmt store(const ir::AssignmentNode* assignment, imp::Expr value, bool accumulate);
+  // The append state of the output levels whose coordinates the loops over
+  // `var` revisit (OutputVisitOrder::repeatedLevels): declared before that
+  // loop, dropped after it.
+  std::vector<imp::Stmt> declareRepeatedLevels(const ir::IndexVar& var, std::vector<std::pair<ir::TensorVar, int>>& declared);
   // Output levels bound by the current forall: before and after a case body.
   std::vector<imp::Stmt> outputPrologue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate,
                                         bool accumulating);
   std::vector<imp::Stmt> outputEpilogue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate);
+  struct RepeatedLevelState;
+  static imp::Expr revisits(const RepeatedLevelState& state, const imp::Expr& coordinate, const imp::Expr& parent);
+  std::vector<imp::Stmt> repeatedLevelPrologue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate,
+                                               bool accumulating, RepeatedLevelState& state);
+  std::vector<imp::Stmt> repeatedLevelEpilogue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate,
+                                               const RepeatedLevelState& state);
   // Grows `arrays` (realloc, contents kept), which hold `capacity` entries,
   // to hold `entries` entries (indices below it) when they do not already:
   // to twice the capacity, or to `entries` when that is more.
@@ -255,6 +263,16 @@ class Lowerer {
   imp::Expr threadCount_;  // omp_get_max_threads(), when a workspace needs per-thread copies
   // Outputs whose rows a parallel loop assembles (OutputPass::Count / Fill).
   std::set<ir::TensorVar> rowParallelOutputs_;
+  // How the loops visit the assembled outputs' levels.
+  OutputVisitOrder visitOrder_;
+  // A level whose coordinate the loops visit on consecutive iterations
+  // appends a position only when the coordinate (or its parent position)
+  // differs from the last position's; `same` is set where a level that is
+  // not the last tests it (its epilogue records the position).
+  struct RepeatedLevelState {
+    imp::Expr lastCoordinate, lastParent, same;
+  };
+  std::map<std::pair<ir::TensorVar, int>, RepeatedLevelState> repeatedLevels_;
   // Outputs that a sparse workspace's Compress fills (never appended to).
   std::set<ir::TensorVar> sparseWorkspaceOutputs_;
   // Sparse outputs the kernel appends to and never reads (one assignment

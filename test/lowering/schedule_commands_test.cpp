@@ -93,10 +93,11 @@ TEST(Fuse, LoopsThatAreNotNestedAreRefused) {
   EXPECT_TRUE(contains(message, "fuse(j, i, f): i must be the loop directly inside j")) << message;
 }
 
-// A sparse output level at the outer part of a fused loop would be appended
-// once per fused iteration (a compressed row opened and closed per entry):
-// refused, naming the fuse and the level. Below the fused variables, or at
-// a dense level, the output is assembled as in the loops it replaces.
+// A sparse output level at the outer part of a fused loop sees each of its
+// coordinates on consecutive fused iterations (once per coordinate of the
+// inner part): the append opens a position only when the coordinate (or
+// its parent position) changes. Below the fused variables, or at a dense
+// level, the output is assembled as in the loops it replaces.
 const char* kCopy = R"(
 tensor Y(I, J) : {FORMAT}
 tensor A(I, J) : dense
@@ -109,17 +110,129 @@ std::string copyProgram(const std::string& format, const std::string& schedule) 
   return withSchedule(text, schedule);
 }
 
-TEST(Fuse, SparseOutputLevelAtTheOuterFusedVariableIsRefused) {
-  for (const char* format : {"compressed, dense", "compressed, compressed", "compressed(nonunique), singleton"}) {
+// Every sparse output format a fused loop can revisit, under every
+// schedule that revisits, in every assembly mode.
+TEST(Fuse, SparseOutputLevelAtTheOuterFusedVariableMatchesReference) {
+  std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({7, 5}, 0.4, 67)}};
+  for (const char* format :
+       {"compressed, dense", "compressed, compressed", "compressed(nonunique), singleton", "dense, compressed"}) {
     for (const char* schedule : {"fuse(i, j, f)", "bound(i, ib, 9, MaxConstraint)\nfuse(ib, j, f)",
-                                 "split(i, i0, i1, 2)\nfuse(i1, j, f)"}) {
+                                 "split(i, i0, i1, 2)\nfuse(i1, j, f)", "fuse(i, j, f)\nsplit(f, f0, f1, 3)",
+                                 "fuse(i, j, f)\nassemble(Y, Append, true)",
+                                 "split(i, i0, i1, 2)\nfuse(i1, j, f)\nsplit(f, f0, f1, 4)\nassemble(Y, Append, true)"}) {
       SCOPED_TRACE(std::string(format) + " / " + schedule);
-      std::string message = errorOf(copyProgram(format, schedule));
-      EXPECT_TRUE(contains(message, "test.tc:")) << message;
-      EXPECT_TRUE(contains(message, "the fused loop visits each coordinate of i once per coordinate of")) << message;
-      EXPECT_TRUE(contains(message, "Y's level 1 (compressed")) << message;
+      expectProgramMatchesReference(copyProgram(format, schedule), inputs);
     }
   }
+}
+
+// The revisited level is the last one, summed into: the visits after the
+// first add to the position it opened.
+TEST(Fuse, SumsIntoARevisitedLastLevelMatchReference) {
+  const char* vector = R"(
+tensor Y(I) : {compressed}
+tensor A(I, J) : dense
+Y(i) = A(i,j)
+)";
+  std::map<std::string, rt::Coo> matrix = {{"A", randomSparse({9, 4}, 0.3, 71)}};
+  expectProgramMatchesReference(withSchedule(vector, "fuse(i, j, f)"), matrix);
+  expectProgramMatchesReference(withSchedule(vector, "fuse(i, j, f)\nsplit(f, f0, f1, 3)"), matrix);
+  expectProgramMatchesReference(withSchedule(vector, "fuse(i, j, f)\nassemble(Y, Append, true)"), matrix);
+  const char* rows = R"(
+tensor Y(I, J) : {dense, compressed}
+tensor A(I, J, K) : dense
+Y(i,j) = A(i,j,k)
+)";
+  std::map<std::string, rt::Coo> tensor = {{"A", randomSparse({6, 5, 3}, 0.2, 73)}};
+  expectProgramMatchesReference(withSchedule(rows, "fuse(j, k, f)"), tensor);
+  expectProgramMatchesReference(withSchedule(rows, "fuse(j, k, f)\nassemble(Y, Append, true)"), tensor);
+  // Rows in parallel: each row counted, then filled, with its own cursor.
+  std::string code = expectProgramMatchesReference(
+      withSchedule(rows, "fuse(j, k, f)\nparallelize(i, CPUThread, NoRaces)"), tensor);
+  EXPECT_TRUE(contains(code, "#pragma omp parallel for")) << code;
+  // Two compressed levels revisited, one under the other.
+  const char* doubly = R"(
+tensor Y(I, J) : {compressed, compressed}
+tensor A(I, J, K) : dense
+Y(i,j) = A(i,j,k)
+)";
+  expectProgramMatchesReference(withSchedule(doubly, "fuse(i, j, f)\nfuse(f, k, g)"), tensor);
+  expectProgramMatchesReference(withSchedule(doubly, "fuse(i, j, f)\nfuse(f, k, g)\nassemble(Y, Append, true)"),
+                                tensor);
+  // One column: consecutive rows revisit the same coordinate of level 2
+  // under different parents, which must not merge.
+  std::map<std::string, rt::Coo> column = {{"A", randomSparse({6, 1, 3}, 0.6, 75)}};
+  expectProgramMatchesReference(withSchedule(doubly, "fuse(i, j, f)\nfuse(f, k, g)"), column);
+  expectProgramMatchesReference(withSchedule(rows, "fuse(i, j, f)\nfuse(f, k, g)"), column);
+}
+
+TEST(Fuse, CsfOutputLevelsRevisitedMatchReference) {
+  const char* csf = R"(
+tensor Y(I, J, K) : csf
+tensor A(I, J, K) : dense
+Y(i,j,k) = A(i,j,k)
+)";
+  std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({4, 5, 3}, 0.3, 79)}};
+  for (const char* schedule : {"fuse(j, k, f)", "fuse(i, j, f)\nfuse(f, k, g)", "fuse(i, j, f)",
+                               "fuse(i, j, f)\nfuse(f, k, g)\nsplit(g, g0, g1, 4)\nassemble(Y, Append, true)"}) {
+    SCOPED_TRACE(schedule);
+    expectProgramMatchesReference(withSchedule(csf, schedule), inputs);
+  }
+}
+
+// pos over the fused levels of a sparse operand: rows of A without entries
+// leave no row in Y, and each row of Y is opened once.
+TEST(Fuse, FusedPositionsIntoSparseOutputsMatchReference) {
+  const char* product = R"(
+tensor Y(I, J) : {FORMAT}
+tensor A(I, J) : dcsr
+tensor B(I, J) : dense
+Y(i,j) = A(i,j) * B(i,j)
+)";
+  const char* sums = R"(
+tensor Y(I) : {compressed}
+tensor A(I, J) : dcsr
+Y(i) = A(i,j)
+)";
+  std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({9, 6}, 0.25, 83)}, {"B", randomDense({9, 6}, 84)}};
+  for (const char* format : {"compressed, compressed", "dense, compressed"}) {
+    std::string text = product;
+    text.replace(text.find("FORMAT"), 6, format);
+    expectProgramMatchesReference(withSchedule(text, "fuse(i, j, f)\npos(f, fp, A(i,j))"), inputs);
+    expectProgramMatchesReference(withSchedule(text, "fuse(i, j, f)\npos(f, fp, A(i,j))\nassemble(Y, Append, true)"),
+                                  inputs);
+  }
+  expectProgramMatchesReference(withSchedule(sums, "fuse(i, j, f)\npos(f, fp, A(i,j))\nsplit(fp, fp0, fp1, 4)"),
+                                {{"A", inputs.at("A")}});
+}
+
+// Loops that visit a sparse output level's coordinates out of order, or
+// come back to one after others, cannot append it: refused, naming the
+// command that made them.
+TEST(Fuse, SparseOutputLevelsVisitedOutOfOrderAreRefused) {
+  struct Case {
+    const char* format;
+    const char* schedule;
+    const char* command;
+  };
+  for (const Case& refused : {
+           Case{"compressed, compressed", "split(i, i0, i1, 2)\nreorder(i1, i0, j)", "split(i, i0, i1, 2)"},
+           Case{"dense, compressed", "split(i, i0, i1, 2)\nreorder(i1, i0, j)", "split(i, i0, i1, 2)"},
+           Case{"compressed, dense", "reorder(j, i)\nfuse(j, i, f)", "fuse(j, i, f)"},
+           Case{"compressed, compressed", "fuse(i, j, f)\nsplit(f, f0, f1, 3)\nreorder(f1, f0)", "fuse(i, j, f)"},
+       }) {
+    SCOPED_TRACE(std::string(refused.format) + " / " + refused.schedule);
+    std::string message = errorOf(copyProgram(refused.format, refused.schedule));
+    EXPECT_TRUE(contains(message, "test.tc:")) << message;
+    EXPECT_TRUE(contains(message, std::string("error: ") + refused.command + ": the loops (")) << message;
+    EXPECT_TRUE(contains(message, "out of order, or return to one after visiting others")) << message;
+  }
+  // Rows assembled in parallel need each row visited once.
+  std::string message = errorOf(
+      copyProgram("dense, compressed", "split(i, i0, i1, 2)\nfuse(i1, j, f)\nparallelize(i0, CPUThread, NoRaces)"));
+  EXPECT_TRUE(contains(message, "test.tc:")) << message;
+  EXPECT_TRUE(contains(message, "parallelize(i0, CPUThread, NoRaces): the loops from f on visit each row of Y on "
+                                "several iterations")) << message;
 }
 
 TEST(Fuse, SparseOutputLevelAtTheInnerFusedVariableMatchesReference) {

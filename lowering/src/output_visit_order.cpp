@@ -1,0 +1,237 @@
+#include "output_visit_order.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_visitor.h"
+#include "tcc/lowering/lower.h"
+
+namespace tcc::lowering {
+
+namespace {
+
+// A variable as a function of the loops around it: the loops' values read
+// as one number, most significant digit first.
+struct Key;
+using KeyRef = std::shared_ptr<const Key>;
+struct Key {
+  enum class Kind {
+    Loop,       // the loop at `loop` (outermost 0)
+    Pair,       // (first, second), first most significant: split, divide
+    High,       // first / |the fuse's inner variable|: fuse's outer variable
+    Low,        // first % |the fuse's inner variable|: fuse's inner variable
+    Repeating,  // first, each value possibly on several consecutive iterations (pos of a non-unique level)
+  } kind = Kind::Loop;
+  size_t loop = 0;
+  KeyRef first, second;
+  const ir::ProvenanceRelation* fuse = nullptr;  // High, Low: the fuse that made them
+};
+
+KeyRef make(Key::Kind kind, KeyRef first = nullptr, KeyRef second = nullptr,
+            const ir::ProvenanceRelation* fuse = nullptr) {
+  auto key = std::make_shared<Key>();
+  key->kind = kind;
+  key->first = std::move(first);
+  key->second = std::move(second);
+  key->fuse = fuse;
+  return key;
+}
+
+KeyRef loopKey(size_t loop) {
+  auto key = std::make_shared<Key>();
+  key->kind = Key::Kind::Loop;
+  key->loop = loop;
+  return key;
+}
+
+// The digits of a key, most significant first, with (high, low) of one fuse
+// side by side read as the fused value again.
+std::vector<KeyRef> digits(const KeyRef& key) {
+  std::vector<KeyRef> out;
+  if (key->kind == Key::Kind::Pair) {
+    for (const auto& part : {key->first, key->second}) {
+      auto inner = digits(part);
+      out.insert(out.end(), inner.begin(), inner.end());
+    }
+    return out;
+  }
+  return {key};
+}
+
+std::vector<KeyRef> normalized(std::vector<KeyRef> terms) {
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (size_t t = 0; t + 1 < terms.size(); ++t) {
+      const Key& high = *terms[t];
+      const Key& low = *terms[t + 1];
+      if (high.kind != Key::Kind::High || low.kind != Key::Kind::Low || high.fuse != low.fuse ||
+          high.first != low.first)
+        continue;
+      std::vector<KeyRef> whole = digits(high.first);
+      terms.erase(terms.begin() + static_cast<long>(t), terms.begin() + static_cast<long>(t) + 2);
+      terms.insert(terms.begin() + static_cast<long>(t), whole.begin(), whole.end());
+      merged = true;
+      break;
+    }
+  }
+  return terms;
+}
+
+struct Visits {
+  // The loop after those the digits cover; the first loop whose iterations
+  // repeat the value, when it is not one to one.
+  size_t next = 0;
+  std::optional<size_t> repeatsFrom;
+};
+
+// Whether `terms` read the loops from `next` on in order: loops one to one,
+// then at most one digit that is a coarser (monotone) function of the
+// loops after them.
+std::optional<Visits> visitsInOrder(const std::vector<KeyRef>& terms, size_t next) {
+  Visits visits{next, std::nullopt};
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const Key& term = *terms[t];
+    if (term.kind == Key::Kind::Loop) {
+      if (term.loop != visits.next) return std::nullopt;
+      ++visits.next;
+      continue;
+    }
+    bool coarse = term.kind == Key::Kind::High || term.kind == Key::Kind::Repeating;
+    if (!coarse || t + 1 != terms.size()) return std::nullopt;
+    auto inner = visitsInOrder(normalized(digits(term.first)), visits.next);
+    if (!inner) return std::nullopt;
+    return Visits{inner->next, visits.next};
+  }
+  return visits;
+}
+
+class OrderChecker : public ir::IndexNotationVisitor {
+ public:
+  OrderChecker(const std::vector<ir::ProvenanceRelation>& relations,
+               const std::function<bool(const ir::TensorVar&)>& assembled)
+      : relations_(relations), assembled_(assembled) {}
+
+  OutputVisitOrder result;
+
+ protected:
+  using ir::IndexNotationVisitor::visit;
+  void visit(const ir::ForallNode* node) override {
+    loops_.push_back(node->indexVar);
+    ir::IndexNotationVisitor::visit(node);
+    loops_.pop_back();
+  }
+
+  void visit(const ir::AssignmentNode* node) override {
+    const ir::TensorVar& tensor = node->lhs.tensor();
+    if (tensor.order() == 0 || tensor.format().isAllDense() || !assembled_(tensor)) return;
+    std::map<ir::IndexVar, KeyRef> keys = keysOfVariables();
+    const ir::Format& format = tensor.format();
+    std::vector<KeyRef> prefix;
+    bool known = true;
+    for (int level = 0; level < format.order(); ++level) {
+      const ir::IndexVar& var = node->lhs.indices()[format.modeOfLevel(level)];
+      auto key = keys.find(var);
+      known = known && key != keys.end();
+      if (known) {
+        auto more = digits(key->second);
+        prefix.insert(prefix.end(), more.begin(), more.end());
+      }
+      auto visits = known ? visitsInOrder(normalized(prefix), 0) : std::nullopt;
+      if (!visits) {
+        if (format.level(level).isDense()) continue;
+        throw outOfOrder(node->lhs, level);
+      }
+      if (visits->repeatsFrom) result.repeatedLevels.emplace(std::make_pair(tensor, level), loops_[*visits->repeatsFrom]);
+    }
+  }
+
+ private:
+  std::map<ir::IndexVar, KeyRef> keysOfVariables() const {
+    std::map<ir::IndexVar, KeyRef> keys;
+    for (size_t loop = 0; loop < loops_.size(); ++loop) keys[loops_[loop]] = loopKey(loop);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& relation : relations_) {
+        bool derivedKnown = true, parentsKnown = true;
+        for (const auto& var : ir::derivedVars(relation)) derivedKnown = derivedKnown && keys.count(var);
+        for (const auto& var : ir::parentVars(relation)) parentsKnown = parentsKnown && keys.count(var);
+        if (!derivedKnown || parentsKnown) continue;
+        if (const auto* split = std::get_if<ir::SplitRelation>(&relation)) {
+          keys[split->parent] = make(Key::Kind::Pair, keys.at(split->outer), keys.at(split->inner));
+        } else if (const auto* divide = std::get_if<ir::DivideRelation>(&relation)) {
+          keys[divide->parent] = make(Key::Kind::Pair, keys.at(divide->outer), keys.at(divide->inner));
+        } else if (const auto* fuse = std::get_if<ir::FuseRelation>(&relation)) {
+          KeyRef fused = keys.at(fuse->fused);
+          keys[fuse->outer] = make(Key::Kind::High, fused, nullptr, &relation);
+          keys[fuse->inner] = make(Key::Kind::Low, fused, nullptr, &relation);
+        } else if (const auto* bound = std::get_if<ir::BoundRelation>(&relation)) {
+          keys[bound->var] = keys.at(bound->boundVar);
+        } else {
+          const auto& pos = std::get<ir::PosRelation>(relation);
+          // Positions of the variable's level (within one segment), or of
+          // the two outer levels a fused variable's positions iterate: in
+          // the order of their coordinates where the levels are ordered,
+          // each coordinate once where they are also unique.
+          const ir::Format& format = pos.access.tensor().format();
+          const auto& indices = pos.access.indices();
+          auto mode = std::find(indices.begin(), indices.end(), pos.indexVar);
+          int level = mode == indices.end() ? -1 : format.levelOfMode(static_cast<int>(mode - indices.begin()));
+          int first = level < 0 ? 0 : level, last = level < 0 ? 1 : level;
+          bool ordered = true, unique = true;
+          for (int l = first; l <= last && l < format.order(); ++l) {
+            ordered = ordered && format.level(l).ordered;
+            unique = unique && format.level(l).unique;
+          }
+          if (!ordered) continue;  // coordinates in no order: the variable gets no key
+          KeyRef position = keys.at(pos.posVar);
+          keys[pos.indexVar] = unique ? position : make(Key::Kind::Repeating, position);
+        }
+        changed = true;
+      }
+    }
+    return keys;
+  }
+
+  LoweringError outOfOrder(const ir::Access& lhs, int level) const {
+    const ir::TensorVar& tensor = lhs.tensor();
+    const ir::Format& format = tensor.format();
+    const ir::IndexVar& var = lhs.indices()[format.modeOfLevel(level)];
+    // The command that replaced the level's variable, else an outer level's.
+    std::string command;
+    for (int l = level; l >= 0 && command.empty(); --l) {
+      const ir::IndexVar& levelVar = lhs.indices()[format.modeOfLevel(l)];
+      for (const auto& relation : relations_) {
+        auto parents = ir::parentVars(relation);
+        if (std::find(parents.begin(), parents.end(), levelVar) == parents.end()) continue;
+        command = ir::toString(relation) + ": ";
+        break;
+      }
+    }
+    std::string loops;
+    for (const auto& loop : loops_) loops += (loops.empty() ? "" : ", ") + loop.name();
+    return LoweringError(command + "the loops (" + loops + ") visit the coordinates of " + tensor.name() +
+                         "'s level " + std::to_string(level + 1) + " (" + format.level(level).toString() +
+                         ", indexed by " + var.name() + ") and its outer levels out of order, or return to one "
+                         "after visiting others, but that level is assembled by appending its coordinates in order; "
+                         "order the loops over the parts of " + var.name() + " (and of " + tensor.name() +
+                         "'s outer variables) outermost first, with the loops over other variables inside them");
+  }
+
+  const std::vector<ir::ProvenanceRelation>& relations_;
+  const std::function<bool(const ir::TensorVar&)>& assembled_;
+  std::vector<ir::IndexVar> loops_;
+};
+
+}  // namespace
+
+OutputVisitOrder outputVisitOrder(const ir::IndexStmt& cin, const std::vector<ir::ProvenanceRelation>& relations,
+                                  const std::function<bool(const ir::TensorVar&)>& assembled) {
+  OrderChecker checker(relations, assembled);
+  checker.walk(cin);
+  return checker.result;
+}
+
+}  // namespace tcc::lowering
