@@ -1,6 +1,7 @@
 #include "tcc/ir/index_queries.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -185,6 +186,29 @@ std::vector<const AssignmentNode*> assignmentsOf(const IndexStmt& stmt) {
   AccessCollector collector;
   collector.walk(stmt);
   return collector.assignments;
+}
+
+std::vector<TensorVar> tensorsOnlyWrittenOnce(const IndexStmt& stmt) {
+  class Counter : public IndexNotationVisitor {
+   public:
+    std::vector<TensorVar> tensors;  // in order of first appearance
+    std::map<TensorVar, int> writes, occurrences;
+
+   protected:
+    void visit(const AccessNode* node) override {
+      appendUnique(tensors, node->tensor);
+      occurrences[node->tensor]++;
+    }
+    void visit(const AssignmentNode* node) override {
+      writes[node->lhs.tensor()]++;
+      IndexNotationVisitor::visit(node);
+    }
+  } counter;
+  counter.walk(stmt);
+  std::vector<TensorVar> once;
+  for (const auto& tensor : counter.tensors)
+    if (counter.writes[tensor] == 1 && counter.occurrences[tensor] == 1) once.push_back(tensor);
+  return once;
 }
 
 std::vector<TensorVar> tensorsRead(const IndexExpr& expr) {

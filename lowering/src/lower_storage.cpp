@@ -133,15 +133,10 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
         rowParallelOutputs_.insert(output);
     }
   }
-  {
-    std::map<ir::TensorVar, int> writes, occurrences;
-    for (const auto* assignment : ir::assignmentsOf(cin)) writes[assignment->lhs.tensor()]++;
-    for (const auto* access : accessOccurrences(cin)) occurrences[access->tensor]++;
-    for (const auto& [tensor, count] : writes)
-      if (isParameter(tensor) && count == 1 && occurrences[tensor] == 1 && tensor.order() > 0 &&
-          !tensor.format().isAllDense() && !sparseWorkspaceOutputs_.count(tensor))
-        streamedOutputs_.insert(tensor);
-  }
+  for (const auto& tensor : ir::tensorsOnlyWrittenOnce(cin))
+    if (isParameter(tensor) && tensor.order() > 0 && !tensor.format().isAllDense() &&
+        !sparseWorkspaceOutputs_.count(tensor))
+      streamedOutputs_.insert(tensor);
   for (const auto& tensor : parameters_) declareTensor(tensor, written.count(tensor) > 0);
   for (const auto* access : accessOccurrences(cin)) {
     if (!isParameter(access->tensor)) continue;
@@ -645,9 +640,9 @@ std::vector<Stmt> Lowerer::declareRepeatedLevels(const ir::IndexVar& var,
     std::string prefix = storage.name + std::to_string(level.second + 1);
     RepeatedLevelState state;
     if (stmts.empty())
-      stmts.push_back(imp::Comment::make("the loops from " + var.name() + " on revisit coordinates of sparse output "
-                                         "levels on consecutive iterations: each level's last coordinate (and its "
-                                         "parent position), appended only when they change"));
+      stmts.push_back(imp::Comment::make("output levels the loops over " + var.name() + " revisit on consecutive "
+                                         "iterations: the coordinate of each one's last position (and its parent), "
+                                         "a new position only when they change"));
     state.lastCoordinate = freshVar(prefix + "_last", imp::Type::int32());
     stmts.push_back(imp::Declare::make(state.lastCoordinate, ops::IntImm::make(-1)));
     if (level.second > 0) {

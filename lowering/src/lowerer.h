@@ -275,8 +275,8 @@ class Lowerer {
   std::map<std::pair<ir::TensorVar, int>, RepeatedLevelState> repeatedLevels_;
   // Outputs that a sparse workspace's Compress fills (never appended to).
   std::set<ir::TensorVar> sparseWorkspaceOutputs_;
-  // Sparse outputs the kernel appends to and never reads (one assignment
-  // writes them, nothing reads them): their appended coordinates and values
+  // Sparse outputs the kernel appends to and never reads (the statement's
+  // ir::tensorsOnlyWrittenOnce): their appended coordinates and values
   // are streaming stores (imp::Store::streaming) in the passes that write
   // them in order (Fused, Fill).
   std::set<ir::TensorVar> streamedOutputs_;

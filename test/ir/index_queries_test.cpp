@@ -47,6 +47,17 @@ TEST_F(IndexQueriesTest, AccessesAndTensors) {
   EXPECT_EQ(tensorsRead(a() = perm(M)), (std::vector<TensorVar>{M}));
 }
 
+TEST_F(IndexQueriesTest, TensorsOnlyWrittenOnceAreWrittenByOneAssignmentAndNamedNowhereElse) {
+  // A is written once (+= included); w is written and read; B and C are read.
+  IndexStmt s = where(forall(j, A(i, j) += w(j)), forall(k, forall(j, w(j) += B(i, k) * C(k, j))));
+  EXPECT_EQ(tensorsOnlyWrittenOnce(s), (std::vector<TensorVar>{A}));
+  // Written twice (a sequence), or read by another statement: not once.
+  IndexStmt twice = sequence(forall(i, forall(j, A(i, j) = B(i, j))), forall(i, forall(j, A(i, j) += C(i, j))));
+  EXPECT_TRUE(tensorsOnlyWrittenOnce(twice).empty());
+  IndexStmt read = where(forall(j, w(j) = A(i, j)), forall(j, A(i, j) = C(i, j)));
+  EXPECT_EQ(tensorsOnlyWrittenOnce(read), (std::vector<TensorVar>{w}));
+}
+
 TEST_F(IndexQueriesTest, EinsumAndConcreteAreRecognized) {
   IndexStmt einsum = (A(i, j) = B(i, k) * C(k, j));
   EXPECT_TRUE(isEinsum(einsum));

@@ -27,6 +27,9 @@ std::vector<IndexVar> reductionVars(const IndexStmt& assignment);
 std::vector<Access> accessesOf(const IndexExpr& expr);
 std::vector<Access> accessesOf(const IndexStmt& stmt);
 std::vector<const AssignmentNode*> assignmentsOf(const IndexStmt& stmt);
+// Tensors whose only occurrence is the left-hand side of one assignment
+// (= or +=): written once and named by no other access of the statement.
+std::vector<TensorVar> tensorsOnlyWrittenOnce(const IndexStmt& stmt);
 
 // Tensors read (rhs accesses, whole-tensor call arguments, and the lhs of
 // a += assignment) and written (every lhs).
