@@ -251,7 +251,12 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
     recovered.push_back({divide->parent, value});
     if (!tightlyBounded_.count(divide->inner)) guardEnd = parent.end;
   } else if (const auto* fuse = std::get_if<ir::FuseRelation>(&relation)) {
+    // Ranges read to recover values bound no loop: a split's inner part
+    // recovered here (split(i, i0, i1), fuse(i1, j, f), fuse(i0, f, g))
+    // runs to the factor in the last block too, so it keeps its guard.
+    std::set<ir::IndexVar> tight = tightlyBounded_;
     LoopRange outer = rangeOf(fuse->outer, unused), inner = rangeOf(fuse->inner, unused);
+    tightlyBounded_ = tight;
     Expr innerExtent = ops::cast(imp::Type::int64(), extentOf(inner));
     Expr fused = coordinates_.at(fuse->fused);
     recovered.push_back({fuse->outer, ops::add(outer.begin, ops::div(fused, innerExtent))});

@@ -174,6 +174,13 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       }
     }
   }
+  // A pass of its own assembles the outputs the loops append to; one that a
+  // sparse workspace's Compress fills is assembled by it (a second pass
+  // would fill the workspace it destroyed).
+  bool appendsToOutputs = std::any_of(parameters_.begin(), parameters_.end(), [&](const ir::TensorVar& tensor) {
+    return written.count(tensor) && tensor.order() > 0 && !tensor.format().isAllDense() &&
+           !sparseWorkspaceOutputs_.count(tensor);
+  });
   std::vector<Stmt> passes;
   if (!rowParallelOutputs_.empty()) {
     pass_ = OutputPass::Count;
@@ -195,7 +202,7 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     passes.push_back(imp::Comment::make("fill coordinates and values from each row's offset, rows in parallel"));
     pass_ = OutputPass::Fill;
     passes.push_back(lower(cin));
-  } else if (options_.separateAssembly) {
+  } else if (options_.separateAssembly && appendsToOutputs) {
     pass_ = OutputPass::Assemble;
     passes.push_back(imp::Comment::make("assemble the sparse outputs: pos and crd"));
     passes.push_back(lower(cin));

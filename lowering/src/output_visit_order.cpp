@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_visitor.h"
@@ -21,22 +22,23 @@ struct Key {
   enum class Kind {
     Loop,       // the loop at `loop` (outermost 0)
     Pair,       // (first, second), first most significant: split, divide
-    High,       // first / |the fuse's inner variable|: fuse's outer variable
-    Low,        // first % |the fuse's inner variable|: fuse's inner variable
     Repeating,  // first, each value possibly on several consecutive iterations (pos of a non-unique level)
+    // A digit of `first` (a loop, pair or repeating value): all of it for
+    // an empty path; a fuse of a digit makes two, its path followed by 'H'
+    // (the high part: the fuse's outer variable) and by 'L' (the low part).
+    Digit,
   } kind = Kind::Loop;
   size_t loop = 0;
+  std::string path;
   KeyRef first, second;
-  const ir::ProvenanceRelation* fuse = nullptr;  // High, Low: the fuse that made them
 };
 
-KeyRef make(Key::Kind kind, KeyRef first = nullptr, KeyRef second = nullptr,
-            const ir::ProvenanceRelation* fuse = nullptr) {
+KeyRef make(Key::Kind kind, KeyRef first, KeyRef second = nullptr, std::string path = "") {
   auto key = std::make_shared<Key>();
   key->kind = kind;
   key->first = std::move(first);
   key->second = std::move(second);
-  key->fuse = fuse;
+  key->path = std::move(path);
   return key;
 }
 
@@ -44,11 +46,18 @@ KeyRef loopKey(size_t loop) {
   auto key = std::make_shared<Key>();
   key->kind = Key::Kind::Loop;
   key->loop = loop;
-  return key;
+  return make(Key::Kind::Digit, key);
 }
 
-// The digits of a key, most significant first, with (high, low) of one fuse
-// side by side read as the fused value again.
+// The outer and inner variables of a fuse of `fused`.
+std::pair<KeyRef, KeyRef> fusedParts(const KeyRef& fused) {
+  if (fused->kind == Key::Kind::Digit)
+    return {make(Key::Kind::Digit, fused->first, nullptr, fused->path + "H"),
+            make(Key::Kind::Digit, fused->first, nullptr, fused->path + "L")};
+  return {make(Key::Kind::Digit, fused, nullptr, "H"), make(Key::Kind::Digit, fused, nullptr, "L")};
+}
+
+// The digits of a key, most significant first.
 std::vector<KeyRef> digits(const KeyRef& key) {
   std::vector<KeyRef> out;
   if (key->kind == Key::Kind::Pair) {
@@ -61,51 +70,78 @@ std::vector<KeyRef> digits(const KeyRef& key) {
   return {key};
 }
 
-std::vector<KeyRef> normalized(std::vector<KeyRef> terms) {
-  for (bool merged = true; merged;) {
-    merged = false;
-    for (size_t t = 0; t + 1 < terms.size(); ++t) {
-      const Key& high = *terms[t];
-      const Key& low = *terms[t + 1];
-      if (high.kind != Key::Kind::High || low.kind != Key::Kind::Low || high.fuse != low.fuse ||
-          high.first != low.first)
-        continue;
-      std::vector<KeyRef> whole = digits(high.first);
-      terms.erase(terms.begin() + static_cast<long>(t), terms.begin() + static_cast<long>(t) + 2);
-      terms.insert(terms.begin() + static_cast<long>(t), whole.begin(), whole.end());
-      merged = true;
-      break;
-    }
-  }
-  return terms;
+// Where reading digits in order has got to: every digit before the digit
+// `path` of loop `loop` is read.
+struct Cursor {
+  size_t loop = 0;
+  std::string path;
+};
+
+// Whether the digit `path` of `loop` is the most significant one left.
+bool readsNext(const Cursor& cursor, size_t loop, const std::string& path) {
+  return loop == cursor.loop && path.compare(0, cursor.path.size(), cursor.path) == 0 &&
+         std::all_of(path.begin() + static_cast<long>(std::min(cursor.path.size(), path.size())), path.end(),
+                     [](char part) { return part == 'H'; });
+}
+
+// Past the digit `path` of `loop`: its low sibling, or its parent's, or the
+// next loop.
+Cursor after(size_t loop, std::string path) {
+  while (!path.empty() && path.back() == 'L') path.pop_back();
+  if (path.empty()) return {loop + 1, ""};
+  path.back() = 'L';
+  return {loop, path};
 }
 
 struct Visits {
-  // The loop after those the digits cover; the first loop whose iterations
-  // repeat the value, when it is not one to one.
-  size_t next = 0;
+  Cursor cursor;
+  // The loop whose iterations repeat the value, when it is not one to one.
   std::optional<size_t> repeatsFrom;
 };
 
-// Whether `terms` read the loops from `next` on in order: loops one to one,
-// then at most one digit that is a coarser (monotone) function of the
-// loops after them.
-std::optional<Visits> visitsInOrder(const std::vector<KeyRef>& terms, size_t next) {
-  Visits visits{next, std::nullopt};
+// Whether `terms` read the loops' digits in order from `cursor` on: each
+// digit the most significant one left (the rest of a loop read in part
+// repeats the value on consecutive iterations), and at most one last term
+// that is a coarser (monotone) function of the digits after them: some
+// high digits of a pair or a repeating value, or a repeating value.
+std::optional<Visits> visitsInOrder(const std::vector<KeyRef>& terms, Cursor cursor) {
   for (size_t t = 0; t < terms.size(); ++t) {
     const Key& term = *terms[t];
-    if (term.kind == Key::Kind::Loop) {
-      if (term.loop != visits.next) return std::nullopt;
-      ++visits.next;
+    KeyRef coarse;
+    if (term.kind == Key::Kind::Digit && term.first->kind == Key::Kind::Loop) {
+      if (!readsNext(cursor, term.first->loop, term.path)) return std::nullopt;
+      cursor = after(term.first->loop, term.path);
       continue;
     }
-    bool coarse = term.kind == Key::Kind::High || term.kind == Key::Kind::Repeating;
-    if (!coarse || t + 1 != terms.size()) return std::nullopt;
-    auto inner = visitsInOrder(normalized(digits(term.first)), visits.next);
+    if (term.kind == Key::Kind::Digit) {
+      // Digits of one pair or repeating value, read as that value's own
+      // digits: all of them stand for it; some of them, for a coarser value.
+      KeyRef whole = term.first;
+      Cursor own;
+      size_t end = t;
+      for (; end < terms.size() && terms[end]->kind == Key::Kind::Digit && terms[end]->first == whole; ++end) {
+        if (own.loop != 0 || !readsNext(own, 0, terms[end]->path)) return std::nullopt;
+        own = after(0, terms[end]->path);
+      }
+      if (own.loop == 1) {
+        std::vector<KeyRef> rest = digits(whole);
+        rest.insert(rest.end(), terms.begin() + static_cast<long>(end), terms.end());
+        return visitsInOrder(rest, cursor);
+      }
+      if (end != terms.size()) return std::nullopt;
+      coarse = whole;
+    } else if (term.kind == Key::Kind::Repeating && t + 1 == terms.size()) {
+      coarse = term.first;
+    } else {
+      return std::nullopt;
+    }
+    size_t from = cursor.loop;
+    auto inner = visitsInOrder(digits(coarse), cursor);
     if (!inner) return std::nullopt;
-    return Visits{inner->next, visits.next};
+    return Visits{inner->cursor, from};
   }
-  return visits;
+  if (cursor.path.empty()) return Visits{cursor, std::nullopt};
+  return Visits{cursor, cursor.loop};
 }
 
 class OrderChecker : public ir::IndexNotationVisitor {
@@ -139,7 +175,7 @@ class OrderChecker : public ir::IndexNotationVisitor {
         auto more = digits(key->second);
         prefix.insert(prefix.end(), more.begin(), more.end());
       }
-      auto visits = known ? visitsInOrder(normalized(prefix), 0) : std::nullopt;
+      auto visits = known ? visitsInOrder(prefix, Cursor{}) : std::nullopt;
       if (!visits) {
         if (format.level(level).isDense()) continue;
         throw outOfOrder(node->lhs, level);
@@ -164,9 +200,7 @@ class OrderChecker : public ir::IndexNotationVisitor {
         } else if (const auto* divide = std::get_if<ir::DivideRelation>(&relation)) {
           keys[divide->parent] = make(Key::Kind::Pair, keys.at(divide->outer), keys.at(divide->inner));
         } else if (const auto* fuse = std::get_if<ir::FuseRelation>(&relation)) {
-          KeyRef fused = keys.at(fuse->fused);
-          keys[fuse->outer] = make(Key::Kind::High, fused, nullptr, &relation);
-          keys[fuse->inner] = make(Key::Kind::Low, fused, nullptr, &relation);
+          std::tie(keys[fuse->outer], keys[fuse->inner]) = fusedParts(keys.at(fuse->fused));
         } else if (const auto* bound = std::get_if<ir::BoundRelation>(&relation)) {
           keys[bound->var] = keys.at(bound->boundVar);
         } else {

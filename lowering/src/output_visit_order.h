@@ -6,16 +6,17 @@
 // coordinates in order. Without derived variables the concretizer ensures
 // that (a workspace takes any other order). Through split, divide, fuse,
 // pos and bound, each statement variable is an order-preserving function of
-// the loops it derives from: split(i, i0, i1) makes i the pair (i0, i1),
-// read most significant first; fuse(i, j, f) makes f the pair (i, j), so i
-// is f's high part and j its low part; pos makes a coordinate that of a
+// the loops it derives from, read as digits of one number, the outer loops'
+// more significant: split(i, i0, i1) makes i the pair (i0, i1); fuse(i, j,
+// f) makes f the pair (i, j), so i is f's high digit and j its low one
+// (fused again, a digit splits again); pos makes a coordinate that of a
 // position (repeated where the level repeats coordinates). A level's prefix
 // of coordinates is then visited
-//   - once each, when it is the pair of the outermost loops in loop order;
-//   - in order with each coordinate on consecutive iterations, when its last
-//     part is only the high part (or a repeating coordinate) of the next
-//     loops: fuse(i, j, f) visits i once per j. The append merges those
-//     visits into one position (lower_storage.cpp);
+//   - once each, when it reads the outermost loops' digits in order, whole;
+//   - in order with each coordinate on consecutive iterations, when it reads
+//     them in order but stops within a loop (only its high digits, or a
+//     repeating coordinate): fuse(i, j, f) visits i once per j. The append
+//     merges those visits into one position (lower_storage.cpp);
 //   - otherwise out of order (split(i, i0, i1) with i1 outside i0), or
 //     returning to a coordinate after others: refused, naming the command.
 #pragma once

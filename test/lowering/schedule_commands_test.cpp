@@ -235,6 +235,19 @@ TEST(Fuse, SparseOutputLevelsVisitedOutOfOrderAreRefused) {
                                 "several iterations")) << message;
 }
 
+// The split's inner part is recovered from a fused loop that runs it to the
+// factor in the last block too: its rows past the end stay guarded.
+TEST(Fuse, SplitPartsFusedAroundAnotherVariableKeepTheLastBlocksGuard) {
+  const char* schedule = "split(i, i0, i1, 3)\nfuse(i1, j, f)\nfuse(i0, f, g)";
+  for (int rows : {1, 4, 7}) {
+    std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({rows, 3}, 0.5, 87)}};
+    for (const char* format : {"dense, dense", "compressed, compressed", "dense, compressed"}) {
+      SCOPED_TRACE(std::string(format) + " / " + std::to_string(rows) + " rows");
+      expectProgramMatchesReference(copyProgram(format, schedule), inputs);
+    }
+  }
+}
+
 TEST(Fuse, SparseOutputLevelAtTheInnerFusedVariableMatchesReference) {
   std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({7, 5}, 0.4, 61)}};
   expectProgramMatchesReference(copyProgram("dense, compressed", "fuse(i, j, f)"), inputs);
