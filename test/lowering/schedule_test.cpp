@@ -109,6 +109,23 @@ schedule { assemble(A, Append, true) }
 }
 INSTANTIATE_TEST_SUITE_P(Formats, SeparateAssembly, ::testing::Values("csr", "dcsr", "coo"));
 
+// An output a sparse workspace fills (sparse scattering) is assembled by
+// the workspace's Compress, in the one pass: a second pass would fill the
+// workspace the first destroyed.
+TEST(SeparateAssembly, OfAnOutputASparseWorkspaceFillsMatchesReference) {
+  std::string code = expectProgramMatchesReference(R"(
+tensor A(I, J) : dcsr
+tensor B(I, J, K) : dense
+A(i,j) = B(i,j,k)
+schedule {
+  reorder(j, i, k)
+  assemble(A, Append, true)
+}
+)",
+                                                   {{"B", randomSparse({6, 2, 3}, 0.4, 14)}});
+  EXPECT_TRUE(contains(code, "tcc_ism_kernel_finish")) << code;
+}
+
 TEST(SeparateAssembly, InsertStrategyIsRefused) {
   std::string message = errorOf(withSchedule(R"(
 tensor A(I, J) : csr
