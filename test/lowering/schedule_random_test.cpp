@@ -81,5 +81,55 @@ TEST(RandomSchedules, CompileCorrectlyOrAreRefusedWithAReason) {
   std::cout << compiled << " schedules compiled and matched the reference, " << refused << " were refused\n";
 }
 
+// Sparse outputs under random schedules: levels their loops visit once,
+// revisit on consecutive iterations (fused loops: one position per
+// coordinate), or visit out of order (refused), appended in one pass or
+// assembled then computed.
+TEST(RandomSchedules, OfSparseOutputsCompileCorrectlyOrAreRefusedWithAReason) {
+  std::map<std::string, int> sizes{{"i", 7}, {"j", 5}, {"k", 3}};
+  std::vector<Case> outputs = {
+      {"dcsr copy", "tensor Y(I, J) : dcsr\ntensor A(I, J) : dense\nY(i,j) = A(i,j)\n", {"i", "j"}, {},
+       {{"A", randomSparse({7, 5}, 0.4, 11)}}},
+      {"sparse vector of row sums", "tensor Y(I) : sparse\ntensor A(I, J) : dense\nY(i) = A(i,j)\n", {"i", "j"}, {},
+       {{"A", randomSparse({7, 5}, 0.3, 12)}}},
+      {"csr of sums", "tensor Y(I, J) : csr\ntensor A(I, J, K) : dense\nY(i,j) = A(i,j,k)\n", {"i", "j", "k"}, {},
+       {{"A", randomSparse({7, 5, 3}, 0.2, 13)}}},
+      {"csf copy", "tensor Y(I, J, K) : csf\ntensor A(I, J, K) : dense\nY(i,j,k) = A(i,j,k)\n", {"i", "j", "k"}, {},
+       {{"A", randomSparse({7, 5, 3}, 0.2, 14)}}},
+      {"coo product", "tensor Y(I, J) : coo\ntensor A(I, J) : dcsr\ntensor B(I, J) : dense\nY(i,j) = A(i,j) * B(i,j)\n",
+       {"i", "j"}, {{"i", "A(i,j)"}, {"j", "A(i,j)"}},
+       {{"A", randomSparse({7, 5}, 0.3, 15)}, {"B", randomDense({7, 5}, 16)}}},
+  };
+  std::mt19937 random(20261127);
+  int compiled = 0, refused = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    for (const auto& kernel : outputs) {
+      ScheduleSpace space{kernel.defaultLoops, kernel.positionAccesses};
+      space.wideMix = true;
+      space.sizes = sizes;
+      std::string schedule;
+      for (const auto& command : randomScheduleCommands(space, random)) schedule += command + "\n";
+      if (std::uniform_int_distribution<int>(0, 3)(random) == 0) schedule += "assemble(Y, Append, true)\n";
+      std::string dsl = withSchedule(kernel.program, schedule);
+      std::string error = errorOf(dsl);
+      if (error.empty()) {
+        ++compiled;
+        SCOPED_TRACE(dsl);
+        expectProgramMatchesReference(dsl, kernel.inputs);
+        if (::testing::Test::HasFailure()) return;
+      } else {
+        ++refused;
+        if (std::getenv("TCC_PRINT_REFUSALS")) std::cout << error.substr(0, error.find("\n")) << "\n";
+        EXPECT_EQ(error.find("internal"), std::string::npos) << dsl << error;
+        EXPECT_TRUE(error.rfind("test.tc:", 0) == 0 || error.rfind("cannot compile", 0) == 0) << dsl << error;
+      }
+    }
+  }
+  EXPECT_GT(compiled, 80);
+  EXPECT_GT(refused, 20);
+  std::cout << compiled << " schedules of sparse outputs compiled and matched the reference, " << refused
+            << " were refused\n";
+}
+
 }  // namespace
 }  // namespace tcc::test
