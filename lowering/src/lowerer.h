@@ -203,24 +203,27 @@ class Lowerer {
   imp::Expr positionOf(const ir::AccessNode* access);
   imp::Expr lowerExpr(const ir::IndexExpr& expr);
   imp::Stmt store(const ir::AssignmentNode* assignment, imp::Expr value, bool accumulate);
-  // The append state of the output levels whose coordinates the loops over
-  // `var` revisit (OutputVisitOrder::repeatedLevels): declared before that
-  // loop, dropped after it.
-  std::vector<imp::Stmt> declareRepeatedLevels(const ir::IndexVar& var, std::vector<std::pair<ir::TensorVar, int>>& declared);
   // Output levels bound by the current forall: before and after a case body.
   std::vector<imp::Stmt> outputPrologue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate,
                                         bool accumulating);
   std::vector<imp::Stmt> outputEpilogue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate);
-  struct RepeatedLevelState;
-  static imp::Expr revisits(const RepeatedLevelState& state, const imp::Expr& coordinate, const imp::Expr& parent);
-  std::vector<imp::Stmt> repeatedLevelPrologue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate,
-                                               bool accumulating, RepeatedLevelState& state);
-  std::vector<imp::Stmt> repeatedLevelEpilogue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate,
-                                               const RepeatedLevelState& state);
   // Grows `arrays` (realloc, contents kept), which hold `capacity` entries,
   // to hold `entries` entries (indices below it) when they do not already:
   // to twice the capacity, or to `entries` when that is more.
   imp::Stmt growToHold(const imp::Expr& capacity, const imp::Expr& entries, const std::vector<imp::Expr>& arrays);
+
+  // lower_repeated_levels.cpp: output levels the loops revisit on
+  // consecutive iterations. Their append state, declared before the loop
+  // over `var` that revisits them (declared: the levels), dropped after it.
+  std::vector<imp::Stmt> declareRepeatedLevels(const ir::IndexVar& var,
+                                               std::vector<std::pair<ir::TensorVar, int>>& declared);
+  struct RepeatedLevelState;
+  static imp::Expr revisits(const RepeatedLevelState& state, const imp::Expr& coordinate, const imp::Expr& parent);
+  // outputPrologue and outputEpilogue of such a level.
+  std::vector<imp::Stmt> repeatedLevelPrologue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate,
+                                               bool accumulating, RepeatedLevelState& state);
+  std::vector<imp::Stmt> repeatedLevelEpilogue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate,
+                                               const RepeatedLevelState& state);
 
   // lower_sparse_workspace.cpp: ISM workspaces (sparse scattering).
   // A workspace compressed into `output` once, after every loop.
