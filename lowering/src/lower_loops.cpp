@@ -84,7 +84,7 @@ Stmt Lowerer::lowerAssignment(const ir::AssignmentNode* assignment) {
 
 Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   std::vector<std::pair<ir::TensorVar, int>> declared;
-  std::vector<Stmt> state = declareRepeatedLevels(forall->indexVar, declared);
+  std::vector<Stmt> state = declareRepeatedLevels(forall, declared);
   if (!declared.empty()) {
     state.push_back(lowerForall(forall));
     for (const auto& level : declared) repeatedLevels_.erase(level);

@@ -8,7 +8,10 @@
 // loop around it (rows assembled in parallel) has its own. Every assembly
 // pass does the same: appending (Fused), assemble then compute, and rows
 // counted then filled.
+#include <algorithm>
+
 #include "lowerer.h"
+#include "tcc/ir/index_queries.h"
 
 namespace tcc::lowering {
 
@@ -22,11 +25,16 @@ Expr int64Imm(int64_t value) { return ops::IntImm::make(value, imp::Type::int64(
 
 }  // namespace
 
-std::vector<Stmt> Lowerer::declareRepeatedLevels(const ir::IndexVar& var,
+std::vector<Stmt> Lowerer::declareRepeatedLevels(const ir::ForallNode* forall,
                                                  std::vector<std::pair<ir::TensorVar, int>>& declared) {
+  const ir::IndexVar& var = forall->indexVar;
   std::vector<Stmt> stmts;
+  std::vector<ir::TensorVar> written;
   for (const auto& [level, loop] : visitOrder_.repeatedLevels) {
     if (!(loop == var) || repeatedLevels_.count(level) || level.first.format().level(level.second).isDense()) continue;
+    // (A loop over the same variable elsewhere, a producer's, writes other tensors.)
+    if (written.empty()) written = ir::tensorsWritten(forall->body);
+    if (std::find(written.begin(), written.end(), level.first) == written.end()) continue;
     const TensorStorage& storage = storageOf(level.first);
     std::string prefix = storage.name + std::to_string(level.second + 1);
     RepeatedLevelState state;

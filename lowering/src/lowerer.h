@@ -214,8 +214,8 @@ class Lowerer {
 
   // lower_repeated_levels.cpp: output levels the loops revisit on
   // consecutive iterations. Their append state, declared before the loop
-  // over `var` that revisits them (declared: the levels), dropped after it.
-  std::vector<imp::Stmt> declareRepeatedLevels(const ir::IndexVar& var,
+  // that revisits them (declared: the levels), dropped after it.
+  std::vector<imp::Stmt> declareRepeatedLevels(const ir::ForallNode* forall,
                                                std::vector<std::pair<ir::TensorVar, int>>& declared);
   struct RepeatedLevelState;
   static imp::Expr revisits(const RepeatedLevelState& state, const imp::Expr& coordinate, const imp::Expr& parent);
