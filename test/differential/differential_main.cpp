@@ -85,6 +85,9 @@ int main(int argc, char** argv) {
   app.add_flag("--same-sums", sameSums, "every term sums over the same variables (the class of bug (a), now fixed, left out)");
   app.add_flag("--products-only", generator.productsOnly,
                "one term, no inner sums or differences (the classes of bugs (a), (d) and (i), now fixed, left out)");
+  app.add_flag("--sparse-outputs", generator.scheduledSparseOutputs,
+               "every output stores a sparse level and every case is scheduled (campaigns aimed at assembling "
+               "sparse outputs under schedules)");
   app.add_option("--replay", replayFiles, "check regression files instead of generating cases");
   app.add_flag("--print-code", printCode, "with --replay: print the generated C++ first");
   bool mlir = false;

@@ -104,6 +104,30 @@ TEST(DifferentialGenerator, CudaCasesLeanTowardWhatTheGpuRuns) {
   EXPECT_FALSE(seen.count("CPUThread") || seen.count("CPUVector")) << "a cuda case parallelizes over CPU units";
 }
 
+// Aimed at sparse outputs under schedules: each case has both, and checks
+// out (matched, or refused with a reason).
+TEST(DifferentialGenerator, SparseOutputCasesAreScheduledAndCheckOut) {
+  GeneratorOptions aimed = withRealMatrices();
+  aimed.scheduledSparseOutputs = true;
+  aimed.productsOnly = true;  // (schedules of nested sums are refused)
+  ReferenceOracle reference;
+  CampaignOptions options;
+  options.oracles = {&reference};
+  int matched = 0, scheduled = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Case c = generateCase(seed, aimed);
+    EXPECT_TRUE(c.output.levels.empty() || !c.output.allDense()) << c.programText();
+    // (A program refused unscheduled gets no schedule.)
+    scheduled += !c.schedule.empty();
+    Verdict verdict = checkCase(c, options);
+    matched += verdict.outcome == Outcome::Matched;
+    EXPECT_FALSE(isFinding(verdict.outcome)) << "seed " << seed << ": " << toString(verdict.outcome) << ": "
+                                              << verdict.detail << "\n" << c.programText();
+  }
+  EXPECT_GE(scheduled, 30);
+  EXPECT_GE(matched, 8);
+}
+
 // Without a GPU (or with compileOnly) a cuda case is lowered and its
 // kernels compiled with NVRTC: a refusal still needs its reason, and
 // kernels NVRTC rejects are internal errors. Enough of them must compile

@@ -411,6 +411,8 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   c.output.name = "Y";
   c.output.vars = outputVars;
   builder.formatOf(c.output, true);
+  if (options.scheduledSparseOutputs && !c.output.levels.empty() && c.output.allDense())
+    c.output.levels.back() = LevelKind::Compressed;
   for (auto& tensor : c.inputs) builder.formatOf(tensor, false);
 
   // Real matrices fix the sizes of the two variables they are read with.
@@ -460,7 +462,7 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   // tcc schedules no statement whose terms sum over different variables:
   // such cases mostly go unscheduled, to test what does compile.
   double scheduled = options.cudaTarget ? 0.7 : summedSets.size() > 1 ? 0.15 : 0.6;
-  if (random.chance(scheduled)) c.schedule = randomSchedule(random, c);
+  if (options.scheduledSparseOutputs || random.chance(scheduled)) c.schedule = randomSchedule(random, c);
   // Fast floating point (FMA, reassociated and vectorized sums) on a third
   // of the cases, checked within the same tolerance. Drawn last, so a
   // seed's expression, data and schedule do not depend on it.

@@ -28,6 +28,11 @@ struct GeneratorOptions {
   // warp, or a block) so that kernels stride and reduce over several
   // lanes. Off, a seed gives exactly the CPU case it always gave.
   bool cudaTarget = false;
+  // Every output of order one or more stores a sparse level (its last, where
+  // the draw left it dense) and every case is scheduled: campaigns aimed at
+  // assembling sparse outputs under split, fuse, pos, bound and reorder.
+  // Off, a seed gives exactly the case it always gave.
+  bool scheduledSparseOutputs = false;
 };
 
 Case generateCase(uint64_t seed, const GeneratorOptions& options = {});
