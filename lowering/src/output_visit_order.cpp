@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_visitor.h"
-#include "tcc/lowering/lower.h"
 
 namespace tcc::lowering {
 
@@ -104,11 +104,15 @@ struct Visits {
 // repeats the value on consecutive iterations), and at most one last term
 // that is a coarser (monotone) function of the digits after them: some
 // high digits of a pair or a repeating value, or a repeating value.
-std::optional<Visits> visitsInOrder(const std::vector<KeyRef>& terms, Cursor cursor) {
+// Loops of one iteration (`single`: split(i, i0, i1, 1)'s inner loop, say)
+// hold one value, read in any order.
+std::optional<Visits> visitsInOrder(const std::vector<KeyRef>& terms, Cursor cursor, const std::set<size_t>& single) {
   for (size_t t = 0; t < terms.size(); ++t) {
     const Key& term = *terms[t];
     KeyRef coarse;
     if (term.kind == Key::Kind::Digit && term.first->kind == Key::Kind::Loop) {
+      if (single.count(term.first->loop) && term.path.empty()) continue;
+      while (cursor.path.empty() && single.count(cursor.loop) && cursor.loop != term.first->loop) ++cursor.loop;
       if (!readsNext(cursor, term.first->loop, term.path)) return std::nullopt;
       cursor = after(term.first->loop, term.path);
       continue;
@@ -126,7 +130,7 @@ std::optional<Visits> visitsInOrder(const std::vector<KeyRef>& terms, Cursor cur
       if (own.loop == 1) {
         std::vector<KeyRef> rest = digits(whole);
         rest.insert(rest.end(), terms.begin() + static_cast<long>(end), terms.end());
-        return visitsInOrder(rest, cursor);
+        return visitsInOrder(rest, cursor, single);
       }
       if (end != terms.size()) return std::nullopt;
       coarse = whole;
@@ -136,7 +140,7 @@ std::optional<Visits> visitsInOrder(const std::vector<KeyRef>& terms, Cursor cur
       return std::nullopt;
     }
     size_t from = cursor.loop;
-    auto inner = visitsInOrder(digits(coarse), cursor);
+    auto inner = visitsInOrder(digits(coarse), cursor, single);
     if (!inner) return std::nullopt;
     return Visits{inner->cursor, from};
   }
@@ -175,10 +179,11 @@ class OrderChecker : public ir::IndexNotationVisitor {
         auto more = digits(key->second);
         prefix.insert(prefix.end(), more.begin(), more.end());
       }
-      auto visits = known ? visitsInOrder(prefix, Cursor{}) : std::nullopt;
+      auto visits = known ? visitsInOrder(prefix, Cursor{}, singleIterationLoops()) : std::nullopt;
       if (!visits) {
         if (format.level(level).isDense()) continue;
-        throw outOfOrder(node->lhs, level);
+        result.outOfOrderLevels.emplace(std::make_pair(tensor, level), outOfOrder(node->lhs, level));
+        return;
       }
       if (visits->repeatsFrom) result.repeatedLevels.emplace(std::make_pair(tensor, level), loops_[*visits->repeatsFrom]);
     }
@@ -229,7 +234,25 @@ class OrderChecker : public ir::IndexNotationVisitor {
     return keys;
   }
 
-  LoweringError outOfOrder(const ir::Access& lhs, int level) const {
+  // The loops known to run once: the inner loop of a split by 1, the outer
+  // loop of a divide into 1, a bound of 1.
+  std::set<size_t> singleIterationLoops() const {
+    std::set<size_t> single;
+    for (size_t loop = 0; loop < loops_.size(); ++loop) {
+      for (const auto& relation : relations_) {
+        const auto* split = std::get_if<ir::SplitRelation>(&relation);
+        const auto* divide = std::get_if<ir::DivideRelation>(&relation);
+        const auto* bound = std::get_if<ir::BoundRelation>(&relation);
+        if ((split && split->inner == loops_[loop] && split->factor == 1) ||
+            (divide && divide->outer == loops_[loop] && divide->factor == 1) ||
+            (bound && bound->boundVar == loops_[loop] && bound->value <= 1))
+          single.insert(loop);
+      }
+    }
+    return single;
+  }
+
+  std::string outOfOrder(const ir::Access& lhs, int level) const {
     const ir::TensorVar& tensor = lhs.tensor();
     const ir::Format& format = tensor.format();
     const ir::IndexVar& var = lhs.indices()[format.modeOfLevel(level)];
@@ -246,12 +269,12 @@ class OrderChecker : public ir::IndexNotationVisitor {
     }
     std::string loops;
     for (const auto& loop : loops_) loops += (loops.empty() ? "" : ", ") + loop.name();
-    return LoweringError(command + "the loops (" + loops + ") visit the coordinates of " + tensor.name() +
+    return command + "the loops (" + loops + ") visit the coordinates of " + tensor.name() +
                          "'s level " + std::to_string(level + 1) + " (" + format.level(level).toString() +
                          ", indexed by " + var.name() + ") and its outer levels out of order, or return to one "
                          "after visiting others, but that level is assembled by appending its coordinates in order; "
                          "order the loops over the parts of " + var.name() + " (and of " + tensor.name() +
-                         "'s outer variables) outermost first, with the loops over other variables inside them");
+                         "'s outer variables) outermost first, with the loops over other variables inside them";
   }
 
   const std::vector<ir::ProvenanceRelation>& relations_;

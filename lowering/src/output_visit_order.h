@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -38,10 +39,14 @@ struct OutputVisitOrder {
   // loop whose iterations revisit them (their append state lives just
   // outside it).
   std::map<std::pair<ir::TensorVar, int>, ir::IndexVar> repeatedLevels;
+  // (output, level) visited out of order: why it cannot be appended, named
+  // after the command that made the order. Raised when the level is
+  // lowered, so that a refusal of an enclosing loop (a parallelize, say)
+  // comes first.
+  std::map<std::pair<ir::TensorVar, int>, std::string> outOfOrderLevels;
 };
 
-// `assembled`: whether a tensor is an output assembled by appending. Throws
-// LoweringError where the loops visit a sparse level of one out of order.
+// `assembled`: whether a tensor is an output assembled by appending.
 OutputVisitOrder outputVisitOrder(const ir::IndexStmt& cin, const std::vector<ir::ProvenanceRelation>& relations,
                                   const std::function<bool(const ir::TensorVar&)>& assembled);
 

@@ -227,6 +227,13 @@ TEST(Fuse, SparseOutputLevelsVisitedOutOfOrderAreRefused) {
     EXPECT_TRUE(contains(message, std::string("error: ") + refused.command + ": the loops (")) << message;
     EXPECT_TRUE(contains(message, "out of order, or return to one after visiting others")) << message;
   }
+  // A loop of one iteration is in order wherever it is.
+  std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({7, 5}, 0.4, 89)}};
+  for (const char* schedule : {"split(i, i0, i1, 1)\nreorder(i1, i0, j)", "divide(i, i0, i1, 1)\nreorder(i1, i0, j)",
+                               "split(i, i0, i1, 1)\nreorder(i1, i0, j)\nfuse(i0, j, f)"}) {
+    SCOPED_TRACE(schedule);
+    expectProgramMatchesReference(copyProgram("compressed, compressed", schedule), inputs);
+  }
   // Rows assembled in parallel need each row visited once.
   std::string message = errorOf(
       copyProgram("dense, compressed", "split(i, i0, i1, 2)\nfuse(i1, j, f)\nparallelize(i0, CPUThread, NoRaces)"));
