@@ -74,20 +74,23 @@ std::vector<Stmt> Lowerer::repeatedLevelPrologue(const ir::AccessNode* lhs, int 
     std::vector<Stmt> open;
     bool reserved = reservedOutputs_.count(lhs->tensor) > 0;
     if (pass_ == OutputPass::Fused && !reserved)
-      open.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level], storage.vals}));
+      open.push_back(
+          growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level], storage.vals}));
     if (pass_ == OutputPass::Assemble && !reserved)
       open.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level]}));
     if (writesCoordinates(pass_))
       open.push_back(imp::Store::make(storage.crd[level], append, coordinate, false, false,
                                       streamsAppendsTo(lhs->tensor)));
     if (accumulating && writesValues(pass_))
-      open.push_back(imp::Store::make(storage.vals, append, ops::cast(valueType(lhs->tensor), ops::FloatImm::make(0.0))));
+      open.push_back(
+          imp::Store::make(storage.vals, append, ops::cast(valueType(lhs->tensor), ops::FloatImm::make(0.0))));
     open.push_back(imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)));
     open.push_back(imp::Assign::make(state.lastCoordinate, coordinate));
     if (state.lastParent.defined()) open.push_back(imp::Assign::make(state.lastParent, parent));
     Expr position = freshVar(prefix + "_at", imp::Type::int64());
     positions_[lhs][level] = position;
-    return {imp::If::make(imp::Unary::make(imp::UnaryOp::Not, revisits(state, coordinate, parent)), imp::Block::make(open)),
+    Expr opens = imp::Unary::make(imp::UnaryOp::Not, revisits(state, coordinate, parent));
+    return {imp::If::make(opens, imp::Block::make(open)),
             imp::Declare::make(position, ops::sub(append, int64Imm(1)))};
   }
   // The position this coordinate has (revisited) or gets if its segment
@@ -121,7 +124,8 @@ std::vector<Stmt> Lowerer::repeatedLevelEpilogue(const ir::AccessNode* lhs, int 
   if (state.lastParent.defined()) record.push_back(imp::Assign::make(state.lastParent, parent));
   std::vector<Stmt> nonEmpty{imp::If::make(imp::Unary::make(imp::UnaryOp::Not, state.same), imp::Block::make(record))};
   if (pass_ != OutputPass::Compute) {
-    nonEmpty.push_back(growToHold(storage.posCapacity[level + 1], ops::add(append, int64Imm(1)), {storage.pos[level + 1]}));
+    nonEmpty.push_back(
+        growToHold(storage.posCapacity[level + 1], ops::add(append, int64Imm(1)), {storage.pos[level + 1]}));
     nonEmpty.push_back(imp::Store::make(storage.pos[level + 1], append, childAppend));
   }
   return {imp::If::make(ops::gt(childAppend, segmentBegins_.at({lhs, level})), imp::Block::make(nonEmpty))};

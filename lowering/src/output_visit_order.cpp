@@ -168,6 +168,7 @@ class OrderChecker : public ir::IndexNotationVisitor {
     const ir::TensorVar& tensor = node->lhs.tensor();
     if (tensor.order() == 0 || tensor.format().isAllDense() || !assembled_(tensor)) return;
     std::map<ir::IndexVar, KeyRef> keys = keysOfVariables();
+    std::set<size_t> single = singleIterationLoops();
     const ir::Format& format = tensor.format();
     std::vector<KeyRef> prefix;
     bool known = true;
@@ -179,13 +180,14 @@ class OrderChecker : public ir::IndexNotationVisitor {
         auto more = digits(key->second);
         prefix.insert(prefix.end(), more.begin(), more.end());
       }
-      auto visits = known ? visitsInOrder(prefix, Cursor{}, singleIterationLoops()) : std::nullopt;
+      auto visits = known ? visitsInOrder(prefix, Cursor{}, single) : std::nullopt;
       if (!visits) {
         if (format.level(level).isDense()) continue;
         result.outOfOrderLevels.emplace(std::make_pair(tensor, level), outOfOrder(node->lhs, level));
         return;
       }
-      if (visits->repeatsFrom) result.repeatedLevels.emplace(std::make_pair(tensor, level), loops_[*visits->repeatsFrom]);
+      if (visits->repeatsFrom)
+        result.repeatedLevels.emplace(std::make_pair(tensor, level), loops_[*visits->repeatsFrom]);
     }
   }
 
@@ -269,12 +271,12 @@ class OrderChecker : public ir::IndexNotationVisitor {
     }
     std::string loops;
     for (const auto& loop : loops_) loops += (loops.empty() ? "" : ", ") + loop.name();
-    return command + "the loops (" + loops + ") visit the coordinates of " + tensor.name() +
-                         "'s level " + std::to_string(level + 1) + " (" + format.level(level).toString() +
-                         ", indexed by " + var.name() + ") and its outer levels out of order, or return to one "
-                         "after visiting others, but that level is assembled by appending its coordinates in order; "
-                         "order the loops over the parts of " + var.name() + " (and of " + tensor.name() +
-                         "'s outer variables) outermost first, with the loops over other variables inside them";
+    return command + "the loops (" + loops + ") visit the coordinates of " + tensor.name() + "'s level " +
+           std::to_string(level + 1) + " (" + format.level(level).toString() + ", indexed by " + var.name() +
+           ") and its outer levels out of order, or return to one after visiting others, but that level is "
+           "assembled by appending its coordinates in order; order the loops over the parts of " + var.name() +
+           " (and of " + tensor.name() + "'s outer variables) outermost first, with the loops over other variables "
+           "inside them";
   }
 
   const std::vector<ir::ProvenanceRelation>& relations_;
