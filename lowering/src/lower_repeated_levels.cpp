@@ -39,9 +39,8 @@ std::vector<Stmt> Lowerer::declareRepeatedLevels(const ir::ForallNode* forall,
     std::string prefix = storage.name + std::to_string(level.second + 1);
     RepeatedLevelState state;
     if (stmts.empty())
-      stmts.push_back(imp::Comment::make("output levels the loops over " + var.name() + " revisit on consecutive "
-                                         "iterations: the coordinate of each one's last position (and its parent), "
-                                         "a new position only when they change"));
+      stmts.push_back(imp::Comment::make("the last positions of output levels the loops over " + var.name() +
+                                         " revisit on consecutive iterations (a new one when these change)"));
     state.lastCoordinate = freshVar(prefix + "_last", imp::Type::int32());
     stmts.push_back(imp::Declare::make(state.lastCoordinate, ops::IntImm::make(-1)));
     if (level.second > 0) {
