@@ -51,8 +51,8 @@
 //
 // --candidates adds the hand-written loops that decided what tcc prints
 // (see kCandidates; with --threads they run on one thread, but for
-// two_pass_nt, tcc_like_nt_dynamic, tcc_like_nt_static and
-// ceiling_count_pass, which run rows on the threads) and tcc's kernel as
+// two_pass_nt, tcc_like_nt_dynamic, tcc_like_nt_static, ceiling_count_pass,
+// lookback* and bound_then_compact_nt, which run rows on the threads) and tcc's kernel as
 // printed before (tcc_before); candidates named ceiling_* compute
 // something else (what a part of the work costs) and are not checked;
 // --only keeps the variants named, in that order (the two-pass peer, the
@@ -529,6 +529,11 @@ CANDIDATE(bound_branches_advance_pf256, false, false, 256, 0, true)
 
 // Stores that skip the cache (movnti): the output's lines are not read
 // before they are written (no write-allocate), 12 bytes an entry of C less.
+static inline void store_nt_value(double* vals, long long p, double v) {
+  long long bits;
+  __builtin_memcpy(&bits, &v, 8);
+  __builtin_ia32_movnti64((long long*)(vals + p), bits);
+}
 static inline void store_nt(int* crd, double* vals, long long p, int j, double v) {
   long long bits;
   __builtin_memcpy(&bits, &v, 8);
@@ -747,6 +752,202 @@ extern "C" long long tcc_like_nt_static(int rows, const long long* a, const int*
   omp_set_schedule(1, 0);
 #endif
   return two_pass_nt_fenced_once(rows, a, b, c, d, e, f, out);
+}
+
+// One pass, no counting (round 18's candidates). Rows in chunks of ROWS,
+// claimed in order from a shared counter; a thread merges a chunk into a
+// buffer of its own (in its L2), publishes the chunk's size, looks back over
+// the chunks before it for its offset (decoupled look-back: a predecessor
+// that has its inclusive prefix ends the walk, one that has only its size
+// adds it), publishes its own prefix, then copies the buffer to the output
+// (sized nnz(A) + nnz(B)) at that offset: streaming stores, scalar (1) or
+// 64-byte vectors (2), or plain (0). Each input is read once, C written once.
+#include <immintrin.h>
+#ifdef _OPENMP
+extern "C" int omp_get_num_threads(void);
+extern "C" int omp_get_thread_num(void);
+extern "C" int omp_get_max_threads(void);
+#else
+static inline int omp_get_num_threads() { return 1; }
+static inline int omp_get_thread_num() { return 0; }
+static inline int omp_get_max_threads() { return 1; }
+#endif
+static inline void copy_out(int* crd, double* vals, long long at, const int* bcrd, const double* bvals, long long n,
+                            int mode) {
+  if (mode == 0) {
+    __builtin_memcpy(crd + at, bcrd, 4 * n);
+    __builtin_memcpy(vals + at, bvals, 8 * n);
+    return;
+  }
+#ifdef __AVX512F__
+  if (mode == 2) {
+    long long k = 0;
+    for (; k < n && ((unsigned long)(crd + at + k) & 63); k++) __builtin_ia32_movnti(crd + at + k, bcrd[k]);
+    for (; k + 16 <= n; k += 16) _mm512_stream_si512((__m512i*)(crd + at + k), _mm512_loadu_si512(bcrd + k));
+    for (; k < n; k++) __builtin_ia32_movnti(crd + at + k, bcrd[k]);
+    k = 0;
+    for (; k < n && ((unsigned long)(vals + at + k) & 63); k++) store_nt_value(vals, at + k, bvals[k]);
+    for (; k + 8 <= n; k += 8) _mm512_stream_pd(vals + at + k, _mm512_loadu_pd(bvals + k));
+    for (; k < n; k++) store_nt_value(vals, at + k, bvals[k]);
+    return;
+  }
+#endif
+  for (long long k = 0; k < n; k++) store_nt(crd, vals, at + k, bcrd[k], bvals[k]);
+}
+template <int ROWS, int mode>
+static long long lookback_add(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
+                              const long long* B2_pos, const int* B2_crd, const double* B_vals, CsrOut* out) {
+  const long long bound = A2_pos[rows] + B2_pos[rows];
+  long long* pos = (long long*)malloc(sizeof(long long) * (rows + 1LL));
+  int* crd = (int*)malloc(sizeof(int) * (bound > 0 ? bound : 1));
+  double* vals = (double*)malloc(sizeof(double) * (bound > 0 ? bound : 1));
+  pos[0] = 0;
+  const long long chunks = (rows + ROWS - 1) / ROWS;
+  long long* state = (long long*)calloc(chunks > 0 ? chunks : 1, sizeof(long long));
+  long long next = 0;
+  #pragma omp parallel
+  {
+    long long capacity = 1 << 16;
+    int* bcrd = (int*)malloc(4 * capacity);
+    double* bvals = (double*)malloc(8 * capacity);
+    long long ends[ROWS];
+    for (;;) {
+      long long c = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
+      if (c >= chunks) break;
+      int first = (int)(c * ROWS), last = rows - first < ROWS ? rows : first + ROWS;
+      long long need = (A2_pos[last] - A2_pos[first]) + (B2_pos[last] - B2_pos[first]);
+      if (need > capacity) {
+        capacity = need;
+        bcrd = (int*)realloc(bcrd, 4 * capacity);
+        bvals = (double*)realloc(bvals, 8 * capacity);
+      }
+      long long p = 0;
+      for (int i = first; i < last; i++) {
+        long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1];
+        while (pA < endA && pB < endB) {
+          int jA = A2_crd[pA], jB = B2_crd[pB];
+          int j = jA < jB ? jA : jB;
+          if (jA == j && jB == j) { bcrd[p] = j; bvals[p] = A_vals[pA] + B_vals[pB]; p++; pA++; pB++; }
+          else if (jA == j) { bcrd[p] = j; bvals[p] = A_vals[pA]; p++; pA++; }
+          else { bcrd[p] = j; bvals[p] = B_vals[pB]; p++; pB++; }
+        }
+        for (; pA < endA; pA++, p++) { bcrd[p] = A2_crd[pA]; bvals[p] = A_vals[pA]; }
+        for (; pB < endB; pB++, p++) { bcrd[p] = B2_crd[pB]; bvals[p] = B_vals[pB]; }
+        ends[i - first] = p;
+      }
+      long long offset = 0;
+      if (c == 0) {
+        __atomic_store_n(&state[0], (p << 2) | 2, __ATOMIC_RELEASE);
+      } else {
+        __atomic_store_n(&state[c], (p << 2) | 1, __ATOMIC_RELEASE);
+        for (long long q = c - 1;; q--) {
+          long long s;
+          while ((s = __atomic_load_n(&state[q], __ATOMIC_ACQUIRE)) == 0) __builtin_ia32_pause();
+          offset += s >> 2;
+          if (s & 2) break;
+        }
+        __atomic_store_n(&state[c], ((offset + p) << 2) | 2, __ATOMIC_RELEASE);
+      }
+      copy_out(crd, vals, offset, bcrd, bvals, p, mode);
+      for (int i = first; i < last; i++) pos[i + 1] = offset + ends[i - first];
+    }
+    if (mode) __builtin_ia32_sfence();
+    free(bcrd);
+    free(bvals);
+  }
+  long long nnz = chunks > 0 ? state[chunks - 1] >> 2 : 0;
+  free(state);
+  out->pos = pos;
+  out->crd = crd;
+  out->vals = vals;
+  return nnz;
+}
+#define LOOKBACK(name, ...)                                                                                   \
+  extern "C" long long name(int rows, const long long* a, const int* b, const double* c, const long long* d, \
+                            const int* e, const double* f, CsrOut* out) {                                    \
+    return lookback_add<__VA_ARGS__>(rows, a, b, c, d, e, f, out);                                            \
+  }
+LOOKBACK(lookback16, 16, 0)
+LOOKBACK(lookback16_nt, 16, 1)
+LOOKBACK(lookback16_nt512, 16, 2)
+LOOKBACK(lookback64_nt, 64, 1)
+LOOKBACK(lookback64_nt512, 64, 2)
+
+// One pass, then a compaction: each thread merges one contiguous range of
+// rows (cut by their bound nnz(A rows) + nnz(B rows)) with streaming stores
+// into the output at the range's bound offset (A2_pos[first] +
+// B2_pos[first]), keeping each row's end; after a barrier every range but
+// the first moves left to its real offset: the head that lands below its
+// own start is set aside first, the rest moved forward, and after a second
+// barrier the head is written (every range's source has then been read).
+extern "C" long long bound_then_compact_nt(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
+                                           const long long* B2_pos, const int* B2_crd, const double* B_vals,
+                                           CsrOut* out) {
+  const long long bound = A2_pos[rows] + B2_pos[rows];
+  long long* pos = (long long*)malloc(sizeof(long long) * (rows + 1LL));
+  int* crd = (int*)malloc(sizeof(int) * (bound > 0 ? bound : 1));
+  double* vals = (double*)malloc(sizeof(double) * (bound > 0 ? bound : 1));
+  pos[0] = 0;
+  long long* sizes = (long long*)malloc(sizeof(long long) * omp_get_max_threads());
+  long long nnz = 0;
+  #pragma omp parallel
+  {
+    const int T = omp_get_num_threads(), t = omp_get_thread_num();
+    // range t: rows whose bound offset lies in [t, t + 1) * bound / T
+    auto cut = [&](int k) {
+      long long target = bound / T * k + (bound % T) * k / T;
+      int lo = 0, hi = rows;
+      while (lo < hi) { int mid = lo + (hi - lo) / 2; if (A2_pos[mid] + B2_pos[mid] < target) lo = mid + 1; else hi = mid; }
+      return k == T ? rows : lo;
+    };
+    const int first = cut(t), last = cut(t + 1);
+    const long long start = A2_pos[first] + B2_pos[first];
+    long long p = start;
+    for (int i = first; i < last; i++) {
+      long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1];
+      while (pA < endA && pB < endB) {
+        int jA = A2_crd[pA], jB = B2_crd[pB];
+        int j = jA < jB ? jA : jB;
+        if (jA == j && jB == j) { store_nt(crd, vals, p, j, A_vals[pA] + B_vals[pB]); p++; pA++; pB++; }
+        else if (jA == j) { store_nt(crd, vals, p, j, A_vals[pA]); p++; pA++; }
+        else { store_nt(crd, vals, p, j, B_vals[pB]); p++; pB++; }
+      }
+      for (; pA < endA; pA++, p++) store_nt(crd, vals, p, A2_crd[pA], A_vals[pA]);
+      for (; pB < endB; pB++, p++) store_nt(crd, vals, p, B2_crd[pB], B_vals[pB]);
+      pos[i + 1] = p - start;
+    }
+    sizes[t] = p - start;
+    __builtin_ia32_sfence();
+    #pragma omp barrier
+    long long offset = 0;
+    for (int u = 0; u < t; u++) offset += sizes[u];
+    if (t == T - 1) nnz = offset + sizes[t];
+    const long long size = sizes[t], shift = start - offset;
+    const long long head = shift < size ? shift : size;
+    int* hcrd = 0;
+    double* hvals = 0;
+    if (shift > 0) {
+      hcrd = (int*)malloc(4 * (head > 0 ? head : 1));
+      hvals = (double*)malloc(8 * (head > 0 ? head : 1));
+      __builtin_memcpy(hcrd, crd + start, 4 * head);
+      __builtin_memcpy(hvals, vals + start, 8 * head);
+      for (long long k = head; k < size; k++) store_nt(crd, vals, offset + k, crd[start + k], vals[start + k]);
+    }
+    for (int i = first; i < last; i++) pos[i + 1] += offset;
+    __builtin_ia32_sfence();
+    #pragma omp barrier
+    if (shift > 0) {
+      __builtin_memcpy(crd + offset, hcrd, 4 * head);
+      __builtin_memcpy(vals + offset, hvals, 8 * head);
+      free(hcrd);
+      free(hvals);
+    }
+  }
+  free(sizes);
+  out->pos = pos;
+  out->crd = crd;
+  out->vals = vals;
+  return nnz;
 }
 )";
 
@@ -1016,7 +1217,9 @@ int main(int argc, char** argv) {
                                                    "bound_branches_advance_nt", "bound_branches_advance_pf256_nt",
                                                    "bound_branches_advance_pf512_t1", "bound_branches_advance_pf512_t1_nt",
                                                    "ceiling_concat", "two_pass_nt", "ceiling_count_pass",
-                                                   "tcc_like_nt_dynamic", "tcc_like_nt_static"};
+                                                   "tcc_like_nt_dynamic", "tcc_like_nt_static", "lookback16",
+                                                   "lookback16_nt", "lookback16_nt512", "lookback64_nt",
+                                                   "lookback64_nt512", "bound_then_compact_nt"};
   std::shared_ptr<const tcc::jit::Module> candidateModule;
   if (candidates) {
     // With --threads the serial candidates run on one thread; two_pass_nt
