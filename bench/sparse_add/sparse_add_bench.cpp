@@ -794,7 +794,30 @@ static inline void copy_out(int* crd, double* vals, long long at, const int* bcr
 #endif
   for (long long k = 0; k < n; k++) store_nt(crd, vals, at + k, bcrd[k], bvals[k]);
 }
-template <int ROWS, int mode>
+// The chunk after `chunk` (chunks are claimed in order: a chunk waits only
+// on chunks other threads hold), its size published, the sizes of the
+// chunks before it looked back over: its offset.
+static inline long long chunk_offset(long long* state, long long c, long long size) {
+  if (c == 0) {
+    __atomic_store_n(&state[0], (size << 2) | 2, __ATOMIC_RELEASE);
+    return 0;
+  }
+  __atomic_store_n(&state[c], (size << 2) | 1, __ATOMIC_RELEASE);
+  long long offset = 0;
+  for (long long q = c - 1;; q--) {
+    long long s;
+    while ((s = __atomic_load_n(&state[q], __ATOMIC_ACQUIRE)) == 0) __builtin_ia32_pause();
+    offset += s >> 2;
+    if (s & 2) break;
+  }
+  __atomic_store_n(&state[c], ((offset + size) << 2) | 2, __ATOMIC_RELEASE);
+  return offset;
+}
+// ROWS rows a chunk, or (ROWS = 0) as many as hold about 8192 entries of
+// the bound on average. count: each chunk's rows counted first (their
+// coordinates stay in cache), then merged straight into the output at the
+// chunk's offset (streaming stores), no buffer.
+template <int ROWS, int mode, bool count = false>
 static long long lookback_add(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
                               const long long* B2_pos, const int* B2_crd, const double* B_vals, CsrOut* out) {
   const long long bound = A2_pos[rows] + B2_pos[rows];
@@ -802,26 +825,58 @@ static long long lookback_add(int rows, const long long* A2_pos, const int* A2_c
   int* crd = (int*)malloc(sizeof(int) * (bound > 0 ? bound : 1));
   double* vals = (double*)malloc(sizeof(double) * (bound > 0 ? bound : 1));
   pos[0] = 0;
-  const long long chunks = (rows + ROWS - 1) / ROWS;
+  long long per = ROWS;
+  if (per == 0) {
+    per = bound > 0 ? 8192LL * rows / bound : rows;
+    per = per < 1 ? 1 : per > 4096 ? 4096 : per;
+  }
+  const long long chunks = (rows + per - 1) / per;
   long long* state = (long long*)calloc(chunks > 0 ? chunks : 1, sizeof(long long));
   long long next = 0;
   #pragma omp parallel
   {
-    long long capacity = 1 << 16;
-    int* bcrd = (int*)malloc(4 * capacity);
-    double* bvals = (double*)malloc(8 * capacity);
-    long long ends[ROWS];
+    long long capacity = count ? 0 : 1 << 16;
+    int* bcrd = count ? 0 : (int*)malloc(4 * capacity);
+    double* bvals = count ? 0 : (double*)malloc(8 * capacity);
     for (;;) {
       long long c = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
       if (c >= chunks) break;
-      int first = (int)(c * ROWS), last = rows - first < ROWS ? rows : first + ROWS;
+      int first = (int)(c * per), last = rows - first < per ? rows : (int)(first + per);
+      long long p = 0;
+      if (count) {
+        for (int i = first; i < last; i++) {
+          long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1];
+          while (pA < endA && pB < endB) {
+            int jA = A2_crd[pA], jB = B2_crd[pB];
+            int j = jA < jB ? jA : jB;
+            if (jA == j && jB == j) { p++; pA++; pB++; }
+            else if (jA == j) { p++; pA++; }
+            else { p++; pB++; }
+          }
+          p += (endA - pA) + (endB - pB);
+        }
+        long long q = chunk_offset(state, c, p);
+        for (int i = first; i < last; i++) {
+          long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1];
+          while (pA < endA && pB < endB) {
+            int jA = A2_crd[pA], jB = B2_crd[pB];
+            int j = jA < jB ? jA : jB;
+            if (jA == j && jB == j) { store_nt(crd, vals, q, j, A_vals[pA] + B_vals[pB]); q++; pA++; pB++; }
+            else if (jA == j) { store_nt(crd, vals, q, j, A_vals[pA]); q++; pA++; }
+            else { store_nt(crd, vals, q, j, B_vals[pB]); q++; pB++; }
+          }
+          for (; pA < endA; pA++, q++) store_nt(crd, vals, q, A2_crd[pA], A_vals[pA]);
+          for (; pB < endB; pB++, q++) store_nt(crd, vals, q, B2_crd[pB], B_vals[pB]);
+          pos[i + 1] = q;
+        }
+        continue;
+      }
       long long need = (A2_pos[last] - A2_pos[first]) + (B2_pos[last] - B2_pos[first]);
       if (need > capacity) {
         capacity = need;
         bcrd = (int*)realloc(bcrd, 4 * capacity);
         bvals = (double*)realloc(bvals, 8 * capacity);
       }
-      long long p = 0;
       for (int i = first; i < last; i++) {
         long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1];
         while (pA < endA && pB < endB) {
@@ -833,25 +888,13 @@ static long long lookback_add(int rows, const long long* A2_pos, const int* A2_c
         }
         for (; pA < endA; pA++, p++) { bcrd[p] = A2_crd[pA]; bvals[p] = A_vals[pA]; }
         for (; pB < endB; pB++, p++) { bcrd[p] = B2_crd[pB]; bvals[p] = B_vals[pB]; }
-        ends[i - first] = p;
+        pos[i + 1] = p;
       }
-      long long offset = 0;
-      if (c == 0) {
-        __atomic_store_n(&state[0], (p << 2) | 2, __ATOMIC_RELEASE);
-      } else {
-        __atomic_store_n(&state[c], (p << 2) | 1, __ATOMIC_RELEASE);
-        for (long long q = c - 1;; q--) {
-          long long s;
-          while ((s = __atomic_load_n(&state[q], __ATOMIC_ACQUIRE)) == 0) __builtin_ia32_pause();
-          offset += s >> 2;
-          if (s & 2) break;
-        }
-        __atomic_store_n(&state[c], ((offset + p) << 2) | 2, __ATOMIC_RELEASE);
-      }
+      long long offset = chunk_offset(state, c, p);
       copy_out(crd, vals, offset, bcrd, bvals, p, mode);
-      for (int i = first; i < last; i++) pos[i + 1] = offset + ends[i - first];
+      for (int i = first; i < last; i++) pos[i + 1] += offset;
     }
-    if (mode) __builtin_ia32_sfence();
+    if (mode || count) __builtin_ia32_sfence();
     free(bcrd);
     free(bvals);
   }
@@ -872,6 +915,10 @@ LOOKBACK(lookback16_nt, 16, 1)
 LOOKBACK(lookback16_nt512, 16, 2)
 LOOKBACK(lookback64_nt, 64, 1)
 LOOKBACK(lookback64_nt512, 64, 2)
+LOOKBACK(lookback_auto, 0, 0)
+LOOKBACK(lookback_auto_nt512, 0, 2)
+LOOKBACK(lookback16_count_nt, 16, 1, true)
+LOOKBACK(lookback_auto_count_nt, 0, 1, true)
 
 // One pass, then a compaction: each thread merges one contiguous range of
 // rows (cut by their bound nnz(A rows) + nnz(B rows)) with streaming stores
@@ -1219,7 +1266,9 @@ int main(int argc, char** argv) {
                                                    "ceiling_concat", "two_pass_nt", "ceiling_count_pass",
                                                    "tcc_like_nt_dynamic", "tcc_like_nt_static", "lookback16",
                                                    "lookback16_nt", "lookback16_nt512", "lookback64_nt",
-                                                   "lookback64_nt512", "bound_then_compact_nt"};
+                                                   "lookback64_nt512", "lookback_auto", "lookback_auto_nt512",
+                                                   "lookback16_count_nt", "lookback_auto_count_nt",
+                                                   "bound_then_compact_nt"};
   std::shared_ptr<const tcc::jit::Module> candidateModule;
   if (candidates) {
     // With --threads the serial candidates run on one thread; two_pass_nt
