@@ -654,10 +654,6 @@ class CppPrinter : public CLikePrinter {
   // one thread (1.25 and 1.13 against 1.22 and 1.15 in two host runs) and
   // more at 16 (1.49 against 1.13 the TACO-style loop's bytes).
   static constexpr int kStripPrefetchDistance = 512;
-  // GCC's macros for the AMD cores it knows (-march=native defines one).
-  static constexpr const char* kAmdZen =
-      "defined(__znver1__) || defined(__znver2__) || defined(__znver3__) || defined(__znver4__) || "
-      "defined(__znver5__)";
   // Which row loops printPartialSums prints (see printFunction).
   enum class RowLoops {
     PartialSums,   // the partial sums alone: a function GCC does not reassociate
@@ -828,7 +824,7 @@ class CppPrinter : public CLikePrinter {
   // ahead of every stream the loop reads at its variable, one prefetch a
   // cache line.
   void printPrefetchingStrips(const For* op, const std::string& var, const std::string& end) {
-    out_ << "#if " << kGccOnX86 << " && !(" << kAmdZen << ")\n";
+    out_ << "#if " << kGccOnX86 << " && !TCC_AMD_ZEN\n";  // the prelude's test for an AMD core
     indent();
     out_ << "if (" << isLongRow(var, end) << ") {\n";
     nested([&] {

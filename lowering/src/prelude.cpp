@@ -115,6 +115,15 @@ static inline int64_t tcc_cut_by_work(const int64_t* work, int64_t extent, int64
   return parts;
 }
 
+// 1 where the compiler targets an AMD core (-march=native names a Zen
+// core; GCC and Clang define these), which takes neither the streaming
+// stores below nor the C++ printer's prefetching strips: 0 elsewhere.
+#if defined(__znver1__) || defined(__znver2__) || defined(__znver3__) || defined(__znver4__) || defined(__znver5__)
+#define TCC_AMD_ZEN 1
+#else
+#define TCC_AMD_ZEN 0
+#endif
+
 // Stores past the caches (non-temporal, no read of the line first) for a
 // sparse output's appended coordinates and values, in the copy of a kernel
 // that its entry point calls when the inputs hold more than
@@ -127,8 +136,7 @@ static inline int64_t tcc_cut_by_work(const int64_t* work, int64_t extent, int64
 // the 2-core Zen VM one thread ran them level or slower; bench/sparse_add),
 // from 4 M values (about 48 MB of CSR output).
 #ifndef TCC_STREAMING_STORE_VALUES
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !(defined(__znver1__) || \
-    defined(__znver2__) || defined(__znver3__) || defined(__znver4__) || defined(__znver5__))
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !TCC_AMD_ZEN
 #define TCC_STREAMING_STORE_VALUES 4194304LL
 #else
 #define TCC_STREAMING_STORE_VALUES -1
