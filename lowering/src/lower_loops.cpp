@@ -731,6 +731,12 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     begin = ops::cast(imp::Type::int32(), owned->second.begin);
     end = ops::cast(imp::Type::int32(), owned->second.end);
   }
+  if (pass_ == OutputPass::Chunk && chunkedRows_ && var == chunkedRows_->row && kind == imp::LoopKind::Parallel &&
+      plan.reductions.empty() && !ownedRanges_.count(var.name()) && sparse.empty()) {
+    // The one-pass row-parallel form (lowerRowsInOnePass).
+    before.push_back(lowerChunkedRows(coordinate, end, imp::Block::make(loopBody)));
+    return imp::Block::make(before);
+  }
   before.push_back(imp::For::make(coordinate, begin, end, imp::Block::make(loopBody),
                                   kind, "iterate " + var.name(), forall->attributes.unrollFactor, plan.reductions));
   return imp::Block::make(before);
@@ -897,7 +903,9 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
 std::vector<Stmt> Lowerer::reserveAppends(const ir::ForallNode* forall, const std::vector<const LevelIterator*>& sparse,
                                           const std::vector<std::pair<Expr, Expr>>& ranges,
                                           const std::vector<LatticePoint>& lattice) {
-  if (workPass_ || (pass_ != OutputPass::Fused && pass_ != OutputPass::Assemble) || sparse.empty()) return {};
+  if (workPass_ || (pass_ != OutputPass::Fused && pass_ != OutputPass::Assemble && pass_ != OutputPass::Chunk) ||
+      sparse.empty())
+    return {};
   std::map<ir::TensorVar, int> writes;
   auto assignments = ir::assignmentsOf(forall->body);
   for (const auto* assignment : assignments) writes[assignment->lhs.tensor()]++;
@@ -920,7 +928,7 @@ std::vector<Stmt> Lowerer::reserveAppends(const ir::ForallNode* forall, const st
         !storage.crdCapacity[last].defined() || !storage.appendPosition[last].defined())
       continue;
     std::vector<Expr> arrays{storage.crd[last]};
-    if (pass_ == OutputPass::Fused) arrays.push_back(storage.vals);
+    if (pass_ != OutputPass::Assemble) arrays.push_back(storage.vals);
     stmts.push_back(growToHold(storage.crdCapacity[last], ops::add(storage.appendPosition[last], remaining), arrays));
     reservedOutputs_.insert(tensor);
 
@@ -934,6 +942,19 @@ std::vector<Stmt> Lowerer::reserveAppends(const ir::ForallNode* forall, const st
       elementwise = elementwise && !it->workspaceList && it->format.kind == ir::LevelKind::Compressed &&
                     isParameter(it->tensor) && it->level == it->tensor.format().order() - 1;
     if (!elementwise) continue;
+    if (pass_ == OutputPass::Chunk) {
+      // A bound only where each stored entry is visited once: every loop
+      // around this one iterates a variable of each operand (a vector added
+      // to every row is visited once a row).
+      bool once = true;
+      for (const auto* it : sparse)
+        for (const auto& [bound, coordinate] : coordinates_)
+          once = once && (bound == forall->indexVar ||
+                          std::find(it->access->indices.begin(), it->access->indices.end(), bound) !=
+                              it->access->indices.end());
+      if (!once || !chunkedRows_ || !(chunkedRows_->output == tensor)) continue;
+      chunkedRows_->bounded = true;
+    }
     Expr entries;
     for (const auto* it : sparse) {
       Expr stored = imp::TensorProperty::make(it->tensor.name(), imp::TensorField::ValsSize, 0, imp::Type::int64());

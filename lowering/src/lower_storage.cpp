@@ -18,6 +18,9 @@ namespace ops = ir::imp;
 namespace {
 
 constexpr int64_t kInitialCapacity = 1024;
+// The first capacity of a thread's arrays in the one-pass row-parallel
+// form: twice the entries a chunk holds on average (tcc_rows_per_chunk).
+constexpr int64_t kChunkEntries = 16384;
 
 Expr int64Imm(int64_t value) { return ops::IntImm::make(value, imp::Type::int64()); }
 Expr asInt64(const Expr& e) { return ops::cast(imp::Type::int64(), e); }
@@ -59,7 +62,8 @@ Lowerer::Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options)
     : parameters_(std::move(parameters)), options_(std::move(options)) {
   for (const char* reserved : {"malloc", "calloc", "realloc", "free", "memset", "memcpy", "omp_get_thread_num", "omp_get_max_threads", "tcc_min", "tcc_max",
                                "tcc_sort_coordinates", "tcc_order_touched", "tcc_segment_of", "tcc_tensors", "tcc_tensor",
-                               "tcc_store", "tcc_stream", "tcc_stream_fence", "tcc_pages_resident", "int", "for", "while", "if",
+                               "tcc_store", "tcc_stream", "tcc_stream_fence", "tcc_pages_resident",
+                               "tcc_claim_chunk", "tcc_chunk_offset", "tcc_chunk_total", "tcc_rows_per_chunk", "int", "for", "while", "if",
                                "else", "do", "double", "float", "bool", "char", "long", "short", "return", "break",
                                "case", "switch", "new", "delete", "this", "true", "false", "auto", "const"})
     usedNames_.insert(reserved);
@@ -129,8 +133,10 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     for (const auto* assignment : ir::assignmentsOf(forall->body)) {
       const ir::TensorVar& output = assignment->lhs.tensor();
       if (isParameter(output) && output.order() > 0 && !output.format().isAllDense() &&
-          rowsAssembledInParallel(assignment->lhs, forall->indexVar))
+          rowsAssembledInParallel(assignment->lhs, forall->indexVar)) {
         rowParallelOutputs_.insert(output);
+        rowParallelVars_.insert(forall->indexVar);
+      }
     }
   }
   for (const auto& tensor : ir::tensorsOnlyWrittenOnce(cin))
@@ -182,7 +188,11 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
            !sparseWorkspaceOutputs_.count(tensor);
   });
   std::vector<Stmt> passes;
-  if (!rowParallelOutputs_.empty()) {
+  std::optional<std::vector<Stmt>> onePass;
+  if (!rowParallelOutputs_.empty()) onePass = lowerRowsInOnePass(cin);
+  if (onePass) {
+    passes = std::move(*onePass);
+  } else if (!rowParallelOutputs_.empty()) {
     pass_ = OutputPass::Count;
     passes.push_back(imp::Comment::make("count the entries of each row of the sparse outputs, rows in parallel"));
     passes.push_back(lower(cin));
@@ -300,6 +310,142 @@ void Lowerer::declareTensor(const ir::TensorVar& tensor, bool isOutput) {
   }
   storage.vals = freshVar(tensor.name() + "_vals", valuePointer);
   storage_[tensor] = std::move(storage);
+}
+
+// Rows of a sparse output assembled in parallel in one pass, without the
+// counting pass: the rows go in chunks, which threads claim in order from
+// a shared counter. A thread appends a chunk's rows to arrays of its own
+// (they stay in its cache; the appends test their capacity as a serial
+// kernel's do), stores each row's end in pos, publishes the chunk's size,
+// learns its offset from the sizes of the chunks before it (a decoupled
+// look-back, tcc_chunk_offset: a chunk waits only on chunks that threads
+// claimed before it and are appending), then copies the chunk to the
+// output at that offset (streaming where the output streams) and moves its
+// rows' ends by it. Each input is read once and the output written once;
+// the two-pass form reads the inputs' coordinates twice and runs every
+// merge twice (on the Xeon host at 16 threads the counting pass took a
+// third of the time; bench/sparse_add).
+//
+// The output is allocated before the rows run, so this form needs a bound
+// on its entries: reserveAppends gives one where every sparse operand of
+// the loop that appends is iterated at its last level and visited once
+// (the sum of their stored entries for a union, the least for an
+// intersection). Elsewhere (SpGEMM through a workspace, a vector added to
+// every row, several row-parallel outputs, a split or owned row loop) the
+// two-pass form stays.
+std::optional<std::vector<Stmt>> Lowerer::lowerRowsInOnePass(const ir::IndexStmt& cin) {
+  if (!options_.rowsInOnePass || rowParallelOutputs_.size() != 1 || rowParallelVars_.size() != 1 ||
+      options_.separateAssembly)
+    return std::nullopt;
+  const ir::TensorVar output = *rowParallelOutputs_.begin();
+  TensorStorage& storage = storageOf(output);
+  if (!storage.crd[1].defined() || !storage.vals.defined()) return std::nullopt;
+  ChunkedRows chunked;
+  chunked.output = output;
+  chunked.row = *rowParallelVars_.begin();
+  chunked.crd = storage.crd[1];
+  chunked.vals = storage.vals;
+  chunked.threadCrd = freshVar(storage.name + "2_crd_of_thread", storage.crd[1].type());
+  chunked.threadVals = freshVar(storage.name + "_vals_of_thread", storage.vals.type());
+  chunked.threadCapacity = freshVar(storage.name + "2_capacity_of_thread", imp::Type::int64());
+  chunked.threadAppend = freshVar("p" + storage.name + "2_thread", imp::Type::int64());
+  chunked.rowsPerChunk = freshVar(storage.name + "_rows_per_chunk", imp::Type::int64());
+  chunked.chunks = freshVar(storage.name + "_chunks", imp::Type::int64());
+  chunked.state = freshVar(storage.name + "_chunk_state", imp::Type::pointerTo(imp::Type::int64()));
+  // The thread's arrays stand in for the output's while its rows are lowered.
+  const Expr capacity = storage.crdCapacity[1], append = storage.appendPosition[1];
+  storage.crd[1] = chunked.threadCrd;
+  storage.vals = chunked.threadVals;
+  storage.crdCapacity[1] = chunked.threadCapacity;
+  storage.appendPosition[1] = chunked.threadAppend;
+  chunkedRows_ = chunked;
+  const std::set<ir::TensorVar> reservedBefore = reservedOutputs_;
+  pass_ = OutputPass::Chunk;
+  Stmt rows = lower(cin);
+  pass_ = OutputPass::Fused;
+  storage.crd[1] = chunked.crd;
+  storage.vals = chunked.vals;
+  storage.crdCapacity[1] = capacity;
+  storage.appendPosition[1] = append;
+  chunked = *chunkedRows_;
+  chunkedRows_.reset();
+  if (!chunked.lowered || !chunked.bounded || !storage.firstCapacity.defined()) {
+    storage.firstCapacity = Expr();  // (a two-pass output is sized by its count)
+    reservedOutputs_ = reservedBefore;
+    return std::nullopt;
+  }
+  onePassOutputs_.insert(output);
+  // (The declarations allocate crd at the bound, as for a serial kernel.)
+  Expr dimension = asInt64(storage.dims[output.format().modeOfLevel(0)]);
+  std::vector<Stmt> passes{
+      imp::Comment::make("rows in chunks on the threads, in one pass: each chunk appended to the thread's arrays, "
+                         "then copied to its offset"),
+      imp::Declare::make(chunked.rowsPerChunk,
+                         imp::Call::make("tcc_rows_per_chunk", {dimension, storage.firstCapacity}, imp::Type::int64())),
+      imp::Declare::make(chunked.chunks,
+                         ops::div(ops::add(dimension, ops::sub(chunked.rowsPerChunk, int64Imm(1))), chunked.rowsPerChunk)),
+      imp::Declare::make(chunked.state, Expr()),
+      imp::Allocate::make(chunked.state, ops::add(chunked.chunks, int64Imm(1)), true),
+      imp::Allocate::make(storage.vals, capacity),
+      rows,
+      imp::Assign::make(append, imp::Call::make("tcc_chunk_total", {chunked.state, chunked.chunks}, imp::Type::int64())),
+      imp::Free::make(chunked.state)};
+  return passes;
+}
+
+// The parallel loop over `row` in [0, rows) of the one-pass form: one
+// iteration a thread, each claiming chunks of rows until none are left.
+Stmt Lowerer::lowerChunkedRows(const Expr& row, const Expr& rows, const Stmt& body) {
+  ChunkedRows& chunked = *chunkedRows_;
+  const TensorStorage& storage = storageOf(chunked.output);
+  const Expr& pos = storage.pos[1];
+  if (!threadCount_.defined()) {
+    threadCount_ = freshVar("thread_count", imp::Type::int64());
+    header_.push_back(
+        imp::Declare::make(threadCount_, asInt64(imp::Call::make("omp_get_max_threads", {}, imp::Type::int32()))));
+  }
+  Expr thread = freshVar("thread", imp::Type::int64());
+  Expr chunk = freshVar(storage.name + "_chunk", imp::Type::int64());
+  Expr first = freshVar(storage.name + "_chunk_first", imp::Type::int64());
+  Expr last = freshVar(storage.name + "_chunk_last", imp::Type::int64());
+  Expr offset = freshVar("p" + storage.name + "2_chunk", imp::Type::int64());
+  Expr copied = freshVar("p" + storage.name + "2_copy", imp::Type::int64());
+  Expr ended = freshVar("p" + storage.name + "1_end", imp::Type::int64());
+  Expr claim = imp::Call::make("tcc_claim_chunk", {ops::add(chunked.state, chunked.chunks)}, imp::Type::int64());
+  const bool streaming = streamedOutputs_.count(chunked.output) > 0;
+  std::vector<Stmt> chunkBody{
+      imp::Declare::make(first, ops::mul(chunk, chunked.rowsPerChunk)),
+      imp::Declare::make(last, ops::min(ops::add(first, chunked.rowsPerChunk), asInt64(rows))),
+      imp::Assign::make(chunked.threadAppend, int64Imm(0)),
+      imp::For::make(row, ops::cast(row.type(), first), ops::cast(row.type(), last), body, imp::LoopKind::Serial,
+                     "iterate the chunk's rows"),
+      imp::Declare::make(offset, imp::Call::make("tcc_chunk_offset", {chunked.state, chunk, chunked.threadAppend},
+                                                 imp::Type::int64())),
+      imp::For::make(copied, int64Imm(0), chunked.threadAppend,
+                     imp::Block::make({imp::Store::make(chunked.crd, ops::add(offset, copied),
+                                                        imp::Load::make(chunked.threadCrd, copied), false, false, streaming),
+                                       imp::Store::make(chunked.vals, ops::add(offset, copied),
+                                                        imp::Load::make(chunked.threadVals, copied), false, false,
+                                                        streaming)}),
+                     imp::LoopKind::Serial, "the chunk's entries to their offset"),
+      imp::For::make(ended, ops::add(first, int64Imm(1)), ops::add(last, int64Imm(1)),
+                     imp::Store::make(pos, ended, offset, true), imp::LoopKind::Serial, "and its rows' ends"),
+      imp::Assign::make(chunk, claim)};
+  std::vector<Stmt> threadBody{
+      imp::Declare::make(chunked.threadCapacity, int64Imm(kChunkEntries)),
+      imp::Declare::make(chunked.threadCrd, Expr()),
+      imp::Allocate::make(chunked.threadCrd, chunked.threadCapacity),
+      imp::Declare::make(chunked.threadVals, Expr()),
+      imp::Allocate::make(chunked.threadVals, chunked.threadCapacity),
+      imp::Declare::make(chunked.threadAppend, int64Imm(0)),
+      imp::Declare::make(chunk, claim),
+      imp::While::make(ops::lt(chunk, chunked.chunks), imp::Block::make(chunkBody), "the chunks this thread claims"),
+      imp::Free::make(chunked.threadCrd),
+      imp::Free::make(chunked.threadVals)};
+  chunked.lowered = true;
+  usesOpenMP_ = true;
+  return imp::For::make(thread, int64Imm(0), threadCount_, imp::Block::make(threadBody), imp::LoopKind::Parallel,
+                        "one iteration a thread", 0, {}, 1);
 }
 
 std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {
@@ -434,7 +580,7 @@ void Lowerer::finishOutputs() {
       Expr pos = storage.pos[level];
       if (level == 0) {
         footer_.push_back(imp::Store::make(pos, int64Imm(1), storage.appendPosition[0]));
-      } else if (parentsDense(format, level)) {
+      } else if (parentsDense(format, level) && !onePassOutputs_.count(tensor)) {
         // Segments of parents never visited stay empty: carry the end forward.
         Expr segments = int64Imm(1);
         for (int l = 0; l < level; ++l) segments = ops::mul(segments, asInt64(storage.dims[format.modeOfLevel(l)]));
@@ -571,9 +717,9 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
     positions_[lhs][level] = position;
     std::vector<Stmt> stmts{imp::Declare::make(
         position, ops::add(ops::mul(parentPosition(lhs, level), asInt64(size)), asInt64(coordinate)))};
-    if (rowParallelOutputs_.count(lhs->tensor) && level == 0) {
+    if (rowParallelOutputs_.count(lhs->tensor) && level == 0 && pass_ != OutputPass::Chunk) {
       // The row appends through its own cursor: from 0 when counting, from
-      // the row's offset when filling.
+      // the row's offset when filling. (In one pass, through the thread's.)
       Expr rowAppend = freshVar("p" + storage.name + "2_row", imp::Type::int64());
       Expr start = pass_ == OutputPass::Count ? int64Imm(0) : imp::Load::make(storage.pos[1], position);
       stmts.push_back(imp::Declare::make(rowAppend, start));

@@ -89,6 +89,10 @@ enum class OutputPass {
   // from each row's offset.
   Count,
   Fill,
+  // Rows assembled in parallel in one pass (lowerRowsInOnePass): each
+  // thread appends a chunk of rows to arrays of its own, then copies them
+  // to the output at the chunk's offset.
+  Chunk,
 };
 
 // Whether a pass writes an assembled output's values, and its coordinates.
@@ -264,8 +268,10 @@ class Lowerer {
   std::vector<imp::Stmt> header_, footer_;
   imp::Expr reductionTarget_;
   imp::Expr threadCount_;  // omp_get_max_threads(), when a workspace needs per-thread copies
-  // Outputs whose rows a parallel loop assembles (OutputPass::Count / Fill).
+  // Outputs whose rows a parallel loop assembles (OutputPass::Count / Fill,
+  // or Chunk), and the variables of the loops that do.
   std::set<ir::TensorVar> rowParallelOutputs_;
+  std::set<ir::IndexVar> rowParallelVars_;
   // How the loops visit the assembled outputs' levels.
   OutputVisitOrder visitOrder_;
   // A level whose coordinate the loops visit on consecutive iterations
@@ -276,6 +282,25 @@ class Lowerer {
     imp::Expr lastCoordinate, lastParent, same;
   };
   std::map<std::pair<ir::TensorVar, int>, RepeatedLevelState> repeatedLevels_;
+  // The one-pass form of a row-parallel output (OutputPass::Chunk), while
+  // it is lowered: the output's own arrays (its storage holds the running
+  // thread's meanwhile), and the chunks.
+  struct ChunkedRows {
+    ir::TensorVar output;
+    ir::IndexVar row;                  // the parallel loop's variable
+    imp::Expr crd, vals;               // the output's last level and values
+    imp::Expr threadCrd, threadVals, threadCapacity, threadAppend;
+    imp::Expr rowsPerChunk, chunks, state;  // state[chunks]: the next chunk to claim
+    bool lowered = false;              // the parallel loop was lowered in chunks
+    bool bounded = false;              // the output's first capacity bounds its entries
+  };
+  std::optional<ChunkedRows> chunkedRows_;
+  // Outputs assembled in one pass: every row stores its end.
+  std::set<ir::TensorVar> onePassOutputs_;
+  // The passes of a row-parallel output in one pass, or nothing where that
+  // form does not apply (see there).
+  std::optional<std::vector<imp::Stmt>> lowerRowsInOnePass(const ir::IndexStmt& cin);
+  imp::Stmt lowerChunkedRows(const imp::Expr& row, const imp::Expr& rows, const imp::Stmt& body);
   // Outputs that a sparse workspace's Compress fills (never appended to).
   std::set<ir::TensorVar> sparseWorkspaceOutputs_;
   // Sparse outputs the kernel appends to and never reads (the statement's

@@ -189,6 +189,45 @@ template <typename T, typename V> static inline void tcc_store(T* a, int64_t i, 
   else a[i] = (T)v;
 }
 
+// Rows of a sparse output assembled on threads in one pass (the C++
+// lowering's chunked rows): chunks of rows claimed in order from a shared
+// counter; each chunk, once appended, publishes its size and learns its
+// offset by looking back over the chunks before it (a decoupled look-back):
+// state[c] is 0 until chunk c publishes, then (size << 2) | 1, and
+// (inclusive prefix << 2) | 2 once its offset is known. A chunk waits only
+// on chunks claimed before it, by threads that are appending them.
+static inline int64_t tcc_claim_chunk(int64_t* next) { return __atomic_fetch_add(next, (int64_t)1, __ATOMIC_RELAXED); }
+static inline int64_t tcc_chunk_offset(int64_t* state, int64_t chunk, int64_t size) {
+  if (chunk == 0) {
+    __atomic_store_n(&state[0], (size << 2) | 2, __ATOMIC_RELEASE);
+    return 0;
+  }
+  __atomic_store_n(&state[chunk], (size << 2) | 1, __ATOMIC_RELEASE);
+  int64_t offset = 0;
+  for (int64_t before = chunk - 1;; before--) {
+    int64_t published;
+    while ((published = __atomic_load_n(&state[before], __ATOMIC_ACQUIRE)) == 0) {
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+    }
+    offset += published >> 2;
+    if (published & 2) break;
+  }
+  __atomic_store_n(&state[chunk], ((offset + size) << 2) | 2, __ATOMIC_RELEASE);
+  return offset;
+}
+// The entries of all chunks, once every chunk has its offset.
+static inline int64_t tcc_chunk_total(const int64_t* state, int64_t chunks) {
+  return chunks > 0 ? state[chunks - 1] >> 2 : 0;
+}
+// Rows a chunk: about 8192 entries of the bound on average (a thread's
+// arrays stay in its cache), at least one row and at most 4096.
+static inline int64_t tcc_rows_per_chunk(int64_t rows, int64_t entries) {
+  int64_t per = entries > 0 ? (int64_t)(8192.0 * (double)rows / (double)entries) : rows;
+  return per < 1 ? 1 : per > 4096 ? 4096 : per;
+}
+
 // Puts the coordinates a workspace touched in order: by sorting the list
 // when it is short, by scanning the touched flags when n log n would cost
 // more than the dimension.

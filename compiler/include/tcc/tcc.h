@@ -88,6 +88,12 @@ struct CompileOptions {
   // Strict. Strict is the default because it gives the same bits on every
   // backend and every run; Fast trades that for FMA and vectorized sums.
   std::optional<frontend::FloatingPointMode> floatingPoint;
+  // Cpu: rows of a sparse output that a parallel loop assembles go in one
+  // pass where the inputs bound its entries (chunks of rows appended by
+  // each thread, then copied to their offsets), else in two (each row
+  // counted, a prefix sum, then filled). False: always in two, the form
+  // before the one-pass one (for comparisons; see bench/sparse_add).
+  bool rowsInOnePass = true;
 };
 
 // What compilation made of one statement.

@@ -193,6 +193,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       lowerOptions.sparseWorkspaces = concrete.sparseWorkspaces;
       lowerOptions.cudaTarget = cuda;
       lowerOptions.tensorCore = request.tensorCore;
+      lowerOptions.rowsInOnePass = options.rowsInOnePass;
       const auto& separate = request.separatelyAssembled;
       lowerOptions.separateAssembly =
           std::find(separate.begin(), separate.end(), compiled.output.name()) != separate.end();

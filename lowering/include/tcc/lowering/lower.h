@@ -66,6 +66,9 @@ struct LowerOptions {
   // compute the values into arrays of the exact size, instead of assembling
   // while computing.
   bool separateAssembly = false;
+  // Rows a parallel loop assembles go in one pass where that applies (see
+  // Lowerer::lowerRowsInOnePass); false: in two passes (count, then fill).
+  bool rowsInOnePass = true;
   // Workspaces in a sparse format (written by a where's producer, read by a
   // consumer that copies them into an output) are ISM workspaces: their
   // options by workspace name; one not listed gets the defaults.
