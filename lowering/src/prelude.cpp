@@ -22,6 +22,7 @@ void* memcpy(void* destination, const void* source, size_t size);
 // OpenMP, for kernels with per-thread workspaces (linked only when used).
 int omp_get_thread_num(void);
 int omp_get_max_threads(void);
+int sched_yield(void);
 }
 
 template <typename T> static inline T tcc_min(T a, T b) { return a < b ? a : b; }
@@ -206,7 +207,13 @@ static inline int64_t tcc_chunk_offset(int64_t* state, int64_t chunk, int64_t si
   int64_t offset = 0;
   for (int64_t before = chunk - 1;; before--) {
     int64_t published;
-    while ((published = __atomic_load_n(&state[before], __ATOMIC_ACQUIRE)) == 0) {
+    // (A thread that waits long yields its core: the chunk it waits on may
+    // be on a thread the system has not scheduled.)
+    for (int spins = 0; (published = __atomic_load_n(&state[before], __ATOMIC_ACQUIRE)) == 0; spins++) {
+      if (spins >= 4096) {
+        sched_yield();
+        continue;
+      }
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
       __builtin_ia32_pause();
 #endif
