@@ -18,9 +18,6 @@ namespace ops = ir::imp;
 namespace {
 
 constexpr int64_t kInitialCapacity = 1024;
-// The first capacity of a thread's arrays in the one-pass row-parallel
-// form: twice the entries a chunk holds on average (tcc_rows_per_chunk).
-constexpr int64_t kChunkEntries = 16384;
 
 Expr int64Imm(int64_t value) { return ops::IntImm::make(value, imp::Type::int64()); }
 Expr asInt64(const Expr& e) { return ops::cast(imp::Type::int64(), e); }
@@ -63,7 +60,8 @@ Lowerer::Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options)
   for (const char* reserved : {"malloc", "calloc", "realloc", "free", "memset", "memcpy", "omp_get_thread_num", "omp_get_max_threads", "sched_yield", "tcc_min", "tcc_max",
                                "tcc_sort_coordinates", "tcc_order_touched", "tcc_segment_of", "tcc_tensors", "tcc_tensor",
                                "tcc_store", "tcc_stream", "tcc_stream_fence", "tcc_pages_resident",
-                               "tcc_claim_chunk", "tcc_chunk_offset", "tcc_chunk_total", "tcc_rows_per_chunk", "int", "for", "while", "if",
+                               "tcc_claim_chunk", "tcc_chunk_offset", "tcc_chunk_total", "tcc_rows_per_chunk",
+                               "tcc_chunk_capacity", "int", "for", "while", "if",
                                "else", "do", "double", "float", "bool", "char", "long", "short", "return", "break",
                                "case", "switch", "new", "delete", "this", "true", "false", "auto", "const"})
     usedNames_.insert(reserved);
@@ -432,7 +430,7 @@ Stmt Lowerer::lowerChunkedRows(const Expr& row, const Expr& rows, const Stmt& bo
                      imp::Store::make(pos, ended, offset, true), imp::LoopKind::Serial, "and its rows' ends"),
       imp::Assign::make(chunk, claim)};
   std::vector<Stmt> threadBody{
-      imp::Declare::make(chunked.threadCapacity, int64Imm(kChunkEntries)),
+      imp::Declare::make(chunked.threadCapacity, imp::Call::make("tcc_chunk_capacity", {}, imp::Type::int64())),
       imp::Declare::make(chunked.threadCrd, Expr()),
       imp::Allocate::make(chunked.threadCrd, chunked.threadCapacity),
       imp::Declare::make(chunked.threadVals, Expr()),

@@ -228,12 +228,18 @@ static inline int64_t tcc_chunk_offset(int64_t* state, int64_t chunk, int64_t si
 static inline int64_t tcc_chunk_total(const int64_t* state, int64_t chunks) {
   return chunks > 0 ? state[chunks - 1] >> 2 : 0;
 }
-// Rows a chunk: about 8192 entries of the bound on average (a thread's
-// arrays stay in its cache), at least one row and at most 4096.
+// Rows a chunk: about TCC_CHUNK_ENTRIES entries of the bound on average
+// (a thread's arrays stay in its cache), at least one row and at most
+// 4096; a thread's arrays start at twice that many entries. (A build may
+// set it with -D, as the tests do to run a chunk a row.)
+#ifndef TCC_CHUNK_ENTRIES
+#define TCC_CHUNK_ENTRIES 8192
+#endif
 static inline int64_t tcc_rows_per_chunk(int64_t rows, int64_t entries) {
-  int64_t per = entries > 0 ? (int64_t)(8192.0 * (double)rows / (double)entries) : rows;
+  int64_t per = entries > 0 ? (int64_t)((double)TCC_CHUNK_ENTRIES * (double)rows / (double)entries) : rows;
   return per < 1 ? 1 : per > 4096 ? 4096 : per;
 }
+static inline int64_t tcc_chunk_capacity() { return 2 * (int64_t)TCC_CHUNK_ENTRIES; }
 
 // Puts the coordinates a workspace touched in order: by sorting the list
 // when it is short, by scanning the touched flags when n log n would cost

@@ -116,10 +116,11 @@ std::pair<rt::Coo, rt::Coo> mergeCases() {
 }
 
 Csr runAdd(const std::map<std::string, rt::Coo>& inputs, FloatingPointMode mode, jit::Backend backend, bool rowsOnThreads,
-           std::string* cpp = nullptr) {
+           std::string* cpp = nullptr, bool rowsInOnePass = true) {
   CompileOptions options;
   options.floatingPoint = mode;
   options.backend = backend;
+  options.rowsInOnePass = rowsInOnePass;
   Program program = Program::fromText(std::string(kAdd) + (rowsOnThreads ? kRowsOnThreads : ""), "add.tc");
   if (cpp) *cpp = lowerProgram(program, options).cpp;
   Kernel kernel = compile(program, options);
@@ -208,12 +209,89 @@ TEST(SparseAddKernel, TestsCapacityOncePerRowAndEachCaseMovesItsOperandsOn) {
   EXPECT_TRUE(contains(kernel, "C2_crd_capacity = tcc_max<int64_t>((A->vals_size + B->vals_size), 1024LL)")) << kernel;
   EXPECT_TRUE(contains(kernel, "pC2 += 1LL;\n        pA2 = (pA2 + 1LL);\n        pB2 = (pB2 + 1LL);\n      } else if")) << kernel;
   EXPECT_FALSE(contains(kernel, "if ((jB == j))")) << kernel;
-  // Row-parallel: the counting pass the same way.
+  // Row-parallel in one pass: the same merge into the thread's arrays,
+  // their capacity tested once a row; no counting pass.
   runAdd({{"A", a}, {"B", b}}, FloatingPointMode::Strict, jit::Backend::SystemCompiler, true, &cpp);
   kernel = cpp.substr(cpp.find("int32_t tcc_kernel_0"));
+  EXPECT_FALSE(contains(kernel, "prefix sum")) << kernel;
+  EXPECT_EQ(count(kernel, "C2_crd_of_thread = (int32_t*)realloc"), 1u) << kernel;
+  EXPECT_TRUE(contains(kernel, "C2_crd_of_thread[pC2_thread] = j;\n            C_vals_of_thread[pC2_thread] = "
+                               "(A_vals[pA2] + B_vals[pB2]);\n            pC2_thread += 1LL;\n            "
+                               "pA2 = (pA2 + 1LL);\n            pB2 = (pB2 + 1LL);"))
+      << kernel;
+  EXPECT_FALSE(contains(kernel, "if ((jB == j))")) << kernel;
+  // In two passes: the counting pass the same way.
+  runAdd({{"A", a}, {"B", b}}, FloatingPointMode::Strict, jit::Backend::SystemCompiler, true, &cpp, false);
+  kernel = cpp.substr(cpp.find("int32_t tcc_kernel_0"));
   std::string counting = kernel.substr(0, kernel.find("prefix sum"));
+  ASSERT_NE(counting.size(), kernel.size()) << kernel;
   EXPECT_TRUE(contains(counting, "pC2_row += 1LL;\n        pA2 = (pA2 + 1LL);\n        pB2 = (pB2 + 1LL);")) << kernel;
   EXPECT_FALSE(contains(counting, "if ((jB == j))")) << kernel;
+}
+
+// Row-parallel in one pass: rows in chunks claimed in order, each thread
+// appending a chunk to its own arrays, then copying it to the offset the
+// chunks before it leave (tcc_chunk_offset), its rows' ends moved by it;
+// the output allocated once at the bound, pos carried forward by no pass.
+// Run a chunk a row (-DTCC_CHUNK_ENTRIES=1: a thread's arrays start at two
+// entries and grow, every chunk looks back) or a few, with and without
+// streaming stores, strict and fast, through both compilers: the same bits
+// as the merge. The two-pass form
+// (CompileOptions::rowsInOnePass = false) too.
+TEST(SparseAddKernel, RowsInOnePassStoreTheSameBits) {
+  auto [a, b] = mergeCases();
+  rt::Coo ra = randomSparse({397, 131}, 0.05, 25), rb = randomSparse({397, 131}, 0.05, 26);
+  ra.sort(), rb.sort();
+  for (bool onePass : {true, false})
+    for (FloatingPointMode mode : {FloatingPointMode::Strict, FloatingPointMode::Fast}) {
+      CompileOptions options;
+      options.floatingPoint = mode;
+      options.rowsInOnePass = onePass;
+      const std::string cpp =
+          lowerProgram(Program::fromText(std::string(kAdd) + kRowsOnThreads, "add.tc"), options).cpp;
+      const std::string kernel = cpp.substr(cpp.find("int32_t tcc_kernel_0("));
+      EXPECT_EQ(contains(kernel, "prefix sum"), !onePass) << kernel;
+      EXPECT_EQ(contains(kernel, "segments of rows without entries"), !onePass) << kernel;
+      if (onePass) {
+        EXPECT_TRUE(contains(kernel, "int64_t C_rows_per_chunk = tcc_rows_per_chunk((int64_t)(C1_dimension), "
+                                     "(A->vals_size + B->vals_size));"))
+            << kernel;
+        EXPECT_TRUE(contains(kernel, "#pragma omp parallel for schedule(dynamic, 1)\n")) << kernel;
+        EXPECT_TRUE(contains(kernel, "int64_t C_chunk = tcc_claim_chunk((C_chunk_state + C_chunks));")) << kernel;
+        EXPECT_TRUE(contains(kernel, "int64_t pC2_chunk = tcc_chunk_offset(C_chunk_state, C_chunk, pC2_thread);"))
+            << kernel;
+        EXPECT_TRUE(contains(kernel, "C2_crd[(pC2_chunk + pC2_copy)] = C2_crd_of_thread[pC2_copy];")) << kernel;
+        EXPECT_TRUE(contains(kernel, "C2_pos[pC1_end] += pC2_chunk;")) << kernel;
+        EXPECT_TRUE(contains(kernel, "pC2 = tcc_chunk_total(C_chunk_state, C_chunks);")) << kernel;
+        EXPECT_FALSE(contains(kernel, "realloc(C2_crd,")) << kernel;
+      }
+      for (jit::Backend backend : {jit::Backend::SystemCompiler, jit::Backend::ClangInterpreter}) {
+        if (!jit::isAvailable(backend)) continue;
+        for (const char* defines : {"-DTCC_CHUNK_ENTRIES=1", "-DTCC_CHUNK_ENTRIES=1 -DTCC_STREAMING_STORE_VALUES=0",
+                                    "-DTCC_CHUNK_ENTRIES=1 -DTCC_STREAMING_STORE_VALUES=0 "
+                                    "-DTCC_STREAMING_STORES_ON_FRESH_PAGES=1",
+                                    "-DTCC_CHUNK_ENTRIES=64"}) {
+            SCOPED_TRACE(std::string(jit::backendName(backend)) + (onePass ? ", one pass" : ", two passes") +
+                         (mode == FloatingPointMode::Fast ? ", fast, " : ", strict, ") + defines);
+            jit::CompileOptions flags{backend, 3, true, lowering::cppFloatingPointFlags(
+                mode == FloatingPointMode::Fast ? lowering::FloatingPointMode::Fast : lowering::FloatingPointMode::Strict)};
+            std::istringstream words(defines);
+            for (std::string word; words >> word;) flags.extraFlags.push_back(word);
+            auto module = jit::compile(cpp, flags);
+            auto entryPoint = module->function<int32_t (*)(tcc_tensor**)>("tcc_kernel_0");
+            for (const auto& [x, y] : {std::pair{a, b}, std::pair{b, a}, std::pair{ra, rb}}) {
+              Tensor A = rt::pack(x, toRuntimeFormat(Format::csr())), B = rt::pack(y, toRuntimeFormat(Format::csr()));
+              tcc_tensor out = rt::Tensor::emptyAssembledOutput({x.dims[0], x.dims[1]}, toRuntimeFormat(Format::csr()),
+                                                                rt::ValueType::Float64);
+              tcc_tensor aView = A.abiView(), bView = B.abiView();
+              tcc_tensor* pointers[3] = {&out, &aView, &bView};
+              ASSERT_EQ(entryPoint(pointers), 0);
+              Tensor C = rt::Tensor::adopt(std::move(out));
+              expectSameBits(stored(C), expectedSum(x, y), "A + B");
+            }
+          }
+      }
+    }
 }
 
 // The copy of the kernel whose appends go past the caches (tcc_store with
@@ -242,9 +320,12 @@ TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
       ASSERT_NE(copy, std::string::npos) << cpp;
       ASSERT_LT(copy, entry) << cpp;
       const std::string streamed = cpp.substr(copy, entry - copy), kernel = cpp.substr(entry);
-      EXPECT_EQ(count(streamed, "tcc_store(C2_crd, "), 3u + 2u) << streamed;  // three cases, two tails
-      EXPECT_EQ(count(streamed, "tcc_store(C_vals, "), 3u + 2u) << streamed;
-      EXPECT_EQ(count(streamed, ", tcc_streams_C_vals);"), 3u + 2u) << streamed;
+      // Serial: three cases, two tails; row-parallel in one pass: the copy
+      // of each chunk to its offset.
+      const size_t appends = rowsOnThreads ? 1u : 3u + 2u;
+      EXPECT_EQ(count(streamed, "tcc_store(C2_crd, "), appends) << streamed;
+      EXPECT_EQ(count(streamed, "tcc_store(C_vals, "), appends) << streamed;
+      EXPECT_EQ(count(streamed, ", tcc_streams_C_vals);"), appends) << streamed;
       EXPECT_FALSE(contains(streamed, "C_vals[")) << streamed;
       EXPECT_FALSE(contains(kernel, "tcc_store(")) << kernel;
       // Each allocation of a streamed array asks whether its pages are resident.
@@ -256,10 +337,10 @@ TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
                                    "return streaming_stores_tcc_kernel_0(tcc_tensors);"))
           << kernel;
       if (rowsOnThreads) {
-        // Each thread fences its own stores: the fill loop in a region of its own.
-        EXPECT_TRUE(contains(streamed, "#pragma omp for schedule(dynamic, 16) nowait")) << streamed;
+        // Each thread fences its own stores: the thread loop in a region of its own.
+        EXPECT_TRUE(contains(streamed, "#pragma omp for schedule(dynamic, 1) nowait")) << streamed;
         EXPECT_EQ(count(streamed, "tcc_stream_fence();"), 2u) << streamed;
-        EXPECT_TRUE(contains(kernel, "#pragma omp parallel for schedule(dynamic, 16)\n")) << kernel;
+        EXPECT_TRUE(contains(kernel, "#pragma omp parallel for schedule(dynamic, 1)\n")) << kernel;
       } else {
         EXPECT_EQ(count(streamed, "tcc_stream_fence();"), 1u) << streamed;
       }
@@ -347,6 +428,83 @@ TEST(SparseOutputs, StreamingCopiesMatchTheReference) {
 #else
   GTEST_SKIP() << "streaming stores are printed for x86-64; the test forces them through a Linux system compiler";
 #endif
+}
+
+// Every sparse output the row-parallel path assembles, in one pass where
+// the inputs bound the output's entries and in two passes elsewhere (a
+// vector added to every row stores more than its operands; SpGEMM appends
+// out of a workspace) and when asked: against the dense reference, strict
+// and fast, through the JIT (inputs large enough for several chunks) and
+// through the system compiler with a chunk a row, plain and streaming.
+TEST(SparseOutputs, RowParallelFormsMatchTheReference) {
+  const std::string rows = "\nschedule { parallelize(i, CPUThread, NoRaces) }\n";
+  const std::string csr3 = "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor D(I, J) : csr\ntensor E(I, J) : csr\n";
+  struct Case {
+    std::string dsl;
+    bool onePass;  // whether the inputs bound the output's entries
+  };
+  const std::vector<Case> cases = {
+      {csr3 + "A(i, j) = B(i, j) + D(i, j)" + rows, true},
+      {csr3 + "A(i, j) = B(i, j) * D(i, j)" + rows, true},
+      {csr3 + "A(i, j) = B(i, j) + D(i, j) * E(i, j)" + rows, true},
+      {csr3 + "A(i, j) = B(i, j) + D(i, j) + E(i, j)" + rows, true},
+      {csr3 + "A(i, j) = B(i, j) - D(i, j) - E(i, j)" + rows, true},
+      {csr3 + "A(i, j) = B(i, j) * 2.5" + rows, true},
+      {"tensor A(I, J) : csr of float32\ntensor B(I, J) : csr of float32\ntensor D(I, J) : csr of float32\n"
+       "A(i, j) = B(i, j) + D(i, j)" + rows, true},
+      {"tensor A(I, J) : csc\ntensor B(I, J) : csc\ntensor D(I, J) : csc\nA(i, j) = B(i, j) + D(i, j)\n"
+       "schedule { parallelize(j, CPUThread, NoRaces) }\n", true},
+      {"tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor b(J) : sparse\nA(i, j) = B(i, j) + b(j)" + rows, false},
+      {"tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)" + rows, false},
+  };
+  auto inputsOf = [](const std::string& dsl, int32_t m, int32_t n, double density) {
+    std::map<std::string, rt::Coo> inputs;
+    uint64_t seed = 61;
+    for (const char* name : {"B", "D", "E"})
+      if (contains(dsl, std::string("tensor ") + name + "(")) inputs.emplace(name, randomSparse({m, n}, density, seed++));
+    if (contains(dsl, "tensor b(")) inputs.emplace("b", randomSparse({n}, 0.3, seed++));
+    if (contains(dsl, "tensor C(K")) inputs.emplace("B", randomSparse({m, n}, density, seed++)),
+        inputs.emplace("C", randomSparse({n, n}, density, seed++));
+    return inputs;
+  };
+  for (const auto& [dsl, onePass] : cases)
+    for (bool asked : {true, false})
+      for (FloatingPointMode mode : {FloatingPointMode::Strict, FloatingPointMode::Fast}) {
+        SCOPED_TRACE(dsl + (asked ? "one pass where it applies, " : "two passes, ") +
+                     (mode == FloatingPointMode::Fast ? "fast" : "strict"));
+        CompileOptions options;
+        options.floatingPoint = mode;
+        options.rowsInOnePass = asked;
+        options.useKernelCache = false;
+        const double tolerance = contains(dsl, "float32") ? 1e-5 : 1e-12;
+        const std::string cpp = lowerProgram(Program::fromText(dsl, "test.tc"), options).cpp;
+        const std::string kernel = cpp.substr(cpp.find("int32_t tcc_kernel_0("));
+        EXPECT_EQ(contains(kernel, "tcc_chunk_offset(A_chunk_state"), asked && onePass) << kernel;
+        EXPECT_EQ(contains(kernel, "prefix sum"), !(asked && onePass)) << kernel;
+        // Several chunks a thread through the JIT: about 8192 entries a chunk.
+        options.backend = jit::Backend::ClangInterpreter;
+        if (jit::isAvailable(options.backend))
+          expectProgramMatchesReference(dsl, inputsOf(dsl, 3000, 40, 0.2), options, tolerance);
+#if defined(__linux__)
+        // A chunk a row through the system compiler, its command carrying the switches.
+        const char* before = std::getenv("CXX");
+        const std::string saved = before ? before : "";
+        const std::string compiler = before && *before ? before : "c++";
+        struct Restore {
+          std::string saved;
+          bool had;
+          ~Restore() { had ? setenv("CXX", saved.c_str(), 1) : unsetenv("CXX"); }
+        } restore{saved, before != nullptr};
+        options.backend = jit::Backend::SystemCompiler;
+        for (const char* defines : {" -DTCC_CHUNK_ENTRIES=1",
+                                    " -DTCC_CHUNK_ENTRIES=1 -DTCC_STREAMING_STORE_VALUES=0 "
+                                    "-DTCC_STREAMING_STORES_ON_FRESH_PAGES=1"}) {
+          SCOPED_TRACE(defines);
+          setenv("CXX", (compiler + defines).c_str(), 1);
+          expectProgramMatchesReference(dsl, inputsOf(dsl, 67, 45, 0.15), options, tolerance);
+        }
+#endif
+      }
 }
 
 // Other lattices through the same lowering, against the dense reference:
