@@ -731,12 +731,17 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     begin = ops::cast(imp::Type::int32(), owned->second.begin);
     end = ops::cast(imp::Type::int32(), owned->second.end);
   }
+  // The one-pass row-parallel form (lowerRowsInOnePass), for the outermost
+  // loop only (its chunks are counted once a call).
+  bool outermost = std::all_of(coordinates_.begin(), coordinates_.end(),
+                               [&](const auto& bound) { return bound.first == var; });
   if (pass_ == OutputPass::Chunk && chunkedRows_ && var == chunkedRows_->row && kind == imp::LoopKind::Parallel &&
-      plan.reductions.empty() && !ownedRanges_.count(var.name()) && sparse.empty()) {
-    // The one-pass row-parallel form (lowerRowsInOnePass).
+      plan.reductions.empty() && !ownedRanges_.count(var.name()) && sparse.empty() && outermost &&
+      !chunkedRows_->lowered) {
     before.push_back(lowerChunkedRows(coordinate, end, imp::Block::make(loopBody)));
     return imp::Block::make(before);
   }
+  if (pass_ == OutputPass::Chunk && chunkedRows_ && var == chunkedRows_->row) chunkedRows_->bounded = false;
   before.push_back(imp::For::make(coordinate, begin, end, imp::Block::make(loopBody),
                                   kind, "iterate " + var.name(), forall->attributes.unrollFactor, plan.reductions));
   return imp::Block::make(before);
