@@ -223,7 +223,7 @@ class CppPrinter : public CLikePrinter {
     out_ << ") {\n";
     ++depth_;
     streamVersion_ = StreamVersion::Always;
-    visit(op);
+    if (!printStreamingCopy(op)) visit(op);
     --depth_;
     indent();
     out_ << "} else {\n";
@@ -234,6 +234,71 @@ class CppPrinter : public CLikePrinter {
     streamVersion_ = StreamVersion::Flags;
     indent();
     out_ << "}\n";
+    return true;
+  }
+
+  // A loop that only copies arrays to an offset of streamed ones
+  // (`for (k = 0; k < n; k++) dst[base + k] = src[k];` for each pair, a
+  // row-parallel output's chunk going out) streams them in whole vectors
+  // (tcc_stream_bytes): compilers do not vectorize 4- and 8-byte streaming
+  // stores.
+  bool printStreamingCopy(const While*) { return false; }
+  bool printStreamingCopy(const For* op) {
+    const auto* zero = op->begin.as<IntImm>();
+    const auto* var = op->var.as<Var>();
+    if (!zero || zero->value != 0 || !var) return false;
+    std::vector<const Store*> stores;
+    if (const auto* block = op->body.as<Block>()) {
+      for (const auto& stmt : block->stmts) {
+        const auto* store = stmt.as<Store>();
+        if (!store) return false;
+        stores.push_back(store);
+      }
+    } else if (const auto* store = op->body.as<Store>()) {
+      stores.push_back(store);
+    }
+    auto isVar = [&](const Expr& e) {
+      const auto* v = e.as<Var>();
+      return v && v->name == var->name;
+    };
+    auto usesVar = [&](const Expr& e) {
+      struct Scan : IRVisitor {
+        std::string name;
+        bool found = false;
+        void visit(const Var* v) override { found = found || v->name == name; }
+      } scan;
+      scan.name = var->name;
+      e.accept(scan);
+      return scan.found;
+    };
+    std::vector<Expr> bases;
+    for (const auto* store : stores) {
+      const auto* load = store->value.as<Load>();
+      if (!streamable(store) || store->accumulate || store->atomic || !load || !isVar(load->index) ||
+          !load->buffer.as<Var>() || !(load->buffer.type() == store->buffer.type()))
+        return false;
+      const auto* sum = store->index.as<Binary>();
+      if (isVar(store->index)) bases.push_back(Expr());
+      else if (sum && sum->op == BinaryOp::Add && isVar(sum->b) && !usesVar(sum->a)) bases.push_back(sum->a);
+      else return false;
+    }
+    if (stores.empty() || usesVar(op->end)) return false;
+    for (size_t k = 0; k < stores.size(); ++k) {
+      indent();
+      out_ << "tcc_stream_bytes(";
+      stores[k]->buffer.accept(*this);
+      if (bases[k].defined()) {
+        out_ << " + ";
+        bases[k].accept(*this);
+      }
+      out_ << ", ";
+      stores[k]->value.as<Load>()->buffer.accept(*this);
+      out_ << ", sizeof(*";
+      stores[k]->buffer.accept(*this);
+      out_ << ") * (";
+      op->end.accept(*this);
+      out_ << "));\n";
+    }
     return true;
   }
 

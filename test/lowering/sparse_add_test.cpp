@@ -322,11 +322,23 @@ TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
       ASSERT_LT(copy, entry) << cpp;
       const std::string streamed = cpp.substr(copy, entry - copy), kernel = cpp.substr(entry);
       // Serial: three cases, two tails; row-parallel in one pass: the copy
-      // of each chunk to its offset. Each loop that appends is printed
-      // twice, the flags tested once before it: streaming, and plain.
+      // of each chunk to its offset, in whole vectors. Each loop that
+      // appends is printed twice, the flags tested once before it:
+      // streaming, and plain.
       const size_t appends = rowsOnThreads ? 1u : 3u + 2u, loops = rowsOnThreads ? 1u : 3u;
-      EXPECT_EQ(count(streamed, "tcc_stream(C2_crd, "), appends) << streamed;
-      EXPECT_EQ(count(streamed, "tcc_stream(C_vals, "), appends) << streamed;
+      if (rowsOnThreads) {
+        EXPECT_EQ(count(streamed, "tcc_stream_bytes(C2_crd + pC2_chunk, C2_crd_of_thread, sizeof(*C2_crd) * "
+                                  "(pC2_thread));"),
+                  1u)
+            << streamed;
+        EXPECT_EQ(count(streamed, "tcc_stream_bytes(C_vals + pC2_chunk, C_vals_of_thread, sizeof(*C_vals) * "
+                                  "(pC2_thread));"),
+                  1u)
+            << streamed;
+      } else {
+        EXPECT_EQ(count(streamed, "tcc_stream(C2_crd, "), appends) << streamed;
+        EXPECT_EQ(count(streamed, "tcc_stream(C_vals, "), appends) << streamed;
+      }
       EXPECT_EQ(count(streamed, "C2_crd[" + std::string(rowsOnThreads ? "(pC2_chunk + pC2_copy)" : "pC2") + "] = "),
                 appends)
           << streamed;
