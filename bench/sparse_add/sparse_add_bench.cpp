@@ -45,9 +45,13 @@
 //   row-major SparseMatrix<double, RowMajor, int>.
 //
 // With --threads T > 1 tcc's kernel is compiled with
-// `parallelize(i, CPUThread, NoRaces)`, the two-pass peer gets the same
-// OpenMP schedule, and the triad runs on T threads; the TACO-style loop
-// (TACO does not parallelize an assembled output) and Eigen are left out.
+// `parallelize(i, CPUThread, NoRaces)` (rows in one pass: chunks of rows
+// each thread appends to arrays of its own, then copies to their offsets),
+// and once more in two passes ("tcc fast two-pass": count, prefix sum,
+// fill; CompileOptions::rowsInOnePass = false), the two-pass peer gets the
+// OpenMP schedule of the latter, and the triad runs on T threads; the
+// TACO-style loop (TACO does not parallelize an assembled output) and Eigen
+// are left out.
 //
 // --candidates adds the hand-written loops that decided what tcc prints
 // (see kCandidates; with --threads they run on one thread, but for
