@@ -909,6 +909,87 @@ static long long lookback_add(int rows, const long long* A2_pos, const int* A2_c
   out->vals = vals;
   return nnz;
 }
+// The same with each chunk's copy spread over the merge of the thread's
+// next chunk (two buffers a thread: after each row merged, a share of the
+// previous chunk goes out), so that a thread's stores overlap its merge as
+// a merge straight into the output does; 64-byte streaming stores.
+static long long lookback_overlap(int rows, const long long* A2_pos, const int* A2_crd, const double* A_vals,
+                                  const long long* B2_pos, const int* B2_crd, const double* B_vals, CsrOut* out) {
+  const long long bound = A2_pos[rows] + B2_pos[rows];
+  long long* pos = (long long*)malloc(sizeof(long long) * (rows + 1LL));
+  int* crd = (int*)malloc(sizeof(int) * (bound > 0 ? bound : 1));
+  double* vals = (double*)malloc(sizeof(double) * (bound > 0 ? bound : 1));
+  pos[0] = 0;
+  long long per = bound > 0 ? 8192LL * rows / bound : rows;
+  per = per < 1 ? 1 : per > 4096 ? 4096 : per;
+  const long long chunks = (rows + per - 1) / per;
+  long long* state = (long long*)calloc(chunks > 0 ? chunks : 1, sizeof(long long));
+  long long next = 0;
+  #pragma omp parallel
+  {
+    long long capacity[2] = {1 << 15, 1 << 15};
+    int* bcrd[2] = {(int*)malloc(4 * capacity[0]), (int*)malloc(4 * capacity[1])};
+    double* bvals[2] = {(double*)malloc(8 * capacity[0]), (double*)malloc(8 * capacity[1])};
+    int cur = 0;
+    long long prevSize = 0, prevCopied = 0, prevOffset = 0;
+    for (;;) {
+      long long c = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
+      if (c >= chunks) break;
+      int first = (int)(c * per), last = rows - first < per ? rows : (int)(first + per);
+      long long need = (A2_pos[last] - A2_pos[first]) + (B2_pos[last] - B2_pos[first]);
+      if (need > capacity[cur]) {
+        capacity[cur] = need;
+        bcrd[cur] = (int*)realloc(bcrd[cur], 4 * capacity[cur]);
+        bvals[cur] = (double*)realloc(bvals[cur], 8 * capacity[cur]);
+      }
+      int* tc = bcrd[cur];
+      double* tv = bvals[cur];
+      const int prev = 1 - cur;
+      const long long share = (prevSize + (last - first) - 1) / (last - first > 0 ? last - first : 1);
+      long long p = 0;
+      for (int i = first; i < last; i++) {
+        long long pA = A2_pos[i], endA = A2_pos[i + 1], pB = B2_pos[i], endB = B2_pos[i + 1];
+        while (pA < endA && pB < endB) {
+          int jA = A2_crd[pA], jB = B2_crd[pB];
+          int j = jA < jB ? jA : jB;
+          if (jA == j && jB == j) { tc[p] = j; tv[p] = A_vals[pA] + B_vals[pB]; p++; pA++; pB++; }
+          else if (jA == j) { tc[p] = j; tv[p] = A_vals[pA]; p++; pA++; }
+          else { tc[p] = j; tv[p] = B_vals[pB]; p++; pB++; }
+        }
+        for (; pA < endA; pA++, p++) { tc[p] = A2_crd[pA]; tv[p] = A_vals[pA]; }
+        for (; pB < endB; pB++, p++) { tc[p] = B2_crd[pB]; tv[p] = B_vals[pB]; }
+        pos[i + 1] = p;
+        if (prevCopied < prevSize) {
+          long long n = prevSize - prevCopied < share ? prevSize - prevCopied : share;
+          copy_out(crd, vals, prevOffset + prevCopied, bcrd[prev] + prevCopied, bvals[prev] + prevCopied, n, 2);
+          prevCopied += n;
+        }
+      }
+      if (prevCopied < prevSize)
+        copy_out(crd, vals, prevOffset + prevCopied, bcrd[prev] + prevCopied, bvals[prev] + prevCopied,
+                 prevSize - prevCopied, 2);
+      long long offset = chunk_offset(state, c, p);
+      for (int i = first; i < last; i++) pos[i + 1] += offset;
+      prevSize = p, prevCopied = 0, prevOffset = offset;
+      cur = prev;
+    }
+    if (prevCopied < prevSize)
+      copy_out(crd, vals, prevOffset + prevCopied, bcrd[1 - cur] + prevCopied, bvals[1 - cur] + prevCopied,
+               prevSize - prevCopied, 2);
+    __builtin_ia32_sfence();
+    for (int b = 0; b < 2; b++) free(bcrd[b]), free(bvals[b]);
+  }
+  long long nnz = chunks > 0 ? state[chunks - 1] >> 2 : 0;
+  free(state);
+  out->pos = pos;
+  out->crd = crd;
+  out->vals = vals;
+  return nnz;
+}
+extern "C" long long lookback_auto_nt512_overlap(int rows, const long long* a, const int* b, const double* c,
+                                                 const long long* d, const int* e, const double* f, CsrOut* out) {
+  return lookback_overlap(rows, a, b, c, d, e, f, out);
+}
 #define LOOKBACK(name, ...)                                                                                   \
   extern "C" long long name(int rows, const long long* a, const int* b, const double* c, const long long* d, \
                             const int* e, const double* f, CsrOut* out) {                                    \
@@ -1277,6 +1358,7 @@ int main(int argc, char** argv) {
                                                    "lookback16_nt", "lookback16_nt512", "lookback64_nt",
                                                    "lookback64_nt512", "lookback_auto", "lookback_auto_nt512",
                                                    "lookback16_count_nt", "lookback_auto_count_nt",
+                                                   "lookback_auto_nt512_overlap",
                                                    "bound_then_compact_nt"};
   std::shared_ptr<const tcc::jit::Module> candidateModule;
   if (candidates) {
