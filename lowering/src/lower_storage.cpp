@@ -338,6 +338,11 @@ std::optional<std::vector<Stmt>> Lowerer::lowerRowsInOnePass(const ir::IndexStmt
   const ir::TensorVar output = *rowParallelOutputs_.begin();
   TensorStorage& storage = storageOf(output);
   if (!storage.crd[1].defined() || !storage.vals.defined()) return std::nullopt;
+  // (One assignment appends to it: the bound is that loop's.)
+  auto assignments = ir::assignmentsOf(cin);
+  if (std::count_if(assignments.begin(), assignments.end(),
+                    [&](const ir::AssignmentNode* a) { return a->lhs.tensor() == output; }) != 1)
+    return std::nullopt;
   ChunkedRows chunked;
   chunked.output = output;
   chunked.row = *rowParallelVars_.begin();
