@@ -2,6 +2,7 @@
 // with OpenMP pragmas for parallel and vectorized loops.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -188,74 +189,26 @@ class CppPrinter : public CLikePrinter {
     out_ << cppIntrinsicStatement(*op) << "\n";
   }
 
-  // In the copy with streaming stores, the innermost loops that store past
-  // the caches are printed twice: streaming (every flag of the arrays they
-  // stream into set) and plain, the flags tested once before the loop
-  // instead of at every store (GCC did not unswitch the merge on them:
-  // 1-4 % on the Xeon host, bench/sparse_add). A flag an allocation inside
-  // such a loop would change cannot be, as an innermost loop allocates
-  // none of the arrays it streams into (else it is not versioned); either
-  // version stores the same values.
-  template <typename Loop>
-  bool printStreamingVersions(const Loop* op, bool serial) {
-    if (!streamingStores_ || streamVersion_ != StreamVersion::Flags || !serial || !containsStreamingStore(op->body))
-      return false;
-    struct Scan : IRVisitor {
-      std::set<std::string> streamed;
-      bool nested = false, allocates = false;
-      int depth = 0;
-      void visit(const Store* op) override {
-        if (streamable(op)) {
-          streamed.insert(op->buffer.as<Var>()->name);
-          nested = nested || depth > 0;
-        }
-      }
-      void visit(const For* op) override { ++depth, IRVisitor::visit(op), --depth; }
-      void visit(const While* op) override { ++depth, IRVisitor::visit(op), --depth; }
-      void visit(const Allocate* op) override { allocates = true; }
-    } scan;
-    op->body.accept(scan);
-    if (scan.nested || scan.allocates || scan.streamed.empty()) return false;
-    indent();
-    out_ << "if (";
-    bool first = true;
-    for (const auto& buffer : scan.streamed) out_ << (first ? "" : " && ") << streamsName(buffer), first = false;
-    out_ << ") {\n";
-    ++depth_;
-    streamVersion_ = StreamVersion::Always;
-    if (!printStreamingCopy(op)) visit(op);
-    --depth_;
-    indent();
-    out_ << "} else {\n";
-    ++depth_;
-    streamVersion_ = StreamVersion::Never;
-    visit(op);
-    --depth_;
-    streamVersion_ = StreamVersion::Flags;
-    indent();
-    out_ << "}\n";
-    return true;
-  }
-
   // A loop that only copies arrays to an offset of streamed ones
   // (`for (k = 0; k < n; k++) dst[base + k] = src[k];` for each pair, a
-  // row-parallel output's chunk going out) streams them in whole vectors
-  // (tcc_stream_bytes): compilers do not vectorize 4- and 8-byte streaming
-  // stores.
-  bool printStreamingCopy(const While*) { return false; }
-  bool printStreamingCopy(const For* op) {
+  // row-parallel output's chunk going out): the stores and their bases.
+  struct StreamingCopy {
+    std::vector<const Store*> stores;
+    std::vector<Expr> bases;  // undefined: no offset
+  };
+  static std::optional<StreamingCopy> streamingCopyOf(const For* op) {
     const auto* zero = op->begin.as<IntImm>();
     const auto* var = op->var.as<Var>();
-    if (!zero || zero->value != 0 || !var) return false;
-    std::vector<const Store*> stores;
+    if (op->loopKind != LoopKind::Serial || !zero || zero->value != 0 || !var) return std::nullopt;
+    StreamingCopy copy;
     if (const auto* block = op->body.as<Block>()) {
       for (const auto& stmt : block->stmts) {
         const auto* store = stmt.as<Store>();
-        if (!store) return false;
-        stores.push_back(store);
+        if (!store) return std::nullopt;
+        copy.stores.push_back(store);
       }
     } else if (const auto* store = op->body.as<Store>()) {
-      stores.push_back(store);
+      copy.stores.push_back(store);
     }
     auto isVar = [&](const Expr& e) {
       const auto* v = e.as<Var>();
@@ -271,44 +224,74 @@ class CppPrinter : public CLikePrinter {
       e.accept(scan);
       return scan.found;
     };
-    std::vector<Expr> bases;
-    for (const auto* store : stores) {
+    for (const auto* store : copy.stores) {
       const auto* load = store->value.as<Load>();
       if (!streamable(store) || store->accumulate || store->atomic || !load || !isVar(load->index) ||
           !load->buffer.as<Var>() || !(load->buffer.type() == store->buffer.type()))
-        return false;
+        return std::nullopt;
       const auto* sum = store->index.as<Binary>();
-      if (isVar(store->index)) bases.push_back(Expr());
-      else if (sum && sum->op == BinaryOp::Add && isVar(sum->b) && !usesVar(sum->a)) bases.push_back(sum->a);
-      else return false;
+      if (isVar(store->index))
+        copy.bases.push_back(Expr());
+      else if (sum && sum->op == BinaryOp::Add && isVar(sum->b) && !usesVar(sum->a))
+        copy.bases.push_back(sum->a);
+      else
+        return std::nullopt;
     }
-    if (stores.empty() || usesVar(op->end)) return false;
-    for (size_t k = 0; k < stores.size(); ++k) {
+    if (copy.stores.empty() || usesVar(op->end)) return std::nullopt;
+    return copy;
+  }
+
+  // In the copy with streaming stores, such a copy loop is printed twice:
+  // when every array it streams into streams (its flags tested once,
+  // before it), as whole-vector streaming stores (tcc_stream_bytes:
+  // compilers do not vectorize 4- and 8-byte ones; on the Xeon host at 16
+  // threads 64-byte stores moved 6-16 % more), else as the plain loop. (The
+  // merge loops keep a flag test at every store: printed twice they ran no
+  // faster on the host, round 19.)
+  bool printStreamingCopy(const For* op) {
+    if (!streamingStores_ || streamVersion_ != StreamVersion::Flags) return false;
+    auto copy = streamingCopyOf(op);
+    if (!copy) return false;
+    std::set<std::string> streamed;
+    for (const auto* store : copy->stores) streamed.insert(store->buffer.as<Var>()->name);
+    indent();
+    out_ << "if (";
+    bool first = true;
+    for (const auto& buffer : streamed) out_ << (first ? "" : " && ") << streamsName(buffer), first = false;
+    out_ << ") {\n";
+    ++depth_;
+    for (size_t k = 0; k < copy->stores.size(); ++k) {
+      const Store* store = copy->stores[k];
       indent();
       out_ << "tcc_stream_bytes(";
-      stores[k]->buffer.accept(*this);
-      if (bases[k].defined()) {
+      store->buffer.accept(*this);
+      if (copy->bases[k].defined()) {
         out_ << " + ";
-        bases[k].accept(*this);
+        copy->bases[k].accept(*this);
       }
       out_ << ", ";
-      stores[k]->value.as<Load>()->buffer.accept(*this);
+      store->value.as<Load>()->buffer.accept(*this);
       out_ << ", sizeof(*";
-      stores[k]->buffer.accept(*this);
+      store->buffer.accept(*this);
       out_ << ") * (";
       op->end.accept(*this);
       out_ << "));\n";
     }
+    --depth_;
+    indent();
+    out_ << "} else {\n";
+    ++depth_;
+    streamVersion_ = StreamVersion::Plain;
+    visit(op);
+    streamVersion_ = StreamVersion::Flags;
+    --depth_;
+    indent();
+    out_ << "}\n";
     return true;
   }
 
-  void visit(const While* op) override {
-    if (printStreamingVersions(op, true)) return;
-    CLikePrinter::visit(op);
-  }
-
   void visit(const For* op) override {
-    if (printStreamingVersions(op, op->loopKind == LoopKind::Serial)) return;
+    if (printStreamingCopy(op)) return;
     if (streamingStores_ && op->loopKind == LoopKind::Parallel && !insideStreamingRegion_ &&
         containsStreamingStore(op->body)) {
       // Each thread fences its own streaming stores before the region ends.
@@ -356,19 +339,8 @@ class CppPrinter : public CLikePrinter {
 
  protected:
   void printPlainStore(const Store* op) override {
-    if (!streamingStores_ || !streamable(op) || streamVersion_ == StreamVersion::Never) {
+    if (!streamingStores_ || !streamable(op) || streamVersion_ == StreamVersion::Plain) {
       CLikePrinter::printPlainStore(op);
-      return;
-    }
-    if (streamVersion_ == StreamVersion::Always) {
-      indent();
-      out_ << "tcc_stream(";
-      op->buffer.accept(*this);
-      out_ << ", ";
-      op->index.accept(*this);
-      out_ << ", (" << cTypeName(op->buffer.type().element()) << ")(";
-      op->value.accept(*this);
-      out_ << "));\n";
       return;
     }
     indent();
@@ -1042,9 +1014,9 @@ class CppPrinter : public CLikePrinter {
   bool streamingStores_ = false;       // printing the copy with streaming stores (kStreamingStoresHere)
   std::set<std::string> streamedBuffers_;  // what its streaming stores write
   bool insideStreamingRegion_ = false;  // printing a parallel loop inside its own `omp parallel` region
-  // Printing a loop's streaming version (stores stream), its plain one, or
-  // neither (stores test their array's flag).
-  enum class StreamVersion { Flags, Always, Never };
+  // Printing a streaming copy loop's plain version, or anything else
+  // (stores test their array's flag).
+  enum class StreamVersion { Flags, Plain };
   StreamVersion streamVersion_ = StreamVersion::Flags;
   RowLoops rowLoops_ = RowLoops::PartialSums;
 };

@@ -72,7 +72,7 @@ std::vector<Stmt> Lowerer::repeatedLevelPrologue(const ir::AccessNode* lhs, int 
     // the last position, new or revisited.
     std::vector<Stmt> open;
     bool reserved = reservedOutputs_.count(lhs->tensor) > 0;
-    if (pass_ == OutputPass::Fused && !reserved)
+    if ((pass_ == OutputPass::Fused || pass_ == OutputPass::Chunk) && !reserved)
       open.push_back(
           growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level], storage.vals}));
     if (pass_ == OutputPass::Assemble && !reserved)

@@ -739,7 +739,7 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
     std::vector<Stmt> stmts;
     // (Unless the loop reserved room for its appends before it began.)
     bool reserved = reservedOutputs_.count(lhs->tensor) > 0;
-    if (pass_ == OutputPass::Fused && !reserved)
+    if ((pass_ == OutputPass::Fused || pass_ == OutputPass::Chunk) && !reserved)
       stmts.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level], storage.vals}));
     if (pass_ == OutputPass::Assemble && !reserved)
       stmts.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level]}));
