@@ -383,8 +383,9 @@ std::optional<std::vector<Stmt>> Lowerer::lowerRowsInOnePass(const ir::IndexStmt
   std::vector<Stmt> passes{
       imp::Comment::make("rows in chunks on the threads, in one pass: each chunk appended to the thread's arrays, "
                          "then copied to its offset"),
-      imp::Declare::make(chunked.rowsPerChunk,
-                         imp::Call::make("tcc_rows_per_chunk", {dimension, storage.firstCapacity}, imp::Type::int64())),
+      imp::Declare::make(chunked.rowsPerChunk, imp::Call::make("tcc_rows_per_chunk",
+                                                               {dimension, storage.firstCapacity, threadCount_},
+                                                               imp::Type::int64())),
       imp::Declare::make(chunked.chunks,
                          ops::div(ops::add(dimension, ops::sub(chunked.rowsPerChunk, int64Imm(1))), chunked.rowsPerChunk)),
       imp::Declare::make(chunked.state, Expr()),

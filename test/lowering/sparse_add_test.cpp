@@ -254,7 +254,7 @@ TEST(SparseAddKernel, RowsInOnePassStoreTheSameBits) {
       EXPECT_EQ(contains(kernel, "segments of rows without entries"), !onePass) << kernel;
       if (onePass) {
         EXPECT_TRUE(contains(kernel, "int64_t C_rows_per_chunk = tcc_rows_per_chunk((int64_t)(C1_dimension), "
-                                     "(A->vals_size + B->vals_size));"))
+                                     "(A->vals_size + B->vals_size), thread_count);"))
             << kernel;
         EXPECT_TRUE(contains(kernel, "#pragma omp parallel for schedule(dynamic, 1)\n")) << kernel;
         EXPECT_TRUE(contains(kernel, "int64_t C_chunk = tcc_claim_chunk((C_chunk_state + C_chunks));")) << kernel;
