@@ -143,8 +143,10 @@ void describeThreadLoops(LoopNest& nest, const Access& lhs) {
     auto origins = nest.originsOf(nest.loops[p]);
     if (hasSparseLevel(output) && output.format().level(0).isDense() && origins.size() == 1 &&
         *origins.begin() == lhs.indices()[output.format().modeOfLevel(0)])
-      nest.decisions.push_back(output.name() + "'s rows are assembled in parallel: a pass counts each row's entries, "
-                               "a prefix sum turns the counts into offsets, a second pass fills the rows");
+      nest.decisions.push_back(output.name() + "'s rows are assembled in parallel: in one pass where the operands "
+                               "bound its entries (each thread appends chunks of rows to arrays of its own, then "
+                               "copies them to their offsets), else a pass counts each row's entries, a prefix sum "
+                               "turns the counts into offsets, a second pass fills the rows");
     if (nest.precompute) {
       bool above = false;
       for (size_t q = p + 1; q < nest.loops.size() && !above; ++q)
