@@ -338,10 +338,12 @@ std::optional<std::vector<Stmt>> Lowerer::lowerRowsInOnePass(const ir::IndexStmt
   const ir::TensorVar output = *rowParallelOutputs_.begin();
   TensorStorage& storage = storageOf(output);
   if (!storage.crd[1].defined() || !storage.vals.defined()) return std::nullopt;
-  // (One assignment appends to it: the bound is that loop's.)
+  // (One assignment appends to it: the bound is that loop's. A workspace
+  // in between gives no bound.)
   auto assignments = ir::assignmentsOf(cin);
   if (std::count_if(assignments.begin(), assignments.end(),
-                    [&](const ir::AssignmentNode* a) { return a->lhs.tensor() == output; }) != 1)
+                    [&](const ir::AssignmentNode* a) { return a->lhs.tensor() == output; }) != 1 ||
+      !whereStatements(cin).empty())
     return std::nullopt;
   ChunkedRows chunked;
   chunked.output = output;
@@ -362,7 +364,10 @@ std::optional<std::vector<Stmt>> Lowerer::lowerRowsInOnePass(const ir::IndexStmt
   storage.crdCapacity[1] = chunked.threadCapacity;
   storage.appendPosition[1] = chunked.threadAppend;
   chunkedRows_ = chunked;
+  // What a lowering that does not take this form leaves behind is undone.
   const std::set<ir::TensorVar> reservedBefore = reservedOutputs_;
+  const size_t headerBefore = header_.size(), footerBefore = footer_.size();
+  const Expr threadCountBefore = threadCount_;
   pass_ = OutputPass::Chunk;
   Stmt rows = lower(cin);
   pass_ = OutputPass::Fused;
@@ -375,6 +380,9 @@ std::optional<std::vector<Stmt>> Lowerer::lowerRowsInOnePass(const ir::IndexStmt
   if (!chunked.lowered || !chunked.bounded || !storage.firstCapacity.defined()) {
     storage.firstCapacity = Expr();  // (a two-pass output is sized by its count)
     reservedOutputs_ = reservedBefore;
+    header_.resize(headerBefore);
+    footer_.resize(footerBefore);
+    threadCount_ = threadCountBefore;
     return std::nullopt;
   }
   onePassOutputs_.insert(output);
