@@ -397,6 +397,32 @@ TEST(NmSpmmPlans, TheDeepTileHasOneMoreSlotOfD) {
   EXPECT_EQ(lowering::nmSpmmSharedBytes(*deep, 4, 32, 32), 4 * (2 * (128 * 132 + 16 * 256 + 16 * 8) + 16 * 8));
 }
 
+// A CTA-barrier tile's own stage count where it fits: tallwide_deep_s4 at 75%
+// (four stages of 64 x 132 + 16 x 256 + 16 x 8, and D's extra slot), nowhere
+// else; tallwide_deep4 (four windows) only at 75%, in two stages.
+TEST(NmSpmmPlans, TilesWithTheirOwnStagesFitWhereTheStagesFit) {
+  const lowering::NmSpmmTile *s4 = nullptr, *deep4 = nullptr;
+  for (const auto& tile : lowering::nmSpmmTiles()) {
+    if (std::string(tile.name) == "tallwide_deep_s4") s4 = &tile;
+    if (std::string(tile.name) == "tallwide_deep4") deep4 = &tile;
+  }
+  ASSERT_NE(s4, nullptr);
+  ASSERT_NE(deep4, nullptr);
+  EXPECT_TRUE(lowering::nmSpmmTileFits(*s4, 8, 32, 32));
+  EXPECT_EQ(lowering::nmSpmmStages(*s4, 8, 32, 32), 4);
+  EXPECT_EQ(lowering::nmSpmmSharedBytes(*s4, 8, 32, 32), 4 * (4 * (64 * 132 + 16 * 256 + 16 * 8) + 16 * 8));
+  for (int N : {16, 12, 4}) {
+    EXPECT_FALSE(lowering::nmSpmmTileFits(*s4, N, 32, 32)) << N;
+    EXPECT_EQ(lowering::nmSpmmStages(*s4, N, 32, 32), 0) << N;
+    EXPECT_FALSE(lowering::nmSpmmTileFits(*deep4, N, 32, 32)) << N;
+  }
+  EXPECT_TRUE(lowering::nmSpmmTileFits(*deep4, 8, 32, 32));
+  EXPECT_EQ(lowering::nmSpmmTileWindows(*deep4, 8, 32), 4);
+  EXPECT_EQ(lowering::nmSpmmStages(*deep4, 8, 32, 32), 2);
+  // Nor where L's groups make D's tiles larger than the stages' room.
+  EXPECT_FALSE(lowering::nmSpmmTileFits(*s4, 8, 32, 4));
+}
+
 #ifdef TCC_NVCC
 // The printed .cu (kernels, launch, entry point) compiles alone with nvcc,
 // warnings as errors, for tiles of every kind and for the simple kernel.

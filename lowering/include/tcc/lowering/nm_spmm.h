@@ -55,6 +55,9 @@ struct NmSpmmTile {
   // Each kept row's shared-memory loads (D's index, A's fragment, B''s
   // values) written before the previous row's multiply-adds.
   bool pipelined = false;
+  // Pipeline stages of a CTA-barrier tile, where they fit (0: the usual
+  // three, or two where three do not fit).
+  int stages = 0;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
