@@ -140,17 +140,16 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // the next k-tile are read into registers during the last kept row, and
 // after the barrier the first loads of A go out at once (no D -> address
 // -> load chain at the k-tile's start).
-// PIPE: the kept rows' shared-memory loads written PIPE rows ahead of the
-// multiply-adds (1: row r + 1's fragments loaded before row r's FMAs; 2: row
-// r + 2's), so that ptxas keeps that order whatever registers it would
-// otherwise give them.
+// PIPE: the kept rows' shared-memory loads written a row ahead of the
+// multiply-adds (row r + 1's fragments loaded before row r's FMAs), so that
+// ptxas keeps that order whatever registers it would otherwise give them.
 // AKMAJOR: A is stored k-major in global memory (A(i, kk) at kk * m + i),
 // so each column of A's k-major shared tile is BM consecutive floats of
 // one column of A, copied by 16 bytes (4-byte copies where m is not a
 // multiple of 4). Not with AROWS (that tile is row-major in shared memory).
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
-          bool DNEXT = false, bool AKMAJOR = false, int PIPE = 0>
+          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -448,7 +447,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     const int* ds = Ds + slot * D_COUNT;
     int4 d4g0 = make_int4(0, 0, 0, 0), d4g1 = d4g0;  // DCOLS: four kept rows' indices
     (void)d4g0, (void)d4g1;
-    if constexpr (PIPE != 0) {
+    if constexpr (PIPE) {
       // Rows are loaded in order (DCOLS keeps four rows' indices, DNEXT reads
       // the next k-tile's first ones with the last row).
       auto load = [&](int chunk, int r, Row& row) {
@@ -506,48 +505,21 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
           }
         }
       };
-      if constexpr (PIPE >= 2) {
-        // Row r + 2's loads written before row r's multiply-adds (three
-        // named rows in turn).
+      // Row r + 1's loads written before row r's multiply-adds (two named
+      // rows, no array indexed by r, so they stay in registers).
 #pragma unroll 1
-        for (int chunk = 0; chunk < CHUNKS; ++chunk) {
-          Row first, second, third;
-          load(chunk, 0, first);
-          if (CHUNK_ROWS > 1) load(chunk, 1, second);
+      for (int chunk = 0; chunk < CHUNKS; ++chunk) {
+        Row even, odd;
+        load(chunk, 0, even);
 #pragma unroll
-          for (int r = 0; r < CHUNK_ROWS; r += 3) {
-            if (r + 2 < CHUNK_ROWS) load(chunk, r + 2, third);
-            multiplyAdd(first);
-            between(chunk, r);
-            if (r + 1 < CHUNK_ROWS) {
-              if (r + 3 < CHUNK_ROWS) load(chunk, r + 3, first);
-              multiplyAdd(second);
-              between(chunk, r + 1);
-            }
-            if (r + 2 < CHUNK_ROWS) {
-              if (r + 4 < CHUNK_ROWS) load(chunk, r + 4, second);
-              multiplyAdd(third);
-              between(chunk, r + 2);
-            }
-          }
-        }
-      } else {
-        // Row r + 1's loads written before row r's multiply-adds (two named
-        // rows, no array indexed by r, so they stay in registers).
-#pragma unroll 1
-        for (int chunk = 0; chunk < CHUNKS; ++chunk) {
-          Row even, odd;
-          load(chunk, 0, even);
-#pragma unroll
-          for (int r = 0; r < CHUNK_ROWS; r += 2) {
-            if (r + 1 < CHUNK_ROWS) load(chunk, r + 1, odd);
-            multiplyAdd(even);
-            between(chunk, r);
-            if (r + 1 < CHUNK_ROWS) {
-              if (r + 2 < CHUNK_ROWS) load(chunk, r + 2, even);
-              multiplyAdd(odd);
-              between(chunk, r + 1);
-            }
+        for (int r = 0; r < CHUNK_ROWS; r += 2) {
+          if (r + 1 < CHUNK_ROWS) load(chunk, r + 1, odd);
+          multiplyAdd(even);
+          between(chunk, r);
+          if (r + 1 < CHUNK_ROWS) {
+            if (r + 2 < CHUNK_ROWS) load(chunk, r + 2, even);
+            multiplyAdd(odd);
+            between(chunk, r + 1);
           }
         }
       }
@@ -975,8 +947,7 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
           << (tile.spread ? "true" : "false") << ", " << (tile.dColumns ? "true" : "false") << ", "
           << (whole ? "true" : "false")
           << (tile.dNext ? ", true" : aKMajor || tile.pipelined ? ", false" : "")
-          << (aKMajor ? ", true" : tile.pipelined ? ", false" : "")
-          << (tile.pipelined ? (tile.pipeAhead > 1 ? ", 2" : ", true") : "")
+          << (aKMajor ? ", true" : tile.pipelined ? ", false" : "") << (tile.pipelined ? ", true" : "")
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }

@@ -129,9 +129,6 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // tallwide_deep with k-tiles of twice its windows (32 kept rows per
       // barrier at 75%), two stages.
       {"tallwide_deep4", 1, 8, 16, false, 4, false, false, true, false, true, true},
-      // tallwide_deep with each kept row's loads two rows ahead of its
-      // multiply-adds.
-      {"tallwide_deep_p2", 1, 8, 16, false, 2, false, false, true, false, true, true, 0, 2},
   };
   return tiles;
 }

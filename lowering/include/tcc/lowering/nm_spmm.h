@@ -58,9 +58,6 @@ struct NmSpmmTile {
   // Pipeline stages of a CTA-barrier tile, where they fit (0: the usual
   // three, or two where three do not fit).
   int stages = 0;
-  // With `pipelined`: the kept rows whose loads go ahead of the
-  // multiply-adds (1, or 2: row r + 2's loads before row r's FMAs).
-  int pipeAhead = 1;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
