@@ -397,30 +397,29 @@ TEST(NmSpmmPlans, TheDeepTileHasOneMoreSlotOfD) {
   EXPECT_EQ(lowering::nmSpmmSharedBytes(*deep, 4, 32, 32), 4 * (2 * (128 * 132 + 16 * 256 + 16 * 8) + 16 * 8));
 }
 
-// A CTA-barrier tile's own stage count where it fits: tallwide_deep_s4 at 75%
-// (four stages of 64 x 132 + 16 x 256 + 16 x 8, and D's extra slot), nowhere
-// else; tallwide_deep4 (four windows) only at 75%, in two stages.
-TEST(NmSpmmPlans, TilesWithTheirOwnStagesFitWhereTheStagesFit) {
-  const lowering::NmSpmmTile *s4 = nullptr, *deep4 = nullptr;
-  for (const auto& tile : lowering::nmSpmmTiles()) {
-    if (std::string(tile.name) == "tallwide_deep_s4") s4 = &tile;
-    if (std::string(tile.name) == "tallwide_deep4") deep4 = &tile;
+// tallwide_deep4 (k-tiles of four windows, two stages) fits only at 75% and
+// takes only a k-major A: its kernels are generated and planned for that
+// layout alone.
+TEST(NmSpmmPlans, TheFourWindowTileIsForAKMajorAAt75Percent) {
+  int index = -1;
+  for (int i = 0; i < static_cast<int>(lowering::nmSpmmTiles().size()); ++i)
+    if (std::string(lowering::nmSpmmTiles()[i].name) == "tallwide_deep4") index = i;
+  ASSERT_GE(index, 0);
+  const auto& deep4 = lowering::nmSpmmTiles()[index];
+  EXPECT_TRUE(lowering::nmSpmmTileFits(deep4, 8, 32, 32));
+  EXPECT_EQ(lowering::nmSpmmTileWindows(deep4, 8, 32), 4);
+  EXPECT_EQ(lowering::nmSpmmStages(deep4, 8, 32, 32), 2);
+  for (int N : {16, 12, 4}) EXPECT_FALSE(lowering::nmSpmmTileFits(deep4, N, 32, 32)) << N;
+  EXPECT_TRUE(lowering::nmSpmmTileTakesA(deep4, true));
+  EXPECT_FALSE(lowering::nmSpmmTileTakesA(deep4, false));
+  EXPECT_NE(lowering::nmSpmmDeviceCode(8, 32, 32, "nm", true).find("nm_tallwide_deep4("), std::string::npos);
+  EXPECT_EQ(lowering::nmSpmmDeviceCode(8, 32, 32, "nm", false).find("nm_tallwide_deep4("), std::string::npos);
+  for (bool aKMajor : {false, true}) {
+    lowering::NmSpmmShape shape{4096, 4096, 4096, 8, 32, 32, aKMajor};
+    const auto plans = lowering::nmSpmmCandidatePlans(shape, 132);
+    const bool planned = std::any_of(plans.begin(), plans.end(), [&](const auto& plan) { return plan.tile == index; });
+    EXPECT_EQ(planned, aKMajor);
   }
-  ASSERT_NE(s4, nullptr);
-  ASSERT_NE(deep4, nullptr);
-  EXPECT_TRUE(lowering::nmSpmmTileFits(*s4, 8, 32, 32));
-  EXPECT_EQ(lowering::nmSpmmStages(*s4, 8, 32, 32), 4);
-  EXPECT_EQ(lowering::nmSpmmSharedBytes(*s4, 8, 32, 32), 4 * (4 * (64 * 132 + 16 * 256 + 16 * 8) + 16 * 8));
-  for (int N : {16, 12, 4}) {
-    EXPECT_FALSE(lowering::nmSpmmTileFits(*s4, N, 32, 32)) << N;
-    EXPECT_EQ(lowering::nmSpmmStages(*s4, N, 32, 32), 0) << N;
-    EXPECT_FALSE(lowering::nmSpmmTileFits(*deep4, N, 32, 32)) << N;
-  }
-  EXPECT_TRUE(lowering::nmSpmmTileFits(*deep4, 8, 32, 32));
-  EXPECT_EQ(lowering::nmSpmmTileWindows(*deep4, 8, 32), 4);
-  EXPECT_EQ(lowering::nmSpmmStages(*deep4, 8, 32, 32), 2);
-  // Nor where L's groups make D's tiles larger than the stages' room.
-  EXPECT_FALSE(lowering::nmSpmmTileFits(*s4, 8, 32, 4));
 }
 
 #ifdef TCC_NVCC

@@ -55,9 +55,9 @@ struct NmSpmmTile {
   // Each kept row's shared-memory loads (D's index, A's fragment, B''s
   // values) written before the previous row's multiply-adds.
   bool pipelined = false;
-  // Pipeline stages of a CTA-barrier tile, where they fit (0: the usual
-  // three, or two where three do not fit).
-  int stages = 0;
+  // Planned only for a k-major A (its row-major build measured slower than
+  // the other tiles).
+  bool kMajorAOnly = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
@@ -80,10 +80,10 @@ int nmSpmmTileWindows(const NmSpmmTile& tile, int N, int M);
 // Whether tile `tile` can run the shape's N, M and L (L a multiple of 4 that
 // divides or is divided by the tile's columns, a k-tile that fits).
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L);
-// Whether tile `tile` has a kernel for A in that layout: every tile reads a
-// row-major A; a k-major A (its columns contiguous) is copied by 16 bytes
-// into the tiles that stage A k-major in shared memory, not into the
-// row-major (rowMajorA) ones.
+// Whether tile `tile` has a kernel for A in that layout: every tile but the
+// kMajorAOnly ones reads a row-major A; a k-major A (its columns
+// contiguous) is copied by 16 bytes into the tiles that stage A k-major in
+// shared memory, not into the row-major (rowMajorA) ones.
 bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor);
 // Indices of the 8-row tiles that fit N, M, L, most preferred first (the
 // default plan's choices; the autotuner also measures the 16-row tiles).
