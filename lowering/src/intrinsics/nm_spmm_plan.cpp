@@ -132,6 +132,7 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"tallwide_deep_mbar_tma", 1, 8, 16, false, 2, false, true, false, false, false, false, false, true},
       {"xwide_deep_mbar_pipe_tma", 1, 16, 8, false, 2, false, true, false, true, false, true, false, true},
       {"xwide_rows_deep_mbar_tma", 1, 16, 8, true, 2, false, true, false, true, false, false, false, true},
+      {"xwide_rows_deep_mbar_pipe_tma", 1, 16, 8, true, 2, false, true, false, true, false, true, false, true},
   };
   return tiles;
 }
