@@ -108,17 +108,6 @@ __device__ __forceinline__ void tcc_nm_cp_async4_if(unsigned shared, const void*
       "}\n" ::"r"(shared),
       "l"(global), "r"((int)on));
 }
-// BULK: `bytes` (a multiple of 16) from global to shared memory by the
-// async proxy's bulk copy (sm_90), completing that many bytes of `barrier`'s
-// transaction count; and an arrival that expects `bytes` more.
-__device__ __forceinline__ void tcc_nm_bulk_copy(unsigned shared, const void* global, unsigned bytes, unsigned barrier) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(shared),
-               "l"(global), "r"(bytes), "r"(barrier)
-               : "memory");
-}
-__device__ __forceinline__ void tcc_nm_mbarrier_arrive_expect(unsigned barrier, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(bytes) : "memory");
-}
 // Adds a float4 into C atomically (one vector reduction, sm_90).
 __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, float z, float w) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(out), "f"(x), "f"(y), "f"(z), "f"(w)
@@ -154,20 +143,13 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // PIPE: the kept rows' shared-memory loads written a row ahead of the
 // multiply-adds (row r + 1's fragments loaded before row r's FMAs), so that
 // ptxas keeps that order whatever registers it would otherwise give them.
-// BULK (mbarrier tiles, without SPREAD): a whole k-tile's B' tile, and A's
-// where it needs no transposing (a k-major A into the k-major tile, or a
-// row-major A into the AROWS tile), copied by bulk copies (one per column of
-// A, or per row, and per row of B') that warp 0's lanes issue, each stage's
-// full barrier expecting their bytes (its count THREADS + 1: warp 0's lane 0
-// arrives with the bytes); D's tile and the k-tiles at the edges are copied
-// by every thread as without BULK (lane 0 then arrives once more).
 // AKMAJOR: A is stored k-major in global memory (A(i, kk) at kk * m + i),
 // so each column of A's k-major shared tile is BM consecutive floats of
 // one column of A, copied by 16 bytes (4-byte copies where m is not a
 // multiple of 4). Not with AROWS (that tile is row-major in shared memory).
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
-          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool BULK = false>
+          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -689,45 +671,6 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     else if (tile + 1 < tileEnd)
       issueD(tile + 1, (tile + 1 - tileBegin) % D_SLOTS);
   };
-  // BULK: whether k-tile `tile` into `stage` is whole (then warp 0 has
-  // issued the bulk copies of B', and of A where `aBulk`, on `barrier`).
-  bool aBulk = false;
-  auto bulkFill = [&](int tile, int stage, unsigned barrier) {
-    const int k0 = tile * KS, u0 = tile * WS;
-    if (!rowsInside || k0 + KS > k || u0 + WS > w || bn + BN > np || ((unsigned long long)B & 15) != 0) return false;
-    aBulk = (AKMAJOR || AROWS) && (AKMAJOR ? (m & 3) == 0 : (k & 3) == 0) && ((unsigned long long)A & 15) == 0;
-    if (warp == 0) {
-      constexpr unsigned A_BYTES = BM * KS * 4, B_BYTES = WS * BN * 4;
-      if (lane == 0) tcc_nm_mbarrier_arrive_expect(barrier, B_BYTES + (aBulk ? A_BYTES : 0));
-      __syncwarp();
-      const unsigned bs = (unsigned)__cvta_generic_to_shared(Bs + stage * B_STAGE);
-#pragma unroll
-      for (int r = lane; r < WS; r += 32) tcc_nm_bulk_copy(bs + 4 * r * BN, B + (long long)(u0 + r) * np + bn, BN * 4, barrier);
-      if (aBulk) {
-        const unsigned as = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE);
-        if constexpr (AROWS) {
-#pragma unroll
-          for (int r = lane; r < BM; r += 32)
-            tcc_nm_bulk_copy(as + 4 * r * APITCH, A + (long long)(bm + r) * k + k0, KS * 4, barrier);
-        } else {
-#pragma unroll
-          for (int c = lane; c < KS; c += 32)
-            tcc_nm_bulk_copy(as + 4 * c * APITCH, A + (long long)(k0 + c) * m + bm, BM * 4, barrier);
-        }
-      }
-    }
-    return true;
-  };
-  // The mbarrier pipeline's fill of k-tile `tile` into `stage` (all but SPREAD_ON's copies), with its arrivals.
-  auto fillFull = [&](int tile, int stage, unsigned barrier) {
-    bool bulk = false;
-    if constexpr (BULK) bulk = bulkFill(tile, stage, barrier);
-    if (!bulk || !aBulk) issueA(tile, stage, nullptr);
-    if (!bulk) issueB(tile, stage);
-    issueD(tile, stage);
-    tcc_nm_cp_async_arrive(barrier);
-    if (BULK && !bulk && tid == 0) tcc_nm_mbarrier_arrive(barrier);
-  };
   auto computeFilling = [&](int stage, int slot) {
     if constexpr (SPREAD_ON)
       compute(stage, slot, spreadCopies);
@@ -775,17 +718,14 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     // (STAGES - 2 k-tiles ahead of the computed one), so a thread rarely
     // waits for the slowest one to finish the step before.
     static_assert(!PACK && STAGES >= 3, "the mbarrier pipeline has three or more stages and does not pack");
-    static_assert(!BULK || !SPREAD_ON, "bulk copies fill a stage at once");
     const unsigned full = ((unsigned)__cvta_generic_to_shared(Ds + STAGES * D_COUNT) + 7u) & ~7u;
     const unsigned empty = full + 8 * STAGES;
     if (tid == 0) {
 #pragma unroll
       for (int s = 0; s < STAGES; ++s) {
-        tcc_nm_mbarrier_init(full + 8 * s, BULK ? THREADS + 1 : THREADS);
+        tcc_nm_mbarrier_init(full + 8 * s, THREADS);
         tcc_nm_mbarrier_init(empty + 8 * s, THREADS);
       }
-      // (The barriers' initialization made visible to the bulk copies.)
-      if (BULK) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     }
     __syncthreads();
     // The CTA's steps: its k-tiles of its tile of C; under STREAMK the
@@ -841,7 +781,10 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     for (int s = 0; s < AHEAD; ++s) {
       if (s < total) {
         const int kTileOf = STREAMK ? fillK : tileBegin + s;
-        fillFull(kTileOf, s, full + 8 * s);
+        issueA(kTileOf, s, nullptr);
+        issueB(kTileOf, s);
+        issueD(kTileOf, s);
+        tcc_nm_cp_async_arrive(full + 8 * s);
         nextCopy(s - AHEAD);
       }
     }
@@ -864,10 +807,9 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       if (v + AHEAD < total) {
         // Its fillUse-th fill: the (fillUse - 1)-th computation on it must be over.
         if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * filled, (fillUse - 1) & 1);
-        if constexpr (SPREAD_ON) {
-          fillStage(fillTileOf(v), filled);
-        } else {
-          fillFull(fillTileOf(v), filled, full + 8 * filled);
+        fillStage(fillTileOf(v), filled);
+        if (!SPREAD_ON) {
+          tcc_nm_cp_async_arrive(full + 8 * filled);
           nextCopy(v);
         }
       } else {
@@ -1004,9 +946,8 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
           << (tile.mbarriers ? "true" : "false") << ", " << (streamK ? "true" : "false") << ", "
           << (tile.spread ? "true" : "false") << ", " << (tile.dColumns ? "true" : "false") << ", "
           << (whole ? "true" : "false")
-          << (tile.dNext ? ", true" : aKMajor || tile.pipelined || tile.bulkCopies ? ", false" : "")
-          << (aKMajor ? ", true" : tile.pipelined || tile.bulkCopies ? ", false" : "")
-          << (tile.pipelined ? ", true" : tile.bulkCopies ? ", false" : "") << (tile.bulkCopies ? ", true" : "")
+          << (tile.dNext ? ", true" : aKMajor || tile.pipelined ? ", false" : "")
+          << (aKMajor ? ", true" : tile.pipelined ? ", false" : "") << (tile.pipelined ? ", true" : "")
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }

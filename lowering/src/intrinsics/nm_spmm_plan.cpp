@@ -128,11 +128,6 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // other tiles there (round 18), 6-8% slower than tallwide_deep with A
       // row-major.
       {"tallwide_deep4", 1, 8, 16, false, 4, false, false, true, false, true, true, true},
-      // The mbarrier tiles with warp 0's bulk copies of A's and B''s tiles.
-      {"tallwide_deep_mbar_tma", 1, 8, 16, false, 2, false, true, false, false, false, false, false, true},
-      {"xwide_deep_mbar_pipe_tma", 1, 16, 8, false, 2, false, true, false, true, false, true, false, true},
-      {"xwide_rows_deep_mbar_tma", 1, 16, 8, true, 2, false, true, false, true, false, false, false, true},
-      {"xwide_rows_deep_mbar_pipe_tma", 1, 16, 8, true, 2, false, true, false, true, false, true, false, true},
   };
   return tiles;
 }

@@ -58,10 +58,6 @@ struct NmSpmmTile {
   // Planned only for a k-major A (its row-major build measured slower than
   // the other tiles).
   bool kMajorAOnly = false;
-  // Mbarrier tiles: a whole k-tile's B' tile, and A's where it needs no
-  // transposing, copied by warp 0's bulk copies (cp.async.bulk) instead of
-  // every thread's cp.async.
-  bool bulkCopies = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
