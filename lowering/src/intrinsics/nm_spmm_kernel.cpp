@@ -108,6 +108,13 @@ __device__ __forceinline__ void tcc_nm_cp_async4_if(unsigned shared, const void*
       "}\n" ::"r"(shared),
       "l"(global), "r"((int)on));
 }
+// d * (2^SHIFT + 4) by two shifts and an add (kept from the FMA pipe).
+template <int SHIFT>
+__device__ __forceinline__ int tcc_nm_times_pitch(int d) {
+  int out;
+  asm("{\n.reg .b32 t;\nshl.b32 t, %1, %2;\nshl.b32 %0, %1, 2;\nadd.s32 %0, %0, t;\n}" : "=r"(out) : "r"(d), "n"(SHIFT));
+  return out;
+}
 // Adds a float4 into C atomically (one vector reduction, sm_90).
 __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, float z, float w) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(out), "f"(x), "f"(y), "f"(z), "f"(w)
@@ -143,19 +150,23 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // PIPE: the kept rows' shared-memory loads written a row ahead of the
 // multiply-adds (row r + 1's fragments loaded before row r's FMAs), so that
 // ptxas keeps that order whatever registers it would otherwise give them.
+// SHIFTA: a kept row's column of A's k-major tile found by shifts (d * BM
+// with a k-major A, whose tile then has the pitch BM; else d * BM + d * 4
+// by two shifts and an add), not by a multiply-add on the FMA pipe.
 // AKMAJOR: A is stored k-major in global memory (A(i, kk) at kk * m + i),
 // so each column of A's k-major shared tile is BM consecutive floats of
 // one column of A, copied by 16 bytes (4-byte copies where m is not a
 // multiple of 4). Not with AROWS (that tile is row-major in shared memory).
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
-          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false>
+          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
   constexpr int THREADS = WARPS_M * WARPS_N * 32;
   constexpr int BM = WARPS_M * 8 * TM, BN = WARPS_N * 32;  // TM rows of C per thread (8 or 16)
   constexpr int TM4 = TM / 4;
+  constexpr int BM_SHIFT = BM == 128 ? 7 : BM == 64 ? 6 : BM == 32 ? 5 : 0;
   constexpr int KS = KW * MM, WS = KW * NN;
   // The k-tile's kept rows are computed in KW / CW chunks of CW windows:
   // unrolled within a chunk, a rolled loop over the chunks.
@@ -165,7 +176,10 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // float4 along m), or with AROWS row-major (As[BM][KS + pad], filled by
   // 16-byte copies, read by one float per row). Both pitches are 4 mod 32:
   // the copies and the reads below hit distinct banks.
-  constexpr int APITCH = AROWS ? ((KS + 27) / 32) * 32 + 4 : BM + 4;
+  // SHIFTA (a k-major A, 16-byte copies of whole columns): the pitch BM,
+  // conflict-free for those copies and the float4 reads.
+  constexpr int APITCH = AROWS ? ((KS + 27) / 32) * 32 + 4 : SHIFTA && AKMAJOR ? BM : BM + 4;
+  static_assert(!SHIFTA || (!AROWS && (BM & (BM - 1)) == 0), "SHIFTA: a k-major tile of a power-of-two rows");
   static_assert(!(AROWS && PACK), "the packing kernels copy A's tile by columns");
   static_assert(!(AROWS && AKMAJOR), "a k-major A is staged k-major");
   constexpr int GT = BN >= LL ? BN / LL : 1;
@@ -441,6 +455,12 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   struct Row {
     float a0[TM], a1[TM], b[8];
   };
+  // Kept row index d's column of A's tile, in floats from its window's first.
+  // (SHIFTA only.)
+  auto columnOffset = [](int d) {
+    if constexpr (AKMAJOR) return d << BM_SHIFT;
+    else return tcc_nm_times_pitch<BM_SHIFT>(d);
+  };
   auto compute = [&](int stage, int slot, auto between) {
     const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
     const float* bs = Bs + stage * B_STAGE + col0;
@@ -470,7 +490,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         if (DNEXT_ON && uu == WS - 1) readNextIndices(slot + 1 == D_SLOTS ? 0 : slot + 1);
         constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
         const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
-        const float* a0p = window + d0 * COLUMN;
+        const float* a0p = window + (SHIFTA ? columnOffset(d0) : d0 * COLUMN);
         const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
         const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
         auto fragment = [&](const float* p, float* a) {
@@ -490,7 +510,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
 #pragma unroll
           for (int i = 0; i < TM; ++i) row.a1[i] = row.a0[i];
         } else {
-          fragment(window + d1 * COLUMN, row.a1);
+          fragment(window + (SHIFTA ? columnOffset(d1) : d1 * COLUMN), row.a1);
         }
         row.b[0] = b0.x, row.b[1] = b0.y, row.b[2] = b0.z, row.b[3] = b0.w;
         row.b[4] = b1.x, row.b[5] = b1.y, row.b[6] = b1.z, row.b[7] = b1.w;
@@ -550,7 +570,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         if (DNEXT_ON && uu == WS - 1) readNextIndices(slot + 1 == D_SLOTS ? 0 : slot + 1);
         constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
         const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
-        const float* a0p = window + d0 * COLUMN;
+        const float* a0p = window + (SHIFTA ? columnOffset(d0) : d0 * COLUMN);
         const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
         const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
         float a0[TM], a1[TM];
@@ -571,7 +591,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
 #pragma unroll
           for (int i = 0; i < TM; ++i) a1[i] = a0[i];
         } else {
-          fragment(window + d1 * COLUMN, a1);
+          fragment(window + (SHIFTA ? columnOffset(d1) : d1 * COLUMN), a1);
         }
         const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
@@ -946,8 +966,9 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
           << (tile.mbarriers ? "true" : "false") << ", " << (streamK ? "true" : "false") << ", "
           << (tile.spread ? "true" : "false") << ", " << (tile.dColumns ? "true" : "false") << ", "
           << (whole ? "true" : "false")
-          << (tile.dNext ? ", true" : aKMajor || tile.pipelined ? ", false" : "")
-          << (aKMajor ? ", true" : tile.pipelined ? ", false" : "") << (tile.pipelined ? ", true" : "")
+          << (tile.dNext ? ", true" : aKMajor || tile.pipelined || tile.shiftA ? ", false" : "")
+          << (aKMajor ? ", true" : tile.pipelined || tile.shiftA ? ", false" : "")
+          << (tile.pipelined ? ", true" : tile.shiftA ? ", false" : "") << (tile.shiftA ? ", true" : "")
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }

@@ -128,6 +128,11 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // other tiles there (round 18), 6-8% slower than tallwide_deep with A
       // row-major.
       {"tallwide_deep4", 1, 8, 16, false, 4, false, false, true, false, true, true, true},
+      // tallwide_deep, tallwide_deep4 and xwide_deep_mbar_pipe with A's
+      // columns found by shifts.
+      {"tallwide_deep_sh", 1, 8, 16, false, 2, false, false, true, false, true, true, false, true},
+      {"tallwide_deep4_sh", 1, 8, 16, false, 4, false, false, true, false, true, true, true, true},
+      {"xwide_deep_mbar_pipe_sh", 1, 16, 8, false, 2, false, true, false, true, false, true, false, true},
   };
   return tiles;
 }
