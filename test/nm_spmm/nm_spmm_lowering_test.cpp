@@ -52,24 +52,24 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
     EXPECT_NE(lowered.statements[0].decisions[0].find("is the N:M SpMM intrinsic (B nm(16,32,32), 50% sparse)"),
               std::string::npos)
         << lowered.statements[0].decisions[0];
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false, false, false, false, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false, false, false, false, false, false, false, false, false>"),
               std::string::npos);
     // The deep 16-row tile: two windows per k-tile, three stages (D's tile
     // sized for L = 32 leaves room for them), spread fills, D's tile a
     // k-tile ahead of A's and B''s, the kept rows' loads a row ahead (PIPE).
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false, false, true, false, true>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false, false, true, false, true, false>"),
               std::string::npos);
     // The mbarrier pipeline: four stages where they fit (two k-tiles ahead), else three.
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 4, false, false, 1, true, false, false, false, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 4, false, false, 1, true, false, false, false, false, false, false, false, false>"),
               std::string::npos);
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, false, true, false, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, false, true, false, false, false, false, false, false>"),
               std::string::npos);
     // Each mbarrier tile also has a stream-K kernel.
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, true, false, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, true, false, false, false, false, false, false>"),
               std::string::npos);
     EXPECT_NE(lowered.cudaKernels.find("_tallwide_deep_mbar_sk("), std::string::npos);
     // ... and one that takes whole tiles first (hybrid plans).
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, true, false, true>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, true, false, true, false, false, false, false>"),
               std::string::npos);
     EXPECT_NE(lowered.cudaKernels.find("_tallwide_deep_mbar_hy("), std::string::npos);
     EXPECT_EQ(lowered.cudaKernels.find("_packed"), std::string::npos);  // 50%: no packing
@@ -97,22 +97,23 @@ TEST(NmSpmmRecognition, AKMajorAIsTheIntrinsicWithItsOwnKernels) {
   EXPECT_NE(kernels.find("A k-major"), std::string::npos);
   // The deep 16-row tile (spread fills, D a k-tile ahead) and an 8-row one, k-major.
   EXPECT_NE(kernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false, "
-                         "false, true, true, true>"),
+                         "false, true, true, true, false>"),
             std::string::npos);
   EXPECT_NE(kernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false, false, false, false, "
-                         "false, false, true>"),
+                         "false, false, true, false, false>"),
             std::string::npos);
   EXPECT_NE(kernels.find("A[(long long)row * m + i]"), std::string::npos);  // the simple kernel
   // Row-major A: no kernel is instantiated k-major.
   Lowered rowMajor = lowerText(program(kDeclarations, "C(i, j) = A(i, k) * B(k, j)"));
   for (size_t at = rowMajor.cudaKernels.find("tcc_nm_spmm_tile<"); at != std::string::npos;
        at = rowMajor.cudaKernels.find("tcc_nm_spmm_tile<", at + 1)) {
-    // The 18th template argument, AKMAJOR, where it is printed.
+    // The 18th template argument, AKMAJOR.
     const size_t end = rowMajor.cudaKernels.find('>', at);
     std::stringstream arguments(rowMajor.cudaKernels.substr(at + 17, end - at - 17));
     std::vector<std::string> values;
     for (std::string value; std::getline(arguments, value, ',');) values.push_back(value);
-    if (values.size() > 17) EXPECT_EQ(values[17], " false") << rowMajor.cudaKernels.substr(at, end - at + 1);
+    ASSERT_GT(values.size(), 17u);
+    EXPECT_EQ(values[17], " false") << rowMajor.cudaKernels.substr(at, end - at + 1);
   }
   EXPECT_NE(rowMajor.cudaKernels.find("A[(long long)i * k + row]"), std::string::npos);
   // 87.5%, where the 64 x 512 tiles fit: the k-major one stays, the row-major one goes.

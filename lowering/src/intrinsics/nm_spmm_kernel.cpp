@@ -956,19 +956,16 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
       // 8 x 8 per thread: at most 128 registers, two 256-thread CTAs per SM;
       // 16 x 8: up to 255 registers, one CTA.
       int registers = tile.threadRows == 8 ? 128 : 255;
+      // Every template argument printed, in the template's order.
+      auto flag = [](bool on) { return on ? "true" : "false"; };
       out << "extern \"C\" __global__ void __launch_bounds__(" << tile.threads() << ", "
           << std::max(1, 65536 / (tile.threads() * registers)) << ") " << prefix << "_" << tile.name
           << (packed ? "_packed" : whole ? "_hy" : streamK ? "_sk" : "") << parameters << " {\n  tcc_nm_spmm_tile<"
-          << tile.warpsM << ", "
-          << tile.warpsN << ", " << tile.threadRows << ", " << N << ", " << M
-          << ", " << L << ", " << windows << ", " << nmSpmmStages(tile, N, M, L, packed) << ", "
-          << (packed ? "true" : "false") << ", " << (tile.rowMajorA ? "true" : "false") << ", " << chunk << ", "
-          << (tile.mbarriers ? "true" : "false") << ", " << (streamK ? "true" : "false") << ", "
-          << (tile.spread ? "true" : "false") << ", " << (tile.dColumns ? "true" : "false") << ", "
-          << (whole ? "true" : "false")
-          << (tile.dNext ? ", true" : aKMajor || tile.pipelined || tile.shiftA ? ", false" : "")
-          << (aKMajor ? ", true" : tile.pipelined || tile.shiftA ? ", false" : "")
-          << (tile.pipelined ? ", true" : tile.shiftA ? ", false" : "") << (tile.shiftA ? ", true" : "")
+          << tile.warpsM << ", " << tile.warpsN << ", " << tile.threadRows << ", " << N << ", " << M << ", " << L
+          << ", " << windows << ", " << nmSpmmStages(tile, N, M, L, packed) << ", " << flag(packed) << ", "
+          << flag(tile.rowMajorA) << ", " << chunk << ", " << flag(tile.mbarriers) << ", " << flag(streamK) << ", "
+          << flag(tile.spread) << ", " << flag(tile.dColumns) << ", " << flag(whole) << ", " << flag(tile.dNext) << ", "
+          << flag(aKMajor) << ", " << flag(tile.pipelined) << ", " << flag(tile.shiftA)
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }
