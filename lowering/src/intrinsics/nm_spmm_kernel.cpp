@@ -108,13 +108,6 @@ __device__ __forceinline__ void tcc_nm_cp_async4_if(unsigned shared, const void*
       "}\n" ::"r"(shared),
       "l"(global), "r"((int)on));
 }
-// d * (2^SHIFT + 4) by two shifts and an add (kept from the FMA pipe).
-template <int SHIFT>
-__device__ __forceinline__ int tcc_nm_times_pitch(int d) {
-  int out;
-  asm("{\n.reg .b32 t;\nshl.b32 t, %1, %2;\nshl.b32 %0, %1, 2;\nadd.s32 %0, %0, t;\n}" : "=r"(out) : "r"(d), "n"(SHIFT));
-  return out;
-}
 // Adds a float4 into C atomically (one vector reduction, sm_90).
 __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, float z, float w) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(out), "f"(x), "f"(y), "f"(z), "f"(w)
@@ -150,9 +143,9 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // PIPE: the kept rows' shared-memory loads written a row ahead of the
 // multiply-adds (row r + 1's fragments loaded before row r's FMAs), so that
 // ptxas keeps that order whatever registers it would otherwise give them.
-// SHIFTA: a kept row's column of A's k-major tile found by shifts (d * BM
-// with a k-major A, whose tile then has the pitch BM; else d * BM + d * 4
-// by two shifts and an add), not by a multiply-add on the FMA pipe.
+// SHIFTA (with AKMAJOR): A's k-major tile has the pitch BM (a power of two),
+// so a kept row's column of it, d * BM, is a shift instead of a multiply-add
+// on the FMA pipe.
 // AKMAJOR: A is stored k-major in global memory (A(i, kk) at kk * m + i),
 // so each column of A's k-major shared tile is BM consecutive floats of
 // one column of A, copied by 16 bytes (4-byte copies where m is not a
@@ -178,8 +171,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // the copies and the reads below hit distinct banks.
   // SHIFTA (a k-major A, 16-byte copies of whole columns): the pitch BM,
   // conflict-free for those copies and the float4 reads.
-  constexpr int APITCH = AROWS ? ((KS + 27) / 32) * 32 + 4 : SHIFTA && AKMAJOR ? BM : BM + 4;
-  static_assert(!SHIFTA || (!AROWS && (BM & (BM - 1)) == 0), "SHIFTA: a k-major tile of a power-of-two rows");
+  constexpr int APITCH = AROWS ? ((KS + 27) / 32) * 32 + 4 : SHIFTA ? BM : BM + 4;
+  static_assert(!SHIFTA || (AKMAJOR && (BM & (BM - 1)) == 0), "SHIFTA: a k-major A, a tile of a power-of-two rows");
   static_assert(!(AROWS && PACK), "the packing kernels copy A's tile by columns");
   static_assert(!(AROWS && AKMAJOR), "a k-major A is staged k-major");
   constexpr int GT = BN >= LL ? BN / LL : 1;
@@ -457,10 +450,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   };
   // Kept row index d's column of A's tile, in floats from its window's first.
   // (SHIFTA only.)
-  auto columnOffset = [](int d) {
-    if constexpr (AKMAJOR) return d << BM_SHIFT;
-    else return tcc_nm_times_pitch<BM_SHIFT>(d);
-  };
+  auto columnOffset = [](int d) { return d << BM_SHIFT; };
   auto compute = [&](int stage, int slot, auto between) {
     const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
     const float* bs = Bs + stage * B_STAGE + col0;

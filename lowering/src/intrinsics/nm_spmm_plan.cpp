@@ -123,16 +123,13 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // some shapes, slower on others: the autotuner measures both).
       {"xwide_deep_mbar_pipe", 1, 16, 8, false, 2, false, true, false, true, false, true},
       {"xwide_rows_deep_mbar_pipe", 1, 16, 8, true, 2, false, true, false, true, false, true},
-      // tallwide_deep with k-tiles of twice its windows (32 kept rows per
-      // barrier at 75%; two stages), for a k-major A: 4-11% faster than the
-      // other tiles there (round 18), 6-8% slower than tallwide_deep with A
-      // row-major.
-      {"tallwide_deep4", 1, 8, 16, false, 4, false, false, true, false, true, true, true},
-      // tallwide_deep, tallwide_deep4 and xwide_deep_mbar_pipe with A's
-      // columns found by shifts.
-      {"tallwide_deep_sh", 1, 8, 16, false, 2, false, false, true, false, true, true, false, true},
-      {"tallwide_deep4_sh", 1, 8, 16, false, 4, false, false, true, false, true, true, true, true},
-      {"xwide_deep_mbar_pipe_sh", 1, 16, 8, false, 2, false, true, false, true, false, true, false, true},
+      // For a k-major A only (their row-major builds measured slower), with
+      // A's tile at the pitch of its rows and a kept row's column found by a
+      // shift instead of a multiply-add on the FMA pipe: tallwide_deep with
+      // k-tiles of twice its windows (32 kept rows per barrier at 75%, two
+      // stages), and xwide_deep_mbar_pipe (rounds 18-20).
+      {"tallwide_deep4", 1, 8, 16, false, 4, false, false, true, false, true, true, true, true},
+      {"xwide_deep_mbar_pipe_sh", 1, 16, 8, false, 2, false, true, false, true, false, true, true, true},
   };
   return tiles;
 }

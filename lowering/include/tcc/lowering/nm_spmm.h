@@ -58,8 +58,9 @@ struct NmSpmmTile {
   // Planned only for a k-major A (its row-major build measured slower than
   // the other tiles).
   bool kMajorAOnly = false;
-  // A kept row's column of A's tile found by shifts, not a multiply-add
-  // (with a k-major A, A's tile has the pitch of its rows).
+  // (kMajorAOnly tiles) A's k-major tile at the pitch of its rows, a power
+  // of two, so that a kept row's column of it is a shift, not a multiply-add
+  // on the FMA pipe.
   bool shiftA = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
