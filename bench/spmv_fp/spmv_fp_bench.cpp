@@ -9,8 +9,9 @@
 // --scale-ups replaces the five out-of-cache Kronecker scale-ups with those named.
 //
 // --kernel ttv measures tensor-times-vector A(i,j) = B(i,j,k) * c(k) (B CSF,
-// A dense) the same way, one thread, on the same matrices with their rows
-// folded into B's first two modes (B(r / 8, r % 8, c) = M(r, c): every
+// A dense) the same way (with --threads, B's first mode shared among them
+// as SpMV's rows are), on the same matrices with their rows folded into B's
+// first two modes (B(r / 8, r % 8, c) = M(r, c): every
 // fibre along k is a row of M), against TACO's loop for that statement.
 //
 // --backend picks how tcc's kernels (and the triad) are compiled: the
@@ -67,11 +68,12 @@ extern "C" void taco_spmv(int A1_dimension, const long long* A2_pos, const int* 
 using TacoSpmv = void (*)(int, const long long*, const int*, const double*, const double*, double*);
 
 // TACO's compute loop for A(i,j) = B(i,j,k) * c(k), B CSF and A dense, as
-// above. One thread only.
+// above; with threads, its loop over i gets the same schedule.
 const char* const kTacoStyleTtv = R"(
 extern "C" void taco_ttv(int A2_dimension, const long long* B1_pos, const int* B1_crd, const long long* B2_pos,
                          const int* B2_crd, const long long* B3_pos, const int* B3_crd, const double* B_vals,
                          const double* c_vals, double* A_vals) {
+  #pragma omp parallel for schedule(dynamic, 16)
   for (long long iB = B1_pos[0]; iB < B1_pos[1]; iB++) {
     int i = B1_crd[iB];
     for (long long jB = B2_pos[iB]; jB < B2_pos[(iB + 1)]; jB++) {
@@ -278,10 +280,6 @@ int main(int argc, char** argv) {
                    "                         [--scale-ups BIG:SMALL,...] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
-  }
-  if (ttv && threads > 1) {
-    std::cerr << "tcc_spmv_fp_bench: --kernel ttv runs on one thread only\n";
-    return 2;
   }
   if (matrices.empty())
     matrices = {"bcsstk16", "bayer10", "bcsstk13", "dnn_n1024_l1", "Franz6_id1959_aug", "mbeacxc",

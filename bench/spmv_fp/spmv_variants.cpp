@@ -573,6 +573,117 @@ ACC4_PF_HINT(acc4_pf512_t0, 512, 3)
 ACC4_PF_HINT(acc4_pf512_t1, 512, 2)
 ACC4_PF_HINT(acc4_pf768_t1, 768, 2)
 ACC4_PF_HINT(acc4_pf512_t2, 512, 1)
+// The printed streaming row (GCC on Intel: rows of >= 8 entries in strips
+// of 32 prefetching 512 ahead, shorter rows as partial sums prefetching 512
+// ahead into L2) under other ways of sharing the rows among threads
+// (sched_*; with one thread all run the rows in order).
+#define PRINTED_ROW(i)                                                                                                \
+  {                                                                                                                   \
+    double t = 0.0;                                                                                                   \
+    long long end = pos[(i) + 1];                                                                                     \
+    long long p = pos[i];                                                                                             \
+    if (end - p >= 8) {                                                                                               \
+      for (; p + 32 <= end;) {                                                                                        \
+        for (unsigned long b = 0; b < 32 * 4; b += 64)                                                                \
+          __builtin_prefetch((const void*)((unsigned long)(crd + p) + 512 * 4 + b));                                  \
+        for (unsigned long b = 0; b < 32 * 8; b += 64)                                                                \
+          __builtin_prefetch((const void*)((unsigned long)(vals + p) + 512 * 8 + b));                                 \
+        const long long strip = p + 32;                                                                               \
+        for (; p < strip; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }                  \
+      }                                                                                                               \
+      for (; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }                      \
+    } else {                                                                                                          \
+      if (p + 4 <= end) {                                                                                             \
+        double t1 = 0.0, t2 = 0.0, t3 = 0.0;                                                                          \
+        for (; p + 4 <= end; p += 4) {                                                                                \
+          __builtin_prefetch((const void*)((unsigned long)(crd + p) + 512 * 4), 0, 2);                                \
+          __builtin_prefetch((const void*)((unsigned long)(vals + p) + 512 * 8), 0, 2);                               \
+          int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q];                                            \
+          __asm__("" ::: "memory");                                                                                   \
+          int j_1 = crd[p + 1]; long long q_1 = (long long)j_1; t1 += vals[p + 1] * x[q_1];                           \
+          __asm__("" ::: "memory");                                                                                   \
+          int j_2 = crd[p + 2]; long long q_2 = (long long)j_2; t2 += vals[p + 2] * x[q_2];                           \
+          __asm__("" ::: "memory");                                                                                   \
+          int j_3 = crd[p + 3]; long long q_3 = (long long)j_3; t3 += vals[p + 3] * x[q_3];                           \
+        }                                                                                                             \
+        t = (t + t1) + (t2 + t3);                                                                                     \
+      }                                                                                                               \
+      for (; p < end; p++) { __asm__(""); int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }         \
+    }                                                                                                                 \
+    y[i] = t;                                                                                                         \
+  }
+#define SCHED_ARGS int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y
+// What parallelize(i, CPUThread, NoRaces) prints today: chunks of 16 rows.
+extern "C" ASSOC void sched_dyn16(SCHED_ARGS) {
+  _Pragma("omp parallel for schedule(dynamic, 16)") for (int i = 0; i < n; i++) PRINTED_ROW(i)
+}
+// Chunks of about ENTRIES stored entries (rows * ENTRIES / nnz rows, at
+// least 16): as many chunks to hand out whatever the rows' length.
+#define SCHED_DYN_ENTRIES(NAME, ENTRIES)                                                                              \
+extern "C" ASSOC void NAME(SCHED_ARGS) {                                                                              \
+  const long long stored = pos[n] > 0 ? pos[n] : 1;                                                                   \
+  const long long want = (long long)n * ENTRIES / stored;                                                             \
+  const int chunk = want > 16 ? (want < 65536 ? (int)want : 65536) : 16;                                              \
+  _Pragma("omp parallel for schedule(dynamic, chunk)") for (int i = 0; i < n; i++) PRINTED_ROW(i)                     \
+}
+SCHED_DYN_ENTRIES(sched_dyn_e2k, 2048)
+SCHED_DYN_ENTRIES(sched_dyn_e8k, 8192)
+SCHED_DYN_ENTRIES(sched_dyn_e32k, 32768)
+// Equal numbers of rows per thread, one range each.
+extern "C" ASSOC void sched_static(SCHED_ARGS) {
+  _Pragma("omp parallel for schedule(static)") for (int i = 0; i < n; i++) PRINTED_ROW(i)
+}
+#ifdef _OPENMP
+extern "C" int omp_get_thread_num(void);
+extern "C" int omp_get_num_threads(void);
+#endif
+// The first row whose entries start at or after `target`.
+static inline int sched_row_at(const long long* pos, int n, long long target) {
+  int low = 0, high = n;
+  while (low < high) {
+    int middle = low + (high - low) / 2;
+    if (pos[middle] < target) low = middle + 1; else high = middle;
+  }
+  return low;
+}
+// One range of rows per thread holding about equal numbers of entries.
+extern "C" ASSOC void sched_nnz(SCHED_ARGS) {
+  _Pragma("omp parallel") {
+    int thread = 0, threads = 1;
+#ifdef _OPENMP
+    thread = omp_get_thread_num(), threads = omp_get_num_threads();
+#endif
+    const long long stored = pos[n];
+    const int first = thread == 0 ? 0 : sched_row_at(pos, n, stored * thread / threads);
+    const int last = thread == threads - 1 ? n : sched_row_at(pos, n, stored * (thread + 1) / threads);
+    for (int i = first; i < last; i++) PRINTED_ROW(i)
+  }
+}
+// Ranges of about equal numbers of entries, PER a thread, handed out in
+// order (a thread that falls behind takes fewer).
+#define SCHED_NNZ_DYN(NAME, PER)                                                                                      \
+extern "C" ASSOC void NAME(SCHED_ARGS) {                                                                              \
+  int threads = 1;                                                                                                    \
+  _Pragma("omp parallel") {                                                                                           \
+    _Pragma("omp single") threads = sched_threads();                                                                  \
+  }                                                                                                                   \
+  const int parts = threads * PER;                                                                                    \
+  const long long stored = pos[n];                                                                                    \
+  _Pragma("omp parallel for schedule(dynamic, 1)") for (int part = 0; part < parts; part++) {                        \
+    const int first = part == 0 ? 0 : sched_row_at(pos, n, stored * part / parts);                                    \
+    const int last = part == parts - 1 ? n : sched_row_at(pos, n, stored * (part + 1) / parts);                       \
+    for (int i = first; i < last; i++) PRINTED_ROW(i)                                                                 \
+  }                                                                                                                   \
+}
+static inline int sched_threads() {
+#ifdef _OPENMP
+  return omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
+SCHED_NNZ_DYN(sched_nnz_dyn4, 4)
+SCHED_NNZ_DYN(sched_nnz_dyn16, 16)
 // --probes: the matrix's streams alone (crd and vals, no x), reassociated
 // so that the sum's latency does not bound it.
 extern "C" ASSOC void stream_only(int n, const long long* pos, const int* crd, const double* vals, const double*,
@@ -597,7 +708,8 @@ const std::vector<std::string> kVariantNames = {
     "hyb16_seqadd8", "hyb8_seqadd", "hyb8_masked", "hyb16_masked", "hyb8_masked_seq3", "hyb8_masked_seq4", "strip32_d256",
     "strip32_d512", "strip64_d512", "strip16_d256", "strip32_d256_nta", "strip32_d512_nta", "strip32_d1024_nta",
     "strip32_d256_t1", "strip32_d512_t1", "acc4_pf256_t0", "acc4_pf512_t0", "acc4_pf512_t1", "acc4_pf768_t1",
-    "acc4_pf512_t2"};
+    "acc4_pf512_t2", "sched_dyn16", "sched_dyn_e2k", "sched_dyn_e8k", "sched_dyn_e32k", "sched_static", "sched_nnz",
+    "sched_nnz_dyn4", "sched_nnz_dyn16"};
 
 // The column of the kernel tcc prints (SpMV in fast mode).
 const char* const kPrintedName = "tcc_fast";
