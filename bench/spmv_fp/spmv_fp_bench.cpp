@@ -3,10 +3,16 @@
 // compiles it (the system compiler, -O3 -ffast-math; here also
 // -march=native, as tcc's kernels get).
 //
-//   tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only | --out-of-cache-only] [--threads T]
+//   tcc_spmv_fp_bench [--repeat N] [--rounds R] [--block B] [--in-cache-only | --out-of-cache-only] [--threads T]
 //                     [--backend system|clang] [--kernel spmv|ttv] [--scale-ups BIG:SMALL,...] [MATRIX ...]
 //
 // --scale-ups replaces the five out-of-cache Kronecker scale-ups with those named.
+//
+// --block B times B calls of each kernel in a row before the next kernel's
+// (default 1: one call of each in turn). Kernels of a few microseconds in
+// cache run faster back to back than between two others (the branch
+// predictor and the caches keep their state); B > 1 times each in its own
+// steady state and still spreads changes in the load over all three.
 //
 // --kernel ttv measures tensor-times-vector A(i,j) = B(i,j,k) * c(k) (B CSF,
 // A dense) the same way (with --threads, B's first mode shared among them
@@ -148,7 +154,7 @@ double fastThroughRun(const tcc::rt::Coo& coo, const tcc::Kernel& fast, int repe
 // Every variant writes into the same output, allocated once, and only the
 // call is timed; `row` comes with its name, sizes and bytes.
 void measure(Row& row, tcc_tensor** pointers, const double* out, size_t outSize, Entry strict, Entry fast,
-             const std::function<void()>& taco, int repeat, int rounds) {
+             const std::function<void()>& taco, int repeat, int rounds, int block) {
   auto result = [&] { return std::vector<double>(out, out + outSize); };
   if (strict(pointers) != 0 || fast(pointers) != 0) throw std::runtime_error("kernel failed");
   strict(pointers);
@@ -158,13 +164,14 @@ void measure(Row& row, tcc_tensor** pointers, const double* out, size_t outSize,
   taco();
   row.tacoDifference = relativeDifference(result(), strictOut);
   std::vector<double> strictSamples, fastSamples, tacoSamples;
-  // Round robin, one call of each in turn: a change in the machine's load
-  // falls on all three alike.
+  // Round robin, `block` calls of each in turn: a change in the machine's
+  // load falls on all three alike.
   for (int round = 0; round < rounds; ++round)
-    for (int r = 0; r < repeat; ++r) {
-      strictSamples.push_back(seconds([&] { strict(pointers); }));
-      fastSamples.push_back(seconds([&] { fast(pointers); }));
-      tacoSamples.push_back(seconds(taco));
+    for (int r = 0; r < repeat; r += block) {
+      const int calls = std::min(block, repeat - r);
+      for (int k = 0; k < calls; ++k) strictSamples.push_back(seconds([&] { strict(pointers); }));
+      for (int k = 0; k < calls; ++k) fastSamples.push_back(seconds([&] { fast(pointers); }));
+      for (int k = 0; k < calls; ++k) tacoSamples.push_back(seconds(taco));
     }
   row.strict = median(strictSamples);
   row.fast = median(fastSamples);
@@ -185,7 +192,7 @@ tcc::rt::Coo foldedRows(const tcc::rt::Coo& matrix) {
 }
 
 Row measureTtv(const std::string& name, const tcc::rt::Coo& matrix, Entry strict, Entry fast, TacoTtv taco,
-               int repeat, int rounds) {
+               int repeat, int rounds, int block) {
   tcc::rt::Coo coo = foldedRows(matrix);
   tcc::Tensor B = tcc::rt::pack(coo, tcc::toRuntimeFormat(tcc::Format::csf(3)));
   tcc::Tensor c = tcc::rt::pack(tcc::rt::randomUniform({coo.dims[2]}, 1.0, 7),
@@ -211,12 +218,12 @@ Row measureTtv(const std::string& name, const tcc::rt::Coo& matrix, Entry strict
             taco(j, level(0), b.levels[0].crd, level(1), b.levels[1].crd, level(2), b.levels[2].crd, vals, cVals,
                  aVals);
           },
-          repeat, rounds);
+          repeat, rounds, block);
   return row;
 }
 
 Row measureDirect(const std::string& name, const tcc::rt::Coo& coo, Entry strict, Entry fast, TacoSpmv taco,
-                  int repeat, int rounds) {
+                  int repeat, int rounds, int block) {
   tcc::Tensor A = tcc::rt::pack(coo, tcc::toRuntimeFormat(tcc::Format::csr()));
   tcc::Tensor x = tcc::rt::pack(tcc::rt::randomUniform({coo.dims[1]}, 1.0, 7),
                                 tcc::toRuntimeFormat(tcc::Format::denseOfOrder(1)));
@@ -231,7 +238,7 @@ Row measureDirect(const std::string& name, const tcc::rt::Coo& coo, Entry strict
   Row row{name, coo.dims[0], static_cast<int64_t>(coo.nnz())};
   row.bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
   measure(row, pointers, yVals, size_t(coo.dims[0]), strict, fast,
-          [&] { taco(coo.dims[0], pos, crd, vals, xVals, yVals); }, repeat, rounds);
+          [&] { taco(coo.dims[0], pos, crd, vals, xVals, yVals); }, repeat, rounds, block);
   return row;
 }
 
@@ -239,7 +246,7 @@ Row measureDirect(const std::string& name, const tcc::rt::Coo& coo, Entry strict
 }  // namespace
 
 int main(int argc, char** argv) {
-  int repeat = 20, rounds = 3;
+  int repeat = 20, rounds = 3, block = 1;
   bool inCacheOnly = false, outOfCacheOnly = false;
   int threads = 1;
   std::vector<std::pair<std::string, std::string>> scaleUps = {
@@ -252,6 +259,7 @@ int main(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--block" && i + 1 < argc) block = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--in-cache-only") inCacheOnly = true;
     else if (arg == "--out-of-cache-only") outOfCacheOnly = true;
     else if (arg == "--scale-ups" && i + 1 < argc) {
@@ -275,7 +283,7 @@ int main(int argc, char** argv) {
       backend = argv[++i] == std::string("system") ? tcc::jit::Backend::SystemCompiler
                                                    : tcc::jit::Backend::ClangInterpreter;
     else if (arg.rfind("--", 0) == 0) {
-      std::cerr << "usage: tcc_spmv_fp_bench [--repeat N] [--rounds R] [--in-cache-only | --out-of-cache-only]\n"
+      std::cerr << "usage: tcc_spmv_fp_bench [--repeat N] [--rounds R] [--block B] [--in-cache-only | --out-of-cache-only]\n"
                    "                         [--threads T] [--backend system|clang] [--kernel spmv|ttv]\n"
                    "                         [--scale-ups BIG:SMALL,...] [MATRIX ...]\n";
       return 2;
@@ -302,9 +310,9 @@ int main(int argc, char** argv) {
   auto tacoModule = tcc::jit::compile(ttv ? kTacoStyleTtv : kTacoStyleSpmv, tacoFlags);
   auto run = [&](const std::string& name, const tcc::rt::Coo& coo, int reps) {
     return ttv ? measureTtv(name, coo, strict.entryPoint(0), fast.entryPoint(0),
-                            tacoModule->function<TacoTtv>("taco_ttv"), reps, rounds)
+                            tacoModule->function<TacoTtv>("taco_ttv"), reps, rounds, block)
                : measureDirect(name, coo, strict.entryPoint(0), fast.entryPoint(0),
-                               tacoModule->function<TacoSpmv>("taco_spmv"), reps, rounds);
+                               tacoModule->function<TacoSpmv>("taco_spmv"), reps, rounds, block);
   };
   const char* kernelName = ttv ? "TTV, A(i,j) = B(i,j,k) * c(k), B the matrix's rows folded: B(r/8, r%8, c)" : "SpMV";
   const char* rowsName = ttv ? "fibres" : "rows";

@@ -573,6 +573,45 @@ ACC4_PF_HINT(acc4_pf512_t0, 512, 3)
 ACC4_PF_HINT(acc4_pf512_t1, 512, 2)
 ACC4_PF_HINT(acc4_pf768_t1, 768, 2)
 ACC4_PF_HINT(acc4_pf512_t2, 512, 1)
+// In cache, rows of >= 8 entries as the attribute's vectorized loop (as
+// hyb8_seq); a shorter one as GCC runs the tail of its own loop: four
+// entries at once if it holds four, then the 0-3 left unrolled, no loop
+// (BARRIER: an empty asm statement between the four products, which keeps
+// them scalar).
+#define HYB8_BLOCK4(NAME, BARRIER)                                                                                    \
+extern "C" ASSOC void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  ROWS {                                                                                                              \
+    double t = 0.0;                                                                                                   \
+    long long end = pos[i + 1];                                                                                       \
+    long long p = pos[i];                                                                                             \
+    if (end - p >= 8) {                                                                                               \
+      REASSOC                                                                                                         \
+      for (; p < end; p++) { int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }                      \
+    } else {                                                                                                          \
+      if (end - p >= 4) {                                                                                             \
+        double t0 = vals[p] * x[(long long)crd[p]];                                                                   \
+        if (BARRIER) __asm__("" ::: "memory");                                                                        \
+        double t1 = vals[p + 1] * x[(long long)crd[p + 1]];                                                           \
+        if (BARRIER) __asm__("" ::: "memory");                                                                        \
+        double t2 = vals[p + 2] * x[(long long)crd[p + 2]];                                                           \
+        if (BARRIER) __asm__("" ::: "memory");                                                                        \
+        double t3 = vals[p + 3] * x[(long long)crd[p + 3]];                                                           \
+        t = (t0 + t1) + (t2 + t3);                                                                                    \
+        p += 4;                                                                                                       \
+      }                                                                                                               \
+      if (p < end) {                                                                                                  \
+        t += vals[p] * x[(long long)crd[p]];                                                                          \
+        if (p + 1 < end) {                                                                                            \
+          t += vals[p + 1] * x[(long long)crd[p + 1]];                                                                \
+          if (p + 2 < end) t += vals[p + 2] * x[(long long)crd[p + 2]];                                               \
+        }                                                                                                             \
+      }                                                                                                               \
+    }                                                                                                                 \
+    y[i] = t;                                                                                                         \
+  }                                                                                                                   \
+}
+HYB8_BLOCK4(hyb8_blk4, 0)
+HYB8_BLOCK4(hyb8_blk4_asm, 1)
 // The printed streaming row (GCC on Intel: rows of >= 8 entries in strips
 // of 32 prefetching 512 ahead, shorter rows as partial sums prefetching 512
 // ahead into L2) under other ways of sharing the rows among threads
@@ -629,6 +668,7 @@ extern "C" ASSOC void NAME(SCHED_ARGS) {                                        
 SCHED_DYN_ENTRIES(sched_dyn_e2k, 2048)
 SCHED_DYN_ENTRIES(sched_dyn_e8k, 8192)
 SCHED_DYN_ENTRIES(sched_dyn_e32k, 32768)
+SCHED_DYN_ENTRIES(sched_dyn_e128k, 131072)
 // Equal numbers of rows per thread, one range each.
 extern "C" ASSOC void sched_static(SCHED_ARGS) {
   _Pragma("omp parallel for schedule(static)") for (int i = 0; i < n; i++) PRINTED_ROW(i)
@@ -709,7 +749,7 @@ const std::vector<std::string> kVariantNames = {
     "strip32_d512", "strip64_d512", "strip16_d256", "strip32_d256_nta", "strip32_d512_nta", "strip32_d1024_nta",
     "strip32_d256_t1", "strip32_d512_t1", "acc4_pf256_t0", "acc4_pf512_t0", "acc4_pf512_t1", "acc4_pf768_t1",
     "acc4_pf512_t2", "sched_dyn16", "sched_dyn_e2k", "sched_dyn_e8k", "sched_dyn_e32k", "sched_static", "sched_nnz",
-    "sched_nnz_dyn4", "sched_nnz_dyn16"};
+    "sched_nnz_dyn4", "sched_nnz_dyn16", "sched_dyn_e128k", "hyb8_blk4", "hyb8_blk4_asm"};
 
 // The column of the kernel tcc prints (SpMV in fast mode).
 const char* const kPrintedName = "tcc_fast";

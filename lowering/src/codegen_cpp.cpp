@@ -27,6 +27,7 @@ class CppPrinter : public CLikePrinter {
 
   void printFunction(const Function& function) {
     vectorizesGatherSums_ = floatingPoint_ == FloatingPointMode::Fast && gatherSumsAloneNeedReassociation(function);
+    inputValues_ = inputValuesSum(function);
     if (vectorizesGatherSums_) {
       // Through GCC the body is printed twice, as two functions: one with
       // the reassociated row loops for inputs that fit in cache, which the
@@ -364,10 +365,11 @@ class CppPrinter : public CLikePrinter {
       throw std::runtime_error("the C++ backend cannot print a loop mapped to GPU " + std::string(toString(op->loopKind)) +
                                "s; compile for the cuda target");
     if (op->loopKind == LoopKind::Parallel) {
+      std::string chunk = std::to_string(op->parallelChunk ? op->parallelChunk : 16);
+      if (!op->parallelChunk && chunksByValues(op)) chunk = printChunkByValues(op);
       indent();
       out_ << (insideStreamingRegion_ ? "#pragma omp for" : "#pragma omp parallel for") << " schedule(dynamic, "
-           << (op->parallelChunk ? op->parallelChunk : 16) << ")" << reductionClauses(op)
-           << (insideStreamingRegion_ ? " nowait" : "") << "\n";
+           << chunk << ")" << reductionClauses(op) << (insideStreamingRegion_ ? " nowait" : "") << "\n";
     } else if (op->loopKind == LoopKind::Vectorized) {
       indent();
       out_ << "#pragma omp simd" << reductionClauses(op) << "\n";
@@ -899,26 +901,76 @@ class CppPrinter : public CLikePrinter {
   // GCC for inputs in cache (see kShortestGatherVector and
   // kStreamingValues): a row of kShortestGatherVector or more entries as
   // one loop GCC may reassociate and vectorize (by the function's
-  // attribute), a shorter one in order: one loop exit to
-  // predict, no partial sums to set up and add. Through GCC on the Xeon
-  // host, in cache: 1.09x the TACO-style loop with vectorized rows from 8
-  // entries, 1.02x from 16, 1.01x for the rule before (rows from 16
-  // vectorized, shorter ones as partial sums with their prefetch), 0.91x for
-  // partial sums on every row. Keeping each term apart from its add (an
-  // add's latency on the chain instead of an FMA's) gained 6% there but cost
-  // 20-30% on short TTV fibres on the 2-core VM (GCC spilled around it).
+  // attribute), a shorter one as four entries at once, each term apart
+  // (printShortRow). Through GCC on the Xeon host, in cache: 1.09x the
+  // TACO-style loop with vectorized rows from 8 entries, 1.02x from 16,
+  // 1.01x for the rule before (rows from 16 vectorized, shorter ones as
+  // partial sums with their prefetch), 0.91x for partial sums on every row.
   void printReassociatedRowLoops(const For* op, const std::string& var, const std::string& end) {
     indent();
     out_ << "// fp fast: a row of " << kShortestGatherVector
-         << " or more entries as one loop the compiler vectorizes, a shorter one in order\n";
+         << " or more entries as one loop the compiler vectorizes, a shorter one without a loop\n";
     indent();
     out_ << "if (" << isLongRow(var, end) << ") {\n";
     nested([&] { printPlainRowLoop(op, var, end, false); });
     indent();
     out_ << "} else {\n";
-    nested([&] { printPlainRowLoop(op, var, end, true); });
+    nested([&] { printShortRow(op, var, end); });
     indent();
     out_ << "}\n";
+  }
+
+  // A row of fewer than 2 * kPartialSums entries, as GCC runs the tail of
+  // its own vectorized loop: kPartialSums entries at once if it holds as
+  // many (one step of the partial sums: each term into a sum of its own,
+  // an empty asm statement between them keeping them scalar), then the
+  // rest (at most kPartialSums - 1) unrolled, one test each, no loop. A loop
+  // over the entries in order mispredicted its exit on rows whose lengths
+  // vary and chained every entry's FMA on the last: on the Xeon host, in
+  // cache, rows of 3-8 entries (adder_dcop_05, bcspwr10) ran 0.77-0.81x the
+  // TACO-style loop in order (round 18); on the 2-core VM (GCC 12) the
+  // hand-written twin (tcc_spmv_variants' hyb8_blk4_asm) ran 1.31x the
+  // TACO-style loop against 1.19x in order (cryg2500, watt_2, adder_dcop_05,
+  // bcspwr10, jagmesh7: 1.19-1.31 against 0.98-1.08).
+  void printShortRow(const For* op, const std::string& var, const std::string& end) {
+    static_assert(kShortestGatherVector == 2 * kPartialSums, "after one step of the partial sums, at most 3 are left");
+    const std::vector<std::string> sums = simdSumReductions(op);
+    const std::vector<std::string> declared = declaredInBody(op);
+    std::vector<std::string> renamed = declared;
+    renamed.insert(renamed.end(), sums.begin(), sums.end());
+    indent();
+    out_ << "if (" << end << " - " << var << " >= " << kPartialSums << ") {\n";
+    nested([&] {
+      for (const std::string& sum : sums) {
+        indent();
+        out_ << cTypeName(sumType(op, sum));
+        for (int copy = 1; copy < kPartialSums; ++copy)
+          out_ << (copy > 1 ? ", " : " ") << copyName(sum, copy) << " = 0";
+        out_ << ";\n";
+      }
+      for (int copy = 0; copy < kPartialSums; ++copy) unrolledCopy(op, copy, renamed).accept(*this);
+      for (const std::string& sum : sums) {
+        indent();
+        out_ << sum << " = (" << sum << " + " << copyName(sum, 1) << ") + (" << copyName(sum, 2) << " + "
+             << copyName(sum, 3) << ");\n";
+      }
+      indent();
+      out_ << var << " += " << kPartialSums << ";\n";
+    });
+    indent();
+    out_ << "}\n";
+    // The rest, in order, each entry's test inside the one before.
+    for (int copy = 0; copy < kPartialSums - 1; ++copy) {
+      indent();
+      out_ << "if (" << var << (copy ? " + " + std::to_string(copy) : "") << " < " << end << ") {\n";
+      ++depth_;
+      unrolledCopy(op, copy, declared).accept(*this);
+    }
+    for (int copy = kPartialSums - 2; copy >= 0; --copy) {
+      --depth_;
+      indent();
+      out_ << "}\n";
+    }
   }
 
   // Streaming inputs (see kStreamingValues): the row runs in strips of
@@ -963,6 +1015,45 @@ class CppPrinter : public CLikePrinter {
     indent();
     out_ << "} else\n";
     out_ << "#endif\n";
+  }
+
+  // A parallel loop of gather sums (fast mode, the entry point: every input
+  // through Clang, streaming ones through GCC) hands its iterations out in
+  // chunks of about kChunkValues stored values (tcc_chunk_by_values), not
+  // 16 iterations: the row loops prefetch 512 entries ahead, and a chunk of
+  // 16 short rows (704 entries on kron(bayer10,cage5), 44 a row) spent most
+  // of its prefetches on the rows after it, another thread's, and left its
+  // own first 512 entries to miss; its 497 K rows also made 31 K chunks for
+  // 16 threads to take one at a time. On the Xeon host at 16 threads
+  // (round 18, the printed row loop under each schedule, five scale-ups of
+  // 21-26 M entries), TACO-style time / variant time: chunks of 16 rows
+  // 1.17 (kron(bayer10,cage5) 0.99), of about 2 K values 1.32, 8 K 1.48,
+  // 32 K 1.61 (bayer10 2.35), one range a thread balanced by entries 1.19,
+  // 16 such ranges a thread taken in turn 1.61.
+  static constexpr int64_t kChunkValues = 32768;
+
+  bool chunksByValues(const For* op) const {
+    if (!vectorizesGatherSums_ || rowLoops_ == RowLoops::Reassociated || inputValues_.empty()) return false;
+    struct Scan : IRVisitor {
+      bool gatherSum = false;
+      void visit(const For* loop) override {
+        if (!simdSumReductions(loop).empty() && readsThroughLoadedIndex(loop)) gatherSum = true;
+        IRVisitor::visit(loop);
+      }
+    } scan;
+    op->body.accept(scan);
+    return scan.gatherSum;
+  }
+
+  // Declares the loop's chunk (see kChunkValues) and returns its name.
+  std::string printChunkByValues(const For* op) {
+    const std::string name = "tcc_chunk_" + op->var.as<Var>()->name;
+    indent();
+    out_ << "// fp fast: each thread takes iterations holding about " << kChunkValues << " stored values at a time\n";
+    indent();
+    out_ << "const int " << name << " = tcc_chunk_by_values((int64_t)(" << text(op->end) << ") - (int64_t)("
+         << text(op->begin) << "), " << inputValues_ << ", " << kChunkValues << "LL, omp_get_max_threads());\n";
+    return name;
   }
 
   // The type of a sum the loop adds into.
@@ -1011,6 +1102,7 @@ class CppPrinter : public CLikePrinter {
   FloatingPointMode floatingPoint_;
   bool printingShortLoop_ = false;
   bool vectorizesGatherSums_ = false;  // see kShortestGatherVector
+  std::string inputValues_;            // the inputs' stored values, printed (inputValuesSum)
   bool streamingStores_ = false;       // printing the copy with streaming stores (kStreamingStoresHere)
   std::set<std::string> streamedBuffers_;  // what its streaming stores write
   bool insideStreamingRegion_ = false;  // printing a parallel loop inside its own `omp parallel` region

@@ -116,6 +116,18 @@ static inline int64_t tcc_cut_by_work(const int64_t* work, int64_t extent, int64
   return parts;
 }
 
+// How many iterations of a parallel loop over `iterations` rows holding
+// `values` stored values a thread takes at a time: about `perChunk` values'
+// worth, at least 16 rows, and few enough that every thread gets 8 chunks
+// or more.
+static inline int tcc_chunk_by_values(int64_t iterations, int64_t values, int64_t perChunk, int64_t threads) {
+  int64_t chunk = values > 0 ? iterations * perChunk / values : 16;
+  const int64_t most = threads > 0 ? iterations / (8 * threads) : iterations;
+  if (chunk > most) chunk = most;
+  if (chunk < 16) chunk = 16;
+  return chunk > 1073741824 ? 1073741824 : (int)chunk;
+}
+
 // 1 where the compiler targets an AMD core (-march=native names a Zen
 // core; GCC and Clang define these), which takes neither the streaming
 // stores below nor the C++ printer's prefetching strips: 0 elsewhere.

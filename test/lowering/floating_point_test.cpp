@@ -166,7 +166,8 @@ TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
   std::string spmv = lowerProgram(Program::fromText(kSpmv, "test.tc"), fast).cpp;
   EXPECT_TRUE(contains(spmv, reassociate)) << spmv;
   // Through GCC the body twice, as two functions: inputs in cache call the
-  // first (long rows reassociated and vectorized, short ones in order); the
+  // first (long rows reassociated and vectorized, short ones as four terms
+  // apart and the rest unrolled, no loop); the
   // entry point itself runs GCC's streaming loops (long rows in prefetching
   // strips, except on AMD, short ones as partial sums) and the partial sums
   // of Clang and other compilers on every input.
@@ -188,7 +189,9 @@ TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
   EXPECT_EQ(count(spmv, "defined(__znver1__)"), 1u) << spmv;
   EXPECT_TRUE(contains(spmv, "#define TCC_AMD_ZEN 1")) << spmv;
   EXPECT_TRUE(contains(spmv, "const int64_t pA2_strip = pA2 + 32;")) << spmv;
-  EXPECT_EQ(count(spmv, "ty_u3 += "), 1u) << spmv;
+  EXPECT_EQ(count(spmv, "ty_u3 += "), 2u) << spmv;  // the partial sums and a short row's four terms
+  EXPECT_EQ(count(spmv, "if (pA2_end - pA2 >= 4) {"), 1u) << spmv;
+  EXPECT_EQ(count(spmv, "if (pA2 + 2 < pA2_end) {"), 1u) << spmv;
   // The partial sums prefetch into the outer caches (prefetcht1).
   EXPECT_TRUE(
       contains(spmv, "__builtin_prefetch((const void*)((size_t)(A_vals + pA2) + 512 * sizeof(*A_vals)), 0, 2);"))
@@ -364,6 +367,80 @@ TEST(FloatingPointMode, StreamingTtvMatchesTheReference) {
       expectProgramMatchesReference(ttv, inputs, options, mode == FloatingPointMode::Fast ? 1e-9 : 1e-10);
     }
   }
+}
+
+// Under parallelize(i, CPUThread, NoRaces) a fast-mode gather sum's entry
+// point hands out rows in chunks of about 32768 stored values
+// (tcc_chunk_by_values); the reassociated copy and strict mode keep chunks
+// of 16. SpMV past the switch with long and short rows, SpMV of 2^20 values
+// in rows of 1-5 entries (chunks of thousands of rows), and TTV, both modes
+// and backends, against the reference.
+TEST(FloatingPointMode, ParallelGatherSumsMatchTheReference) {
+  const std::string parallel = "schedule { parallelize(i, CPUThread, NoRaces) }\n";
+  const int32_t cols = 1100;
+  // Rows of 1-5 entries over 8 columns (a small dense reference).
+  const int32_t narrow = 8;
+  rt::Coo shortRows = rt::Coo::ofShape({400000, narrow});
+  for (int32_t i = 0, stored = 0; i < 400000 && stored + narrow <= kStreamingValues; ++i)
+    for (int32_t k = 0; k < 1 + i % 5 && stored + narrow <= kStreamingValues; ++k, ++stored) {
+      int32_t c[2] = {i, (i + k) % narrow};
+      shortRows.push(c, 0.75 - 0.0625 * ((i + k) % 11));
+    }
+  ASSERT_GT(int64_t(shortRows.nnz()) + narrow, kStreamingValues);
+  // Fibres of 0-4199 entries along k.
+  const int32_t K = 4200;
+  rt::Coo fibres = rt::Coo::ofShape({80, 8, K});
+  for (int32_t i = 0; i < 80; ++i)
+    for (int32_t j = 0; j < 8; ++j)
+      for (int32_t k = 0; k < (i * 8 + j) * 37 % K; ++k) {
+        int32_t c[3] = {i, j, k};
+        fibres.push(c, 0.5 - 0.125 * ((k + j) % 9) + 0.03125 * i);
+      }
+  ASSERT_GT(int64_t(fibres.nnz()) + K, kStreamingValues);
+  const std::string ttv =
+      "tensor A(I, J) : dense\ntensor B(I, J, K) : csf\ntensor c(K) : dense\nA(i,j) = B(i,j,k) * c(k)\n";
+  for (const auto& [name, dsl, inputs] :
+       {std::tuple("SpMV", std::string(kSpmv),
+                   std::map<std::string, rt::Coo>{{"A", rowsAroundTheStreamingSwitch(kStreamingValues + 1, cols)},
+                                                  {"x", randomDense({cols}, 63)}}),
+        std::tuple("SpMVShortRows", std::string(kSpmv),
+                   std::map<std::string, rt::Coo>{{"A", shortRows}, {"x", randomDense({narrow}, 64)}}),
+        std::tuple("TTV", ttv, std::map<std::string, rt::Coo>{{"B", fibres}, {"c", randomDense({K}, 65)}})}) {
+    for (jit::Backend backend : {jit::Backend::SystemCompiler, jit::Backend::ClangInterpreter}) {
+      if (!jit::isAvailable(backend)) continue;
+      for (FloatingPointMode mode : {FloatingPointMode::Strict, FloatingPointMode::Fast}) {
+        SCOPED_TRACE(std::string(name) + ", " + jit::backendName(backend) + ", " + frontend::toString(mode));
+        CompileOptions options;
+        options.backend = backend;
+        options.floatingPoint = mode;
+        std::string source = expectProgramMatchesReference(dsl + parallel, inputs, options,
+                                                           mode == FloatingPointMode::Fast ? 1e-9 : 1e-10);
+        const std::string kernels = source.substr(source.find("int32_t tcc_kernel_0"));
+        EXPECT_EQ(count(kernels, "schedule(dynamic, tcc_chunk_"), mode == FloatingPointMode::Fast ? 1u : 0u)
+            << kernels;
+        EXPECT_EQ(count(kernels, "schedule(dynamic, 16)"), 1u) << kernels;
+      }
+    }
+  }
+}
+
+// tcc_chunk_by_values, the prelude's: about perChunk values' worth of
+// iterations, at least 16, and at most iterations / (8 threads) where that
+// is 16 or more.
+TEST(FloatingPointMode, ChunksByValuesKeepEveryThreadBusy) {
+  auto module = jit::compile(lowering::cppPrelude() +
+                                 "extern \"C\" int chunk(int64_t n, int64_t values, int64_t per, int64_t threads) {\n"
+                                 "  return tcc_chunk_by_values(n, values, per, threads);\n}\n",
+                             jit::CompileOptions{jit::Backend::SystemCompiler, 2, false, {}});
+  auto chunk = module->function<int (*)(int64_t, int64_t, int64_t, int64_t)>("chunk");
+  EXPECT_EQ(chunk(497132, 22117758 + 497132, 32768, 16), 720);  // kron(bayer10,cage5): 44 entries a row
+  EXPECT_EQ(chunk(87912, 23810996 + 87912, 32768, 16), 120);    // kron(bcsstk16,LF10): 271 a row
+  EXPECT_EQ(chunk(87912, 23810996, 32768, 1), 120);
+  EXPECT_EQ(chunk(100000, 100000, 32768, 16), 781);  // one value a row: 100000 / (8 * 16) at most
+  EXPECT_EQ(chunk(5000, 290000, 32768, 16), 39);     // at most 5000 / 128
+  EXPECT_EQ(chunk(1000, 290000, 32768, 16), 16);     // never under 16
+  EXPECT_EQ(chunk(10, 0, 32768, 16), 16);            // no values
+  EXPECT_EQ(chunk(int64_t(1) << 40, 1, 1, 1), 1073741824);  // an int
 }
 
 // Strict mode prints none of fast mode's loops: its sums stay in order.
