@@ -922,16 +922,18 @@ class CppPrinter : public CLikePrinter {
 
   // A row of fewer than 2 * kPartialSums entries, as GCC runs the tail of
   // its own vectorized loop: kPartialSums entries at once if it holds as
-  // many (one step of the partial sums: each term into a sum of its own,
-  // an empty asm statement between them keeping them scalar), then the
-  // rest (at most kPartialSums - 1) unrolled, one test each, no loop. A loop
-  // over the entries in order mispredicted its exit on rows whose lengths
-  // vary and chained every entry's FMA on the last: on the Xeon host, in
-  // cache, rows of 3-8 entries (adder_dcop_05, bcspwr10) ran 0.77-0.81x the
-  // TACO-style loop in order (round 18); on the 2-core VM (GCC 12) the
-  // hand-written twin (tcc_spmv_variants' hyb8_blk4_asm) ran 1.31x the
-  // TACO-style loop against 1.19x in order (cryg2500, watt_2, adder_dcop_05,
-  // bcspwr10, jagmesh7: 1.19-1.31 against 0.98-1.08).
+  // many (one step of the partial sums, each term into a sum of its own,
+  // which GCC 12 for Sapphire Rapids packs into one vector multiply as its
+  // loop's tail does), then the rest (at most kPartialSums - 1) unrolled,
+  // one test each, no loop. The in-order loop it replaces mispredicted its
+  // exit on rows whose lengths vary and chained every entry's FMA on the one
+  // before: on the Xeon host, in cache, rows of 3-8 entries (adder_dcop_05,
+  // bcspwr10) ran 0.77-0.81x the TACO-style loop that way (round 18),
+  // 1.27-1.32x now (round 19; the 14 matrices 1.17x, were 0.98x). In
+  // tcc_spmv_variants, same round: the printed kernel 1.17, its hand-written
+  // twin hyb8_blk4 1.20, the same with an empty asm statement between the
+  // terms (hyb8_blk4_asm) 1.20, the in-order rule hyb8_seq 1.01, TACO's loop
+  // under the attribute 1.00.
   void printShortRow(const For* op, const std::string& var, const std::string& end) {
     static_assert(kShortestGatherVector == 2 * kPartialSums, "after one step of the partial sums, at most 3 are left");
     const std::vector<std::string> sums = simdSumReductions(op);
@@ -1029,7 +1031,9 @@ class CppPrinter : public CLikePrinter {
   // 21-26 M entries), TACO-style time / variant time: chunks of 16 rows
   // 1.17 (kron(bayer10,cage5) 0.99), of about 2 K values 1.32, 8 K 1.48,
   // 32 K 1.61 (bayer10 2.35), one range a thread balanced by entries 1.19,
-  // 16 such ranges a thread taken in turn 1.61.
+  // 16 such ranges a thread taken in turn 1.61; 128 K values level with
+  // 32 K in round 19, where the printed kernel moved bayer10 at 1.77x the
+  // 16-thread triad (0.91x before).
   static constexpr int64_t kChunkValues = 32768;
 
   bool chunksByValues(const For* op) const {
