@@ -710,8 +710,9 @@ class CppPrinter : public CLikePrinter {
   // sums), the function is marked to let GCC reassociate
   // (`optimize("associative-math", "no-signed-zeros")`, at 256 bits), and,
   // for inputs in cache, a row of kShortestGatherVector or more entries runs
-  // as one plain loop, which GCC vectorizes, and a shorter one in order
-  // (printReassociatedRowLoops; for streaming inputs see kStreamingValues).
+  // as one plain loop, which GCC vectorizes, and a shorter one without a
+  // loop (printReassociatedRowLoops, printShortRow; for streaming inputs
+  // see kStreamingValues).
   // Where the partial sums still run through GCC (streaming inputs: short
   // rows, or every row on AMD), their tail holds an empty asm statement so
   // GCC does not vectorize (and test for) a loop of at most three entries.
@@ -774,7 +775,7 @@ class CppPrinter : public CLikePrinter {
     out_ << "#if " << kGccOnX86 << "\n";
     indent();
     out_ << "// fp fast: inputs of at most " << kStreamingValues
-         << " stored values in all fit in cache: long rows as loops GCC vectorizes, short rows in order\n";
+         << " stored values in all fit in cache: long rows as loops GCC vectorizes, short rows without a loop\n";
     indent();
     out_ << "if (" << values << " <= " << kStreamingValues << "LL) " << call;
     out_ << "#endif\n";
