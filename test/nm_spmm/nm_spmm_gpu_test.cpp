@@ -128,6 +128,18 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
       forced.sharedBytes = lowering::nmSpmmSharedBytes(t, shape.N, shape.M, shape.L, packed);
       plans.push_back(forced);
     }
+  // Split-K summed in a thread block cluster, on each tile that has it
+  // (2, 3 and 8 CTAs per cluster where the k-tiles give that many).
+  for (int tile = 0; tile < static_cast<int>(lowering::nmSpmmTiles().size()); ++tile) {
+    const auto& t = lowering::nmSpmmTiles()[tile];
+    if (!lowering::nmSpmmTileClusters(t) || !lowering::nmSpmmTileFits(t, shape.N, shape.M, shape.L) ||
+        !lowering::nmSpmmTileTakesA(t, shape.aKMajor))
+      continue;
+    for (int splits : {2, 3, 8}) {
+      NmSpmmPlan plan = lowering::nmSpmmClusterPlan(shape, tile, splits);
+      if (plan.cluster == splits) plans.push_back(plan);
+    }
+  }
   // Stream-K on each mbarrier tile: one CTA per SM, and a few CTAs that
   // each take several tiles, most of them in part.
   for (int tile = 0; tile < static_cast<int>(lowering::nmSpmmTiles().size()); ++tile) {
@@ -148,7 +160,8 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
 
 std::string describe(const NmSpmmPlan& plan) {
   return lowering::nmSpmmPlanLabel(plan) + (plan.streamK ? " on " + std::to_string(plan.grid[0]) + " CTAs"
-                                                          : " x" + std::to_string(plan.splits));
+                                                          : " x" + std::to_string(plan.splits)) +
+         (plan.cluster > 1 ? " in clusters of " + std::to_string(plan.cluster) : "");
 }
 
 struct Config {
@@ -197,6 +210,8 @@ TEST_P(NmSpmmKernels, EveryPlanMatchesCublasOnThePrunedMatrix) {
       std::copy(plan.grid, plan.grid + 3, launch.grid);
       launch.block[0] = static_cast<unsigned>(plan.threads);
       launch.sharedBytes = static_cast<unsigned>(plan.sharedBytes);
+      launch.cluster[2] = static_cast<unsigned>(plan.cluster);
+      if (plan.cluster > 1) ASSERT_GE(cuda::maxActiveClusters(kernel, launch), 1) << "no cluster fits";
       const float* a = static_cast<const float*>(da.get());
       const float* b = static_cast<const float*>(db.get());
       const int* d = static_cast<const int*>(dd.get());

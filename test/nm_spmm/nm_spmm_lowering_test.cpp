@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "tcc/lowering/intrinsics.h"
@@ -52,24 +53,24 @@ TEST(NmSpmmRecognition, TheProductIsTheIntrinsicOnTheCudaTarget) {
     EXPECT_NE(lowered.statements[0].decisions[0].find("is the N:M SpMM intrinsic (B nm(16,32,32), 50% sparse)"),
               std::string::npos)
         << lowered.statements[0].decisions[0];
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false, false, false, false, false, false, false, false, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false, false, false, false, false, false, false, false, false, false>"),
               std::string::npos);
     // The deep 16-row tile: two windows per k-tile, three stages (D's tile
     // sized for L = 32 leaves room for them), spread fills, D's tile a
     // k-tile ahead of A's and B''s, the kept rows' loads a row ahead (PIPE).
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false, false, true, false, true, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false, false, true, false, true, false, false>"),
               std::string::npos);
     // The mbarrier pipeline: four stages where they fit (two k-tiles ahead), else three.
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 4, false, false, 1, true, false, false, false, false, false, false, false, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 4, false, false, 1, true, false, false, false, false, false, false, false, false, false>"),
               std::string::npos);
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, false, true, false, false, false, false, false, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, false, true, false, false, false, false, false, false, false>"),
               std::string::npos);
     // Each mbarrier tile also has a stream-K kernel.
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, true, false, false, false, false, false, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, true, false, false, false, false, false, false, false>"),
               std::string::npos);
     EXPECT_NE(lowered.cudaKernels.find("_tallwide_deep_mbar_sk("), std::string::npos);
     // ... and one that takes whole tiles first (hybrid plans).
-    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, true, false, true, false, false, false, false>"),
+    EXPECT_NE(lowered.cudaKernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, true, true, true, false, true, false, false, false, false, false>"),
               std::string::npos);
     EXPECT_NE(lowered.cudaKernels.find("_tallwide_deep_mbar_hy("), std::string::npos);
     EXPECT_EQ(lowered.cudaKernels.find("_packed"), std::string::npos);  // 50%: no packing
@@ -97,10 +98,10 @@ TEST(NmSpmmRecognition, AKMajorAIsTheIntrinsicWithItsOwnKernels) {
   EXPECT_NE(kernels.find("A k-major"), std::string::npos);
   // The deep 16-row tile (spread fills, D a k-tile ahead) and an 8-row one, k-major.
   EXPECT_NE(kernels.find("tcc_nm_spmm_tile<1, 8, 16, 16, 32, 32, 2, 3, false, false, 2, false, false, true, false, "
-                         "false, true, true, true, false>"),
+                         "false, true, true, true, false, false>"),
             std::string::npos);
   EXPECT_NE(kernels.find("tcc_nm_spmm_tile<2, 4, 8, 16, 32, 32, 1, 3, false, false, 1, false, false, false, false, "
-                         "false, false, true, false, false>"),
+                         "false, false, true, false, false, false>"),
             std::string::npos);
   EXPECT_NE(kernels.find("A[(long long)row * m + i]"), std::string::npos);  // the simple kernel
   // Row-major A: no kernel is instantiated k-major.
@@ -335,7 +336,8 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
   lowering::NmSpmmShape fitted{256, 6656, 6656, 16, 32, 32};
   bool fivefold = false;
   for (const auto& candidate : lowering::nmSpmmCandidatePlans(fitted, 132)) {
-    if (candidate.streamK || std::string(nmSpmmTiles()[candidate.tile].name) != "tallwide_deep") continue;
+    if (candidate.streamK || candidate.cluster > 1 || std::string(nmSpmmTiles()[candidate.tile].name) != "tallwide_deep")
+      continue;
     int64_t tileKTiles = 6656 / 32 / lowering::nmSpmmTileWindows(nmSpmmTiles()[candidate.tile], 16, 32);
     EXPECT_GE(int64_t(candidate.splits) * candidate.tilesPerSplit, tileKTiles);
     EXPECT_LT(int64_t(candidate.splits - 1) * candidate.tilesPerSplit, tileKTiles);
@@ -344,7 +346,8 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
   EXPECT_TRUE(fivefold);
   // Not where the listed factors fill the waves already (256 x 5632: 44 tiles of 64 x 512, x3 is one wave).
   for (const auto& candidate : lowering::nmSpmmCandidatePlans({256, 5632, 2048, 8, 32, 32}, 132))
-    EXPECT_TRUE(candidate.streamK || candidate.splits <= 4 || candidate.splits == 6 || candidate.splits == 8)
+    EXPECT_TRUE(candidate.streamK || candidate.cluster > 1 || candidate.splits <= 4 || candidate.splits == 6 ||
+                candidate.splits == 8)
         << lowering::nmSpmmPlanLabel(candidate) << " x" << candidate.splits;
   // Not where the tiles fill whole waves (1536 x 2816: 12 x 11 tiles of 128 x 256 on 132 SMs).
   for (const auto& candidate : lowering::nmSpmmCandidatePlans({1536, 2816, 4096, 16, 32, 32}, 132))
@@ -384,6 +387,51 @@ TEST(NmSpmmPlans, SmallProductsSplitKAndLargeOnesUseLargeTiles) {
   // No tile fits L = 6 or M = 256: the simple kernel.
   EXPECT_EQ(nmSpmmDefaultPlan({100, 100, 100, 2, 4, 6}, 132).tile, -1);
   EXPECT_EQ(nmSpmmDefaultPlan({100, 100, 512, 8, 256, 32}, 132).tile, -1);
+}
+
+// Few tiles of C: the tiles with clusters are also split in thread block
+// clusters of 2 or 4 CTAs, whose kernels sum the splits themselves (no
+// zeroing, no atomics) and hold the partial tile in shared memory.
+TEST(NmSpmmPlans, ClusterPlansSplitKExactlyAndZeroNothing) {
+  using lowering::nmSpmmTiles;
+  lowering::NmSpmmShape small{256, 4096, 4096, 16, 32, 32};  // 32 tiles of 128 x 256
+  std::set<int> sizes;
+  for (const auto& candidate : lowering::nmSpmmCandidatePlans(small, 132)) {
+    if (candidate.cluster <= 1) continue;
+    const auto& tile = nmSpmmTiles()[candidate.tile];
+    EXPECT_TRUE(lowering::nmSpmmTileClusters(tile));
+    EXPECT_FALSE(candidate.streamK || candidate.packed);
+    EXPECT_EQ(candidate.cluster, candidate.splits);
+    EXPECT_EQ(candidate.grid[2], unsigned(candidate.splits));
+    EXPECT_LE(candidate.cluster, lowering::kNmSpmmLargestCluster);
+    int64_t kTiles = 4096 / 32 / lowering::nmSpmmTileWindows(tile, 16, 32);
+    EXPECT_GE(int64_t(candidate.splits) * candidate.tilesPerSplit, kTiles);
+    EXPECT_LT(int64_t(candidate.splits - 1) * candidate.tilesPerSplit, kTiles);
+    EXPECT_GE(candidate.sharedBytes, 4 * tile.rows() * (tile.cols() + 4));
+    EXPECT_LE(candidate.sharedBytes, 227 * 1024);
+    EXPECT_EQ(lowering::nmSpmmKernelName("p", candidate), std::string("p_") + tile.name + "_cl");
+    EXPECT_EQ(lowering::nmSpmmPlanLabel(candidate), std::string(tile.name) + "_cl");
+    EXPECT_EQ(lowering::nmSpmmZeroedFrom(small, candidate), 256);
+    EXPECT_EQ(lowering::nmSpmmLaunchFlag(candidate), 0);
+    // At most six waves of CTAs.
+    EXPECT_LE(int64_t(candidate.grid[0]) * candidate.grid[1] * candidate.grid[2],
+              6 * 132 * lowering::nmSpmmCtasPerSm(tile));
+    sizes.insert(candidate.cluster);
+  }
+  EXPECT_TRUE(sizes.count(2) && sizes.count(4));
+  // No cluster plan where the k-tiles do not give that many splits, or
+  // for a tile without clusters.
+  int tallwide = 0;
+  for (int index = 0; index < static_cast<int>(nmSpmmTiles().size()); ++index)
+    if (std::string(nmSpmmTiles()[index].name) == "tallwide_deep") tallwide = index;
+  lowering::NmSpmmShape shallow{256, 4096, 192, 16, 32, 32};  // 3 k-tiles of 64 columns
+  EXPECT_EQ(lowering::nmSpmmClusterPlan(shallow, tallwide, 3).cluster, 3);
+  EXPECT_EQ(lowering::nmSpmmClusterPlan(shallow, tallwide, 4).cluster, 1);
+  EXPECT_EQ(lowering::nmSpmmClusterPlan(small, 0, 4).cluster, 1);  // "large"
+  EXPECT_EQ(lowering::nmSpmmClusterPlan(small, tallwide, 16).cluster, 1);
+  // Many tiles of C: no cluster plans.
+  for (const auto& candidate : lowering::nmSpmmCandidatePlans({4096, 4096, 4096, 16, 32, 32}, 132))
+    EXPECT_EQ(candidate.cluster, 1);
 }
 
 TEST(NmSpmmPlans, MbarrierTilesHaveThreeOrFourStagesAndDsTileFollowsL) {

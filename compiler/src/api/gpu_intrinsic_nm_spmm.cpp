@@ -28,6 +28,23 @@ struct Operands {
   int m, n, k, w, q;
 };
 
+cuda::LaunchShape launchShape(const NmSpmmPlan& plan) {
+  cuda::LaunchShape shape;
+  std::copy(plan.grid, plan.grid + 3, shape.grid);
+  shape.block[0] = static_cast<unsigned>(plan.threads);
+  shape.sharedBytes = static_cast<unsigned>(plan.sharedBytes);
+  shape.cluster[2] = static_cast<unsigned>(plan.cluster);
+  return shape;
+}
+
+// How many of a cluster plan's clusters the device holds at once (0: none
+// fit, or this driver has no cluster launches).
+int activeClusters(const GpuIntrinsicRun& run, const NmSpmmPlan& plan) {
+  void* kernel = run.module.function(lowering::nmSpmmKernelName(run.call.prefix, plan));
+  if (plan.sharedBytes > 48 * 1024) cuda::allowDynamicSharedMemory(kernel, plan.sharedBytes);
+  return cuda::maxActiveClusters(kernel, launchShape(plan));
+}
+
 void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const NmSpmmPlan& plan,
                 Operands& x) {
   const std::string& prefix = run.call.prefix;
@@ -42,10 +59,7 @@ void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem
   }
   void* kernel = run.module.function(lowering::nmSpmmKernelName(prefix, plan));
   if (plan.sharedBytes > 48 * 1024) cuda::allowDynamicSharedMemory(kernel, plan.sharedBytes);
-  cuda::LaunchShape shape;
-  std::copy(plan.grid, plan.grid + 3, shape.grid);
-  shape.block[0] = static_cast<unsigned>(plan.threads);
-  shape.sharedBytes = static_cast<unsigned>(plan.sharedBytes);
+  cuda::LaunchShape shape = launchShape(plan);
   int tilesPerSplit = plan.tilesPerSplit, atomic = lowering::nmSpmmLaunchFlag(plan);
   cuda::launch(kernel, shape, {&x.a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &atomic});
 }
@@ -82,6 +96,27 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
     return false;
   };
   candidates.erase(std::remove_if(candidates.begin() + 1, candidates.end(), skip), candidates.end());
+  // Cluster plans whose clusters the device cannot hold (too much shared
+  // memory per SM, or no cluster launches in this driver) are not measured,
+  // nor those that take more waves than their CTAs would without clusters
+  // (a GPC's SMs left over by whole clusters stay idle: on an H100, 30
+  // clusters of 4 at once, not 33, so 32 tiles of C split 4 ways take two).
+  std::string clusterReport;  // (verbose) each cluster plan's clusters at once
+  candidates.erase(std::remove_if(candidates.begin() + 1, candidates.end(),
+                                  [&](const NmSpmmPlan& plan) {
+                                    if (plan.cluster <= 1) return false;
+                                    const int clusters = activeClusters(run, plan);
+                                    const int64_t count = int64_t(plan.grid[0]) * plan.grid[1],
+                                                  slots = int64_t(cuda::device().multiprocessors) *
+                                                          lowering::nmSpmmCtasPerSm(lowering::nmSpmmTiles()[plan.tile]);
+                                    const int64_t waves = (count * plan.cluster + slots - 1) / slots;
+                                    clusterReport += ' ';  // piece by piece (GCC 12's -Wrestrict, below)
+                                    clusterReport += std::to_string(plan.cluster);
+                                    clusterReport += ':';
+                                    clusterReport += std::to_string(clusters);
+                                    return clusters < 1 || (count + clusters - 1) / clusters > waves;
+                                  }),
+                   candidates.end());
   NmSpmmPlan best = candidates.front();
   double bestSeconds = std::numeric_limits<double>::infinity();
   cuda::EventTimer timer;
@@ -127,6 +162,7 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
     std::fprintf(stderr, "nm_spmm %lldx%lldx%lld nm(%d,%d,%d) ms:%s -> %s x%d\n", (long long)shape.m,
                  (long long)shape.n, (long long)shape.k, shape.N, shape.M, shape.L, report.c_str(),
                  lowering::nmSpmmPlanLabel(best).c_str(), best.splits);
+  if (verbose && !clusterReport.empty()) std::fprintf(stderr, "nm_spmm clusters at once (size:count):%s\n", clusterReport.c_str());
   std::lock_guard<std::mutex> lock(mutex);
   chosen.emplace(key, best);
   return best;
@@ -152,13 +188,15 @@ int32_t runNmSpmm(const GpuIntrinsicRun& run) {
   x.q = static_cast<int>((shape.n + shape.L - 1) / shape.L);
   // TCC_NM_SPMM_TILE=<plan> (say xwide_deep_mbar, wide_packed or large_mbar_hy): that
   // candidate (unsplit where the shape has one) instead of the autotuner's
-  // choice, for measuring and profiling one kernel; shapes without it are
-  // planned as usual.
+  // choice, for measuring and profiling one kernel; <plan>x<splits> (say
+  // tallwide_deepx4, as the autotuner's report names it): the candidate
+  // split that many ways. Shapes without it are planned as usual.
   static const char* forced = std::getenv("TCC_NM_SPMM_TILE");
   std::optional<NmSpmmPlan> chosen;
   if (forced && *forced) {
     for (const auto& candidate : lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors))
-      if (lowering::nmSpmmPlanLabel(candidate) == forced) {
+      if (lowering::nmSpmmPlanLabel(candidate) == forced ||
+          lowering::nmSpmmPlanLabel(candidate) + "x" + std::to_string(candidate.splits) == forced) {
         chosen = candidate;
         break;
       }

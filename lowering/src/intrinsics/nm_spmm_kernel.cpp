@@ -113,6 +113,37 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(out), "f"(x), "f"(y), "f"(z), "f"(w)
                : "memory");
 }
+// Thread block clusters (sm_90): the CTA's rank in its cluster and the
+// cluster's size (1 and 1 in a launch without clusters), a barrier of all
+// the cluster's threads (their shared-memory writes before it visible to
+// the others' reads after it), and a float4 of another CTA's shared memory
+// (`address` in this CTA's, the same offset in CTA `rank`'s).
+__device__ __forceinline__ unsigned tcc_nm_cluster_rank() {
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  return rank;
+}
+__device__ __forceinline__ unsigned tcc_nm_cluster_size() {
+  unsigned size;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(size));
+  return size;
+}
+__device__ __forceinline__ void tcc_nm_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ float4 tcc_nm_cluster_load4(unsigned address, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(address), "r"(rank));
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(remote)
+               : "memory");
+  return v;
+}
+__device__ __forceinline__ void tcc_nm_mbarrier_inval(unsigned barrier) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(barrier) : "memory");
+}
 
 // STREAMK (mbarrier tiles): a persistent grid of G CTAs in one pipeline
 // each, over the (tile of C, k-tile) steps, tiles in row-major order and
@@ -150,9 +181,16 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 // so each column of A's k-major shared tile is BM consecutive floats of
 // one column of A, copied by 16 bytes (4-byte copies where m is not a
 // multiple of 4). Not with AROWS (that tile is row-major in shared memory).
+// CLUSTER (split-K without atomics): the grid's z splits of a tile of C
+// run as one thread block cluster (launched with cluster dimensions
+// (1, 1, splits)); each CTA writes its partial tile into its own shared
+// memory, and after a cluster barrier each sums its share of the tile's
+// float4s over all the cluster's CTAs (distributed shared memory, in rank
+// order) and stores them into C: no zeroing launch, no atomics, the same
+// sums in every run. In a launch without clusters it stores as usual.
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
-          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false>
+          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false, bool CLUSTER = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -849,6 +887,17 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         }
       }
     }
+    if constexpr (CLUSTER) {
+      // The partial tile below may overwrite the barriers: they are done.
+      __syncthreads();
+      if (tid == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) {
+          tcc_nm_mbarrier_inval(full + 8 * s);
+          tcc_nm_mbarrier_inval(empty + 8 * s);
+        }
+      }
+    }
   } else if constexpr (!PACK) {
     // STAGES - 1 k-tiles in flight ahead of the one computed.
 #pragma unroll
@@ -918,6 +967,61 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   tcc_nm_cp_async_wait<0>();
 
   // C's tile (under split-K added atomically, by float4 where the row allows).
+  if constexpr (CLUSTER && !STREAMK && !PACK) {
+    const unsigned ranks = tcc_nm_cluster_size();
+    if (ranks > 1) {
+      // The partial tile, row-major with a pitch of BN + 4 floats (a warp's
+      // float4 writes then fall on distinct banks in each wavefront), over
+      // the stages (every copy has landed and every warp computed).
+      constexpr int PITCH = BN + 4;
+      float* part = reinterpret_cast<float*>(tcc_nm_shared);
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+        const int row = rowA + (AROWS ? 8 * i : (i / 4) * 32 + i % 4);
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          *reinterpret_cast<float4*>(part + row * PITCH + col0 + half * 16) =
+              make_float4(acc[i][half * 4], acc[i][half * 4 + 1], acc[i][half * 4 + 2], acc[i][half * 4 + 3]);
+      }
+      tcc_nm_cluster_sync();
+      // This CTA's share: float4s [begin, end) of the tile in row-major order.
+      constexpr int VECS = BM * BN / 4;
+      const unsigned rank = tcc_nm_cluster_rank();
+      const int share = (VECS + (int)ranks - 1) / (int)ranks;
+      const int begin = (int)rank * share, end = min(VECS, begin + share);
+      const unsigned base = (unsigned)__cvta_generic_to_shared(part);
+      const bool cVector = (n & 3) == 0;
+#pragma unroll 1
+      for (int e = begin + tid; e < end; e += THREADS) {
+        const int row = e / (BN / 4), c = (e % (BN / 4)) * 4;
+        const unsigned address = base + 4u * (unsigned)(row * PITCH + c);
+        // Up to 8 CTAs' loads issued before their sums (added in rank order).
+        float4 v[8];
+#pragma unroll
+        for (int r = 0; r < 8; ++r)
+          if (r < (int)ranks) v[r] = tcc_nm_cluster_load4(address, (unsigned)r);
+        float4 sum = v[0];
+#pragma unroll
+        for (int r = 1; r < 8; ++r)
+          if (r < (int)ranks) sum.x += v[r].x, sum.y += v[r].y, sum.z += v[r].z, sum.w += v[r].w;
+        const int gRow = bm + row, gCol = bn + c;
+        if (gRow >= m) continue;
+        float* out = C + (long long)gRow * n + gCol;
+        if (cVector && gCol + 3 < n) {
+          *reinterpret_cast<float4*>(out) = sum;
+        } else {
+          const float value[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            if (gCol + j < n) out[j] = value[j];
+        }
+      }
+      // No CTA leaves (and frees its shared memory) while another reads it.
+      tcc_nm_cluster_sync();
+      return;
+    }
+  }
   if constexpr (!STREAMK) storeC(bm, bn, atomic != 0);
 }
 #endif
@@ -937,12 +1041,15 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
     if (!nmSpmmTileFits(tile, N, M, L) || !nmSpmmTileTakesA(tile, aKMajor)) continue;
     int windows = nmSpmmTileWindows(tile, N, M);
     int chunk = tile.rolled ? nmSpmmWindowsPerTile(N, M) : windows;
-    for (int variant = 0; variant < 4; ++variant) {
+    for (int variant = 0; variant < 5; ++variant) {
       // 0: the tile's kernel; 1: its packing kernel; 2: its stream-K
-      // kernel; 3: its stream-K kernel that takes whole tiles first.
-      const bool packed = variant == 1, streamK = variant >= 2, whole = variant == 3;
+      // kernel; 3: its stream-K kernel that takes whole tiles first; 4: its
+      // split-K kernel that sums the splits in a thread block cluster.
+      const bool packed = variant == 1, streamK = variant == 2 || variant == 3, whole = variant == 3,
+                 cluster = variant == 4;
       if (packed && !nmSpmmTilePacks(tile, N, M)) continue;
       if (streamK && !tile.mbarriers) continue;
+      if (cluster && !nmSpmmTileClusters(tile)) continue;
       // 8 x 8 per thread: at most 128 registers, two 256-thread CTAs per SM;
       // 16 x 8: up to 255 registers, one CTA.
       int registers = tile.threadRows == 8 ? 128 : 255;
@@ -950,12 +1057,13 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
       auto flag = [](bool on) { return on ? "true" : "false"; };
       out << "extern \"C\" __global__ void __launch_bounds__(" << tile.threads() << ", "
           << std::max(1, 65536 / (tile.threads() * registers)) << ") " << prefix << "_" << tile.name
-          << (packed ? "_packed" : whole ? "_hy" : streamK ? "_sk" : "") << parameters << " {\n  tcc_nm_spmm_tile<"
+          << (packed ? "_packed" : whole ? "_hy" : streamK ? "_sk" : cluster ? "_cl" : "") << parameters
+          << " {\n  tcc_nm_spmm_tile<"
           << tile.warpsM << ", " << tile.warpsN << ", " << tile.threadRows << ", " << N << ", " << M << ", " << L
           << ", " << windows << ", " << nmSpmmStages(tile, N, M, L, packed) << ", " << flag(packed) << ", "
           << flag(tile.rowMajorA) << ", " << chunk << ", " << flag(tile.mbarriers) << ", " << flag(streamK) << ", "
           << flag(tile.spread) << ", " << flag(tile.dColumns) << ", " << flag(whole) << ", " << flag(tile.dNext) << ", "
-          << flag(aKMajor) << ", " << flag(tile.pipelined) << ", " << flag(tile.shiftA)
+          << flag(aKMajor) << ", " << flag(tile.pipelined) << ", " << flag(tile.shiftA) << ", " << flag(cluster)
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   }

@@ -53,6 +53,10 @@ std::vector<int> preferredTiles(const NmSpmmShape& shape) {
 
 // The split-K factors the candidates try first.
 constexpr int kSplits[] = {1, 2, 3, 4, 6, 8};
+// The cluster kernels' split factors (CTAs per cluster): 3, 5, 6 and 8
+// measured no faster than split-K with atomics (rounds 18-19; an H100's
+// GPCs hold 66 clusters of 2 at once, 30 of 4, 15 of 8).
+constexpr int kClusterSplits[] = {2, 4};
 
 // How full the last wave is when `ctas` CTAs run `slots` at a time.
 double waveFill(int64_t ctas, int64_t slots) { return static_cast<double>(ctas) / (ceilDiv(ctas, slots) * slots); }
@@ -264,7 +268,7 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
         plan.sharedBytes = nmSpmmSharedBytes(nmSpmmTiles()[index], shape.N, shape.M, shape.L, packed);
         bool seen = std::any_of(plans.begin(), plans.end(), [&](const NmSpmmPlan& other) {
           return other.tile == plan.tile && other.splits == plan.splits && other.packed == plan.packed &&
-                 !other.streamK;
+                 !other.streamK && other.cluster == 1;
         });
         if (!seen) plans.push_back(plan);
       }
@@ -272,9 +276,19 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
     if (ctas < 2 * multiprocessors) {
       NmSpmmPlan fitted = waveFittedSplitPlan(shape, index, multiprocessors);
       bool seen = std::any_of(plans.begin(), plans.end(), [&](const NmSpmmPlan& other) {
-        return other.tile == fitted.tile && other.splits == fitted.splits && !other.packed && !other.streamK;
+        return other.tile == fitted.tile && other.splits == fitted.splits && !other.packed && !other.streamK &&
+               other.cluster == 1;
       });
       if (fitted.splits > 1 && !seen) plans.push_back(fitted);
+    }
+    // Split-K summed in a thread block cluster, for up to six waves of CTAs
+    // (as the split-K factors above).
+    if (nmSpmmTileClusters(nmSpmmTiles()[index]) && ctas < 2 * multiprocessors) {
+      const int64_t slots = static_cast<int64_t>(multiprocessors) * nmSpmmCtasPerSm(nmSpmmTiles()[index]);
+      for (int splits : kClusterSplits) {
+        NmSpmmPlan plan = nmSpmmClusterPlan(shape, index, splits);
+        if (plan.cluster == splits && plan.tilesPerSplit >= 2 && ctas * splits <= 6 * slots) plans.push_back(plan);
+      }
     }
     // Stream-K where the tiles leave the last wave less than 99% full: one
     // CTA per SM slot, each with an equal share of the k-tiles of all tiles.
@@ -295,12 +309,29 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
   return plans;
 }
 
+bool nmSpmmTileClusters(const NmSpmmTile& tile) {
+  const std::string name = tile.name;
+  return name == "tallwide_deep" || name == "tallwide_deep_mbar" || name == "xwide_deep_mbar_pipe";
+}
+
+NmSpmmPlan nmSpmmClusterPlan(const NmSpmmShape& shape, int tileIndex, int splits) {
+  NmSpmmPlan plan = planFor(shape, tileIndex, splits);
+  const NmSpmmTile& tile = nmSpmmTiles()[tileIndex];
+  if (!nmSpmmTileClusters(tile) || splits < 2 || splits > kNmSpmmLargestCluster || plan.splits != splits) return plan;
+  plan.cluster = splits;
+  // The partial tile (rows of BN + 4 floats) over the stages.
+  plan.sharedBytes = std::max(plan.sharedBytes, 4 * tile.rows() * (tile.cols() + 4));
+  return plan;
+}
+
 std::string nmSpmmPlanLabel(const NmSpmmPlan& plan) { return nmSpmmKernelName("", plan).substr(1); }
 
-int nmSpmmLaunchFlag(const NmSpmmPlan& plan) { return plan.streamK ? plan.wholeTiles : plan.splits > 1 ? 1 : 0; }
+int nmSpmmLaunchFlag(const NmSpmmPlan& plan) {
+  return plan.streamK ? plan.wholeTiles : plan.splits > 1 && plan.cluster <= 1 ? 1 : 0;
+}
 
 int64_t nmSpmmZeroedFrom(const NmSpmmShape& shape, const NmSpmmPlan& plan) {
-  if (plan.tile < 0 || (!plan.streamK && plan.splits <= 1)) return shape.m;
+  if (plan.tile < 0 || (!plan.streamK && (plan.splits <= 1 || plan.cluster > 1))) return shape.m;
   if (!plan.streamK) return 0;
   const NmSpmmTile& tile = nmSpmmTiles()[plan.tile];
   int64_t tilesN = std::max<int64_t>(ceilDiv(shape.n, tile.cols()), 1);
@@ -311,7 +342,10 @@ int64_t nmSpmmZeroedFrom(const NmSpmmShape& shape, const NmSpmmPlan& plan) {
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan) {
   if (plan.tile < 0) return prefix + "_simple";
   return prefix + "_" + nmSpmmTiles()[plan.tile].name +
-         (plan.packed ? "_packed" : plan.streamK ? (plan.wholeTiles > 0 ? "_hy" : "_sk") : "");
+         (plan.packed           ? "_packed"
+          : plan.streamK        ? (plan.wholeTiles > 0 ? "_hy" : "_sk")
+          : plan.cluster > 1    ? "_cl"
+                                : "");
 }
 
 }  // namespace tcc::lowering

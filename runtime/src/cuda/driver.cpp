@@ -30,6 +30,8 @@ struct DriverApi {
   decltype(&::cuModuleUnload) moduleUnload;
   decltype(&::cuModuleGetFunction) moduleGetFunction;
   decltype(&::cuLaunchKernel) launchKernel;
+  decltype(&::cuLaunchKernelEx) launchKernelEx;  // null in drivers before CUDA 12
+  decltype(&::cuOccupancyMaxActiveClusters) occupancyMaxActiveClusters;  // null as well
   decltype(&::cuFuncSetAttribute) funcSetAttribute;
   decltype(&::cuFuncGetAttribute) funcGetAttribute;
   decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor) occupancyMaxActiveBlocksPerMultiprocessor;
@@ -75,6 +77,11 @@ const DriverApi& api() {
     TCC_LOAD(moduleUnload, cuModuleUnload);
     TCC_LOAD(moduleGetFunction, cuModuleGetFunction);
     TCC_LOAD(launchKernel, cuLaunchKernel);
+    // Optional (thread block clusters): a driver without them runs the rest.
+    table.launchKernelEx = reinterpret_cast<decltype(table.launchKernelEx)>(
+        dlsym(library, TCC_CUDA_SYMBOL(cuLaunchKernelEx)));
+    table.occupancyMaxActiveClusters = reinterpret_cast<decltype(table.occupancyMaxActiveClusters)>(
+        dlsym(library, TCC_CUDA_SYMBOL(cuOccupancyMaxActiveClusters)));
     TCC_LOAD(funcSetAttribute, cuFuncSetAttribute);
     TCC_LOAD(funcGetAttribute, cuFuncGetAttribute);
     TCC_LOAD(occupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor);
@@ -221,8 +228,38 @@ void launch(void* function, int64_t blocks, int threadsPerBlock, std::vector<voi
         "cuLaunchKernel");
 }
 
+namespace {
+
+bool clustered(const LaunchShape& shape) { return shape.cluster[0] * shape.cluster[1] * shape.cluster[2] > 1; }
+
+// The launch configuration of a cluster launch; `attribute` is its one attribute.
+CUlaunchConfig clusterConfig(const LaunchShape& shape, CUlaunchAttribute& attribute) {
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim.x = shape.cluster[0];
+  attribute.value.clusterDim.y = shape.cluster[1];
+  attribute.value.clusterDim.z = shape.cluster[2];
+  CUlaunchConfig config{};
+  config.gridDimX = shape.grid[0], config.gridDimY = shape.grid[1], config.gridDimZ = shape.grid[2];
+  config.blockDimX = shape.block[0], config.blockDimY = shape.block[1], config.blockDimZ = shape.block[2];
+  config.sharedMemBytes = shape.sharedBytes;
+  config.hStream = nullptr;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
+}  // namespace
+
 void launch(void* function, const LaunchShape& shape, std::vector<void*> arguments) {
   if (shape.grid[0] == 0 || shape.grid[1] == 0 || shape.grid[2] == 0) return;
+  if (clustered(shape)) {
+    if (!current().launchKernelEx) throw CudaError("cuLaunchKernelEx: this CUDA driver has no thread block clusters");
+    CUlaunchAttribute attribute;
+    CUlaunchConfig config = clusterConfig(shape, attribute);
+    check(current().launchKernelEx(&config, static_cast<CUfunction>(function), arguments.data(), nullptr),
+          "cuLaunchKernelEx");
+    return;
+  }
   check(current().launchKernel(static_cast<CUfunction>(function), shape.grid[0], shape.grid[1], shape.grid[2],
                                shape.block[0], shape.block[1], shape.block[2], shape.sharedBytes, nullptr,
                                arguments.data(), nullptr),
@@ -248,6 +285,16 @@ FunctionAttributes functionAttributes(void* function) {
   attributes.maxThreadsPerBlock =
       get(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)");
   return attributes;
+}
+
+int maxActiveClusters(void* function, const LaunchShape& shape) {
+  if (!current().occupancyMaxActiveClusters) return 0;
+  CUlaunchAttribute attribute;
+  CUlaunchConfig config = clusterConfig(shape, attribute);
+  int clusters = 0;
+  check(current().occupancyMaxActiveClusters(&clusters, static_cast<CUfunction>(function), &config),
+        "cuOccupancyMaxActiveClusters");
+  return clusters;
 }
 
 int maxActiveBlocksPerMultiprocessor(void* function, int threadsPerBlock, size_t dynamicSharedBytes) {

@@ -24,6 +24,7 @@ void launch(void*, const LaunchShape&, std::vector<void*>) { unavailable(); }
 void allowDynamicSharedMemory(void*, int) { unavailable(); }
 FunctionAttributes functionAttributes(void*) { unavailable(); }
 int maxActiveBlocksPerMultiprocessor(void*, int, size_t) { unavailable(); }
+int maxActiveClusters(void*, const LaunchShape&) { unavailable(); }
 void copyToHost(void*, const void*, size_t) { unavailable(); }
 void copyToDevice(void*, const void*, size_t) { unavailable(); }
 void synchronize() { unavailable(); }

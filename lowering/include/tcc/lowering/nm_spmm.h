@@ -118,6 +118,9 @@ struct NmSpmmPlan {
   bool streamK = false;
   int wholeTiles = 0;
   int splits = 1;  // split-K factor (grid z)
+  // CTAs per thread block cluster along z: the cluster kernel ("_cl") with
+  // all `splits` CTAs of a tile of C in one cluster; 1: no clusters.
+  int cluster = 1;
   int tilesPerSplit = 0;
   unsigned grid[3] = {1, 1, 1};
   int threads = 0;
@@ -141,6 +144,20 @@ enum class NmSpmmStreamK {
 // The stream-K plan of tile `tile` (an mbarrier tile) over `ctas` CTAs.
 NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tile, int64_t ctas,
                              NmSpmmStreamK kind = NmSpmmStreamK::Steps);
+// Whether tile `tile` also has a split-K kernel whose splits of a tile of C
+// run as one thread block cluster and sum their partial tiles through
+// distributed shared memory (label "_cl"; no zeroing launch, no atomics):
+// the 16-row tiles and the 64 x 512 one with A k-major in shared memory
+// (bench/nm_spmm/RESULTS.md, rounds 18-19).
+bool nmSpmmTileClusters(const NmSpmmTile& tile);
+// The split-K plan of tile `tile` (one with clusters) whose `splits` CTAs
+// per tile of C (2 to 8) form a thread block cluster and sum their partial
+// tiles in it; its shared memory holds the partial tile too. cluster is
+// left 1 (no such plan) where the k-tiles do not give exactly `splits`
+// non-empty splits.
+NmSpmmPlan nmSpmmClusterPlan(const NmSpmmShape& shape, int tile, int splits);
+// The most CTAs per cluster (the portable limit).
+inline constexpr int kNmSpmmLargestCluster = 8;
 // The kernels' last argument: 1 for split-K (add into C), a stream-K
 // plan's whole tiles per CTA, else 0.
 int nmSpmmLaunchFlag(const NmSpmmPlan& plan);
@@ -152,7 +169,8 @@ int64_t nmSpmmZeroedFrom(const NmSpmmShape& shape, const NmSpmmPlan& plan);
 int nmSpmmCtasPerSm(const NmSpmmTile& tile);
 // The kernel's name in the module for a plan: prefix_<tile name>, with
 // _packed for a packing kernel, _sk for a stream-K one and _hy for one
-// that takes whole tiles first (a hybrid), or prefix_simple; prefix_zero
+// that takes whole tiles first (a hybrid), _cl for a cluster one, or
+// prefix_simple; prefix_zero
 // clears C before a split-K or stream-K launch.
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan);
 // The plan's name in the autotuner's report and for TCC_NM_SPMM_TILE: the

@@ -72,8 +72,14 @@ struct LaunchShape {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0;
+  // Thread block cluster dimensions (sm_90; each divides the grid's, at
+  // most 8 CTAs per cluster); all 1: a launch without clusters.
+  unsigned cluster[3] = {1, 1, 1};
 };
 void launch(void* function, const LaunchShape& shape, std::vector<void*> arguments);
+// How many clusters of `shape.cluster` CTAs (each of `shape.block` threads
+// and `shape.sharedBytes`) the device runs at once: 0 where none fits.
+int maxActiveClusters(void* function, const LaunchShape& shape);
 // Lets `function` take up to `bytes` of dynamic shared memory per block
 // (above the default 48 KiB; the device's limit is 227 KiB on sm_90).
 void allowDynamicSharedMemory(void* function, int bytes);
