@@ -836,13 +836,7 @@ class CppPrinter : public CLikePrinter {
     indent();
     out_ << "if (" << unrolledCondition << ") {\n";
     nested([&] {
-      for (const std::string& sum : sums) {
-        indent();
-        out_ << cTypeName(sumType(op, sum));
-        for (int copy = 1; copy < kPartialSums; ++copy)
-          out_ << (copy > 1 ? ", " : " ") << copyName(sum, copy) << " = 0";
-        out_ << ";\n";
-      }
+      declarePartialSumCopies(op, sums);
       indent();
       out_ << "for (; " << unrolledCondition << "; " << var << " += " << kPartialSums << ") {\n";
       nested([&] {
@@ -862,11 +856,7 @@ class CppPrinter : public CLikePrinter {
       });
       indent();
       out_ << "}\n";
-      for (const std::string& sum : sums) {
-        indent();
-        out_ << sum << " = (" << sum << " + " << copyName(sum, 1) << ") + (" << copyName(sum, 2) << " + "
-             << copyName(sum, 3) << ");\n";
-      }
+      combinePartialSums(sums);
     });
     indent();
     out_ << "}\n";
@@ -878,6 +868,26 @@ class CppPrinter : public CLikePrinter {
     --depth_;
     indent();
     out_ << "}\n";
+  }
+
+  // Copies 1 .. kPartialSums - 1 of each sum, zeroed (copy 0 is the sum).
+  void declarePartialSumCopies(const For* op, const std::vector<std::string>& sums) {
+    for (const std::string& sum : sums) {
+      indent();
+      out_ << cTypeName(sumType(op, sum));
+      for (int copy = 1; copy < kPartialSums; ++copy)
+        out_ << (copy > 1 ? ", " : " ") << copyName(sum, copy) << " = 0";
+      out_ << ";\n";
+    }
+  }
+
+  // Each sum plus its copies, in pairs: (s + s1) + (s2 + s3).
+  void combinePartialSums(const std::vector<std::string>& sums) {
+    for (const std::string& sum : sums) {
+      indent();
+      out_ << sum << " = (" << sum << " + " << copyName(sum, 1) << ") + (" << copyName(sum, 2) << " + "
+           << copyName(sum, 3) << ");\n";
+    }
   }
 
   // The row loop's body as a plain loop from `var` to `end`; in order, an
@@ -950,19 +960,9 @@ class CppPrinter : public CLikePrinter {
     indent();
     out_ << "if (" << end << " - " << var << " >= " << kPartialSums << ") {\n";
     nested([&] {
-      for (const std::string& sum : sums) {
-        indent();
-        out_ << cTypeName(sumType(op, sum));
-        for (int copy = 1; copy < kPartialSums; ++copy)
-          out_ << (copy > 1 ? ", " : " ") << copyName(sum, copy) << " = 0";
-        out_ << ";\n";
-      }
+      declarePartialSumCopies(op, sums);
       for (int copy = 0; copy < kPartialSums; ++copy) unrolledCopy(op, copy, renamed).accept(*this);
-      for (const std::string& sum : sums) {
-        indent();
-        out_ << sum << " = (" << sum << " + " << copyName(sum, 1) << ") + (" << copyName(sum, 2) << " + "
-             << copyName(sum, 3) << ");\n";
-      }
+      combinePartialSums(sums);
       indent();
       out_ << var << " += " << kPartialSums << ";\n";
     });

@@ -80,6 +80,28 @@ void expectSameBits(const Csr& actual, const Csr& expected, const std::string& w
         << what << ": value " << k << " is " << actual.vals[k] << ", expected " << expected.vals[k];
 }
 
+// Compiles the add kernel `cpp` (C = A + B, all CSR) with `defines`, runs it
+// on each pair and checks C against the obviously right sum, bit for bit.
+void expectAddsMatchBitForBit(const std::string& cpp, jit::Backend backend, bool openmp, FloatingPointMode mode,
+                              const std::string& defines, const std::vector<std::pair<rt::Coo, rt::Coo>>& pairs) {
+  jit::CompileOptions flags{backend, 3, openmp, lowering::cppFloatingPointFlags(
+      mode == FloatingPointMode::Fast ? lowering::FloatingPointMode::Fast : lowering::FloatingPointMode::Strict)};
+  std::istringstream words(defines);
+  for (std::string word; words >> word;) flags.extraFlags.push_back(word);
+  auto module = jit::compile(cpp, flags);
+  auto entryPoint = module->function<int32_t (*)(tcc_tensor**)>("tcc_kernel_0");
+  for (const auto& [x, y] : pairs) {
+    Tensor A = rt::pack(x, toRuntimeFormat(Format::csr())), B = rt::pack(y, toRuntimeFormat(Format::csr()));
+    tcc_tensor out = rt::Tensor::emptyAssembledOutput({x.dims[0], x.dims[1]}, toRuntimeFormat(Format::csr()),
+                                                      rt::ValueType::Float64);
+    tcc_tensor aView = A.abiView(), bView = B.abiView();
+    tcc_tensor* pointers[3] = {&out, &aView, &bView};
+    ASSERT_EQ(entryPoint(pointers), 0);
+    Tensor C = rt::Tensor::adopt(std::move(out));
+    expectSameBits(stored(C), expectedSum(x, y), "A + B");
+  }
+}
+
 // Rows that cover the merge's cases: both rows empty; a row only in A; only
 // in B; disjoint coordinates interleaved; the same coordinates in both;
 // values that cancel (an explicit zero in C); signed zeros; one row in A
@@ -273,22 +295,7 @@ TEST(SparseAddKernel, RowsInOnePassStoreTheSameBits) {
                                     "-DTCC_CHUNK_ENTRIES=64"}) {
             SCOPED_TRACE(std::string(jit::backendName(backend)) + (onePass ? ", one pass" : ", two passes") +
                          (mode == FloatingPointMode::Fast ? ", fast, " : ", strict, ") + defines);
-            jit::CompileOptions flags{backend, 3, true, lowering::cppFloatingPointFlags(
-                mode == FloatingPointMode::Fast ? lowering::FloatingPointMode::Fast : lowering::FloatingPointMode::Strict)};
-            std::istringstream words(defines);
-            for (std::string word; words >> word;) flags.extraFlags.push_back(word);
-            auto module = jit::compile(cpp, flags);
-            auto entryPoint = module->function<int32_t (*)(tcc_tensor**)>("tcc_kernel_0");
-            for (const auto& [x, y] : {std::pair{a, b}, std::pair{b, a}, std::pair{ra, rb}}) {
-              Tensor A = rt::pack(x, toRuntimeFormat(Format::csr())), B = rt::pack(y, toRuntimeFormat(Format::csr()));
-              tcc_tensor out = rt::Tensor::emptyAssembledOutput({x.dims[0], x.dims[1]}, toRuntimeFormat(Format::csr()),
-                                                                rt::ValueType::Float64);
-              tcc_tensor aView = A.abiView(), bView = B.abiView();
-              tcc_tensor* pointers[3] = {&out, &aView, &bView};
-              ASSERT_EQ(entryPoint(pointers), 0);
-              Tensor C = rt::Tensor::adopt(std::move(out));
-              expectSameBits(stored(C), expectedSum(x, y), "A + B");
-            }
+            expectAddsMatchBitForBit(cpp, backend, true, mode, defines, {{a, b}, {b, a}, {ra, rb}});
           }
       }
     }
@@ -364,22 +371,8 @@ TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
         for (const char* threshold : {"0 -DTCC_STREAMING_STORES_ON_FRESH_PAGES=1", "0", "-1"}) {
           SCOPED_TRACE(std::string(jit::backendName(backend)) + (rowsOnThreads ? ", rows on threads" : ", serial") +
                        (mode == FloatingPointMode::Fast ? ", fast" : ", strict") + ", threshold " + threshold);
-          jit::CompileOptions flags{backend, 3, rowsOnThreads, lowering::cppFloatingPointFlags(
-              mode == FloatingPointMode::Fast ? lowering::FloatingPointMode::Fast : lowering::FloatingPointMode::Strict)};
-          std::istringstream words(std::string("-DTCC_STREAMING_STORE_VALUES=") + threshold);
-          for (std::string word; words >> word;) flags.extraFlags.push_back(word);
-          auto module = jit::compile(cpp, flags);
-          auto entryPoint = module->function<int32_t (*)(tcc_tensor**)>("tcc_kernel_0");
-          for (const auto& [x, y] : {std::pair{a, b}, std::pair{b, a}, std::pair{ra, rb}}) {
-            Tensor A = rt::pack(x, toRuntimeFormat(Format::csr())), B = rt::pack(y, toRuntimeFormat(Format::csr()));
-            tcc_tensor out = rt::Tensor::emptyAssembledOutput({x.dims[0], x.dims[1]}, toRuntimeFormat(Format::csr()),
-                                                              rt::ValueType::Float64);
-            tcc_tensor aView = A.abiView(), bView = B.abiView();
-            tcc_tensor* pointers[3] = {&out, &aView, &bView};
-            ASSERT_EQ(entryPoint(pointers), 0);
-            Tensor C = rt::Tensor::adopt(std::move(out));
-            expectSameBits(stored(C), expectedSum(x, y), "A + B");
-          }
+          expectAddsMatchBitForBit(cpp, backend, rowsOnThreads, mode,
+                                   std::string("-DTCC_STREAMING_STORE_VALUES=") + threshold, {{a, b}, {b, a}, {ra, rb}});
         }
       }
     }
