@@ -51,6 +51,18 @@ int levelOfVar(const ir::AccessNode* access, const ir::IndexVar& var) {
   return found;
 }
 
+// Some lattice point needs only dense (located) operands: the loop visits
+// every coordinate of its dimension (lowerDenseDrivenLoop).
+bool denseDriven(const std::vector<LevelIterator>& iterators, const std::vector<LatticePoint>& lattice) {
+  auto locatable = [&](int id) {
+    return std::find_if(iterators.begin(), iterators.end(), [&](const LevelIterator& it) { return it.id == id; })
+        ->locatable();
+  };
+  return std::any_of(lattice.begin(), lattice.end(), [&](const LatticePoint& point) {
+    return std::all_of(point.iterators.begin(), point.iterators.end(), locatable);
+  });
+}
+
 }  // namespace
 
 Stmt Lowerer::lower(const ir::IndexStmt& stmt) {
@@ -140,49 +152,15 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
 
   if (relationOf_.count(var)) return lowerDerivedLoop(forall);
 
-  // Iterators over `var`: one per access (left-hand sides are assembled,
-  // not iterated, and handled in lowerCase).
-  std::set<const ir::AccessNode*> lhsAccesses;
-  for (const auto* assignment : ir::assignmentsOf(forall->body))
-    lhsAccesses.insert(static_cast<const ir::AccessNode*>(assignment->lhs.get()));
-  std::vector<LevelIterator> iterators;
   // Keyed by node address, so cleared before and after: a rewritten forall
   // freed earlier may have had the same address.
   iteratorIds_[forall].clear();
-  for (const auto* node : accessOccurrences(forall->body)) {
-    if (lhsAccesses.count(node) || node->tensor.order() == 0) continue;
-    int level = levelOfVar(node, var);
-    if (level < 0) continue;
-    bool parentBound = level == 0 || positions_[node].count(level - 1);
-    const TensorStorage& storage = storageOf(node->tensor);
-    if (!parentBound) {
-      if (node->tensor.format().isAllDense() || storage.isWorkspace) continue;  // located once all are bound
-      throw LoweringError("loop order visits " + var.name() + " before the outer levels of " +
-                          node->tensor.name() + ", which is stored " + node->tensor.format().toString());
-    }
-    LevelIterator iterator;
-    iterator.id = nextIteratorId_++;
-    iterator.access = node;
-    iterator.tensor = node->tensor;
-    iterator.level = level;
-    iterator.varName = var.name();
-    iterator.format = node->tensor.format().level(level);
-    iterator.workspaceList = storage.isWorkspace && storage.list.defined();
-    iterators.push_back(iterator);
-    iteratorIds_[forall][node] = iterator.id;
-  }
-
-  auto iteratorOf = [&](const ir::AccessNode* access) {
-    for (const auto& it : iterators)
-      if (it.access == access) return it.id;
-    return -1;
-  };
-  // A where or several statements below: the loop runs over the union of
-  // what every statement reads, a producer's operands standing in for the
-  // workspace its consumer reads (unless the loop iterates the workspace).
-  ir::IndexExpr iterated =
-    sole ? sole->rhs : iterationExpression(forall->body, [&](const ir::AccessNode* access) { return iteratorOf(access) < 0; });
-  std::vector<LatticePoint> lattice = buildMergeLattice(iterated, iteratorOf);
+  std::vector<LevelIterator> iterators = iteratorsOf(
+      forall, [&](const ir::AccessNode* access, int level) { return positions_[access].count(level) > 0; },
+      nextIteratorId_);
+  nextIteratorId_ += static_cast<int>(iterators.size());
+  for (const auto& it : iterators) iteratorIds_[forall][it.access] = it.id;
+  std::vector<LatticePoint> lattice = latticeOf(forall, iterators);
 
   Stmt loop = lowerLoop(forall, iterators, lattice, sole);
   iteratorIds_.erase(forall);
@@ -192,6 +170,53 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
     segmentEnds_[it.access].erase(it.level);
   }
   return loop;
+}
+
+std::vector<LevelIterator> Lowerer::iteratorsOf(const ir::ForallNode* forall,
+                                             const std::function<bool(const ir::AccessNode*, int)>& located,
+                                             int firstId) {
+  const ir::IndexVar& var = forall->indexVar;
+  // Left-hand sides are assembled, not iterated (lowerCase).
+  std::set<const ir::AccessNode*> lhsAccesses;
+  for (const auto* assignment : ir::assignmentsOf(forall->body))
+    lhsAccesses.insert(static_cast<const ir::AccessNode*>(assignment->lhs.get()));
+  std::vector<LevelIterator> iterators;
+  for (const auto* node : accessOccurrences(forall->body)) {
+    if (lhsAccesses.count(node) || node->tensor.order() == 0) continue;
+    int level = levelOfVar(node, var);
+    if (level < 0) continue;
+    const TensorStorage& storage = storageOf(node->tensor);
+    if (level > 0 && !located(node, level - 1)) {
+      if (node->tensor.format().isAllDense() || storage.isWorkspace) continue;  // located once all are bound
+      throw LoweringError("loop order visits " + var.name() + " before the outer levels of " +
+                          node->tensor.name() + ", which is stored " + node->tensor.format().toString());
+    }
+    LevelIterator iterator;
+    iterator.id = firstId + static_cast<int>(iterators.size());
+    iterator.access = node;
+    iterator.tensor = node->tensor;
+    iterator.level = level;
+    iterator.varName = var.name();
+    iterator.format = node->tensor.format().level(level);
+    iterator.workspaceList = storage.isWorkspace && storage.list.defined();
+    iterators.push_back(iterator);
+  }
+  return iterators;
+}
+
+std::vector<LatticePoint> Lowerer::latticeOf(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators) {
+  auto iteratorOf = [&](const ir::AccessNode* access) {
+    for (const auto& it : iterators)
+      if (it.access == access) return it.id;
+    return -1;
+  };
+  // A where or several statements below: the loop runs over the union of
+  // what every statement reads, a producer's operands standing in for the
+  // workspace its consumer reads (unless the loop iterates the workspace).
+  const ir::AssignmentNode* sole = soleAssignment(forall->body);
+  ir::IndexExpr iterated =
+    sole ? sole->rhs : iterationExpression(forall->body, [&](const ir::AccessNode* access) { return iteratorOf(access) < 0; });
+  return buildMergeLattice(iterated, iteratorOf);
 }
 
 std::optional<ir::IndexVar> Lowerer::ownedVariable(const ir::ForallNode* forall) {
@@ -485,14 +510,8 @@ LoweringError Lowerer::sparseVariableScheduled(const ir::IndexVar& var, const ir
 
 Stmt Lowerer::lowerLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
                         const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole) {
-  auto byId = [&](int id) -> LevelIterator& {
-    return *std::find_if(iterators.begin(), iterators.end(), [&](const LevelIterator& it) { return it.id == id; });
-  };
-  bool denseDriven = std::any_of(lattice.begin(), lattice.end(), [&](const LatticePoint& point) {
-    return std::all_of(point.iterators.begin(), point.iterators.end(), [&](int id) { return byId(id).locatable(); });
-  });
   if (pinnedPositions_.count(forall->indexVar)) return lowerPinnedPositionLoop(forall, iterators, lattice, sole);
-  if (denseDriven) return lowerDenseDrivenLoop(forall, iterators, lattice, sole);
+  if (denseDriven(iterators, lattice)) return lowerDenseDrivenLoop(forall, iterators, lattice, sole);
   return lowerSparseDrivenLoops(forall, iterators, lattice, sole);
 }
 
@@ -731,17 +750,19 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     begin = ops::cast(imp::Type::int32(), owned->second.begin);
     end = ops::cast(imp::Type::int32(), owned->second.end);
   }
-  // The one-pass row-parallel form (lowerRowsInOnePass), for the outermost
-  // loop only (its chunks are counted once a call).
-  bool outermost = std::all_of(coordinates_.begin(), coordinates_.end(),
-                               [&](const auto& bound) { return bound.first == var; });
-  if (pass_ == OutputPass::Chunk && chunkedRows_ && var == chunkedRows_->row && kind == imp::LoopKind::Parallel &&
-      plan.reductions.empty() && !ownedRanges_.count(var.name()) && sparse.empty() && outermost &&
-      !chunkedRows_->lowered) {
+  // The one-pass row-parallel form, which lowerRowsInOnePass chose for the
+  // outermost loop, on the threads, over dense levels only (its chunks are
+  // counted once a call).
+  if (pass_ == OutputPass::Chunk && chunkedRows_ && var == chunkedRows_->row) {
+    bool outermost = std::all_of(coordinates_.begin(), coordinates_.end(),
+                                 [&](const auto& bound) { return bound.first == var; });
+    if (kind != imp::LoopKind::Parallel || !plan.reductions.empty() || ownedRanges_.count(var.name()) ||
+        !sparse.empty() || !outermost || chunkedRows_->lowered)
+      throw LoweringError("internal: the loop over " + var.name() + " cannot hand out the rows of " +
+                          chunkedRows_->output.name() + " in chunks");
     before.push_back(lowerChunkedRows(coordinate, end, imp::Block::make(loopBody)));
     return imp::Block::make(before);
   }
-  if (pass_ == OutputPass::Chunk && chunkedRows_ && var == chunkedRows_->row) chunkedRows_->bounded = false;
   before.push_back(imp::For::make(coordinate, begin, end, imp::Block::make(loopBody),
                                   kind, "iterate " + var.name(), forall->attributes.unrollFactor, plan.reductions));
   return imp::Block::make(before);
@@ -937,37 +958,76 @@ std::vector<Stmt> Lowerer::reserveAppends(const ir::ForallNode* forall, const st
     stmts.push_back(growToHold(storage.crdCapacity[last], ops::add(storage.appendPosition[last], remaining), arrays));
     reservedOutputs_.insert(tensor);
 
-    // A first capacity: what the operands store at this level, summed over
-    // a union (at most one entry per stored entry) and the smallest for an
-    // intersection, when every operand is iterated at its last level (an
-    // elementwise kernel: each stored entry visited once).
-    if (storage.firstCapacity.defined()) continue;
-    bool elementwise = true;
-    for (const auto* it : sparse)
-      elementwise = elementwise && !it->workspaceList && it->format.kind == ir::LevelKind::Compressed &&
-                    isParameter(it->tensor) && it->level == it->tensor.format().order() - 1;
-    if (!elementwise) continue;
-    if (pass_ == OutputPass::Chunk) {
-      // A bound only where each stored entry is visited once: every loop
-      // around this one iterates a variable of each operand (a vector added
-      // to every row is visited once a row).
-      bool once = true;
-      for (const auto* it : sparse)
-        for (const auto& [bound, coordinate] : coordinates_)
-          once = once && (bound == forall->indexVar ||
-                          std::find(it->access->indices.begin(), it->access->indices.end(), bound) !=
-                              it->access->indices.end());
-      if (!once || !chunkedRows_ || !(chunkedRows_->output == tensor)) continue;
-      chunkedRows_->bounded = true;
-    }
-    Expr entries;
-    for (const auto* it : sparse) {
-      Expr stored = imp::TensorProperty::make(it->tensor.name(), imp::TensorField::ValsSize, 0, imp::Type::int64());
-      entries = !entries.defined() ? stored : lattice.size() > 1 ? ops::add(entries, stored) : ops::min(entries, stored);
-    }
-    storage.firstCapacity = entries;
+    // A first capacity (the one-pass form set its bound before lowering).
+    if (!storage.firstCapacity.defined()) storage.firstCapacity = storedEntriesBound(sparse, lattice.size() > 1);
   }
   return stmts;
+}
+
+Expr Lowerer::storedEntriesBound(const std::vector<const LevelIterator*>& sparse, bool unitesOperands) const {
+  Expr entries;
+  for (const auto* it : sparse) {
+    if (it->workspaceList || it->format.kind != ir::LevelKind::Compressed || !isParameter(it->tensor) ||
+        it->level != it->tensor.format().order() - 1)
+      return Expr();
+    Expr stored = imp::TensorProperty::make(it->tensor.name(), imp::TensorField::ValsSize, 0, imp::Type::int64());
+    entries = !entries.defined() ? stored : unitesOperands ? ops::add(entries, stored) : ops::min(entries, stored);
+  }
+  return entries;
+}
+
+Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* assignment, const ir::IndexVar& row) {
+  const ir::TensorVar& output = assignment->lhs.tensor();
+  // The loops around the assignment, outermost first.
+  std::vector<const ir::ForallNode*> loops;
+  for (const auto* forall : statementsOf<ir::ForallNode>(cin)) {
+    auto inside = ir::assignmentsOf(forall->body);
+    if (std::find(inside.begin(), inside.end(), assignment) != inside.end()) loops.push_back(forall);
+  }
+  const ir::IndexVar& appended = assignment->lhs.indices()[output.format().modeOfLevel(1)];
+  auto appending = std::find_if(loops.begin(), loops.end(),
+                                [&](const ir::ForallNode* loop) { return loop->indexVar == appended; });
+  // The rows: the outermost loop, over the variable itself (not split or
+  // bounded), whose operands all locate their rows (dense levels).
+  if (loops.empty() || !(loops[0]->indexVar == row) || relationOf_.count(row)) return Expr();
+  // The loop that appends: over the variable itself, each iteration
+  // appending at most once.
+  if (appending == loops.end() || relationOf_.count(appended)) return Expr();
+  std::vector<ir::IndexVar> around;
+  for (auto loop = loops.begin(); loop != appending; ++loop) around.push_back((*loop)->indexVar);
+  // (A statement that the loops below refuse, the two-pass lowering
+  // refuses as well, with the same message.)
+  try {
+    for (const auto& it : iteratorsOf(loops[0], [](const ir::AccessNode*, int) { return false; }, 0))
+      if (!it.locatable()) return Expr();
+    // An access's level is located where the loops around have bound its
+    // outer levels, outer ones by outer loops.
+    auto located = [&](const ir::AccessNode* access, int level) {
+      auto from = around.begin();
+      for (int outer = 0; outer <= level; ++outer) {
+        from = std::find(from, around.end(), access->indices[access->tensor.format().modeOfLevel(outer)]);
+        if (from == around.end()) return false;
+        ++from;
+      }
+      return true;
+    };
+    std::vector<LevelIterator> iterators = iteratorsOf(*appending, located, 0);
+    std::vector<LatticePoint> lattice = latticeOf(*appending, iterators);
+    if (denseDriven(iterators, lattice)) return Expr();
+    std::vector<const LevelIterator*> sparse;
+    for (const auto& it : iterators)
+      if (!it.locatable()) sparse.push_back(&it);
+    // Each stored entry visited once: every loop around this one iterates
+    // a variable of each operand (a vector added to every row is visited
+    // once a row).
+    for (const auto* it : sparse)
+      for (const auto& var : around)
+        if (std::find(it->access->indices.begin(), it->access->indices.end(), var) == it->access->indices.end())
+          return Expr();
+    return storedEntriesBound(sparse, lattice.size() > 1);
+  } catch (const LoweringError&) {
+    return Expr();
+  }
 }
 
 Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {

@@ -325,12 +325,13 @@ void Lowerer::declareTensor(const ir::TensorVar& tensor, bool isOutput) {
 // third of the time; bench/sparse_add).
 //
 // The output is allocated before the rows run, so this form needs a bound
-// on its entries: reserveAppends gives one where every sparse operand of
-// the loop that appends is iterated at its last level and visited once
-// (the sum of their stored entries for a union, the least for an
-// intersection). Elsewhere (SpGEMM through a workspace, a vector added to
-// every row, several row-parallel outputs, a split or owned row loop) the
-// two-pass form stays.
+// on its entries, which the statement gives before anything is lowered
+// (onePassBound): where every sparse operand of the loop that appends is
+// iterated at its last level and visited once, the sum of their stored
+// entries for a union, the least for an intersection (what reserveAppends
+// takes as a serial kernel's first capacity). Elsewhere (SpGEMM through a
+// workspace, a vector added to every row, several row-parallel outputs, a
+// split or owned row loop) the two-pass form stays.
 std::optional<std::vector<Stmt>> Lowerer::lowerRowsInOnePass(const ir::IndexStmt& cin) {
   if (!options_.rowsInOnePass || rowParallelOutputs_.size() != 1 || rowParallelVars_.size() != 1 ||
       options_.separateAssembly)
@@ -341,10 +342,14 @@ std::optional<std::vector<Stmt>> Lowerer::lowerRowsInOnePass(const ir::IndexStmt
   // (One assignment appends to it: the bound is that loop's. A workspace
   // in between gives no bound.)
   auto assignments = ir::assignmentsOf(cin);
-  if (std::count_if(assignments.begin(), assignments.end(),
-                    [&](const ir::AssignmentNode* a) { return a->lhs.tensor() == output; }) != 1 ||
-      !whereStatements(cin).empty())
+  auto appends = [&](const ir::AssignmentNode* a) { return a->lhs.tensor() == output; };
+  if (std::count_if(assignments.begin(), assignments.end(), appends) != 1 || !whereStatements(cin).empty())
     return std::nullopt;
+  Expr bound = onePassBound(cin, *std::find_if(assignments.begin(), assignments.end(), appends),
+                            *rowParallelVars_.begin());
+  if (!bound.defined()) return std::nullopt;
+  // (The declarations allocate crd at the bound, as for a serial kernel.)
+  storage.firstCapacity = bound;
   ChunkedRows chunked;
   chunked.output = output;
   chunked.row = *rowParallelVars_.begin();
@@ -364,10 +369,6 @@ std::optional<std::vector<Stmt>> Lowerer::lowerRowsInOnePass(const ir::IndexStmt
   storage.crdCapacity[1] = chunked.threadCapacity;
   storage.appendPosition[1] = chunked.threadAppend;
   chunkedRows_ = chunked;
-  // What a lowering that does not take this form leaves behind is undone.
-  const std::set<ir::TensorVar> reservedBefore = reservedOutputs_;
-  const size_t headerBefore = header_.size(), footerBefore = footer_.size();
-  const Expr threadCountBefore = threadCount_;
   pass_ = OutputPass::Chunk;
   Stmt rows = lower(cin);
   pass_ = OutputPass::Fused;
@@ -377,16 +378,9 @@ std::optional<std::vector<Stmt>> Lowerer::lowerRowsInOnePass(const ir::IndexStmt
   storage.appendPosition[1] = append;
   chunked = *chunkedRows_;
   chunkedRows_.reset();
-  if (!chunked.lowered || !chunked.bounded || !storage.firstCapacity.defined()) {
-    storage.firstCapacity = Expr();  // (a two-pass output is sized by its count)
-    reservedOutputs_ = reservedBefore;
-    header_.resize(headerBefore);
-    footer_.resize(footerBefore);
-    threadCount_ = threadCountBefore;
-    return std::nullopt;
-  }
+  if (!chunked.lowered)
+    throw LoweringError("internal: the loop over " + chunked.row.name() + " was not lowered in chunks");
   onePassOutputs_.insert(output);
-  // (The declarations allocate crd at the bound, as for a serial kernel.)
   Expr dimension = asInt64(storage.dims[output.format().modeOfLevel(0)]);
   std::vector<Stmt> passes{
       imp::Comment::make("rows in chunks on the threads, in one pass: each chunk appended to the thread's arrays, "

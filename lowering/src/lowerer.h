@@ -3,6 +3,7 @@
 // arrays, output assembly, expressions and stores). See tcc/lowering/lower.h.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -115,6 +116,16 @@ class Lowerer {
   std::optional<ir::IndexVar> ownedVariable(const ir::ForallNode* forall);
   imp::Stmt lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar& owned);
   imp::Stmt lowerAssignment(const ir::AssignmentNode* assignment);
+  // The iterators over `forall`'s variable: one for each access of its body
+  // that indexes the variable, but left-hand sides (assembled, in
+  // lowerCase), ids from `firstId` on. `located(access, level)`: whether the
+  // loops around have fixed the access's position at that level; an access
+  // whose parent level they have not is left to be located later where it
+  // is dense or a workspace, and refused otherwise.
+  std::vector<LevelIterator> iteratorsOf(const ir::ForallNode* forall,
+                                         const std::function<bool(const ir::AccessNode*, int)>& located, int firstId);
+  // The merge lattice of `forall`'s loop over those iterators.
+  std::vector<LatticePoint> latticeOf(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators);
   imp::Stmt lowerLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
                       const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole);
   imp::Stmt lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
@@ -187,11 +198,28 @@ class Lowerer {
   // capacity test for every output whose last level this loop appends to,
   // sized by the sparse operands' remaining positions (each iteration
   // appends at most once), so the appends inside test nothing. Marks those
-  // outputs in reservedOutputs_ and records a first capacity for them.
-  // `ranges`: each sparse operand's [start, end) of positions.
+  // outputs in reservedOutputs_ and records a first capacity for them
+  // (storedEntriesBound). `ranges`: each sparse operand's [start, end) of positions.
   std::vector<imp::Stmt> reserveAppends(const ir::ForallNode* forall, const std::vector<const LevelIterator*>& sparse,
                                         const std::vector<std::pair<imp::Expr, imp::Expr>>& ranges,
                                         const std::vector<LatticePoint>& lattice);
+  // The entries a loop that appends once an iteration to an output's last
+  // level stores at most, where its sparse operands each iterate their
+  // last level, compressed (an elementwise kernel): what they store,
+  // summed over a union of them, the least for an intersection; undefined
+  // otherwise. A bound where each stored entry is visited once, a first
+  // capacity elsewhere.
+  imp::Expr storedEntriesBound(const std::vector<const LevelIterator*>& sparse, bool unitesOperands) const;
+  // The bound on the entries of the row-parallel output that `assignment`
+  // appends to, where the statement lets its rows go in one pass
+  // (lowerRowsInOnePass), read off the statement before it is lowered:
+  // the loop over `row` is the outermost, over the variable itself, and
+  // its operands locate their rows (dense levels), so a chunk of rows is a
+  // range of its iterations; the loop over the output's last variable
+  // co-iterates sparse operands whose entries bound the output's
+  // (storedEntriesBound), each visited once (every loop around it iterates
+  // a variable of each). Undefined elsewhere.
+  imp::Expr onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* assignment, const ir::IndexVar& row);
 
   // lower_storage.cpp
   // Names a parameter's arrays (its TensorStorage); declarationsOf then
@@ -292,13 +320,12 @@ class Lowerer {
     imp::Expr threadCrd, threadVals, threadCapacity, threadAppend;
     imp::Expr rowsPerChunk, chunks, state;  // state[chunks]: the next chunk to claim
     bool lowered = false;              // the parallel loop was lowered in chunks
-    bool bounded = false;              // the output's first capacity bounds its entries
   };
   std::optional<ChunkedRows> chunkedRows_;
   // Outputs assembled in one pass: every row stores its end.
   std::set<ir::TensorVar> onePassOutputs_;
   // The passes of a row-parallel output in one pass, or nothing where that
-  // form does not apply (see there).
+  // form does not apply (onePassBound).
   std::optional<std::vector<imp::Stmt>> lowerRowsInOnePass(const ir::IndexStmt& cin);
   imp::Stmt lowerChunkedRows(const imp::Expr& row, const imp::Expr& rows, const imp::Stmt& body);
   // Outputs that a sparse workspace's Compress fills (never appended to).
