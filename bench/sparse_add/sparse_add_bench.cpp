@@ -5,7 +5,8 @@
 // the same run.
 //
 //   tcc_sparse_add_bench [--repeat N] [--rounds R] [--threads T] [--backend system|clang]
-//                        [--keep-heap] [--candidates] [--only VARIANT,...] [--pairs BIG:SMALL,...]
+//                        [--keep-heap] [--rows-on-threads] [--candidates] [--only VARIANT,...]
+//                        [--pairs BIG:SMALL,...]
 //
 // A pair `random:ROWSxK` adds two random square matrices of K entries a
 // row instead (independent coordinates: a merge no branch predictor learns).
@@ -51,7 +52,12 @@
 // fill; CompileOptions::rowsInOnePass = false), the two-pass peer gets the
 // OpenMP schedule of the latter, and the triad runs on T threads; the
 // TACO-style loop (TACO does not parallelize an assembled output) and Eigen
-// are left out.
+// are left out. --rows-on-threads does the same at one thread (the
+// parallel kernels' per-thread cost, no thread waiting on another). "tcc
+// fast plain copy", only where --only names it, is the one-pass kernel with
+// its chunks copied out by plain stores on every input (on AMD cores, what
+// it ran before the chunk copies streamed there; see the prelude's
+// TCC_STREAMING_COPY_VALUES).
 //
 // --candidates adds the hand-written loops that decided what tcc prints
 // (see kCandidates; with --threads they run on one thread, but for
@@ -87,6 +93,8 @@
 #include <Eigen/Sparse>
 #endif
 
+#include "tcc/jit/jit.h"
+#include "tcc/lowering/codegen.h"
 #include "tcc/tcc.h"
 #include "../common/omp_threads.h"
 #include "../common/stats.h"
@@ -1195,9 +1203,8 @@ struct Operands {
   const long long* bPos() const { return reinterpret_cast<const long long*>(bView.levels[1].pos); }
 };
 
-Variant tccVariant(const std::string& name, const tcc::Kernel& kernel, Operands& in, double extraBytes) {
+Variant tccVariant(const std::string& name, tcc::Kernel::EntryPoint entry, Operands& in, double extraBytes) {
   auto output = std::make_shared<tcc_tensor>();
-  auto entry = kernel.entryPoint(0);
   const int rows = in.rows, cols = in.cols;
   auto release = [output] {
     std::free(output->levels[1].pos);
@@ -1219,6 +1226,10 @@ Variant tccVariant(const std::string& name, const tcc::Kernel& kernel, Operands&
                           static_cast<const double*>(output->vals));
           },
           extraBytes};
+}
+
+Variant tccVariant(const std::string& name, const tcc::Kernel& kernel, Operands& in, double extraBytes) {
+  return tccVariant(name, kernel.entryPoint(0), in, extraBytes);
 }
 
 Variant peerVariant(const std::string& name, AddFunction add, Operands& in, double extraBytes) {
@@ -1288,11 +1299,28 @@ tcc::Kernel compileAdd(tcc::frontend::FloatingPointMode mode, bool parallel, tcc
                       options);
 }
 
+// tcc's fast kernel, rows in one pass, its chunks copied out with plain
+// stores on every input (the prelude's TCC_STREAMING_COPY_VALUES set to -1
+// in the printed source): what AMD cores ran before the chunk copies
+// streamed there.
+std::shared_ptr<const tcc::jit::Module> compilePlainCopy(tcc::jit::Backend backend) {
+  tcc::CompileOptions options;
+  options.floatingPoint = tcc::frontend::FloatingPointMode::Fast;
+  options.backend = backend;
+  tcc::Lowered lowered =
+      tcc::lowerProgram(tcc::Program::fromText(std::string(kAdd) + kParallelSchedule, "add.tc"), options);
+  tcc::jit::CompileOptions flags;
+  flags.backend = backend;
+  flags.openmp = true;
+  flags.extraFlags = tcc::lowering::cppFloatingPointFlags(tcc::lowering::FloatingPointMode::Fast);
+  return tcc::jit::compile("#define TCC_STREAMING_COPY_VALUES -1\n" + lowered.cpp, flags);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int repeat = 5, rounds = 2, threads = 1;
-  bool keepHeap = false, candidates = false;
+  bool keepHeap = false, candidates = false, rowsOnThreads = false;
   std::vector<std::string> only;  // variants to run, in this order (--only); all when empty
   tcc::jit::Backend backend = tcc::CompileOptions{}.backend;
   std::vector<std::pair<std::string, std::string>> pairs = {
@@ -1304,6 +1332,7 @@ int main(int argc, char** argv) {
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--keep-heap") keepHeap = true;
+    else if (arg == "--rows-on-threads") rowsOnThreads = true;
     else if (arg == "--candidates") candidates = true;
     else if (arg == "--only" && i + 1 < argc) {
       std::stringstream list(argv[++i]);
@@ -1326,14 +1355,14 @@ int main(int argc, char** argv) {
       }
     } else {
       std::cerr << "usage: tcc_sparse_add_bench [--repeat N] [--rounds R] [--threads T] [--backend system|clang]\n"
-                   "                            [--keep-heap] [--candidates] [--only VARIANT,...]\n"
+                   "                            [--keep-heap] [--rows-on-threads] [--candidates] [--only VARIANT,...]\n"
                    "                            [--pairs BIG:SMALL,...]\n";
       return 2;
     }
   }
   if (!runWithOmpThreads(threads, argv)) return 1;
   setHeapKept(keepHeap);
-  const bool parallel = threads > 1;
+  const bool parallel = threads > 1 || rowsOnThreads;
   std::printf("load average at the start: %s\n", loadAverage().c_str());
 
   tcc::Kernel strict = compileAdd(tcc::frontend::FloatingPointMode::Strict, parallel, backend);
@@ -1341,6 +1370,10 @@ int main(int argc, char** argv) {
   // With --threads: tcc's row-parallel kernel in two passes (count, prefix
   // sum, fill), as printed before the one-pass form.
   tcc::Kernel fastTwoPass = compileAdd(tcc::frontend::FloatingPointMode::Fast, parallel, backend, false);
+  // Only where asked for (--only): the one-pass kernel, its chunks copied plainly.
+  std::shared_ptr<const tcc::jit::Module> plainCopy;
+  if (parallel && std::find(only.begin(), only.end(), "tcc fast plain copy") != only.end())
+    plainCopy = compilePlainCopy(backend);
   tcc::jit::CompileOptions peerFlags;
   peerFlags.backend = tcc::jit::Backend::SystemCompiler;
   peerFlags.openmp = parallel;
@@ -1385,6 +1418,7 @@ int main(int argc, char** argv) {
   std::string rule = "|---|---|---:|---:|---:|---:|---:|";
   std::vector<std::string> names = {"tcc strict", "tcc fast"};
   if (parallel) names.push_back("tcc fast two-pass");
+  if (plainCopy) names.push_back("tcc fast plain copy");
   if (!parallel) names.push_back("TACO-style");
   names.push_back("two-pass");
 #ifdef TCC_BENCH_WITH_EIGEN
@@ -1442,6 +1476,9 @@ int main(int argc, char** argv) {
     variants.push_back(tccVariant("tcc strict", strict, in, parallel ? onePass : 8.0 * (rows + 1)));
     variants.push_back(tccVariant("tcc fast", fast, in, parallel ? onePass : 8.0 * (rows + 1)));
     if (parallel) variants.push_back(tccVariant("tcc fast two-pass", fastTwoPass, in, countPass));
+    if (plainCopy)
+      variants.push_back(tccVariant("tcc fast plain copy", plainCopy->function<tcc::Kernel::EntryPoint>("tcc_kernel_0"),
+                                    in, onePass));
     if (!parallel) variants.push_back(peerVariant("TACO-style", peers->function<AddFunction>("taco_add"), in, 0.0));
     variants.push_back(peerVariant("two-pass", peers->function<AddFunction>("two_pass_add"), in, countPass));
 #ifdef TCC_BENCH_WITH_EIGEN

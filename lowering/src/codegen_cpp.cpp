@@ -47,10 +47,11 @@ class CppPrinter : public CLikePrinter {
       rowLoops_ = RowLoops::Streaming;
     }
     const bool streamingCopy = !vectorizesGatherSums_ && containsStreamingStore(function.body);
+    streamingThreshold_ = streamsOnlyWholeCopies(function) ? kStreamingCopyValues : kStreamingStoreValues;
     if (streamingCopy) {
       // A copy whose sparse outputs' appends go past the caches, which the
-      // entry point calls for large inputs (see kStreamingStoresHere).
-      out_ << "#if " << kStreamingStoresHere << "\n";
+      // entry point calls for large inputs (see kStreamingStoreValues).
+      out_ << "#if " << streamingThreshold_ << " >= 0\n";
       printFunctionHead(function, "static __attribute__((noinline))", streamingStoresName(function));
       streamedBuffers_ = streamedBuffers(function);
       for (const auto& buffer : streamedBuffers_) {
@@ -97,7 +98,11 @@ class CppPrinter : public CLikePrinter {
   // costs no read, and streaming stores were 37 % slower there (the Xeon
   // host, one thread). A parallel loop with streaming stores runs in a
   // region of its own, each thread fencing its stores when its share ends.
-  static constexpr const char* kStreamingStoresHere = "TCC_STREAMING_STORE_VALUES >= 0";
+  static constexpr const char* kStreamingStoreValues = "TCC_STREAMING_STORE_VALUES";
+  // A kernel whose streaming stores all copy arrays out in whole vectors
+  // (streamingCopyOf: a row-parallel output's chunks) follows the
+  // prelude's TCC_STREAMING_COPY_VALUES instead, which AMD cores take too.
+  static constexpr const char* kStreamingCopyValues = "TCC_STREAMING_COPY_VALUES";
 
   static bool streamable(const Store* op) {
     const Type element = op->buffer.type().element();
@@ -121,11 +126,11 @@ class CppPrinter : public CLikePrinter {
   void printStreamingStoresSwitch(const Function& function) {
     const std::string values = inputValuesSum(function);
     if (values.empty()) return;
-    out_ << "#if " << kStreamingStoresHere << "\n";
+    out_ << "#if " << streamingThreshold_ << " >= 0\n";
     indent();
     out_ << "// large inputs: the sparse outputs are appended to past the caches\n";
     indent();
-    out_ << "if (" << values << " > TCC_STREAMING_STORE_VALUES) return " << streamingStoresName(function)
+    out_ << "if (" << values << " > " << streamingThreshold_ << ") return " << streamingStoresName(function)
          << "(tcc_tensors);\n";
     out_ << "#endif\n";
   }
@@ -142,6 +147,23 @@ class CppPrinter : public CLikePrinter {
     } scan;
     function.body.accept(scan);
     return scan.names;
+  }
+
+  // Whether every streaming store of the function is in a loop that
+  // copies arrays out whole (streamingCopyOf), and there is one.
+  static bool streamsOnlyWholeCopies(const Function& function) {
+    struct Scan : IRVisitor {
+      std::set<const Store*> copied;
+      size_t streaming = 0;
+      using IRVisitor::visit;
+      void visit(const For* op) override {
+        if (auto copy = streamingCopyOf(op)) copied.insert(copy->stores.begin(), copy->stores.end());
+        IRVisitor::visit(op);
+      }
+      void visit(const Store* op) override { streaming += op->streaming ? 1 : 0; }
+    } scan;
+    function.body.accept(scan);
+    return scan.streaming > 0 && scan.streaming == scan.copied.size();
   }
 
   static bool containsStreamingStore(const Stmt& stmt) {
@@ -1118,7 +1140,8 @@ class CppPrinter : public CLikePrinter {
   bool vectorizesGatherSums_ = false;  // see kShortestGatherVector
   std::string inputValues_;            // the inputs' stored values, printed (inputValuesSum)
   std::set<std::string> chunkNames_;   // the chunks the function declares (printChunkByValues)
-  bool streamingStores_ = false;       // printing the copy with streaming stores (kStreamingStoresHere)
+  bool streamingStores_ = false;       // printing the copy with streaming stores (kStreamingStoreValues)
+  const char* streamingThreshold_ = kStreamingStoreValues;  // the prelude's macro the entry point tests
   std::set<std::string> streamedBuffers_;  // what its streaming stores write
   bool insideStreamingRegion_ = false;  // printing a parallel loop inside its own `omp parallel` region
   // Printing a streaming copy loop's plain version, or anything else

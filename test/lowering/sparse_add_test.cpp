@@ -304,12 +304,14 @@ TEST(SparseAddKernel, RowsInOnePassStoreTheSameBits) {
 // The copy of the kernel whose appends go past the caches (tcc_store with
 // its array's flag; a row-parallel output's chunks copied out in whole
 // vectors), which the entry point calls for inputs of more than
-// TCC_STREAMING_STORE_VALUES stored values: forced here on every input (the
-// threshold set to 0, on this machine whatever its vendor), streaming into
-// every array (TCC_STREAMING_STORES_ON_FRESH_PAGES=1) or where the pages
-// are resident, it stores the same bits as the merge, serial and
-// row-parallel, strict and fast, through both compilers. Where streaming
-// stores are off (-1) the entry point runs the body it always had.
+// TCC_STREAMING_STORE_VALUES stored values (TCC_STREAMING_COPY_VALUES for
+// the chunks, which a build setting the first sets too): forced here on
+// every input (a threshold set to 0, on this machine whatever its vendor),
+// streaming into every array (TCC_STREAMING_STORES_ON_FRESH_PAGES=1) or
+// where the pages are resident, it stores the same bits as the merge,
+// serial and row-parallel, strict and fast, through both compilers. Where
+// streaming stores are off (-1) the entry point runs the body it always
+// had, as a serial kernel does with only the chunks' threshold at 0.
 TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
 #if defined(__x86_64__)
   auto [a, b] = mergeCases();
@@ -355,8 +357,14 @@ TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
                 count(streamed, "C_vals = (double*)")) << streamed;
       EXPECT_EQ(count(streamed, "tcc_streams_C2_crd = tcc_pages_resident(C2_crd, "),
                 count(streamed, "C2_crd = (int32_t*)")) << streamed;
-      EXPECT_TRUE(contains(kernel, "if ((int64_t)A->vals_size + (int64_t)B->vals_size > TCC_STREAMING_STORE_VALUES) "
-                                   "return streaming_stores_tcc_kernel_0(tcc_tensors);"))
+      // The threshold: whole-vector chunk copies follow
+      // TCC_STREAMING_COPY_VALUES (AMD cores take them too), stores of
+      // single entries TCC_STREAMING_STORE_VALUES.
+      const std::string threshold = rowsOnThreads ? "TCC_STREAMING_COPY_VALUES" : "TCC_STREAMING_STORE_VALUES";
+      EXPECT_TRUE(contains(cpp, "#if " + threshold + " >= 0\nstatic __attribute__((noinline)) int32_t "
+                                "streaming_stores_tcc_kernel_0(")) << cpp;
+      EXPECT_TRUE(contains(kernel, "if ((int64_t)A->vals_size + (int64_t)B->vals_size > " + threshold +
+                                   ") return streaming_stores_tcc_kernel_0(tcc_tensors);"))
           << kernel;
       if (rowsOnThreads) {
         // Each thread fences its own stores: the thread loop in a region of its own.
@@ -368,11 +376,13 @@ TEST(SparseAddKernel, StreamingStoresStoreTheSameBits) {
       }
       for (jit::Backend backend : {jit::Backend::SystemCompiler, jit::Backend::ClangInterpreter}) {
         if (!jit::isAvailable(backend)) continue;
-        for (const char* threshold : {"0 -DTCC_STREAMING_STORES_ON_FRESH_PAGES=1", "0", "-1"}) {
+        for (const char* threshold : {"STORE_VALUES=0 -DTCC_STREAMING_STORES_ON_FRESH_PAGES=1", "STORE_VALUES=0",
+                                      "STORE_VALUES=-1", "COPY_VALUES=0 -DTCC_STREAMING_STORES_ON_FRESH_PAGES=1",
+                                      "COPY_VALUES=0"}) {
           SCOPED_TRACE(std::string(jit::backendName(backend)) + (rowsOnThreads ? ", rows on threads" : ", serial") +
                        (mode == FloatingPointMode::Fast ? ", fast" : ", strict") + ", threshold " + threshold);
-          expectAddsMatchBitForBit(cpp, backend, rowsOnThreads, mode,
-                                   std::string("-DTCC_STREAMING_STORE_VALUES=") + threshold, {{a, b}, {b, a}, {ra, rb}});
+          expectAddsMatchBitForBit(cpp, backend, rowsOnThreads, mode, std::string("-DTCC_STREAMING_") + threshold,
+                                   {{a, b}, {b, a}, {ra, rb}});
         }
       }
     }
