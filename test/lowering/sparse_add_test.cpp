@@ -449,9 +449,12 @@ TEST(SparseOutputs, StreamingCopiesMatchTheReference) {
 }
 
 // Every sparse output the row-parallel path assembles, in one pass where
-// the inputs bound the output's entries and in two passes elsewhere (a
-// vector added to every row stores more than its operands; SpGEMM appends
-// out of a workspace) and when asked: against the dense reference, strict
+// the inputs bound the output's entries (the form chosen from the
+// statement, before it is lowered) and in two passes elsewhere (a vector
+// added to every row stores more than its operands; SpGEMM appends out of
+// a workspace; a dense operand in a sum visits every coordinate; the rows'
+// loop iterates a sparse level (DCSR) or is split) and when asked: against the
+// dense reference, strict
 // and fast, through the JIT (inputs large enough for several chunks) and
 // through the system compiler with a chunk a row, plain and streaming.
 TEST(SparseOutputs, RowParallelFormsMatchTheReference) {
@@ -472,8 +475,17 @@ TEST(SparseOutputs, RowParallelFormsMatchTheReference) {
        "A(i, j) = B(i, j) + D(i, j)" + rows, true},
       {"tensor A(I, J) : csc\ntensor B(I, J) : csc\ntensor D(I, J) : csc\nA(i, j) = B(i, j) + D(i, j)\n"
        "schedule { parallelize(j, CPUThread, NoRaces) }\n", true},
+      // Dense operands located: a product bounded by B, a dense vector in every row too.
+      {"tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor F(I, J) : dense\nA(i, j) = B(i, j) * F(i, j)" + rows, true},
+      {"tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor c(J) : dense\nA(i, j) = B(i, j) * c(j)" + rows, true},
       {"tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor b(J) : sparse\nA(i, j) = B(i, j) + b(j)" + rows, false},
       {"tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)" + rows, false},
+      // Every coordinate of a row visited (a dense operand in a sum); the
+      // rows' loop over a sparse level (DCSR operands); the rows' loop split.
+      {"tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor F(I, J) : dense\nA(i, j) = B(i, j) + F(i, j)" + rows, false},
+      {"tensor A(I, J) : csr\ntensor B(I, J) : dcsr\nA(i, j) = 2.5 * B(i, j)" + rows, false},
+      {csr3 + "A(i, j) = B(i, j) + D(i, j)\nschedule {\n  split(i, i0, i1, 16)\n  parallelize(i0, CPUThread, NoRaces)\n}\n",
+       false},
   };
   auto inputsOf = [](const std::string& dsl, int32_t m, int32_t n, double density) {
     std::map<std::string, rt::Coo> inputs;
@@ -481,6 +493,8 @@ TEST(SparseOutputs, RowParallelFormsMatchTheReference) {
     for (const char* name : {"B", "D", "E"})
       if (contains(dsl, std::string("tensor ") + name + "(")) inputs.emplace(name, randomSparse({m, n}, density, seed++));
     if (contains(dsl, "tensor b(")) inputs.emplace("b", randomSparse({n}, 0.3, seed++));
+    if (contains(dsl, "tensor F(")) inputs.emplace("F", randomDense({m, n}, seed++));
+    if (contains(dsl, "tensor c(")) inputs.emplace("c", randomDense({n}, seed++));
     if (contains(dsl, "tensor C(K")) inputs.emplace("B", randomSparse({m, n}, density, seed++)),
         inputs.emplace("C", randomSparse({n, n}, density, seed++));
     return inputs;
