@@ -204,7 +204,8 @@ std::vector<LevelIterator> Lowerer::iteratorsOf(const ir::ForallNode* forall,
   return iterators;
 }
 
-std::vector<LatticePoint> Lowerer::latticeOf(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators) {
+std::vector<LatticePoint> Lowerer::latticeOf(const ir::ForallNode* forall,
+                                             const std::vector<LevelIterator>& iterators) {
   auto iteratorOf = [&](const ir::AccessNode* access) {
     for (const auto& it : iterators)
       if (it.access == access) return it.id;

@@ -484,7 +484,8 @@ TEST(SparseOutputs, RowParallelFormsMatchTheReference) {
       // rows' loop over a sparse level (DCSR operands); the rows' loop split.
       {"tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor F(I, J) : dense\nA(i, j) = B(i, j) + F(i, j)" + rows, false},
       {"tensor A(I, J) : csr\ntensor B(I, J) : dcsr\nA(i, j) = 2.5 * B(i, j)" + rows, false},
-      {csr3 + "A(i, j) = B(i, j) + D(i, j)\nschedule {\n  split(i, i0, i1, 16)\n  parallelize(i0, CPUThread, NoRaces)\n}\n",
+      {csr3 + "A(i, j) = B(i, j) + D(i, j)\n"
+              "schedule {\n  split(i, i0, i1, 16)\n  parallelize(i0, CPUThread, NoRaces)\n}\n",
        false},
   };
   auto inputsOf = [](const std::string& dsl, int32_t m, int32_t n, double density) {
