@@ -83,23 +83,36 @@ namespace {
 // dense workspace (Gustavson's algorithm) unless the schedule placed one.
 // Returns false when the trailing coordinates span more than the output's
 // last level: dense workspaces cannot help, a sparse one must.
-bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr& rhs) {
-  const TensorVar& output = lhs.tensor();
+// The loop of the first summed variable, and the output variables whose
+// loops come after it (empty when none does: the output is appended in
+// the loops' order).
+struct TrailingOutputVars {
+  size_t firstReduction = 0;
+  std::set<IndexVar> vars;
+};
+
+TrailingOutputVars trailingOutputVars(const LoopNest& nest, const Access& lhs) {
   auto outputVars = varsInStorageOrder(lhs);
   auto isOutputLoop = [&](const IndexVar& loop) {
     for (const auto& origin : nest.originsOf(loop))
       if (std::find(outputVars.begin(), outputVars.end(), origin) == outputVars.end()) return false;
     return true;
   };
-  size_t firstReduction = nest.loops.size();
+  TrailingOutputVars result{nest.loops.size(), {}};
   for (size_t p = 0; p < nest.loops.size(); ++p)
-    if (!isOutputLoop(nest.loops[p])) { firstReduction = p; break; }
-  std::set<IndexVar> trailing;
-  for (size_t p = firstReduction; p < nest.loops.size(); ++p)
+    if (!isOutputLoop(nest.loops[p])) { result.firstReduction = p; break; }
+  for (size_t p = result.firstReduction; p < nest.loops.size(); ++p)
     if (isOutputLoop(nest.loops[p])) {
       auto origins = nest.originsOf(nest.loops[p]);
-      trailing.insert(origins.begin(), origins.end());
+      result.vars.insert(origins.begin(), origins.end());
     }
+  return result;
+}
+
+bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr& rhs) {
+  const TensorVar& output = lhs.tensor();
+  auto outputVars = varsInStorageOrder(lhs);
+  auto [firstReduction, trailing] = trailingOutputVars(nest, lhs);
   if (trailing.empty()) return true;
   if (trailing.size() != 1 || !(*trailing.begin() == outputVars.back())) return false;
   const IndexVar& j = outputVars.back();
@@ -504,6 +517,11 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   describeThreadLoops(nest, lhs);
   decisions.insert(decisions.end(), nest.decisions.begin(), nest.decisions.end());
   ConcretizedStatement result;
+  // The user's precompute keeps out the workspace that would take the
+  // output's coordinates out of order; the lowering checks the order.
+  if (hasSparseLevel(output) && !scatters && !nest.sparseWorkspace && nest.precompute && nest.precomputeCommand &&
+      !trailingOutputVars(nest, lhs).vars.empty())
+    result.outputOrderCommand = nest.precomputeCommand;
   result.stmt = concrete;
   result.loopOrder = nest.loops;
   result.decisions = decisions;

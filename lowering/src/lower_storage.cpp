@@ -716,7 +716,7 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
   const ir::Format& format = lhs->tensor.format();
   if (auto refused = visitOrder_.outOfOrderLevels.find({lhs->tensor, level});
       refused != visitOrder_.outOfOrderLevels.end())
-    throw LoweringError(refused->second);
+    throw OutputOrderError(refused->second.command, refused->second.reason);
   if (format.level(level).isDense()) {
     Expr size = storage.dims[format.modeOfLevel(level)];
     Expr position = freshVar("p" + storage.name + std::to_string(level + 1), imp::Type::int64());

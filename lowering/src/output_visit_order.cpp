@@ -254,7 +254,7 @@ class OrderChecker : public ir::IndexNotationVisitor {
     return single;
   }
 
-  std::string outOfOrder(const ir::Access& lhs, int level) const {
+  OutputVisitOrder::Refusal outOfOrder(const ir::Access& lhs, int level) const {
     const ir::TensorVar& tensor = lhs.tensor();
     const ir::Format& format = tensor.format();
     const ir::IndexVar& var = lhs.indices()[format.modeOfLevel(level)];
@@ -265,18 +265,18 @@ class OrderChecker : public ir::IndexNotationVisitor {
       for (const auto& relation : relations_) {
         auto parents = ir::parentVars(relation);
         if (std::find(parents.begin(), parents.end(), levelVar) == parents.end()) continue;
-        command = ir::toString(relation) + ": ";
+        command = ir::toString(relation);
         break;
       }
     }
     std::string loops;
     for (const auto& loop : loops_) loops += (loops.empty() ? "" : ", ") + loop.name();
-    return command + "the loops (" + loops + ") visit the coordinates of " + tensor.name() + "'s level " +
+    return {command, "the loops (" + loops + ") visit the coordinates of " + tensor.name() + "'s level " +
            std::to_string(level + 1) + " (" + format.level(level).toString() + ", indexed by " + var.name() +
            ") and its outer levels out of order, or return to one after visiting others, but that level is "
            "assembled by appending its coordinates in order; order the loops over the parts of " + var.name() +
            " (and of " + tensor.name() + "'s outer variables) outermost first, with the loops over other variables "
-           "inside them";
+           "inside them"};
   }
 
   const std::vector<ir::ProvenanceRelation>& relations_;

@@ -43,7 +43,11 @@ struct OutputVisitOrder {
   // after the command that made the order. Raised when the level is
   // lowered, so that a refusal of an enclosing loop (a parallelize, say)
   // comes first.
-  std::map<std::pair<ir::TensorVar, int>, std::string> outOfOrderLevels;
+  struct Refusal {
+    std::string command;  // as written, or empty where no command made the order
+    std::string reason;
+  };
+  std::map<std::pair<ir::TensorVar, int>, Refusal> outOfOrderLevels;
 };
 
 // `assembled`: whether a tensor is an output assembled by appending.

@@ -154,9 +154,10 @@ Verdict checkProgram(const std::string& programText, const std::map<std::string,
   } catch (const frontend::DiagnosticError& error) {
     return refused(error.what());
   } catch (const Error& error) {
-    return refused(error.what());
+    // Every refusal of a DSL program points into it (file:line:col).
+    return internal(firstLine(error.what()), "refused without a source location");
   } catch (const lowering::LoweringError& error) {
-    return refused(error.what());
+    return internal(firstLine(error.what()), "refused without a source location");
   } catch (const jit::CompileError& error) {
     return internal(firstLine(error.what()), "generated code does not compile");
   } catch (const std::exception& error) {

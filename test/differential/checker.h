@@ -1,7 +1,9 @@
 // Runs one case through the library (parse, compile, JIT, run) and compares
-// every output with each oracle. A refusal must carry a located or named
-// reason (a diagnostic, tcc::Error, LoweringError); any other exception, or
-// generated code that does not compile, is an internal failure.
+// every output with each oracle. A refusal to compile must be located
+// (a frontend::DiagnosticError: file:line:col at the schedule command or
+// statement); one without a location (tcc::Error, LoweringError), any
+// other exception, or generated code that does not compile, is an internal
+// failure. Refusals while running (shapes, a broken bound) are tcc::Error.
 #pragma once
 
 #include <map>

@@ -134,6 +134,31 @@ TEST(Cli, AnIllegalScheduleIsLocatedAndLeavesNoOutput) {
   std::filesystem::remove(program);
 }
 
+// Refusals that lowering finds are located too: at the schedule command
+// that made them (a precompute standing where the output's workspace would
+// go), else at the statement; `tcc compile` writes nothing then.
+TEST(Cli, CompileLocatesLoweringRefusalsWithACaret) {
+  auto program = scratchFile("precompute.tc");
+  std::ofstream(program) << "tensor Y(I) : {compressed}\ntensor A(I, J) : csc\ntensor B(I) : dense\n"
+                            "tensor C(J) : dense\nY(i) = 0.5 * B(i) * C(j) * A(i,j)\nschedule {\n"
+                            "  precompute(A(i,j), i, iw_0)\n}\n";
+  auto out = scratchFile("precompute.cpp");
+  Outcome outcome = runTcc("compile '" + program.string() + "' -o " + out.string());
+  EXPECT_EQ(outcome.exitCode, 1) << outcome.output;
+  EXPECT_THAT(outcome.output, HasSubstr("precompute.tc:7:3: error: precompute(A(i,j), i, iw_0): the loops (j, i) "
+                                        "visit the coordinates of Y's level 1"));
+  EXPECT_THAT(outcome.output, HasSubstr("\n  precompute(A(i,j), i, iw_0)\n  ^\n"));
+  EXPECT_FALSE(std::filesystem::exists(out)) << "-o left a file behind";
+
+  std::ofstream(program) << "tensor y(I) : dense\ntensor A(I, I) : csr\ny(i) = A(i,j) * y(j)\n";
+  outcome = runTcc("compile '" + program.string() + "'");
+  EXPECT_EQ(outcome.exitCode, 1) << outcome.output;
+  EXPECT_THAT(outcome.output, HasSubstr("precompute.tc:3:1: error: cannot compile `y(i) = A(i,j) * y(j)`: y is both "
+                                        "read and written by this statement"));
+  EXPECT_THAT(outcome.output, HasSubstr("\ny(i) = A(i,j) * y(j)\n^\n"));
+  std::filesystem::remove(program);
+}
+
 // B(i,j) = sum_k A(i,j,k) c(k) with A read from a .tns file whose (i, j)
 // pairs repeat across k.
 struct TtvFiles {

@@ -242,6 +242,73 @@ TEST(Fuse, SparseOutputLevelsVisitedOutOfOrderAreRefused) {
                                 "several iterations")) << message;
 }
 
+// A precompute of one operand where the loops sum between a sparse
+// output's coordinates (A is CSC: the loops run j, i) takes the place of
+// the workspace that would take them out of order: refused at the
+// precompute, file:line:col and a caret, with advice that compiles.
+const char* kPrecomputeUnderASum = R"(tensor Y(I) : {compressed}
+tensor A(I, J) : csc
+tensor B(I) : dense
+tensor C(J) : dense
+Y(i) = 0.5 * B(i) * C(j) * A(i,j)
+schedule {
+  PRECOMPUTE
+}
+)";
+
+std::string precomputeUnderASum(const std::string& command) {
+  std::string text = kPrecomputeUnderASum;
+  return text.replace(text.find("PRECOMPUTE"), 10, command);
+}
+
+TEST(Precompute, ThatLeavesASparseOutputOutOfOrderIsRefusedAtTheCommand) {
+  try {
+    compile(Program::fromText(precomputeUnderASum("precompute(A(i,j), i, iw)"), "test.tc"));
+    FAIL() << "the precompute compiled";
+  } catch (const frontend::DiagnosticError& error) {
+    ASSERT_EQ(error.diagnostics().size(), 1u);
+    const frontend::Diagnostic& refusal = error.diagnostics()[0];
+    EXPECT_EQ(refusal.location, (frontend::SourceLocation{"test.tc", 7, 3}));
+    EXPECT_EQ(refusal.message.rfind("precompute(A(i,j), i, iw): the loops (j, i) visit the coordinates of Y's level 1 "
+                                    "(compressed, indexed by i)", 0), 0u) << refusal.message;
+    EXPECT_TRUE(contains(refusal.message, "drop it (tcc then inserts the workspace)")) << refusal.message;
+    EXPECT_EQ(refusal.format().rfind("test.tc:7:3: error: precompute(A(i,j), i, iw): ", 0), 0u) << refusal.format();
+    EXPECT_TRUE(contains(refusal.format(), "\n  precompute(A(i,j), i, iw)\n  ^\n")) << refusal.format();
+  }
+  // What the message offers instead compiles and matches.
+  std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({9, 7}, 0.3, 91)},
+                                           {"B", randomDense({9}, 92)},
+                                           {"C", randomDense({7}, 93)}};
+  expectProgramMatchesReference(precomputeUnderASum(""), inputs);
+  expectProgramMatchesReference(precomputeUnderASum("precompute(0.5 * B(i) * C(j) * A(i,j), i, iw)"), inputs);
+}
+
+// A statement refused as a whole (no command made the refusal) is located
+// at the statement; the C++ builder's programs have no source to point at.
+TEST(Refusals, OfAStatementAreLocatedAtIt) {
+  const std::string inPlace = "tensor y(I) : dense\ntensor A(I, I) : csr\n\n  y(i) = A(i,j) * y(j)\n";
+  try {
+    compile(Program::fromText(inPlace, "test.tc"));
+    FAIL() << "an in-place update compiled";
+  } catch (const frontend::DiagnosticError& error) {
+    ASSERT_EQ(error.diagnostics().size(), 1u);
+    EXPECT_EQ(error.diagnostics()[0].location, (frontend::SourceLocation{"test.tc", 4, 3}));
+    EXPECT_EQ(std::string(error.what()),
+              "test.tc:4:3: error: cannot compile `y(i) = A(i,j) * y(j)`: y is both read and written by this "
+              "statement; in-place updates are not supported yet: write the result to a new tensor\n"
+              "  y(i) = A(i,j) * y(j)\n  ^\n");
+  }
+  IndexVar i("i"), j("j");
+  TensorVar y("y", {"I"}, Format::denseOfOrder(1)), A("A", {"I", "I"}, Format::csr());
+  try {
+    compile(Program::fromStatements({y(i) = A(i, j) * y(j)}, {y, A}));
+    FAIL() << "an in-place update compiled";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("cannot compile `y(i) = A(i,j) * y(j)`: y is both read and written", 0),
+              0u) << error.what();
+  }
+}
+
 // The split's inner part is recovered from a fused loop that runs it to the
 // factor in the last block too: its rows past the end stay guarded.
 TEST(Fuse, SplitPartsFusedAroundAnotherVariableKeepTheLastBlocksGuard) {

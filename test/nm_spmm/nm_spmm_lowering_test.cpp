@@ -31,11 +31,13 @@ const std::string kDeclarations =
 
 Lowered lowerText(const std::string& text) { return lowerProgram(Program::fromText(text)); }
 
+// The refusal's message; it is located at the statement (line 4).
 std::string refusal(const std::string& text) {
   try {
     lowerText(text);
-  } catch (const Error& error) {
-    return error.what();
+  } catch (const frontend::DiagnosticError& error) {
+    if (error.diagnostics().size() != 1 || error.diagnostics()[0].location.line != 4) return error.what();
+    return error.diagnostics()[0].message;
   }
   return "no error";
 }

@@ -7,9 +7,11 @@
 //   const tcc::Tensor& A = outputs.at("A");
 //
 // Errors are exceptions: tcc::frontend::DiagnosticError for DSL mistakes
-// (each diagnostic carries file:line:col), tcc::Error for everything else
-// (shapes, formats, unsupported kernels), tcc::jit::CompileError when the
-// generated code does not compile.
+// and for what a DSL program asks that tcc cannot compile (each diagnostic
+// carries file:line:col: the schedule command responsible, else the
+// statement), tcc::Error for everything else (shapes, formats; a program
+// from the C++ builder that cannot be compiled), tcc::jit::CompileError
+// when the generated code does not compile.
 #pragma once
 
 #include <map>

@@ -8,6 +8,7 @@
 #include "tcc/ism/policy_registry.h"
 #include "tcc/ir/index_replace.h"
 #include "tcc/ir/index_printer.h"
+#include "tcc/tcc.h"
 
 namespace tcc {
 
@@ -80,6 +81,14 @@ std::string commandText(const frontend::ScheduleCommand& command) {
 [[noreturn]] void refuseScheduleCommand(const frontend::Program& program, const frontend::ScheduleCommand& command,
                                        const std::string& message) {
   refuse(program, command, message);
+}
+
+[[noreturn]] void refuseStatement(const frontend::Program& program, size_t index, const std::string& message) {
+  if (index < program.statementLocations.size() && program.statementLocations[index].line > 0) {
+    const frontend::SourceLocation& location = program.statementLocations[index];
+    throw frontend::DiagnosticError({frontend::Diagnostic{location, message, sourceLine(program, location)}});
+  }
+  throw Error(message);
 }
 
 ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const ir::IndexStmt& statement) {

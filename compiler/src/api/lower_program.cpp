@@ -129,12 +129,12 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
     try {
       CompiledStatement compiled;
       auto written = ir::tensorsWritten(statement);
-      if (written.size() != 1) throw Error("a statement must write exactly one tensor");
+      if (written.size() != 1) throw lowering::LoweringError("a statement must write exactly one tensor");
       compiled.output = written[0];
       auto read = ir::tensorsRead(statement);
       if (std::find(read.begin(), read.end(), compiled.output) != read.end())
-        throw Error(compiled.output.name() + " is both read and written by this statement; in-place updates are not "
-                    "supported yet: write the result to a new tensor");
+        throw lowering::LoweringError(compiled.output.name() + " is both read and written by this statement; in-place "
+                                      "updates are not supported yet: write the result to a new tensor");
       compiled.computedOutput = compiled.output;
       ScheduleForStatement schedule = scheduleRequestFor(program.syntax(), statement);
       const lowering::ScheduleRequest& request = schedule.request;
@@ -216,6 +216,19 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
             refuseScheduleCommand(program.syntax(), *command, message);
         if (schedule.tensorCoreSource && message.rfind("tensorcore():", 0) == 0)
           refuseScheduleCommand(program.syntax(), *schedule.tensorCoreSource, message);
+        // Plain loops that append a sparse output out of order: the
+        // precompute that took the place of the output's workspace.
+        const auto* order = dynamic_cast<const lowering::OutputOrderError*>(&error);
+        if (order && order->command().empty() && concrete.outputOrderCommand) {
+          size_t command = *concrete.outputOrderCommand;
+          const std::string& output = compiled.output.name();
+          refuseScheduleCommand(
+              program.syntax(), *schedule.sources.at(command),
+              request.commands.at(command).text + ": " + order->reason() + "; here a summed loop comes between " +
+                  output + "'s coordinates, where tcc puts a workspace that takes them in any order, but a "
+                  "statement takes one precompute and this one holds another part: drop it (tcc then inserts the "
+                  "workspace), or precompute the whole right-hand side over " + output + "'s last variable");
+        }
         throw;
       }
       if (auto note = lowering::intrinsicDecision(compiled.function)) compiled.decisions = {*note};
@@ -223,7 +236,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       functions.push_back(compiled.function);
       lowered.statements.push_back(std::move(compiled));
     } catch (const lowering::LoweringError& error) {
-      throw Error("cannot compile `" + ir::toString(statement) + "`: " + error.what());
+      // No command made it: the statement as a whole is refused.
+      refuseStatement(program.syntax(), index, "cannot compile `" + ir::toString(statement) + "`: " + error.what());
     }
   }
   if (cuda) {

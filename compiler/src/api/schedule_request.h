@@ -25,4 +25,10 @@ std::string commandText(const frontend::ScheduleCommand& command);
 [[noreturn]] void refuseScheduleCommand(const frontend::Program& program, const frontend::ScheduleCommand& command,
                                        const std::string& message);
 
+// A refusal of the program's statement `index` as a whole: a
+// frontend::DiagnosticError at the statement (its output), with the source
+// line, where the program has a source; tcc::Error for a program from the
+// C++ builder.
+[[noreturn]] void refuseStatement(const frontend::Program& program, size_t index, const std::string& message);
+
 }  // namespace tcc

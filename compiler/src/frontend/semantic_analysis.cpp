@@ -242,6 +242,7 @@ class SemanticAnalysis {
     if (!ok) return;
     program_.statements.push_back(
         ir::AssignmentNode::make(*output, *value, statement.assignment == "+="));
+    program_.statementLocations.push_back(context_.locate(statement.output));
   }
 
   void analyze(const syntax::ScheduleBlock& block) {

@@ -63,6 +63,9 @@ struct Program {
   std::vector<ir::TensorVar> tensors;     // in declaration order
   std::vector<WorkspaceDeclaration> workspaces;
   std::vector<ir::IndexStmt> statements;  // tensor index notation, in file order
+  // Where each statement begins (its output), for refusals of the statement
+  // as a whole; empty for a program from the C++ builder.
+  std::vector<SourceLocation> statementLocations;
   std::vector<ScheduleCommand> schedule;
   std::optional<TargetSpec> target;
   std::optional<FloatingPointSpec> floatingPoint;  // the `fp` line, if any

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ struct ConcretizedStatement {
   std::map<std::string, SparseWorkspaceOptions> sparseWorkspaces;
   // Inputs read from a copy in another storage order: (input name, copy).
   std::vector<std::pair<std::string, ir::TensorVar>> convertedInputs;
+  // The request's precompute (its index in request.commands), where the
+  // loops sum between a sparse output's coordinates and that precompute
+  // stands where the output's workspace would go (a statement takes one):
+  // lowering's refusal of the output's order (OutputOrderError with no
+  // command of its own) is the precompute's.
+  std::optional<size_t> outputOrderCommand;
 };
 
 ConcretizedStatement concretizeForLowering(const ir::IndexStmt& assignment, const ScheduleRequest& request = {});

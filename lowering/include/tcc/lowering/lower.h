@@ -30,6 +30,22 @@ class LoweringError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A sparse output level the loops would append out of order. `command`:
+// the schedule command that made the order ("split(i, i0, i1, 2)"),
+// which starts the message; empty where plain loops made it (the caller
+// knows which command kept a workspace out: see
+// ConcretizedStatement::outputOrderCommand).
+class OutputOrderError : public LoweringError {
+ public:
+  OutputOrderError(const std::string& command, const std::string& reason)
+      : LoweringError(command.empty() ? reason : command + ": " + reason), command_(command), reason_(reason) {}
+  const std::string& command() const { return command_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string command_, reason_;
+};
+
 // What a kernel returns when a bound(...) of its schedule does not hold for
 // the tensors it was given; 0 means success.
 inline constexpr int kBrokenBoundStatus = 3;
