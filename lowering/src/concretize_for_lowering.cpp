@@ -78,11 +78,6 @@ void appendUnique(std::vector<IndexVar>& list, const std::vector<IndexVar>& vars
 
 namespace {
 
-// A summed variable between a sparse output's variables: the trailing
-// output coordinates would arrive out of order, so they are computed into a
-// dense workspace (Gustavson's algorithm) unless the schedule placed one.
-// Returns false when the trailing coordinates span more than the output's
-// last level: dense workspaces cannot help, a sparse one must.
 // The loop of the first summed variable, and the output variables whose
 // loops come after it (empty when none does: the output is appended in
 // the loops' order).
@@ -109,6 +104,11 @@ TrailingOutputVars trailingOutputVars(const LoopNest& nest, const Access& lhs) {
   return result;
 }
 
+// A summed variable between a sparse output's variables: the trailing
+// output coordinates would arrive out of order, so they are computed into a
+// dense workspace (Gustavson's algorithm) unless the schedule placed one.
+// Returns false when the trailing coordinates span more than the output's
+// last level: dense workspaces cannot help, a sparse one must.
 bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr& rhs) {
   const TensorVar& output = lhs.tensor();
   auto outputVars = varsInStorageOrder(lhs);

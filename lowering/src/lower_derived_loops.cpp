@@ -284,8 +284,8 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
                       imp::Assign::make(cursor, search)),
         imp::While::make(ops::le(imp::Load::make(segmentPos, ops::add(cursor, one)), position),
                          imp::Assign::makeCompound(imp::BinaryOp::Add, cursor, one))};
-    pinnedPositions_[fuse->outer] = {pos.access, cursor};
-    pinnedPositions_[fuse->inner] = {pos.access, position};
+    pinnedPositions_[fuse->outer] = {pos.access, cursor, ir::toString(relation)};
+    pinnedPositions_[fuse->inner] = {pos.access, position, ir::toString(relation)};
     pinned.push_back(fuse->outer);
     pinned.push_back(fuse->inner);
     stmts.push_back(recoverParents(pending, pinned, body));
@@ -294,7 +294,7 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
     return imp::Block::make(stmts);
   } else {
     const auto& pos = std::get<ir::PosRelation>(relation);
-    pinnedPositions_[pos.indexVar] = {pos.access, coordinates_.at(pos.posVar)};
+    pinnedPositions_[pos.indexVar] = {pos.access, coordinates_.at(pos.posVar), ir::toString(relation)};
     pinned.push_back(pos.indexVar);
     Stmt inner = recoverParents(pending, pinned, body);
     pinnedPositions_.erase(pos.indexVar);
@@ -349,7 +349,7 @@ Stmt Lowerer::lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<
                                       const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole) {
   const ir::IndexVar& var = forall->indexVar;
   const PinnedPosition& pinned = pinnedPositions_.at(var);
-  std::string command = "pos(" + var.name() + ", ..., " + ir::toString(pinned.access) + ")";
+  std::string command = pinned.command;
   LevelIterator* driver = nullptr;
   for (auto& it : iterators) {
     if (sameAccess(it.access, pinned.access) && !driver) {

@@ -50,6 +50,7 @@ struct LoopPlan {
 struct PinnedPosition {
   ir::Access access;
   imp::Expr position;
+  std::string command;  // the pos(...) that pinned it, as written: refusals name it
 };
 
 // The arrays of one tensor as the kernel sees them.

@@ -245,7 +245,9 @@ TEST(Fuse, SparseOutputLevelsVisitedOutOfOrderAreRefused) {
 // A precompute of one operand where the loops sum between a sparse
 // output's coordinates (A is CSC: the loops run j, i) takes the place of
 // the workspace that would take them out of order: refused at the
-// precompute, file:line:col and a caret, with advice that compiles.
+// precompute, file:line:col and a caret, with advice that compiles
+// (dropping it; a precompute of the whole right-hand side is that
+// workspace, and compiles too).
 const char* kPrecomputeUnderASum = R"(tensor Y(I) : {compressed}
 tensor A(I, J) : csc
 tensor B(I) : dense
@@ -307,6 +309,44 @@ TEST(Refusals, OfAStatementAreLocatedAtIt) {
     EXPECT_EQ(std::string(error.what()).rfind("cannot compile `y(i) = A(i,j) * y(j)`: y is both read and written", 0),
               0u) << error.what();
   }
+}
+
+// The diagnostic a program is refused with (one), or an empty one.
+frontend::Diagnostic refusalOf(const std::string& dsl) {
+  try {
+    compile(Program::fromText(dsl, "test.tc"));
+  } catch (const frontend::DiagnosticError& error) {
+    if (error.diagnostics().size() == 1) return error.diagnostics()[0];
+  }
+  return {};
+}
+
+// Lowering names a command as it prints it; the refusal is located at the
+// command as written: spaced otherwise, a pos's position variable, a
+// parallelize whose loop a later split replaced.
+TEST(Refusals, FindTheCommandAsWritten) {
+  frontend::Diagnostic split = refusalOf(copyProgram("compressed, compressed", "split(i,i0,i1,2)\nreorder(i1, i0, j)"));
+  EXPECT_EQ(split.location, (frontend::SourceLocation{"test.tc", 6, 1})) << split.format();
+  EXPECT_EQ(split.message.rfind("split(i, i0, i1, 2): the loops (", 0), 0u) << split.message;
+
+  const std::string product = "tensor Y(I) : dense\ntensor A(I, K) : csr\ntensor B(I, K) : csr\nY(i) = A(i,k) * B(i,k)\n";
+  frontend::Diagnostic pos = refusalOf(withSchedule(product, "pos(k, kp, A(i, k))"));
+  EXPECT_EQ(pos.location, (frontend::SourceLocation{"test.tc", 6, 1})) << pos.format();
+  EXPECT_EQ(pos.message, "pos(k, kp, A(i,k)): B also stores k sparsely; iterating positions of one operand while "
+                         "co-iterating another is not supported");
+
+  const std::string rowSums = "tensor Y(I) : dense\ntensor A(I, K) : {compressed, dense}\nY(i) = A(i,k)\n";
+  frontend::Diagnostic parallel =
+      refusalOf(withSchedule(rowSums, "parallelize(k, CPUThread, NoRaces)\ndense_workspace()\nsplit(k, ko, ki, 3)"));
+  EXPECT_EQ(parallel.location, (frontend::SourceLocation{"test.tc", 5, 1})) << parallel.format();
+  EXPECT_EQ(parallel.message.rfind("parallelize(ko, CPUThread, NoRaces): ko is summed into", 0), 0u)
+      << parallel.message;
+  // Of two parallelize commands, the one whose variable the loop came from.
+  frontend::Diagnostic outer = refusalOf(withSchedule(
+      "tensor Y : dense\ntensor A(I, K) : {dense, compressed}\nY = A(i,k)\n",
+      "parallelize(k, CPUThread, NoRaces)\nparallelize(i, CPUThread, NoRaces)\nsplit(i, io, ii, 2)"));
+  EXPECT_EQ(outer.location, (frontend::SourceLocation{"test.tc", 6, 1})) << outer.format();
+  EXPECT_EQ(outer.message.rfind("parallelize(io, CPUThread, NoRaces): io is summed into Y", 0), 0u) << outer.message;
 }
 
 // The split's inner part is recovered from a fused loop that runs it to the

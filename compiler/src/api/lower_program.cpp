@@ -1,6 +1,10 @@
 // Program -> concrete index notation -> imperative IR -> C++ or CUDA, per statement.
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
+#include <type_traits>
+#include <variant>
 #include <unordered_map>
 
 #include "floating_point.h"
@@ -50,6 +54,73 @@ ir::IndexStmt readNmOperandsDensely(const ir::IndexStmt& statement,
     copies.emplace_back(tensor.name(), copy);
   }
   return substitutions.empty() ? statement : ir::replace(statement, substitutions);
+}
+
+// Whether `message` starts with the command `text` and a colon, spaces
+// aside (split(i,i0,i1,2) as written, split(i, i0, i1, 2) as lowering
+// prints it).
+bool namesCommand(const std::string& message, const std::string& text) {
+  size_t at = 0;
+  auto skipSpaces = [&] {
+    while (at < message.size() && message[at] == ' ') ++at;
+  };
+  for (char c : text) {
+    if (c == ' ') continue;
+    skipSpaces();
+    if (at == message.size() || message[at] != c) return false;
+    ++at;
+  }
+  skipSpaces();
+  return at < message.size() && message[at] == ':';
+}
+
+// The request's parallelize command behind a lowering refusal that names
+// `parallelize(v, unit, strategy)` where v is a variable that split,
+// divide, fuse, pos or bound derived from the command's (the loop that
+// took its attribute): the command's index, or nothing.
+std::optional<size_t> parallelizeBehind(const std::string& message, const lowering::ScheduleRequest& request) {
+  const std::string head = "parallelize(";
+  size_t close = message.find("):");
+  if (message.rfind(head, 0) != 0 || close == std::string::npos) return std::nullopt;
+  std::vector<std::string> arguments;
+  std::string list = message.substr(head.size(), close - head.size());
+  for (size_t start = 0;;) {
+    size_t comma = list.find(", ", start);
+    arguments.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 2;
+  }
+  if (arguments.size() != 3) return std::nullopt;
+  // Each derived variable's parents, by name.
+  std::multimap<std::string, std::string> parents;
+  for (const auto& command : request.commands) {
+    std::visit(
+        [&](const auto& kind) {
+          if constexpr (std::is_convertible_v<decltype(kind), ir::ProvenanceRelation>) {
+            for (const auto& derived : ir::derivedVars(kind))
+              for (const auto& parent : ir::parentVars(kind)) parents.emplace(derived.name(), parent.name());
+          }
+        },
+        command.kind);
+  }
+  std::set<std::string> ancestors{arguments[0]};
+  for (std::vector<std::string> work{arguments[0]}; !work.empty();) {
+    std::string var = work.back();
+    work.pop_back();
+    auto [begin, end] = parents.equal_range(var);
+    for (auto it = begin; it != end; ++it)
+      if (ancestors.insert(it->second).second) work.push_back(it->second);
+  }
+  std::optional<size_t> found;
+  for (size_t c = 0; c < request.commands.size(); ++c) {
+    const auto* parallelize = std::get_if<lowering::ParallelizeCommand>(&request.commands[c].kind);
+    if (!parallelize || !ancestors.count(parallelize->var.name()) ||
+        ir::toString(parallelize->unit) != arguments[1] || ir::toString(parallelize->strategy) != arguments[2])
+      continue;
+    if (found) return std::nullopt;  // two candidates: no guess
+    found = c;
+  }
+  return found;
 }
 
 }  // namespace
@@ -212,8 +283,10 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         // say): point at that command in the source.
         std::string message = error.what();
         for (const auto* command : schedule.sources)
-          if (message.rfind(commandText(*command) + ":", 0) == 0)
-            refuseScheduleCommand(program.syntax(), *command, message);
+          if (namesCommand(message, commandText(*command))) refuseScheduleCommand(program.syntax(), *command, message);
+        // A parallelize whose loop a later split, fuse, ... replaced.
+        if (auto command = parallelizeBehind(message, request))
+          refuseScheduleCommand(program.syntax(), *schedule.sources.at(*command), message);
         if (schedule.tensorCoreSource && message.rfind("tensorcore():", 0) == 0)
           refuseScheduleCommand(program.syntax(), *schedule.tensorCoreSource, message);
         // Plain loops that append a sparse output out of order: the
@@ -227,7 +300,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
               request.commands.at(command).text + ": " + order->reason() + "; here a summed loop comes between " +
                   output + "'s coordinates, where tcc puts a workspace that takes them in any order, but a "
                   "statement takes one precompute and this one holds another part: drop it (tcc then inserts the "
-                  "workspace), or precompute the whole right-hand side over " + output + "'s last variable");
+                  "workspace)");
         }
         throw;
       }
