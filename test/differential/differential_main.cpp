@@ -25,13 +25,25 @@ namespace {
 // A refusal's reason without the statement or command it names, so that
 // the same reason given for different programs counts once.
 std::string reasonOf(const std::string& detail) {
-  std::string reason = detail;
-  if (reason.rfind("cannot compile `", 0) == 0 && reason.find("`: ") != std::string::npos)
-    reason = reason.substr(reason.find("`: ") + 3);
+  std::string reason = detail.substr(0, detail.find('\n'));
   if (reason.rfind("case.tc:", 0) == 0 && reason.find("error: ") != std::string::npos)
     reason = reason.substr(reason.find("error: ") + 7);
+  if (reason.rfind("cannot compile `", 0) == 0 && reason.find("`: ") != std::string::npos)
+    reason = reason.substr(reason.find("`: ") + 3);
   if (reason.find("): ") != std::string::npos && reason.find("): ") < 60) reason = reason.substr(reason.find("): ") + 3);
   return reason.substr(0, 90);
+}
+
+// Whether a top-level term of `rhs` (an operand of its chain of + and -)
+// reads no index variable: a literal or scalars.
+bool hasConstantTerm(const Expr& rhs) {
+  if (rhs.kind == Expr::Kind::Add || rhs.kind == Expr::Kind::Sub)
+    return hasConstantTerm(rhs.operands[0]) || hasConstantTerm(rhs.operands[1]);
+  std::vector<const Expr*> accesses;
+  collectAccesses(rhs, accesses);
+  for (const Expr* access : accesses)
+    if (!access->vars.empty()) return false;
+  return true;
 }
 
 // Whether a program's text has a `target` line of its own.
@@ -88,6 +100,12 @@ int main(int argc, char** argv) {
   app.add_flag("--sparse-outputs", generator.scheduledSparseOutputs,
                "every output stores a sparse level and every case is scheduled (campaigns aimed at assembling "
                "sparse outputs under schedules)");
+  app.add_flag("--repeated-operands", generator.repeatedOperands,
+               "about a third of the terms read again a tensor that an earlier factor or term reads, at the same "
+               "indices (A(i,j) * x(j) - A(i,j))");
+  app.add_flag("--constant-terms", generator.constantTerms,
+               "about a third of the terms after the first have no index variable: a literal or a product of "
+               "scalars (Y(i,j) = A(i,j) - 3)");
   app.add_option("--replay", replayFiles, "check regression files instead of generating cases");
   app.add_flag("--print-code", printCode, "with --replay: print the generated C++ first");
   bool mlir = false;
@@ -129,12 +147,32 @@ int main(int argc, char** argv) {
   std::map<std::string, int> refusals, knownBugs;
   int zeroResults = 0;
   int failures = 0;
+  // --repeated-operands: cases reading a tensor at several places (of them,
+  // at other indices), and how many of each matched.
+  int repeated = 0, repeatedMatched = 0, permuted = 0, permutedMatched = 0;
+  int constant = 0, constantMatched = 0;  // --constant-terms: cases with such a term
   for (int n = 0; n < count; ++n) {
     uint64_t caseSeed = seed + static_cast<uint64_t>(n);
     Case c = generateCase(caseSeed, generator);
     Verdict verdict = checkCase(c, options);
     ++tally[verdict.outcome];
     zeroResults += verdict.zeroResult;
+    if (generator.constantTerms && !c.output.vars.empty() && hasConstantTerm(c.rhs))
+      ++constant, constantMatched += verdict.outcome == Outcome::Matched;
+    if (generator.repeatedOperands) {
+      std::vector<const Expr*> accesses;
+      collectAccesses(c.rhs, accesses);
+      std::map<std::string, std::vector<std::string>> firstVars;
+      bool again = false, elsewhere = false;
+      for (const Expr* access : accesses) {
+        auto [first, inserted] = firstVars.emplace(access->tensor, access->vars);
+        again = again || !inserted;
+        elsewhere = elsewhere || (!inserted && first->second != access->vars);
+      }
+      bool matched = verdict.outcome == Outcome::Matched;
+      repeated += again, repeatedMatched += again && matched;
+      permuted += elsewhere, permutedMatched += elsewhere && matched;
+    }
     if (verdict.outcome == Outcome::Refused) ++refusals[reasonOf(verdict.detail)];
     if (verbose) std::cout << "seed " << caseSeed << ": " << toString(verdict.outcome) << " " << verdict.detail << "\n";
     if (printCases) std::cout << c.programText() << "\n";
@@ -162,6 +200,12 @@ int main(int argc, char** argv) {
             << tally[Outcome::Crash] << " crash, " << tally[Outcome::InvalidCase] << " invalid case";
   if (cuda) std::cout << ", " << tally[Outcome::CompiledNotRun] << " compiled, not run";
   std::cout << (cuda ? " (cuda target)\n" : "\n");
+  if (generator.constantTerms)
+    std::cout << constant << " cases add a term with no index variable to an output with indices (" << constantMatched
+              << " matched)\n";
+  if (generator.repeatedOperands)
+    std::cout << repeated << " cases read a tensor at several places (" << repeatedMatched << " matched), " << permuted
+              << " of them at other indices (" << permutedMatched << " matched)\n";
   for (const auto& [bug, n] : knownBugs) std::cout << "  " << n << " x known open bug " << bug << "\n";
   if (verbose || tally[Outcome::Refused] > 0) {
     std::multimap<int, std::string, std::greater<>> common;

@@ -3,8 +3,10 @@
 // regression files found so far, replayed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "campaign.h"
@@ -126,6 +128,70 @@ TEST(DifferentialGenerator, SparseOutputCasesAreScheduledAndCheckOut) {
   }
   EXPECT_GE(scheduled, 30);
   EXPECT_GE(matched, 8);
+}
+
+// Operands read twice: a good share of the cases read a tensor at two
+// places, and they check out (matched, or refused with a located reason).
+TEST(DifferentialGenerator, RepeatedOperandCasesCheckOut) {
+  GeneratorOptions repeated = withRealMatrices();
+  repeated.repeatedOperands = true;
+  ReferenceOracle reference;
+  CampaignOptions options;
+  options.oracles = {&reference};
+  int withRepeats = 0, matchedWithRepeats = 0, permuted = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Case c = generateCase(seed, repeated);
+    std::vector<const Expr*> accesses;
+    collectAccesses(c.rhs, accesses);
+    std::map<std::string, std::vector<std::string>> firstVars;
+    bool repeats = false, elsewhere = false;
+    for (const Expr* access : accesses) {
+      auto [first, inserted] = firstVars.emplace(access->tensor, access->vars);
+      repeats = repeats || !inserted;
+      elsewhere = elsewhere || (!inserted && first->second != access->vars);
+    }
+    permuted += elsewhere;
+    Verdict verdict = checkCase(c, options);
+    withRepeats += repeats;
+    matchedWithRepeats += repeats && verdict.outcome == Outcome::Matched;
+    EXPECT_FALSE(isFinding(verdict.outcome)) << "seed " << seed << ": " << toString(verdict.outcome) << ": "
+                                              << verdict.detail << "\n" << c.programText();
+  }
+  EXPECT_GE(withRepeats, 12);
+  EXPECT_GE(matchedWithRepeats, 6);
+  EXPECT_GE(permuted, 2);
+}
+
+// Terms with no index variable (a literal, scalars) added to an output
+// with indices: some cases have one, and those check out.
+TEST(DifferentialGenerator, ConstantTermCasesCheckOut) {
+  GeneratorOptions constantTerms = withRealMatrices();
+  constantTerms.constantTerms = true;
+  ReferenceOracle reference;
+  CampaignOptions options;
+  options.oracles = {&reference};
+  int withConstants = 0, matchedWithConstants = 0;
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    Case c = generateCase(seed, constantTerms);
+    bool constant = false;
+    for (Expr* term = &c.rhs; !constant; term = &term->operands[0]) {
+      bool chain = term->kind == Expr::Kind::Add || term->kind == Expr::Kind::Sub;
+      const Expr& operand = chain ? term->operands[1] : *term;
+      std::vector<const Expr*> accesses;
+      collectAccesses(operand, accesses);
+      constant = !c.output.vars.empty() && std::all_of(accesses.begin(), accesses.end(),
+                                                       [](const Expr* access) { return access->vars.empty(); });
+      if (!chain) break;
+    }
+    if (!constant) continue;
+    Verdict verdict = checkCase(c, options);
+    withConstants += constant;
+    matchedWithConstants += constant && verdict.outcome == Outcome::Matched;
+    EXPECT_FALSE(isFinding(verdict.outcome)) << "seed " << seed << ": " << toString(verdict.outcome) << ": "
+                                              << verdict.detail << "\n" << c.programText();
+  }
+  EXPECT_GE(withConstants, 8);
+  EXPECT_GE(matchedWithConstants, 4);
 }
 
 // Without a GPU (or with compileOnly) a cuda case is lowered and its

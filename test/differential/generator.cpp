@@ -47,6 +47,8 @@ struct Builder {
   std::set<std::string> divisors;  // tensors whose data must be nonzero everywhere
   bool productsOnly = false;
   bool cuda = false;
+  bool repeatedOperands = false;
+  std::set<std::string> tied;  // variables of one size: a tensor is read at several of them
 
   std::string newTensor(std::vector<std::string> vars) {
     size_t n = c.inputs.size();
@@ -101,6 +103,37 @@ struct Builder {
     }
     std::vector<Expr> factors;
     for (auto& vars : factorVars) factors.push_back(Expr::access(newTensor(vars), vars));
+    if (repeatedOperands && random.chance(0.35)) {  // a tensor read again, at the same indices
+      std::vector<size_t> again;
+      for (size_t t = 0; t < c.inputs.size(); ++t) {
+        const TensorDecl& tensor = c.inputs[t];
+        bool inTerm = !divisors.count(tensor.name);
+        for (const auto& var : tensor.vars)
+          inTerm = inTerm && std::find(termVars.begin(), termVars.end(), var) != termVars.end();
+        if (inTerm) again.push_back(t);
+      }
+      if (!again.empty()) {
+        const TensorDecl& tensor = c.inputs[random.from(again)];
+        factors.push_back(Expr::access(tensor.name, tensor.vars));
+        // With integer sizes, sometimes at other indices of the term (A(i,j)
+        // * A(j,i), A(i,k) * A(k,j)): one tensor read in two orders. Every
+        // variable such an access ties gets one size (the data is drawn
+        // later, from the final sizes).
+        if (!c.symbolicSizes && tensor.vars.size() >= 2 && tensor.vars.size() <= termVars.size() &&
+            random.chance(0.5)) {
+          std::vector<std::string> vars = termVars;
+          std::shuffle(vars.begin(), vars.end(), random.engine());
+          vars.resize(tensor.vars.size());
+          if (vars != tensor.vars) {
+            factors.back().vars = vars;
+            int size = c.sizes.at(tied.empty() ? tensor.vars[0] : *tied.begin());
+            tied.insert(tensor.vars.begin(), tensor.vars.end());
+            tied.insert(vars.begin(), vars.end());
+            for (const auto& var : tied) c.sizes[var] = size;
+          }
+        }
+      }
+    }
 
     if (!productsOnly && random.chance(cuda ? 0.06 : 0.12)) {  // (X + Y) in place of X
       size_t f = random.pick(factors.size());
@@ -369,7 +402,8 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   c.type = std::vector<ElementType>{ElementType::Float64, ElementType::Float32, ElementType::Int32,
                                     ElementType::Int64}[options.cudaTarget ? random.weighted({20, 70, 5, 5})
                                                                            : random.weighted({55, 20, 12.5, 12.5})];
-  c.symbolicSizes = random.chance(0.7);
+  // (Operands read at other indices need integer sizes.)
+  c.symbolicSizes = random.chance(options.repeatedOperands ? 0.4 : 0.7);
   // The cuda target maps loops, so a scalar output with nothing to sum is
   // only refused there.
   size_t outputOrder = options.cudaTarget ? random.weighted({5, 35, 35, 20, 5}) : random.weighted({10, 35, 35, 15, 5});
@@ -378,7 +412,7 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
                                          kVariables.begin() + static_cast<long>(outputOrder) + 3);
   for (const auto& var : kVariables) c.sizes[var] = random.from(std::vector<int>{1, 2, 3, 4, 5, 6, 8});
 
-  Builder builder{random, c, {}, options.productsOnly, options.cudaTarget};
+  Builder builder{random, c, {}, options.productsOnly, options.cudaTarget, options.repeatedOperands, {}};
   size_t terms = options.productsOnly ? 1
                  : options.cudaTarget ? 1 + random.weighted({70, 25, 5})
                                       : 1 + random.weighted({45, 40, 15});
@@ -395,11 +429,14 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
     std::shuffle(summed.begin(), summed.end(), random.engine());
     summed.resize(random.weighted({35, 45, 20}));
     if (t > 0 && sameSums) summed = *summedSets.begin();
+    // A term with no index variable, added to every entry of the output.
+    bool constant = options.constantTerms && t > 0 && !sameSums && random.chance(0.3);
+    if (constant) termVars.clear(), summed.clear();
     std::vector<std::string> sortedSummed = summed;
     std::sort(sortedSummed.begin(), sortedSummed.end());
     summedSets.insert(sortedSummed);
     termVars.insert(termVars.end(), summed.begin(), summed.end());
-    Expr term = builder.term(termVars, summed);
+    Expr term = constant && random.chance(0.4) ? Expr::number(builder.literal()) : builder.term(termVars, summed);
     if (t == 0) {
       c.rhs = term;
     } else {
@@ -421,8 +458,16 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   bool haveRealMatrices =
       !options.sharedDataDir.empty() && std::filesystem::is_directory(options.sharedDataDir + "/matrices");
   if (haveRealMatrices && usedVars.size() <= 3 && random.chance(0.1)) {
+    // (Not a tensor also read at other indices: their sizes must stay equal.)
+    std::vector<const Expr*> accesses;
+    collectAccesses(c.rhs, accesses);
+    auto readElsewhere = [&](const TensorDecl& tensor) {
+      for (const Expr* access : accesses)
+        if (access->tensor == tensor.name && access->vars != tensor.vars) return true;
+      return false;
+    };
     for (const auto& tensor : c.inputs) {
-      if (tensor.vars.size() == 2 && !builder.divisors.count(tensor.name)) {
+      if (tensor.vars.size() == 2 && !builder.divisors.count(tensor.name) && !readElsewhere(tensor)) {
         realName = random.from(kRealMatrices);
         realTensor = tensor.name;
         const rt::Coo& matrix = realMatrix(options.sharedDataDir, realName);

@@ -33,6 +33,24 @@ struct GeneratorOptions {
   // assembling sparse outputs under split, fuse, pos, bound and reorder.
   // Off, a seed gives exactly the case it always gave.
   bool scheduledSparseOutputs = false;
+  // Operands read more than once: about a third of the terms read again a
+  // tensor an earlier factor or term declared, at the same indices (so
+  // `A(i,j) * x(j) - A(i,j)`, `(A(i,j) + B(i,j)) * A(i,j)`) or, with integer
+  // sizes, half the time at other indices of the same sizes where the term
+  // has them (`A(i,j) * A(j,i)`, `A(i,k) * A(k,j)`): one tensor's iterators,
+  // conversions and workspaces shared by several accesses. (A tensor's
+  // declared indices are its first access's; the minimizer's shrinking of a
+  // variable leaves a permuted access's sizes unequal, which the front end
+  // refuses, so such findings minimize less.)
+  // Off, a seed gives exactly the case it always gave.
+  bool repeatedOperands = false;
+  // Terms with no index variable: about a third of the terms after the
+  // first are a literal, or a product of scalars (order-0 tensors, perhaps
+  // a literal), added to or subtracted from every entry of the output
+  // (`Y(i,j) = A(i,j) - 3`, `Y(i) = A(i,k) * x(k) + s * t`): the output
+  // is dense in value even where the operands are sparse.
+  // Off, a seed gives exactly the case it always gave.
+  bool constantTerms = false;
 };
 
 Case generateCase(uint64_t seed, const GeneratorOptions& options = {});
