@@ -375,8 +375,9 @@ bool Lowerer::countsTripsOnly(const ir::ForallNode* forall) const {
 void Lowerer::requireParallelizable(const ir::ForallNode* forall, bool condition, const std::string& reason) const {
   if (condition) return;
   const auto& attributes = forall->attributes;
-  throw LoweringError("parallelize(" + forall->indexVar.name() + ", " + ir::toString(attributes.parallelUnit) + ", " +
-                      ir::toString(attributes.outputRaceStrategy) + "): " + reason);
+  throw ParallelizeError(forall->indexVar, attributes.parallelUnit, attributes.outputRaceStrategy,
+                         "parallelize(" + forall->indexVar.name() + ", " + ir::toString(attributes.parallelUnit) + ", " +
+                             ir::toString(attributes.outputRaceStrategy) + "): " + reason);
 }
 
 LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {

@@ -74,38 +74,27 @@ bool namesCommand(const std::string& message, const std::string& text) {
   return at < message.size() && message[at] == ':';
 }
 
-// The request's parallelize command behind a lowering refusal that names
-// `parallelize(v, unit, strategy)` where v is a variable that split,
-// divide, fuse, pos or bound derived from the command's (the loop that
-// took its attribute): the command's index, or nothing.
-std::optional<size_t> parallelizeBehind(const std::string& message, const lowering::ScheduleRequest& request) {
-  const std::string head = "parallelize(";
-  size_t close = message.find("):");
-  if (message.rfind(head, 0) != 0 || close == std::string::npos) return std::nullopt;
-  std::vector<std::string> arguments;
-  std::string list = message.substr(head.size(), close - head.size());
-  for (size_t start = 0;;) {
-    size_t comma = list.find(", ", start);
-    arguments.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 2;
-  }
-  if (arguments.size() != 3) return std::nullopt;
-  // Each derived variable's parents, by name.
-  std::multimap<std::string, std::string> parents;
+// The request's parallelize command behind a refusal of the loop it asked
+// for, where a later split, divide, fuse, pos or bound derived that loop's
+// variable from the command's: the command's index, or nothing (none, or
+// two that could be).
+std::optional<size_t> parallelizeBehind(const lowering::ParallelizeError& error,
+                                        const lowering::ScheduleRequest& request) {
+  // Each derived variable's parents.
+  std::multimap<ir::IndexVar, ir::IndexVar> parents;
   for (const auto& command : request.commands) {
     std::visit(
         [&](const auto& kind) {
           if constexpr (std::is_convertible_v<decltype(kind), ir::ProvenanceRelation>) {
             for (const auto& derived : ir::derivedVars(kind))
-              for (const auto& parent : ir::parentVars(kind)) parents.emplace(derived.name(), parent.name());
+              for (const auto& parent : ir::parentVars(kind)) parents.emplace(derived, parent);
           }
         },
         command.kind);
   }
-  std::set<std::string> ancestors{arguments[0]};
-  for (std::vector<std::string> work{arguments[0]}; !work.empty();) {
-    std::string var = work.back();
+  std::set<ir::IndexVar> ancestors{error.loop()};
+  for (std::vector<ir::IndexVar> work{error.loop()}; !work.empty();) {
+    ir::IndexVar var = work.back();
     work.pop_back();
     auto [begin, end] = parents.equal_range(var);
     for (auto it = begin; it != end; ++it)
@@ -114,10 +103,10 @@ std::optional<size_t> parallelizeBehind(const std::string& message, const loweri
   std::optional<size_t> found;
   for (size_t c = 0; c < request.commands.size(); ++c) {
     const auto* parallelize = std::get_if<lowering::ParallelizeCommand>(&request.commands[c].kind);
-    if (!parallelize || !ancestors.count(parallelize->var.name()) ||
-        ir::toString(parallelize->unit) != arguments[1] || ir::toString(parallelize->strategy) != arguments[2])
+    if (!parallelize || !ancestors.count(parallelize->var) || parallelize->unit != error.unit() ||
+        parallelize->strategy != error.strategy())
       continue;
-    if (found) return std::nullopt;  // two candidates: no guess
+    if (found) return std::nullopt;
     found = c;
   }
   return found;
@@ -285,8 +274,9 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         for (const auto* command : schedule.sources)
           if (namesCommand(message, commandText(*command))) refuseScheduleCommand(program.syntax(), *command, message);
         // A parallelize whose loop a later split, fuse, ... replaced.
-        if (auto command = parallelizeBehind(message, request))
-          refuseScheduleCommand(program.syntax(), *schedule.sources.at(*command), message);
+        if (const auto* parallel = dynamic_cast<const lowering::ParallelizeError*>(&error))
+          if (auto command = parallelizeBehind(*parallel, request))
+            refuseScheduleCommand(program.syntax(), *schedule.sources.at(*command), message);
         if (schedule.tensorCoreSource && message.rfind("tensorcore():", 0) == 0)
           refuseScheduleCommand(program.syntax(), *schedule.tensorCoreSource, message);
         // Plain loops that append a sparse output out of order: the

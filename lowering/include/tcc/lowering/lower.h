@@ -30,6 +30,24 @@ class LoweringError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A loop that cannot run as its parallelize asks: the loop's variable (a
+// split, fuse, ... may have derived it from the command's), its unit and
+// race strategy; the message names them as parallelize(v, unit, strategy).
+class ParallelizeError : public LoweringError {
+ public:
+  ParallelizeError(const ir::IndexVar& loop, ir::ParallelUnit unit, ir::OutputRaceStrategy strategy,
+                   const std::string& message)
+      : LoweringError(message), loop_(loop), unit_(unit), strategy_(strategy) {}
+  const ir::IndexVar& loop() const { return loop_; }
+  ir::ParallelUnit unit() const { return unit_; }
+  ir::OutputRaceStrategy strategy() const { return strategy_; }
+
+ private:
+  ir::IndexVar loop_;
+  ir::ParallelUnit unit_;
+  ir::OutputRaceStrategy strategy_;
+};
+
 // A sparse output level the loops would append out of order. `command`:
 // the schedule command that made the order ("split(i, i0, i1, 2)"),
 // which starts the message; empty where plain loops made it (the caller
