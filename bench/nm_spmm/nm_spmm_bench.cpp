@@ -11,11 +11,14 @@
 // order (1,0), stored column by column, and cuBLAS given the same buffer
 // with its transpose flag; both: each measurement in either layout).
 // --launch: the host step's launch paths to time against each other
-// (uncached, scalar, vector, memset, overlapped, lean; see
+// (uncached, scalar, vector, memset, overlapped, lean, ordered; see
 // gpu_intrinsic_nm_spmm.h): each shape's tcc runs alternate between them
 // (one row each, the same plan and cuBLAS time), and each path's result is
 // checked on a C filled with NaN before its run; without it, the
 // library's default path (or TCC_NM_SPMM_LAUNCH's).
+// --host-costs MxNxK: instead, the host's share of a call at that shape,
+// step by step (the library call, the intrinsic's host step alone, the
+// driver's launches), for each sparsity and launch path.
 // --quick: m in {256, 1024, 4096} x 4 pairs. --shape: that shape alone (no
 // other L; repeatable: those shapes); --nm N: only the sparsity N:32 (repeatable). TCC_NM_SPMM_TILE
 // (see the intrinsic's host step) times one kernel instead of the autotuned plan; TCC_NM_SPMM_SKIP
@@ -105,6 +108,9 @@ extern "C" __global__ void scatter_dense(const float* Bp, const int* D, float* B
     if (row < k) Bd[row * n + j] = Bp[u * np + j];
   }
 }
+// Kernels that do nothing, for the host cost of a launch (--host-costs).
+extern "C" __global__ void empty2(float*, long long) {}
+extern "C" __global__ void empty11(const float*, const float*, const int*, float*, int, int, int, int, int, int, int) {}
 extern "C" __global__ void max_abs(const float* c, const float* ref, long long count, unsigned* out) {
   float diff = 0.f, scale = 0.f;
   for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < count; e += (long long)gridDim.x * blockDim.x) {
@@ -359,6 +365,62 @@ class Bench {
     return rows;
   }
 
+  // The host's share of a call, step by step (median microseconds of
+  // `iterations` calls, each after the device has finished the one
+  // before): the library call, the intrinsic's host step alone (without
+  // the statement's host part around it), and the driver's launches and an
+  // event record by themselves.
+  void hostCosts(const Shape& shape, const Sparsity& s, int iterations) {
+    measure(shape, s, false, true);  // plans the shape, fills the operands
+    const Compiled& compiled = programs_.at(programText(s, false));
+    tcc_tensor a = denseView(a_, shape.m, shape.k), b = nmView(bPruned_, d_, shape.k, shape.n, s),
+               c = denseView(c_, shape.m, shape.n);
+    std::map<std::string, tcc_tensor*> byName = {{"A", &a}, {"B", &b}, {"C", &c}};
+    std::vector<tcc_tensor*> tensors;
+    for (const auto& parameter : compiled.lowered.statements[0].parameters) tensors.push_back(byName.at(parameter.name()));
+    const auto& function = compiled.lowered.gpuFunctions[0];
+    const tcc::detail::GpuIntrinsicRun run{function.intrinsics.at(0), *compiled.module, byName};
+    long long count = 1;
+    int i = 1;
+    float* f = c_;
+    const int* d = d_;
+    void* two[] = {&f, &count};
+    void* eleven[] = {&a_, &a_, &d, &f, &i, &i, &i, &i, &i, &i, &i};
+    tcc::rt::cuda::LaunchShape one, overlapping;
+    overlapping.overlapsPrevious = true;
+    void* empty2 = helpers_.module.function("empty2");
+    void* empty11 = helpers_.module.function("empty11");
+    auto cost = [&](const char* what, auto&& call) {
+      std::vector<double> micros;
+      for (int r = 0; r < iterations; ++r) {
+        CHECK_CUDA(cudaDeviceSynchronize());
+        auto start = std::chrono::steady_clock::now();
+        call();
+        micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+      }
+      CHECK_CUDA(cudaDeviceSynchronize());
+      std::printf("  %-62s %6.2f us\n", what, median(micros));
+    };
+    std::printf("\nhost cost per call, %d x %d x %d at %.1f%% (median of %d, the device idle before each):\n", shape.m,
+                shape.n, shape.k, 100 * s.value(), iterations);
+    for (auto path : paths_) {
+      tcc::detail::setNmSpmmLaunchPath(path);
+      const std::string name = tcc::detail::nmSpmmLaunchPathName(path);
+      cost(("library call (" + name + ")").c_str(), [&] { tcc::detail::launchGpuFunction(function, *compiled.module, tensors); });
+      cost(("the intrinsic's host step alone (" + name + ")").c_str(), [&] { tcc::detail::runNmSpmm(run); });
+    }
+    tcc::detail::setNmSpmmLaunchPath(paths_[0]);
+    cost("cuLaunchKernel, empty kernel, 2 arguments", [&] { tcc::rt::cuda::launch(empty2, one, two); });
+    cost("cuLaunchKernel, empty kernel, 11 arguments", [&] { tcc::rt::cuda::launch(empty11, one, eleven); });
+    cost("cuLaunchKernelEx (dependent launch), empty kernel, 11 arguments",
+         [&] { tcc::rt::cuda::launch(empty11, overlapping, eleven); });
+    cost("two cuLaunchKernel, empty kernels, 2 and 11 arguments", [&] {
+      tcc::rt::cuda::launch(empty2, one, two);
+      tcc::rt::cuda::launch(empty11, one, eleven);
+    });
+    cost("cudaEventRecord", [&] { CHECK_CUDA(cudaEventRecord(start_)); });
+  }
+
  private:
   struct Compiled {
     tcc::Lowered lowered;
@@ -434,6 +496,7 @@ int main(int argc, char** argv) {
   std::vector<int> onlyN;
   std::vector<bool> layouts = {false};  // A k-major?
   std::vector<tcc::detail::NmSpmmLaunchPath> paths = {tcc::detail::nmSpmmLaunchPath()};
+  Shape hostCostsShape{0, 0, 0};
   for (int i = 1; i < argc; ++i) {
     std::string argument = argv[i];
     if (argument == "--quick") quick = true;
@@ -459,13 +522,19 @@ int main(int argc, char** argv) {
         auto path = tcc::detail::nmSpmmLaunchPathNamed(name);
         if (!path) {
           std::fprintf(stderr, "--launch takes launch paths separated by commas: uncached, scalar, vector, memset, "
-                               "overlapped, lean (not '%s')\n", name.c_str());
+                               "overlapped, lean, ordered (not '%s')\n", name.c_str());
           return 2;
         }
         paths.push_back(*path);
       }
       if (paths.empty()) {
         std::fprintf(stderr, "--launch takes at least one launch path\n");
+        return 2;
+      }
+    }
+    else if (argument == "--host-costs" && i + 1 < argc) {
+      if (std::sscanf(argv[++i], "%dx%dx%d", &hostCostsShape.m, &hostCostsShape.n, &hostCostsShape.k) != 3) {
+        std::fprintf(stderr, "--host-costs takes MxNxK\n");
         return 2;
       }
     }
@@ -489,6 +558,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (hostCostsShape.m > 0) onlyShapes = {hostCostsShape};
   std::vector<std::pair<int, int>> pairs = {
       {2048, 2048},  {6144, 2048},  {2048, 5632},  {5632, 2048},  {4096, 4096},  {12288, 4096}, {4096, 11008},
       {11008, 4096}, {5120, 5120},  {15360, 5120}, {5120, 13824}, {13824, 5120}, {6656, 6656},  {19968, 6656},
@@ -538,6 +608,10 @@ int main(int argc, char** argv) {
     std::vector<Row> rows;
     auto start = std::chrono::steady_clock::now();
     bench.programs(sparsities, layouts);
+    if (hostCostsShape.m > 0) {
+      for (const Sparsity& s : sparsities) bench.hostCosts(hostCostsShape, s, 200);
+      return 0;
+    }
     // Shapes in a strided order (every m and pair early), each at every
     // sparsity, so that a budget cut leaves an even sample; 4096^3 first.
     std::vector<Shape> ordered;

@@ -313,7 +313,8 @@ TEST(NmSpmmLibrary, EveryLaunchPathOverwritesC) {
                                    {12, 32, 32, false, 100, 301, 257}};
   const detail::NmSpmmLaunchPath paths[] = {
       detail::NmSpmmLaunchPath::Uncached, detail::NmSpmmLaunchPath::Scalar,     detail::NmSpmmLaunchPath::Vector,
-      detail::NmSpmmLaunchPath::Memset,   detail::NmSpmmLaunchPath::Overlapped, detail::NmSpmmLaunchPath::OverlappedLean};
+      detail::NmSpmmLaunchPath::Memset,   detail::NmSpmmLaunchPath::Overlapped, detail::NmSpmmLaunchPath::OverlappedLean,
+      detail::NmSpmmLaunchPath::Ordered};
   const detail::NmSpmmLaunchPath before = detail::nmSpmmLaunchPath();
   for (const Case& c : cases) {
     SCOPED_TRACE(programText(c.N, c.M, c.L, c.aKMajor) + " m, n, k = " + std::to_string(c.m) + ", " +

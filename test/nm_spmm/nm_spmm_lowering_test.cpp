@@ -539,7 +539,8 @@ TEST(NmSpmmLaunches, KeptLaunchesAreFoundByModuleStatementAndShapeOnly) {
 TEST(NmSpmmLaunches, LaunchPathsAreNamed) {
   for (auto path : {detail::NmSpmmLaunchPath::Uncached, detail::NmSpmmLaunchPath::Scalar,
                     detail::NmSpmmLaunchPath::Vector, detail::NmSpmmLaunchPath::Memset,
-                    detail::NmSpmmLaunchPath::Overlapped, detail::NmSpmmLaunchPath::OverlappedLean})
+                    detail::NmSpmmLaunchPath::Overlapped, detail::NmSpmmLaunchPath::OverlappedLean,
+      detail::NmSpmmLaunchPath::Ordered})
     EXPECT_EQ(detail::nmSpmmLaunchPathNamed(detail::nmSpmmLaunchPathName(path)), path);
   EXPECT_EQ(detail::nmSpmmLaunchPathNamed("fast"), std::nullopt);
   const detail::NmSpmmLaunchPath before = detail::nmSpmmLaunchPath();
@@ -548,8 +549,8 @@ TEST(NmSpmmLaunches, LaunchPathsAreNamed) {
   detail::setNmSpmmLaunchPath(before);
 }
 
-// The zeroing kernels, and the tile kernels' wait for the zeroing kernel
-// they may overlap, before they write C.
+// The zeroing kernels, the tile kernels' wait for the zeroing kernel they
+// may overlap before they write C, and split-K in order.
 TEST(NmSpmmLaunches, TheZeroingKernelsAreGeneratedAndTileKernelsWaitBeforeWritingC) {
   const std::string code = lowering::nmSpmmDeviceCode(4, 32, 32, "p");
   EXPECT_NE(code.find("void p_zero(float* C, long long count)"), std::string::npos);
@@ -560,6 +561,13 @@ TEST(NmSpmmLaunches, TheZeroingKernelsAreGeneratedAndTileKernelsWaitBeforeWritin
   const size_t wait = code.find("tcc_nm_wait_for_previous_kernel();", store);
   ASSERT_NE(wait, std::string::npos);
   EXPECT_LT(wait, code.find("tcc_nm_red_add4(out", store)) << "C is added into only after the wait";
+  // Split-K in order (launch flag 2): split 0 stores, the others wait for its count, then add.
+  const size_t ordered = code.find("const bool ordered = atomic == 2;");
+  ASSERT_NE(ordered, std::string::npos);
+  EXPECT_LT(code.find("while (tcc_nm_load_acquire(counter) == 0)", ordered),
+            code.find("storeC(bm, bn, ordered ? blockIdx.z > 0 : atomic != 0);", ordered));
+  EXPECT_NE(code.find("if (atomicAdd(counter, 1u) == gridDim.z - 1) atomicExch(counter, 0u);", ordered), std::string::npos)
+      << "the last split sets the counter back to zero for the next launch";
 }
 
 #ifdef TCC_NVCC

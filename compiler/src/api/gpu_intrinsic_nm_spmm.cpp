@@ -31,6 +31,7 @@ constexpr std::pair<NmSpmmLaunchPath, const char*> kLaunchPathNames[] = {
     {NmSpmmLaunchPath::Uncached, "uncached"},     {NmSpmmLaunchPath::Scalar, "scalar"},
     {NmSpmmLaunchPath::Vector, "vector"},         {NmSpmmLaunchPath::Memset, "memset"},
     {NmSpmmLaunchPath::Overlapped, "overlapped"}, {NmSpmmLaunchPath::OverlappedLean, "lean"},
+    {NmSpmmLaunchPath::Ordered, "ordered"},
 };
 
 std::atomic<int>& launchPathSetting() {
@@ -39,7 +40,7 @@ std::atomic<int>& launchPathSetting() {
     if (text && *text) {
       if (auto named = nmSpmmLaunchPathNamed(text)) return static_cast<int>(*named);
       std::fprintf(stderr, "TCC_NM_SPMM_LAUNCH=%s names no launch path (uncached, scalar, vector, memset, "
-                   "overlapped, lean); the default, %s, is used\n", text, nmSpmmLaunchPathName(kDefaultLaunchPath));
+                   "overlapped, lean, ordered); the default, %s, is used\n", text, nmSpmmLaunchPathName(kDefaultLaunchPath));
     }
     return static_cast<int>(kDefaultLaunchPath);
   }();
@@ -73,11 +74,17 @@ int activeClusters(const GpuIntrinsicRun& run, const NmSpmmPlan& plan) {
 
 // A plan's launches as a warm call makes them: the kernels looked up, the
 // shared-memory limit set, the shapes worked out.
+// Tiles of C the kernels' split-K counters cover (TCC_NM_SPLIT_COUNTERS).
+constexpr int64_t kSplitCounters = 4096;
+
 struct PreparedLaunch {
   NmSpmmPlan plan;
   void* kernel = nullptr;
   cuda::LaunchShape shape;
   int64_t zeroFrom = 0;                // C's rows from here on are zeroed first (m: none)
+  // Split-K whose splits can add in order (launch flag 2; its tiles of C
+  // within the kernels' counters): nothing to zero on the Ordered path.
+  bool ordered = false;
   void* zero = nullptr;                // prefix_zero: one float per thread
   void* zero4 = nullptr;               // prefix_zero4: 16-byte stores
   cuda::LaunchShape scalarZero, vectorZero, leanZero;
@@ -90,6 +97,8 @@ PreparedLaunch prepare(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& 
   allowSharedMemory(run.module, prepared.kernel, plan.sharedBytes);
   prepared.shape = launchShape(plan);
   prepared.zeroFrom = lowering::nmSpmmZeroedFrom(problem, plan);
+  prepared.ordered = !plan.streamK && plan.cluster <= 1 && plan.splits > 1 && plan.tile >= 0 &&
+                     int64_t(plan.grid[0]) * plan.grid[1] <= kSplitCounters;
   if (prepared.zeroFrom < problem.m) {
     prepared.zero = run.module.function(run.call.prefix + "_zero");
     prepared.zero4 = run.module.function(run.call.prefix + "_zero4");
@@ -132,8 +141,11 @@ void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem
   const NmSpmmLaunchPath path = nmSpmmLaunchPath();
   if (path == NmSpmmLaunchPath::Uncached) return launchUncached(run, problem, prepared.plan, x);
   cuda::LaunchShape shape = prepared.shape;
+  int tilesPerSplit = prepared.plan.tilesPerSplit, flag = lowering::nmSpmmLaunchFlag(prepared.plan);
+  const bool ordered = path == NmSpmmLaunchPath::Ordered && prepared.ordered;
+  if (ordered) flag = 2;  // split 0 stores, the other splits add after it
   // Split-K and stream-K add into C: its rows from the first tile they add into on are zeroed first.
-  if (prepared.zeroFrom < x.m) {
+  if (prepared.zeroFrom < x.m && !ordered) {
     long long count = static_cast<long long>(x.m - prepared.zeroFrom) * x.n;
     float* rows = x.c + prepared.zeroFrom * x.n;
     void* arguments[] = {&rows, &count};
@@ -149,14 +161,14 @@ void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem
         shape.overlapsPrevious = true;
         break;
       case NmSpmmLaunchPath::Overlapped:
+      case NmSpmmLaunchPath::Ordered:  // (stream-K)
         shape.overlapsPrevious = true;
         [[fallthrough]];
       default:
         cuda::launch(prepared.zero4, prepared.vectorZero, arguments);
     }
   }
-  int tilesPerSplit = prepared.plan.tilesPerSplit, atomic = lowering::nmSpmmLaunchFlag(prepared.plan);
-  void* arguments[] = {&x.a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &atomic};
+  void* arguments[] = {&x.a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &flag};
   cuda::launch(prepared.kernel, shape, arguments);
 }
 

@@ -36,10 +36,13 @@ enum class NmSpmmLaunchPath {
   Memset,      // kept launches; the driver's memset (cuMemsetD32Async) zeroes C
   Overlapped,  // kept launches; 16-byte stores zero C in a kernel the tile kernel overlaps (programmatic dependent launch)
   OverlappedLean,  // as Overlapped, the zeroing in one block of 64 threads per SM (beside a tile kernel's CTA)
+  // Kept launches; split-K without zeroing: each tile's split 0 stores, the
+  // other splits add after it (a counter per tile of C); stream-K as Overlapped.
+  Ordered,
 };
 // The path of calls from now on (every thread's); at first the one that
 // TCC_NM_SPMM_LAUNCH names (uncached, scalar, vector, memset, overlapped,
-// lean), else the default.
+// lean, ordered), else the default.
 void setNmSpmmLaunchPath(NmSpmmLaunchPath path);
 NmSpmmLaunchPath nmSpmmLaunchPath();
 const char* nmSpmmLaunchPathName(NmSpmmLaunchPath path);
