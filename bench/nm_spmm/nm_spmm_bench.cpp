@@ -11,7 +11,7 @@
 // order (1,0), stored column by column, and cuBLAS given the same buffer
 // with its transpose flag; both: each measurement in either layout).
 // --launch: the host step's launch paths to time against each other
-// (uncached, scalar, vector, memset, overlapped, lean, ordered; see
+// (uncached, scalar, vector, memset, overlapped, lean; see
 // gpu_intrinsic_nm_spmm.h): each shape's tcc runs alternate between them
 // (one row each, the same plan and cuBLAS time), and each path's result is
 // checked on a C filled with NaN before its run; without it, the
@@ -203,7 +203,10 @@ tcc_tensor nmView(float* values, int* indices, int k, int n, const Sparsity& s) 
 class Bench {
  public:
   Bench(int repeats, std::vector<tcc::detail::NmSpmmLaunchPath> paths, size_t maxA, size_t maxB, size_t maxC)
-      : repeats_(repeats), paths_(std::move(paths)), architecture_(tcc::rt::cuda::device().architecture()), helpers_(architecture_) {
+      : repeats_(repeats),
+        paths_(std::move(paths)),
+        architecture_(tcc::rt::cuda::device().architecture()),
+        helpers_(architecture_) {
     CHECK_CUDA(cudaMalloc(&a_, sizeof(float) * maxA));
     CHECK_CUDA(cudaMalloc(&bPruned_, sizeof(float) * maxB));
     CHECK_CUDA(cudaMalloc(&bDense_, sizeof(float) * maxB * 2));
@@ -377,7 +380,8 @@ class Bench {
                c = denseView(c_, shape.m, shape.n);
     std::map<std::string, tcc_tensor*> byName = {{"A", &a}, {"B", &b}, {"C", &c}};
     std::vector<tcc_tensor*> tensors;
-    for (const auto& parameter : compiled.lowered.statements[0].parameters) tensors.push_back(byName.at(parameter.name()));
+    for (const auto& parameter : compiled.lowered.statements[0].parameters)
+      tensors.push_back(byName.at(parameter.name()));
     const auto& function = compiled.lowered.gpuFunctions[0];
     const tcc::detail::GpuIntrinsicRun run{function.intrinsics.at(0), *compiled.module, byName};
     long long count = 1;
@@ -406,7 +410,8 @@ class Bench {
     for (auto path : paths_) {
       tcc::detail::setNmSpmmLaunchPath(path);
       const std::string name = tcc::detail::nmSpmmLaunchPathName(path);
-      cost(("library call (" + name + ")").c_str(), [&] { tcc::detail::launchGpuFunction(function, *compiled.module, tensors); });
+      cost(("library call (" + name + ")").c_str(),
+           [&] { tcc::detail::launchGpuFunction(function, *compiled.module, tensors); });
       cost(("the intrinsic's host step alone (" + name + ")").c_str(), [&] { tcc::detail::runNmSpmm(run); });
     }
     tcc::detail::setNmSpmmLaunchPath(paths_[0]);
@@ -522,7 +527,7 @@ int main(int argc, char** argv) {
         auto path = tcc::detail::nmSpmmLaunchPathNamed(name);
         if (!path) {
           std::fprintf(stderr, "--launch takes launch paths separated by commas: uncached, scalar, vector, memset, "
-                               "overlapped, lean, ordered (not '%s')\n", name.c_str());
+                               "overlapped, lean (not '%s')\n", name.c_str());
           return 2;
         }
         paths.push_back(*path);
@@ -634,7 +639,8 @@ int main(int argc, char** argv) {
       for (bool aKMajor : layouts) {  // (a cut by the budget leaves both layouts of a sparsity)
         for (const Row& row : bench.measure(shape, s, aKMajor, &s == &sparsities[0])) {
           rows.push_back(row);
-          std::printf("%5d x %5d x %5d  %4.1f%%  %s  tcc %8.4f ms  cuBLAS %8.4f ms  %5.3fx  err %.1e  %-10s host %5.1f us\n",
+          std::printf("%5d x %5d x %5d  %4.1f%%  %s  tcc %8.4f ms  cuBLAS %8.4f ms  %5.3fx  err %.1e  %-10s "
+                      "host %5.1f us\n",
                       shape.m, shape.n, shape.k, 100 * s.value(), aKMajor ? "A k-major" : "A row   ",
                       row.tccSeconds * 1e3, row.cublasSeconds * 1e3, row.speedup(), row.error, row.launch.c_str(),
                       row.hostSeconds * 1e6);
@@ -696,7 +702,8 @@ int main(int argc, char** argv) {
         if (chosen(row)) speedups.push_back(row.speedup()), byM[row.shape.m].push_back(row.speedup());
       if (speedups.empty()) continue;
       std::string perM;
-      for (const auto& [m, values] : byM) perM += " " + std::to_string(m) + ": " + std::to_string(median(values)).substr(0, 5);
+      for (const auto& [m, values] : byM)
+        perM += " " + std::to_string(m) + ": " + std::to_string(median(values)).substr(0, 5);
       std::printf("%-9.1f (%d,%d,%d) %-8s %-10s %8.3f %8.2f %8.2f %8.1f  %-6zu%s\n", 100 * sparsities[p].value(),
                   sparsities[p].N, sparsities[p].M, sparsities[p].L, aKMajor ? "k-major" : "row", launch.c_str(),
                   median(speedups), *std::min_element(speedups.begin(), speedups.end()),
@@ -704,7 +711,8 @@ int main(int argc, char** argv) {
     }
     if (paths.size() > 1) {
       // Per shape and sparsity, the first path's tcc time over each path's (above 1: that path is faster).
-      std::printf("\ntcc time, %s over each path (median over shape x sparsity [min, max]); host us per call (median):\n",
+      std::printf("\ntcc time, %s over each path (median over shape x sparsity [min, max]); host us per call "
+                  "(median):\n",
                   tcc::detail::nmSpmmLaunchPathName(paths[0]));
       for (auto path : paths) {
         const std::string launch = tcc::detail::nmSpmmLaunchPathName(path);

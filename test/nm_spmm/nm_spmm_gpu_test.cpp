@@ -311,10 +311,10 @@ TEST(NmSpmmLibrary, EveryLaunchPathOverwritesC) {
                                    {16, 32, 32, false, 300, 700, 500},
                                    {8, 32, 32, true, 260, 768, 1024},
                                    {12, 32, 32, false, 100, 301, 257}};
-  const detail::NmSpmmLaunchPath paths[] = {
-      detail::NmSpmmLaunchPath::Uncached, detail::NmSpmmLaunchPath::Scalar,     detail::NmSpmmLaunchPath::Vector,
-      detail::NmSpmmLaunchPath::Memset,   detail::NmSpmmLaunchPath::Overlapped, detail::NmSpmmLaunchPath::OverlappedLean,
-      detail::NmSpmmLaunchPath::Ordered};
+  using detail::NmSpmmLaunchPath;
+  const NmSpmmLaunchPath paths[] = {NmSpmmLaunchPath::Uncached, NmSpmmLaunchPath::Scalar,
+                                    NmSpmmLaunchPath::Vector,   NmSpmmLaunchPath::Memset,
+                                    NmSpmmLaunchPath::Overlapped, NmSpmmLaunchPath::OverlappedLean};
   const detail::NmSpmmLaunchPath before = detail::nmSpmmLaunchPath();
   for (const Case& c : cases) {
     SCOPED_TRACE(programText(c.N, c.M, c.L, c.aKMajor) + " m, n, k = " + std::to_string(c.m) + ", " +
@@ -332,7 +332,8 @@ TEST(NmSpmmLibrary, EveryLaunchPathOverwritesC) {
     cuda::DeviceTensor da(a.abiView()), db(p.b.abiView()), dc(output.abiView());
     std::map<std::string, tcc_tensor*> operands = {{"A", &da.view()}, {"B", &db.view()}, {"C", &dc.view()}};
     std::vector<tcc_tensor*> parameters;  // in the entry point's order
-    for (const auto& parameter : lowered.statements.at(0).parameters) parameters.push_back(operands.at(parameter.name()));
+    for (const auto& parameter : lowered.statements.at(0).parameters)
+      parameters.push_back(operands.at(parameter.name()));
     const std::vector<float> nan(size_t(c.m) * c.n, std::numeric_limits<float>::quiet_NaN());
     auto result = [&] {
       cuda::synchronize();

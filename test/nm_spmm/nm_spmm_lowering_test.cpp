@@ -505,7 +505,7 @@ TEST(NmSpmmLaunches, AKernelsSharedMemoryLimitIsRaisedOnceAndNeverLowered) {
   EXPECT_FALSE(limits.raise(1, &kernel, 90 * 1024)) << "a smaller plan of the same kernel must not lower it";
   EXPECT_TRUE(limits.raise(1, &kernel, 120 * 1024));
   EXPECT_TRUE(limits.raise(1, &other, 100 * 1024)) << "another function";
-  EXPECT_TRUE(limits.raise(2, &kernel, 100 * 1024)) << "a function handle of another module (loaded where one was freed)";
+  EXPECT_TRUE(limits.raise(2, &kernel, 100 * 1024)) << "a handle of another module (loaded where one was freed)";
 }
 
 TEST(NmSpmmLaunches, KeptLaunchesAreFoundByModuleStatementAndShapeOnly) {
@@ -539,8 +539,7 @@ TEST(NmSpmmLaunches, KeptLaunchesAreFoundByModuleStatementAndShapeOnly) {
 TEST(NmSpmmLaunches, LaunchPathsAreNamed) {
   for (auto path : {detail::NmSpmmLaunchPath::Uncached, detail::NmSpmmLaunchPath::Scalar,
                     detail::NmSpmmLaunchPath::Vector, detail::NmSpmmLaunchPath::Memset,
-                    detail::NmSpmmLaunchPath::Overlapped, detail::NmSpmmLaunchPath::OverlappedLean,
-      detail::NmSpmmLaunchPath::Ordered})
+                    detail::NmSpmmLaunchPath::Overlapped, detail::NmSpmmLaunchPath::OverlappedLean})
     EXPECT_EQ(detail::nmSpmmLaunchPathNamed(detail::nmSpmmLaunchPathName(path)), path);
   EXPECT_EQ(detail::nmSpmmLaunchPathNamed("fast"), std::nullopt);
   const detail::NmSpmmLaunchPath before = detail::nmSpmmLaunchPath();
@@ -549,8 +548,8 @@ TEST(NmSpmmLaunches, LaunchPathsAreNamed) {
   detail::setNmSpmmLaunchPath(before);
 }
 
-// The zeroing kernels, the tile kernels' wait for the zeroing kernel they
-// may overlap before they write C, and split-K in order.
+// The zeroing kernels, and the tile kernels' wait for the zeroing kernel
+// they may overlap, before they write C.
 TEST(NmSpmmLaunches, TheZeroingKernelsAreGeneratedAndTileKernelsWaitBeforeWritingC) {
   const std::string code = lowering::nmSpmmDeviceCode(4, 32, 32, "p");
   EXPECT_NE(code.find("void p_zero(float* C, long long count)"), std::string::npos);
@@ -561,13 +560,6 @@ TEST(NmSpmmLaunches, TheZeroingKernelsAreGeneratedAndTileKernelsWaitBeforeWritin
   const size_t wait = code.find("tcc_nm_wait_for_previous_kernel();", store);
   ASSERT_NE(wait, std::string::npos);
   EXPECT_LT(wait, code.find("tcc_nm_red_add4(out", store)) << "C is added into only after the wait";
-  // Split-K in order (launch flag 2): split 0 stores, the others wait for its count, then add.
-  const size_t ordered = code.find("const bool ordered = atomic == 2;");
-  ASSERT_NE(ordered, std::string::npos);
-  EXPECT_LT(code.find("while (tcc_nm_load_acquire(counter) == 0)", ordered),
-            code.find("storeC(bm, bn, ordered ? blockIdx.z > 0 : atomic != 0);", ordered));
-  EXPECT_NE(code.find("if (atomicAdd(counter, 1u) == gridDim.z - 1) atomicExch(counter, 0u);", ordered), std::string::npos)
-      << "the last split sets the counter back to zero for the next launch";
 }
 
 #ifdef TCC_NVCC

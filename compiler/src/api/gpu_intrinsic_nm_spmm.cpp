@@ -25,13 +25,13 @@ struct Operands {
   int m, n, k, w, q;
 };
 
-constexpr NmSpmmLaunchPath kDefaultLaunchPath = NmSpmmLaunchPath::Vector;
+// The fastest at m = 256 and 512 (bench/nm_spmm/RESULTS.md, rounds 22-23).
+constexpr NmSpmmLaunchPath kDefaultLaunchPath = NmSpmmLaunchPath::Overlapped;
 
 constexpr std::pair<NmSpmmLaunchPath, const char*> kLaunchPathNames[] = {
     {NmSpmmLaunchPath::Uncached, "uncached"},     {NmSpmmLaunchPath::Scalar, "scalar"},
     {NmSpmmLaunchPath::Vector, "vector"},         {NmSpmmLaunchPath::Memset, "memset"},
     {NmSpmmLaunchPath::Overlapped, "overlapped"}, {NmSpmmLaunchPath::OverlappedLean, "lean"},
-    {NmSpmmLaunchPath::Ordered, "ordered"},
 };
 
 std::atomic<int>& launchPathSetting() {
@@ -40,7 +40,7 @@ std::atomic<int>& launchPathSetting() {
     if (text && *text) {
       if (auto named = nmSpmmLaunchPathNamed(text)) return static_cast<int>(*named);
       std::fprintf(stderr, "TCC_NM_SPMM_LAUNCH=%s names no launch path (uncached, scalar, vector, memset, "
-                   "overlapped, lean, ordered); the default, %s, is used\n", text, nmSpmmLaunchPathName(kDefaultLaunchPath));
+                   "overlapped, lean); the default, %s, is used\n", text, nmSpmmLaunchPathName(kDefaultLaunchPath));
     }
     return static_cast<int>(kDefaultLaunchPath);
   }();
@@ -74,17 +74,11 @@ int activeClusters(const GpuIntrinsicRun& run, const NmSpmmPlan& plan) {
 
 // A plan's launches as a warm call makes them: the kernels looked up, the
 // shared-memory limit set, the shapes worked out.
-// Tiles of C the kernels' split-K counters cover (TCC_NM_SPLIT_COUNTERS).
-constexpr int64_t kSplitCounters = 4096;
-
 struct PreparedLaunch {
   NmSpmmPlan plan;
   void* kernel = nullptr;
   cuda::LaunchShape shape;
   int64_t zeroFrom = 0;                // C's rows from here on are zeroed first (m: none)
-  // Split-K whose splits can add in order (launch flag 2; its tiles of C
-  // within the kernels' counters): nothing to zero on the Ordered path.
-  bool ordered = false;
   void* zero = nullptr;                // prefix_zero: one float per thread
   void* zero4 = nullptr;               // prefix_zero4: 16-byte stores
   cuda::LaunchShape scalarZero, vectorZero, leanZero;
@@ -97,8 +91,6 @@ PreparedLaunch prepare(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& 
   allowSharedMemory(run.module, prepared.kernel, plan.sharedBytes);
   prepared.shape = launchShape(plan);
   prepared.zeroFrom = lowering::nmSpmmZeroedFrom(problem, plan);
-  prepared.ordered = !plan.streamK && plan.cluster <= 1 && plan.splits > 1 && plan.tile >= 0 &&
-                     int64_t(plan.grid[0]) * plan.grid[1] <= kSplitCounters;
   if (prepared.zeroFrom < problem.m) {
     prepared.zero = run.module.function(run.call.prefix + "_zero");
     prepared.zero4 = run.module.function(run.call.prefix + "_zero4");
@@ -141,11 +133,8 @@ void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem
   const NmSpmmLaunchPath path = nmSpmmLaunchPath();
   if (path == NmSpmmLaunchPath::Uncached) return launchUncached(run, problem, prepared.plan, x);
   cuda::LaunchShape shape = prepared.shape;
-  int tilesPerSplit = prepared.plan.tilesPerSplit, flag = lowering::nmSpmmLaunchFlag(prepared.plan);
-  const bool ordered = path == NmSpmmLaunchPath::Ordered && prepared.ordered;
-  if (ordered) flag = 2;  // split 0 stores, the other splits add after it
   // Split-K and stream-K add into C: its rows from the first tile they add into on are zeroed first.
-  if (prepared.zeroFrom < x.m && !ordered) {
+  if (prepared.zeroFrom < x.m) {
     long long count = static_cast<long long>(x.m - prepared.zeroFrom) * x.n;
     float* rows = x.c + prepared.zeroFrom * x.n;
     void* arguments[] = {&rows, &count};
@@ -161,14 +150,14 @@ void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem
         shape.overlapsPrevious = true;
         break;
       case NmSpmmLaunchPath::Overlapped:
-      case NmSpmmLaunchPath::Ordered:  // (stream-K)
         shape.overlapsPrevious = true;
         [[fallthrough]];
       default:
         cuda::launch(prepared.zero4, prepared.vectorZero, arguments);
     }
   }
-  void* arguments[] = {&x.a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &flag};
+  int tilesPerSplit = prepared.plan.tilesPerSplit, atomic = lowering::nmSpmmLaunchFlag(prepared.plan);
+  void* arguments[] = {&x.a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &atomic};
   cuda::launch(prepared.kernel, shape, arguments);
 }
 
@@ -289,11 +278,13 @@ const PreparedLaunch& launchFor(const GpuIntrinsicRun& run, const lowering::NmSp
       }
   }
   double flops = 2.0 * shape.m * shape.n * shape.k * shape.N / shape.M;
-  PreparedLaunch launch =
-      chosen                                     ? prepare(run, shape, *chosen)
-      : flops >= lowering::kNmSpmmAutotuneFlops ? tunedPlan(run, shape, x)
-                                                : prepare(run, shape,
-                                                          lowering::nmSpmmDefaultPlan(shape, cuda::device().multiprocessors));
+  PreparedLaunch launch;
+  if (chosen)
+    launch = prepare(run, shape, *chosen);
+  else if (flops >= lowering::kNmSpmmAutotuneFlops)
+    launch = tunedPlan(run, shape, x);
+  else
+    launch = prepare(run, shape, lowering::nmSpmmDefaultPlan(shape, cuda::device().multiprocessors));
   return kept.keep(run.module.id(), run.call.prefix, shape, std::move(launch));
 }
 

@@ -28,21 +28,25 @@ int32_t runNmSpmmPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmPlan& pl
 // kernels, their shared-memory limit set once, the launch shapes); every
 // later call is a lookup and the launches. Split-K and stream-K plans add
 // into C, so C's rows they add into are zeroed first: the paths differ in
-// how (bench/nm_spmm/RESULTS.md, round 22, measures them against each other).
+// how (bench/nm_spmm/RESULTS.md, rounds 22-23, measures them against each
+// other). Every path gives the same sums in the same order (split-K's
+// atomic adds are in no fixed order on any of them).
 enum class NmSpmmLaunchPath {
-  Uncached,    // every call looks the kernels up and sets their shared-memory limit; one float per thread zeroes C
-  Scalar,      // kept launches; one float per thread zeroes C
-  Vector,      // kept launches; 16-byte stores zero C
-  Memset,      // kept launches; the driver's memset (cuMemsetD32Async) zeroes C
-  Overlapped,  // kept launches; 16-byte stores zero C in a kernel the tile kernel overlaps (programmatic dependent launch)
-  OverlappedLean,  // as Overlapped, the zeroing in one block of 64 threads per SM (beside a tile kernel's CTA)
-  // Kept launches; split-K without zeroing: each tile's split 0 stores, the
-  // other splits add after it (a counter per tile of C); stream-K as Overlapped.
-  Ordered,
+  // Every call looks the kernels up and sets their shared-memory limit; one
+  // float per thread zeroes C (the host step before the launches were kept).
+  Uncached,
+  Scalar,  // kept launches; one float per thread zeroes C
+  Vector,  // kept launches; 16-byte stores zero C
+  Memset,  // kept launches; the driver's memset (cuMemsetD32Async) zeroes C
+  // Kept launches; 16-byte stores zero C in a kernel that the tile kernel
+  // overlaps (programmatic dependent launch: the tile kernel starts at once
+  // and waits for the zeroing only before it writes C). The default.
+  Overlapped,
+  OverlappedLean,  // as Overlapped, the zeroing by one block of 64 threads per SM (beside a tile kernel's CTA)
 };
 // The path of calls from now on (every thread's); at first the one that
 // TCC_NM_SPMM_LAUNCH names (uncached, scalar, vector, memset, overlapped,
-// lean, ordered), else the default.
+// lean), else the default (overlapped).
 void setNmSpmmLaunchPath(NmSpmmLaunchPath path);
 NmSpmmLaunchPath nmSpmmLaunchPath();
 const char* nmSpmmLaunchPathName(NmSpmmLaunchPath path);

@@ -120,19 +120,6 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
 __device__ __forceinline__ void tcc_nm_wait_for_previous_kernel() {
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
 }
-// Split-K in order (launch flag 2): per tile of C a counter, zero between
-// launches. The tile's split 0 stores its partial tile and counts 1; the
-// other splits wait for that count, add theirs and count too; the last to
-// count sets it back to zero for the next launch. (Split 0's CTAs come
-// first in the grid's order, so they are running or done when a later
-// split waits.)
-#define TCC_NM_SPLIT_COUNTERS 4096
-__device__ unsigned tcc_nm_split_counters[TCC_NM_SPLIT_COUNTERS];
-__device__ __forceinline__ unsigned tcc_nm_load_acquire(const unsigned* counter) {
-  unsigned value;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(value) : "l"(counter) : "memory");
-  return value;
-}
 // Thread block clusters (sm_90): the CTA's rank in its cluster and the
 // cluster's size (1 and 1 in a launch without clusters), a barrier of all
 // the cluster's threads (their shared-memory writes before it visible to
@@ -1045,28 +1032,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       return;
     }
   }
-  if constexpr (!STREAMK) {
-    // Split-K in order (flag 2), into a C not zeroed before: split 0
-    // stores, the others wait for it and add (see tcc_nm_split_counters).
-    const bool ordered = atomic == 2;
-    if (ordered && blockIdx.z > 0) {
-      if (tid == 0) {
-        const unsigned* counter = tcc_nm_split_counters + (blockIdx.y * gridDim.x + blockIdx.x);
-        while (tcc_nm_load_acquire(counter) == 0) {
-        }
-      }
-      __syncthreads();
-    }
-    storeC(bm, bn, ordered ? blockIdx.z > 0 : atomic != 0);
-    if (ordered) {
-      __syncthreads();
-      if (tid == 0) {
-        unsigned* counter = tcc_nm_split_counters + (blockIdx.y * gridDim.x + blockIdx.x);
-        __threadfence();
-        if (atomicAdd(counter, 1u) == gridDim.z - 1) atomicExch(counter, 0u);
-      }
-    }
-  }
+  if constexpr (!STREAMK) storeC(bm, bn, atomic != 0);
 }
 #endif
 )tcc";
