@@ -109,7 +109,7 @@ PreparedLaunch prepare(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& 
   return prepared;
 }
 
-// Main's host step before the launches were kept (NmSpmmLaunchPath::Uncached).
+// The host step as it was before the launches were kept (NmSpmmLaunchPath::Uncached).
 void launchUncached(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const NmSpmmPlan& plan,
                     Operands& x) {
   const std::string& prefix = run.call.prefix;
@@ -150,6 +150,8 @@ void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem
         shape.overlapsPrevious = true;
         break;
       case NmSpmmLaunchPath::Overlapped:
+        // The tile kernel then reads A, B' and D before the zeroing kernel
+        // has finished: whatever writes them must come before that kernel.
         shape.overlapsPrevious = true;
         [[fallthrough]];
       default:
