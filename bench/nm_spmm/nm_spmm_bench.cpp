@@ -5,11 +5,20 @@
 // 75 and 87.5% sparsity (M = L = 32), and 4096^3 with other L.
 //
 //   tcc_bench_nm_spmm [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS]
-//                     [--shape MxNxK]... [--nm N]... [--a row|kmajor|both]
+//                     [--shape MxNxK]... [--nm N]... [--a row|kmajor|both] [--launch PATH,...]
 //
 // --a: A's layout (row-major by default; kmajor: A declared {dense, dense}
 // order (1,0), stored column by column, and cuBLAS given the same buffer
 // with its transpose flag; both: each measurement in either layout).
+// --launch: the host step's launch paths to time against each other
+// (uncached, scalar, vector, memset, overlapped, lean; see
+// gpu_intrinsic_nm_spmm.h): each shape's tcc runs alternate between them
+// (one row each, the same plan and cuBLAS time), and each path's result is
+// checked on a C filled with NaN before its run; without it, the
+// library's default path (or TCC_NM_SPMM_LAUNCH's).
+// --host-costs MxNxK: instead, the host's share of a call at that shape,
+// step by step (the library call, the intrinsic's host step alone, the
+// driver's launches), for each sparsity and launch path.
 // --quick: m in {256, 1024, 4096} x 4 pairs. --shape: that shape alone (no
 // other L; repeatable: those shapes); --nm N: only the sparsity N:32 (repeatable). TCC_NM_SPMM_TILE
 // (see the intrinsic's host step) times one kernel instead of the autotuned plan; TCC_NM_SPMM_SKIP
@@ -21,8 +30,10 @@
 // planner and autotuner) launches them on device tensors. Inputs are random
 // (uniform in [-1, 1]; the indices a random N of M per window and group),
 // made on the device. Each shape: one warm-up (the autotuner's measurements)
-// then R timed runs of each, CUDA events, medians. Every result is checked
-// against cuBLAS's: max |C - C_ref| / max |C_ref|.
+// then R timed runs of each, CUDA events, medians: each run is one library
+// call (tcc) or one cublasSgemm between its own two events, so both carry
+// their host work; "host" is the call's own time on the host (median).
+// Every result is checked against cuBLAS's: max |C - C_ref| / max |C_ref|.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -40,6 +51,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu_intrinsic_nm_spmm.h"
 #include "gpu_launch.h"
 #include "tcc/runtime/cuda.h"
 #include "tcc/tcc.h"
@@ -96,6 +108,9 @@ extern "C" __global__ void scatter_dense(const float* Bp, const int* D, float* B
     if (row < k) Bd[row * n + j] = Bp[u * np + j];
   }
 }
+// Kernels that do nothing, for the host cost of a launch (--host-costs).
+extern "C" __global__ void empty2(float*, long long) {}
+extern "C" __global__ void empty11(const float*, const float*, const int*, float*, int, int, int, int, int, int, int) {}
 extern "C" __global__ void max_abs(const float* c, const float* ref, long long count, unsigned* out) {
   float diff = 0.f, scale = 0.f;
   for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < count; e += (long long)gridDim.x * blockDim.x) {
@@ -133,6 +148,8 @@ struct Row {
   Sparsity sparsity;
   bool aKMajor;
   double tccSeconds, cublasSeconds, error;
+  std::string launch;  // the host step's launch path
+  double hostSeconds;  // the library call's time on the host (median)
   double speedup() const { return cublasSeconds / tccSeconds; }
   double sparseFlops() const { return 2.0 * shape.m * shape.n * shape.k * sparsity.N / sparsity.M; }
 };
@@ -185,8 +202,11 @@ tcc_tensor nmView(float* values, int* indices, int k, int n, const Sparsity& s) 
 
 class Bench {
  public:
-  Bench(int repeats, size_t maxA, size_t maxB, size_t maxC)
-      : repeats_(repeats), architecture_(tcc::rt::cuda::device().architecture()), helpers_(architecture_) {
+  Bench(int repeats, std::vector<tcc::detail::NmSpmmLaunchPath> paths, size_t maxA, size_t maxB, size_t maxC)
+      : repeats_(repeats),
+        paths_(std::move(paths)),
+        architecture_(tcc::rt::cuda::device().architecture()),
+        helpers_(architecture_) {
     CHECK_CUDA(cudaMalloc(&a_, sizeof(float) * maxA));
     CHECK_CUDA(cudaMalloc(&bPruned_, sizeof(float) * maxB));
     CHECK_CUDA(cudaMalloc(&bDense_, sizeof(float) * maxB * 2));
@@ -250,7 +270,7 @@ class Bench {
 
   // aKMajor: the same random A buffer read as A stored k-major (m x k with
   // A(i, kk) at kk * m + i), by tcc and by cuBLAS.
-  Row measure(const Shape& shape, const Sparsity& s, bool aKMajor, bool timeCublas) {
+  std::vector<Row> measure(const Shape& shape, const Sparsity& s, bool aKMajor, bool timeCublas) {
     const Compiled& compiled = (program(s, aKMajor), programs_.at(programText(s, aKMajor)));
     long long windows = (shape.k + s.M - 1) / s.M, q = (shape.n + s.L - 1) / s.L, w = windows * s.N;
     long long np = q * s.L;
@@ -289,37 +309,121 @@ class Bench {
         CHECK_CUBLAS(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, shape.n, shape.m, shape.k, &one, bDense_, shape.n,
                                  a_, shape.k, &zero, cRef_, shape.n));
     };
-    auto time = [&](auto&& run) {
-      std::vector<double> seconds;
-      for (int r = 0; r < repeats_; ++r) {
-        CHECK_CUDA(cudaEventRecord(start_));
-        run();
-        CHECK_CUDA(cudaEventRecord(stop_));
-        CHECK_CUDA(cudaEventSynchronize(stop_));
-        float ms = 0;
-        CHECK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
-        seconds.push_back(ms * 1e-3);
-      }
-      return median(seconds);
+    // Runs `run` between two events: (device seconds, host seconds).
+    auto timeOnce = [&](auto&& run) {
+      CHECK_CUDA(cudaEventRecord(start_));
+      auto host = std::chrono::steady_clock::now();
+      run();
+      double hostSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - host).count();
+      CHECK_CUDA(cudaEventRecord(stop_));
+      CHECK_CUDA(cudaEventSynchronize(stop_));
+      float ms = 0;
+      CHECK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+      return std::make_pair(ms * 1e-3, hostSeconds);
     };
+    tcc::detail::setNmSpmmLaunchPath(paths_[0]);
     runTcc();  // warm-up: the autotuner measures its candidates here
     runCublas();
     CHECK_CUDA(cudaDeviceSynchronize());
-    Row row{shape, s, aKMajor, time(runTcc), 0, 0};
+    // The paths' runs alternate (path 0, 1, ..., 0, 1, ...), so that drift
+    // in the GPU's clock or temperature falls on all of them alike.
+    std::vector<std::vector<double>> seconds(paths_.size()), hostSeconds(paths_.size());
+    for (size_t p = 0; p < paths_.size(); ++p) {  // each path once untimed (its first launches)
+      tcc::detail::setNmSpmmLaunchPath(paths_[p]);
+      runTcc();
+    }
+    for (int r = 0; r < repeats_; ++r)
+      for (size_t p = 0; p < paths_.size(); ++p) {
+        tcc::detail::setNmSpmmLaunchPath(paths_[p]);
+        auto [device, host] = timeOnce(runTcc);
+        seconds[p].push_back(device);
+        hostSeconds[p].push_back(host);
+      }
     std::string key = std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k) +
                       (aKMajor ? " k-major" : "");
-    if (timeCublas || !cublasSeconds_.count(key)) cublasSeconds_[key] = time(runCublas);
-    row.cublasSeconds = cublasSeconds_[key];
-    // Both results are from the last runs (cuBLAS's reference is C_ref).
-    CHECK_CUDA(cudaMemset(error_, 0, sizeof(unsigned) * 2));
-    helpers_.run("max_abs", {&c_, &cRef_, &countC, &error_}, countC);
-    unsigned bits[2];
-    CHECK_CUDA(cudaMemcpy(bits, error_, sizeof bits, cudaMemcpyDeviceToHost));
-    float diff, scale;
-    std::memcpy(&diff, &bits[0], 4);
-    std::memcpy(&scale, &bits[1], 4);
-    row.error = scale > 0 ? diff / scale : diff;
-    return row;
+    if (timeCublas || !cublasSeconds_.count(key)) {
+      std::vector<double> times;
+      for (int r = 0; r < repeats_; ++r) times.push_back(timeOnce(runCublas).first);
+      cublasSeconds_[key] = median(times);
+    }
+    // Each path's result on a C filled with NaN before its run (so that
+    // rows a split plan adds into and its zeroing missed show), against
+    // cuBLAS's reference in C_ref.
+    std::vector<Row> rows;
+    for (size_t p = 0; p < paths_.size(); ++p) {
+      tcc::detail::setNmSpmmLaunchPath(paths_[p]);
+      CHECK_CUDA(cudaMemset(c_, 0xff, sizeof(float) * static_cast<size_t>(countC)));
+      runTcc();
+      CHECK_CUDA(cudaMemset(error_, 0, sizeof(unsigned) * 2));
+      helpers_.run("max_abs", {&c_, &cRef_, &countC, &error_}, countC);
+      unsigned bits[2];
+      CHECK_CUDA(cudaMemcpy(bits, error_, sizeof bits, cudaMemcpyDeviceToHost));
+      float diff, scale;
+      std::memcpy(&diff, &bits[0], 4);
+      std::memcpy(&scale, &bits[1], 4);
+      rows.push_back(Row{shape, s, aKMajor, median(seconds[p]), cublasSeconds_[key], scale > 0 ? diff / scale : diff,
+                         tcc::detail::nmSpmmLaunchPathName(paths_[p]), median(hostSeconds[p])});
+    }
+    tcc::detail::setNmSpmmLaunchPath(paths_[0]);
+    return rows;
+  }
+
+  // The host's share of a call, step by step (median microseconds of
+  // `iterations` calls, each after the device has finished the one
+  // before): the library call, the intrinsic's host step alone (without
+  // the statement's host part around it), and the driver's launches and an
+  // event record by themselves.
+  void hostCosts(const Shape& shape, const Sparsity& s, int iterations) {
+    measure(shape, s, false, true);  // plans the shape, fills the operands
+    const Compiled& compiled = programs_.at(programText(s, false));
+    tcc_tensor a = denseView(a_, shape.m, shape.k), b = nmView(bPruned_, d_, shape.k, shape.n, s),
+               c = denseView(c_, shape.m, shape.n);
+    std::map<std::string, tcc_tensor*> byName = {{"A", &a}, {"B", &b}, {"C", &c}};
+    std::vector<tcc_tensor*> tensors;
+    for (const auto& parameter : compiled.lowered.statements[0].parameters)
+      tensors.push_back(byName.at(parameter.name()));
+    const auto& function = compiled.lowered.gpuFunctions[0];
+    const tcc::detail::GpuIntrinsicRun run{function.intrinsics.at(0), *compiled.module, byName};
+    long long count = 1;
+    int i = 1;
+    float* f = c_;
+    const int* d = d_;
+    void* two[] = {&f, &count};
+    void* eleven[] = {&a_, &a_, &d, &f, &i, &i, &i, &i, &i, &i, &i};
+    tcc::rt::cuda::LaunchShape one, overlapping;
+    overlapping.overlapsPrevious = true;
+    void* empty2 = helpers_.module.function("empty2");
+    void* empty11 = helpers_.module.function("empty11");
+    auto cost = [&](const char* what, auto&& call) {
+      std::vector<double> micros;
+      for (int r = 0; r < iterations; ++r) {
+        CHECK_CUDA(cudaDeviceSynchronize());
+        auto start = std::chrono::steady_clock::now();
+        call();
+        micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+      }
+      CHECK_CUDA(cudaDeviceSynchronize());
+      std::printf("  %-62s %6.2f us\n", what, median(micros));
+    };
+    std::printf("\nhost cost per call, %d x %d x %d at %.1f%% (median of %d, the device idle before each):\n", shape.m,
+                shape.n, shape.k, 100 * s.value(), iterations);
+    for (auto path : paths_) {
+      tcc::detail::setNmSpmmLaunchPath(path);
+      const std::string name = tcc::detail::nmSpmmLaunchPathName(path);
+      cost(("library call (" + name + ")").c_str(),
+           [&] { tcc::detail::launchGpuFunction(function, *compiled.module, tensors); });
+      cost(("the intrinsic's host step alone (" + name + ")").c_str(), [&] { tcc::detail::runNmSpmm(run); });
+    }
+    tcc::detail::setNmSpmmLaunchPath(paths_[0]);
+    cost("cuLaunchKernel, empty kernel, 2 arguments", [&] { tcc::rt::cuda::launch(empty2, one, two); });
+    cost("cuLaunchKernel, empty kernel, 11 arguments", [&] { tcc::rt::cuda::launch(empty11, one, eleven); });
+    cost("cuLaunchKernelEx (dependent launch), empty kernel, 11 arguments",
+         [&] { tcc::rt::cuda::launch(empty11, overlapping, eleven); });
+    cost("two cuLaunchKernel, empty kernels, 2 and 11 arguments", [&] {
+      tcc::rt::cuda::launch(empty2, one, two);
+      tcc::rt::cuda::launch(empty11, one, eleven);
+    });
+    cost("cudaEventRecord", [&] { CHECK_CUDA(cudaEventRecord(start_)); });
   }
 
  private:
@@ -328,6 +432,7 @@ class Bench {
     std::shared_ptr<const tcc::rt::cuda::Module> module;
   };
   int repeats_;
+  std::vector<tcc::detail::NmSpmmLaunchPath> paths_;
   std::string architecture_;
   Helpers helpers_;
   float *a_ = nullptr, *bPruned_ = nullptr, *bDense_ = nullptr, *c_ = nullptr, *cRef_ = nullptr;
@@ -395,6 +500,8 @@ int main(int argc, char** argv) {
   std::vector<Shape> onlyShapes;
   std::vector<int> onlyN;
   std::vector<bool> layouts = {false};  // A k-major?
+  std::vector<tcc::detail::NmSpmmLaunchPath> paths = {tcc::detail::nmSpmmLaunchPath()};
+  Shape hostCostsShape{0, 0, 0};
   for (int i = 1; i < argc; ++i) {
     std::string argument = argv[i];
     if (argument == "--quick") quick = true;
@@ -413,6 +520,29 @@ int main(int argc, char** argv) {
       }
       onlyN.push_back(N);
     }
+    else if (argument == "--launch" && i + 1 < argc) {
+      paths.clear();
+      std::istringstream list(argv[++i]);
+      for (std::string name; std::getline(list, name, ',');) {
+        auto path = tcc::detail::nmSpmmLaunchPathNamed(name);
+        if (!path) {
+          std::fprintf(stderr, "--launch takes launch paths separated by commas: uncached, scalar, vector, memset, "
+                               "overlapped, lean (not '%s')\n", name.c_str());
+          return 2;
+        }
+        paths.push_back(*path);
+      }
+      if (paths.empty()) {
+        std::fprintf(stderr, "--launch takes at least one launch path\n");
+        return 2;
+      }
+    }
+    else if (argument == "--host-costs" && i + 1 < argc) {
+      if (std::sscanf(argv[++i], "%dx%dx%d", &hostCostsShape.m, &hostCostsShape.n, &hostCostsShape.k) != 3) {
+        std::fprintf(stderr, "--host-costs takes MxNxK\n");
+        return 2;
+      }
+    }
     else if (argument == "--csv" && i + 1 < argc) csvPath = argv[++i];
     else if (argument == "--svg" && i + 1 < argc) svgPath = argv[++i];
     else if (argument == "--repeats" && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
@@ -428,11 +558,12 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS] [--shape MxNxK] "
-                   "[--nm N]... [--a row|kmajor|both]\n",
+                   "[--nm N]... [--a row|kmajor|both] [--launch PATH,...]\n",
                    argv[0]);
       return 2;
     }
   }
+  if (hostCostsShape.m > 0) onlyShapes = {hostCostsShape};
   std::vector<std::pair<int, int>> pairs = {
       {2048, 2048},  {6144, 2048},  {2048, 5632},  {5632, 2048},  {4096, 4096},  {12288, 4096}, {4096, 11008},
       {11008, 4096}, {5120, 5120},  {15360, 5120}, {5120, 13824}, {13824, 5120}, {6656, 6656},  {19968, 6656},
@@ -472,7 +603,7 @@ int main(int argc, char** argv) {
     maxA = std::max(maxA, size_t(4096) * 4096);
     maxB = std::max(maxB, size_t(4096) * 4096);
     maxC = std::max(maxC, size_t(4096) * 4096);
-    Bench bench(repeats, maxA, maxB, maxC);
+    Bench bench(repeats, paths, maxA, maxB, maxC);
     std::printf("device: %s\n", tcc::rt::cuda::device().name.c_str());
     printCudaVersions();
     if (const char* tile = std::getenv("TCC_NM_SPMM_TILE"); tile && *tile)
@@ -482,6 +613,10 @@ int main(int argc, char** argv) {
     std::vector<Row> rows;
     auto start = std::chrono::steady_clock::now();
     bench.programs(sparsities, layouts);
+    if (hostCostsShape.m > 0) {
+      for (const Sparsity& s : sparsities) bench.hostCosts(hostCostsShape, s, 200);
+      return 0;
+    }
     // Shapes in a strided order (every m and pair early), each at every
     // sparsity, so that a budget cut leaves an even sample; 4096^3 first.
     std::vector<Shape> ordered;
@@ -502,11 +637,14 @@ int main(int argc, char** argv) {
       }
       for (const Sparsity& s : sparsities)
       for (bool aKMajor : layouts) {  // (a cut by the budget leaves both layouts of a sparsity)
-        rows.push_back(bench.measure(shape, s, aKMajor, &s == &sparsities[0]));
-        const Row& row = rows.back();
-        std::printf("%5d x %5d x %5d  %4.1f%%  %s  tcc %8.3f ms  cuBLAS %8.3f ms  %5.2fx  err %.1e\n", shape.m,
-                    shape.n, shape.k, 100 * s.value(), aKMajor ? "A k-major" : "A row   ", row.tccSeconds * 1e3,
-                    row.cublasSeconds * 1e3, row.speedup(), row.error);
+        for (const Row& row : bench.measure(shape, s, aKMajor, &s == &sparsities[0])) {
+          rows.push_back(row);
+          std::printf("%5d x %5d x %5d  %4.1f%%  %s  tcc %8.4f ms  cuBLAS %8.4f ms  %5.3fx  err %.1e  %-10s "
+                      "host %5.1f us\n",
+                      shape.m, shape.n, shape.k, 100 * s.value(), aKMajor ? "A k-major" : "A row   ",
+                      row.tccSeconds * 1e3, row.cublasSeconds * 1e3, row.speedup(), row.error, row.launch.c_str(),
+                      row.hostSeconds * 1e6);
+        }
         std::fflush(stdout);
       }
     }
@@ -514,7 +652,7 @@ int main(int argc, char** argv) {
       for (bool aKMajor : layouts)
       for (const Sparsity& s : sparsities) {
         if (spent() > budget) break;
-        rows.push_back(bench.measure({4096, 4096, 4096}, {s.N, s.M, L}, aKMajor, false));
+        for (const Row& row : bench.measure({4096, 4096, 4096}, {s.N, s.M, L}, aKMajor, false)) rows.push_back(row);
       }
     double elapsed = spent();
     if (skipped) std::printf("budget of %.0f s reached: %zu of %zu shape x sparsity measurements left out\n", budget,
@@ -523,16 +661,22 @@ int main(int argc, char** argv) {
     if (!csvPath.empty()) {
       std::ofstream csv(csvPath);
       csv << "m,n,k,N,M,L,sparsity,tcc_ms,cublas_ms,speedup,tcc_tflops,fp32_roofline_percent,rel_error"
-          << (layouts.size() > 1 || layouts[0] ? ",a_kmajor" : "") << "\n";
+          << (layouts.size() > 1 || layouts[0] ? ",a_kmajor" : "") << ",launch,tcc_host_us\n";
       for (const Row& row : rows)
         csv << row.shape.m << "," << row.shape.n << "," << row.shape.k << "," << row.sparsity.N << ","
             << row.sparsity.M << "," << row.sparsity.L << "," << row.sparsity.value() << ","
             << row.tccSeconds * 1e3 << "," << row.cublasSeconds * 1e3 << "," << row.speedup() << ","
             << row.sparseFlops() / row.tccSeconds * 1e-12 << ","
             << 100 * row.sparseFlops() / row.tccSeconds / kFp32Peak << "," << row.error
-            << (layouts.size() > 1 || layouts[0] ? (row.aKMajor ? ",1" : ",0") : "") << "\n";
+            << (layouts.size() > 1 || layouts[0] ? (row.aKMajor ? ",1" : ",0") : "") << "," << row.launch << ","
+            << row.hostSeconds * 1e6 << "\n";
     }
-    if (!svgPath.empty()) writeSvg(svgPath, rows, sparsities, targets, tcc::rt::cuda::device().name);
+    if (!svgPath.empty()) {  // the first launch path's rows
+      std::vector<Row> first;
+      for (const Row& row : rows)
+        if (row.launch == tcc::detail::nmSpmmLaunchPathName(paths[0])) first.push_back(row);
+      writeSvg(svgPath, first, sparsities, targets, tcc::rt::cuda::device().name);
+    }
 
     double worstError = 0;
     for (const Row& row : rows) worstError = std::max(worstError, row.error);
@@ -542,19 +686,48 @@ int main(int argc, char** argv) {
                 "in which tcc's autotuner measures its candidate plans); largest relative error vs cuBLAS %.2e (%s)\n",
                 rows.size(), elapsed, repeats, worstError, worstError <= 1e-5 ? "<= 1e-5: ok" : "ABOVE 1e-5");
     std::printf("speedup = cuBLAS time / tcc time per shape; target = the paper's A100 median speedup\n");
-    std::printf("\n%-9s %-9s %-8s %8s %8s %8s %8s  %s\n", "sparsity", "nm", "A", "median", "min", "max", "target",
-                "shapes");
+    std::printf("\n%-9s %-9s %-8s %-10s %8s %8s %8s %8s  %-6s %s\n", "sparsity", "nm", "A", "launch", "median", "min",
+                "max", "target", "shapes", "median by m");
     for (bool aKMajor : layouts)
-    for (size_t p = 0; p < sparsities.size(); ++p) {
+    for (size_t p = 0; p < sparsities.size(); ++p)
+    for (auto path : paths) {
+      const std::string launch = tcc::detail::nmSpmmLaunchPathName(path);
+      auto chosen = [&](const Row& row) {
+        return row.sparsity.N == sparsities[p].N && row.sparsity.L == 32 && row.aKMajor == aKMajor &&
+               row.launch == launch;
+      };
       std::vector<double> speedups;
+      std::map<int, std::vector<double>> byM;
       for (const Row& row : rows)
-        if (row.sparsity.N == sparsities[p].N && row.sparsity.L == 32 && row.aKMajor == aKMajor)
-          speedups.push_back(row.speedup());
+        if (chosen(row)) speedups.push_back(row.speedup()), byM[row.shape.m].push_back(row.speedup());
       if (speedups.empty()) continue;
-      std::printf("%-9.1f (%d,%d,%d) %-8s %8.2f %8.2f %8.2f %8.1f  %zu\n", 100 * sparsities[p].value(), sparsities[p].N,
-                  sparsities[p].M, sparsities[p].L, aKMajor ? "k-major" : "row", median(speedups),
-                  *std::min_element(speedups.begin(), speedups.end()),
-                  *std::max_element(speedups.begin(), speedups.end()), targets[p], speedups.size());
+      std::string perM;
+      for (const auto& [m, values] : byM)
+        perM += " " + std::to_string(m) + ": " + std::to_string(median(values)).substr(0, 5);
+      std::printf("%-9.1f (%d,%d,%d) %-8s %-10s %8.3f %8.2f %8.2f %8.1f  %-6zu%s\n", 100 * sparsities[p].value(),
+                  sparsities[p].N, sparsities[p].M, sparsities[p].L, aKMajor ? "k-major" : "row", launch.c_str(),
+                  median(speedups), *std::min_element(speedups.begin(), speedups.end()),
+                  *std::max_element(speedups.begin(), speedups.end()), targets[p], speedups.size(), perM.c_str());
+    }
+    if (paths.size() > 1) {
+      // Per shape and sparsity, the first path's tcc time over each path's (above 1: that path is faster).
+      std::printf("\ntcc time, %s over each path (median over shape x sparsity [min, max]); host us per call "
+                  "(median):\n",
+                  tcc::detail::nmSpmmLaunchPathName(paths[0]));
+      for (auto path : paths) {
+        const std::string launch = tcc::detail::nmSpmmLaunchPathName(path);
+        std::vector<double> ratios, host;
+        for (size_t r = 0; r < rows.size(); r += paths.size())
+          for (size_t q = 0; q < paths.size(); ++q)
+            if (rows[r + q].launch == launch) {
+              ratios.push_back(rows[r].tccSeconds / rows[r + q].tccSeconds);
+              host.push_back(rows[r + q].hostSeconds * 1e6);
+            }
+        if (ratios.empty()) continue;
+        std::printf("  %-10s %6.3f [%5.3f, %5.3f]  host %5.1f us\n", launch.c_str(), median(ratios),
+                    *std::min_element(ratios.begin(), ratios.end()), *std::max_element(ratios.begin(), ratios.end()),
+                    median(host));
+      }
     }
     std::printf("\n4096^3 (TFLOP/s counts the kept work, 2mnk N/M; roofline%% = that / 64.1 TFLOP/s, the FP32 FMA\n"
                 "ceiling measured on the H100 (the same SMs and clock on the H200); the paper's public kernels reach "

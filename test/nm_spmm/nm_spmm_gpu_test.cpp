@@ -13,6 +13,8 @@
 #include <limits>
 #include <random>
 
+#include "gpu_intrinsic_nm_spmm.h"
+#include "gpu_launch.h"
 #include "tcc/lowering/nm_spmm.h"
 #include "tcc/runtime/cuda.h"
 #include "tcc/runtime/nm.h"
@@ -291,6 +293,77 @@ TEST(NmSpmmLibrary, AKMajorAMatchesCublas) {
                    {{16, 32, 32, 1024, 2048, 2048}, {8, 32, 32, 2048, 1024, 1024}, {4, 32, 32, 256, 2048, 2048},
                     {2, 4, 4, 37, 41, 43}, {12, 32, 32, 300, 700, 500}},
                    5);
+}
+
+// The host step's launch paths (gpu_intrinsic_nm_spmm.h): each plan that
+// adds into C (split-K, stream-K) launched by each path on a C filled with
+// NaN, so that a row its zeroing misses (or zeroes after the tile kernel
+// wrote it, were the overlapped launch not to wait) shows; and the library
+// call by each path, twice (the first chooses and keeps the launch, the
+// second finds it), on a C filled with NaN before each.
+TEST(NmSpmmLibrary, EveryLaunchPathOverwritesC) {
+  struct Case {
+    int N, M, L;
+    bool aKMajor;
+    int m, n, k;
+  };
+  const std::vector<Case> cases = {{4, 32, 32, false, 256, 2048, 2048},
+                                   {16, 32, 32, false, 300, 700, 500},
+                                   {8, 32, 32, true, 260, 768, 1024},
+                                   {12, 32, 32, false, 100, 301, 257}};
+  using detail::NmSpmmLaunchPath;
+  const NmSpmmLaunchPath paths[] = {NmSpmmLaunchPath::Uncached, NmSpmmLaunchPath::Scalar,
+                                    NmSpmmLaunchPath::Vector,   NmSpmmLaunchPath::Memset,
+                                    NmSpmmLaunchPath::Overlapped, NmSpmmLaunchPath::OverlappedLean};
+  const detail::NmSpmmLaunchPath before = detail::nmSpmmLaunchPath();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(programText(c.N, c.M, c.L, c.aKMajor) + " m, n, k = " + std::to_string(c.m) + ", " +
+                 std::to_string(c.n) + ", " + std::to_string(c.k));
+    Lowered lowered = lowerProgram(Program::fromText(programText(c.N, c.M, c.L, c.aKMajor)));
+    auto module = detail::loadCudaKernels(lowered, cuda::device().architecture(), true);
+    const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
+    ASSERT_EQ(function.intrinsics.size(), 1u);
+    Problem p = makeProblem(c.m, c.n, c.k, c.N, c.M, c.L, 11 + c.m);
+    rt::Tensor a = rt::fromDense(std::vector<double>(p.a.begin(), p.a.end()), {c.m, c.k},
+                                 c.aKMajor ? rt::TensorFormat({rt::LevelSpec::dense(), rt::LevelSpec::dense()}, {1, 0})
+                                           : rt::TensorFormat::dense(2),
+                                 rt::ValueType::Float32);
+    rt::Tensor output({c.m, c.n}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+    cuda::DeviceTensor da(a.abiView()), db(p.b.abiView()), dc(output.abiView());
+    std::map<std::string, tcc_tensor*> operands = {{"A", &da.view()}, {"B", &db.view()}, {"C", &dc.view()}};
+    std::vector<tcc_tensor*> parameters;  // in the entry point's order
+    for (const auto& parameter : lowered.statements.at(0).parameters)
+      parameters.push_back(operands.at(parameter.name()));
+    const std::vector<float> nan(size_t(c.m) * c.n, std::numeric_limits<float>::quiet_NaN());
+    auto result = [&] {
+      cuda::synchronize();
+      std::vector<float> values(nan.size());
+      cuda::copyToHost(values.data(), dc.view().vals, sizeof(float) * values.size());
+      return values;
+    };
+    const NmSpmmShape shape{c.m, c.n, c.k, c.N, c.M, c.L, c.aKMajor};
+    const detail::GpuIntrinsicRun run{function.intrinsics[0], *module, operands};
+    for (detail::NmSpmmLaunchPath path : paths) {
+      SCOPED_TRACE(std::string("launch path ") + detail::nmSpmmLaunchPathName(path));
+      detail::setNmSpmmLaunchPath(path);
+      int added = 0;
+      for (const NmSpmmPlan& plan : everyPlan(shape)) {
+        if (lowering::nmSpmmZeroedFrom(shape, plan) >= c.m) continue;
+        ++added;
+        SCOPED_TRACE("plan " + describe(plan));
+        cuda::copyToDevice(dc.view().vals, nan.data(), sizeof(float) * nan.size());
+        ASSERT_EQ(detail::runNmSpmmPlan(run, plan), 0);
+        EXPECT_LE(relativeError(result(), p.reference), kTolerance);
+      }
+      EXPECT_GT(added, 0) << "no plan of this shape adds into C";
+      for (int call = 0; call < 2; ++call) {
+        cuda::copyToDevice(dc.view().vals, nan.data(), sizeof(float) * nan.size());
+        ASSERT_EQ(detail::launchGpuFunction(function, *module, parameters), 0);
+        EXPECT_LE(relativeError(result(), p.reference), kTolerance) << "call " << call;
+      }
+    }
+  }
+  detail::setNmSpmmLaunchPath(before);
 }
 
 }  // namespace

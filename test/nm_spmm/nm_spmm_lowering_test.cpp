@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "gpu_intrinsic_nm_spmm.h"
 #include "tcc/lowering/intrinsics.h"
 #include "tcc/lowering/nm_spmm.h"
 #include "tcc/runtime/nm.h"
@@ -494,6 +495,73 @@ TEST(NmSpmmPlans, TheFourWindowTileIsForAKMajorAAt75Percent) {
     const bool planned = std::any_of(plans.begin(), plans.end(), [&](const auto& plan) { return plan.tile == index; });
     EXPECT_EQ(planned, aKMajor);
   }
+}
+
+// What the library's host step keeps between calls of a statement.
+TEST(NmSpmmLaunches, AKernelsSharedMemoryLimitIsRaisedOnceAndNeverLowered) {
+  detail::SharedMemoryLimits limits;
+  int kernel = 0, other = 0;  // (addresses standing for two functions)
+  EXPECT_FALSE(limits.raise(1, &kernel, 48 * 1024)) << "the default limit needs no attribute";
+  EXPECT_TRUE(limits.raise(1, &kernel, 100 * 1024));
+  EXPECT_FALSE(limits.raise(1, &kernel, 100 * 1024)) << "set already";
+  EXPECT_FALSE(limits.raise(1, &kernel, 90 * 1024)) << "a smaller plan of the same kernel must not lower it";
+  EXPECT_TRUE(limits.raise(1, &kernel, 120 * 1024));
+  EXPECT_TRUE(limits.raise(1, &other, 100 * 1024)) << "another function";
+  EXPECT_TRUE(limits.raise(2, &kernel, 100 * 1024)) << "a handle of another module (loaded where one was freed)";
+}
+
+TEST(NmSpmmLaunches, KeptLaunchesAreFoundByModuleStatementAndShapeOnly) {
+  detail::KeptByShape<int> kept;
+  const lowering::NmSpmmShape shape{256, 4096, 4096, 4, 32, 32, false};
+  EXPECT_EQ(kept.find(1, "tcc_nm0", shape), nullptr);
+  const int& first = kept.keep(1, "tcc_nm0", shape, 7);
+  ASSERT_NE(kept.find(1, "tcc_nm0", shape), nullptr);
+  EXPECT_EQ(*kept.find(1, "tcc_nm0", shape), 7);
+  EXPECT_EQ(&kept.keep(1, "tcc_nm0", shape, 8), &first) << "a second keep of the key keeps the first value";
+  EXPECT_EQ(first, 7);
+  // Any other module (a later one loaded at a freed one's address has
+  // another id), statement, dimension, N:M or layout of A is another key.
+  auto other = [&](lowering::NmSpmmShape changed) { return kept.find(1, "tcc_nm0", changed); };
+  EXPECT_EQ(kept.find(2, "tcc_nm0", shape), nullptr);
+  EXPECT_EQ(kept.find(1, "tcc_nm1", shape), nullptr);
+  EXPECT_EQ(other({512, 4096, 4096, 4, 32, 32, false}), nullptr);
+  EXPECT_EQ(other({256, 4097, 4096, 4, 32, 32, false}), nullptr);
+  EXPECT_EQ(other({256, 4096, 4095, 4, 32, 32, false}), nullptr);
+  EXPECT_EQ(other({256, 4096, 4096, 8, 32, 32, false}), nullptr);
+  EXPECT_EQ(other({256, 4096, 4096, 4, 16, 32, false}), nullptr);
+  EXPECT_EQ(other({256, 4096, 4096, 4, 32, 16, false}), nullptr);
+  EXPECT_EQ(other({256, 4096, 4096, 4, 32, 32, true}), nullptr);
+  // Kept values stay where they are while others are added.
+  for (int m = 1; m <= 1000; ++m) kept.keep(3, "tcc_nm0", {m, 64, 64, 4, 32, 32, false}, m);
+  EXPECT_EQ(kept.size(), 1001u);
+  EXPECT_EQ(kept.find(1, "tcc_nm0", shape), &first);
+  EXPECT_EQ(*kept.find(3, "tcc_nm0", {500, 64, 64, 4, 32, 32, false}), 500);
+}
+
+TEST(NmSpmmLaunches, LaunchPathsAreNamed) {
+  for (auto path : {detail::NmSpmmLaunchPath::Uncached, detail::NmSpmmLaunchPath::Scalar,
+                    detail::NmSpmmLaunchPath::Vector, detail::NmSpmmLaunchPath::Memset,
+                    detail::NmSpmmLaunchPath::Overlapped, detail::NmSpmmLaunchPath::OverlappedLean})
+    EXPECT_EQ(detail::nmSpmmLaunchPathNamed(detail::nmSpmmLaunchPathName(path)), path);
+  EXPECT_EQ(detail::nmSpmmLaunchPathNamed("fast"), std::nullopt);
+  const detail::NmSpmmLaunchPath before = detail::nmSpmmLaunchPath();
+  detail::setNmSpmmLaunchPath(detail::NmSpmmLaunchPath::Memset);
+  EXPECT_EQ(detail::nmSpmmLaunchPath(), detail::NmSpmmLaunchPath::Memset);
+  detail::setNmSpmmLaunchPath(before);
+}
+
+// The zeroing kernels, and the tile kernels' wait for the zeroing kernel
+// they may overlap, before they write C.
+TEST(NmSpmmLaunches, TheZeroingKernelsAreGeneratedAndTileKernelsWaitBeforeWritingC) {
+  const std::string code = lowering::nmSpmmDeviceCode(4, 32, 32, "p");
+  EXPECT_NE(code.find("void p_zero(float* C, long long count)"), std::string::npos);
+  EXPECT_NE(code.find("void p_zero4(float* C, long long count)"), std::string::npos);
+  EXPECT_NE(code.find("griddepcontrol.launch_dependents"), std::string::npos);
+  const size_t store = code.find("auto storeC = [&]");
+  ASSERT_NE(store, std::string::npos);
+  const size_t wait = code.find("tcc_nm_wait_for_previous_kernel();", store);
+  ASSERT_NE(wait, std::string::npos);
+  EXPECT_LT(wait, code.find("tcc_nm_red_add4(out", store)) << "C is added into only after the wait";
 }
 
 #ifdef TCC_NVCC

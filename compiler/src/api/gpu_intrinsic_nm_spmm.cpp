@@ -1,17 +1,14 @@
 #include "gpu_intrinsic_nm_spmm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
-#include <tuple>
 #include <vector>
-
-#include "tcc/lowering/nm_spmm.h"
 
 namespace tcc::detail {
 
@@ -28,6 +25,28 @@ struct Operands {
   int m, n, k, w, q;
 };
 
+// The fastest at m = 256 and 512 (bench/nm_spmm/RESULTS.md, rounds 22-23).
+constexpr NmSpmmLaunchPath kDefaultLaunchPath = NmSpmmLaunchPath::Overlapped;
+
+constexpr std::pair<NmSpmmLaunchPath, const char*> kLaunchPathNames[] = {
+    {NmSpmmLaunchPath::Uncached, "uncached"},     {NmSpmmLaunchPath::Scalar, "scalar"},
+    {NmSpmmLaunchPath::Vector, "vector"},         {NmSpmmLaunchPath::Memset, "memset"},
+    {NmSpmmLaunchPath::Overlapped, "overlapped"}, {NmSpmmLaunchPath::OverlappedLean, "lean"},
+};
+
+std::atomic<int>& launchPathSetting() {
+  static std::atomic<int> path = [] {
+    const char* text = std::getenv("TCC_NM_SPMM_LAUNCH");
+    if (text && *text) {
+      if (auto named = nmSpmmLaunchPathNamed(text)) return static_cast<int>(*named);
+      std::fprintf(stderr, "TCC_NM_SPMM_LAUNCH=%s names no launch path (uncached, scalar, vector, memset, "
+                   "overlapped, lean); the default, %s, is used\n", text, nmSpmmLaunchPathName(kDefaultLaunchPath));
+    }
+    return static_cast<int>(kDefaultLaunchPath);
+  }();
+  return path;
+}
+
 cuda::LaunchShape launchShape(const NmSpmmPlan& plan) {
   cuda::LaunchShape shape;
   std::copy(plan.grid, plan.grid + 3, shape.grid);
@@ -37,18 +56,63 @@ cuda::LaunchShape launchShape(const NmSpmmPlan& plan) {
   return shape;
 }
 
+// Sets a kernel's dynamic shared-memory limit once: to the most any plan
+// prepared for it asks (per module; a function of another module is
+// another key).
+void allowSharedMemory(const cuda::Module& module, void* kernel, int bytes) {
+  static SharedMemoryLimits limits;
+  if (limits.raise(module.id(), kernel, bytes)) cuda::allowDynamicSharedMemory(kernel, bytes);
+}
+
 // How many of a cluster plan's clusters the device holds at once (0: none
 // fit, or this driver has no cluster launches).
 int activeClusters(const GpuIntrinsicRun& run, const NmSpmmPlan& plan) {
   void* kernel = run.module.function(lowering::nmSpmmKernelName(run.call.prefix, plan));
-  if (plan.sharedBytes > 48 * 1024) cuda::allowDynamicSharedMemory(kernel, plan.sharedBytes);
+  allowSharedMemory(run.module, kernel, plan.sharedBytes);
   return cuda::maxActiveClusters(kernel, launchShape(plan));
 }
 
-void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const NmSpmmPlan& plan,
-                Operands& x) {
+// A plan's launches as a warm call makes them: the kernels looked up, the
+// shared-memory limit set, the shapes worked out.
+struct PreparedLaunch {
+  NmSpmmPlan plan;
+  void* kernel = nullptr;
+  cuda::LaunchShape shape;
+  int64_t zeroFrom = 0;                // C's rows from here on are zeroed first (m: none)
+  void* zero = nullptr;                // prefix_zero: one float per thread
+  void* zero4 = nullptr;               // prefix_zero4: 16-byte stores
+  cuda::LaunchShape scalarZero, vectorZero, leanZero;
+};
+
+PreparedLaunch prepare(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const NmSpmmPlan& plan) {
+  PreparedLaunch prepared;
+  prepared.plan = plan;
+  prepared.kernel = run.module.function(lowering::nmSpmmKernelName(run.call.prefix, plan));
+  allowSharedMemory(run.module, prepared.kernel, plan.sharedBytes);
+  prepared.shape = launchShape(plan);
+  prepared.zeroFrom = lowering::nmSpmmZeroedFrom(problem, plan);
+  if (prepared.zeroFrom < problem.m) {
+    prepared.zero = run.module.function(run.call.prefix + "_zero");
+    prepared.zero4 = run.module.function(run.call.prefix + "_zero4");
+    const long long count = static_cast<long long>(problem.m - prepared.zeroFrom) * problem.n;
+    const int sms = cuda::device().multiprocessors;
+    prepared.scalarZero.grid[0] = static_cast<unsigned>(std::min<long long>((count + 255) / 256, 65535));
+    prepared.scalarZero.block[0] = 256;
+    // One 16-byte store per thread, at most a wave of 8 blocks per SM (grid-stride beyond).
+    prepared.vectorZero.grid[0] = static_cast<unsigned>(std::clamp<long long>((count / 4 + 255) / 256, 1, 8LL * sms));
+    prepared.vectorZero.block[0] = 256;
+    // One block of two warps per SM: beside a tile kernel's CTA of up to 248
+    // registers for 256 threads, so the tile kernel's CTAs start at once.
+    prepared.leanZero.grid[0] = static_cast<unsigned>(sms);
+    prepared.leanZero.block[0] = 64;
+  }
+  return prepared;
+}
+
+// The host step as it was before the launches were kept (NmSpmmLaunchPath::Uncached).
+void launchUncached(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const NmSpmmPlan& plan,
+                    Operands& x) {
   const std::string& prefix = run.call.prefix;
-  // Split-K and stream-K add into C: its rows from the first tile they add into on are zeroed first.
   if (int64_t from = lowering::nmSpmmZeroedFrom(problem, plan); from < x.m) {
     long long count = static_cast<long long>(x.m - from) * x.n;
     float* rows = x.c + from * x.n;
@@ -64,17 +128,44 @@ void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem
   cuda::launch(kernel, shape, {&x.a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &atomic});
 }
 
+void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const PreparedLaunch& prepared,
+                Operands& x) {
+  const NmSpmmLaunchPath path = nmSpmmLaunchPath();
+  if (path == NmSpmmLaunchPath::Uncached) return launchUncached(run, problem, prepared.plan, x);
+  cuda::LaunchShape shape = prepared.shape;
+  // Split-K and stream-K add into C: its rows from the first tile they add into on are zeroed first.
+  if (prepared.zeroFrom < x.m) {
+    long long count = static_cast<long long>(x.m - prepared.zeroFrom) * x.n;
+    float* rows = x.c + prepared.zeroFrom * x.n;
+    void* arguments[] = {&rows, &count};
+    switch (path) {
+      case NmSpmmLaunchPath::Scalar:
+        cuda::launch(prepared.zero, prepared.scalarZero, arguments);
+        break;
+      case NmSpmmLaunchPath::Memset:
+        cuda::zeroFloatsAsync(rows, static_cast<size_t>(count));
+        break;
+      case NmSpmmLaunchPath::OverlappedLean:
+        cuda::launch(prepared.zero4, prepared.leanZero, arguments);
+        shape.overlapsPrevious = true;
+        break;
+      case NmSpmmLaunchPath::Overlapped:
+        // The tile kernel then reads A, B' and D before the zeroing kernel
+        // has finished: whatever writes them must come before that kernel.
+        shape.overlapsPrevious = true;
+        [[fallthrough]];
+      default:
+        cuda::launch(prepared.zero4, prepared.vectorZero, arguments);
+    }
+  }
+  int tilesPerSplit = prepared.plan.tilesPerSplit, atomic = lowering::nmSpmmLaunchFlag(prepared.plan);
+  void* arguments[] = {&x.a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &atomic};
+  cuda::launch(prepared.kernel, shape, arguments);
+}
+
 // The fastest candidate of a shape, measured once per module (kernels of
 // another statement or program are other functions).
-NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& shape, Operands& x) {
-  static std::mutex mutex;
-  static std::map<std::tuple<const void*, std::string, int64_t, int64_t, int64_t, int, int, int>, NmSpmmPlan> chosen;
-  auto key = std::make_tuple(static_cast<const void*>(&run.module), run.call.prefix, shape.m, shape.n, shape.k, shape.N,
-                             shape.M, shape.L);
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto found = chosen.find(key); found != chosen.end()) return found->second;
-  }
+PreparedLaunch tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& shape, Operands& x) {
   std::vector<NmSpmmPlan> candidates = lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors);
   // TCC_NM_SPMM_SKIP=<plan>,... (say _sk,large_mbar_hy): candidates whose
   // label (nmSpmmPlanLabel) is one of them, or ends with one that starts with '_', are
@@ -117,14 +208,15 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
                                     return clusters < 1 || (count + clusters - 1) / clusters > waves;
                                   }),
                    candidates.end());
-  NmSpmmPlan best = candidates.front();
+  PreparedLaunch best;
   double bestSeconds = std::numeric_limits<double>::infinity();
   cuda::EventTimer timer;
   // TCC_NM_SPMM_VERBOSE set: each candidate's time goes to stderr.
   static const bool verbose = std::getenv("TCC_NM_SPMM_VERBOSE") != nullptr;
   std::string report;
   for (const auto& plan : candidates) {
-    launchPlan(run, shape, plan, x);  // warm-up (and the shared-memory opt-in)
+    PreparedLaunch prepared = prepare(run, shape, plan);
+    launchPlan(run, shape, prepared, x);  // warm-up
     // One timed launch sets how many launches a sample takes (about 0.2 ms
     // of work, so that short kernels are not timed by the events' own
     // resolution); the candidate's time is the median of five samples, or
@@ -132,7 +224,7 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
     // candidate whose first launch is 25% slower than the best so far is
     // not sampled further.
     timer.start();
-    launchPlan(run, shape, plan, x);
+    launchPlan(run, shape, prepared, x);
     double once = timer.stopSeconds();
     double seconds = once;
     if (once < 1.25 * bestSeconds) {
@@ -142,7 +234,7 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
       samples[0] = once;
       for (int i = once > 1e-3 ? 1 : 0; i < count; ++i) {
         timer.start();
-        for (int launch = 0; launch < batch; ++launch) launchPlan(run, shape, plan, x);
+        for (int launch = 0; launch < batch; ++launch) launchPlan(run, shape, prepared, x);
         samples[i] = timer.stopSeconds() / batch;
       }
       std::sort(samples, samples + count);
@@ -156,36 +248,22 @@ NmSpmmPlan tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& sh
       report += '=';
       report += std::to_string(seconds * 1e3).substr(0, 6);
     }
-    if (seconds < bestSeconds) bestSeconds = seconds, best = plan;
+    if (seconds < bestSeconds) bestSeconds = seconds, best = prepared;
   }
   if (verbose)
     std::fprintf(stderr, "nm_spmm %lldx%lldx%lld nm(%d,%d,%d) ms:%s -> %s x%d\n", (long long)shape.m,
                  (long long)shape.n, (long long)shape.k, shape.N, shape.M, shape.L, report.c_str(),
-                 lowering::nmSpmmPlanLabel(best).c_str(), best.splits);
+                 lowering::nmSpmmPlanLabel(best.plan).c_str(), best.plan.splits);
   if (verbose && !clusterReport.empty()) std::fprintf(stderr, "nm_spmm clusters at once (size:count):%s\n", clusterReport.c_str());
-  std::lock_guard<std::mutex> lock(mutex);
-  chosen.emplace(key, best);
   return best;
 }
 
-}  // namespace
-
-int32_t runNmSpmm(const GpuIntrinsicRun& run) {
-  const auto& op = *run.call.op;
-  tcc_tensor* C = run.tensors.at(op.tensors[0]);
-  tcc_tensor* A = run.tensors.at(op.tensors[1]);
-  tcc_tensor* B = run.tensors.at(op.tensors[2]);
-  auto argument = [&](size_t index) { return static_cast<int>(op.args.at(index).as<ir::imp::IntImm>()->value); };
-  // A's dims are in mode order (m, k) whichever way it is stored; the
-  // fourth argument says it is stored k-major.
-  lowering::NmSpmmShape shape{A->dims[0], B->dims[1], A->dims[1], argument(0), argument(1), argument(2),
-                              op.args.size() > 3 && argument(3) != 0};
-  if (B->dims[0] != A->dims[1] || C->dims[0] != A->dims[0] || C->dims[1] != B->dims[1]) return 3;
-  if (shape.m == 0 || shape.n == 0) return 0;
-  Operands x{static_cast<const float*>(A->vals), static_cast<const float*>(B->vals), B->levels[1].crd,
-             static_cast<float*>(C->vals), A->dims[0], B->dims[1], A->dims[1], 0, 0};
-  x.w = static_cast<int>((shape.k + shape.M - 1) / shape.M * shape.N);
-  x.q = static_cast<int>((shape.n + shape.L - 1) / shape.L);
+// The launch a call of the statement makes for its shape: chosen (and
+// prepared) by the first call of that shape in the module, kept for the
+// later ones.
+const PreparedLaunch& launchFor(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& shape, Operands& x) {
+  static KeptByShape<PreparedLaunch> kept;
+  if (const PreparedLaunch* found = kept.find(run.module.id(), run.call.prefix, shape)) return *found;
   // TCC_NM_SPMM_TILE=<plan> (say xwide_deep_mbar, wide_packed or large_mbar_hy): that
   // candidate (unsplit where the shape has one) instead of the autotuner's
   // choice, for measuring and profiling one kernel; <plan>x<splits> (say
@@ -202,11 +280,69 @@ int32_t runNmSpmm(const GpuIntrinsicRun& run) {
       }
   }
   double flops = 2.0 * shape.m * shape.n * shape.k * shape.N / shape.M;
-  NmSpmmPlan plan = chosen                                     ? *chosen
-                    : flops >= lowering::kNmSpmmAutotuneFlops ? tunedPlan(run, shape, x)
-                                                              : lowering::nmSpmmDefaultPlan(shape, cuda::device().multiprocessors);
-  launchPlan(run, shape, plan, x);
+  PreparedLaunch launch;
+  if (chosen)
+    launch = prepare(run, shape, *chosen);
+  else if (flops >= lowering::kNmSpmmAutotuneFlops)
+    launch = tunedPlan(run, shape, x);
+  else
+    launch = prepare(run, shape, lowering::nmSpmmDefaultPlan(shape, cuda::device().multiprocessors));
+  return kept.keep(run.module.id(), run.call.prefix, shape, std::move(launch));
+}
+
+// The call's shape and operands; a status other than 0 (bad shapes, or
+// nothing to compute: -1) where there is nothing to launch.
+int32_t operandsOf(const GpuIntrinsicRun& run, lowering::NmSpmmShape& shape, Operands& x) {
+  const auto& op = *run.call.op;
+  tcc_tensor* C = run.tensors.at(op.tensors[0]);
+  tcc_tensor* A = run.tensors.at(op.tensors[1]);
+  tcc_tensor* B = run.tensors.at(op.tensors[2]);
+  auto argument = [&](size_t index) { return static_cast<int>(op.args.at(index).as<ir::imp::IntImm>()->value); };
+  // A's dims are in mode order (m, k) whichever way it is stored; the
+  // fourth argument says it is stored k-major.
+  shape = lowering::NmSpmmShape{A->dims[0], B->dims[1], A->dims[1], argument(0), argument(1), argument(2),
+                                op.args.size() > 3 && argument(3) != 0};
+  if (B->dims[0] != A->dims[1] || C->dims[0] != A->dims[0] || C->dims[1] != B->dims[1]) return 3;
+  if (shape.m == 0 || shape.n == 0) return -1;
+  x = Operands{static_cast<const float*>(A->vals), static_cast<const float*>(B->vals), B->levels[1].crd,
+               static_cast<float*>(C->vals), A->dims[0], B->dims[1], A->dims[1], 0, 0};
+  x.w = static_cast<int>((shape.k + shape.M - 1) / shape.M * shape.N);
+  x.q = static_cast<int>((shape.n + shape.L - 1) / shape.L);
   return 0;
+}
+
+}  // namespace
+
+int32_t runNmSpmm(const GpuIntrinsicRun& run) {
+  lowering::NmSpmmShape shape;
+  Operands x{};
+  if (int32_t status = operandsOf(run, shape, x)) return status < 0 ? 0 : status;
+  launchPlan(run, shape, launchFor(run, shape, x), x);
+  return 0;
+}
+
+int32_t runNmSpmmPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmPlan& plan) {
+  lowering::NmSpmmShape shape;
+  Operands x{};
+  if (int32_t status = operandsOf(run, shape, x)) return status < 0 ? 0 : status;
+  launchPlan(run, shape, prepare(run, shape, plan), x);
+  return 0;
+}
+
+void setNmSpmmLaunchPath(NmSpmmLaunchPath path) { launchPathSetting() = static_cast<int>(path); }
+
+NmSpmmLaunchPath nmSpmmLaunchPath() { return static_cast<NmSpmmLaunchPath>(launchPathSetting().load()); }
+
+const char* nmSpmmLaunchPathName(NmSpmmLaunchPath path) {
+  for (const auto& [entry, name] : kLaunchPathNames)
+    if (entry == path) return name;
+  return "?";
+}
+
+std::optional<NmSpmmLaunchPath> nmSpmmLaunchPathNamed(const std::string& name) {
+  for (const auto& [entry, text] : kLaunchPathNames)
+    if (name == text) return entry;
+  return std::nullopt;
 }
 
 }  // namespace tcc::detail

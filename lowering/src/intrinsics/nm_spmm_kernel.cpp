@@ -113,6 +113,13 @@ __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, fl
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(out), "f"(x), "f"(y), "f"(z), "f"(w)
                : "memory");
 }
+// Programmatic dependent launch (sm_90): a kernel launched to overlap the
+// one before it on the stream waits here until that one has finished and
+// its writes are visible (returns at once in a launch without it); the one
+// before lets it start early with griddepcontrol.launch_dependents.
+__device__ __forceinline__ void tcc_nm_wait_for_previous_kernel() {
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
 // Thread block clusters (sm_90): the CTA's rank in its cluster and the
 // cluster's size (1 and 1 in a launch without clusters), a barrier of all
 // the cluster's threads (their shared-memory writes before it visible to
@@ -730,6 +737,9 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // `add` (split-K, or a stream-K tile computed in part) added atomically,
   // by float4 reductions where the row allows.
   auto storeC = [&](int tileM, int tileN, bool add) {
+    // Launched to overlap the kernel that zeroes C (split-K, stream-K): C
+    // is written only once that kernel has finished (at once otherwise).
+    tcc_nm_wait_for_previous_kernel();
     const bool cVector = (n & 3) == 0;
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
@@ -1084,6 +1094,21 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
   out << "extern \"C\" __global__ void " << prefix << "_zero(float* C, long long count) {\n"
       << "  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < count;\n"
       << "       e += (long long)gridDim.x * blockDim.x) C[e] = 0.f;\n}\n";
+  // The same by 16-byte stores (the floats before C's first 16-byte
+  // boundary and after the last one one by one); it lets a tile kernel
+  // launched to overlap it start at once (that kernel waits for it before
+  // it writes C).
+  out << "extern \"C\" __global__ void " << prefix << "_zero4(float* C, long long count) {\n"
+      << "  asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\");\n"
+      << "  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x, stride = (long long)gridDim.x * "
+         "blockDim.x;\n"
+      << "  long long head = (long long)((16u - ((unsigned)(unsigned long long)C & 15u)) & 15u) / 4;\n"
+      << "  if (head > count) head = count;\n"
+      << "  const long long vectors = (count - head) / 4, tail = head + 4 * vectors;\n"
+      << "  if (t < head) C[t] = 0.f;\n"
+      << "  if (t < count - tail) C[tail + t] = 0.f;\n"
+      << "  float4* body = reinterpret_cast<float4*>(C + head);\n"
+      << "  for (long long e = t; e < vectors; e += stride) body[e] = make_float4(0.f, 0.f, 0.f, 0.f);\n}\n";
   return out.str();
 }
 

@@ -3,6 +3,8 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <atomic>
+#include <cstdio>
 #include <map>
 #include <mutex>
 
@@ -40,6 +42,7 @@ struct DriverApi {
   decltype(&::cuMemcpyHtoD) memcpyHtoD;
   decltype(&::cuMemcpyDtoH) memcpyDtoH;
   decltype(&::cuMemsetD8) memsetD8;
+  decltype(&::cuMemsetD32Async) memsetD32Async;
   decltype(&::cuEventCreate) eventCreate;
   decltype(&::cuEventDestroy) eventDestroy;
   decltype(&::cuEventRecord) eventRecord;
@@ -90,6 +93,7 @@ const DriverApi& api() {
     TCC_LOAD(memcpyHtoD, cuMemcpyHtoD);
     TCC_LOAD(memcpyDtoH, cuMemcpyDtoH);
     TCC_LOAD(memsetD8, cuMemsetD8);
+    TCC_LOAD(memsetD32Async, cuMemsetD32Async);
     TCC_LOAD(eventCreate, cuEventCreate);
     TCC_LOAD(eventDestroy, cuEventDestroy);
     TCC_LOAD(eventRecord, cuEventRecord);
@@ -208,6 +212,8 @@ Module::Module(const std::string& cubin) {
   CUmodule module;
   check(current().moduleLoadData(&module, cubin.data()), "cuModuleLoadData");
   module_ = module;
+  static std::atomic<uint64_t> lastId{0};
+  id_ = ++lastId;
 }
 
 Module::~Module() {
@@ -232,38 +238,78 @@ namespace {
 
 bool clustered(const LaunchShape& shape) { return shape.cluster[0] * shape.cluster[1] * shape.cluster[2] > 1; }
 
-// The launch configuration of a cluster launch; `attribute` is its one attribute.
-CUlaunchConfig clusterConfig(const LaunchShape& shape, CUlaunchAttribute& attribute) {
-  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attribute.value.clusterDim.x = shape.cluster[0];
-  attribute.value.clusterDim.y = shape.cluster[1];
-  attribute.value.clusterDim.z = shape.cluster[2];
+// The launch configuration of a cluster or overlapping launch; `attributes`
+// (two) hold its attributes.
+CUlaunchConfig extendedConfig(const LaunchShape& shape, CUlaunchAttribute* attributes) {
   CUlaunchConfig config{};
   config.gridDimX = shape.grid[0], config.gridDimY = shape.grid[1], config.gridDimZ = shape.grid[2];
   config.blockDimX = shape.block[0], config.blockDimY = shape.block[1], config.blockDimZ = shape.block[2];
   config.sharedMemBytes = shape.sharedBytes;
   config.hStream = nullptr;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  config.attrs = attributes;
+  config.numAttrs = 0;
+  if (clustered(shape)) {
+    CUlaunchAttribute& attribute = attributes[config.numAttrs++];
+    attribute = CUlaunchAttribute{};
+    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = shape.cluster[0];
+    attribute.value.clusterDim.y = shape.cluster[1];
+    attribute.value.clusterDim.z = shape.cluster[2];
+  }
+  if (shape.overlapsPrevious) {
+    CUlaunchAttribute& attribute = attributes[config.numAttrs++];
+    attribute = CUlaunchAttribute{};
+    attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+  }
   return config;
 }
 
 }  // namespace
 
-void launch(void* function, const LaunchShape& shape, std::vector<void*> arguments) {
+void launch(void* function, const LaunchShape& shape, void** arguments) {
   if (shape.grid[0] == 0 || shape.grid[1] == 0 || shape.grid[2] == 0) return;
-  if (clustered(shape)) {
-    if (!current().launchKernelEx) throw CudaError("cuLaunchKernelEx: this CUDA driver has no thread block clusters");
-    CUlaunchAttribute attribute;
-    CUlaunchConfig config = clusterConfig(shape, attribute);
-    check(current().launchKernelEx(&config, static_cast<CUfunction>(function), arguments.data(), nullptr),
-          "cuLaunchKernelEx");
-    return;
+  // Where the driver turns a dependent launch down (no cuLaunchKernelEx, or
+  // the attribute refused), the kernel runs after the previous one as any
+  // other: the same results, no overlap. Said once on stderr.
+  static std::atomic<bool> noDependentLaunches{false};
+  const bool overlap = shape.overlapsPrevious && !noDependentLaunches.load(std::memory_order_relaxed);
+  if (clustered(shape) || overlap) {
+    if (!current().launchKernelEx && clustered(shape))
+      throw CudaError("cuLaunchKernelEx: this CUDA driver has no thread block clusters");
+    if (current().launchKernelEx) {
+      CUlaunchAttribute attributes[2];
+      LaunchShape requested = shape;
+      requested.overlapsPrevious = overlap;
+      CUlaunchConfig config = extendedConfig(requested, attributes);
+      CUresult result = current().launchKernelEx(&config, static_cast<CUfunction>(function), arguments, nullptr);
+      if (result == CUDA_SUCCESS) return;
+      if (!overlap) check(result, "cuLaunchKernelEx");
+      const char* name = nullptr;
+      api().getErrorName(result, &name);
+      std::fprintf(stderr, "tcc: a dependent launch (cuLaunchKernelEx) failed with %s; kernels launch one after "
+                   "the other from now on\n", name ? name : "an unknown error");
+    }
+    noDependentLaunches = true;
+    if (clustered(shape)) {
+      LaunchShape alone = shape;
+      alone.overlapsPrevious = false;
+      return launch(function, alone, arguments);
+    }
   }
   check(current().launchKernel(static_cast<CUfunction>(function), shape.grid[0], shape.grid[1], shape.grid[2],
-                               shape.block[0], shape.block[1], shape.block[2], shape.sharedBytes, nullptr,
-                               arguments.data(), nullptr),
+                               shape.block[0], shape.block[1], shape.block[2], shape.sharedBytes, nullptr, arguments,
+                               nullptr),
         "cuLaunchKernel");
+}
+
+void launch(void* function, const LaunchShape& shape, std::vector<void*> arguments) {
+  launch(function, shape, arguments.data());
+}
+
+void zeroFloatsAsync(void* device, size_t count) {
+  if (count == 0) return;
+  check(current().memsetD32Async(reinterpret_cast<CUdeviceptr>(device), 0, count, nullptr), "cuMemsetD32Async");
 }
 
 void allowDynamicSharedMemory(void* function, int bytes) {
@@ -289,8 +335,10 @@ FunctionAttributes functionAttributes(void* function) {
 
 int maxActiveClusters(void* function, const LaunchShape& shape) {
   if (!current().occupancyMaxActiveClusters) return 0;
-  CUlaunchAttribute attribute;
-  CUlaunchConfig config = clusterConfig(shape, attribute);
+  CUlaunchAttribute attributes[2];
+  LaunchShape alone = shape;  // (the occupancy calculator takes no dependent launch)
+  alone.overlapsPrevious = false;
+  CUlaunchConfig config = extendedConfig(alone, attributes);
   int clusters = 0;
   check(current().occupancyMaxActiveClusters(&clusters, static_cast<CUfunction>(function), &config),
         "cuOccupancyMaxActiveClusters");

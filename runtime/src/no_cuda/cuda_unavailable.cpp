@@ -21,6 +21,8 @@ Module::~Module() = default;
 void* Module::function(const std::string&) const { unavailable(); }
 void launch(void*, int64_t, int, std::vector<void*>) { unavailable(); }
 void launch(void*, const LaunchShape&, std::vector<void*>) { unavailable(); }
+void launch(void*, const LaunchShape&, void**) { unavailable(); }
+void zeroFloatsAsync(void*, size_t) { unavailable(); }
 void allowDynamicSharedMemory(void*, int) { unavailable(); }
 FunctionAttributes functionAttributes(void*) { unavailable(); }
 int maxActiveBlocksPerMultiprocessor(void*, int, size_t) { unavailable(); }

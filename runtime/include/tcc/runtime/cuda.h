@@ -58,9 +58,15 @@ class Module {
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
   void* function(const std::string& name) const;  // a CUfunction
+  // A number naming this module, unique over the process's lifetime (a
+  // module loaded where a freed one was gets another): lets a caller keep
+  // what it looked up in it (functions, plans) under a key that a later
+  // module never matches.
+  uint64_t id() const { return id_; }
 
  private:
   void* module_ = nullptr;
+  uint64_t id_ = 0;
 };
 
 // Launches a kernel on the default stream; `arguments` point at each argument.
@@ -75,8 +81,19 @@ struct LaunchShape {
   // Thread block cluster dimensions (sm_90; each divides the grid's, at
   // most 8 CTAs per cluster); all 1: a launch without clusters.
   unsigned cluster[3] = {1, 1, 1};
+  // (sm_90) The kernel may start before the one launched before it on the
+  // stream has finished (programmatic dependent launch): its threads wait
+  // for that kernel (griddepcontrol.wait) before they read what it writes,
+  // and that kernel lets it start (griddepcontrol.launch_dependents).
+  bool overlapsPrevious = false;
 };
 void launch(void* function, const LaunchShape& shape, std::vector<void*> arguments);
+// Launches with the arguments in an array (no copy; the hot path of the
+// intrinsics' host steps).
+void launch(void* function, const LaunchShape& shape, void** arguments);
+// Sets `count` floats from `device` on to zero on the default stream
+// (cuMemsetD32Async: in order with the launches, returns at once).
+void zeroFloatsAsync(void* device, size_t count);
 // How many clusters of `shape.cluster` CTAs (each of `shape.block` threads
 // and `shape.sharedBytes`) the device runs at once: 0 where none fits.
 int maxActiveClusters(void* function, const LaunchShape& shape);
