@@ -4,12 +4,15 @@
 #pragma once
 
 #include <cstdio>
+#include <cstdlib>
+#include <new>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "stats.h"
 #include "tcc/jit/jit.h"
+#include "tcc/runtime/array_alloc.h"
 
 using StreamTriad = void (*)(long, double*, const double*, const double*);
 
@@ -62,12 +65,24 @@ inline double timeStreamTriad(StreamTriad triad, double* a, const double* b, con
   return 24.0 * n / median(samples);
 }
 
-// The same over arrays of its own, first touched by the triad's threads.
-inline double streamTriadBytesPerSecond(const tcc::jit::Module& module, int repeat) {
+// The same over arrays of its own, first touched by the triad's threads:
+// in 4 KB pages, or with `hugePages` in 2 MB pages where the system grants
+// them (the runtime's allocator, as tcc's tensors of 4 MB and more get).
+inline double streamTriadBytesPerSecond(const tcc::jit::Module& module, int repeat, bool hugePages = false) {
   using Fill = void (*)(long, double*, double);
   const long n = kStreamTriadLength;
+  const long long bytes = static_cast<long long>(n) * sizeof(double);
+  const long long minBytes = hugePages ? TCC_HUGE_PAGE_DEFAULT_MIN_BYTES : 0;
+  struct Free {
+    void operator()(double* array) const { std::free(array); }
+  };
+  auto allocate = [&] {
+    auto* array = static_cast<double*>(tcc_array_alloc(bytes, minBytes));
+    if (array == nullptr) throw std::bad_alloc();
+    return std::unique_ptr<double, Free>(array);
+  };
+  auto a = allocate(), b = allocate(), c = allocate();
   auto fill = module.function<Fill>("fill");
-  std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
   fill(n, a.get(), 0.0), fill(n, b.get(), 1.0), fill(n, c.get(), 2.0);
   return timeStreamTriad(module.function<StreamTriad>("triad"), a.get(), b.get(), c.get(), repeat);
 }

@@ -4,9 +4,20 @@
 // -march=native, as tcc's kernels get).
 //
 //   tcc_spmv_fp_bench [--repeat N] [--rounds R] [--block B] [--in-cache-only | --out-of-cache-only] [--threads T]
-//                     [--backend system|clang] [--kernel spmv|ttv] [--scale-ups BIG:SMALL,...] [MATRIX ...]
+//                     [--backend system|clang] [--kernel spmv|ttv] [--scale-ups BIG:SMALL,...]
+//                     [--pages 2m|4k|both] [--huge-min BYTES] [MATRIX ...]
 //
 // --scale-ups replaces the five out-of-cache Kronecker scale-ups with those named.
+//
+// --pages: the scale-ups' tensors in the runtime's default pages (2m: arrays
+// of 4 MB and more in 2 MB pages, where the system grants them), all in
+// 4 KB pages (4k), or both, one after the other for each scale-up, in one
+// process. Each row reports two STREAM triads, over arrays in 4 KB and in
+// 2 MB pages, measured just before and just after it, and the kernel
+// against the triad whose arrays are in the tensors' pages (and against the
+// 4 KB one); its last column says what share of the values and of x the
+// system backed with 2 MB pages. --huge-min sets the runtime's threshold
+// (default 4 MB; tcc::rt::setHugePageMinBytes).
 //
 // --block B times B calls of each kernel in a row before the next kernel's
 // (default 1: one call of each in turn). Kernels of a few microseconds in
@@ -39,6 +50,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <random>
@@ -48,6 +60,7 @@
 
 #include "tcc/tcc.h"
 #include "../common/omp_threads.h"
+#include "../common/page_share.h"
 #include "../common/stats.h"
 #include "../common/stream_triad.h"
 
@@ -118,6 +131,15 @@ tcc::Kernel compileKernel(bool ttv, tcc::frontend::FloatingPointMode mode, bool 
 using Entry = tcc::Kernel::EntryPoint;
 
 
+// The system's transparent huge page mode ("madvise", "always", "never").
+std::string transparentHugePages() {
+  std::ifstream file("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  std::getline(file, line);
+  size_t open = line.find('['), close = line.find(']');
+  return open != std::string::npos && close > open ? line.substr(open + 1, close - open - 1) : "unknown";
+}
+
 tcc::rt::Coo readMatrix(const std::string& name) {
   return tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
 }
@@ -128,6 +150,7 @@ struct Row {
   double bytes = 0;  // pos, crd, vals, x and y once each
   double strict = 0, fast = 0, taco = 0;
   double fastDifference = 0, tacoDifference = 0;
+  double valsHuge = 0, xHuge = 0;  // share of the values and of x in 2 MB pages
 };
 
 double relativeDifference(const std::vector<double>& a, const std::vector<double>& b) {
@@ -211,6 +234,8 @@ Row measureTtv(const std::string& name, const tcc::rt::Coo& matrix, Entry strict
   // pos and crd of the three levels, vals, c, and A's entries the fibres write
   row.bytes = 8.0 * (fibres + level(0)[1] + 3) + 4.0 * (fibres + level(0)[1]) + 12.0 * coo.nnz() +
               8.0 * coo.dims[2] + 8.0 * fibres;
+  row.valsHuge = hugePageShare(vals, 8LL * static_cast<long long>(coo.nnz()));
+  row.xHuge = hugePageShare(cVals, 8LL * coo.dims[2]);
   const size_t outSize = size_t(coo.dims[0]) * coo.dims[1];
   const int j = coo.dims[1];
   measure(row, pointers, aVals, outSize, strict, fast,
@@ -237,6 +262,8 @@ Row measureDirect(const std::string& name, const tcc::rt::Coo& coo, Entry strict
   auto* yVals = static_cast<double*>(views[0].vals);
   Row row{name, coo.dims[0], static_cast<int64_t>(coo.nnz())};
   row.bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
+  row.valsHuge = hugePageShare(vals, 8LL * static_cast<long long>(coo.nnz()));
+  row.xHuge = hugePageShare(xVals, 8LL * coo.dims[1]);
   measure(row, pointers, yVals, size_t(coo.dims[0]), strict, fast,
           [&] { taco(coo.dims[0], pos, crd, vals, xVals, yVals); }, repeat, rounds, block);
   return row;
@@ -253,6 +280,8 @@ int main(int argc, char** argv) {
       {"bcsstk16", "LF10"}, {"bayer10", "cage5"}, {"bcsstk13", "mesh1e1"}, {"dnn_n1024_l1", "gent113"},
       {"mbeacxc", "bcspwr03"}};
   bool ttv = false;  // TTV on the matrices' rows folded into fibres instead of SpMV
+  std::vector<bool> pageModes = {true};  // out of cache: tensors in the default (2 MB) pages, or 4 KB ones
+  int64_t hugeMin = tcc::rt::hugePageMinBytes();
   tcc::jit::Backend backend = tcc::CompileOptions{}.backend;
   std::vector<std::string> matrices;
   for (int i = 1; i < argc; ++i) {
@@ -275,6 +304,11 @@ int main(int argc, char** argv) {
       }
     }
     else if (arg == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--pages" && i + 1 < argc &&
+             (argv[i + 1] == std::string("2m") || argv[i + 1] == std::string("4k") || argv[i + 1] == std::string("both"))) {
+      std::string pages = argv[++i];
+      pageModes = pages == "both" ? std::vector<bool>{false, true} : std::vector<bool>{pages == "2m"};
+    } else if (arg == "--huge-min" && i + 1 < argc) hugeMin = std::max<int64_t>(1, std::atoll(argv[++i]));
     else if (arg == "--kernel" && i + 1 < argc &&
              (argv[i + 1] == std::string("spmv") || argv[i + 1] == std::string("ttv")))
       ttv = argv[++i] == std::string("ttv");
@@ -285,7 +319,8 @@ int main(int argc, char** argv) {
     else if (arg.rfind("--", 0) == 0) {
       std::cerr << "usage: tcc_spmv_fp_bench [--repeat N] [--rounds R] [--block B] [--in-cache-only | --out-of-cache-only]\n"
                    "                         [--threads T] [--backend system|clang] [--kernel spmv|ttv]\n"
-                   "                         [--scale-ups BIG:SMALL,...] [MATRIX ...]\n";
+                   "                         [--scale-ups BIG:SMALL,...] [--pages 2m|4k|both] [--huge-min BYTES]\n"
+                   "                         [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }
@@ -294,6 +329,7 @@ int main(int argc, char** argv) {
                 "cryg2500", "watt_2", "adder_dcop_05", "bcspwr10", "Pd", "G51", "dwt_992", "jagmesh7"};
 
   if (!runWithOmpThreads(threads, argv)) return 1;
+  tcc::rt::setHugePageMinBytes(hugeMin);
   const bool parallel = threads > 1;
   tcc::Kernel strict = compileKernel(ttv, tcc::frontend::FloatingPointMode::Strict, parallel, backend);
   tcc::Kernel fast = compileKernel(ttv, tcc::frontend::FloatingPointMode::Fast, parallel, backend);
@@ -346,24 +382,36 @@ int main(int argc, char** argv) {
   }
   if (inCacheOnly) return status;
 
-  std::printf("\n%s out of cache: Kronecker scale-ups, %d thread%s, bandwidth against a STREAM triad on as many\n\n",
-              kernelName, threads, threads > 1 ? "s" : "");
-  std::printf("| matrix | %s | nnz | MB moved | strict GB/s | fast GB/s | TACO-style GB/s | triad GB/s | "
-              "fast / triad | TACO/fast time |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+  std::printf("\n%s out of cache: Kronecker scale-ups, %d thread%s, bandwidth against STREAM triads on as many, "
+              "over arrays in 4 KB and in 2 MB pages (transparent huge pages: %s)\n\n",
+              kernelName, threads, threads > 1 ? "s" : "", transparentHugePages().c_str());
+  std::printf("| matrix | pages | %s | nnz | MB moved | strict GB/s | fast GB/s | TACO-style GB/s | triad 4K GB/s | "
+              "triad 2M GB/s | fast / triad, same pages | fast / 4K triad | TACO/fast time | in 2 MB pages: vals, x |\n"
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
               rowsName);
   for (const auto& [big, small] : scaleUps) {
     std::string name = "kron(" + big + "," + small + ")";
     tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
     int scaledRepeat = std::max(1, repeat / 4);
-    double triad = streamTriadBytesPerSecond(*triadModule, scaledRepeat);  // just before, same load
-    Row row = run(name, coo, scaledRepeat);
-    triad = 0.5 * (triad + streamTriadBytesPerSecond(*triadModule, scaledRepeat));  // and just after
-    checked(row);
-    std::printf("| %s | %lld | %lld | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", name.c_str(),
-                (long long)row.rows, (long long)row.nnz, row.bytes / 1e6, row.bytes / row.strict / 1e9,
-                row.bytes / row.fast / 1e9, row.bytes / row.taco / 1e9, triad / 1e9, row.bytes / row.fast / triad,
-                row.taco / row.fast);
-    std::fflush(stdout);
+    for (bool huge : pageModes) {
+      // The tensors are packed inside run(), under this threshold.
+      tcc::rt::setHugePageMinBytes(huge ? hugeMin : 0);
+      // Both triads just before and just after, at the same load.
+      double triad4k = streamTriadBytesPerSecond(*triadModule, scaledRepeat, false);
+      double triad2m = streamTriadBytesPerSecond(*triadModule, scaledRepeat, true);
+      Row row = run(name, coo, scaledRepeat);
+      triad4k = 0.5 * (triad4k + streamTriadBytesPerSecond(*triadModule, scaledRepeat, false));
+      triad2m = 0.5 * (triad2m + streamTriadBytesPerSecond(*triadModule, scaledRepeat, true));
+      const double samePages = huge ? triad2m : triad4k;
+      checked(row);
+      std::printf("| %s | %s | %lld | %lld | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f |\n",
+                  name.c_str(), huge ? "2M" : "4K", (long long)row.rows, (long long)row.nnz, row.bytes / 1e6,
+                  row.bytes / row.strict / 1e9, row.bytes / row.fast / 1e9, row.bytes / row.taco / 1e9, triad4k / 1e9,
+                  triad2m / 1e9, row.bytes / row.fast / samePages, row.bytes / row.fast / triad4k, row.taco / row.fast,
+                  row.valsHuge, row.xHuge);
+      std::fflush(stdout);
+    }
   }
+  tcc::rt::setHugePageMinBytes(hugeMin);
   return status;
 }

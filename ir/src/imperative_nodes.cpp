@@ -178,10 +178,11 @@ Stmt Block::make(std::vector<Stmt> stmts) {
   }
   return Stmt(std::make_shared<Block>(std::move(flat)));
 }
-Stmt Allocate::make(Expr buffer, Expr count, bool zeroInitialize, bool reallocate) {
+Stmt Allocate::make(Expr buffer, Expr count, bool zeroInitialize, Expr keptCount) {
   require(buffer.as<Var>() != nullptr && buffer.type().isPointer, "Allocate needs a pointer Var");
   require(count.defined(), "Allocate needs a count");
-  return Stmt(std::make_shared<Allocate>(std::move(buffer), std::move(count), zeroInitialize, reallocate));
+  require(!(zeroInitialize && keptCount.defined()), "Allocate zeroes a new array, not a reallocated one");
+  return Stmt(std::make_shared<Allocate>(std::move(buffer), std::move(count), zeroInitialize, std::move(keptCount)));
 }
 Stmt Free::make(Expr buffer) {
   require(buffer.defined() && buffer.type().isPointer, "Free needs a pointer");

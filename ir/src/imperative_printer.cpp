@@ -168,7 +168,12 @@ class Printer : public IRVisitor {
     op->buffer.accept(*this);
     out_ << " = " << (op->reallocate ? "realloc" : op->zeroInitialize ? "calloc" : "malloc") << "(";
     op->count.accept(*this);
-    out_ << " x " << toString(op->buffer.type().kind) << ")\n";
+    out_ << " x " << toString(op->buffer.type().kind);
+    if (op->reallocate) {
+      out_ << ", keeping ";
+      op->keptCount.accept(*this);
+    }
+    out_ << ")\n";
   }
   void visit(const Free* op) override {
     indent();

@@ -32,7 +32,11 @@ void IRVisitor::visit(const If* op) {
   op->condition.accept(*this); op->thenCase.accept(*this); visitIfDefined(op->elseCase, *this);
 }
 void IRVisitor::visit(const Block* op) { for (const auto& s : op->stmts) s.accept(*this); }
-void IRVisitor::visit(const Allocate* op) { op->buffer.accept(*this); op->count.accept(*this); }
+void IRVisitor::visit(const Allocate* op) {
+  op->buffer.accept(*this);
+  op->count.accept(*this);
+  visitIfDefined(op->keptCount, *this);
+}
 void IRVisitor::visit(const Free* op) { op->buffer.accept(*this); }
 void IRVisitor::visit(const SetTensorProperty* op) { op->value.accept(*this); }
 void IRVisitor::visit(const Evaluate* op) { op->value.accept(*this); }
@@ -153,7 +157,10 @@ Stmt IRMutator::visit(const Block* op, const Stmt& self) {
 }
 Stmt IRMutator::visit(const Allocate* op, const Stmt& self) {
   Expr count = mutate(op->count);
-  return count.sameAs(op->count) ? self : Allocate::make(op->buffer, count, op->zeroInitialize, op->reallocate);
+  Expr kept = op->keptCount.defined() ? mutate(op->keptCount) : Expr();
+  return count.sameAs(op->count) && kept.sameAs(op->keptCount)
+             ? self
+             : Allocate::make(op->buffer, count, op->zeroInitialize, kept);
 }
 Stmt IRMutator::visit(const Free* op, const Stmt& self) { return self; }
 Stmt IRMutator::visit(const SetTensorProperty* op, const Stmt& self) {

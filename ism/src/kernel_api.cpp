@@ -22,6 +22,7 @@
 
 #include "tcc/ism/ism.h"
 #include "tcc/ism/policy_registry.h"
+#include "tcc/runtime/array_alloc.h"
 #include "tcc/ism/parallel_compress.h"
 #include "tcc/ism/parallel_merge.h"
 #include "tcc/runtime/abi.h"
@@ -34,10 +35,12 @@ std::string& lastError() {
   return message;
 }
 
+// An output array of `count` elements (at least one, so that an empty
+// array is still an array), from `hugePageMinBytes` bytes in 2 MB pages.
 template <class T>
-T* allocateArray(int64_t count) {
-  // At least one element, so that an empty array is still an array.
-  T* out = static_cast<T*>(std::malloc(static_cast<std::size_t>(std::max<int64_t>(count, 1)) * sizeof(T)));
+T* allocateArray(int64_t count, long long hugePageMinBytes) {
+  T* out = static_cast<T*>(
+      tcc_array_alloc(static_cast<long long>(std::max<int64_t>(count, 1) * sizeof(T)), hugePageMinBytes));
   if (out == nullptr) throw std::bad_alloc();
   return out;
 }
@@ -242,15 +245,16 @@ class PerThreadWorkspaces final : public AnyWorkspace {
       offsets_ = partOffsets<N>(counts_, totals_);
       for (int l = 0; l < N; ++l) {
         int64_t parents = l == 0 ? 1 : totals_[l - 1];
-        if (levels_[l].kind == LevelKind::Compressed) pos_[l] = allocateArray<int64_t>(parents + 1);
-        if (levels_[l].kind != LevelKind::Dense) crd_[l] = allocateArray<int32_t>(totals_[l]);
+        if (levels_[l].kind == LevelKind::Compressed) pos_[l] = allocateArray<int64_t>(parents + 1, hugePageMinBytes);
+        if (levels_[l].kind != LevelKind::Dense) crd_[l] = allocateArray<int32_t>(totals_[l], hugePageMinBytes);
       }
       if (allDense(levels_) && output_->vals != nullptr) {
         // A dense output arrives allocated and zeroed by its caller: filled in place.
         vals_ = output_->vals;
         valsInPlace_ = true;
       } else {
-        vals_ = std::malloc(static_cast<std::size_t>(std::max<int64_t>(totals_[N - 1], 1)) * elementWidth(datatype_));
+        vals_ = tcc_array_alloc(
+            static_cast<long long>(std::max<int64_t>(totals_[N - 1], 1) * elementWidth(datatype_)), hugePageMinBytes);
         if (vals_ == nullptr) throw std::bad_alloc();
       }
       withArrays([&](auto& arrays) { fillSharedPos<N>(levels_, totals_, arrays); });
@@ -511,28 +515,25 @@ int insert(void* w, const Coordinates<N>& coordinates, double value) noexcept {
 }
 
 template <class T>
-T* copyToMalloc(const std::vector<T>& values) {
-  // At least one element, so that an empty array is still an array.
-  T* out = static_cast<T*>(std::malloc(std::max<std::size_t>(values.size(), 1) * sizeof(T)));
-  if (out == nullptr) throw std::bad_alloc();
+T* copyToMalloc(const std::vector<T>& values, long long hugePageMinBytes) {
+  T* out = allocateArray<T>(static_cast<int64_t>(values.size()), hugePageMinBytes);
   if (!values.empty()) std::memcpy(out, values.data(), values.size() * sizeof(T));
   return out;
 }
 
 template <class T>
-void* convertToMalloc(const std::vector<double>& values) {
-  T* out = static_cast<T*>(std::malloc(std::max<std::size_t>(values.size(), 1) * sizeof(T)));
-  if (out == nullptr) throw std::bad_alloc();
+void* convertToMalloc(const std::vector<double>& values, long long hugePageMinBytes) {
+  T* out = allocateArray<T>(static_cast<int64_t>(values.size()), hugePageMinBytes);
   for (std::size_t k = 0; k < values.size(); ++k) out[k] = static_cast<T>(values[k]);
   return out;
 }
 
-void* valuesOfType(const std::vector<double>& values, int datatype) {
+void* valuesOfType(const std::vector<double>& values, int datatype, long long hugePageMinBytes) {
   switch (datatype) {
-    case TCC_FLOAT64: return copyToMalloc(values);
-    case TCC_FLOAT32: return convertToMalloc<float>(values);
-    case TCC_INT32: return convertToMalloc<int32_t>(values);
-    case TCC_INT64: return convertToMalloc<int64_t>(values);
+    case TCC_FLOAT64: return copyToMalloc(values, hugePageMinBytes);
+    case TCC_FLOAT32: return convertToMalloc<float>(values, hugePageMinBytes);
+    case TCC_INT32: return convertToMalloc<int32_t>(values, hugePageMinBytes);
+    case TCC_INT64: return convertToMalloc<int64_t>(values, hugePageMinBytes);
   }
   throw std::invalid_argument("ism: sparse workspaces cannot produce element type " + std::to_string(datatype));
 }
@@ -567,7 +568,7 @@ void finishInto(AnyWorkspace& workspace, tcc_tensor& output, int uniqueMask) {
   profile.compressed = SingleProfile::Clock::now();
   if (allDense(levels) && output.vals != nullptr) {
     // A dense output arrives allocated (and zeroed) by its caller: fill it in place.
-    void* values = valuesOfType(result.vals, output.datatype);
+    void* values = valuesOfType(result.vals, output.datatype, 0);
     std::size_t width = output.datatype == TCC_FLOAT32 || output.datatype == TCC_INT32 ? 4 : 8;
     std::memcpy(output.vals, values, result.vals.size() * width);
     std::free(values);
@@ -580,15 +581,15 @@ void finishInto(AnyWorkspace& workspace, tcc_tensor& output, int uniqueMask) {
   for (int l = 0; l < order; ++l) {
     const CompressedLevel& level = result.levels[l];
     if (level.spec.kind == LevelKind::Compressed) {
-      pos[l] = reinterpret_cast<long long*>(copyToMalloc(level.pos));
+      pos[l] = reinterpret_cast<long long*>(copyToMalloc(level.pos, workspace.hugePageMinBytes));
       owned.emplace_back(pos[l], &std::free);
     }
     if (level.spec.kind != LevelKind::Dense) {
-      crd[l] = copyToMalloc(level.crd);
+      crd[l] = copyToMalloc(level.crd, workspace.hugePageMinBytes);
       owned.emplace_back(crd[l], &std::free);
     }
   }
-  void* vals = valuesOfType(result.vals, output.datatype);
+  void* vals = valuesOfType(result.vals, output.datatype, workspace.hugePageMinBytes);
   for (auto& array : owned) array.release();
   for (int l = 0; l < order; ++l) {
     output.levels[l].pos = pos[l];
@@ -621,13 +622,16 @@ void* createWorkspace(int threads, int order, const int* dims, const int* level_
     options.doubleBuffering = (flags & 2) != 0;
     options.capacity = static_cast<std::size_t>(capacity);
     options.nnzHint = static_cast<std::size_t>(nnz_hint);
+    AnyWorkspace* workspace = nullptr;
     switch (order) {
-      case 1: return create<1>(threads, dims, level_order, policy, options);
-      case 2: return create<2>(threads, dims, level_order, policy, options);
-      case 3: return create<3>(threads, dims, level_order, policy, options);
-      case 4: return create<4>(threads, dims, level_order, policy, options);
+      case 1: workspace = create<1>(threads, dims, level_order, policy, options); break;
+      case 2: workspace = create<2>(threads, dims, level_order, policy, options); break;
+      case 3: workspace = create<3>(threads, dims, level_order, policy, options); break;
+      case 4: workspace = create<4>(threads, dims, level_order, policy, options); break;
+      default: throw std::invalid_argument("ism: a sparse workspace has order 1 to 4, not " + std::to_string(order));
     }
-    throw std::invalid_argument("ism: a sparse workspace has order 1 to 4, not " + std::to_string(order));
+    workspace->hugePageMinBytes = (flags & 4) != 0 ? TCC_HUGE_PAGE_DEFAULT_MIN_BYTES : 0;
+    return workspace;
   } catch (const std::exception& error) {
     lastError() = error.what();
     return nullptr;

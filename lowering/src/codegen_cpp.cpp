@@ -348,10 +348,27 @@ class CppPrinter : public CLikePrinter {
     CLikePrinter::visit(op);
   }
 
-  // In the copy with streaming stores, an allocation of a streamed array
-  // says whether its pages are resident.
+  // Arrays come from the prelude's allocator (large ones in 2 MB pages,
+  // tcc/runtime/array_alloc.h). In the copy with streaming stores, an
+  // allocation of a streamed array says whether its pages are resident.
   void visit(const Allocate* op) override {
-    CLikePrinter::visit(op);
+    indent();
+    const std::string type = cTypeName(op->buffer.type());
+    const std::string bytes = "(long long)sizeof(" + cTypeName(op->buffer.type().element()) + ") * (";
+    op->buffer.accept(*this);
+    out_ << " = (" << type << ")";
+    if (op->reallocate) {
+      out_ << "tcc_realloc(";
+      op->buffer.accept(*this);
+      out_ << ", " << bytes;
+      op->keptCount.accept(*this);
+      out_ << "), ";
+    } else {
+      out_ << (op->zeroInitialize ? "tcc_alloc_zeroed(" : "tcc_alloc(");
+    }
+    out_ << bytes;
+    op->count.accept(*this);
+    out_ << "));\n";
     const auto* buffer = op->buffer.as<Var>();
     if (!streamingStores_ || !buffer || !streamedBuffers_.count(buffer->name)) return;
     indent();

@@ -111,7 +111,7 @@ void Lowerer::createSparseWorkspace(const ir::TensorVar& workspace, const std::v
     header_.push_back(imp::Store::make(levels, int64Imm(m), int32Imm(workspace.format().modeOfLevel(m))));
   }
   const SparseWorkspaceOptions& o = storage.ismOptions;
-  int flags = (o.pipelining ? 1 : 0) | (o.doubleBuffering ? 2 : 0);
+  int flags = (o.pipelining ? 1 : 0) | (o.doubleBuffering ? 2 : 0) | (options_.hugePages ? 4 : 0);
   storage.ismHandle = freshVar(storage.name, handleType());
   storage.ismPerThread = perThread;
   header_.push_back(imp::Comment::make("sparse workspace " + workspace.name() + " (ISM, " +

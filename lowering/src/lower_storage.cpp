@@ -61,7 +61,9 @@ Lowerer::Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options)
                                "tcc_sort_coordinates", "tcc_order_touched", "tcc_segment_of", "tcc_tensors", "tcc_tensor",
                                "tcc_store", "tcc_stream", "tcc_stream_fence", "tcc_stream_bytes", "tcc_pages_resident",
                                "tcc_claim_chunk", "tcc_chunk_offset", "tcc_chunk_total", "tcc_rows_per_chunk",
-                               "tcc_chunk_capacity", "int", "for", "while", "if",
+                               "tcc_chunk_capacity", "tcc_alloc", "tcc_alloc_zeroed", "tcc_realloc",
+                               "tcc_array_alloc", "tcc_array_alloc_zeroed", "tcc_array_realloc", "tcc_array_is_huge",
+                               "posix_memalign", "madvise", "int", "for", "while", "if",
                                "else", "do", "double", "float", "bool", "char", "long", "short", "return", "break",
                                "case", "switch", "new", "delete", "this", "true", "false", "auto", "const"})
     usedNames_.insert(reserved);
@@ -204,7 +206,8 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
                                       imp::LoopKind::Serial, "row sizes to row offsets (prefix sum)"));
       passes.push_back(imp::Assign::make(storage.appendPosition[1], imp::Load::make(pos, rows)));
       Expr entries = ops::max(storage.appendPosition[1], int64Imm(1));
-      passes.push_back(imp::Allocate::make(storage.crd[1], entries, false, true));
+      // (The counting pass wrote no coordinates: none to keep.)
+      passes.push_back(imp::Allocate::make(storage.crd[1], entries, false, int64Imm(0)));
       passes.push_back(imp::Allocate::make(storage.vals, entries));
     }
     passes.push_back(imp::Comment::make("fill coordinates and values from each row's offset, rows in parallel"));
@@ -794,8 +797,11 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
 }
 
 Stmt Lowerer::growToHold(const Expr& capacity, const Expr& entries, const std::vector<Expr>& arrays) {
-  std::vector<Stmt> grow{imp::Assign::make(capacity, ops::max(ops::mul(capacity, int64Imm(2)), entries))};
-  for (const auto& array : arrays) grow.push_back(imp::Allocate::make(array, capacity, false, true));
+  // Each array keeps its `capacity` entries; the capacity is updated last.
+  Expr grown = ops::max(ops::mul(capacity, int64Imm(2)), entries);
+  std::vector<Stmt> grow;
+  for (const auto& array : arrays) grow.push_back(imp::Allocate::make(array, grown, false, capacity));
+  grow.push_back(imp::Assign::make(capacity, grown));
   return imp::If::make(ops::gt(entries, capacity), imp::Block::make(grow));
 }
 

@@ -240,7 +240,7 @@ class Lowerer {
   std::vector<imp::Stmt> outputPrologue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate,
                                         bool accumulating);
   std::vector<imp::Stmt> outputEpilogue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate);
-  // Grows `arrays` (realloc, contents kept), which hold `capacity` entries,
+  // Grows `arrays` (reallocated, contents kept), which hold `capacity` entries,
   // to hold `entries` entries (indices below it) when they do not already:
   // to twice the capacity, or to `entries` when that is more.
   imp::Stmt growToHold(const imp::Expr& capacity, const imp::Expr& entries, const std::vector<imp::Expr>& arrays);

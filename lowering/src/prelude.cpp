@@ -23,7 +23,12 @@ void* memcpy(void* destination, const void* source, size_t size);
 int omp_get_thread_num(void);
 int omp_get_max_threads(void);
 int sched_yield(void);
+int posix_memalign(void** pointer, size_t alignment, size_t size);
+#if defined(__linux__)
+int madvise(void* address, size_t length, int advice);
+#endif
 }
+#define TCC_ARRAY_ALLOC_DECLARED 1
 
 template <typename T> static inline T tcc_min(T a, T b) { return a < b ? a : b; }
 template <typename T> static inline T tcc_max(T a, T b) { return a < b ? b : a; }
@@ -341,6 +346,23 @@ constexpr const char* kRuntimeEntryPoints = R"tcc(
 extern "C" int tcc_permanent(tcc_tensor* result, const tcc_tensor* matrix);
 )tcc";
 
+// The kernel's own arrays (a sparse output's pos, crd and vals, its
+// workspaces) come from the runtime's allocator (array_alloc.h, pasted
+// before this): from TCC_HUGE_PAGE_MIN_BYTES bytes (4 MB by default; a
+// build sets -DTCC_HUGE_PAGE_MIN_BYTES=0 to keep every array in 4 KB
+// pages, as CompileOptions::hugePages = false does) in 2 MB pages.
+constexpr const char* kKernelAllocation = R"tcc(
+#ifndef TCC_HUGE_PAGE_MIN_BYTES
+#define TCC_HUGE_PAGE_MIN_BYTES TCC_HUGE_PAGE_DEFAULT_MIN_BYTES
+#endif
+static inline void* tcc_alloc(long long bytes) { return tcc_array_alloc(bytes, TCC_HUGE_PAGE_MIN_BYTES); }
+static inline void* tcc_alloc_zeroed(long long bytes) { return tcc_array_alloc_zeroed(bytes, TCC_HUGE_PAGE_MIN_BYTES); }
+// Grows (or shrinks) an array whose first kept_bytes bytes are kept.
+static inline void* tcc_realloc(void* array, long long kept_bytes, long long bytes) {
+  return tcc_array_realloc(array, kept_bytes, bytes, TCC_HUGE_PAGE_MIN_BYTES);
+}
+)tcc";
+
 }  // namespace
 
 const std::string& abiText() {
@@ -350,7 +372,8 @@ const std::string& abiText() {
 
 const std::string& cppPrelude() {
   static const std::string prelude = std::string("// tcc prelude\n") + kPreludeDeclarations + "\n" +
-                                     detail::kAbiHeaderText + "\n" + detail::kIsmKernelApiText + "\n" + kRuntimeEntryPoints;
+                                     detail::kArrayAllocText + kKernelAllocation + "\n" + detail::kAbiHeaderText +
+                                     "\n" + detail::kIsmKernelApiText + "\n" + kRuntimeEntryPoints;
   return prelude;
 }
 

@@ -227,7 +227,7 @@ TEST(SparseAddKernel, TestsCapacityOncePerRowAndEachCaseMovesItsOperandsOn) {
   std::string cpp;
   runAdd({{"A", a}, {"B", b}}, FloatingPointMode::Strict, jit::Backend::SystemCompiler, false, &cpp);
   std::string kernel = cpp.substr(cpp.find("int32_t tcc_kernel_0"));
-  EXPECT_EQ(count(kernel, "C2_crd = (int32_t*)realloc"), 1u) << kernel;
+  EXPECT_EQ(count(kernel, "C2_crd = (int32_t*)tcc_realloc"), 1u) << kernel;
   EXPECT_TRUE(contains(kernel, "C2_crd_capacity = tcc_max<int64_t>((A->vals_size + B->vals_size), 1024LL)")) << kernel;
   EXPECT_TRUE(contains(kernel, "pC2 += 1LL;\n        pA2 = (pA2 + 1LL);\n        pB2 = (pB2 + 1LL);\n      } else if")) << kernel;
   EXPECT_FALSE(contains(kernel, "if ((jB == j))")) << kernel;
@@ -236,7 +236,7 @@ TEST(SparseAddKernel, TestsCapacityOncePerRowAndEachCaseMovesItsOperandsOn) {
   runAdd({{"A", a}, {"B", b}}, FloatingPointMode::Strict, jit::Backend::SystemCompiler, true, &cpp);
   kernel = cpp.substr(cpp.find("int32_t tcc_kernel_0"));
   EXPECT_FALSE(contains(kernel, "prefix sum")) << kernel;
-  EXPECT_EQ(count(kernel, "C2_crd_of_thread = (int32_t*)realloc"), 1u) << kernel;
+  EXPECT_EQ(count(kernel, "C2_crd_of_thread = (int32_t*)tcc_realloc"), 1u) << kernel;
   EXPECT_TRUE(contains(kernel, "C2_crd_of_thread[pC2_thread] = j;\n            C_vals_of_thread[pC2_thread] = "
                                "(A_vals[pA2] + B_vals[pB2]);\n            pC2_thread += 1LL;\n            "
                                "pA2 = (pA2 + 1LL);\n            pB2 = (pB2 + 1LL);"))
@@ -285,7 +285,7 @@ TEST(SparseAddKernel, RowsInOnePassStoreTheSameBits) {
         EXPECT_TRUE(contains(kernel, "C2_crd[(pC2_chunk + pC2_copy)] = C2_crd_of_thread[pC2_copy];")) << kernel;
         EXPECT_TRUE(contains(kernel, "C2_pos[pC1_end] += pC2_chunk;")) << kernel;
         EXPECT_TRUE(contains(kernel, "pC2 = tcc_chunk_total(C_chunk_state, C_chunks);")) << kernel;
-        EXPECT_FALSE(contains(kernel, "realloc(C2_crd,")) << kernel;
+        EXPECT_FALSE(contains(kernel, "tcc_realloc(C2_crd,")) << kernel;
       }
       for (jit::Backend backend : {jit::Backend::SystemCompiler, jit::Backend::ClangInterpreter}) {
         if (!jit::isAvailable(backend)) continue;
@@ -562,7 +562,7 @@ TEST(SparseAddKernel, OtherLatticesMatchTheReference) {
     bool everyCombination = std::string(statement).find('*') == std::string::npos;
     // (The operands' own advance after the cases.)
     EXPECT_EQ(contains(kernel, "if ((jA == j)) {\n        pA2 = (pA2 + 1LL);\n      }"), !everyCombination) << kernel;
-    EXPECT_EQ(count(kernel, "C2_crd = (int32_t*)realloc"), 1u) << kernel;
+    EXPECT_EQ(count(kernel, "C2_crd = (int32_t*)tcc_realloc"), 1u) << kernel;
   }
 }
 
@@ -573,7 +573,7 @@ TEST(SparseAddKernel, OutputGrowsPastItsFirstCapacity) {
   std::string cpp = expectProgramMatchesReference(
       "tensor C(I, J) : csr\ntensor A(I, J) : csr\ntensor b(J) : sparse\nC(i,j) = A(i,j) + b(j)\n",
       {{"A", randomSparse({200, 300}, 0.01, 42)}, {"b", b}});
-  EXPECT_TRUE(contains(cpp, "realloc")) << cpp;
+  EXPECT_TRUE(contains(cpp, "tcc_realloc")) << cpp;
 }
 
 // A DCSR result with more nonempty rows than the first capacity: the row
@@ -583,8 +583,8 @@ TEST(SparseAddKernel, DcsrOutputGrowsItsRowArrays) {
   std::string cpp = expectProgramMatchesReference(
       "tensor C(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\nC(i,j) = A(i,j) + B(i,j)\n",
       {{"A", randomSparse({3000, 4}, 0.3, 43)}, {"B", randomSparse({3000, 4}, 0.3, 44)}});
-  EXPECT_TRUE(contains(cpp, "C1_crd = (int32_t*)realloc")) << cpp;
-  EXPECT_TRUE(contains(cpp, "C2_pos = (int64_t*)realloc")) << cpp;
+  EXPECT_TRUE(contains(cpp, "C1_crd = (int32_t*)tcc_realloc")) << cpp;
+  EXPECT_TRUE(contains(cpp, "C2_pos = (int64_t*)tcc_realloc")) << cpp;
 }
 
 }  // namespace

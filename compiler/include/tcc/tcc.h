@@ -96,7 +96,15 @@ struct CompileOptions {
   // counted, a prefix sum, then filled). False: always in two, the form
   // before the one-pass one (for comparisons; see bench/sparse_add).
   bool rowsInOnePass = true;
+  // Cpu: arrays the kernel allocates itself (a sparse output's pos, crd
+  // and vals, workspaces, a sparse workspace's output) of 4 MB and more go
+  // to 2 MB pages advised MADV_HUGEPAGE (tcc/runtime/array_alloc.h). Unset:
+  // as the runtime's own arrays, on unless rt::setHugePageMinBytes(0) or
+  // TCC_HUGE_PAGES=0 turned them off.
+  std::optional<bool> hugePages;
 };
+// Whether a kernel compiled with `options` allocates in 2 MB pages.
+bool hugePages(const CompileOptions& options);
 
 // What compilation made of one statement.
 struct CompiledStatement {

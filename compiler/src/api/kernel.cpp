@@ -169,6 +169,8 @@ Tensor adoptOutput(tcc_tensor&& filled, const CompiledStatement& statement) {
 
 }  // namespace
 
+bool hugePages(const CompileOptions& options) { return options.hugePages.value_or(rt::hugePageMinBytes() > 0); }
+
 Kernel compile(const Program& program, const CompileOptions& options) {
   auto start = Clock::now();
   Kernel kernel;
@@ -186,6 +188,7 @@ Kernel compile(const Program& program, const CompileOptions& options) {
   // After the JIT's own -ffp-contract=off, so fast mode's flags win; the
   // kernel cache keys on them.
   jitOptions.extraFlags = lowering::cppFloatingPointFlags(detail::toLowering(kernel.lowered_.floatingPoint));
+  if (!hugePages(options)) jitOptions.extraFlags.push_back("-DTCC_HUGE_PAGE_MIN_BYTES=0");
   kernel.module_ = options.useKernelCache
                        ? jit::KernelCache::shared().getOrCompile(kernel.lowered_.cpp, jitOptions, "tcc " TCC_VERSION)
                        : jit::compile(kernel.lowered_.cpp, jitOptions);

@@ -254,6 +254,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       lowerOptions.cudaTarget = cuda;
       lowerOptions.tensorCore = request.tensorCore;
       lowerOptions.rowsInOnePass = options.rowsInOnePass;
+      lowerOptions.hugePages = hugePages(options);
       const auto& separate = request.separatelyAssembled;
       lowerOptions.separateAssembly =
           std::find(separate.begin(), separate.end(), compiled.output.name()) != separate.end();

@@ -310,16 +310,19 @@ struct Block : StmtNode {
   const std::vector<Stmt> stmts;
 };
 
-// buffer = malloc/calloc(count elements), or realloc(buffer, count) when
-// `reallocate`; the pointer variable must already be declared.
+// buffer = an array of `count` elements (zeroed when `zeroInitialize`), or,
+// when `keptCount` is defined, the buffer grown or shrunk to `count`
+// elements keeping its first `keptCount` (realloc); the pointer variable
+// must already be declared. The C++ printer allocates through the
+// runtime's allocator (large arrays in 2 MB pages, tcc/runtime/array_alloc.h).
 struct Allocate : StmtNode {
   static constexpr StmtKind staticKind = StmtKind::Allocate;
-  Allocate(Expr buffer, Expr count, bool zeroInitialize, bool reallocate)
-      : StmtNode(staticKind), buffer(std::move(buffer)), count(std::move(count)),
-        zeroInitialize(zeroInitialize), reallocate(reallocate) {}
-  static Stmt make(Expr buffer, Expr count, bool zeroInitialize = false, bool reallocate = false);
+  Allocate(Expr buffer, Expr count, bool zeroInitialize, Expr keptCount)
+      : StmtNode(staticKind), buffer(std::move(buffer)), count(std::move(count)), keptCount(std::move(keptCount)),
+        zeroInitialize(zeroInitialize), reallocate(this->keptCount.defined()) {}
+  static Stmt make(Expr buffer, Expr count, bool zeroInitialize = false, Expr keptCount = Expr());
   void accept(IRVisitor& visitor) const override;
-  const Expr buffer, count;
+  const Expr buffer, count, keptCount;
   const bool zeroInitialize, reallocate;
 };
 

@@ -17,7 +17,8 @@ extern "C" {
 struct tcc_tensor;
 
 /* Policies as in c_api.h: 0 bucket, 1 hash, 2 coord, 3 map, 4 vector.
- * flags: 1 pipelining, 2 double buffering. dims[order] in mode order;
+ * flags: 1 pipelining, 2 double buffering, 4 the output's arrays of 4 MB
+ * and more in 2 MB pages (tcc/runtime/array_alloc.h). dims[order] in mode order;
  * level_order[order]: the mode each level of the result stores. */
 void* tcc_ism_kernel_create(int order, const int* dims, const int* level_order, int policy,
                             int flags, long long capacity, long long nnz_hint);

@@ -42,6 +42,9 @@ class AnyWorkspace {
   virtual int insertAny(const int* coordinates, double value) noexcept = 0;
   // Why an insert or a drain failed (of any thread's workspace); empty if none did.
   virtual std::string failed() const = 0;
+  // The output's arrays from this size in 2 MB pages (0: never; the
+  // kernel's create flag 4, tcc/runtime/array_alloc.h).
+  long long hugePageMinBytes = 0;
   // For TCC_ISM_PROFILE: when the workspace was made, and how often its
   // accumulation arrays were sorted and merged into the all array so far.
   const std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();

@@ -103,6 +103,10 @@ struct LowerOptions {
   // Rows a parallel loop assembles go in one pass where that applies (see
   // Lowerer::lowerRowsInOnePass); false: in two passes (count, then fill).
   bool rowsInOnePass = true;
+  // Sparse workspaces' outputs of 4 MB and more in 2 MB pages (the ISM's
+  // create flag 4; the kernel's own arrays follow TCC_HUGE_PAGE_MIN_BYTES,
+  // a macro of the prelude).
+  bool hugePages = true;
   // Workspaces in a sparse format (written by a where's producer, read by a
   // consumer that copies them into an output) are ISM workspaces: their
   // options by workspace name; one not listed gets the defaults.

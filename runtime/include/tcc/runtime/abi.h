@@ -4,8 +4,9 @@
  * the order its Function lists them. It returns 0 on success. Inputs are
  * read-only views of runtime storage. Outputs arrive with their dimensions,
  * level kinds and mode ordering set; a kernel that assembles a sparse
- * output allocates pos/crd/vals with malloc/realloc, and the runtime adopts
- * those buffers and frees them with free().
+ * output allocates pos/crd/vals from the malloc family (array_alloc.h: large
+ * ones 2 MB-aligned, in huge pages), and the runtime adopts those buffers
+ * and frees them with free().
  *
  * This header is plain C with no includes, so the emitter can paste it into
  * the self-contained C++ it generates (see lowering's prelude).

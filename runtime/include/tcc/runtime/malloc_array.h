@@ -1,6 +1,8 @@
 // A growable array of trivially copyable elements whose buffer comes from
-// malloc/realloc, so it can be handed to a generated kernel through the C
-// ABI and taken back from one (kernels grow buffers with realloc).
+// the malloc family, so it can be handed to a generated kernel through the
+// C ABI and taken back from one (kernels grow buffers with realloc). Arrays
+// of at least hugePageMinBytes() bytes are allocated in 2 MB pages
+// (tcc/runtime/array_alloc.h).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +13,18 @@
 #include <type_traits>
 #include <utility>
 
+#include "tcc/runtime/array_alloc.h"
+
 namespace tcc::rt {
+
+// The size from which the runtime's arrays (tensor storage: pos, crd and
+// values, inputs read from files, tensors built by the library, outputs
+// allocated for a kernel) go to 2 MB pages advised MADV_HUGEPAGE; 0: never.
+// The default is TCC_HUGE_PAGE_DEFAULT_MIN_BYTES (4 MB), or 0 when the
+// environment sets TCC_HUGE_PAGES=0 (or "off") as the process starts. A
+// kernel's own allocations follow CompileOptions::hugePages instead.
+int64_t hugePageMinBytes();
+void setHugePageMinBytes(int64_t bytes);
 
 template <typename T>
 class MallocArray {
@@ -39,7 +52,7 @@ class MallocArray {
   }
   ~MallocArray() { std::free(data_); }
 
-  // Takes ownership of a malloc'd buffer holding `size` valid elements.
+  // Takes ownership of a buffer from the malloc family holding `size` valid elements.
   static MallocArray adopt(T* data, int64_t size, int64_t capacity) {
     MallocArray array;
     array.data_ = data;
@@ -57,7 +70,8 @@ class MallocArray {
 
   void reserve(int64_t capacity) {
     if (capacity <= capacity_) return;
-    void* grown = std::realloc(data_, sizeof(T) * static_cast<size_t>(capacity));
+    void* grown = tcc_array_realloc(data_, static_cast<long long>(sizeof(T) * size_),
+                                    static_cast<long long>(sizeof(T) * capacity), hugePageMinBytes());
     if (grown == nullptr) throw std::bad_alloc();
     data_ = static_cast<T*>(grown);
     capacity_ = capacity;
