@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -389,6 +391,64 @@ TEST(PerThreadKernelWorkspaces, FinishAloneRunsTheStepsItself) {
   }
   tcc_ism_kernel_destroy(single);
   tcc_ism_kernel_destroy(perThread);
+}
+
+// Create flag 4: the output's arrays of 4 MB and more in 2 MB pages
+// (2 MB-aligned, tcc/runtime/array_alloc.h), from one workspace (copied
+// out) and from per-thread ones (allocated for their parts), holding what
+// they hold without the flag.
+TEST(PerThreadKernelWorkspaces, Flag4PutsLargeOutputArraysIn2MBPages) {
+  auto stream = testing::randomStream<2>(1300000, Duplication::Light, 9);
+  for (double& v : stream.values) v = std::round(v * 8) + 9;  // integers: sums exact in any order
+  int levelOrder[2] = {0, 1};
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (uintptr_t(2) << 20) == 0; };
+  std::vector<tcc_tensor> outputs;
+  for (int flags : {0, 4})
+    for (int threads : {0, 4}) {
+      void* w = threads == 0 ? tcc_ism_kernel_create(2, stream.shape.modeDims.data(), levelOrder, 0, flags, 0, 0)
+                             : tcc_ism_kernel_create_per_thread(threads, 2, stream.shape.modeDims.data(), levelOrder, 0,
+                                                                flags, 0, 0);
+      ASSERT_NE(w, nullptr) << tcc_ism_kernel_last_error();
+      for (std::size_t k = 0; k < stream.values.size(); ++k) {
+        const auto& crd = stream.coordinates[k];
+        void* into = threads == 0 ? w : tcc_ism_kernel_thread_handle(w, static_cast<int>(k % threads));
+        tcc_ism_insert_bucket_2(into, crd[0], crd[1], stream.values[k]);
+      }
+      tcc_tensor output{};
+      output.order = 2;
+      output.datatype = TCC_FLOAT64;
+      for (int l = 0; l < 2; ++l) {
+        output.dims[l] = output.levels[l].size = stream.shape.modeDims[l];
+        output.mode_ordering[l] = l;
+        output.levels[l].kind = TCC_LEVEL_COMPRESSED;
+      }
+      ASSERT_EQ(tcc_ism_kernel_finish(w, &output, 3), 0) << tcc_ism_kernel_last_error();
+      tcc_ism_kernel_destroy(w);
+      ASSERT_GE(output.levels[1].crd_capacity * 4, 4LL << 20);  // the values twice that
+      if (flags == 4) {
+        EXPECT_TRUE(aligned(output.vals)) << threads << " threads";
+        EXPECT_TRUE(aligned(output.levels[1].crd)) << threads << " threads";
+      }
+      outputs.push_back(output);
+    }
+  for (tcc_tensor& output : outputs) {
+    const tcc_tensor& first = outputs[0];
+    ASSERT_EQ(output.vals_size, first.vals_size);
+    EXPECT_EQ(0, std::memcmp(output.vals, first.vals, first.vals_size * sizeof(double)));
+    for (int l = 0; l < 2; ++l) {
+      ASSERT_EQ(output.levels[l].crd_capacity, first.levels[l].crd_capacity);
+      EXPECT_EQ(0, std::memcmp(output.levels[l].crd, first.levels[l].crd, first.levels[l].crd_capacity * sizeof(int)));
+      EXPECT_EQ(0, std::memcmp(output.levels[l].pos, first.levels[l].pos,
+                               first.levels[l].pos_capacity * sizeof(long long)));
+    }
+  }
+  for (tcc_tensor& output : outputs) {
+    for (int l = 0; l < 2; ++l) {
+      std::free(output.levels[l].pos);
+      std::free(output.levels[l].crd);
+    }
+    std::free(output.vals);
+  }
 }
 
 }  // namespace
