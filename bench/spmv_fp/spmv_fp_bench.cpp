@@ -11,13 +11,14 @@
 //
 // --pages: the scale-ups' tensors in the runtime's default pages (2m: arrays
 // of 4 MB and more in 2 MB pages, where the system grants them), all in
-// 4 KB pages (4k), or both, one after the other for each scale-up, in one
-// process. Each row reports two STREAM triads, over arrays in 4 KB and in
-// 2 MB pages, measured just before and just after it, and the kernel
-// against the triad whose arrays are in the tensors' pages (and against the
-// 4 KB one); its last column says what share of the values and of x the
-// system backed with 2 MB pages. --huge-min sets the runtime's threshold
-// (default 4 MB; tcc::rt::setHugePageMinBytes).
+// 4 KB pages (4k), or both: two copies of each scale-up's tensors, every
+// variant called on each in turn. Each row reports two STREAM triads, over
+// arrays in 4 KB and in 2 MB pages, measured just before and just after
+// the scale-up, and the kernel against the triad whose arrays are in the
+// tensors' pages (and against the 4 KB one); its last column says what
+// share of the values and of x the system backed with 2 MB pages.
+// --huge-min sets the runtime's threshold (default 4 MB;
+// tcc::rt::setHugePageMinBytes).
 //
 // --block B times B calls of each kernel in a row before the next kernel's
 // (default 1: one call of each in turn). Kernels of a few microseconds in
@@ -53,6 +54,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -174,32 +176,22 @@ double fastThroughRun(const tcc::rt::Coo& coo, const tcc::Kernel& fast, int repe
   return median(samples);
 }
 
-// Every variant writes into the same output, allocated once, and only the
-// call is timed; `row` comes with its name, sizes and bytes.
-void measure(Row& row, tcc_tensor** pointers, const double* out, size_t outSize, Entry strict, Entry fast,
-             const std::function<void()>& taco, int repeat, int rounds, int block) {
-  auto result = [&] { return std::vector<double>(out, out + outSize); };
-  if (strict(pointers) != 0 || fast(pointers) != 0) throw std::runtime_error("kernel failed");
-  strict(pointers);
-  std::vector<double> strictOut = result();
-  fast(pointers);
-  row.fastDifference = relativeDifference(result(), strictOut);
-  taco();
-  row.tacoDifference = relativeDifference(result(), strictOut);
-  std::vector<double> strictSamples, fastSamples, tacoSamples;
-  // Round robin, `block` calls of each in turn: a change in the machine's
-  // load falls on all three alike.
-  for (int round = 0; round < rounds; ++round)
-    for (int r = 0; r < repeat; r += block) {
-      const int calls = std::min(block, repeat - r);
-      for (int k = 0; k < calls; ++k) strictSamples.push_back(seconds([&] { strict(pointers); }));
-      for (int k = 0; k < calls; ++k) fastSamples.push_back(seconds([&] { fast(pointers); }));
-      for (int k = 0; k < calls; ++k) tacoSamples.push_back(seconds(taco));
-    }
-  row.strict = median(strictSamples);
-  row.fast = median(fastSamples);
-  row.taco = median(tacoSamples);
-}
+// One copy of a kernel's tensors, its views bound once; the output
+// allocated once, which every variant writes (only the call is timed).
+struct Setup {
+  Row row;
+  std::vector<tcc::Tensor> tensors;  // output first, as the views
+  std::vector<tcc_tensor> views;
+  std::vector<tcc_tensor*> pointers;
+  double* out = nullptr;
+  size_t outSize = 0;
+  std::function<void()> taco;
+  void bind() {
+    for (auto& tensor : tensors) views.push_back(tensor.abiView());
+    for (auto& view : views) pointers.push_back(&view);
+    out = static_cast<double*>(views[0].vals);
+  }
+};
 
 // TTV's input: the matrix's rows folded into the first two modes, B(r / 8,
 // r % 8, c) = M(r, c), so each fibre along k is one of the matrix's rows.
@@ -214,61 +206,98 @@ tcc::rt::Coo foldedRows(const tcc::rt::Coo& matrix) {
   return folded;
 }
 
-Row measureTtv(const std::string& name, const tcc::rt::Coo& matrix, Entry strict, Entry fast, TacoTtv taco,
-               int repeat, int rounds, int block) {
-  tcc::rt::Coo coo = foldedRows(matrix);
-  tcc::Tensor B = tcc::rt::pack(coo, tcc::toRuntimeFormat(tcc::Format::csf(3)));
-  tcc::Tensor c = tcc::rt::pack(tcc::rt::randomUniform({coo.dims[2]}, 1.0, 7),
-                                tcc::toRuntimeFormat(tcc::Format::denseOfOrder(1)));
-  tcc::Tensor A({coo.dims[0], coo.dims[1]}, tcc::toRuntimeFormat(tcc::Format::denseOfOrder(2)),
-                tcc::rt::ValueType::Float64);
-  tcc_tensor views[3] = {A.abiView(), B.abiView(), c.abiView()};
-  tcc_tensor* pointers[3] = {&views[0], &views[1], &views[2]};
-  const tcc_tensor& b = views[1];
-  auto level = [&](int l) { return reinterpret_cast<const long long*>(b.levels[l].pos); };
+// TTV on `coo`, the matrix's rows folded (foldedRows), in the runtime's
+// current pages.
+std::unique_ptr<Setup> ttvSetup(const std::string& name, const tcc::rt::Coo& coo, TacoTtv taco) {
+  auto setup = std::make_unique<Setup>();
+  setup->tensors.push_back(tcc::Tensor({coo.dims[0], coo.dims[1]}, tcc::toRuntimeFormat(tcc::Format::denseOfOrder(2)),
+                                       tcc::rt::ValueType::Float64));
+  setup->tensors.push_back(tcc::rt::pack(coo, tcc::toRuntimeFormat(tcc::Format::csf(3))));
+  setup->tensors.push_back(tcc::rt::pack(tcc::rt::randomUniform({coo.dims[2]}, 1.0, 7),
+                                         tcc::toRuntimeFormat(tcc::Format::denseOfOrder(1))));
+  setup->bind();
+  const tcc_tensor& b = setup->views[1];
+  auto level = [b](int l) { return reinterpret_cast<const long long*>(b.levels[l].pos); };
   const auto* vals = static_cast<const double*>(b.vals);
-  const auto* cVals = static_cast<const double*>(views[2].vals);
-  auto* aVals = static_cast<double*>(views[0].vals);
+  const auto* cVals = static_cast<const double*>(setup->views[2].vals);
+  double* aVals = setup->out;
   const int64_t fibres = level(1)[level(0)[1]];
-  Row row{name, fibres, static_cast<int64_t>(coo.nnz())};
+  Row& row = setup->row;
+  row = Row{name, fibres, static_cast<int64_t>(coo.nnz())};
   // pos and crd of the three levels, vals, c, and A's entries the fibres write
   row.bytes = 8.0 * (fibres + level(0)[1] + 3) + 4.0 * (fibres + level(0)[1]) + 12.0 * coo.nnz() +
               8.0 * coo.dims[2] + 8.0 * fibres;
   row.valsHuge = hugePageShare(vals, 8LL * static_cast<long long>(coo.nnz()));
   row.xHuge = hugePageShare(cVals, 8LL * coo.dims[2]);
-  const size_t outSize = size_t(coo.dims[0]) * coo.dims[1];
+  setup->outSize = size_t(coo.dims[0]) * coo.dims[1];
   const int j = coo.dims[1];
-  measure(row, pointers, aVals, outSize, strict, fast,
-          [&] {
-            taco(j, level(0), b.levels[0].crd, level(1), b.levels[1].crd, level(2), b.levels[2].crd, vals, cVals,
-                 aVals);
-          },
-          repeat, rounds, block);
-  return row;
+  setup->taco = [=] {
+    taco(j, level(0), b.levels[0].crd, level(1), b.levels[1].crd, level(2), b.levels[2].crd, vals, cVals, aVals);
+  };
+  return setup;
 }
 
-Row measureDirect(const std::string& name, const tcc::rt::Coo& coo, Entry strict, Entry fast, TacoSpmv taco,
-                  int repeat, int rounds, int block) {
-  tcc::Tensor A = tcc::rt::pack(coo, tcc::toRuntimeFormat(tcc::Format::csr()));
-  tcc::Tensor x = tcc::rt::pack(tcc::rt::randomUniform({coo.dims[1]}, 1.0, 7),
-                                tcc::toRuntimeFormat(tcc::Format::denseOfOrder(1)));
-  tcc::Tensor y({coo.dims[0]}, tcc::toRuntimeFormat(tcc::Format::denseOfOrder(1)), tcc::rt::ValueType::Float64);
-  tcc_tensor views[3] = {y.abiView(), A.abiView(), x.abiView()};
-  tcc_tensor* pointers[3] = {&views[0], &views[1], &views[2]};
-  const auto* pos = reinterpret_cast<const long long*>(views[1].levels[1].pos);
-  const int* crd = views[1].levels[1].crd;
-  const auto* vals = static_cast<const double*>(views[1].vals);
-  const auto* xVals = static_cast<const double*>(views[2].vals);
-  auto* yVals = static_cast<double*>(views[0].vals);
-  Row row{name, coo.dims[0], static_cast<int64_t>(coo.nnz())};
+// SpMV on `coo`, in the runtime's current pages.
+std::unique_ptr<Setup> spmvSetup(const std::string& name, const tcc::rt::Coo& coo, TacoSpmv taco) {
+  auto setup = std::make_unique<Setup>();
+  setup->tensors.push_back(
+      tcc::Tensor({coo.dims[0]}, tcc::toRuntimeFormat(tcc::Format::denseOfOrder(1)), tcc::rt::ValueType::Float64));
+  setup->tensors.push_back(tcc::rt::pack(coo, tcc::toRuntimeFormat(tcc::Format::csr())));
+  setup->tensors.push_back(tcc::rt::pack(tcc::rt::randomUniform({coo.dims[1]}, 1.0, 7),
+                                         tcc::toRuntimeFormat(tcc::Format::denseOfOrder(1))));
+  setup->bind();
+  const tcc_tensor& a = setup->views[1];
+  const auto* pos = reinterpret_cast<const long long*>(a.levels[1].pos);
+  const int* crd = a.levels[1].crd;
+  const auto* vals = static_cast<const double*>(a.vals);
+  const auto* xVals = static_cast<const double*>(setup->views[2].vals);
+  double* yVals = setup->out;
+  Row& row = setup->row;
+  row = Row{name, coo.dims[0], static_cast<int64_t>(coo.nnz())};
   row.bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
   row.valsHuge = hugePageShare(vals, 8LL * static_cast<long long>(coo.nnz()));
   row.xHuge = hugePageShare(xVals, 8LL * coo.dims[1]);
-  measure(row, pointers, yVals, size_t(coo.dims[0]), strict, fast,
-          [&] { taco(coo.dims[0], pos, crd, vals, xVals, yVals); }, repeat, rounds, block);
-  return row;
+  setup->outSize = size_t(coo.dims[0]);
+  const int rows = coo.dims[0];
+  setup->taco = [=] { taco(rows, pos, crd, vals, xVals, yVals); };
+  return setup;
 }
 
+// Checks every variant on every setup against strict tcc, then times them
+// round robin, `block` calls of each in turn (variants and setups: the
+// same tensors in 4 KB and in 2 MB pages, say), so that a change in the
+// machine's load falls on all alike; fills each setup's row.
+void measure(std::vector<std::unique_ptr<Setup>>& setups, Entry strict, Entry fast, int repeat, int rounds,
+             int block) {
+  for (auto& setup : setups) {
+    tcc_tensor** pointers = setup->pointers.data();
+    auto result = [&] { return std::vector<double>(setup->out, setup->out + setup->outSize); };
+    if (strict(pointers) != 0 || fast(pointers) != 0) throw std::runtime_error("kernel failed");
+    strict(pointers);
+    std::vector<double> strictOut = result();
+    fast(pointers);
+    setup->row.fastDifference = relativeDifference(result(), strictOut);
+    setup->taco();
+    setup->row.tacoDifference = relativeDifference(result(), strictOut);
+  }
+  const size_t n = setups.size();
+  std::vector<std::vector<double>> strictSamples(n), fastSamples(n), tacoSamples(n);
+  for (int round = 0; round < rounds; ++round)
+    for (int r = 0; r < repeat; r += block) {
+      const int calls = std::min(block, repeat - r);
+      for (size_t s = 0; s < n; ++s) {
+        tcc_tensor** pointers = setups[s]->pointers.data();
+        for (int k = 0; k < calls; ++k) strictSamples[s].push_back(seconds([&] { strict(pointers); }));
+        for (int k = 0; k < calls; ++k) fastSamples[s].push_back(seconds([&] { fast(pointers); }));
+        for (int k = 0; k < calls; ++k) tacoSamples[s].push_back(seconds(setups[s]->taco));
+      }
+    }
+  for (size_t s = 0; s < n; ++s) {
+    setups[s]->row.strict = median(strictSamples[s]);
+    setups[s]->row.fast = median(fastSamples[s]);
+    setups[s]->row.taco = median(tacoSamples[s]);
+  }
+}
 
 }  // namespace
 
@@ -344,11 +373,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto tacoModule = tcc::jit::compile(ttv ? kTacoStyleTtv : kTacoStyleSpmv, tacoFlags);
-  auto run = [&](const std::string& name, const tcc::rt::Coo& coo, int reps) {
-    return ttv ? measureTtv(name, coo, strict.entryPoint(0), fast.entryPoint(0),
-                            tacoModule->function<TacoTtv>("taco_ttv"), reps, rounds, block)
-               : measureDirect(name, coo, strict.entryPoint(0), fast.entryPoint(0),
-                               tacoModule->function<TacoSpmv>("taco_spmv"), reps, rounds, block);
+  // The kernel's tensors for each page size asked for (true: the runtime's
+  // threshold, 2 MB pages from 4 MB; false: none), measured together.
+  auto run = [&](const std::string& name, const tcc::rt::Coo& coo, int reps, const std::vector<bool>& pages) {
+    tcc::rt::Coo folded = ttv ? foldedRows(coo) : tcc::rt::Coo{};
+    std::vector<std::unique_ptr<Setup>> setups;
+    for (bool huge : pages) {
+      tcc::rt::setHugePageMinBytes(huge ? hugeMin : 0);
+      setups.push_back(ttv ? ttvSetup(name, folded, tacoModule->function<TacoTtv>("taco_ttv"))
+                           : spmvSetup(name, coo, tacoModule->function<TacoSpmv>("taco_spmv")));
+    }
+    tcc::rt::setHugePageMinBytes(hugeMin);
+    measure(setups, strict.entryPoint(0), fast.entryPoint(0), reps, rounds, block);
+    std::vector<Row> rows;
+    for (auto& setup : setups) rows.push_back(setup->row);
+    return rows;
   };
   const char* kernelName = ttv ? "TTV, A(i,j) = B(i,j,k) * c(k), B the matrix's rows folded: B(r/8, r%8, c)" : "SpMV";
   const char* rowsName = ttv ? "fibres" : "rows";
@@ -366,7 +405,7 @@ int main(int argc, char** argv) {
                 rowsName);
     for (const auto& name : matrices) {
       tcc::rt::Coo coo = readMatrix(name);
-      Row row = run(name, coo, repeat);
+      Row row = run(name, coo, repeat, {true}).front();
       char throughRun[32] = "-";  // SpMV only
       if (!ttv) std::snprintf(throughRun, sizeof throughRun, "%.2f", 1e6 * fastThroughRun(coo, fast, repeat, rounds));
       checked(row);
@@ -393,15 +432,15 @@ int main(int argc, char** argv) {
     std::string name = "kron(" + big + "," + small + ")";
     tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
     int scaledRepeat = std::max(1, repeat / 4);
-    for (bool huge : pageModes) {
-      // The tensors are packed inside run(), under this threshold.
-      tcc::rt::setHugePageMinBytes(huge ? hugeMin : 0);
-      // Both triads just before and just after, at the same load.
-      double triad4k = streamTriadBytesPerSecond(*triadModule, scaledRepeat, false);
-      double triad2m = streamTriadBytesPerSecond(*triadModule, scaledRepeat, true);
-      Row row = run(name, coo, scaledRepeat);
-      triad4k = 0.5 * (triad4k + streamTriadBytesPerSecond(*triadModule, scaledRepeat, false));
-      triad2m = 0.5 * (triad2m + streamTriadBytesPerSecond(*triadModule, scaledRepeat, true));
+    // Both triads just before and just after, at the same load.
+    double triad4k = streamTriadBytesPerSecond(*triadModule, scaledRepeat, false);
+    double triad2m = streamTriadBytesPerSecond(*triadModule, scaledRepeat, true);
+    std::vector<Row> rows = run(name, coo, scaledRepeat, pageModes);
+    triad4k = 0.5 * (triad4k + streamTriadBytesPerSecond(*triadModule, scaledRepeat, false));
+    triad2m = 0.5 * (triad2m + streamTriadBytesPerSecond(*triadModule, scaledRepeat, true));
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const Row& row = rows[k];
+      const bool huge = pageModes[k];
       const double samePages = huge ? triad2m : triad4k;
       checked(row);
       std::printf("| %s | %s | %lld | %lld | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f |\n",
@@ -409,8 +448,8 @@ int main(int argc, char** argv) {
                   row.bytes / row.strict / 1e9, row.bytes / row.fast / 1e9, row.bytes / row.taco / 1e9, triad4k / 1e9,
                   triad2m / 1e9, row.bytes / row.fast / samePages, row.bytes / row.fast / triad4k, row.taco / row.fast,
                   row.valsHuge, row.xHuge);
-      std::fflush(stdout);
     }
+    std::fflush(stdout);
   }
   tcc::rt::setHugePageMinBytes(hugeMin);
   return status;
