@@ -65,6 +65,40 @@ inline double timeStreamTriad(StreamTriad triad, double* a, const double* b, con
   return 24.0 * n / median(samples);
 }
 
+// Triad arrays kept for timing one call at a time among other calls (so
+// that the triad and the kernels see the same load): in 4 KB pages, or
+// with `hugePages` in 2 MB pages where the system grants them (the
+// runtime's allocator, as tcc's tensors of 4 MB and more get), first
+// touched by the triad's threads.
+class TriadArrays {
+ public:
+  TriadArrays(const tcc::jit::Module& module, bool hugePages)
+      : triad_(module.function<StreamTriad>("triad")), a_(allocate(hugePages)), b_(allocate(hugePages)),
+        c_(allocate(hugePages)) {
+    using Fill = void (*)(long, double*, double);
+    auto fill = module.function<Fill>("fill");
+    fill(kStreamTriadLength, a_.get(), 0.0), fill(kStreamTriadLength, b_.get(), 1.0),
+        fill(kStreamTriadLength, c_.get(), 2.0);
+  }
+  // One triad, timed; bytes as STREAM counts them (24 an element).
+  double seconds() { return ::seconds([&] { triad_(kStreamTriadLength, a_.get(), b_.get(), c_.get()); }); }
+  static double bytes() { return 24.0 * kStreamTriadLength; }
+  const double* data() const { return a_.get(); }
+
+ private:
+  struct Free {
+    void operator()(double* array) const { std::free(array); }
+  };
+  static std::unique_ptr<double, Free> allocate(bool hugePages) {
+    const long long bytes = static_cast<long long>(kStreamTriadLength) * sizeof(double);
+    auto* array = static_cast<double*>(tcc_array_alloc(bytes, hugePages ? TCC_HUGE_PAGE_DEFAULT_MIN_BYTES : 0));
+    if (array == nullptr) throw std::bad_alloc();
+    return std::unique_ptr<double, Free>(array);
+  }
+  StreamTriad triad_;
+  std::unique_ptr<double, Free> a_, b_, c_;
+};
+
 // The same over arrays of its own, first touched by the triad's threads:
 // in 4 KB pages, or with `hugePages` in 2 MB pages where the system grants
 // them (the runtime's allocator, as tcc's tensors of 4 MB and more get).

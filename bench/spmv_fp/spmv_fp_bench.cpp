@@ -13,10 +13,11 @@
 // of 4 MB and more in 2 MB pages, where the system grants them), all in
 // 4 KB pages (4k), or both: two copies of each scale-up's tensors, every
 // variant called on each in turn. Each row reports two STREAM triads, over
-// arrays in 4 KB and in 2 MB pages, measured just before and just after
-// the scale-up, and the kernel against the triad whose arrays are in the
-// tensors' pages (and against the 4 KB one); its last column says what
-// share of the values and of x the system backed with 2 MB pages.
+// arrays in 4 KB and in 2 MB pages, each called once between every round
+// of the kernels' calls (medians), and the kernel against the triad whose
+// arrays are in the tensors' pages (and against the 4 KB one); its last
+// column says what share of the values and of x the system backed with
+// 2 MB pages.
 // --huge-min sets the runtime's threshold (default 4 MB;
 // tcc::rt::setHugePageMinBytes).
 //
@@ -265,10 +266,11 @@ std::unique_ptr<Setup> spmvSetup(const std::string& name, const tcc::rt::Coo& co
 
 // Checks every variant on every setup against strict tcc, then times them
 // round robin, `block` calls of each in turn (variants and setups: the
-// same tensors in 4 KB and in 2 MB pages, say), so that a change in the
-// machine's load falls on all alike; fills each setup's row.
-void measure(std::vector<std::unique_ptr<Setup>>& setups, Entry strict, Entry fast, int repeat, int rounds,
-             int block) {
+// same tensors in 4 KB and in 2 MB pages, say), and one call of each of
+// `triads` between, so that a change in the machine's load falls on all
+// alike; fills each setup's row and returns each triad's median rate.
+std::vector<double> measure(std::vector<std::unique_ptr<Setup>>& setups, Entry strict, Entry fast, int repeat,
+                            int rounds, int block, const std::vector<TriadArrays*>& triads = {}) {
   for (auto& setup : setups) {
     tcc_tensor** pointers = setup->pointers.data();
     auto result = [&] { return std::vector<double>(setup->out, setup->out + setup->outSize); };
@@ -281,10 +283,11 @@ void measure(std::vector<std::unique_ptr<Setup>>& setups, Entry strict, Entry fa
     setup->row.tacoDifference = relativeDifference(result(), strictOut);
   }
   const size_t n = setups.size();
-  std::vector<std::vector<double>> strictSamples(n), fastSamples(n), tacoSamples(n);
+  std::vector<std::vector<double>> strictSamples(n), fastSamples(n), tacoSamples(n), triadSamples(triads.size());
   for (int round = 0; round < rounds; ++round)
     for (int r = 0; r < repeat; r += block) {
       const int calls = std::min(block, repeat - r);
+      for (size_t t = 0; t < triads.size(); ++t) triadSamples[t].push_back(triads[t]->seconds());
       for (size_t s = 0; s < n; ++s) {
         tcc_tensor** pointers = setups[s]->pointers.data();
         for (int k = 0; k < calls; ++k) strictSamples[s].push_back(seconds([&] { strict(pointers); }));
@@ -297,6 +300,9 @@ void measure(std::vector<std::unique_ptr<Setup>>& setups, Entry strict, Entry fa
     setups[s]->row.fast = median(fastSamples[s]);
     setups[s]->row.taco = median(tacoSamples[s]);
   }
+  std::vector<double> rates;
+  for (const auto& samples : triadSamples) rates.push_back(TriadArrays::bytes() / median(samples));
+  return rates;
 }
 
 }  // namespace
@@ -375,7 +381,8 @@ int main(int argc, char** argv) {
   auto tacoModule = tcc::jit::compile(ttv ? kTacoStyleTtv : kTacoStyleSpmv, tacoFlags);
   // The kernel's tensors for each page size asked for (true: the runtime's
   // threshold, 2 MB pages from 4 MB; false: none), measured together.
-  auto run = [&](const std::string& name, const tcc::rt::Coo& coo, int reps, const std::vector<bool>& pages) {
+  auto run = [&](const std::string& name, const tcc::rt::Coo& coo, int reps, const std::vector<bool>& pages,
+                 const std::vector<TriadArrays*>& triads, std::vector<double>* triadRates) {
     tcc::rt::Coo folded = ttv ? foldedRows(coo) : tcc::rt::Coo{};
     std::vector<std::unique_ptr<Setup>> setups;
     for (bool huge : pages) {
@@ -384,7 +391,8 @@ int main(int argc, char** argv) {
                            : spmvSetup(name, coo, tacoModule->function<TacoSpmv>("taco_spmv")));
     }
     tcc::rt::setHugePageMinBytes(hugeMin);
-    measure(setups, strict.entryPoint(0), fast.entryPoint(0), reps, rounds, block);
+    std::vector<double> rates = measure(setups, strict.entryPoint(0), fast.entryPoint(0), reps, rounds, block, triads);
+    if (triadRates) *triadRates = rates;
     std::vector<Row> rows;
     for (auto& setup : setups) rows.push_back(setup->row);
     return rows;
@@ -405,7 +413,7 @@ int main(int argc, char** argv) {
                 rowsName);
     for (const auto& name : matrices) {
       tcc::rt::Coo coo = readMatrix(name);
-      Row row = run(name, coo, repeat, {true}).front();
+      Row row = run(name, coo, repeat, {true}, {}, nullptr).front();
       char throughRun[32] = "-";  // SpMV only
       if (!ttv) std::snprintf(throughRun, sizeof throughRun, "%.2f", 1e6 * fastThroughRun(coo, fast, repeat, rounds));
       checked(row);
@@ -428,16 +436,19 @@ int main(int argc, char** argv) {
               "triad 2M GB/s | fast / triad, same pages | fast / 4K triad | TACO/fast time | in 2 MB pages: vals, x |\n"
               "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
               rowsName);
+  // The triads' arrays, 3 x 256 MB in each page size, for the whole run.
+  TriadArrays triads4k(*triadModule, false), triads2m(*triadModule, true);
+  std::printf("(the triads' arrays in 2 MB pages: %.2f in 4 KB, %.2f in 2 MB)\n\n",
+              hugePageShare(triads4k.data(), 8LL * kStreamTriadLength),
+              hugePageShare(triads2m.data(), 8LL * kStreamTriadLength));
   for (const auto& [big, small] : scaleUps) {
     std::string name = "kron(" + big + "," + small + ")";
     tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
     int scaledRepeat = std::max(1, repeat / 4);
-    // Both triads just before and just after, at the same load.
-    double triad4k = streamTriadBytesPerSecond(*triadModule, scaledRepeat, false);
-    double triad2m = streamTriadBytesPerSecond(*triadModule, scaledRepeat, true);
-    std::vector<Row> rows = run(name, coo, scaledRepeat, pageModes);
-    triad4k = 0.5 * (triad4k + streamTriadBytesPerSecond(*triadModule, scaledRepeat, false));
-    triad2m = 0.5 * (triad2m + streamTriadBytesPerSecond(*triadModule, scaledRepeat, true));
+    // Both triads timed among the kernels' calls, at the same load.
+    std::vector<double> triadRates;
+    std::vector<Row> rows = run(name, coo, scaledRepeat, pageModes, {&triads4k, &triads2m}, &triadRates);
+    const double triad4k = triadRates[0], triad2m = triadRates[1];
     for (size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows[k];
       const bool huge = pageModes[k];

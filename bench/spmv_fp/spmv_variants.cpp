@@ -11,6 +11,8 @@
 // --huge-pages copies the matrix, x and y, and allocates the triad's
 // arrays, in memory asked to be backed by 2 MB pages (madvise
 // MADV_HUGEPAGE; transparent huge pages in "madvise" mode or "always").
+// Without it every array is in 4 KB pages (the runtime's threshold of 2 MB
+// pages is set to 0).
 //
 // --probes adds, out of cache, columns that say where the time goes: the
 // TACO-style loop and acc4_pf512_t1 with every gather of x served from L1
@@ -826,6 +828,9 @@ int main(int argc, char** argv) {
     }
   }
   if (!runWithOmpThreads(threads, argv)) return 1;
+  // Without --huge-pages every array stays in 4 KB pages, the runtime's
+  // tensors too (which otherwise take 2 MB pages from 4 MB).
+  if (!hugePages) tcc::rt::setHugePageMinBytes(0);
   const bool parallel = threads > 1;
   // Compiled twice: tcc's fast flags, and the same without a preferred width.
   std::vector<std::string> fast512 = tcc::lowering::cppFloatingPointFlags(tcc::lowering::FloatingPointMode::Fast);
