@@ -22,10 +22,10 @@
 
 #include "tcc/ism/ism.h"
 #include "tcc/ism/policy_registry.h"
-#include "tcc/runtime/array_alloc.h"
 #include "tcc/ism/parallel_compress.h"
 #include "tcc/ism/parallel_merge.h"
 #include "tcc/runtime/abi.h"
+#include "tcc/runtime/array_alloc.h"
 
 namespace tcc::ism::kernel {
 namespace {
