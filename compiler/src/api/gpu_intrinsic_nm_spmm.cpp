@@ -4,10 +4,13 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tcc::detail {
@@ -72,6 +75,50 @@ int activeClusters(const GpuIntrinsicRun& run, const NmSpmmPlan& plan) {
   return cuda::maxActiveClusters(kernel, launchShape(plan));
 }
 
+// The k-major copy of a row-major A that plans with transposeA run on:
+// one scratch buffer per statement (module id and prefix) and host thread,
+// allocated at its first such launch, grown when a larger A comes, and
+// reused by every launch after; the last few statements' buffers are kept.
+float* transposeScratch(const GpuIntrinsicRun& run, size_t floats) {
+  struct Scratch {
+    uint64_t module;
+    std::string prefix;
+    std::thread::id thread;
+    cuda::DeviceBuffer buffer;
+  };
+  constexpr size_t kKept = 8;
+  // Never destroyed: device memory outlives no driver shutdown this way.
+  static auto* mutex = new std::mutex;
+  static auto* kept = new std::deque<Scratch>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  const auto thread = std::this_thread::get_id();
+  auto found = std::find_if(kept->begin(), kept->end(), [&](const Scratch& scratch) {
+    return scratch.module == run.module.id() && scratch.prefix == run.call.prefix && scratch.thread == thread;
+  });
+  if (found == kept->end()) {
+    kept->push_front(Scratch{run.module.id(), run.call.prefix, thread, {}});
+    if (kept->size() > kKept) kept->pop_back();
+    found = kept->begin();
+  }
+  if (found->buffer.size() < sizeof(float) * floats) found->buffer = cuda::DeviceBuffer(sizeof(float) * floats);
+  return static_cast<float*>(found->buffer.get());
+}
+
+// Launches the statement's transpose of A (`transpose`, its kernel) into its
+// scratch buffer (k x m) and returns the buffer.
+const float* transposedA(const GpuIntrinsicRun& run, void* transpose, const Operands& x) {
+  const float* a = x.a;
+  float* t = transposeScratch(run, std::max<size_t>(size_t(x.m) * size_t(x.k), 1));
+  int m = x.m, k = x.k;
+  constexpr int tile = lowering::kNmSpmmTransposeTile;
+  cuda::LaunchShape shape;
+  shape.grid[0] = static_cast<unsigned>(std::max(1, (k + tile - 1) / tile));
+  shape.grid[1] = static_cast<unsigned>(std::max(1, (m + tile - 1) / tile));
+  shape.block[0] = lowering::kNmSpmmTransposeThreads;
+  if (k > 0) cuda::launch(transpose, shape, {&a, &t, &m, &k});
+  return t;
+}
+
 // A plan's launches as a warm call makes them: the kernels looked up, the
 // shared-memory limit set, the shapes worked out.
 struct PreparedLaunch {
@@ -81,6 +128,7 @@ struct PreparedLaunch {
   int64_t zeroFrom = 0;                // C's rows from here on are zeroed first (m: none)
   void* zero = nullptr;                // prefix_zero: one float per thread
   void* zero4 = nullptr;               // prefix_zero4: 16-byte stores
+  void* transpose = nullptr;           // prefix_transpose_a (plans with transposeA)
   cuda::LaunchShape scalarZero, vectorZero, leanZero;
 };
 
@@ -91,6 +139,8 @@ PreparedLaunch prepare(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& 
   allowSharedMemory(run.module, prepared.kernel, plan.sharedBytes);
   prepared.shape = launchShape(plan);
   prepared.zeroFrom = lowering::nmSpmmZeroedFrom(problem, plan);
+  if (plan.transposeA)
+    prepared.transpose = run.module.function(lowering::nmSpmmTransposeKernelName(run.call.prefix));
   if (prepared.zeroFrom < problem.m) {
     prepared.zero = run.module.function(run.call.prefix + "_zero");
     prepared.zero4 = run.module.function(run.call.prefix + "_zero4");
@@ -125,7 +175,9 @@ void launchUncached(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& pro
   if (plan.sharedBytes > 48 * 1024) cuda::allowDynamicSharedMemory(kernel, plan.sharedBytes);
   cuda::LaunchShape shape = launchShape(plan);
   int tilesPerSplit = plan.tilesPerSplit, atomic = lowering::nmSpmmLaunchFlag(plan);
-  cuda::launch(kernel, shape, {&x.a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &atomic});
+  const float* a =
+      plan.transposeA ? transposedA(run, run.module.function(lowering::nmSpmmTransposeKernelName(prefix)), x) : x.a;
+  cuda::launch(kernel, shape, {&a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &atomic});
 }
 
 void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const PreparedLaunch& prepared,
@@ -133,6 +185,9 @@ void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem
   const NmSpmmLaunchPath path = nmSpmmLaunchPath();
   if (path == NmSpmmLaunchPath::Uncached) return launchUncached(run, problem, prepared.plan, x);
   cuda::LaunchShape shape = prepared.shape;
+  // A's transpose before the zeroing: a tile kernel that overlaps the
+  // zeroing kernel reads A before it waits.
+  const float* a = prepared.plan.transposeA ? transposedA(run, prepared.transpose, x) : x.a;
   // Split-K and stream-K add into C: its rows from the first tile they add into on are zeroed first.
   if (prepared.zeroFrom < x.m) {
     long long count = static_cast<long long>(x.m - prepared.zeroFrom) * x.n;
@@ -159,7 +214,7 @@ void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem
     }
   }
   int tilesPerSplit = prepared.plan.tilesPerSplit, atomic = lowering::nmSpmmLaunchFlag(prepared.plan);
-  void* arguments[] = {&x.a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &atomic};
+  void* arguments[] = {&a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &atomic};
   cuda::launch(prepared.kernel, shape, arguments);
 }
 
@@ -269,7 +324,9 @@ const PreparedLaunch& launchFor(const GpuIntrinsicRun& run, const lowering::NmSp
   // choice, for measuring and profiling one kernel; <plan>x<splits> (say
   // tallwide_deepx4, as the autotuner's report names it): the candidate
   // split that many ways. Shapes without it are planned as usual.
-  static const char* forced = std::getenv("TCC_NM_SPMM_TILE");
+  // (Read when a module first plans the shape: a test forces one plan after
+  // another, each in a module of its own.)
+  const char* forced = std::getenv("TCC_NM_SPMM_TILE");
   std::optional<NmSpmmPlan> chosen;
   if (forced && *forced) {
     for (const auto& candidate : lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors))

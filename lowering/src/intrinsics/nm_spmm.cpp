@@ -185,7 +185,17 @@ std::string explainNmSpmm(const imp::Function&, const imp::Intrinsic& op) {
       << "; split-K when m*n is small; the plan is autotuned per shape when the product is large, stream-K "
          "kernels of the mbarrier tiles among the candidates where the tiles leave the GPU's last wave part empty, "
          "and persistent grids of whole tiles (with stream-K for the last wave's tiles) where there is more than a "
-         "wave of tiles";
+         "wave of tiles"
+      ;
+  std::vector<std::string> transposing;
+  for (const auto& tile : nmSpmmTiles())
+    if (!nm.aKMajor && nmSpmmTileTransposesA(tile, nm.N, nm.M, nm.L)) transposing.push_back(tile.name);
+  if (!transposing.empty()) {
+    out << "; and, among the candidates, the k-major kernels of ";
+    for (size_t t = 0; t < transposing.size(); ++t) out << (t ? ", " : "") << transposing[t];
+    out << " on a k-major copy of " << op.tensors[1]
+        << " that a tiled transpose makes first (a scratch buffer per statement), timed with it";
+  }
   return out.str();
 }
 

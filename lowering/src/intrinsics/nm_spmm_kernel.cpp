@@ -1037,6 +1037,64 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
 #endif
 )tcc";
 
+// T (k x m) = A (m x k) transposed, for the plans that run a row-major A
+// through a k-major kernel: each block moves a 64 x 64 tile of A through
+// shared memory (pitch 65), reading A's rows and writing T's by float4
+// (where m and k are multiples of 4 and both arrays 16-byte aligned; else
+// by floats). A warp covers 4 rows of 8 float4s, both ways, so its shared
+// stores and loads hit 32 distinct banks.
+std::string transposeKernel(const std::string& prefix) {
+  static_assert(kNmSpmmTransposeTile == 64 && kNmSpmmTransposeThreads == 256, "the kernel below");
+  return "extern \"C\" __global__ void __launch_bounds__(256) " + nmSpmmTransposeKernelName(prefix) +
+         R"tcc((const float* __restrict__ A, float* __restrict__ T, int m, int k) {
+  __shared__ float tile[64][65];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int c4 = (lane & 7) + 8 * (warp & 1), r = (lane >> 3) + 4 * (warp >> 1);
+  const int i0 = blockIdx.y * 64, k0 = blockIdx.x * 64;
+  const bool vec = ((m | k) & 3) == 0 && ((reinterpret_cast<unsigned long long>(A) |
+                                           reinterpret_cast<unsigned long long>(T)) & 15) == 0;
+  float4 v[4];
+#pragma unroll
+  for (int p = 0; p < 4; ++p) {
+    const int i = i0 + r + 16 * p, kk = k0 + 4 * c4;
+    v[p] = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (i >= m || kk >= k) continue;
+    const float* source = A + (long long)i * k + kk;
+    if (vec) {
+      v[p] = *reinterpret_cast<const float4*>(source);
+    } else {
+      v[p].x = source[0];
+      if (kk + 1 < k) v[p].y = source[1];
+      if (kk + 2 < k) v[p].z = source[2];
+      if (kk + 3 < k) v[p].w = source[3];
+    }
+  }
+#pragma unroll
+  for (int p = 0; p < 4; ++p) {
+    float* row = tile[r + 16 * p] + 4 * c4;
+    row[0] = v[p].x, row[1] = v[p].y, row[2] = v[p].z, row[3] = v[p].w;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int p = 0; p < 4; ++p) {
+    const int column = r + 16 * p, kk = k0 + column, i = i0 + 4 * c4;
+    if (kk >= k || i >= m) continue;
+    const float4 out = make_float4(tile[4 * c4][column], tile[4 * c4 + 1][column], tile[4 * c4 + 2][column],
+                                   tile[4 * c4 + 3][column]);
+    float* target = T + (long long)kk * m + i;
+    if (vec) {
+      *reinterpret_cast<float4*>(target) = out;
+    } else {
+      target[0] = out.x;
+      if (i + 1 < m) target[1] = out.y;
+      if (i + 2 < m) target[2] = out.z;
+      if (i + 3 < m) target[3] = out.w;
+    }
+  }
+}
+)tcc";
+}
+
 }  // namespace
 
 std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, bool aKMajor) {
@@ -1047,8 +1105,9 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
   const char* parameters =
       "(const float* __restrict__ A, const float* __restrict__ B, const int* __restrict__ D, float* __restrict__ C, "
       "int m, int n, int k, int w, int q, int tilesPerSplit, int atomic)";
-  for (const auto& tile : nmSpmmTiles()) {
-    if (!nmSpmmTileFits(tile, N, M, L) || !nmSpmmTileTakesA(tile, aKMajor)) continue;
+  // Tile `tile`'s kernels for A k-major (kMajor) or row-major in global
+  // memory, named prefix_<tile><infix><variant>.
+  auto emitTile = [&](const NmSpmmTile& tile, bool kMajor, const char* infix) {
     int windows = nmSpmmTileWindows(tile, N, M);
     int chunk = tile.rolled ? nmSpmmWindowsPerTile(N, M) : windows;
     for (int variant = 0; variant < 5; ++variant) {
@@ -1066,16 +1125,26 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
       // Every template argument printed, in the template's order.
       auto flag = [](bool on) { return on ? "true" : "false"; };
       out << "extern \"C\" __global__ void __launch_bounds__(" << tile.threads() << ", "
-          << std::max(1, 65536 / (tile.threads() * registers)) << ") " << prefix << "_" << tile.name
+          << std::max(1, 65536 / (tile.threads() * registers)) << ") " << prefix << "_" << tile.name << infix
           << (packed ? "_packed" : whole ? "_hy" : streamK ? "_sk" : cluster ? "_cl" : "") << parameters
           << " {\n  tcc_nm_spmm_tile<"
           << tile.warpsM << ", " << tile.warpsN << ", " << tile.threadRows << ", " << N << ", " << M << ", " << L
           << ", " << windows << ", " << nmSpmmStages(tile, N, M, L, packed) << ", " << flag(packed) << ", "
           << flag(tile.rowMajorA) << ", " << chunk << ", " << flag(tile.mbarriers) << ", " << flag(streamK) << ", "
           << flag(tile.spread) << ", " << flag(tile.dColumns) << ", " << flag(whole) << ", " << flag(tile.dNext) << ", "
-          << flag(aKMajor) << ", " << flag(tile.pipelined) << ", " << flag(tile.shiftA) << ", " << flag(cluster)
+          << flag(kMajor) << ", " << flag(tile.pipelined) << ", " << flag(tile.shiftA) << ", " << flag(cluster)
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
+  };
+  for (const auto& tile : nmSpmmTiles())
+    if (nmSpmmTileFits(tile, N, M, L) && nmSpmmTileTakesA(tile, aKMajor)) emitTile(tile, aKMajor, "");
+  // A row-major A: the kernels of the tiles that run on its k-major
+  // transpose, and the transpose.
+  if (!aKMajor) {
+    bool transposes = false;
+    for (const auto& tile : nmSpmmTiles())
+      if (nmSpmmTileTransposesA(tile, N, M, L)) emitTile(tile, true, "_at"), transposes = true;
+    if (transposes) out << transposeKernel(prefix);
   }
   // Any N, M, L: one thread per entry of C (shapes no tile fits).
   out << "extern \"C\" __global__ void " << prefix << "_simple" << parameters << " {\n"

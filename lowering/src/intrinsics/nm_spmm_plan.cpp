@@ -1,5 +1,6 @@
 // Tiles and launch plans of the N:M SpMM kernels (tcc/lowering/nm_spmm.h).
 #include <algorithm>
+#include <string>
 
 #include "tcc/lowering/nm_spmm.h"
 
@@ -204,6 +205,15 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed) 
 
 bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor) { return aKMajor ? !tile.rowMajorA : !tile.kMajorAOnly; }
 
+bool nmSpmmTileTransposesA(const NmSpmmTile& tile, int N, int M, int L) {
+  if (!nmSpmmTileFits(tile, N, M, L)) return false;
+  if (tile.kMajorAOnly) return true;
+  const bool kMajorOnlyFits = std::any_of(nmSpmmTiles().begin(), nmSpmmTiles().end(), [&](const NmSpmmTile& other) {
+    return other.kMajorAOnly && nmSpmmTileFits(other, N, M, L);
+  });
+  return !kMajorOnlyFits && std::string(tile.name) == "tallwide_deep";
+}
+
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {
   if (nmSpmmTileWindows(tile, N, M) == 0 || L < 4 || L % 4 != 0) return false;
   if (tile.cols() % L != 0 && L % tile.cols() != 0) return false;
@@ -306,6 +316,18 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
         plans.push_back(nmSpmmStreamKPlan(shape, index, slots, NmSpmmStreamK::Hybrid));
     }
   }
+  // A row-major A: the plans of the tiles that run on its transpose too
+  // (nmSpmmTileTransposesA), each after a transpose of A (timed with it: the autotuner picks one only where the
+  // two launches beat the row-major kernels).
+  if (!shape.aKMajor) {
+    NmSpmmShape kMajor = shape;
+    kMajor.aKMajor = true;
+    for (NmSpmmPlan plan : nmSpmmCandidatePlans(kMajor, multiprocessors)) {
+      if (plan.tile < 0 || !nmSpmmTileTransposesA(nmSpmmTiles()[plan.tile], shape.N, shape.M, shape.L)) continue;
+      plan.transposeA = true;
+      plans.push_back(plan);
+    }
+  }
   return plans;
 }
 
@@ -341,11 +363,13 @@ int64_t nmSpmmZeroedFrom(const NmSpmmShape& shape, const NmSpmmPlan& plan) {
 
 std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan) {
   if (plan.tile < 0) return prefix + "_simple";
-  return prefix + "_" + nmSpmmTiles()[plan.tile].name +
+  return prefix + "_" + nmSpmmTiles()[plan.tile].name + (plan.transposeA ? "_at" : "") +
          (plan.packed           ? "_packed"
           : plan.streamK        ? (plan.wholeTiles > 0 ? "_hy" : "_sk")
           : plan.cluster > 1    ? "_cl"
                                 : "");
 }
+
+std::string nmSpmmTransposeKernelName(const std::string& prefix) { return prefix + "_transpose_a"; }
 
 }  // namespace tcc::lowering

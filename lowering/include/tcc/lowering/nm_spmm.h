@@ -89,6 +89,12 @@ bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L);
 // contiguous) is copied by 16 bytes into the tiles that stage A k-major in
 // shared memory, not into the row-major (rowMajorA) ones.
 bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor);
+// Whether a row-major A is planned on tile `tile` after a transpose into a
+// k-major scratch buffer (NmSpmmPlan::transposeA) for N:M: the k-major-only
+// tiles, and where none of them fits (50% and denser) the 16-row tile
+// tallwide_deep's k-major build; their k-major kernels measured faster
+// than the row-major ones (bench/nm_spmm/RESULTS.md, rounds 20-22).
+bool nmSpmmTileTransposesA(const NmSpmmTile& tile, int N, int M, int L);
 // Indices of the 8-row tiles that fit N, M, L, most preferred first (the
 // default plan's choices; the autotuner also measures the 16-row tiles).
 std::vector<int> nmSpmmPreferredTiles(int N, int M, int L);
@@ -122,6 +128,11 @@ struct NmSpmmPlan {
   // all `splits` CTAs of a tile of C in one cluster; 1: no clusters.
   int cluster = 1;
   int tilesPerSplit = 0;
+  // A row-major A first transposed into a k-major scratch buffer (the
+  // statement's transpose kernel, nmSpmmTransposeKernelName), then the
+  // tile's k-major kernel run on it (label "_at"): for the k-major-only
+  // tiles and a few others (nmSpmmTileTransposesA), for a row-major A.
+  bool transposeA = false;
   unsigned grid[3] = {1, 1, 1};
   int threads = 0;
   int sharedBytes = 0;
@@ -177,8 +188,19 @@ std::string nmSpmmKernelName(const std::string& prefix, const NmSpmmPlan& plan);
 // kernel's suffix.
 std::string nmSpmmPlanLabel(const NmSpmmPlan& plan);
 
+// The transpose of a row-major A (m x k) into a k-major one (k x m, A(i,kk)
+// at kk * m + i) that plans with transposeA launch first: kernel
+// prefix_transpose_a(const float* A, float* T, int m, int k), blocks of
+// kNmSpmmTransposeThreads threads, one per kNmSpmmTransposeTile square
+// tile of A: grid (ceil(k / tile), ceil(m / tile)).
+inline constexpr int kNmSpmmTransposeTile = 64;
+inline constexpr int kNmSpmmTransposeThreads = 256;
+std::string nmSpmmTransposeKernelName(const std::string& prefix);
+
 // The device code of one statement: the tiles' kernels for its N, M, L and
-// A's layout (aKMajor: A stored k-major; the tiles that take it).
+// A's layout (aKMajor: A stored k-major; the tiles that take it); for a
+// row-major A also the transpose and the k-major kernels of the tiles that
+// run on its transpose ("_at").
 std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, bool aKMajor = false);
 
 }  // namespace tcc::lowering
