@@ -10,8 +10,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "gpu_intrinsic_nm_spmm.h"
 #include "gpu_launch.h"
@@ -104,11 +106,19 @@ std::vector<float> kMajor(const std::vector<float>& a, int m, int k) {
 // Every plan the kernels have for a shape (and A's layout), the simple kernel included.
 std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
   std::vector<NmSpmmPlan> plans = lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors);
+  // Each tile's kernels for A as stored, and for a row-major A the k-major
+  // ones of the tiles that run on its transpose (transposeA).
+  auto builds = [&](const lowering::NmSpmmTile& t) {
+    std::vector<bool> transposed;
+    if (!lowering::nmSpmmTileFits(t, shape.N, shape.M, shape.L)) return transposed;
+    if (lowering::nmSpmmTileTakesA(t, shape.aKMajor)) transposed.push_back(false);
+    if (!shape.aKMajor && lowering::nmSpmmTileTransposesA(t, shape.N, shape.M, shape.L)) transposed.push_back(true);
+    return transposed;
+  };
   for (int tile = 0; tile < static_cast<int>(lowering::nmSpmmTiles().size()); ++tile)
+    for (bool transposeA : builds(lowering::nmSpmmTiles()[tile]))
     for (int splits : {1, 3, 5})
     for (bool packed : {false, true}) {
-      if (!lowering::nmSpmmTileFits(lowering::nmSpmmTiles()[tile], shape.N, shape.M, shape.L)) continue;
-      if (!lowering::nmSpmmTileTakesA(lowering::nmSpmmTiles()[tile], shape.aKMajor)) continue;
       if (packed && !lowering::nmSpmmTilePacks(lowering::nmSpmmTiles()[tile], shape.N, shape.M)) continue;
       // Each tile forced, with and without split-K (the candidates keep to
       // the sensible ones; 5 splits as the wave-fitted candidates choose for
@@ -127,6 +137,7 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
       forced.grid[2] = static_cast<unsigned>(forced.splits);
       forced.threads = t.threads();
       forced.packed = packed;
+      forced.transposeA = transposeA;
       forced.sharedBytes = lowering::nmSpmmSharedBytes(t, shape.N, shape.M, shape.L, packed);
       plans.push_back(forced);
     }
@@ -134,24 +145,25 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
   // (2, 3 and 8 CTAs per cluster where the k-tiles give that many).
   for (int tile = 0; tile < static_cast<int>(lowering::nmSpmmTiles().size()); ++tile) {
     const auto& t = lowering::nmSpmmTiles()[tile];
-    if (!lowering::nmSpmmTileClusters(t) || !lowering::nmSpmmTileFits(t, shape.N, shape.M, shape.L) ||
-        !lowering::nmSpmmTileTakesA(t, shape.aKMajor))
-      continue;
-    for (int splits : {2, 3, 8}) {
-      NmSpmmPlan plan = lowering::nmSpmmClusterPlan(shape, tile, splits);
-      if (plan.cluster == splits) plans.push_back(plan);
-    }
+    if (!lowering::nmSpmmTileClusters(t)) continue;
+    for (bool transposeA : builds(t))
+      for (int splits : {2, 3, 8}) {
+        NmSpmmPlan plan = lowering::nmSpmmClusterPlan(shape, tile, splits);
+        plan.transposeA = transposeA;
+        if (plan.cluster == splits) plans.push_back(plan);
+      }
   }
   // Stream-K on each mbarrier tile: one CTA per SM, and a few CTAs that
   // each take several tiles, most of them in part.
   for (int tile = 0; tile < static_cast<int>(lowering::nmSpmmTiles().size()); ++tile) {
-    if (!lowering::nmSpmmTiles()[tile].mbarriers ||
-        !lowering::nmSpmmTileFits(lowering::nmSpmmTiles()[tile], shape.N, shape.M, shape.L) ||
-        !lowering::nmSpmmTileTakesA(lowering::nmSpmmTiles()[tile], shape.aKMajor))
-      continue;
-    for (int64_t ctas : {int64_t(cuda::device().multiprocessors), int64_t(7)})
-      for (auto kind : {lowering::NmSpmmStreamK::Steps, lowering::NmSpmmStreamK::Hybrid})
-        plans.push_back(lowering::nmSpmmStreamKPlan(shape, tile, ctas, kind));
+    const auto& t = lowering::nmSpmmTiles()[tile];
+    if (!t.mbarriers) continue;
+    for (bool transposeA : builds(t))
+      for (int64_t ctas : {int64_t(cuda::device().multiprocessors), int64_t(7)})
+        for (auto kind : {lowering::NmSpmmStreamK::Steps, lowering::NmSpmmStreamK::Hybrid}) {
+          plans.push_back(lowering::nmSpmmStreamKPlan(shape, tile, ctas, kind));
+          plans.back().transposeA = transposeA;
+        }
   }
   NmSpmmPlan simple;
   simple.grid[0] = static_cast<unsigned>(std::min<int64_t>((int64_t(shape.m) * shape.n + 255) / 256 + 1, 65535));
@@ -184,9 +196,14 @@ TEST_P(NmSpmmKernels, EveryPlanMatchesCublasOnThePrunedMatrix) {
   // whole tiles of C with a last k-tile past k (spread fills, then one at once).
   // (For a k-major A, m not a multiple of 4 takes 4-byte copies; 100 and
   // 260 rows, the 16-byte ones with the last tile of rows part empty.)
+  // A row-major A's transpose (the plans that run on it): by floats where m
+  // or k is not a multiple of 4, else by float4, whole and part-filled
+  // 64 x 64 tiles.
   std::vector<Size> sizes = {{1, 37, 64},     {100, 300, 257},  {513, 129, 1000},
                              {64, 1000, 40},  {256, 1024, 1024}, {384, 512, 1000}};
-  if (config.aKMajor) sizes.push_back({260, 768, 1024});
+  if (config.aKMajor || lowering::nmSpmmDeviceCode(config.N, config.M, config.L, "nm_test").find("_transpose_a(") !=
+                            std::string::npos)
+    sizes.push_back({260, 768, 1024});
   for (const Size& size : sizes) {
     SCOPED_TRACE("m, n, k = " + std::to_string(size.m) + ", " + std::to_string(size.n) + ", " +
                  std::to_string(size.k));
@@ -199,6 +216,10 @@ TEST_P(NmSpmmKernels, EveryPlanMatchesCublasOnThePrunedMatrix) {
     db.upload(p.b.valuesData(), sizeof(float) * layout.valueCount());
     dd.upload(p.b.crd(1).data(), sizeof(int) * layout.indexCount());
     NmSpmmShape shape{size.m, size.n, size.k, config.N, config.M, config.L, config.aKMajor};
+    // The transpose's scratch buffer (k x m), NaN before each transpose.
+    cuda::DeviceBuffer dt(sizeof(float) * p.a.size() + 16);
+    const std::vector<float> expectedTranspose = kMajor(p.a, size.m, size.k),
+                             unset(p.a.size(), std::numeric_limits<float>::quiet_NaN());
     for (const NmSpmmPlan& plan : everyPlan(shape)) {
       SCOPED_TRACE("plan " + describe(plan));
       // Split-K and stream-K add into C's rows from nmSpmmZeroedFrom on,
@@ -215,6 +236,24 @@ TEST_P(NmSpmmKernels, EveryPlanMatchesCublasOnThePrunedMatrix) {
       launch.cluster[2] = static_cast<unsigned>(plan.cluster);
       if (plan.cluster > 1) ASSERT_GE(cuda::maxActiveClusters(kernel, launch), 1) << "no cluster fits";
       const float* a = static_cast<const float*>(da.get());
+      if (plan.transposeA) {
+        // The statement's transpose into the scratch buffer, checked whole,
+        // then the tile's k-major kernel on it.
+        ASSERT_FALSE(config.aKMajor);
+        float* t = static_cast<float*>(dt.get());
+        dt.upload(unset.data(), sizeof(float) * unset.size());
+        int m = size.m, k = size.k;
+        cuda::LaunchShape transpose;
+        constexpr int tile = lowering::kNmSpmmTransposeTile;
+        transpose.grid[0] = static_cast<unsigned>((k + tile - 1) / tile);
+        transpose.grid[1] = static_cast<unsigned>((m + tile - 1) / tile);
+        transpose.block[0] = lowering::kNmSpmmTransposeThreads;
+        cuda::launch(module.function(lowering::nmSpmmTransposeKernelName("nm_test")), transpose, {&a, &t, &m, &k});
+        std::vector<float> transposed(p.a.size());
+        dt.download(transposed.data(), sizeof(float) * transposed.size());
+        EXPECT_EQ(transposed, expectedTranspose);
+        a = t;
+      }
       const float* b = static_cast<const float*>(db.get());
       const int* d = static_cast<const int*>(dd.get());
       float* c = static_cast<float*>(dc.get());
@@ -285,6 +324,58 @@ TEST(NmSpmmLibrary, TheCompiledProgramMatchesCublas) {
                    {{16, 32, 32, 1024, 2048, 2048}, {4, 32, 32, 256, 2048, 2048}, {2, 4, 4, 37, 41, 43},
                     {12, 32, 32, 300, 700, 500}},
                    3);
+}
+
+// A row-major A through its transpose: every plan that transposes A,
+// forced in turn (TCC_NM_SPMM_TILE, read when a module first plans a
+// shape, so each forced plan runs in a module of its own), on shapes that
+// take the transpose's float4 and float paths and part-filled tiles (and,
+// for m not a multiple of 4, the k-major kernels' 4-byte copies); each
+// program runs first on a smaller shape, then on the forced one (the
+// statement's scratch buffer grows), three runs (it is reused).
+TEST(NmSpmmLibrary, ARowMajorAThroughItsTransposeMatchesCublas) {
+  struct Shape {
+    int m, n, k;
+  };
+  for (int N : {16, 12, 8, 4}) {
+    SCOPED_TRACE(programText(N, 32, 32));
+    std::map<std::string, Tensor> small;
+    small["A"] = rt::fromDense(randomValues(37 * 41, 9), {37, 41}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+    small["B"] = rt::fromDense(randomValues(41 * 64, 10), {41, 64}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+    std::string smallLabel;  // a plan of the small shape that transposes A (allocates the scratch buffer)
+    for (const NmSpmmPlan& plan :
+         lowering::nmSpmmCandidatePlans(NmSpmmShape{37, 64, 41, N, 32, 32}, cuda::device().multiprocessors))
+      if (plan.transposeA && smallLabel.empty())
+        smallLabel = lowering::nmSpmmPlanLabel(plan) + "x" + std::to_string(plan.splits);
+    ASSERT_FALSE(smallLabel.empty());
+    for (const Shape& s :
+         {Shape{100, 300, 257}, Shape{257, 1000, 999}, Shape{512, 1024, 2048}, Shape{1024, 2048, 2048}}) {
+      SCOPED_TRACE("m, n, k = " + std::to_string(s.m) + ", " + std::to_string(s.n) + ", " + std::to_string(s.k));
+      std::vector<double> a = randomValues(size_t(s.m) * s.k, 11 + s.m), b = randomValues(size_t(s.k) * s.n, 12 + s.m);
+      std::map<std::string, Tensor> inputs;
+      inputs["A"] = rt::fromDense(a, {s.m, s.k}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+      inputs["B"] = rt::fromDense(b, {s.k, s.n}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+      rt::Tensor pruned = rt::nmPruneAndPack(b, s.k, s.n, nmFormat(N, 32, 32), rt::ValueType::Float32);
+      std::vector<float> reference = cublasProduct(toFloat(a), toFloat(rt::nmUnpack(pruned)), s.m, s.n, s.k);
+      // The labels as the host step matches them (the same candidates).
+      NmSpmmShape shape{s.m, s.n, s.k, N, 32, 32};
+      int forced = 0;
+      for (const NmSpmmPlan& plan : lowering::nmSpmmCandidatePlans(shape, cuda::device().multiprocessors)) {
+        if (!plan.transposeA) continue;
+        const std::string label = lowering::nmSpmmPlanLabel(plan) + "x" + std::to_string(plan.splits);
+        SCOPED_TRACE(label);
+        ++forced;
+        Kernel kernel = compile(Program::fromText(programText(N, 32, 32)));
+        ASSERT_EQ(::setenv("TCC_NM_SPMM_TILE", smallLabel.c_str(), 1), 0);
+        kernel.run(small);
+        ASSERT_EQ(::setenv("TCC_NM_SPMM_TILE", label.c_str(), 1), 0);
+        RunResult run = kernel.run(inputs, RunOptions{3});
+        ::unsetenv("TCC_NM_SPMM_TILE");
+        EXPECT_LE(relativeError(toFloat(rt::toDense(run.tensors.at("C"))), reference), kTolerance);
+      }
+      EXPECT_GT(forced, 0);
+    }
+  }
 }
 
 // A declared and bound k-major ({dense, dense} order (1,0)).

@@ -107,8 +107,10 @@ TEST(NmSpmmRecognition, AKMajorAIsTheIntrinsicWithItsOwnKernels) {
                          "false, false, true, false, false, false>"),
             std::string::npos);
   EXPECT_NE(kernels.find("A[(long long)row * m + i]"), std::string::npos);  // the simple kernel
-  // Row-major A: no kernel is instantiated k-major.
+  // Row-major A: only the kernels that run on its transpose ("_at") are
+  // instantiated k-major.
   Lowered rowMajor = lowerText(program(kDeclarations, "C(i, j) = A(i, k) * B(k, j)"));
+  int transposed = 0;
   for (size_t at = rowMajor.cudaKernels.find("tcc_nm_spmm_tile<"); at != std::string::npos;
        at = rowMajor.cudaKernels.find("tcc_nm_spmm_tile<", at + 1)) {
     // The 18th template argument, AKMAJOR.
@@ -117,8 +119,17 @@ TEST(NmSpmmRecognition, AKMajorAIsTheIntrinsicWithItsOwnKernels) {
     std::vector<std::string> values;
     for (std::string value; std::getline(arguments, value, ',');) values.push_back(value);
     ASSERT_GT(values.size(), 17u);
-    EXPECT_EQ(values[17], " false") << rowMajor.cudaKernels.substr(at, end - at + 1);
+    const size_t name = rowMajor.cudaKernels.rfind("__global__", at);
+    const bool onTranspose = rowMajor.cudaKernels.substr(name, at - name).find("_at") != std::string::npos;
+    transposed += onTranspose;
+    EXPECT_EQ(values[17], onTranspose ? " true" : " false") << rowMajor.cudaKernels.substr(name, end - name + 1);
   }
+  EXPECT_GT(transposed, 0);
+  EXPECT_NE(rowMajor.statements[0].decisions[0].find("the k-major kernels of tallwide_deep on a k-major copy of A "
+                                                     "that a tiled transpose makes first"),
+            std::string::npos)
+      << rowMajor.statements[0].decisions[0];
+  EXPECT_EQ(lowered.statements[0].decisions[0].find("transpose"), std::string::npos);
   EXPECT_NE(rowMajor.cudaKernels.find("A[(long long)i * k + row]"), std::string::npos);
   // 87.5%, where the 64 x 512 tiles fit: the k-major one stays, the row-major one goes.
   auto sparse = [](const std::string& a) {
@@ -265,9 +276,11 @@ TEST(NmSpmmPlans, AKMajorAIsPlannedOnTheTilesThatTakeIt) {
       for (const auto& plan : lowering::nmSpmmCandidatePlans(shape, 132)) names.push_back(lowering::nmSpmmPlanLabel(plan));
       return names;
     };
-    std::vector<std::string> expected, kMajorOnly;
+    // A row-major A's plans on its transpose ("_at"), apart.
+    std::vector<std::string> expected, kMajorOnly, transposed;
     for (const std::string& label : labels(rowMajor))
-      if (!label.starts_with("xwide_rows")) expected.push_back(label);
+      if (label.find("_at") != std::string::npos) transposed.push_back(label);
+      else if (!label.starts_with("xwide_rows")) expected.push_back(label);
     auto onlyKMajor = [](const std::string& label) {
       for (const auto& tile : lowering::nmSpmmTiles()) {
         const std::string name = tile.name;
@@ -281,6 +294,22 @@ TEST(NmSpmmPlans, AKMajorAIsPlannedOnTheTilesThatTakeIt) {
     std::erase_if(kMajorLabels, onlyKMajor);
     EXPECT_EQ(kMajorLabels, expected) << N;
     EXPECT_EQ(kMajorOnly.empty(), N == 16) << N;  // 62.5-87.5%: xwide_deep_mbar_pipe_sh (75%: tallwide_deep4)
+    // A row-major A is planned on the k-major plans of the tiles that
+    // transpose it (the k-major-only ones; at 50% tallwide_deep), each
+    // after a transpose.
+    std::vector<std::string> kMajorTransposed;
+    for (const auto& plan : lowering::nmSpmmCandidatePlans(kMajor, 132)) {
+      if (plan.tile < 0 || !lowering::nmSpmmTileTransposesA(lowering::nmSpmmTiles()[plan.tile], N, 32, 32)) continue;
+      const std::string label = lowering::nmSpmmPlanLabel(plan);
+      const size_t end = std::string(lowering::nmSpmmTiles()[plan.tile].name).size();
+      kMajorTransposed.push_back(label.substr(0, end) + "_at" + label.substr(end));
+    }
+    EXPECT_FALSE(kMajorTransposed.empty()) << N;
+    EXPECT_EQ(transposed, kMajorTransposed) << N;
+    if (N == 16) EXPECT_EQ(transposed, std::vector<std::string>{"tallwide_deep_at"});
+    for (const auto& plan : lowering::nmSpmmCandidatePlans(rowMajor, 132))
+      EXPECT_EQ(plan.transposeA, lowering::nmSpmmPlanLabel(plan).find("_at") != std::string::npos);
+    for (const auto& plan : lowering::nmSpmmCandidatePlans(kMajor, 132)) EXPECT_FALSE(plan.transposeA);
     EXPECT_NE(std::find(expected.begin(), expected.end(), "tallwide_deep"), expected.end()) << N;
   }
   EXPECT_TRUE(lowering::nmSpmmTileTakesA(lowering::nmSpmmTiles()[4], true));
@@ -412,8 +441,9 @@ TEST(NmSpmmPlans, ClusterPlansSplitKExactlyAndZeroNothing) {
     EXPECT_LT(int64_t(candidate.splits - 1) * candidate.tilesPerSplit, kTiles);
     EXPECT_GE(candidate.sharedBytes, 4 * tile.rows() * (tile.cols() + 4));
     EXPECT_LE(candidate.sharedBytes, 227 * 1024);
-    EXPECT_EQ(lowering::nmSpmmKernelName("p", candidate), std::string("p_") + tile.name + "_cl");
-    EXPECT_EQ(lowering::nmSpmmPlanLabel(candidate), std::string(tile.name) + "_cl");
+    const std::string at = candidate.transposeA ? "_at" : "";  // (50%: tallwide_deep on A's transpose too)
+    EXPECT_EQ(lowering::nmSpmmKernelName("p", candidate), std::string("p_") + tile.name + at + "_cl");
+    EXPECT_EQ(lowering::nmSpmmPlanLabel(candidate), std::string(tile.name) + at + "_cl");
     EXPECT_EQ(lowering::nmSpmmZeroedFrom(small, candidate), 256);
     EXPECT_EQ(lowering::nmSpmmLaunchFlag(candidate), 0);
     // At most six waves of CTAs.
@@ -489,12 +519,67 @@ TEST(NmSpmmPlans, TheFourWindowTileIsForAKMajorAAt75Percent) {
   EXPECT_FALSE(lowering::nmSpmmTileTakesA(deep4, false));
   EXPECT_NE(lowering::nmSpmmDeviceCode(8, 32, 32, "nm", true).find("nm_tallwide_deep4("), std::string::npos);
   EXPECT_EQ(lowering::nmSpmmDeviceCode(8, 32, 32, "nm", false).find("nm_tallwide_deep4("), std::string::npos);
+  // A row-major A runs it on its transpose only.
+  EXPECT_NE(lowering::nmSpmmDeviceCode(8, 32, 32, "nm", false).find("nm_tallwide_deep4_at("), std::string::npos);
+  EXPECT_EQ(lowering::nmSpmmDeviceCode(8, 32, 32, "nm", true).find("_at("), std::string::npos);
   for (bool aKMajor : {false, true}) {
     lowering::NmSpmmShape shape{4096, 4096, 4096, 8, 32, 32, aKMajor};
     const auto plans = lowering::nmSpmmCandidatePlans(shape, 132);
     const bool planned = std::any_of(plans.begin(), plans.end(), [&](const auto& plan) { return plan.tile == index; });
-    EXPECT_EQ(planned, aKMajor);
+    EXPECT_TRUE(planned);
+    for (const auto& plan : plans)
+      if (plan.tile == index) EXPECT_EQ(plan.transposeA, !aKMajor);
   }
+}
+
+// A row-major A on a k-major-only tile (or at 50% tallwide_deep): the plan
+// transposes A first, into a k-major copy that the tile's k-major kernel
+// ("_at") reads; the transpose kernel and those kernels are in the
+// statement's device code, instantiated k-major, and the default plan
+// never transposes (the printed launch has no scratch buffer).
+TEST(NmSpmmPlans, ARowMajorAIsTransposedForTheKMajorOnlyTiles) {
+  for (int N : {16, 12, 8, 4}) {
+    SCOPED_TRACE(N);
+    const std::string code = lowering::nmSpmmDeviceCode(N, 32, 32, "nm", false);
+    bool fits = false;
+    for (const auto& tile : lowering::nmSpmmTiles())
+      if (lowering::nmSpmmTileTransposesA(tile, N, 32, 32)) {
+        fits = true;
+        const size_t at = code.find("nm_" + std::string(tile.name) + "_at(");
+        ASSERT_NE(at, std::string::npos) << tile.name;
+        const size_t call = code.find("tcc_nm_spmm_tile<", at);
+        std::stringstream arguments(code.substr(call + 17, code.find('>', call) - call - 17));
+        std::vector<std::string> values;
+        for (std::string value; std::getline(arguments, value, ',');) values.push_back(value);
+        ASSERT_GT(values.size(), 19u);
+        EXPECT_EQ(values[17], " true");  // AKMAJOR
+        EXPECT_EQ(values[19], tile.shiftA ? " true" : " false");
+        // tallwide_deep only where no k-major-only tile fits (50%).
+        EXPECT_TRUE(tile.kMajorAOnly || (N == 16 && std::string(tile.name) == "tallwide_deep")) << tile.name;
+      }
+    EXPECT_TRUE(fits);
+    EXPECT_EQ(code.find("nm_transpose_a(") != std::string::npos, fits);
+    EXPECT_EQ(lowering::nmSpmmDeviceCode(N, 32, 32, "nm", true).find("_transpose_a("), std::string::npos);
+    for (const lowering::NmSpmmShape& shape : {lowering::NmSpmmShape{4096, 4096, 4096, N, 32, 32},
+                                               lowering::NmSpmmShape{256, 1024, 4096, N, 32, 32},
+                                               lowering::NmSpmmShape{100, 300, 257, N, 32, 32}}) {
+      const auto plans = lowering::nmSpmmCandidatePlans(shape, 132);
+      EXPECT_FALSE(plans.front().transposeA);
+      EXPECT_FALSE(lowering::nmSpmmDefaultPlan(shape, 132).transposeA);
+      int transposed = 0;
+      for (const auto& plan : plans) {
+        if (!plan.transposeA) continue;
+        ++transposed;
+        ASSERT_GE(plan.tile, 0);
+        EXPECT_TRUE(lowering::nmSpmmTileTransposesA(lowering::nmSpmmTiles()[plan.tile], N, 32, 32));
+        const std::string name = lowering::nmSpmmKernelName("nm", plan);
+        EXPECT_NE(name.find("_at"), std::string::npos);
+        EXPECT_NE(code.find(name + "("), std::string::npos) << name;
+      }
+      EXPECT_GT(transposed, 0);
+    }
+  }
+  EXPECT_EQ(lowering::nmSpmmTransposeKernelName("nm"), "nm_transpose_a");
 }
 
 // What the library's host step keeps between calls of a statement.
@@ -573,7 +658,8 @@ TEST(NmSpmmCuda, ThePrintedFileCompilesWithNvcc) {
   fs::path work = fs::temp_directory_path() / ("tcc_nm_spmm_nvcc_" + std::to_string(::getpid()));
   fs::create_directories(work);
   // A k-major: the 16-byte copies of A's columns (spread, mbarrier, stream-K and packing kernels).
-  for (const char* nm : {"4, 32, 32", "3, 5, 8", "2, 4, 6", "16, 32, 32 k-major", "4, 32, 32 k-major"}) {
+  // A row-major A at 75%: the transpose and the k-major kernels that run on it.
+  for (const char* nm : {"4, 32, 32", "8, 32, 32", "3, 5, 8", "2, 4, 6", "16, 32, 32 k-major", "4, 32, 32 k-major"}) {
     SCOPED_TRACE(nm);
     const std::string spec(nm);
     const bool aKMajor = spec.ends_with(" k-major");
