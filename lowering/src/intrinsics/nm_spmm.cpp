@@ -185,8 +185,7 @@ std::string explainNmSpmm(const imp::Function&, const imp::Intrinsic& op) {
       << "; split-K when m*n is small; the plan is autotuned per shape when the product is large, stream-K "
          "kernels of the mbarrier tiles among the candidates where the tiles leave the GPU's last wave part empty, "
          "and persistent grids of whole tiles (with stream-K for the last wave's tiles) where there is more than a "
-         "wave of tiles"
-      ;
+         "wave of tiles";
   std::vector<std::string> transposing;
   for (const auto& tile : nmSpmmTiles())
     if (!nm.aKMajor && nmSpmmTileTransposesA(tile, nm.N, nm.M, nm.L)) transposing.push_back(tile.name);

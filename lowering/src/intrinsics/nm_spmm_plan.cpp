@@ -317,8 +317,9 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
     }
   }
   // A row-major A: the plans of the tiles that run on its transpose too
-  // (nmSpmmTileTransposesA), each after a transpose of A (timed with it: the autotuner picks one only where the
-  // two launches beat the row-major kernels).
+  // (nmSpmmTileTransposesA), each after a transpose of A (timed with it:
+  // the autotuner picks one only where the two launches beat the row-major
+  // kernels).
   if (!shape.aKMajor) {
     NmSpmmShape kMajor = shape;
     kMajor.aKMajor = true;

@@ -93,7 +93,8 @@ bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor);
 // k-major scratch buffer (NmSpmmPlan::transposeA) for N:M: the k-major-only
 // tiles, and where none of them fits (50% and denser) the 16-row tile
 // tallwide_deep's k-major build; their k-major kernels measured faster
-// than the row-major ones (bench/nm_spmm/RESULTS.md, rounds 20-22).
+// than the row-major ones, by more than the transpose costs on some shapes
+// (bench/nm_spmm/RESULTS.md, rounds 20-24).
 bool nmSpmmTileTransposesA(const NmSpmmTile& tile, int N, int M, int L);
 // Indices of the 8-row tiles that fit N, M, L, most preferred first (the
 // default plan's choices; the autotuner also measures the 16-row tiles).
