@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -76,6 +77,42 @@ CompressedTensor compressInParts(const AllArray<N>& all, const Shape<N>& shape, 
   for (std::size_t p = partCount; p-- > 0;)
     fillPart<N>(parts[p], cuts[p], shape, levels, counts[p], offsets[p], arrays, false);
   return out;
+}
+
+// An empty two-level output of the given level kinds for the ISM's kernel
+// entry points to fill.
+tcc_tensor emptyOutput(const std::array<int32_t, 2>& dims, std::array<int, 2> kinds, int datatype) {
+  tcc_tensor output{};
+  output.order = 2;
+  output.datatype = datatype;
+  for (int l = 0; l < 2; ++l) {
+    output.dims[l] = output.levels[l].size = dims[l];
+    output.mode_ordering[l] = l;
+    output.levels[l].kind = kinds[l];
+  }
+  return output;
+}
+
+// Two compressed/compressed float64 outputs hold the same arrays, bit for bit.
+void expectSameOutputs(const tcc_tensor& actual, const tcc_tensor& expected) {
+  ASSERT_EQ(actual.vals_size, expected.vals_size);
+  EXPECT_EQ(0, std::memcmp(actual.vals, expected.vals, expected.vals_size * sizeof(double)));
+  for (int l = 0; l < 2; ++l) {
+    ASSERT_EQ(actual.levels[l].pos_capacity, expected.levels[l].pos_capacity);
+    ASSERT_EQ(actual.levels[l].crd_capacity, expected.levels[l].crd_capacity);
+    EXPECT_EQ(0, std::memcmp(actual.levels[l].pos, expected.levels[l].pos,
+                             expected.levels[l].pos_capacity * sizeof(long long)));
+    EXPECT_EQ(0, std::memcmp(actual.levels[l].crd, expected.levels[l].crd,
+                             expected.levels[l].crd_capacity * sizeof(int)));
+  }
+}
+
+void freeOutput(tcc_tensor& output) {
+  for (int l = 0; l < 2; ++l) {
+    std::free(output.levels[l].pos);
+    std::free(output.levels[l].crd);
+  }
+  std::free(output.vals);
 }
 
 template <int N>
@@ -278,18 +315,7 @@ TEST(PerThreadKernelWorkspaces, StepsOnThreadsGiveTheOutputOfOneWorkspace) {
                  Case{{TCC_LEVEL_COMPRESSED, TCC_LEVEL_COMPRESSED}, 3, TCC_FLOAT32},
                  Case{{TCC_LEVEL_COMPRESSED, TCC_LEVEL_SINGLETON}, 2, TCC_FLOAT64}}) {
     SCOPED_TRACE("level kinds " + std::to_string(c.kinds[0]) + ", " + std::to_string(c.kinds[1]));
-    auto makeOutput = [&] {
-      tcc_tensor output{};
-      output.order = 2;
-      output.datatype = c.datatype;
-      for (int l = 0; l < 2; ++l) {
-        output.dims[l] = stream.shape.modeDims[l];
-        output.mode_ordering[l] = l;
-        output.levels[l].kind = c.kinds[l];
-        output.levels[l].size = stream.shape.modeDims[l];
-      }
-      return output;
-    };
+    auto makeOutput = [&] { return emptyOutput(stream.shape.modeDims, {c.kinds[0], c.kinds[1]}, c.datatype); };
     int levelOrder[2] = {0, 1};
     void* single = tcc_ism_kernel_create(2, stream.shape.modeDims.data(), levelOrder, 1, 0, 0, 0);
     void* perThread = tcc_ism_kernel_create_per_thread(threads, 2, stream.shape.modeDims.data(), levelOrder, 1, 0, 0, 0);
@@ -335,13 +361,8 @@ TEST(PerThreadKernelWorkspaces, StepsOnThreadsGiveTheOutputOfOneWorkspace) {
       double e = c.datatype == TCC_FLOAT32 ? static_cast<float*>(expected.vals)[p] : static_cast<double*>(expected.vals)[p];
       ASSERT_NEAR(a, e, 1e-12 * (1 + std::abs(e))) << "value at " << p;
     }
-    for (tcc_tensor* t : {&expected, &actual}) {
-      for (int l = 0; l < 2; ++l) {
-        std::free(t->levels[l].pos);
-        std::free(t->levels[l].crd);
-      }
-      std::free(t->vals);
-    }
+    freeOutput(expected);
+    freeOutput(actual);
     tcc_ism_kernel_destroy(single);
     tcc_ism_kernel_destroy(perThread);
   }
@@ -361,34 +382,13 @@ TEST(PerThreadKernelWorkspaces, FinishAloneRunsTheStepsItself) {
     tcc_ism_insert_bucket_2(tcc_ism_kernel_thread_handle(perThread, static_cast<int>(k % 5)), crd[0], crd[1],
                             stream.values[k]);
   }
-  tcc_tensor outputs[2] = {};
-  for (tcc_tensor& output : outputs) {
-    output.order = 2;
-    output.datatype = TCC_FLOAT64;
-    for (int l = 0; l < 2; ++l) {
-      output.dims[l] = output.levels[l].size = stream.shape.modeDims[l];
-      output.mode_ordering[l] = l;
-      output.levels[l].kind = TCC_LEVEL_COMPRESSED;
-    }
-  }
+  tcc_tensor outputs[2];
+  for (tcc_tensor& output : outputs)
+    output = emptyOutput(stream.shape.modeDims, {TCC_LEVEL_COMPRESSED, TCC_LEVEL_COMPRESSED}, TCC_FLOAT64);
   ASSERT_EQ(tcc_ism_kernel_finish(single, &outputs[0], 3), 0) << tcc_ism_kernel_last_error();
   ASSERT_EQ(tcc_ism_kernel_finish(perThread, &outputs[1], 3), 0) << tcc_ism_kernel_last_error();
-  ASSERT_EQ(outputs[0].vals_size, outputs[1].vals_size);
-  for (int l = 0; l < 2; ++l) {
-    ASSERT_EQ(outputs[0].levels[l].pos_capacity, outputs[1].levels[l].pos_capacity);
-    EXPECT_EQ(0, std::memcmp(outputs[0].levels[l].pos, outputs[1].levels[l].pos,
-                             outputs[0].levels[l].pos_capacity * sizeof(long long)));
-    EXPECT_EQ(0, std::memcmp(outputs[0].levels[l].crd, outputs[1].levels[l].crd,
-                             outputs[0].levels[l].crd_capacity * sizeof(int)));
-  }
-  EXPECT_EQ(0, std::memcmp(outputs[0].vals, outputs[1].vals, outputs[0].vals_size * sizeof(double)));
-  for (tcc_tensor& output : outputs) {
-    for (int l = 0; l < 2; ++l) {
-      std::free(output.levels[l].pos);
-      std::free(output.levels[l].crd);
-    }
-    std::free(output.vals);
-  }
+  expectSameOutputs(outputs[1], outputs[0]);
+  for (tcc_tensor& output : outputs) freeOutput(output);
   tcc_ism_kernel_destroy(single);
   tcc_ism_kernel_destroy(perThread);
 }
@@ -414,14 +414,8 @@ TEST(PerThreadKernelWorkspaces, Flag4PutsLargeOutputArraysIn2MBPages) {
         void* into = threads == 0 ? w : tcc_ism_kernel_thread_handle(w, static_cast<int>(k % threads));
         tcc_ism_insert_bucket_2(into, crd[0], crd[1], stream.values[k]);
       }
-      tcc_tensor output{};
-      output.order = 2;
-      output.datatype = TCC_FLOAT64;
-      for (int l = 0; l < 2; ++l) {
-        output.dims[l] = output.levels[l].size = stream.shape.modeDims[l];
-        output.mode_ordering[l] = l;
-        output.levels[l].kind = TCC_LEVEL_COMPRESSED;
-      }
+      tcc_tensor output =
+          emptyOutput(stream.shape.modeDims, {TCC_LEVEL_COMPRESSED, TCC_LEVEL_COMPRESSED}, TCC_FLOAT64);
       ASSERT_EQ(tcc_ism_kernel_finish(w, &output, 3), 0) << tcc_ism_kernel_last_error();
       tcc_ism_kernel_destroy(w);
       ASSERT_GE(output.levels[1].crd_capacity * 4, 4LL << 20);  // the values twice that
@@ -431,24 +425,8 @@ TEST(PerThreadKernelWorkspaces, Flag4PutsLargeOutputArraysIn2MBPages) {
       }
       outputs.push_back(output);
     }
-  for (tcc_tensor& output : outputs) {
-    const tcc_tensor& first = outputs[0];
-    ASSERT_EQ(output.vals_size, first.vals_size);
-    EXPECT_EQ(0, std::memcmp(output.vals, first.vals, first.vals_size * sizeof(double)));
-    for (int l = 0; l < 2; ++l) {
-      ASSERT_EQ(output.levels[l].crd_capacity, first.levels[l].crd_capacity);
-      EXPECT_EQ(0, std::memcmp(output.levels[l].crd, first.levels[l].crd, first.levels[l].crd_capacity * sizeof(int)));
-      EXPECT_EQ(0, std::memcmp(output.levels[l].pos, first.levels[l].pos,
-                               first.levels[l].pos_capacity * sizeof(long long)));
-    }
-  }
-  for (tcc_tensor& output : outputs) {
-    for (int l = 0; l < 2; ++l) {
-      std::free(output.levels[l].pos);
-      std::free(output.levels[l].crd);
-    }
-    std::free(output.vals);
-  }
+  for (const tcc_tensor& output : outputs) expectSameOutputs(output, outputs[0]);
+  for (tcc_tensor& output : outputs) freeOutput(output);
 }
 
 }  // namespace
