@@ -80,28 +80,29 @@ const char* const kWorkspaceSum =
     "tensor C(I, J) : csr\ntensor A(I, J) : csr\ntensor B(I, J) : csr\nC(i,j) = A(i,j) + B(i,j)\n"
     "schedule { sparse_workspace(i, policy = coord) }\n";
 
+// The sum's output in 2 MB pages with the option on, and the same sum
+// with it off.
+void expectSumIn2MBPagesAndWithout(const char* program) {
+  LargeSum sum;
+  Assembled c = sum.run(program, true);
+  sum.expectSum(c.tensor);
+  EXPECT_TRUE(alignedTo2MB(c.vals));
+  EXPECT_TRUE(alignedTo2MB(c.crd));
+  sum.expectSum(sum.run(program, false).tensor);
+}
+
 // The sum's output is sized from its operands at once: in 2 MB pages.
 // (With the option off malloc's memory of this size may still be 2 MB-
 // aligned, a freed aligned array's chunk reused as it was; the option off
 // is checked on larger arrays below.)
 TEST(HugePages, AppendedOutputsAreIn2MBPages) {
-  LargeSum sum;
-  Assembled c = sum.run(kAppendedSum, true);
-  sum.expectSum(c.tensor);
-  EXPECT_TRUE(alignedTo2MB(c.vals));
-  EXPECT_TRUE(alignedTo2MB(c.crd));
-  sum.expectSum(sum.run(kAppendedSum, false).tensor);
+  expectSumIn2MBPagesAndWithout(kAppendedSum);
 }
 
 // A sparse workspace's output: the kernel asks the ISM for 2 MB pages
 // (create flag 4) unless the option is off.
 TEST(HugePages, SparseWorkspaceOutputsFollowTheOption) {
-  LargeSum sum;
-  Assembled c = sum.run(kWorkspaceSum, true);
-  sum.expectSum(c.tensor);
-  EXPECT_TRUE(alignedTo2MB(c.vals));
-  EXPECT_TRUE(alignedTo2MB(c.crd));
-  sum.expectSum(sum.run(kWorkspaceSum, false).tensor);
+  expectSumIn2MBPagesAndWithout(kWorkspaceSum);
   for (bool huge : {true, false}) {
     CompileOptions options;
     options.hugePages = huge;
