@@ -28,7 +28,9 @@
 // allocated once (only the call is timed). Between: five Kronecker
 // scale-ups of 1.4-6.9 M entries, around the printed kernel's switch to
 // streaming. Out of cache: the five Kronecker scale-ups of
-// tcc_spmv_fp_bench against a STREAM triad on as many threads. Prints times relative to the
+// tcc_spmv_fp_bench against a STREAM triad on as many threads (and, after
+// the table, each loop's bytes against a triad in the matrix's pages timed
+// once every round of the calls). Prints times relative to the
 // TACO-style loop (> 1: the variant is faster) and their geomeans. The
 // column tcc_fast is the kernel tcc prints for fast mode (entry point on
 // bound views); calls go round robin over the variants.
@@ -726,6 +728,123 @@ static inline int sched_threads() {
 }
 SCHED_NNZ_DYN(sched_nnz_dyn4, 4)
 SCHED_NNZ_DYN(sched_nnz_dyn16, 16)
+// Streaming rows on AMD cores with AVX-512 (the prelude's tcc_gather_sum):
+// rows of >= MIN entries (8 unless named) as 512-bit gathers of x, STEP entries a step (8: one
+// vector of sums; 16: two), each step prefetching crd DIST entries ahead
+// and vals DIST and DIST + AGAIN entries ahead (AGAIN 0: once) into the
+// outer caches; the last 0-7 entries in one masked step (MASKED) or in
+// order; shorter rows as acc4_pf512_t1. Headers are not included here, so
+// the vector types and gathers are the compilers' builtins, as the
+// prelude prints them.
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+typedef double v8df __attribute__((vector_size(64)));
+typedef int v8si __attribute__((vector_size(32)));
+#ifdef __clang__
+#define LOAD_V8SI_MASKED(p, none, lanes) __builtin_ia32_loaddqusi256_mask((const v8si*)(p), none, lanes)
+#else
+#define LOAD_V8SI_MASKED(p, none, lanes) __builtin_ia32_loaddqusi256_mask(p, none, lanes)
+#endif
+#define GATHER_ROW(NAME, STEP, DIST, AGAIN, MASKED) GATHER_ROW_MIN(NAME, STEP, DIST, AGAIN, MASKED, 8)
+#define GATHER_ROW_MIN(NAME, STEP, DIST, AGAIN, MASKED, MIN)                                                         \
+static inline __attribute__((always_inline)) double NAME##_row(const int* crd, const double* vals, const double* x,  \
+                                                               long long p, long long end) {                        \
+  const v8df zero = {0, 0, 0, 0, 0, 0, 0, 0};                                                                        \
+  v8df sum = zero, sum1 = zero;                                                                                       \
+  for (; p + STEP <= end; p += STEP) {                                                                                \
+    for (int b = 0; b < STEP * 4; b += 64) __builtin_prefetch((const void*)((unsigned long)(crd + p) + DIST * 4 + b), 0, 2); \
+    for (int b = 0; b < STEP * 8; b += 64) {                                                                          \
+      __builtin_prefetch((const void*)((unsigned long)(vals + p) + DIST * 8 + b), 0, 2);                            \
+      if (AGAIN) __builtin_prefetch((const void*)((unsigned long)(vals + p) + (DIST + AGAIN) * 8 + b), 0, 2);       \
+    }                                                                                                                 \
+    v8si index; v8df v;                                                                                               \
+    __builtin_memcpy(&index, crd + p, 32); __builtin_memcpy(&v, vals + p, 64);                                        \
+    sum += v * __builtin_ia32_gathersiv8df(zero, x, index, 0xFF, 8);                                                  \
+    if (STEP == 16) {                                                                                                 \
+      __builtin_memcpy(&index, crd + p + 8, 32); __builtin_memcpy(&v, vals + p + 8, 64);                              \
+      sum1 += v * __builtin_ia32_gathersiv8df(zero, x, index, 0xFF, 8);                                               \
+    }                                                                                                                 \
+  }                                                                                                                   \
+  if (STEP == 16 && p + 8 <= end) {                                                                                   \
+    v8si index; v8df v;                                                                                               \
+    __builtin_memcpy(&index, crd + p, 32); __builtin_memcpy(&v, vals + p, 64);                                        \
+    sum += v * __builtin_ia32_gathersiv8df(zero, x, index, 0xFF, 8);                                                  \
+    p += 8;                                                                                                           \
+  }                                                                                                                   \
+  sum += sum1;                                                                                                        \
+  if (MASKED && p < end) {                                                                                            \
+    const unsigned char lanes = (unsigned char)((1u << (end - p)) - 1);                                               \
+    const v8si none = {0, 0, 0, 0, 0, 0, 0, 0};                                                                       \
+    const v8si index = LOAD_V8SI_MASKED(crd + p, none, lanes);                                                        \
+    sum += __builtin_ia32_loadupd512_mask(vals + p, zero, lanes) * __builtin_ia32_gathersiv8df(zero, x, index, lanes, 8); \
+    p = end;                                                                                                          \
+  }                                                                                                                   \
+  double t = ((sum[0] + sum[4]) + (sum[2] + sum[6])) + ((sum[1] + sum[5]) + (sum[3] + sum[7]));                       \
+  for (; p < end; p++) { __asm__(""); t += vals[p] * x[crd[p]]; }                                                     \
+  return t;                                                                                                           \
+}                                                                                                                     \
+extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  ROWS {                                                                                                              \
+    long long p = pos[i], end = pos[i + 1];                                                                           \
+    double t = 0.0;                                                                                                   \
+    if (end - p >= MIN) t = NAME##_row(crd, vals, x, p, end);                                                         \
+    else {                                                                                                            \
+      double t1 = 0.0, t2 = 0.0, t3 = 0.0;                                                                            \
+      for (; p + 4 <= end; p += 4) {                                                                                  \
+        __builtin_prefetch((const void*)((unsigned long)(crd + p) + 512 * 4), 0, 2);                                  \
+        __builtin_prefetch((const void*)((unsigned long)(vals + p) + 512 * 8), 0, 2);                                 \
+        t += vals[p] * x[crd[p]]; __asm__("" ::: "memory");                                                           \
+        t1 += vals[p + 1] * x[crd[p + 1]]; __asm__("" ::: "memory");                                                  \
+        t2 += vals[p + 2] * x[crd[p + 2]]; __asm__("" ::: "memory");                                                  \
+        t3 += vals[p + 3] * x[crd[p + 3]];                                                                            \
+      }                                                                                                               \
+      t = (t + t1) + (t2 + t3);                                                                                       \
+      for (; p < end; p++) { __asm__(""); t += vals[p] * x[crd[p]]; }                                                 \
+    }                                                                                                                 \
+    y[i] = t;                                                                                                         \
+  }                                                                                                                   \
+}
+#else
+// Without AVX-512 the gather rows are acc4_pf512_t1.
+#define GATHER_ROW(NAME, STEP, DIST, AGAIN, MASKED) GATHER_ROW_MIN(NAME, STEP, DIST, AGAIN, MASKED, 8)
+#define GATHER_ROW_MIN(NAME, STEP, DIST, AGAIN, MASKED, MIN)                                                         \
+extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  acc4_pf512_t1(n, pos, crd, vals, x, y);                                                                             \
+}
+#endif
+GATHER_ROW(gather8_d512_a32, 8, 512, 32, true)
+GATHER_ROW(gather8_d512_a128, 8, 512, 128, true)
+GATHER_ROW(gather8_d512_a0, 8, 512, 0, true)
+GATHER_ROW(gather8_d768_a32, 8, 768, 32, true)
+GATHER_ROW(gather8_d384_a128, 8, 384, 128, true)
+GATHER_ROW(gather8_d512_a32_seqtail, 8, 512, 32, false)
+GATHER_ROW(gather16_d512_a32, 16, 512, 32, true)
+GATHER_ROW_MIN(gather8_d512_a32_min32, 8, 512, 32, true, 32)
+GATHER_ROW_MIN(gather8_d512_a32_min64, 8, 512, 32, true, 64)
+// acc4_pf512_t1 with vals prefetched a second time AGAIN entries further.
+#define ACC4_PF_AGAIN(NAME, AGAIN)                                                                                    \
+extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  ROWS {                                                                                                              \
+    double t = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;                                                                    \
+    long long end = pos[i + 1];                                                                                       \
+    long long p = pos[i];                                                                                             \
+    for (; p + 4 <= end; p += 4) {                                                                                    \
+      __builtin_prefetch((const void*)((unsigned long)(crd + p) + 512 * 4), 0, 2);                                   \
+      __builtin_prefetch((const void*)((unsigned long)(vals + p) + 512 * 8), 0, 2);                                  \
+      __builtin_prefetch((const void*)((unsigned long)(vals + p) + (512 + AGAIN) * 8), 0, 2);                        \
+      int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q];                                                \
+      __asm__("" ::: "memory");                                                                                       \
+      int j_1 = crd[p + 1]; long long q_1 = (long long)j_1; t1 += vals[p + 1] * x[q_1];                               \
+      __asm__("" ::: "memory");                                                                                       \
+      int j_2 = crd[p + 2]; long long q_2 = (long long)j_2; t2 += vals[p + 2] * x[q_2];                               \
+      __asm__("" ::: "memory");                                                                                       \
+      int j_3 = crd[p + 3]; long long q_3 = (long long)j_3; t3 += vals[p + 3] * x[q_3];                               \
+    }                                                                                                                 \
+    t = (t + t1) + (t2 + t3);                                                                                         \
+    for (; p < end; p++) { __asm__(""); int j = crd[p]; long long q = (long long)j; t += vals[p] * x[q]; }           \
+    y[i] = t;                                                                                                         \
+  }                                                                                                                   \
+}
+ACC4_PF_AGAIN(acc4_pf512_t1_a32, 32)
 // --probes: the matrix's streams alone (crd and vals, no x), reassociated
 // so that the sum's latency does not bound it.
 extern "C" ASSOC void stream_only(int n, const long long* pos, const int* crd, const double* vals, const double*,
@@ -751,7 +870,9 @@ const std::vector<std::string> kVariantNames = {
     "strip32_d512", "strip64_d512", "strip16_d256", "strip32_d256_nta", "strip32_d512_nta", "strip32_d1024_nta",
     "strip32_d256_t1", "strip32_d512_t1", "acc4_pf256_t0", "acc4_pf512_t0", "acc4_pf512_t1", "acc4_pf768_t1",
     "acc4_pf512_t2", "sched_dyn16", "sched_dyn_e2k", "sched_dyn_e8k", "sched_dyn_e32k", "sched_static", "sched_nnz",
-    "sched_nnz_dyn4", "sched_nnz_dyn16", "sched_dyn_e128k", "hyb8_blk4", "hyb8_blk4_asm"};
+    "sched_nnz_dyn4", "sched_nnz_dyn16", "sched_dyn_e128k", "hyb8_blk4", "hyb8_blk4_asm", "gather8_d512_a32",
+    "gather8_d512_a128", "gather8_d512_a0", "gather8_d768_a32", "gather8_d384_a128", "gather8_d512_a32_seqtail",
+    "gather16_d512_a32", "acc4_pf512_t1_a32", "gather8_d512_a32_min32", "gather8_d512_a32_min64"};
 
 // The column of the kernel tcc prints (SpMV in fast mode).
 const char* const kPrintedName = "tcc_fast";
@@ -887,8 +1008,12 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Out of cache, a triad in the same pages as the matrix is timed once
+  // every round of the calls, so that it sees the same load, and each
+  // variant's bytes are also set against it (printed after the table).
+  std::string againstTriad;
   auto run = [&](const std::string& label, const tcc::rt::Coo& coo, int reps, int rnds,
-                 std::vector<std::vector<double>>& ratios, double bytes) {
+                 std::vector<std::vector<double>>& ratios, double bytes, TriadArrays* triadAmong = nullptr) {
     tcc::Tensor A = tcc::rt::pack(coo, tcc::toRuntimeFormat(tcc::Format::csr()));
     const auto dense = tcc::toRuntimeFormat(tcc::Format::denseOfOrder(1));
     tcc::Tensor xTensor({coo.dims[1]}, dense, tcc::rt::ValueType::Float64);
@@ -959,11 +1084,25 @@ int main(int argc, char** argv) {
     }
     // Round robin, one call of each variant in turn, so that a change in
     // the machine's load falls on every variant alike.
+    std::vector<double> triadSamples;
     for (int r = 0; r < rnds; ++r)
-      for (int k = 0; k < reps; ++k)
+      for (int k = 0; k < reps; ++k) {
         for (size_t v = 0; v < variants.size(); ++v)
           samples[v].push_back(seconds([&] { variants[v].second(call); }));
+        if (triadAmong) triadSamples.push_back(triadAmong->seconds());
+      }
     const double taco = median(samples[0]);
+    if (triadAmong) {
+      const double triadRate = TriadArrays::bytes() / median(triadSamples);
+      char cell[64];
+      std::snprintf(cell, sizeof cell, "| %s | %.2f |", label.c_str(), triadRate / 1e9);
+      againstTriad += cell;
+      for (size_t v = 0; v < variants.size(); ++v) {
+        std::snprintf(cell, sizeof cell, " %.2f |", bytes / median(samples[v]) / triadRate);
+        againstTriad += cell;
+      }
+      againstTriad += "\n";
+    }
     std::printf("| %s | %.2f |", described.c_str(), bytes > 0 ? bytes / taco / 1e9 : 1e6 * taco);
     for (size_t v = 1; v < variants.size(); ++v) {
       double ratio = taco / median(samples[v]);
@@ -1017,6 +1156,7 @@ int main(int argc, char** argv) {
   }
 
   auto triad = triadModule->function<StreamTriad>("triad");
+  TriadArrays triadAmong(*triadModule, hugePages);
   std::printf("\nOut of cache, %s: TACO-style time / variant time; triad GB/s in the last line\n\n",
               onThreads.c_str());
   header("TACO GB/s");
@@ -1029,10 +1169,17 @@ int main(int argc, char** argv) {
     tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
     double bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
     triadSum += triadBytesPerSecond(triad, 3, hugePages), ++triads;
-    run(std::string("kron(") + big + "," + small + ")", coo, std::max(1, repeat / 5), 2, outOfCache, bytes);
+    run(std::string("kron(") + big + "," + small + ")", coo, std::max(1, repeat / 5), 2, outOfCache, bytes,
+        &triadAmong);
     triadSum += triadBytesPerSecond(triad, 3, hugePages), ++triads;
   }
   footer(outOfCache);
   std::printf("\ntriad on %s: %.2f GB/s\n", onThreads.c_str(), triadSum / triads / 1e9);
+  std::printf("\nOut of cache, %s: each loop's bytes / a triad's timed among the calls (%s pages)\n\n| matrix | triad GB/s |",
+              onThreads.c_str(), hugePages ? "2 MB" : "4 KB");
+  for (const auto& variant : variants) std::printf(" %s |", variant.first.c_str());
+  std::printf("\n|---|---:|");
+  for (size_t v = 0; v < variants.size(); ++v) std::printf("---:|");
+  std::printf("\n%s", againstTriad.c_str());
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "simd_reductions.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "tcc/ir/imperative_visitor.h"
@@ -132,6 +133,54 @@ std::vector<Expr> buffersStreamedByLoop(const For* loop) {
   collect.var = loop->var.as<Var>()->name;
   loop->body.accept(collect);
   return collect.buffers;
+}
+
+std::optional<GatherDot> gatherDotOf(const For* loop) {
+  const Var* var = loop->var.as<Var>();
+  if (!var || simdSumReductions(loop).size() != 1) return std::nullopt;
+  std::vector<Stmt> stmts;
+  if (const Block* block = loop->body.as<Block>()) stmts = block->stmts;
+  else stmts.push_back(loop->body);
+  // Locals the body declares (each used only as an index below), then one sum.
+  std::map<std::string, Expr> locals;
+  const Assign* sum = nullptr;
+  for (size_t k = 0; k < stmts.size(); ++k) {
+    if (const Declare* declare = stmts[k].as<Declare>(); declare && declare->init.defined() && !sum)
+      locals[declare->var.as<Var>()->name] = declare->init;
+    else if (const Assign* assign = stmts[k].as<Assign>(); assign && k + 1 == stmts.size())
+      sum = assign;
+    else
+      return std::nullopt;
+  }
+  if (!sum || !sum->hasCompound || sum->compound != BinaryOp::Add || sum->var.type() != Type::float64())
+    return std::nullopt;
+  const Binary* product = sum->value.as<Binary>();
+  if (!product || product->op != BinaryOp::Mul) return std::nullopt;
+  // An index: a local's value, a widening cast to int64 stripped.
+  auto resolve = [&](Expr index) {
+    for (int step = 0; step < 4; ++step) {
+      if (const Var* name = index.as<Var>(); name && locals.count(name->name)) index = locals.at(name->name);
+      else if (const Cast* cast = index.as<Cast>(); cast && cast->type == Type::int64() &&
+                                                    cast->value.type() == Type::int32())
+        index = cast->value;
+      else break;
+    }
+    return index;
+  };
+  auto loadAtLoopVar = [&](const Expr& expr, Type element) -> const Load* {
+    const Load* load = expr.as<Load>();
+    const Var* index = load ? load->index.as<Var>() : nullptr;
+    return index && index->name == var->name && load->type == element && load->buffer.as<Var>() ? load : nullptr;
+  };
+  for (const auto& [first, second] : {std::pair{product->a, product->b}, std::pair{product->b, product->a}}) {
+    const Load* vals = loadAtLoopVar(first, Type::float64());
+    const Load* x = second.as<Load>();
+    if (!vals || !x || x->type != Type::float64() || !x->buffer.as<Var>()) continue;
+    const Load* crd = loadAtLoopVar(resolve(x->index), Type::int32());
+    if (!crd) continue;
+    return GatherDot{sum->var.as<Var>()->name, vals->buffer, crd->buffer, x->buffer};
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> declaredInBody(const For* loop) {

@@ -5,6 +5,7 @@
 // loops, calls with effects) keeps the loop as it is.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,16 @@ ir::imp::Stmt unrolledCopy(const ir::imp::For* loop, int copy, const std::vector
 // The buffers the loop's body loads at exactly the loop variable (CSR's crd
 // and vals): the streams a software prefetch can run ahead on.
 std::vector<ir::imp::Expr> buffersStreamedByLoop(const ir::imp::For* loop);
+
+// A sum `sum += vals[p] * x[crd[p]]` (either factor first, the index of x
+// widened or not), p the loop variable, sum, vals and x double, crd int32:
+// SpMV's and TTV's row sums over a CSR or CSF level.
+struct GatherDot {
+  std::string sum;
+  ir::imp::Expr vals, crd, x;
+};
+// The loop's body as such a sum, when it is one and nothing else.
+std::optional<GatherDot> gatherDotOf(const ir::imp::For* loop);
 
 // The names a reduction loop's body declares.
 std::vector<std::string> declaredInBody(const ir::imp::For* loop);

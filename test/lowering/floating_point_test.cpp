@@ -178,9 +178,11 @@ TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
                              "return tcc_kernel_0_reassociated(tcc_tensors);"))
       << spmv;
   EXPECT_EQ(count(spmv, "return tcc_kernel_0_reassociated(tcc_tensors);"), 1u) << spmv;
-  EXPECT_EQ(count(spmv, reassociate), 2u) << spmv;  // both functions
+  // The reassociated copy, the copy with AVX-512 gathers (printed for
+  // AMD cores, see StreamingGathersOnAmdCores) and the entry point.
+  EXPECT_EQ(count(spmv, reassociate), 3u) << spmv;
   EXPECT_FALSE(contains(spmv, "#pragma clang")) << spmv;
-  EXPECT_EQ(count(spmv, "if (pA2_end - pA2 >= 8) {"), 2u) << spmv;
+  EXPECT_EQ(count(spmv, "if (pA2_end - pA2 >= 8) {"), 3u) << spmv;
   EXPECT_TRUE(contains(spmv, "__asm__(\"\");  // keeps the compiler from vectorizing a short row")) << spmv;
   EXPECT_TRUE(contains(spmv, "#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && "
                              "!TCC_AMD_ZEN\n"))
@@ -189,7 +191,8 @@ TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
   EXPECT_EQ(count(spmv, "defined(__znver1__)"), 1u) << spmv;
   EXPECT_TRUE(contains(spmv, "#define TCC_AMD_ZEN 1")) << spmv;
   EXPECT_TRUE(contains(spmv, "const int64_t pA2_strip = pA2 + 32;")) << spmv;
-  EXPECT_EQ(count(spmv, "ty_u3 += "), 2u) << spmv;  // the partial sums and a short row's four terms
+  // The partial sums (entry point, gathers copy) and a short row's four terms.
+  EXPECT_EQ(count(spmv, "ty_u3 += "), 3u) << spmv;
   EXPECT_EQ(count(spmv, "if (pA2_end - pA2 >= 4) {"), 1u) << spmv;
   EXPECT_EQ(count(spmv, "if (pA2 + 2 < pA2_end) {"), 1u) << spmv;
   // The partial sums prefetch into the outer caches (prefetcht1).
@@ -416,11 +419,76 @@ TEST(FloatingPointMode, ParallelGatherSumsMatchTheReference) {
         std::string source = expectProgramMatchesReference(dsl + parallel, inputs, options,
                                                            mode == FloatingPointMode::Fast ? 1e-9 : 1e-10);
         const std::string kernels = source.substr(source.find("int32_t tcc_kernel_0"));
-        EXPECT_EQ(count(kernels, "schedule(dynamic, tcc_chunk_"), mode == FloatingPointMode::Fast ? 1u : 0u)
+        // Fast: the entry point and the copy with AVX-512 gathers.
+        EXPECT_EQ(count(kernels, "schedule(dynamic, tcc_chunk_"), mode == FloatingPointMode::Fast ? 2u : 0u)
             << kernels;
         EXPECT_EQ(count(kernels, "schedule(dynamic, 16)"), 1u) << kernels;
       }
     }
+  }
+}
+
+// On an AMD core with AVX-512 (the prelude's TCC_GATHER_SUMS) fast mode's
+// row sums over streaming inputs run in a copy of the kernel whose rows of
+// 8 or more entries call the prelude's tcc_gather_sum (512-bit gathers of
+// x, the last 0-7 entries in one masked step). Its sums of every length
+// from 0 to 40 and at every start within a vector, through the system
+// compiler and the JIT, against the in-order sums; the lanes past a row's
+// end hold NaN in vals and an index far outside x, which the masked step
+// must not read. (The kernels that call it are checked against the dense
+// reference past the streaming switch above.)
+TEST(FloatingPointMode, StreamingGathersOnAmdCores) {
+  CompileOptions fast;
+  fast.floatingPoint = FloatingPointMode::Fast;
+  const std::string spmv = lowerProgram(Program::fromText(kSpmv, "test.tc"), fast).cpp;
+  EXPECT_TRUE(contains(spmv, "#if TCC_GATHER_SUMS\nstatic __attribute__((noinline))")) << spmv;
+  EXPECT_TRUE(contains(spmv, "if ((int64_t)A->vals_size + (int64_t)x->vals_size > 1048576LL) "
+                             "return tcc_kernel_0_gathers(tcc_tensors);"))
+      << spmv;
+  EXPECT_EQ(count(spmv, "ty += tcc_gather_sum(A_vals, A2_crd, x_vals, pA2, pA2_end);"), 1u) << spmv;
+  // A row sum of three factors is no such sum: partial sums only, no gathers copy.
+  const std::string three = lowerProgram(Program::fromText("tensor y(I) : dense\ntensor A(I, J) : csr\n"
+                                                           "tensor x(J) : dense\ntensor z(J) : dense\n"
+                                                           "y(i) = A(i,j) * x(j) * z(j)\n",
+                                                           "test.tc"),
+                                          fast)
+                                .cpp;
+  const std::string threeKernels = three.substr(three.find("int32_t tcc_kernel_0"));
+  EXPECT_FALSE(contains(threeKernels, "tcc_gather_sum")) << three;
+  EXPECT_TRUE(contains(threeKernels, "ty_u3 += ")) << three;
+
+  const std::string unit = lowering::cppPrelude() +
+                           "extern \"C\" int gathers() { return TCC_GATHER_SUMS; }\n"
+                           "#if TCC_GATHER_SUMS\n"
+                           "extern \"C\" double sum(const double* vals, const int32_t* crd, const double* x,\n"
+                           "                        int64_t p, int64_t end) {\n"
+                           "  return tcc_gather_sum(vals, crd, x, p, end);\n}\n"
+                           "#endif\n";
+  const int32_t cols = 300;
+  std::vector<double> x(cols);
+  for (int32_t j = 0; j < cols; ++j) x[j] = 0.75 - 0.01 * j;
+  for (jit::Backend backend : {jit::Backend::SystemCompiler, jit::Backend::ClangInterpreter}) {
+    if (!jit::isAvailable(backend)) continue;
+    SCOPED_TRACE(jit::backendName(backend));
+    auto module = jit::compile(unit, jit::CompileOptions{backend, 3, false,
+                                                         lowering::cppFloatingPointFlags(lowering::FloatingPointMode::Fast)});
+    if (module->function<int (*)()>("gathers")() == 0) GTEST_SKIP() << "no AVX-512 on an AMD core here";
+    auto gatherSum = module->function<double (*)(const double*, const int32_t*, const double*, int64_t, int64_t)>("sum");
+    for (int64_t start = 0; start < 8; ++start)
+      for (int64_t length = 0; length <= 40; ++length) {
+        const int64_t end = start + length;
+        std::vector<double> vals(size_t(end + 16), std::numeric_limits<double>::quiet_NaN());
+        std::vector<int32_t> crd(size_t(end + 16), 1 << 30);
+        double expected = 0;
+        for (int64_t p = start; p < end; ++p) {
+          vals[size_t(p)] = 0.5 + 0.125 * double((p * 5) % 11) - 0.25 * double(length % 3);
+          crd[size_t(p)] = int32_t((p * 37 + length) % cols);
+          expected += vals[size_t(p)] * x[size_t(crd[size_t(p)])];
+        }
+        const double got = gatherSum(vals.data(), crd.data(), x.data(), start, end);
+        EXPECT_NEAR(got, expected, 1e-12 * std::max(1.0, std::abs(expected))) << "start " << start << ", " << length
+                                                                               << " entries";
+      }
   }
 }
 
@@ -449,7 +517,7 @@ TEST(FloatingPointMode, StrictPrintsNoneOfFastModesLoops) {
     std::string unit = lowerProgram(Program::fromText(dsl, "test.tc")).cpp;
     std::string strict = unit.substr(unit.find("int32_t tcc_kernel_0("));  // the kernel, without the prelude
     for (const char* fastOnly : {"vals_size", "__asm__", "__builtin_prefetch", "_strip", "_u1", "associative-math",
-                                 "reassociate"})
+                                 "reassociate", "tcc_gather_sum", "_gathers"})
       EXPECT_FALSE(contains(strict, fastOnly)) << fastOnly << " in\n" << strict;
   }
 }
