@@ -17,7 +17,10 @@
 // of the kernels' calls (medians), and the kernel against the triad whose
 // arrays are in the tensors' pages (and against the 4 KB one); its last
 // column says what share of the values and of x the system backed with
-// 2 MB pages.
+// 2 MB pages. Its last two columns set the fast kernel built with
+// -DTCC_GATHER_SUMS=0 (the scalar loops it ran before it had a copy with
+// AVX-512 gathers for AMD cores; elsewhere the same code) against the same
+// triad, and the fast kernel against it.
 // --huge-min sets the runtime's threshold (default 4 MB;
 // tcc::rt::setHugePageMinBytes).
 //
@@ -61,6 +64,7 @@
 #include <string>
 #include <vector>
 
+#include "tcc/lowering/codegen.h"
 #include "tcc/tcc.h"
 #include "../common/omp_threads.h"
 #include "../common/page_share.h"
@@ -152,6 +156,7 @@ struct Row {
   int64_t rows = 0, nnz = 0;
   double bytes = 0;  // pos, crd, vals, x and y once each
   double strict = 0, fast = 0, taco = 0;
+  double scalar = 0;  // the fast kernel built with -DTCC_GATHER_SUMS=0 (the loops before the gathers)
   double fastDifference = 0, tacoDifference = 0;
   double valsHuge = 0, xHuge = 0;  // share of the values and of x in 2 MB pages
 };
@@ -269,21 +274,24 @@ std::unique_ptr<Setup> spmvSetup(const std::string& name, const tcc::rt::Coo& co
 // same tensors in 4 KB and in 2 MB pages, say), and one call of each of
 // `triads` between, so that a change in the machine's load falls on all
 // alike; fills each setup's row and returns each triad's median rate.
-std::vector<double> measure(std::vector<std::unique_ptr<Setup>>& setups, Entry strict, Entry fast, int repeat,
-                            int rounds, int block, const std::vector<TriadArrays*>& triads = {}) {
+std::vector<double> measure(std::vector<std::unique_ptr<Setup>>& setups, Entry strict, Entry fast, Entry scalar,
+                            int repeat, int rounds, int block, const std::vector<TriadArrays*>& triads = {}) {
   for (auto& setup : setups) {
     tcc_tensor** pointers = setup->pointers.data();
     auto result = [&] { return std::vector<double>(setup->out, setup->out + setup->outSize); };
-    if (strict(pointers) != 0 || fast(pointers) != 0) throw std::runtime_error("kernel failed");
+    if (strict(pointers) != 0 || fast(pointers) != 0 || scalar(pointers) != 0) throw std::runtime_error("kernel failed");
     strict(pointers);
     std::vector<double> strictOut = result();
     fast(pointers);
     setup->row.fastDifference = relativeDifference(result(), strictOut);
+    scalar(pointers);
+    setup->row.fastDifference = std::max(setup->row.fastDifference, relativeDifference(result(), strictOut));
     setup->taco();
     setup->row.tacoDifference = relativeDifference(result(), strictOut);
   }
   const size_t n = setups.size();
-  std::vector<std::vector<double>> strictSamples(n), fastSamples(n), tacoSamples(n), triadSamples(triads.size());
+  std::vector<std::vector<double>> strictSamples(n), fastSamples(n), tacoSamples(n), scalarSamples(n),
+      triadSamples(triads.size());
   for (int round = 0; round < rounds; ++round)
     for (int r = 0; r < repeat; r += block) {
       const int calls = std::min(block, repeat - r);
@@ -293,12 +301,14 @@ std::vector<double> measure(std::vector<std::unique_ptr<Setup>>& setups, Entry s
         for (int k = 0; k < calls; ++k) strictSamples[s].push_back(seconds([&] { strict(pointers); }));
         for (int k = 0; k < calls; ++k) fastSamples[s].push_back(seconds([&] { fast(pointers); }));
         for (int k = 0; k < calls; ++k) tacoSamples[s].push_back(seconds(setups[s]->taco));
+        for (int k = 0; k < calls; ++k) scalarSamples[s].push_back(seconds([&] { scalar(pointers); }));
       }
     }
   for (size_t s = 0; s < n; ++s) {
     setups[s]->row.strict = median(strictSamples[s]);
     setups[s]->row.fast = median(fastSamples[s]);
     setups[s]->row.taco = median(tacoSamples[s]);
+    setups[s]->row.scalar = median(scalarSamples[s]);
   }
   std::vector<double> rates;
   for (const auto& samples : triadSamples) rates.push_back(TriadArrays::bytes() / median(samples));
@@ -368,6 +378,16 @@ int main(int argc, char** argv) {
   const bool parallel = threads > 1;
   tcc::Kernel strict = compileKernel(ttv, tcc::frontend::FloatingPointMode::Strict, parallel, backend);
   tcc::Kernel fast = compileKernel(ttv, tcc::frontend::FloatingPointMode::Fast, parallel, backend);
+  // The same fast kernel built with -DTCC_GATHER_SUMS=0: on AMD cores with
+  // AVX-512 the loops printed before its gathers copy (elsewhere the same
+  // code as `fast`).
+  tcc::jit::CompileOptions scalarFlags;
+  scalarFlags.backend = backend;
+  scalarFlags.openmp = parallel;
+  scalarFlags.extraFlags = tcc::lowering::cppFloatingPointFlags(tcc::lowering::FloatingPointMode::Fast);
+  scalarFlags.extraFlags.push_back("-DTCC_GATHER_SUMS=0");
+  auto scalarModule = tcc::jit::compile(fast.source(), scalarFlags);
+  const Entry scalar = scalarModule->function<Entry>("tcc_kernel_0");
   tcc::jit::CompileOptions tacoFlags;
   tacoFlags.backend = tcc::jit::Backend::SystemCompiler;
   tacoFlags.openmp = parallel;
@@ -391,7 +411,8 @@ int main(int argc, char** argv) {
                            : spmvSetup(name, coo, tacoModule->function<TacoSpmv>("taco_spmv")));
     }
     tcc::rt::setHugePageMinBytes(hugeMin);
-    std::vector<double> rates = measure(setups, strict.entryPoint(0), fast.entryPoint(0), reps, rounds, block, triads);
+    std::vector<double> rates =
+        measure(setups, strict.entryPoint(0), fast.entryPoint(0), scalar, reps, rounds, block, triads);
     if (triadRates) *triadRates = rates;
     std::vector<Row> rows;
     for (auto& setup : setups) rows.push_back(setup->row);
@@ -433,8 +454,9 @@ int main(int argc, char** argv) {
               "over arrays in 4 KB and in 2 MB pages (transparent huge pages: %s)\n\n",
               kernelName, threads, threads > 1 ? "s" : "", transparentHugePages().c_str());
   std::printf("| matrix | pages | %s | nnz | MB moved | strict GB/s | fast GB/s | TACO-style GB/s | triad 4K GB/s | "
-              "triad 2M GB/s | fast / triad, same pages | fast / 4K triad | TACO/fast time | in 2 MB pages: vals, x |\n"
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+              "triad 2M GB/s | fast / triad, same pages | fast / 4K triad | TACO/fast time | in 2 MB pages: vals, x | "
+              "fast without gathers / triad, same pages | fast / fast without gathers |\n"
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
               rowsName);
   // The triads' arrays, 3 x 256 MB in each page size, for the whole run.
   TriadArrays triads4k(*triadModule, false), triads2m(*triadModule, true);
@@ -454,11 +476,12 @@ int main(int argc, char** argv) {
       const bool huge = pageModes[k];
       const double samePages = huge ? triad2m : triad4k;
       checked(row);
-      std::printf("| %s | %s | %lld | %lld | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f |\n",
+      std::printf("| %s | %s | %lld | %lld | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f "
+                  "| %.2f | %.2f |\n",
                   name.c_str(), huge ? "2M" : "4K", (long long)row.rows, (long long)row.nnz, row.bytes / 1e6,
                   row.bytes / row.strict / 1e9, row.bytes / row.fast / 1e9, row.bytes / row.taco / 1e9, triad4k / 1e9,
                   triad2m / 1e9, row.bytes / row.fast / samePages, row.bytes / row.fast / triad4k, row.taco / row.fast,
-                  row.valsHuge, row.xHuge);
+                  row.valsHuge, row.xHuge, row.bytes / row.scalar / samePages, row.scalar / row.fast);
     }
     std::fflush(stdout);
   }

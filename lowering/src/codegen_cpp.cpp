@@ -1106,17 +1106,21 @@ class CppPrinter : public CLikePrinter {
   // Streaming inputs on an AMD core with AVX-512 (the prelude's
   // TCC_GATHER_SUMS; the copy the entry point calls for inputs of more
   // than kStreamingValues stored values, through GCC and Clang), a row sum
-  // `sum += vals[p] * x[crd[p]]` of kShortestGatherVector or more entries:
+  // `sum += vals[p] * x[crd[p]]` of kShortestGatheredRow or more entries:
   // the prelude's tcc_gather_sum, 512-bit gathers of x that prefetch vals
   // twice. Shorter rows and other sums keep the partial sums; inputs in
   // cache and other cores run as before (through Clang in cache the
   // gathers ran 0.96x the TACO-style loop against 1.16x for the partial
   // sums on the 14 matrices).
+  // Rows from 64 entries: on kron(bayer10,cage5) (44 a row on average) the
+  // gathers from 8 entries ran 0.71-0.93x the partial sums, from 64
+  // 0.99-1.13x (bench/spmv_fp, "AVX-512 gathers on AMD").
+  static constexpr int kShortestGatheredRow = 64;
   void printGatherSum(const For* op, const std::string& var, const std::string& end) {
     const std::optional<GatherDot> dot = gatherDotOf(op);
     if (!dot) return;
     indent();
-    out_ << "if (" << isLongRow(var, end) << ") {\n";
+    out_ << "if (" << end << " - " << var << " >= " << kShortestGatheredRow << ") {\n";
     nested([&] {
       indent();
       out_ << "// fp fast: streaming, 512-bit gathers of " << text(dot->x) << ", 8 entries a step\n";

@@ -143,7 +143,8 @@ static inline int tcc_chunk_by_values(int64_t iterations, int64_t values, int64_
 #endif
 
 // Fast mode, streaming inputs, an AMD core with AVX-512 (Zen 4 and later):
-// a row sum vals[p] * x[crd[p]] of at least 8 entries, [p, end), in
+// a row sum vals[p] * x[crd[p]] over [p, end) (the printer calls it for
+// rows of 64 entries or more), in
 // 512-bit gathers of x, 8 entries a step into one vector of sums, the last
 // 0-7 entries in one masked step. Each step prefetches crd
 // TCC_GATHER_PREFETCH entries ahead and vals twice, that far and
@@ -154,8 +155,16 @@ static inline int tcc_chunk_by_values(int64_t iterations, int64_t values, int64_
 // the copy of a kernel that streaming inputs run; other sums keep their
 // scalar loops. (Inlined by force: GCC does not inline a function into one
 // whose attributes differ, as that copy's do.)
+// A build may set -DTCC_GATHER_SUMS=0 to keep the scalar loops (the
+// benchmarks' "before").
+#ifndef TCC_GATHER_SUMS
 #if TCC_AMD_ZEN && defined(__AVX512F__) && defined(__AVX512VL__) && (defined(__GNUC__) || defined(__clang__))
 #define TCC_GATHER_SUMS 1
+#else
+#define TCC_GATHER_SUMS 0
+#endif
+#endif
+#if TCC_GATHER_SUMS
 #ifndef TCC_GATHER_PREFETCH
 #define TCC_GATHER_PREFETCH 512
 #endif
@@ -192,8 +201,6 @@ static inline __attribute__((always_inline)) double tcc_gather_sum(const double*
   }
   return ((sum[0] + sum[4]) + (sum[2] + sum[6])) + ((sum[1] + sum[5]) + (sum[3] + sum[7]));
 }
-#else
-#define TCC_GATHER_SUMS 0
 #endif
 
 // Stores past the caches (non-temporal, no read of the line first) for a
