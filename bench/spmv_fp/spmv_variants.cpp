@@ -745,7 +745,11 @@ typedef int v8si __attribute__((vector_size(32)));
 #define LOAD_V8SI_MASKED(p, none, lanes) __builtin_ia32_loaddqusi256_mask(p, none, lanes)
 #endif
 #define GATHER_ROW(NAME, STEP, DIST, AGAIN, MASKED) GATHER_ROW_MIN(NAME, STEP, DIST, AGAIN, MASKED, 8)
-#define GATHER_ROW_MIN(NAME, STEP, DIST, AGAIN, MASKED, MIN)                                                         \
+#define GATHER_ROW_MIN(NAME, STEP, DIST, AGAIN, MASKED, MIN) GATHER_ROW_FULL(NAME, STEP, DIST, AGAIN, MASKED, MIN, 1)
+// FRESH: each gather into a register of its own (an empty asm statement on
+// a zero vector); without it GCC 12 gathers into the last step's register
+// (a gather merges into its destination), one chain through every gather.
+#define GATHER_ROW_FULL(NAME, STEP, DIST, AGAIN, MASKED, MIN, FRESH)                                                 \
 static inline __attribute__((always_inline)) double NAME##_row(const int* crd, const double* vals, const double* x,  \
                                                                long long p, long long end) {                        \
   const v8df zero = {0, 0, 0, 0, 0, 0, 0, 0};                                                                        \
@@ -756,12 +760,15 @@ static inline __attribute__((always_inline)) double NAME##_row(const int* crd, c
       __builtin_prefetch((const void*)((unsigned long)(vals + p) + DIST * 8 + b), 0, 2);                            \
       if (AGAIN) __builtin_prefetch((const void*)((unsigned long)(vals + p) + (DIST + AGAIN) * 8 + b), 0, 2);       \
     }                                                                                                                 \
-    v8si index; v8df v;                                                                                               \
+    v8si index; v8df v, into = zero;                                                                                  \
     __builtin_memcpy(&index, crd + p, 32); __builtin_memcpy(&v, vals + p, 64);                                        \
-    sum += v * __builtin_ia32_gathersiv8df(zero, x, index, 0xFF, 8);                                                  \
+    if (FRESH) __asm__ volatile("" : "+v"(into));                                                                     \
+    sum += v * __builtin_ia32_gathersiv8df(into, x, index, 0xFF, 8);                                                  \
     if (STEP == 16) {                                                                                                 \
+      v8df into1 = zero;                                                                                              \
       __builtin_memcpy(&index, crd + p + 8, 32); __builtin_memcpy(&v, vals + p + 8, 64);                              \
-      sum1 += v * __builtin_ia32_gathersiv8df(zero, x, index, 0xFF, 8);                                               \
+      if (FRESH) __asm__ volatile("" : "+v"(into1));                                                                  \
+      sum1 += v * __builtin_ia32_gathersiv8df(into1, x, index, 0xFF, 8);                                              \
     }                                                                                                                 \
   }                                                                                                                   \
   if (STEP == 16 && p + 8 <= end) {                                                                                   \
@@ -806,7 +813,8 @@ extern "C" void NAME(int n, const long long* pos, const int* crd, const double* 
 #else
 // Without AVX-512 the gather rows are acc4_pf512_t1.
 #define GATHER_ROW(NAME, STEP, DIST, AGAIN, MASKED) GATHER_ROW_MIN(NAME, STEP, DIST, AGAIN, MASKED, 8)
-#define GATHER_ROW_MIN(NAME, STEP, DIST, AGAIN, MASKED, MIN)                                                         \
+#define GATHER_ROW_MIN(NAME, STEP, DIST, AGAIN, MASKED, MIN) GATHER_ROW_FULL(NAME, STEP, DIST, AGAIN, MASKED, MIN, 1)
+#define GATHER_ROW_FULL(NAME, STEP, DIST, AGAIN, MASKED, MIN, FRESH)                                                 \
 extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
   acc4_pf512_t1(n, pos, crd, vals, x, y);                                                                             \
 }
@@ -820,6 +828,8 @@ GATHER_ROW(gather8_d512_a32_seqtail, 8, 512, 32, false)
 GATHER_ROW(gather16_d512_a32, 16, 512, 32, true)
 GATHER_ROW_MIN(gather8_d512_a32_min32, 8, 512, 32, true, 32)
 GATHER_ROW_MIN(gather8_d512_a32_min64, 8, 512, 32, true, 64)
+GATHER_ROW_MIN(gather8_d512_a32_min128, 8, 512, 32, true, 128)
+GATHER_ROW_FULL(gather8_d512_a32_min64_chained, 8, 512, 32, true, 64, 0)
 // acc4_pf512_t1 with vals prefetched a second time AGAIN entries further.
 #define ACC4_PF_AGAIN(NAME, AGAIN)                                                                                    \
 extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
@@ -872,7 +882,8 @@ const std::vector<std::string> kVariantNames = {
     "acc4_pf512_t2", "sched_dyn16", "sched_dyn_e2k", "sched_dyn_e8k", "sched_dyn_e32k", "sched_static", "sched_nnz",
     "sched_nnz_dyn4", "sched_nnz_dyn16", "sched_dyn_e128k", "hyb8_blk4", "hyb8_blk4_asm", "gather8_d512_a32",
     "gather8_d512_a128", "gather8_d512_a0", "gather8_d768_a32", "gather8_d384_a128", "gather8_d512_a32_seqtail",
-    "gather16_d512_a32", "acc4_pf512_t1_a32", "gather8_d512_a32_min32", "gather8_d512_a32_min64"};
+    "gather16_d512_a32", "acc4_pf512_t1_a32", "gather8_d512_a32_min32", "gather8_d512_a32_min64",
+    "gather8_d512_a32_min128", "gather8_d512_a32_min64_chained"};
 
 // The column of the kernel tcc prints (SpMV in fast mode).
 const char* const kPrintedName = "tcc_fast";

@@ -183,10 +183,13 @@ static inline __attribute__((always_inline)) double tcc_gather_sum(const double*
     __builtin_prefetch(
         (const void*)((size_t)(vals + p) + (TCC_GATHER_PREFETCH + TCC_GATHER_PREFETCH_AGAIN) * sizeof(*vals)), 0, 2);
     tcc_v8si index;
-    tcc_v8df values;
+    tcc_v8df values, gathered = zero;
     __builtin_memcpy(&index, crd + p, sizeof index);
     __builtin_memcpy(&values, vals + p, sizeof values);
-    sum += values * __builtin_ia32_gathersiv8df(zero, x, index, 0xFF, 8);
+    // A gather merges into its destination: GCC 12 gathered into the last
+    // step's register, which chained every gather on the one before.
+    __asm__ volatile("" : "+v"(gathered));
+    sum += values * __builtin_ia32_gathersiv8df(gathered, x, index, 0xFF, 8);
   }
   if (p < end) {
     const unsigned char lanes = (unsigned char)((1u << (end - p)) - 1);
