@@ -62,7 +62,7 @@ using Spmv = void (*)(int, const long long*, const int*, const double*, const do
 // One call's arguments: the plain arrays for the hand-written loops, the
 // bound views for the kernel tcc prints.
 struct Call {
-  int n;
+  int n, m;  // rows, columns
   const long long* pos;
   const int* crd;
   const double* vals;
@@ -75,6 +75,13 @@ using Variant = std::function<void(const Call&)>;
 Variant plain(Spmv f) {
   return [f](const Call& c) { f(c.n, c.pos, c.crd, c.vals, c.x, c.y); };
 }
+// The column panels take the number of columns as well.
+using PanelSpmv = void (*)(int, int, const long long*, const int*, const double*, const double*, double*);
+Variant panels(PanelSpmv f) {
+  return [f](const Call& c) { f(c.n, c.m, c.pos, c.crd, c.vals, c.x, c.y); };
+}
+const std::vector<std::string> kPanelNames = {"panels_r128_p2k", "panels_r128_p4k", "panels_r128_p16k",
+                                              "panels_r64_p8k"};
 
 const char* const kTacoStyle = R"(
 extern "C" void taco(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) {
@@ -855,6 +862,45 @@ extern "C" void NAME(int n, const long long* pos, const int* crd, const double* 
   }                                                                                                                   \
 }
 ACC4_PF_AGAIN(acc4_pf512_t1_a32, 32)
+// Column panels (hand-written only; not a loop the printer can emit): the
+// matrix's columns cut into panels of P columns (8 P bytes of x) and its
+// rows into blocks of R; a block runs panel by panel, each row of it from a
+// cursor up to the panel's last column, so that the rows of a block gather
+// x from one panel while it is in L1; y(i) adds up the row's panels.
+// Takes the number of columns too (PanelSpmv).
+#define PANELS(NAME, R, P)                                                                                            \
+extern "C" void NAME(int n, int m, const long long* pos, const int* crd, const double* vals, const double* x,       \
+                     double* y) {                                                                                     \
+  long long cursor[R];                                                                                                \
+  for (int i0 = 0; i0 < n; i0 += R) {                                                                                 \
+    const int rows = n - i0 < R ? n - i0 : R;                                                                         \
+    for (int r = 0; r < rows; r++) cursor[r] = pos[i0 + r], y[i0 + r] = 0.0;                                          \
+    for (int j0 = 0; j0 < m; j0 += P) {                                                                               \
+      const int last = j0 + P;                                                                                        \
+      for (int r = 0; r < rows; r++) {                                                                                \
+        long long p = cursor[r];                                                                                      \
+        const long long end = pos[i0 + r + 1];                                                                        \
+        double t = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;                                                                 \
+        for (; p + 4 <= end && crd[p + 3] < last; p += 4) {                                                           \
+          __builtin_prefetch((const void*)((unsigned long)(crd + p) + 512 * 4), 0, 2);                                \
+          __builtin_prefetch((const void*)((unsigned long)(vals + p) + 512 * 8), 0, 2);                               \
+          t += vals[p] * x[crd[p]]; __asm__("" ::: "memory");                                                         \
+          t1 += vals[p + 1] * x[crd[p + 1]]; __asm__("" ::: "memory");                                                \
+          t2 += vals[p + 2] * x[crd[p + 2]]; __asm__("" ::: "memory");                                                \
+          t3 += vals[p + 3] * x[crd[p + 3]];                                                                          \
+        }                                                                                                             \
+        t = (t + t1) + (t2 + t3);                                                                                     \
+        for (; p < end && crd[p] < last; p++) { __asm__(""); t += vals[p] * x[crd[p]]; }                              \
+        cursor[r] = p;                                                                                                \
+        y[i0 + r] += t;                                                                                               \
+      }                                                                                                               \
+    }                                                                                                                 \
+  }                                                                                                                   \
+}
+PANELS(panels_r128_p2k, 128, 2048)
+PANELS(panels_r128_p4k, 128, 4096)
+PANELS(panels_r128_p16k, 128, 16384)
+PANELS(panels_r64_p8k, 64, 8192)
 // --probes: the matrix's streams alone (crd and vals, no x), reassociated
 // so that the sum's latency does not bound it.
 extern "C" ASSOC void stream_only(int n, const long long* pos, const int* crd, const double* vals, const double*,
@@ -1002,6 +1048,12 @@ int main(int argc, char** argv) {
     if (selected(name, name + "@dflt"))
       variants.push_back({name + "@dflt", plain(moduleDefault->function<Spmv>(name))});
   }
+  for (const auto& name : kPanelNames) {
+    if (selected(name, name + "@512"))
+      variants.push_back({name + "@512", panels(module512->function<PanelSpmv>(name))});
+    if (selected(name, name + "@dflt"))
+      variants.push_back({name + "@dflt", panels(moduleDefault->function<PanelSpmv>(name))});
+  }
   if (probes) {
     auto taco = tacoModule->function<Spmv>("taco");
     auto acc4 = module512->function<Spmv>("acc4_pf512_t1");
@@ -1013,7 +1065,8 @@ int main(int argc, char** argv) {
   }
   for (const auto& name : only) {
     std::string base = name.substr(0, name.find('@'));
-    if (base != kPrintedName && std::find(kVariantNames.begin(), kVariantNames.end(), base) == kVariantNames.end()) {
+    if (base != kPrintedName && std::find(kVariantNames.begin(), kVariantNames.end(), base) == kVariantNames.end() &&
+        std::find(kPanelNames.begin(), kPanelNames.end(), base) == kPanelNames.end()) {
       std::fprintf(stderr, "tcc_spmv_variants: no variant named %s\n", base.c_str());
       return 2;
     }
@@ -1075,7 +1128,7 @@ int main(int argc, char** argv) {
       std::snprintf(text, sizeof text, " (x lines %.0f / entries %.0f a row)", lines / rows, double(pos[rows]) / rows);
       described += text;
     }
-    const Call call{rows, pos, crd, vals, x, y, pointers, crdInL1.data()};
+    const Call call{rows, coo.dims[1], pos, crd, vals, x, y, pointers, crdInL1.data()};
     std::vector<double> reference(rows);
     for (int i = 0; i < rows; ++i)
       for (long long p = pos[i]; p < pos[i + 1]; ++p) reference[i] += vals[p] * x[crd[p]];
