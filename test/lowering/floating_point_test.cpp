@@ -493,6 +493,28 @@ TEST(FloatingPointMode, StreamingGathersOnAmdCores) {
   }
 }
 
+// The gathers copy serves every row sum of that form, whatever level the
+// row is stored in: SpMV over COO (a singleton level) and DCSR past the
+// streaming switch, fast, through GCC and the JIT, against the reference.
+TEST(FloatingPointMode, StreamingGathersOverCooAndDcsrMatchTheReference) {
+  const int32_t cols = 1100;
+  std::map<std::string, rt::Coo> inputs = {{"A", rowsAroundTheStreamingSwitch(kStreamingValues + 1, cols)},
+                                           {"x", randomDense({cols}, 66)}};
+  for (const char* format : {"coo", "dcsr"}) {
+    const std::string dsl = std::string("tensor y(I) : dense\ntensor A(I, J) : ") + format +
+                            "\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n";
+    for (jit::Backend backend : {jit::Backend::SystemCompiler, jit::Backend::ClangInterpreter}) {
+      if (!jit::isAvailable(backend)) continue;
+      SCOPED_TRACE(std::string(format) + ", " + jit::backendName(backend));
+      CompileOptions options;
+      options.backend = backend;
+      options.floatingPoint = FloatingPointMode::Fast;
+      const std::string source = expectProgramMatchesReference(dsl, inputs, options, 1e-9);
+      EXPECT_TRUE(contains(source.substr(source.find("int32_t tcc_kernel_0")), "tcc_gather_sum(")) << source;
+    }
+  }
+}
+
 // tcc_chunk_by_values, the prelude's: about perChunk values' worth of
 // iterations, at least 16, and at most iterations / (8 threads) where that
 // is 16 or more.
