@@ -48,8 +48,11 @@ class CppPrinter : public CLikePrinter {
     }
     printsGatherSums_ = vectorizesGatherSums_ && holdsGatherDot(function);
     if (printsGatherSums_) {
-      // On an AMD core with AVX-512, a third copy for streaming inputs,
-      // whose long row sums run as 512-bit gathers (printGatherSum).
+      // On an AMD core with AVX-512 (GCC and Clang), a third copy, which
+      // the entry point calls for streaming inputs: its long row sums of
+      // the form tcc_gather_sum computes run as 512-bit gathers
+      // (printGatherSum). The entry point's own loops then serve inputs in
+      // cache through Clang, as before.
       out_ << "#if TCC_GATHER_SUMS\n";
       printFunctionHead(function, "static __attribute__((noinline))", gathersName(function));
       rowLoops_ = RowLoops::Gathers;
@@ -1113,8 +1116,11 @@ class CppPrinter : public CLikePrinter {
   // gathers ran 0.96x the TACO-style loop against 1.16x for the partial
   // sums on the 14 matrices).
   // Rows from 64 entries: on kron(bayer10,cage5) (44 a row on average) the
-  // gathers from 8 entries ran 0.71-0.93x the partial sums, from 64
-  // 0.99-1.13x (bench/spmv_fp, "AVX-512 gathers on AMD").
+  // gathers from 8 entries ran 0.71-0.93x the partial sums, from 64 level
+  // with them (0.91-1.06x over eight runs, the spread of two builds of one
+  // kernel); on kron(mbeacxc,bcspwr03) (409 a row, x gathered from L2) the
+  // copy ran 1.04-1.13x the partial sums (bench/spmv_fp, "AVX-512 gathers
+  // on AMD cores").
   static constexpr int kShortestGatheredRow = 64;
   void printGatherSum(const For* op, const std::string& var, const std::string& end) {
     const std::optional<GatherDot> dot = gatherDotOf(op);
