@@ -1117,7 +1117,7 @@ class CppPrinter : public CLikePrinter {
   // sums on the 14 matrices).
   // Rows from 64 entries: on kron(bayer10,cage5) (44 a row on average) the
   // gathers from 8 entries ran 0.71-0.93x the partial sums, from 64 level
-  // with them (0.91-1.06x over eight runs, the spread of two builds of one
+  // with them (0.91-1.06x over ten runs, the spread of two builds of one
   // kernel); on kron(mbeacxc,bcspwr03) (409 a row, x gathered from L2) the
   // copy ran 1.04-1.13x the partial sums (bench/spmv_fp, "AVX-512 gathers
   // on AMD cores").

@@ -143,20 +143,19 @@ static inline int tcc_chunk_by_values(int64_t iterations, int64_t values, int64_
 #endif
 
 // Fast mode, streaming inputs, an AMD core with AVX-512 (Zen 4 and later):
-// a row sum vals[p] * x[crd[p]] over [p, end) (the printer calls it for
-// rows of 64 entries or more), in
-// 512-bit gathers of x, 8 entries a step into one vector of sums, the last
-// 0-7 entries in one masked step. Each step prefetches crd
-// TCC_GATHER_PREFETCH entries ahead and vals twice, that far and
-// TCC_GATHER_PREFETCH_AGAIN entries further, all into the outer caches
-// (prefetcht1): on the 2-core Zen 4 VM a line of vals prefetched once
-// arrived late far more often than one prefetched twice (bench/spmv_fp,
-// "AVX-512 gathers on AMD"). The C++ printer calls it for such row sums in
+// the row sum of vals[p] * x[crd[p]] over [p, end) in 512-bit gathers of x,
+// 8 entries a step into one vector of sums, the last 0-7 entries in one
+// masked step. The C++ printer calls it for rows of 64 entries or more in
 // the copy of a kernel that streaming inputs run; other sums keep their
-// scalar loops. (Inlined by force: GCC does not inline a function into one
-// whose attributes differ, as that copy's do.)
-// A build may set -DTCC_GATHER_SUMS=0 to keep the scalar loops (the
-// benchmarks' "before").
+// scalar loops. Each step prefetches crd TCC_GATHER_PREFETCH entries ahead
+// and vals twice, that far and TCC_GATHER_PREFETCH_AGAIN entries further,
+// all into the outer caches (prefetcht1): on the 2-core Zen 4 VM the loop
+// that prefetched each line of vals once moved 0.70-0.79 of a triad on
+// kron(mbeacxc,bcspwr03), the one that prefetched it twice 0.75-0.81
+// (bench/spmv_fp, "AVX-512 gathers on AMD cores"). Inlined by force: GCC
+// does not inline a function into one whose attributes differ, as that
+// copy's do. A build may set -DTCC_GATHER_SUMS=0 to keep the scalar loops
+// (the benchmarks' "before").
 #ifndef TCC_GATHER_SUMS
 #if TCC_AMD_ZEN && defined(__AVX512F__) && defined(__AVX512VL__) && (defined(__GNUC__) || defined(__clang__))
 #define TCC_GATHER_SUMS 1
