@@ -37,7 +37,7 @@ class LoweringError : public std::runtime_error {
  public:
   explicit LoweringError(const std::string& message, std::optional<size_t> command = std::nullopt)
       : std::runtime_error(message), command_(command) {}
-  static LoweringError atTensorCore(const std::string& message) {
+  static LoweringError ofTensorCore(const std::string& message) {
     LoweringError error(message);
     error.tensorCore_ = true;
     return error;
