@@ -412,6 +412,31 @@ TEST(Refusals, CarryTheIndexOfTheCommandBehindThem) {
       << parallel->what();
 }
 
+// Rows on threads whose appending loop visits an operand's inner level
+// before its outer one (j outside k for B): the one-pass analysis finds that
+// it does not apply (it asks iterationRefusal) and the loops refuse the
+// nest at the statement, with the same message whether or not one pass is
+// asked.
+TEST(Refusals, OfLoopsTheOnePassAnalysisLeavesComeFromTheLoops) {
+  IndexVar i("i"), j("j"), k("k");
+  TensorVar Y("Y", {"I", "J"}, Format::csr()), A("A", {"I", "K"}, Format::csr()), B("B", {"K", "J"}, Format::csr());
+  ir::ForallAttributes threads;
+  threads.parallelUnit = ir::ParallelUnit::CPUThread;
+  threads.outputRaceStrategy = ir::OutputRaceStrategy::NoRaces;
+  ir::IndexStmt nest = ir::forall(i, ir::forall(j, ir::forall(k, Y(i, j) += A(i, k) * B(k, j))), threads);
+  for (bool onePass : {true, false}) {
+    lowering::LowerOptions options;
+    options.rowsInOnePass = onePass;
+    try {
+      lowering::lower(nest, {Y, A, B}, options);
+      ADD_FAILURE() << "lowered";
+    } catch (const lowering::LoweringError& error) {
+      EXPECT_EQ(std::string(error.what()), "loop order visits j before the outer levels of B, which is stored {dense, compressed}");
+      EXPECT_FALSE(error.command());
+    }
+  }
+}
+
 // The split's inner part is recovered from a fused loop that runs it to the
 // factor in the last block too: its rows past the end stay guarded.
 TEST(Fuse, SplitPartsFusedAroundAnotherVariableKeepTheLastBlocksGuard) {
