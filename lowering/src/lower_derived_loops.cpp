@@ -107,9 +107,10 @@ LoopRange Lowerer::rangeOf(const ir::IndexVar& var, std::vector<Stmt>& setup) {
     for (const auto& [node, levels] : positions_)
       if (sameAccess(node, pos.access) && (level == 0 || levels.count(level - 1))) located = node;
     if (!located)
-      throw LoweringError(ir::toString(relation) + ": the loops over " + pos.posVar.name() +
-                          " iterate a segment of " + pos.access.tensor().name() + "'s level " +
-                          std::to_string(level + 1) + ", so they must be inside the loops that fix its outer levels");
+      throw LoweringError(ir::toString(relation) + ": the loops over " + pos.posVar.name() + " iterate a segment of " +
+                              pos.access.tensor().name() + "'s level " + std::to_string(level + 1) +
+                              ", so they must be inside the loops that fix its outer levels",
+                          options_.commands.commandOf(relation));
     const TensorStorage& storage = storageOf(pos.access.tensor());
     Expr parent = parentPosition(located, level);
     range.begin = freshVar(pos.posVar.name() + "_begin", imp::Type::int64());
@@ -284,8 +285,8 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
                       imp::Assign::make(cursor, search)),
         imp::While::make(ops::le(imp::Load::make(segmentPos, ops::add(cursor, one)), position),
                          imp::Assign::makeCompound(imp::BinaryOp::Add, cursor, one))};
-    pinnedPositions_[fuse->outer] = {pos.access, cursor, ir::toString(relation)};
-    pinnedPositions_[fuse->inner] = {pos.access, position, ir::toString(relation)};
+    pinnedPositions_[fuse->outer] = {pos.access, cursor, relation};
+    pinnedPositions_[fuse->inner] = {pos.access, position, relation};
     pinned.push_back(fuse->outer);
     pinned.push_back(fuse->inner);
     stmts.push_back(recoverParents(pending, pinned, body));
@@ -294,7 +295,7 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
     return imp::Block::make(stmts);
   } else {
     const auto& pos = std::get<ir::PosRelation>(relation);
-    pinnedPositions_[pos.indexVar] = {pos.access, coordinates_.at(pos.posVar), ir::toString(relation)};
+    pinnedPositions_[pos.indexVar] = {pos.access, coordinates_.at(pos.posVar), relation};
     pinned.push_back(pos.indexVar);
     Stmt inner = recoverParents(pending, pinned, body);
     pinnedPositions_.erase(pos.indexVar);
@@ -349,21 +350,24 @@ Stmt Lowerer::lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<
                                       const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole) {
   const ir::IndexVar& var = forall->indexVar;
   const PinnedPosition& pinned = pinnedPositions_.at(var);
-  std::string command = pinned.command;
+  std::string command = ir::toString(pinned.relation);
+  auto refuse = [&](const std::string& reason) {
+    throw LoweringError(command + ": " + reason, options_.commands.commandOf(pinned.relation));
+  };
   LevelIterator* driver = nullptr;
   for (auto& it : iterators) {
     if (sameAccess(it.access, pinned.access) && !driver) {
       driver = &it;
     } else if (!it.locatable()) {
-      throw LoweringError(command + ": " + it.tensor.name() + " also stores " + var.name() +
-                          " sparsely; iterating positions of one operand while co-iterating another is not supported");
+      refuse(it.tensor.name() + " also stores " + var.name() +
+             " sparsely; iterating positions of one operand while co-iterating another is not supported");
     }
   }
-  if (!driver) throw LoweringError(command + ": the access is not iterated by the loop over " + var.name());
+  if (!driver) refuse("the access is not iterated by the loop over " + var.name());
   for (const auto& point : lattice)
     if (std::find(point.iterators.begin(), point.iterators.end(), driver->id) == point.iterators.end())
-      throw LoweringError(command + ": the expression has terms where " + driver->tensor.name() +
-                          " has no entry (a sum), which iterating its positions would skip");
+      refuse("the expression has terms where " + driver->tensor.name() +
+             " has no entry (a sum), which iterating its positions would skip");
 
   const TensorStorage& storage = storageOf(driver->tensor);
   Expr coordinate = freshVar(var.name() + driver->tensor.name(), imp::Type::int32());

@@ -38,17 +38,42 @@ class ReplaceRhs : public ir::IndexNotationRewriter {
   ir::IndexExpr rhs_;
 };
 
-int levelOfVar(const ir::AccessNode* access, const ir::IndexVar& var) {
+// The level of `access` that stores `var` (-1: none); `twice`: a second
+// level stores it too (a diagonal), which levelOfVar refuses.
+int firstLevelOfVar(const ir::AccessNode* access, const ir::IndexVar& var, bool& twice) {
   const auto& format = access->tensor.format();
   int found = -1;
+  twice = false;
   for (int level = 0; level < format.order(); ++level) {
     if (!(access->indices[format.modeOfLevel(level)] == var)) continue;
-    if (found >= 0)
-      throw LoweringError("access " + access->tensor.name() + " uses index variable " + var.name() +
-                          " twice (diagonals are not supported)");
-    found = level;
+    if (found >= 0) twice = true;
+    if (found < 0) found = level;
   }
   return found;
+}
+
+std::string diagonalRefusal(const ir::AccessNode* access, const ir::IndexVar& var) {
+  return "access " + access->tensor.name() + " uses index variable " + var.name() +
+         " twice (diagonals are not supported)";
+}
+
+int levelOfVar(const ir::AccessNode* access, const ir::IndexVar& var) {
+  bool twice = false;
+  int level = firstLevelOfVar(access, var, twice);
+  if (twice) throw LoweringError(diagonalRefusal(access, var));
+  return level;
+}
+
+// The accesses of `forall`'s body that a loop over its variable may
+// iterate: all but left-hand sides (assembled, in lowerCase) and scalars.
+std::vector<const ir::AccessNode*> iterableAccesses(const ir::ForallNode* forall) {
+  std::set<const ir::AccessNode*> lhsAccesses;
+  for (const auto* assignment : ir::assignmentsOf(forall->body))
+    lhsAccesses.insert(static_cast<const ir::AccessNode*>(assignment->lhs.get()));
+  std::vector<const ir::AccessNode*> accesses;
+  for (const auto* node : accessOccurrences(forall->body))
+    if (!lhsAccesses.count(node) && node->tensor.order() > 0) accesses.push_back(node);
+  return accesses;
 }
 
 // Some lattice point needs only dense (located) operands: the loop visits
@@ -176,21 +201,13 @@ std::vector<LevelIterator> Lowerer::iteratorsOf(const ir::ForallNode* forall,
                                              const std::function<bool(const ir::AccessNode*, int)>& located,
                                              int firstId) {
   const ir::IndexVar& var = forall->indexVar;
-  // Left-hand sides are assembled, not iterated (lowerCase).
-  std::set<const ir::AccessNode*> lhsAccesses;
-  for (const auto* assignment : ir::assignmentsOf(forall->body))
-    lhsAccesses.insert(static_cast<const ir::AccessNode*>(assignment->lhs.get()));
+  if (auto refusal = iterationRefusal(forall, located)) throw LoweringError(*refusal);
   std::vector<LevelIterator> iterators;
-  for (const auto* node : accessOccurrences(forall->body)) {
-    if (lhsAccesses.count(node) || node->tensor.order() == 0) continue;
+  for (const auto* node : iterableAccesses(forall)) {
     int level = levelOfVar(node, var);
     if (level < 0) continue;
     const TensorStorage& storage = storageOf(node->tensor);
-    if (level > 0 && !located(node, level - 1)) {
-      if (node->tensor.format().isAllDense() || storage.isWorkspace) continue;  // located once all are bound
-      throw LoweringError("loop order visits " + var.name() + " before the outer levels of " +
-                          node->tensor.name() + ", which is stored " + node->tensor.format().toString());
-    }
+    if (level > 0 && !located(node, level - 1)) continue;  // dense or a workspace: located once all are bound
     LevelIterator iterator;
     iterator.id = firstId + static_cast<int>(iterators.size());
     iterator.access = node;
@@ -202,6 +219,21 @@ std::vector<LevelIterator> Lowerer::iteratorsOf(const ir::ForallNode* forall,
     iterators.push_back(iterator);
   }
   return iterators;
+}
+
+std::optional<std::string> Lowerer::iterationRefusal(const ir::ForallNode* forall,
+                                                    const std::function<bool(const ir::AccessNode*, int)>& located) {
+  const ir::IndexVar& var = forall->indexVar;
+  for (const auto* node : iterableAccesses(forall)) {
+    bool twice = false;
+    int level = firstLevelOfVar(node, var, twice);
+    if (twice) return diagonalRefusal(node, var);
+    if (level <= 0 || located(node, level - 1)) continue;
+    if (node->tensor.format().isAllDense() || storageOf(node->tensor).isWorkspace) continue;
+    return "loop order visits " + var.name() + " before the outer levels of " + node->tensor.name() +
+           ", which is stored " + node->tensor.format().toString();
+  }
+  return std::nullopt;
 }
 
 std::vector<LatticePoint> Lowerer::latticeOf(const ir::ForallNode* forall,
@@ -375,9 +407,10 @@ bool Lowerer::countsTripsOnly(const ir::ForallNode* forall) const {
 void Lowerer::requireParallelizable(const ir::ForallNode* forall, bool condition, const std::string& reason) const {
   if (condition) return;
   const auto& attributes = forall->attributes;
-  throw ParallelizeError(forall->indexVar, attributes.parallelUnit, attributes.outputRaceStrategy,
-                         "parallelize(" + forall->indexVar.name() + ", " + ir::toString(attributes.parallelUnit) + ", " +
-                             ir::toString(attributes.outputRaceStrategy) + "): " + reason);
+  throw LoweringError("parallelize(" + forall->indexVar.name() + ", " + ir::toString(attributes.parallelUnit) + ", " +
+                          ir::toString(attributes.outputRaceStrategy) + "): " + reason,
+                      options_.commands.parallelizeOf(forall->indexVar, attributes.parallelUnit,
+                                                      attributes.outputRaceStrategy));
 }
 
 LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
@@ -997,39 +1030,38 @@ Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* a
   if (appending == loops.end() || relationOf_.count(appended)) return Expr();
   std::vector<ir::IndexVar> around;
   for (auto loop = loops.begin(); loop != appending; ++loop) around.push_back((*loop)->indexVar);
-  // (A statement that the loops below refuse, the two-pass lowering
-  // refuses as well, with the same message.)
-  try {
-    for (const auto& it : iteratorsOf(loops[0], [](const ir::AccessNode*, int) { return false; }, 0))
-      if (!it.locatable()) return Expr();
-    // An access's level is located where the loops around have bound its
-    // outer levels, outer ones by outer loops.
-    auto located = [&](const ir::AccessNode* access, int level) {
-      auto from = around.begin();
-      for (int outer = 0; outer <= level; ++outer) {
-        from = std::find(from, around.end(), access->indices[access->tensor.format().modeOfLevel(outer)]);
-        if (from == around.end()) return false;
-        ++from;
-      }
-      return true;
-    };
-    std::vector<LevelIterator> iterators = iteratorsOf(*appending, located, 0);
-    std::vector<LatticePoint> lattice = latticeOf(*appending, iterators);
-    if (denseDriven(iterators, lattice)) return Expr();
-    std::vector<const LevelIterator*> sparse;
-    for (const auto& it : iterators)
-      if (!it.locatable()) sparse.push_back(&it);
-    // Each stored entry visited once: every loop around this one iterates
-    // a variable of each operand (a vector added to every row is visited
-    // once a row).
-    for (const auto* it : sparse)
-      for (const auto& var : around)
-        if (std::find(it->access->indices.begin(), it->access->indices.end(), var) == it->access->indices.end())
-          return Expr();
-    return storedEntriesBound(sparse, lattice.size() > 1);
-  } catch (const LoweringError&) {
-    return Expr();
-  }
+  // Loops that cannot iterate their accesses do not apply (the two-pass
+  // lowering refuses them, with the reason).
+  auto never = [](const ir::AccessNode*, int) { return false; };
+  if (iterationRefusal(loops[0], never)) return Expr();
+  for (const auto& it : iteratorsOf(loops[0], never, 0))
+    if (!it.locatable()) return Expr();
+  // An access's level is located where the loops around have bound its
+  // outer levels, outer ones by outer loops.
+  auto located = [&](const ir::AccessNode* access, int level) {
+    auto from = around.begin();
+    for (int outer = 0; outer <= level; ++outer) {
+      from = std::find(from, around.end(), access->indices[access->tensor.format().modeOfLevel(outer)]);
+      if (from == around.end()) return false;
+      ++from;
+    }
+    return true;
+  };
+  if (iterationRefusal(*appending, located)) return Expr();
+  std::vector<LevelIterator> iterators = iteratorsOf(*appending, located, 0);
+  std::vector<LatticePoint> lattice = latticeOf(*appending, iterators);
+  if (denseDriven(iterators, lattice)) return Expr();
+  std::vector<const LevelIterator*> sparse;
+  for (const auto& it : iterators)
+    if (!it.locatable()) sparse.push_back(&it);
+  // Each stored entry visited once: every loop around this one iterates
+  // a variable of each operand (a vector added to every row is visited
+  // once a row).
+  for (const auto* it : sparse)
+    for (const auto& var : around)
+      if (std::find(it->access->indices.begin(), it->access->indices.end(), var) == it->access->indices.end())
+        return Expr();
+  return storedEntriesBound(sparse, lattice.size() > 1);
 }
 
 Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {

@@ -713,13 +713,28 @@ Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accum
                            write});
 }
 
+void Lowerer::refuseOutputOrder(const ir::TensorVar& output, const OutputVisitOrder::Refusal& refusal) const {
+  if (refusal.command)
+    throw LoweringError(ir::toString(*refusal.command) + ": " + refusal.reason,
+                        options_.commands.commandOf(*refusal.command));
+  // Plain loops: the precompute that took the place of the output's
+  // workspace, if any.
+  if (const auto& precompute = options_.commands.outputOrder)
+    throw LoweringError(precompute->text + ": " + refusal.reason + "; here a summed loop comes between " +
+                            output.name() + "'s coordinates, where tcc puts a workspace that takes them in any order, "
+                            "but a statement takes one precompute and this one holds another part: drop it (tcc then "
+                            "inserts the workspace)",
+                        precompute->command);
+  throw LoweringError(refusal.reason);
+}
+
 std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, const Expr& coordinate,
                                           bool accumulating) {
   TensorStorage& storage = storageOf(lhs->tensor);
   const ir::Format& format = lhs->tensor.format();
   if (auto refused = visitOrder_.outOfOrderLevels.find({lhs->tensor, level});
       refused != visitOrder_.outOfOrderLevels.end())
-    throw OutputOrderError(refused->second.command, refused->second.reason);
+    refuseOutputOrder(lhs->tensor, refused->second);
   if (format.level(level).isDense()) {
     Expr size = storage.dims[format.modeOfLevel(level)];
     Expr position = freshVar("p" + storage.name + std::to_string(level + 1), imp::Type::int64());

@@ -50,7 +50,7 @@ struct LoopPlan {
 struct PinnedPosition {
   ir::Access access;
   imp::Expr position;
-  std::string command;  // the pos(...) that pinned it, as written: refusals name it
+  ir::ProvenanceRelation relation;  // the pos(...) that pinned it: refusals name it
 };
 
 // The arrays of one tensor as the kernel sees them.
@@ -125,6 +125,11 @@ class Lowerer {
   // is dense or a workspace, and refused otherwise.
   std::vector<LevelIterator> iteratorsOf(const ir::ForallNode* forall,
                                          const std::function<bool(const ir::AccessNode*, int)>& located, int firstId);
+  // Why iteratorsOf refuses those accesses (an access storing the variable
+  // at two levels, a sparse one whose parent level is not located), or
+  // nothing where it does not.
+  std::optional<std::string> iterationRefusal(const ir::ForallNode* forall,
+                                              const std::function<bool(const ir::AccessNode*, int)>& located);
   // The merge lattice of `forall`'s loop over those iterators.
   std::vector<LatticePoint> latticeOf(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators);
   imp::Stmt lowerLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
@@ -240,6 +245,9 @@ class Lowerer {
   std::vector<imp::Stmt> outputPrologue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate,
                                         bool accumulating);
   std::vector<imp::Stmt> outputEpilogue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate);
+  // Refuses loops that visit a level of `output` out of order, at the
+  // command that made the order.
+  [[noreturn]] void refuseOutputOrder(const ir::TensorVar& output, const OutputVisitOrder::Refusal& refusal) const;
   // Grows `arrays` (reallocated, contents kept), which hold `capacity` entries,
   // to hold `entries` entries (indices below it) when they do not already:
   // to twice the capacity, or to `entries` when that is more.

@@ -259,13 +259,13 @@ class OrderChecker : public ir::IndexNotationVisitor {
     const ir::Format& format = tensor.format();
     const ir::IndexVar& var = lhs.indices()[format.modeOfLevel(level)];
     // The command that replaced the level's variable, else an outer level's.
-    std::string command;
-    for (int l = level; l >= 0 && command.empty(); --l) {
+    std::optional<ir::ProvenanceRelation> command;
+    for (int l = level; l >= 0 && !command; --l) {
       const ir::IndexVar& levelVar = lhs.indices()[format.modeOfLevel(l)];
       for (const auto& relation : relations_) {
         auto parents = ir::parentVars(relation);
         if (std::find(parents.begin(), parents.end(), levelVar) == parents.end()) continue;
-        command = ir::toString(relation);
+        command = relation;
         break;
       }
     }

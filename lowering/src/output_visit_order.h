@@ -23,6 +23,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -44,7 +45,8 @@ struct OutputVisitOrder {
   // lowered, so that a refusal of an enclosing loop (a parallelize, say)
   // comes first.
   struct Refusal {
-    std::string command;  // as written, or empty where no command made the order
+    // The relation whose command made the order; none where plain loops did.
+    std::optional<ir::ProvenanceRelation> command;
     std::string reason;
   };
   std::map<std::pair<ir::TensorVar, int>, Refusal> outOfOrderLevels;

@@ -2,7 +2,12 @@
 // reference; and the refusals of illegal schedules, naming the command.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "kernel_check.h"
+#include "tcc/ir/index_queries.h"
+#include "tcc/lowering/concretize_for_lowering.h"
+#include "tcc/lowering/lower.h"
 
 namespace tcc::test {
 namespace {
@@ -321,9 +326,9 @@ frontend::Diagnostic refusalOf(const std::string& dsl) {
   return {};
 }
 
-// Lowering names a command as it prints it; the refusal is located at the
-// command as written: spaced otherwise, a pos's position variable, a
-// parallelize whose loop a later split replaced.
+// Lowering names a command as it prints it and carries its index; the
+// refusal is located at the command as written: spaced otherwise, a pos's
+// position variable, a parallelize whose loop a later split replaced.
 TEST(Refusals, FindTheCommandAsWritten) {
   frontend::Diagnostic split = refusalOf(copyProgram("compressed, compressed", "split(i,i0,i1,2)\nreorder(i1, i0, j)"));
   EXPECT_EQ(split.location, (frontend::SourceLocation{"test.tc", 6, 1})) << split.format();
@@ -347,6 +352,89 @@ TEST(Refusals, FindTheCommandAsWritten) {
       "parallelize(k, CPUThread, NoRaces)\nparallelize(i, CPUThread, NoRaces)\nsplit(i, io, ii, 2)"));
   EXPECT_EQ(outer.location, (frontend::SourceLocation{"test.tc", 6, 1})) << outer.format();
   EXPECT_EQ(outer.message.rfind("parallelize(io, CPUThread, NoRaces): io is summed into Y", 0), 0u) << outer.message;
+}
+
+// What lowering carries: the index of the command in the request (the
+// split that made the order, the parallelize a later split took the loop
+// of), and none without the request's commands.
+TEST(Refusals, CarryTheIndexOfTheCommandBehindThem) {
+  auto refusal = [](const std::string& dsl, const std::vector<std::string>& order,
+                    auto commandsOf) -> std::optional<lowering::LoweringError> {
+    Program program = Program::fromText(dsl, "test.tc");
+    const ir::IndexStmt& statement = program.statements()[0];
+    std::map<std::string, IndexVar> vars;
+    for (const auto& var : ir::indexVarsOf(statement)) vars.emplace(var.name(), var);
+    for (const auto& name : order) vars.emplace(name, IndexVar(name));
+    lowering::ScheduleRequest request;
+    request.commands = commandsOf(vars);
+    lowering::ConcretizedStatement concrete = lowering::concretizeForLowering(statement, request);
+    lowering::LowerOptions options;
+    options.commands = lowering::loopCommandsOf(request, concrete.outputOrderCommand);
+    for (bool withCommands : {true, false}) {
+      if (!withCommands) options.commands = {};
+      try {
+        lowering::lower(concrete.stmt, program.tensors(), options);
+      } catch (const lowering::LoweringError& error) {
+        if (!withCommands) {
+          EXPECT_FALSE(error.command()) << error.what();
+          continue;
+        }
+        EXPECT_FALSE(error.atTensorCore());
+        return error;
+      }
+    }
+    return std::nullopt;
+  };
+  auto split = refusal("tensor Y(I, J) : {compressed, compressed}\ntensor A(I, J) : dense\n"
+                       "Y(i,j) = A(i,j)\n",
+                       {"i0", "i1"}, [](auto& v) {
+                         return std::vector<lowering::ScheduleCommand>{
+                             {ir::SplitRelation{v["i"], v["i0"], v["i1"], 2}, "split(i, i0, i1, 2)"},
+                             {lowering::ReorderCommand{{v["i1"], v["i0"], v["j"]}}, "reorder(i1, i0, j)"}};
+                       });
+  ASSERT_TRUE(split);
+  EXPECT_EQ(split->command(), std::optional<size_t>(0)) << split->what();
+  EXPECT_EQ(std::string(split->what()).rfind("split(i, i0, i1, 2): the loops (", 0), 0u) << split->what();
+
+  auto parallel = refusal("tensor Y : dense\ntensor A(I, K) : {dense, compressed}\nY = A(i,k)\n", {"io", "ii"},
+                          [](auto& v) {
+                            using lowering::ParallelizeCommand;
+                            const auto threads = ir::ParallelUnit::CPUThread;
+                            const auto noRaces = ir::OutputRaceStrategy::NoRaces;
+                            return std::vector<lowering::ScheduleCommand>{
+                                {ParallelizeCommand{v["k"], threads, noRaces}, "parallelize(k, CPUThread, NoRaces)"},
+                                {ParallelizeCommand{v["i"], threads, noRaces}, "parallelize(i, CPUThread, NoRaces)"},
+                                {ir::SplitRelation{v["i"], v["io"], v["ii"], 2}, "split(i, io, ii, 2)"}};
+                          });
+  ASSERT_TRUE(parallel);
+  EXPECT_EQ(parallel->command(), std::optional<size_t>(1)) << parallel->what();
+  EXPECT_EQ(std::string(parallel->what()).rfind("parallelize(io, CPUThread, NoRaces): io is summed into Y", 0), 0u)
+      << parallel->what();
+}
+
+// Rows on threads whose appending loop visits an operand's inner level
+// before its outer one (j outside k for B): the one-pass analysis finds that
+// it does not apply (it asks iterationRefusal) and the loops refuse the
+// nest at the statement, with the same message whether or not one pass is
+// asked.
+TEST(Refusals, OfLoopsTheOnePassAnalysisLeavesComeFromTheLoops) {
+  IndexVar i("i"), j("j"), k("k");
+  TensorVar Y("Y", {"I", "J"}, Format::csr()), A("A", {"I", "K"}, Format::csr()), B("B", {"K", "J"}, Format::csr());
+  ir::ForallAttributes threads;
+  threads.parallelUnit = ir::ParallelUnit::CPUThread;
+  threads.outputRaceStrategy = ir::OutputRaceStrategy::NoRaces;
+  ir::IndexStmt nest = ir::forall(i, ir::forall(j, ir::forall(k, Y(i, j) += A(i, k) * B(k, j))), threads);
+  for (bool onePass : {true, false}) {
+    lowering::LowerOptions options;
+    options.rowsInOnePass = onePass;
+    try {
+      lowering::lower(nest, {Y, A, B}, options);
+      ADD_FAILURE() << "lowered";
+    } catch (const lowering::LoweringError& error) {
+      EXPECT_EQ(std::string(error.what()), "loop order visits j before the outer levels of B, which is stored {dense, compressed}");
+      EXPECT_FALSE(error.command());
+    }
+  }
 }
 
 // The split's inner part is recovered from a fused loop that runs it to the

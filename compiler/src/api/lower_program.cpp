@@ -1,10 +1,6 @@
 // Program -> concrete index notation -> imperative IR -> C++ or CUDA, per statement.
 #include <algorithm>
-#include <map>
 #include <optional>
-#include <set>
-#include <type_traits>
-#include <variant>
 #include <unordered_map>
 
 #include "floating_point.h"
@@ -54,62 +50,6 @@ ir::IndexStmt readNmOperandsDensely(const ir::IndexStmt& statement,
     copies.emplace_back(tensor.name(), copy);
   }
   return substitutions.empty() ? statement : ir::replace(statement, substitutions);
-}
-
-// Whether `message` starts with the command `text` and a colon, spaces
-// aside (split(i,i0,i1,2) as written, split(i, i0, i1, 2) as lowering
-// prints it).
-bool namesCommand(const std::string& message, const std::string& text) {
-  size_t at = 0;
-  auto skipSpaces = [&] {
-    while (at < message.size() && message[at] == ' ') ++at;
-  };
-  for (char c : text) {
-    if (c == ' ') continue;
-    skipSpaces();
-    if (at == message.size() || message[at] != c) return false;
-    ++at;
-  }
-  skipSpaces();
-  return at < message.size() && message[at] == ':';
-}
-
-// The request's parallelize command behind a refusal of the loop it asked
-// for, where a later split, divide, fuse, pos or bound derived that loop's
-// variable from the command's: the command's index, or nothing (none, or
-// two that could be).
-std::optional<size_t> parallelizeBehind(const lowering::ParallelizeError& error,
-                                        const lowering::ScheduleRequest& request) {
-  // Each derived variable's parents.
-  std::multimap<ir::IndexVar, ir::IndexVar> parents;
-  for (const auto& command : request.commands) {
-    std::visit(
-        [&](const auto& kind) {
-          if constexpr (std::is_convertible_v<decltype(kind), ir::ProvenanceRelation>) {
-            for (const auto& derived : ir::derivedVars(kind))
-              for (const auto& parent : ir::parentVars(kind)) parents.emplace(derived, parent);
-          }
-        },
-        command.kind);
-  }
-  std::set<ir::IndexVar> ancestors{error.loop()};
-  for (std::vector<ir::IndexVar> work{error.loop()}; !work.empty();) {
-    ir::IndexVar var = work.back();
-    work.pop_back();
-    auto [begin, end] = parents.equal_range(var);
-    for (auto it = begin; it != end; ++it)
-      if (ancestors.insert(it->second).second) work.push_back(it->second);
-  }
-  std::optional<size_t> found;
-  for (size_t c = 0; c < request.commands.size(); ++c) {
-    const auto* parallelize = std::get_if<lowering::ParallelizeCommand>(&request.commands[c].kind);
-    if (!parallelize || !ancestors.count(parallelize->var) || parallelize->unit != error.unit() ||
-        parallelize->strategy != error.strategy())
-      continue;
-    if (found) return std::nullopt;
-    found = c;
-  }
-  return found;
 }
 
 }  // namespace
@@ -186,6 +126,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
   std::vector<ir::imp::Function> functions;
   for (size_t index = 0; index < program.statements().size(); ++index) {
     const ir::IndexStmt& statement = program.statements()[index];
+    ScheduleForStatement schedule;  // where refusals are located
     try {
       CompiledStatement compiled;
       auto written = ir::tensorsWritten(statement);
@@ -196,19 +137,14 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         throw lowering::LoweringError(compiled.output.name() + " is both read and written by this statement; in-place "
                                       "updates are not supported yet: write the result to a new tensor");
       compiled.computedOutput = compiled.output;
-      ScheduleForStatement schedule = scheduleRequestFor(program.syntax(), statement);
+      schedule = scheduleRequestFor(program.syntax(), statement);
       const lowering::ScheduleRequest& request = schedule.request;
       // On the cuda target a product with an N:M operand is the nm_spmm
       // intrinsic's (it maps no loops); elsewhere N:M operands are dense copies.
       const bool nmIntrinsic = cuda && lowering::isNmSpmmCandidate(statement);
       std::vector<std::pair<std::string, TensorVar>> nmCopies;
       const ir::IndexStmt denseNm = nmIntrinsic ? statement : readNmOperandsDensely(statement, nmCopies);
-      lowering::ConcretizedStatement concrete;
-      try {
-        concrete = lowering::concretizeForLowering(denseNm, request);
-      } catch (const lowering::ScheduleError& error) {
-        refuseScheduleCommand(program.syntax(), *schedule.sources.at(error.command()), error.what());
-      }
+      lowering::ConcretizedStatement concrete = lowering::concretizeForLowering(denseNm, request);
       // tensorcore() asks for an intrinsic, which maps its own loops. A CSR
       // SpMM gets two mappings, picked per input by row lengths.
       std::optional<lowering::ConcretizedStatement> balanced;
@@ -260,47 +196,25 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
           std::find(separate.begin(), separate.end(), compiled.output.name()) != separate.end();
       if (lowerOptions.separateAssembly)
         compiled.decisions.push_back(compiled.output.name() + " is assembled in a pass of its own, then computed");
-      try {
-        compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
-        // A statement an intrinsic took (TCA-SpMM) maps no loops: no choice.
-        if (balanced && lowering::intrinsicDecision(compiled.function)) balanced.reset();
-        if (balanced)
-          compiled.function = lowering::chooseByRowLengths(
-              compiled.function, lowering::lower(balanced->stmt, compiled.parameters, lowerOptions), balancedMatrix);
-        refuseOversizedKernel(compiled.function);
-      } catch (const lowering::LoweringError& error) {
-        // Lowering names the command it refuses (a race under parallelize,
-        // say): point at that command in the source.
-        std::string message = error.what();
-        for (const auto* command : schedule.sources)
-          if (namesCommand(message, commandText(*command))) refuseScheduleCommand(program.syntax(), *command, message);
-        // A parallelize whose loop a later split, fuse, ... replaced.
-        if (const auto* parallel = dynamic_cast<const lowering::ParallelizeError*>(&error))
-          if (auto command = parallelizeBehind(*parallel, request))
-            refuseScheduleCommand(program.syntax(), *schedule.sources.at(*command), message);
-        if (schedule.tensorCoreSource && message.rfind("tensorcore():", 0) == 0)
-          refuseScheduleCommand(program.syntax(), *schedule.tensorCoreSource, message);
-        // Plain loops that append a sparse output out of order: the
-        // precompute that took the place of the output's workspace.
-        const auto* order = dynamic_cast<const lowering::OutputOrderError*>(&error);
-        if (order && order->command().empty() && concrete.outputOrderCommand) {
-          size_t command = *concrete.outputOrderCommand;
-          const std::string& output = compiled.output.name();
-          refuseScheduleCommand(
-              program.syntax(), *schedule.sources.at(command),
-              request.commands.at(command).text + ": " + order->reason() + "; here a summed loop comes between " +
-                  output + "'s coordinates, where tcc puts a workspace that takes them in any order, but a "
-                  "statement takes one precompute and this one holds another part: drop it (tcc then inserts the "
-                  "workspace)");
-        }
-        throw;
-      }
+      lowerOptions.commands = lowering::loopCommandsOf(request, concrete.outputOrderCommand);
+      compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
+      // A statement an intrinsic took (TCA-SpMM) maps no loops: no choice.
+      if (balanced && lowering::intrinsicDecision(compiled.function)) balanced.reset();
+      if (balanced)
+        compiled.function = lowering::chooseByRowLengths(
+            compiled.function, lowering::lower(balanced->stmt, compiled.parameters, lowerOptions), balancedMatrix);
+      refuseOversizedKernel(compiled.function);
       if (auto note = lowering::intrinsicDecision(compiled.function)) compiled.decisions = {*note};
       if (cuda) lowered.gpuFunctions.push_back(lowering::splitIntoKernels(compiled.function));
       functions.push_back(compiled.function);
       lowered.statements.push_back(std::move(compiled));
     } catch (const lowering::LoweringError& error) {
-      // No command made it: the statement as a whole is refused.
+      // At the schedule command the refusal names (a race under a
+      // parallelize, a split's order, ...), else at the statement as a whole.
+      if (auto command = error.command(); command && *command < schedule.sources.size())
+        refuseScheduleCommand(program.syntax(), *schedule.sources[*command], error.what());
+      if (error.atTensorCore() && schedule.tensorCoreSource)
+        refuseScheduleCommand(program.syntax(), *schedule.tensorCoreSource, error.what());
       refuseStatement(program.syntax(), index, "cannot compile `" + ir::toString(statement) + "`: " + error.what());
     }
   }

@@ -70,13 +70,13 @@ std::optional<imp::Function> recognizeTcaSpmm(const ir::IndexStmt& cin, const st
   auto shape = spmmShape(cin);
   if (!shape) {
     if (!options.tensorCore) return std::nullopt;
-    throw LoweringError("tensorcore(): tensor cores compute a CSR SpMM, O(i,j) = S(i,k) * D(k,j), and nothing else; "
-                        "this statement is not one");
+    throw LoweringError::ofTensorCore("tensorcore(): tensor cores compute a CSR SpMM, O(i,j) = S(i,k) * D(k,j), and "
+                                      "nothing else; this statement is not one");
   }
   std::string reason = unsupportedBecause(*shape, options);
   if (!reason.empty()) {
     if (!options.tensorCore) return std::nullopt;
-    throw LoweringError("tensorcore(): " + reason);
+    throw LoweringError::ofTensorCore("tensorcore(): " + reason);
   }
   const ir::TensorVar &out = shape->out.tensor(), &sparse = shape->sparse.tensor(), &dense = shape->dense.tensor();
   imp::Function function;

@@ -41,8 +41,8 @@ struct ConcretizedStatement {
   // The request's precompute (its index in request.commands), where the
   // loops sum between a sparse output's coordinates and that precompute
   // stands where the output's workspace would go (a statement takes one):
-  // lowering's refusal of the output's order (OutputOrderError with no
-  // command of its own) is the precompute's.
+  // lowering's refusal of the output's order, where no other command made
+  // it, is the precompute's (LoopCommands::outputOrder).
   std::optional<size_t> outputOrderCommand;
 };
 

@@ -16,52 +16,71 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "tcc/ir/imperative.h"
 #include "tcc/ir/index_stmt.h"
+#include "tcc/ir/provenance.h"
 
 namespace tcc::lowering {
 
+// A refusal. `command()`: the schedule command whose provenance made what
+// is refused (the split that derived the loop's variable, the parallelize
+// that asked for the loop), as its index in ScheduleRequest::commands;
+// the caller maps it to the command's source. `atTensorCore()`: the
+// schedule's tensorcore() (a flag of the request, not one of its
+// commands). Neither: the statement as a whole is refused.
 class LoweringError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
-};
-
-// A loop that cannot run as its parallelize asks: the loop's variable (a
-// split, fuse, ... may have derived it from the command's), its unit and
-// race strategy; the message names them as parallelize(v, unit, strategy).
-class ParallelizeError : public LoweringError {
- public:
-  ParallelizeError(const ir::IndexVar& loop, ir::ParallelUnit unit, ir::OutputRaceStrategy strategy,
-                   const std::string& message)
-      : LoweringError(message), loop_(loop), unit_(unit), strategy_(strategy) {}
-  const ir::IndexVar& loop() const { return loop_; }
-  ir::ParallelUnit unit() const { return unit_; }
-  ir::OutputRaceStrategy strategy() const { return strategy_; }
+  explicit LoweringError(const std::string& message, std::optional<size_t> command = std::nullopt)
+      : std::runtime_error(message), command_(command) {}
+  static LoweringError ofTensorCore(const std::string& message) {
+    LoweringError error(message);
+    error.tensorCore_ = true;
+    return error;
+  }
+  std::optional<size_t> command() const { return command_; }
+  bool atTensorCore() const { return tensorCore_; }
 
  private:
-  ir::IndexVar loop_;
-  ir::ParallelUnit unit_;
-  ir::OutputRaceStrategy strategy_;
+  std::optional<size_t> command_;
+  bool tensorCore_ = false;
 };
 
-// A sparse output level the loops would append out of order. `command`:
-// the schedule command that made the order ("split(i, i0, i1, 2)"),
-// which starts the message; empty where plain loops made it (the caller
-// knows which command kept a workspace out: see
-// ConcretizedStatement::outputOrderCommand).
-class OutputOrderError : public LoweringError {
- public:
-  OutputOrderError(const std::string& command, const std::string& reason)
-      : LoweringError(command.empty() ? reason : command + ": " + reason), command_(command), reason_(reason) {}
-  const std::string& command() const { return command_; }
-  const std::string& reason() const { return reason_; }
+// The schedule commands behind a statement's loops, by their index in
+// ScheduleRequest::commands (loopCommandsOf, schedule.h builds it from a
+// request), for the command a refusal names: the provenance relation each
+// split, divide, fuse, pos and bound added, each parallelize, and the
+// precompute that stands where a sparse output's workspace would go
+// (ConcretizedStatement::outputOrderCommand). Empty: no command is named.
+struct LoopCommands {
+  std::vector<std::pair<ir::ProvenanceRelation, size_t>> relations;
+  struct Parallelize {
+    ir::IndexVar var;
+    ir::ParallelUnit unit = ir::ParallelUnit::NotParallel;
+    ir::OutputRaceStrategy strategy = ir::OutputRaceStrategy::IgnoreRaces;
+    size_t command = 0;
+  };
+  std::vector<Parallelize> parallelizes;
+  struct Precompute {
+    size_t command = 0;
+    std::string text;  // as written, for messages
+  };
+  std::optional<Precompute> outputOrder;
 
- private:
-  std::string command_, reason_;
+  // The command that added `relation` (found by the variables it
+  // introduces, which no other command introduces).
+  std::optional<size_t> commandOf(const ir::ProvenanceRelation& relation) const;
+  // The parallelize behind a loop over `loop` with that unit and race
+  // strategy: the first over `loop` itself, else the only one over a
+  // variable that `loop` derives from through the relations (a later
+  // split, fuse, ... replaced the parallelized loop); nothing where there
+  // is none, or two could be.
+  std::optional<size_t> parallelizeOf(const ir::IndexVar& loop, ir::ParallelUnit unit,
+                                      ir::OutputRaceStrategy strategy) const;
 };
 
 // What a kernel returns when a bound(...) of its schedule does not hold for
@@ -119,6 +138,8 @@ struct LowerOptions {
   // compute the statement (TCA-SpMM for CSR float16 SpMM), else it is
   // refused with the reason.
   bool tensorCore = false;
+  // The schedule commands behind the loops, which refusals name.
+  LoopCommands commands;
 };
 
 // `parameters` lists the kernel's tensors in the order the entry point

@@ -90,11 +90,13 @@ struct ScheduleRequest {
 // request's list) and the reason.
 class ScheduleError : public LoweringError {
  public:
-  ScheduleError(size_t command, const std::string& message) : LoweringError(message), command_(command) {}
-  size_t command() const { return command_; }
-
- private:
-  size_t command_;
+  ScheduleError(size_t command, const std::string& message) : LoweringError(message, command) {}
+  size_t command() const { return *LoweringError::command(); }
 };
+
+// The commands behind the loops of a statement scheduled by `request`
+// (LowerOptions::commands); `outputOrderCommand`: see
+// ConcretizedStatement::outputOrderCommand.
+LoopCommands loopCommandsOf(const ScheduleRequest& request, std::optional<size_t> outputOrderCommand = std::nullopt);
 
 }  // namespace tcc::lowering
