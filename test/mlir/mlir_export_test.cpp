@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <sys/wait.h>
 
 #include "mlir_check.h"
@@ -55,6 +57,37 @@ class MlirRefusalTest : public ::testing::TestWithParam<Refusal> {};
 TEST_P(MlirRefusalTest, NamesThePart) {
   std::string message = mlirExportErrorOf(GetParam().program);
   EXPECT_NE(message.find(GetParam().names), std::string::npos) << message;
+}
+
+// Each refusal of a DSL program is a diagnostic at the statement (the
+// second, where there are several): file:line:col, the line and a caret;
+// a schedule's is at its first command (above).
+TEST_P(MlirRefusalTest, IsLocatedAtTheStatement) {
+  const std::string program = GetParam().program;
+  if (program.find("schedule {") != std::string::npos) return;
+  // The statement's line: the first (second) that declares no tensor.
+  const int wanted = std::string(GetParam().name) == "SeveralStatements" ? 2 : 1;
+  int line = 0, statements = 0;
+  std::string statement;
+  std::istringstream lines(program);
+  for (std::string text; std::getline(lines, text);) {
+    ++line;
+    if (text.rfind("tensor ", 0) == 0) continue;
+    statement = text;
+    if (++statements == wanted) break;
+  }
+  try {
+    exportMlir(Program::fromText(program, "test.tc"));
+    FAIL() << "exported";
+  } catch (const MlirExportDiagnosticError& error) {
+    ASSERT_EQ(error.diagnostics().size(), 1u);
+    const frontend::Diagnostic& refusal = error.diagnostics()[0];
+    EXPECT_EQ(refusal.location, (frontend::SourceLocation{"test.tc", line, 1})) << error.what();
+    EXPECT_EQ(refusal.message.rfind("cannot export ", 0), 0u) << refusal.message;
+    EXPECT_NE(refusal.message.find(GetParam().names), std::string::npos) << refusal.message;
+    EXPECT_EQ(std::string(error.what()),
+              "test.tc:" + std::to_string(line) + ":1: error: " + refusal.message + "\n" + statement + "\n^\n");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -125,6 +158,20 @@ TEST(MlirCommandTest, EmitMlirCompilesWithMlirOpt) {
   }
 }
 
+// A program from the C++ builder has no source: the plain MlirExportError.
+TEST(MlirExportTest, BuilderProgramsAreRefusedWithoutALocation) {
+  IndexVar i("i"), j("j");
+  TensorVar y("y", {"I"}, Format::denseOfOrder(1)), A("A", {"I", "J"}, Format::csr()),
+      x("x", {"J"}, Format::denseOfOrder(1));
+  try {
+    exportMlir(Program::fromStatements({y(i) += A(i, j) * x(j)}, {y, A, x}));
+    FAIL() << "exported";
+  } catch (const lowering::MlirExportError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("cannot export `y(i) += A(i,j) * x(j)` to MLIR 16: `+=`", 0), 0u)
+        << error.what();
+  }
+}
+
 TEST(MlirCommandTest, RefusalExitsNonZeroWithoutOutputFile) {
   std::string tc = std::string(TCC_SOURCE_DIR) + "/examples/spmv_parallel.tc";
   std::string output = ::testing::TempDir() + "refused.mlir";
@@ -136,6 +183,26 @@ TEST(MlirCommandTest, RefusalExitsNonZeroWithoutOutputFile) {
   FILE* file = std::fopen(output.c_str(), "r");
   EXPECT_EQ(file, nullptr);
   if (file) std::fclose(file);
+}
+
+// A statement the export cannot express: file:line:col at the statement,
+// the line and a caret, and no output file.
+TEST(MlirCommandTest, RefusalOfTheStatementIsLocated) {
+  std::string tc = ::testing::TempDir() + "accumulate.tc";
+  std::string output = ::testing::TempDir() + "accumulate.mlir";
+  std::remove(output.c_str());
+  {
+    std::ofstream file(tc);
+    file << "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\n\n  y(i) += A(i, j) * x(j)\n";
+  }
+  Outcome outcome = runCommand(std::string("'") + TCC_EXECUTABLE + "' compile '" + tc + "' --emit mlir -o '" + output + "'");
+  EXPECT_NE(outcome.exitCode, 0);
+  EXPECT_EQ(outcome.output, tc + ":5:3: error: cannot export `y(i) += A(i,j) * x(j)` to MLIR 16: `+=` (accumulating "
+                                 "into y) is not exported to MLIR\n  y(i) += A(i, j) * x(j)\n  ^\n");
+  FILE* file = std::fopen(output.c_str(), "r");
+  EXPECT_EQ(file, nullptr);
+  if (file) std::fclose(file);
+  std::remove(tc.c_str());
 }
 
 TEST(MlirCommandTest, HelpListsMlir) {

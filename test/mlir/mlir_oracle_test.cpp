@@ -205,6 +205,12 @@ TEST(MlirOracleTest, UnexportableProgramGivesNoResult) {
   Tensor a = rt::pack(randomSparse({5, 5}, 0.5, 24), toRuntimeFormat(Format::csr()));
   Tensor x = rt::pack(randomDense({5}, 25), toRuntimeFormat(Format::denseOfOrder(1)));
   EXPECT_FALSE(runThroughMlir(program, {{"A", a}, {"x", x}}).has_value());
+  // The same from the C++ builder (no source location).
+  IndexVar i("i"), j("j");
+  TensorVar yVar("y", {"I"}, Format::denseOfOrder(1)), aVar("A", {"I", "J"}, Format::csr()),
+      xVar("x", {"J"}, Format::denseOfOrder(1));
+  Program built = Program::fromStatements({yVar(i) += aVar(i, j) * xVar(j)}, {yVar, aVar, xVar});
+  EXPECT_FALSE(runThroughMlir(built, {{"A", a}, {"x", x}}).has_value());
 }
 
 }  // namespace

@@ -171,7 +171,9 @@ std::optional<MlirResult> runThroughMlir(const Program& program, const std::map<
     exportOptions.ignoreSchedule = true;
     kernel = exportMlirKernel(program, exportOptions);
   } catch (const lowering::MlirExportError&) {
-    return std::nullopt;
+    return std::nullopt;  // a program from the C++ builder
+  } catch (const MlirExportDiagnosticError&) {
+    return std::nullopt;  // from the DSL: located at the statement
   }
 
   ScratchDirectory scratch;

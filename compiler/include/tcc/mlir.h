@@ -20,9 +20,21 @@ struct MlirExportOptions {
   bool ignoreSchedule = false;
 };
 
-// Throws lowering::MlirExportError ("cannot export `...` to MLIR 16: why")
-// for what MLIR 16 cannot express, frontend::DiagnosticError at a schedule
-// command.
+// What a program from the DSL asks that MLIR 16 cannot express: a
+// frontend::DiagnosticError at the statement (file:line:col, the source line
+// and a caret; for a program of several statements, at the second), whose
+// message is the lowering::MlirExportError's ("cannot export `...` to MLIR
+// 16: why"). A caller that skips what cannot be exported catches this type
+// and lowering::MlirExportError (a program from the C++ builder, which has
+// no source to point at).
+class MlirExportDiagnosticError : public frontend::DiagnosticError {
+ public:
+  using frontend::DiagnosticError::DiagnosticError;
+};
+
+// Throws MlirExportDiagnosticError (a program from the DSL) or
+// lowering::MlirExportError (from the C++ builder) for what MLIR 16 cannot
+// express, frontend::DiagnosticError at a schedule command.
 lowering::MlirKernel exportMlirKernel(const Program& program, const MlirExportOptions& options = {});
 // The kernel as a module's text.
 std::string exportMlir(const Program& program, const MlirExportOptions& options = {});

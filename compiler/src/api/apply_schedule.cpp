@@ -91,6 +91,13 @@ std::string commandText(const frontend::ScheduleCommand& command) {
   throw Error(message);
 }
 
+std::optional<frontend::Diagnostic> statementDiagnostic(const frontend::Program& program, size_t index,
+                                                        const std::string& message) {
+  if (index >= program.statementLocations.size() || program.statementLocations[index].line <= 0) return std::nullopt;
+  const frontend::SourceLocation& location = program.statementLocations[index];
+  return frontend::Diagnostic{location, message, sourceLine(program, location)};
+}
+
 ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const ir::IndexStmt& statement) {
   ScheduleForStatement result;
   lowering::ScheduleRequest& request = result.request;

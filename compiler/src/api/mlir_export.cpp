@@ -7,11 +7,24 @@
 
 namespace tcc {
 
+namespace {
+
+// A refusal of the export, at the program's statement `index` where the
+// program has a source.
+[[noreturn]] void refuseExport(const Program& program, size_t index, const std::string& message) {
+  if (auto diagnostic = statementDiagnostic(program.syntax(), index, message))
+    throw MlirExportDiagnosticError({*diagnostic});
+  throw lowering::MlirExportError(message);
+}
+
+}  // namespace
+
 lowering::MlirKernel exportMlirKernel(const Program& program, const MlirExportOptions& options) {
   const auto& statements = program.statements();
   if (statements.size() != 1)
-    throw lowering::MlirExportError("cannot export to MLIR 16: the program has " + std::to_string(statements.size()) +
-                                    " statements; the export takes a program of one statement");
+    refuseExport(program, statements.empty() ? 0 : 1,
+                 "cannot export to MLIR 16: the program has " + std::to_string(statements.size()) +
+                     " statements; the export takes a program of one statement");
   if (!options.ignoreSchedule && !program.syntax().schedule.empty()) {
     const frontend::ScheduleCommand& command = program.syntax().schedule.front();
     refuseScheduleCommand(program.syntax(), command,
@@ -21,8 +34,7 @@ lowering::MlirKernel exportMlirKernel(const Program& program, const MlirExportOp
   try {
     return lowering::exportToMlir(statements.front(), options.functionName);
   } catch (const lowering::MlirExportError& error) {
-    throw lowering::MlirExportError("cannot export `" + ir::toString(statements.front()) + "` to MLIR 16: " +
-                                    error.what());
+    refuseExport(program, 0, "cannot export `" + ir::toString(statements.front()) + "` to MLIR 16: " + error.what());
   }
 }
 

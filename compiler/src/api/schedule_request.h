@@ -1,6 +1,8 @@
 // Internal to the library: the schedule of a program as lowering requests.
 #pragma once
 
+#include <optional>
+
 #include "tcc/frontend/program.h"
 #include "tcc/lowering/concretize_for_lowering.h"
 
@@ -30,5 +32,10 @@ std::string commandText(const frontend::ScheduleCommand& command);
 // line, where the program has a source; tcc::Error for a program from the
 // C++ builder.
 [[noreturn]] void refuseStatement(const frontend::Program& program, size_t index, const std::string& message);
+
+// The diagnostic at the program's statement `index` (its output, with the
+// source line), or nothing for a program from the C++ builder.
+std::optional<frontend::Diagnostic> statementDiagnostic(const frontend::Program& program, size_t index,
+                                                        const std::string& message);
 
 }  // namespace tcc

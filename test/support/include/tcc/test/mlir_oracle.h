@@ -86,7 +86,8 @@ struct MlirResult {
 
 // Runs `program` (one statement; its schedule is ignored, as it does not
 // change the result) on `inputs` through MLIR 16. Returns nullopt when the
-// program cannot be exported (lowering::MlirExportError); throws
+// program cannot be exported (MlirExportDiagnosticError, or
+// lowering::MlirExportError for a program from the C++ builder); throws
 // MlirToolError when a tool fails and std::invalid_argument when an input
 // is missing or an output size cannot be found from the inputs.
 std::optional<MlirResult> runThroughMlir(const Program& program, const std::map<std::string, Tensor>& inputs,
