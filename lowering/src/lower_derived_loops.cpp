@@ -106,7 +106,8 @@ LoopRange Lowerer::rangeOf(const ir::IndexVar& var, std::vector<Stmt>& setup) {
     const ir::AccessNode* located = nullptr;
     for (const auto& [node, levels] : positions_)
       if (sameAccess(node, pos.access) && (level == 0 || levels.count(level - 1))) located = node;
-    if (!located)
+    // (A first level's one segment is the whole level: no loop fixes it.)
+    if (!located && level > 0)
       throw LoweringError(ir::toString(relation) + ": the loops over " + pos.posVar.name() + " iterate a segment of " +
                               pos.access.tensor().name() + "'s level " + std::to_string(level + 1) +
                               ", so they must be inside the loops that fix its outer levels",

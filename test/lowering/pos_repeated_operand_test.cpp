@@ -1,7 +1,8 @@
 // pos over an operand that the statement reads twice at the same indices
 // (A(i,k) * A(i,k)): the loops around fix one parent position for both
 // reads, so one position loop serves them; reads at other indices, or other
-// sparse operands at the pos variable, stay refused at the command.
+// sparse operands at the pos variable, stay refused at the command. And pos
+// over a first level, whose segment no loop fixes.
 #include <gtest/gtest.h>
 
 #include "kernel_check.h"
@@ -101,6 +102,44 @@ TEST(PosOverARepeatedOperand, UnderParallelRowsAndOverAMiddleLevel) {
       SCOPED_TRACE(dsl);
       expectProgramMatchesReference(dsl, declared(dsl, tensors));
     }
+}
+
+// pos over a tensor's first level (a sparse vector, DCSR's rows, CSF's
+// first level), whose one segment is the whole level, read once or twice.
+TEST(PosOverAFirstLevel, MatchesReference) {
+  struct Program {
+    std::string declarations, statement;
+  };
+  const std::vector<Program> vectors = {
+      {"tensor y(I) : dense\ntensor x(I) : sparse\n", "y(i) = 2 * x(i)"},
+      {"tensor y(I) : sparse\ntensor x(I) : sparse\ntensor z(I) : dense\n", "y(i) = x(i) * z(i) * x(i)"},
+      {"tensor s : dense\ntensor x(I) : sparse\ntensor z(I) : dense\n", "s = x(i) * z(i)"},
+  };
+  std::map<std::string, rt::Coo> inputs = {{"x", randomSparse({40}, 0.2, 41)}, {"z", randomDense({40}, 42)}};
+  for (const auto& program : vectors)
+    for (const char* schedule : {"pos(i, ip, x(i))", "pos(i, ip, x(i))\nsplit(ip, ip0, ip1, 4)",
+                                 "pos(i, ip, x(i))\nsplit(ip, ip0, ip1, 3)\nparallelize(ip0, CPUThread, Atomics)"}) {
+      std::string dsl = withSchedule(program.declarations + program.statement + "\n", schedule);
+      SCOPED_TRACE(dsl);
+      expectProgramMatchesReference(dsl, declared(dsl, inputs));
+    }
+  const std::vector<Program> matrices = {
+      {"tensor y(I) : dense\n", "y(i) = A(i,k)"},
+      {"tensor y(I) : dense\ntensor x(K) : dense\n", "y(i) = A(i,k) * x(k) * A(i,k)"},
+      {"tensor Y(I, K) : dcsr\n", "Y(i,k) = A(i,k) * A(i,k) - A(i,k)"},
+  };
+  for (const auto& [name, matrix] : std::vector<std::pair<std::string, rt::Coo>>{
+           {"random 12x12, empty rows", randomSparse({12, 12}, 0.08, 43)}, {"lp_e226", realMatrix("lp_e226.mtx")}}) {
+    auto operands = inputsFor(matrix, 44);
+    for (const auto& program : matrices)
+      for (const char* schedule : {"pos(i, ip, A(i,k))", "pos(i, ip, A(i,k))\npos(k, kp, A(i,k))",
+                                   "pos(i, ip, A(i,k))\nsplit(ip, ip0, ip1, 2)\nparallelize(ip0, CPUThread, NoRaces)"}) {
+        std::string dsl = withSchedule("tensor A(I, K) : dcsr\n" + program.declarations + program.statement + "\n",
+                                       schedule);
+        SCOPED_TRACE(name + "\n" + dsl);
+        expectProgramMatchesReference(dsl, declared(dsl, operands));
+      }
+  }
 }
 
 // The refusal of a program, or an empty diagnostic where it compiles.
