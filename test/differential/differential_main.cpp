@@ -8,6 +8,7 @@
 // --strict), fails internally, crashes or is invalid.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -106,6 +107,13 @@ int main(int argc, char** argv) {
   app.add_flag("--constant-terms", generator.constantTerms,
                "about a third of the terms after the first have no index variable: a literal or a product of "
                "scalars (Y(i,j) = A(i,j) - 3)");
+  app.add_flag("--pos-schedules", generator.posSchedules,
+               "every case with a unique compressed level starts its schedule in position space: pos over the "
+               "level's variable or over its fusion with the loop around it, mostly split, the outer part "
+               "parallelized (a tensor read twice alike taken first)");
+  app.add_flag("--permuted-outputs", generator.permutedOutputs,
+               "outputs of order two or more have their indices permuted against the order the inputs read them "
+               "(Y(j,i) = A(i,j) * ...)");
   app.add_option("--replay", replayFiles, "check regression files instead of generating cases");
   app.add_flag("--print-code", printCode, "with --replay: print the generated C++ first");
   bool mlir = false;
@@ -151,6 +159,10 @@ int main(int argc, char** argv) {
   // at other indices), and how many of each matched.
   int repeated = 0, repeatedMatched = 0, permuted = 0, permutedMatched = 0;
   int constant = 0, constantMatched = 0;  // --constant-terms: cases with such a term
+  // --pos-schedules: cases whose schedule has a pos (of them, over an access
+  // read twice); --permuted-outputs: cases whose output is permuted.
+  int positions = 0, positionsMatched = 0, positionsTwice = 0, positionsTwiceMatched = 0;
+  int permutedOutputs = 0, permutedOutputsMatched = 0;
   for (int n = 0; n < count; ++n) {
     uint64_t caseSeed = seed + static_cast<uint64_t>(n);
     Case c = generateCase(caseSeed, generator);
@@ -173,6 +185,23 @@ int main(int argc, char** argv) {
       repeated += again, repeatedMatched += again && matched;
       permuted += elsewhere, permutedMatched += elsewhere && matched;
     }
+    const bool matched = verdict.outcome == Outcome::Matched;
+    if (generator.posSchedules) {
+      for (const auto& command : c.schedule) {
+        if (command.rfind("pos(", 0) != 0) continue;
+        // pos(v, vp, ACCESS): the access, read twice where the statement has it twice.
+        std::string access = command.substr(command.find(", ", command.find(", ") + 2) + 2);
+        access.pop_back();
+        std::string statement = c.statementText();
+        size_t first = statement.find(access);
+        bool twice = first != std::string::npos && statement.find(access, first + 1) != std::string::npos;
+        ++positions, positionsMatched += matched;
+        positionsTwice += twice, positionsTwiceMatched += twice && matched;
+        break;
+      }
+    }
+    if (generator.permutedOutputs && !std::is_sorted(c.output.vars.begin(), c.output.vars.end()))
+      ++permutedOutputs, permutedOutputsMatched += matched;
     if (verdict.outcome == Outcome::Refused) ++refusals[reasonOf(verdict.detail)];
     if (verbose) std::cout << "seed " << caseSeed << ": " << toString(verdict.outcome) << " " << verdict.detail << "\n";
     if (printCases) std::cout << c.programText() << "\n";
@@ -206,6 +235,12 @@ int main(int argc, char** argv) {
   if (generator.repeatedOperands)
     std::cout << repeated << " cases read a tensor at several places (" << repeatedMatched << " matched), " << permuted
               << " of them at other indices (" << permutedMatched << " matched)\n";
+  if (generator.posSchedules)
+    std::cout << positions << " cases schedule a pos (" << positionsMatched << " matched), " << positionsTwice
+              << " of them over an access the statement reads twice (" << positionsTwiceMatched << " matched)\n";
+  if (generator.permutedOutputs)
+    std::cout << permutedOutputs << " cases write an output permuted against the inputs (" << permutedOutputsMatched
+              << " matched)\n";
   for (const auto& [bug, n] : knownBugs) std::cout << "  " << n << " x known open bug " << bug << "\n";
   if (verbose || tally[Outcome::Refused] > 0) {
     std::multimap<int, std::string, std::greater<>> common;

@@ -194,6 +194,80 @@ TEST(DifferentialGenerator, ConstantTermCasesCheckOut) {
   EXPECT_GE(matchedWithConstants, 4);
 }
 
+// Position-space heads: most cases that have a unique compressed level
+// start their schedule with pos (over a tensor read twice alike where
+// there is one), the rest of the case is the one the seed gives without
+// them, and they check out.
+TEST(DifferentialGenerator, PosScheduleCasesCheckOut) {
+  GeneratorOptions positions = withRealMatrices();
+  positions.posSchedules = positions.productsOnly = positions.repeatedOperands = true;
+  GeneratorOptions without = positions;
+  without.posSchedules = false;
+  ReferenceOracle reference;
+  CampaignOptions options;
+  options.oracles = {&reference};
+  int withPos = 0, matched = 0, fused = 0, split = 0, parallel = 0, twice = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    Case c = generateCase(seed, positions), plain = generateCase(seed, without);
+    EXPECT_EQ(c.statementText(), plain.statementText());
+    EXPECT_EQ(c.fastFp, plain.fastFp);
+    EXPECT_TRUE(sameData(c, plain));
+    if (c.schedule.empty()) continue;
+    std::string head = c.schedule[0].rfind("fuse(", 0) == 0 && c.schedule.size() > 1 ? c.schedule[1] : c.schedule[0];
+    if (head.rfind("pos(", 0) != 0) continue;
+    ++withPos;
+    fused += c.schedule[0].rfind("fuse(", 0) == 0;
+    std::string text = c.programText();
+    split += text.find("split(") != std::string::npos || text.find("divide(") != std::string::npos;
+    parallel += text.find("parallelize(") != std::string::npos;
+    std::string access = head.substr(head.find(", ", head.find(", ") + 2) + 2);
+    access.pop_back();
+    std::string statement = c.statementText();
+    twice += statement.find(access) != statement.rfind(access);
+    Verdict verdict = checkCase(c, options);
+    matched += verdict.outcome == Outcome::Matched;
+    EXPECT_FALSE(isFinding(verdict.outcome)) << "seed " << seed << ": " << toString(verdict.outcome) << ": "
+                                              << verdict.detail << "\n" << text;
+  }
+  EXPECT_GE(withPos, 30);
+  EXPECT_GE(matched, 12);
+  EXPECT_GE(fused, 3);
+  EXPECT_GE(split, 12);
+  EXPECT_GE(parallel, 6);
+  EXPECT_GE(twice, 3);
+}
+
+// Outputs permuted against the inputs: the same case but for the output's
+// indices, and they check out.
+TEST(DifferentialGenerator, PermutedOutputCasesCheckOut) {
+  GeneratorOptions permuted = withRealMatrices();
+  permuted.permutedOutputs = true;
+  ReferenceOracle reference;
+  CampaignOptions options;
+  options.oracles = {&reference};
+  int withPermutation = 0, matched = 0, sparse = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    Case c = generateCase(seed, permuted), plain = generateCase(seed, withRealMatrices());
+    EXPECT_TRUE(std::is_permutation(c.output.vars.begin(), c.output.vars.end(), plain.output.vars.begin(),
+                                    plain.output.vars.end()));
+    EXPECT_EQ(toString(c.rhs), toString(plain.rhs));
+    EXPECT_TRUE(sameData(c, plain));
+    if (c.output.vars == plain.output.vars) {
+      EXPECT_LT(c.output.vars.size(), 2u);
+      continue;
+    }
+    ++withPermutation;
+    sparse += !c.output.allDense();
+    Verdict verdict = checkCase(c, options);
+    matched += verdict.outcome == Outcome::Matched;
+    EXPECT_FALSE(isFinding(verdict.outcome)) << "seed " << seed << ": " << toString(verdict.outcome) << ": "
+                                              << verdict.detail << "\n" << c.programText();
+  }
+  EXPECT_GE(withPermutation, 20);
+  EXPECT_GE(matched, 10);
+  EXPECT_GE(sparse, 4);
+}
+
 // Without a GPU (or with compileOnly) a cuda case is lowered and its
 // kernels compiled with NVRTC: a refusal still needs its reason, and
 // kernels NVRTC rejects are internal errors. Enough of them must compile

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -343,18 +344,27 @@ void collectSubexpressions(const Expr& e, bool top, std::vector<std::string>& ou
   for (const auto& operand : e.operands) collectSubexpressions(operand, false, out);
 }
 
-std::vector<std::string> randomSchedule(Random& random, const Case& c) {
-  test::ScheduleSpace space;
+// The loops of the unscheduled statement as the CPU target orders them (a
+// cuda case's unscheduled lowering would hold its default GPU mapping's
+// loops); nothing where it is refused (the checker reports the reason).
+std::optional<std::vector<std::string>> defaultLoops(const Case& c) {
+  std::vector<std::string> loops;
   try {
-    // The loops as the CPU target orders them (a cuda case's unscheduled
-    // lowering would hold its default GPU mapping's loops).
     CompileOptions cpu;
     cpu.target = frontend::Target::Cpu;
     Lowered lowered = lowerProgram(Program::fromText(c.programText(), "case.tc"), cpu);
-    for (const auto& statement : lowered.statements) collectLoops(statement.concrete, space.loops);
+    for (const auto& statement : lowered.statements) collectLoops(statement.concrete, loops);
   } catch (const std::exception&) {
-    return {};  // refused unscheduled: the checker reports the reason
+    return std::nullopt;
   }
+  return loops;
+}
+
+// Random commands over `loops` (the default loops, or those a head of
+// commands left).
+std::vector<std::string> randomSchedule(Random& random, const Case& c, const std::vector<std::string>& loops) {
+  test::ScheduleSpace space;
+  space.loops = loops;
   std::vector<const Expr*> accesses;
   collectAccesses(c.rhs, accesses);
   for (const Expr* access : accesses) {
@@ -371,6 +381,89 @@ std::vector<std::string> randomSchedule(Random& random, const Case& c) {
   collectSubexpressions(c.rhs, true, space.precomputable);
   std::mt19937 engine(static_cast<uint32_t>(random.next()));
   return test::randomScheduleCommands(space, engine);
+}
+
+// A position-space head (GeneratorOptions::posSchedules): its commands and
+// the loops they leave, outermost first.
+struct PositionHead {
+  std::vector<std::string> commands;
+  std::vector<std::string> loops;
+};
+
+std::optional<PositionHead> positionHead(Random& random, const Case& c, const std::vector<std::string>& defaultLoops) {
+  std::vector<const Expr*> accesses;
+  collectAccesses(c.rhs, accesses);
+  std::map<std::string, int> reads;
+  for (const Expr* access : accesses) ++reads[toString(*access)];
+  struct Candidate {
+    std::string access, var, outer;  // outer: the loop around var, where the two can be fused
+  };
+  std::vector<Candidate> candidates;
+  std::vector<double> weights;
+  auto loopAt = [&](const std::string& var) {
+    return static_cast<size_t>(std::find(defaultLoops.begin(), defaultLoops.end(), var) - defaultLoops.begin());
+  };
+  for (const Expr* access : accesses) {
+    const TensorDecl* tensor = c.findInput(access->tensor);
+    auto modeOf = [&](size_t level) {
+      return tensor->modeOrder.empty() ? level : static_cast<size_t>(tensor->modeOrder[level]);
+    };
+    for (size_t level = 0; level < tensor->levels.size(); ++level) {
+      if (tensor->levels[level] != LevelKind::Compressed) continue;  // pos takes unique compressed levels
+      Candidate candidate{toString(*access), access->vars[modeOf(level)], ""};
+      size_t at = loopAt(candidate.var);
+      if (at == defaultLoops.size()) continue;
+      bool known = std::any_of(candidates.begin(), candidates.end(), [&](const Candidate& other) {
+        return other.access == candidate.access && other.var == candidate.var;
+      });
+      if (known) continue;
+      if (level == 1 && (tensor->levels[0] == LevelKind::Dense || tensor->levels[0] == LevelKind::Compressed) && at > 0 &&
+          defaultLoops[at - 1] == access->vars[modeOf(0)])
+        candidate.outer = defaultLoops[at - 1];
+      candidates.push_back(candidate);
+      weights.push_back(reads.at(candidate.access) > 1 ? 3.0 : 1.0);  // a tensor read twice alike first
+    }
+  }
+  if (candidates.empty()) return std::nullopt;
+  const Candidate& chosen = candidates[std::discrete_distribution<size_t>(weights.begin(), weights.end())(random.engine())];
+  PositionHead head;
+  head.loops = defaultLoops;
+  auto replace = [&](const std::string& var, std::vector<std::string> by) {
+    auto at = std::find(head.loops.begin(), head.loops.end(), var);
+    at = head.loops.erase(at);
+    head.loops.insert(at, by.begin(), by.end());
+  };
+  std::string position;
+  if (!chosen.outer.empty() && random.chance(0.4)) {
+    std::string fused = chosen.outer + chosen.var;
+    position = fused + "p";
+    head.commands.push_back("fuse(" + chosen.outer + ", " + chosen.var + ", " + fused + ")");
+    head.commands.push_back("pos(" + fused + ", " + position + ", " + chosen.access + ")");
+    replace(chosen.var, {});
+    replace(chosen.outer, {position});
+  } else {
+    position = chosen.var + "p";
+    head.commands.push_back("pos(" + chosen.var + ", " + position + ", " + chosen.access + ")");
+    replace(chosen.var, {position});
+  }
+  auto strategy = [&] {
+    return random.from(std::vector<std::string>{"NoRaces", "Atomics", "Temporary", "ParallelReduction"});
+  };
+  if (random.chance(0.7)) {
+    std::string outer = position + "0", inner = position + "1";
+    int factor = random.from(std::vector<int>{1, 2, 3, 4, 7, 16});
+    head.commands.push_back((random.chance(0.8) ? "split(" : "divide(") + position + ", " + outer + ", " + inner +
+                            ", " + std::to_string(factor) + ")");
+    replace(position, {outer, inner});
+    if (random.chance(0.6)) {
+      bool vector = random.chance(0.2);
+      head.commands.push_back("parallelize(" + (vector ? inner : outer) + (vector ? ", CPUVector, " : ", CPUThread, ") +
+                              strategy() + ")");
+    }
+  } else if (random.chance(0.4)) {
+    head.commands.push_back("parallelize(" + position + ", CPUThread, " + strategy() + ")");
+  }
+  return head;
 }
 
 // One used variable (sometimes two) gets a dimension past a warp or a
@@ -447,6 +540,10 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   if (options.cudaTarget) widenForTheGpu(random, c, usedVars);
   c.output.name = "Y";
   c.output.vars = outputVars;
+  if (options.permutedOutputs && outputVars.size() >= 2) {
+    Random permutation(seed ^ 0x5DEECE66Dull);  // a stream of its own
+    while (c.output.vars == outputVars) std::shuffle(c.output.vars.begin(), c.output.vars.end(), permutation.engine());
+  }
   builder.formatOf(c.output, true);
   if (options.scheduledSparseOutputs && !c.output.levels.empty() && c.output.allDense())
     c.output.levels.back() = LevelKind::Compressed;
@@ -507,7 +604,16 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   // tcc schedules no statement whose terms sum over different variables:
   // such cases mostly go unscheduled, to test what does compile.
   double scheduled = options.cudaTarget ? 0.7 : summedSets.size() > 1 ? 0.15 : 0.6;
-  if (options.scheduledSparseOutputs || random.chance(scheduled)) c.schedule = randomSchedule(random, c);
+  const bool drawSchedule = options.scheduledSparseOutputs || random.chance(scheduled);
+  std::optional<std::vector<std::string>> loops;
+  if (drawSchedule || options.posSchedules) loops = defaultLoops(c);
+  std::optional<PositionHead> head;
+  if (options.posSchedules && loops) {
+    Random positions(seed ^ 0xB5297A4D3F84D5B5ull);  // a stream of its own
+    head = positionHead(positions, c, *loops);
+  }
+  if (drawSchedule && loops) c.schedule = randomSchedule(random, c, head ? head->loops : *loops);
+  if (head) c.schedule.insert(c.schedule.begin(), head->commands.begin(), head->commands.end());
   // Fast floating point (FMA, reassociated and vectorized sums) on a third
   // of the cases, checked within the same tolerance. Drawn last, so a
   // seed's expression, data and schedule do not depend on it.

@@ -51,6 +51,23 @@ struct GeneratorOptions {
   // is dense in value even where the operands are sparse.
   // Off, a seed gives exactly the case it always gave.
   bool constantTerms = false;
+  // Position-space schedules at the head of every case that has a unique
+  // compressed level to take: `pos(k, kp, A(i,k))` over a variable such a
+  // level iterates, or over the fusion of the level and the loop around it
+  // (`fuse(i, k, f)`, `pos(f, fp, A(i,k))`: the whole matrix's positions),
+  // mostly followed by a split of the position loop and a parallelize of
+  // its outer part (CPUThread or CPUVector, every race strategy but
+  // IgnoreRaces), then perhaps the random commands over the loops left. A
+  // tensor read twice at the same indices (with --repeated-operands) is
+  // taken first. Drawn from a stream of its own: off, a seed gives exactly
+  // the case it always gave; on, the same case with the head added.
+  bool posSchedules = false;
+  // The output's indices permuted against the order the inputs read them
+  // (`Y(j,i) = A(i,j) * B(j,k)`, `Y(k,i,j) = ...`; outputs of order two or
+  // more): transposes, sparse outputs assembled against the inputs' order,
+  // loop orders the output and the operands disagree on. Drawn from a
+  // stream of its own: off, a seed gives exactly the case it always gave.
+  bool permutedOutputs = false;
 };
 
 Case generateCase(uint64_t seed, const GeneratorOptions& options = {});
