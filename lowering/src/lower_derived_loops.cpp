@@ -288,8 +288,11 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
                          imp::Assign::makeCompound(imp::BinaryOp::Add, cursor, one))};
     pinnedPositions_[fuse->outer] = {pos.access, cursor, relation};
     pinnedPositions_[fuse->inner] = {pos.access, position, relation};
-    pinned.push_back(fuse->outer);
-    pinned.push_back(fuse->inner);
+    // The levels take the position variable's place (it holds one where a
+    // fuse recovered it beside another variable: fuse(fp, j, g)).
+    auto place = std::find(pinned.begin(), pinned.end(), pos.posVar);
+    place = pinned.insert(place, fuse->inner);
+    pinned.insert(place, fuse->outer);
     stmts.push_back(recoverParents(pending, pinned, body));
     pinnedPositions_.erase(fuse->outer);
     pinnedPositions_.erase(fuse->inner);
@@ -297,7 +300,10 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
   } else {
     const auto& pos = std::get<ir::PosRelation>(relation);
     pinnedPositions_[pos.indexVar] = {pos.access, coordinates_.at(pos.posVar), relation};
-    pinned.push_back(pos.indexVar);
+    // The variable takes its position variable's place: pos(i, ip, A(i)),
+    // fuse(ip, j, f) pins i, then j (i after j appended a sparse output's
+    // level 2 before its level 1 was located).
+    pinned.insert(std::find(pinned.begin(), pinned.end(), pos.posVar), pos.indexVar);
     Stmt inner = recoverParents(pending, pinned, body);
     pinnedPositions_.erase(pos.indexVar);
     return inner;

@@ -142,6 +142,33 @@ TEST(PosOverAFirstLevel, MatchesReference) {
   }
 }
 
+// pos, then a fuse of the position loop (or a part of it) with a loop
+// over a dense operand: the pinned variables stay in the loops' order, so
+// a sparse output's levels are located outer first (i was pinned after j,
+// and lowering stopped at "level 1 of Y has no located parent").
+TEST(PosThenFuse, PinsTheVariablesInTheLoopsOrder) {
+  std::map<std::string, rt::Coo> inputs = {{"x", randomSparse({9}, 0.4, 51)},
+                                           {"A", randomSparse({6, 9}, 0.3, 52)},
+                                           {"B", randomDense({4, 3}, 53)}};
+  for (const char* output : {"{dense, dense, compressed}", "{dense, dense, dense}", "{compressed, compressed, dense}"})
+    for (const char* schedule : {"pos(i, ip, x(i))\nfuse(ip, j, f)",
+                                 "pos(i, ip, x(i))\nsplit(ip, ip0, ip1, 4)\ndivide(ip1, ip2, ip3, 2)\nfuse(ip3, j, f)",
+                                 "pos(i, ip, x(i))\nsplit(ip, ip0, ip1, 2)\nfuse(ip1, j, f)\nfuse(ip0, f, g)"}) {
+      std::string dsl = withSchedule(std::string("tensor Y(I, J, K) : ") + output +
+                                         "\ntensor x(I) : sparse\ntensor B(J, K) : dense\nY(i,j,k) = x(i) * B(j,k)\n",
+                                     schedule);
+      SCOPED_TRACE(dsl);
+      expectProgramMatchesReference(dsl, declared(dsl, inputs));
+    }
+  for (const char* schedule : {"pos(i, ip, A(l,i))\nfuse(ip, j, f)", "fuse(l, i, h)\npos(h, hp, A(l,i))\nfuse(hp, j, f)"}) {
+    std::string dsl = withSchedule("tensor Y(L, I, J, K) : {dense, dense, dense, compressed}\ntensor A(L, I) : csr\n"
+                                   "tensor B(J, K) : dense\nY(l,i,j,k) = A(l,i) * B(j,k)\n",
+                                   schedule);
+    SCOPED_TRACE(dsl);
+    expectProgramMatchesReference(dsl, declared(dsl, inputs));
+  }
+}
+
 // The refusal of a program, or an empty diagnostic where it compiles.
 frontend::Diagnostic refusalOf(const std::string& dsl) {
   try {
