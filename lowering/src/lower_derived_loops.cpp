@@ -104,8 +104,13 @@ LoopRange Lowerer::rangeOf(const ir::IndexVar& var, std::vector<Stmt>& setup) {
     int level = levelOf(pos.access, pos.indexVar);
     // The segment of the level under the parent position the enclosing loops fixed.
     const ir::AccessNode* located = nullptr;
-    for (const auto& [node, levels] : positions_)
-      if (sameAccess(node, pos.access) && (level == 0 || levels.count(level - 1))) located = node;
+    auto consider = [&](const ir::AccessNode* node) {
+      if (!sameAccess(node, pos.access)) return;
+      auto positions = positions_.find(canonical(node, level - 1));  // (a read sharing another's iterator)
+      if (level == 0 || (positions != positions_.end() && positions->second.count(level - 1))) located = node;
+    };
+    for (const auto& [node, levels] : positions_) consider(node);
+    for (const auto& [twin, earlier] : twinOf_) consider(twin.first);
     // (A first level's one segment is the whole level: no loop fixes it.)
     if (!located && level > 0)
       throw LoweringError(ir::toString(relation) + ": the loops over " + pos.posVar.name() + " iterate a segment of " +

@@ -181,13 +181,16 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   // freed earlier may have had the same address.
   iteratorIds_[forall].clear();
   std::vector<LevelIterator> iterators = iteratorsOf(
-      forall, [&](const ir::AccessNode* access, int level) { return positions_[access].count(level) > 0; },
+      forall,
+      [&](const ir::AccessNode* access, int level) { return positions_[canonical(access, level)].count(level) > 0; },
       nextIteratorId_);
   nextIteratorId_ += static_cast<int>(iterators.size());
   for (const auto& it : iterators) iteratorIds_[forall][it.access] = it.id;
+  auto twins = shareIterators(forall, iterators);
   std::vector<LatticePoint> lattice = latticeOf(forall, iterators);
 
   Stmt loop = lowerLoop(forall, iterators, lattice, sole);
+  for (const auto& twin : twins) twinOf_.erase(twin);
   iteratorIds_.erase(forall);
   coordinates_.erase(var);
   for (const auto& it : iterators) {
@@ -236,11 +239,62 @@ std::optional<std::string> Lowerer::iterationRefusal(const ir::ForallNode* foral
   return std::nullopt;
 }
 
+const ir::AccessNode* Lowerer::canonical(const ir::AccessNode* access, int level) const {
+  auto twin = twinOf_.find({access, level});
+  return twin == twinOf_.end() ? access : twin->second;
+}
+
+std::vector<std::pair<const ir::AccessNode*, int>> Lowerer::shareIterators(const ir::ForallNode* forall,
+                                                                           std::vector<LevelIterator>& iterators) {
+  // Every level unique: a level's positions are then fixed by the
+  // coordinates of it and the levels above, so the loops around give both
+  // reads the same ones (a nonunique level's duplicates are summed before a
+  // product, which one iterator would not).
+  auto shareable = [&](const LevelIterator& it) {
+    const ir::Format& format = it.tensor.format();
+    for (int level = 0; level < it.tensor.order(); ++level)
+      if (!format.level(level).unique || format.level(level).kind == ir::LevelKind::NM) return false;
+    return !it.workspaceList && !storageOf(it.tensor).isWorkspace && !storageOf(it.tensor).isOutput;
+  };
+  std::vector<std::pair<const ir::AccessNode*, int>> twins;
+  std::vector<LevelIterator> kept;
+  for (auto& it : iterators) {
+    // The same variables at this level and the ones above it (A(i,j) and
+    // A(i,k) share their rows).
+    auto sameLevels = [&](const LevelIterator& earlier) {
+      const ir::Format& format = it.tensor.format();
+      for (int level = 0; level <= it.level; ++level) {
+        int mode = format.modeOfLevel(level);
+        if (!(earlier.access->indices[mode] == it.access->indices[mode])) return false;
+      }
+      return true;
+    };
+    auto first = std::find_if(kept.begin(), kept.end(), [&](const LevelIterator& earlier) {
+      return earlier.tensor == it.tensor && earlier.level == it.level && sameLevels(earlier) && shareable(earlier) &&
+             shareable(it);
+    });
+    if (first == kept.end()) {
+      kept.push_back(it);
+      continue;
+    }
+    iteratorIds_[forall][it.access] = first->id;
+    twinOf_[{it.access, it.level}] = first->access;
+    twins.push_back({it.access, it.level});
+  }
+  iterators = std::move(kept);
+  return twins;
+}
+
 std::vector<LatticePoint> Lowerer::latticeOf(const ir::ForallNode* forall,
                                              const std::vector<LevelIterator>& iterators) {
   auto iteratorOf = [&](const ir::AccessNode* access) {
     for (const auto& it : iterators)
       if (it.access == access) return it.id;
+    // A read that shares an earlier read's iterator (shareIterators).
+    if (auto ids = iteratorIds_.find(forall); ids != iteratorIds_.end())
+      if (auto id = ids->second.find(access); id != ids->second.end())
+        for (const auto& it : iterators)
+          if (it.id == id->second) return it.id;
     return -1;
   };
   // A where or several statements below: the loop runs over the union of

@@ -612,7 +612,7 @@ void Lowerer::finishOutputs() {
 
 Expr Lowerer::parentPosition(const ir::AccessNode* access, int level) const {
   if (level == 0) return int64Imm(0);
-  auto positions = positions_.find(access);
+  auto positions = positions_.find(canonical(access, level - 1));
   if (positions == positions_.end() || !positions->second.count(level - 1))
     throw LoweringError("internal: level " + std::to_string(level) + " of " + access->tensor.name() +
                         " has no located parent");
@@ -622,7 +622,7 @@ Expr Lowerer::parentPosition(const ir::AccessNode* access, int level) const {
 Expr Lowerer::positionOf(const ir::AccessNode* access) {
   const ir::TensorVar& tensor = access->tensor;
   if (tensor.order() == 0) return int64Imm(0);
-  auto positions = positions_.find(access);
+  auto positions = positions_.find(canonical(access, tensor.order() - 1));
   if (positions != positions_.end() && positions->second.count(tensor.order() - 1))
     return positions->second.at(tensor.order() - 1);
   if (!tensor.format().isAllDense())

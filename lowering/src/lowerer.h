@@ -299,6 +299,23 @@ class Lowerer {
   std::map<ir::IndexVar, imp::Expr> dimensions_;
   std::map<const ir::AccessNode*, std::map<int, imp::Expr>> positions_;
   std::map<const ir::AccessNode*, std::map<int, imp::Expr>> segmentEnds_;
+  // A read of a tensor at the same variables, at a loop's level and the
+  // levels above it, as an earlier read that the loop iterates (A(i,k) *
+  // A(i,k); A(i,j) * A(i,k) at i) -> the earlier read: one iterator serves
+  // both there, and the later read's position at that level is the earlier
+  // one's (set by the loop for its body; see shareIterators). Inner loops
+  // that iterate only one of them (other variables below, or the two in
+  // different statements of a where) keep iterators of their own.
+  std::map<std::pair<const ir::AccessNode*, int>, const ir::AccessNode*> twinOf_;
+  // The read whose positions_ hold `access`'s position at `level`.
+  const ir::AccessNode* canonical(const ir::AccessNode* access, int level) const;
+  // Drops the iterators that walk the same positions as an earlier one
+  // (the same tensor and level, the same variables down to it, every level
+  // unique),
+  // recording them in twinOf_ and iteratorIds_[forall]; returns the
+  // (read, level) pairs it aliased.
+  std::vector<std::pair<const ir::AccessNode*, int>> shareIterators(const ir::ForallNode* forall,
+                                                                    std::vector<LevelIterator>& iterators);
   // The child level's append position when a compressed output segment began.
   std::map<std::pair<const ir::AccessNode*, int>, imp::Expr> segmentBegins_;
   std::set<std::string> usedNames_;

@@ -71,10 +71,9 @@ TEST(PosOverARepeatedOperand, MatchesReferenceOnRandomAndRealMatrices) {
           std::string dsl = program(format, statement, schedule);
           SCOPED_TRACE(name + "\n" + dsl);
           expectProgramMatchesReference(dsl, declared(dsl, inputs));
-          // One position loop serves both reads: k is not co-iterated (DCSR
-          // rows still are: the pos command is about k).
+          // One loop serves both reads: nothing is co-iterated.
           std::string loops = ir::imp::toString(lowerProgram(Program::fromText(dsl, "test.tc")).statements[0].function);
-          EXPECT_FALSE(contains(loops, "co-iterate k")) << loops;
+          EXPECT_FALSE(contains(loops, "co-iterate")) << loops;
         }
   }
 }
@@ -86,11 +85,12 @@ TEST(PosOverARepeatedOperand, UnderParallelRowsAndOverAMiddleLevel) {
   // (And a read at other indices of the pos variable's loop nest.)
   std::vector<Statement> statements = kTwice;
   statements.push_back({"tensor Y(I, K) : dense\n", "Y(i,j) = A(i,j) * A(i,k)"});
-  for (const auto& statement : statements) {
-    std::string dsl = program("csr", statement, "pos(k, kp, A(i,k))\nparallelize(i, CPUThread, NoRaces)");
-    SCOPED_TRACE(dsl);
-    expectProgramMatchesReference(dsl, declared(dsl, inputs));
-  }
+  for (const auto& statement : statements)
+    for (const char* format : {"csr", "dcsr"}) {
+      std::string dsl = program(format, statement, "pos(k, kp, A(i,k))\nparallelize(i, CPUThread, NoRaces)");
+      SCOPED_TRACE(dsl);
+      expectProgramMatchesReference(dsl, declared(dsl, inputs));
+    }
   const std::string csf = "tensor T(I, J, K) : csf\ntensor B(I, J, K) : dense\n";
   std::map<std::string, rt::Coo> tensors = {{"T", randomSparse({6, 5, 7}, 0.2, 29)}, {"B", randomDense({6, 5, 7}, 30)}};
   for (const char* statement : {"tensor y(I) : dense\ny(i) = T(i,j,k) * T(i,j,k)\n",
@@ -102,6 +102,51 @@ TEST(PosOverARepeatedOperand, UnderParallelRowsAndOverAMiddleLevel) {
       SCOPED_TRACE(dsl);
       expectProgramMatchesReference(dsl, declared(dsl, tensors));
     }
+}
+
+// Without pos too, reads of one tensor at the same indices share one
+// iterator at every level where all its levels are unique (DCSR's rows
+// are then one loop, which threads can split); a nonunique level (COO)
+// keeps one iterator per read, as duplicates are summed before a product.
+TEST(RepeatedReads, ShareOneIteratorWhereEveryLevelIsUnique) {
+  const std::vector<Statement> statements = {
+      {"tensor y(I) : dense\n", "y(i) = A(i,k) * A(i,k)"},
+      {"tensor y(I) : dense\ntensor x(K) : dense\ntensor z(K) : dense\n", "y(i) = A(i,k) * x(k) - A(i,k) * z(k)"},
+      {"tensor Y(I, K) : dcsr\n", "Y(i,k) = A(i,k) + 2 * A(i,k) * A(i,k)"},
+      {"tensor Y(I, K) : csr\ntensor B(I, K) : csr\n", "Y(i,k) = A(i,k) * B(i,k) * A(i,k)"},
+      {"tensor Y(I, K) : csr\ntensor B(I, K) : csr\n", "Y(i,k) = A(i,k) * A(i,k) + B(i,k)"},
+      // (The rows shared, the columns not.)
+      {"tensor Y(I, K) : dense\n", "Y(i,j) = A(i,j) * A(i,k)"},
+  };
+  std::map<std::string, rt::Coo> inputs = {{"A", realMatrix("ibm32a.mtx")},
+                                           {"B", randomSparse({32, 31}, 0.1, 61)},
+                                           {"x", randomDense({31}, 62)},
+                                           {"z", randomDense({31}, 63)}};
+  for (const auto& statement : statements)
+    for (const char* format : {"csr", "dcsr", "{compressed, dense}", "coo"})
+      for (const char* schedule : {"", "parallelize(i, CPUThread, NoRaces)", "dense_workspace()"}) {
+        std::string dsl = program(format, statement, schedule);
+        SCOPED_TRACE(dsl);
+        std::string refusal = errorOf(dsl);
+        if (!refusal.empty()) {
+          // (Only what the schedule asks of another operand or the output.)
+          EXPECT_NE(std::string(schedule), "") << refusal;
+          EXPECT_TRUE(contains(refusal, "test.tc:")) << refusal;
+          continue;
+        }
+        expectProgramMatchesReference(dsl, declared(dsl, inputs));
+        std::string loops = ir::imp::toString(lowerProgram(Program::fromText(dsl, "test.tc")).statements[0].function);
+        bool otherOperand = contains(statement.text, "B(i,k)") || contains(statement.text, "A(i,j)");
+        if (std::string(format) != "coo" && !otherOperand) EXPECT_FALSE(contains(loops, "co-iterate")) << loops;
+      }
+  // DCSR's rows on threads: refused while the two reads were two iterators.
+  for (size_t s : {size_t{0}, statements.size() - 1}) {
+    std::string dcsr = program("dcsr", statements[s], "parallelize(i, CPUThread, NoRaces)");
+    EXPECT_EQ(errorOf(dcsr), "") << dcsr;
+    std::string loops = ir::imp::toString(lowerProgram(Program::fromText(dcsr, "test.tc")).statements[0].function);
+    EXPECT_TRUE(contains(loops, "parallel for")) << loops;
+    EXPECT_FALSE(contains(loops, "co-iterate i")) << loops;
+  }
 }
 
 // pos over a tensor's first level (a sparse vector, DCSR's rows, CSF's
