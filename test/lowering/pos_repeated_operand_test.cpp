@@ -1,8 +1,9 @@
 // pos over an operand that the statement reads twice at the same indices
 // (A(i,k) * A(i,k)): the loops around fix one parent position for both
 // reads, so one position loop serves them; reads at other indices, or other
-// sparse operands at the pos variable, stay refused at the command. And pos
-// over a first level, whose segment no loop fixes.
+// sparse operands at the pos variable, stay refused at the command. Without
+// pos, such reads share one iterator at every level too. And pos over a
+// first level, whose segment no loop fixes, and pos then fuse.
 #include <gtest/gtest.h>
 
 #include "kernel_check.h"
