@@ -367,37 +367,17 @@ Stmt Lowerer::lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<
     throw LoweringError(command + ": " + reason, options_.commands.commandOf(pinned.relation));
   };
   LevelIterator* driver = nullptr;
-  for (auto& it : iterators)
-    if (sameAccess(it.access, pinned.access)) {
-      driver = &it;
-      break;
-    }
-  if (!driver) refuse("the access is not iterated by the loop over " + var.name());
-  // The same tensor read again at the same indices (A(i,k) * A(i,k)): the
-  // loops around fix the same parent position for both reads, so its
-  // iterator at this level walks the same positions as the driver's, and
-  // the pinned position serves it too.
-  std::vector<LevelIterator*> twins;
   for (auto& it : iterators) {
-    if (&it == driver) continue;
-    bool twin = sameAccess(it.access, pinned.access) && it.level == driver->level && !it.workspaceList &&
-                it.format == driver->format;
-    if (twin) {
-      twins.push_back(&it);
+    if (sameAccess(it.access, pinned.access) && !driver) {
+      driver = &it;
     } else if (!it.locatable()) {
       refuse(it.tensor.name() + " also stores " + var.name() +
              " sparsely; iterating positions of one operand while co-iterating another is not supported");
     }
   }
-  // A twin has an entry wherever the driver has one, so a case holding
-  // either holds the driver's positions.
-  auto holdsDriver = [&](const LatticePoint& point) {
-    auto holds = [&](int id) { return std::find(point.iterators.begin(), point.iterators.end(), id) != point.iterators.end(); };
-    if (holds(driver->id)) return true;
-    return std::any_of(twins.begin(), twins.end(), [&](const LevelIterator* twin) { return holds(twin->id); });
-  };
+  if (!driver) refuse("the access is not iterated by the loop over " + var.name());
   for (const auto& point : lattice)
-    if (!holdsDriver(point))
+    if (std::find(point.iterators.begin(), point.iterators.end(), driver->id) == point.iterators.end())
       refuse("the expression has terms where " + driver->tensor.name() +
              " has no entry (a sum), which iterating its positions would skip");
 
@@ -418,10 +398,6 @@ Stmt Lowerer::lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<
   stmts.insert(stmts.end(), locate.begin(), locate.end());
   driver->pos = pinned.position;
   positions_[driver->access][driver->level] = driver->pos;
-  for (LevelIterator* twin : twins) {
-    twin->pos = pinned.position;
-    positions_[twin->access][twin->level] = twin->pos;
-  }
   stmts.push_back(lowerCase(forall, lattice.front(), sole));
   return imp::Block::make(stmts);
 }

@@ -246,13 +246,13 @@ const ir::AccessNode* Lowerer::canonical(const ir::AccessNode* access, int level
 
 std::vector<std::pair<const ir::AccessNode*, int>> Lowerer::shareIterators(const ir::ForallNode* forall,
                                                                            std::vector<LevelIterator>& iterators) {
-  // Every level unique: a level's positions are then fixed by the
-  // coordinates of it and the levels above, so the loops around give both
-  // reads the same ones (a nonunique level's duplicates are summed before a
-  // product, which one iterator would not).
+  // The level and those above it unique: its positions are then fixed by
+  // their coordinates, so the loops around give both reads the same ones
+  // (a nonunique level's duplicates are summed before a product, which one
+  // iterator would not; below it, the reads keep iterators of their own).
   auto shareable = [&](const LevelIterator& it) {
     const ir::Format& format = it.tensor.format();
-    for (int level = 0; level < it.tensor.order(); ++level)
+    for (int level = 0; level <= it.level; ++level)
       if (!format.level(level).unique || format.level(level).kind == ir::LevelKind::NM) return false;
     return !it.workspaceList && !storageOf(it.tensor).isWorkspace && !storageOf(it.tensor).isOutput;
   };

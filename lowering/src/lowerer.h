@@ -310,9 +310,8 @@ class Lowerer {
   // The read whose positions_ hold `access`'s position at `level`.
   const ir::AccessNode* canonical(const ir::AccessNode* access, int level) const;
   // Drops the iterators that walk the same positions as an earlier one
-  // (the same tensor and level, the same variables down to it, every level
-  // unique),
-  // recording them in twinOf_ and iteratorIds_[forall]; returns the
+  // (the same tensor and level, the same variables and unique levels down
+  // to it), recording them in twinOf_ and iteratorIds_[forall]; returns the
   // (read, level) pairs it aliased.
   std::vector<std::pair<const ir::AccessNode*, int>> shareIterators(const ir::ForallNode* forall,
                                                                     std::vector<LevelIterator>& iterators);

@@ -140,6 +140,18 @@ TEST(RepeatedReads, ShareOneIteratorWhereEveryLevelIsUnique) {
         bool otherOperand = contains(statement.text, "B(i,k)") || contains(statement.text, "A(i,j)");
         if (std::string(format) != "coo" && !otherOperand) EXPECT_FALSE(contains(loops, "co-iterate")) << loops;
       }
+  // Shared down to a nonunique level, two iterators below it.
+  std::map<std::string, rt::Coo> tensor = {{"T", randomSparse({7, 6, 5}, 0.25, 64)}};
+  for (const char* schedule : {"", "pos(i, ip, T(i,j,k))", "parallelize(i, CPUThread, NoRaces)"}) {
+    std::string dsl = withSchedule("tensor y(I) : dense\ntensor T(I, J, K) : {compressed, compressed(nonunique), "
+                                   "singleton}\ny(i) = T(i,j,k) * T(i,j,k)\n",
+                                   schedule);
+    SCOPED_TRACE(dsl);
+    expectProgramMatchesReference(dsl, tensor);
+    std::string loops = ir::imp::toString(lowerProgram(Program::fromText(dsl, "test.tc")).statements[0].function);
+    EXPECT_FALSE(contains(loops, "co-iterate i")) << loops;
+    EXPECT_TRUE(contains(loops, "co-iterate j")) << loops;
+  }
   // DCSR's rows on threads: refused while the two reads were two iterators.
   for (size_t s : {size_t{0}, statements.size() - 1}) {
     std::string dcsr = program("dcsr", statements[s], "parallelize(i, CPUThread, NoRaces)");
