@@ -457,11 +457,13 @@ std::optional<PositionHead> positionHead(Random& random, const Case& c, const st
     replace(position, {outer, inner});
     if (random.chance(0.6)) {
       bool vector = random.chance(0.2);
-      head.commands.push_back("parallelize(" + (vector ? inner : outer) + (vector ? ", CPUVector, " : ", CPUThread, ") +
-                              strategy() + ")");
+      std::string command = "parallelize(" + (vector ? inner : outer) + (vector ? ", CPUVector, " : ", CPUThread, ") +
+                            strategy() + ")";
+      if (!c.cudaTarget) head.commands.push_back(command);  // (a cuda case's GPU mapping maps the loops)
     }
   } else if (random.chance(0.4)) {
-    head.commands.push_back("parallelize(" + position + ", CPUThread, " + strategy() + ")");
+    std::string command = "parallelize(" + position + ", CPUThread, " + strategy() + ")";
+    if (!c.cudaTarget) head.commands.push_back(command);
   }
   return head;
 }

@@ -59,7 +59,8 @@ struct GeneratorOptions {
   // its outer part (CPUThread or CPUVector, every race strategy but
   // IgnoreRaces), then perhaps the random commands over the loops left. A
   // tensor read twice at the same indices (with --repeated-operands) is
-  // taken first. Drawn from a stream of its own: off, a seed gives exactly
+  // taken first. (A cuda case's head has no parallelize: its GPU mapping,
+  // drawn or the default, maps the loops.) Drawn from a stream of its own: off, a seed gives exactly
   // the case it always gave; on, the same case with the head added.
   bool posSchedules = false;
   // The output's indices permuted against the order the inputs read them
