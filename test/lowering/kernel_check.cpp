@@ -28,6 +28,15 @@ std::string errorOf(const std::string& dsl) {
   return "";
 }
 
+frontend::Diagnostic refusalOf(const std::string& dsl) {
+  try {
+    compile(Program::fromText(dsl, "test.tc"));
+  } catch (const frontend::DiagnosticError& error) {
+    if (error.diagnostics().size() == 1) return error.diagnostics()[0];
+  }
+  return {};
+}
+
 std::string decisionsOf(const std::string& dsl) {
   std::string text;
   for (const auto& statement : lowerProgram(Program::fromText(dsl, "test.tc")).statements)

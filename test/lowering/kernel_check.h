@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tcc/frontend/diagnostic.h"
 #include "tcc/runtime/coo.h"
 #include "tcc/tcc.h"
 
@@ -32,6 +33,9 @@ std::string expectProgramMatchesReference(const std::string& dsl, const std::map
 std::string withSchedule(const std::string& program, const std::string& schedule);
 // What compiling the DSL text (named test.tc) throws, or "" when it compiles.
 std::string errorOf(const std::string& dsl);
+// The one located diagnostic compiling the DSL text (named test.tc) is
+// refused with, or an empty one where it compiles.
+frontend::Diagnostic refusalOf(const std::string& dsl);
 // The decisions `tcc explain` prints for the DSL text, one per line.
 std::string decisionsOf(const std::string& dsl);
 

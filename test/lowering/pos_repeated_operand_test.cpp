@@ -227,16 +227,6 @@ TEST(PosThenFuse, PinsTheVariablesInTheLoopsOrder) {
   }
 }
 
-// The refusal of a program, or an empty diagnostic where it compiles.
-frontend::Diagnostic refusalOf(const std::string& dsl) {
-  try {
-    compile(Program::fromText(dsl, "test.tc"));
-  } catch (const frontend::DiagnosticError& error) {
-    if (error.diagnostics().size() == 1) return error.diagnostics()[0];
-  }
-  return {};
-}
-
 // A read at other indices (through a copy in another storage order), a
 // second sparse operand at the pos variable, or a term without A: the
 // positions of A would not serve them. Each refusal is at the pos command,

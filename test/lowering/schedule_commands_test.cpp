@@ -316,16 +316,6 @@ TEST(Refusals, OfAStatementAreLocatedAtIt) {
   }
 }
 
-// The diagnostic a program is refused with (one), or an empty one.
-frontend::Diagnostic refusalOf(const std::string& dsl) {
-  try {
-    compile(Program::fromText(dsl, "test.tc"));
-  } catch (const frontend::DiagnosticError& error) {
-    if (error.diagnostics().size() == 1) return error.diagnostics()[0];
-  }
-  return {};
-}
-
 // Lowering names a command as it prints it and carries its index; the
 // refusal is located at the command as written: spaced otherwise, a pos's
 // position variable, a parallelize whose loop a later split replaced.
