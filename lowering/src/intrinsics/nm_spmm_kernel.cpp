@@ -151,6 +151,18 @@ __device__ __forceinline__ float4 tcc_nm_cluster_load4(unsigned address, unsigne
 __device__ __forceinline__ void tcc_nm_mbarrier_inval(unsigned barrier) {
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(barrier) : "memory");
 }
+// Bulk copies (sm_90): `bytes` (a multiple of 16, both addresses 16-byte
+// aligned) from global to shared memory by the copy engine, counted on
+// `barrier` as transaction bytes; the thread first adds them to the bytes
+// the barrier's current phase waits for.
+__device__ __forceinline__ void tcc_nm_mbarrier_expect_tx(unsigned barrier, unsigned bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(barrier), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void tcc_nm_bulk_copy(unsigned shared, const void* global, unsigned bytes, unsigned barrier) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(shared),
+               "l"(global), "r"(bytes), "r"(barrier)
+               : "memory");
+}
 
 // STREAMK (mbarrier tiles): a persistent grid of G CTAs in one pipeline
 // each, over the (tile of C, k-tile) steps, tiles in row-major order and
@@ -195,9 +207,18 @@ __device__ __forceinline__ void tcc_nm_mbarrier_inval(unsigned barrier) {
 // float4s over all the cluster's CTAs (distributed shared memory, in rank
 // order) and stores them into C: no zeroing launch, no atomics, the same
 // sums in every run. In a launch without clusters it stores as usual.
+// BULK (the mbarrier pipeline, A staged as in global memory: AROWS or
+// AKMAJOR): a k-tile that lies inside A and B' is filled by bulk copies
+// (cp.async.bulk, one per row of A's row-major tile or column of its
+// k-major one, and one per kept row of B'), issued one per thread by the
+// first threads and counted on the stage's full barrier as transaction
+// bytes; only D's few entries stay per-thread copies. The other threads
+// issue no copy, compute no address and wait for no empty barrier; the
+// tiles at the edges (and a misaligned A or B') are filled as without it.
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
-          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false, bool CLUSTER = false>
+          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false, bool CLUSTER = false,
+          bool BULK = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -733,6 +754,42 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       compute(stage, slot, nothing);
   };
 
+  // BULK: the pieces of a k-tile (A's rows or columns, then B''s kept
+  // rows), thread p issuing piece p; the threads that write into a stage
+  // (those pieces' and D's copies) wait for it to be free.
+  constexpr bool BULK_ON = BULK && MBAR && !PACK && !SPREAD_ON && (AROWS || AKMAJOR);
+  constexpr int A_PIECES = AROWS ? BM : KS;
+  constexpr unsigned A_PIECE_BYTES = 4u * (AROWS ? KS : BM), B_PIECE_BYTES = 4u * BN;
+  constexpr int PIECES = A_PIECES + WS;
+  constexpr int BULK_WRITERS = PIECES > D_COUNT ? PIECES : D_COUNT;
+  const bool bulkAligned =
+      ((reinterpret_cast<unsigned long long>(A) | reinterpret_cast<unsigned long long>(B)) & 15u) == 0 &&
+      (AROWS ? (k & 3) == 0 : (m & 3) == 0);
+  // Whether k-tile `tile` (of the current tile of C) is filled by bulk copies.
+  auto bulkFits = [&](int tile) {
+    return BULK_ON && bulkAligned && rowsInside && (tile + 1) * KS <= k && (tile + 1) * WS <= w && bn + BN <= np;
+  };
+  auto bulkFill = [&](int tile, int stage, unsigned barrier) {
+#pragma unroll 1
+    for (int piece = tid; piece < PIECES; piece += THREADS) {
+      unsigned target, bytes;
+      const float* source;
+      if (piece < A_PIECES) {
+        target = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE + piece * APITCH);
+        source = AROWS ? A + (long long)(bm + piece) * k + tile * KS : A + (long long)(tile * KS + piece) * m + bm;
+        bytes = A_PIECE_BYTES;
+      } else {
+        const int r = piece - A_PIECES;
+        target = (unsigned)__cvta_generic_to_shared(Bs + stage * B_STAGE + r * BN);
+        source = B + (long long)(tile * WS + r) * np + bn;
+        bytes = B_PIECE_BYTES;
+      }
+      tcc_nm_mbarrier_expect_tx(barrier, bytes);
+      tcc_nm_bulk_copy(target, source, bytes, barrier);
+    }
+  };
+  (void)bulkFits, (void)bulkFill, (void)bulkAligned;
+
   // C's tile at (tileM, tileN): float4 stores where the row allows; with
   // `add` (split-K, or a stream-K tile computed in part) added atomically,
   // by float4 reductions where the row allows.
@@ -839,8 +896,12 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     for (int s = 0; s < AHEAD; ++s) {
       if (s < total) {
         const int kTileOf = STREAMK ? fillK : tileBegin + s;
-        issueA(kTileOf, s, nullptr);
-        issueB(kTileOf, s);
+        if (BULK_ON && bulkFits(kTileOf)) {
+          bulkFill(kTileOf, s, full + 8 * s);
+        } else {
+          issueA(kTileOf, s, nullptr);
+          issueB(kTileOf, s);
+        }
         issueD(kTileOf, s);
         tcc_nm_cp_async_arrive(full + 8 * s);
         nextCopy(s - AHEAD);
@@ -864,8 +925,21 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       const int spreadStage = filled;
       if (v + AHEAD < total) {
         // Its fillUse-th fill: the (fillUse - 1)-th computation on it must be over.
-        if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * filled, (fillUse - 1) & 1);
-        fillStage(fillTileOf(v), filled);
+        if constexpr (BULK_ON) {
+          const int fillTileNow = fillTileOf(v);
+          const bool bulk = bulkFits(fillTileNow);
+          if (fillUse > 0 && (!bulk || tid < BULK_WRITERS))
+            tcc_nm_mbarrier_wait(empty + 8 * filled, (fillUse - 1) & 1);
+          if (bulk) {
+            bulkFill(fillTileNow, filled, full + 8 * filled);
+            issueD(fillTileNow, filled);
+          } else {
+            fillStage(fillTileNow, filled);
+          }
+        } else {
+          if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * filled, (fillUse - 1) & 1);
+          fillStage(fillTileOf(v), filled);
+        }
         if (!SPREAD_ON) {
           tcc_nm_cp_async_arrive(full + 8 * filled);
           nextCopy(v);
@@ -1133,6 +1207,7 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
           << flag(tile.rowMajorA) << ", " << chunk << ", " << flag(tile.mbarriers) << ", " << flag(streamK) << ", "
           << flag(tile.spread) << ", " << flag(tile.dColumns) << ", " << flag(whole) << ", " << flag(tile.dNext) << ", "
           << flag(kMajor) << ", " << flag(tile.pipelined) << ", " << flag(tile.shiftA) << ", " << flag(cluster)
+          << (tile.bulk ? ", true" : "")  // BULK (printed where set: the other kernels' text is unchanged)
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   };

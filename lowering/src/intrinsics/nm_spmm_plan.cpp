@@ -135,6 +135,12 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // stages), and xwide_deep_mbar_pipe (rounds 18-20).
       {"tallwide_deep4", 1, 8, 16, false, 4, false, false, true, false, true, true, true, true},
       {"xwide_deep_mbar_pipe_sh", 1, 16, 8, false, 2, false, true, false, true, false, true, true, true},
+      // The 64 x 512 mbarrier tiles with their k-tiles of A and B' filled by
+      // bulk copies (a row-major A's rows, a k-major A's columns, B''s kept
+      // rows): a few threads issue one copy each, the rest none.
+      {"xwide_rows_deep_mbar_bulk", 1, 16, 8, true, 2, false, true, false, true, false, false, false, false, true},
+      {"xwide_rows_deep_mbar_pipe_bulk", 1, 16, 8, true, 2, false, true, false, true, false, true, false, false, true},
+      {"xwide_deep_mbar_pipe_sh_bulk", 1, 16, 8, false, 2, false, true, false, true, false, true, true, true, true},
   };
   return tiles;
 }
