@@ -158,6 +158,13 @@ __device__ __forceinline__ void tcc_nm_mbarrier_inval(unsigned barrier) {
 __device__ __forceinline__ void tcc_nm_mbarrier_expect_tx(unsigned barrier, unsigned bytes) {
   asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(barrier), "r"(bytes) : "memory");
 }
+// Makes barriers just initialized visible to the copy engine's arrivals.
+__device__ __forceinline__ void tcc_nm_fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void tcc_nm_mbarrier_arrive_expect_tx(unsigned barrier, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(bytes) : "memory");
+}
 __device__ __forceinline__ void tcc_nm_bulk_copy(unsigned shared, const void* global, unsigned bytes, unsigned barrier) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(shared),
                "l"(global), "r"(bytes), "r"(barrier)
@@ -207,14 +214,18 @@ __device__ __forceinline__ void tcc_nm_bulk_copy(unsigned shared, const void* gl
 // float4s over all the cluster's CTAs (distributed shared memory, in rank
 // order) and stores them into C: no zeroing launch, no atomics, the same
 // sums in every run. In a launch without clusters it stores as usual.
-// BULK (the mbarrier pipeline, A staged as in global memory: AROWS or
-// AKMAJOR): a k-tile that lies inside A and B' is filled by bulk copies
+// BULK (A staged as in global memory: AROWS or AKMAJOR; not with SPREAD):
+// a k-tile that lies inside A and B' is filled by bulk copies
 // (cp.async.bulk, one per row of A's row-major tile or column of its
 // k-major one, and one per kept row of B'), issued one per thread by the
-// first threads and counted on the stage's full barrier as transaction
-// bytes; only D's few entries stay per-thread copies. The other threads
-// issue no copy, compute no address and wait for no empty barrier; the
-// tiles at the edges (and a misaligned A or B') are filled as without it.
+// first threads and counted on an mbarrier as transaction bytes; only D's
+// few entries stay per-thread copies. The mbarrier pipeline counts them on
+// the stage's full barrier (each issuing thread adds its bytes), and the
+// other threads issue no copy, compute no address and wait for no empty
+// barrier. The CTA-barrier pipeline gets a barrier per stage that thread 0
+// arrives on with the k-tile's bytes (at once where the k-tile is copied
+// as without BULK), awaited before the stage is computed. The tiles at the
+// edges (and a misaligned A or B') are filled as without it.
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
           bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false, bool CLUSTER = false,
@@ -757,11 +768,12 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // BULK: the pieces of a k-tile (A's rows or columns, then B''s kept
   // rows), thread p issuing piece p; the threads that write into a stage
   // (those pieces' and D's copies) wait for it to be free.
-  constexpr bool BULK_ON = BULK && MBAR && !PACK && !SPREAD_ON && (AROWS || AKMAJOR);
+  constexpr bool BULK_ON = BULK && !PACK && !SPREAD_ON && (AROWS || AKMAJOR);
   constexpr int A_PIECES = AROWS ? BM : KS;
   constexpr unsigned A_PIECE_BYTES = 4u * (AROWS ? KS : BM), B_PIECE_BYTES = 4u * BN;
   constexpr int PIECES = A_PIECES + WS;
   constexpr int BULK_WRITERS = PIECES > D_COUNT ? PIECES : D_COUNT;
+  constexpr unsigned BULK_BYTES = A_PIECES * A_PIECE_BYTES + WS * B_PIECE_BYTES;
   const bool bulkAligned =
       ((reinterpret_cast<unsigned long long>(A) | reinterpret_cast<unsigned long long>(B)) & 15u) == 0 &&
       (AROWS ? (k & 3) == 0 : (m & 3) == 0);
@@ -784,7 +796,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         source = B + (long long)(tile * WS + r) * np + bn;
         bytes = B_PIECE_BYTES;
       }
-      tcc_nm_mbarrier_expect_tx(barrier, bytes);
+      if (MBAR) tcc_nm_mbarrier_expect_tx(barrier, bytes);  // (else thread 0 expects them all)
       tcc_nm_bulk_copy(target, source, bytes, barrier);
     }
   };
@@ -841,6 +853,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         tcc_nm_mbarrier_init(full + 8 * s, THREADS);
         tcc_nm_mbarrier_init(empty + 8 * s, THREADS);
       }
+      if (BULK_ON) tcc_nm_fence_barrier_init();
     }
     __syncthreads();
     // The CTA's steps: its k-tiles of its tile of C; under STREAMK the
@@ -983,12 +996,41 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
     }
   } else if constexpr (!PACK) {
+    // BULK: stage s's barrier (one arrival, thread 0's, per fill), after D's slots.
+    const unsigned stageFull = ((unsigned)__cvta_generic_to_shared(Ds + D_SLOTS * D_COUNT) + 7u) & ~7u;
+    (void)stageFull;
+    if constexpr (BULK_ON) {
+      if (tid == 0)
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) tcc_nm_mbarrier_init(stageFull + 8 * s, 1);
+      if (tid == 0) tcc_nm_fence_barrier_init();
+      __syncthreads();
+    }
+    // K-tile `tile` into stage `stage` by bulk copies where it lies inside
+    // (thread 0 expecting its bytes), else as without BULK (thread 0's
+    // arrival completes the phase at once).
+    auto bulkStage = [&](int tile, int stage) {
+      const unsigned barrier = stageFull + 8 * stage;
+      if (bulkFits(tile)) {
+        if (tid == 0) tcc_nm_mbarrier_arrive_expect_tx(barrier, BULK_BYTES);
+        bulkFill(tile, stage, barrier);
+      } else {
+        issueA(tile, stage, nullptr);
+        issueB(tile, stage);
+        if (tid == 0) tcc_nm_mbarrier_arrive(barrier);
+      }
+    };
+    (void)bulkStage;
     // STAGES - 1 k-tiles in flight ahead of the one computed.
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
       if (tileBegin + s < tileEnd) {
-        issueA(tileBegin + s, s, nullptr);
-        issueB(tileBegin + s, s);
+        if constexpr (BULK_ON) {
+          bulkStage(tileBegin + s, s);
+        } else {
+          issueA(tileBegin + s, s, nullptr);
+          issueB(tileBegin + s, s);
+        }
         if (!DNEXT_ON) {
           issueD(tileBegin + s, s);
         } else {
@@ -1004,8 +1046,21 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       __syncthreads();
       if (DNEXT_ON && step == 0) readNextIndices(0);
       spreadOn = false;
-      if (tile + STAGES - 1 < tileEnd) fillStage(tile + STAGES - 1, (step + STAGES - 1) % STAGES);
+      if constexpr (BULK_ON) {
+        if (tile + STAGES - 1 < tileEnd) {
+          const int next = tile + STAGES - 1;
+          bulkStage(next, (step + STAGES - 1) % STAGES);
+          if (!DNEXT_ON)
+            issueD(next, (step + STAGES - 1) % STAGES);
+          else if (next + 1 < tileEnd)
+            issueD(next + 1, (next + 1 - tileBegin) % D_SLOTS);
+        }
+      } else {
+        if (tile + STAGES - 1 < tileEnd) fillStage(tile + STAGES - 1, (step + STAGES - 1) % STAGES);
+      }
       if (!SPREAD_ON) tcc_nm_cp_async_commit();
+      // BULK: the stage's bulk copies (its ((step / STAGES) + 1)-th fill) have landed.
+      if (BULK_ON) tcc_nm_mbarrier_wait(stageFull + 8 * (step % STAGES), (step / STAGES) & 1);
       computeFilling(step % STAGES, DNEXT_ON ? step % D_SLOTS : step % STAGES);
       if (SPREAD_ON) tcc_nm_cp_async_commit();
     }

@@ -141,6 +141,9 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"xwide_rows_deep_mbar_bulk", 1, 16, 8, true, 2, false, true, false, true, false, false, false, false, true},
       {"xwide_rows_deep_mbar_pipe_bulk", 1, 16, 8, true, 2, false, true, false, true, false, true, false, false, true},
       {"xwide_deep_mbar_pipe_sh_bulk", 1, 16, 8, false, 2, false, true, false, true, false, true, true, true, true},
+      // tallwide_deep4 with its k-tiles of A and B' filled by bulk copies
+      // (not spread), awaited on a barrier per stage besides the CTA barrier.
+      {"tallwide_deep4_bulk", 1, 8, 16, false, 4, false, false, false, false, true, true, true, true, true},
   };
   return tiles;
 }
@@ -198,12 +201,13 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed) 
   int stages = nmSpmmStages(tile, N, M, L, packed);
   int bytes = stages * stageBytes(tile, N, M, L);
   if (tile.mbarriers) return stages == 0 ? kLargestSharedBytes + 1 : bytes + kBarrierBytes;
+  const int bulkBarriers = tile.bulk && !packed ? kBarrierBytes : 0;  // a barrier per stage
   if (tile.dNext && !packed) {
     const int windows = nmSpmmTileWindows(tile, N, M);
     const int groups = tile.cols() >= L ? tile.cols() / std::max(L, 1) : 1;
-    return bytes + 4 * windows * N * groups;  // one more slot of D's tile
+    return bytes + 4 * windows * N * groups + bulkBarriers;  // one more slot of D's tile
   }
-  if (!packed) return bytes;
+  if (!packed) return bytes + bulkBarriers;
   int windows = nmSpmmTileWindows(tile, N, M);
   // A third slot of D's tile, and two masks of the used columns.
   return bytes + 4 * windows * N * (tile.cols() / 4) + 4 * 2 * ((windows * M + 31) / 32);
