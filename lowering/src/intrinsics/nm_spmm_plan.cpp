@@ -138,12 +138,17 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // The 64 x 512 mbarrier tiles with their k-tiles of A and B' filled by
       // bulk copies (a row-major A's rows, a k-major A's columns, B''s kept
       // rows): a few threads issue one copy each, the rest none.
-      {"xwide_rows_deep_mbar_bulk", 1, 16, 8, true, 2, false, true, false, true, false, false, false, false, true},
-      {"xwide_rows_deep_mbar_pipe_bulk", 1, 16, 8, true, 2, false, true, false, true, false, true, false, false, true},
-      {"xwide_deep_mbar_pipe_sh_bulk", 1, 16, 8, false, 2, false, true, false, true, false, true, true, true, true},
+      // (Fields named: the flags between shiftA and bulk stay false.)
+      {.name = "xwide_rows_deep_mbar_bulk", .warpsM = 1, .warpsN = 16, .threadRows = 8, .rowMajorA = true,
+       .kScale = 2, .mbarriers = true, .dColumns = true, .bulk = true},
+      {.name = "xwide_rows_deep_mbar_pipe_bulk", .warpsM = 1, .warpsN = 16, .threadRows = 8, .rowMajorA = true,
+       .kScale = 2, .mbarriers = true, .dColumns = true, .pipelined = true, .bulk = true},
+      {.name = "xwide_deep_mbar_pipe_sh_bulk", .warpsM = 1, .warpsN = 16, .threadRows = 8, .kScale = 2,
+       .mbarriers = true, .dColumns = true, .pipelined = true, .kMajorAOnly = true, .shiftA = true, .bulk = true},
       // tallwide_deep4 with its k-tiles of A and B' filled by bulk copies
       // (not spread), awaited on a barrier per stage besides the CTA barrier.
-      {"tallwide_deep4_bulk", 1, 8, 16, false, 4, false, false, false, false, true, true, true, true, true},
+      {.name = "tallwide_deep4_bulk", .warpsM = 1, .warpsN = 8, .threadRows = 16, .kScale = 4, .dNext = true,
+       .pipelined = true, .kMajorAOnly = true, .shiftA = true, .bulk = true},
   };
   return tiles;
 }
