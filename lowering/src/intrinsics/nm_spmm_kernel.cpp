@@ -214,7 +214,8 @@ __device__ __forceinline__ void tcc_nm_bulk_copy(unsigned shared, const void* gl
 // float4s over all the cluster's CTAs (distributed shared memory, in rank
 // order) and stores them into C: no zeroing launch, no atomics, the same
 // sums in every run. In a launch without clusters it stores as usual.
-// BULK (A staged as in global memory: AROWS or AKMAJOR; not with SPREAD):
+// BULK (not with SPREAD; 1: A staged as in global memory, AROWS or
+// AKMAJOR; 2: B' only, A copied per thread as without BULK):
 // a k-tile that lies inside A and B' is filled by bulk copies
 // (cp.async.bulk, one per row of A's row-major tile or column of its
 // k-major one, and one per kept row of B'), issued one per thread by the
@@ -229,7 +230,7 @@ __device__ __forceinline__ void tcc_nm_bulk_copy(unsigned shared, const void* gl
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
           bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false, bool CLUSTER = false,
-          bool BULK = false>
+          int BULK = 0>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -768,20 +769,23 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // BULK: the pieces of a k-tile (A's rows or columns, then B''s kept
   // rows), thread p issuing piece p; the threads that write into a stage
   // (those pieces' and D's copies) wait for it to be free.
-  constexpr bool BULK_ON = BULK && !PACK && !SPREAD_ON && (AROWS || AKMAJOR);
-  constexpr int A_PIECES = AROWS ? BM : KS;
+  // (BULK 2: B''s pieces only; every thread copies A's tile as without BULK.)
+  constexpr bool A_BULK = BULK == 1;
+  constexpr bool BULK_ON = BULK != 0 && !PACK && !SPREAD_ON && (!A_BULK || AROWS || AKMAJOR);
+  constexpr int A_PIECES = A_BULK ? (AROWS ? BM : KS) : 0;
   constexpr unsigned A_PIECE_BYTES = 4u * (AROWS ? KS : BM), B_PIECE_BYTES = 4u * BN;
   constexpr int PIECES = A_PIECES + WS;
-  constexpr int BULK_WRITERS = PIECES > D_COUNT ? PIECES : D_COUNT;
+  constexpr int BULK_WRITERS = !A_BULK ? THREADS : PIECES > D_COUNT ? PIECES : D_COUNT;
   constexpr unsigned BULK_BYTES = A_PIECES * A_PIECE_BYTES + WS * B_PIECE_BYTES;
   const bool bulkAligned =
       ((reinterpret_cast<unsigned long long>(A) | reinterpret_cast<unsigned long long>(B)) & 15u) == 0 &&
-      (AROWS ? (k & 3) == 0 : (m & 3) == 0);
+      (!A_BULK || (AROWS ? (k & 3) == 0 : (m & 3) == 0));
   // Whether k-tile `tile` (of the current tile of C) is filled by bulk copies.
   auto bulkFits = [&](int tile) {
     return BULK_ON && bulkAligned && rowsInside && (tile + 1) * KS <= k && (tile + 1) * WS <= w && bn + BN <= np;
   };
   auto bulkFill = [&](int tile, int stage, unsigned barrier) {
+    if (!A_BULK) issueA(tile, stage, nullptr);
 #pragma unroll 1
     for (int piece = tid; piece < PIECES; piece += THREADS) {
       unsigned target, bytes;
@@ -1262,7 +1266,7 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
           << flag(tile.rowMajorA) << ", " << chunk << ", " << flag(tile.mbarriers) << ", " << flag(streamK) << ", "
           << flag(tile.spread) << ", " << flag(tile.dColumns) << ", " << flag(whole) << ", " << flag(tile.dNext) << ", "
           << flag(kMajor) << ", " << flag(tile.pipelined) << ", " << flag(tile.shiftA) << ", " << flag(cluster)
-          << (tile.bulk ? ", true" : "")  // BULK (printed where set: the other kernels' text is unchanged)
+          << (tile.bulk ? ", " + std::to_string(tile.bulk) : std::string())  // BULK (printed where set)
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   };
