@@ -141,10 +141,6 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // (Fields named: the flags between shiftA and bulk stay false.)
       {.name = "xwide_rows_deep_mbar_bulk", .warpsM = 1, .warpsN = 16, .threadRows = 8, .rowMajorA = true,
        .kScale = 2, .mbarriers = true, .dColumns = true, .bulk = 1},
-      {.name = "xwide_rows_deep_mbar_pipe_bulk", .warpsM = 1, .warpsN = 16, .threadRows = 8, .rowMajorA = true,
-       .kScale = 2, .mbarriers = true, .dColumns = true, .pipelined = true, .bulk = 1},
-      {.name = "xwide_deep_mbar_pipe_sh_bulk", .warpsM = 1, .warpsN = 16, .threadRows = 8, .kScale = 2,
-       .mbarriers = true, .dColumns = true, .pipelined = true, .kMajorAOnly = true, .shiftA = true, .bulk = 1},
       // tallwide_deep4 with its k-tiles of A and B' filled by bulk copies
       // (not spread), awaited on a barrier per stage besides the CTA barrier.
       {.name = "tallwide_deep4_bulk", .warpsM = 1, .warpsN = 8, .threadRows = 16, .kScale = 4, .dNext = true,
