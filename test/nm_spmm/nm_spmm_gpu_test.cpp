@@ -286,69 +286,6 @@ INSTANTIATE_TEST_SUITE_P(NmLKMajor, NmSpmmKernels,
                                   std::to_string(info.param.L) + "KMajor";
                          });
 
-// The bulk-copy tiles (NmSpmmTile::bulk, A and B' or B' only) forced at 75%
-// and 87.5%, each unsplit, split three ways and (the mbarrier ones) on
-// stream-K: whole k-tiles filled by bulk copies on
-// shapes whose k-tiles lie inside A and B' (n padded to the groups, B''s
-// padded columns copied whole), with a last k-tile past k, rows past m, and
-// k (row-major A) or m (k-major A) not a multiple of 4 (those fill as
-// without bulk copies); C NaN before each launch.
-TEST(NmSpmmBulk, WholeKTilesByBulkCopiesMatchCublas) {
-  struct Size {
-    int m, n, k;
-  };
-  for (int N : {8, 4})
-    for (bool aKMajor : {false, true}) {
-      SCOPED_TRACE("N " + std::to_string(N) + (aKMajor ? ", A k-major" : ", A row-major"));
-      std::string code = lowering::nmSpmmDeviceCode(N, 32, 32, "nm_bulk", aKMajor);
-      cuda::Module module(cuda::compileToCubin(code, cuda::device().architecture(), "nm_bulk.cu"));
-      for (const Size& size : {Size{256, 1000, 2048}, Size{192, 1536, 1000}, Size{100, 1024, 1024},
-                               Size{128, 1024, 1022}, Size{130, 1024, 1024}}) {
-        SCOPED_TRACE("m, n, k = " + std::to_string(size.m) + ", " + std::to_string(size.n) + ", " +
-                     std::to_string(size.k));
-        Problem p = makeProblem(size.m, size.n, size.k, N, 32, 32, 31 + size.k);
-        rt::NmLayout layout = rt::nmLayout(p.b);
-        if (aKMajor) p.a = kMajor(p.a, size.m, size.k);
-        cuda::DeviceBuffer da(sizeof(float) * p.a.size()), db(sizeof(float) * layout.valueCount()),
-            dd(sizeof(int) * layout.indexCount()), dc(sizeof(float) * size_t(size.m) * size.n);
-        da.upload(p.a.data(), sizeof(float) * p.a.size());
-        db.upload(p.b.valuesData(), sizeof(float) * layout.valueCount());
-        dd.upload(p.b.crd(1).data(), sizeof(int) * layout.indexCount());
-        const NmSpmmShape shape{size.m, size.n, size.k, N, 32, 32, aKMajor};
-        int ran = 0;
-        for (const NmSpmmPlan& plan : everyPlan(shape)) {
-          if (plan.tile < 0 || !lowering::nmSpmmTiles()[plan.tile].bulk || plan.transposeA) continue;
-          if (!plan.streamK && plan.splits != 1 && plan.splits != 3) continue;
-          SCOPED_TRACE("plan " + describe(plan));
-          ++ran;
-          std::vector<float> before(size_t(size.m) * size.n, std::numeric_limits<float>::quiet_NaN());
-          std::fill(before.begin() + lowering::nmSpmmZeroedFrom(shape, plan) * size.n, before.end(), 0.f);
-          dc.upload(before.data(), sizeof(float) * before.size());
-          void* kernel = module.function(lowering::nmSpmmKernelName("nm_bulk", plan));
-          cuda::allowDynamicSharedMemory(kernel, plan.sharedBytes);
-          cuda::LaunchShape launch;
-          std::copy(plan.grid, plan.grid + 3, launch.grid);
-          launch.block[0] = static_cast<unsigned>(plan.threads);
-          launch.sharedBytes = static_cast<unsigned>(plan.sharedBytes);
-          const float* a = static_cast<const float*>(da.get());
-          const float* b = static_cast<const float*>(db.get());
-          const int* d = static_cast<const int*>(dd.get());
-          float* c = static_cast<float*>(dc.get());
-          int m = size.m, n = size.n, k = size.k, w = static_cast<int>(layout.keptRows),
-              q = static_cast<int>(layout.groups), tilesPerSplit = plan.tilesPerSplit,
-              atomic = lowering::nmSpmmLaunchFlag(plan);
-          cuda::launch(kernel, launch, {&a, &b, &d, &c, &m, &n, &k, &w, &q, &tilesPerSplit, &atomic});
-          cuda::synchronize();
-          std::vector<float> result(size_t(size.m) * size.n);
-          dc.download(result.data(), sizeof(float) * result.size());
-          EXPECT_LE(relativeError(result, p.reference), kTolerance);
-        }
-        // Each bulk tile unsplit, split, and on stream-K (four grids).
-        EXPECT_GE(ran, aKMajor ? 6 : 12);
-      }
-    }
-}
-
 std::string programText(int N, int M, int L, bool aKMajor = false) {
   return std::string("tensor A(I, K) : ") + (aKMajor ? "{dense, dense} order (1, 0)" : "dense") +
          " of float32\ntensor B(K, J) : nm(" + std::to_string(N) + ", " + std::to_string(M) +

@@ -151,25 +151,6 @@ __device__ __forceinline__ float4 tcc_nm_cluster_load4(unsigned address, unsigne
 __device__ __forceinline__ void tcc_nm_mbarrier_inval(unsigned barrier) {
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(barrier) : "memory");
 }
-// Bulk copies (sm_90): `bytes` (a multiple of 16, both addresses 16-byte
-// aligned) from global to shared memory by the copy engine, counted on
-// `barrier` as transaction bytes; the thread first adds them to the bytes
-// the barrier's current phase waits for.
-__device__ __forceinline__ void tcc_nm_mbarrier_expect_tx(unsigned barrier, unsigned bytes) {
-  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(barrier), "r"(bytes) : "memory");
-}
-// Makes barriers just initialized visible to the copy engine's arrivals.
-__device__ __forceinline__ void tcc_nm_fence_barrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-__device__ __forceinline__ void tcc_nm_mbarrier_arrive_expect_tx(unsigned barrier, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void tcc_nm_bulk_copy(unsigned shared, const void* global, unsigned bytes, unsigned barrier) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(shared),
-               "l"(global), "r"(bytes), "r"(barrier)
-               : "memory");
-}
 
 // STREAMK (mbarrier tiles): a persistent grid of G CTAs in one pipeline
 // each, over the (tile of C, k-tile) steps, tiles in row-major order and
@@ -214,23 +195,9 @@ __device__ __forceinline__ void tcc_nm_bulk_copy(unsigned shared, const void* gl
 // float4s over all the cluster's CTAs (distributed shared memory, in rank
 // order) and stores them into C: no zeroing launch, no atomics, the same
 // sums in every run. In a launch without clusters it stores as usual.
-// BULK (not with SPREAD; 1: A staged as in global memory, AROWS or
-// AKMAJOR; 2: B' only, A copied per thread as without BULK):
-// a k-tile that lies inside A and B' is filled by bulk copies
-// (cp.async.bulk, one per row of A's row-major tile or column of its
-// k-major one, and one per kept row of B'), issued one per thread by the
-// first threads and counted on an mbarrier as transaction bytes; only D's
-// few entries stay per-thread copies. The mbarrier pipeline counts them on
-// the stage's full barrier (each issuing thread adds its bytes), and the
-// other threads issue no copy, compute no address and wait for no empty
-// barrier. The CTA-barrier pipeline gets a barrier per stage that thread 0
-// arrives on with the k-tile's bytes (at once where the k-tile is copied
-// as without BULK), awaited before the stage is computed. The tiles at the
-// edges (and a misaligned A or B') are filled as without it.
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
-          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false, bool CLUSTER = false,
-          int BULK = 0>
+          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false, bool CLUSTER = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -766,46 +733,6 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       compute(stage, slot, nothing);
   };
 
-  // BULK: the pieces of a k-tile (A's rows or columns, then B''s kept
-  // rows), thread p issuing piece p; the threads that write into a stage
-  // (those pieces' and D's copies) wait for it to be free.
-  // (BULK 2: B''s pieces only; every thread copies A's tile as without BULK.)
-  constexpr bool A_BULK = BULK == 1;
-  constexpr bool BULK_ON = BULK != 0 && !PACK && !SPREAD_ON && (!A_BULK || AROWS || AKMAJOR);
-  constexpr int A_PIECES = A_BULK ? (AROWS ? BM : KS) : 0;
-  constexpr unsigned A_PIECE_BYTES = 4u * (AROWS ? KS : BM), B_PIECE_BYTES = 4u * BN;
-  constexpr int PIECES = A_PIECES + WS;
-  constexpr int BULK_WRITERS = !A_BULK ? THREADS : PIECES > D_COUNT ? PIECES : D_COUNT;
-  constexpr unsigned BULK_BYTES = A_PIECES * A_PIECE_BYTES + WS * B_PIECE_BYTES;
-  const bool bulkAligned =
-      ((reinterpret_cast<unsigned long long>(A) | reinterpret_cast<unsigned long long>(B)) & 15u) == 0 &&
-      (!A_BULK || (AROWS ? (k & 3) == 0 : (m & 3) == 0));
-  // Whether k-tile `tile` (of the current tile of C) is filled by bulk copies.
-  auto bulkFits = [&](int tile) {
-    return BULK_ON && bulkAligned && rowsInside && (tile + 1) * KS <= k && (tile + 1) * WS <= w && bn + BN <= np;
-  };
-  auto bulkFill = [&](int tile, int stage, unsigned barrier) {
-    if (!A_BULK) issueA(tile, stage, nullptr);
-#pragma unroll 1
-    for (int piece = tid; piece < PIECES; piece += THREADS) {
-      unsigned target, bytes;
-      const float* source;
-      if (piece < A_PIECES) {
-        target = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE + piece * APITCH);
-        source = AROWS ? A + (long long)(bm + piece) * k + tile * KS : A + (long long)(tile * KS + piece) * m + bm;
-        bytes = A_PIECE_BYTES;
-      } else {
-        const int r = piece - A_PIECES;
-        target = (unsigned)__cvta_generic_to_shared(Bs + stage * B_STAGE + r * BN);
-        source = B + (long long)(tile * WS + r) * np + bn;
-        bytes = B_PIECE_BYTES;
-      }
-      if (MBAR) tcc_nm_mbarrier_expect_tx(barrier, bytes);  // (else thread 0 expects them all)
-      tcc_nm_bulk_copy(target, source, bytes, barrier);
-    }
-  };
-  (void)bulkFits, (void)bulkFill, (void)bulkAligned;
-
   // C's tile at (tileM, tileN): float4 stores where the row allows; with
   // `add` (split-K, or a stream-K tile computed in part) added atomically,
   // by float4 reductions where the row allows.
@@ -857,7 +784,6 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         tcc_nm_mbarrier_init(full + 8 * s, THREADS);
         tcc_nm_mbarrier_init(empty + 8 * s, THREADS);
       }
-      if (BULK_ON) tcc_nm_fence_barrier_init();
     }
     __syncthreads();
     // The CTA's steps: its k-tiles of its tile of C; under STREAMK the
@@ -913,12 +839,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     for (int s = 0; s < AHEAD; ++s) {
       if (s < total) {
         const int kTileOf = STREAMK ? fillK : tileBegin + s;
-        if (BULK_ON && bulkFits(kTileOf)) {
-          bulkFill(kTileOf, s, full + 8 * s);
-        } else {
-          issueA(kTileOf, s, nullptr);
-          issueB(kTileOf, s);
-        }
+        issueA(kTileOf, s, nullptr);
+        issueB(kTileOf, s);
         issueD(kTileOf, s);
         tcc_nm_cp_async_arrive(full + 8 * s);
         nextCopy(s - AHEAD);
@@ -942,21 +864,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       const int spreadStage = filled;
       if (v + AHEAD < total) {
         // Its fillUse-th fill: the (fillUse - 1)-th computation on it must be over.
-        if constexpr (BULK_ON) {
-          const int fillTileNow = fillTileOf(v);
-          const bool bulk = bulkFits(fillTileNow);
-          if (fillUse > 0 && (!bulk || tid < BULK_WRITERS))
-            tcc_nm_mbarrier_wait(empty + 8 * filled, (fillUse - 1) & 1);
-          if (bulk) {
-            bulkFill(fillTileNow, filled, full + 8 * filled);
-            issueD(fillTileNow, filled);
-          } else {
-            fillStage(fillTileNow, filled);
-          }
-        } else {
-          if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * filled, (fillUse - 1) & 1);
-          fillStage(fillTileOf(v), filled);
-        }
+        if (fillUse > 0) tcc_nm_mbarrier_wait(empty + 8 * filled, (fillUse - 1) & 1);
+        fillStage(fillTileOf(v), filled);
         if (!SPREAD_ON) {
           tcc_nm_cp_async_arrive(full + 8 * filled);
           nextCopy(v);
@@ -1000,41 +909,12 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
     }
   } else if constexpr (!PACK) {
-    // BULK: stage s's barrier (one arrival, thread 0's, per fill), after D's slots.
-    const unsigned stageFull = ((unsigned)__cvta_generic_to_shared(Ds + D_SLOTS * D_COUNT) + 7u) & ~7u;
-    (void)stageFull;
-    if constexpr (BULK_ON) {
-      if (tid == 0)
-#pragma unroll
-        for (int s = 0; s < STAGES; ++s) tcc_nm_mbarrier_init(stageFull + 8 * s, 1);
-      if (tid == 0) tcc_nm_fence_barrier_init();
-      __syncthreads();
-    }
-    // K-tile `tile` into stage `stage` by bulk copies where it lies inside
-    // (thread 0 expecting its bytes), else as without BULK (thread 0's
-    // arrival completes the phase at once).
-    auto bulkStage = [&](int tile, int stage) {
-      const unsigned barrier = stageFull + 8 * stage;
-      if (bulkFits(tile)) {
-        if (tid == 0) tcc_nm_mbarrier_arrive_expect_tx(barrier, BULK_BYTES);
-        bulkFill(tile, stage, barrier);
-      } else {
-        issueA(tile, stage, nullptr);
-        issueB(tile, stage);
-        if (tid == 0) tcc_nm_mbarrier_arrive(barrier);
-      }
-    };
-    (void)bulkStage;
     // STAGES - 1 k-tiles in flight ahead of the one computed.
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
       if (tileBegin + s < tileEnd) {
-        if constexpr (BULK_ON) {
-          bulkStage(tileBegin + s, s);
-        } else {
-          issueA(tileBegin + s, s, nullptr);
-          issueB(tileBegin + s, s);
-        }
+        issueA(tileBegin + s, s, nullptr);
+        issueB(tileBegin + s, s);
         if (!DNEXT_ON) {
           issueD(tileBegin + s, s);
         } else {
@@ -1050,21 +930,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       __syncthreads();
       if (DNEXT_ON && step == 0) readNextIndices(0);
       spreadOn = false;
-      if constexpr (BULK_ON) {
-        if (tile + STAGES - 1 < tileEnd) {
-          const int next = tile + STAGES - 1;
-          bulkStage(next, (step + STAGES - 1) % STAGES);
-          if (!DNEXT_ON)
-            issueD(next, (step + STAGES - 1) % STAGES);
-          else if (next + 1 < tileEnd)
-            issueD(next + 1, (next + 1 - tileBegin) % D_SLOTS);
-        }
-      } else {
-        if (tile + STAGES - 1 < tileEnd) fillStage(tile + STAGES - 1, (step + STAGES - 1) % STAGES);
-      }
+      if (tile + STAGES - 1 < tileEnd) fillStage(tile + STAGES - 1, (step + STAGES - 1) % STAGES);
       if (!SPREAD_ON) tcc_nm_cp_async_commit();
-      // BULK: the stage's bulk copies (its ((step / STAGES) + 1)-th fill) have landed.
-      if (BULK_ON) tcc_nm_mbarrier_wait(stageFull + 8 * (step % STAGES), (step / STAGES) & 1);
       computeFilling(step % STAGES, DNEXT_ON ? step % D_SLOTS : step % STAGES);
       if (SPREAD_ON) tcc_nm_cp_async_commit();
     }
@@ -1266,7 +1133,6 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
           << flag(tile.rowMajorA) << ", " << chunk << ", " << flag(tile.mbarriers) << ", " << flag(streamK) << ", "
           << flag(tile.spread) << ", " << flag(tile.dColumns) << ", " << flag(whole) << ", " << flag(tile.dNext) << ", "
           << flag(kMajor) << ", " << flag(tile.pipelined) << ", " << flag(tile.shiftA) << ", " << flag(cluster)
-          << (tile.bulk ? ", " + std::to_string(tile.bulk) : std::string())  // BULK (printed where set)
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   };

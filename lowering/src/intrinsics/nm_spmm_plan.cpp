@@ -135,24 +135,6 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // stages), and xwide_deep_mbar_pipe (rounds 18-20).
       {"tallwide_deep4", 1, 8, 16, false, 4, false, false, true, false, true, true, true, true},
       {"xwide_deep_mbar_pipe_sh", 1, 16, 8, false, 2, false, true, false, true, false, true, true, true},
-      // The 64 x 512 mbarrier tiles with their k-tiles of A and B' filled by
-      // bulk copies (a row-major A's rows, a k-major A's columns, B''s kept
-      // rows): a few threads issue one copy each, the rest none.
-      // (Fields named: the flags between shiftA and bulk stay false.)
-      {.name = "xwide_rows_deep_mbar_bulk", .warpsM = 1, .warpsN = 16, .threadRows = 8, .rowMajorA = true,
-       .kScale = 2, .mbarriers = true, .dColumns = true, .bulk = 1},
-      // tallwide_deep4 with its k-tiles of A and B' filled by bulk copies
-      // (not spread), awaited on a barrier per stage besides the CTA barrier.
-      {.name = "tallwide_deep4_bulk", .warpsM = 1, .warpsN = 8, .threadRows = 16, .kScale = 4, .dNext = true,
-       .pipelined = true, .kMajorAOnly = true, .shiftA = true, .bulk = 1},
-      // The same three with only B''s kept rows by bulk copies (A's tile as
-      // without them: 16 copies of 2 KB or 32 of 1 KB per k-tile).
-      {.name = "xwide_rows_deep_mbar_bulkb", .warpsM = 1, .warpsN = 16, .threadRows = 8, .rowMajorA = true,
-       .kScale = 2, .mbarriers = true, .dColumns = true, .bulk = 2},
-      {.name = "xwide_deep_mbar_pipe_sh_bulkb", .warpsM = 1, .warpsN = 16, .threadRows = 8, .kScale = 2,
-       .mbarriers = true, .dColumns = true, .pipelined = true, .kMajorAOnly = true, .shiftA = true, .bulk = 2},
-      {.name = "tallwide_deep4_bulkb", .warpsM = 1, .warpsN = 8, .threadRows = 16, .kScale = 4, .dNext = true,
-       .pipelined = true, .kMajorAOnly = true, .shiftA = true, .bulk = 2},
   };
   return tiles;
 }
@@ -210,13 +192,12 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed) 
   int stages = nmSpmmStages(tile, N, M, L, packed);
   int bytes = stages * stageBytes(tile, N, M, L);
   if (tile.mbarriers) return stages == 0 ? kLargestSharedBytes + 1 : bytes + kBarrierBytes;
-  const int bulkBarriers = tile.bulk && !packed ? kBarrierBytes : 0;  // a barrier per stage
   if (tile.dNext && !packed) {
     const int windows = nmSpmmTileWindows(tile, N, M);
     const int groups = tile.cols() >= L ? tile.cols() / std::max(L, 1) : 1;
-    return bytes + 4 * windows * N * groups + bulkBarriers;  // one more slot of D's tile
+    return bytes + 4 * windows * N * groups;  // one more slot of D's tile
   }
-  if (!packed) return bytes + bulkBarriers;
+  if (!packed) return bytes;
   int windows = nmSpmmTileWindows(tile, N, M);
   // A third slot of D's tile, and two masks of the used columns.
   return bytes + 4 * windows * N * (tile.cols() / 4) + 4 * 2 * ((windows * M + 31) / 32);

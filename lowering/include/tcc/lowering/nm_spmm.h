@@ -62,11 +62,6 @@ struct NmSpmmTile {
   // of two, so that a kept row's column of it is a shift, not a multiply-add
   // on the FMA pipe.
   bool shiftA = false;
-  // (Tiles without spread fills) whole k-tiles filled by bulk copies, one
-  // per row or column, counted on a barrier per stage in bytes, instead of
-  // every thread's 16-byte copies; the edges as before. 1: A (staged as in
-  // global memory: row-major, or a k-major A) and B'; 2: B' only.
-  int bulk = 0;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
