@@ -108,6 +108,22 @@ __device__ __forceinline__ void tcc_nm_cp_async4_if(unsigned shared, const void*
       "}\n" ::"r"(shared),
       "l"(global), "r"((int)on));
 }
+// Four 4-byte copies at constant offsets (bytes) from one shared and one
+// global address, in one group (GROUPA's spread fills of A).
+template <int SHARED_STEP, int GLOBAL_STEP>
+__device__ __forceinline__ void tcc_nm_cp_async4x4_if(unsigned shared, const void* global, bool on) {
+  asm volatile(
+      "{\n"
+      ".reg .pred on;\n"
+      "setp.ne.b32 on, %2, 0;\n"
+      "@on cp.async.ca.shared.global [%0], [%1], 4;\n"
+      "@on cp.async.ca.shared.global [%0+%3], [%1+%4], 4;\n"
+      "@on cp.async.ca.shared.global [%0+%5], [%1+%6], 4;\n"
+      "@on cp.async.ca.shared.global [%0+%7], [%1+%8], 4;\n"
+      "}\n" ::"r"(shared),
+      "l"(global), "r"((int)on), "n"(SHARED_STEP), "n"(GLOBAL_STEP), "n"(2 * SHARED_STEP), "n"(2 * GLOBAL_STEP),
+      "n"(3 * SHARED_STEP), "n"(3 * GLOBAL_STEP));
+}
 // Adds a float4 into C atomically (one vector reduction, sm_90).
 __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, float z, float w) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(out), "f"(x), "f"(y), "f"(z), "f"(w)
@@ -197,7 +213,8 @@ __device__ __forceinline__ void tcc_nm_mbarrier_inval(unsigned barrier) {
 // sums in every run. In a launch without clusters it stores as usual.
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
-          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false, bool CLUSTER = false>
+          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false, bool CLUSTER = false,
+          bool GROUPA = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -660,7 +677,12 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // With one k-tile ahead (three mbarrier stages) the copies go in the
   // first half of the step, so that they have half a step to land.
   constexpr int SPREAD_ROWS = AHEAD < 2 && CHUNKS == 1 ? (CHUNK_ROWS + 1) / 2 : CHUNK_ROWS;
-  constexpr int PER_ROW = (ITEMS + SPREAD_ROWS - 1) / SPREAD_ROWS;
+  // GROUPA: A's copies go four at a time (a group of 4 columns 8 apart, one
+  // row pass), so the spread units are A_ITEMS / 4 groups, then B''s copies.
+  constexpr bool GROUP_ON = GROUPA && SPREAD_ON && A_WHOLE_K && (KS / 8) % 4 == 0;
+  constexpr int A_UNITS = GROUP_ON ? A_ITEMS / 4 : A_ITEMS;
+  constexpr int UNITS = A_UNITS + B_PER_THREAD;
+  constexpr int PER_ROW = (UNITS + SPREAD_ROWS - 1) / SPREAD_ROWS;
   bool spreadOn = false;
   unsigned aTarget = 0, bTarget = 0;
   const float* aSource = A;
@@ -690,6 +712,18 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     return true;
   };
   auto spreadItem = [&](int item, bool on) {
+    if constexpr (GROUP_ON) {
+      if (item < A_UNITS) {
+        const int p = item / (KS / 32), c8 = (item % (KS / 32)) * 32;
+        tcc_nm_cp_async4x4_if<4 * 8 * APITCH, 4 * 8>(aTarget + 4 * (c8 * APITCH + p * ROWS_PER_PASS),
+                                                      aSource + p * passStride + c8, on);
+      } else if (item < UNITS) {
+        constexpr int ROW_STEP = THREADS / (BN / 4);
+        const int i = item - A_UNITS;
+        tcc_nm_cp_async16_if(bTarget + 4 * i * ROW_STEP * BN, bSource + i * (long long)ROW_STEP * np, on);
+      }
+      return;
+    }
     if (item < A_ITEMS) {
       if constexpr (A_WHOLE_KMAJOR) {
         constexpr int COL_STEP = THREADS / (BM / 4);
@@ -1133,7 +1167,7 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
           << flag(tile.rowMajorA) << ", " << chunk << ", " << flag(tile.mbarriers) << ", " << flag(streamK) << ", "
           << flag(tile.spread) << ", " << flag(tile.dColumns) << ", " << flag(whole) << ", " << flag(tile.dNext) << ", "
           << flag(kMajor) << ", " << flag(tile.pipelined) << ", " << flag(tile.shiftA) << ", " << flag(cluster)
-          << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+          << (tile.groupA ? ", true" : "") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   };
   for (const auto& tile : nmSpmmTiles())

@@ -1,5 +1,6 @@
 // Tiles and launch plans of the N:M SpMM kernels (tcc/lowering/nm_spmm.h).
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "tcc/lowering/nm_spmm.h"
@@ -135,6 +136,12 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // stages), and xwide_deep_mbar_pipe (rounds 18-20).
       {"tallwide_deep4", 1, 8, 16, false, 4, false, false, true, false, true, true, true, true},
       {"xwide_deep_mbar_pipe_sh", 1, 16, 8, false, 2, false, true, false, true, false, true, true, true},
+      // tallwide_deep4 with k-tiles of three times tallwide_deep's windows
+      // (k-major A only, the shift): at 62.5% 36 kept rows per barrier in
+      // two stages of 87 KB, where four windows do not fit.
+      {"tallwide_deep3", 1, 8, 16, false, 3, false, false, true, false, true, true, true, true},
+      // tallwide_deep with A's transposing copies spread four at a time.
+      {"tallwide_deep_g4", 1, 8, 16, false, 2, false, false, true, false, true, true, false, false, true},
   };
   return tiles;
 }
@@ -211,7 +218,7 @@ bool nmSpmmTileTransposesA(const NmSpmmTile& tile, int N, int M, int L) {
   const bool kMajorOnlyFits = std::any_of(nmSpmmTiles().begin(), nmSpmmTiles().end(), [&](const NmSpmmTile& other) {
     return other.kMajorAOnly && nmSpmmTileFits(other, N, M, L);
   });
-  return !kMajorOnlyFits && std::string(tile.name) == "tallwide_deep";
+  return (!kMajorOnlyFits || std::getenv("TCC_NM_SPMM_EXP_TD_AT")) && std::string(tile.name) == "tallwide_deep";
 }
 
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {

@@ -62,6 +62,10 @@ struct NmSpmmTile {
   // of two, so that a kept row's column of it is a shift, not a multiply-add
   // on the FMA pipe.
   bool shiftA = false;
+  // (Row-major A, spread fills) A's four-byte transposing copies issued
+  // four at a time, one instruction group at constant offsets, instead of
+  // one between each pair of kept rows.
+  bool groupA = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
