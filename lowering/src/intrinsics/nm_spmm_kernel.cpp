@@ -124,6 +124,35 @@ __device__ __forceinline__ void tcc_nm_cp_async4x4_if(unsigned shared, const voi
       "l"(global), "r"((int)on), "n"(SHARED_STEP), "n"(GLOBAL_STEP), "n"(2 * SHARED_STEP), "n"(2 * GLOBAL_STEP),
       "n"(3 * SHARED_STEP), "n"(3 * GLOBAL_STEP));
 }
+// AREGS: 16 bytes of global memory at a constant offset (bytes) into
+// registers, and four floats into shared memory at constant offsets, only
+// where `on` holds.
+template <int OFFSET>
+__device__ __forceinline__ void tcc_nm_ld4_if(float4& v, const float* global, bool on) {
+  asm volatile(
+      "{\n"
+      ".reg .pred on;\n"
+      "setp.ne.b32 on, %5, 0;\n"
+      "@on ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4+%6];\n"
+      "}\n"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "l"(global), "r"((int)on), "n"(OFFSET));
+}
+template <int OFFSET, int STEP>
+__device__ __forceinline__ void tcc_nm_st4_if(unsigned shared, const float4& v, bool on) {
+  asm volatile(
+      "{\n"
+      ".reg .pred on;\n"
+      "setp.ne.b32 on, %1, 0;\n"
+      "@on st.shared.f32 [%0+%6], %2;\n"
+      "@on st.shared.f32 [%0+%7], %3;\n"
+      "@on st.shared.f32 [%0+%8], %4;\n"
+      "@on st.shared.f32 [%0+%9], %5;\n"
+      "}\n" ::"r"(shared),
+      "r"((int)on), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "n"(OFFSET), "n"(OFFSET + STEP), "n"(OFFSET + 2 * STEP),
+      "n"(OFFSET + 3 * STEP)
+      : "memory");
+}
 // Adds a float4 into C atomically (one vector reduction, sm_90).
 __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, float z, float w) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(out), "f"(x), "f"(y), "f"(z), "f"(w)
@@ -214,7 +243,7 @@ __device__ __forceinline__ void tcc_nm_mbarrier_inval(unsigned barrier) {
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
           bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false, bool CLUSTER = false,
-          bool GROUPA = false>
+          bool GROUPA = false, bool AREGS = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -683,6 +712,17 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   constexpr int A_UNITS = GROUP_ON ? A_ITEMS / 4 : A_ITEMS;
   constexpr int UNITS = A_UNITS + B_PER_THREAD;
   constexpr int PER_ROW = (UNITS + SPREAD_ROWS - 1) / SPREAD_ROWS;
+  // AREGS: thread t loads row t % BM of A's tile, 4 columns from 4 (t / BM)
+  // on, then every 4 * (THREADS / BM) columns (A_LOADS loads, one per kept
+  // row), and stores each load AREG_LAG kept rows after it; B''s copies one
+  // per kept row from the first. (Else the copies as SPREAD has them.)
+  constexpr int AREG_LAG = 4;
+  constexpr int A_LOADS = A_VECS / THREADS;
+  constexpr bool AREG_ON = AREGS && SPREAD_ON && A_WHOLE_K && !MBAR && CHUNKS == 1 && THREADS % BM == 0 &&
+                           A_VECS % THREADS == 0 && KS % (4 * (THREADS / BM)) == 0 &&
+                           A_LOADS + AREG_LAG <= SPREAD_ROWS && B_PER_THREAD <= SPREAD_ROWS;
+  float4 aPending[AREG_LAG];
+  (void)aPending;
   bool spreadOn = false;
   unsigned aTarget = 0, bTarget = 0;
   const float* aSource = A;
@@ -694,7 +734,11 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     if (!rowsInside || k0 + KS > k || (AROWS && (k & 3) != 0) || (AKMAJOR && (m & 3) != 0) || u0 + WS > w ||
         bn + BN > np)
       return false;
-    if constexpr (A_WHOLE_KMAJOR) {
+    if constexpr (AREG_ON) {
+      if ((k & 3) != 0 || (reinterpret_cast<unsigned long long>(A) & 15) != 0) return false;
+      aTarget = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE + 4 * (tid / BM) * APITCH + tid % BM);
+      aSource = A + (long long)(bm + tid % BM) * k + k0 + 4 * (tid / BM);
+    } else if constexpr (A_WHOLE_KMAJOR) {
       const int c0 = tid / (BM / 4), r0 = (tid % (BM / 4)) * 4;
       aTarget = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE + c0 * APITCH + r0);
       aSource = A + (long long)(k0 + c0) * m + bm + r0;
@@ -742,6 +786,20 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     }
   };
   auto spreadCopies = [&](int chunk, int r) {
+    if constexpr (AREG_ON) {
+      // (r is a constant in the unrolled kept rows.)
+      constexpr int COLUMN_STEP = 4 * (THREADS / BM);  // columns between a thread's loads
+      if (r < A_LOADS) tcc_nm_ld4_if<0>(aPending[r % AREG_LAG], aSource + r * COLUMN_STEP, spreadOn);
+      if (r >= AREG_LAG && r - AREG_LAG < A_LOADS) {
+        const int load = r - AREG_LAG;
+        tcc_nm_st4_if<0, 4 * APITCH>(aTarget + 4 * load * COLUMN_STEP * APITCH, aPending[load % AREG_LAG], spreadOn);
+      }
+      if (r < B_PER_THREAD) {
+        constexpr int ROW_STEP = THREADS / (BN / 4);
+        tcc_nm_cp_async16_if(bTarget + 4 * r * ROW_STEP * BN, bSource + r * (long long)ROW_STEP * np, spreadOn);
+      }
+      return;
+    }
     if (r < SPREAD_ROWS) {
       const bool on = spreadOn && (CHUNKS == 1 || chunk == 0);
 #pragma unroll
@@ -1167,7 +1225,8 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
           << flag(tile.rowMajorA) << ", " << chunk << ", " << flag(tile.mbarriers) << ", " << flag(streamK) << ", "
           << flag(tile.spread) << ", " << flag(tile.dColumns) << ", " << flag(whole) << ", " << flag(tile.dNext) << ", "
           << flag(kMajor) << ", " << flag(tile.pipelined) << ", " << flag(tile.shiftA) << ", " << flag(cluster)
-          << (tile.groupA ? ", true" : "") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+          << (tile.groupA || tile.aRegisters ? (std::string(", ") + flag(tile.groupA)) : std::string())
+          << (tile.aRegisters ? ", true" : "") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   };
   for (const auto& tile : nmSpmmTiles())

@@ -142,6 +142,8 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"tallwide_deep3", 1, 8, 16, false, 3, false, false, true, false, true, true, true, true},
       // tallwide_deep with A's transposing copies spread four at a time.
       {"tallwide_deep_g4", 1, 8, 16, false, 2, false, false, true, false, true, true, false, false, true},
+      // tallwide_deep with A's tile transposed through registers.
+      {"tallwide_deep_rg", 1, 8, 16, false, 2, false, false, true, false, true, true, false, false, false, true},
   };
   return tiles;
 }
