@@ -263,7 +263,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // SHIFTA (a k-major A, 16-byte copies of whole columns): the pitch BM,
   // conflict-free for those copies and the float4 reads.
   constexpr int APITCH = AROWS ? ((KS + 27) / 32) * 32 + 4 : SHIFTA ? BM : BM + 4;
-  static_assert(!SHIFTA || (AKMAJOR && (BM & (BM - 1)) == 0), "SHIFTA: a k-major A, a tile of a power-of-two rows");
+  static_assert(!SHIFTA || ((AKMAJOR || AREGS) && (BM & (BM - 1)) == 0),
+                "SHIFTA: a k-major A (or one transposed through registers), a tile of a power-of-two rows");
   static_assert(!(AROWS && PACK), "the packing kernels copy A's tile by columns");
   static_assert(!(AROWS && AKMAJOR), "a k-major A is staged k-major");
   constexpr int GT = BN >= LL ? BN / LL : 1;
@@ -713,15 +714,19 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   constexpr int UNITS = A_UNITS + B_PER_THREAD;
   constexpr int PER_ROW = (UNITS + SPREAD_ROWS - 1) / SPREAD_ROWS;
   // AREGS: thread t loads row t % BM of A's tile, 4 columns from 4 (t / BM)
-  // on, then every 4 * (THREADS / BM) columns (A_LOADS loads, one per kept
-  // row), and stores each load AREG_LAG kept rows after it; B''s copies one
-  // per kept row from the first. (Else the copies as SPREAD has them.)
-  constexpr int AREG_LAG = 4;
+  // on, then every 4 * (THREADS / BM) columns (A_LOADS loads, AREG_PER_ROW
+  // after each kept row), and stores each load AREG_LAG kept rows after it;
+  // B''s copies one per kept row from the first. (Else the copies as SPREAD
+  // has them.) The pitch of the k-major tile does not matter to the stores
+  // (a warp's 32 stores are 32 consecutive rows of one column).
   constexpr int A_LOADS = A_VECS / THREADS;
+  constexpr int AREG_PER_ROW = A_LOADS + 4 <= SPREAD_ROWS ? 1 : 2;
+  constexpr int AREG_LAG = AREG_PER_ROW == 1 ? 4 : 2;
   constexpr bool AREG_ON = AREGS && SPREAD_ON && A_WHOLE_K && !MBAR && CHUNKS == 1 && THREADS % BM == 0 &&
                            A_VECS % THREADS == 0 && KS % (4 * (THREADS / BM)) == 0 &&
-                           A_LOADS + AREG_LAG <= SPREAD_ROWS && B_PER_THREAD <= SPREAD_ROWS;
-  float4 aPending[AREG_LAG];
+                           (A_LOADS + AREG_PER_ROW - 1) / AREG_PER_ROW + AREG_LAG <= SPREAD_ROWS &&
+                           B_PER_THREAD <= SPREAD_ROWS;
+  float4 aPending[AREG_LAG * AREG_PER_ROW];
   (void)aPending;
   bool spreadOn = false;
   unsigned aTarget = 0, bTarget = 0;
@@ -789,10 +794,17 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     if constexpr (AREG_ON) {
       // (r is a constant in the unrolled kept rows.)
       constexpr int COLUMN_STEP = 4 * (THREADS / BM);  // columns between a thread's loads
-      if (r < A_LOADS) tcc_nm_ld4_if<0>(aPending[r % AREG_LAG], aSource + r * COLUMN_STEP, spreadOn);
-      if (r >= AREG_LAG && r - AREG_LAG < A_LOADS) {
-        const int load = r - AREG_LAG;
-        tcc_nm_st4_if<0, 4 * APITCH>(aTarget + 4 * load * COLUMN_STEP * APITCH, aPending[load % AREG_LAG], spreadOn);
+      constexpr int PENDING = AREG_LAG * AREG_PER_ROW;
+#pragma unroll
+      for (int j = 0; j < AREG_PER_ROW; ++j) {
+        const int load = r * AREG_PER_ROW + j;
+        if (load < A_LOADS) tcc_nm_ld4_if<0>(aPending[load % PENDING], aSource + load * COLUMN_STEP, spreadOn);
+      }
+#pragma unroll
+      for (int j = 0; j < AREG_PER_ROW; ++j) {
+        const int load = (r - AREG_LAG) * AREG_PER_ROW + j;
+        if (r >= AREG_LAG && load < A_LOADS)
+          tcc_nm_st4_if<0, 4 * APITCH>(aTarget + 4 * load * COLUMN_STEP * APITCH, aPending[load % PENDING], spreadOn);
       }
       if (r < B_PER_THREAD) {
         constexpr int ROW_STEP = THREADS / (BN / 4);

@@ -144,6 +144,10 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       {"tallwide_deep_g4", 1, 8, 16, false, 2, false, false, true, false, true, true, false, false, true},
       // tallwide_deep with A's tile transposed through registers.
       {"tallwide_deep_rg", 1, 8, 16, false, 2, false, false, true, false, true, true, false, false, false, true},
+      // tallwide_deep3 and tallwide_deep4 for a row-major A, A's tile
+      // transposed through registers (at the pitch of its rows: the shift).
+      {"tallwide_deep3_rg", 1, 8, 16, false, 3, false, false, true, false, true, true, false, true, false, true},
+      {"tallwide_deep4_rg", 1, 8, 16, false, 4, false, false, true, false, true, true, false, true, false, true},
   };
   return tiles;
 }
@@ -212,7 +216,9 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed) 
   return bytes + 4 * windows * N * (tile.cols() / 4) + 4 * 2 * ((windows * M + 31) / 32);
 }
 
-bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor) { return aKMajor ? !tile.rowMajorA : !tile.kMajorAOnly; }
+bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor) {
+  return aKMajor ? !tile.rowMajorA && !tile.aRegisters : !tile.kMajorAOnly;
+}
 
 bool nmSpmmTileTransposesA(const NmSpmmTile& tile, int N, int M, int L) {
   if (!nmSpmmTileFits(tile, N, M, L)) return false;
