@@ -795,16 +795,17 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       // (r is a constant in the unrolled kept rows.)
       constexpr int COLUMN_STEP = 4 * (THREADS / BM);  // columns between a thread's loads
       constexpr int PENDING = AREG_LAG * AREG_PER_ROW;
-#pragma unroll
-      for (int j = 0; j < AREG_PER_ROW; ++j) {
-        const int load = r * AREG_PER_ROW + j;
-        if (load < A_LOADS) tcc_nm_ld4_if<0>(aPending[load % PENDING], aSource + load * COLUMN_STEP, spreadOn);
-      }
+      // The stores of AREG_LAG rows ago first: the loads below reuse their registers.
 #pragma unroll
       for (int j = 0; j < AREG_PER_ROW; ++j) {
         const int load = (r - AREG_LAG) * AREG_PER_ROW + j;
         if (r >= AREG_LAG && load < A_LOADS)
           tcc_nm_st4_if<0, 4 * APITCH>(aTarget + 4 * load * COLUMN_STEP * APITCH, aPending[load % PENDING], spreadOn);
+      }
+#pragma unroll
+      for (int j = 0; j < AREG_PER_ROW; ++j) {
+        const int load = r * AREG_PER_ROW + j;
+        if (load < A_LOADS) tcc_nm_ld4_if<0>(aPending[load % PENDING], aSource + load * COLUMN_STEP, spreadOn);
       }
       if (r < B_PER_THREAD) {
         constexpr int ROW_STEP = THREADS / (BN / 4);
