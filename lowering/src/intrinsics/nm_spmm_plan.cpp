@@ -229,9 +229,31 @@ bool nmSpmmTileTransposesA(const NmSpmmTile& tile, int N, int M, int L) {
   return (!kMajorOnlyFits || std::getenv("TCC_NM_SPMM_EXP_TD_AT")) && std::string(tile.name) == "tallwide_deep";
 }
 
+namespace {
+
+// (aRegisters tiles) Whether the kernel template's register-transposed fill
+// (AREG_ON) is on for N:M: its loads, AREG_LAG kept rows before their
+// stores, fit in the rows that a spread fill covers (all of a k-tile's kept
+// rows with three stages, the first half with two).
+bool registerFillFits(const NmSpmmTile& tile, int N, int M, int L) {
+  const int windows = nmSpmmTileWindows(tile, N, M);
+  const int ks = windows * M, ws = windows * N;
+  if (tile.threads() % tile.rows() != 0 || (tile.rows() * ks / 4) % tile.threads() != 0) return false;
+  if (ks % (4 * (tile.threads() / tile.rows())) != 0) return false;
+  if (tile.threads() % (tile.cols() / 4) != 0 || (ws * tile.cols() / 4) % tile.threads() != 0) return false;
+  const int loads = tile.rows() * ks / 4 / tile.threads();
+  const int spreadRows = nmSpmmStages(tile, N, M, L) < 3 ? (ws + 1) / 2 : ws;
+  const int perRow = loads + 4 <= spreadRows ? 1 : 2, lag = perRow == 1 ? 4 : 2;
+  const int bCopies = (ws * tile.cols() / 4 + tile.threads() - 1) / tile.threads();
+  return (loads + perRow - 1) / perRow + lag <= spreadRows && bCopies <= spreadRows;
+}
+
+}  // namespace
+
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {
   if (nmSpmmTileWindows(tile, N, M) == 0 || L < 4 || L % 4 != 0) return false;
   if (tile.cols() % L != 0 && L % tile.cols() != 0) return false;
+  if (tile.aRegisters && !registerFillFits(tile, N, M, L)) return false;
   return nmSpmmSharedBytes(tile, N, M, L, nmSpmmTilePacks(tile, N, M)) <= kLargestSharedBytes;
 }
 
