@@ -262,9 +262,14 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // the copies and the reads below hit distinct banks.
   // SHIFTA (a k-major A, 16-byte copies of whole columns): the pitch BM,
   // conflict-free for those copies and the float4 reads.
-  constexpr int APITCH = AROWS ? ((KS + 27) / 32) * 32 + 4 : SHIFTA ? BM : BM + 4;
-  static_assert(!SHIFTA || ((AKMAJOR || AREGS) && (BM & (BM - 1)) == 0),
-                "SHIFTA: a k-major A (or one transposed through registers), a tile of a power-of-two rows");
+  // AREGS (a row-major A transposed through registers): the pitch BM, each
+  // column's rows swizzled by 4-row groups (row ^ (column & 28): aAt), so
+  // that both the stores of the transposing fill and the float4 reads of a
+  // column are free of bank conflicts.
+  constexpr int APITCH = AROWS ? ((KS + 27) / 32) * 32 + 4 : SHIFTA || AREGS ? BM : BM + 4;
+  static_assert(!SHIFTA || (AKMAJOR && (BM & (BM - 1)) == 0), "SHIFTA: a k-major A, a tile of a power-of-two rows");
+  static_assert(!AREGS || (!AKMAJOR && !AROWS && !PACK && BM % 32 == 0 && (BM & (BM - 1)) == 0),
+                "AREGS: a row-major A staged k-major, a tile of a power-of-two rows");
   static_assert(!(AROWS && PACK), "the packing kernels copy A's tile by columns");
   static_assert(!(AROWS && AKMAJOR), "a k-major A is staged k-major");
   constexpr int GT = BN >= LL ? BN / LL : 1;
@@ -300,6 +305,9 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   int* Ds = reinterpret_cast<int*>(Bs + STAGES * B_STAGE);
   unsigned* usedColumns = reinterpret_cast<unsigned*>(Ds + D_SLOTS * D_COUNT);
 
+  // Element (row, column) of A's k-major tile, in floats from the stage's start.
+  auto aAt = [](int row, int column) { return column * APITCH + (AREGS ? row ^ (column & 28) : row); };
+  (void)aAt;
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int tx = lane & 3, ty = lane >> 2;
@@ -394,7 +402,20 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
       return;
     }
-    if constexpr (!PACK && !AROWS) {
+    if constexpr (!PACK && !AROWS && AREGS) {
+      if (rowsInside && k0 + KS <= k) {
+        float* as = As + stage * A_STAGE;
+        const float* ap = aCopy + k0;
+#pragma unroll
+        for (int p = 0; p < ROW_PASSES; ++p) {
+          const float* source = ap + p * passStride;
+#pragma unroll
+          for (int c8 = 0; c8 < KS; c8 += 8)
+            tcc_nm_cp_async4_full(as + aAt(copyRow + p * ROWS_PER_PASS, c8 + copyCol), source + c8);
+        }
+        return;
+      }
+    } else if constexpr (!PACK && !AROWS) {
       if (rowsInside && k0 + KS <= k) {
         float* as = As + stage * A_STAGE + copyRow + copyCol * APITCH;
         const float* ap = aCopy + k0;
@@ -457,7 +478,9 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
 #pragma unroll
       for (int p = 0; p < ROW_PASSES; ++p) {
         const bool valid = columnValid && (rowsValid >> p & 1u);
-        tcc_nm_cp_async4(as + slot * APITCH + p * ROWS_PER_PASS, valid ? ap + c8 + p * passStride : A, valid ? 4 : 0);
+        float* target = AREGS ? As + stage * A_STAGE + aAt(copyRow + p * ROWS_PER_PASS, slot)
+                              : as + slot * APITCH + p * ROWS_PER_PASS;
+        tcc_nm_cp_async4(target, valid ? ap + c8 + p * passStride : A, valid ? 4 : 0);
       }
     }
   };
@@ -543,6 +566,11 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // Kept row index d's column of A's tile, in floats from its window's first.
   // (SHIFTA only.)
   auto columnOffset = [](int d) { return d << BM_SHIFT; };
+  // (AREGS) The thread's rows of column c of the stage's tile (rowA ^ (c &
+  // 28): the swizzle moves 4-row groups within 32 rows).
+  auto aColumn = [&](int stage, int c) -> const float* {
+    return As + stage * A_STAGE + (c << BM_SHIFT) + (rowA ^ (c & 28));
+  };
   auto compute = [&](int stage, int slot, auto between) {
     const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
     const float* bs = Bs + stage * B_STAGE + col0;
@@ -572,7 +600,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         if (DNEXT_ON && uu == WS - 1) readNextIndices(slot + 1 == D_SLOTS ? 0 : slot + 1);
         constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
         const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
-        const float* a0p = window + (SHIFTA ? columnOffset(d0) : d0 * COLUMN);
+        const float* a0p = AREGS ? aColumn(stage, (chunk * CW + r / NN) * MM + d0)
+                                 : window + (SHIFTA ? columnOffset(d0) : d0 * COLUMN);
         const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
         const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
         auto fragment = [&](const float* p, float* a) {
@@ -592,7 +621,9 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
 #pragma unroll
           for (int i = 0; i < TM; ++i) row.a1[i] = row.a0[i];
         } else {
-          fragment(window + (SHIFTA ? columnOffset(d1) : d1 * COLUMN), row.a1);
+          fragment(AREGS ? aColumn(stage, (chunk * CW + r / NN) * MM + d1)
+                         : window + (SHIFTA ? columnOffset(d1) : d1 * COLUMN),
+                   row.a1);
         }
         row.b[0] = b0.x, row.b[1] = b0.y, row.b[2] = b0.z, row.b[3] = b0.w;
         row.b[4] = b1.x, row.b[5] = b1.y, row.b[6] = b1.z, row.b[7] = b1.w;
@@ -652,7 +683,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         if (DNEXT_ON && uu == WS - 1) readNextIndices(slot + 1 == D_SLOTS ? 0 : slot + 1);
         constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
         const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
-        const float* a0p = window + (SHIFTA ? columnOffset(d0) : d0 * COLUMN);
+        const float* a0p = AREGS ? aColumn(stage, (chunk * CW + r / NN) * MM + d0)
+                                 : window + (SHIFTA ? columnOffset(d0) : d0 * COLUMN);
         const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
         const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
         float a0[TM], a1[TM];
@@ -673,7 +705,9 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
 #pragma unroll
           for (int i = 0; i < TM; ++i) a1[i] = a0[i];
         } else {
-          fragment(window + (SHIFTA ? columnOffset(d1) : d1 * COLUMN), a1);
+          fragment(AREGS ? aColumn(stage, (chunk * CW + r / NN) * MM + d1)
+                         : window + (SHIFTA ? columnOffset(d1) : d1 * COLUMN),
+                   a1);
         }
         const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
@@ -713,20 +747,25 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   constexpr int A_UNITS = GROUP_ON ? A_ITEMS / 4 : A_ITEMS;
   constexpr int UNITS = A_UNITS + B_PER_THREAD;
   constexpr int PER_ROW = (UNITS + SPREAD_ROWS - 1) / SPREAD_ROWS;
-  // AREGS: thread t loads row t % BM of A's tile, 4 columns from 4 (t / BM)
-  // on, then every 4 * (THREADS / BM) columns (A_LOADS loads, AREG_PER_ROW
-  // after each kept row), and stores each load AREG_LAG kept rows after it;
-  // B''s copies one per kept row from the first. (Else the copies as SPREAD
-  // has them.) The pitch of the k-major tile does not matter to the stores
-  // (a warp's 32 stores are 32 consecutive rows of one column).
+  // AREGS (256 threads): a warp's load covers 4 rows x 32 columns of A's
+  // tile (8 lanes per row, 16 bytes each: 4 full 128-byte lines), for rows
+  // 4 * warp + lane / 8 + 32 * (i % Q), columns 32 * (i / Q) + 4 * (lane % 8)
+  // of the thread's i-th load (Q = BM / 32; A_LOADS loads, AREG_PER_ROW after
+  // each kept row); each load's four floats are stored AREG_LAG kept rows
+  // later into four columns of the swizzled k-major tile (a warp's 32
+  // stores on 32 distinct banks); B''s copies one per kept row from the
+  // first. (Else the copies as SPREAD has them.)
   constexpr int A_LOADS = A_VECS / THREADS;
   constexpr int AREG_PER_ROW = A_LOADS + 4 <= SPREAD_ROWS ? 1 : 2;
   constexpr int AREG_LAG = AREG_PER_ROW == 1 ? 4 : 2;
-  constexpr bool AREG_ON = AREGS && SPREAD_ON && A_WHOLE_K && !MBAR && CHUNKS == 1 && THREADS % BM == 0 &&
-                           A_VECS % THREADS == 0 && KS % (4 * (THREADS / BM)) == 0 &&
+  constexpr bool AREG_ON = AREGS && SPREAD_ON && A_WHOLE_K && !MBAR && CHUNKS == 1 && THREADS == 256 &&
+                           BM % 32 == 0 && KS % 32 == 0 &&
                            (A_LOADS + AREG_PER_ROW - 1) / AREG_PER_ROW + AREG_LAG <= SPREAD_ROWS &&
                            B_PER_THREAD <= SPREAD_ROWS;
+  static_assert(!AREGS || AREG_ON, "AREGS: a spread fill that the loads and stores fit in (see nmSpmmTileFits)");
   float4 aPending[AREG_LAG * AREG_PER_ROW];
+  long long aRowBlock = 0;  // AREGS: 32 rows of A, in floats
+  (void)aRowBlock;
   (void)aPending;
   bool spreadOn = false;
   unsigned aTarget = 0, bTarget = 0;
@@ -741,8 +780,10 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       return false;
     if constexpr (AREG_ON) {
       if ((k & 3) != 0 || (reinterpret_cast<unsigned long long>(A) & 15) != 0) return false;
-      aTarget = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE + 4 * (tid / BM) * APITCH + tid % BM);
-      aSource = A + (long long)(bm + tid % BM) * k + k0 + 4 * (tid / BM);
+      const int quad = lane >> 3, column = 4 * (lane & 7);  // (row within the warp's 4, first column)
+      aTarget = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE + aAt(4 * warp + quad, column));
+      aSource = A + (long long)(bm + 4 * warp + quad) * k + k0 + column;
+      aRowBlock = 32LL * k;
     } else if constexpr (A_WHOLE_KMAJOR) {
       const int c0 = tid / (BM / 4), r0 = (tid % (BM / 4)) * 4;
       aTarget = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE + c0 * APITCH + r0);
@@ -793,19 +834,21 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   auto spreadCopies = [&](int chunk, int r) {
     if constexpr (AREG_ON) {
       // (r is a constant in the unrolled kept rows.)
-      constexpr int COLUMN_STEP = 4 * (THREADS / BM);  // columns between a thread's loads
+      constexpr int Q = BM / 32;  // loads per 32 columns
       constexpr int PENDING = AREG_LAG * AREG_PER_ROW;
       // The stores of AREG_LAG rows ago first: the loads below reuse their registers.
 #pragma unroll
       for (int j = 0; j < AREG_PER_ROW; ++j) {
         const int load = (r - AREG_LAG) * AREG_PER_ROW + j;
         if (r >= AREG_LAG && load < A_LOADS)
-          tcc_nm_st4_if<0, 4 * APITCH>(aTarget + 4 * load * COLUMN_STEP * APITCH, aPending[load % PENDING], spreadOn);
+          tcc_nm_st4_if<0, 4 * APITCH>(aTarget + 4 * (32 * (load / Q) * APITCH + 32 * (load % Q)),
+                                       aPending[load % PENDING], spreadOn);
       }
 #pragma unroll
       for (int j = 0; j < AREG_PER_ROW; ++j) {
         const int load = r * AREG_PER_ROW + j;
-        if (load < A_LOADS) tcc_nm_ld4_if<0>(aPending[load % PENDING], aSource + load * COLUMN_STEP, spreadOn);
+        if (load < A_LOADS)
+          tcc_nm_ld4_if<0>(aPending[load % PENDING], aSource + (load % Q) * aRowBlock + 32 * (load / Q), spreadOn);
       }
       if (r < B_PER_THREAD) {
         constexpr int ROW_STEP = THREADS / (BN / 4);

@@ -1,6 +1,5 @@
 // Tiles and launch plans of the N:M SpMM kernels (tcc/lowering/nm_spmm.h).
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "tcc/lowering/nm_spmm.h"
@@ -136,18 +135,12 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // stages), and xwide_deep_mbar_pipe (rounds 18-20).
       {"tallwide_deep4", 1, 8, 16, false, 4, false, false, true, false, true, true, true, true},
       {"xwide_deep_mbar_pipe_sh", 1, 16, 8, false, 2, false, true, false, true, false, true, true, true},
-      // tallwide_deep4 with k-tiles of three times tallwide_deep's windows
-      // (k-major A only, the shift): at 62.5% 36 kept rows per barrier in
-      // two stages of 87 KB, where four windows do not fit.
-      {"tallwide_deep3", 1, 8, 16, false, 3, false, false, true, false, true, true, true, true},
-      // tallwide_deep with A's transposing copies spread four at a time.
-      {"tallwide_deep_g4", 1, 8, 16, false, 2, false, false, true, false, true, true, false, false, true},
-      // tallwide_deep with A's tile transposed through registers.
+      // tallwide_deep for a row-major A, A's tile transposed through
+      // registers into a swizzled k-major tile (aRegisters), with k-tiles of
+      // two, three and four times the usual windows.
       {"tallwide_deep_rg", 1, 8, 16, false, 2, false, false, true, false, true, true, false, false, false, true},
-      // tallwide_deep3 and tallwide_deep4 for a row-major A, A's tile
-      // transposed through registers (at the pitch of its rows: the shift).
-      {"tallwide_deep3_rg", 1, 8, 16, false, 3, false, false, true, false, true, true, false, true, false, true},
-      {"tallwide_deep4_rg", 1, 8, 16, false, 4, false, false, true, false, true, true, false, true, false, true},
+      {"tallwide_deep3_rg", 1, 8, 16, false, 3, false, false, true, false, true, true, false, false, false, true},
+      {"tallwide_deep4_rg", 1, 8, 16, false, 4, false, false, true, false, true, true, false, false, false, true},
   };
   return tiles;
 }
@@ -226,7 +219,7 @@ bool nmSpmmTileTransposesA(const NmSpmmTile& tile, int N, int M, int L) {
   const bool kMajorOnlyFits = std::any_of(nmSpmmTiles().begin(), nmSpmmTiles().end(), [&](const NmSpmmTile& other) {
     return other.kMajorAOnly && nmSpmmTileFits(other, N, M, L);
   });
-  return (!kMajorOnlyFits || std::getenv("TCC_NM_SPMM_EXP_TD_AT")) && std::string(tile.name) == "tallwide_deep";
+  return !kMajorOnlyFits && std::string(tile.name) == "tallwide_deep";
 }
 
 namespace {
@@ -238,8 +231,8 @@ namespace {
 bool registerFillFits(const NmSpmmTile& tile, int N, int M, int L) {
   const int windows = nmSpmmTileWindows(tile, N, M);
   const int ks = windows * M, ws = windows * N;
-  if (tile.threads() % tile.rows() != 0 || (tile.rows() * ks / 4) % tile.threads() != 0) return false;
-  if (ks % (4 * (tile.threads() / tile.rows())) != 0) return false;
+  if (tile.threads() != 256 || tile.rows() % 32 != 0 || ks % 32 != 0 || (tile.rows() & (tile.rows() - 1)) != 0)
+    return false;
   if (tile.threads() % (tile.cols() / 4) != 0 || (ws * tile.cols() / 4) % tile.threads() != 0) return false;
   const int loads = tile.rows() * ks / 4 / tile.threads();
   const int spreadRows = nmSpmmStages(tile, N, M, L) < 3 ? (ws + 1) / 2 : ws;
