@@ -108,51 +108,6 @@ __device__ __forceinline__ void tcc_nm_cp_async4_if(unsigned shared, const void*
       "}\n" ::"r"(shared),
       "l"(global), "r"((int)on));
 }
-// Four 4-byte copies at constant offsets (bytes) from one shared and one
-// global address, in one group (GROUPA's spread fills of A).
-template <int SHARED_STEP, int GLOBAL_STEP>
-__device__ __forceinline__ void tcc_nm_cp_async4x4_if(unsigned shared, const void* global, bool on) {
-  asm volatile(
-      "{\n"
-      ".reg .pred on;\n"
-      "setp.ne.b32 on, %2, 0;\n"
-      "@on cp.async.ca.shared.global [%0], [%1], 4;\n"
-      "@on cp.async.ca.shared.global [%0+%3], [%1+%4], 4;\n"
-      "@on cp.async.ca.shared.global [%0+%5], [%1+%6], 4;\n"
-      "@on cp.async.ca.shared.global [%0+%7], [%1+%8], 4;\n"
-      "}\n" ::"r"(shared),
-      "l"(global), "r"((int)on), "n"(SHARED_STEP), "n"(GLOBAL_STEP), "n"(2 * SHARED_STEP), "n"(2 * GLOBAL_STEP),
-      "n"(3 * SHARED_STEP), "n"(3 * GLOBAL_STEP));
-}
-// AREGS: 16 bytes of global memory at a constant offset (bytes) into
-// registers, and four floats into shared memory at constant offsets, only
-// where `on` holds.
-template <int OFFSET>
-__device__ __forceinline__ void tcc_nm_ld4_if(float4& v, const float* global, bool on) {
-  asm volatile(
-      "{\n"
-      ".reg .pred on;\n"
-      "setp.ne.b32 on, %5, 0;\n"
-      "@on ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4+%6];\n"
-      "}\n"
-      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-      : "l"(global), "r"((int)on), "n"(OFFSET));
-}
-template <int OFFSET, int STEP>
-__device__ __forceinline__ void tcc_nm_st4_if(unsigned shared, const float4& v, bool on) {
-  asm volatile(
-      "{\n"
-      ".reg .pred on;\n"
-      "setp.ne.b32 on, %1, 0;\n"
-      "@on st.shared.f32 [%0+%6], %2;\n"
-      "@on st.shared.f32 [%0+%7], %3;\n"
-      "@on st.shared.f32 [%0+%8], %4;\n"
-      "@on st.shared.f32 [%0+%9], %5;\n"
-      "}\n" ::"r"(shared),
-      "r"((int)on), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "n"(OFFSET), "n"(OFFSET + STEP), "n"(OFFSET + 2 * STEP),
-      "n"(OFFSET + 3 * STEP)
-      : "memory");
-}
 // Adds a float4 into C atomically (one vector reduction, sm_90).
 __device__ __forceinline__ void tcc_nm_red_add4(float* out, float x, float y, float z, float w) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(out), "f"(x), "f"(y), "f"(z), "f"(w)
@@ -242,8 +197,7 @@ __device__ __forceinline__ void tcc_nm_mbarrier_inval(unsigned barrier) {
 // sums in every run. In a launch without clusters it stores as usual.
 template <int WARPS_M, int WARPS_N, int TM, int NN, int MM, int LL, int KW, int STAGES, bool PACK, bool AROWS, int CW,
           bool MBAR, bool STREAMK = false, bool SPREAD = false, bool DCOLS = false, bool WHOLE = false,
-          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false, bool CLUSTER = false,
-          bool GROUPA = false, bool AREGS = false>
+          bool DNEXT = false, bool AKMAJOR = false, bool PIPE = false, bool SHIFTA = false, bool CLUSTER = false>
 __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, const float* __restrict__ B,
                                                  const int* __restrict__ D, float* __restrict__ C, int m, int n,
                                                  int k, int w, int q, int tilesPerSplit, int atomic) {
@@ -262,14 +216,8 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // the copies and the reads below hit distinct banks.
   // SHIFTA (a k-major A, 16-byte copies of whole columns): the pitch BM,
   // conflict-free for those copies and the float4 reads.
-  // AREGS (a row-major A transposed through registers): the pitch BM, each
-  // column's rows swizzled by 4-row groups (row ^ (column & 28): aAt), so
-  // that both the stores of the transposing fill and the float4 reads of a
-  // column are free of bank conflicts.
-  constexpr int APITCH = AROWS ? ((KS + 27) / 32) * 32 + 4 : SHIFTA || AREGS ? BM : BM + 4;
+  constexpr int APITCH = AROWS ? ((KS + 27) / 32) * 32 + 4 : SHIFTA ? BM : BM + 4;
   static_assert(!SHIFTA || (AKMAJOR && (BM & (BM - 1)) == 0), "SHIFTA: a k-major A, a tile of a power-of-two rows");
-  static_assert(!AREGS || (!AKMAJOR && !AROWS && !PACK && BM % 32 == 0 && (BM & (BM - 1)) == 0),
-                "AREGS: a row-major A staged k-major, a tile of a power-of-two rows");
   static_assert(!(AROWS && PACK), "the packing kernels copy A's tile by columns");
   static_assert(!(AROWS && AKMAJOR), "a k-major A is staged k-major");
   constexpr int GT = BN >= LL ? BN / LL : 1;
@@ -305,9 +253,6 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   int* Ds = reinterpret_cast<int*>(Bs + STAGES * B_STAGE);
   unsigned* usedColumns = reinterpret_cast<unsigned*>(Ds + D_SLOTS * D_COUNT);
 
-  // Element (row, column) of A's k-major tile, in floats from the stage's start.
-  auto aAt = [](int row, int column) { return column * APITCH + (AREGS ? row ^ (column & 28) : row); };
-  (void)aAt;
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int tx = lane & 3, ty = lane >> 2;
@@ -402,20 +347,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
       }
       return;
     }
-    if constexpr (!PACK && !AROWS && AREGS) {
-      if (rowsInside && k0 + KS <= k) {
-        float* as = As + stage * A_STAGE;
-        const float* ap = aCopy + k0;
-#pragma unroll
-        for (int p = 0; p < ROW_PASSES; ++p) {
-          const float* source = ap + p * passStride;
-#pragma unroll
-          for (int c8 = 0; c8 < KS; c8 += 8)
-            tcc_nm_cp_async4_full(as + aAt(copyRow + p * ROWS_PER_PASS, c8 + copyCol), source + c8);
-        }
-        return;
-      }
-    } else if constexpr (!PACK && !AROWS) {
+    if constexpr (!PACK && !AROWS) {
       if (rowsInside && k0 + KS <= k) {
         float* as = As + stage * A_STAGE + copyRow + copyCol * APITCH;
         const float* ap = aCopy + k0;
@@ -478,9 +410,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
 #pragma unroll
       for (int p = 0; p < ROW_PASSES; ++p) {
         const bool valid = columnValid && (rowsValid >> p & 1u);
-        float* target = AREGS ? As + stage * A_STAGE + aAt(copyRow + p * ROWS_PER_PASS, slot)
-                              : as + slot * APITCH + p * ROWS_PER_PASS;
-        tcc_nm_cp_async4(target, valid ? ap + c8 + p * passStride : A, valid ? 4 : 0);
+        tcc_nm_cp_async4(as + slot * APITCH + p * ROWS_PER_PASS, valid ? ap + c8 + p * passStride : A, valid ? 4 : 0);
       }
     }
   };
@@ -566,11 +496,6 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // Kept row index d's column of A's tile, in floats from its window's first.
   // (SHIFTA only.)
   auto columnOffset = [](int d) { return d << BM_SHIFT; };
-  // (AREGS) The thread's rows of column c of the stage's tile (rowA ^ (c &
-  // 28): the swizzle moves 4-row groups within 32 rows).
-  auto aColumn = [&](int stage, int c) -> const float* {
-    return As + stage * A_STAGE + (c << BM_SHIFT) + (rowA ^ (c & 28));
-  };
   auto compute = [&](int stage, int slot, auto between) {
     const float* as = As + stage * A_STAGE + rowA * (AROWS ? APITCH : 1);
     const float* bs = Bs + stage * B_STAGE + col0;
@@ -600,8 +525,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         if (DNEXT_ON && uu == WS - 1) readNextIndices(slot + 1 == D_SLOTS ? 0 : slot + 1);
         constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
         const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
-        const float* a0p = AREGS ? aColumn(stage, (chunk * CW + r / NN) * MM + d0)
-                                 : window + (SHIFTA ? columnOffset(d0) : d0 * COLUMN);
+        const float* a0p = window + (SHIFTA ? columnOffset(d0) : d0 * COLUMN);
         const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
         const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
         auto fragment = [&](const float* p, float* a) {
@@ -621,9 +545,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
 #pragma unroll
           for (int i = 0; i < TM; ++i) row.a1[i] = row.a0[i];
         } else {
-          fragment(AREGS ? aColumn(stage, (chunk * CW + r / NN) * MM + d1)
-                         : window + (SHIFTA ? columnOffset(d1) : d1 * COLUMN),
-                   row.a1);
+          fragment(window + (SHIFTA ? columnOffset(d1) : d1 * COLUMN), row.a1);
         }
         row.b[0] = b0.x, row.b[1] = b0.y, row.b[2] = b0.z, row.b[3] = b0.w;
         row.b[4] = b1.x, row.b[5] = b1.y, row.b[6] = b1.z, row.b[7] = b1.w;
@@ -683,8 +605,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
         if (DNEXT_ON && uu == WS - 1) readNextIndices(slot + 1 == D_SLOTS ? 0 : slot + 1);
         constexpr int COLUMN = AROWS ? 1 : APITCH;  // distance between A's columns in As
         const float* window = as + (chunk * CW + r / NN) * MM * COLUMN;
-        const float* a0p = AREGS ? aColumn(stage, (chunk * CW + r / NN) * MM + d0)
-                                 : window + (SHIFTA ? columnOffset(d0) : d0 * COLUMN);
+        const float* a0p = window + (SHIFTA ? columnOffset(d0) : d0 * COLUMN);
         const float4 b0 = *reinterpret_cast<const float4*>(bs + uu * BN);
         const float4 b1 = *reinterpret_cast<const float4*>(bs + uu * BN + 16);
         float a0[TM], a1[TM];
@@ -705,9 +626,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
 #pragma unroll
           for (int i = 0; i < TM; ++i) a1[i] = a0[i];
         } else {
-          fragment(AREGS ? aColumn(stage, (chunk * CW + r / NN) * MM + d1)
-                         : window + (SHIFTA ? columnOffset(d1) : d1 * COLUMN),
-                   a1);
+          fragment(window + (SHIFTA ? columnOffset(d1) : d1 * COLUMN), a1);
         }
         const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
@@ -741,32 +660,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
   // With one k-tile ahead (three mbarrier stages) the copies go in the
   // first half of the step, so that they have half a step to land.
   constexpr int SPREAD_ROWS = AHEAD < 2 && CHUNKS == 1 ? (CHUNK_ROWS + 1) / 2 : CHUNK_ROWS;
-  // GROUPA: A's copies go four at a time (a group of 4 columns 8 apart, one
-  // row pass), so the spread units are A_ITEMS / 4 groups, then B''s copies.
-  constexpr bool GROUP_ON = GROUPA && SPREAD_ON && A_WHOLE_K && (KS / 8) % 4 == 0;
-  constexpr int A_UNITS = GROUP_ON ? A_ITEMS / 4 : A_ITEMS;
-  constexpr int UNITS = A_UNITS + B_PER_THREAD;
-  constexpr int PER_ROW = (UNITS + SPREAD_ROWS - 1) / SPREAD_ROWS;
-  // AREGS (256 threads): a warp's load covers 4 rows x 32 columns of A's
-  // tile (8 lanes per row, 16 bytes each: 4 full 128-byte lines), for rows
-  // 4 * warp + lane / 8 + 32 * (i % Q), columns 32 * (i / Q) + 4 * (lane % 8)
-  // of the thread's i-th load (Q = BM / 32; A_LOADS loads, AREG_PER_ROW after
-  // each kept row); each load's four floats are stored AREG_LAG kept rows
-  // later into four columns of the swizzled k-major tile (a warp's 32
-  // stores on 32 distinct banks); B''s copies one per kept row from the
-  // first. (Else the copies as SPREAD has them.)
-  constexpr int A_LOADS = A_VECS / THREADS;
-  constexpr int AREG_PER_ROW = A_LOADS + 4 <= SPREAD_ROWS ? 1 : 2;
-  constexpr int AREG_LAG = AREG_PER_ROW == 1 ? 4 : 2;
-  constexpr bool AREG_ON = AREGS && SPREAD_ON && A_WHOLE_K && !MBAR && CHUNKS == 1 && THREADS == 256 &&
-                           BM % 32 == 0 && KS % 32 == 0 &&
-                           (A_LOADS + AREG_PER_ROW - 1) / AREG_PER_ROW + AREG_LAG <= SPREAD_ROWS &&
-                           B_PER_THREAD <= SPREAD_ROWS;
-  static_assert(!AREGS || AREG_ON, "AREGS: a spread fill that the loads and stores fit in (see nmSpmmTileFits)");
-  float4 aPending[AREG_LAG * AREG_PER_ROW];
-  long long aRowBlock = 0;  // AREGS: 32 rows of A, in floats
-  (void)aRowBlock;
-  (void)aPending;
+  constexpr int PER_ROW = (ITEMS + SPREAD_ROWS - 1) / SPREAD_ROWS;
   bool spreadOn = false;
   unsigned aTarget = 0, bTarget = 0;
   const float* aSource = A;
@@ -778,13 +672,7 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     if (!rowsInside || k0 + KS > k || (AROWS && (k & 3) != 0) || (AKMAJOR && (m & 3) != 0) || u0 + WS > w ||
         bn + BN > np)
       return false;
-    if constexpr (AREG_ON) {
-      if ((k & 3) != 0 || (reinterpret_cast<unsigned long long>(A) & 15) != 0) return false;
-      const int quad = lane >> 3, column = 4 * (lane & 7);  // (row within the warp's 4, first column)
-      aTarget = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE + aAt(4 * warp + quad, column));
-      aSource = A + (long long)(bm + 4 * warp + quad) * k + k0 + column;
-      aRowBlock = 32LL * k;
-    } else if constexpr (A_WHOLE_KMAJOR) {
+    if constexpr (A_WHOLE_KMAJOR) {
       const int c0 = tid / (BM / 4), r0 = (tid % (BM / 4)) * 4;
       aTarget = (unsigned)__cvta_generic_to_shared(As + stage * A_STAGE + c0 * APITCH + r0);
       aSource = A + (long long)(k0 + c0) * m + bm + r0;
@@ -802,18 +690,6 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     return true;
   };
   auto spreadItem = [&](int item, bool on) {
-    if constexpr (GROUP_ON) {
-      if (item < A_UNITS) {
-        const int p = item / (KS / 32), c8 = (item % (KS / 32)) * 32;
-        tcc_nm_cp_async4x4_if<4 * 8 * APITCH, 4 * 8>(aTarget + 4 * (c8 * APITCH + p * ROWS_PER_PASS),
-                                                      aSource + p * passStride + c8, on);
-      } else if (item < UNITS) {
-        constexpr int ROW_STEP = THREADS / (BN / 4);
-        const int i = item - A_UNITS;
-        tcc_nm_cp_async16_if(bTarget + 4 * i * ROW_STEP * BN, bSource + i * (long long)ROW_STEP * np, on);
-      }
-      return;
-    }
     if (item < A_ITEMS) {
       if constexpr (A_WHOLE_KMAJOR) {
         constexpr int COL_STEP = THREADS / (BM / 4);
@@ -832,30 +708,6 @@ __device__ __forceinline__ void tcc_nm_spmm_tile(const float* __restrict__ A, co
     }
   };
   auto spreadCopies = [&](int chunk, int r) {
-    if constexpr (AREG_ON) {
-      // (r is a constant in the unrolled kept rows.)
-      constexpr int Q = BM / 32;  // loads per 32 columns
-      constexpr int PENDING = AREG_LAG * AREG_PER_ROW;
-      // The stores of AREG_LAG rows ago first: the loads below reuse their registers.
-#pragma unroll
-      for (int j = 0; j < AREG_PER_ROW; ++j) {
-        const int load = (r - AREG_LAG) * AREG_PER_ROW + j;
-        if (r >= AREG_LAG && load < A_LOADS)
-          tcc_nm_st4_if<0, 4 * APITCH>(aTarget + 4 * (32 * (load / Q) * APITCH + 32 * (load % Q)),
-                                       aPending[load % PENDING], spreadOn);
-      }
-#pragma unroll
-      for (int j = 0; j < AREG_PER_ROW; ++j) {
-        const int load = r * AREG_PER_ROW + j;
-        if (load < A_LOADS)
-          tcc_nm_ld4_if<0>(aPending[load % PENDING], aSource + (load % Q) * aRowBlock + 32 * (load / Q), spreadOn);
-      }
-      if (r < B_PER_THREAD) {
-        constexpr int ROW_STEP = THREADS / (BN / 4);
-        tcc_nm_cp_async16_if(bTarget + 4 * r * ROW_STEP * BN, bSource + r * (long long)ROW_STEP * np, spreadOn);
-      }
-      return;
-    }
     if (r < SPREAD_ROWS) {
       const bool on = spreadOn && (CHUNKS == 1 || chunk == 0);
 #pragma unroll
@@ -1281,8 +1133,7 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
           << flag(tile.rowMajorA) << ", " << chunk << ", " << flag(tile.mbarriers) << ", " << flag(streamK) << ", "
           << flag(tile.spread) << ", " << flag(tile.dColumns) << ", " << flag(whole) << ", " << flag(tile.dNext) << ", "
           << flag(kMajor) << ", " << flag(tile.pipelined) << ", " << flag(tile.shiftA) << ", " << flag(cluster)
-          << (tile.groupA || tile.aRegisters ? (std::string(", ") + flag(tile.groupA)) : std::string())
-          << (tile.aRegisters ? ", true" : "") << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
+          << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   };
   for (const auto& tile : nmSpmmTiles())

@@ -135,12 +135,6 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // stages), and xwide_deep_mbar_pipe (rounds 18-20).
       {"tallwide_deep4", 1, 8, 16, false, 4, false, false, true, false, true, true, true, true},
       {"xwide_deep_mbar_pipe_sh", 1, 16, 8, false, 2, false, true, false, true, false, true, true, true},
-      // tallwide_deep for a row-major A, A's tile transposed through
-      // registers into a swizzled k-major tile (aRegisters), with k-tiles of
-      // two, three and four times the usual windows.
-      {"tallwide_deep_rg", 1, 8, 16, false, 2, false, false, true, false, true, true, false, false, false, true},
-      {"tallwide_deep3_rg", 1, 8, 16, false, 3, false, false, true, false, true, true, false, false, false, true},
-      {"tallwide_deep4_rg", 1, 8, 16, false, 4, false, false, true, false, true, true, false, false, false, true},
   };
   return tiles;
 }
@@ -209,9 +203,7 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed) 
   return bytes + 4 * windows * N * (tile.cols() / 4) + 4 * 2 * ((windows * M + 31) / 32);
 }
 
-bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor) {
-  return aKMajor ? !tile.rowMajorA && !tile.aRegisters : !tile.kMajorAOnly;
-}
+bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor) { return aKMajor ? !tile.rowMajorA : !tile.kMajorAOnly; }
 
 bool nmSpmmTileTransposesA(const NmSpmmTile& tile, int N, int M, int L) {
   if (!nmSpmmTileFits(tile, N, M, L)) return false;
@@ -222,31 +214,9 @@ bool nmSpmmTileTransposesA(const NmSpmmTile& tile, int N, int M, int L) {
   return !kMajorOnlyFits && std::string(tile.name) == "tallwide_deep";
 }
 
-namespace {
-
-// (aRegisters tiles) Whether the kernel template's register-transposed fill
-// (AREG_ON) is on for N:M: its loads, AREG_LAG kept rows before their
-// stores, fit in the rows that a spread fill covers (all of a k-tile's kept
-// rows with three stages, the first half with two).
-bool registerFillFits(const NmSpmmTile& tile, int N, int M, int L) {
-  const int windows = nmSpmmTileWindows(tile, N, M);
-  const int ks = windows * M, ws = windows * N;
-  if (tile.threads() != 256 || tile.rows() % 32 != 0 || ks % 32 != 0 || (tile.rows() & (tile.rows() - 1)) != 0)
-    return false;
-  if (tile.threads() % (tile.cols() / 4) != 0 || (ws * tile.cols() / 4) % tile.threads() != 0) return false;
-  const int loads = tile.rows() * ks / 4 / tile.threads();
-  const int spreadRows = nmSpmmStages(tile, N, M, L) < 3 ? (ws + 1) / 2 : ws;
-  const int perRow = loads + 4 <= spreadRows ? 1 : 2, lag = perRow == 1 ? 4 : 2;
-  const int bCopies = (ws * tile.cols() / 4 + tile.threads() - 1) / tile.threads();
-  return (loads + perRow - 1) / perRow + lag <= spreadRows && bCopies <= spreadRows;
-}
-
-}  // namespace
-
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {
   if (nmSpmmTileWindows(tile, N, M) == 0 || L < 4 || L % 4 != 0) return false;
   if (tile.cols() % L != 0 && L % tile.cols() != 0) return false;
-  if (tile.aRegisters && !registerFillFits(tile, N, M, L)) return false;
   return nmSpmmSharedBytes(tile, N, M, L, nmSpmmTilePacks(tile, N, M)) <= kLargestSharedBytes;
 }
 

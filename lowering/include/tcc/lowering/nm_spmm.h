@@ -62,16 +62,6 @@ struct NmSpmmTile {
   // of two, so that a kept row's column of it is a shift, not a multiply-add
   // on the FMA pipe.
   bool shiftA = false;
-  // (Row-major A, spread fills) A's four-byte transposing copies issued
-  // four at a time, one instruction group at constant offsets, instead of
-  // one between each pair of kept rows.
-  bool groupA = false;
-  // (Row-major A, spread fills, CTA barrier) A's tile transposed through
-  // registers instead of by four-byte copies: each thread loads 16 bytes of
-  // one row of A, then stores its four floats into the k-major tile a few
-  // kept rows later (one load and four stores per four floats, addresses
-  // at constant offsets).
-  bool aRegisters = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
