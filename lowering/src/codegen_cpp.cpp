@@ -37,14 +37,7 @@ class CppPrinter : public CLikePrinter {
       // cost registers and time in the row loop, and one body in the other's
       // function slowed it (Clang: short TTV fibres 5-14% slower). Clang and
       // other compilers run the entry point's partial sums on every input.
-      out_ << "#if " << kGccOnX86 << "\n";
-      printFunctionHead(function, "static __attribute__((noinline))", reassociatedName(function));
-      rowLoops_ = RowLoops::Reassociated;
-      function.body.accept(*this);
-      indent();
-      out_ << "return 0;\n}\n";
-      out_ << "#endif\n";
-      rowLoops_ = RowLoops::Streaming;
+      printRowLoopsCopy(function, kGccOnX86, reassociatedName(function), RowLoops::Reassociated);
     }
     printsGatherSums_ = vectorizesGatherSums_ && holdsGatherDot(function);
     if (printsGatherSums_) {
@@ -53,15 +46,7 @@ class CppPrinter : public CLikePrinter {
       // the form tcc_gather_sum computes run as 512-bit gathers
       // (printGatherSum). The entry point's own loops then serve inputs in
       // cache through Clang, as before.
-      out_ << "#if TCC_GATHER_SUMS\n";
-      printFunctionHead(function, "static __attribute__((noinline))", gathersName(function));
-      rowLoops_ = RowLoops::Gathers;
-      function.body.accept(*this);
-      indent();
-      out_ << "return 0;\n}\n";
-      out_ << "#endif\n";
-      rowLoops_ = RowLoops::Streaming;
-      chunkNames_.clear();
+      printRowLoopsCopy(function, "TCC_GATHER_SUMS", gathersName(function), RowLoops::Gathers);
     }
     const bool streamingCopy = !vectorizesGatherSums_ && containsStreamingStore(function.body);
     streamingThreshold_ = streamsOnlyWholeCopies(function) ? kStreamingCopyValues : kStreamingStoreValues;
@@ -839,6 +824,21 @@ class CppPrinter : public CLikePrinter {
                    // compilers: the partial sums
     Gathers,       // streaming on an AMD core with AVX-512, GCC and Clang: long rows as tcc_gather_sum
   };
+
+  // A copy of the function, compiled where `guard` holds, that the entry
+  // point calls (printStreamingSwitch), its row sums printed as `loops`.
+  void printRowLoopsCopy(const Function& function, const std::string& guard, const std::string& name,
+                         RowLoops loops) {
+    out_ << "#if " << guard << "\n";
+    printFunctionHead(function, "static __attribute__((noinline))", name);
+    rowLoops_ = loops;
+    function.body.accept(*this);
+    indent();
+    out_ << "return 0;\n}\n";
+    out_ << "#endif\n";
+    rowLoops_ = RowLoops::Streaming;
+    chunkNames_.clear();  // each function declares its own chunks
+  }
 
   void printStreamingSwitch(const Function& function) {
     std::string values = inputValuesSum(function);
