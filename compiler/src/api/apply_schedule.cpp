@@ -83,19 +83,16 @@ std::string commandText(const frontend::ScheduleCommand& command) {
   refuse(program, command, message);
 }
 
-[[noreturn]] void refuseStatement(const frontend::Program& program, size_t index, const std::string& message) {
-  if (index < program.statementLocations.size() && program.statementLocations[index].line > 0) {
-    const frontend::SourceLocation& location = program.statementLocations[index];
-    throw frontend::DiagnosticError({frontend::Diagnostic{location, message, sourceLine(program, location)}});
-  }
-  throw Error(message);
-}
-
 std::optional<frontend::Diagnostic> statementDiagnostic(const frontend::Program& program, size_t index,
                                                         const std::string& message) {
   if (index >= program.statementLocations.size() || program.statementLocations[index].line <= 0) return std::nullopt;
   const frontend::SourceLocation& location = program.statementLocations[index];
   return frontend::Diagnostic{location, message, sourceLine(program, location)};
+}
+
+[[noreturn]] void refuseStatement(const frontend::Program& program, size_t index, const std::string& message) {
+  if (auto diagnostic = statementDiagnostic(program, index, message)) throw frontend::DiagnosticError({*diagnostic});
+  throw Error(message);
 }
 
 ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const ir::IndexStmt& statement) {
