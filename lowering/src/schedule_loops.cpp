@@ -272,6 +272,57 @@ bool isSubexpression(const ir::IndexExpr& part, const ir::IndexExpr& whole) {
   return !(ir::replace(whole, {{part, marker}}) == whole);
 }
 
+// How an expression depends on `part`: not at all, as a multiple of it
+// (c * part, c free of it: a sum over variables only `part` has then moves
+// into `part`), or otherwise (part * part, c / part, (part + 2) * c, a
+// builtin of part).
+enum class Dependence { None, Multiple, Other };
+
+Dependence dependenceOn(const ir::IndexExpr& expr, const ir::IndexExpr& part) {
+  if (expr == part) return Dependence::Multiple;
+  if (!isSubexpression(part, expr)) return Dependence::None;
+  auto both = [&](const ir::IndexExpr& a, const ir::IndexExpr& b) {
+    return std::pair{dependenceOn(a, part), dependenceOn(b, part)};
+  };
+  if (const auto* neg = expr.as<ir::NegNode>()) return dependenceOn(neg->operand, part);
+  if (const auto* mul = expr.as<ir::MulNode>()) {
+    auto [a, b] = both(mul->a, mul->b);
+    if (a == Dependence::None) return b;
+    return b == Dependence::None ? a : Dependence::Other;
+  }
+  if (const auto* div = expr.as<ir::DivNode>()) {
+    auto [a, b] = both(div->a, div->b);
+    return b == Dependence::None ? a : Dependence::Other;
+  }
+  const ir::IndexExpr *a = nullptr, *b = nullptr;
+  if (const auto* add = expr.as<ir::AddNode>()) a = &add->a, b = &add->b;
+  if (const auto* sub = expr.as<ir::SubNode>()) a = &sub->a, b = &sub->b;
+  if (a) {
+    auto [da, db] = both(*a, *b);
+    return da == db ? da : Dependence::Other;
+  }
+  return Dependence::Other;
+}
+
+// The first term of `rhs` (its top-level sums and differences are terms,
+// each summed over its own variables) that depends on `part` other than as
+// a multiple of it, if any.
+std::optional<ir::IndexExpr> termNotAMultiple(const ir::IndexExpr& rhs, const ir::IndexExpr& part) {
+  const ir::IndexExpr *a = nullptr, *b = nullptr;
+  if (const auto* add = rhs.as<ir::AddNode>()) a = &add->a, b = &add->b;
+  if (const auto* sub = rhs.as<ir::SubNode>()) a = &sub->a, b = &sub->b;
+  if (a) {
+    if (auto term = termNotAMultiple(*a, part)) return term;
+    return termNotAMultiple(*b, part);
+  }
+  if (const auto* neg = rhs.as<ir::NegNode>()) return termNotAMultiple(neg->operand, part);
+  // An explicit sum(v, ...) of the whole term: its body is summed.
+  const auto* sum = rhs.as<ir::ReductionNode>();
+  const ir::IndexExpr& term = sum ? sum->body : rhs;
+  if (dependenceOn(term, part) == Dependence::Other) return term;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string joinNames(const std::vector<IndexVar>& vars) {
@@ -359,6 +410,15 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
     std::vector<IndexVar> producerOnly;
     for (const auto& var : exprVars)
       if (!contains(consumerVars, var)) producerOnly.push_back(var);
+    // The workspace sums the expression over the variables only it has;
+    // the statement sums each term over them: the same only where the term
+    // is a multiple of the expression.
+    if (!producerOnly.empty())
+      if (auto term = termNotAMultiple(rhs, precompute.expr))
+        refuse("the workspace would sum " + ir::toString(precompute.expr) + " over " + joinNames(producerOnly) +
+               ", but the statement sums the term " + ir::toString(*term) + ", which is not " +
+               ir::toString(precompute.expr) + " times a factor without it, so the two sums differ (precompute the "
+               "whole term, or a part with no variable of its own)");
 
     auto derivesFromAny = [&](const IndexVar& loop, const std::vector<IndexVar>& vars) {
       for (const auto& origin : nest.originsOf(loop))

@@ -290,6 +290,37 @@ TEST(Precompute, ThatLeavesASparseOutputOutOfOrderIsRefusedAtTheCommand) {
   expectProgramMatchesReference(precomputeUnderASum("precompute(0.5 * B(i) * C(j) * A(i,j), i, iw)"), inputs);
 }
 
+// A precompute whose workspace sums its expression over a variable only it
+// has (k) is the statement's sum only where each term is a multiple of the
+// expression: A(i,k) * A(i,k) summed first would be (sum A)^2. Elsewhere
+// it is refused at the command; where the term is a multiple, or the whole
+// term is precomputed, the kernel matches the reference.
+TEST(Precompute, SummedInItsWorkspaceOnlyWhereItsTermIsAMultipleOfIt) {
+  auto program = [](const std::string& rhs, const std::string& expr) {
+    return withSchedule("tensor Y(I) : dense\ntensor A(I, K) : {dense, compressed}\ntensor B(I) : dense\nY(i) = " +
+                            rhs + "\n",
+                        "precompute(" + expr + ", i, iw)");
+  };
+  for (const char* rhs : {"A(i,k) * A(i,k)", "B(i) / A(i,k)", "(A(i,k) + 2) * B(i)", "(A(i,k) - B(i)) / 2",
+                          "max(A(i,k), B(i))", "-(A(i,k) * A(i,k)) * 3"}) {
+    SCOPED_TRACE(rhs);
+    frontend::Diagnostic refusal = refusalOf(program(rhs, "A(i,k)"));
+    EXPECT_EQ(refusal.location, (frontend::SourceLocation{"test.tc", 6, 1})) << refusal.format();
+    EXPECT_EQ(refusal.message.rfind("precompute(A(i,k), i, iw): the workspace would sum A(i,k) over k, but the "
+                                    "statement sums the term ", 0), 0u) << refusal.message;
+    EXPECT_TRUE(contains(refusal.format(), "\nprecompute(A(i,k), i, iw)\n^\n")) << refusal.format();
+  }
+  std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({9, 7}, 0.5, 94)}, {"B", randomDense({9}, 95)}};
+  for (const char* rhs : {"A(i,k) * A(i,k)", "(A(i,k) + 2) * B(i)"}) {
+    SCOPED_TRACE(rhs);
+    expectProgramMatchesReference(program(rhs, rhs), inputs);
+  }
+  for (const char* rhs : {"B(i) * A(i,k) * 3", "A(i,k) / B(i)", "-A(i,k)", "(A(i,k) + A(i,k)) * B(i)"}) {
+    SCOPED_TRACE(rhs);
+    expectProgramMatchesReference(program(rhs, "A(i,k)"), inputs);
+  }
+}
+
 // A statement refused as a whole (no command made the refusal) is located
 // at the statement; the C++ builder's programs have no source to point at.
 TEST(Refusals, OfAStatementAreLocatedAtIt) {
