@@ -438,7 +438,15 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   const TensorVar& output = lhs.tensor();
   std::vector<std::string> decisions;
   std::vector<std::pair<std::string, TensorVar>> convertedInputs;
-  while (auto conversion = convertOneDisagreeingInput(lhs, rhs, request.keptInOrder)) {
+  // A pos iterates the positions of the tensor it names, in its own order.
+  std::vector<std::string> keptInOrder = request.keptInOrder;
+  std::optional<size_t> posCommand;  // the first such pos
+  for (size_t c = 0; c < request.commands.size(); ++c)
+    if (const auto* pos = std::get_if<ir::PosRelation>(&request.commands[c].kind)) {
+      keptInOrder.push_back(pos->access.tensor().name());
+      if (!posCommand) posCommand = c;
+    }
+  while (auto conversion = convertOneDisagreeingInput(lhs, rhs, keptInOrder)) {
     rhs = ir::replace(rhs, {{IndexExpr(conversion->original), IndexExpr(conversion->converted)}});
     const TensorVar& copy = conversion->converted.tensor();
     convertedInputs.emplace_back(conversion->original.tensor().name(), copy);
@@ -474,9 +482,16 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   auto order = topologicalOrder(preference, allEdges);
   if (!order) order = topologicalOrder(preference, inputEdges);
   if (!order) {
-    throw LoweringError("the sparse inputs disagree on the loop order: no order of (" + joinNames(preference) +
-                        ") visits every sparse input's levels in storage order; convert one input to a format "
-                        "whose mode order matches the others");
+    std::string reason = "the sparse inputs disagree on the loop order: no order of (" + joinNames(preference) +
+                         ") visits every sparse input's levels in storage order";
+    // Where only the pos's tensor, kept in its order, stood in the way of a
+    // copy, the pos is the cause.
+    if (posCommand && convertOneDisagreeingInput(lhs, rhs, request.keptInOrder))
+      throw ScheduleError(*posCommand, request.commands[*posCommand].text + ": " + reason + " (the positions of " +
+                                           std::get<ir::PosRelation>(request.commands[*posCommand].kind)
+                                               .access.tensor().name() +
+                                           " are iterated in its own order, so it cannot be read from a converted copy)");
+    throw LoweringError(reason + "; convert one input to a format whose mode order matches the others");
   }
   LoopNest nest;
   nest.loops = *order;

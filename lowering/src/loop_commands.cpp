@@ -55,13 +55,15 @@ std::optional<size_t> LoopCommands::parallelizeOf(const ir::IndexVar& loop, ir::
         if (ancestors.insert(parent).second) work.push_back(parent);
     }
   }
-  std::optional<size_t> found;
+  // (The same parallelize written twice is one.)
+  const Parallelize* found = nullptr;
   for (const auto& parallelize : parallelizes) {
     if (!ancestors.count(parallelize.var) || !asked(parallelize)) continue;
-    if (found) return std::nullopt;
-    found = parallelize.command;
+    if (found && !(found->var == parallelize.var)) return std::nullopt;
+    if (!found) found = &parallelize;
   }
-  return found;
+  if (!found) return std::nullopt;
+  return found->command;
 }
 
 }  // namespace tcc::lowering

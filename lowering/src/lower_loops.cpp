@@ -592,9 +592,23 @@ Lowerer::LoopScope::~LoopScope() {
 }
 
 LoweringError Lowerer::sparseVariableScheduled(const ir::IndexVar& var, const ir::TensorVar& tensor) const {
-  return LoweringError(var.name() + " is iterated by a sparse level of " + tensor.name() +
-                       ", so a split, divide, fuse or bound of it must iterate positions instead: pos(" + var.name() +
-                       ", " + var.name() + "pos, " + tensor.name() + "(...)) first, then schedule " + var.name() + "pos");
+  auto storage = storage_.find(tensor);
+  std::string reason =
+    storage != storage_.end() && storage->second.isWorkspace
+      ? var.name() + " is iterated by the coordinates workspace " + tensor.name() + " lists, not by a range that a "
+        "split, divide, fuse or bound can cut; leave out the workspace or this command"
+      : var.name() + " is iterated by a sparse level of " + tensor.name() + ", so a split, divide, fuse or bound of "
+        "it must iterate positions instead: pos(" + var.name() + ", " + var.name() + "pos, " + tensor.name() +
+        "(...)) first, then schedule " + var.name() + "pos";
+  // At the command whose loops fixed the variable (its split, divide,
+  // fuse or bound).
+  for (const auto& relation : relations_) {
+    if (std::holds_alternative<ir::PosRelation>(relation)) continue;
+    auto parents = ir::parentVars(relation);
+    if (std::find(parents.begin(), parents.end(), var) != parents.end())
+      return LoweringError(ir::toString(relation) + ": " + reason, options_.commands.commandOf(relation));
+  }
+  return LoweringError(reason);
 }
 
 Stmt Lowerer::lowerLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,

@@ -180,6 +180,15 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       }
     }
   }
+  // A variable that only a dense workspace reads (a precompute into w(iw)
+  // leaves its consumer reading w(i) alone) takes the workspace's size.
+  for (const auto* access : accessOccurrences(cin)) {
+    auto storage = storage_.find(access->tensor);
+    if (storage == storage_.end() || !storage->second.isWorkspace) continue;
+    const auto& dims = storage->second.dims;
+    for (size_t mode = 0; mode < access->indices.size() && mode < dims.size(); ++mode)
+      dimensions_.emplace(access->indices[mode], dims[mode]);
+  }
   // A pass of its own assembles the outputs the loops append to; one that a
   // sparse workspace's Compress fills is assembled by it (a second pass
   // would fill the workspace it destroyed).

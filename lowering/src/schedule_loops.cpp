@@ -63,6 +63,8 @@ class CommandApplier {
   void operator()(const ir::FuseRelation& fuse) {
     // Sparse levels may be fused only to iterate their positions (pos next).
     size_t outer = loopPosition(fuse.outer), inner = loopPosition(fuse.inner);
+    requireNoWorkspaceIndex(fuse.outer, true);
+    requireNoWorkspaceIndex(fuse.inner, true);
     if (inner != outer + 1)
       fail(fuse.inner.name() + " must be the loop directly inside " + fuse.outer.name() + " (loops: " +
            joinNames(nest_.loops) + ")");
@@ -152,6 +154,12 @@ class CommandApplier {
         if (!(loop == precompute.var) && nest_.originsOf(loop).count(precompute.var))
           fail(precompute.var.name() + " is split or fused by an earlier command; precompute it under its own name");
     }
+    // The workspace's index needs loops over it alone (a split's parts
+    // recover it; a fused loop mixes it with another variable).
+    for (const auto& loop : nest_.loops)
+      if (nest_.originsOf(loop).count(precompute.var) && nest_.originsOf(loop).size() > 1)
+        fail(precompute.var.name() + " is fused with another variable by an earlier command, so no loop iterates it "
+             "alone, as the workspace's index needs; a workspace indexed by " + precompute.var.name() + " takes no fuse of it");
     nest_.precompute = precompute;
     nest_.precomputeCommand = index_;
     nest_.precomputeText = command_.text;
@@ -166,6 +174,9 @@ class CommandApplier {
                         : parallelize.unit == ParallelUnit::GPUWarp  ? "over GPU warps"
                         : parallelize.unit == ParallelUnit::GPUThread ? "over GPU threads"
                                                                       : "on CPU threads (OpenMP)";
+    bool threads = parallelize.unit == ParallelUnit::CPUThread || parallelize.unit == ParallelUnit::DefaultUnit;
+    if (threads && parallelize.strategy == ir::OutputRaceStrategy::Workspace && assignment_.lhs.tensor().order() == 0)
+      fail("the Workspace race strategy needs an output with indices; a scalar is reduced by ParallelReduction");
     nest_.decisions.push_back(command_.text + ": the loop over " + parallelize.var.name() + " runs " + where);
     nest_.attributes[parallelize.var].parallelUnit = parallelize.unit;
     nest_.attributes[parallelize.var].outputRaceStrategy = parallelize.strategy;
@@ -229,6 +240,17 @@ class CommandApplier {
     }
   }
 
+  // (A split's parts may come before the precompute; no fuse may, see the
+  // precompute's own check.)
+  void requireNoWorkspaceIndex(const IndexVar& var, bool fuse = false) const {
+    if (!nest_.precompute || !(nest_.precompute->var == var || nest_.precompute->workspaceVar == var)) return;
+    if (fuse)
+      fail(var.name() + " indexes the workspace of the precompute before this command, which needs loops over " +
+           var.name() + " alone; a workspace indexed by " + var.name() + " takes no fuse of it");
+    fail(var.name() + " indexes the workspace of the precompute before this command; schedule " + var.name() +
+         " before the precompute");
+  }
+
   const ir::FuseRelation* fuseOf(const IndexVar& fused) const {
     for (const auto& relation : nest_.relations)
       if (const auto* fuse = std::get_if<ir::FuseRelation>(&relation); fuse && fuse->fused == fused) return fuse;
@@ -243,9 +265,7 @@ class CommandApplier {
 
   void replaceLoop(const IndexVar& var, const std::vector<IndexVar>& derived, const ir::ProvenanceRelation& relation) {
     size_t position = loopPosition(var);
-    if (nest_.precompute && (nest_.precompute->var == var || nest_.precompute->workspaceVar == var))
-      fail(var.name() + " indexes the workspace of the precompute before this command; schedule " + var.name() +
-           " before the precompute");
+    requireNoWorkspaceIndex(var);
     for (const auto& fresh : derived)
       if (contains(nest_.loops, fresh) || isStatementVar(fresh)) fail(fresh.name() + " is already a loop variable");
     nest_.loops.erase(nest_.loops.begin() + static_cast<long>(position));

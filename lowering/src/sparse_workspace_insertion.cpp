@@ -164,6 +164,11 @@ size_t hoistedLevels(const LoopNest& nest, const ir::Access& lhs, const std::vec
       return refuse(output.name() + "'s levels to be dense or unique compressed, appended in order; it is stored " +
                     format.toString());
   }
+  // (A dense level below a compressed one is not appended: the workspace
+  // then compresses into the whole output.)
+  if (!isAssemblableOutputFormat(format))
+    return refuse(output.name() + "'s levels to be appended in order, dense levels above compressed ones; it is "
+                  "stored " + format.toString());
   size_t wanted = asked ? *asked : agree;
   if (agree == 0 || wanted > agree)
     return refuse("the outermost loops to iterate " + output.name() + "'s first levels in its order " +
