@@ -10,7 +10,9 @@
 
 #include "gpu_host_part.h"
 #include "gpu_launch.h"
+#include "tcc/lowering/codegen.h"
 #include "tcc/lowering/gpu_default_mapping.h"
+#include "tcc/lowering/gpu_kernels.h"
 #include "tcc/runtime/cuda.h"
 #include "tcc/tcc.h"
 
@@ -413,6 +415,61 @@ TEST(GpuSchedules, CpuThreadsOnTheCudaTargetAreRefused) {
   std::string message = cudaErrorOf(withSchedule(kSpmv, "parallelize(i, CPUThread, NoRaces)"));
   EXPECT_TRUE(contains(message, "test.tc:7:1: error: parallelize(i, CPUThread, NoRaces): CPU parallel units need the "
                                 "cpu target")) << message;
+}
+
+// Loops on CPU threads or in vector lanes never reach the CUDA printer from
+// a program: every CPU unit's parallelize is refused at the command, also
+// where it would bring more CPU loops (a per-thread sparse workspace's
+// merge, threads owning ranges of the output's rows, rows in chunks).
+TEST(GpuSchedules, CpuUnitsOnTheCudaTargetAreRefusedAtTheParallelize) {
+  const std::string rows = "tensor Y(I, J) : csr\ntensor A(I, K) : csr\ntensor B(K, J) : csr\nY(i,j) = A(i,k) * B(k,j)\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {kSpmv, "parallelize(i, CPUVector, NoRaces)"},
+      {kSpmv, "parallelize(j, CPUVector, ParallelReduction)"},
+      {kSpmv, "parallelize(i, DefaultUnit, NoRaces)"},
+      {rows, "parallelize(i, CPUThread, NoRaces)"},
+      {rows, "parallelize(k, CPUThread, Workspace)"},
+      {rows, "sparse_workspace()\nparallelize(i, CPUThread, NoRaces)"},
+  };
+  for (const auto& [program, schedule] : cases) {
+    std::string dsl = withSchedule(program, schedule);
+    SCOPED_TRACE(dsl);
+    std::string message = cudaErrorOf(dsl);
+    std::string parallelize = schedule.substr(schedule.find("parallelize"));
+    int line = static_cast<int>(std::count(dsl.begin(), dsl.end(), '\n')) - 1;
+    EXPECT_TRUE(contains(message, "test.tc:" + std::to_string(line) + ":1: error: " + parallelize +
+                                      ": CPU parallel units need the cpu target")) << message;
+    EXPECT_TRUE(contains(message, "\n" + parallelize + "\n^\n")) << message;
+  }
+}
+
+// What the printer does if lowering ever hands it such a loop: an internal
+// error that says so, not code.
+TEST(GpuSchedules, ACpuLoopGivenToTheCudaPrinterIsAnInternalError) {
+  using namespace ir::imp;
+  for (LoopKind cpu : {LoopKind::Parallel, LoopKind::Vectorized}) {
+    Expr i = Var::make("i", Type::int32()), j = Var::make("j", Type::int32());
+    Expr dim = Var::make("y1_dimension", Type::int32());
+    Expr vals = Var::make("y_vals", Type::pointerTo(Type::float64()));
+    Stmt store = Store::make(vals, Cast::make(Type::int64(), i), FloatImm::make(1.0, Type::float64()), true, true);
+    Function function;
+    function.name = "k";
+    function.parameters = {TensorParameter{"y", 1, ScalarKind::Float64, true}};
+    function.body = Block::make(
+        {Declare::make(dim, TensorProperty::make("y", TensorField::Dim, 0)),
+         Declare::make(vals, TensorProperty::make("y", TensorField::Vals, 0)),
+         For::make(i, IntImm::make(0), dim, For::make(j, IntImm::make(0), IntImm::make(4), store, cpu),
+                   LoopKind::GpuThread),
+         Return::make(IntImm::make(0))});
+    lowering::GpuFunction gpu = lowering::splitIntoKernels(function);
+    try {
+      lowering::emitCudaKernels({gpu});
+      ADD_FAILURE() << "printed";
+    } catch (const std::logic_error& error) {
+      EXPECT_EQ(std::string(error.what()).rfind("internal: the CUDA printer was given a loop ", 0), 0u) << error.what();
+      EXPECT_TRUE(contains(error.what(), " over j, which lowering for the cuda target never makes")) << error.what();
+    }
+  }
 }
 
 template <typename T> T argumentAs(const detail::KernelLaunch& launch, size_t k) {

@@ -147,9 +147,19 @@ class CudaKernelPrinter : public CLikePrinter {
   }
 
  protected:
+  // No DSL program gets here with a loop on CPU threads or in vector lanes:
+  // lowering for the cuda target refuses a CPUThread, CPUVector or
+  // DefaultUnit parallelize at the command (requireCpuTarget), and every
+  // other such loop (a per-thread workspace's merge, threads owning ranges,
+  // rows in chunks) is made only under a loop that parallelize asked for.
   void printLoopAnnotations(const For* op) override {
-    if (op->loopKind == LoopKind::Parallel || op->loopKind == LoopKind::Vectorized)
-      throw std::runtime_error("the CUDA backend cannot print a loop on CPU threads");
+    if (op->loopKind == LoopKind::Parallel || op->loopKind == LoopKind::Vectorized) {
+      const auto* var = op->var.as<Var>();
+      throw std::logic_error(std::string("internal: the CUDA printer was given a loop ") +
+                             (op->loopKind == LoopKind::Parallel ? "on CPU threads" : "in CPU vector lanes") +
+                             " over " + (var ? var->name : std::string("?")) + ", which lowering for the cuda "
+                             "target never makes (it refuses CPU parallel units at their parallelize); a compiler bug");
+    }
     if (op->unrollFactor > 0) {
       indent();
       out_ << "#pragma unroll " << op->unrollFactor << "\n";
