@@ -182,7 +182,8 @@ struct InputConversion {
 };
 
 std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, const IndexExpr& rhs,
-                                                          const std::vector<std::string>& keptInOrder = {}) {
+                                                          const std::vector<std::string>& keptInOrder = {},
+                                                          const std::vector<Access>& keptAccesses = {}) {
   std::vector<Access> sparse;
   for (const auto& access : ir::accessesOf(rhs))
     if (hasSparseLevel(access.tensor())) sparse.push_back(access);
@@ -209,6 +210,7 @@ std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, con
   for (size_t candidate : candidates) {
     const Access& access = sparse[candidate];
     if (std::find(keptInOrder.begin(), keptInOrder.end(), access.tensor().name()) != keptInOrder.end()) continue;
+    if (std::find(keptAccesses.begin(), keptAccesses.end(), access) != keptAccesses.end()) continue;
     std::set<IndexVar> distinct(access.indices().begin(), access.indices().end());
     if (distinct.size() != access.indices().size()) continue;  // a diagonal keeps its order
     Edges others = edgesWithout(candidate);
@@ -438,15 +440,15 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   const TensorVar& output = lhs.tensor();
   std::vector<std::string> decisions;
   std::vector<std::pair<std::string, TensorVar>> convertedInputs;
-  // A pos iterates the positions of the tensor it names, in its own order.
-  std::vector<std::string> keptInOrder = request.keptInOrder;
+  // A pos iterates the positions of the access it names, in its own order.
+  std::vector<Access> posAccesses;
   std::optional<size_t> posCommand;  // the first such pos
   for (size_t c = 0; c < request.commands.size(); ++c)
     if (const auto* pos = std::get_if<ir::PosRelation>(&request.commands[c].kind)) {
-      keptInOrder.push_back(pos->access.tensor().name());
+      posAccesses.push_back(pos->access);
       if (!posCommand) posCommand = c;
     }
-  while (auto conversion = convertOneDisagreeingInput(lhs, rhs, keptInOrder)) {
+  while (auto conversion = convertOneDisagreeingInput(lhs, rhs, request.keptInOrder, posAccesses)) {
     rhs = ir::replace(rhs, {{IndexExpr(conversion->original), IndexExpr(conversion->converted)}});
     const TensorVar& copy = conversion->converted.tensor();
     convertedInputs.emplace_back(conversion->original.tensor().name(), copy);

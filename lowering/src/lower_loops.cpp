@@ -593,10 +593,16 @@ Lowerer::LoopScope::~LoopScope() {
 
 LoweringError Lowerer::sparseVariableScheduled(const ir::IndexVar& var, const ir::TensorVar& tensor) const {
   auto storage = storage_.find(tensor);
+  auto copied = options_.copiedInputs.find(tensor.name());
   std::string reason =
     storage != storage_.end() && storage->second.isWorkspace
       ? var.name() + " is iterated by the coordinates workspace " + tensor.name() + " lists, not by a range that a "
         "split, divide, fuse or bound can cut; leave out the workspace or this command"
+    : copied != options_.copiedInputs.end()
+      ? var.name() + " is iterated by a sparse level of " + tensor.name() + ", the copy of " + copied->second +
+        " in the loops' order (its levels keep " + copied->second + "'s kinds), not by a range that a split, divide, "
+        "fuse or bound can cut; store " + copied->second + " in an order the other inputs agree with, or schedule "
+        "another variable"
       : var.name() + " is iterated by a sparse level of " + tensor.name() + ", so a split, divide, fuse or bound of "
         "it must iterate positions instead: pos(" + var.name() + ", " + var.name() + "pos, " + tensor.name() +
         "(...)) first, then schedule " + var.name() + "pos";

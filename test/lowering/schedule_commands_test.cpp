@@ -375,6 +375,91 @@ TEST(Refusals, FindTheCommandAsWritten) {
   EXPECT_EQ(outer.message.rfind("parallelize(io, CPUThread, NoRaces): io is summed into Y", 0), 0u) << outer.message;
 }
 
+// Refusals a schedule command causes, each at that command (file:line:col
+// and a caret under it), not at the statement: a split or divide of a
+// variable that a workspace's list or a copy in another order iterates
+// sparsely, a fuse of a precompute's index (after it or before it), the
+// same parallelize written twice, the Workspace race strategy on a scalar,
+// a pos whose access keeps its storage order where the other inputs then
+// cannot agree on one.
+TEST(Refusals, ThatACommandCausesAreLocatedAtIt) {
+  struct Case {
+    std::string program, schedule, command, message;
+  };
+  const std::string denseRows = "tensor Y(I) : dense\ntensor a : dense\ntensor B(I, J) : {dense, dense}\nY(i) = B(i,j) * a\n";
+  const std::vector<Case> cases = {
+      {"tensor Y(I) : {compressed}\ntensor A(I, K) : {dense, dense}\ntensor B(K) : sparse\nY(i) = B(k) * A(i,k)\n",
+       "divide(i, io, ii, 3)\ndense_workspace()", "divide(i, io, ii, 3)",
+       "divide(i, io, ii, 3): i is iterated by the coordinates workspace w_Y lists, not by a range"},
+      {"tensor Y(I, J) : dense\ntensor A(I, J) : {dense, compressed}\ntensor B(J, I) : {compressed, dense}\n"
+       "Y(i,j) = B(j,i) * A(i,j)\n",
+       "split(i, i0, i1, 4)", "split(i, i0, i1, 4)",
+       "split(i, i0, i1, 4): i is iterated by a sparse level of A_by_j_i, the copy of A in the loops' order"},
+      {denseRows, "dense_workspace(i)\nfuse(i, j, f)", "fuse(i, j, f)",
+       "fuse(i, j, f): i indexes the workspace of the precompute before this command, which needs loops over i alone"},
+      {denseRows, "fuse(i, j, f)\ndense_workspace(i)", "dense_workspace(i)",
+       "dense_workspace(i): i is fused with another variable by an earlier command"},
+      {denseRows, "fuse(i, j, f)\nprecompute(B(i,j) * a, i, i)", "precompute(B(i,j) * a, i, i)",
+       "precompute(B(i,j) * a, i, i): i is fused with another variable by an earlier command"},
+      {"tensor Y(I, J) : {dense, compressed}\ntensor A(I, J) : {compressed, compressed}\nY(i,j) = A(i,j)\n",
+       "pos(j, jp, A(i,j))\nsplit(jp, jp0, jp1, 7)\nparallelize(jp0, CPUThread, NoRaces)\n"
+       "parallelize(jp0, CPUThread, NoRaces)\nsplit(jp0, jp0o, jp0i, 2)",
+       "parallelize(jp0, CPUThread, NoRaces)", "parallelize(jp0o, CPUThread, NoRaces): output Y is assembled in order"},
+      {"tensor y : dense\ntensor A(I, J) : csr\ny = A(i,j)\n", "parallelize(i, CPUThread, Workspace)",
+       "parallelize(i, CPUThread, Workspace)",
+       "parallelize(i, CPUThread, Workspace): the Workspace race strategy needs an output with indices"},
+      {"tensor Y(I, J) : dense\ntensor A(I, J) : csr\ntensor B(J, I) : csr\ntensor C(I, J) : csr\n"
+       "Y(i,j) = A(i,j) * B(j,i) * C(i,j)\n",
+       "pos(i, ip, B(j,i))", "pos(i, ip, B(j,i))",
+       "pos(i, ip, B(j,i)): the sparse inputs disagree on the loop order: no order of (i, j) visits every sparse "
+       "input's levels in storage order (the positions of B are iterated in its own order"},
+  };
+  for (const auto& each : cases) {
+    std::string dsl = withSchedule(each.program, each.schedule);
+    SCOPED_TRACE(dsl);
+    frontend::Diagnostic refusal = refusalOf(dsl);
+    size_t at = dsl.find("\n" + each.command + "\n");
+    ASSERT_NE(at, std::string::npos);
+    int line = static_cast<int>(std::count(dsl.begin(), dsl.begin() + static_cast<long>(at) + 1, '\n')) + 1;
+    EXPECT_EQ(refusal.location, (frontend::SourceLocation{"test.tc", line, 1})) << refusal.format();
+    EXPECT_EQ(refusal.message.rfind(each.message, 0), 0u) << refusal.message;
+    EXPECT_TRUE(contains(refusal.format(), "\n" + each.command + "\n^\n")) << refusal.format();
+  }
+}
+
+// What tcc did with these before they were refused at a command, or
+// instead of refusing them: a pos's access is never the one read from a
+// copy (another operand is copied), a variable only a workspace reads
+// takes the workspace's size, and an output with dense levels below
+// compressed ones is compressed whole by its workspace (none of its loops
+// hoisted), each against the reference.
+TEST(Refusals, OnceAtTheStatementNowCompile) {
+  std::map<std::string, rt::Coo> matrices = {{"A", randomSparse({7, 6}, 0.4, 101)},
+                                             {"B", randomSparse({7, 6}, 0.4, 102)}};
+  expectProgramMatchesReference(
+      withSchedule("tensor Y(I, J) : dense\ntensor A(I, J) : {compressed, dense}\ntensor B(I, J) : {dense, compressed} "
+                   "order (1,0)\nY(i,j) = A(i,j) * B(i,j)\n",
+                   "pos(i, ip, B(i,j))"),
+      matrices);
+  std::map<std::string, rt::Coo> three = {{"A", randomSparse({5, 4, 6}, 0.4, 103)},
+                                          {"B", randomSparse({5}, 0.6, 104)}};
+  expectProgramMatchesReference(
+      withSchedule("tensor Y(I) : dense\ntensor A(I, J, L) : {dense, compressed, compressed}\ntensor B(I) : sparse\n"
+                   "Y(i) = B(i) * A(i,j,l)\n",
+                   "precompute(A(i,j,l), l, lw)"),
+      three);
+  expectProgramMatchesReference(withSchedule("tensor y : dense\ntensor A(I, J) : coo\ny = A(i,j) * 0.5\n",
+                                             "precompute(A(i,j), i, iw)"),
+                                {{"A", matrices.at("A")}});
+  std::map<std::string, rt::Coo> outer = {{"A", randomDense({5}, 105)}, {"B", randomSparse({4, 6}, 0.4, 106)}};
+  std::string scattered = withSchedule("tensor Y(J, I, K) : {compressed, compressed, dense}\ntensor A(I) : dense\n"
+                                       "tensor B(J, K) : {compressed, compressed}\nY(j,i,k) = B(j,k) * A(i)\n",
+                                       "reorder(j, k, i)");
+  expectProgramMatchesReference(scattered, outer);
+  EXPECT_TRUE(contains(decisionsOf(scattered), "compressed into {compressed, compressed, dense} after the loops"))
+      << decisionsOf(scattered);
+}
+
 // What lowering carries: the index of the command in the request (the
 // split that made the order, the parallelize a later split took the loop
 // of), and none without the request's commands.

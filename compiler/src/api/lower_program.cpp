@@ -197,6 +197,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       if (lowerOptions.separateAssembly)
         compiled.decisions.push_back(compiled.output.name() + " is assembled in a pass of its own, then computed");
       lowerOptions.commands = lowering::loopCommandsOf(request, concrete.outputOrderCommand);
+      for (const auto& [input, copy] : concrete.convertedInputs) lowerOptions.copiedInputs[copy.name()] = input;
       compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
       // A statement an intrinsic took (TCA-SpMM) maps no loops: no choice.
       if (balanced && lowering::intrinsicDecision(compiled.function)) balanced.reset();
