@@ -165,9 +165,17 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       if (sparseWorkspaceOutputs.count(tensor)) {
         declareSparseWorkspace(tensor, sparseWorkspaceOutputs.at(tensor), fillsOnThreads(where->producer));
       } else if (drainedWorkspaces.count(tensor)) {
-        if (fillsOnThreads(where->producer))
-          throw LoweringError("sparse workspace " + tensor.name() + " is drained after each fill, which threads "
-                              "cannot share; parallelize a loop above it, or none");
+        for (const auto* forall : statementsOf<ir::ForallNode>(where->producer)) {
+          if (!forall->attributes.onThreads()) continue;
+          // At the parallelize that put the fill on threads.
+          const auto& attributes = forall->attributes;
+          throw LoweringError("parallelize(" + forall->indexVar.name() + ", " + ir::toString(attributes.parallelUnit) +
+                                  ", " + ir::toString(attributes.outputRaceStrategy) + "): sparse workspace " +
+                                  tensor.name() + " is drained after each fill, which threads cannot share; "
+                                  "parallelize a loop above it, or none",
+                              options_.commands.parallelizeOf(forall->indexVar, attributes.parallelUnit,
+                                                              attributes.outputRaceStrategy));
+        }
         std::vector<Expr> dims;
         for (const auto& var : drainedWorkspaces.at(tensor)) {
           auto dim = dimensions_.find(var);
