@@ -19,6 +19,9 @@ LoopCommands loopCommandsOf(const ScheduleRequest& request, std::optional<size_t
             commands.relations.emplace_back(kind, c);
           else if constexpr (std::is_same_v<Kind, ParallelizeCommand>)
             commands.parallelizes.push_back({kind.var, kind.unit, kind.strategy, c});
+          else if constexpr (std::is_same_v<Kind, PrecomputeCommand> || std::is_same_v<Kind, SparseWorkspaceCommand> ||
+                             std::is_same_v<Kind, SparsePrecomputeCommand>)
+            if (!commands.workspace) commands.workspace = LoopCommands::Precompute{c, request.commands[c].text};
         },
         request.commands[c].kind);
   }

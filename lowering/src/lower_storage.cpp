@@ -155,7 +155,13 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     }
   }
   // Workspaces are allocated once, before any loop; the ones a sparse
-  // output consumes keep a list of the coordinates they hold.
+  // output consumes keep a list of the coordinates they hold. (On the
+  // cuda target that is on the host, or in each GPU thread: one a command
+  // asked for is refused at it.)
+  if (const auto& asked = options_.commands.workspace; asked && options_.cudaTarget && !whereStatements(cin).empty())
+    throw LoweringError(asked->text + ": workspaces are not supported on the cuda target yet (one is allocated before "
+                        "the loops, on the host, and GPU threads would share it); leave it out, or compile for the "
+                        "cpu target", asked->command);
   for (const auto* where : whereStatements(cin)) {
     bool sparseConsumer = false;
     for (const auto& tensor : ir::tensorsWritten(where->consumer))

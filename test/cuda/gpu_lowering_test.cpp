@@ -420,7 +420,8 @@ TEST(GpuSchedules, CpuThreadsOnTheCudaTargetAreRefused) {
 // Loops on CPU threads or in vector lanes never reach the CUDA printer from
 // a program: every CPU unit's parallelize is refused at the command, also
 // where it would bring more CPU loops (a per-thread sparse workspace's
-// merge, threads owning ranges of the output's rows, rows in chunks).
+// merge, threads owning ranges of the output's rows, rows in chunks; a
+// workspace a command asks for is refused at that command first).
 TEST(GpuSchedules, CpuUnitsOnTheCudaTargetAreRefusedAtTheParallelize) {
   const std::string rows = "tensor Y(I, J) : csr\ntensor A(I, K) : csr\ntensor B(K, J) : csr\nY(i,j) = A(i,k) * B(k,j)\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -429,7 +430,6 @@ TEST(GpuSchedules, CpuUnitsOnTheCudaTargetAreRefusedAtTheParallelize) {
       {kSpmv, "parallelize(i, DefaultUnit, NoRaces)"},
       {rows, "parallelize(i, CPUThread, NoRaces)"},
       {rows, "parallelize(k, CPUThread, Workspace)"},
-      {rows, "sparse_workspace()\nparallelize(i, CPUThread, NoRaces)"},
   };
   for (const auto& [program, schedule] : cases) {
     std::string dsl = withSchedule(program, schedule);
@@ -440,6 +440,27 @@ TEST(GpuSchedules, CpuUnitsOnTheCudaTargetAreRefusedAtTheParallelize) {
     EXPECT_TRUE(contains(message, "test.tc:" + std::to_string(line) + ":1: error: " + parallelize +
                                       ": CPU parallel units need the cpu target")) << message;
     EXPECT_TRUE(contains(message, "\n" + parallelize + "\n^\n")) << message;
+  }
+}
+
+// A workspace a command asks for is refused at that command on the cuda
+// target (it would be allocated on the host, or shared by GPU threads),
+// whether the schedule maps loops to the GPU or the default mapping would.
+TEST(GpuSchedules, AWorkspaceACommandAsksForIsRefusedAtIt) {
+  const std::string rows = "tensor Y(I) : dense\ntensor A(I, J, K) : {dense, dense, dense}\nY(i) = A(i,j,k)\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"precompute(A(i,j,k), j, jw)", "parallelize(i, GPUThread, NoRaces)"},
+      {"dense_workspace(i)", "parallelize(i, GPUBlock, NoRaces)"},
+      {"dense_workspace(j)", ""},
+      {"sparse_workspace()", ""},
+  };
+  for (const auto& [workspace, parallelize] : cases) {
+    std::string dsl = withSchedule(rows, workspace + (parallelize.empty() ? "" : "\n" + parallelize));
+    SCOPED_TRACE(dsl);
+    std::string message = cudaErrorOf(dsl);
+    EXPECT_TRUE(contains(message, "test.tc:5:1: error: " + workspace + ": workspaces are not supported on the cuda "
+                                  "target yet")) << message;
+    EXPECT_TRUE(contains(message, "\n" + workspace + "\n^\n")) << message;
   }
 }
 

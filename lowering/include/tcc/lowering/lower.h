@@ -53,9 +53,10 @@ class LoweringError : public std::runtime_error {
 // The schedule commands behind a statement's loops, by their index in
 // ScheduleRequest::commands (loopCommandsOf, schedule.h builds it from a
 // request), for the command a refusal names: the provenance relation each
-// split, divide, fuse, pos and bound added, each parallelize, and the
+// split, divide, fuse, pos and bound added, each parallelize, the
 // precompute that stands where a sparse output's workspace would go
-// (ConcretizedStatement::outputOrderCommand). Empty: no command is named.
+// (ConcretizedStatement::outputOrderCommand), and the command that asked
+// for a workspace. Empty: no command is named.
 struct LoopCommands {
   std::vector<std::pair<ir::ProvenanceRelation, size_t>> relations;
   struct Parallelize {
@@ -70,6 +71,9 @@ struct LoopCommands {
     std::string text;  // as written, for messages
   };
   std::optional<Precompute> outputOrder;
+  // The precompute, dense_workspace or sparse_workspace that asked for a
+  // workspace (the first, if several).
+  std::optional<Precompute> workspace;
 
   // The command that added `relation` (found by the variables it
   // introduces, which no other command introduces).
