@@ -461,7 +461,9 @@ bool Lowerer::countsTripsOnly(const ir::ForallNode* forall) const {
 void Lowerer::requireParallelizable(const ir::ForallNode* forall, bool condition, const std::string& reason) const {
   if (condition) return;
   const auto& attributes = forall->attributes;
-  throw LoweringError("parallelize(" + forall->indexVar.name() + ", " + ir::toString(attributes.parallelUnit) + ", " +
+  bool defaultMapping = options_.commands.defaultGpuMapping && ir::isGpuUnit(attributes.parallelUnit);
+  throw LoweringError(std::string(defaultMapping ? "the default GPU mapping's " : "") + "parallelize(" +
+                          forall->indexVar.name() + ", " + ir::toString(attributes.parallelUnit) + ", " +
                           ir::toString(attributes.outputRaceStrategy) + "): " + reason,
                       options_.commands.parallelizeOf(forall->indexVar, attributes.parallelUnit,
                                                       attributes.outputRaceStrategy));

@@ -464,6 +464,16 @@ TEST(GpuSchedules, AWorkspaceACommandAsksForIsRefusedAtIt) {
   }
 }
 
+// A schedule with no parallelize gets the default mapping; where its
+// parallelize does not fit the loops the schedule made, the refusal is the
+// statement's and says whose parallelize it was (the user wrote none).
+TEST(GpuSchedules, TheDefaultMappingsRefusalsSaySo) {
+  std::string message = cudaErrorOf(withSchedule("tensor Y : dense\ntensor A(I, J) : {dense, compressed}\nY = A(i,j)\n",
+                                                 "pos(j, jp, A(i,j))"));
+  EXPECT_TRUE(contains(message, "test.tc:3:1: error: cannot compile `Y = A(i,j)`: the default GPU mapping's "
+                                "parallelize(i, GPUThread, NoRaces): i is summed into Y")) << message;
+}
+
 // What the printer does if lowering ever hands it such a loop: an internal
 // error that says so, not code.
 TEST(GpuSchedules, ACpuLoopGivenToTheCudaPrinterIsAnInternalError) {

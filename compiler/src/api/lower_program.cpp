@@ -149,7 +149,9 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       // SpMM gets two mappings, picked per input by row lengths.
       std::optional<lowering::ConcretizedStatement> balanced;
       std::string balancedMatrix;
-      if (cuda && !nmIntrinsic && !request.tensorCore && !lowering::parallelizesLoops(request)) {
+      const bool defaultGpuMapping =
+        cuda && !nmIntrinsic && !request.tensorCore && !lowering::parallelizesLoops(request);
+      if (defaultGpuMapping) {
         balanced = withBalancedGpuMapping(denseNm, request, concrete, balancedMatrix);
         concrete = withDefaultGpuMapping(denseNm, request, concrete);
         if (balanced) {
@@ -198,6 +200,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         compiled.decisions.push_back(compiled.output.name() + " is assembled in a pass of its own, then computed");
       lowerOptions.commands = lowering::loopCommandsOf(request, concrete.outputOrderCommand);
       for (const auto& [input, copy] : concrete.convertedInputs) lowerOptions.copiedInputs[copy.name()] = input;
+      lowerOptions.commands.defaultGpuMapping = defaultGpuMapping;
       compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
       // A statement an intrinsic took (TCA-SpMM) maps no loops: no choice.
       if (balanced && lowering::intrinsicDecision(compiled.function)) balanced.reset();

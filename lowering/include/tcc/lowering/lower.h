@@ -74,6 +74,9 @@ struct LoopCommands {
   // The precompute, dense_workspace or sparse_workspace that asked for a
   // workspace (the first, if several).
   std::optional<Precompute> workspace;
+  // The GPU loops are tcc's default mapping's (the schedule has no
+  // parallelize), which refusals say instead of naming a command.
+  bool defaultGpuMapping = false;
 
   // The command that added `relation` (found by the variables it
   // introduces, which no other command introduces).
