@@ -5,7 +5,7 @@
 //
 //   tcc_spmv_fp_bench [--repeat N] [--rounds R] [--block B] [--in-cache-only | --out-of-cache-only] [--threads T]
 //                     [--backend system|clang] [--kernel spmv|ttv] [--scale-ups BIG:SMALL,...]
-//                     [--pages 2m|4k|both] [--huge-min BYTES] [MATRIX ...]
+//                     [--pages 2m|4k|both] [--huge-min BYTES] [--peer NAME=VALUE] [MATRIX ...]
 //
 // --scale-ups replaces the five out-of-cache Kronecker scale-ups with those named.
 //
@@ -20,7 +20,9 @@
 // 2 MB pages. Its last two columns set the fast kernel built with
 // -DTCC_GATHER_SUMS=0 (the scalar loops it ran before it had a copy with
 // AVX-512 gathers for AMD cores; elsewhere the same code) against the same
-// triad, and the fast kernel against it.
+// triad, and the fast kernel against it. --peer NAME=VALUE builds that
+// second copy with -DNAME=VALUE instead (say TCC_GATHER_PREFETCH=512, the
+// gathers copy prefetching as far as before), the columns named after it.
 // --huge-min sets the runtime's threshold (default 4 MB;
 // tcc::rt::setHugePageMinBytes).
 //
@@ -327,6 +329,7 @@ int main(int argc, char** argv) {
   bool ttv = false;  // TTV on the matrices' rows folded into fibres instead of SpMV
   std::vector<bool> pageModes = {true};  // out of cache: tensors in the default (2 MB) pages, or 4 KB ones
   int64_t hugeMin = tcc::rt::hugePageMinBytes();
+  std::string peer = "TCC_GATHER_SUMS=0";  // the define the second fast copy is built with
   tcc::jit::Backend backend = tcc::CompileOptions{}.backend;
   std::vector<std::string> matrices;
   for (int i = 1; i < argc; ++i) {
@@ -354,6 +357,8 @@ int main(int argc, char** argv) {
       std::string pages = argv[++i];
       pageModes = pages == "both" ? std::vector<bool>{false, true} : std::vector<bool>{pages == "2m"};
     } else if (arg == "--huge-min" && i + 1 < argc) hugeMin = std::max<int64_t>(1, std::atoll(argv[++i]));
+    else if (arg == "--peer" && i + 1 < argc && std::string(argv[i + 1]).find('=') != std::string::npos)
+      peer = argv[++i];
     else if (arg == "--kernel" && i + 1 < argc &&
              (argv[i + 1] == std::string("spmv") || argv[i + 1] == std::string("ttv")))
       ttv = argv[++i] == std::string("ttv");
@@ -365,7 +370,7 @@ int main(int argc, char** argv) {
       std::cerr << "usage: tcc_spmv_fp_bench [--repeat N] [--rounds R] [--block B] [--in-cache-only | --out-of-cache-only]\n"
                    "                         [--threads T] [--backend system|clang] [--kernel spmv|ttv]\n"
                    "                         [--scale-ups BIG:SMALL,...] [--pages 2m|4k|both] [--huge-min BYTES]\n"
-                   "                         [MATRIX ...]\n";
+                   "                         [--peer NAME=VALUE] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }
@@ -380,12 +385,13 @@ int main(int argc, char** argv) {
   tcc::Kernel fast = compileKernel(ttv, tcc::frontend::FloatingPointMode::Fast, parallel, backend);
   // The same fast kernel built with -DTCC_GATHER_SUMS=0: on AMD cores with
   // AVX-512 the loops printed before its gathers copy (elsewhere the same
-  // code as `fast`).
+  // code as `fast`); or with --peer's define.
+  const std::string peerName = peer == "TCC_GATHER_SUMS=0" ? "fast without gathers" : "fast -D" + peer;
   tcc::jit::CompileOptions scalarFlags;
   scalarFlags.backend = backend;
   scalarFlags.openmp = parallel;
   scalarFlags.extraFlags = tcc::lowering::cppFloatingPointFlags(tcc::lowering::FloatingPointMode::Fast);
-  scalarFlags.extraFlags.push_back("-DTCC_GATHER_SUMS=0");
+  scalarFlags.extraFlags.push_back("-D" + peer);
   auto scalarModule = tcc::jit::compile(fast.source(), scalarFlags);
   const Entry scalar = scalarModule->function<Entry>("tcc_kernel_0");
   tcc::jit::CompileOptions tacoFlags;
@@ -429,9 +435,9 @@ int main(int argc, char** argv) {
     std::vector<double> overStrict, overFast, overScalar;
     std::printf("%s in cache (one thread; > 1: tcc faster)\n\n", kernelName);
     std::printf("| matrix | %s | nnz | strict us | fast us | TACO-style us | TACO/strict | TACO/fast | "
-                "fast rel diff | fast through run() us | TACO/fast without gathers |\n"
+                "fast rel diff | fast through run() us | TACO/%s |\n"
                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-                rowsName);
+                rowsName, peerName.c_str());
     for (const auto& name : matrices) {
       tcc::rt::Coo coo = readMatrix(name);
       Row row = run(name, coo, repeat, {true}, {}, nullptr).front();
@@ -446,8 +452,8 @@ int main(int argc, char** argv) {
                   row.taco / row.strict, row.taco / row.fast, row.fastDifference, throughRun, row.taco / row.scalar);
       std::fflush(stdout);
     }
-    std::printf("\ngeomean TACO-style / tcc strict: %.2f; TACO-style / tcc fast: %.2f (without gathers %.2f; %zu matrices)\n",
-                geomean(overStrict), geomean(overFast), geomean(overScalar), matrices.size());
+    std::printf("\ngeomean TACO-style / tcc strict: %.2f; TACO-style / tcc fast: %.2f (%s %.2f; %zu matrices)\n",
+                geomean(overStrict), geomean(overFast), peerName.c_str(), geomean(overScalar), matrices.size());
   }
   if (inCacheOnly) return status;
 
@@ -456,9 +462,9 @@ int main(int argc, char** argv) {
               kernelName, threads, threads > 1 ? "s" : "", transparentHugePages().c_str());
   std::printf("| matrix | pages | %s | nnz | MB moved | strict GB/s | fast GB/s | TACO-style GB/s | triad 4K GB/s | "
               "triad 2M GB/s | fast / triad, same pages | fast / 4K triad | TACO/fast time | in 2 MB pages: vals, x | "
-              "fast without gathers / triad, same pages | fast / fast without gathers |\n"
+              "%s / triad, same pages | fast / %s |\n"
               "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-              rowsName);
+              rowsName, peerName.c_str(), peerName.c_str());
   // The triads' arrays, 3 x 256 MB in each page size, for the whole run.
   TriadArrays triads4k(*triadModule, false), triads2m(*triadModule, true);
   std::printf("(the triads' arrays in 2 MB pages: %.2f in 4 KB, %.2f in 2 MB)\n\n",

@@ -6,7 +6,9 @@
 //
 //   tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] [--in-cache-only]
 //                     [--out-of-cache-only] [--probes] [--huge-pages] [--threads T]
-//                     [--only NAME[@512|@dflt],...]
+//                     [--only NAME[@512|@dflt],...] [--scale-ups BIG:SMALL,...]
+//
+// --scale-ups replaces the five out-of-cache Kronecker scale-ups with those named.
 //
 // --huge-pages copies the matrix, x and y, and allocates the triad's
 // arrays, in memory asked to be backed by 2 MB pages (madvise
@@ -15,7 +17,7 @@
 // pages is set to 0).
 //
 // --probes adds, out of cache, columns that say where the time goes: the
-// TACO-style loop and acc4_pf512_t1 with every gather of x served from L1
+// TACO-style loop, acc4_pf512_t1 and g8_base with every gather of x served from L1
 // (crd folded into x's first 2048 entries: the same streams, x's other
 // lines never touched), the streams alone (crd and vals, no x), and each
 // matrix's distinct lines of x a row (64-byte lines) beside its entries a
@@ -837,6 +839,206 @@ GATHER_ROW_MIN(gather8_d512_a32_min32, 8, 512, 32, true, 32)
 GATHER_ROW_MIN(gather8_d512_a32_min64, 8, 512, 32, true, 64)
 GATHER_ROW_MIN(gather8_d512_a32_min128, 8, 512, 32, true, 128)
 GATHER_ROW_FULL(gather8_d512_a32_min64_chained, 8, 512, 32, true, 64, 0)
+// Variants of gather8_d512_a32_min64 (the prelude's tcc_gather_sum) for the
+// rows whose x comes from L2 (kron(mbeacxc,bcspwr03)). Rows of fewer than 64
+// entries run as acc4_pf512_t1 in all of them; a row's last 0-7 entries in
+// one masked step.
+#define G8_FALLBACK(NAME)                                                                                             \
+extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  acc4_pf512_t1(n, pos, crd, vals, x, y);                                                                             \
+}
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+#define G8_PREFETCH(p) G8_PREFETCH_AT(p, 512)
+#define G8_PREFETCH_AT(p, D)                                                                                          \
+  __builtin_prefetch((const void*)((unsigned long)(crd + (p)) + (D) * 4), 0, 2);                                     \
+  __builtin_prefetch((const void*)((unsigned long)(vals + (p)) + (D) * 8), 0, 2);                                    \
+  __builtin_prefetch((const void*)((unsigned long)(vals + (p)) + ((D) + 32) * 8), 0, 2);
+#define G8_SHORT_ROW(i) G8_SHORT_ROW_AT(i, 512)
+#define G8_SHORT_ROW_AT(i, D)                                                                                         \
+  {                                                                                                                   \
+    long long p = pos[i], end = pos[(i) + 1];                                                                         \
+    double t = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0;                                                                    \
+    for (; p + 4 <= end; p += 4) {                                                                                    \
+      __builtin_prefetch((const void*)((unsigned long)(crd + p) + (D) * 4), 0, 2);                                    \
+      __builtin_prefetch((const void*)((unsigned long)(vals + p) + (D) * 8), 0, 2);                                   \
+      t += vals[p] * x[crd[p]]; __asm__("" ::: "memory");                                                             \
+      t1 += vals[p + 1] * x[crd[p + 1]]; __asm__("" ::: "memory");                                                    \
+      t2 += vals[p + 2] * x[crd[p + 2]]; __asm__("" ::: "memory");                                                    \
+      t3 += vals[p + 3] * x[crd[p + 3]];                                                                              \
+    }                                                                                                                 \
+    t = (t + t1) + (t2 + t3);                                                                                         \
+    for (; p < end; p++) { __asm__(""); t += vals[p] * x[crd[p]]; }                                                   \
+    y[i] = t;                                                                                                         \
+  }
+static inline __attribute__((always_inline)) double g8_hsum(v8df s) {
+  return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+// The last 0-7 entries of a row in one masked step.
+static inline __attribute__((always_inline)) v8df g8_masked(const int* crd, const double* vals, const double* x,
+                                                            long long p, long long end, v8df sum) {
+  if (p < end) {
+    const v8df zero = {0, 0, 0, 0, 0, 0, 0, 0};
+    const unsigned char lanes = (unsigned char)((1u << (end - p)) - 1);
+    const v8si none = {0, 0, 0, 0, 0, 0, 0, 0};
+    const v8si index = LOAD_V8SI_MASKED(crd + p, none, lanes);
+    const v8df v = __builtin_ia32_loadupd512_mask(vals + p, zero, lanes);
+    sum += v * __builtin_ia32_gathersiv8df(zero, x, index, lanes, 8);
+  }
+  return sum;
+}
+// One step of 8 entries at p into sum (VLOAD: vals loaded into a register
+// before the gather, not folded into the FMA after it).
+#define G8_STEP(sum, p, VLOAD)                                                                                        \
+  {                                                                                                                   \
+    v8si index; v8df v, into = zero;                                                                                  \
+    __builtin_memcpy(&index, crd + (p), 32); __builtin_memcpy(&v, vals + (p), 64);                                    \
+    if (VLOAD) __asm__ volatile("" : "+v"(v));                                                                        \
+    __asm__ volatile("" : "+v"(into));                                                                                \
+    sum += v * __builtin_ia32_gathersiv8df(into, x, index, 0xFF, 8);                                                  \
+  }
+// HEAD: a masked first step up to the next 64-byte boundary of vals (crd's
+// 32-byte one too when both arrays start on such a boundary), so that no
+// 512-bit load of vals spans two lines. PFX: each step also prefetches
+// (prefetcht0) the lines of x that the step PFX entries ahead gathers.
+// VLOAD: see G8_STEP. DIST: how far ahead crd and vals are prefetched, in
+// the gathers and in the short rows (G8_ROW: 512 entries, as the prelude did).
+#define G8_ROW(NAME, HEAD, PFX, VLOAD) G8_ROW_DIST(NAME, HEAD, PFX, VLOAD, 512)
+#define G8_ROW_DIST(NAME, HEAD, PFX, VLOAD, DIST)                                                                     \
+static inline __attribute__((always_inline)) double NAME##_row(const int* crd, const double* vals, const double* x,  \
+                                                               long long p, long long end) {                        \
+  const v8df zero = {0, 0, 0, 0, 0, 0, 0, 0};                                                                        \
+  v8df sum = zero;                                                                                                    \
+  if (HEAD) {                                                                                                         \
+    const long long head = (long long)((0 - ((unsigned long)(vals + p) >> 3)) & 7);                                   \
+    if (head) { sum = g8_masked(crd, vals, x, p, p + head, sum); p += head; }                                         \
+  }                                                                                                                   \
+  for (; p + 8 <= end; p += 8) {                                                                                      \
+    G8_PREFETCH_AT(p, DIST)                                                                                           \
+    if (PFX) {                                                                                                        \
+      if (p + PFX + 8 <= end)                                                                                         \
+        for (int k = 0; k < 8; k++) __builtin_prefetch((const void*)(x + crd[p + PFX + k]), 0, 3);                    \
+    }                                                                                                                 \
+    G8_STEP(sum, p, VLOAD)                                                                                            \
+  }                                                                                                                   \
+  return g8_hsum(g8_masked(crd, vals, x, p, end, sum));                                                               \
+}                                                                                                                     \
+extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  ROWS {                                                                                                              \
+    if (pos[i + 1] - pos[i] >= 64) y[i] = NAME##_row(crd, vals, x, pos[i], pos[i + 1]);                               \
+    else G8_SHORT_ROW_AT(i, DIST)                                                                                     \
+  }                                                                                                                   \
+}
+G8_ROW(g8_base, 0, 0, 0)
+G8_ROW(g8_head, 1, 0, 0)
+G8_ROW(g8_vload, 0, 0, 1)
+G8_ROW(g8_head_vload, 1, 0, 1)
+G8_ROW(g8_pfx32, 0, 32, 0)
+G8_ROW(g8_pfx64, 0, 64, 0)
+G8_ROW_DIST(g8_d768, 0, 0, 0, 768)
+G8_ROW_DIST(g8_d1024, 0, 0, 0, 1024)
+G8_ROW_DIST(g8_d1536, 0, 0, 0, 1536)
+// Two rows at once, a step of 8 entries of each, two chains of gathers
+// (LEAD: only the second row's streams prefetched, as they run 1 row ahead
+// of the first's; otherwise each row's), then each row's rest alone.
+#define G8_PAIR(NAME, LEAD, HEAD)                                                                                     \
+G8_ROW(NAME##_one, HEAD, 0, 0)                                                                                        \
+extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  _Pragma("omp parallel for schedule(dynamic, 8)") for (int i = 0; i < n; i += 2) {                                  \
+    if (i + 1 < n && pos[i + 1] - pos[i] >= 64 && pos[i + 2] - pos[i + 1] >= 64) {                                   \
+      const v8df zero = {0, 0, 0, 0, 0, 0, 0, 0};                                                                    \
+      v8df s = zero, t = zero;                                                                                        \
+      long long p = pos[i], pe = pos[i + 1], q = pos[i + 1], qe = pos[i + 2];                                         \
+      for (; p + 8 <= pe && q + 8 <= qe; p += 8, q += 8) {                                                            \
+        if (!LEAD) { G8_PREFETCH(p) }                                                                                 \
+        G8_PREFETCH(q)                                                                                                \
+        G8_STEP(s, p, 0)                                                                                              \
+        G8_STEP(t, q, 0)                                                                                              \
+      }                                                                                                               \
+      y[i] = g8_hsum(s) + NAME##_one_row(crd, vals, x, p, pe);                                                        \
+      y[i + 1] = g8_hsum(t) + NAME##_one_row(crd, vals, x, q, qe);                                                    \
+    } else {                                                                                                          \
+      for (int r = i; r < i + 2 && r < n; r++) {                                                                      \
+        if (pos[r + 1] - pos[r] >= 64) y[r] = NAME##_one_row(crd, vals, x, pos[r], pos[r + 1]);                       \
+        else G8_SHORT_ROW(r)                                                                                          \
+      }                                                                                                               \
+    }                                                                                                                 \
+  }                                                                                                                   \
+}
+G8_PAIR(g8_pair, 0, 0)
+G8_PAIR(g8_pair_lead, 1, 0)
+// x gathered by scalar loads (MIX 0: all 8 entries of a step; MIX 1: a step
+// of 16, the first 8 by one gather, the other 8 by scalar loads).
+#define G8_SCALAR(NAME, MIX)                                                                                          \
+static inline __attribute__((always_inline)) double NAME##_row(const int* crd, const double* vals, const double* x,  \
+                                                               long long p, long long end) {                        \
+  const v8df zero = {0, 0, 0, 0, 0, 0, 0, 0};                                                                        \
+  v8df sum = zero, sum1 = zero;                                                                                       \
+  const long long step = MIX ? 16 : 8;                                                                                \
+  for (; p + step <= end; p += step) {                                                                                \
+    G8_PREFETCH(p)                                                                                                    \
+    if (MIX) { __builtin_prefetch((const void*)((unsigned long)(vals + p) + 520 * 8), 0, 2); G8_STEP(sum, p, 0) }      \
+    const long long s = MIX ? p + 8 : p;                                                                              \
+    v8df v, g = {x[crd[s]], x[crd[s + 1]], x[crd[s + 2]], x[crd[s + 3]],                                              \
+                 x[crd[s + 4]], x[crd[s + 5]], x[crd[s + 6]], x[crd[s + 7]]};                                         \
+    __builtin_memcpy(&v, vals + s, 64);                                                                               \
+    sum1 += v * g;                                                                                                    \
+  }                                                                                                                   \
+  for (; p + 8 <= end; p += 8) G8_STEP(sum, p, 0)                                                                     \
+  return g8_hsum(g8_masked(crd, vals, x, p, end, sum + sum1));                                                        \
+}                                                                                                                     \
+extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  ROWS {                                                                                                              \
+    if (pos[i + 1] - pos[i] >= 64) y[i] = NAME##_row(crd, vals, x, pos[i], pos[i + 1]);                               \
+    else G8_SHORT_ROW(i)                                                                                              \
+  }                                                                                                                   \
+}
+G8_SCALAR(g8_scalar, 0)
+G8_SCALAR(g8_mix, 1)
+#else
+G8_FALLBACK(g8_base) G8_FALLBACK(g8_head) G8_FALLBACK(g8_vload) G8_FALLBACK(g8_head_vload) G8_FALLBACK(g8_pfx32)
+G8_FALLBACK(g8_pfx64) G8_FALLBACK(g8_d768) G8_FALLBACK(g8_d1024) G8_FALLBACK(g8_d1536) G8_FALLBACK(g8_pair)
+G8_FALLBACK(g8_pair_lead) G8_FALLBACK(g8_scalar) G8_FALLBACK(g8_mix)
+#endif
+// Non-temporal loads of the streams (vmovntdqa) after a masked head that
+// aligns vals to 64 bytes (crd to 32 where both arrays start on such a
+// boundary, as here); GCC only (its builtins).
+#if defined(__AVX512F__) && defined(__AVX512VL__) && !defined(__clang__)
+typedef long long v8di __attribute__((vector_size(64)));
+typedef long long v4di __attribute__((vector_size(32)));
+#define G8_NT(NAME, NTCRD)                                                                                            \
+static inline __attribute__((always_inline)) double NAME##_row(const int* crd, const double* vals, const double* x,  \
+                                                               long long p, long long end) {                        \
+  const v8df zero = {0, 0, 0, 0, 0, 0, 0, 0};                                                                        \
+  v8df sum = zero;                                                                                                    \
+  const long long head = (long long)((0 - ((unsigned long)(vals + p) >> 3)) & 7);                                     \
+  if (head) { sum = g8_masked(crd, vals, x, p, p + head, sum); p += head; }                                           \
+  const int aligned = (((unsigned long)(crd + p)) & 31) == 0;                                                         \
+  for (; p + 8 <= end; p += 8) {                                                                                      \
+    G8_PREFETCH(p)                                                                                                    \
+    v8si index; v8df into = zero;                                                                                     \
+    if (NTCRD && aligned) {                                                                                           \
+      v4di i4 = __builtin_ia32_movntdqa256((v4di*)(crd + p));                                                         \
+      __builtin_memcpy(&index, &i4, 32);                                                                              \
+    } else                                                                                                            \
+      __builtin_memcpy(&index, crd + p, 32);                                                                          \
+    v8di v8 = __builtin_ia32_movntdqa512((v8di*)(vals + p));                                                          \
+    v8df v; __builtin_memcpy(&v, &v8, 64);                                                                            \
+    __asm__ volatile("" : "+v"(into));                                                                                \
+    sum += v * __builtin_ia32_gathersiv8df(into, x, index, 0xFF, 8);                                                  \
+  }                                                                                                                   \
+  return g8_hsum(g8_masked(crd, vals, x, p, end, sum));                                                               \
+}                                                                                                                     \
+extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  ROWS {                                                                                                              \
+    if (pos[i + 1] - pos[i] >= 64) y[i] = NAME##_row(crd, vals, x, pos[i], pos[i + 1]);                               \
+    else G8_SHORT_ROW(i)                                                                                              \
+  }                                                                                                                   \
+}
+G8_NT(g8_nt, 1)
+G8_NT(g8_ntvals, 0)
+#else
+G8_FALLBACK(g8_nt) G8_FALLBACK(g8_ntvals)
+#endif
 // acc4_pf512_t1 with vals prefetched a second time AGAIN entries further.
 #define ACC4_PF_AGAIN(NAME, AGAIN)                                                                                    \
 extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
@@ -929,7 +1131,9 @@ const std::vector<std::string> kVariantNames = {
     "sched_nnz_dyn4", "sched_nnz_dyn16", "sched_dyn_e128k", "hyb8_blk4", "hyb8_blk4_asm", "gather8_d512_a32",
     "gather8_d512_a128", "gather8_d512_a0", "gather8_d768_a32", "gather8_d384_a128", "gather8_d512_a32_seqtail",
     "gather16_d512_a32", "acc4_pf512_t1_a32", "gather8_d512_a32_min32", "gather8_d512_a32_min64",
-    "gather8_d512_a32_min128", "gather8_d512_a32_min64_chained"};
+    "gather8_d512_a32_min128", "gather8_d512_a32_min64_chained", "g8_base", "g8_head", "g8_vload",
+    "g8_head_vload", "g8_pfx32", "g8_pfx64", "g8_pair", "g8_pair_lead", "g8_scalar", "g8_mix", "g8_nt", "g8_ntvals",
+    "g8_d768", "g8_d1024", "g8_d1536"};
 
 // The column of the kernel tcc prints (SpMV in fast mode).
 const char* const kPrintedName = "tcc_fast";
@@ -978,6 +1182,9 @@ int main(int argc, char** argv) {
   int repeat = 20, rounds = 3, threads = 1;
   bool inCacheOnly = false, outOfCacheOnly = false, probes = false, hugePages = false;
   std::vector<std::string> only;  // variant names, with or without the @width suffix; empty: all
+  std::vector<std::pair<std::string, std::string>> scaleUps = {
+      {"bcsstk16", "LF10"}, {"bayer10", "cage5"}, {"bcsstk13", "mesh1e1"}, {"dnn_n1024_l1", "gent113"},
+      {"mbeacxc", "bcspwr03"}};
   tcc::jit::Backend backend = tcc::jit::Backend::SystemCompiler;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -988,6 +1195,17 @@ int main(int argc, char** argv) {
     else if (arg == "--probes") probes = true;
     else if (arg == "--huge-pages") hugePages = true;
     else if (arg == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--scale-ups" && i + 1 < argc) {
+      scaleUps.clear();
+      std::string list = argv[++i];
+      for (size_t start = 0; start <= list.size();) {
+        size_t comma = std::min(list.find(',', start), list.size());
+        const std::string pair = list.substr(start, comma - start);
+        const size_t colon = pair.find(':');
+        if (colon != std::string::npos) scaleUps.push_back({pair.substr(0, colon), pair.substr(colon + 1)});
+        start = comma + 1;
+      }
+    }
     else if (arg == "--only" && i + 1 < argc) {
       std::string list = argv[++i];
       for (size_t start = 0; start <= list.size();) {
@@ -1001,7 +1219,8 @@ int main(int argc, char** argv) {
                                                   : tcc::jit::Backend::SystemCompiler;
     else {
       std::fprintf(stderr, "usage: tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] "
-                           "[--in-cache-only] [--out-of-cache-only] [--probes] [--huge-pages] [--threads T] [--only NAME[@512|@dflt],...]\n");
+                           "[--in-cache-only] [--out-of-cache-only] [--probes] [--huge-pages] [--threads T] "
+                           "[--only NAME[@512|@dflt],...] [--scale-ups BIG:SMALL,...]\n");
       return 2;
     }
   }
@@ -1062,6 +1281,9 @@ int main(int argc, char** argv) {
     variants.push_back(
         {"probe:acc4_pf512_t1_xL1", [acc4](const Call& c) { acc4(c.n, c.pos, c.crdInL1, c.vals, c.x, c.y); }});
     variants.push_back({"probe:streams", plain(stream)});
+    auto gathers = module512->function<Spmv>("g8_base");
+    variants.push_back(
+        {"probe:g8_base_xL1", [gathers](const Call& c) { gathers(c.n, c.pos, c.crdInL1, c.vals, c.x, c.y); }});
   }
   for (const auto& name : only) {
     std::string base = name.substr(0, name.find('@'));
@@ -1227,9 +1449,7 @@ int main(int argc, char** argv) {
   std::vector<std::vector<double>> outOfCache(variants.size());
   double triadSum = 0;
   int triads = 0;
-  for (auto [big, small] : {std::pair{"bcsstk16", "LF10"}, std::pair{"bayer10", "cage5"},
-                            std::pair{"bcsstk13", "mesh1e1"}, std::pair{"dnn_n1024_l1", "gent113"},
-                            std::pair{"mbeacxc", "bcspwr03"}}) {
+  for (const auto& [big, small] : scaleUps) {
     tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
     double bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
     triadSum += triadBytesPerSecond(triad, 3, hugePages), ++triads;

@@ -751,9 +751,17 @@ class CppPrinter : public CLikePrinter {
   // prefetcht0 512 ahead did a little better on whole rows: 1.25x against
   // 1.18x.) The address is formed as an integer: it may lie past the
   // array's end.
+  // In the gathers copy (RowLoops::Gathers) the short rows prefetch as far
+  // ahead as tcc_gather_sum does (the prelude's TCC_GATHER_PREFETCH): rows
+  // of both kinds follow each other, and a short row that prefetched less
+  // far than the long row before it would leave the entries between the
+  // two distances unprefetched when a long row comes next (see there).
   static constexpr int kPartialSums = 4;
   static constexpr int kPrefetchDistance = 512;
   static constexpr int kPrefetchLocality = 2;
+  std::string prefetchDistance() const {
+    return rowLoops_ == RowLoops::Gathers ? "TCC_GATHER_PREFETCH" : std::to_string(kPrefetchDistance);
+  }
   static_assert(kPartialSums == 4, "the partial sums are added as (s + s_u1) + (s_u2 + s_u3)");
 
   // Through GCC the partial sums lost to its own vectorized loop (256-bit
@@ -923,7 +931,7 @@ class CppPrinter : public CLikePrinter {
         for (const Expr& buffer : buffersStreamedByLoop(op)) {
           indent();
           const std::string name = text(buffer);
-          out_ << "__builtin_prefetch((const void*)((size_t)(" << name << " + " << var << ") + " << kPrefetchDistance
+          out_ << "__builtin_prefetch((const void*)((size_t)(" << name << " + " << var << ") + " << prefetchDistance()
                << " * sizeof(*" << name << ")), 0, " << kPrefetchLocality << ");\n";
         }
         for (int copy = 0; copy < kPartialSums; ++copy) {

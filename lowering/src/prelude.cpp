@@ -152,7 +152,11 @@ static inline int tcc_chunk_by_values(int64_t iterations, int64_t values, int64_
 // all into the outer caches (prefetcht1): on the 2-core Zen 4 VM the loop
 // that prefetched each line of vals once moved 0.70-0.79 of a triad on
 // kron(mbeacxc,bcspwr03), the one that prefetched it twice 0.75-0.81
-// (bench/spmv_fp, "AVX-512 gathers on AMD cores"). Inlined by force: GCC
+// (bench/spmv_fp, "AVX-512 gathers on AMD cores"). 768 entries ahead, with
+// the copy's short rows prefetching as far (the printer prints
+// TCC_GATHER_PREFETCH there): level with 512 on a quiet machine and ahead
+// of it while other processes load the memory (bench/spmv_fp, "Prefetching
+// 768 entries ahead in the gathers copy"). Inlined by force: GCC
 // does not inline a function into one whose attributes differ, as that
 // copy's do. A build may set -DTCC_GATHER_SUMS=0 to keep the scalar loops
 // (the benchmarks' "before").
@@ -165,7 +169,7 @@ static inline int tcc_chunk_by_values(int64_t iterations, int64_t values, int64_
 #endif
 #if TCC_GATHER_SUMS
 #ifndef TCC_GATHER_PREFETCH
-#define TCC_GATHER_PREFETCH 512
+#define TCC_GATHER_PREFETCH 768
 #endif
 #ifndef TCC_GATHER_PREFETCH_AGAIN
 #define TCC_GATHER_PREFETCH_AGAIN 32

@@ -447,6 +447,10 @@ TEST(FloatingPointMode, StreamingGathersOnAmdCores) {
       << spmv;
   EXPECT_EQ(count(spmv, "ty += tcc_gather_sum(A_vals, A2_crd, x_vals, pA2, pA2_end);"), 1u) << spmv;
   EXPECT_EQ(count(spmv, "if (pA2_end - pA2 >= 64) {"), 1u) << spmv;
+  // The copy's short rows prefetch as far ahead as tcc_gather_sum; the entry point's 512 entries.
+  EXPECT_EQ(count(spmv, "(size_t)(A_vals + pA2) + TCC_GATHER_PREFETCH * sizeof(*A_vals)), 0, 2);"), 1u) << spmv;
+  EXPECT_EQ(count(spmv, "(size_t)(A_vals + pA2) + 512 * sizeof(*A_vals)), 0, 2);"), 1u) << spmv;
+  EXPECT_TRUE(contains(spmv, "#define TCC_GATHER_PREFETCH 768\n")) << spmv;
   // A row sum of three factors is no such sum: partial sums only, no gathers copy.
   const std::string three = lowerProgram(Program::fromText("tensor y(I) : dense\ntensor A(I, J) : csr\n"
                                                            "tensor x(J) : dense\ntensor z(J) : dense\n"
