@@ -154,9 +154,10 @@ static inline int tcc_chunk_by_values(int64_t iterations, int64_t values, int64_
 // kron(mbeacxc,bcspwr03), the one that prefetched it twice 0.75-0.81
 // (bench/spmv_fp, "AVX-512 gathers on AMD cores"). 768 entries ahead, with
 // the copy's short rows prefetching as far (the printer prints
-// TCC_GATHER_PREFETCH there): level with 512 on a quiet machine and ahead
-// of it while other processes load the memory (bench/spmv_fp, "Prefetching
-// 768 entries ahead in the gathers copy"). Inlined by force: GCC
+// TCC_GATHER_PREFETCH there): 0.97-1.08x the copy at 512 on
+// kron(mbeacxc,bcspwr03) (median 1.035 over 12 runs at load 3.5-6), level
+// or ahead on the other scale-ups; 1024 was no better (bench/spmv_fp,
+// "Prefetching 768 entries ahead in the gathers copy"). Inlined by force: GCC
 // does not inline a function into one whose attributes differ, as that
 // copy's do. A build may set -DTCC_GATHER_SUMS=0 to keep the scalar loops
 // (the benchmarks' "before").
