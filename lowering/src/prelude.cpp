@@ -156,7 +156,7 @@ static inline int tcc_chunk_by_values(int64_t iterations, int64_t values, int64_
 // the copy's short rows prefetching as far (the printer prints
 // TCC_GATHER_PREFETCH there): 0.97-1.08x the copy at 512 on
 // kron(mbeacxc,bcspwr03) (median 1.03 over 16 runs at load 3.5-6.4), level
-// or ahead on the other scale-ups, 1.01-1.08x on all five at load 2-3;
+// or ahead on the other scale-ups, 1.01-1.08x on 39 of 40 rows at load 2-3;
 // 1024 was no better (bench/spmv_fp,
 // "Prefetching 768 entries ahead in the gathers copy"). Inlined by force: GCC
 // does not inline a function into one whose attributes differ, as that
