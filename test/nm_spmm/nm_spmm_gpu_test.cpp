@@ -405,7 +405,8 @@ TEST(NmSpmmLibrary, EveryLaunchPathOverwritesC) {
   using detail::NmSpmmLaunchPath;
   const NmSpmmLaunchPath paths[] = {NmSpmmLaunchPath::Uncached, NmSpmmLaunchPath::Scalar,
                                     NmSpmmLaunchPath::Vector,   NmSpmmLaunchPath::Memset,
-                                    NmSpmmLaunchPath::Overlapped, NmSpmmLaunchPath::OverlappedLean};
+                                    NmSpmmLaunchPath::Overlapped, NmSpmmLaunchPath::OverlappedLean,
+                                    NmSpmmLaunchPath::Chained, NmSpmmLaunchPath::Graph};
   const detail::NmSpmmLaunchPath before = detail::nmSpmmLaunchPath();
   for (const Case& c : cases) {
     SCOPED_TRACE(programText(c.N, c.M, c.L, c.aKMajor) + " m, n, k = " + std::to_string(c.m) + ", " +

@@ -626,7 +626,9 @@ TEST(NmSpmmLaunches, KeptLaunchesAreFoundByModuleStatementAndShapeOnly) {
 TEST(NmSpmmLaunches, LaunchPathsAreNamed) {
   for (auto path : {detail::NmSpmmLaunchPath::Uncached, detail::NmSpmmLaunchPath::Scalar,
                     detail::NmSpmmLaunchPath::Vector, detail::NmSpmmLaunchPath::Memset,
-                    detail::NmSpmmLaunchPath::Overlapped, detail::NmSpmmLaunchPath::OverlappedLean})
+                    detail::NmSpmmLaunchPath::Overlapped, detail::NmSpmmLaunchPath::OverlappedLean,
+                    detail::NmSpmmLaunchPath::Chained,
+                    detail::NmSpmmLaunchPath::Graph})
     EXPECT_EQ(detail::nmSpmmLaunchPathNamed(detail::nmSpmmLaunchPathName(path)), path);
   EXPECT_EQ(detail::nmSpmmLaunchPathNamed("fast"), std::nullopt);
   const detail::NmSpmmLaunchPath before = detail::nmSpmmLaunchPath();

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace tcc::detail {
@@ -35,6 +36,7 @@ constexpr std::pair<NmSpmmLaunchPath, const char*> kLaunchPathNames[] = {
     {NmSpmmLaunchPath::Uncached, "uncached"},     {NmSpmmLaunchPath::Scalar, "scalar"},
     {NmSpmmLaunchPath::Vector, "vector"},         {NmSpmmLaunchPath::Memset, "memset"},
     {NmSpmmLaunchPath::Overlapped, "overlapped"}, {NmSpmmLaunchPath::OverlappedLean, "lean"},
+    {NmSpmmLaunchPath::Chained, "chained"},        {NmSpmmLaunchPath::Graph, "graph"},
 };
 
 std::atomic<int>& launchPathSetting() {
@@ -43,7 +45,7 @@ std::atomic<int>& launchPathSetting() {
     if (text && *text) {
       if (auto named = nmSpmmLaunchPathNamed(text)) return static_cast<int>(*named);
       std::fprintf(stderr, "TCC_NM_SPMM_LAUNCH=%s names no launch path (uncached, scalar, vector, memset, "
-                   "overlapped, lean); the default, %s, is used\n", text, nmSpmmLaunchPathName(kDefaultLaunchPath));
+                   "overlapped, lean, chained, graph); the default, %s, is used\n", text, nmSpmmLaunchPathName(kDefaultLaunchPath));
     }
     return static_cast<int>(kDefaultLaunchPath);
   }();
@@ -180,14 +182,15 @@ void launchUncached(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& pro
   cuda::launch(kernel, shape, {&a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &atomic});
 }
 
-void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const PreparedLaunch& prepared,
-                Operands& x) {
-  const NmSpmmLaunchPath path = nmSpmmLaunchPath();
-  if (path == NmSpmmLaunchPath::Uncached) return launchUncached(run, problem, prepared.plan, x);
+// A plan's launches by `path` (not Uncached or Graph).
+void launchSteps(const GpuIntrinsicRun& run, const PreparedLaunch& prepared, Operands& x, NmSpmmLaunchPath path) {
   cuda::LaunchShape shape = prepared.shape;
   // A's transpose before the zeroing: a tile kernel that overlaps the
-  // zeroing kernel reads A before it waits.
+  // zeroing kernel reads A before it waits (unless it runs on the
+  // transpose: those wait first).
   const float* a = prepared.plan.transposeA ? transposedA(run, prepared.transpose, x) : x.a;
+  // The kernel after the transpose overlaps it (it waits for the transpose before it reads it).
+  const bool chained = path == NmSpmmLaunchPath::Chained && prepared.plan.transposeA;
   // Split-K and stream-K add into C: its rows from the first tile they add into on are zeroed first.
   if (prepared.zeroFrom < x.m) {
     long long count = static_cast<long long>(x.m - prepared.zeroFrom) * x.n;
@@ -205,17 +208,69 @@ void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem
         shape.overlapsPrevious = true;
         break;
       case NmSpmmLaunchPath::Overlapped:
+      case NmSpmmLaunchPath::Chained: {
         // The tile kernel then reads A, B' and D before the zeroing kernel
         // has finished: whatever writes them must come before that kernel.
         shape.overlapsPrevious = true;
-        [[fallthrough]];
+        // Overlapping the transpose, the zeroing ends after it.
+        cuda::LaunchShape zero = prepared.vectorZero;
+        zero.overlapsPrevious = chained;
+        cuda::launch(prepared.zero4, zero, arguments);
+        break;
+      }
       default:
         cuda::launch(prepared.zero4, prepared.vectorZero, arguments);
     }
   }
+  if (chained) shape.overlapsPrevious = true;
   int tilesPerSplit = prepared.plan.tilesPerSplit, atomic = lowering::nmSpmmLaunchFlag(prepared.plan);
   void* arguments[] = {&a, &x.b, &x.d, &x.c, &x.m, &x.n, &x.k, &x.w, &x.q, &tilesPerSplit, &atomic};
   cuda::launch(prepared.kernel, shape, arguments);
+}
+
+// NmSpmmLaunchPath::Graph: a plan's launches as Chained makes them,
+// recorded once per module, plan and operands (their pointers, and the
+// transpose's scratch buffer) and replayed by one launch; the last few
+// recorded are kept.
+void replayLaunches(const GpuIntrinsicRun& run, const PreparedLaunch& prepared, Operands& x) {
+  const float* scratch =
+      prepared.plan.transposeA ? transposeScratch(run, std::max<size_t>(size_t(x.m) * size_t(x.k), 1)) : nullptr;
+  using Key = std::tuple<uint64_t, const void*, int64_t, int, int, const float*, const float*, const float*, const int*,
+                         float*, int, int, int, unsigned, unsigned, unsigned>;
+  const Key key{run.module.id(), prepared.kernel, prepared.zeroFrom, prepared.plan.tilesPerSplit,
+                lowering::nmSpmmLaunchFlag(prepared.plan), x.a, scratch, x.b, x.d, x.c, x.m, x.n, x.k,
+                prepared.shape.grid[0], prepared.shape.grid[1], prepared.shape.grid[2]};
+  constexpr size_t kKept = 16;
+  // Never destroyed: graphs outlive no driver shutdown this way.
+  static auto* mutex = new std::mutex;
+  static auto* kept = new std::deque<std::pair<Key, cuda::LaunchGraph>>;
+  static std::atomic<bool> unrecordable{false};
+  auto direct = [&] { launchSteps(run, prepared, x, NmSpmmLaunchPath::Chained); };
+  if (unrecordable.load(std::memory_order_relaxed)) return direct();
+  std::lock_guard<std::mutex> lock(*mutex);
+  auto found = std::find_if(kept->begin(), kept->end(), [&](const auto& entry) { return entry.first == key; });
+  if (found != kept->end()) return found->second.replay();
+  cuda::LaunchGraph graph(direct);
+  if (!graph) {
+    std::fprintf(stderr, "tcc: this CUDA driver records no launch graph; the N:M kernels launch one by one\n");
+    unrecordable = true;
+    return direct();
+  }
+  graph.replay();
+  kept->emplace_front(key, std::move(graph));
+  if (kept->size() > kKept) kept->pop_back();
+}
+
+void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const PreparedLaunch& prepared,
+                Operands& x) {
+  switch (const NmSpmmLaunchPath path = nmSpmmLaunchPath()) {
+    case NmSpmmLaunchPath::Uncached:
+      return launchUncached(run, problem, prepared.plan, x);
+    case NmSpmmLaunchPath::Graph:
+      return replayLaunches(run, prepared, x);
+    default:
+      return launchSteps(run, prepared, x, path);
+  }
 }
 
 // The fastest candidate of a shape, measured once per module (kernels of

@@ -43,10 +43,19 @@ enum class NmSpmmLaunchPath {
   // and waits for the zeroing only before it writes C). The default.
   Overlapped,
   OverlappedLean,  // as Overlapped, the zeroing by one block of 64 threads per SM (beside a tile kernel's CTA)
+  // As Overlapped, and a plan on A's transpose (transposeA) launches what
+  // comes after the transpose to overlap it: the tile kernel (or the
+  // zeroing, then the tile kernel) starts as the transpose's blocks finish
+  // and waits for it before it reads the transpose.
+  Chained,
+  // Chained's launches recorded once per plan and operands (their
+  // pointers) into a CUDA graph and replayed by one launch: one call into
+  // the driver per call instead of two or three.
+  Graph,
 };
 // The path of calls from now on (every thread's); at first the one that
 // TCC_NM_SPMM_LAUNCH names (uncached, scalar, vector, memset, overlapped,
-// lean), else the default (overlapped).
+// lean, chained, graph), else the default (overlapped).
 void setNmSpmmLaunchPath(NmSpmmLaunchPath path);
 NmSpmmLaunchPath nmSpmmLaunchPath();
 const char* nmSpmmLaunchPathName(NmSpmmLaunchPath path);

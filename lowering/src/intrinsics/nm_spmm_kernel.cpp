@@ -1047,6 +1047,10 @@ std::string transposeKernel(const std::string& prefix) {
   static_assert(kNmSpmmTransposeTile == 64 && kNmSpmmTransposeThreads == 256, "the kernel below");
   return "extern \"C\" __global__ void __launch_bounds__(256) " + nmSpmmTransposeKernelName(prefix) +
          R"tcc((const float* __restrict__ A, float* __restrict__ T, int m, int k) {
+  // A kernel launched to overlap this one (the k-major kernel, or the
+  // zeroing before it) may start as SMs free up; it waits for this one
+  // before it reads T.
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   __shared__ float tile[64][65];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int c4 = (lane & 7) + 8 * (warp & 1), r = (lane >> 3) + 4 * (warp >> 1);
@@ -1106,8 +1110,11 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
       "(const float* __restrict__ A, const float* __restrict__ B, const int* __restrict__ D, float* __restrict__ C, "
       "int m, int n, int k, int w, int q, int tilesPerSplit, int atomic)";
   // Tile `tile`'s kernels for A k-major (kMajor) or row-major in global
-  // memory, named prefix_<tile><infix><variant>.
-  auto emitTile = [&](const NmSpmmTile& tile, bool kMajor, const char* infix) {
+  // memory, named prefix_<tile><infix><variant>. Those that run on A's
+  // transpose (onTranspose) first wait for the transpose, which a launch
+  // may let them overlap (NmSpmmLaunchPath::Chained; without a dependent
+  // launch the wait returns at once).
+  auto emitTile = [&](const NmSpmmTile& tile, bool kMajor, const char* infix, bool onTranspose) {
     int windows = nmSpmmTileWindows(tile, N, M);
     int chunk = tile.rolled ? nmSpmmWindowsPerTile(N, M) : windows;
     for (int variant = 0; variant < 5; ++variant) {
@@ -1127,7 +1134,7 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
       out << "extern \"C\" __global__ void __launch_bounds__(" << tile.threads() << ", "
           << std::max(1, 65536 / (tile.threads() * registers)) << ") " << prefix << "_" << tile.name << infix
           << (packed ? "_packed" : whole ? "_hy" : streamK ? "_sk" : cluster ? "_cl" : "") << parameters
-          << " {\n  tcc_nm_spmm_tile<"
+          << " {\n" << (onTranspose ? "  tcc_nm_wait_for_previous_kernel();\n" : "") << "  tcc_nm_spmm_tile<"
           << tile.warpsM << ", " << tile.warpsN << ", " << tile.threadRows << ", " << N << ", " << M << ", " << L
           << ", " << windows << ", " << nmSpmmStages(tile, N, M, L, packed) << ", " << flag(packed) << ", "
           << flag(tile.rowMajorA) << ", " << chunk << ", " << flag(tile.mbarriers) << ", " << flag(streamK) << ", "
@@ -1137,13 +1144,13 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
     }
   };
   for (const auto& tile : nmSpmmTiles())
-    if (nmSpmmTileFits(tile, N, M, L) && nmSpmmTileTakesA(tile, aKMajor)) emitTile(tile, aKMajor, "");
+    if (nmSpmmTileFits(tile, N, M, L) && nmSpmmTileTakesA(tile, aKMajor)) emitTile(tile, aKMajor, "", false);
   // A row-major A: the kernels of the tiles that run on its k-major
   // transpose, and the transpose.
   if (!aKMajor) {
     bool transposes = false;
     for (const auto& tile : nmSpmmTiles())
-      if (nmSpmmTileTransposesA(tile, N, M, L)) emitTile(tile, true, "_at"), transposes = true;
+      if (nmSpmmTileTransposesA(tile, N, M, L)) emitTile(tile, true, "_at", true), transposes = true;
     if (transposes) out << transposeKernel(prefix);
   }
   // Any N, M, L: one thread per entry of C (shapes no tile fits).
@@ -1166,7 +1173,9 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
   // The same by 16-byte stores (the floats before C's first 16-byte
   // boundary and after the last one one by one); it lets a tile kernel
   // launched to overlap it start at once (that kernel waits for it before
-  // it writes C).
+  // it writes C). Launched itself to overlap A's transpose, it ends only
+  // after the transpose has (its last wait), so that the tile kernel's wait
+  // for it covers the transpose too.
   out << "extern \"C\" __global__ void " << prefix << "_zero4(float* C, long long count) {\n"
       << "  asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\");\n"
       << "  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x, stride = (long long)gridDim.x * "
@@ -1177,7 +1186,8 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
       << "  if (t < head) C[t] = 0.f;\n"
       << "  if (t < count - tail) C[tail + t] = 0.f;\n"
       << "  float4* body = reinterpret_cast<float4*>(C + head);\n"
-      << "  for (long long e = t; e < vectors; e += stride) body[e] = make_float4(0.f, 0.f, 0.f, 0.f);\n}\n";
+      << "  for (long long e = t; e < vectors; e += stride) body[e] = make_float4(0.f, 0.f, 0.f, 0.f);\n"
+      << "  asm volatile(\"griddepcontrol.wait;\\n\" ::: \"memory\");\n}\n";
   return out.str();
 }
 

@@ -50,6 +50,15 @@ struct DriverApi {
   decltype(&::cuEventElapsedTime) eventElapsedTime;
   decltype(&::cuGetErrorName) getErrorName;
   decltype(&::cuGetErrorString) getErrorString;
+  // Optional (LaunchGraph): null where the driver lacks them.
+  decltype(&::cuStreamCreate) streamCreate;
+  decltype(&::cuStreamDestroy) streamDestroy;
+  decltype(&::cuStreamBeginCapture) streamBeginCapture;
+  decltype(&::cuStreamEndCapture) streamEndCapture;
+  decltype(&::cuGraphInstantiate) graphInstantiate;
+  decltype(&::cuGraphLaunch) graphLaunch;
+  decltype(&::cuGraphExecDestroy) graphExecDestroy;
+  decltype(&::cuGraphDestroy) graphDestroy;
 };
 
 const DriverApi& api() {
@@ -101,6 +110,17 @@ const DriverApi& api() {
     TCC_LOAD(eventElapsedTime, cuEventElapsedTime);
     TCC_LOAD(getErrorName, cuGetErrorName);
     TCC_LOAD(getErrorString, cuGetErrorString);
+    auto optional = [&](auto& slot, const char* symbol) {
+      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(dlsym(library, symbol));
+    };
+    optional(table.streamCreate, TCC_CUDA_SYMBOL(cuStreamCreate));
+    optional(table.streamDestroy, TCC_CUDA_SYMBOL(cuStreamDestroy));
+    optional(table.streamBeginCapture, TCC_CUDA_SYMBOL(cuStreamBeginCapture));
+    optional(table.streamEndCapture, TCC_CUDA_SYMBOL(cuStreamEndCapture));
+    optional(table.graphInstantiate, TCC_CUDA_SYMBOL(cuGraphInstantiate));
+    optional(table.graphLaunch, TCC_CUDA_SYMBOL(cuGraphLaunch));
+    optional(table.graphExecDestroy, TCC_CUDA_SYMBOL(cuGraphExecDestroy));
+    optional(table.graphDestroy, TCC_CUDA_SYMBOL(cuGraphDestroy));
 #undef TCC_LOAD
   });
   if (!failure.empty()) throw CudaError(failure);
@@ -227,10 +247,19 @@ void* Module::function(const std::string& name) const {
   return function;
 }
 
+namespace {
+
+// The stream a LaunchGraph records this thread's launches on while it
+// records them; else null (the default stream: launches run).
+thread_local CUstream recordingStream = nullptr;
+
+}  // namespace
+
 void launch(void* function, int64_t blocks, int threadsPerBlock, std::vector<void*> arguments) {
   if (blocks <= 0) return;
   check(current().launchKernel(static_cast<CUfunction>(function), static_cast<unsigned>(blocks), 1, 1,
-                               static_cast<unsigned>(threadsPerBlock), 1, 1, 0, nullptr, arguments.data(), nullptr),
+                               static_cast<unsigned>(threadsPerBlock), 1, 1, 0, recordingStream, arguments.data(),
+                               nullptr),
         "cuLaunchKernel");
 }
 
@@ -245,7 +274,7 @@ CUlaunchConfig extendedConfig(const LaunchShape& shape, CUlaunchAttribute* attri
   config.gridDimX = shape.grid[0], config.gridDimY = shape.grid[1], config.gridDimZ = shape.grid[2];
   config.blockDimX = shape.block[0], config.blockDimY = shape.block[1], config.blockDimZ = shape.block[2];
   config.sharedMemBytes = shape.sharedBytes;
-  config.hStream = nullptr;
+  config.hStream = recordingStream;
   config.attrs = attributes;
   config.numAttrs = 0;
   if (clustered(shape)) {
@@ -298,8 +327,8 @@ void launch(void* function, const LaunchShape& shape, void** arguments) {
     }
   }
   check(current().launchKernel(static_cast<CUfunction>(function), shape.grid[0], shape.grid[1], shape.grid[2],
-                               shape.block[0], shape.block[1], shape.block[2], shape.sharedBytes, nullptr, arguments,
-                               nullptr),
+                               shape.block[0], shape.block[1], shape.block[2], shape.sharedBytes, recordingStream,
+                               arguments, nullptr),
         "cuLaunchKernel");
 }
 
@@ -452,6 +481,51 @@ double EventTimer::stopSeconds() {
   check(api().eventElapsedTime(&milliseconds, static_cast<CUevent>(start_), static_cast<CUevent>(stop_)),
         "cuEventElapsedTime");
   return milliseconds * 1e-3;
+}
+
+LaunchGraph::LaunchGraph(const std::function<void()>& record) {
+  const DriverApi& driver = current();
+  if (!driver.streamCreate || !driver.streamDestroy || !driver.streamBeginCapture || !driver.streamEndCapture ||
+      !driver.graphInstantiate || !driver.graphLaunch || !driver.graphExecDestroy || !driver.graphDestroy)
+    return;
+  CUstream stream = nullptr;
+  if (driver.streamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return;
+  CUgraph graph = nullptr;
+  if (driver.streamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS) {
+    recordingStream = stream;
+    bool recorded = true;
+    try {
+      record();
+    } catch (const CudaError&) {
+      recorded = false;  // (a launch refused while recording: the caller launches one by one)
+    }
+    recordingStream = nullptr;
+    if (driver.streamEndCapture(stream, &graph) == CUDA_SUCCESS && graph && recorded) {
+      CUgraphExec executable = nullptr;
+      if (driver.graphInstantiate(&executable, graph, 0) == CUDA_SUCCESS) executable_ = executable;
+    }
+    if (graph) driver.graphDestroy(graph);
+  }
+  driver.streamDestroy(stream);
+}
+
+LaunchGraph::~LaunchGraph() {
+  if (executable_) api().graphExecDestroy(static_cast<CUgraphExec>(executable_));
+}
+
+LaunchGraph::LaunchGraph(LaunchGraph&& other) noexcept : executable_(other.executable_) { other.executable_ = nullptr; }
+
+LaunchGraph& LaunchGraph::operator=(LaunchGraph&& other) noexcept {
+  if (this != &other) {
+    if (executable_) api().graphExecDestroy(static_cast<CUgraphExec>(executable_));
+    executable_ = other.executable_;
+    other.executable_ = nullptr;
+  }
+  return *this;
+}
+
+void LaunchGraph::replay() const {
+  check(current().graphLaunch(static_cast<CUgraphExec>(executable_), nullptr), "cuGraphLaunch");
 }
 
 }  // namespace tcc::rt::cuda

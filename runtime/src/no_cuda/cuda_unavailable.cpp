@@ -23,6 +23,11 @@ void launch(void*, int64_t, int, std::vector<void*>) { unavailable(); }
 void launch(void*, const LaunchShape&, std::vector<void*>) { unavailable(); }
 void launch(void*, const LaunchShape&, void**) { unavailable(); }
 void zeroFloatsAsync(void*, size_t) { unavailable(); }
+LaunchGraph::LaunchGraph(const std::function<void()>&) { unavailable(); }
+LaunchGraph::~LaunchGraph() = default;
+LaunchGraph::LaunchGraph(LaunchGraph&&) noexcept = default;
+LaunchGraph& LaunchGraph::operator=(LaunchGraph&&) noexcept = default;
+void LaunchGraph::replay() const { unavailable(); }
 void allowDynamicSharedMemory(void*, int) { unavailable(); }
 FunctionAttributes functionAttributes(void*) { unavailable(); }
 int maxActiveBlocksPerMultiprocessor(void*, int, size_t) { unavailable(); }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -177,6 +178,28 @@ class EventTimer {
  private:
   void* start_ = nullptr;
   void* stop_ = nullptr;
+};
+
+// Launches recorded once and replayed as one (a CUDA graph): the launches
+// that `record` makes through launch() are recorded, not run, with their
+// arguments' values as they are then (pointers included) and their
+// dependent-launch attributes; replay() runs them all, in order, by one
+// launch on the default stream. Empty (false) where the driver cannot
+// record them (the caller then launches them one by one).
+class LaunchGraph {
+ public:
+  LaunchGraph() = default;
+  explicit LaunchGraph(const std::function<void()>& record);
+  ~LaunchGraph();
+  LaunchGraph(LaunchGraph&& other) noexcept;
+  LaunchGraph& operator=(LaunchGraph&& other) noexcept;
+  LaunchGraph(const LaunchGraph&) = delete;
+  LaunchGraph& operator=(const LaunchGraph&) = delete;
+  explicit operator bool() const { return executable_ != nullptr; }
+  void replay() const;
+
+ private:
+  void* executable_ = nullptr;
 };
 
 }  // namespace tcc::rt::cuda
