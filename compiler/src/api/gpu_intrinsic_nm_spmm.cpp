@@ -228,11 +228,31 @@ void launchSteps(const GpuIntrinsicRun& run, const PreparedLaunch& prepared, Ope
   cuda::launch(prepared.kernel, shape, arguments);
 }
 
-// NmSpmmLaunchPath::Graph: a plan's launches as Chained makes them,
-// recorded once per module, plan and operands (their pointers, and the
-// transpose's scratch buffer) and replayed by one launch; the last few
-// recorded are kept.
-void replayLaunches(const GpuIntrinsicRun& run, const PreparedLaunch& prepared, Operands& x) {
+// A plan's launches by the current path, one by one (Graph: as Chained).
+void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const PreparedLaunch& prepared,
+                Operands& x) {
+  switch (const NmSpmmLaunchPath path = nmSpmmLaunchPath()) {
+    case NmSpmmLaunchPath::Uncached:
+      return launchUncached(run, problem, prepared.plan, x);
+    case NmSpmmLaunchPath::Graph:
+      return launchSteps(run, prepared, x, NmSpmmLaunchPath::Chained);
+    default:
+      return launchSteps(run, prepared, x, path);
+  }
+}
+
+// A call's launches of a plan by the current path; NmSpmmLaunchPath::Graph:
+// Chained's launches recorded into a graph the second time a call makes
+// them with the same module, plan and operands (their pointers, and the
+// transpose's scratch buffer), and replayed by one launch from then on (a
+// call with operands seen once launches one by one, so operands that
+// change from call to call cost no recording); the last few operands seen
+// are kept.
+void launchCall(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const PreparedLaunch& prepared,
+                Operands& x) {
+  static std::atomic<bool> unrecordable{false};
+  if (nmSpmmLaunchPath() != NmSpmmLaunchPath::Graph || unrecordable.load(std::memory_order_relaxed))
+    return launchPlan(run, problem, prepared, x);
   const float* scratch =
       prepared.plan.transposeA ? transposeScratch(run, std::max<size_t>(size_t(x.m) * size_t(x.k), 1)) : nullptr;
   using Key = std::tuple<uint64_t, const void*, int64_t, int, int, const float*, const float*, const float*, const int*,
@@ -243,34 +263,24 @@ void replayLaunches(const GpuIntrinsicRun& run, const PreparedLaunch& prepared, 
   constexpr size_t kKept = 16;
   // Never destroyed: graphs outlive no driver shutdown this way.
   static auto* mutex = new std::mutex;
-  static auto* kept = new std::deque<std::pair<Key, cuda::LaunchGraph>>;
-  static std::atomic<bool> unrecordable{false};
-  auto direct = [&] { launchSteps(run, prepared, x, NmSpmmLaunchPath::Chained); };
-  if (unrecordable.load(std::memory_order_relaxed)) return direct();
+  static auto* kept = new std::deque<std::pair<Key, cuda::LaunchGraph>>;  // (an empty graph: seen once)
+  auto oneByOne = [&] { launchSteps(run, prepared, x, NmSpmmLaunchPath::Chained); };
   std::lock_guard<std::mutex> lock(*mutex);
   auto found = std::find_if(kept->begin(), kept->end(), [&](const auto& entry) { return entry.first == key; });
-  if (found != kept->end()) return found->second.replay();
-  cuda::LaunchGraph graph(direct);
-  if (!graph) {
-    std::fprintf(stderr, "tcc: this CUDA driver records no launch graph; the N:M kernels launch one by one\n");
-    unrecordable = true;
-    return direct();
+  if (found == kept->end()) {
+    kept->emplace_front(key, cuda::LaunchGraph());
+    if (kept->size() > kKept) kept->pop_back();
+    return oneByOne();
   }
-  graph.replay();
-  kept->emplace_front(key, std::move(graph));
-  if (kept->size() > kKept) kept->pop_back();
-}
-
-void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const PreparedLaunch& prepared,
-                Operands& x) {
-  switch (const NmSpmmLaunchPath path = nmSpmmLaunchPath()) {
-    case NmSpmmLaunchPath::Uncached:
-      return launchUncached(run, problem, prepared.plan, x);
-    case NmSpmmLaunchPath::Graph:
-      return replayLaunches(run, prepared, x);
-    default:
-      return launchSteps(run, prepared, x, path);
+  if (!found->second) {
+    found->second = cuda::LaunchGraph(oneByOne);
+    if (!found->second) {
+      std::fprintf(stderr, "tcc: this CUDA driver records no launch graph; the N:M kernels launch one by one\n");
+      unrecordable = true;
+      return oneByOne();
+    }
   }
+  found->second.replay();
 }
 
 // The fastest candidate of a shape, measured once per module (kernels of
@@ -429,7 +439,7 @@ int32_t runNmSpmm(const GpuIntrinsicRun& run) {
   lowering::NmSpmmShape shape;
   Operands x{};
   if (int32_t status = operandsOf(run, shape, x)) return status < 0 ? 0 : status;
-  launchPlan(run, shape, launchFor(run, shape, x), x);
+  launchCall(run, shape, launchFor(run, shape, x), x);
   return 0;
 }
 
@@ -437,7 +447,7 @@ int32_t runNmSpmmPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmPlan& pl
   lowering::NmSpmmShape shape;
   Operands x{};
   if (int32_t status = operandsOf(run, shape, x)) return status < 0 ? 0 : status;
-  launchPlan(run, shape, prepare(run, shape, plan), x);
+  launchCall(run, shape, prepare(run, shape, plan), x);
   return 0;
 }
 

@@ -48,9 +48,10 @@ enum class NmSpmmLaunchPath {
   // zeroing, then the tile kernel) starts as the transpose's blocks finish
   // and waits for it before it reads the transpose.
   Chained,
-  // Chained's launches recorded once per plan and operands (their
-  // pointers) into a CUDA graph and replayed by one launch: one call into
-  // the driver per call instead of two or three.
+  // Chained's launches recorded into a CUDA graph the second time a call
+  // makes them with the same plan and operands (their pointers), replayed
+  // by one launch from then on: one call into the driver per call instead
+  // of two or three. (The autotuner times Chained's launches.)
   Graph,
 };
 // The path of calls from now on (every thread's); at first the one that
