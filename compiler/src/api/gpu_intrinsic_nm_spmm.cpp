@@ -45,7 +45,8 @@ std::atomic<int>& launchPathSetting() {
     if (text && *text) {
       if (auto named = nmSpmmLaunchPathNamed(text)) return static_cast<int>(*named);
       std::fprintf(stderr, "TCC_NM_SPMM_LAUNCH=%s names no launch path (uncached, scalar, vector, memset, "
-                   "overlapped, lean, chained, graph); the default, %s, is used\n", text, nmSpmmLaunchPathName(kDefaultLaunchPath));
+                   "overlapped, lean, chained, graph); the default, %s, is used\n", text,
+                   nmSpmmLaunchPathName(kDefaultLaunchPath));
     }
     return static_cast<int>(kDefaultLaunchPath);
   }();
