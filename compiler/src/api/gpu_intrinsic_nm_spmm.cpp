@@ -29,8 +29,9 @@ struct Operands {
   int m, n, k, w, q;
 };
 
-// The fastest at m = 256 and 512 (bench/nm_spmm/RESULTS.md, rounds 22-23).
-constexpr NmSpmmLaunchPath kDefaultLaunchPath = NmSpmmLaunchPath::Overlapped;
+// The fastest (bench/nm_spmm/RESULTS.md: rounds 22-23 for the zeroing,
+// round 30 for the graph).
+constexpr NmSpmmLaunchPath kDefaultLaunchPath = NmSpmmLaunchPath::Graph;
 
 constexpr std::pair<NmSpmmLaunchPath, const char*> kLaunchPathNames[] = {
     {NmSpmmLaunchPath::Uncached, "uncached"},     {NmSpmmLaunchPath::Scalar, "scalar"},

@@ -40,7 +40,7 @@ enum class NmSpmmLaunchPath {
   Memset,  // kept launches; the driver's memset (cuMemsetD32Async) zeroes C
   // Kept launches; 16-byte stores zero C in a kernel that the tile kernel
   // overlaps (programmatic dependent launch: the tile kernel starts at once
-  // and waits for the zeroing only before it writes C). The default.
+  // and waits for the zeroing only before it writes C).
   Overlapped,
   OverlappedLean,  // as Overlapped, the zeroing by one block of 64 threads per SM (beside a tile kernel's CTA)
   // As Overlapped, and a plan on A's transpose (transposeA) launches what
@@ -51,12 +51,12 @@ enum class NmSpmmLaunchPath {
   // Chained's launches recorded into a CUDA graph the second time a call
   // makes them with the same plan and operands (their pointers), replayed
   // by one launch from then on: one call into the driver per call instead
-  // of two or three. (The autotuner times Chained's launches.)
+  // of two or three. (The autotuner times Chained's launches.) The default.
   Graph,
 };
 // The path of calls from now on (every thread's); at first the one that
 // TCC_NM_SPMM_LAUNCH names (uncached, scalar, vector, memset, overlapped,
-// lean, chained, graph), else the default (overlapped).
+// lean, chained, graph), else the default (graph).
 void setNmSpmmLaunchPath(NmSpmmLaunchPath path);
 NmSpmmLaunchPath nmSpmmLaunchPath();
 const char* nmSpmmLaunchPathName(NmSpmmLaunchPath path);
