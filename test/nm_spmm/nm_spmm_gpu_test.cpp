@@ -464,5 +464,57 @@ TEST(NmSpmmLibrary, EveryLaunchPathOverwritesC) {
   detail::setNmSpmmLaunchPath(before);
 }
 
+// The kernels after A's transpose read this call's transpose, not the one
+// before: every plan on the transpose (transposeA), by the paths that let
+// the kernel after the transpose overlap it (and Overlapped), with A's
+// values switched between two matrices from call to call in the same device
+// buffer, so that a kernel reading the statement's scratch buffer before
+// this call's transpose has written it reads the other matrix's transpose.
+// A large A and a narrow B make the transpose long against the tile kernel.
+// Graph: the first call of a plan launches one by one, the second records,
+// the others replay.
+TEST(NmSpmmLibrary, TheKernelAfterTheTransposeReadsThisCallsTranspose) {
+  constexpr int N = 8, M = 32, L = 32, m = 2048, n = 128, k = 4096;
+  Lowered lowered = lowerProgram(Program::fromText(programText(N, M, L)));
+  auto module = detail::loadCudaKernels(lowered, cuda::device().architecture(), true);
+  const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
+  ASSERT_EQ(function.intrinsics.size(), 1u);
+  Problem p = makeProblem(m, n, k, N, M, L, 29);
+  const std::vector<float> other = toFloat(randomValues(size_t(m) * k, 31));
+  const std::vector<float> otherReference = cublasProduct(other, p.prunedDense, m, n, k);
+  rt::Tensor a = rt::fromDense(std::vector<double>(p.a.begin(), p.a.end()), {m, k}, rt::TensorFormat::dense(2),
+                               rt::ValueType::Float32);
+  rt::Tensor output({m, n}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+  cuda::DeviceTensor da(a.abiView()), db(p.b.abiView()), dc(output.abiView());
+  std::map<std::string, tcc_tensor*> operands = {{"A", &da.view()}, {"B", &db.view()}, {"C", &dc.view()}};
+  const NmSpmmShape shape{m, n, k, N, M, L, false};
+  const detail::GpuIntrinsicRun run{function.intrinsics[0], *module, operands};
+  const std::vector<float> nan(size_t(m) * n, std::numeric_limits<float>::quiet_NaN());
+  using detail::NmSpmmLaunchPath;
+  const NmSpmmLaunchPath before = detail::nmSpmmLaunchPath();
+  int plans = 0;
+  for (NmSpmmLaunchPath path : {NmSpmmLaunchPath::Overlapped, NmSpmmLaunchPath::Chained, NmSpmmLaunchPath::Graph}) {
+    SCOPED_TRACE(std::string("launch path ") + detail::nmSpmmLaunchPathName(path));
+    detail::setNmSpmmLaunchPath(path);
+    for (const NmSpmmPlan& plan : everyPlan(shape)) {
+      if (!plan.transposeA) continue;
+      ++plans;
+      SCOPED_TRACE("plan " + describe(plan));
+      for (int call = 0; call < 6; ++call) {
+        const std::vector<float>& values = call % 2 ? other : p.a;
+        cuda::copyToDevice(da.view().vals, values.data(), sizeof(float) * values.size());
+        cuda::copyToDevice(dc.view().vals, nan.data(), sizeof(float) * nan.size());
+        ASSERT_EQ(detail::runNmSpmmPlan(run, plan), 0);
+        cuda::synchronize();
+        std::vector<float> result(nan.size());
+        cuda::copyToHost(result.data(), dc.view().vals, sizeof(float) * result.size());
+        EXPECT_LE(relativeError(result, call % 2 ? otherReference : p.reference), kTolerance) << "call " << call;
+      }
+    }
+  }
+  EXPECT_GT(plans, 0) << "no plan of this shape runs on A's transpose";
+  detail::setNmSpmmLaunchPath(before);
+}
+
 }  // namespace
 }  // namespace tcc::test
