@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <mutex>
 
@@ -494,10 +495,14 @@ LaunchGraph::LaunchGraph(const std::function<void()>& record) {
   if (driver.streamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS) {
     recordingStream = stream;
     bool recorded = true;
+    std::exception_ptr failure;
     try {
       record();
     } catch (const CudaError&) {
       recorded = false;  // (a launch refused while recording: the caller launches one by one)
+    } catch (...) {
+      recorded = false;
+      failure = std::current_exception();  // thrown again once the recording is ended
     }
     recordingStream = nullptr;
     if (driver.streamEndCapture(stream, &graph) == CUDA_SUCCESS && graph && recorded) {
@@ -505,6 +510,10 @@ LaunchGraph::LaunchGraph(const std::function<void()>& record) {
       if (driver.graphInstantiate(&executable, graph, 0) == CUDA_SUCCESS) executable_ = executable;
     }
     if (graph) driver.graphDestroy(graph);
+    if (failure) {
+      driver.streamDestroy(stream);
+      std::rethrow_exception(failure);
+    }
   }
   driver.streamDestroy(stream);
 }
