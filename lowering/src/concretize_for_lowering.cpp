@@ -12,6 +12,7 @@
 #include "tcc/ir/index_replace.h"
 #include "tcc/lowering/lower.h"
 #include "schedule_loops.h"
+#include "schedule_nested_sums.h"
 #include "statement_terms.h"
 
 namespace tcc::lowering {
@@ -402,10 +403,20 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
         if (onGpu)
           throw LoweringError("the terms of this sum reduce over different variables, so they go through a sparse "
                               "workspace, and sparse workspaces run on the CPU only (target cpu)");
-        if (!onlyWorkspaceCommands)
-          throw LoweringError("schedules of statements with nested sums are not supported yet; a sum whose terms "
-                              "reduce over different variables takes sparse_workspace(...) only");
-        applySchedule(nest, request.commands, *assignment, {});
+        // sparse_workspace(...) configures the workspace; the other
+        // commands schedule the terms' loops once they stand.
+        std::vector<ScheduleCommand> workspaceCommands;
+        std::vector<size_t> indices;
+        for (size_t c = 0; c < request.commands.size(); ++c)
+          if (std::holds_alternative<SparseWorkspaceCommand>(request.commands[c].kind)) {
+            workspaceCommands.push_back(request.commands[c]);
+            indices.push_back(c);
+          }
+        try {
+          applySchedule(nest, workspaceCommands, *assignment, {});
+        } catch (const ScheduleError& error) {
+          throw ScheduleError(indices.at(error.command()), error.what());
+        }
       }
       std::vector<std::string> decisions;
       std::vector<std::pair<std::string, TensorVar>> convertedInputs;
@@ -419,6 +430,9 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
       }
       ConcretizedStatement result;
       result.stmt = buildTermwiseSparseWorkspace(nest, lhs, workspaceTerms);
+      if (!onlyWorkspaceCommands && !request.commands.empty())
+        result.stmt = scheduleNestedSums(result.stmt, request.commands, *assignment, nest.decisions,
+                                         /*workspaceTaken=*/true);
       result.loopOrder = workspaceTerms.front().loops;
       decisions.insert(decisions.end(), nest.decisions.begin(), nest.decisions.end());
       result.decisions = decisions;
@@ -428,11 +442,12 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     }
   }
   if (nestedSum) {
-    if (!request.commands.empty())
-      throw LoweringError("schedules of statements with nested sums are not supported yet");
     ConcretizedStatement nested;
     nested.stmt = ir::concretize(statement);
     nested.decisions = {"a sum nested inside the expression is computed into a scalar temporary (where)"};
+    if (!request.commands.empty()) {
+      nested.stmt = scheduleNestedSums(nested.stmt, request.commands, *assignment, nested.decisions);
+    }
     return nested;
   }
 

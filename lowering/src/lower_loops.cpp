@@ -496,8 +496,12 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
   for (const auto* assignment : ir::assignmentsOf(forall->body)) {
     const ir::TensorVar& output = assignment->lhs.tensor();
     bool workspace = !isParameter(output);
-    // A workspace filled and drained inside each iteration gets one copy per thread.
-    if (workspace && perThreadWorkspaces.count(output) && threads) continue;
+    // A workspace filled and drained inside each iteration gets one copy per
+    // thread; a scalar one (a sum below the statement's top) is declared in
+    // the iteration, so each vector lane has its own too.
+    if (workspace && perThreadWorkspaces.count(output) &&
+        (threads || (plan.kind == imp::LoopKind::Vectorized && output.order() == 0)))
+      continue;
     if (workspace && storageOf(output).ismHandle.defined()) {
       requireParallelizable(forall, plan.kind != imp::LoopKind::Vectorized,
                             "inserting into sparse workspace " + output.name() + " is a call, which vector lanes "

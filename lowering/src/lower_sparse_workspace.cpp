@@ -143,7 +143,15 @@ Stmt Lowerer::insertIntoSparseWorkspace(const ir::AccessNode* lhs, const Expr& v
   if (insideParallelLoop_ && !storage.ismThreadHandle.defined())
     throw LoweringError("internal: sparse workspace " + lhs->tensor.name() + " is filled in a thread loop without "
                         "a workspace per thread");
-  std::vector<Expr> args{storage.ismThreadHandle.defined() ? storage.ismThreadHandle : storage.ismHandle};
+  // Outside thread loops, a workspace kept per thread (another of its
+  // fills runs on threads) is filled through the first thread's copy; the
+  // merge adds the copies' repeated coordinates.
+  Expr handle = storage.ismThreadHandle.defined() ? storage.ismThreadHandle
+                : storage.ismPerThread
+                    ? imp::Call::make("tcc_ism_kernel_thread_handle", {storage.ismHandle, int32Imm(0)},
+                                      storage.ismHandle.type())
+                    : storage.ismHandle;
+  std::vector<Expr> args{handle};
   for (const auto& var : lhs->indices) {
     auto coordinate = coordinates_.find(var);
     if (coordinate == coordinates_.end())

@@ -88,30 +88,12 @@ class CommandApplier {
     const auto& indices = pos.access.indices();
     IndexVar stored = pos.indexVar;
     if (!isStatementVar(pos.indexVar)) {
-      // A fused pair of the access's two outer levels: their positions are
-      // the positions of the second level.
       const ir::FuseRelation* fuse = fuseOf(pos.indexVar);
-      if (!fuse || format.order() < 2 || !(indices[format.modeOfLevel(0)] == fuse->outer) ||
-          !(indices[format.modeOfLevel(1)] == fuse->inner))
-        fail(pos.indexVar.name() + " is derived by an earlier command; pos applies to a variable of the statement, "
-             "or to the fusion of the access's first two levels");
-      const ir::LevelFormat& first = format.level(0);
-      if (!first.isDense() && !(first.kind == ir::LevelKind::Compressed && first.unique))
-        fail(pos.access.tensor().name() + "'s first level is " + first.toString() +
-             "; fused positions need a dense or unique compressed first level");
+      if (auto refusal = fusedPositionRefusal(pos, fuse)) fail(*refusal);
       stored = fuse->inner;
     }
-    auto mode = std::find(indices.begin(), indices.end(), stored);
-    if (mode == indices.end())
-      fail(ir::toString(pos.access) + " is not indexed by " + pos.indexVar.name());
-    int level = format.levelOfMode(static_cast<int>(mode - indices.begin()));
-    const ir::LevelFormat& levelFormat = format.level(level);
-    if (levelFormat.isDense())
-      fail(pos.access.tensor().name() + " stores " + stored.name() + " in a dense level, which has no positions "
-           "to iterate; pos needs a compressed level");
-    if (levelFormat.kind != ir::LevelKind::Compressed || !levelFormat.unique)
-      fail(pos.access.tensor().name() + " stores " + stored.name() + " in a " + levelFormat.toString() +
-           " level; pos supports unique compressed levels");
+    if (auto refusal = positionLevelRefusal(pos, stored)) fail(*refusal);
+    int level = format.levelOfMode(static_cast<int>(std::find(indices.begin(), indices.end(), stored) - indices.begin()));
     replaceLoop(pos.indexVar, {pos.posVar}, pos);
     unpositionedFuses_.erase(pos.indexVar);
     std::string recovery = stored == pos.indexVar
@@ -228,16 +210,7 @@ class CommandApplier {
   // a loop could be cut into: such a variable is scheduled through pos.
   void requireDenseIteration(const IndexVar& var) const {
     if (!isStatementVar(var)) return;
-    for (const auto& access : ir::accessesOf(assignment_.rhs)) {
-      const ir::Format& format = access.tensor().format();
-      for (int level = 0; level < format.order(); ++level) {
-        if (format.level(level).isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
-        fail(var.name() + " is iterated by a " + format.level(level).toString() + " level of " +
-             access.tensor().name() + ", whose coordinates cannot be cut into ranges; schedule its positions instead: "
-             "pos(" + var.name() + ", " + var.name() + "pos, " + ir::toString(access) + "), then schedule " +
-             var.name() + "pos");
-      }
-    }
+    if (auto refusal = sparseIterationRefusal(var, ir::accessesOf(assignment_.rhs))) fail(*refusal);
   }
 
   // (A split's parts may come before the precompute; no fuse may, see the
@@ -344,6 +317,51 @@ std::optional<ir::IndexExpr> termNotAMultiple(const ir::IndexExpr& rhs, const ir
 }
 
 }  // namespace
+
+std::optional<std::string> sparseIterationRefusal(const IndexVar& var, const std::vector<ir::Access>& accesses) {
+  for (const auto& access : accesses) {
+    const ir::Format& format = access.tensor().format();
+    for (int level = 0; level < format.order(); ++level) {
+      if (format.level(level).isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
+      return var.name() + " is iterated by a " + format.level(level).toString() + " level of " +
+             access.tensor().name() + ", whose coordinates cannot be cut into ranges; schedule its positions instead: "
+             "pos(" + var.name() + ", " + var.name() + "pos, " + ir::toString(access) + "), then schedule " +
+             var.name() + "pos";
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> fusedPositionRefusal(const ir::PosRelation& pos, const ir::FuseRelation* fuse) {
+  // A fused pair of the access's two outer levels: their positions are the
+  // positions of the second level.
+  const ir::Format& format = pos.access.tensor().format();
+  const auto& indices = pos.access.indices();
+  if (!fuse || format.order() < 2 || !(indices[format.modeOfLevel(0)] == fuse->outer) ||
+      !(indices[format.modeOfLevel(1)] == fuse->inner))
+    return pos.indexVar.name() + " is derived by an earlier command; pos applies to a variable of the statement, "
+           "or to the fusion of the access's first two levels";
+  const ir::LevelFormat& first = format.level(0);
+  if (!first.isDense() && !(first.kind == ir::LevelKind::Compressed && first.unique))
+    return pos.access.tensor().name() + "'s first level is " + first.toString() +
+           "; fused positions need a dense or unique compressed first level";
+  return std::nullopt;
+}
+
+std::optional<std::string> positionLevelRefusal(const ir::PosRelation& pos, const IndexVar& stored) {
+  const ir::Format& format = pos.access.tensor().format();
+  const auto& indices = pos.access.indices();
+  auto mode = std::find(indices.begin(), indices.end(), stored);
+  if (mode == indices.end()) return ir::toString(pos.access) + " is not indexed by " + pos.indexVar.name();
+  const ir::LevelFormat& levelFormat = format.level(format.levelOfMode(static_cast<int>(mode - indices.begin())));
+  if (levelFormat.isDense())
+    return pos.access.tensor().name() + " stores " + stored.name() + " in a dense level, which has no positions "
+           "to iterate; pos needs a compressed level";
+  if (levelFormat.kind != ir::LevelKind::Compressed || !levelFormat.unique)
+    return pos.access.tensor().name() + " stores " + stored.name() + " in a " + levelFormat.toString() +
+           " level; pos supports unique compressed levels";
+  return std::nullopt;
+}
 
 std::string joinNames(const std::vector<IndexVar>& vars) {
   std::string text;

@@ -91,6 +91,16 @@ SparseWorkspaceOptions chosenWorkspaceOptions(const ir::TensorVar& workspace, Sp
 // ", pipelined, first capacity 16": the options explain mentions.
 std::string workspaceOptionFlags(const SparseWorkspaceOptions& options);
 
+// Why `var` cannot be cut into ranges (split, divide, bound, a fuse that
+// pos does not follow): a sparse level of one of `accesses` iterates it.
+std::optional<std::string> sparseIterationRefusal(const ir::IndexVar& var, const std::vector<ir::Access>& accesses);
+// Why pos cannot take `pos.indexVar`, derived by `fuse` (null: by no fuse),
+// as the fusion of the access's first two levels.
+std::optional<std::string> fusedPositionRefusal(const ir::PosRelation& pos, const ir::FuseRelation* fuse);
+// Why pos cannot iterate the positions of the access's level that stores
+// `stored`: none stores it, or that level is not unique compressed.
+std::optional<std::string> positionLevelRefusal(const ir::PosRelation& pos, const ir::IndexVar& stored);
+
 // "i, k, j": variable names for messages.
 std::string joinNames(const std::vector<ir::IndexVar>& vars);
 

@@ -1,0 +1,405 @@
+#include "schedule_nested_sums.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "schedule_loops.h"
+#include "statement_terms.h"
+#include "tcc/ir/builder.h"
+#include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_queries.h"
+
+namespace tcc::lowering {
+
+namespace {
+
+using ir::IndexVar;
+
+// Perfectly nested foralls around an assignment, or around a where or a
+// sequence of two chains in turn.
+struct LoopChain {
+  std::vector<IndexVar> loops;  // outermost first
+  std::map<IndexVar, ir::ForallAttributes> attributes;
+  ir::IndexStmt assignment;  // the body, when it is neither a where nor a sequence
+  bool sequence = false;     // else a where: first is its consumer, second its producer
+  std::unique_ptr<LoopChain> first, second;
+  const LoopChain* parent = nullptr;
+  // A where's consumer that copies a workspace into the output (the loops
+  // of a statement whose terms fill one workspace): no command moves it.
+  bool frozen = false;
+};
+
+std::unique_ptr<LoopChain> chainOf(const ir::IndexStmt& stmt, const LoopChain* parent) {
+  auto chain = std::make_unique<LoopChain>();
+  chain->parent = parent;
+  ir::IndexStmt body = stmt;
+  while (const auto* forall = body.as<ir::ForallNode>()) {
+    chain->loops.push_back(forall->indexVar);
+    if (!forall->attributes.isDefault()) chain->attributes[forall->indexVar] = forall->attributes;
+    body = forall->body;
+  }
+  if (const auto* where = body.as<ir::WhereNode>()) {
+    chain->first = chainOf(where->consumer, chain.get());
+    chain->first->frozen = true;
+    chain->second = chainOf(where->producer, chain.get());
+  } else if (const auto* sequence = body.as<ir::SequenceNode>()) {
+    chain->sequence = true;
+    chain->first = chainOf(sequence->definition, chain.get());
+    chain->second = chainOf(sequence->mutation, chain.get());
+  } else if (body.isa<ir::AssignmentNode>()) {
+    chain->assignment = body;
+  } else {
+    throw LoweringError("internal: a statement with nested sums concretized to " + ir::toString(body));
+  }
+  return chain;
+}
+
+ir::IndexStmt statementOf(const LoopChain& chain) {
+  ir::IndexStmt body;
+  if (chain.assignment.defined())
+    body = chain.assignment;
+  else if (chain.sequence)
+    body = ir::sequence(statementOf(*chain.first), statementOf(*chain.second));
+  else
+    body = ir::where(statementOf(*chain.first), statementOf(*chain.second));
+  return nestLoops(chain.loops, body, chain.attributes);
+}
+
+// Every chain a command may act on, outermost first (a chain before its
+// consumer, then its producer); frozen ones only `withFrozen`.
+void collectChains(LoopChain& chain, std::vector<LoopChain*>& chains, bool withFrozen = false) {
+  if (!chain.frozen || withFrozen) chains.push_back(&chain);
+  if (chain.first) collectChains(*chain.first, chains, withFrozen);
+  if (chain.second) collectChains(*chain.second, chains, withFrozen);
+}
+
+// The accesses the chain's assignments read.
+std::vector<ir::Access> accessesRead(const LoopChain& chain) {
+  if (chain.assignment.defined()) return ir::accessesOf(chain.assignment.as<ir::AssignmentNode>()->rhs);
+  auto accesses = accessesRead(*chain.first);
+  for (const auto& access : accessesRead(*chain.second))
+    if (std::find(accesses.begin(), accesses.end(), access) == accesses.end()) accesses.push_back(access);
+  return accesses;
+}
+
+bool encloses(const LoopChain* outer, const LoopChain* inner) {
+  for (const LoopChain* chain = inner->parent; chain; chain = chain->parent)
+    if (chain == outer) return true;
+  return false;
+}
+
+template <typename T>
+bool contains(const std::vector<T>& list, const T& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+struct LoopAt {
+  LoopChain* chain;
+  size_t position;
+};
+
+class NestedScheduler {
+ public:
+  NestedScheduler(const ir::IndexStmt& concrete, const ir::AssignmentNode& assignment,
+                  std::vector<std::string>& decisions, bool workspaceTaken)
+      : root_(chainOf(concrete, nullptr)), assignment_(assignment), decisions_(decisions),
+        workspaceTaken_(workspaceTaken) {
+    for (const auto& var : ir::indexVarsOf(concrete)) statementVars_.insert(var);
+    for (const auto& var : ir::indexVarsOf(assignment.rhs)) statementVars_.insert(var);
+    for (const auto& var : assignment.lhs.indices()) statementVars_.insert(var);
+  }
+
+  void apply(const std::vector<ScheduleCommand>& commands) {
+    for (size_t index = 0; index < commands.size(); ++index) {
+      command_ = &commands[index];
+      index_ = index;
+      std::visit([&](const auto& kind) { (*this)(kind); }, commands[index].kind);
+    }
+    for (const auto& [fused, index] : unpositionedFuses_) {
+      command_ = &commands[index];
+      index_ = index;
+      const auto& fuse = std::get<ir::FuseRelation>(commands[index].kind);
+      for (const auto& loop : loopsOver(fused)) {
+        requireDenseIteration(fuse.outer, *loop.chain);
+        requireDenseIteration(fuse.inner, *loop.chain);
+      }
+    }
+    if (commands.empty()) return;
+    if (auto refusal = brokenStorageOrder())
+      throw ScheduleError(commands.size() - 1, "the schedule " + *refusal);
+  }
+
+  ir::IndexStmt statement() const {
+    ir::IndexStmt stmt = statementOf(*root_);
+    return relations_.empty() ? stmt : ir::suchThat(stmt, relations_);
+  }
+
+  void operator()(const ReorderCommand& reorder) {
+    std::vector<std::vector<LoopAt>> at;
+    for (const auto& var : reorder.order) at.push_back(loopsOver(var));
+    // Each pair in the order given: the first named stays outside the second
+    // wherever both loops stand in one nest.
+    for (size_t a = 0; a < at.size(); ++a)
+      for (size_t b = a + 1; b < at.size(); ++b) {
+        const IndexVar &first = reorder.order[a], &second = reorder.order[b];
+        if (first == second) fail("names a loop twice");
+        bool related = false;
+        for (const auto& outer : at[a])
+          for (const auto& inner : at[b]) {
+            if (encloses(inner.chain, outer.chain))
+              fail(first.name() + " is a loop of a sum computed into a temporary inside the loop over " +
+                   second.name() + "; it cannot move outside it (each sum below the statement's top is computed by "
+                   "loops of its own)");
+            related = related || outer.chain == inner.chain || encloses(outer.chain, inner.chain);
+          }
+        if (!related)
+          fail(first.name() + " and " + second.name() +
+               " are loops of different sums, each computed by loops of its own; no loop order relates them");
+      }
+    // Within each nest, the named loops take their slots in the order given.
+    std::map<LoopChain*, std::vector<size_t>> slots;
+    for (const auto& loops : at)
+      for (const auto& loop : loops) slots[loop.chain].push_back(loop.position);
+    for (auto& [chain, positions] : slots) {
+      std::sort(positions.begin(), positions.end());
+      std::vector<IndexVar> named;
+      for (const auto& var : reorder.order)
+        if (contains(chain->loops, var)) named.push_back(var);
+      for (size_t v = 0; v < named.size(); ++v) chain->loops[positions[v]] = named[v];
+    }
+    if (auto refusal = brokenStorageOrder()) fail(*refusal);
+    decisions_.push_back(command_->text + ": the loops as reordered: " + loopsText());
+  }
+
+  void operator()(const ir::SplitRelation& split) {
+    requirePositive(split.factor, "split factor");
+    for (const auto& loop : loopsOver(split.parent)) requireDenseIteration(split.parent, *loop.chain);
+    replaceLoops(split.parent, {split.outer, split.inner}, split);
+    decisions_.push_back(ir::toString(ir::ProvenanceRelation(split)) + ": " + split.parent.name() + " = " +
+                         split.outer.name() + " * " + std::to_string(split.factor) + " + " + split.inner.name());
+  }
+
+  void operator()(const ir::DivideRelation& divide) {
+    requirePositive(divide.factor, "number of parts");
+    for (const auto& loop : loopsOver(divide.parent)) requireDenseIteration(divide.parent, *loop.chain);
+    replaceLoops(divide.parent, {divide.outer, divide.inner}, divide);
+    decisions_.push_back(ir::toString(ir::ProvenanceRelation(divide)) + ": " + divide.outer.name() + " picks one of " +
+                         std::to_string(divide.factor) + " equal parts of " + divide.parent.name());
+  }
+
+  void operator()(const ir::BoundRelation& bound) {
+    if (bound.kind == ir::BoundKind::MinExact || bound.kind == ir::BoundKind::MinConstraint)
+      fail("lower bounds (" + ir::toString(bound.kind) + ") are not supported; every loop starts at 0");
+    requirePositive(bound.value, "bound");
+    if (!statementVars_.count(bound.var))
+      fail(bound.var.name() + " is derived by an earlier command; bound applies to a variable of the statement");
+    for (const auto& loop : loopsOver(bound.var)) requireDenseIteration(bound.var, *loop.chain);
+    replaceLoops(bound.var, {bound.boundVar}, bound);
+    decisions_.push_back(ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() + " runs to " +
+                         std::to_string(bound.value));
+  }
+
+  void operator()(const ir::FuseRelation& fuse) {
+    // The nests that loop over both variables fuse them; another sum's loops
+    // over one of them alone stay.
+    std::vector<LoopAt> fused;
+    for (const auto& loop : loopsOver(fuse.outer)) {
+      const auto& loops = loop.chain->loops;
+      if (loop.position + 1 < loops.size() && loops[loop.position + 1] == fuse.inner) {
+        fused.push_back(loop);
+      } else if (contains(loops, fuse.inner)) {
+        fail(fuse.inner.name() + " must be the loop directly inside " + fuse.outer.name() + " (loops: " +
+             joinNames(loops) + ")");
+      }
+    }
+    if (fused.empty()) {
+      for (const auto& outer : loopsOver(fuse.outer))
+        for (const auto& inner : loopsOver(fuse.inner))
+          if (encloses(outer.chain, inner.chain))
+            fail(fuse.inner.name() + " is a loop of a sum computed into a temporary inside the loop over " +
+                 fuse.outer.name() + ", not a loop of the same nest; a fuse takes a loop and the one directly inside it");
+      fail(fuse.inner.name() + " must be the loop directly inside " + fuse.outer.name() + " (loops: " + loopsText() +
+           ")");
+    }
+    for (const auto& loop : fused) {
+      auto& loops = loop.chain->loops;
+      loops[loop.position] = fuse.fused;
+      loops.erase(loops.begin() + static_cast<long>(loop.position) + 1);
+      moveAttributes(*loop.chain, fuse.outer, fuse.fused);
+    }
+    relations_.push_back(fuse);
+    unpositionedFuses_[fuse.fused] = index_;
+    decisions_.push_back(ir::toString(ir::ProvenanceRelation(fuse)) + ": " + fuse.outer.name() + " = " +
+                         fuse.fused.name() + " / |" + fuse.inner.name() + "|, " + fuse.inner.name() + " = " +
+                         fuse.fused.name() + " % |" + fuse.inner.name() + "|");
+  }
+
+  void operator()(const ir::PosRelation& pos) {
+    auto loops = loopsOver(pos.indexVar);
+    auto accesses = ir::accessesOf(assignment_.rhs);
+    if (!contains(accesses, pos.access))
+      fail(ir::toString(pos.access) + " is not read by `" +
+           ir::toString(ir::IndexStmt(ir::AssignmentNode::make(assignment_.lhs, assignment_.rhs))) + "`");
+    IndexVar stored = pos.indexVar;
+    if (!statementVars_.count(pos.indexVar)) {
+      const ir::FuseRelation* fuse = nullptr;
+      for (const auto& relation : relations_)
+        if (const auto* candidate = std::get_if<ir::FuseRelation>(&relation); candidate && candidate->fused == pos.indexVar)
+          fuse = candidate;
+      if (auto refusal = fusedPositionRefusal(pos, fuse)) fail(*refusal);
+      stored = fuse->inner;
+    }
+    if (auto refusal = positionLevelRefusal(pos, stored)) fail(*refusal);
+    // Positions of one access replace a loop only where that loop's body
+    // reads it: another sum over the same variable keeps its own loop.
+    std::vector<LoopAt> reading;
+    for (const auto& loop : loops)
+      if (contains(accessesRead(*loop.chain), pos.access)) reading.push_back(loop);
+    if (reading.empty())
+      fail("no loop over " + pos.indexVar.name() + " reads " + ir::toString(pos.access));
+    replaceLoops(reading, {pos.posVar}, pos);
+    unpositionedFuses_.erase(pos.indexVar);
+    decisions_.push_back(ir::toString(ir::ProvenanceRelation(pos)) + ": " + pos.posVar.name() +
+                         " iterates the positions of " + pos.access.tensor().name() + " that store " + stored.name());
+  }
+
+  void operator()(const ParallelizeCommand& parallelize) {
+    for (const auto& loop : loopsOver(parallelize.var)) {
+      auto& attributes = loop.chain->attributes[parallelize.var];
+      attributes.parallelUnit = parallelize.unit;
+      attributes.outputRaceStrategy = parallelize.strategy;
+    }
+    decisions_.push_back(command_->text + ": every loop over " + parallelize.var.name() + " runs in parallel");
+  }
+
+  void operator()(const UnrollCommand& unroll) {
+    requirePositive(unroll.factor, "unroll factor");
+    for (const auto& loop : loopsOver(unroll.var)) loop.chain->attributes[unroll.var].unrollFactor = unroll.factor;
+  }
+
+  void operator()(const PrecomputeCommand&) { refuseWorkspace(); }
+  void operator()(const SparseWorkspaceCommand&) {
+    if (!workspaceTaken_) refuseWorkspace();
+  }
+  void operator()(const SparsePrecomputeCommand&) { refuseWorkspace(); }
+
+ private:
+  [[noreturn]] void fail(const std::string& reason) const {
+    throw ScheduleError(index_, command_->text + ": " + reason);
+  }
+
+  [[noreturn]] void refuseWorkspace() const {
+    fail("workspaces are not supported yet in a statement with sums below its top (each such sum is computed into "
+         "a scalar temporary by loops of its own); schedule those loops, or write the sum as a statement of its own");
+  }
+
+  void requirePositive(int64_t value, const std::string& what) const {
+    if (value <= 0) fail("the " + what + " must be positive, not " + std::to_string(value));
+  }
+
+  void requireDenseIteration(const IndexVar& var, const LoopChain& chain) const {
+    if (!statementVars_.count(var)) return;
+    if (auto refusal = sparseIterationRefusal(var, accessesRead(chain))) fail(*refusal);
+  }
+
+  std::vector<LoopAt> loopsOver(const IndexVar& var) const {
+    std::vector<LoopChain*> chains;
+    collectChains(*root_, chains);
+    std::vector<LoopAt> found;
+    for (auto* chain : chains)
+      for (size_t p = 0; p < chain->loops.size(); ++p)
+        if (chain->loops[p] == var) found.push_back({chain, p});
+    if (found.empty())
+      fail(var.name() + " is not a loop of this statement at this point (its loops: " + loopsText() + ")");
+    return found;
+  }
+
+  std::string loopsText() const {
+    std::vector<LoopChain*> chains;
+    collectChains(*root_, chains);
+    std::vector<IndexVar> loops;
+    for (const auto* chain : chains) appendUnique(loops, chain->loops);
+    return joinNames(loops);
+  }
+
+  static void moveAttributes(LoopChain& chain, const IndexVar& from, const IndexVar& to) {
+    auto attributes = chain.attributes.find(from);
+    if (attributes == chain.attributes.end()) return;
+    chain.attributes[to] = attributes->second;
+    chain.attributes.erase(from);
+  }
+
+  void replaceLoops(const IndexVar& var, const std::vector<IndexVar>& derived, const ir::ProvenanceRelation& relation) {
+    replaceLoops(loopsOver(var), derived, relation);
+  }
+
+  void replaceLoops(const std::vector<LoopAt>& loops, const std::vector<IndexVar>& derived,
+                    const ir::ProvenanceRelation& relation) {
+    const IndexVar var = loops.front().chain->loops[loops.front().position];
+    std::vector<LoopChain*> chains;
+    collectChains(*root_, chains);
+    for (const auto& fresh : derived) {
+      bool taken = statementVars_.count(fresh) > 0;
+      for (const auto* chain : chains) taken = taken || contains(chain->loops, fresh);
+      if (taken) fail(fresh.name() + " is already a loop variable");
+    }
+    for (const auto& loop : loops) {
+      auto& list = loop.chain->loops;
+      list.erase(list.begin() + static_cast<long>(loop.position));
+      list.insert(list.begin() + static_cast<long>(loop.position), derived.begin(), derived.end());
+      // Attributes set on the variable before it was replaced move to its outer part.
+      moveAttributes(*loop.chain, var, derived.front());
+    }
+    relations_.push_back(relation);
+  }
+
+  // Where some assignment's loops (its chain's and every enclosing chain's)
+  // visit a sparse input's levels out of storage order: what they break.
+  std::optional<std::string> brokenStorageOrder() const {
+    std::vector<LoopChain*> chains;
+    collectChains(*root_, chains, /*withFrozen=*/true);
+    for (const auto* chain : chains) {
+      if (!chain->assignment.defined()) continue;
+      LoopNest path;
+      for (const LoopChain* outer = chain; outer; outer = outer->parent)
+        path.loops.insert(path.loops.begin(), outer->loops.begin(), outer->loops.end());
+      path.relations = relations_;
+      std::vector<StorageEdge> edges;
+      for (const auto& access : accessesRead(*chain)) {
+        if (!hasSparseLevel(access.tensor())) continue;
+        auto vars = varsInStorageOrder(access);
+        for (size_t l = 0; l + 1 < vars.size(); ++l)
+          if (!(vars[l] == vars[l + 1])) edges.push_back({vars[l], vars[l + 1], access.tensor().name()});
+      }
+      if (auto edge = brokenEdge(path, edges))
+        return "visits " + edge->below.name() + " outside " + edge->above.name() + ", but " + edge->owner +
+               " stores " + edge->above.name() + " above " + edge->below.name() +
+               " and sparse levels are visited in storage order (loops: " + joinNames(path.loops) + ")";
+    }
+    return std::nullopt;
+  }
+
+  std::unique_ptr<LoopChain> root_;
+  const ir::AssignmentNode& assignment_;
+  std::vector<std::string>& decisions_;
+  bool workspaceTaken_;
+  std::set<IndexVar> statementVars_;
+  std::vector<ir::ProvenanceRelation> relations_;
+  std::map<IndexVar, size_t> unpositionedFuses_;  // fused variable -> its fuse command
+  const ScheduleCommand* command_ = nullptr;
+  size_t index_ = 0;
+};
+
+}  // namespace
+
+ir::IndexStmt scheduleNestedSums(const ir::IndexStmt& concrete, const std::vector<ScheduleCommand>& commands,
+                                 const ir::AssignmentNode& assignment, std::vector<std::string>& decisions,
+                                 bool workspaceTaken) {
+  NestedScheduler scheduler(concrete, assignment, decisions, workspaceTaken);
+  scheduler.apply(commands);
+  return scheduler.statement();
+}
+
+}  // namespace tcc::lowering

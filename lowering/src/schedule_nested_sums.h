@@ -1,0 +1,43 @@
+// Applies scheduling commands to a statement whose sums sit below its top
+// (`Y(i,j) = A(i,j,m) - B(i)`, `y(i) = A(i,j) * sum(k, B(j,k) * x(k))`).
+// ir::concretize computes each such sum into a scalar temporary by loops
+// of its own, inside the loops over the output's variables:
+//
+//   forall(i, forall(j, where(Y(i,j) = tm - B(i), forall(m, tm += A(i,j,m)))))
+//
+// The loops form a tree of chains (perfectly nested foralls): the outer
+// chain around the where, one chain per sum in its producer, and so on for
+// sums inside sums. A command acts on every loop over the variable it
+// names, wherever that loop stands: split, divide, bound, pos and fuse
+// replace it in its chain (pos only where the loop's body reads the access;
+// fuse with the loop directly inside it in the same chain), parallelize and
+// unroll set its attributes, and reorder permutes the named loops within
+// each chain (a sum's loops cannot move outside the loops its temporary is
+// computed in, nor among another sum's). Precompute and workspaces are
+// refused at their command. Relations go into one such-that around the
+// whole statement, as for a perfect nest.
+//
+// The same applies to a statement whose terms each fill one sparse
+// workspace by loops of their own (buildTermwiseSparseWorkspace: a where
+// whose producer is a sequence of the terms' loop nests); the loops that
+// copy the workspace into the output (the where's consumer) stay as they are.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tcc/ir/index_stmt.h"
+#include "tcc/lowering/schedule.h"
+
+namespace tcc::lowering {
+
+// `concrete` is ir::concretize's statement for `assignment`, or the
+// termwise workspace's. Throws ScheduleError naming the command that cannot
+// apply; records what each command did in `decisions`. `workspaceTaken`:
+// sparse_workspace commands configured the statement's workspace already
+// (they are skipped, not refused).
+ir::IndexStmt scheduleNestedSums(const ir::IndexStmt& concrete, const std::vector<ScheduleCommand>& commands,
+                                 const ir::AssignmentNode& assignment, std::vector<std::string>& decisions,
+                                 bool workspaceTaken = false);
+
+}  // namespace tcc::lowering

@@ -1,0 +1,188 @@
+// Schedules of statements whose sums sit below their top: terms that sum
+// over different variables (Y(i,j) = C(i,j,m) - B(i)), sums under products
+// (y(i) = A(i,j) * sum(k, B(j,k) * x(k))), sums inside sums, scalar results.
+// Each such sum is computed into a scalar temporary by loops of its own; a
+// command acts on every loop over the variable it names, and what cannot
+// apply is refused at the command with the reason.
+#include <gtest/gtest.h>
+
+#include "kernel_check.h"
+#include "tcc/ir/index_printer.h"
+
+namespace tcc::test {
+namespace {
+
+struct Scheduled {
+  std::string program;                 // declarations and the statement
+  std::vector<std::string> schedules;  // each compiles and matches the reference
+};
+
+std::vector<Scheduled> scheduledStatements() {
+  return {
+      // A sum under a product (SpMV of a product of matrices, the inner one
+      // summed per j), two formats of A.
+      {"tensor y(I) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : csr\ntensor x(K) : dense\n"
+       "y(i) = A(i,j) * sum(k, B(j,k) * x(k))\n",
+       {"split(i, i0, i1, 4)", "pos(k, kp, B(j,k))\nsplit(kp, kp0, kp1, 2)", "pos(j, jp, A(i,j))",
+        "parallelize(i, CPUThread, NoRaces)\npos(k, kp, B(j,k))",
+        "fuse(i, j, f)\npos(f, fp, A(i,j))\nsplit(fp, fp0, fp1, 3)\nparallelize(fp0, CPUThread, Atomics)",
+        "pos(k, kp, B(j,k))\nparallelize(kp, CPUThread, ParallelReduction)", "split(i, i0, i1, 2)\nunroll(i1, 2)"}},
+      {"tensor y(I) : dense\ntensor A(I, J) : dcsr\ntensor B(J, K) : csr\ntensor x(K) : dense\n"
+       "y(i) = A(i,j) * sum(k, B(j,k) * x(k))\n",
+       {"pos(i, ip, A(i,j))\nsplit(ip, ip0, ip1, 2)\nparallelize(ip0, CPUThread, NoRaces)",
+        "pos(k, kp, B(j,k))\nsplit(kp, kp0, kp1, 3)\nparallelize(kp1, CPUVector, ParallelReduction)"}},
+      // Terms summing over different variables, a dense and a sparse output.
+      {"tensor Y(I, J) : dense\ntensor C(I, J, M) : {dense, dense, compressed}\ntensor b(I) : dense\n"
+       "Y(i,j) = C(i,j,m) - b(i)\n",
+       {"split(i, i0, i1, 3)\nsplit(j, j0, j1, 2)", "pos(m, mp, C(i,j,m))\nsplit(mp, mp0, mp1, 2)",
+        "fuse(i, j, f)\nparallelize(f, CPUThread, NoRaces)", "bound(i, ib, 40, MaxConstraint)",
+        "parallelize(j, CPUVector, NoRaces)", "split(j, j0, j1, 2)\nreorder(i, j0, j1)",
+        "pos(m, mp, C(i,j,m))\nparallelize(mp, CPUThread, Temporary)"}},
+      {"tensor Y(I, J) : csr\ntensor C(I, J, M) : {dense, compressed, compressed}\ntensor D(I, J) : csr\n"
+       "Y(i,j) = D(i,j) + C(i,j,m) * 2\n",
+       {"parallelize(i, CPUThread, NoRaces)", "pos(m, mp, C(i,j,m))\nsplit(mp, mp0, mp1, 2)",
+        "split(i, i0, i1, 3)\nparallelize(i0, CPUThread, NoRaces)"}},
+      // A sum under a product with a dense operand: any order of i and j.
+      {"tensor Y(I, J) : dense\ntensor B(I, M) : csr\ntensor x(M) : dense\ntensor D(I, J) : dense\n"
+       "Y(i,j) = D(i,j) * sum(m, B(i,m) * x(m))\n",
+       {"reorder(j, i)", "reorder(j, i)\npos(m, mp, B(i,m))\nsplit(mp, mp0, mp1, 2)",
+        "split(i, i0, i1, 4)\nreorder(i1, j, i0)\nparallelize(i1, CPUThread, NoRaces)"}},
+      // Two terms summing over the same variable: one loop over k each; pos
+      // replaces the loop whose sum reads A, a split the other one.
+      {"tensor y(I) : dense\ntensor A(I, K) : csr\ntensor E(I, K) : dense\ntensor x(K) : dense\n"
+       "y(i) = A(i,k) - E(i,k) * x(k)\n",
+       {"pos(k, kp, A(i,k))", "pos(k, kp, A(i,k))\nsplit(k, k0, k1, 4)\nsplit(kp, kp0, kp1, 3)",
+        "parallelize(i, CPUThread, NoRaces)\npos(k, kp, A(i,k))", "split(i, i0, i1, 5)\nreorder(i1, i0)"}},
+      // A residual.
+      {"tensor r(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor b(I) : dense\n"
+       "r(i) = b(i) - A(i,j) * x(j)\n",
+       {"split(i, i0, i1, 8)\nparallelize(i0, CPUThread, NoRaces)", "pos(j, jp, A(i,j))\nsplit(jp, jp0, jp1, 4)",
+        "divide(i, i0, i1, 3)"}},
+      {"tensor r(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor b(I) : sparse\n"
+       "r(i) = b(i) - A(i,j) * x(j)\n",
+       {"pos(j, jp, A(i,j))\nsplit(jp, jp0, jp1, 4)\nparallelize(jp1, CPUVector, ParallelReduction)"}},
+      // A scalar result: two sums over i, each split, and threads reducing.
+      {"tensor s : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor z(I) : dense\n"
+       "s = A(i,j) * x(j) + z(i)\n",
+       {"split(i, i0, i1, 4)", "parallelize(i, CPUThread, ParallelReduction)", "pos(j, jp, A(i,j))"}},
+      // Terms that no one loop order fits (B(i,k) * C(k,j) sums k between A's
+      // indices): each fills the output's sparse workspace by loops of its own,
+      // which the commands schedule (threads fill one workspace each).
+      {"tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\ntensor D(I, J) : csr\n"
+       "A(i,j) = B(i,k) * C(k,j) + D(i,j)\n",
+       {"parallelize(i, CPUThread, NoRaces)", "split(i, i0, i1, 4)\nparallelize(i0, CPUThread, NoRaces)",
+        "pos(k, kp, B(i,k))\nsplit(kp, kp0, kp1, 2)", "reorder(i, k)\nsparse_workspace(policy = coord)",
+        "fuse(i, k, f)\npos(f, fp, B(i,k))\nsplit(fp, fp0, fp1, 5)\nparallelize(fp0, CPUThread, NoRaces)"}},
+      {"tensor Y(I, J) : dense\ntensor A(I, J, K) : {dense, dense, compressed}\ntensor D(L, J) : csr\n"
+       "tensor c(L) : dense\nY(i,j) = A(i,j,k) - c(l) * D(l,j)\n",
+       {"pos(k, kp, A(i,j,k))\nsplit(kp, kp0, kp1, 2)", "split(l, l0, l1, 3)\nparallelize(l0, CPUThread, NoRaces)",
+        "bound(i, ib, 11, MaxExact)"}},
+      // A sum inside a sum inside a product.
+      {"tensor y(I) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : csr\ntensor C(K, L) : csr\ntensor x(L) : dense\n"
+       "y(i) = A(i,j) * sum(k, B(j,k) * sum(l, C(k,l) * x(l)))\n",
+       {"pos(l, lp, C(k,l))", "split(i, i0, i1, 2)\nparallelize(i0, CPUThread, NoRaces)\npos(k, kp, B(j,k))",
+        "pos(l, lp, C(k,l))\nsplit(lp, lp0, lp1, 2)\nparallelize(lp0, CPUThread, Temporary)"}},
+  };
+}
+
+// Random operands for the tensors a program declares, from its text: sizes
+// 11 (I), 7 (J), 9 (K), 6 (L), 5 (M); 40% of the entries stored.
+std::map<std::string, rt::Coo> inputsOf(const std::string& program, uint64_t seed) {
+  const std::map<char, int32_t> sizes = {{'I', 11}, {'J', 7}, {'K', 9}, {'L', 6}, {'M', 5}};
+  std::map<std::string, rt::Coo> inputs;
+  size_t at = 0;
+  bool first = true;
+  while ((at = program.find("tensor ", at)) != std::string::npos) {
+    size_t nameEnd = program.find_first_of("( :", at + 7);
+    std::string name = program.substr(at + 7, nameEnd - at - 7);
+    std::vector<int32_t> dims;
+    if (program[nameEnd] == '(')
+      for (size_t c = nameEnd; program[c] != ')'; ++c)
+        if (sizes.count(program[c])) dims.push_back(sizes.at(program[c]));
+    at = nameEnd;
+    if (first) {  // the output
+      first = false;
+      continue;
+    }
+    inputs[name] = randomSparse(dims, 0.4, seed++);
+  }
+  return inputs;
+}
+
+TEST(NestedSumSchedules, MatchReference) {
+  for (const auto& statement : scheduledStatements())
+    for (const auto& schedule : statement.schedules) {
+      std::string dsl = withSchedule(statement.program, schedule);
+      SCOPED_TRACE(dsl);
+      EXPECT_EQ(errorOf(dsl), "");
+      for (uint64_t seed : {11u, 12u}) expectProgramMatchesReference(dsl, inputsOf(statement.program, seed * 100));
+    }
+}
+
+TEST(NestedSumSchedules, MatchReferenceOnARealMatrix) {
+  rt::Coo a = realMatrix("bcsstk01.mtx");
+  int32_t n = a.dims[0];
+  std::string program = "tensor r(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor b(I) : dense\n"
+                        "r(i) = b(i) - A(i,j) * x(j)\n";
+  for (const char* schedule : {"pos(j, jp, A(i,j))\nsplit(jp, jp0, jp1, 4)\nparallelize(jp0, CPUThread, ParallelReduction)",
+                               "parallelize(i, CPUThread, NoRaces)"}) {
+    std::string dsl = withSchedule(program, schedule);
+    SCOPED_TRACE(dsl);
+    expectProgramMatchesReference(dsl, {{"A", a}, {"x", randomDense({n}, 960)}, {"b", randomDense({n}, 961)}});
+  }
+}
+
+// The concrete index notation shows where each command went: the sum that
+// reads A iterates A's positions, the other one keeps its loop over k.
+TEST(NestedSumSchedules, EachCommandActsOnTheLoopsOverItsVariable) {
+  std::string dsl = withSchedule("tensor y(I) : dense\ntensor A(I, K) : csr\ntensor E(I, K) : dense\n"
+                                 "tensor x(K) : dense\ny(i) = A(i,k) - E(i,k) * x(k)\n",
+                                 "pos(k, kp, A(i,k))\nsplit(k, k0, k1, 4)\nparallelize(i, CPUThread, NoRaces)");
+  std::string concrete = ir::toString(lowerProgram(Program::fromText(dsl, "test.tc")).statements.at(0).concrete);
+  EXPECT_TRUE(contains(concrete, "forall(kp, tk += A(i,k))")) << concrete;
+  EXPECT_TRUE(contains(concrete, "forall(k0, forall(k1, tk1 += E(i,k) * x(k)))")) << concrete;
+  EXPECT_TRUE(contains(concrete, "pos(k, kp, A(i,k)), split(k, k0, k1, 4)")) << concrete;
+}
+
+struct Refused {
+  std::string program;
+  std::string schedule;  // its last command is the one refused
+  std::string message;   // how the refusal's text after the command starts
+};
+
+// What stays unsupported is refused at the command, saying why.
+TEST(NestedSumSchedules, RefusedAtTheCommandWithTheReason) {
+  const std::string differentSums = "tensor Y(I, J) : dense\ntensor C(I, J, M) : {dense, dense, compressed}\n"
+                                    "tensor b(I) : dense\nY(i,j) = C(i,j,m) - b(i)\n";
+  const std::string residual = "tensor r(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\n"
+                               "tensor b(I) : dense\nr(i) = b(i) - A(i,j) * x(j)\n";
+  const std::string residualOfDcsr = "tensor r(I) : dense\ntensor A(I, J) : dcsr\ntensor x(J) : dense\n"
+                                     "tensor b(I) : dense\nr(i) = b(i) - A(i,j) * x(j)\n";
+  const std::string twoSums = "tensor y(I) : dense\ntensor A(I, K) : csr\ntensor E(I, L) : dense\n"
+                              "tensor x(L) : dense\ny(i) = A(i,k) - E(i,l) * x(l)\n";
+  const std::vector<Refused> refused = {
+      {differentSums, "reorder(m, j)",
+       "m is a loop of a sum computed into a temporary inside the loop over j; it cannot move outside it"},
+      {twoSums, "reorder(k, l)", "k and l are loops of different sums"},
+      {residual, "fuse(i, j, f)", "j is a loop of a sum computed into a temporary inside the loop over i"},
+      {residual, "precompute(A(i,j) * x(j), j, jw)", "workspaces are not supported yet in a statement with sums"},
+      {residual, "split(i, i0, i1, 2)\nsparse_workspace(policy = hash)", "workspaces are not supported yet in a statement with sums"},
+      {residual, "split(j, j0, j1, 2)", "j is iterated by a compressed level of A"},
+      {residualOfDcsr, "pos(i, ip, A(i,j))", "the expression has terms where A has no entry"},
+      {residual, "pos(j, jp, A(i,j))\nparallelize(jp, CPUThread, NoRaces)", "jp is summed into tj"},
+      {residual, "pos(j, jp, A(i,j))\nparallelize(jp, CPUThread, Atomics)", "jp is summed into tj"},
+      {twoSums, "pos(l, lp, A(i,k))", "A(i,k) is not indexed by l"},
+  };
+  for (const auto& each : refused) {
+    std::string dsl = withSchedule(each.program, each.schedule);
+    SCOPED_TRACE(dsl);
+    frontend::Diagnostic refusal = refusalOf(dsl);
+    std::string command = each.schedule.substr(each.schedule.rfind('\n') + 1);
+    int line = static_cast<int>(std::count(dsl.begin(), dsl.end(), '\n')) - 1;
+    EXPECT_EQ(refusal.location, (frontend::SourceLocation{"test.tc", line, 1})) << refusal.format();
+    EXPECT_EQ(refusal.message.rfind(command + ": " + each.message, 0), 0u) << refusal.message;
+  }
+}
+
+}  // namespace
+}  // namespace tcc::test
