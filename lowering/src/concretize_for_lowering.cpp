@@ -383,14 +383,14 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   if (nestedSum && reductionVars.empty()) {
     // Terms that reduce over different variables: when no one loop order
     // fits them all, or sparse_workspace asks, each term fills a sparse
-    // workspace in a loop nest of its own.
+    // workspace in a loop nest of its own, which the other commands schedule.
     const Access& lhs = assignment->lhs;
     auto terms = topLevelTerms(rhs);
-    bool onlyWorkspaceCommands =
-      !request.commands.empty() && std::all_of(request.commands.begin(), request.commands.end(), [](const auto& c) {
-        return std::holds_alternative<SparseWorkspaceCommand>(c.kind);
-      });
-    if (terms && lhs.tensor().order() > 0 && (onlyWorkspaceCommands || !oneLoopOrderFitsEveryTerm(lhs, *terms))) {
+    auto isWorkspaceCommand = [](const auto& c) { return std::holds_alternative<SparseWorkspaceCommand>(c.kind); };
+    bool onlyWorkspaceCommands = !request.commands.empty() &&
+                                 std::all_of(request.commands.begin(), request.commands.end(), isWorkspaceCommand);
+    bool workspaceAsked = std::any_of(request.commands.begin(), request.commands.end(), isWorkspaceCommand);
+    if (terms && lhs.tensor().order() > 0 && (workspaceAsked || !oneLoopOrderFitsEveryTerm(lhs, *terms))) {
       LoopNest nest;
       nest.loops = lhs.indices();
       if (!request.commands.empty()) {

@@ -114,6 +114,9 @@ int main(int argc, char** argv) {
   app.add_flag("--permuted-outputs", generator.permutedOutputs,
                "outputs of order two or more have their indices permuted against the order the inputs read them "
                "(Y(j,i) = A(i,j) * ...)");
+  app.add_flag("--nested-sum-schedules", generator.nestedSumSchedules,
+               "statements whose terms sum over different variables get random commands as often as the others "
+               "(Y(i,j) = A(i,j,m) - B(i), 60 % scheduled instead of 15 %)");
   app.add_option("--replay", replayFiles, "check regression files instead of generating cases");
   app.add_flag("--print-code", printCode, "with --replay: print the generated C++ first");
   bool mlir = false;

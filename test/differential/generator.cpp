@@ -603,18 +603,25 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
       break;
     }
   }
-  // tcc schedules no statement whose terms sum over different variables:
-  // such cases mostly go unscheduled, to test what does compile.
+  // Statements whose terms sum over different variables were first
+  // scheduled by no command: such cases mostly go unscheduled, as they
+  // always did (GeneratorOptions::nestedSumSchedules draws the rest).
   double scheduled = options.cudaTarget ? 0.7 : summedSets.size() > 1 ? 0.15 : 0.6;
   const bool drawSchedule = options.scheduledSparseOutputs || random.chance(scheduled);
+  // From a stream of its own, so that the case is the one the seed gives
+  // without the flag, its schedule added: 0.15 + 0.85 * 0.53 = 0.6.
+  Random nested(seed ^ 0x6A09E667F3BCC909ull);
+  const bool drawNested = !drawSchedule && options.nestedSumSchedules && !options.cudaTarget &&
+                          summedSets.size() > 1 && nested.chance(0.53);
   std::optional<std::vector<std::string>> loops;
-  if (drawSchedule || options.posSchedules) loops = defaultLoops(c);
+  if (drawSchedule || drawNested || options.posSchedules) loops = defaultLoops(c);
   std::optional<PositionHead> head;
   if (options.posSchedules && loops) {
     Random positions(seed ^ 0xB5297A4D3F84D5B5ull);  // a stream of its own
     head = positionHead(positions, c, *loops);
   }
   if (drawSchedule && loops) c.schedule = randomSchedule(random, c, head ? head->loops : *loops);
+  if (drawNested && loops) c.schedule = randomSchedule(nested, c, head ? head->loops : *loops);
   if (head) c.schedule.insert(c.schedule.begin(), head->commands.begin(), head->commands.end());
   // Fast floating point (FMA, reassociated and vectorized sums) on a third
   // of the cases, checked within the same tolerance. Drawn last, so a

@@ -69,6 +69,12 @@ struct GeneratorOptions {
   // loop orders the output and the operands disagree on. Drawn from a
   // stream of its own: off, a seed gives exactly the case it always gave.
   bool permutedOutputs = false;
+  // Statements whose terms sum over different variables (Y(i,j) =
+  // A(i,j,m) - B(i)) get random commands as often as the others (60 % of
+  // the cases, where 15 % do without it): schedules over the loops of sums
+  // computed into temporaries. Drawn from a stream of its own: off, a seed
+  // gives exactly the case it always gave; on, the same case, scheduled.
+  bool nestedSumSchedules = false;
 };
 
 Case generateCase(uint64_t seed, const GeneratorOptions& options = {});
