@@ -111,7 +111,7 @@ TEST(DifferentialGenerator, CudaCasesLeanTowardWhatTheGpuRuns) {
 TEST(DifferentialGenerator, SparseOutputCasesAreScheduledAndCheckOut) {
   GeneratorOptions aimed = withRealMatrices();
   aimed.scheduledSparseOutputs = true;
-  aimed.productsOnly = true;  // (schedules of nested sums are refused)
+  aimed.productsOnly = true;  // (one term: aimed at assembly, not at sums)
   ReferenceOracle reference;
   CampaignOptions options;
   options.oracles = {&reference};
