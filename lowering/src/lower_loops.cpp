@@ -1145,9 +1145,14 @@ Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* a
 }
 
 Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
+  // The workspaces this where fills; one that a where inside its producer
+  // fills (a precompute among a sum's loops) is that where's.
+  std::set<ir::TensorVar> inner;
+  for (const auto* nested : whereStatements(where->producer))
+    for (const auto& tensor : ir::tensorsWritten(nested->producer)) inner.insert(tensor);
   std::vector<ir::TensorVar> workspaces;
   for (const auto& tensor : ir::tensorsWritten(where->producer))
-    if (!isParameter(tensor)) workspaces.push_back(tensor);
+    if (!isParameter(tensor) && !inner.count(tensor)) workspaces.push_back(tensor);
   std::vector<Stmt> stmts;
   for (const auto& workspace : workspaces) {
     TensorStorage& storage = storageOf(workspace);

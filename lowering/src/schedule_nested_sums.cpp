@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "schedule_loops.h"
@@ -10,6 +11,7 @@
 #include "tcc/ir/builder.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
+#include "tcc/ir/index_replace.h"
 
 namespace tcc::lowering {
 
@@ -54,17 +56,6 @@ std::unique_ptr<LoopChain> chainOf(const ir::IndexStmt& stmt, const LoopChain* p
     throw LoweringError("internal: a statement with nested sums concretized to " + ir::toString(body));
   }
   return chain;
-}
-
-ir::IndexStmt statementOf(const LoopChain& chain) {
-  ir::IndexStmt body;
-  if (chain.assignment.defined())
-    body = chain.assignment;
-  else if (chain.sequence)
-    body = ir::sequence(statementOf(*chain.first), statementOf(*chain.second));
-  else
-    body = ir::where(statementOf(*chain.first), statementOf(*chain.second));
-  return nestLoops(chain.loops, body, chain.attributes);
 }
 
 // Every chain a command may act on, outermost first (a chain before its
@@ -131,7 +122,7 @@ class NestedScheduler {
       throw ScheduleError(commands.size() - 1, "the schedule " + *refusal);
   }
 
-  ir::IndexStmt statement() const {
+  ir::IndexStmt statement() {
     ir::IndexStmt stmt = statementOf(*root_);
     return relations_.empty() ? stmt : ir::suchThat(stmt, relations_);
   }
@@ -279,13 +270,88 @@ class NestedScheduler {
     for (const auto& loop : loopsOver(unroll.var)) loop.chain->attributes[unroll.var].unrollFactor = unroll.factor;
   }
 
-  void operator()(const PrecomputeCommand&) { refuseWorkspace(); }
+  // precompute(expr, i, iw) where expr is part of one sum's (or the
+  // statement's) assignment and i one of that assignment's own loops: the
+  // dense workspace's where goes among those loops, as in a perfect nest
+  // (buildConcreteNest, once every command has run).
+  void operator()(const PrecomputeCommand& precompute) {
+    if (workspaceTaken_) fail("a statement takes either a precompute or a sparse workspace");
+    if (precompute_) fail("a statement takes one precompute");
+    ir::IndexExpr whole = assignment_.rhs;
+    while (const auto* sum = whole.as<ir::ReductionNode>()) whole = sum->body;
+    if (precompute.expr == whole)
+      fail("a workspace for the whole right-hand side is not supported in a statement with sums below its top "
+           "(each such sum is computed into a scalar temporary by loops of its own); precompute a part of one sum");
+    if (!statementVars_.count(precompute.var)) fail(precompute.var.name() + " is not an index variable of the statement");
+    if (!contains(ir::indexVarsOf(precompute.expr), precompute.var))
+      fail("the precomputed expression is not indexed by " + precompute.var.name());
+    std::vector<LoopChain*> chains;
+    collectChains(*root_, chains, /*withFrozen=*/true);
+    LoopChain* holder = nullptr;
+    for (auto* chain : chains) {
+      if (!chain->assignment.defined()) continue;
+      if (!isSubexpression(precompute.expr, chain->assignment.as<ir::AssignmentNode>()->rhs)) continue;
+      if (holder) fail("the expression stands in more than one sum; precompute takes a part of one");
+      holder = chain;
+    }
+    if (!holder)
+      fail("not a part of one assignment of " + ir::toString(statement()) +
+           " (a part that holds a sum, or spans the sums computed into temporaries, cannot be precomputed)");
+    if (!contains(holder->loops, precompute.var))
+      fail(precompute.var.name() + " is not a loop of the nest that computes " + ir::toString(precompute.expr) +
+           " (its loops: " + (holder->loops.empty() ? std::string("none") : joinNames(holder->loops)) +
+           "); the workspace's where stands among that nest's loops");
+    if (!(precompute.workspaceVar == precompute.var)) {
+      for (const auto& loop : holder->loops)
+        if (!(loop == precompute.var) && ir::originVars(loop, relations_).count(precompute.var))
+          fail(precompute.var.name() + " is split or fused by an earlier command; precompute it under its own name");
+      std::vector<LoopChain*> schedulable;
+      collectChains(*root_, schedulable);
+      for (const auto* chain : schedulable)
+        if (contains(chain->loops, precompute.workspaceVar) || statementVars_.count(precompute.workspaceVar))
+          fail(precompute.workspaceVar.name() + " is already a loop variable");
+    }
+    precompute_ = precompute;
+    precomputeHolder_ = holder;
+    precomputeIndex_ = index_;
+    precomputeText_ = command_->text;
+  }
   void operator()(const SparseWorkspaceCommand&) {
     if (!workspaceTaken_) refuseWorkspace();
   }
   void operator()(const SparsePrecomputeCommand&) { refuseWorkspace(); }
 
  private:
+  ir::IndexStmt statementOf(const LoopChain& chain) {
+    if (&chain == precomputeHolder_) {
+      LoopNest nest;
+      nest.loops = chain.loops;
+      nest.attributes = chain.attributes;
+      nest.relations = relations_;
+      nest.precompute = precompute_;
+      nest.precomputeCommand = precomputeIndex_;
+      nest.precomputeText = precomputeText_;
+      const auto* assignment = chain.assignment.as<ir::AssignmentNode>();
+      ir::IndexStmt built = buildConcreteNest(nest, assignment->lhs, assignment->rhs, assignment->accumulate);
+      decisions_.insert(decisions_.end(), nest.decisions.begin(), nest.decisions.end());
+      if (const auto* relations = built.as<ir::SuchThatNode>()) built = relations->stmt;  // one such-that, around all
+      return built;
+    }
+    ir::IndexStmt body;
+    if (chain.assignment.defined())
+      body = chain.assignment;
+    else if (chain.sequence)
+      body = ir::sequence(statementOf(*chain.first), statementOf(*chain.second));
+    else
+      body = ir::where(statementOf(*chain.first), statementOf(*chain.second));
+    return nestLoops(chain.loops, body, chain.attributes);
+  }
+
+  static bool isSubexpression(const ir::IndexExpr& part, const ir::IndexExpr& whole) {
+    ir::IndexExpr marker = ir::LiteralNode::make(0.0);
+    return !(ir::replace(whole, {{part, marker}}) == whole);
+  }
+
   [[noreturn]] void fail(const std::string& reason) const {
     throw ScheduleError(index_, command_->text + ": " + reason);
   }
@@ -338,6 +404,9 @@ class NestedScheduler {
   void replaceLoops(const std::vector<LoopAt>& loops, const std::vector<IndexVar>& derived,
                     const ir::ProvenanceRelation& relation) {
     const IndexVar var = loops.front().chain->loops[loops.front().position];
+    if (precompute_ && (precompute_->var == var || precompute_->workspaceVar == var))
+      fail(var.name() + " indexes the workspace of the precompute before this command; schedule " + var.name() +
+           " before the precompute");
     std::vector<LoopChain*> chains;
     collectChains(*root_, chains);
     for (const auto& fresh : derived) {
@@ -388,6 +457,11 @@ class NestedScheduler {
   std::set<IndexVar> statementVars_;
   std::vector<ir::ProvenanceRelation> relations_;
   std::map<IndexVar, size_t> unpositionedFuses_;  // fused variable -> its fuse command
+  // The precompute, the nest whose assignment holds its expression, its command.
+  std::optional<PrecomputeCommand> precompute_;
+  const LoopChain* precomputeHolder_ = nullptr;
+  size_t precomputeIndex_ = 0;
+  std::string precomputeText_;
   const ScheduleCommand* command_ = nullptr;
   size_t index_ = 0;
 };

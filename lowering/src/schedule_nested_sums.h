@@ -13,9 +13,12 @@
 // fuse with the loop directly inside it in the same chain), parallelize and
 // unroll set its attributes, and reorder permutes the named loops within
 // each chain (a sum's loops cannot move outside the loops its temporary is
-// computed in, nor among another sum's). Precompute and workspaces are
-// refused at their command. Relations go into one such-that around the
-// whole statement, as for a perfect nest.
+// computed in, nor among another sum's). precompute(expr, i, iw) takes a
+// part of one chain's assignment and one of that chain's loops: its dense
+// workspace's where stands among them, as in a perfect nest. Whole-output
+// workspaces (dense_workspace, sparse_workspace) are refused at their
+// command. Relations go into one such-that around the whole statement, as
+// for a perfect nest.
 //
 // The same applies to a statement whose terms each fill one sparse
 // workspace by loops of their own (buildTermwiseSparseWorkspace: a where

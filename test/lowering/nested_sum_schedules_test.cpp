@@ -42,6 +42,14 @@ std::vector<Scheduled> scheduledStatements() {
        "Y(i,j) = D(i,j) + C(i,j,m) * 2\n",
        {"parallelize(i, CPUThread, NoRaces)", "pos(m, mp, C(i,j,m))\nsplit(mp, mp0, mp1, 2)",
         "split(i, i0, i1, 3)\nparallelize(i0, CPUThread, NoRaces)"}},
+      // A dense workspace among a sum's loops.
+      {"tensor Y(I, J) : dense\ntensor C(I, J, M) : {dense, dense, compressed}\ntensor e(M) : dense\n"
+       "tensor b(I) : dense\nY(i,j) = C(i,j,m) * e(m) - b(i)\n",
+       {"precompute(C(i,j,m) * e(m), m, mw)", "split(i, i0, i1, 2)\nprecompute(C(i,j,m) * e(m), m, mw)\n"
+        "parallelize(i0, CPUThread, NoRaces)", "precompute(C(i,j,m) * e(m), m, m)\nparallelize(j, CPUThread, NoRaces)"}},
+      {"tensor y(I) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : csr\ntensor x(K) : dense\n"
+       "y(i) = A(i,j) * sum(k, B(j,k) * x(k))\n",
+       {"precompute(B(j,k) * x(k), k, kw)", "pos(j, jp, A(i,j))\nprecompute(B(j,k) * x(k), k, kw)"}},
       // A sum under a product with a dense operand: any order of i and j.
       {"tensor Y(I, J) : dense\ntensor B(I, M) : csr\ntensor x(M) : dense\ntensor D(I, J) : dense\n"
        "Y(i,j) = D(i,j) * sum(m, B(i,m) * x(m))\n",
@@ -165,8 +173,9 @@ TEST(NestedSumSchedules, RefusedAtTheCommandWithTheReason) {
        "m is a loop of a sum computed into a temporary inside the loop over j; it cannot move outside it"},
       {twoSums, "reorder(k, l)", "k and l are loops of different sums"},
       {residual, "fuse(i, j, f)", "j is a loop of a sum computed into a temporary inside the loop over i"},
-      {residual, "precompute(A(i,j) * x(j), j, jw)", "workspaces are not supported yet in a statement with sums"},
-      {residual, "dense_workspace(i)", "workspaces are not supported yet in a statement with sums"},
+      {residual, "precompute(b(i), i, iw)", "i is not a loop of the nest that computes b(i)"},
+      {residual, "precompute(A(i,j) * x(j) + b(i), j, jw)", "not a part of one assignment"},
+      {residual, "dense_workspace(i)", "a workspace for the whole right-hand side is not supported"},
 
       {residual, "split(j, j0, j1, 2)", "j is iterated by a compressed level of A"},
       {residualOfDcsr, "pos(i, ip, A(i,j))", "the expression has terms where A has no entry"},
