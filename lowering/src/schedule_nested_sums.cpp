@@ -108,13 +108,13 @@ class NestedScheduler {
       index_ = index;
       std::visit([&](const auto& kind) { (*this)(kind); }, commands[index].kind);
     }
-    for (const auto& [fused, index] : unpositionedFuses_) {
-      command_ = &commands[index];
-      index_ = index;
-      const auto& fuse = std::get<ir::FuseRelation>(commands[index].kind);
-      for (const auto& loop : loopsOver(fused)) {
-        requireDenseIteration(fuse.outer, *loop.chain);
-        requireDenseIteration(fuse.inner, *loop.chain);
+    for (const auto& [fused, where] : unpositionedFuses_) {
+      command_ = &commands[where.first];
+      index_ = where.first;
+      const auto& fuse = std::get<ir::FuseRelation>(commands[where.first].kind);
+      for (const auto* chain : where.second) {
+        requireDenseIteration(fuse.outer, *chain);
+        requireDenseIteration(fuse.inner, *chain);
       }
     }
     if (commands.empty()) return;
@@ -221,7 +221,9 @@ class NestedScheduler {
       moveAttributes(*loop.chain, fuse.outer, fuse.fused);
     }
     relations_.push_back(fuse);
-    unpositionedFuses_[fuse.fused] = index_;
+    std::vector<const LoopChain*> chains;
+    for (const auto& loop : fused) chains.push_back(loop.chain);
+    unpositionedFuses_[fuse.fused] = {index_, chains};
     decisions_.push_back(ir::toString(ir::ProvenanceRelation(fuse)) + ": " + fuse.outer.name() + " = " +
                          fuse.fused.name() + " / |" + fuse.inner.name() + "|, " + fuse.inner.name() + " = " +
                          fuse.fused.name() + " % |" + fuse.inner.name() + "|");
@@ -456,7 +458,8 @@ class NestedScheduler {
   bool workspaceTaken_;
   std::set<IndexVar> statementVars_;
   std::vector<ir::ProvenanceRelation> relations_;
-  std::map<IndexVar, size_t> unpositionedFuses_;  // fused variable -> its fuse command
+  // A fused variable no pos took yet -> its fuse command and the nests it fused.
+  std::map<IndexVar, std::pair<size_t, std::vector<const LoopChain*>>> unpositionedFuses_;
   // The precompute, the nest whose assignment holds its expression, its command.
   std::optional<PrecomputeCommand> precompute_;
   const LoopChain* precomputeHolder_ = nullptr;

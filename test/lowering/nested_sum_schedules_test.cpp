@@ -36,6 +36,7 @@ std::vector<Scheduled> scheduledStatements() {
        "Y(i,j) = C(i,j,m) - b(i)\n",
        {"split(i, i0, i1, 3)\nsplit(j, j0, j1, 2)", "pos(m, mp, C(i,j,m))\nsplit(mp, mp0, mp1, 2)",
         "fuse(i, j, f)\nparallelize(f, CPUThread, NoRaces)", "bound(i, ib, 40, MaxConstraint)",
+        "fuse(i, j, f)\nsplit(f, f0, f1, 4)\nparallelize(f0, CPUThread, NoRaces)",
         "parallelize(j, CPUVector, NoRaces)", "split(j, j0, j1, 2)\nreorder(i, j0, j1)",
         "pos(m, mp, C(i,j,m))\nparallelize(mp, CPUThread, Temporary)"}},
       {"tensor Y(I, J) : csr\ntensor C(I, J, M) : {dense, compressed, compressed}\ntensor D(I, J) : csr\n"
