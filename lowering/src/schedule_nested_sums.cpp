@@ -277,7 +277,9 @@ class NestedScheduler {
   // dense workspace's where goes among those loops, as in a perfect nest
   // (buildConcreteNest, once every command has run).
   void operator()(const PrecomputeCommand& precompute) {
-    if (workspaceTaken_) fail("a statement takes either a precompute or a sparse workspace");
+    if (workspaceTaken_)
+      fail("the statement's terms fill one sparse workspace by loops of their own (no one loop order fits them "
+           "all, or sparse_workspace(...) asks for it), which takes no precompute");
     if (precompute_) fail("a statement takes one precompute");
     ir::IndexExpr whole = assignment_.rhs;
     while (const auto* sum = whole.as<ir::ReductionNode>()) whole = sum->body;
