@@ -183,6 +183,9 @@ TEST(NestedSumSchedules, RefusedAtTheCommandWithTheReason) {
       {residual, "pos(j, jp, A(i,j))\nparallelize(jp, CPUThread, NoRaces)", "jp is summed into tj"},
       {residual, "pos(j, jp, A(i,j))\nparallelize(jp, CPUThread, Atomics)", "jp is summed into tj"},
       {twoSums, "pos(l, lp, A(i,k))", "A(i,k) is not indexed by l"},
+      {"tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\ntensor D(I, J) : csr\n"
+       "A(i,j) = B(i,k) * C(k,j) + D(i,j)\n",
+       "split(i, i0, i1, 2)\nprecompute(D(i,j), j, jw)", "the statement's terms fill one sparse workspace"},
   };
   for (const auto& each : refused) {
     std::string dsl = withSchedule(each.program, each.schedule);
