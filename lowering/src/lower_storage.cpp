@@ -154,27 +154,6 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
                                                          static_cast<int>(mode)));
     }
   }
-  // A workspace's mode has one size: a variable that indexes it where it
-  // is read (precompute(expr, m, mw) reads w(m), filled at mw) takes the
-  // size of the variable that indexes it where it is filled.
-  for (const auto* where : whereStatements(cin))
-    for (const auto& tensor : ir::tensorsWritten(where->producer)) {
-      if (isParameter(tensor) || tensor.order() == 0) continue;
-      std::vector<const ir::AccessNode*> accesses;
-      for (const auto* access : accessOccurrences(where->producer))
-        if (access->tensor == tensor) accesses.push_back(access);
-      for (const auto* access : accessOccurrences(where->consumer))
-        if (access->tensor == tensor) accesses.push_back(access);
-      for (size_t mode = 0; mode < static_cast<size_t>(tensor.order()); ++mode)
-        for (const auto* sized : accesses) {
-          auto dimension = dimensions_.find(sized->indices[mode]);
-          if (dimension == dimensions_.end()) continue;
-          for (const auto* other : accesses) {
-            dimensions_.emplace(other->indices[mode], dimension->second);
-            dimensionFields_.emplace(other->indices[mode], dimensionFields_.at(sized->indices[mode]));
-          }
-        }
-    }
   // Workspaces are allocated once, before any loop; the ones a sparse
   // output consumes keep a list of the coordinates they hold. (On the
   // cuda target that is on the host, or in each GPU thread: one a command
