@@ -412,7 +412,8 @@ std::optional<StorageEdge> brokenEdge(const LoopNest& nest, const std::vector<St
   return std::nullopt;
 }
 
-ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs, bool accumulate) {
+ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs, bool accumulate,
+                               const std::vector<IndexVar>& enclosing) {
   ir::IndexStmt body;
   if (!nest.precompute) {
     body = nestLoops(nest.loops, ir::AssignmentNode::make(lhs, rhs, accumulate), nest.attributes);
@@ -443,6 +444,8 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
     std::vector<IndexVar> lhsVars = lhs.indices();
     std::vector<IndexVar> exprVars = ir::indexVarsOf(precompute.expr);
     std::vector<IndexVar> consumerVars = lhsVars;
+    for (const auto& var : enclosing)
+      if (!contains(consumerVars, var)) consumerVars.push_back(var);
     for (const auto& var : ir::indexVarsOf(consumerRhs))
       if (!contains(consumerVars, var)) consumerVars.push_back(var);
     std::vector<IndexVar> producerOnly;

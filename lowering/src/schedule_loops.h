@@ -57,7 +57,11 @@ std::optional<StorageEdge> brokenEdge(const LoopNest& nest, const std::vector<St
 // Foralls over the nest's loops around `lhs = rhs` (a where-statement when
 // the nest has a precompute), wrapped in the relations. Throws
 // LoweringError when the precomputed expression is not part of `rhs`.
-ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs, bool accumulate);
+// `enclosing`: the variables loops around the nest fix (a sum's loops inside
+// the loops over the output's indices); both the workspace and the rest of
+// `rhs` read them at one value.
+ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs, bool accumulate,
+                                const std::vector<ir::IndexVar>& enclosing = {});
 
 // Foralls over the nest's loops that insert `rhs` into a sparse (ISM)
 // workspace holding the whole output, in a where whose consumer copies it

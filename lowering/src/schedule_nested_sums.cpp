@@ -335,8 +335,15 @@ class NestedScheduler {
       nest.precompute = precompute_;
       nest.precomputeCommand = precomputeIndex_;
       nest.precomputeText = precomputeText_;
+      std::vector<IndexVar> enclosing;
+      for (const LoopChain* outer = chain.parent; outer; outer = outer->parent)
+        for (const auto& loop : outer->loops) {
+          appendUnique(enclosing, {loop});
+          for (const auto& origin : ir::originVars(loop, relations_)) appendUnique(enclosing, {origin});
+        }
       const auto* assignment = chain.assignment.as<ir::AssignmentNode>();
-      ir::IndexStmt built = buildConcreteNest(nest, assignment->lhs, assignment->rhs, assignment->accumulate);
+      ir::IndexStmt built =
+          buildConcreteNest(nest, assignment->lhs, assignment->rhs, assignment->accumulate, enclosing);
       decisions_.insert(decisions_.end(), nest.decisions.begin(), nest.decisions.end());
       if (const auto* relations = built.as<ir::SuchThatNode>()) built = relations->stmt;  // one such-that, around all
       return built;

@@ -45,8 +45,9 @@ std::vector<Scheduled> scheduledStatements() {
         "split(i, i0, i1, 3)\nparallelize(i0, CPUThread, NoRaces)"}},
       // A dense workspace among a sum's loops.
       {"tensor Y(I, J) : dense\ntensor C(I, J, M) : {dense, dense, compressed}\ntensor e(M) : dense\n"
-       "tensor b(I) : dense\nY(i,j) = C(i,j,m) * e(m) - b(i)\n",
-       {"precompute(C(i,j,m) * e(m), m, mw)", "split(i, i0, i1, 2)\nprecompute(C(i,j,m) * e(m), m, mw)\n"
+       "tensor b(I) : dense\nY(i,j) = C(i,j,m) * e(m) * C(i,j,m) - b(i)\n",
+       {"precompute(C(i,j,m) * e(m), m, mw)", "precompute(C(i,j,m), m, mw)",
+        "split(i, i0, i1, 2)\nprecompute(C(i,j,m) * e(m), m, mw)\n"
         "parallelize(i0, CPUThread, NoRaces)", "precompute(C(i,j,m) * e(m), m, m)\nparallelize(j, CPUThread, NoRaces)"}},
       {"tensor y(I) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : csr\ntensor x(K) : dense\n"
        "y(i) = A(i,j) * sum(k, B(j,k) * x(k))\n",
