@@ -6,6 +6,7 @@
 //
 //   tcc_bench_nm_spmm [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS]
 //                     [--shape MxNxK]... [--nm N]... [--a row|kmajor|both] [--launch PATH,...]
+//                     [--passes P] [--no-other-l]
 //
 // --a: A's layout (row-major by default; kmajor: A declared {dense, dense}
 // order (1,0), stored column by column, and cuBLAS given the same buffer
@@ -25,6 +26,12 @@
 // (kernel suffixes, comma-separated) leaves those kernels out of the autotuner's candidates. --budget: no shape is started
 // after that many seconds of measuring (shapes go in a strided order, so a
 // cut leaves an even sample; the summary says how many were left out).
+// --passes P: after the sweep, P - 1 more sweeps of the same shapes, on the
+// plans the first chose (no tuning), each row marked with its pass, and the
+// summary per pass, with each later pass's times over the first's (a plan
+// that is slow in both passes is the plan's doing; a shape slow in one pass
+// only, the run's state then). --no-other-l: 4096^3 at other L left out.
+// Each row gives the shape's first call (the autotuner's measurements).
 // tcc's side is the library's own path: the program is lowered by tcc, its
 // kernels compiled by NVRTC, and the statement's host step (the intrinsic's
 // planner and autotuner) launches them on device tensors. Inputs are random
@@ -49,6 +56,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "gpu_intrinsic_nm_spmm.h"
@@ -150,6 +158,8 @@ struct Row {
   double tccSeconds, cublasSeconds, error;
   std::string launch;  // the host step's launch path
   double hostSeconds;  // the library call's time on the host (median)
+  double firstCallSeconds = 0;  // the shape's first call (the autotuner's measurements; none in a later pass)
+  int pass = 1;
   double speedup() const { return cublasSeconds / tccSeconds; }
   double sparseFlops() const { return 2.0 * shape.m * shape.n * shape.k * sparsity.N / sparsity.M; }
 };
@@ -322,7 +332,11 @@ class Bench {
       return std::make_pair(ms * 1e-3, hostSeconds);
     };
     tcc::detail::setNmSpmmLaunchPath(paths_[0]);
-    runTcc();  // warm-up: the autotuner measures its candidates here
+    CHECK_CUDA(cudaDeviceSynchronize());
+    const auto firstCall = std::chrono::steady_clock::now();
+    runTcc();  // warm-up: the autotuner measures its candidates here (in the shape's first pass)
+    CHECK_CUDA(cudaDeviceSynchronize());
+    const double firstCallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - firstCall).count();
     runCublas();
     CHECK_CUDA(cudaDeviceSynchronize());
     // The paths' runs alternate (path 0, 1, ..., 0, 1, ...), so that drift
@@ -362,7 +376,7 @@ class Bench {
       std::memcpy(&diff, &bits[0], 4);
       std::memcpy(&scale, &bits[1], 4);
       rows.push_back(Row{shape, s, aKMajor, median(seconds[p]), cublasSeconds_[key], scale > 0 ? diff / scale : diff,
-                         tcc::detail::nmSpmmLaunchPathName(paths_[p]), median(hostSeconds[p])});
+                         tcc::detail::nmSpmmLaunchPathName(paths_[p]), median(hostSeconds[p]), firstCallSeconds});
     }
     tcc::detail::setNmSpmmLaunchPath(paths_[0]);
     return rows;
@@ -495,6 +509,8 @@ void writeSvg(const std::string& path, const std::vector<Row>& rows, const std::
 int main(int argc, char** argv) {
   bool quick = false;
   int repeats = 5;
+  int passes = 1;         // --passes: the shapes measured again, on the plans the first pass chose
+  bool noOtherL = false;  // --no-other-l: 4096^3 at other L left out
   double budget = 1e9;  // seconds of measuring before no new shape is started
   std::string csvPath, svgPath;
   std::vector<Shape> onlyShapes;
@@ -546,6 +562,8 @@ int main(int argc, char** argv) {
     else if (argument == "--csv" && i + 1 < argc) csvPath = argv[++i];
     else if (argument == "--svg" && i + 1 < argc) svgPath = argv[++i];
     else if (argument == "--repeats" && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
+    else if (argument == "--passes" && i + 1 < argc) passes = std::max(1, std::atoi(argv[++i]));
+    else if (argument == "--no-other-l") noOtherL = true;
     else if (argument == "--budget" && i + 1 < argc) budget = std::atof(argv[++i]);
     else if (argument == "--a" && i + 1 < argc) {
       const std::string layout = argv[++i];
@@ -558,7 +576,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS] [--shape MxNxK] "
-                   "[--nm N]... [--a row|kmajor|both] [--launch PATH,...]\n",
+                   "[--nm N]... [--a row|kmajor|both] [--launch PATH,...] [--passes P] [--no-other-l]\n",
                    argv[0]);
       return 2;
     }
@@ -630,6 +648,7 @@ int main(int argc, char** argv) {
                           [](const Shape& s) { return s.m == 4096 && s.n == 4096 && s.k == 4096; });
     auto spent = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
     size_t skipped = 0;
+    for (int pass = 1; pass <= passes; ++pass)
     for (const Shape& shape : ordered) {
       if (spent() > budget) {
         skipped += sparsities.size();
@@ -637,18 +656,20 @@ int main(int argc, char** argv) {
       }
       for (const Sparsity& s : sparsities)
       for (bool aKMajor : layouts) {  // (a cut by the budget leaves both layouts of a sparsity)
-        for (const Row& row : bench.measure(shape, s, aKMajor, &s == &sparsities[0])) {
+        for (Row row : bench.measure(shape, s, aKMajor, &s == &sparsities[0])) {
+          row.pass = pass;
           rows.push_back(row);
           std::printf("%5d x %5d x %5d  %4.1f%%  %s  tcc %8.4f ms  cuBLAS %8.4f ms  %5.3fx  err %.1e  %-10s "
-                      "host %5.1f us\n",
+                      "host %5.1f us  first call %7.1f ms",
                       shape.m, shape.n, shape.k, 100 * s.value(), aKMajor ? "A k-major" : "A row   ",
                       row.tccSeconds * 1e3, row.cublasSeconds * 1e3, row.speedup(), row.error, row.launch.c_str(),
-                      row.hostSeconds * 1e6);
+                      row.hostSeconds * 1e6, row.firstCallSeconds * 1e3);
+          std::printf(passes > 1 ? "  pass %d\n" : "\n", pass);
         }
         std::fflush(stdout);
       }
     }
-    for (int L : otherL)
+    for (int L : noOtherL ? std::vector<int>{} : otherL)
       for (bool aKMajor : layouts)
       for (const Sparsity& s : sparsities) {
         if (spent() > budget) break;
@@ -661,20 +682,24 @@ int main(int argc, char** argv) {
     if (!csvPath.empty()) {
       std::ofstream csv(csvPath);
       csv << "m,n,k,N,M,L,sparsity,tcc_ms,cublas_ms,speedup,tcc_tflops,fp32_roofline_percent,rel_error"
-          << (layouts.size() > 1 || layouts[0] ? ",a_kmajor" : "") << ",launch,tcc_host_us\n";
-      for (const Row& row : rows)
+          << (layouts.size() > 1 || layouts[0] ? ",a_kmajor" : "") << ",launch,tcc_host_us,first_call_ms"
+          << (passes > 1 ? ",pass\n" : "\n");
+      for (const Row& row : rows) {
         csv << row.shape.m << "," << row.shape.n << "," << row.shape.k << "," << row.sparsity.N << ","
             << row.sparsity.M << "," << row.sparsity.L << "," << row.sparsity.value() << ","
             << row.tccSeconds * 1e3 << "," << row.cublasSeconds * 1e3 << "," << row.speedup() << ","
             << row.sparseFlops() / row.tccSeconds * 1e-12 << ","
             << 100 * row.sparseFlops() / row.tccSeconds / kFp32Peak << "," << row.error
             << (layouts.size() > 1 || layouts[0] ? (row.aKMajor ? ",1" : ",0") : "") << "," << row.launch << ","
-            << row.hostSeconds * 1e6 << "\n";
+            << row.hostSeconds * 1e6 << "," << row.firstCallSeconds * 1e3;
+        if (passes > 1) csv << "," << row.pass;
+        csv << "\n";
+      }
     }
     if (!svgPath.empty()) {  // the first launch path's rows
       std::vector<Row> first;
       for (const Row& row : rows)
-        if (row.launch == tcc::detail::nmSpmmLaunchPathName(paths[0])) first.push_back(row);
+        if (row.launch == tcc::detail::nmSpmmLaunchPathName(paths[0]) && row.pass == 1) first.push_back(row);
       writeSvg(svgPath, first, sparsities, targets, tcc::rt::cuda::device().name);
     }
 
@@ -688,13 +713,14 @@ int main(int argc, char** argv) {
     std::printf("speedup = cuBLAS time / tcc time per shape; target = the paper's A100 median speedup\n");
     std::printf("\n%-9s %-9s %-8s %-10s %8s %8s %8s %8s  %-6s %s\n", "sparsity", "nm", "A", "launch", "median", "min",
                 "max", "target", "shapes", "median by m");
+    for (int pass = 1; pass <= passes; ++pass)
     for (bool aKMajor : layouts)
     for (size_t p = 0; p < sparsities.size(); ++p)
     for (auto path : paths) {
       const std::string launch = tcc::detail::nmSpmmLaunchPathName(path);
       auto chosen = [&](const Row& row) {
         return row.sparsity.N == sparsities[p].N && row.sparsity.L == 32 && row.aKMajor == aKMajor &&
-               row.launch == launch;
+               row.launch == launch && row.pass == pass;
       };
       std::vector<double> speedups;
       std::map<int, std::vector<double>> byM;
@@ -704,10 +730,42 @@ int main(int argc, char** argv) {
       std::string perM;
       for (const auto& [m, values] : byM)
         perM += " " + std::to_string(m) + ": " + std::to_string(median(values)).substr(0, 5);
-      std::printf("%-9.1f (%d,%d,%d) %-8s %-10s %8.3f %8.2f %8.2f %8.1f  %-6zu%s\n", 100 * sparsities[p].value(),
+      std::printf("%-9.1f (%d,%d,%d) %-8s %-10s %8.3f %8.2f %8.2f %8.1f  %-6zu%s%s\n", 100 * sparsities[p].value(),
                   sparsities[p].N, sparsities[p].M, sparsities[p].L, aKMajor ? "k-major" : "row", launch.c_str(),
                   median(speedups), *std::min_element(speedups.begin(), speedups.end()),
-                  *std::max_element(speedups.begin(), speedups.end()), targets[p], speedups.size(), perM.c_str());
+                  *std::max_element(speedups.begin(), speedups.end()), targets[p], speedups.size(), perM.c_str(),
+                  passes > 1 ? ("  (pass " + std::to_string(pass) + ")").c_str() : "");
+    }
+    // The first call of each shape (the autotuner's measurements where the product is large enough), and
+    // with --passes, each later pass's times over the first pass's, shape by shape.
+    for (size_t p = 0; p < sparsities.size(); ++p) {
+      std::vector<double> firstCalls;
+      std::map<std::tuple<int, int, int, bool, std::string>, const Row*> firstPass;
+      for (const Row& row : rows)
+        if (row.sparsity.N == sparsities[p].N && row.sparsity.L == 32 && row.pass == 1) {
+          firstCalls.push_back(row.firstCallSeconds * 1e3);
+          firstPass[{row.shape.m, row.shape.n, row.shape.k, row.aKMajor, row.launch}] = &row;
+        }
+      if (firstCalls.empty()) continue;
+      double total = 0;
+      for (double ms : firstCalls) total += ms;
+      std::printf("%.1f%%: first call of a shape (tuning) %.0f ms median, %.0f ms max, %.1f s in all\n",
+                  100 * sparsities[p].value(), median(firstCalls),
+                  *std::max_element(firstCalls.begin(), firstCalls.end()), total * 1e-3);
+      for (int pass = 2; pass <= passes; ++pass) {
+        std::vector<double> tcc, cublas;
+        for (const Row& row : rows) {
+          auto found = firstPass.find({row.shape.m, row.shape.n, row.shape.k, row.aKMajor, row.launch});
+          if (row.pass != pass || row.sparsity.N != sparsities[p].N || found == firstPass.end()) continue;
+          tcc.push_back(row.tccSeconds / found->second->tccSeconds);
+          cublas.push_back(row.cublasSeconds / found->second->cublasSeconds);
+        }
+        if (tcc.empty()) continue;
+        std::printf("  pass %d over pass 1, per shape: tcc %.3f [%.3f, %.3f], cuBLAS %.3f [%.3f, %.3f]\n", pass,
+                    median(tcc), *std::min_element(tcc.begin(), tcc.end()), *std::max_element(tcc.begin(), tcc.end()),
+                    median(cublas), *std::min_element(cublas.begin(), cublas.end()),
+                    *std::max_element(cublas.begin(), cublas.end()));
+      }
     }
     if (paths.size() > 1) {
       // Per shape and sparsity, the first path's tcc time over each path's (above 1: that path is faster).
@@ -735,7 +793,7 @@ int main(int argc, char** argv) {
     std::printf("%-9s %5s %-8s %10s %10s %8s %10s %10s\n", "sparsity", "L", "A", "tcc ms", "cuBLAS ms", "speedup",
                 "TFLOP/s", "roofline%");
     for (const Row& row : rows)
-      if (row.shape.m == 4096 && row.shape.n == 4096 && row.shape.k == 4096)
+      if (row.shape.m == 4096 && row.shape.n == 4096 && row.shape.k == 4096 && row.pass == 1)
         std::printf("%-9.1f %5d %-8s %10.3f %10.3f %8.2f %10.1f %10.1f\n", 100 * row.sparsity.value(), row.sparsity.L,
                     row.aKMajor ? "k-major" : "row",
                     row.tccSeconds * 1e3, row.cublasSeconds * 1e3, row.speedup(),

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <mutex>
@@ -13,6 +15,8 @@
 #include <thread>
 #include <tuple>
 #include <vector>
+
+#include "nm_spmm_tuning.h"
 
 namespace tcc::detail {
 
@@ -330,54 +334,59 @@ PreparedLaunch tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape
                                     return clusters < 1 || (count + clusters - 1) / clusters > waves;
                                   }),
                    candidates.end());
-  PreparedLaunch best;
-  double bestSeconds = std::numeric_limits<double>::infinity();
+  // TCC_NM_SPMM_VERBOSE set: each candidate's time goes to stderr (=2: with
+  // its screens, samples and final rounds); TCC_NM_SPMM_TUNER: nm_spmm_tuning.h.
+  static const char* verbosity = std::getenv("TCC_NM_SPMM_VERBOSE");
+  static const bool verbose = verbosity != nullptr, detailed = verbose && std::strcmp(verbosity, "2") == 0;
+  static const NmSpmmTuning tuning = nmSpmmTuningNamed(std::getenv("TCC_NM_SPMM_TUNER"));
+  std::vector<PreparedLaunch> prepared(candidates.size());
   cuda::EventTimer timer;
-  // TCC_NM_SPMM_VERBOSE set: each candidate's time goes to stderr.
-  static const bool verbose = std::getenv("TCC_NM_SPMM_VERBOSE") != nullptr;
-  std::string report;
-  for (const auto& plan : candidates) {
-    PreparedLaunch prepared = prepare(run, shape, plan);
-    launchPlan(run, shape, prepared, x);  // warm-up
-    // One timed launch sets how many launches a sample takes (about 0.2 ms
-    // of work, so that short kernels are not timed by the events' own
-    // resolution); the candidate's time is the median of five samples, or
-    // of three where a launch takes over a millisecond (steadier). A
-    // candidate whose first launch is 25% slower than the best so far is
-    // not sampled further.
-    timer.start();
-    launchPlan(run, shape, prepared, x);
-    double once = timer.stopSeconds();
-    double seconds = once;
-    if (once < 1.25 * bestSeconds) {
-      int batch = static_cast<int>(std::clamp(2e-4 / std::max(once, 1e-7), 1.0, 32.0));
-      int count = once > 1e-3 ? 3 : 5;
-      double samples[5];
-      samples[0] = once;
-      for (int i = once > 1e-3 ? 1 : 0; i < count; ++i) {
+  const auto started = std::chrono::steady_clock::now();
+  const NmSpmmTuned tuned = tuneNmSpmm(
+      candidates.size(),
+      [&](size_t i) {
+        prepared[i] = prepare(run, shape, candidates[i]);
+        launchPlan(run, shape, prepared[i], x);  // untimed; the timed launches queue behind it
+      },
+      [&](size_t i, int launches) {
         timer.start();
-        for (int launch = 0; launch < batch; ++launch) launchPlan(run, shape, prepared, x);
-        samples[i] = timer.stopSeconds() / batch;
+        for (int launch = 0; launch < launches; ++launch) launchPlan(run, shape, prepared[i], x);
+        return timer.stopSeconds() / launches;
+      },
+      tuning);
+  if (verbose) {
+    const double tuningMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    auto label = [&](size_t i) { return lowering::nmSpmmPlanLabel(candidates[i]) + "x" + std::to_string(candidates[i].splits); };
+    auto milliseconds = [](const std::vector<double>& seconds) {
+      std::string text;
+      char number[32];
+      for (double value : seconds) {
+        std::snprintf(number, sizeof number, " %.4f", value * 1e3);
+        text += number;
       }
-      std::sort(samples, samples + count);
-      seconds = samples[count / 2];
+      return text;
+    };
+    std::string report;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      char time[32];
+      std::snprintf(time, sizeof time, "=%.4f", tuned.candidates[i].seconds * 1e3);
+      report += ' ';  // appended piece by piece: GCC 12 warns (-Wrestrict) on " " + std::string
+      report += label(i);
+      report += time;
     }
-    if (verbose) {  // appended piece by piece: GCC 12 warns (-Wrestrict) on " " + std::string
-      report += ' ';
-      report += lowering::nmSpmmPlanLabel(plan);
-      report += 'x';
-      report += std::to_string(plan.splits);
-      report += '=';
-      report += std::to_string(seconds * 1e3).substr(0, 6);
+    std::fprintf(stderr, "nm_spmm %lldx%lldx%lld nm(%d,%d,%d) ms:%s -> %s x%d (tuned in %.0f ms, %lld launches)\n",
+                 (long long)shape.m, (long long)shape.n, (long long)shape.k, shape.N, shape.M, shape.L, report.c_str(),
+                 lowering::nmSpmmPlanLabel(candidates[tuned.chosen]).c_str(), candidates[tuned.chosen].splits,
+                 tuningMs, tuned.launches);
+    for (size_t i = 0; detailed && i < candidates.size(); ++i) {
+      const NmSpmmCandidateTimes& times = tuned.candidates[i];
+      std::fprintf(stderr, "nm_spmm   %s screens%s samples%s rounds%s\n", label(i).c_str(),
+                   milliseconds(times.screens).c_str(), milliseconds(times.samples).c_str(),
+                   milliseconds(times.rounds).c_str());
     }
-    if (seconds < bestSeconds) bestSeconds = seconds, best = prepared;
   }
-  if (verbose)
-    std::fprintf(stderr, "nm_spmm %lldx%lldx%lld nm(%d,%d,%d) ms:%s -> %s x%d\n", (long long)shape.m,
-                 (long long)shape.n, (long long)shape.k, shape.N, shape.M, shape.L, report.c_str(),
-                 lowering::nmSpmmPlanLabel(best.plan).c_str(), best.plan.splits);
   if (verbose && !clusterReport.empty()) std::fprintf(stderr, "nm_spmm clusters at once (size:count):%s\n", clusterReport.c_str());
-  return best;
+  return std::move(prepared[tuned.chosen]);
 }
 
 // The launch a call of the statement makes for its shape: chosen (and

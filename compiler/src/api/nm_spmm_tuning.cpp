@@ -1,0 +1,85 @@
+#include "nm_spmm_tuning.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tcc::detail {
+
+NmSpmmTuning nmSpmmTuningNamed(const char* name) {
+  NmSpmmTuning tuning;
+  if (name && std::strcmp(name, "oneshot") == 0) {
+    tuning.screenAgain = false;
+    tuning.finalists = 1;
+  }
+  return tuning;
+}
+
+int nmSpmmLaunchesPerSample(double seconds) {
+  return static_cast<int>(std::clamp(2e-4 / std::max(seconds, 1e-7), 1.0, 32.0));
+}
+
+double nmSpmmMedian(std::vector<double> values) {
+  if (values.empty()) return std::numeric_limits<double>::infinity();
+  auto middle = values.begin() + (values.size() - 1) / 2;
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
+NmSpmmTuned tuneNmSpmm(size_t count, const std::function<void(size_t)>& warmUp,
+                       const std::function<double(size_t, int)>& time, const NmSpmmTuning& tuning) {
+  NmSpmmTuned tuned;
+  tuned.candidates.resize(count);
+  auto timed = [&](size_t candidate, int launches) {
+    tuned.launches += launches;
+    return time(candidate, launches);
+  };
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < count; ++i) {
+    NmSpmmCandidateTimes& times = tuned.candidates[i];
+    warmUp(i);
+    ++tuned.launches;
+    times.screens.push_back(timed(i, 1));
+    if (times.screens[0] >= tuning.screenAbove * best) {
+      if (tuning.screenAgain) times.screens.push_back(timed(i, nmSpmmLaunchesPerSample(best)));
+      if (!tuning.screenAgain || times.screens[1] >= tuning.dropAbove * best) {
+        times.seconds = *std::min_element(times.screens.begin(), times.screens.end());  // dropped
+        continue;
+      }
+    }
+    const double fastest = *std::min_element(times.screens.begin(), times.screens.end());
+    // Launches over a millisecond: 3 samples of one launch, the screens among them.
+    const bool longLaunch = fastest > 1e-3;
+    if (longLaunch) times.samples = times.screens;
+    const int launches = nmSpmmLaunchesPerSample(fastest);
+    while (times.samples.size() < (longLaunch ? 3u : 5u)) times.samples.push_back(timed(i, launches));
+    times.seconds = nmSpmmMedian(times.samples);
+    best = std::min(best, times.seconds);
+  }
+  // The finalists, fastest first; timed in turns (each round starts one further along).
+  std::vector<size_t> finalists;
+  for (size_t i = 0; i < count; ++i)
+    if (!tuned.candidates[i].samples.empty() && tuned.candidates[i].seconds <= tuning.finalWithin * best)
+      finalists.push_back(i);
+  std::stable_sort(finalists.begin(), finalists.end(),
+                   [&](size_t a, size_t b) { return tuned.candidates[a].seconds < tuned.candidates[b].seconds; });
+  if (finalists.size() > tuning.finalists) finalists.resize(tuning.finalists);
+  if (finalists.size() > 1) {
+    const int rounds = best > 1e-3 ? 3 : 5;
+    for (int round = 0; round < rounds; ++round)
+      for (size_t turn = 0; turn < finalists.size(); ++turn) {
+        const size_t finalist = finalists[(round + turn) % finalists.size()];
+        NmSpmmCandidateTimes& times = tuned.candidates[finalist];
+        times.rounds.push_back(timed(finalist, nmSpmmLaunchesPerSample(times.seconds)));
+      }
+    for (size_t finalist : finalists) tuned.candidates[finalist].seconds = nmSpmmMedian(tuned.candidates[finalist].rounds);
+    tuned.chosen = *std::min_element(finalists.begin(), finalists.end(), [&](size_t a, size_t b) {
+      return tuned.candidates[a].seconds < tuned.candidates[b].seconds;
+    });
+    return tuned;
+  }
+  for (size_t i = 1; i < count; ++i)
+    if (tuned.candidates[i].seconds < tuned.candidates[tuned.chosen].seconds) tuned.chosen = i;
+  return tuned;
+}
+
+}  // namespace tcc::detail

@@ -1,0 +1,62 @@
+// Internal to the library: how the nm_spmm intrinsic's autotuner picks one
+// of a shape's candidate plans from their timings. Pure: the timings come
+// from callbacks (the host step times launches on the device; the tests
+// give made-up times), so the choice is tested without a GPU.
+//
+// Each candidate gets one untimed launch, then a screen: one timed launch.
+// One whose screen is not clearly slower than the best so far is sampled
+// (the median of 5 samples of about 0.2 ms of launches, 3 where a launch
+// takes over a millisecond). One whose screen is, is screened once more
+// (a sample of about 0.2 ms) and dropped only if the faster of its two
+// screens is still `dropAbove` slower than the best: one slow launch does
+// not drop a plan. Then the candidates within `finalWithin` of the best
+// (at most `finalists`) are timed again together, taking turns in each
+// round, and the one with the lowest median of those rounds is chosen, so
+// the finalists are compared under the same conditions.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <vector>
+
+namespace tcc::detail {
+
+struct NmSpmmTuning {
+  double screenAbove = 1.25;   // a screen this much slower than the best so far is screened again...
+  double dropAbove = 1.10;     // ...and dropped if its faster screen stays this much slower
+  bool screenAgain = true;     // false: one slow screen drops a candidate (the tuner up to round 29)
+  size_t finalists = 3;        // at most this many candidates timed again together (1: none)
+  double finalWithin = 1.03;   // those within this factor of the best
+};
+
+// TCC_NM_SPMM_TUNER=oneshot: the tuner up to round 29 (one screen, no
+// final rounds), for measuring against; anything else or unset: the default.
+NmSpmmTuning nmSpmmTuningNamed(const char* name);
+
+struct NmSpmmCandidateTimes {
+  std::vector<double> screens;  // seconds per launch of each screen
+  std::vector<double> samples;  // seconds per launch of each sample (none: dropped by its screens)
+  std::vector<double> rounds;   // seconds per launch in each final round (none: not a finalist)
+  double seconds = std::numeric_limits<double>::infinity();  // what it is ranked by
+};
+
+struct NmSpmmTuned {
+  size_t chosen = 0;
+  std::vector<NmSpmmCandidateTimes> candidates;
+  long long launches = 0;  // timed and untimed launches made
+};
+
+// Launches per timed sample for a launch of `seconds`: about 0.2 ms of work, 1-32 launches.
+int nmSpmmLaunchesPerSample(double seconds);
+
+// The median (the lower middle of an even count); infinity for none.
+double nmSpmmMedian(std::vector<double> values);
+
+// Picks one of `count` candidates (count >= 1). warmUp(i): one untimed
+// launch of candidate i, made right before its screen; time(i, launches):
+// seconds per launch of that many launches of candidate i, back to back.
+NmSpmmTuned tuneNmSpmm(size_t count, const std::function<void(size_t)>& warmUp,
+                       const std::function<double(size_t, int)>& time, const NmSpmmTuning& tuning = {});
+
+}  // namespace tcc::detail
