@@ -6,7 +6,7 @@
 //
 //   tcc_bench_nm_spmm [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS]
 //                     [--shape MxNxK]... [--nm N]... [--a row|kmajor|both] [--launch PATH,...]
-//                     [--passes P] [--no-other-l]
+//                     [--passes P] [--no-other-l] [--cublas-apart]
 //
 // --a: A's layout (row-major by default; kmajor: A declared {dense, dense}
 // order (1,0), stored column by column, and cuBLAS given the same buffer
@@ -32,6 +32,10 @@
 // that is slow in both passes is the plan's doing; a shape slow in one pass
 // only, the run's state then). --no-other-l: 4096^3 at other L left out.
 // Each row gives the shape's first call (the autotuner's measurements).
+// tcc's and cuBLAS's timed runs alternate, at every sparsity (the device
+// runs at its power cap, its clock moving; round 30); --cublas-apart:
+// cuBLAS's runs after tcc's, at a shape's first sparsity only, the later
+// ones using that time (the bench before round 31).
 // tcc's side is the library's own path: the program is lowered by tcc, its
 // kernels compiled by NVRTC, and the statement's host step (the intrinsic's
 // planner and autotuner) launches them on device tensors. Inputs are random
@@ -212,8 +216,10 @@ tcc_tensor nmView(float* values, int* indices, int k, int n, const Sparsity& s) 
 
 class Bench {
  public:
-  Bench(int repeats, std::vector<tcc::detail::NmSpmmLaunchPath> paths, size_t maxA, size_t maxB, size_t maxC)
+  Bench(int repeats, bool cublasApart, std::vector<tcc::detail::NmSpmmLaunchPath> paths, size_t maxA, size_t maxB,
+        size_t maxC)
       : repeats_(repeats),
+        cublasApart_(cublasApart),
         paths_(std::move(paths)),
         architecture_(tcc::rt::cuda::device().architecture()),
         helpers_(architecture_) {
@@ -339,27 +345,33 @@ class Bench {
     const double firstCallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - firstCall).count();
     runCublas();
     CHECK_CUDA(cudaDeviceSynchronize());
-    // The paths' runs alternate (path 0, 1, ..., 0, 1, ...), so that drift
-    // in the GPU's clock or temperature falls on all of them alike.
+    // The paths' runs alternate (path 0, 1, ..., 0, 1, ...), and with
+    // cuBLAS's (path 0, 1, ..., cuBLAS, path 0, ...), so that drift in the
+    // GPU's clock falls on all of them alike: it runs at its power cap, its
+    // clock moving with what ran in the last second and its temperature
+    // (round 30). cublasApart_ (as before round 31): cuBLAS's runs after
+    // tcc's, in a shape's first sparsity only, the later ones using its time.
     std::vector<std::vector<double>> seconds(paths_.size()), hostSeconds(paths_.size());
     for (size_t p = 0; p < paths_.size(); ++p) {  // each path once untimed (its first launches)
       tcc::detail::setNmSpmmLaunchPath(paths_[p]);
       runTcc();
     }
-    for (int r = 0; r < repeats_; ++r)
+    std::string key = std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k) +
+                      (aKMajor ? " k-major" : "");
+    const bool timeCublasApart = cublasApart_ && (timeCublas || !cublasSeconds_.count(key));
+    std::vector<double> cublasTimes;
+    for (int r = 0; r < repeats_; ++r) {
       for (size_t p = 0; p < paths_.size(); ++p) {
         tcc::detail::setNmSpmmLaunchPath(paths_[p]);
         auto [device, host] = timeOnce(runTcc);
         seconds[p].push_back(device);
         hostSeconds[p].push_back(host);
       }
-    std::string key = std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k) +
-                      (aKMajor ? " k-major" : "");
-    if (timeCublas || !cublasSeconds_.count(key)) {
-      std::vector<double> times;
-      for (int r = 0; r < repeats_; ++r) times.push_back(timeOnce(runCublas).first);
-      cublasSeconds_[key] = median(times);
+      if (!cublasApart_) cublasTimes.push_back(timeOnce(runCublas).first);
     }
+    if (timeCublasApart)
+      for (int r = 0; r < repeats_; ++r) cublasTimes.push_back(timeOnce(runCublas).first);
+    if (!cublasTimes.empty()) cublasSeconds_[key] = median(cublasTimes);
     // Each path's result on a C filled with NaN before its run (so that
     // rows a split plan adds into and its zeroing missed show), against
     // cuBLAS's reference in C_ref.
@@ -446,6 +458,7 @@ class Bench {
     std::shared_ptr<const tcc::rt::cuda::Module> module;
   };
   int repeats_;
+  bool cublasApart_;
   std::vector<tcc::detail::NmSpmmLaunchPath> paths_;
   std::string architecture_;
   Helpers helpers_;
@@ -511,6 +524,7 @@ int main(int argc, char** argv) {
   int repeats = 5;
   int passes = 1;         // --passes: the shapes measured again, on the plans the first pass chose
   bool noOtherL = false;  // --no-other-l: 4096^3 at other L left out
+  bool cublasApart = false;  // --cublas-apart: cuBLAS timed after tcc, once per shape (before round 31)
   double budget = 1e9;  // seconds of measuring before no new shape is started
   std::string csvPath, svgPath;
   std::vector<Shape> onlyShapes;
@@ -564,6 +578,7 @@ int main(int argc, char** argv) {
     else if (argument == "--repeats" && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
     else if (argument == "--passes" && i + 1 < argc) passes = std::max(1, std::atoi(argv[++i]));
     else if (argument == "--no-other-l") noOtherL = true;
+    else if (argument == "--cublas-apart") cublasApart = true;
     else if (argument == "--budget" && i + 1 < argc) budget = std::atof(argv[++i]);
     else if (argument == "--a" && i + 1 < argc) {
       const std::string layout = argv[++i];
@@ -576,7 +591,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS] [--shape MxNxK] "
-                   "[--nm N]... [--a row|kmajor|both] [--launch PATH,...] [--passes P] [--no-other-l]\n",
+                   "[--nm N]... [--a row|kmajor|both] [--launch PATH,...] [--passes P] [--no-other-l] [--cublas-apart]\n",
                    argv[0]);
       return 2;
     }
@@ -621,7 +636,7 @@ int main(int argc, char** argv) {
     maxA = std::max(maxA, size_t(4096) * 4096);
     maxB = std::max(maxB, size_t(4096) * 4096);
     maxC = std::max(maxC, size_t(4096) * 4096);
-    Bench bench(repeats, paths, maxA, maxB, maxC);
+    Bench bench(repeats, cublasApart, paths, maxA, maxB, maxC);
     std::printf("device: %s\n", tcc::rt::cuda::device().name.c_str());
     printCudaVersions();
     if (const char* tile = std::getenv("TCC_NM_SPMM_TILE"); tile && *tile)

@@ -60,12 +60,15 @@ TEST(NmSpmmTuning, OneSlowFirstLaunchDoesNotDropTheFastestCandidate) {
 }
 
 TEST(NmSpmmTuning, ClearlySlowerCandidatesAreDroppedAfterTwoScreens) {
-  FakeDevice device{{1.0e-4, 2.0e-4, 1.12e-4}};
+  FakeDevice device{{1.0e-4, 1.6e-4, 1.12e-4, 2.5e-4}};
   const NmSpmmTuned tuned = device.tune();
   EXPECT_EQ(tuned.chosen, 0u);
   EXPECT_EQ(tuned.candidates[1].screens.size(), 2u);
   EXPECT_TRUE(tuned.candidates[1].samples.empty());
-  EXPECT_DOUBLE_EQ(tuned.candidates[1].seconds, 2.0e-4);
+  EXPECT_DOUBLE_EQ(tuned.candidates[1].seconds, 1.6e-4);
+  // Twice as slow or more: dropped on its first screen.
+  EXPECT_EQ(tuned.candidates[3].screens.size(), 1u);
+  EXPECT_TRUE(tuned.candidates[3].samples.empty());
   // 12% slower: not screened again (under 25%), sampled, not a finalist (over 3%).
   EXPECT_EQ(tuned.candidates[2].screens.size(), 1u);
   EXPECT_EQ(tuned.candidates[2].samples.size(), 5u);
@@ -112,7 +115,7 @@ TEST(NmSpmmTuning, TheLaunchesMadeAreBounded) {
   FakeDevice device;
   for (int i = 0; i < 40; ++i) {
     device.steady.push_back((1.0 + 0.001 * i) * 1e-5);
-    device.first.push_back(i % 2 ? std::vector<double>{5e-5} : std::vector<double>{});
+    device.first.push_back(i % 2 ? std::vector<double>{1.8e-5} : std::vector<double>{});
   }
   const NmSpmmTuned tuned = device.tune();
   EXPECT_EQ(tuned.chosen, 0u);

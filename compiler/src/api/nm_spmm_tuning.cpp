@@ -40,8 +40,9 @@ NmSpmmTuned tuneNmSpmm(size_t count, const std::function<void(size_t)>& warmUp,
     ++tuned.launches;
     times.screens.push_back(timed(i, 1));
     if (times.screens[0] >= tuning.screenAbove * best) {
-      if (tuning.screenAgain) times.screens.push_back(timed(i, nmSpmmLaunchesPerSample(best)));
-      if (!tuning.screenAgain || times.screens[1] >= tuning.dropAbove * best) {
+      const bool again = tuning.screenAgain && times.screens[0] < tuning.dropAtOnce * best;
+      if (again) times.screens.push_back(timed(i, nmSpmmLaunchesPerSample(best)));
+      if (!again || times.screens[1] >= tuning.dropAbove * best) {
         times.seconds = *std::min_element(times.screens.begin(), times.screens.end());  // dropped
         continue;
       }

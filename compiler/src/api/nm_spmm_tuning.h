@@ -6,10 +6,11 @@
 // Each candidate gets one untimed launch, then a screen: one timed launch.
 // One whose screen is not clearly slower than the best so far is sampled
 // (the median of 5 samples of about 0.2 ms of launches, 3 where a launch
-// takes over a millisecond). One whose screen is, is screened once more
-// (a sample of about 0.2 ms) and dropped only if the faster of its two
-// screens is still `dropAbove` slower than the best: one slow launch does
-// not drop a plan. Then the candidates within `finalWithin` of the best
+// takes over a millisecond). One whose screen is `screenAbove` slower but
+// not `dropAtOnce` slower is screened once more (a sample of about 0.2 ms)
+// and dropped only if that is still `dropAbove` slower than the best: one
+// slow launch does not drop a plan (round 30 measured first launches up to
+// 1.5x a plan's later ones). Then the candidates within `finalWithin` of the best
 // (at most `finalists`) are timed again together, taking turns in each
 // round, and the one with the lowest median of those rounds is chosen, so
 // the finalists are compared under the same conditions.
@@ -24,7 +25,8 @@ namespace tcc::detail {
 
 struct NmSpmmTuning {
   double screenAbove = 1.25;   // a screen this much slower than the best so far is screened again...
-  double dropAbove = 1.10;     // ...and dropped if its faster screen stays this much slower
+  double dropAbove = 1.10;     // ...and dropped if the second stays this much slower;
+  double dropAtOnce = 2.0;     // one this much slower is dropped at once
   bool screenAgain = true;     // false: one slow screen drops a candidate (the tuner up to round 29)
   size_t finalists = 3;        // at most this many candidates timed again together (1: none)
   double finalWithin = 1.03;   // those within this factor of the best
