@@ -591,7 +591,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS] [--shape MxNxK] "
-                   "[--nm N]... [--a row|kmajor|both] [--launch PATH,...] [--passes P] [--no-other-l] [--cublas-apart]\n",
+                   "[--nm N]... [--a row|kmajor|both] [--launch PATH,...] [--passes P] [--no-other-l] "
+                   "[--cublas-apart]\n",
                    argv[0]);
       return 2;
     }

@@ -355,8 +355,11 @@ PreparedLaunch tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape
       },
       tuning);
   if (verbose) {
-    const double tuningMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-    auto label = [&](size_t i) { return lowering::nmSpmmPlanLabel(candidates[i]) + "x" + std::to_string(candidates[i].splits); };
+    const double tuningMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    auto label = [&](size_t i) {
+      return lowering::nmSpmmPlanLabel(candidates[i]) + "x" + std::to_string(candidates[i].splits);
+    };
     auto milliseconds = [](const std::vector<double>& seconds) {
       std::string text;
       char number[32];

@@ -72,7 +72,8 @@ NmSpmmTuned tuneNmSpmm(size_t count, const std::function<void(size_t)>& warmUp,
         NmSpmmCandidateTimes& times = tuned.candidates[finalist];
         times.rounds.push_back(timed(finalist, nmSpmmLaunchesPerSample(times.seconds)));
       }
-    for (size_t finalist : finalists) tuned.candidates[finalist].seconds = nmSpmmMedian(tuned.candidates[finalist].rounds);
+    for (size_t finalist : finalists)
+      tuned.candidates[finalist].seconds = nmSpmmMedian(tuned.candidates[finalist].rounds);
     tuned.chosen = *std::min_element(finalists.begin(), finalists.end(), [&](size_t a, size_t b) {
       return tuned.candidates[a].seconds < tuned.candidates[b].seconds;
     });

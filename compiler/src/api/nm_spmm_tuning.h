@@ -10,10 +10,11 @@
 // not `dropAtOnce` slower is screened once more (a sample of about 0.2 ms)
 // and dropped only if that is still `dropAbove` slower than the best: one
 // slow launch does not drop a plan (round 30 measured first launches up to
-// 1.5x a plan's later ones). Then the candidates within `finalWithin` of the best
-// (at most `finalists`) are timed again together, taking turns in each
-// round, and the one with the lowest median of those rounds is chosen, so
-// the finalists are compared under the same conditions.
+// 1.5x a plan's later ones). Then the candidates within `finalWithin` of
+// the best (at most `finalists`) are timed again together, taking turns in
+// each round, and the one with the lowest median of those rounds is
+// chosen: the finalists are compared in the same state of the GPU, whose
+// clock moves at its power cap (bench/nm_spmm/RESULTS.md, rounds 30-31).
 #pragma once
 
 #include <cstddef>
