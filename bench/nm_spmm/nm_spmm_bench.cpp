@@ -6,7 +6,7 @@
 //
 //   tcc_bench_nm_spmm [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS]
 //                     [--shape MxNxK]... [--nm N]... [--a row|kmajor|both] [--launch PATH,...]
-//                     [--passes P] [--no-other-l] [--cublas-apart]
+//                     [--passes P] [--no-other-l] [--alternate]
 //
 // --a: A's layout (row-major by default; kmajor: A declared {dense, dense}
 // order (1,0), stored column by column, and cuBLAS given the same buffer
@@ -32,10 +32,11 @@
 // that is slow in both passes is the plan's doing; a shape slow in one pass
 // only, the run's state then). --no-other-l: 4096^3 at other L left out.
 // Each row gives the shape's first call (the autotuner's measurements).
-// tcc's and cuBLAS's timed runs alternate, at every sparsity (the device
-// runs at its power cap, its clock moving; round 30); --cublas-apart:
-// cuBLAS's runs after tcc's, at a shape's first sparsity only, the later
-// ones using that time (the bench before round 31).
+// cuBLAS's timed runs come after tcc's, at a shape's first sparsity only
+// (the later sparsities use that time); --alternate: tcc's and cuBLAS's
+// runs in turns, cuBLAS timed at every sparsity (round 32 measured it
+// against this order: tcc's calls after cuBLAS's took longer on the host,
+// and two sweeps agreed no better; bench/nm_spmm/RESULTS.md).
 // tcc's side is the library's own path: the program is lowered by tcc, its
 // kernels compiled by NVRTC, and the statement's host step (the intrinsic's
 // planner and autotuner) launches them on device tensors. Inputs are random
@@ -216,10 +217,10 @@ tcc_tensor nmView(float* values, int* indices, int k, int n, const Sparsity& s) 
 
 class Bench {
  public:
-  Bench(int repeats, bool cublasApart, std::vector<tcc::detail::NmSpmmLaunchPath> paths, size_t maxA, size_t maxB,
+  Bench(int repeats, bool alternate, std::vector<tcc::detail::NmSpmmLaunchPath> paths, size_t maxA, size_t maxB,
         size_t maxC)
       : repeats_(repeats),
-        cublasApart_(cublasApart),
+        alternate_(alternate),
         paths_(std::move(paths)),
         architecture_(tcc::rt::cuda::device().architecture()),
         helpers_(architecture_) {
@@ -345,12 +346,10 @@ class Bench {
     const double firstCallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - firstCall).count();
     runCublas();
     CHECK_CUDA(cudaDeviceSynchronize());
-    // The paths' runs alternate (path 0, 1, ..., 0, 1, ...), and with
-    // cuBLAS's (path 0, 1, ..., cuBLAS, path 0, ...), so that drift in the
-    // GPU's clock falls on all of them alike: it runs at its power cap, its
-    // clock moving with what ran in the last second and its temperature
-    // (round 30). cublasApart_ (as before round 31): cuBLAS's runs after
-    // tcc's, in a shape's first sparsity only, the later ones using its time.
+    // The paths' runs alternate (path 0, 1, ..., 0, 1, ...), so that drift
+    // in the GPU's clock falls on all of them alike. alternate_: cuBLAS's
+    // runs too (path 0, 1, ..., cuBLAS, path 0, ...), at every sparsity;
+    // else cuBLAS's runs come after tcc's, at a shape's first sparsity only.
     std::vector<std::vector<double>> seconds(paths_.size()), hostSeconds(paths_.size());
     for (size_t p = 0; p < paths_.size(); ++p) {  // each path once untimed (its first launches)
       tcc::detail::setNmSpmmLaunchPath(paths_[p]);
@@ -358,7 +357,7 @@ class Bench {
     }
     std::string key = std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" + std::to_string(shape.k) +
                       (aKMajor ? " k-major" : "");
-    const bool timeCublasApart = cublasApart_ && (timeCublas || !cublasSeconds_.count(key));
+    const bool timeCublasAfter = !alternate_ && (timeCublas || !cublasSeconds_.count(key));
     std::vector<double> cublasTimes;
     for (int r = 0; r < repeats_; ++r) {
       for (size_t p = 0; p < paths_.size(); ++p) {
@@ -367,9 +366,9 @@ class Bench {
         seconds[p].push_back(device);
         hostSeconds[p].push_back(host);
       }
-      if (!cublasApart_) cublasTimes.push_back(timeOnce(runCublas).first);
+      if (alternate_) cublasTimes.push_back(timeOnce(runCublas).first);
     }
-    if (timeCublasApart)
+    if (timeCublasAfter)
       for (int r = 0; r < repeats_; ++r) cublasTimes.push_back(timeOnce(runCublas).first);
     if (!cublasTimes.empty()) cublasSeconds_[key] = median(cublasTimes);
     // Each path's result on a C filled with NaN before its run (so that
@@ -458,7 +457,7 @@ class Bench {
     std::shared_ptr<const tcc::rt::cuda::Module> module;
   };
   int repeats_;
-  bool cublasApart_;
+  bool alternate_;
   std::vector<tcc::detail::NmSpmmLaunchPath> paths_;
   std::string architecture_;
   Helpers helpers_;
@@ -524,7 +523,7 @@ int main(int argc, char** argv) {
   int repeats = 5;
   int passes = 1;         // --passes: the shapes measured again, on the plans the first pass chose
   bool noOtherL = false;  // --no-other-l: 4096^3 at other L left out
-  bool cublasApart = false;  // --cublas-apart: cuBLAS timed after tcc, once per shape (before round 31)
+  bool alternate = false;  // --alternate: tcc's and cuBLAS's timed runs in turns, cuBLAS at every sparsity
   double budget = 1e9;  // seconds of measuring before no new shape is started
   std::string csvPath, svgPath;
   std::vector<Shape> onlyShapes;
@@ -578,7 +577,7 @@ int main(int argc, char** argv) {
     else if (argument == "--repeats" && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
     else if (argument == "--passes" && i + 1 < argc) passes = std::max(1, std::atoi(argv[++i]));
     else if (argument == "--no-other-l") noOtherL = true;
-    else if (argument == "--cublas-apart") cublasApart = true;
+    else if (argument == "--alternate") alternate = true;
     else if (argument == "--budget" && i + 1 < argc) budget = std::atof(argv[++i]);
     else if (argument == "--a" && i + 1 < argc) {
       const std::string layout = argv[++i];
@@ -592,7 +591,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS] [--shape MxNxK] "
                    "[--nm N]... [--a row|kmajor|both] [--launch PATH,...] [--passes P] [--no-other-l] "
-                   "[--cublas-apart]\n",
+                   "[--alternate]\n",
                    argv[0]);
       return 2;
     }
@@ -637,7 +636,7 @@ int main(int argc, char** argv) {
     maxA = std::max(maxA, size_t(4096) * 4096);
     maxB = std::max(maxB, size_t(4096) * 4096);
     maxC = std::max(maxC, size_t(4096) * 4096);
-    Bench bench(repeats, cublasApart, paths, maxA, maxB, maxC);
+    Bench bench(repeats, alternate, paths, maxA, maxB, maxC);
     std::printf("device: %s\n", tcc::rt::cuda::device().name.c_str());
     printCudaVersions();
     if (const char* tile = std::getenv("TCC_NM_SPMM_TILE"); tile && *tile)
