@@ -367,12 +367,15 @@ Stmt Lowerer::lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<
     throw LoweringError(command + ": " + reason, options_.commands.commandOf(pinned.relation));
   };
   LevelIterator* driver = nullptr;
+  // Other operands that store the variable sparsely: each is searched for
+  // the driver's coordinate at every position (TACO's locate of a sorted
+  // level), so a term needing one runs only where it has the entry.
+  std::vector<LevelIterator*> searched;
   for (auto& it : iterators) {
     if (sameAccess(it.access, pinned.access) && !driver) {
       driver = &it;
     } else if (!it.locatable()) {
-      refuse(it.tensor.name() + " also stores " + var.name() +
-             " sparsely; iterating positions of one operand while co-iterating another is not supported");
+      searched.push_back(&it);
     }
   }
   if (!driver) refuse("the access is not iterated by the loop over " + var.name());
@@ -380,6 +383,18 @@ Stmt Lowerer::lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<
     if (std::find(point.iterators.begin(), point.iterators.end(), driver->id) == point.iterators.end())
       refuse("the expression has terms where " + driver->tensor.name() +
              " has no entry (a sum), which iterating its positions would skip");
+  for (const auto* it : searched) {
+    std::string also = it->tensor.name() + " also stores " + var.name() + " sparsely";
+    if (it->workspaceList)
+      refuse(also + ", as the coordinates a workspace lists, which cannot be searched; iterating positions of " +
+             driver->tensor.name() + " while co-iterating it is not supported");
+    if (it->format.kind != ir::LevelKind::Compressed && it->format.kind != ir::LevelKind::Singleton)
+      refuse(also + " in a " + it->format.toString() + " level, which cannot be searched for " +
+             driver->tensor.name() + "'s coordinates");
+    if (!it->format.ordered)
+      refuse(also + " in an unordered level, which cannot be searched for " + driver->tensor.name() +
+             "'s coordinates; store it ordered");
+  }
 
   const TensorStorage& storage = storageOf(driver->tensor);
   Expr coordinate = freshVar(var.name() + driver->tensor.name(), imp::Type::int32());
@@ -398,7 +413,71 @@ Stmt Lowerer::lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<
   stmts.insert(stmts.end(), locate.begin(), locate.end());
   driver->pos = pinned.position;
   positions_[driver->access][driver->level] = driver->pos;
-  stmts.push_back(lowerCase(forall, lattice.front(), sole));
+  if (searched.empty()) {
+    stmts.push_back(lowerCase(forall, lattice.front(), sole));
+    return imp::Block::make(stmts);
+  }
+
+  // Each searched operand's range at its parent's position, the first of
+  // its positions whether the coordinate is at least the driver's, and
+  // whether the coordinate is there.
+  std::map<int, Expr> found;
+  Expr one = ops::IntImm::make(1, imp::Type::int64());
+  for (auto* it : searched) {
+    const TensorStorage& other = storageOf(it->tensor);
+    std::string base = "p" + it->tensor.name() + std::to_string(it->level + 1);
+    Expr parent = parentPosition(it->access, it->level);
+    Expr begin, end;
+    if (it->format.kind == ir::LevelKind::Compressed) {
+      begin = imp::Load::make(other.pos[it->level], parent);
+      end = imp::Load::make(other.pos[it->level], ops::add(parent, one));
+    } else {
+      begin = parent;
+      auto segment = segmentEnds_[it->access].find(it->level - 1);
+      end = segment != segmentEnds_[it->access].end() ? segment->second : ops::add(parent, one);
+    }
+    it->end = freshVar(base + "_end", imp::Type::int64());
+    stmts.push_back(imp::Declare::make(it->end, end));
+    it->pos = freshVar(base, imp::Type::int64());
+    stmts.push_back(imp::Declare::make(
+      it->pos, imp::Call::make("tcc_lower_bound", {other.crd[it->level], begin, it->end, coordinate},
+                               imp::Type::int64())));
+    Expr present = freshVar(base + "_found", imp::Type::bool_());
+    stmts.push_back(imp::Declare::make(
+      present, ops::land(ops::lt(it->pos, it->end), ops::eq(imp::Load::make(other.crd[it->level], it->pos), coordinate))));
+    found[it->id] = present;
+    positions_[it->access][it->level] = it->pos;
+  }
+
+  // The lattice's cases, most operands first: the first whose searched
+  // operands are all there (a product with one that is absent is skipped).
+  std::vector<std::pair<Expr, const LatticePoint*>> cases;
+  for (const auto& point : lattice) {
+    Expr condition;
+    for (int id : point.iterators)
+      if (found.count(id)) condition = ops::land(condition, found.at(id));
+    cases.push_back({condition, &point});
+    if (!condition.defined()) break;
+  }
+  // A level with repeated coordinates (COO's first) hands its children the
+  // run of positions at the coordinate.
+  auto caseBody = [&](const LatticePoint& point) {
+    std::vector<Stmt> body;
+    for (auto* it : searched) {
+      if (!std::binary_search(point.iterators.begin(), point.iterators.end(), it->id)) continue;
+      it->coord = coordinate;
+      auto segment = findSegmentEnd(*it);
+      body.insert(body.end(), segment.begin(), segment.end());
+    }
+    body.push_back(lowerCase(forall, point, sole));
+    return imp::Block::make(body);
+  };
+  Stmt chain;
+  for (auto c = cases.rbegin(); c != cases.rend(); ++c) {
+    Stmt body = caseBody(*c->second);
+    chain = c->first.defined() ? imp::If::make(c->first, body, chain) : body;
+  }
+  if (chain.defined()) stmts.push_back(chain);
   return imp::Block::make(stmts);
 }
 

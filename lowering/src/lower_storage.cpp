@@ -58,7 +58,7 @@ ir::Format nearestAssemblableFormat(const ir::Format& format) {
 Lowerer::Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options)
     : parameters_(std::move(parameters)), options_(std::move(options)) {
   for (const char* reserved : {"malloc", "calloc", "realloc", "free", "memset", "memcpy", "omp_get_thread_num", "omp_get_max_threads", "sched_yield", "tcc_min", "tcc_max",
-                               "tcc_sort_coordinates", "tcc_order_touched", "tcc_segment_of", "tcc_tensors", "tcc_tensor",
+                               "tcc_sort_coordinates", "tcc_order_touched", "tcc_segment_of", "tcc_lower_bound", "tcc_tensors", "tcc_tensor",
                                "tcc_store", "tcc_stream", "tcc_stream_fence", "tcc_stream_bytes", "tcc_pages_resident",
                                "tcc_claim_chunk", "tcc_chunk_offset", "tcc_chunk_total", "tcc_rows_per_chunk",
                                "tcc_chunk_capacity", "tcc_alloc", "tcc_alloc_zeroed", "tcc_realloc",

@@ -1,7 +1,8 @@
 // pos over an operand that the statement reads twice at the same indices
 // (A(i,k) * A(i,k)): the loops around fix one parent position for both
-// reads, so one position loop serves them; reads at other indices, or other
-// sparse operands at the pos variable, stay refused at the command. Without
+// reads, so one position loop serves them; reads at other indices, and
+// other sparse operands at the pos variable, are searched at each of A's
+// positions; a term without A stays refused at the command. Without
 // pos, such reads share one iterator at every level too. And pos over a
 // first level, whose segment no loop fixes, and pos then fuse.
 #include <gtest/gtest.h>
@@ -227,18 +228,33 @@ TEST(PosThenFuse, PinsTheVariablesInTheLoopsOrder) {
   }
 }
 
-// A read at other indices (through a copy in another storage order), a
-// second sparse operand at the pos variable, or a term without A: the
-// positions of A would not serve them. Each refusal is at the pos command,
-// and the program without it matches.
+// A read at other indices (through a copy in another storage order) or a
+// second sparse operand at the pos variable: the loop over A's positions
+// searches their level for A's coordinate (see
+// pos_searched_operand_test.cpp), and matches.
+TEST(PosOverARepeatedOperand, SearchesAReadAtOtherIndices) {
+  const std::vector<Statement> searched = {
+      {"tensor y(I) : dense\n", "y(i) = A(i,k) * A(k,i)"},
+      {"tensor Y(I, I) : csr\n", "Y(i,k) = A(i,k) * A(k,i)"},
+      {"tensor y(I) : dense\ntensor B(I, I) : csr\n", "y(i) = A(i,k) * A(i,k) * B(i,k)"},
+  };
+  auto inputs = inputsFor(realMatrix("west0497.mtx"), 31);
+  inputs["B"] = randomSparse({497, 497}, 0.01, 32);
+  for (const auto& statement : searched) {
+    std::string dsl = program("csr", statement, "pos(k, kp, A(i,k))", "I, I");
+    SCOPED_TRACE(dsl);
+    std::string code = expectProgramMatchesReference(dsl, declared(dsl, inputs));
+    EXPECT_TRUE(contains(code, "tcc_lower_bound(")) << code;
+  }
+}
+
+// A term without A: the positions of A would not serve it. The refusal is
+// at the pos command, and the program without it matches.
 TEST(PosOverARepeatedOperand, IsRefusedAtTheCommandWhereTheReadsDiffer) {
   struct Refused {
     std::string declarations, statement, message;
   };
   const std::vector<Refused> refused = {
-      {"tensor y(I) : dense\n", "y(i) = A(i,k) * A(k,i)", "A_by_i_k also stores k sparsely"},
-      {"tensor Y(I, I) : csr\n", "Y(i,k) = A(i,k) * A(k,i)", "A_by_i_k also stores k sparsely"},
-      {"tensor y(I) : dense\ntensor B(I, I) : csr\n", "y(i) = A(i,k) * A(i,k) * B(i,k)", "B also stores k sparsely"},
       {"tensor Y(I, I) : csr\ntensor B(I, I) : dense\n", "Y(i,k) = A(i,k) * A(i,k) + B(i,k)",
        "the expression has terms where A has no entry (a sum)"},
   };

@@ -355,11 +355,12 @@ TEST(Refusals, FindTheCommandAsWritten) {
   EXPECT_EQ(split.location, (frontend::SourceLocation{"test.tc", 6, 1})) << split.format();
   EXPECT_EQ(split.message.rfind("split(i, i0, i1, 2): the loops (", 0), 0u) << split.message;
 
-  const std::string product = "tensor Y(I) : dense\ntensor A(I, K) : csr\ntensor B(I, K) : csr\nY(i) = A(i,k) * B(i,k)\n";
+  const std::string product = "tensor Y(I) : dense\ntensor A(I, K) : csr\n"
+                              "tensor B(I, K) : {dense, compressed(unordered)}\nY(i) = A(i,k) * B(i,k)\n";
   frontend::Diagnostic pos = refusalOf(withSchedule(product, "pos(k, kp, A(i, k))"));
   EXPECT_EQ(pos.location, (frontend::SourceLocation{"test.tc", 6, 1})) << pos.format();
-  EXPECT_EQ(pos.message, "pos(k, kp, A(i,k)): B also stores k sparsely; iterating positions of one operand while "
-                         "co-iterating another is not supported");
+  EXPECT_EQ(pos.message, "pos(k, kp, A(i,k)): B also stores k sparsely in an unordered level, which cannot be "
+                         "searched for A's coordinates; store it ordered");
 
   const std::string rowSums = "tensor Y(I) : dense\ntensor A(I, K) : {compressed, dense}\nY(i) = A(i,k)\n";
   frontend::Diagnostic parallel =

@@ -31,6 +31,16 @@ __device__ inline int64_t tcc_segment_of(const int64_t* pos, int64_t segments, i
   return low;
 }
 
+// The first position in [begin, end) of a sorted coordinate segment whose
+// coordinate is at least `coordinate` (end when there is none).
+__device__ inline int64_t tcc_lower_bound(const int32_t* crd, int64_t begin, int64_t end, int64_t coordinate) {
+  while (begin < end) {
+    int64_t middle = begin + (end - begin) / 2;
+    if (crd[middle] < coordinate) begin = middle + 1; else end = middle;
+  }
+  return begin;
+}
+
 // The sum of `value` over the 32 lanes of a warp, in every lane.
 template <typename T> __device__ static inline T tcc_warp_sum(T value) {
   for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
