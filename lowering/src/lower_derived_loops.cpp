@@ -385,8 +385,8 @@ Stmt Lowerer::lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<
              " has no entry (a sum), which iterating its positions would skip");
   for (const auto* it : searched) {
     std::string also = it->tensor.name() + " also stores " + var.name() + " sparsely";
-    if (it->workspaceList)
-      refuse(also + ", as the coordinates a workspace lists, which cannot be searched; iterating positions of " +
+    if (it->workspaceList || storageOf(it->tensor).isWorkspace)
+      refuse(also + " as a workspace, whose coordinates are not searched; iterating positions of " +
              driver->tensor.name() + " while co-iterating it is not supported");
     if (it->format.kind != ir::LevelKind::Compressed && it->format.kind != ir::LevelKind::Singleton)
       refuse(also + " in a " + it->format.toString() + " level, which cannot be searched for " +
