@@ -112,6 +112,9 @@ Stmt Lowerer::lower(const ir::IndexStmt& stmt) {
 Stmt Lowerer::lowerAssignment(const ir::AssignmentNode* assignment) {
   if (workPass_) return addWork(ops::IntImm::make(1, imp::Type::int64()));
   Expr value = lowerExpr(assignment->rhs);
+  if (scalarReductionTarget_.defined() && !reductionTarget_.defined() &&
+      assignment->lhs.tensor() == scalarReductionOutput_)
+    return imp::Assign::makeCompound(imp::BinaryOp::Add, scalarReductionTarget_, value);
   if (reductionTarget_.defined()) {
     return assignment->accumulate ? imp::Assign::makeCompound(imp::BinaryOp::Add, reductionTarget_, value)
                                   : imp::Assign::make(reductionTarget_, value);
@@ -173,6 +176,21 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
       return imp::Block::make({imp::Declare::make(temporary, ops::cast(temporary.type(), ops::FloatImm::make(0.0))),
                                loop, store(sole, temporary, !onlyContribution)});
     }
+  }
+
+  if (auto output = scalarOutputReducedAcrossWhere(forall, sole)) {
+    Expr temporary = freshVar("t" + output->name(), valueType(*output));
+    bool onlyContribution = coordinates_.empty();
+    scalarReductionOutput_ = *output;
+    scalarReductionTarget_ = temporary;
+    Stmt loop = lowerForall(forall);
+    scalarReductionTarget_ = Expr();
+    scalarReductionOutput_ = ir::TensorVar();
+    const ir::AssignmentNode* assignment = nullptr;
+    for (const auto* each : ir::assignmentsOf(forall->body))
+      if (each->lhs.tensor() == *output) assignment = each;
+    return imp::Block::make({imp::Declare::make(temporary, ops::cast(temporary.type(), ops::FloatImm::make(0.0))),
+                             loop, store(assignment, temporary, !onlyContribution)});
   }
 
   if (relationOf_.count(var)) return lowerDerivedLoop(forall);
@@ -451,6 +469,32 @@ Stmt Lowerer::addWork(const Expr& amount) {
                           ops::cast(imp::Type::int64(), amount), true);
 }
 
+std::optional<ir::TensorVar> Lowerer::scalarOutputReducedAcrossWhere(const ir::ForallNode* forall,
+                                                                    const ir::AssignmentNode* sole) const {
+  const auto& attributes = forall->attributes;
+  bool cpu = attributes.onThreads() || attributes.parallelUnit == ir::ParallelUnit::CPUVector;
+  bool reduces = attributes.outputRaceStrategy == ir::OutputRaceStrategy::ParallelReduction ||
+                 attributes.outputRaceStrategy == ir::OutputRaceStrategy::Temporary;
+  if (!cpu || !reduces || sole || reductionTarget_.defined() || scalarReductionTarget_.defined() || workPass_ ||
+      whereStatements(forall->body).empty())
+    return std::nullopt;
+  // The temporaries the body's wheres fill are private to each iteration;
+  // every update of the one scalar it sums into (the output, or the
+  // temporary of a sum around the loop) adds to it: the loop's share is
+  // their sum, which each thread (or lane) keeps apart until the loop ends.
+  std::set<ir::TensorVar> private_;
+  for (const auto* where : whereStatements(forall->body))
+    for (const auto& tensor : ir::tensorsWritten(where->producer)) private_.insert(tensor);
+  std::optional<ir::TensorVar> output;
+  for (const auto* assignment : ir::assignmentsOf(forall->body)) {
+    const ir::TensorVar& tensor = assignment->lhs.tensor();
+    if (private_.count(tensor)) continue;
+    if (tensor.order() != 0 || !assignment->accumulate || (output && !(*output == tensor))) return std::nullopt;
+    output = tensor;
+  }
+  return output;
+}
+
 bool Lowerer::countsTripsOnly(const ir::ForallNode* forall) const {
   const ir::IndexVar& var = forall->indexVar;
   return workPass_ && forall->body.as<ir::AssignmentNode>() != nullptr && !(var == workPass_->owned) &&
@@ -544,6 +588,8 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
       case OutputRaceStrategy::Temporary: case OutputRaceStrategy::ParallelReduction:
         if (reductionTarget_.defined()) {
           plan.reductions.push_back({reductionTarget_, Expr()});
+        } else if (scalarReductionTarget_.defined() && output == scalarReductionOutput_) {
+          plan.reductions.push_back({scalarReductionTarget_, Expr()});
         } else {
           requireParallelizable(forall, !workspace && output.order() > 0,
                                 race + "; a reduction needs a scalar temporary or a dense output");

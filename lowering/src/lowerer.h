@@ -320,6 +320,11 @@ class Lowerer {
   std::set<std::string> usedNames_;
   std::vector<imp::Stmt> header_, footer_;
   imp::Expr reductionTarget_;
+  // A scalar output summed by a CPU loop over threads or lanes whose body
+  // holds a where (a sum below the statement's top): its updates in the
+  // loop go to this temporary, which the loop reduces and stores after it.
+  ir::TensorVar scalarReductionOutput_;
+  imp::Expr scalarReductionTarget_;
   imp::Expr threadCount_;  // omp_get_max_threads(), when a workspace needs per-thread copies
   // Outputs whose rows a parallel loop assembles (OutputPass::Count / Fill,
   // or Chunk), and the variables of the loops that do.
@@ -419,6 +424,10 @@ class Lowerer {
   // innermost loop (its body the assignment) over another variable than
   // the owned one, neither derived nor pinned.
   bool countsTripsOnly(const ir::ForallNode* forall) const;
+  // The scalar output a CPU loop with ParallelReduction or Temporary sums
+  // across a where in its body (every update of it there adds), if any.
+  std::optional<ir::TensorVar> scalarOutputReducedAcrossWhere(const ir::ForallNode* forall,
+                                                              const ir::AssignmentNode* sole) const;
 };
 
 // The assignment a forall nest ends in, when the body is nothing else.

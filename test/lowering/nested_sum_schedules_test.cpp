@@ -154,6 +154,68 @@ TEST(NestedSumSchedules, EachCommandActsOnTheLoopsOverItsVariable) {
   EXPECT_TRUE(contains(concrete, "pos(k, kp, A(i,k)), split(k, k0, k1, 4)")) << concrete;
 }
 
+// A scalar result summed by threads or vector lanes whose loop holds a
+// sum computed into a temporary: each iteration's temporary is its own, and
+// the loop's share of the result is a partial sum per thread (or lane),
+// added together after the loop. In strict and in fast floating point.
+std::vector<Scheduled> scalarResultsReducedAcrossASum() {
+  return {
+      // A sum under a product, the product's operand sparse.
+      {"tensor Y : dense\ntensor B(K) : dense\ntensor A(I) : sparse\nY = sum(k, B(k)) * A(i)\n",
+       {"parallelize(i, CPUThread, ParallelReduction)", "parallelize(i, CPUThread, Temporary)",
+        "pos(i, ip, A(i))\nsplit(ip, ip0, ip1, 2)\nparallelize(ip0, CPUThread, ParallelReduction)",
+        "pos(i, ip, A(i))\nsplit(ip, ip0, ip1, 4)\nparallelize(ip1, CPUThread, ParallelReduction)"}},
+      // The sum's operand sparse, the product's dense.
+      {"tensor y : dense\ntensor A(I) : dense\ntensor B(I, K) : csr\ntensor x(K) : dense\n"
+       "y = A(i) * sum(k, B(i,k) * x(k))\n",
+       {"parallelize(i, CPUThread, ParallelReduction)", "parallelize(i, CPUVector, ParallelReduction)",
+        "split(i, i0, i1, 3)\nparallelize(i0, CPUThread, ParallelReduction)",
+        "split(i, i0, i1, 3)\nparallelize(i1, CPUThread, ParallelReduction)",
+        "split(i, i0, i1, 2)\nparallelize(i0, CPUThread, ParallelReduction)\npos(k, kp, B(i,k))\n"
+        "split(kp, kp0, kp1, 2)",
+        "parallelize(i, CPUThread, Atomics)"}},
+      // A difference of sums: each term's loop over i sums into a temporary
+      // of its own, which its threads reduce.
+      {"tensor y : dense\ntensor A(I) : dense\ntensor B(I, K) : csr\ntensor x(K) : dense\n"
+       "tensor c(I) : dense\ntensor E(I, K) : csr\n"
+       "y = A(i) * sum(k, B(i,k) * x(k)) - c(i) * sum(k, E(i,k) * x(k))\n",
+       {"parallelize(i, CPUThread, ParallelReduction)", "split(i, i0, i1, 3)\nparallelize(i0, CPUThread, Temporary)",
+        "parallelize(i, CPUVector, ParallelReduction)"}},
+      // A sum under a product of a matrix, summed over both its indices.
+      {"tensor y : dense\ntensor A(I, J) : csr\ntensor B(J, K) : csr\ntensor x(K) : dense\n"
+       "y = A(i,j) * sum(k, B(j,k) * x(k))\n",
+       {"parallelize(i, CPUThread, ParallelReduction)",
+        "pos(j, jp, A(i,j))\nsplit(jp, jp0, jp1, 2)\nparallelize(jp0, CPUThread, ParallelReduction)"}},
+  };
+}
+
+TEST(NestedSumSchedules, ScalarResultsReducedAcrossASumMatchReference) {
+  for (const auto& statement : scalarResultsReducedAcrossASum())
+    for (const auto& schedule : statement.schedules)
+      for (const char* mode : {"", "fp fast\n"}) {
+        std::string dsl = withSchedule(statement.program + mode, schedule);
+        SCOPED_TRACE(dsl);
+        EXPECT_EQ(errorOf(dsl), "");
+        for (uint64_t seed : {13u, 14u}) expectProgramMatchesReference(dsl, inputsOf(statement.program, seed * 100));
+      }
+}
+
+// Enough rows for several threads' chunks: a real matrix's.
+TEST(NestedSumSchedules, ScalarResultsReducedAcrossASumOnARealMatrix) {
+  rt::Coo b = realMatrix("bcsstk01.mtx");
+  int32_t n = b.dims[0];
+  std::string program = "tensor y : dense\ntensor A(I) : dense\ntensor B(I, K) : csr\ntensor x(K) : dense\n"
+                        "y = A(i) * sum(k, B(i,k) * x(k))\n";
+  for (const char* mode : {"", "fp fast\n"})
+    for (const char* schedule : {"parallelize(i, CPUThread, ParallelReduction)",
+                                 "split(i, i0, i1, 2)\nparallelize(i0, CPUThread, ParallelReduction)",
+                                 "split(i, i0, i1, 4)\nparallelize(i1, CPUThread, Temporary)"}) {
+      std::string dsl = withSchedule(program + mode, schedule);
+      SCOPED_TRACE(dsl);
+      expectProgramMatchesReference(dsl, {{"B", b}, {"x", randomDense({n}, 970)}, {"A", randomDense({n}, 971)}});
+    }
+}
+
 struct Refused {
   std::string program;
   std::string schedule;  // its last command is the one refused
@@ -170,6 +232,11 @@ TEST(NestedSumSchedules, RefusedAtTheCommandWithTheReason) {
                                      "tensor b(I) : dense\nr(i) = b(i) - A(i,j) * x(j)\n";
   const std::string twoSums = "tensor y(I) : dense\ntensor A(I, K) : csr\ntensor E(I, L) : dense\n"
                               "tensor x(L) : dense\ny(i) = A(i,k) - E(i,l) * x(l)\n";
+  const std::string scalarOfSum = "tensor y : dense\ntensor A(I) : dense\ntensor B(I, K) : csr\n"
+                                  "tensor x(K) : dense\ny = A(i) * sum(k, B(i,k) * x(k))\n";
+  const std::string scalarOfDifference = "tensor y : dense\ntensor A(I) : dense\ntensor B(I, K) : csr\n"
+                                         "tensor x(K) : dense\ntensor c(I) : dense\ntensor E(I, K) : csr\n"
+                                         "y = A(i) * sum(k, B(i,k) * x(k)) - c(i) * sum(k, E(i,k) * x(k))\n";
   const std::vector<Refused> refused = {
       {differentSums, "reorder(m, j)",
        "m is a loop of a sum computed into a temporary inside the loop over j; it cannot move outside it"},
@@ -184,6 +251,12 @@ TEST(NestedSumSchedules, RefusedAtTheCommandWithTheReason) {
       {residual, "pos(j, jp, A(i,j))\nparallelize(jp, CPUThread, NoRaces)", "jp is summed into tj"},
       {residual, "pos(j, jp, A(i,j))\nparallelize(jp, CPUThread, Atomics)", "jp is summed into tj"},
       {twoSums, "pos(l, lp, A(i,k))", "A(i,k) is not indexed by l"},
+      {scalarOfSum, "parallelize(i, CPUThread, NoRaces)", "i is summed into y, so iterations race on its entries"},
+      // Atomic updates go to parameters of the kernel, not to the scalar
+      // temporary a term's loop sums into.
+      {scalarOfDifference, "split(i, i0, i1, 3)\nparallelize(i0, CPUThread, Atomics)",
+       "i0 is summed into ti1, so iterations race on its entries and atomic updates need CPU threads and a "
+       "parameter of the kernel"},
       {"tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\ntensor D(I, J) : csr\n"
        "A(i,j) = B(i,k) * C(k,j) + D(i,j)\n",
        "split(i, i0, i1, 2)\nprecompute(D(i,j), j, jw)", "the statement's terms fill one sparse workspace"},
