@@ -119,15 +119,20 @@ std::map<std::string, rt::Coo> inputsOf(const std::string& program, uint64_t see
   return inputs;
 }
 
-TEST(NestedSumSchedules, MatchReference) {
-  for (const auto& statement : scheduledStatements())
-    for (const auto& schedule : statement.schedules) {
-      std::string dsl = withSchedule(statement.program, schedule);
-      SCOPED_TRACE(dsl);
-      EXPECT_EQ(errorOf(dsl), "");
-      for (uint64_t seed : {11u, 12u}) expectProgramMatchesReference(dsl, inputsOf(statement.program, seed * 100));
-    }
+// Every schedule of every statement, in each floating-point mode, compiles and matches the dense reference.
+void expectEachScheduleMatches(const std::vector<Scheduled>& statements, std::initializer_list<const char*> modes,
+                               std::initializer_list<uint64_t> seeds) {
+  for (const auto& statement : statements)
+    for (const auto& schedule : statement.schedules)
+      for (const char* mode : modes) {
+        std::string dsl = withSchedule(statement.program + mode, schedule);
+        SCOPED_TRACE(dsl);
+        EXPECT_EQ(errorOf(dsl), "");
+        for (uint64_t seed : seeds) expectProgramMatchesReference(dsl, inputsOf(statement.program, seed * 100));
+      }
 }
+
+TEST(NestedSumSchedules, MatchReference) { expectEachScheduleMatches(scheduledStatements(), {""}, {11u, 12u}); }
 
 TEST(NestedSumSchedules, MatchReferenceOnARealMatrix) {
   rt::Coo a = realMatrix("bcsstk01.mtx");
@@ -190,14 +195,7 @@ std::vector<Scheduled> scalarResultsReducedAcrossASum() {
 }
 
 TEST(NestedSumSchedules, ScalarResultsReducedAcrossASumMatchReference) {
-  for (const auto& statement : scalarResultsReducedAcrossASum())
-    for (const auto& schedule : statement.schedules)
-      for (const char* mode : {"", "fp fast\n"}) {
-        std::string dsl = withSchedule(statement.program + mode, schedule);
-        SCOPED_TRACE(dsl);
-        EXPECT_EQ(errorOf(dsl), "");
-        for (uint64_t seed : {13u, 14u}) expectProgramMatchesReference(dsl, inputsOf(statement.program, seed * 100));
-      }
+  expectEachScheduleMatches(scalarResultsReducedAcrossASum(), {"", "fp fast\n"}, {13u, 14u});
 }
 
 // Enough rows for several threads' chunks: a real matrix's.
