@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace tcc::detail {
@@ -26,7 +27,7 @@ struct FakeDevice {
   NmSpmmTuned tune(const NmSpmmTuning& tuning = {}) {
     first.resize(steady.size());
     return tuneNmSpmm(
-        steady.size(), [&](size_t i) { ++warmUps[i]; },
+        steady.size(), [&](size_t i, int) { ++warmUps[i]; },
         [&](size_t i, int) {
           const int index = samplesOf[i]++;
           const double seconds = index < int(first[i].size()) ? first[i][index] : steady[i];
@@ -141,6 +142,80 @@ TEST(NmSpmmTuning, SamplesAreAboutATenthOfAMillisecondOfLaunches) {
   EXPECT_EQ(nmSpmmMedian({}), std::numeric_limits<double>::infinity());
 }
 
+// A device whose clock follows the power draw of the last kernel it ran:
+// candidate i takes base[i] seconds right after a launch of a low-power
+// candidate and base[i] * slowdown after one of a high-power candidate.
+struct PowerCappedDevice {
+  std::vector<double> base;
+  std::vector<bool> highPower;
+  double slowdown = 1.05;
+  size_t last = 0;
+  std::vector<std::pair<size_t, int>> warmUps;  // (candidate, launches), in order
+
+  double launch(size_t i) {
+    const double seconds = base[i] * (highPower[last] ? slowdown : 1.0);
+    last = i;
+    return seconds;
+  }
+  NmSpmmTuned tune(const NmSpmmTuning& tuning) {
+    return tuneNmSpmm(
+        base.size(),
+        [&](size_t i, int launches) {
+          warmUps.emplace_back(i, launches);
+          for (int l = 0; l < launches; ++l) launch(i);
+        },
+        [&](size_t i, int launches) {
+          double total = 0;
+          for (int l = 0; l < launches; ++l) total += launch(i);
+          return total / launches;
+        },
+        tuning);
+  }
+};
+
+TEST(NmSpmmTuning, ALeadInTimesEachFinalistAtTheClockItsOwnLaunchesSet) {
+  // Candidate 0 draws more power: after its own launches it takes
+  // 0.97e-4 * 1.05 = 1.0185e-4, behind candidate 1's launches 0.97e-4.
+  // Candidate 1 takes 1.0e-4 after itself, 1.05e-4 after candidate 0.
+  // In a long run of either alone (a call's steady state) candidate 1 is faster.
+  NmSpmmTuning lead = nmSpmmTuningNamed("lead=1");
+  PowerCappedDevice device{{0.97e-4, 1.0e-4}, {true, false}};
+  const NmSpmmTuned tuned = device.tune(lead);
+  EXPECT_EQ(tuned.chosen, 1u);
+  EXPECT_NEAR(tuned.candidates[0].seconds, 1.0185e-4, 1e-9);
+  EXPECT_NEAR(tuned.candidates[1].seconds, 1.0e-4, 1e-9);
+  // Each finalist's timed turn comes right after its lead-in: about a
+  // millisecond of its own launches (1e-3 / its time, rounded up).
+  size_t leadIns = 0;
+  for (size_t w = 0; w < device.warmUps.size(); ++w) {
+    if (device.warmUps[w].second == 1) continue;  // a candidate's first warm-up
+    EXPECT_EQ(device.warmUps[w].second, 10);      // ceil(1e-3 / 1.0e-4 or 1.0185e-4)
+    ++leadIns;
+  }
+  EXPECT_EQ(leadIns, 10u);  // 2 finalists x 5 rounds
+
+  // Without the lead-in, candidate 0's turns follow candidate 1's
+  // launches often enough to look faster, and it is chosen.
+  PowerCappedDevice plain{{0.97e-4, 1.0e-4}, {true, false}};
+  EXPECT_EQ(plain.tune(nmSpmmTuningNamed(nullptr)).chosen, 0u);
+}
+
+TEST(NmSpmmTuning, TheRankingPutsTheChosenFirstThenFinalistsThenTheSampled) {
+  // Candidate 3 drops (over twice the best); 0, 1 and 4 are finalists
+  // (within 3%); 2 is sampled but 10% slower.
+  FakeDevice device{{1.00e-4, 1.01e-4, 1.10e-4, 2.5e-4, 1.02e-4}};
+  const NmSpmmTuned tuned = device.tune();
+  EXPECT_EQ(nmSpmmRanking(tuned), (std::vector<size_t>{0, 1, 4, 2}));
+  // The finalists' order is their final rounds', whatever their samples said.
+  FakeDevice later{{1.00e-4, 1.01e-4, 1.10e-4, 2.5e-4, 1.02e-4}};
+  later.first = {{}, {}, {}, {}, std::vector<double>(6, 0.99e-4)};  // 4's screen and samples look fastest
+  const NmSpmmTuned again = later.tune();
+  EXPECT_EQ(again.chosen, 0u);
+  EXPECT_EQ(nmSpmmRanking(again), (std::vector<size_t>{0, 1, 4, 2}));
+  FakeDevice one{{3.0e-4}};
+  EXPECT_EQ(nmSpmmRanking(one.tune()), (std::vector<size_t>{0}));
+}
+
 TEST(NmSpmmTuning, TunerNamedOneshotIsTheEarlierTuner) {
   const NmSpmmTuning oneshot = nmSpmmTuningNamed("oneshot"), standard = nmSpmmTuningNamed(nullptr);
   EXPECT_FALSE(oneshot.screenAgain);
@@ -148,6 +223,20 @@ TEST(NmSpmmTuning, TunerNamedOneshotIsTheEarlierTuner) {
   EXPECT_TRUE(standard.screenAgain);
   EXPECT_EQ(standard.finalists, 3u);
   EXPECT_TRUE(nmSpmmTuningNamed("other").screenAgain);
+}
+
+TEST(NmSpmmTuning, TunerWordsCombine) {
+  const NmSpmmTuning standard = nmSpmmTuningNamed("");
+  EXPECT_TRUE(standard.timeGraphs);
+  EXPECT_EQ(standard.finalLeadIn, 0);
+  EXPECT_FALSE(nmSpmmTuningNamed("steps").timeGraphs);
+  EXPECT_DOUBLE_EQ(nmSpmmTuningNamed("lead").finalLeadIn, 2e-3);
+  EXPECT_DOUBLE_EQ(nmSpmmTuningNamed("lead=5").finalLeadIn, 5e-3);
+  EXPECT_EQ(nmSpmmTuningNamed("lead=x").finalLeadIn, 0);
+  const NmSpmmTuning both = nmSpmmTuningNamed("oneshot,steps,lead=3");
+  EXPECT_FALSE(both.screenAgain);
+  EXPECT_FALSE(both.timeGraphs);
+  EXPECT_DOUBLE_EQ(both.finalLeadIn, 3e-3);
 }
 
 }  // namespace

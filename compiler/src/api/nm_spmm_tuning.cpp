@@ -1,15 +1,28 @@
 #include "nm_spmm_tuning.h"
 
 #include <algorithm>
-#include <cstring>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <string>
 
 namespace tcc::detail {
 
 NmSpmmTuning nmSpmmTuningNamed(const char* name) {
   NmSpmmTuning tuning;
-  if (name && std::strcmp(name, "oneshot") == 0) {
-    tuning.screenAgain = false;
-    tuning.finalists = 1;
+  std::istringstream words(name ? name : "");
+  for (std::string word; std::getline(words, word, ',');) {
+    if (word == "oneshot") {
+      tuning.screenAgain = false;
+      tuning.finalists = 1;
+    } else if (word == "steps") {
+      tuning.timeGraphs = false;
+    } else if (word == "lead") {
+      tuning.finalLeadIn = 2e-3;
+    } else if (word.rfind("lead=", 0) == 0) {
+      const double milliseconds = std::atof(word.c_str() + 5);
+      if (milliseconds > 0) tuning.finalLeadIn = std::min(milliseconds, 100.0) * 1e-3;
+    }
   }
   return tuning;
 }
@@ -25,7 +38,7 @@ double nmSpmmMedian(std::vector<double> values) {
   return *middle;
 }
 
-NmSpmmTuned tuneNmSpmm(size_t count, const std::function<void(size_t)>& warmUp,
+NmSpmmTuned tuneNmSpmm(size_t count, const std::function<void(size_t, int)>& warmUp,
                        const std::function<double(size_t, int)>& time, const NmSpmmTuning& tuning) {
   NmSpmmTuned tuned;
   tuned.candidates.resize(count);
@@ -36,7 +49,7 @@ NmSpmmTuned tuneNmSpmm(size_t count, const std::function<void(size_t)>& warmUp,
   double best = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < count; ++i) {
     NmSpmmCandidateTimes& times = tuned.candidates[i];
-    warmUp(i);
+    warmUp(i, 1);
     ++tuned.launches;
     times.screens.push_back(timed(i, 1));
     if (times.screens[0] >= tuning.screenAbove * best) {
@@ -70,6 +83,11 @@ NmSpmmTuned tuneNmSpmm(size_t count, const std::function<void(size_t)>& warmUp,
       for (size_t turn = 0; turn < finalists.size(); ++turn) {
         const size_t finalist = finalists[(round + turn) % finalists.size()];
         NmSpmmCandidateTimes& times = tuned.candidates[finalist];
+        if (tuning.finalLeadIn > 0) {
+          const int lead = static_cast<int>(std::clamp(std::ceil(tuning.finalLeadIn / times.seconds), 1.0, 256.0));
+          warmUp(finalist, lead);
+          tuned.launches += lead;
+        }
         times.rounds.push_back(timed(finalist, nmSpmmLaunchesPerSample(times.seconds)));
       }
     for (size_t finalist : finalists)
@@ -82,6 +100,21 @@ NmSpmmTuned tuneNmSpmm(size_t count, const std::function<void(size_t)>& warmUp,
   for (size_t i = 1; i < count; ++i)
     if (tuned.candidates[i].seconds < tuned.candidates[tuned.chosen].seconds) tuned.chosen = i;
   return tuned;
+}
+
+std::vector<size_t> nmSpmmRanking(const NmSpmmTuned& tuned) {
+  std::vector<size_t> finalists, others;
+  for (size_t i = 0; i < tuned.candidates.size(); ++i) {
+    if (i == tuned.chosen || tuned.candidates[i].samples.empty()) continue;
+    (tuned.candidates[i].rounds.empty() ? others : finalists).push_back(i);
+  }
+  auto faster = [&](size_t a, size_t b) { return tuned.candidates[a].seconds < tuned.candidates[b].seconds; };
+  std::stable_sort(finalists.begin(), finalists.end(), faster);
+  std::stable_sort(others.begin(), others.end(), faster);
+  std::vector<size_t> ranking{tuned.chosen};
+  ranking.insert(ranking.end(), finalists.begin(), finalists.end());
+  ranking.insert(ranking.end(), others.begin(), others.end());
+  return ranking;
 }
 
 }  // namespace tcc::detail
