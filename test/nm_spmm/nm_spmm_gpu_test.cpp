@@ -516,5 +516,76 @@ TEST(NmSpmmLibrary, TheKernelAfterTheTransposeReadsThisCallsTranspose) {
   detail::setNmSpmmLaunchPath(before);
 }
 
+// On the graph launch path the autotuner times each candidate by replaying
+// a graph recorded for it and hands its choice's graph to the calls: the
+// first call (which tunes) and the later ones, with A's values switched
+// from call to call in the same buffer, give this call's product on a C
+// filled with NaN; so do the tuner's runner-up and the other finalists,
+// each launched as a call would (nmSpmmTunedPlans), and the library call
+// on another output buffer (another graph's operands).
+TEST(NmSpmmLibrary, TheAutotunersGraphsGiveThisCallsProduct) {
+  constexpr int N = 8, M = 32, L = 32, m = 512, n = 1024, k = 2048;
+  Lowered lowered = lowerProgram(Program::fromText(programText(N, M, L)));
+  auto module = detail::loadCudaKernels(lowered, cuda::device().architecture(), true);
+  const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
+  ASSERT_EQ(function.intrinsics.size(), 1u);
+  Problem p = makeProblem(m, n, k, N, M, L, 41);
+  ASSERT_GE(2.0 * m * n * k * N / M, lowering::kNmSpmmAutotuneFlops);  // the shape is tuned
+  const std::vector<float> other = toFloat(randomValues(size_t(m) * k, 43));
+  const std::vector<float> otherReference = cublasProduct(other, p.prunedDense, m, n, k);
+  rt::Tensor a = rt::fromDense(std::vector<double>(p.a.begin(), p.a.end()), {m, k}, rt::TensorFormat::dense(2),
+                               rt::ValueType::Float32);
+  rt::Tensor output({m, n}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+  cuda::DeviceTensor da(a.abiView()), db(p.b.abiView()), dc(output.abiView()), dc2(output.abiView());
+  std::map<std::string, tcc_tensor*> operands = {{"A", &da.view()}, {"B", &db.view()}, {"C", &dc.view()}};
+  std::vector<tcc_tensor*> parameters;  // in the entry point's order
+  for (const auto& parameter : lowered.statements.at(0).parameters) parameters.push_back(operands.at(parameter.name()));
+  const detail::GpuIntrinsicRun run{function.intrinsics[0], *module, operands};
+  const std::vector<float> nan(size_t(m) * n, std::numeric_limits<float>::quiet_NaN());
+  auto product = [&](const tcc_tensor& c) {
+    cuda::synchronize();
+    std::vector<float> values(nan.size());
+    cuda::copyToHost(values.data(), c.vals, sizeof(float) * values.size());
+    return values;
+  };
+  auto withA = [&](int call) {
+    const std::vector<float>& values = call % 2 ? other : p.a;
+    cuda::copyToDevice(da.view().vals, values.data(), sizeof(float) * values.size());
+    cuda::copyToDevice(dc.view().vals, nan.data(), sizeof(float) * nan.size());
+    return call % 2 ? &otherReference : &p.reference;
+  };
+  using detail::NmSpmmLaunchPath;
+  const NmSpmmLaunchPath before = detail::nmSpmmLaunchPath();
+  detail::setNmSpmmLaunchPath(NmSpmmLaunchPath::Graph);
+  EXPECT_TRUE(detail::nmSpmmTunedPlans(run).empty());  // not tuned yet
+  for (int call = 0; call < 4; ++call) {
+    const std::vector<float>* reference = withA(call);
+    ASSERT_EQ(detail::launchGpuFunction(function, *module, parameters), 0);
+    EXPECT_LE(relativeError(product(dc.view()), *reference), kTolerance) << "library call " << call;
+  }
+  const std::vector<NmSpmmPlan> ranked = detail::nmSpmmTunedPlans(run);
+  ASSERT_GE(ranked.size(), 2u) << "the tuner ranked fewer than two plans";
+  for (size_t r = 0; r < std::min<size_t>(ranked.size(), 3); ++r) {
+    SCOPED_TRACE("ranked " + std::to_string(r) + ": plan " + describe(ranked[r]));
+    for (int call = 0; call < 3; ++call) {  // one by one, recorded, replayed
+      const std::vector<float>* reference = withA(call);
+      ASSERT_EQ(detail::runNmSpmmPlan(run, ranked[r]), 0);
+      EXPECT_LE(relativeError(product(dc.view()), *reference), kTolerance) << "call " << call;
+    }
+  }
+  std::map<std::string, tcc_tensor*> elsewhere = operands;
+  elsewhere["C"] = &dc2.view();
+  std::vector<tcc_tensor*> otherParameters;
+  for (const auto& parameter : lowered.statements.at(0).parameters)
+    otherParameters.push_back(elsewhere.at(parameter.name()));
+  for (int call = 0; call < 3; ++call) {
+    const std::vector<float>* reference = withA(call);
+    cuda::copyToDevice(dc2.view().vals, nan.data(), sizeof(float) * nan.size());
+    ASSERT_EQ(detail::launchGpuFunction(function, *module, otherParameters), 0);
+    EXPECT_LE(relativeError(product(dc2.view()), *reference), kTolerance) << "call on another C " << call;
+  }
+  detail::setNmSpmmLaunchPath(before);
+}
+
 }  // namespace
 }  // namespace tcc::test

@@ -247,46 +247,99 @@ void launchPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem
   }
 }
 
+// Whether this driver failed to record a launch graph (the graph path then
+// launches one by one).
+std::atomic<bool>& graphsUnrecordable() {
+  static std::atomic<bool> unrecordable{false};
+  return unrecordable;
+}
+
+// The scratch buffer a plan's launches on these operands use (null: none).
+const float* scratchOf(const GpuIntrinsicRun& run, const PreparedLaunch& prepared, const Operands& x) {
+  return prepared.plan.transposeA ? transposeScratch(run, std::max<size_t>(size_t(x.m) * size_t(x.k), 1)) : nullptr;
+}
+
+// What a recorded graph of a plan's launches depends on: the module, the
+// plan's kernel and launch, the operands' pointers (the transpose's scratch
+// buffer among them) and the shape.
+using GraphKey = std::tuple<uint64_t, const void*, int64_t, int, int, const float*, const float*, const float*,
+                            const int*, float*, int, int, int, unsigned, unsigned, unsigned>;
+
+GraphKey graphKey(const GpuIntrinsicRun& run, const PreparedLaunch& prepared, const Operands& x) {
+  return GraphKey{run.module.id(), prepared.kernel, prepared.zeroFrom, prepared.plan.tilesPerSplit,
+                  lowering::nmSpmmLaunchFlag(prepared.plan), x.a, scratchOf(run, prepared, x), x.b, x.d, x.c, x.m, x.n,
+                  x.k, prepared.shape.grid[0], prepared.shape.grid[1], prepared.shape.grid[2]};
+}
+
+// The graphs the calls replay, the most recent first (an empty graph: its
+// launches seen once); the last few are kept.
+struct KeptGraphs {
+  static constexpr size_t kKept = 16;
+  std::mutex mutex;
+  std::deque<std::pair<GraphKey, cuda::LaunchGraph>> entries;
+};
+
+KeptGraphs& keptGraphs() {
+  static auto* kept = new KeptGraphs;  // never destroyed: graphs outlive no driver shutdown this way
+  return *kept;
+}
+
+// Chained's launches of a plan on these operands, recorded into a graph;
+// empty where the driver cannot record (said once).
+cuda::LaunchGraph recordLaunches(const GpuIntrinsicRun& run, const PreparedLaunch& prepared, Operands& x) {
+  scratchOf(run, prepared, x);  // (allocated before the recording, which allows no allocation)
+  cuda::LaunchGraph graph([&] { launchSteps(run, prepared, x, NmSpmmLaunchPath::Chained); });
+  if (!graph && !graphsUnrecordable().exchange(true))
+    std::fprintf(stderr, "tcc: this CUDA driver records no launch graph; the N:M kernels launch one by one\n");
+  return graph;
+}
+
 // A call's launches of a plan by the current path; NmSpmmLaunchPath::Graph:
 // Chained's launches recorded into a graph the second time a call makes
 // them with the same module, plan and operands (their pointers, and the
 // transpose's scratch buffer), and replayed by one launch from then on (a
 // call with operands seen once launches one by one, so operands that
-// change from call to call cost no recording); the last few operands seen
-// are kept.
+// change from call to call cost no recording; the autotuner hands over the
+// graph it timed its choice by); the last few operands seen are kept.
 void launchCall(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem, const PreparedLaunch& prepared,
                 Operands& x) {
-  static std::atomic<bool> unrecordable{false};
-  if (nmSpmmLaunchPath() != NmSpmmLaunchPath::Graph || unrecordable.load(std::memory_order_relaxed))
+  if (nmSpmmLaunchPath() != NmSpmmLaunchPath::Graph || graphsUnrecordable().load(std::memory_order_relaxed))
     return launchPlan(run, problem, prepared, x);
-  const float* scratch =
-      prepared.plan.transposeA ? transposeScratch(run, std::max<size_t>(size_t(x.m) * size_t(x.k), 1)) : nullptr;
-  using Key = std::tuple<uint64_t, const void*, int64_t, int, int, const float*, const float*, const float*, const int*,
-                         float*, int, int, int, unsigned, unsigned, unsigned>;
-  const Key key{run.module.id(), prepared.kernel, prepared.zeroFrom, prepared.plan.tilesPerSplit,
-                lowering::nmSpmmLaunchFlag(prepared.plan), x.a, scratch, x.b, x.d, x.c, x.m, x.n, x.k,
-                prepared.shape.grid[0], prepared.shape.grid[1], prepared.shape.grid[2]};
-  constexpr size_t kKept = 16;
-  // Never destroyed: graphs outlive no driver shutdown this way.
-  static auto* mutex = new std::mutex;
-  static auto* kept = new std::deque<std::pair<Key, cuda::LaunchGraph>>;  // (an empty graph: seen once)
+  const GraphKey key = graphKey(run, prepared, x);
+  KeptGraphs& kept = keptGraphs();
   auto oneByOne = [&] { launchSteps(run, prepared, x, NmSpmmLaunchPath::Chained); };
-  std::lock_guard<std::mutex> lock(*mutex);
-  auto found = std::find_if(kept->begin(), kept->end(), [&](const auto& entry) { return entry.first == key; });
-  if (found == kept->end()) {
-    kept->emplace_front(key, cuda::LaunchGraph());
-    if (kept->size() > kKept) kept->pop_back();
+  std::lock_guard<std::mutex> lock(kept.mutex);
+  auto found = std::find_if(kept.entries.begin(), kept.entries.end(),
+                            [&](const auto& entry) { return entry.first == key; });
+  if (found == kept.entries.end()) {
+    kept.entries.emplace_front(key, cuda::LaunchGraph());
+    if (kept.entries.size() > KeptGraphs::kKept) kept.entries.pop_back();
     return oneByOne();
   }
   if (!found->second) {
-    found->second = cuda::LaunchGraph(oneByOne);
-    if (!found->second) {
-      std::fprintf(stderr, "tcc: this CUDA driver records no launch graph; the N:M kernels launch one by one\n");
-      unrecordable = true;
-      return oneByOne();
-    }
+    found->second = recordLaunches(run, prepared, x);
+    if (!found->second) return oneByOne();
   }
   found->second.replay();
+}
+
+// Keeps `graph`, recorded for these launches, for the calls to replay.
+void keepGraph(const GpuIntrinsicRun& run, const PreparedLaunch& prepared, const Operands& x,
+               cuda::LaunchGraph graph) {
+  const GraphKey key = graphKey(run, prepared, x);
+  KeptGraphs& kept = keptGraphs();
+  std::lock_guard<std::mutex> lock(kept.mutex);
+  auto found = std::find_if(kept.entries.begin(), kept.entries.end(),
+                            [&](const auto& entry) { return entry.first == key; });
+  if (found != kept.entries.end()) kept.entries.erase(found);
+  kept.entries.emplace_front(key, std::move(graph));
+  if (kept.entries.size() > KeptGraphs::kKept) kept.entries.pop_back();
+}
+
+// The plans the autotuner ranked per statement and shape (nmSpmmTunedPlans).
+KeptByShape<std::vector<NmSpmmPlan>>& tunedRankings() {
+  static KeptByShape<std::vector<NmSpmmPlan>> rankings;
+  return rankings;
 }
 
 // The fastest candidate of a shape, measured once per module (kernels of
@@ -339,21 +392,51 @@ PreparedLaunch tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape
   static const char* verbosity = std::getenv("TCC_NM_SPMM_VERBOSE");
   static const bool verbose = verbosity != nullptr, detailed = verbose && std::strcmp(verbosity, "2") == 0;
   static const NmSpmmTuning tuning = nmSpmmTuningNamed(std::getenv("TCC_NM_SPMM_TUNER"));
+  // On the graph path each candidate is timed as a call launches it: by
+  // replaying a graph of its launches, recorded when it is first prepared
+  // (one launch from the host instead of one to three, and the device's
+  // gaps between them those of a graph); the chosen one's graph is kept
+  // for the calls, the others are dropped with the tuning.
+  const bool graphs = tuning.timeGraphs && nmSpmmLaunchPath() == NmSpmmLaunchPath::Graph;
   std::vector<PreparedLaunch> prepared(candidates.size());
+  std::vector<cuda::LaunchGraph> recorded(candidates.size());
+  double recordingSeconds = 0;
+  auto launchCandidate = [&](size_t i) {
+    if (recorded[i])
+      recorded[i].replay();
+    else
+      launchPlan(run, shape, prepared[i], x);
+  };
   cuda::EventTimer timer;
   const auto started = std::chrono::steady_clock::now();
   const NmSpmmTuned tuned = tuneNmSpmm(
       candidates.size(),
-      [&](size_t i) {
-        prepared[i] = prepare(run, shape, candidates[i]);
-        launchPlan(run, shape, prepared[i], x);  // untimed; the timed launches queue behind it
+      [&](size_t i, int launches) {
+        if (!prepared[i].kernel) {
+          prepared[i] = prepare(run, shape, candidates[i]);
+          if (graphs && !graphsUnrecordable().load(std::memory_order_relaxed)) {
+            const auto recording = std::chrono::steady_clock::now();
+            recorded[i] = recordLaunches(run, prepared[i], x);
+            recordingSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - recording).count();
+            // A driver that cannot record: every candidate launch by launch, alike.
+            if (!recorded[i])
+              for (cuda::LaunchGraph& graph : recorded) graph = cuda::LaunchGraph();
+          }
+        }
+        // Untimed; the timed launches queue behind them.
+        for (int launch = 0; launch < launches; ++launch) launchCandidate(i);
       },
       [&](size_t i, int launches) {
         timer.start();
-        for (int launch = 0; launch < launches; ++launch) launchPlan(run, shape, prepared[i], x);
+        for (int launch = 0; launch < launches; ++launch) launchCandidate(i);
         return timer.stopSeconds() / launches;
       },
       tuning);
+  bool timedAsGraphs = false;
+  for (const cuda::LaunchGraph& graph : recorded) timedAsGraphs = timedAsGraphs || static_cast<bool>(graph);
+  std::vector<NmSpmmPlan> ranking;
+  for (size_t i : nmSpmmRanking(tuned)) ranking.push_back(candidates[i]);
+  tunedRankings().keep(run.module.id(), run.call.prefix, shape, std::move(ranking));
   if (verbose) {
     const double tuningMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
@@ -377,10 +460,13 @@ PreparedLaunch tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape
       report += label(i);
       report += time;
     }
-    std::fprintf(stderr, "nm_spmm %lldx%lldx%lld nm(%d,%d,%d) ms:%s -> %s x%d (tuned in %.0f ms, %lld launches)\n",
+    char timedBy[64] = "launch by launch";
+    if (timedAsGraphs) std::snprintf(timedBy, sizeof timedBy, "graphs, recorded in %.1f ms", recordingSeconds * 1e3);
+    std::fprintf(stderr,
+                 "nm_spmm %lldx%lldx%lld nm(%d,%d,%d) ms:%s -> %s x%d (tuned in %.0f ms, %lld launches, timed as %s)\n",
                  (long long)shape.m, (long long)shape.n, (long long)shape.k, shape.N, shape.M, shape.L, report.c_str(),
                  lowering::nmSpmmPlanLabel(candidates[tuned.chosen]).c_str(), candidates[tuned.chosen].splits,
-                 tuningMs, tuned.launches);
+                 tuningMs, tuned.launches, timedBy);
     for (size_t i = 0; detailed && i < candidates.size(); ++i) {
       const NmSpmmCandidateTimes& times = tuned.candidates[i];
       std::fprintf(stderr, "nm_spmm   %s screens%s samples%s rounds%s\n", label(i).c_str(),
@@ -389,6 +475,7 @@ PreparedLaunch tunedPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmShape
     }
   }
   if (verbose && !clusterReport.empty()) std::fprintf(stderr, "nm_spmm clusters at once (size:count):%s\n", clusterReport.c_str());
+  if (recorded[tuned.chosen]) keepGraph(run, prepared[tuned.chosen], x, std::move(recorded[tuned.chosen]));
   return std::move(prepared[tuned.chosen]);
 }
 
@@ -463,6 +550,14 @@ int32_t runNmSpmmPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmPlan& pl
   if (int32_t status = operandsOf(run, shape, x)) return status < 0 ? 0 : status;
   launchCall(run, shape, prepare(run, shape, plan), x);
   return 0;
+}
+
+std::vector<lowering::NmSpmmPlan> nmSpmmTunedPlans(const GpuIntrinsicRun& run) {
+  lowering::NmSpmmShape shape;
+  Operands x{};
+  if (operandsOf(run, shape, x)) return {};
+  const std::vector<NmSpmmPlan>* ranking = tunedRankings().find(run.module.id(), run.call.prefix, shape);
+  return ranking ? *ranking : std::vector<NmSpmmPlan>{};
 }
 
 void setNmSpmmLaunchPath(NmSpmmLaunchPath path) { launchPathSetting() = static_cast<int>(path); }

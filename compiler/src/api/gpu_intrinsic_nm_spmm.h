@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "gpu_intrinsic_runners.h"
 #include "tcc/lowering/nm_spmm.h"
@@ -22,6 +23,11 @@ int32_t runNmSpmm(const GpuIntrinsicRun& run);
 // current launch path, as a call whose shape had chosen it would; for
 // tests of each plan's zeroing. Returns what runNmSpmm would.
 int32_t runNmSpmmPlan(const GpuIntrinsicRun& run, const lowering::NmSpmmPlan& plan);
+// The plans the autotuner ranked for the call's shape (in the call's
+// module and statement), best first: the chosen one, the other finalists
+// by their final rounds, then the other sampled candidates; empty where no
+// call has tuned that shape (a small product, a forced plan, or none yet).
+std::vector<lowering::NmSpmmPlan> nmSpmmTunedPlans(const GpuIntrinsicRun& run);
 
 // How the host step launches a plan. The first call of a statement's shape
 // (per module) picks the plan and looks up what its launches need (the
@@ -51,7 +57,9 @@ enum class NmSpmmLaunchPath {
   // Chained's launches recorded into a CUDA graph the second time a call
   // makes them with the same plan and operands (their pointers), replayed
   // by one launch from then on: one call into the driver per call instead
-  // of two or three. (The autotuner times Chained's launches.) The default.
+  // of two or three. The autotuner times each candidate the same way, by
+  // replaying a graph recorded for it, and hands its choice's graph to the
+  // calls (TCC_NM_SPMM_TUNER=steps: launch by launch). The default.
   Graph,
 };
 // The path of calls from now on (every thread's); at first the one that
