@@ -6,7 +6,7 @@
 //
 //   tcc_bench_nm_spmm [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS]
 //                     [--shape MxNxK]... [--nm N]... [--a row|kmajor|both] [--launch PATH,...]
-//                     [--passes P] [--no-other-l] [--alternate]
+//                     [--passes P] [--no-other-l] [--alternate] [--runner-up]
 //
 // --a: A's layout (row-major by default; kmajor: A declared {dense, dense}
 // order (1,0), stored column by column, and cuBLAS given the same buffer
@@ -45,6 +45,18 @@
 // then R timed runs of each, CUDA events, medians: each run is one library
 // call (tcc) or one cublasSgemm between its own two events, so both carry
 // their host work; "host" is the call's own time on the host (median).
+// That is the scored time ("wall"). After those runs, R more of each time
+// the device alone ("device"): each call queued behind a busy kernel of
+// 100 us (one block spinning on the clock) launched first, so that the
+// host's work for the call is done while that kernel runs, with the events
+// right around the call; a run whose host work outlasted the busy kernel
+// is counted as late (its time may hold part of the host's). The summary
+// gives the medians of both speedups.
+// --runner-up: then the autotuner's choice and its runner-up (the next of
+// its ranking: nmSpmmTunedPlans) timed against each other in the bench's
+// own steady state: three turns each, in turn, each turn about 2 ms of that
+// plan's calls untimed, then about 1 ms of them back to back between two
+// events (device time per call); the runner-up's result is checked too.
 // Every result is checked against cuBLAS's: max |C - C_ref| / max |C_ref|.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -121,6 +133,15 @@ extern "C" __global__ void scatter_dense(const float* Bp, const int* D, float* B
     if (row < k) Bd[row * n + j] = Bp[u * np + j];
   }
 }
+// Busy for `nanoseconds` on one block: the device's work that a timed call
+// is queued behind, so that the host's work for the call overlaps it.
+extern "C" __global__ void spin(unsigned long long nanoseconds) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < nanoseconds);
+}
 // Kernels that do nothing, for the host cost of a launch (--host-costs).
 extern "C" __global__ void empty2(float*, long long) {}
 extern "C" __global__ void empty11(const float*, const float*, const int*, float*, int, int, int, int, int, int, int) {}
@@ -146,6 +167,14 @@ struct Helpers {
     shape.block[0] = 256;
     tcc::rt::cuda::launch(module.function(name), shape, std::move(arguments));
   }
+  // One warp busy for `seconds`.
+  void spin(double seconds) {
+    unsigned long long nanoseconds = static_cast<unsigned long long>(seconds * 1e9);
+    tcc::rt::cuda::LaunchShape shape;
+    shape.block[0] = 32;
+    void* arguments[] = {&nanoseconds};
+    tcc::rt::cuda::launch(module.function("spin"), shape, arguments);
+  }
 };
 
 struct Shape {
@@ -165,7 +194,17 @@ struct Row {
   double hostSeconds;  // the library call's time on the host (median)
   double firstCallSeconds = 0;  // the shape's first call (the autotuner's measurements; none in a later pass)
   int pass = 1;
+  // The device alone (the calls queued behind a busy kernel): medians, and
+  // how many of tcc's and cuBLAS's runs had host work that outlasted it.
+  double tccDeviceSeconds = 0, cublasDeviceSeconds = 0;
+  int lateRuns = 0;
+  std::string plan, runnerUp;  // the autotuner's choice and runner-up (empty: not tuned)
+  // --runner-up: device time per call of each, in turns in the bench's steady state (0: not timed).
+  double recheckChosenSeconds = 0, recheckRunnerUpSeconds = 0;
   double speedup() const { return cublasSeconds / tccSeconds; }
+  double deviceSpeedup() const { return cublasDeviceSeconds / tccDeviceSeconds; }
+  bool rechecked() const { return recheckChosenSeconds > 0 && recheckRunnerUpSeconds > 0; }
+  double runnerUpOverChosen() const { return recheckRunnerUpSeconds / recheckChosenSeconds; }
   double sparseFlops() const { return 2.0 * shape.m * shape.n * shape.k * sparsity.N / sparsity.M; }
 };
 
@@ -217,10 +256,13 @@ tcc_tensor nmView(float* values, int* indices, int k, int n, const Sparsity& s) 
 
 class Bench {
  public:
-  Bench(int repeats, bool alternate, std::vector<tcc::detail::NmSpmmLaunchPath> paths, size_t maxA, size_t maxB,
-        size_t maxC)
+  static constexpr double kSpinSeconds = 100e-6;  // the busy kernel before a device-only run
+
+  Bench(int repeats, bool alternate, bool runnerUp, std::vector<tcc::detail::NmSpmmLaunchPath> paths, size_t maxA,
+        size_t maxB, size_t maxC)
       : repeats_(repeats),
         alternate_(alternate),
+        runnerUp_(runnerUp),
         paths_(std::move(paths)),
         architecture_(tcc::rt::cuda::device().architecture()),
         helpers_(architecture_) {
@@ -338,6 +380,20 @@ class Bench {
       CHECK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
       return std::make_pair(ms * 1e-3, hostSeconds);
     };
+    // Runs `run` queued behind the busy kernel, the events right around it:
+    // (device seconds, whether the host's work outlasted the busy kernel).
+    auto timeDevice = [&](auto&& run) {
+      auto host = std::chrono::steady_clock::now();
+      helpers_.spin(kSpinSeconds);
+      CHECK_CUDA(cudaEventRecord(start_));
+      run();
+      CHECK_CUDA(cudaEventRecord(stop_));
+      const bool late = std::chrono::duration<double>(std::chrono::steady_clock::now() - host).count() > kSpinSeconds;
+      CHECK_CUDA(cudaEventSynchronize(stop_));
+      float ms = 0;
+      CHECK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+      return std::make_pair(ms * 1e-3, late);
+    };
     tcc::detail::setNmSpmmLaunchPath(paths_[0]);
     CHECK_CUDA(cudaDeviceSynchronize());
     const auto firstCall = std::chrono::steady_clock::now();
@@ -371,6 +427,76 @@ class Bench {
     if (timeCublasAfter)
       for (int r = 0; r < repeats_; ++r) cublasTimes.push_back(timeOnce(runCublas).first);
     if (!cublasTimes.empty()) cublasSeconds_[key] = median(cublasTimes);
+    // The device alone, after the scored runs (which stay as they were),
+    // in the same order: tcc's paths in turn (and cuBLAS with them when
+    // alternating), then cuBLAS's where its runs came after tcc's.
+    std::vector<std::vector<double>> deviceSeconds(paths_.size());
+    std::vector<int> tccLate(paths_.size(), 0);
+    std::vector<double> cublasDeviceTimes;
+    int cublasLate = 0;
+    for (int r = 0; r < repeats_; ++r) {
+      for (size_t p = 0; p < paths_.size(); ++p) {
+        tcc::detail::setNmSpmmLaunchPath(paths_[p]);
+        auto [device, late] = timeDevice(runTcc);
+        deviceSeconds[p].push_back(device);
+        tccLate[p] += late;
+      }
+      if (alternate_) {
+        auto [device, late] = timeDevice(runCublas);
+        cublasDeviceTimes.push_back(device);
+        cublasLate += late;
+      }
+    }
+    if (timeCublasAfter)
+      for (int r = 0; r < repeats_; ++r) {
+        auto [device, late] = timeDevice(runCublas);
+        cublasDeviceTimes.push_back(device);
+        cublasLate += late;
+      }
+    if (!cublasDeviceTimes.empty()) {
+      cublasDeviceSeconds_[key] = median(cublasDeviceTimes);
+      cublasLateRuns_[key] = cublasLate;
+    }
+    tcc::detail::setNmSpmmLaunchPath(paths_[0]);
+    // The autotuner's ranking of the shape's plans (empty: not tuned).
+    const tcc::detail::GpuIntrinsicRun intrinsic{function.intrinsics.at(0), *compiled.module, byName};
+    const std::vector<tcc::lowering::NmSpmmPlan> ranked = tcc::detail::nmSpmmTunedPlans(intrinsic);
+    auto label = [](const tcc::lowering::NmSpmmPlan& plan) {
+      return tcc::lowering::nmSpmmPlanLabel(plan) + "x" + std::to_string(plan.splits);
+    };
+    // --runner-up: the choice and the runner-up in turns, each turn a lead-in
+    // of its own calls, then a batch of them between two events.
+    double recheckChosen = 0, recheckRunnerUp = 0, runnerUpError = 0;
+    if (runnerUp_ && ranked.size() >= 2) {
+      auto runPlan = [&](const tcc::lowering::NmSpmmPlan& plan) {
+        if (int status = tcc::detail::runNmSpmmPlan(intrinsic, plan)) {
+          std::fprintf(stderr, "tcc's plan %s failed with status %d\n", label(plan).c_str(), status);
+          std::exit(1);
+        }
+      };
+      const double perCall = median(seconds[0]);
+      const int lead = static_cast<int>(std::clamp(std::ceil(2e-3 / perCall), 1.0, 200.0));
+      const int batch = static_cast<int>(std::clamp(std::ceil(1e-3 / perCall), 1.0, 64.0));
+      std::vector<double> turns[2];
+      for (int plan = 0; plan < 2; ++plan)  // (by the graph path: launched one by one, then recorded)
+        for (int call = 0; call < 2; ++call) runPlan(ranked[plan]);
+      for (int turn = 0; turn < 6; ++turn) {
+        const tcc::lowering::NmSpmmPlan& plan = ranked[turn % 2];
+        for (int call = 0; call < lead; ++call) runPlan(plan);
+        CHECK_CUDA(cudaEventRecord(start_));
+        for (int call = 0; call < batch; ++call) runPlan(plan);
+        CHECK_CUDA(cudaEventRecord(stop_));
+        CHECK_CUDA(cudaEventSynchronize(stop_));
+        float ms = 0;
+        CHECK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+        turns[turn % 2].push_back(ms * 1e-3 / batch);
+      }
+      recheckChosen = median(turns[0]);
+      recheckRunnerUp = median(turns[1]);
+      CHECK_CUDA(cudaMemset(c_, 0xff, sizeof(float) * static_cast<size_t>(countC)));
+      runPlan(ranked[1]);
+      runnerUpError = errorAgainstReference(countC);
+    }
     // Each path's result on a C filled with NaN before its run (so that
     // rows a split plan adds into and its zeroing missed show), against
     // cuBLAS's reference in C_ref.
@@ -379,18 +505,32 @@ class Bench {
       tcc::detail::setNmSpmmLaunchPath(paths_[p]);
       CHECK_CUDA(cudaMemset(c_, 0xff, sizeof(float) * static_cast<size_t>(countC)));
       runTcc();
-      CHECK_CUDA(cudaMemset(error_, 0, sizeof(unsigned) * 2));
-      helpers_.run("max_abs", {&c_, &cRef_, &countC, &error_}, countC);
-      unsigned bits[2];
-      CHECK_CUDA(cudaMemcpy(bits, error_, sizeof bits, cudaMemcpyDeviceToHost));
-      float diff, scale;
-      std::memcpy(&diff, &bits[0], 4);
-      std::memcpy(&scale, &bits[1], 4);
-      rows.push_back(Row{shape, s, aKMajor, median(seconds[p]), cublasSeconds_[key], scale > 0 ? diff / scale : diff,
-                         tcc::detail::nmSpmmLaunchPathName(paths_[p]), median(hostSeconds[p]), firstCallSeconds});
+      const double error = std::max(errorAgainstReference(countC), runnerUpError);
+      Row row{shape, s, aKMajor, median(seconds[p]), cublasSeconds_[key], error,
+              tcc::detail::nmSpmmLaunchPathName(paths_[p]), median(hostSeconds[p]), firstCallSeconds};
+      row.tccDeviceSeconds = median(deviceSeconds[p]);
+      row.cublasDeviceSeconds = cublasDeviceSeconds_[key];
+      row.lateRuns = tccLate[p] + cublasLateRuns_[key];
+      if (!ranked.empty()) row.plan = label(ranked[0]);
+      if (ranked.size() >= 2) row.runnerUp = label(ranked[1]);
+      row.recheckChosenSeconds = recheckChosen;
+      row.recheckRunnerUpSeconds = recheckRunnerUp;
+      rows.push_back(row);
     }
     tcc::detail::setNmSpmmLaunchPath(paths_[0]);
     return rows;
+  }
+
+  // max |C - C_ref| / max |C_ref| of the result in C (C_ref: cuBLAS's).
+  double errorAgainstReference(long long countC) {
+    CHECK_CUDA(cudaMemset(error_, 0, sizeof(unsigned) * 2));
+    helpers_.run("max_abs", {&c_, &cRef_, &countC, &error_}, countC);
+    unsigned bits[2];
+    CHECK_CUDA(cudaMemcpy(bits, error_, sizeof bits, cudaMemcpyDeviceToHost));
+    float diff, scale;
+    std::memcpy(&diff, &bits[0], 4);
+    std::memcpy(&scale, &bits[1], 4);
+    return scale > 0 ? diff / scale : diff;
   }
 
   // The host's share of a call, step by step (median microseconds of
@@ -458,6 +598,7 @@ class Bench {
   };
   int repeats_;
   bool alternate_;
+  bool runnerUp_;
   std::vector<tcc::detail::NmSpmmLaunchPath> paths_;
   std::string architecture_;
   Helpers helpers_;
@@ -467,7 +608,8 @@ class Bench {
   cublasHandle_t cublas_{};
   cudaEvent_t start_{}, stop_{};
   std::map<std::string, Compiled> programs_;
-  std::map<std::string, double> cublasSeconds_;
+  std::map<std::string, double> cublasSeconds_, cublasDeviceSeconds_;
+  std::map<std::string, int> cublasLateRuns_;
 };
 
 // One panel per sparsity: speedup over cuBLAS per shape (sorted), the
@@ -524,6 +666,7 @@ int main(int argc, char** argv) {
   int passes = 1;         // --passes: the shapes measured again, on the plans the first pass chose
   bool noOtherL = false;  // --no-other-l: 4096^3 at other L left out
   bool alternate = false;  // --alternate: tcc's and cuBLAS's timed runs in turns, cuBLAS at every sparsity
+  bool runnerUp = false;   // --runner-up: the tuner's choice and runner-up timed in turns after each shape
   double budget = 1e9;  // seconds of measuring before no new shape is started
   std::string csvPath, svgPath;
   std::vector<Shape> onlyShapes;
@@ -578,6 +721,7 @@ int main(int argc, char** argv) {
     else if (argument == "--passes" && i + 1 < argc) passes = std::max(1, std::atoi(argv[++i]));
     else if (argument == "--no-other-l") noOtherL = true;
     else if (argument == "--alternate") alternate = true;
+    else if (argument == "--runner-up") runnerUp = true;
     else if (argument == "--budget" && i + 1 < argc) budget = std::atof(argv[++i]);
     else if (argument == "--a" && i + 1 < argc) {
       const std::string layout = argv[++i];
@@ -591,7 +735,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS] [--shape MxNxK] "
                    "[--nm N]... [--a row|kmajor|both] [--launch PATH,...] [--passes P] [--no-other-l] "
-                   "[--alternate]\n",
+                   "[--alternate] [--runner-up]\n",
                    argv[0]);
       return 2;
     }
@@ -636,7 +780,7 @@ int main(int argc, char** argv) {
     maxA = std::max(maxA, size_t(4096) * 4096);
     maxB = std::max(maxB, size_t(4096) * 4096);
     maxC = std::max(maxC, size_t(4096) * 4096);
-    Bench bench(repeats, alternate, paths, maxA, maxB, maxC);
+    Bench bench(repeats, alternate, runnerUp, paths, maxA, maxB, maxC);
     std::printf("device: %s\n", tcc::rt::cuda::device().name.c_str());
     printCudaVersions();
     if (const char* tile = std::getenv("TCC_NM_SPMM_TILE"); tile && *tile)
@@ -675,10 +819,15 @@ int main(int argc, char** argv) {
           row.pass = pass;
           rows.push_back(row);
           std::printf("%5d x %5d x %5d  %4.1f%%  %s  tcc %8.4f ms  cuBLAS %8.4f ms  %5.3fx  err %.1e  %-10s "
-                      "host %5.1f us  first call %7.1f ms",
+                      "host %5.1f us  first call %7.1f ms  device: tcc %8.4f cuBLAS %8.4f %5.3fx late %d  %s",
                       shape.m, shape.n, shape.k, 100 * s.value(), aKMajor ? "A k-major" : "A row   ",
                       row.tccSeconds * 1e3, row.cublasSeconds * 1e3, row.speedup(), row.error, row.launch.c_str(),
-                      row.hostSeconds * 1e6, row.firstCallSeconds * 1e3);
+                      row.hostSeconds * 1e6, row.firstCallSeconds * 1e3, row.tccDeviceSeconds * 1e3,
+                      row.cublasDeviceSeconds * 1e3, row.deviceSpeedup(), row.lateRuns,
+                      row.plan.empty() ? "(untuned)" : row.plan.c_str());
+          if (row.rechecked())
+            std::printf("  runner-up %s: %8.4f / %8.4f ms = %5.3f", row.runnerUp.c_str(),
+                        row.recheckRunnerUpSeconds * 1e3, row.recheckChosenSeconds * 1e3, row.runnerUpOverChosen());
           std::printf(passes > 1 ? "  pass %d\n" : "\n", pass);
         }
         std::fflush(stdout);
@@ -698,6 +847,8 @@ int main(int argc, char** argv) {
       std::ofstream csv(csvPath);
       csv << "m,n,k,N,M,L,sparsity,tcc_ms,cublas_ms,speedup,tcc_tflops,fp32_roofline_percent,rel_error"
           << (layouts.size() > 1 || layouts[0] ? ",a_kmajor" : "") << ",launch,tcc_host_us,first_call_ms"
+          << ",tcc_device_ms,cublas_device_ms,device_speedup,device_late_runs,plan,runner_up,recheck_chosen_ms,"
+             "recheck_runner_up_ms"
           << (passes > 1 ? ",pass\n" : "\n");
       for (const Row& row : rows) {
         csv << row.shape.m << "," << row.shape.n << "," << row.shape.k << "," << row.sparsity.N << ","
@@ -706,7 +857,10 @@ int main(int argc, char** argv) {
             << row.sparseFlops() / row.tccSeconds * 1e-12 << ","
             << 100 * row.sparseFlops() / row.tccSeconds / kFp32Peak << "," << row.error
             << (layouts.size() > 1 || layouts[0] ? (row.aKMajor ? ",1" : ",0") : "") << "," << row.launch << ","
-            << row.hostSeconds * 1e6 << "," << row.firstCallSeconds * 1e3;
+            << row.hostSeconds * 1e6 << "," << row.firstCallSeconds * 1e3 << "," << row.tccDeviceSeconds * 1e3
+            << "," << row.cublasDeviceSeconds * 1e3 << "," << row.deviceSpeedup() << "," << row.lateRuns << ","
+            << row.plan << "," << row.runnerUp << "," << row.recheckChosenSeconds * 1e3 << ","
+            << row.recheckRunnerUpSeconds * 1e3;
         if (passes > 1) csv << "," << row.pass;
         csv << "\n";
       }
@@ -750,6 +904,63 @@ int main(int argc, char** argv) {
                   median(speedups), *std::min_element(speedups.begin(), speedups.end()),
                   *std::max_element(speedups.begin(), speedups.end()), targets[p], speedups.size(), perM.c_str(),
                   passes > 1 ? ("  (pass " + std::to_string(pass) + ")").c_str() : "");
+    }
+    // The same rows timed on the device alone (the calls queued behind a busy
+    // kernel): the speedups' medians beside the scored ones, and each side's
+    // device time over its wall time, shape by shape.
+    std::printf("\ndevice alone (each call queued behind a %.0f us busy kernel, events around the call only) beside "
+                "the scored wall time:\n%-9s %-9s %-8s %-10s %8s %8s %10s %10s %9s  %s\n",
+                Bench::kSpinSeconds * 1e6, "sparsity", "nm", "A", "launch", "wall", "device", "tcc d/w", "cuBLAS d/w",
+                "late", "device median by m");
+    for (int pass = 1; pass <= passes; ++pass)
+    for (bool aKMajor : layouts)
+    for (size_t p = 0; p < sparsities.size(); ++p)
+    for (auto path : paths) {
+      const std::string launch = tcc::detail::nmSpmmLaunchPathName(path);
+      std::vector<double> wall, device, tccRatio, cublasRatio;
+      std::map<int, std::vector<double>> byM;
+      int late = 0;
+      for (const Row& row : rows)
+        if (row.sparsity.N == sparsities[p].N && row.sparsity.L == 32 && row.aKMajor == aKMajor &&
+            row.launch == launch && row.pass == pass) {
+          wall.push_back(row.speedup());
+          device.push_back(row.deviceSpeedup());
+          byM[row.shape.m].push_back(row.deviceSpeedup());
+          tccRatio.push_back(row.tccDeviceSeconds / row.tccSeconds);
+          cublasRatio.push_back(row.cublasDeviceSeconds / row.cublasSeconds);
+          late += row.lateRuns;
+        }
+      if (wall.empty()) continue;
+      std::string perM;
+      for (const auto& [m, values] : byM)
+        perM += " " + std::to_string(m) + ": " + std::to_string(median(values)).substr(0, 5);
+      std::printf("%-9.1f (%d,%d,%d) %-8s %-10s %8.3f %8.3f %10.4f %10.4f %9d %s%s\n", 100 * sparsities[p].value(),
+                  sparsities[p].N, sparsities[p].M, sparsities[p].L, aKMajor ? "k-major" : "row", launch.c_str(),
+                  median(wall), median(device), median(tccRatio), median(cublasRatio), late, perM.c_str(),
+                  passes > 1 ? ("  (pass " + std::to_string(pass) + ")").c_str() : "");
+    }
+    // --runner-up: the choice against the next plan of the tuner's ranking,
+    // in the bench's steady state.
+    for (size_t p = 0; p < sparsities.size(); ++p) {
+      std::vector<double> ratios, wallBest, deviceBest;
+      int faster1 = 0, faster3 = 0;
+      for (const Row& row : rows) {
+        if (row.sparsity.N != sparsities[p].N || row.sparsity.L != 32 || row.pass != 1 || row.launch != rows[0].launch)
+          continue;
+        const double gain = row.rechecked() ? std::min(1.0, row.runnerUpOverChosen()) : 1.0;
+        wallBest.push_back(row.speedup() / gain);
+        deviceBest.push_back(row.deviceSpeedup() / gain);
+        if (!row.rechecked()) continue;
+        ratios.push_back(row.runnerUpOverChosen());
+        faster1 += row.runnerUpOverChosen() < 0.99;
+        faster3 += row.runnerUpOverChosen() < 0.97;
+      }
+      if (ratios.empty()) continue;
+      std::printf("%.1f%%: runner-up / choice in turns, %zu shapes: %.3f [%.3f, %.3f]; runner-up faster by over 1%% "
+                  "on %d, over 3%% on %d; the medians, had the faster of the two run: wall %.3f, device %.3f\n",
+                  100 * sparsities[p].value(), ratios.size(), median(ratios),
+                  *std::min_element(ratios.begin(), ratios.end()), *std::max_element(ratios.begin(), ratios.end()),
+                  faster1, faster3, median(wallBest), median(deviceBest));
     }
     // The first call of each shape (the autotuner's measurements where the product is large enough), and
     // with --passes, each later pass's times over the first pass's, shape by shape.
