@@ -313,18 +313,17 @@ class NestedScheduler {
   // dense_workspace([j]), or precompute of the whole right-hand side over
   // j: the loops from j's on fill a dense workspace over j with what the
   // statement computes (each sum below its top still in its scalar
-  // temporary), and a loop over j copies it into the output, both inside
-  // the loops outside j's. The workspace holds one entry per j, so every
-  // other index of the output must be fixed outside it.
+  // temporary), and a loop over j copies it into the output (adds it, where
+  // j is summed), both inside the loops outside j's. The workspace holds one
+  // entry per j, so every other index of the output must be fixed outside it.
   void precomputeWhole(const PrecomputeCommand& precompute) {
     const ir::Access& lhs = assignment_.lhs;
     const IndexVar& var = precompute.var;
-    if (!contains(lhs.indices(), var))
-      fail(var.name() + " is not an index of " + lhs.tensor().name() + "; a workspace for the whole right-hand side "
-           "holds the output's entries along one of its indices");
     if (!contains(root_->loops, var))
       fail(var.name() + " is not a loop around the whole statement (its loops: " +
-           (root_->loops.empty() ? std::string("none") : joinNames(root_->loops)) + ")");
+           (root_->loops.empty() ? std::string("none") : joinNames(root_->loops)) +
+           "); a workspace for the whole right-hand side is indexed by an index of the output or a variable its "
+           "top-level sum runs over");
     auto at = std::find(root_->loops.begin(), root_->loops.end(), var);
     for (auto loop = at + 1; loop != root_->loops.end(); ++loop)
       for (const auto& origin : ir::originVars(*loop, relations_))
@@ -337,6 +336,15 @@ class NestedScheduler {
     precomputeIndex_ = index_;
     precomputeText_ = command_->text;
     wholeWorkspace_ = true;
+  }
+
+  ir::Dimension dimensionOf(const IndexVar& var) const {
+    std::vector<ir::Access> accesses = ir::accessesOf(assignment_.rhs);
+    accesses.insert(accesses.begin(), assignment_.lhs);
+    for (const auto& access : accesses)
+      for (size_t mode = 0; mode < access.indices().size(); ++mode)
+        if (access.indices()[mode] == var) return access.tensor().dimension(static_cast<int>(mode));
+    throw LoweringError("internal: no access is indexed by " + var.name());
   }
 
   void requireFreshWorkspaceVar(const PrecomputeCommand& precompute, const std::vector<IndexVar>& loops) const {
@@ -394,9 +402,7 @@ class NestedScheduler {
     const IndexVar &var = precompute_->var, &workspaceVar = precompute_->workspaceVar;
     auto at = std::find(chain.loops.begin(), chain.loops.end(), var);
     std::vector<IndexVar> outer(chain.loops.begin(), at), inner(at, chain.loops.end());
-    int mode = static_cast<int>(std::find(lhs.indices().begin(), lhs.indices().end(), var) - lhs.indices().begin());
-    ir::TensorVar workspace("w_" + output.name(), {output.dimension(mode)}, ir::Format::denseOfOrder(1),
-                            output.datatype());
+    ir::TensorVar workspace("w_" + output.name(), {dimensionOf(var)}, ir::Format::denseOfOrder(1), output.datatype());
     // Every update of the output (a term's, in a sequence of terms) goes
     // to the workspace instead.
     ir::IndexStmt producer = ir::replace(nestLoops(inner, body, chain.attributes),
@@ -404,8 +410,9 @@ class NestedScheduler {
                                              {ir::IndexExpr(lhs), ir::IndexExpr(workspace(var))}});
     if (!(workspaceVar == var))
       producer = ir::replace(producer, std::unordered_map<IndexVar, IndexVar>{{var, workspaceVar}});
-    // A summed variable outside the where adds each of its workspaces.
-    bool sums = false;
+    // A summed variable outside the where adds each of its workspaces, and
+    // a summed workspace index adds its entries.
+    bool sums = !contains(lhs.indices(), var);
     for (const auto& loop : outer)
       for (const auto& origin : ir::originVars(loop, relations_))
         sums = sums || !contains(lhs.indices(), origin);

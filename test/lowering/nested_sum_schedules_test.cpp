@@ -269,11 +269,12 @@ std::vector<Scheduled> wholeRightHandSidesInADenseWorkspace() {
       // A sum over j around a sum under a product: the workspace sums over j.
       {"tensor y(I) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : csr\ntensor x(K) : dense\n"
        "y(i) = A(i,j) * sum(k, B(j,k) * x(k))\n",
-       {"dense_workspace()", "dense_workspace(i)\npos(j, jp, A(i,j))\nsplit(jp, jp0, jp1, 2)"}},
+       {"dense_workspace()", "dense_workspace(i)\npos(j, jp, A(i,j))\nsplit(jp, jp0, jp1, 2)", "dense_workspace(j)",
+        "precompute(A(i,j) * sum(k, B(j,k) * x(k)), j, jw)\nparallelize(i, CPUThread, NoRaces)"}},
       // A summed loop outside the workspace's: each where's workspace adds.
       {"tensor y(I) : dense\ntensor A(J, I) : dense\ntensor B(J, K) : csr\ntensor x(K) : dense\n"
        "y(i) = A(j,i) * sum(k, B(j,k) * x(k))\n",
-       {"dense_workspace(i)", "reorder(j, i)\ndense_workspace(i)"}},
+       {"dense_workspace(i)", "reorder(j, i)\ndense_workspace(i)", "reorder(i, j)\ndense_workspace(j)"}},
       {"tensor Y(I, J) : dense\ntensor B(I, M) : csr\ntensor x(M) : dense\ntensor D(I, J) : dense\n"
        "Y(i,j) = D(i,j) * sum(m, B(i,m) * x(m))\n",
        {"reorder(j, i)\ndense_workspace(i)", "dense_workspace(j)"}},
@@ -337,7 +338,7 @@ TEST(NestedSumSchedules, RefusedAtTheCommandWithTheReason) {
       {residual, "precompute(A(i,j) * x(j) + b(i), j, jw)", "not a part of one assignment"},
       {differentSums, "dense_workspace(i)",
        "the workspace holds one entry per i, but the loop over j, which runs inside it, picks the entries of Y"},
-      {residual, "dense_workspace(j)", "j is not an index of r"},
+      {residual, "dense_workspace(j)", "j is not a loop around the whole statement (its loops: i)"},
 
       {residual, "split(j, j0, j1, 2)", "j is iterated by a compressed level of A"},
       {residualOfDcsr, "pos(i, ip, A(i,j))", "the expression has terms where A has no entry"},
