@@ -322,8 +322,9 @@ bool oneLoopOrderFitsEveryTerm(const Access& lhs, const std::vector<SignedTerm>&
 // output's storage order where they leave a choice; indices of the output
 // that the term does not use are looped over innermost (a broadcast).
 std::vector<IndexVar> termLoopOrder(const Access& lhs, SignedTerm& term, std::vector<std::string>& decisions,
-                                    std::vector<std::pair<std::string, TensorVar>>& convertedInputs) {
-  while (auto conversion = convertOneDisagreeingInput(lhs, term.body)) {
+                                    std::vector<std::pair<std::string, TensorVar>>& convertedInputs,
+                                    const std::vector<Access>& keptAccesses) {
+  while (auto conversion = convertOneDisagreeingInput(lhs, term.body, {}, keptAccesses)) {
     term.body = ir::replace(term.body, {{IndexExpr(conversion->original), IndexExpr(conversion->converted)}});
     const TensorVar& copy = conversion->converted.tensor();
     bool known = std::any_of(convertedInputs.begin(), convertedInputs.end(),
@@ -421,9 +422,14 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
       std::vector<std::string> decisions;
       std::vector<std::pair<std::string, TensorVar>> convertedInputs;
       std::vector<WorkspaceTerm> workspaceTerms;
+      // A pos iterates the positions of the access it names, in its own
+      // order: the term reads that access, not a copy.
+      std::vector<Access> posAccesses;
+      for (const auto& command : request.commands)
+        if (const auto* pos = std::get_if<ir::PosRelation>(&command.kind)) posAccesses.push_back(pos->access);
       for (auto& term : *terms) {
         WorkspaceTerm filled;
-        filled.loops = termLoopOrder(lhs, term, decisions, convertedInputs);
+        filled.loops = termLoopOrder(lhs, term, decisions, convertedInputs, posAccesses);
         filled.value = term.negated ? ir::NegNode::make(term.body) : term.body;
         filled.summed = term.summed;
         workspaceTerms.push_back(filled);
@@ -463,8 +469,16 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
       posAccesses.push_back(pos->access);
       if (!posCommand) posCommand = c;
     }
+  // A precompute's expression reads the copies too.
+  std::vector<ScheduleCommand> commands = request.commands;
+  std::unordered_map<IndexExpr, IndexExpr> readAs;
   while (auto conversion = convertOneDisagreeingInput(lhs, rhs, request.keptInOrder, posAccesses)) {
     rhs = ir::replace(rhs, {{IndexExpr(conversion->original), IndexExpr(conversion->converted)}});
+    readAs.emplace(IndexExpr(conversion->converted), IndexExpr(conversion->original));
+    for (auto& command : commands)
+      if (auto* precompute = std::get_if<PrecomputeCommand>(&command.kind))
+        precompute->expr =
+            ir::replace(precompute->expr, {{IndexExpr(conversion->original), IndexExpr(conversion->converted)}});
     const TensorVar& copy = conversion->converted.tensor();
     convertedInputs.emplace_back(conversion->original.tensor().name(), copy);
     decisions.push_back("the sparse inputs' storage orders admit no common loop order: " +
@@ -512,6 +526,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   }
   LoopNest nest;
   nest.loops = *order;
+  nest.readAs = readAs;
   if (request.commands.empty())
     nest.decisions.push_back("loop order: " + joinNames(*order) +
                              " (sparse tensors are iterated in storage order; the output's order is preferred)");
@@ -519,7 +534,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   for (const auto& edge : inputEdges) storageEdges.push_back({edge.first, edge.second, edgeOwners.at(edge)});
   for (const auto& edge : outputEdges)
     if (!inputEdges.count(edge)) outputStorageEdges.push_back({edge.first, edge.second, output.name()});
-  applySchedule(nest, request.commands, *assignment, storageEdges);
+  applySchedule(nest, commands, *assignment, storageEdges);
 
   if (!nest.sparseWorkspace && !nest.precompute && threadsCannotAssembleInPlace(nest, lhs)) {
     nest.sparseWorkspace = SparseWorkspaceCommand{};

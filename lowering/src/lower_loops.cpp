@@ -112,12 +112,9 @@ Stmt Lowerer::lower(const ir::IndexStmt& stmt) {
 Stmt Lowerer::lowerAssignment(const ir::AssignmentNode* assignment) {
   if (workPass_) return addWork(ops::IntImm::make(1, imp::Type::int64()));
   Expr value = lowerExpr(assignment->rhs);
-  if (scalarReductionTarget_.defined() && !reductionTarget_.defined() &&
-      assignment->lhs.tensor() == scalarReductionOutput_)
-    return imp::Assign::makeCompound(imp::BinaryOp::Add, scalarReductionTarget_, value);
-  if (reductionTarget_.defined()) {
-    return assignment->accumulate ? imp::Assign::makeCompound(imp::BinaryOp::Add, reductionTarget_, value)
-                                  : imp::Assign::make(reductionTarget_, value);
+  if (reduction_.receives(assignment->lhs.tensor())) {
+    return assignment->accumulate ? imp::Assign::makeCompound(imp::BinaryOp::Add, reduction_.temporary, value)
+                                  : imp::Assign::make(reduction_.temporary, value);
   }
   return store(assignment, value, assignment->accumulate);
 }
@@ -145,14 +142,17 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
 
   // A reduction loop under a fully located left-hand side accumulates into
   // a scalar temporary, stored once after the loop.
-  if (sole && sole->accumulate && !reductionTarget_.defined()) {
+  if (sole && sole->accumulate && !reduction_.receives(sole->lhs.tensor())) {
     const auto& lhsVars = sole->lhs.indices();
     bool varOnLhs = derivesOnlyFrom(var, lhsVars);
     // A variable fixed by the loops over its derived variables runs once.
     bool pinned = pinnedCoordinates_.count(var) || pinnedPositions_.count(var);
-    // Atomic updates go to the output itself, not to a temporary each thread shares.
+    // Atomic updates go to the output itself, not to a temporary each thread
+    // shares; a scalar temporary of the kernel's own (a sum below the
+    // statement's top) is reduced instead (planLoop).
     bool atomic = forall->attributes.outputRaceStrategy == ir::OutputRaceStrategy::Atomics &&
-                  (forall->attributes.onThreads() || isGpuUnit(forall->attributes.parallelUnit));
+                  (forall->attributes.onThreads() || isGpuUnit(forall->attributes.parallelUnit)) &&
+                  !atomicsReduceInstead(forall, sole->lhs.tensor());
     bool lhsBound = std::all_of(lhsVars.begin(), lhsVars.end(),
                                 [&](const ir::IndexVar& v) { return coordinates_.count(v) > 0; });
     // Threads that insert into sparse workspaces of their own must each
@@ -170,9 +170,10 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
       bool onlyContribution = std::all_of(coordinates_.begin(), coordinates_.end(), [&](const auto& bound) {
         return derivesOnlyFrom(bound.first, lhsVars);
       });
-      reductionTarget_ = temporary;
+      ReductionTarget outer = reduction_;
+      reduction_ = {sole->lhs.tensor(), temporary};
       Stmt loop = lowerForall(forall);
-      reductionTarget_ = Expr();
+      reduction_ = outer;
       return imp::Block::make({imp::Declare::make(temporary, ops::cast(temporary.type(), ops::FloatImm::make(0.0))),
                                loop, store(sole, temporary, !onlyContribution)});
     }
@@ -181,11 +182,9 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   if (auto output = scalarOutputReducedAcrossWhere(forall, sole)) {
     Expr temporary = freshVar("t" + output->name(), valueType(*output));
     bool onlyContribution = coordinates_.empty();
-    scalarReductionOutput_ = *output;
-    scalarReductionTarget_ = temporary;
+    reduction_ = {*output, temporary};
     Stmt loop = lowerForall(forall);
-    scalarReductionTarget_ = Expr();
-    scalarReductionOutput_ = ir::TensorVar();
+    reduction_ = {};
     const ir::AssignmentNode* assignment = nullptr;
     for (const auto* each : ir::assignmentsOf(forall->body))
       if (each->lhs.tensor() == *output) assignment = each;
@@ -474,9 +473,9 @@ std::optional<ir::TensorVar> Lowerer::scalarOutputReducedAcrossWhere(const ir::F
   const auto& attributes = forall->attributes;
   bool cpu = attributes.onThreads() || attributes.parallelUnit == ir::ParallelUnit::CPUVector;
   bool reduces = attributes.outputRaceStrategy == ir::OutputRaceStrategy::ParallelReduction ||
-                 attributes.outputRaceStrategy == ir::OutputRaceStrategy::Temporary;
-  if (!cpu || !reduces || sole || reductionTarget_.defined() || scalarReductionTarget_.defined() || workPass_ ||
-      whereStatements(forall->body).empty())
+                 attributes.outputRaceStrategy == ir::OutputRaceStrategy::Temporary ||
+                 attributes.outputRaceStrategy == ir::OutputRaceStrategy::Atomics;
+  if (!cpu || !reduces || sole || reduction_.defined() || workPass_ || whereStatements(forall->body).empty())
     return std::nullopt;
   // The temporaries the body's wheres fill are private to each iteration;
   // every update of the one scalar it sums into (the output, or the
@@ -492,7 +491,16 @@ std::optional<ir::TensorVar> Lowerer::scalarOutputReducedAcrossWhere(const ir::F
     if (tensor.order() != 0 || !assignment->accumulate || (output && !(*output == tensor))) return std::nullopt;
     output = tensor;
   }
+  // Atomics update a scalar parameter in place.
+  if (output && attributes.outputRaceStrategy == ir::OutputRaceStrategy::Atomics &&
+      !atomicsReduceInstead(forall, *output))
+    return std::nullopt;
   return output;
+}
+
+bool Lowerer::atomicsReduceInstead(const ir::ForallNode* forall, const ir::TensorVar& tensor) const {
+  return forall->attributes.outputRaceStrategy == ir::OutputRaceStrategy::Atomics && forall->attributes.onThreads() &&
+         tensor.order() == 0 && !isParameter(tensor);
 }
 
 bool Lowerer::countsTripsOnly(const ir::ForallNode* forall) const {
@@ -572,10 +580,19 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
     switch (strategy) {
       case OutputRaceStrategy::IgnoreRaces: break;
       case OutputRaceStrategy::NoRaces:
+        if (workspace && output.order() == 0)
+          requireParallelizable(forall, false, race + " (the scalar temporary of a sum below the statement's top); "
+                                               "choose ParallelReduction or Temporary (or Atomics on CPU threads), "
+                                               "under which each thread or lane keeps a partial sum, added to it "
+                                               "after the loop");
         requireParallelizable(forall, false, race + "; parallelize an index of the output, or choose Atomics, "
                                              "Temporary or ParallelReduction");
         break;
       case OutputRaceStrategy::Atomics:
+        if (reduction_.receives(output) && atomicsReduceInstead(forall, output)) {
+          plan.reductions.push_back({reduction_.temporary, Expr()});
+          break;
+        }
         requireParallelizable(forall, threads && !workspace, race + " and atomic updates need CPU threads and a "
                                                              "parameter of the kernel");
         plan.atomicStores = true;
@@ -586,10 +603,8 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
         requireParallelizable(forall, false, race + "; Workspace needs the results to go through a sparse workspace");
         break;
       case OutputRaceStrategy::Temporary: case OutputRaceStrategy::ParallelReduction:
-        if (reductionTarget_.defined()) {
-          plan.reductions.push_back({reductionTarget_, Expr()});
-        } else if (scalarReductionTarget_.defined() && output == scalarReductionOutput_) {
-          plan.reductions.push_back({scalarReductionTarget_, Expr()});
+        if (reduction_.receives(output)) {
+          plan.reductions.push_back({reduction_.temporary, Expr()});
         } else {
           requireParallelizable(forall, !workspace && output.order() > 0,
                                 race + "; a reduction needs a scalar temporary or a dense output");

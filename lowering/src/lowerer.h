@@ -319,12 +319,19 @@ class Lowerer {
   std::map<std::pair<const ir::AccessNode*, int>, imp::Expr> segmentBegins_;
   std::set<std::string> usedNames_;
   std::vector<imp::Stmt> header_, footer_;
-  imp::Expr reductionTarget_;
-  // A scalar output summed by a CPU loop over threads or lanes whose body
-  // holds a where (a sum below the statement's top): its updates in the
-  // loop go to this temporary, which the loop reduces and stores after it.
-  ir::TensorVar scalarReductionOutput_;
-  imp::Expr scalarReductionTarget_;
+  // The scalar temporary that the updates of one tensor go to while a loop
+  // sums into it, stored (added) to the tensor after the loop: the sum of a
+  // loop whose body is one assignment with every index of its left-hand side
+  // fixed outside, or a scalar summed by a CPU loop over threads or lanes
+  // whose body holds a where (a sum below the statement's top), which the
+  // loop reduces. An inner loop's target hides an outer one while it runs.
+  struct ReductionTarget {
+    ir::TensorVar tensor;
+    imp::Expr temporary;
+    bool defined() const { return temporary.defined(); }
+    bool receives(const ir::TensorVar& updated) const { return temporary.defined() && tensor == updated; }
+  };
+  ReductionTarget reduction_;
   imp::Expr threadCount_;  // omp_get_max_threads(), when a workspace needs per-thread copies
   // Outputs whose rows a parallel loop assembles (OutputPass::Count / Fill,
   // or Chunk), and the variables of the loops that do.
@@ -424,10 +431,17 @@ class Lowerer {
   // innermost loop (its body the assignment) over another variable than
   // the owned one, neither derived nor pinned.
   bool countsTripsOnly(const ir::ForallNode* forall) const;
-  // The scalar output a CPU loop with ParallelReduction or Temporary sums
-  // across a where in its body (every update of it there adds), if any.
+  // The scalar output a CPU loop with ParallelReduction or Temporary (or
+  // Atomics, see below) sums across a where in its body (every update of
+  // it there adds), if any.
   std::optional<ir::TensorVar> scalarOutputReducedAcrossWhere(const ir::ForallNode* forall,
                                                               const ir::AssignmentNode* sole) const;
+  // Whether a loop on CPU threads with Atomics sums into a scalar temporary
+  // of the kernel's own (the sum of a term below the statement's top): its
+  // threads then keep partial sums, added once after the loop, as under
+  // ParallelReduction; an atomic update per iteration would give the same
+  // sum, slower.
+  bool atomicsReduceInstead(const ir::ForallNode* forall, const ir::TensorVar& tensor) const;
 };
 
 // The assignment a forall nest ends in, when the body is nothing else.

@@ -424,8 +424,9 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
       if (nest.precomputeCommand) throw ScheduleError(*nest.precomputeCommand, nest.precomputeText + ": " + reason);
       throw LoweringError("precompute(" + ir::toString(precompute.expr) + ", ...): " + reason);
     };
+    auto shown = [&](const ir::IndexExpr& expr) { return ir::toString(ir::replace(expr, nest.readAs)); };
     if (!isSubexpression(precompute.expr, rhs))
-      refuse("not a subexpression of " + ir::toString(rhs) +
+      refuse("not a subexpression of " + shown(rhs) +
              " (products group from the left: parenthesize to precompute a different part)");
     const ir::TensorVar& output = lhs.tensor();
     ir::Dimension dimension;
@@ -456,9 +457,9 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
     // is a multiple of the expression.
     if (!producerOnly.empty())
       if (auto term = termNotAMultiple(rhs, precompute.expr))
-        refuse("the workspace would sum " + ir::toString(precompute.expr) + " over " + joinNames(producerOnly) +
-               ", but the statement sums the term " + ir::toString(*term) + ", which is not " +
-               ir::toString(precompute.expr) + " times a factor without it, so the two sums differ (precompute the "
+        refuse("the workspace would sum " + shown(precompute.expr) + " over " + joinNames(producerOnly) +
+               ", but the statement sums the term " + shown(*term) + ", which is not " +
+               shown(precompute.expr) + " times a factor without it, so the two sums differ (precompute the "
                "whole term, or a part with no variable of its own)");
 
     auto derivesFromAny = [&](const IndexVar& loop, const std::vector<IndexVar>& vars) {
@@ -483,7 +484,7 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
     for (size_t p = first; p < nest.loops.size(); ++p) {
       if (!derivesFromAny(nest.loops[p], shared)) continue;
       refuse("the precomputed expression depends on " + nest.loops[p].name() + ", which the rest of " +
-             ir::toString(rhs) + " also uses, so the workspace must be filled inside the loop over " +
+             shown(rhs) + " also uses, so the workspace must be filled inside the loop over " +
              nest.loops[p].name() + "; but that loop runs inside the loop over " + nest.loops[first].name() +
              ", where the workspace is filled (reorder " + nest.loops[p].name() + " outside " +
              nest.loops[first].name() + ", or precompute a different part)");
@@ -515,7 +516,7 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
     ir::IndexStmt consumer =
         nestLoops(consumerLoops, ir::AssignmentNode::make(lhs, consumerRhs, consumerSums && accumulate), nest.attributes);
     body = nestLoops(outer, ir::where(consumer, producer), nest.attributes);
-    nest.decisions.push_back("precompute " + ir::toString(precompute.expr) + " into dense workspace " +
+    nest.decisions.push_back("precompute " + shown(precompute.expr) + " into dense workspace " +
                              workspace.name() + "(" + precompute.workspaceVar.name() + ") inside the loops over " +
                              (outer.empty() ? std::string("nothing") : joinNames(outer)));
   }

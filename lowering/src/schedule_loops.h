@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tcc/ir/index_stmt.h"
@@ -40,6 +41,9 @@ struct LoopNest {
   // The sparse workspaces the concrete nest uses, by name (for the lowerer).
   std::map<std::string, SparseWorkspaceOptions> sparseWorkspaceOptions;
   std::vector<std::string> decisions;  // for `tcc explain`
+  // The reads of inputs converted into copies in the loops' order, each
+  // copy's access to the user's, for the refusals to name the user's.
+  std::unordered_map<ir::IndexExpr, ir::IndexExpr> readAs;
 
   // The statement's own variables a loop variable derives from (itself if
   // it is one): i0 -> {i}, fuse(i, j, f) -> {i, j}.

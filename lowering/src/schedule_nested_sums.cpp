@@ -283,10 +283,8 @@ class NestedScheduler {
     if (precompute_) fail("a statement takes one precompute");
     ir::IndexExpr whole = assignment_.rhs;
     while (const auto* sum = whole.as<ir::ReductionNode>()) whole = sum->body;
-    if (precompute.expr == whole)
-      fail("a workspace for the whole right-hand side is not supported in a statement with sums below its top "
-           "(each such sum is computed into a scalar temporary by loops of its own); precompute a part of one sum");
     if (!statementVars_.count(precompute.var)) fail(precompute.var.name() + " is not an index variable of the statement");
+    if (precompute.expr == whole) return precomputeWhole(precompute);
     if (!contains(ir::indexVarsOf(precompute.expr), precompute.var))
       fail("the precomputed expression is not indexed by " + precompute.var.name());
     std::vector<LoopChain*> chains;
@@ -305,20 +303,59 @@ class NestedScheduler {
       fail(precompute.var.name() + " is not a loop of the nest that computes " + ir::toString(precompute.expr) +
            " (its loops: " + (holder->loops.empty() ? std::string("none") : joinNames(holder->loops)) +
            "); the workspace's where stands among that nest's loops");
-    if (!(precompute.workspaceVar == precompute.var)) {
-      for (const auto& loop : holder->loops)
-        if (!(loop == precompute.var) && ir::originVars(loop, relations_).count(precompute.var))
-          fail(precompute.var.name() + " is split or fused by an earlier command; precompute it under its own name");
-      std::vector<LoopChain*> schedulable;
-      collectChains(*root_, schedulable);
-      for (const auto* chain : schedulable)
-        if (contains(chain->loops, precompute.workspaceVar) || statementVars_.count(precompute.workspaceVar))
-          fail(precompute.workspaceVar.name() + " is already a loop variable");
-    }
+    if (!(precompute.workspaceVar == precompute.var)) requireFreshWorkspaceVar(precompute, holder->loops);
     precompute_ = precompute;
     precomputeHolder_ = holder;
     precomputeIndex_ = index_;
     precomputeText_ = command_->text;
+  }
+
+  // dense_workspace([j]), or precompute of the whole right-hand side over
+  // j: the loops from j's on fill a dense workspace over j with what the
+  // statement computes (each sum below its top still in its scalar
+  // temporary), and a loop over j copies it into the output (adds it, where
+  // j is summed), both inside the loops outside j's. The workspace holds one
+  // entry per j, so every other index of the output must be fixed outside it.
+  void precomputeWhole(const PrecomputeCommand& precompute) {
+    const ir::Access& lhs = assignment_.lhs;
+    const IndexVar& var = precompute.var;
+    if (!contains(root_->loops, var))
+      fail(var.name() + " is not a loop around the whole statement (its loops: " +
+           (root_->loops.empty() ? std::string("none") : joinNames(root_->loops)) +
+           "); a workspace for the whole right-hand side is indexed by an index of the output or a variable its "
+           "top-level sum runs over");
+    auto at = std::find(root_->loops.begin(), root_->loops.end(), var);
+    for (auto loop = at + 1; loop != root_->loops.end(); ++loop)
+      for (const auto& origin : ir::originVars(*loop, relations_))
+        if (contains(lhs.indices(), origin) && !(origin == var))
+          fail("the workspace holds one entry per " + var.name() + ", but the loop over " + loop->name() +
+               ", which runs inside it, picks the entries of " + lhs.tensor().name() + " along " + origin.name() +
+               " too; reorder " + loop->name() + " outside " + var.name() + ", or name the output's innermost index");
+    if (!(precompute.workspaceVar == var)) requireFreshWorkspaceVar(precompute, root_->loops);
+    precompute_ = precompute;
+    precomputeIndex_ = index_;
+    precomputeText_ = command_->text;
+    wholeWorkspace_ = true;
+  }
+
+  ir::Dimension dimensionOf(const IndexVar& var) const {
+    std::vector<ir::Access> accesses = ir::accessesOf(assignment_.rhs);
+    accesses.insert(accesses.begin(), assignment_.lhs);
+    for (const auto& access : accesses)
+      for (size_t mode = 0; mode < access.indices().size(); ++mode)
+        if (access.indices()[mode] == var) return access.tensor().dimension(static_cast<int>(mode));
+    throw LoweringError("internal: no access is indexed by " + var.name());
+  }
+
+  void requireFreshWorkspaceVar(const PrecomputeCommand& precompute, const std::vector<IndexVar>& loops) const {
+    for (const auto& loop : loops)
+      if (!(loop == precompute.var) && ir::originVars(loop, relations_).count(precompute.var))
+        fail(precompute.var.name() + " is split or fused by an earlier command; precompute it under its own name");
+    std::vector<LoopChain*> schedulable;
+    collectChains(*root_, schedulable);
+    for (const auto* chain : schedulable)
+      if (contains(chain->loops, precompute.workspaceVar) || statementVars_.count(precompute.workspaceVar))
+        fail(precompute.workspaceVar.name() + " is already a loop variable");
   }
   void operator()(const SparseWorkspaceCommand&) {
     if (!workspaceTaken_) refuseWorkspace();
@@ -355,7 +392,40 @@ class NestedScheduler {
       body = ir::sequence(statementOf(*chain.first), statementOf(*chain.second));
     else
       body = ir::where(statementOf(*chain.first), statementOf(*chain.second));
+    if (&chain == root_.get() && wholeWorkspace_) return wholeWorkspaceStatement(chain, body);
     return nestLoops(chain.loops, body, chain.attributes);
+  }
+
+  ir::IndexStmt wholeWorkspaceStatement(const LoopChain& chain, const ir::IndexStmt& body) {
+    const ir::Access& lhs = assignment_.lhs;
+    const ir::TensorVar& output = lhs.tensor();
+    const IndexVar &var = precompute_->var, &workspaceVar = precompute_->workspaceVar;
+    auto at = std::find(chain.loops.begin(), chain.loops.end(), var);
+    std::vector<IndexVar> outer(chain.loops.begin(), at), inner(at, chain.loops.end());
+    ir::TensorVar workspace("w_" + output.name(), {dimensionOf(var)}, ir::Format::denseOfOrder(1), output.datatype());
+    // Every update of the output (a term's, in a sequence of terms) goes
+    // to the workspace instead.
+    ir::IndexStmt producer = ir::replace(nestLoops(inner, body, chain.attributes),
+                                         std::unordered_map<ir::IndexExpr, ir::IndexExpr>{
+                                             {ir::IndexExpr(lhs), ir::IndexExpr(workspace(var))}});
+    if (!(workspaceVar == var))
+      producer = ir::replace(producer, std::unordered_map<IndexVar, IndexVar>{{var, workspaceVar}});
+    // A summed variable outside the where adds each of its workspaces, and
+    // a summed workspace index adds its entries.
+    bool sums = !contains(lhs.indices(), var);
+    for (const auto& loop : outer)
+      for (const auto& origin : ir::originVars(loop, relations_))
+        sums = sums || !contains(lhs.indices(), origin);
+    auto copy = chain.attributes.find(var);
+    std::map<IndexVar, ir::ForallAttributes> copyAttributes;
+    if (copy != chain.attributes.end()) copyAttributes[var] = copy->second;
+    ir::IndexStmt consumer =
+        nestLoops({var}, ir::AssignmentNode::make(lhs, workspace(var), sums), copyAttributes);
+    decisions_.push_back(precomputeText_ + ": the whole right-hand side into dense workspace " + workspace.name() +
+                         "(" + workspaceVar.name() + ") inside the loops over " +
+                         (outer.empty() ? std::string("nothing") : joinNames(outer)) +
+                         ", each sum below the top still in its scalar temporary");
+    return nestLoops(outer, ir::where(consumer, producer), chain.attributes);
   }
 
   static bool isSubexpression(const ir::IndexExpr& part, const ir::IndexExpr& whole) {
@@ -474,6 +544,8 @@ class NestedScheduler {
   const LoopChain* precomputeHolder_ = nullptr;
   size_t precomputeIndex_ = 0;
   std::string precomputeText_;
+  // The precompute is of the whole right-hand side (dense_workspace).
+  bool wholeWorkspace_ = false;
   const ScheduleCommand* command_ = nullptr;
   size_t index_ = 0;
 };

@@ -15,10 +15,12 @@
 // each chain (a sum's loops cannot move outside the loops its temporary is
 // computed in, nor among another sum's). precompute(expr, i, iw) takes a
 // part of one chain's assignment and one of that chain's loops: its dense
-// workspace's where stands among them, as in a perfect nest. Whole-output
-// workspaces (dense_workspace, sparse_workspace) are refused at their
-// command. Relations go into one such-that around the whole statement, as
-// for a perfect nest.
+// workspace's where stands among them, as in a perfect nest. A precompute
+// of the whole right-hand side over j (dense_workspace) puts the top chain's
+// loops from j's on, with everything inside them, into the producer of a
+// dense workspace over j, and a loop over j copies it into the output.
+// sparse_workspace is refused at its command. Relations go into one
+// such-that around the whole statement, as for a perfect nest.
 //
 // The same applies to a statement whose terms each fill one sparse
 // workspace by loops of their own (buildTermwiseSparseWorkspace: a where

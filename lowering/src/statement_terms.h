@@ -32,8 +32,10 @@ struct SignedTerm {
 // inputs in storage order (one converted if they disagree, recorded in
 // `decisions` and `convertedInputs`), `lhs`'s storage order where they leave
 // a choice; indices of `lhs` the term does not use are looped over innermost.
+// `keptAccesses` (the accesses a pos iterates) are never converted.
 std::vector<ir::IndexVar> termLoopOrder(const ir::Access& lhs, SignedTerm& term, std::vector<std::string>& decisions,
-                                        std::vector<std::pair<std::string, ir::TensorVar>>& convertedInputs);
+                                        std::vector<std::pair<std::string, ir::TensorVar>>& convertedInputs,
+                                        const std::vector<ir::Access>& keptAccesses = {});
 
 // precompute(expr, i_vars, o_vars, W) with W a sparse workspace tensor, the
 // request's command `commandIndex` (sparse_precompute.cpp).

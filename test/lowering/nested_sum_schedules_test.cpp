@@ -83,6 +83,12 @@ std::vector<Scheduled> scheduledStatements() {
        {"parallelize(i, CPUThread, NoRaces)", "split(i, i0, i1, 4)\nparallelize(i0, CPUThread, NoRaces)",
         "pos(k, kp, B(i,k))\nsplit(kp, kp0, kp1, 2)", "reorder(i, k)\nsparse_workspace(policy = coord)",
         "fuse(i, k, f)\npos(f, fp, B(i,k))\nsplit(fp, fp0, fp1, 5)\nparallelize(fp0, CPUThread, NoRaces)"}},
+      // pos over an access a term would otherwise read from a copy in its
+      // loops' order (E stores k above i): the term reads E, B is copied.
+      {"tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor E(K, I) : csr\ntensor C(K, J) : csr\n"
+       "tensor D(I, J) : csr\nA(i,j) = B(i,k) * E(k,i) * C(k,j) + D(i,j)\n",
+       {"pos(i, ip, E(k,i))", "pos(i, ip, E(k,i))\nsplit(ip, ip0, ip1, 2)\nparallelize(k, CPUThread, NoRaces)",
+        "pos(k, kp, B(i,k))"}},
       {"tensor Y(I, J) : dense\ntensor A(I, J, K) : {dense, dense, compressed}\ntensor D(L, J) : csr\n"
        "tensor c(L) : dense\nY(i,j) = A(i,j,k) - c(l) * D(l,j)\n",
        {"pos(k, kp, A(i,j,k))\nsplit(kp, kp0, kp1, 2)", "split(l, l0, l1, 3)\nparallelize(l0, CPUThread, NoRaces)",
@@ -185,13 +191,44 @@ std::vector<Scheduled> scalarResultsReducedAcrossASum() {
        "tensor c(I) : dense\ntensor E(I, K) : csr\n"
        "y = A(i) * sum(k, B(i,k) * x(k)) - c(i) * sum(k, E(i,k) * x(k))\n",
        {"parallelize(i, CPUThread, ParallelReduction)", "split(i, i0, i1, 3)\nparallelize(i0, CPUThread, Temporary)",
-        "parallelize(i, CPUVector, ParallelReduction)"}},
+        "parallelize(i, CPUVector, ParallelReduction)", "split(i, i0, i1, 3)\nparallelize(i0, CPUThread, Atomics)",
+        "parallelize(i, CPUThread, Atomics)\npos(k, kp, B(i,k))"}},
       // A sum under a product of a matrix, summed over both its indices.
       {"tensor y : dense\ntensor A(I, J) : csr\ntensor B(J, K) : csr\ntensor x(K) : dense\n"
        "y = A(i,j) * sum(k, B(j,k) * x(k))\n",
        {"parallelize(i, CPUThread, ParallelReduction)",
         "pos(j, jp, A(i,j))\nsplit(jp, jp0, jp1, 2)\nparallelize(jp0, CPUThread, ParallelReduction)"}},
   };
+}
+
+// Atomics into the scalar temporary of a term (a sum below the statement's
+// top): the loop's threads keep partial sums, added once after it, as under
+// ParallelReduction; no atomic update of a temporary the kernel declares.
+std::vector<Scheduled> atomicsIntoATermsTemporary() {
+  return {
+      {"tensor r(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor b(I) : dense\n"
+       "r(i) = b(i) - A(i,j) * x(j)\n",
+       {"pos(j, jp, A(i,j))\nparallelize(jp, CPUThread, Atomics)",
+        "pos(j, jp, A(i,j))\nsplit(jp, jp0, jp1, 2)\nparallelize(jp0, CPUThread, Atomics)"}},
+      {"tensor y : dense\ntensor A(I) : dense\ntensor B(I, K) : csr\ntensor x(K) : dense\n"
+       "tensor c(I) : dense\ntensor E(I, K) : csr\n"
+       "y = A(i) * sum(k, B(i,k) * x(k)) - c(i) * sum(k, E(i,k) * x(k))\n",
+       {"split(i, i0, i1, 3)\nparallelize(i0, CPUThread, Atomics)", "parallelize(i, CPUThread, Atomics)"}},
+      {"tensor Y(I, J) : dense\ntensor C(I, J, M) : {dense, dense, compressed}\ntensor b(I) : dense\n"
+       "Y(i,j) = C(i,j,m) - b(i)\n",
+       {"pos(m, mp, C(i,j,m))\nparallelize(mp, CPUThread, Atomics)"}},
+  };
+}
+
+TEST(NestedSumSchedules, AtomicsIntoATermsTemporaryReduceAndMatchReference) {
+  expectEachScheduleMatches(atomicsIntoATermsTemporary(), {"", "fp fast\n"}, {15u, 16u});
+  for (const auto& statement : atomicsIntoATermsTemporary())
+    for (const auto& schedule : statement.schedules) {
+      std::string code =
+          expectProgramMatchesReference(withSchedule(statement.program, schedule), inputsOf(statement.program, 1500));
+      EXPECT_TRUE(contains(code, "reduction(+:")) << code;
+      EXPECT_FALSE(contains(code, "omp atomic")) << code;
+    }
 }
 
 TEST(NestedSumSchedules, ScalarResultsReducedAcrossASumMatchReference) {
@@ -207,10 +244,67 @@ TEST(NestedSumSchedules, ScalarResultsReducedAcrossASumOnARealMatrix) {
   for (const char* mode : {"", "fp fast\n"})
     for (const char* schedule : {"parallelize(i, CPUThread, ParallelReduction)",
                                  "split(i, i0, i1, 2)\nparallelize(i0, CPUThread, ParallelReduction)",
-                                 "split(i, i0, i1, 4)\nparallelize(i1, CPUThread, Temporary)"}) {
+                                 "split(i, i0, i1, 4)\nparallelize(i1, CPUThread, Temporary)",
+                                 "pos(k, kp, B(i,k))\nparallelize(kp, CPUThread, Atomics)"}) {
       std::string dsl = withSchedule(program + mode, schedule);
       SCOPED_TRACE(dsl);
       expectProgramMatchesReference(dsl, {{"B", b}, {"x", randomDense({n}, 970)}, {"A", randomDense({n}, 971)}});
+    }
+}
+
+// dense_workspace([j]) (or a precompute of the whole right-hand side): the
+// loops from j's on fill a dense workspace over j, each sum below the top
+// still in its scalar temporary, and a loop over j copies it out.
+std::vector<Scheduled> wholeRightHandSidesInADenseWorkspace() {
+  return {
+      {"tensor Y(I, J) : dense\ntensor C(I, J, M) : {dense, dense, compressed}\ntensor b(I) : dense\n"
+       "Y(i,j) = C(i,j,m) - b(i)\n",
+       {"dense_workspace()", "dense_workspace(j)\nparallelize(i, CPUThread, NoRaces)",
+        "split(i, i0, i1, 3)\ndense_workspace(j)", "pos(m, mp, C(i,j,m))\ndense_workspace()\nsplit(mp, mp0, mp1, 2)",
+        "precompute(C(i,j,m) - b(i), j, jw)", "dense_workspace()\nparallelize(j, CPUThread, NoRaces)"}},
+      {"tensor r(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor b(I) : dense\n"
+       "r(i) = b(i) - A(i,j) * x(j)\n",
+       {"dense_workspace()", "dense_workspace(i)\npos(j, jp, A(i,j))\nparallelize(jp, CPUThread, ParallelReduction)",
+        "parallelize(i, CPUThread, NoRaces)\nprecompute(b(i) - A(i,j) * x(j), i, iw)"}},
+      // A sum over j around a sum under a product: the workspace sums over j.
+      {"tensor y(I) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : csr\ntensor x(K) : dense\n"
+       "y(i) = A(i,j) * sum(k, B(j,k) * x(k))\n",
+       {"dense_workspace()", "dense_workspace(i)\npos(j, jp, A(i,j))\nsplit(jp, jp0, jp1, 2)", "dense_workspace(j)",
+        "precompute(A(i,j) * sum(k, B(j,k) * x(k)), j, jw)\nparallelize(i, CPUThread, NoRaces)"}},
+      // A summed loop outside the workspace's: each where's workspace adds.
+      {"tensor y(I) : dense\ntensor A(J, I) : dense\ntensor B(J, K) : csr\ntensor x(K) : dense\n"
+       "y(i) = A(j,i) * sum(k, B(j,k) * x(k))\n",
+       {"dense_workspace(i)", "reorder(j, i)\ndense_workspace(i)", "reorder(i, j)\ndense_workspace(j)"}},
+      {"tensor Y(I, J) : dense\ntensor B(I, M) : csr\ntensor x(M) : dense\ntensor D(I, J) : dense\n"
+       "Y(i,j) = D(i,j) * sum(m, B(i,m) * x(m))\n",
+       {"reorder(j, i)\ndense_workspace(i)", "dense_workspace(j)"}},
+      // A sparse output.
+      {"tensor Y(I, J) : csr\ntensor C(I, J, M) : {dense, compressed, compressed}\ntensor D(I, J) : csr\n"
+       "Y(i,j) = D(i,j) + C(i,j,m) * 2\n",
+       {"dense_workspace()", "dense_workspace(j)\nparallelize(i, CPUThread, NoRaces)"}},
+  };
+}
+
+TEST(NestedSumSchedules, WholeRightHandSidesInADenseWorkspaceMatchReference) {
+  expectEachScheduleMatches(wholeRightHandSidesInADenseWorkspace(), {"", "fp fast\n"}, {17u, 18u});
+  std::string dsl = withSchedule("tensor Y(I, J) : dense\ntensor C(I, J, M) : {dense, dense, compressed}\n"
+                                 "tensor b(I) : dense\nY(i,j) = C(i,j,m) - b(i)\n",
+                                 "dense_workspace()");
+  std::string concrete = ir::toString(lowerProgram(Program::fromText(dsl, "test.tc")).statements.at(0).concrete);
+  EXPECT_TRUE(contains(concrete, "forall(i, where(forall(j, Y(i,j) = w_Y(j)), forall(j, where(w_Y(j) = ")) << concrete;
+}
+
+TEST(NestedSumSchedules, WholeRightHandSidesInADenseWorkspaceOnARealMatrix) {
+  rt::Coo a = realMatrix("bcsstk01.mtx");
+  int32_t n = a.dims[0];
+  std::string program = "tensor r(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor b(I) : dense\n"
+                        "r(i) = b(i) - A(i,j) * x(j)\n";
+  for (const char* mode : {"", "fp fast\n"})
+    for (const char* schedule : {"dense_workspace()\nparallelize(i, CPUThread, NoRaces)",
+                                 "dense_workspace()\npos(j, jp, A(i,j))\nparallelize(jp, CPUThread, Atomics)"}) {
+      std::string dsl = withSchedule(program + mode, schedule);
+      SCOPED_TRACE(dsl);
+      expectProgramMatchesReference(dsl, {{"A", a}, {"x", randomDense({n}, 980)}, {"b", randomDense({n}, 981)}});
     }
 }
 
@@ -242,19 +336,20 @@ TEST(NestedSumSchedules, RefusedAtTheCommandWithTheReason) {
       {residual, "fuse(i, j, f)", "j is a loop of a sum computed into a temporary inside the loop over i"},
       {residual, "precompute(b(i), i, iw)", "i is not a loop of the nest that computes b(i)"},
       {residual, "precompute(A(i,j) * x(j) + b(i), j, jw)", "not a part of one assignment"},
-      {residual, "dense_workspace(i)", "a workspace for the whole right-hand side is not supported"},
+      {differentSums, "dense_workspace(i)",
+       "the workspace holds one entry per i, but the loop over j, which runs inside it, picks the entries of Y"},
+      {residual, "dense_workspace(j)", "j is not a loop around the whole statement (its loops: i)"},
 
       {residual, "split(j, j0, j1, 2)", "j is iterated by a compressed level of A"},
       {residualOfDcsr, "pos(i, ip, A(i,j))", "the expression has terms where A has no entry"},
       {residual, "pos(j, jp, A(i,j))\nparallelize(jp, CPUThread, NoRaces)", "jp is summed into tj"},
-      {residual, "pos(j, jp, A(i,j))\nparallelize(jp, CPUThread, Atomics)", "jp is summed into tj"},
+      {residual, "pos(j, jp, A(i,j))\nparallelize(jp, CPUVector, Atomics)", "jp is summed into tj"},
       {twoSums, "pos(l, lp, A(i,k))", "A(i,k) is not indexed by l"},
       {scalarOfSum, "parallelize(i, CPUThread, NoRaces)", "i is summed into y, so iterations race on its entries"},
-      // Atomic updates go to parameters of the kernel, not to the scalar
-      // temporary a term's loop sums into.
-      {scalarOfDifference, "split(i, i0, i1, 3)\nparallelize(i0, CPUThread, Atomics)",
-       "i0 is summed into ti1, so iterations race on its entries and atomic updates need CPU threads and a "
-       "parameter of the kernel"},
+      // NoRaces into a term's scalar temporary says which strategies serve.
+      {scalarOfDifference, "split(i, i0, i1, 3)\nparallelize(i0, CPUThread, NoRaces)",
+       "i0 is summed into ti1, so iterations race on its entries (the scalar temporary of a sum below the "
+       "statement's top); choose ParallelReduction or Temporary (or Atomics on CPU threads)"},
       {"tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\ntensor D(I, J) : csr\n"
        "A(i,j) = B(i,k) * C(k,j) + D(i,j)\n",
        "split(i, i0, i1, 2)\nprecompute(D(i,j), j, jw)", "the statement's terms fill one sparse workspace"},

@@ -1010,6 +1010,24 @@ TEST(DenseWorkspace, OverANamedIndexOfADenseResult) {
   expectProgramMatchesReference(withSchedule(kSpmm, "dense_workspace(k)"), spmmInputs(73));
 }
 
+// An input read from a copy in the loops' order: the workspace's expression
+// reads the copy too, and a refusal names the user's tensors.
+TEST(DenseWorkspace, OfAnExpressionThatReadsAConvertedInput) {
+  const std::string program = "tensor Y(I, K) : dense\ntensor A(I, K) : csr\ntensor B(K, I) : csr\n"
+                              "Y(i,k) = A(i,k) * B(k,i)\n";
+  std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({9, 7}, 0.5, 74)}, {"B", randomSparse({7, 9}, 0.5, 75)}};
+  for (const char* mode : {"", "fp fast\n"})
+    for (const char* schedule : {"dense_workspace(k)", "precompute(A(i,k) * B(k,i), k, kw)"}) {
+      std::string dsl = withSchedule(program + mode, schedule);
+      SCOPED_TRACE(dsl);
+      std::string code = expectProgramMatchesReference(dsl, inputs);
+      EXPECT_TRUE(contains(code, "w_Y")) << code;
+    }
+  std::string message = errorOf(withSchedule(program, "dense_workspace(i)"));
+  EXPECT_TRUE(contains(message, "the rest of A(i,k) * B(k,i) also uses")) << message;
+  EXPECT_FALSE(contains(message, "_by_")) << message;
+}
+
 }  // namespace
 }  // namespace tcc::test
 

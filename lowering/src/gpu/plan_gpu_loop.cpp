@@ -83,10 +83,10 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
                               race + "; a reduction over GPU threads sums a warp's lanes (shuffles) or a block's "
                               "threads (shuffles, then shared memory), so the loop must be a GPUThread loop inside "
                               "a GPUWarp or GPUBlock loop");
-        requireParallelizable(forall, reductionTarget_.defined(),
+        requireParallelizable(forall, reduction_.defined(),
                               race + "; a reduction over GPU threads needs a scalar sum: the loops outside must fix "
                               "every index of " + output.name());
-        plan.reductions.push_back({reductionTarget_, imp::Expr()});
+        plan.reductions.push_back({reduction_.temporary, imp::Expr()});
         break;
     }
   }
