@@ -4,8 +4,14 @@
 // and synthetic power-law 3-tensors, with each MLIR result checked against
 // tcc's.
 //
-//   tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] [--fp strict|fast]
-//                  [--aot-build DIR [--aot-flags "FLAGS"] | --aot DIR] [MATRIX ...]
+//   tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,sddmm,ttm,spgemm,add,mttkrp]
+//                  [--fp strict|fast] [--aot-build DIR [--aot-flags "FLAGS"] | --aot DIR] [MATRIX ...]
+//
+// On each matrix M: SpMV, SpMM (64 columns), SDDMM in TACO's form
+// A(i,j) = B(i,j) * C(i,k) * D(k,j) (B = M, K = 32), TTM A(i,j,k) =
+// B(i,j,l) * C(k,l) (B CSF, M's rows folded into its first two modes,
+// B(r / 8, r % 8, c) = M(r, c); K = 16), SpGEMM M * M and M - M^T / 2;
+// MTTKRP on two synthetic power-law 3-tensors.
 //
 // MLIR runs in both of its pipeline's storage modes: through its runtime
 // library (`--sparse-compiler`, the default) and as generated code
@@ -43,6 +49,7 @@
 #include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
 #include "tcc/test/mlir_oracle.h"
+#include "../common/machine.h"
 #include "../common/stats.h"
 
 namespace {
@@ -72,7 +79,23 @@ tcc::CompileOptions compileOptions() {
 }
 
 constexpr int kSpmmColumns = 64;
+constexpr int kSddmmInner = 32;
+constexpr int kTtmColumns = 16;
 constexpr int kMttkrpRank = 16;
+
+// TTM's input: the matrix's rows folded into the first two modes, B(r / 8,
+// r % 8, c) = M(r, c) (as tcc_spmv_fp_bench's TTV), so that every fibre
+// along l is a row of M.
+tcc::rt::Coo foldedRows(const tcc::rt::Coo& matrix) {
+  tcc::rt::Coo folded = tcc::rt::Coo::ofShape({(matrix.dims[0] + 7) / 8, 8, matrix.dims[1]});
+  folded.reserve(matrix.nnz());
+  for (size_t k = 0; k < matrix.nnz(); ++k) {
+    const int32_t r = matrix.coords[0][k];
+    const int32_t c[3] = {r / 8, r % 8, matrix.coords[1][k]};
+    folded.push(c, matrix.values[k]);
+  }
+  return folded;
+}
 
 std::vector<double> randomValues(size_t count, uint64_t seed) {
   std::mt19937_64 random(seed);
@@ -241,6 +264,20 @@ std::vector<Row> matrixRows(const std::string& name, const std::vector<std::stri
       rows.push_back(measure(
           "SpMM", name, "tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : dense\nC(i, k) = A(i, j) * B(j, k)\n",
           {{"A", a}, {"B", denseCoo({a.dims[1], kSpmmColumns}, 2)}}, repeat, rounds));
+    } else if (kernel == "sddmm") {
+      rows.push_back(measure("SDDMM", name,
+                             "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, K) : dense\ntensor D(K, J) : dense\n"
+                             "A(i, j) = B(i, j) * C(i, k) * D(k, j)\n",
+                             {{"B", a}, {"C", denseCoo({a.dims[0], kSddmmInner}, 5)},
+                              {"D", denseCoo({kSddmmInner, a.dims[1]}, 6)}},
+                             repeat, rounds));
+    } else if (kernel == "ttm") {
+      tcc::rt::Coo b = foldedRows(a);
+      b.sort();
+      rows.push_back(measure("TTM", name,
+                             "tensor A(I, J, K) : dense\ntensor B(I, J, L) : csf\ntensor C(K, L) : dense\n"
+                             "A(i, j, k) = B(i, j, l) * C(k, l)\n",
+                             {{"B", b}, {"C", denseCoo({kTtmColumns, a.dims[1]}, 8)}}, repeat, rounds));
     } else if (kernel == "spgemm") {
       rows.push_back(measure(
           "SpGEMM", name, "tensor C(I, J) : csr\ntensor A(I, K) : csr\ntensor B(K, J) : csr\nC(i, j) = A(i, k) * B(k, j)\n",
@@ -324,7 +361,7 @@ bool stageRunnerLibraries(const std::string& directory) {
 
 int main(int argc, char** argv) {
   int repeat = 10, rounds = 3;
-  std::vector<std::string> kernels = {"spmv", "spmm", "spgemm", "add", "mttkrp"};
+  std::vector<std::string> kernels = {"spmv", "spmm", "sddmm", "ttm", "spgemm", "add", "mttkrp"};
   std::vector<std::string> matrices;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -340,7 +377,7 @@ int main(int argc, char** argv) {
       std::stringstream flags(argv[++i]);
       for (std::string flag; flags >> flag;) aot.flags.push_back(flag);
     } else if (arg.rfind("--", 0) == 0) {
-      std::cerr << "usage: tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] "
+      std::cerr << "usage: tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,sddmm,ttm,spgemm,add,mttkrp] "
                    "[--fp strict|fast] [--aot-build DIR [--aot-flags \"FLAGS\"] | --aot DIR] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
@@ -376,6 +413,8 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     rows.push_back(row);
   };
+  std::printf("machine: %s; fp %s; load average at the start: %s\n\n", describe(thisMachine()).c_str(),
+              floatingPoint == tcc::frontend::FloatingPointMode::Fast ? "fast" : "strict", loadAverageNow().c_str());
   std::printf("| kernel | input | tcc ms | MLIR ms | MLIR/tcc | MLIR codegen ms | codegen/tcc | max rel diff |\n"
               "|---|---|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& name : matrices) {
@@ -396,7 +435,7 @@ int main(int argc, char** argv) {
   std::printf("\n| kernel | inputs | geomean MLIR/tcc | geomean codegen/tcc (inputs) | worst rel diff |\n"
               "|---|---:|---:|---:|---:|\n");
   int status = 0;
-  for (const char* kernel : {"SpMV", "SpMM", "SpGEMM", "Add", "MTTKRP"}) {
+  for (const char* kernel : {"SpMV", "SpMM", "SDDMM", "TTM", "SpGEMM", "Add", "MTTKRP"}) {
     double logSum = 0, codegenLogSum = 0, worst = 0;
     int count = 0, codegenCount = 0;
     for (const auto& row : rows) {
@@ -410,5 +449,6 @@ int main(int argc, char** argv) {
                 codegenCount ? std::exp(codegenLogSum / codegenCount) : NAN, codegenCount, worst);
     if (!(worst <= 1e-9)) status = 1;
   }
+  std::printf("\nload average at the end: %s\n", loadAverageNow().c_str());
   return status;  // non-zero when some MLIR result disagrees with tcc's
 }

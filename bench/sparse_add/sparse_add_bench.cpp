@@ -6,14 +6,21 @@
 //
 //   tcc_sparse_add_bench [--repeat N] [--rounds R] [--threads T] [--backend system|clang]
 //                        [--keep-heap] [--rows-on-threads] [--candidates] [--only VARIANT,...]
-//                        [--pairs BIG:SMALL,...]
+//                        [--pairs BIG:SMALL,...] [--llc-multiple M]
 //
 // A pair `random:ROWSxK` adds two random square matrices of K entries a
 // row instead (independent coordinates: a merge no branch predictor learns).
 //
 // Inputs: A = kron(BIG, SMALL) and B = kron(SMALL, BIG), both of shape
 // (rows(BIG) rows(SMALL)) x (cols(BIG) cols(SMALL)), each >= 20 M stored
-// entries. The two hold the same values in a different pattern (B is A
+// entries. Out of cache means out of this machine's last-level cache, read
+// at run time (printed first, with the CPU): where A and B together read
+// less than M times it (--llc-multiple, default 2), each is repeated k
+// times along the diagonal, A = kron(I_k, BIG, SMALL) and B = kron(I_k,
+// SMALL, BIG), with the smallest such k; the triad's arrays are each at
+// least as large as that cache (and 256 MB). --llc-multiple 0 runs the
+// sizes measured before this rule (one copy, 3 x 256 MB triads), which fit
+// a large last-level cache. The two hold the same values in a different pattern (B is A
 // with its rows and columns permuted by the perfect shuffle), so a row of
 // C = A + B merges two long, unrelated coordinate lists: some coordinates
 // in both, most in one.
@@ -96,8 +103,10 @@
 #include "tcc/jit/jit.h"
 #include "tcc/lowering/codegen.h"
 #include "tcc/tcc.h"
+#include "../common/machine.h"
 #include "../common/omp_threads.h"
 #include "../common/stats.h"
+#include "../common/scale_up.h"
 #include "../common/stream_triad.h"
 
 namespace {
@@ -1326,9 +1335,11 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> pairs = {
       {"bcsstk16", "LF10"}, {"bayer10", "cage5"}, {"bcsstk13", "mesh1e1"}, {"dnn_n1024_l1", "gent113"},
       {"mbeacxc", "bcspwr03"}};
+  OutOfCacheSizes sizes;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--llc-multiple" && i + 1 < argc) sizes.llcMultiple = std::max(0.0, std::atof(argv[++i]));
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--threads" && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--keep-heap") keepHeap = true;
@@ -1356,14 +1367,24 @@ int main(int argc, char** argv) {
     } else {
       std::cerr << "usage: tcc_sparse_add_bench [--repeat N] [--rounds R] [--threads T] [--backend system|clang]\n"
                    "                            [--keep-heap] [--rows-on-threads] [--candidates] [--only VARIANT,...]\n"
-                   "                            [--pairs BIG:SMALL,...]\n";
+                   "                            [--pairs BIG:SMALL,...] [--llc-multiple M]\n";
       return 2;
     }
   }
   if (!runWithOmpThreads(threads, argv)) return 1;
   setHeapKept(keepHeap);
   const bool parallel = threads > 1 || rowsOnThreads;
-  std::printf("load average at the start: %s\n", loadAverage().c_str());
+  const Machine machine = thisMachine();
+  sizes.llcBytes = machine.llcBytes;
+  const long triadLength = sizes.llcMultiple > 0 ? streamTriadLengthFor(machine.llcBytes) : kStreamTriadLength;
+  std::printf("machine: %s\nload average at the start: %s\n", describe(machine).c_str(), loadAverage().c_str());
+  if (sizes.llcMultiple > 0)
+    std::printf("sizes: A and B together read >= %.1f x the last-level cache and >= %lld M entries each "
+                "(kron(I_k,...): k copies along the diagonal); triad arrays 3 x %.0f MB\n",
+                sizes.llcMultiple, (long long)(sizes.minNnz / 1000000), 8.0 * triadLength / 1048576.0);
+  else
+    std::printf("sizes: one copy of each pair (--llc-multiple 0); triad arrays 3 x %.0f MB\n",
+                8.0 * triadLength / 1048576.0);
 
   tcc::Kernel strict = compileAdd(tcc::frontend::FloatingPointMode::Strict, parallel, backend);
   tcc::Kernel fast = compileAdd(tcc::frontend::FloatingPointMode::Fast, parallel, backend);
@@ -1458,8 +1479,12 @@ int main(int argc, char** argv) {
       in.B = tcc::rt::pack(tcc::rt::randomPerRow(rows, rows, perRow, 2), tcc::toRuntimeFormat(tcc::Format::csr()));
     } else {
       tcc::rt::Coo bigCoo = readMatrix(big), smallCoo = readMatrix(small);
-      in.A = kronCsr(bigCoo, smallCoo);
-      in.B = kronCsr(smallCoo, bigCoo);
+      const double nnzOne = double(bigCoo.nnz()) * double(smallCoo.nnz());
+      const double rowsOne = double(bigCoo.dims[0]) * smallCoo.dims[0];
+      const int copies = sizes.copies(2.0 * (8.0 * (rowsOne + 1) + 12.0 * nnzOne), nnzOne);
+      name = "kron(" + std::string(copies > 1 ? "I_" + std::to_string(copies) + "," : "") + big + "," + small + ")";
+      in.A = kronCsr(diagonalCopies(bigCoo, copies), smallCoo);
+      in.B = kronCsr(diagonalCopies(smallCoo, copies), bigCoo);
       in.rows = in.A.dims()[0];
       in.cols = in.A.dims()[1];
     }
@@ -1528,7 +1553,7 @@ int main(int argc, char** argv) {
     const double lowerBound = 16.0 * (rows + 1) + 12.0 * (nnzA + nnzB) + 8.0 * (rows + 1) + 12.0 * nnzC;
     reference = Result{};
 
-    double triad = streamTriadBytesPerSecond(*triadModule, std::max(3, repeat));
+    double triad = streamTriadBytesPerSecond(*triadModule, std::max(3, repeat), false, triadLength);
     for (int round = 0; round < rounds; ++round)
       for (int r = 0; r < repeat; ++r)
         for (auto& v : variants) {
@@ -1537,7 +1562,7 @@ int main(int argc, char** argv) {
           v.faults += minorFaults() - before;
           v.release();
         }
-    triad = 0.5 * (triad + streamTriadBytesPerSecond(*triadModule, std::max(3, repeat)));
+    triad = 0.5 * (triad + streamTriadBytesPerSecond(*triadModule, std::max(3, repeat), false, triadLength));
 
     std::printf("| %s | %s | %d | %.0f | %.0f | %.0f | %.0f |", name.c_str(), keepHeap ? "kept" : "fresh", in.rows, nnzA,
                 nnzB, nnzC, lowerBound / 1e6);

@@ -5,9 +5,19 @@
 //
 //   tcc_spmv_fp_bench [--repeat N] [--rounds R] [--block B] [--in-cache-only | --out-of-cache-only] [--threads T]
 //                     [--backend system|clang] [--kernel spmv|ttv] [--scale-ups BIG:SMALL,...]
-//                     [--pages 2m|4k|both] [--huge-min BYTES] [--peer NAME=VALUE] [MATRIX ...]
+//                     [--pages 2m|4k|both] [--huge-min BYTES] [--peer NAME=VALUE] [--llc-multiple M]
+//                     [MATRIX ...]
 //
 // --scale-ups replaces the five out-of-cache Kronecker scale-ups with those named.
+//
+// Out of cache means out of this machine's last-level cache, read at run
+// time (printed first, with the CPU): each scale-up kron(BIG, SMALL) is
+// repeated k times along the diagonal, kron(I_k, BIG, SMALL), with the
+// smallest k for which a call's bytes are at least M times the last-level
+// cache (--llc-multiple, default 2) and the matrix holds at least 20 M
+// entries; each triad array is at least as large as that cache (and 256
+// MB). --llc-multiple 0 runs the sizes measured before this rule (one copy,
+// 21-26 M entries, 3 x 256 MB triads), which fit a large last-level cache.
 //
 // --pages: the scale-ups' tensors in the runtime's default pages (2m: arrays
 // of 4 MB and more in 2 MB pages, where the system grants them), all in
@@ -68,9 +78,11 @@
 
 #include "tcc/lowering/codegen.h"
 #include "tcc/tcc.h"
+#include "../common/machine.h"
 #include "../common/omp_threads.h"
 #include "../common/page_share.h"
 #include "../common/stats.h"
+#include "../common/scale_up.h"
 #include "../common/stream_triad.h"
 
 namespace {
@@ -313,7 +325,7 @@ std::vector<double> measure(std::vector<std::unique_ptr<Setup>>& setups, Entry s
     setups[s]->row.scalar = median(scalarSamples[s]);
   }
   std::vector<double> rates;
-  for (const auto& samples : triadSamples) rates.push_back(TriadArrays::bytes() / median(samples));
+  for (size_t t = 0; t < triads.size(); ++t) rates.push_back(triads[t]->bytes() / median(triadSamples[t]));
   return rates;
 }
 
@@ -330,6 +342,7 @@ int main(int argc, char** argv) {
   std::vector<bool> pageModes = {true};  // out of cache: tensors in the default (2 MB) pages, or 4 KB ones
   int64_t hugeMin = tcc::rt::hugePageMinBytes();
   std::string peer = "TCC_GATHER_SUMS=0";  // the define the second fast copy is built with
+  OutOfCacheSizes sizes;
   tcc::jit::Backend backend = tcc::CompileOptions{}.backend;
   std::vector<std::string> matrices;
   for (int i = 1; i < argc; ++i) {
@@ -359,6 +372,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--huge-min" && i + 1 < argc) hugeMin = std::max<int64_t>(1, std::atoll(argv[++i]));
     else if (arg == "--peer" && i + 1 < argc && std::string(argv[i + 1]).find('=') != std::string::npos)
       peer = argv[++i];
+    else if (arg == "--llc-multiple" && i + 1 < argc) sizes.llcMultiple = std::max(0.0, std::atof(argv[++i]));
     else if (arg == "--kernel" && i + 1 < argc &&
              (argv[i + 1] == std::string("spmv") || argv[i + 1] == std::string("ttv")))
       ttv = argv[++i] == std::string("ttv");
@@ -370,7 +384,7 @@ int main(int argc, char** argv) {
       std::cerr << "usage: tcc_spmv_fp_bench [--repeat N] [--rounds R] [--block B] [--in-cache-only | --out-of-cache-only]\n"
                    "                         [--threads T] [--backend system|clang] [--kernel spmv|ttv]\n"
                    "                         [--scale-ups BIG:SMALL,...] [--pages 2m|4k|both] [--huge-min BYTES]\n"
-                   "                         [--peer NAME=VALUE] [MATRIX ...]\n";
+                   "                         [--peer NAME=VALUE] [--llc-multiple M] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }
@@ -379,6 +393,9 @@ int main(int argc, char** argv) {
                 "cryg2500", "watt_2", "adder_dcop_05", "bcspwr10", "Pd", "G51", "dwt_992", "jagmesh7"};
 
   if (!runWithOmpThreads(threads, argv)) return 1;
+  const Machine machine = thisMachine();
+  sizes.llcBytes = machine.llcBytes;
+  std::printf("machine: %s; load average at the start: %s\n\n", describe(machine).c_str(), loadAverageNow().c_str());
   tcc::rt::setHugePageMinBytes(hugeMin);
   const bool parallel = threads > 1;
   tcc::Kernel strict = compileKernel(ttv, tcc::frontend::FloatingPointMode::Strict, parallel, backend);
@@ -455,24 +472,40 @@ int main(int argc, char** argv) {
     std::printf("\ngeomean TACO-style / tcc strict: %.2f; TACO-style / tcc fast: %.2f (%s %.2f; %zu matrices)\n",
                 geomean(overStrict), geomean(overFast), peerName.c_str(), geomean(overScalar), matrices.size());
   }
-  if (inCacheOnly) return status;
+  if (inCacheOnly) {
+    std::printf("\nload average at the end: %s\n", loadAverageNow().c_str());
+    return status;
+  }
 
+  const long triadLength = sizes.llcMultiple > 0 ? streamTriadLengthFor(machine.llcBytes) : kStreamTriadLength;
   std::printf("\n%s out of cache: Kronecker scale-ups, %d thread%s, bandwidth against STREAM triads on as many, "
-              "over arrays in 4 KB and in 2 MB pages (transparent huge pages: %s)\n\n",
+              "over arrays in 4 KB and in 2 MB pages (transparent huge pages: %s)\n",
               kernelName, threads, threads > 1 ? "s" : "", transparentHugePages().c_str());
+  if (sizes.llcMultiple > 0)
+    std::printf("sizes: each scale-up's bytes a call >= %.1f x the last-level cache (%.0f MB) and >= %lld M entries "
+                "(kron(I_k,BIG,SMALL): k copies along the diagonal); triad arrays 3 x %.0f MB\n\n",
+                sizes.llcMultiple, machine.llcBytes / 1048576.0, (long long)(sizes.minNnz / 1000000),
+                8.0 * triadLength / 1048576.0);
+  else
+    std::printf("sizes: one copy of each scale-up (--llc-multiple 0); triad arrays 3 x %.0f MB\n\n",
+                8.0 * triadLength / 1048576.0);
   std::printf("| matrix | pages | %s | nnz | MB moved | strict GB/s | fast GB/s | TACO-style GB/s | triad 4K GB/s | "
               "triad 2M GB/s | fast / triad, same pages | fast / 4K triad | TACO/fast time | in 2 MB pages: vals, x | "
               "%s / triad, same pages | fast / %s |\n"
               "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
               rowsName, peerName.c_str(), peerName.c_str());
-  // The triads' arrays, 3 x 256 MB in each page size, for the whole run.
-  TriadArrays triads4k(*triadModule, false), triads2m(*triadModule, true);
+  // The triads' arrays, 3 arrays in each page size, for the whole run.
+  TriadArrays triads4k(*triadModule, false, triadLength), triads2m(*triadModule, true, triadLength);
   std::printf("(the triads' arrays in 2 MB pages: %.2f in 4 KB, %.2f in 2 MB)\n\n",
-              hugePageShare(triads4k.data(), 8LL * kStreamTriadLength),
-              hugePageShare(triads2m.data(), 8LL * kStreamTriadLength));
+              hugePageShare(triads4k.data(), 8LL * triadLength), hugePageShare(triads2m.data(), 8LL * triadLength));
   for (const auto& [big, small] : scaleUps) {
-    std::string name = "kron(" + big + "," + small + ")";
-    tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
+    const tcc::rt::Coo bigCoo = readMatrix(big), smallCoo = readMatrix(small);
+    const double nnzOne = double(bigCoo.nnz()) * double(smallCoo.nnz());
+    const int copies = sizes.copies(spmvBytes(double(bigCoo.dims[0]) * smallCoo.dims[0],
+                                              double(bigCoo.dims[1]) * smallCoo.dims[1], nnzOne),
+                                    nnzOne);
+    std::string name = scaleUpName(big, small, copies);
+    tcc::rt::Coo coo = tcc::rt::kroneckerProduct(diagonalCopies(bigCoo, copies), smallCoo);
     int scaledRepeat = std::max(1, repeat / 4);
     // Both triads timed among the kernels' calls, at the same load.
     std::vector<double> triadRates;
@@ -493,5 +526,6 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   tcc::rt::setHugePageMinBytes(hugeMin);
+  std::printf("\nload average at the end: %s\n", loadAverageNow().c_str());
   return status;
 }

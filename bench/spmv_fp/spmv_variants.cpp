@@ -6,9 +6,13 @@
 //
 //   tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] [--in-cache-only]
 //                     [--out-of-cache-only] [--probes] [--huge-pages] [--threads T]
-//                     [--only NAME[@512|@dflt],...] [--scale-ups BIG:SMALL,...]
+//                     [--only NAME[@512|@dflt],...] [--scale-ups BIG:SMALL,...] [--llc-multiple M]
 //
 // --scale-ups replaces the five out-of-cache Kronecker scale-ups with those named.
+// They are sized as tcc_spmv_fp_bench sizes them, out of this machine's
+// last-level cache (--llc-multiple M, default 2: kron(I_k, BIG, SMALL),
+// k copies along the diagonal, a call's bytes >= M times the cache; 0:
+// one copy, the sizes measured before), and so are the triads' arrays.
 //
 // --huge-pages copies the matrix, x and y, and allocates the triad's
 // arrays, in memory asked to be backed by 2 MB pages (madvise
@@ -53,8 +57,10 @@
 
 #include "tcc/lowering/codegen.h"
 #include "tcc/tcc.h"
+#include "../common/machine.h"
 #include "../common/omp_threads.h"
 #include "../common/stats.h"
+#include "../common/scale_up.h"
 #include "../common/stream_triad.h"
 
 namespace {
@@ -1165,15 +1171,15 @@ class HugePageArray {
   void* data_;
 };
 
-double triadBytesPerSecond(StreamTriad triad, int repeat, bool hugePages) {
-  const size_t bytes = hugePages ? kStreamTriadLength * sizeof(double) : 0;
+double triadBytesPerSecond(StreamTriad triad, int repeat, bool hugePages, long length) {
+  const size_t bytes = hugePages ? length * sizeof(double) : 0;
   HugePageArray ha(bytes), hb(bytes), hc(bytes);
-  std::vector<double> va(hugePages ? 0 : kStreamTriadLength), vb(va.size()), vc(va.size());
+  std::vector<double> va(hugePages ? 0 : length), vb(va.size()), vc(va.size());
   double* a = hugePages ? ha.as<double>() : va.data();
   double* b = hugePages ? hb.as<double>() : vb.data();
   double* c = hugePages ? hc.as<double>() : vc.data();
-  for (long i = 0; i < kStreamTriadLength; ++i) a[i] = 0.0, b[i] = 1.0, c[i] = 2.0;
-  return timeStreamTriad(triad, a, b, c, repeat);
+  for (long i = 0; i < length; ++i) a[i] = 0.0, b[i] = 1.0, c[i] = 2.0;
+  return timeStreamTriad(triad, a, b, c, repeat, length);
 }
 
 }  // namespace
@@ -1186,9 +1192,11 @@ int main(int argc, char** argv) {
       {"bcsstk16", "LF10"}, {"bayer10", "cage5"}, {"bcsstk13", "mesh1e1"}, {"dnn_n1024_l1", "gent113"},
       {"mbeacxc", "bcspwr03"}};
   tcc::jit::Backend backend = tcc::jit::Backend::SystemCompiler;
+  OutOfCacheSizes sizes;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--llc-multiple" && i + 1 < argc) sizes.llcMultiple = std::max(0.0, std::atof(argv[++i]));
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--in-cache-only") inCacheOnly = true;
     else if (arg == "--out-of-cache-only") outOfCacheOnly = true;
@@ -1220,11 +1228,15 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr, "usage: tcc_spmv_variants [--backend system|clang] [--repeat N] [--rounds R] "
                            "[--in-cache-only] [--out-of-cache-only] [--probes] [--huge-pages] [--threads T] "
-                           "[--only NAME[@512|@dflt],...] [--scale-ups BIG:SMALL,...]\n");
+                           "[--only NAME[@512|@dflt],...] [--scale-ups BIG:SMALL,...] [--llc-multiple M]\n");
       return 2;
     }
   }
   if (!runWithOmpThreads(threads, argv)) return 1;
+  const Machine machine = thisMachine();
+  sizes.llcBytes = machine.llcBytes;
+  const long triadLength = sizes.llcMultiple > 0 ? streamTriadLengthFor(machine.llcBytes) : kStreamTriadLength;
+  std::printf("machine: %s; load average at the start: %s\n\n", describe(machine).c_str(), loadAverageNow().c_str());
   // Without --huge-pages every array stays in 4 KB pages, the runtime's
   // tensors too (which otherwise take 2 MB pages from 4 MB).
   if (!hugePages) tcc::rt::setHugePageMinBytes(0);
@@ -1379,7 +1391,7 @@ int main(int argc, char** argv) {
       }
     const double taco = median(samples[0]);
     if (triadAmong) {
-      const double triadRate = TriadArrays::bytes() / median(triadSamples);
+      const double triadRate = triadAmong->bytes() / median(triadSamples);
       char cell[64];
       std::snprintf(cell, sizeof cell, "| %s | %.2f |", label.c_str(), triadRate / 1e9);
       againstTriad += cell;
@@ -1442,7 +1454,7 @@ int main(int argc, char** argv) {
   }
 
   auto triad = triadModule->function<StreamTriad>("triad");
-  TriadArrays triadAmong(*triadModule, hugePages);
+  TriadArrays triadAmong(*triadModule, hugePages, triadLength);
   std::printf("\nOut of cache, %s: TACO-style time / variant time; triad GB/s in the last line\n\n",
               onThreads.c_str());
   header("TACO GB/s");
@@ -1450,12 +1462,16 @@ int main(int argc, char** argv) {
   double triadSum = 0;
   int triads = 0;
   for (const auto& [big, small] : scaleUps) {
-    tcc::rt::Coo coo = tcc::rt::kroneckerProduct(readMatrix(big), readMatrix(small));
-    double bytes = 8.0 * (coo.dims[0] + 1) + 12.0 * coo.nnz() + 8.0 * coo.dims[1] + 8.0 * coo.dims[0];
-    triadSum += triadBytesPerSecond(triad, 3, hugePages), ++triads;
-    run(std::string("kron(") + big + "," + small + ")", coo, std::max(1, repeat / 5), 2, outOfCache, bytes,
-        &triadAmong);
-    triadSum += triadBytesPerSecond(triad, 3, hugePages), ++triads;
+    const tcc::rt::Coo bigCoo = readMatrix(big), smallCoo = readMatrix(small);
+    const double nnzOne = double(bigCoo.nnz()) * double(smallCoo.nnz());
+    const int copies = sizes.copies(spmvBytes(double(bigCoo.dims[0]) * smallCoo.dims[0],
+                                              double(bigCoo.dims[1]) * smallCoo.dims[1], nnzOne),
+                                    nnzOne);
+    tcc::rt::Coo coo = tcc::rt::kroneckerProduct(diagonalCopies(bigCoo, copies), smallCoo);
+    double bytes = spmvBytes(coo.dims[0], coo.dims[1], double(coo.nnz()));
+    triadSum += triadBytesPerSecond(triad, 3, hugePages, triadLength), ++triads;
+    run(scaleUpName(big, small, copies), coo, std::max(1, repeat / 5), 2, outOfCache, bytes, &triadAmong);
+    triadSum += triadBytesPerSecond(triad, 3, hugePages, triadLength), ++triads;
   }
   footer(outOfCache);
   std::printf("\ntriad on %s: %.2f GB/s\n", onThreads.c_str(), triadSum / triads / 1e9);
@@ -1465,5 +1481,6 @@ int main(int argc, char** argv) {
   std::printf("\n|---|---:|");
   for (size_t v = 0; v < variants.size(); ++v) std::printf("---:|");
   std::printf("\n%s", againstTriad.c_str());
+  std::printf("\nload average at the end: %s\n", loadAverageNow().c_str());
   return 0;
 }

@@ -30,14 +30,16 @@ class CppPrinter : public CLikePrinter {
     inputValues_ = inputValuesSum(function);
     chunkNames_.clear();
     if (vectorizesGatherSums_) {
-      // Through GCC the body is printed twice, as two functions: one with
-      // the reassociated row loops for inputs that fit in cache, which the
-      // entry point calls, and the entry point itself with the streaming
-      // loops. The size test is made once a call: a flag tested in every row
-      // cost registers and time in the row loop, and one body in the other's
-      // function slowed it (Clang: short TTV fibres 5-14% slower). Clang and
-      // other compilers run the entry point's partial sums on every input.
-      printRowLoopsCopy(function, kGccOnX86, reassociatedName(function), RowLoops::Reassociated);
+      // Through GCC, and Clang on x86 cores other than AMD's (the prelude's
+      // TCC_REASSOCIATED_ROWS), the body is printed twice, as two
+      // functions: one with the reassociated row loops for inputs that fit
+      // in cache, which the entry point calls, and the entry point itself
+      // with the streaming loops. The size test is made once a call: a flag
+      // tested in every row cost registers and time in the row loop, and one
+      // body in the other's function slowed it (Clang: short TTV fibres
+      // 5-14% slower). Clang on AMD cores and other compilers run the entry
+      // point's partial sums on every input.
+      printRowLoopsCopy(function, kReassociatedRows, reassociatedName(function), RowLoops::Reassociated);
     }
     printsGatherSums_ = vectorizesGatherSums_ && holdsGatherDot(function);
     if (printsGatherSums_) {
@@ -785,6 +787,8 @@ class CppPrinter : public CLikePrinter {
 
   // The attributes above are GCC's; on x86 only (prefer-vector-width).
   static constexpr const char* kGccOnX86 = "defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)";
+  // Where the reassociated copy is compiled and called (the prelude's test).
+  static constexpr const char* kReassociatedRows = "TCC_REASSOCIATED_ROWS";
 
   // Whether the function holds a register-tiled nest and no loop whose
   // pragma reduces across vector lanes or threads (a vectorize or parallel
@@ -852,10 +856,11 @@ class CppPrinter : public CLikePrinter {
     std::string values = inputValuesSum(function);
     if (values.empty()) values = "0";
     const std::string call = "return " + reassociatedName(function) + "(tcc_tensors);\n";
-    out_ << "#if " << kGccOnX86 << "\n";
+    out_ << "#if " << kReassociatedRows << "\n";
     indent();
     out_ << "// fp fast: inputs of at most " << kStreamingValues
-         << " stored values in all fit in cache: long rows as loops GCC vectorizes, short rows without a loop\n";
+         << " stored values in all fit in cache: long rows as loops the compiler vectorizes, short rows without a "
+            "loop\n";
     indent();
     out_ << "if (" << values << " <= " << kStreamingValues << "LL) " << call;
     out_ << "#endif\n";
@@ -1012,6 +1017,8 @@ class CppPrinter : public CLikePrinter {
          << " or more entries as one loop the compiler vectorizes, a shorter one without a loop\n";
     indent();
     out_ << "if (" << isLongRow(var, end) << ") {\n";
+    // Clang ignores GCC's optimize attribute; this block may reassociate.
+    out_ << "#if defined(__clang__)\n#pragma clang fp reassociate(on)\n#endif\n";
     nested([&] { printPlainRowLoop(op, var, end, false); });
     indent();
     out_ << "} else {\n";

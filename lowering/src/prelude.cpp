@@ -142,6 +142,24 @@ static inline int tcc_chunk_by_values(int64_t iterations, int64_t values, int64_
 #define TCC_AMD_ZEN 0
 #endif
 
+// Fast mode: 1 where a kernel of gather sums (SpMV, TTV) runs inputs in
+// cache through its copy with reassociated row loops (a row of 8 or more
+// entries as one loop the compiler vectorizes, a shorter one without a
+// loop). GCC on x86 reassociates that copy by its optimize attribute, Clang
+// by a reassociating pragma in the long rows' block, on x86 cores other
+// than AMD's: in cache Clang's scalar row loops ran 1.14x the TACO-style
+// loop on the 2-core AMD VM but 0.95-1.02x on an Intel Xeon with AVX-512,
+// where the reassociated copy ran 1.26x (bench/spmv_fp, "An Intel Xeon
+// with a 480 MB L3"). A build may set -DTCC_REASSOCIATED_ROWS=0 to keep the
+// scalar row loops (the benchmarks' "before").
+#ifndef TCC_REASSOCIATED_ROWS
+#if defined(__x86_64__) && ((defined(__GNUC__) && !defined(__clang__)) || (defined(__clang__) && !TCC_AMD_ZEN))
+#define TCC_REASSOCIATED_ROWS 1
+#else
+#define TCC_REASSOCIATED_ROWS 0
+#endif
+#endif
+
 // Fast mode, streaming inputs, an AMD core with AVX-512 (Zen 4 and later):
 // the row sum of vals[p] * x[crd[p]] over [p, end) in 512-bit gathers of x,
 // 8 entries a step into one vector of sums, the last 0-7 entries in one

@@ -165,14 +165,16 @@ TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
   const std::string reassociate = "optimize(\"associative-math\", \"no-signed-zeros\")";
   std::string spmv = lowerProgram(Program::fromText(kSpmv, "test.tc"), fast).cpp;
   EXPECT_TRUE(contains(spmv, reassociate)) << spmv;
-  // Through GCC the body twice, as two functions: inputs in cache call the
-  // first (long rows reassociated and vectorized, short ones as four terms
-  // apart and the rest unrolled, no loop); the
-  // entry point itself runs GCC's streaming loops (long rows in prefetching
-  // strips, except on AMD, short ones as partial sums) and the partial sums
-  // of Clang and other compilers on every input.
-  EXPECT_TRUE(contains(spmv, "#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)\n"
-                             "static __attribute__((noinline))"))
+  // Through GCC, and Clang on x86 cores other than AMD's, the body twice,
+  // as two functions: inputs in cache call the first (long rows
+  // reassociated and vectorized, short ones as four terms apart and the
+  // rest unrolled, no loop); the entry point itself runs GCC's streaming
+  // loops (long rows in prefetching strips, except on AMD, short ones as
+  // partial sums) and the partial sums of Clang and other compilers on
+  // every input that takes no other copy.
+  EXPECT_TRUE(contains(spmv, "#if TCC_REASSOCIATED_ROWS\nstatic __attribute__((noinline))")) << spmv;
+  EXPECT_TRUE(contains(spmv, "#if defined(__x86_64__) && ((defined(__GNUC__) && !defined(__clang__)) || "
+                             "(defined(__clang__) && !TCC_AMD_ZEN))\n#define TCC_REASSOCIATED_ROWS 1"))
       << spmv;
   EXPECT_TRUE(contains(spmv, "if ((int64_t)A->vals_size + (int64_t)x->vals_size <= 1048576LL) "
                              "return tcc_kernel_0_reassociated(tcc_tensors);"))
@@ -181,7 +183,11 @@ TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
   // The reassociated copy, the copy with AVX-512 gathers (printed for
   // AMD cores, see StreamingGathersOnAmdCores) and the entry point.
   EXPECT_EQ(count(spmv, reassociate), 3u) << spmv;
-  EXPECT_FALSE(contains(spmv, "#pragma clang")) << spmv;
+  // Clang reassociates only the long rows of the reassociated copy.
+  EXPECT_EQ(count(spmv, "#pragma clang"), 1u) << spmv;
+  EXPECT_TRUE(contains(spmv, "if (pA2_end - pA2 >= 8) {\n#if defined(__clang__)\n#pragma clang fp reassociate(on)\n"
+                             "#endif\n"))
+      << spmv;
   EXPECT_EQ(count(spmv, "if (pA2_end - pA2 >= 8) {"), 2u) << spmv;
   EXPECT_TRUE(contains(spmv, "__asm__(\"\");  // keeps the compiler from vectorizing a short row")) << spmv;
   EXPECT_TRUE(contains(spmv, "#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && "
@@ -200,7 +206,9 @@ TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
       contains(spmv, "__builtin_prefetch((const void*)((size_t)(A_vals + pA2) + 512 * sizeof(*A_vals)), 0, 2);"))
       << spmv;
   // SpMM's register tiles: reassociation let GCC vectorize across their sums.
-  EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmm, "test.tc"), fast).cpp, "associative-math"));
+  const std::string fastSpmm = lowerProgram(Program::fromText(kSpmm, "test.tc"), fast).cpp;
+  EXPECT_FALSE(contains(fastSpmm, "associative-math")) << fastSpmm;
+  EXPECT_FALSE(contains(fastSpmm, "#pragma clang fp reassociate")) << fastSpmm;
   // Strict: no reassociation anywhere; SpMM's tiles at 512 bits, SpMV as before.
   std::string strictSpmv = lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp;
   // (In the kernel: the prelude's vector types carry attributes.)
@@ -212,29 +220,34 @@ TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
   EXPECT_FALSE(contains(strictSpmm, "associative-math")) << strictSpmm;
 }
 
-// The printed code takes GCC's path only through the system compiler: fast
-// sums there against the reference, rows of every length up to 40 entries
-// (both sides of the vectorized loop's threshold) and a real matrix.
-TEST(FloatingPointMode, FastSumsThroughTheSystemCompilerMatchTheReference) {
-  CompileOptions options;
-  options.floatingPoint = FloatingPointMode::Fast;
-  options.backend = jit::Backend::SystemCompiler;
-  rt::Coo real = realMatrix("bcsstk13.mtx");
-  for (const auto& [name, dsl, inputs] :
-       {std::tuple("SpMVRowLengths", kSpmv,
-                   std::map<std::string, rt::Coo>{{"A", rowsOfEveryLength()}, {"x", randomDense({53}, 36)}}),
-        std::tuple("SpMVReal", kSpmv,
-                   std::map<std::string, rt::Coo>{{"A", real}, {"x", randomDense({real.dims[1]}, 37)}}),
-        std::tuple("TTV", "tensor A(I, J) : dense\ntensor B(I, J, K) : csf\ntensor c(K) : dense\nA(i,j) = B(i,j,k) * c(k)\n",
-                   std::map<std::string, rt::Coo>{{"B", randomSparse({9, 10, 60}, 0.4, 38)}, {"c", randomDense({60}, 39)}}),
-        std::tuple("Residual",
-                   "tensor r(I) : dense\ntensor b(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\n"
-                   "r(i) = b(i) - sum(j, A(i,j) * x(j))\n",
-                   std::map<std::string, rt::Coo>{{"A", rowsOfEveryLength()}, {"b", randomDense({90}, 40)},
-                                                  {"x", randomDense({53}, 41)}})}) {
-    SCOPED_TRACE(name);
-    std::string source = expectProgramMatchesReference(dsl, inputs, options, 1e-9);
-    EXPECT_TRUE(contains(source, "associative-math")) << source;
+// The reassociated copy runs through GCC (the system compiler) and, on x86
+// cores other than AMD's, through Clang (the JIT): fast sums through each
+// against the reference, rows of every length up to 40 entries (both sides
+// of the vectorized loop's threshold) and a real matrix.
+TEST(FloatingPointMode, FastSumsThroughEachCompilerMatchTheReference) {
+  for (jit::Backend backend : {jit::Backend::SystemCompiler, jit::Backend::ClangInterpreter}) {
+    if (!jit::isAvailable(backend)) continue;
+    SCOPED_TRACE(jit::backendName(backend));
+    CompileOptions options;
+    options.floatingPoint = FloatingPointMode::Fast;
+    options.backend = backend;
+    rt::Coo real = realMatrix("bcsstk13.mtx");
+    for (const auto& [name, dsl, inputs] :
+         {std::tuple("SpMVRowLengths", kSpmv,
+                     std::map<std::string, rt::Coo>{{"A", rowsOfEveryLength()}, {"x", randomDense({53}, 36)}}),
+          std::tuple("SpMVReal", kSpmv,
+                     std::map<std::string, rt::Coo>{{"A", real}, {"x", randomDense({real.dims[1]}, 37)}}),
+          std::tuple("TTV", "tensor A(I, J) : dense\ntensor B(I, J, K) : csf\ntensor c(K) : dense\nA(i,j) = B(i,j,k) * c(k)\n",
+                     std::map<std::string, rt::Coo>{{"B", randomSparse({9, 10, 60}, 0.4, 38)}, {"c", randomDense({60}, 39)}}),
+          std::tuple("Residual",
+                     "tensor r(I) : dense\ntensor b(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\n"
+                     "r(i) = b(i) - sum(j, A(i,j) * x(j))\n",
+                     std::map<std::string, rt::Coo>{{"A", rowsOfEveryLength()}, {"b", randomDense({90}, 40)},
+                                                    {"x", randomDense({53}, 41)}})}) {
+      SCOPED_TRACE(name);
+      std::string source = expectProgramMatchesReference(dsl, inputs, options, 1e-9);
+      EXPECT_TRUE(contains(source, "associative-math")) << source;
+    }
   }
 }
 
@@ -243,8 +256,9 @@ TEST(FloatingPointMode, FastSumsThroughTheSystemCompilerMatchTheReference) {
 // values in all take the reassociated loops (rows of 8 or more vectorized,
 // shorter ones in order), larger ones the streaming loops (prefetching
 // strips of 32 entries for rows of 8 or more, partial sums for shorter
-// ones; on AMD partial sums for every row); through Clang every input
-// takes the partial sums.
+// ones; on AMD partial sums for every row); through Clang inputs in cache
+// take the reassociated loops on x86 cores other than AMD's, and every
+// other input the partial sums.
 constexpr int64_t kStreamingValues = int64_t(1) << 20;
 
 // A matrix of `cols` columns whose stored values and x's together hold
