@@ -182,6 +182,25 @@ TEST(PosOverAUnion, RowsWithoutAUseTheCoordinateLoop) {
       }
 }
 
+// A sum across the rows (a scalar result), with the rows on threads: the
+// second loop adds to the row's temporary in the same thread iteration
+// as the first, which the race strategy then adds to the result (an
+// atomic update, or each thread's partial sum).
+TEST(PosOverAUnion, SumsAcrossRowsOnThreads) {
+  const std::vector<Inputs> all = allInputs();
+  const Statement columns{"tensor x(K) : dense\ntensor s : dense\n", "s = (A(i,k) + 2 * B(i,k)) * x(k)"};
+  for (const char* strategy : {"Atomics", "ParallelReduction"})
+    for (const char* schedule : {"pos(k, kp, A(i,k))", "pos(k, kp, A(i,k))\nsplit(kp, kp0, kp1, 2)"}) {
+      std::string dsl = program("csr", "csr", columns,
+                                schedule + std::string("\nparallelize(i, CPUThread, ") + strategy + ")");
+      for (const auto& inputs : all) {
+        SCOPED_TRACE(inputs.name + "\n" + dsl);
+        std::string code = expectProgramMatchesReference(dsl, declared(dsl, inputs.tensors));
+        EXPECT_TRUE(contains(code, "tcc_lower_bound(")) << code;
+      }
+    }
+}
+
 // Refused at the pos command, with the reason: a sparse output in the
 // order of a variable the second loops visit (two passes of appends would
 // break it), an unordered level of A (no binary search), and the GPU.
