@@ -168,9 +168,10 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
       // With no summed variable outside, this is the entry's only
       // contribution: store it instead of adding it (not in the loops
       // after a pos's positions, which add to what those stored).
-      bool onlyContribution = remainderRoles_.empty() && std::all_of(coordinates_.begin(), coordinates_.end(), [&](const auto& bound) {
-        return derivesOnlyFrom(bound.first, lhsVars);
-      });
+      bool onlyContribution =
+          remainderRoles_.empty() && std::all_of(coordinates_.begin(), coordinates_.end(), [&](const auto& bound) {
+            return derivesOnlyFrom(bound.first, lhsVars);
+          });
       reductionTarget_ = temporary;
       Stmt loop = lowerForall(forall);
       reductionTarget_ = Expr();

@@ -113,9 +113,13 @@ Stmt Lowerer::lowerPositionLoops(const ir::ForallNode* forall, const ir::Provena
   };
   // A case of the loops around without A (a row that A does not store):
   // the coordinates are all the other operands'. (Not in GPU kernels,
-  // whose loops the schedule maps.)
-  if (!reads(body, pos.access) && reads(statement_, pos.access) && nested && !options_.cudaTarget)
+  // whose loops the schedule maps. A's positions there would be another
+  // row's.)
+  if (!reads(body, pos.access)) {
+    if (!reads(statement_, pos.access) || !nested || options_.cudaTarget)
+      refuse("the access is not iterated by the loop over " + pos.indexVar.name());
     return lower(coordinateLoops());
+  }
 
   unitedPositions_.erase(command);
   Stmt positions = lowerDerivedFor(forall);
@@ -216,8 +220,8 @@ Stmt Lowerer::skipStoredCoordinates(const ir::IndexVar& var, const Stmt& body) {
   Stmt search = imp::Assign::make(
       stored.cursor, imp::Call::make("tcc_lower_bound", {stored.crd, stored.cursor, stored.end, coordinate},
                                      imp::Type::int64()));
-  Expr found = ops::land(ops::lt(stored.cursor, stored.end),
-                         ops::eq(ops::cast(imp::Type::int64(), imp::Load::make(stored.crd, stored.cursor)), coordinate));
+  Expr there = ops::cast(imp::Type::int64(), imp::Load::make(stored.crd, stored.cursor));
+  Expr found = ops::land(ops::lt(stored.cursor, stored.end), ops::eq(there, coordinate));
   return imp::Block::make({search, imp::If::make(imp::Unary::make(imp::UnaryOp::Not, found), body)});
 }
 

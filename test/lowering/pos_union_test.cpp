@@ -218,19 +218,30 @@ TEST(PosOverAUnion, IsRefusedAtTheCommandWhereTheSecondLoopCannotServe) {
        "fuse(i, k, f)\npos(f, fp, A(i,k))", sum + "which a second loop over i computes after A's positions"},
       {"{dense, compressed(unordered)}", "tensor Y(I, K) : dense\n", "Y(i,k) = A(i,k) + B(i,k)",
        "pos(k, kp, A(i,k))", sum + "which a second loop skips where A stores the coordinate"},
+      // A loop over j between the position loops: the second loop over k
+      // would have to stand between them too.
+      {"csr", "tensor C(K, J) : dense\ntensor v(J) : dense\ntensor y(I) : dense\n",
+       "y(i) = (A(i,k) + B(i,k)) * C(k,j) * v(j)", "pos(k, kp, A(i,k))\nsplit(kp, kp0, kp1, 2)\nreorder(kp0, j, kp1)",
+       sum + "which loops over the variables the position loops replace compute after them; other loops between"},
   };
   std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({10, 8}, 0.3, 21)},
                                            {"B", randomSparse({10, 8}, 0.4, 22)},
-                                           {"x", randomDense({8}, 23)}};
+                                           {"x", randomDense({8}, 23)}, {"C", randomDense({8, 5}, 24)},
+                                           {"v", randomDense({5}, 25)}};
   for (const auto& each : refused) {
     std::string text =
         "tensor A(I, K) : " + each.formatA + "\ntensor B(I, K) : csr\n" + each.declarations + each.statement + "\n";
     std::string dsl = withSchedule(text, each.schedule);
     SCOPED_TRACE(dsl);
     frontend::Diagnostic refusal = refusalOf(dsl);
-    int line = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 2 +
-               static_cast<int>(std::count(each.schedule.begin(), each.schedule.end(), '\n'));
-    std::string command = each.schedule.substr(each.schedule.rfind('\n') + 1);
+    // At the pos command, the schedule's first line.
+    std::string command = each.schedule.substr(0, each.schedule.find('\n'));
+    int line = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 2;
+    if (contains(each.schedule, "fuse")) {
+      command = each.schedule.substr(each.schedule.find('\n') + 1);
+      command = command.substr(0, command.find('\n'));
+      ++line;
+    }
     EXPECT_EQ(refusal.location, (frontend::SourceLocation{"test.tc", line, 1})) << refusal.format();
     EXPECT_EQ(refusal.message.rfind(command + ": " + sum, 0), 0u) << refusal.message;
     EXPECT_TRUE(contains(refusal.message, each.message)) << refusal.message;
