@@ -156,6 +156,11 @@ const ir::SplitRelation* Lowerer::peeledSplit(const ir::ForallNode* forall) cons
 }
 
 Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
+  if (const ir::ProvenanceRelation* pos = positionLoopsStartingAt(forall)) return lowerPositionLoops(forall, *pos);
+  return lowerDerivedFor(forall);
+}
+
+Stmt Lowerer::lowerDerivedFor(const ir::ForallNode* forall) {
   const ir::IndexVar& var = forall->indexVar;
   std::set<ir::IndexVar> rangesBefore;
   for (const auto& [known, range] : ranges_) rangesBefore.insert(known);
@@ -378,41 +383,64 @@ Stmt Lowerer::lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<
       searched.push_back(&it);
     }
   }
-  if (!driver) refuse("the access is not iterated by the loop over " + var.name());
-  for (const auto& point : lattice)
-    if (std::find(point.iterators.begin(), point.iterators.end(), driver->id) == point.iterators.end())
-      refuse("the expression has terms where " + driver->tensor.name() +
-             " has no entry (a sum), which iterating its positions would skip");
+  // A case of the loops around where the statement's terms with the
+  // access all lack another operand (`A(i,k) * C(i,k) + B(i,k)` in a row
+  // without C): the positions still give the coordinates, at which the
+  // others are searched.
+  const std::string name = pinned.access.tensor().name();
+  const ir::AccessNode* read = nullptr;
+  for (const auto* node : accessOccurrences(statement_))
+    if (sameAccess(node, pinned.access)) read = node;
+  if (!driver && !read) refuse("the access is not iterated by the loop over " + var.name());
+  const int level = levelOf(pinned.access, var);
+  const ir::LevelFormat& format = pinned.access.tensor().format().level(level);
+  // Terms without the driver (a union): at the driver's coordinates its
+  // cases run as any other (a term of the others is what remains where
+  // the driver's terms lack an operand); the coordinates it does not
+  // store are left to the loops after the positions (lowerPositionLoops).
+  bool united = driver && std::any_of(lattice.begin(), lattice.end(), [&](const LatticePoint& point) {
+    return !std::binary_search(point.iterators.begin(), point.iterators.end(), driver->id);
+  });
+  if (united) {
+    std::string sum = "the expression has terms where " + name + " has no entry (a sum), ";
+    if (options_.cudaTarget)
+      refuse(sum + "which a second loop after the positions' would compute; GPU kernels do not have it");
+    if (!format.ordered)
+      refuse(sum + "which a second loop skips where " + name + " stores the coordinate, found by binary search; " +
+             name + "'s level is unordered; store it ordered");
+    unitedPositions_.insert(command);
+  }
   for (const auto* it : searched) {
     std::string also = it->tensor.name() + " also stores " + var.name() + " sparsely";
     if (it->workspaceList || storageOf(it->tensor).isWorkspace)
-      refuse(also + " as a workspace, whose coordinates are not searched; iterating positions of " +
-             driver->tensor.name() + " while co-iterating it is not supported");
+      refuse(also + " as a workspace, whose coordinates are not searched; iterating positions of " + name +
+             " while co-iterating it is not supported");
     if (it->format.kind != ir::LevelKind::Compressed && it->format.kind != ir::LevelKind::Singleton)
-      refuse(also + " in a " + it->format.toString() + " level, which cannot be searched for " +
-             driver->tensor.name() + "'s coordinates");
+      refuse(also + " in a " + it->format.toString() + " level, which cannot be searched for " + name +
+             "'s coordinates");
     if (!it->format.ordered)
-      refuse(also + " in an unordered level, which cannot be searched for " + driver->tensor.name() +
-             "'s coordinates; store it ordered");
+      refuse(also + " in an unordered level, which cannot be searched for " + name + "'s coordinates; store it ordered");
   }
 
-  const TensorStorage& storage = storageOf(driver->tensor);
-  Expr coordinate = freshVar(var.name() + driver->tensor.name(), imp::Type::int32());
+  const TensorStorage& storage = storageOf(pinned.access.tensor());
+  Expr coordinate = freshVar(var.name() + name, imp::Type::int32());
   coordinates_[var] = coordinate;
   Expr value;
-  if (driver->format.isDense()) {
+  if (format.isDense()) {
     // A dense first level's position is its coordinate.
-    Expr parent = ops::mul(parentPosition(driver->access, driver->level),
-                           ops::cast(imp::Type::int64(), storage.dims[driver->tensor.format().modeOfLevel(driver->level)]));
+    Expr parent = ops::mul(parentPosition(driver ? driver->access : read, level),
+                           ops::cast(imp::Type::int64(), storage.dims[pinned.access.tensor().format().modeOfLevel(level)]));
     value = ops::sub(pinned.position, parent);
   } else {
-    value = imp::Load::make(storage.crd[driver->level], pinned.position);
+    value = imp::Load::make(storage.crd[level], pinned.position);
   }
   std::vector<Stmt> stmts{imp::Declare::make(coordinate, value)};
   auto locate = locateDenseIterators(iterators, coordinate);
   stmts.insert(stmts.end(), locate.begin(), locate.end());
-  driver->pos = pinned.position;
-  positions_[driver->access][driver->level] = driver->pos;
+  if (driver) {
+    driver->pos = pinned.position;
+    positions_[driver->access][driver->level] = driver->pos;
+  }
   if (searched.empty()) {
     stmts.push_back(lowerCase(forall, lattice.front(), sole));
     return imp::Block::make(stmts);
@@ -451,11 +479,20 @@ Stmt Lowerer::lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<
 
   // The lattice's cases, most operands first: the first whose searched
   // operands are all there (a product with one that is absent is skipped).
+  // (A point that needs the same searched operands as an earlier one
+  // never runs.)
   std::vector<std::pair<Expr, const LatticePoint*>> cases;
+  std::vector<std::vector<int>> seen;
   for (const auto& point : lattice) {
+    std::vector<int> needed;
     Expr condition;
-    for (int id : point.iterators)
-      if (found.count(id)) condition = ops::land(condition, found.at(id));
+    for (int id : point.iterators) {
+      if (!found.count(id)) continue;
+      condition = ops::land(condition, found.at(id));
+      needed.push_back(id);
+    }
+    if (std::find(seen.begin(), seen.end(), needed) != seen.end()) continue;
+    seen.push_back(needed);
     cases.push_back({condition, &point});
     if (!condition.defined()) break;
   }

@@ -166,10 +166,12 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
     if (!varOnLhs && !pinned && !atomic && lhsBound && !threadsInsertHere && !workPass_) {
       Expr temporary = freshVar("t" + sole->lhs.tensor().name(), valueType(sole->lhs.tensor()));
       // With no summed variable outside, this is the entry's only
-      // contribution: store it instead of adding it.
-      bool onlyContribution = std::all_of(coordinates_.begin(), coordinates_.end(), [&](const auto& bound) {
-        return derivesOnlyFrom(bound.first, lhsVars);
-      });
+      // contribution: store it instead of adding it (not in the loops
+      // after a pos's positions, which add to what those stored).
+      bool onlyContribution =
+          remainderRoles_.empty() && std::all_of(coordinates_.begin(), coordinates_.end(), [&](const auto& bound) {
+            return derivesOnlyFrom(bound.first, lhsVars);
+          });
       ReductionTarget outer = reduction_;
       reduction_ = {sole->lhs.tensor(), temporary};
       Stmt loop = lowerForall(forall);
@@ -181,7 +183,7 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
 
   if (auto output = scalarOutputReducedAcrossWhere(forall, sole)) {
     Expr temporary = freshVar("t" + output->name(), valueType(*output));
-    bool onlyContribution = coordinates_.empty();
+    bool onlyContribution = coordinates_.empty() && remainderRoles_.empty();
     reduction_ = {*output, temporary};
     Stmt loop = lowerForall(forall);
     reduction_ = {};
@@ -205,8 +207,16 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   for (const auto& it : iterators) iteratorIds_[forall][it.access] = it.id;
   auto twins = shareIterators(forall, iterators);
   std::vector<LatticePoint> lattice = latticeOf(forall, iterators);
+  // (The loops after a pos's positions: lower_position_remainder.cpp.)
+  std::vector<Stmt> remainderSetup;
+  bool anyPoint = restrictToRemainder(forall, iterators, lattice, remainderSetup);
 
-  Stmt loop = lowerLoop(forall, iterators, lattice, sole);
+  Stmt loop = anyPoint ? lowerLoop(forall, iterators, lattice, sole) : imp::Block::make({});
+  if (!remainderSetup.empty()) {
+    remainderSetup.push_back(loop);
+    loop = imp::Block::make(remainderSetup);
+  }
+  remainderSkips_.erase(var);
   for (const auto& twin : twins) twinOf_.erase(twin);
   iteratorIds_.erase(forall);
   coordinates_.erase(var);
@@ -728,7 +738,7 @@ Stmt Lowerer::lowerCase(const ir::ForallNode* forall, const LatticePoint& point,
     auto epilogue = outputEpilogue(it->first, it->second, coordinates_.at(var));
     stmts.insert(stmts.end(), epilogue.begin(), epilogue.end());
   }
-  return imp::Block::make(stmts);
+  return skipStoredCoordinates(var, imp::Block::make(stmts));
 }
 
 std::vector<Stmt> Lowerer::locateDenseIterators(std::vector<LevelIterator>& iterators, const Expr& coordinate) {

@@ -78,6 +78,7 @@ bool fillsOnThreads(const ir::IndexStmt& producer) {
 }  // namespace
 
 imp::Function Lowerer::run(const ir::IndexStmt& cin) {
+  statement_ = cin;
   std::set<ir::TensorVar> written;
   for (const auto& tensor : ir::tensorsWritten(cin)) written.insert(tensor);
   imp::Function function;

@@ -181,9 +181,47 @@ class Lowerer {
                            const ir::IndexStmt& body);
   // [begin, end) of a variable; declarations it needs go to `setup`.
   LoopRange rangeOf(const ir::IndexVar& var, std::vector<imp::Stmt>& setup);
+  // The loop itself (lowerDerivedLoop first looks for the loops of a pos).
+  imp::Stmt lowerDerivedFor(const ir::ForallNode* forall);
   // pos: one iteration at a position fixed by the loops over the pos variable.
   imp::Stmt lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
                                     const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole);
+  // lower_position_remainder.cpp: pos over an access A in an expression
+  // with terms without A (a union). The loops over A's positions compute
+  // the cases with A; then the loops over the variables they replaced
+  // (the statement's, as they were before the pos) compute the others, at
+  // the coordinates the other operands store and A does not.
+  // The pos whose loops start at `forall` (its variable derives from the
+  // pos variable, and no loop around it does), or null.
+  const ir::ProvenanceRelation* positionLoopsStartingAt(const ir::ForallNode* forall) const;
+  imp::Stmt lowerPositionLoops(const ir::ForallNode* forall, const ir::ProvenanceRelation& relation);
+  bool descendsFrom(const ir::IndexVar& var, const ir::IndexVar& ancestor) const;
+  // The statement variables a derived variable's loop iterates, outermost
+  // first (fuse(i, k, f) -> i, k; split(kp, kp0, kp1) of pos(k, kp, ..) -> k).
+  std::vector<ir::IndexVar> statementVarsOf(const ir::IndexVar& var) const;
+  // In the loops after the positions: at the variable the pos iterated,
+  // drops A's iterator and the lattice points with A, and prepares the
+  // search that skips A's coordinates (remainderSkips_, in lowerCase); at
+  // the outer variable of a fused pos, drops the points whose terms all
+  // have A. False where no point is left (the loop has nothing to do).
+  bool restrictToRemainder(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
+                           std::vector<LatticePoint>& lattice, std::vector<imp::Stmt>& setup);
+  // `body` run only where A does not store the coordinate of `var`.
+  imp::Stmt skipStoredCoordinates(const ir::IndexVar& var, const imp::Stmt& body);
+  struct RemainderRole {
+    ir::Access access;      // A
+    bool excludes = false;  // the pos's own variable (else a fused pos's outer one)
+  };
+  std::map<ir::IndexVar, RemainderRole> remainderRoles_;
+  // A's segment at the variable, and a cursor into it that moves forward
+  // with the loop's coordinates.
+  struct StoredCoordinates {
+    imp::Expr crd, cursor, end;
+  };
+  std::map<ir::IndexVar, StoredCoordinates> remainderSkips_;
+  // The pos commands (their toString) whose position loops met a union
+  // while they were lowered (lowerPinnedPositionLoop).
+  std::set<std::string> unitedPositions_;
   // pos over fuse(i, j, f) of an access's two outer levels: the fuse, else null.
   const ir::FuseRelation* fusedPosition(const ir::ProvenanceRelation& relation) const;
   imp::Expr firstLevelSegments(const ir::Access& access);
@@ -294,6 +332,7 @@ class Lowerer {
 
   std::vector<ir::TensorVar> parameters_;
   LowerOptions options_;
+  ir::IndexStmt statement_;  // what run() lowers
   std::map<ir::TensorVar, TensorStorage> storage_;
   std::map<ir::IndexVar, imp::Expr> coordinates_;
   std::map<ir::IndexVar, imp::Expr> dimensions_;

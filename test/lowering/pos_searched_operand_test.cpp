@@ -113,16 +113,14 @@ TEST(PosWithASearchedOperand, MatchesReference) {
   EXPECT_EQ(checked, 3 * 8 * 3 * (2 * 4 + 2) + 3 * 5 * 3 * (2 * 1 + 1));
 }
 
-// A union with the other operand would need its entries where A has none;
-// an unordered level cannot be searched. Both refused at the pos command,
-// and the programs without it match.
+// An unordered level cannot be searched: refused at the pos command, and
+// the program without it matches. (A union with the other operand, which
+// needs its entries where A has none, is pos_union_test.cpp's.)
 TEST(PosWithASearchedOperand, IsRefusedAtTheCommandWhereTheSearchCannotServe) {
   struct Refused {
     std::string formatB, statement, message;
   };
   const std::vector<Refused> refused = {
-      {"csr", "Y(i,k) = A(i,k) + B(i,k)", "the expression has terms where A has no entry (a sum)"},
-      {"csr", "Y(i,k) = A(i,k) * B(i,k) + B(i,k)", "the expression has terms where A has no entry (a sum)"},
       {"{dense, compressed(unordered)}", "Y(i,k) = A(i,k) * B(i,k)",
        "B also stores k sparsely in an unordered level, which cannot be searched for A's coordinates"},
   };
