@@ -49,6 +49,7 @@
 #include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
 #include "tcc/test/mlir_oracle.h"
+#include "../common/folded_rows.h"
 #include "../common/machine.h"
 #include "../common/stats.h"
 
@@ -82,20 +83,6 @@ constexpr int kSpmmColumns = 64;
 constexpr int kSddmmInner = 32;
 constexpr int kTtmColumns = 16;
 constexpr int kMttkrpRank = 16;
-
-// TTM's input: the matrix's rows folded into the first two modes, B(r / 8,
-// r % 8, c) = M(r, c) (as tcc_spmv_fp_bench's TTV), so that every fibre
-// along l is a row of M.
-tcc::rt::Coo foldedRows(const tcc::rt::Coo& matrix) {
-  tcc::rt::Coo folded = tcc::rt::Coo::ofShape({(matrix.dims[0] + 7) / 8, 8, matrix.dims[1]});
-  folded.reserve(matrix.nnz());
-  for (size_t k = 0; k < matrix.nnz(); ++k) {
-    const int32_t r = matrix.coords[0][k];
-    const int32_t c[3] = {r / 8, r % 8, matrix.coords[1][k]};
-    folded.push(c, matrix.values[k]);
-  }
-  return folded;
-}
 
 std::vector<double> randomValues(size_t count, uint64_t seed) {
   std::mt19937_64 random(seed);

@@ -78,6 +78,7 @@
 
 #include "tcc/lowering/codegen.h"
 #include "tcc/tcc.h"
+#include "../common/folded_rows.h"
 #include "../common/machine.h"
 #include "../common/omp_threads.h"
 #include "../common/page_share.h"
@@ -212,19 +213,6 @@ struct Setup {
     out = static_cast<double*>(views[0].vals);
   }
 };
-
-// TTV's input: the matrix's rows folded into the first two modes, B(r / 8,
-// r % 8, c) = M(r, c), so each fibre along k is one of the matrix's rows.
-tcc::rt::Coo foldedRows(const tcc::rt::Coo& matrix) {
-  tcc::rt::Coo folded = tcc::rt::Coo::ofShape({(matrix.dims[0] + 7) / 8, 8, matrix.dims[1]});
-  folded.reserve(matrix.nnz());
-  for (size_t k = 0; k < matrix.nnz(); ++k) {
-    const int32_t r = matrix.coords[0][k];
-    const int32_t c[3] = {r / 8, r % 8, matrix.coords[1][k]};
-    folded.push(c, matrix.values[k]);
-  }
-  return folded;
-}
 
 // TTV on `coo`, the matrix's rows folded (foldedRows), in the runtime's
 // current pages.

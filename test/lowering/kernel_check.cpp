@@ -19,6 +19,19 @@ std::string withSchedule(const std::string& program, const std::string& schedule
   return program + "schedule {\n" + schedule + "\n}\n";
 }
 
+std::string programOverAB(const std::string& formatA, const std::string& formatB, const std::string& declarations,
+                          const std::string& text, const std::string& schedule) {
+  return withSchedule("tensor A(I, K) : " + formatA + "\ntensor B(I, K) : " + formatB + "\n" + declarations + text + "\n",
+                      schedule);
+}
+
+std::map<std::string, rt::Coo> declaredInputs(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs) {
+  std::map<std::string, rt::Coo> used;
+  for (const auto& [name, coo] : inputs)
+    if (contains(dsl, "tensor " + name + "(")) used.emplace(name, coo);
+  return used;
+}
+
 std::string errorOf(const std::string& dsl) {
   try {
     compile(Program::fromText(dsl, "test.tc"));

@@ -31,6 +31,13 @@ std::string expectProgramMatchesReference(const std::string& dsl, const std::map
 
 // `program` followed by `schedule { <schedule> }`.
 std::string withSchedule(const std::string& program, const std::string& schedule);
+// The program of the pos tests over two sparse operands: A(I, K) and
+// B(I, K) stored as `formatA` and `formatB`, then `declarations`, the
+// statement `text` and `schedule`.
+std::string programOverAB(const std::string& formatA, const std::string& formatB, const std::string& declarations,
+                          const std::string& text, const std::string& schedule);
+// Those of `inputs` that the DSL text declares (`tensor NAME(`).
+std::map<std::string, rt::Coo> declaredInputs(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs);
 // What compiling the DSL text (named test.tc) throws, or "" when it compiles.
 std::string errorOf(const std::string& dsl);
 // The one located diagnostic compiling the DSL text (named test.tc) is

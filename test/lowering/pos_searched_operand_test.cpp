@@ -50,18 +50,9 @@ const std::vector<std::string> kOuterParallel = {
     "pos(i, ip, A(i,k))\nsplit(ip, ip0, ip1, 2)\nparallelize(ip0, CPUThread, NoRaces)",
 };
 
-std::map<std::string, rt::Coo> declared(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs) {
-  std::map<std::string, rt::Coo> used;
-  for (const auto& [name, coo] : inputs)
-    if (contains(dsl, "tensor " + name + "(")) used.emplace(name, coo);
-  return used;
-}
-
 std::string program(const std::string& formatA, const std::string& formatB, const Statement& statement,
                     const std::string& schedule) {
-  return withSchedule("tensor A(I, K) : " + formatA + "\ntensor B(I, K) : " + formatB + "\n" +
-                          statement.declarations + statement.text + "\n",
-                      schedule);
+  return programOverAB(formatA, formatB, statement.declarations, statement.text, schedule);
 }
 
 TEST(PosWithASearchedOperand, MatchesReference) {
@@ -101,7 +92,7 @@ TEST(PosWithASearchedOperand, MatchesReference) {
           for (const auto& schedule : schedules) {
             std::string dsl = program(formatA, formatB, statement, schedule);
             SCOPED_TRACE(inputs.name + "\n" + dsl);
-            std::string code = expectProgramMatchesReference(dsl, declared(dsl, inputs.tensors));
+            std::string code = expectProgramMatchesReference(dsl, declaredInputs(dsl, inputs.tensors));
             ++checked;
             // B's level at the pos variable is sparse (all but CSR's first
             // level): it is searched, not co-iterated.

@@ -65,18 +65,9 @@ const std::vector<std::string> kOuter = {
     "pos(i, ip, A(i,k))\nsplit(ip, ip0, ip1, 2)\nparallelize(ip0, CPUThread, NoRaces)",
 };
 
-std::map<std::string, rt::Coo> declared(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs) {
-  std::map<std::string, rt::Coo> used;
-  for (const auto& [name, coo] : inputs)
-    if (contains(dsl, "tensor " + name + "(")) used.emplace(name, coo);
-  return used;
-}
-
 std::string program(const std::string& formatA, const std::string& formatB, const Statement& statement,
                     const std::string& schedule) {
-  return withSchedule("tensor A(I, K) : " + formatA + "\ntensor B(I, K) : " + formatB + "\n" +
-                          statement.declarations + statement.text + "\n",
-                      schedule);
+  return programOverAB(formatA, formatB, statement.declarations, statement.text, schedule);
 }
 
 rt::Coo transposed(const rt::Coo& matrix) {
@@ -131,7 +122,7 @@ TEST(PosOverAUnion, MatchesReference) {
             ++checked;
             std::string code;
             try {
-              code = expectProgramMatchesReference(dsl, declared(dsl, inputs.tensors));
+              code = expectProgramMatchesReference(dsl, declaredInputs(dsl, inputs.tensors));
             } catch (const std::exception& error) {
               ADD_FAILURE() << error.what();
               continue;
@@ -195,7 +186,7 @@ TEST(PosOverAUnion, SumsAcrossRowsOnThreads) {
                                 schedule + std::string("\nparallelize(i, CPUThread, ") + strategy + ")");
       for (const auto& inputs : all) {
         SCOPED_TRACE(inputs.name + "\n" + dsl);
-        std::string code = expectProgramMatchesReference(dsl, declared(dsl, inputs.tensors));
+        std::string code = expectProgramMatchesReference(dsl, declaredInputs(dsl, inputs.tensors));
         EXPECT_TRUE(contains(code, "tcc_lower_bound(")) << code;
       }
     }
@@ -246,7 +237,7 @@ TEST(PosOverAUnion, IsRefusedAtTheCommandWhereTheSecondLoopCannotServe) {
     EXPECT_EQ(refusal.message.rfind(command + ": " + sum, 0), 0u) << refusal.message;
     EXPECT_TRUE(contains(refusal.message, each.message)) << refusal.message;
     EXPECT_TRUE(contains(refusal.format(), "\n" + command + "\n^\n")) << refusal.format();
-    expectProgramMatchesReference(text, declared(text, inputs));
+    expectProgramMatchesReference(text, declaredInputs(text, inputs));
   }
 
   // The GPU: the second loop would run outside the kernel's threads.
