@@ -408,7 +408,7 @@ TEST(Refusals, ThatACommandCausesAreLocatedAtIt) {
       {"tensor Y(I, J) : dense\ntensor A(I, J) : {dense, compressed}\ntensor B(J, I) : {compressed, dense}\n"
        "Y(i,j) = B(j,i) * A(i,j)\n",
        "split(i, i0, i1, 4)", "split(i, i0, i1, 4)",
-       "split(i, i0, i1, 4): i is iterated by a sparse level of A_by_j_i, the copy of A in the loops' order"},
+       "split(i, i0, i1, 4): i is iterated by a sparse level of the copy of A in the loops' order"},
       {denseRows, "dense_workspace(i)\nfuse(i, j, f)", "fuse(i, j, f)",
        "fuse(i, j, f): i indexes the workspace of the precompute before this command, which needs loops over i alone"},
       {denseRows, "fuse(i, j, f)\ndense_workspace(i)", "dense_workspace(i)",
