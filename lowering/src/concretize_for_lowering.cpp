@@ -345,7 +345,9 @@ std::vector<IndexVar> termLoopOrder(const Access& lhs, SignedTerm& term, std::ve
     // tensor, which the kernel declares once (tensors compare by identity).
     TensorVar copy = conversion->converted.tensor();
     auto known = std::find_if(convertedInputs.begin(), convertedInputs.end(),
-                              [&](const auto& entry) { return entry.second.name() == copy.name(); });
+                              [&](const auto& entry) {
+                                return entry.second.name() == copy.name() && entry.second.format() == copy.format();
+                              });
     if (known == convertedInputs.end())
       convertedInputs.emplace_back(conversion->original.tensor().name(), copy);
     else
