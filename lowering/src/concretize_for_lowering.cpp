@@ -39,6 +39,22 @@ std::vector<IndexVar> varsInStorageOrder(const Access& access) {
   return vars;
 }
 
+std::optional<TensorVar> convertedFrom(const Access& access, const IndexExpr& original) {
+  const std::string& name = access.tensor().name();
+  for (const auto& read : ir::accessesOf(original)) {
+    const std::string prefix = read.tensor().name() + "_by_";
+    if (read.indices() == access.indices() && !(read.tensor() == access.tensor()) &&
+        name.compare(0, prefix.size(), prefix) == 0)
+      return read.tensor();
+  }
+  return std::nullopt;
+}
+
+std::string tensorInWords(const Access& access, const IndexExpr& original) {
+  if (auto input = convertedFrom(access, original)) return "the copy of " + input->name() + " in the loops' order";
+  return access.tensor().name();
+}
+
 namespace {
 
 using Edges = std::set<std::pair<IndexVar, IndexVar>>;
@@ -325,11 +341,18 @@ std::vector<IndexVar> termLoopOrder(const Access& lhs, SignedTerm& term, std::ve
                                     std::vector<std::pair<std::string, TensorVar>>& convertedInputs,
                                     const std::vector<Access>& keptAccesses) {
   while (auto conversion = convertOneDisagreeingInput(lhs, term.body, {}, keptAccesses)) {
-    term.body = ir::replace(term.body, {{IndexExpr(conversion->original), IndexExpr(conversion->converted)}});
-    const TensorVar& copy = conversion->converted.tensor();
-    bool known = std::any_of(convertedInputs.begin(), convertedInputs.end(),
-                             [&](const auto& entry) { return entry.second.name() == copy.name(); });
-    if (!known) convertedInputs.emplace_back(conversion->original.tensor().name(), copy);
+    // Terms that convert the same input alike read one copy: the same
+    // tensor, which the kernel declares once (tensors compare by identity).
+    TensorVar copy = conversion->converted.tensor();
+    auto known = std::find_if(convertedInputs.begin(), convertedInputs.end(),
+                              [&](const auto& entry) {
+                                return entry.second.name() == copy.name() && entry.second.format() == copy.format();
+                              });
+    if (known == convertedInputs.end())
+      convertedInputs.emplace_back(conversion->original.tensor().name(), copy);
+    else
+      copy = known->second;
+    term.body = ir::replace(term.body, {{IndexExpr(conversion->original), IndexExpr(Access(copy(conversion->original.indices())))}});
     decisions.push_back("the sparse inputs of the term " + ir::toString(term.body) + " admit no common loop order: " +
                         ir::toString(conversion->original) + " is read from a copy " + copy.name() + " stored " +
                         copy.format().toString() + ", converted when the kernel runs");
@@ -500,7 +523,8 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     appendUnique(preference, varsInStorageOrder(access));
     addChain(inputEdges, varsInStorageOrder(access));
     auto chain = varsInStorageOrder(access);
-    for (size_t l = 0; l + 1 < chain.size(); ++l) edgeOwners.emplace(std::make_pair(chain[l], chain[l + 1]), access.tensor().name());
+    for (size_t l = 0; l + 1 < chain.size(); ++l)
+      edgeOwners.emplace(std::make_pair(chain[l], chain[l + 1]), tensorInWords(access, assignment->rhs));
   }
   if (output.order() > 0) appendUnique(preference, varsInStorageOrder(lhs));
   appendUnique(preference, reductionVars);

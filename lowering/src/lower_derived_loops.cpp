@@ -247,7 +247,7 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
   std::vector<Stmt> unused;
   // (parent, value) pairs, and the end a block may run past.
   std::vector<std::pair<ir::IndexVar, Expr>> recovered;
-  Expr guardEnd;
+  Expr guardEnd, partGuard;
   if (const auto* split = std::get_if<ir::SplitRelation>(&relation)) {
     LoopRange parent = rangeOf(split->parent, unused);
     Expr value = ops::add(parent.begin, ops::add(ops::mul(coordinates_.at(split->outer),
@@ -261,7 +261,14 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
     Expr value = ops::add(parent.begin, ops::add(ops::mul(coordinates_.at(divide->outer), part),
                                                  coordinates_.at(divide->inner)));
     recovered.push_back({divide->parent, value});
-    if (!tightlyBounded_.count(divide->inner)) guardEnd = parent.end;
+    if (!tightlyBounded_.count(divide->inner)) {
+      guardEnd = parent.end;
+      // An inner loop outside the loops that fix the parent's extent (a
+      // split's last block) ran to the part of the largest extent; the
+      // part here may be smaller, and a larger inner coordinate would give
+      // the next part's values again.
+      partGuard = ops::lt(coordinates_.at(divide->inner), part);
+    }
   } else if (const auto* fuse = std::get_if<ir::FuseRelation>(&relation)) {
     // Ranges read to recover values bound no loop: a split's inner part
     // recovered here (split(i, i0, i1), fuse(i1, j, f), fuse(i0, f, g))
@@ -358,6 +365,7 @@ Stmt Lowerer::recoverParents(std::vector<ir::ProvenanceRelation> pending, std::v
   Stmt inner = recoverParents(pending, pinned, body);
   for (const auto& var : pinnedHere) pinnedCoordinates_.erase(var);
   for (const auto& var : bound) coordinates_.erase(var);
+  guard = ops::land(partGuard, guard);
   if (guard.defined()) inner = imp::If::make(guard, inner);
   stmts.push_back(inner);
   return imp::Block::make(stmts);

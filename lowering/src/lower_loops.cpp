@@ -676,7 +676,7 @@ LoweringError Lowerer::sparseVariableScheduled(const ir::IndexVar& var, const ir
       ? var.name() + " is iterated by the coordinates workspace " + tensor.name() + " lists, not by a range that a "
         "split, divide, fuse or bound can cut; leave out the workspace or this command"
     : copied != options_.copiedInputs.end()
-      ? var.name() + " is iterated by a sparse level of " + tensor.name() + ", the copy of " + copied->second +
+      ? var.name() + " is iterated by a sparse level of the copy of " + copied->second +
         " in the loops' order (its levels keep " + copied->second + "'s kinds), not by a range that a split, divide, "
         "fuse or bound can cut; store " + copied->second + " in an order the other inputs agree with, or schedule "
         "another variable"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "statement_terms.h"
 #include "tcc/ir/builder.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
@@ -210,7 +211,7 @@ class CommandApplier {
   // a loop could be cut into: such a variable is scheduled through pos.
   void requireDenseIteration(const IndexVar& var) const {
     if (!isStatementVar(var)) return;
-    if (auto refusal = sparseIterationRefusal(var, ir::accessesOf(assignment_.rhs))) fail(*refusal);
+    if (auto refusal = sparseIterationRefusal(var, ir::accessesOf(assignment_.rhs), assignment_.rhs)) fail(*refusal);
   }
 
   // (A split's parts may come before the precompute; no fuse may, see the
@@ -318,11 +319,18 @@ std::optional<ir::IndexExpr> termNotAMultiple(const ir::IndexExpr& rhs, const ir
 
 }  // namespace
 
-std::optional<std::string> sparseIterationRefusal(const IndexVar& var, const std::vector<ir::Access>& accesses) {
+std::optional<std::string> sparseIterationRefusal(const IndexVar& var, const std::vector<ir::Access>& accesses,
+                                                  const ir::IndexExpr& original) {
   for (const auto& access : accesses) {
     const ir::Format& format = access.tensor().format();
     for (int level = 0; level < format.order(); ++level) {
       if (format.level(level).isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
+      // A copy's positions are not the user's to name in a pos.
+      if (auto input = convertedFrom(access, original))
+        return var.name() + " is iterated by a sparse level of the copy of " + input->name() +
+               " in the loops' order (its levels keep " + input->name() + "'s kinds), not by a range that a split, "
+               "divide, fuse or bound can cut; store " + input->name() +
+               " in an order the other inputs agree with, or schedule another variable";
       return var.name() + " is iterated by a " + format.level(level).toString() + " level of " +
              access.tensor().name() + ", whose coordinates cannot be cut into ranges; schedule its positions instead: "
              "pos(" + var.name() + ", " + var.name() + "pos, " + ir::toString(access) + "), then schedule " +

@@ -101,7 +101,10 @@ std::string workspaceOptionFlags(const SparseWorkspaceOptions& options);
 
 // Why `var` cannot be cut into ranges (split, divide, bound, a fuse that
 // pos does not follow): a sparse level of one of `accesses` iterates it.
-std::optional<std::string> sparseIterationRefusal(const ir::IndexVar& var, const std::vector<ir::Access>& accesses);
+// `original` is the statement's right-hand side as written, which names the
+// inputs that `accesses` read from copies.
+std::optional<std::string> sparseIterationRefusal(const ir::IndexVar& var, const std::vector<ir::Access>& accesses,
+                                                  const ir::IndexExpr& original);
 // Why pos cannot take `pos.indexVar`, derived by `fuse` (null: by no fuse),
 // as the fusion of the access's first two levels.
 std::optional<std::string> fusedPositionRefusal(const ir::PosRelation& pos, const ir::FuseRelation* fuse);

@@ -448,7 +448,7 @@ class NestedScheduler {
 
   void requireDenseIteration(const IndexVar& var, const LoopChain& chain) const {
     if (!statementVars_.count(var)) return;
-    if (auto refusal = sparseIterationRefusal(var, accessesRead(chain))) fail(*refusal);
+    if (auto refusal = sparseIterationRefusal(var, accessesRead(chain), assignment_.rhs)) fail(*refusal);
   }
 
   std::vector<LoopAt> loopsOver(const IndexVar& var) const {
@@ -521,7 +521,7 @@ class NestedScheduler {
         if (!hasSparseLevel(access.tensor())) continue;
         auto vars = varsInStorageOrder(access);
         for (size_t l = 0; l + 1 < vars.size(); ++l)
-          if (!(vars[l] == vars[l + 1])) edges.push_back({vars[l], vars[l + 1], access.tensor().name()});
+          if (!(vars[l] == vars[l + 1])) edges.push_back({vars[l], vars[l + 1], tensorInWords(access, assignment_.rhs)});
       }
       if (auto edge = brokenEdge(path, edges))
         return "visits " + edge->below.name() + " outside " + edge->above.name() + ", but " + edge->owner +

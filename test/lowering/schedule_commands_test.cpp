@@ -70,6 +70,19 @@ TEST(Divide, OfADenseReductionComposesWithReorder) {
   expectProgramMatchesReference(withSchedule(kGemm, "divide(k, k0, k1, 3)\nreorder(k0, i, j, k1)"), gemmInputs(5));
 }
 
+// The inner part of a divide of a split's inner loop, reordered outside the
+// split's outer loop: it runs to the part of a full block, and in the last
+// block (here 2 of 7 columns, parts of 1) a larger inner coordinate would
+// visit the next part's columns again.
+TEST(Divide, InnerPartOutsideTheSplitThatBoundsItsExtent) {
+  expectProgramMatchesReference(withSchedule(kGemm, "split(k, k0, k1, 5)\ndivide(k1, k1o, k1i, 3)\nreorder(k1i, k0, k1o)"),
+                                gemmInputs(6));
+  // Over the positions of a row of A (its entries, of any number).
+  expectProgramMatchesReference(
+      withSchedule(kSpmm, "pos(j, jp, A(i,j))\nsplit(jp, jp0, jp1, 7)\ndivide(jp1, jp1o, jp1i, 3)\nreorder(jp1i, jp0, jp1o)"),
+      spmmInputs(7));
+}
+
 // ---- fuse -----------------------------------------------------------------
 
 TEST(Fuse, DenseLoopsIntoOneParallelLoop) {
@@ -395,7 +408,7 @@ TEST(Refusals, ThatACommandCausesAreLocatedAtIt) {
       {"tensor Y(I, J) : dense\ntensor A(I, J) : {dense, compressed}\ntensor B(J, I) : {compressed, dense}\n"
        "Y(i,j) = B(j,i) * A(i,j)\n",
        "split(i, i0, i1, 4)", "split(i, i0, i1, 4)",
-       "split(i, i0, i1, 4): i is iterated by a sparse level of A_by_j_i, the copy of A in the loops' order"},
+       "split(i, i0, i1, 4): i is iterated by a sparse level of the copy of A in the loops' order"},
       {denseRows, "dense_workspace(i)\nfuse(i, j, f)", "fuse(i, j, f)",
        "fuse(i, j, f): i indexes the workspace of the precompute before this command, which needs loops over i alone"},
       {denseRows, "fuse(i, j, f)\ndense_workspace(i)", "dense_workspace(i)",

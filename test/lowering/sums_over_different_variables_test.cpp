@@ -145,6 +145,38 @@ TEST(SumsOverDifferentVariablesCommand, OtherCommandsScheduleEachTerm) {
   EXPECT_TRUE(contains(message, "test.tc:")) << message;
 }
 
+// Terms that read one input against its storage order, each in a loop nest
+// of its own, read one copy: the kernel declares it once, for every nest.
+TEST(SumsOverDifferentVariablesCopies, TwoTermsReadOneInputFromTheSameCopy) {
+  std::map<std::string, rt::Coo> inputs = {{"A", randomSparse({9, 11}, 0.3, 7960)},
+                                           {"B", randomSparse({11, 9}, 0.3, 7961)},
+                                           {"c", randomDense({5}, 7962)},
+                                           {"D", randomSparse({9, 11, 5, 4}, 0.05, 7963)}};
+  for (const char* output : {"dense", "csr"}) {
+    std::string program = std::string("tensor Y(I, J) : ") + output +
+                          "\ntensor A(I, J) : dcsr\ntensor B(J, I) : {compressed, dense}\ntensor c(K) : dense\n"
+                          "tensor D(I, J, K, M) : {compressed, compressed, compressed, compressed}\n"
+                          "Y(i,j) = A(i,j) * B(j,i) + D(i,j,k,m) * c(k) * B(j,i)\n";
+    SCOPED_TRACE(program);
+    expectProgramMatchesReference(program, inputs);
+    EXPECT_TRUE(contains(decisionsOf(program), "B(j,i) is read from a copy B_by_i_j")) << decisionsOf(program);
+  }
+}
+
+// Refusals of schedules that a copy stands in the way of name the user's
+// tensor: its copy's name is the compiler's, and a pos cannot take it.
+TEST(SumsOverDifferentVariablesCopies, RefusalsNameTheCopiedInput) {
+  const std::string program = "tensor Y(I) : dense\ntensor A(I, K) : csr\ntensor C(I, L) : csr\n"
+                              "tensor D(I, L, M) : {compressed, compressed, compressed} order (2,1,0)\n"
+                              "Y(i) = A(i,k) - C(i,l) * D(i,l,m)\n";
+  std::string message = errorOf(withSchedule(program, "split(m, m0, m1, 2)"));
+  EXPECT_TRUE(contains(message, "m is iterated by a sparse level of the copy of D in the loops' order")) << message;
+  EXPECT_FALSE(contains(message, "_by_")) << message;
+  message = errorOf(withSchedule(program, "reorder(m, l)"));
+  EXPECT_TRUE(contains(message, "the copy of D in the loops' order stores l above m")) << message;
+  EXPECT_FALSE(contains(message, "_by_")) << message;
+}
+
 // Real matrices: A = B*B + B and A = B*B^T - 3B on SuiteSparse inputs.
 TEST(SumsOverDifferentVariablesReal, RealMatrices) {
   for (const char* name : {"bcsstk01.mtx", "west0497.mtx", "ash219.mtx"}) {
