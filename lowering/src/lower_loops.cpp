@@ -566,13 +566,17 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
       continue;
     if (workspace && storageOf(output).ismHandle.defined()) {
       requireParallelizable(forall, plan.kind != imp::LoopKind::Vectorized,
-                            "inserting into sparse workspace " + output.name() + " is a call, which vector lanes "
-                            "cannot share");
+                            "inserting into " + workspaceInWords(output) + " is a call, which vector lanes "
+                            "cannot share; run this loop on CPUThread instead (each thread inserts into a "
+                            "workspace of its own), or vectorize a loop that inserts nothing");
       continue;  // each thread inserts into a workspace of its own
     }
     if (workspace && plan.kind != imp::LoopKind::Serial && storageOf(output).list.defined())
-      requireParallelizable(forall, false, "workspace " + output.name() + " records the coordinates it touches in one "
-                                           "shared list; parallelize a loop outside its where-statement instead");
+      requireParallelizable(forall, false, workspaceInWords(output) + " keeps one list of the "
+                                           "coordinates written so far, which this loop's iterations would all "
+                                           "append to; parallelize a loop around both the loops that fill it and "
+                                           "those that copy it into the output (each thread then gets a "
+                                           "workspace of its own)");
     bool sparse = output.order() > 0 && !output.format().isAllDense() && !workspace;
     if (sparse) {
       if (auto repeated = visitOrder_.repeatedLevels.find({output, 0}); repeated != visitOrder_.repeatedLevels.end())
@@ -586,7 +590,8 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
       continue;
     }
     if (derivesOnlyFrom(var, assignment->lhs.indices())) continue;  // iterations write different entries
-    std::string race = var.name() + " is summed into " + output.name() + ", so iterations race on its entries";
+    std::string race = var.name() + " is summed into " + insertedWorkspaceInWords(output).value_or(output.name()) +
+                       ", so iterations race on its entries";
     switch (strategy) {
       case OutputRaceStrategy::IgnoreRaces: break;
       case OutputRaceStrategy::NoRaces:
@@ -673,8 +678,8 @@ LoweringError Lowerer::sparseVariableScheduled(const ir::IndexVar& var, const ir
   auto copied = options_.copiedInputs.find(tensor.name());
   std::string reason =
     storage != storage_.end() && storage->second.isWorkspace
-      ? var.name() + " is iterated by the coordinates workspace " + tensor.name() + " lists, not by a range that a "
-        "split, divide, fuse or bound can cut; leave out the workspace or this command"
+      ? var.name() + " is iterated by a list of the coordinates in " + workspaceInWords(tensor) +
+        ", not by a range that a split, divide, fuse or bound can cut; leave out the workspace or this command"
     : copied != options_.copiedInputs.end()
       ? var.name() + " is iterated by a sparse level of the copy of " + copied->second +
         " in the loops' order (its levels keep " + copied->second + "'s kinds), not by a range that a split, divide, "

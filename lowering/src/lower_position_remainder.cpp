@@ -146,8 +146,8 @@ Stmt Lowerer::lowerPositionLoops(const ir::ForallNode* forall, const ir::Provena
   for (const auto& tensor : ir::tensorsWritten(body)) {
     const TensorStorage& storage = storageOf(tensor);
     if (storage.ismHandle.defined() && storage.ismPerThread && !storage.ismThreadHandle.defined())
-      refuse(sum + "which a second loop after the thread loop computes; it has no thread's sparse workspace " +
-             tensor.name() + " to insert into");
+      refuse(sum + "which a second loop after the thread loop computes; outside the thread loop no thread's copy of " +
+             workspaceInWords(tensor) + " is there to insert into");
   }
 
   // The roles of the second loops' variables.

@@ -404,7 +404,8 @@ TEST(Refusals, ThatACommandCausesAreLocatedAtIt) {
   const std::vector<Case> cases = {
       {"tensor Y(I) : {compressed}\ntensor A(I, K) : {dense, dense}\ntensor B(K) : sparse\nY(i) = B(k) * A(i,k)\n",
        "divide(i, io, ii, 3)\ndense_workspace()", "divide(i, io, ii, 3)",
-       "divide(i, io, ii, 3): i is iterated by the coordinates workspace w_Y lists, not by a range"},
+       "divide(i, io, ii, 3): i is iterated by a list of the coordinates in the dense workspace that "
+       "dense_workspace() asks for, not by a range"},
       {"tensor Y(I, J) : dense\ntensor A(I, J) : {dense, compressed}\ntensor B(J, I) : {compressed, dense}\n"
        "Y(i,j) = B(j,i) * A(i,j)\n",
        "split(i, i0, i1, 4)", "split(i, i0, i1, 4)",
@@ -1008,7 +1009,7 @@ namespace {
 
 TEST(Parallelize, InsideTheLoopsThatFillASharedWorkspaceIsRefused) {
   std::string message = errorOf(withSchedule(kSpgemm, "parallelize(k, CPUThread, NoRaces)"));
-  EXPECT_TRUE(contains(message, "records the coordinates it touches in one shared list")) << message;
+  EXPECT_TRUE(contains(message, "the dense workspace tcc inserted for A keeps one list of the coordinates")) << message;
 }
 
 }  // namespace
