@@ -876,6 +876,15 @@ extern "C" void NAME(int n, const long long* pos, const int* crd, const double* 
     for (; p < end; p++) { __asm__(""); t += vals[p] * x[crd[p]]; }                                                   \
     y[i] = t;                                                                                                         \
   }
+// The kernel over all rows: rows of 64 or more entries through NAME##_row,
+// shorter ones as the short-row loop prefetching DIST entries ahead.
+#define G8_ROWS(NAME, DIST)                                                                                           \
+extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
+  ROWS {                                                                                                              \
+    if (pos[i + 1] - pos[i] >= 64) y[i] = NAME##_row(crd, vals, x, pos[i], pos[i + 1]);                               \
+    else G8_SHORT_ROW_AT(i, DIST)                                                                                     \
+  }                                                                                                                   \
+}
 static inline __attribute__((always_inline)) double g8_hsum(v8df s) {
   return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
 }
@@ -928,12 +937,7 @@ static inline __attribute__((always_inline)) double NAME##_row(const int* crd, c
   }                                                                                                                   \
   return g8_hsum(g8_masked(crd, vals, x, p, end, sum));                                                               \
 }                                                                                                                     \
-extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
-  ROWS {                                                                                                              \
-    if (pos[i + 1] - pos[i] >= 64) y[i] = NAME##_row(crd, vals, x, pos[i], pos[i + 1]);                               \
-    else G8_SHORT_ROW_AT(i, DIST)                                                                                     \
-  }                                                                                                                   \
-}
+G8_ROWS(NAME, DIST)
 G8_ROW(g8_base, 0, 0, 0)
 G8_ROW(g8_head, 1, 0, 0)
 G8_ROW(g8_vload, 0, 0, 1)
@@ -992,12 +996,7 @@ static inline __attribute__((always_inline)) double NAME##_row(const int* crd, c
   for (; p + 8 <= end; p += 8) G8_STEP(sum, p, 0)                                                                     \
   return g8_hsum(g8_masked(crd, vals, x, p, end, sum + sum1));                                                        \
 }                                                                                                                     \
-extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
-  ROWS {                                                                                                              \
-    if (pos[i + 1] - pos[i] >= 64) y[i] = NAME##_row(crd, vals, x, pos[i], pos[i + 1]);                               \
-    else G8_SHORT_ROW(i)                                                                                              \
-  }                                                                                                                   \
-}
+G8_ROWS(NAME, 512)
 G8_SCALAR(g8_scalar, 0)
 G8_SCALAR(g8_mix, 1)
 #else
@@ -1034,12 +1033,7 @@ static inline __attribute__((always_inline)) double NAME##_row(const int* crd, c
   }                                                                                                                   \
   return g8_hsum(g8_masked(crd, vals, x, p, end, sum));                                                               \
 }                                                                                                                     \
-extern "C" void NAME(int n, const long long* pos, const int* crd, const double* vals, const double* x, double* y) { \
-  ROWS {                                                                                                              \
-    if (pos[i + 1] - pos[i] >= 64) y[i] = NAME##_row(crd, vals, x, pos[i], pos[i + 1]);                               \
-    else G8_SHORT_ROW(i)                                                                                              \
-  }                                                                                                                   \
-}
+G8_ROWS(NAME, 512)
 G8_NT(g8_nt, 1)
 G8_NT(g8_ntvals, 0)
 #else
