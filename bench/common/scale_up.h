@@ -59,3 +59,18 @@ inline std::string scaleUpName(const std::string& big, const std::string& small,
 inline double spmvBytes(double rows, double cols, double nnz) {
   return 8.0 * (rows + 1) + 12.0 * nnz + 8.0 * cols + 8.0 * rows;
 }
+
+struct SizedScaleUp {
+  std::string name;  // scaleUpName's
+  tcc::rt::Coo coo;
+};
+
+// The SpMV scale-up of big ⊗ small that `sizes` asks for: as many copies
+// along the diagonal as its bytes a call (spmvBytes) and entries need.
+inline SizedScaleUp spmvScaleUp(const OutOfCacheSizes& sizes, const std::string& big, const tcc::rt::Coo& bigCoo,
+                                const std::string& small, const tcc::rt::Coo& smallCoo) {
+  const double nnzOne = double(bigCoo.nnz()) * double(smallCoo.nnz());
+  const int copies = sizes.copies(
+      spmvBytes(double(bigCoo.dims[0]) * smallCoo.dims[0], double(bigCoo.dims[1]) * smallCoo.dims[1], nnzOne), nnzOne);
+  return {scaleUpName(big, small, copies), tcc::rt::kroneckerProduct(diagonalCopies(bigCoo, copies), smallCoo)};
+}

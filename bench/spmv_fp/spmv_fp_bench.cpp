@@ -487,13 +487,7 @@ int main(int argc, char** argv) {
   std::printf("(the triads' arrays in 2 MB pages: %.2f in 4 KB, %.2f in 2 MB)\n\n",
               hugePageShare(triads4k.data(), 8LL * triadLength), hugePageShare(triads2m.data(), 8LL * triadLength));
   for (const auto& [big, small] : scaleUps) {
-    const tcc::rt::Coo bigCoo = readMatrix(big), smallCoo = readMatrix(small);
-    const double nnzOne = double(bigCoo.nnz()) * double(smallCoo.nnz());
-    const int copies = sizes.copies(spmvBytes(double(bigCoo.dims[0]) * smallCoo.dims[0],
-                                              double(bigCoo.dims[1]) * smallCoo.dims[1], nnzOne),
-                                    nnzOne);
-    std::string name = scaleUpName(big, small, copies);
-    tcc::rt::Coo coo = tcc::rt::kroneckerProduct(diagonalCopies(bigCoo, copies), smallCoo);
+    const auto [name, coo] = spmvScaleUp(sizes, big, readMatrix(big), small, readMatrix(small));
     int scaledRepeat = std::max(1, repeat / 4);
     // Both triads timed among the kernels' calls, at the same load.
     std::vector<double> triadRates;

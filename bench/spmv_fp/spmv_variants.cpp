@@ -1456,15 +1456,10 @@ int main(int argc, char** argv) {
   double triadSum = 0;
   int triads = 0;
   for (const auto& [big, small] : scaleUps) {
-    const tcc::rt::Coo bigCoo = readMatrix(big), smallCoo = readMatrix(small);
-    const double nnzOne = double(bigCoo.nnz()) * double(smallCoo.nnz());
-    const int copies = sizes.copies(spmvBytes(double(bigCoo.dims[0]) * smallCoo.dims[0],
-                                              double(bigCoo.dims[1]) * smallCoo.dims[1], nnzOne),
-                                    nnzOne);
-    tcc::rt::Coo coo = tcc::rt::kroneckerProduct(diagonalCopies(bigCoo, copies), smallCoo);
+    const auto [name, coo] = spmvScaleUp(sizes, big, readMatrix(big), small, readMatrix(small));
     double bytes = spmvBytes(coo.dims[0], coo.dims[1], double(coo.nnz()));
     triadSum += triadBytesPerSecond(triad, 3, hugePages, triadLength), ++triads;
-    run(scaleUpName(big, small, copies), coo, std::max(1, repeat / 5), 2, outOfCache, bytes, &triadAmong);
+    run(name, coo, std::max(1, repeat / 5), 2, outOfCache, bytes, &triadAmong);
     triadSum += triadBytesPerSecond(triad, 3, hugePages, triadLength), ++triads;
   }
   footer(outOfCache);
