@@ -277,6 +277,16 @@ struct KeptGraphs {
   static constexpr size_t kKept = 16;
   std::mutex mutex;
   std::deque<std::pair<GraphKey, cuda::LaunchGraph>> entries;
+
+  // (Callers hold the mutex.)
+  auto find(const GraphKey& key) {
+    return std::find_if(entries.begin(), entries.end(), [&](const auto& entry) { return entry.first == key; });
+  }
+  // Puts `graph` first, dropping the oldest past kKept.
+  void push(const GraphKey& key, cuda::LaunchGraph graph) {
+    entries.emplace_front(key, std::move(graph));
+    if (entries.size() > kKept) entries.pop_back();
+  }
 };
 
 KeptGraphs& keptGraphs() {
@@ -309,11 +319,9 @@ void launchCall(const GpuIntrinsicRun& run, const lowering::NmSpmmShape& problem
   KeptGraphs& kept = keptGraphs();
   auto oneByOne = [&] { launchSteps(run, prepared, x, NmSpmmLaunchPath::Chained); };
   std::lock_guard<std::mutex> lock(kept.mutex);
-  auto found = std::find_if(kept.entries.begin(), kept.entries.end(),
-                            [&](const auto& entry) { return entry.first == key; });
+  auto found = kept.find(key);
   if (found == kept.entries.end()) {
-    kept.entries.emplace_front(key, cuda::LaunchGraph());
-    if (kept.entries.size() > KeptGraphs::kKept) kept.entries.pop_back();
+    kept.push(key, cuda::LaunchGraph());
     return oneByOne();
   }
   if (!found->second) {
@@ -329,11 +337,8 @@ void keepGraph(const GpuIntrinsicRun& run, const PreparedLaunch& prepared, const
   const GraphKey key = graphKey(run, prepared, x);
   KeptGraphs& kept = keptGraphs();
   std::lock_guard<std::mutex> lock(kept.mutex);
-  auto found = std::find_if(kept.entries.begin(), kept.entries.end(),
-                            [&](const auto& entry) { return entry.first == key; });
-  if (found != kept.entries.end()) kept.entries.erase(found);
-  kept.entries.emplace_front(key, std::move(graph));
-  if (kept.entries.size() > KeptGraphs::kKept) kept.entries.pop_back();
+  if (auto found = kept.find(key); found != kept.entries.end()) kept.entries.erase(found);
+  kept.push(key, std::move(graph));
 }
 
 // The plans the autotuner ranked per statement and shape (nmSpmmTunedPlans).
