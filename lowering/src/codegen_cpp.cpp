@@ -359,6 +359,8 @@ class CppPrinter : public CLikePrinter {
     if (floatingPoint_ == FloatingPointMode::Fast && !simdSumReductions(op).empty()) {
       if (readsThroughLoadedIndex(op))
         printPartialSums(op);
+      else if (readsAtStride(op))
+        printStridedPartialSums(op);
       else
         printSimdSumOrShortLoop(op);
       return;
@@ -959,6 +961,56 @@ class CppPrinter : public CLikePrinter {
     indent();
     out_ << "}\n";
     --depth_;
+    indent();
+    out_ << "}\n";
+  }
+
+  // Fast mode, a sum that reads an operand at a stride (SDDMM's D(k,j) down
+  // a column of a row-major D under the k loop): printPartialSums's partial
+  // sums without its prefetches. As a vector loop (`omp simd`) it gathered
+  // that operand a lane at a time and ran slower than strict mode's scalar
+  // loop (bench/mlir/RESULTS.md, "Fast SDDMM").
+  void printStridedPartialSums(const For* op) {
+    const std::vector<std::string> sums = simdSumReductions(op);
+    std::vector<std::string> renamed = declaredInBody(op);
+    renamed.insert(renamed.end(), sums.begin(), sums.end());
+    const std::string var = op->var.as<Var>()->name;
+    const std::string end = text(op->end);
+    const std::string unrolledCondition = var + " + " + std::to_string(kPartialSums) + " <= " + end;
+    if (!op->comment.empty()) {
+      indent();
+      out_ << "// " << op->comment << "\n";
+    }
+    indent();
+    out_ << "// fp fast: " << kPartialSums << " partial sums in scalar instructions (an operand read at a stride)\n";
+    indent();
+    out_ << "{\n";
+    nested([&] {
+      indent();
+      out_ << cTypeName(op->var.type()) << " " << var << " = " << text(op->begin) << ";\n";
+      indent();
+      out_ << "if (" << unrolledCondition << ") {\n";
+      nested([&] {
+        declarePartialSumCopies(op, sums);
+        indent();
+        out_ << "for (; " << unrolledCondition << "; " << var << " += " << kPartialSums << ") {\n";
+        nested([&] {
+          for (int copy = 0; copy < kPartialSums; ++copy) {
+            if (copy > 0) {
+              indent();
+              out_ << "__asm__(\"\" ::: \"memory\");  // keeps the copies scalar\n";
+            }
+            unrolledCopy(op, copy, renamed).accept(*this);
+          }
+        });
+        indent();
+        out_ << "}\n";
+        combinePartialSums(sums);
+      });
+      indent();
+      out_ << "}\n";
+      printPlainRowLoop(op, var, end, false);
+    });
     indent();
     out_ << "}\n";
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "tcc/ir/imperative_visitor.h"
@@ -81,6 +82,56 @@ class LoadedIndexCheck : public IRVisitor {
   std::set<std::string> loaded_;
 };
 
+// The step of an index with the loop variable: 0 where it does not depend
+// on it, a literal where it is affine in it with a literal coefficient,
+// nullopt otherwise (a symbolic stride, a loaded value that varies).
+class IndexStep {
+ public:
+  explicit IndexStep(const For* loop) : var_(loop->var.as<Var>()->name) {
+    std::vector<Stmt> stmts;
+    if (const Block* block = loop->body.as<Block>()) stmts = block->stmts;
+    else stmts.push_back(loop->body);
+    for (const Stmt& stmt : stmts)
+      if (const Declare* declare = stmt.as<Declare>(); declare && declare->init.defined())
+        locals_[declare->var.as<Var>()->name] = declare->init;
+  }
+
+  std::optional<int64_t> of(const Expr& expr, int depth = 0) const {
+    if (depth > 16) return std::nullopt;
+    if (expr.as<IntImm>() || expr.as<FloatImm>()) return 0;
+    if (const Var* name = expr.as<Var>()) {
+      if (name->name == var_) return 1;
+      auto local = locals_.find(name->name);
+      return local == locals_.end() ? 0 : of(local->second, depth + 1);
+    }
+    if (const Cast* cast = expr.as<Cast>()) return of(cast->value, depth + 1);
+    if (const Load* load = expr.as<Load>()) {
+      auto index = of(load->index, depth + 1);
+      return index && *index == 0 ? std::optional<int64_t>(0) : std::nullopt;
+    }
+    if (const Binary* binary = expr.as<Binary>()) {
+      auto a = of(binary->a, depth + 1), b = of(binary->b, depth + 1);
+      if (!a || !b) return std::nullopt;
+      switch (binary->op) {
+        case BinaryOp::Add: return *a + *b;
+        case BinaryOp::Sub: return *a - *b;
+        case BinaryOp::Mul: {
+          if (*a == 0 && *b == 0) return 0;
+          const IntImm* factor = (*a == 0 ? binary->a : binary->b).as<IntImm>();
+          if ((*a != 0 && *b != 0) || !factor) return std::nullopt;
+          return (*a == 0 ? *b : *a) * factor->value;
+        }
+        default: return *a == 0 && *b == 0 ? std::optional<int64_t>(0) : std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::string var_;
+  std::map<std::string, Expr> locals_;
+};
+
 class CopyRenamer : public IRMutator {
  public:
   CopyRenamer(const For* loop, int copy, const std::vector<std::string>& renamed)
@@ -116,6 +167,23 @@ bool readsThroughLoadedIndex(const For* loop) {
   LoadedIndexCheck check;
   loop->body.accept(check);
   return check.found;
+}
+
+bool readsAtStride(const For* loop) {
+  struct Scan : IRVisitor {
+    const IndexStep& step;
+    bool found = false;
+    explicit Scan(const IndexStep& step) : step(step) {}
+    void visit(const Load* op) override {
+      auto stride = step.of(op->index);
+      if (!stride || (*stride != 0 && *stride != 1)) found = true;
+      op->index.accept(*this);
+    }
+  };
+  IndexStep step(loop);
+  Scan scan(step);
+  loop->body.accept(scan);
+  return scan.found;
 }
 
 std::vector<Expr> buffersStreamedByLoop(const For* loop) {

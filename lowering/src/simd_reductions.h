@@ -21,6 +21,12 @@ std::vector<std::string> simdSumReductions(const ir::imp::For* loop);
 // row sum `x[crd[p]]` does: vectorized, such a sum needs gathers.
 bool readsThroughLoadedIndex(const ir::imp::For* loop);
 
+// Whether the loop's body loads at an index whose step with the loop
+// variable is neither 0 nor 1, or not a literal (a column of a row-major
+// matrix, as SDDMM's D(k,j) under a k loop): vectorized, such a sum gathers
+// that operand a lane at a time.
+bool readsAtStride(const ir::imp::For* loop);
+
 // Copy `copy` of a reduction loop's body for printing it unrolled with
 // partial sums: the loop variable becomes `var + copy`, and every name in
 // `renamed` (the body's declarations and the sums) gets the suffix `_u<copy>`.

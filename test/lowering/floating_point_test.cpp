@@ -37,6 +37,9 @@ const char* const kSpmm = "tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor 
                           "C(i,k) = A(i,j) * B(j,k)\n";
 const char* const kMttkrp = "tensor A(I, J) : dense\ntensor B(I, K, L) : csf\ntensor C(K, J) : dense\n"
                             "tensor D(L, J) : dense\nA(i,j) = B(i,k,l) * C(k,j) * D(l,j)\n";
+// In TACO's form: the k loop reads D(k,j) down a column of a row-major D.
+const char* const kSddmm = "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, K) : dense\n"
+                           "tensor D(K, J) : dense\nA(i,j) = B(i,j) * C(i,k) * D(k,j)\n";
 
 // Row i holds i % 41 entries: every count of fast mode's four partial sums
 // and their tail, empty rows included, and rows on both sides of the
@@ -64,10 +67,10 @@ std::vector<ProgramCase> programCases() {
        {{"A", randomSparse({40, 52}, 0.15, 14)}, {"x", randomDense({52}, 15)}}},
       {"SpMM", kSpmm, {{"A", randomSparse({33, 29}, 0.2, 16)}, {"B", randomDense({29, 17}, 17)}}},
       {"SpMMReal", kSpmm, {{"A", bus}, {"B", randomDense({n, 8}, 18)}}},
-      {"SDDMM",
-       "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, K) : dense\ntensor D(K, J) : dense\n"
-       "A(i,j) = B(i,j) * C(i,k) * D(k,j)\n",
+      {"SDDMM", kSddmm,
        {{"B", randomSparse({30, 26}, 0.2, 19)}, {"C", randomDense({30, 21}, 20)}, {"D", randomDense({21, 26}, 21)}}},
+      // K = 7: one step of fast mode's four partial sums and a tail of three.
+      {"SDDMMReal", kSddmm, {{"B", bus}, {"C", randomDense({n, 7}, 36)}, {"D", randomDense({7, n}, 37)}}},
       {"MTTKRP", kMttkrp,
        {{"B", randomSparse({12, 10, 9}, 0.1, 22)}, {"C", randomDense({10, 13}, 23)}, {"D", randomDense({9, 13}, 24)}}},
       {"TTV", "tensor A(I, J) : dense\ntensor B(I, J, K) : csf\ntensor c(K) : dense\nA(i,j) = B(i,j,k) * c(k)\n",
@@ -104,7 +107,7 @@ TEST_P(FloatingPointModes, KernelMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, FloatingPointModes,
-                         ::testing::Combine(::testing::Range<size_t>(0, 14),
+                         ::testing::Combine(::testing::Range<size_t>(0, 15),
                                             ::testing::Values(FloatingPointMode::Strict, FloatingPointMode::Fast)),
                          [](const auto& info) {
                            static const std::vector<ProgramCase> cases = programCases();
@@ -157,6 +160,24 @@ TEST(FloatingPointMode, OnlySumsOverGatheredOperandsGetPartialSums) {
   EXPECT_FALSE(contains(cpp, "partial sums")) << cpp;
   // Strict mode never splits a sum.
   EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp, "partial sums"));
+}
+
+TEST(FloatingPointMode, SumsOverAStridedOperandGetPartialSumsNotAVectorLoop) {
+  CompileOptions fast;
+  fast.floatingPoint = FloatingPointMode::Fast;
+  // SDDMM's k loop reads D(k,j) at a stride of D's row length: as a vector
+  // loop it gathered D a lane at a time; four scalar partial sums instead.
+  std::string cpp = lowerProgram(Program::fromText(kSddmm, "test.tc"), fast).cpp;
+  EXPECT_TRUE(contains(cpp, "(an operand read at a stride)")) << cpp;
+  EXPECT_TRUE(contains(cpp, "tA = (tA + tA_u1) + (tA_u2 + tA_u3);")) << cpp;
+  EXPECT_FALSE(contains(cpp, "#pragma omp simd")) << cpp;
+  // With D stored column by column the same loop reads D at unit stride:
+  // it stays a vector loop.
+  std::string byColumn = kSddmm;
+  byColumn.replace(byColumn.find("tensor D(K, J) : dense"), 22, "tensor D(K, J) : dense order (1, 0)");
+  cpp = lowerProgram(Program::fromText(byColumn, "test.tc"), fast).cpp;
+  EXPECT_TRUE(contains(cpp, "#pragma omp simd reduction(+: tA)")) << cpp;
+  EXPECT_FALSE(contains(cpp, "read at a stride")) << cpp;
 }
 
 TEST(FloatingPointMode, GccReassociatesOnlyFunctionsWhoseSumsAreGatherSums) {
