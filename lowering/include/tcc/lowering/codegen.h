@@ -26,9 +26,10 @@ class CodeGenerator {
 
 // How the C++ backend lets the C++ compiler treat floating point.
 //  Strict: the IR's order of operations, no contraction into FMA.
-//  Fast: FMA contraction; innermost loops that only sum into scalars carry
-//    `#pragma omp simd reduction(+: ...)`, which lets those sums be
-//    reassociated and vectorized.
+//  Fast: FMA contraction; innermost loops that only sum into scalars are
+//    reassociated: as four scalar partial sums where they read through an
+//    index they loaded or at a stride, else under
+//    `#pragma omp simd reduction(+: ...)`, vectorized.
 enum class FloatingPointMode { Strict, Fast };
 
 // The C++ compiler flags that give `mode` (beyond -O3 and -march=native):
