@@ -49,7 +49,8 @@
 #include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
 #include "tcc/test/mlir_oracle.h"
-#include "../common/folded_rows.h"
+#include "../common/cpu_kernel_cases.h"
+#include "../common/result_entries.h"
 #include "../common/machine.h"
 #include "../common/stats.h"
 
@@ -79,52 +80,7 @@ tcc::CompileOptions compileOptions() {
   return options;
 }
 
-constexpr int kSpmmColumns = 64;
-constexpr int kSddmmInner = 32;
-constexpr int kTtmColumns = 16;
-constexpr int kMttkrpRank = 16;
-
-std::vector<double> randomValues(size_t count, uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::vector<double> values(count);
-  for (double& v : values) v = value(random);
-  return values;
-}
-
-tcc::rt::Coo denseCoo(std::vector<int32_t> dims, uint64_t seed) {
-  tcc::rt::Coo coo = tcc::rt::Coo::ofShape(dims);
-  int64_t size = 1;
-  for (int32_t d : dims) size *= d;
-  auto values = randomValues(size, seed);
-  std::vector<int32_t> coordinate(dims.size());
-  for (int64_t p = 0; p < size; ++p) {
-    int64_t rest = p;
-    for (int m = static_cast<int>(dims.size()) - 1; m >= 0; --m) {
-      coordinate[m] = static_cast<int32_t>(rest % dims[m]);
-      rest /= dims[m];
-    }
-    coo.push(coordinate.data(), values[p]);
-  }
-  return coo;
-}
-
-// The matrix with every pattern value set to a seeded nonzero, so pattern
-// matrices are not all ones.
-tcc::rt::Coo readMatrix(const std::string& name) {
-  tcc::rt::Coo coo = tcc::rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
-  bool allOnes = std::all_of(coo.values.begin(), coo.values.end(), [](double v) { return v == 1; });
-  if (allOnes) {
-    auto values = randomValues(coo.nnz(), 7);
-    for (size_t k = 0; k < coo.nnz(); ++k) coo.values[k] = values[k] >= 0 ? values[k] + 0.1 : values[k] - 0.1;
-  }
-  coo.sort();
-  return coo;
-}
-
-// Entries sorted by coordinate, zeros left out (a dense result prints them).
-using Entries = std::vector<std::pair<std::vector<int64_t>, double>>;
-
+// An MLIR result's entries, as result_entries.h gives tcc's.
 Entries entriesOf(const tcc::test::MlirResult& result) {
   Entries entries;
   for (size_t k = 0; k < result.values.size(); ++k)
@@ -132,37 +88,7 @@ Entries entriesOf(const tcc::test::MlirResult& result) {
   std::sort(entries.begin(), entries.end());
   return entries;
 }
-
-Entries entriesOf(const tcc::Tensor& tensor) {
-  tcc::rt::Coo coo = tcc::rt::unpack(tensor);
-  Entries entries;
-  for (size_t k = 0; k < coo.nnz(); ++k) {
-    if (coo.values[k] == 0) continue;
-    std::vector<int64_t> coordinate;
-    for (int mode = 0; mode < coo.order(); ++mode) coordinate.push_back(coo.coords[mode][k]);
-    entries.emplace_back(std::move(coordinate), coo.values[k]);
-  }
-  std::sort(entries.begin(), entries.end());
-  return entries;
-}
-
-// max |MLIR - tcc| / max |tcc| over the union of both results' entries.
-double relativeDifference(const Entries& mlir, const Entries& tcc) {
-  double worst = 0, scale = 0;
-  size_t a = 0, b = 0;
-  while (a < mlir.size() || b < tcc.size()) {
-    if (b == tcc.size() || (a < mlir.size() && mlir[a].first < tcc[b].first)) {
-      worst = std::max(worst, std::abs(mlir[a++].second));
-    } else if (a == mlir.size() || tcc[b].first < mlir[a].first) {
-      scale = std::max(scale, std::abs(tcc[b].second));
-      worst = std::max(worst, std::abs(tcc[b++].second));
-    } else {
-      scale = std::max(scale, std::abs(tcc[b].second));
-      worst = std::max(worst, std::abs(mlir[a++].second - tcc[b++].second));
-    }
-  }
-  return worst / std::max(scale, 1e-300);
-}
+using ::entriesOf;  // and tcc's results (result_entries.h)
 
 // The two ways MLIR 16's sparse-compiler pipeline can build sparse storage:
 // through its runtime library (the default) or as generated code.
@@ -173,15 +99,13 @@ struct Row {
   double tccSeconds = 0, mlirSeconds = 0, mlirCodegenSeconds = NAN, difference = 0;
 };
 
-Row measure(const std::string& kernelName, const std::string& input, const std::string& dsl,
-            const std::map<std::string, tcc::rt::Coo>& coos, int repeat, int rounds) {
-  tcc::Program program = tcc::Program::fromText(dsl, kernelName + ".tc");
-  std::map<std::string, tcc::Tensor> inputs;
-  for (const auto& [name, coo] : coos)
-    inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(program.syntax().findTensor(name)->format())));
+Row measure(const KernelCase& kernelCase, int repeat, int rounds) {
+  const std::string& kernelName = kernelCase.kernel;
+  const std::string& input = kernelCase.input;
+  tcc::Program program = tcc::Program::fromText(kernelCase.dsl, kernelName + ".tc");
+  std::map<std::string, tcc::Tensor> inputs = packedInputs(program, kernelCase);
   tcc::Kernel kernel = tcc::compile(program, compileOptions());
-  std::string output = program.statements().front().as<tcc::ir::AssignmentNode>()->lhs.tensor().name();
-  tcc::Tensor tccResult = kernel.run(inputs).at(output);  // warm-up
+  tcc::Tensor tccResult = kernel.run(inputs).at(kernelCase.output);  // warm-up
   // Batch MLIR's calls so that a sample spans about a millisecond.
   double estimate = median(kernel.run(inputs, tcc::RunOptions{3}).seconds);
   int callsPerSample = static_cast<int>(std::clamp(std::ceil(1e-3 / std::max(estimate, 1e-9)), 1.0, 1000.0));
@@ -243,44 +167,8 @@ std::vector<Row> matrixRows(const std::string& name, const std::vector<std::stri
   tcc::rt::Coo a = readMatrix(name);
   std::vector<Row> rows;
   for (const auto& kernel : kernels) try {
-    if (kernel == "spmv") {
-      rows.push_back(measure("SpMV", name,
-                             "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i, j) * x(j)\n",
-                             {{"A", a}, {"x", denseCoo({a.dims[1]}, 1)}}, repeat, rounds));
-    } else if (kernel == "spmm") {
-      rows.push_back(measure(
-          "SpMM", name, "tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : dense\nC(i, k) = A(i, j) * B(j, k)\n",
-          {{"A", a}, {"B", denseCoo({a.dims[1], kSpmmColumns}, 2)}}, repeat, rounds));
-    } else if (kernel == "sddmm") {
-      rows.push_back(measure("SDDMM", name,
-                             "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, K) : dense\ntensor D(K, J) : dense\n"
-                             "A(i, j) = B(i, j) * C(i, k) * D(k, j)\n",
-                             {{"B", a}, {"C", denseCoo({a.dims[0], kSddmmInner}, 5)},
-                              {"D", denseCoo({kSddmmInner, a.dims[1]}, 6)}},
-                             repeat, rounds));
-    } else if (kernel == "ttm") {
-      tcc::rt::Coo b = foldedRows(a);
-      b.sort();
-      rows.push_back(measure("TTM", name,
-                             "tensor A(I, J, K) : dense\ntensor B(I, J, L) : csf\ntensor C(K, L) : dense\n"
-                             "A(i, j, k) = B(i, j, l) * C(k, l)\n",
-                             {{"B", b}, {"C", denseCoo({kTtmColumns, a.dims[1]}, 8)}}, repeat, rounds));
-    } else if (kernel == "spgemm") {
-      rows.push_back(measure(
-          "SpGEMM", name, "tensor C(I, J) : csr\ntensor A(I, K) : csr\ntensor B(K, J) : csr\nC(i, j) = A(i, k) * B(k, j)\n",
-          {{"A", a}, {"B", a}}, repeat, rounds));
-    } else if (kernel == "add") {
-      // A + B with B = -A^T / 2: a pattern that differs from A's.
-      tcc::rt::Coo b = tcc::rt::Coo::ofShape({a.dims[1], a.dims[0]});
-      for (size_t k = 0; k < a.nnz(); ++k) {
-        int32_t coordinate[2] = {a.coords[1][k], a.coords[0][k]};
-        b.push(coordinate, -0.5 * a.values[k]);
-      }
-      b.sort();
-      rows.push_back(measure(
-          "Add", name, "tensor C(I, J) : csr\ntensor A(I, J) : csr\ntensor B(I, J) : csr\nC(i, j) = A(i, j) + B(i, j)\n",
-          {{"A", a}, {"B", b}}, repeat, rounds));
-    }
+    if (kernel == "mttkrp") continue;  // on the power-law tensors instead (mttkrpRow)
+    if (auto kernelCase = kernelCaseOf(kernel, name, a)) rows.push_back(measure(*kernelCase, repeat, rounds));
   } catch (const std::exception& error) {
     std::fprintf(stderr, "%s on %s: %s\n", kernel.c_str(), name.c_str(), error.what());
   }
@@ -297,11 +185,11 @@ struct PowerLawTensor {
 Row mttkrpRow(const PowerLawTensor& spec, int repeat, int rounds) {
   tcc::rt::Coo b = tcc::rt::randomPowerLawTensor(spec.dims, spec.nnz, spec.exponent, 11);
   b.sort();
-  return measure("MTTKRP", spec.name,
-                 "tensor A(I, J) : dense\ntensor B(I, K, L) : csf\ntensor C(K, J) : dense\ntensor D(L, J) : dense\n"
-                 "A(i, j) = B(i, k, l) * C(k, j) * D(l, j)\n",
-                 {{"B", b}, {"C", denseCoo({spec.dims[1], kMttkrpRank}, 3)}, {"D", denseCoo({spec.dims[2], kMttkrpRank}, 4)}},
-                 repeat, rounds);
+  // The matrix case's program on this tensor.
+  KernelCase kernelCase = *kernelCaseOf("mttkrp", spec.name, tcc::rt::Coo::ofShape({1, 1}));
+  kernelCase.inputs = {{"B", b}, {"C", denseCoo({spec.dims[1], kMttkrpRank}, 3)},
+                       {"D", denseCoo({spec.dims[2], kMttkrpRank}, 4)}};
+  return measure(kernelCase, repeat, rounds);
 }
 
 std::vector<std::string> split(const std::string& text) {
