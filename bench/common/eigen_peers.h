@@ -60,15 +60,17 @@ struct EigenPeer {
 // Eigen's peer of the case, or nullopt where Eigen has no such kernel.
 inline std::optional<EigenPeer> eigenPeer(const KernelCase& c) {
   const auto& in = c.inputs;
-  if (c.kernel == "SpMV") {
+  if (c.kernel == "SpMV") {  // vectors, so that Eigen takes its sparse matrix-vector product
     auto A = std::make_shared<SparseRow>(toEigen(in.at("A")));
-    auto x = std::make_shared<DenseRow>(denseOf(in.at("x"), in.at("x").dims[0]));
-    auto y = std::make_shared<DenseRow>(A->rows(), 1);
+    tcc::rt::Coo xCoo = in.at("x");
+    xCoo.sort();
+    auto x = std::make_shared<Eigen::VectorXd>(Eigen::Map<const Eigen::VectorXd>(xCoo.values.data(), xCoo.dims[0]));
+    auto y = std::make_shared<Eigen::VectorXd>(A->rows());
     return EigenPeer{[=] { y->noalias() = *A * *x; },
                      [=] {
                        Entries entries;
-                       for (Eigen::Index i = 0; i < y->rows(); ++i)
-                         if ((*y)(i, 0) != 0) entries.push_back({{i}, (*y)(i, 0)});
+                       for (Eigen::Index i = 0; i < y->size(); ++i)
+                         if ((*y)(i) != 0) entries.push_back({{i}, (*y)(i)});
                        return entries;
                      }};
   }
