@@ -41,6 +41,7 @@
 #include "../common/cpu_kernel_cases.h"
 #include "../common/eigen_peers.h"
 #include "../common/machine.h"
+#include "../common/mlir_entries.h"
 #include "../common/stats.h"
 
 namespace {
@@ -63,14 +64,6 @@ struct Row {
 
 const char* const kCodegenPipeline = "enable-runtime-library=false";
 
-Entries entriesOf(const tcc::test::MlirResult& result) {
-  Entries entries;
-  for (size_t k = 0; k < result.values.size(); ++k)
-    if (result.values[k] != 0) entries.emplace_back(result.coordinates[k], result.values[k]);
-  std::sort(entries.begin(), entries.end());
-  return entries;
-}
-using ::entriesOf;
 
 std::vector<double> timedRuns(const tcc::Kernel& kernel, const std::map<std::string, tcc::Tensor>& inputs, int repeat) {
   return kernel.run(inputs, tcc::RunOptions{repeat}).seconds;

@@ -51,6 +51,7 @@
 #include "tcc/test/mlir_oracle.h"
 #include "../common/cpu_kernel_cases.h"
 #include "../common/result_entries.h"
+#include "../common/mlir_entries.h"
 #include "../common/machine.h"
 #include "../common/stats.h"
 
@@ -80,15 +81,6 @@ tcc::CompileOptions compileOptions() {
   return options;
 }
 
-// An MLIR result's entries, as result_entries.h gives tcc's.
-Entries entriesOf(const tcc::test::MlirResult& result) {
-  Entries entries;
-  for (size_t k = 0; k < result.values.size(); ++k)
-    if (result.values[k] != 0) entries.emplace_back(result.coordinates[k], result.values[k]);
-  std::sort(entries.begin(), entries.end());
-  return entries;
-}
-using ::entriesOf;  // and tcc's results (result_entries.h)
 
 // The two ways MLIR 16's sparse-compiler pipeline can build sparse storage:
 // through its runtime library (the default) or as generated code.

@@ -894,12 +894,10 @@ class CppPrinter : public CLikePrinter {
   // A row of fewer than kPartialSums entries runs only the in-order tail,
   // as strict mode would: no partial sums to set up and add.
   void printPartialSums(const For* op) {
-    const std::vector<std::string> sums = simdSumReductions(op);
     std::vector<std::string> renamed = declaredInBody(op);
-    renamed.insert(renamed.end(), sums.begin(), sums.end());
+    for (const std::string& sum : simdSumReductions(op)) renamed.push_back(sum);
     const std::string var = op->var.as<Var>()->name;
     const std::string end = text(op->end);
-    const std::string unrolledCondition = var + " + " + std::to_string(kPartialSums) + " <= " + end;
     if (!op->comment.empty()) {
       indent();
       out_ << "// " << op->comment << "\n";
@@ -928,33 +926,7 @@ class CppPrinter : public CLikePrinter {
     indent();
     out_ << "{\n";
     ++depth_;
-    indent();
-    out_ << "if (" << unrolledCondition << ") {\n";
-    nested([&] {
-      declarePartialSumCopies(op, sums);
-      indent();
-      out_ << "for (; " << unrolledCondition << "; " << var << " += " << kPartialSums << ") {\n";
-      nested([&] {
-        for (const Expr& buffer : buffersStreamedByLoop(op)) {
-          indent();
-          const std::string name = text(buffer);
-          out_ << "__builtin_prefetch((const void*)((size_t)(" << name << " + " << var << ") + " << prefetchDistance()
-               << " * sizeof(*" << name << ")), 0, " << kPrefetchLocality << ");\n";
-        }
-        for (int copy = 0; copy < kPartialSums; ++copy) {
-          if (copy > 0) {
-            indent();
-            out_ << "__asm__(\"\" ::: \"memory\");  // keeps the copies scalar\n";
-          }
-          unrolledCopy(op, copy, renamed).accept(*this);
-        }
-      });
-      indent();
-      out_ << "}\n";
-      combinePartialSums(sums);
-    });
-    indent();
-    out_ << "}\n";
+    printUnrolledPartialSums(op, renamed, true);
     // The last few entries; in a function GCC may reassociate, in order.
     printPlainRowLoop(op, var, end, vectorizesGatherSums_);
     --depth_;
@@ -971,12 +943,9 @@ class CppPrinter : public CLikePrinter {
   // that operand a lane at a time and ran slower than strict mode's scalar
   // loop (bench/mlir/RESULTS.md, "Fast SDDMM").
   void printStridedPartialSums(const For* op) {
-    const std::vector<std::string> sums = simdSumReductions(op);
     std::vector<std::string> renamed = declaredInBody(op);
-    renamed.insert(renamed.end(), sums.begin(), sums.end());
+    for (const std::string& sum : simdSumReductions(op)) renamed.push_back(sum);
     const std::string var = op->var.as<Var>()->name;
-    const std::string end = text(op->end);
-    const std::string unrolledCondition = var + " + " + std::to_string(kPartialSums) + " <= " + end;
     if (!op->comment.empty()) {
       indent();
       out_ << "// " << op->comment << "\n";
@@ -988,28 +957,46 @@ class CppPrinter : public CLikePrinter {
     nested([&] {
       indent();
       out_ << cTypeName(op->var.type()) << " " << var << " = " << text(op->begin) << ";\n";
+      printUnrolledPartialSums(op, renamed, false);
+      printPlainRowLoop(op, var, text(op->end), false);
+    });
+    indent();
+    out_ << "}\n";
+  }
+
+  // While kPartialSums entries are left: the body's copies, each adding into
+  // its own partial sum (`renamed`: the body's names and the sums), an
+  // empty asm statement between them, then the partial sums added together;
+  // with `prefetch`, each step first prefetches the streams the loop reads
+  // at its variable prefetchDistance() entries ahead.
+  void printUnrolledPartialSums(const For* op, const std::vector<std::string>& renamed, bool prefetch) {
+    const std::vector<std::string> sums = simdSumReductions(op);
+    const std::string var = op->var.as<Var>()->name;
+    const std::string unrolledCondition = var + " + " + std::to_string(kPartialSums) + " <= " + text(op->end);
+    indent();
+    out_ << "if (" << unrolledCondition << ") {\n";
+    nested([&] {
+      declarePartialSumCopies(op, sums);
       indent();
-      out_ << "if (" << unrolledCondition << ") {\n";
+      out_ << "for (; " << unrolledCondition << "; " << var << " += " << kPartialSums << ") {\n";
       nested([&] {
-        declarePartialSumCopies(op, sums);
-        indent();
-        out_ << "for (; " << unrolledCondition << "; " << var << " += " << kPartialSums << ") {\n";
-        nested([&] {
-          for (int copy = 0; copy < kPartialSums; ++copy) {
-            if (copy > 0) {
-              indent();
-              out_ << "__asm__(\"\" ::: \"memory\");  // keeps the copies scalar\n";
-            }
-            unrolledCopy(op, copy, renamed).accept(*this);
+        for (const Expr& buffer : prefetch ? buffersStreamedByLoop(op) : std::vector<Expr>{}) {
+          indent();
+          const std::string name = text(buffer);
+          out_ << "__builtin_prefetch((const void*)((size_t)(" << name << " + " << var << ") + " << prefetchDistance()
+               << " * sizeof(*" << name << ")), 0, " << kPrefetchLocality << ");\n";
+        }
+        for (int copy = 0; copy < kPartialSums; ++copy) {
+          if (copy > 0) {
+            indent();
+            out_ << "__asm__(\"\" ::: \"memory\");  // keeps the copies scalar\n";
           }
-        });
-        indent();
-        out_ << "}\n";
-        combinePartialSums(sums);
+          unrolledCopy(op, copy, renamed).accept(*this);
+        }
       });
       indent();
       out_ << "}\n";
-      printPlainRowLoop(op, var, end, false);
+      combinePartialSums(sums);
     });
     indent();
     out_ << "}\n";
