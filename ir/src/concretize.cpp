@@ -75,7 +75,8 @@ class Concretizer {
   IndexExpr hoistNestedSums(const IndexExpr& expr, std::vector<IndexStmt>& producers,
                             const std::vector<IndexVar>& inScope) {
     if (const auto* reduction = expr.as<ReductionNode>()) {
-      TensorVar temporary(freshTensorName("t" + reduction->var.name()), expr.type());
+      TensorVar temporary(freshTensorName("t" + reduction->var.name()), {}, Format(), expr.type(),
+                          TensorProvenance::sumTemporary());
       producers.push_back(build(temporary({}), expr, /*accumulate=*/true, {}, inScope));
       return temporary({});
     }

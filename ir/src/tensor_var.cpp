@@ -36,6 +36,7 @@ struct TensorVar::Content {
   Format format;
   Datatype type;
   int64_t id;
+  TensorProvenance provenance;
 };
 
 TensorVar::TensorVar() = default;
@@ -45,14 +46,18 @@ TensorVar::TensorVar(std::string name, Datatype type) : TensorVar(std::move(name
 TensorVar::TensorVar(std::string name, std::vector<Dimension> shape, Datatype type)
     : TensorVar(std::move(name), shape, Format::denseOfOrder(static_cast<int>(shape.size())), type) {}
 
-TensorVar::TensorVar(std::string name, std::vector<Dimension> shape, Format format, Datatype type) {
+TensorVar::TensorVar(std::string name, std::vector<Dimension> shape, Format format, Datatype type)
+    : TensorVar(std::move(name), std::move(shape), std::move(format), type, TensorProvenance::user()) {}
+
+TensorVar::TensorVar(std::string name, std::vector<Dimension> shape, Format format, Datatype type,
+                     TensorProvenance provenance) {
   if (name.empty()) throw std::invalid_argument("tensor: empty name");
   if (static_cast<int>(shape.size()) != format.order())
     throw std::invalid_argument("tensor " + name + ": format " + format.toString() + " has " +
                                 std::to_string(format.order()) + " levels for " +
                                 std::to_string(shape.size()) + " modes");
   content_ = std::make_shared<const Content>(
-      Content{std::move(name), std::move(shape), std::move(format), type, nextTensorVarId++});
+      Content{std::move(name), std::move(shape), std::move(format), type, nextTensorVarId++, std::move(provenance)});
 }
 
 const std::string& TensorVar::name() const { return content_->name; }
@@ -62,6 +67,10 @@ const Dimension& TensorVar::dimension(int mode) const { return content_->shape.a
 const Format& TensorVar::format() const { return content_->format; }
 Datatype TensorVar::datatype() const { return content_->type; }
 int64_t TensorVar::id() const { return content_ ? content_->id : -1; }
+const TensorProvenance& TensorVar::provenance() const {
+  static const TensorProvenance undefined;
+  return content_ ? content_->provenance : undefined;
+}
 
 AssignableAccess TensorVar::operator()(const std::vector<IndexVar>& indices) const {
   return AssignableAccess(AccessNode::make(*this, indices));

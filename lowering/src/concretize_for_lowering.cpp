@@ -39,19 +39,14 @@ std::vector<IndexVar> varsInStorageOrder(const Access& access) {
   return vars;
 }
 
-std::optional<TensorVar> convertedFrom(const Access& access, const IndexExpr& original) {
-  const std::string& name = access.tensor().name();
-  for (const auto& read : ir::accessesOf(original)) {
-    const std::string prefix = read.tensor().name() + "_by_";
-    if (read.indices() == access.indices() && !(read.tensor() == access.tensor()) &&
-        name.compare(0, prefix.size(), prefix) == 0)
-      return read.tensor();
-  }
-  return std::nullopt;
+std::optional<TensorVar> convertedFrom(const TensorVar& tensor) {
+  const ir::TensorProvenance& provenance = tensor.provenance();
+  if (provenance.kind != ir::TensorProvenance::Kind::StorageOrderCopy) return std::nullopt;
+  return provenance.source;
 }
 
-std::string tensorInWords(const Access& access, const IndexExpr& original) {
-  if (auto input = convertedFrom(access, original)) return "the copy of " + input->name() + " in the loops' order";
+std::string tensorInWords(const Access& access) {
+  if (auto input = convertedFrom(access.tensor())) return "the copy of " + input->name() + " in the loops' order";
   return access.tensor().name();
 }
 
@@ -251,7 +246,8 @@ std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, con
       levels.push_back(tensor.format().level(level).isDense() ? ir::LevelFormat::dense() : ir::LevelFormat::compressed());
     std::string name = tensor.name() + "_by";
     for (int mode : modes) name += "_" + access.indices()[mode].name();
-    TensorVar copy(name, tensor.shape(), ir::Format(levels, modes), tensor.datatype());
+    TensorVar copy(name, tensor.shape(), ir::Format(levels, modes), tensor.datatype(),
+                   ir::TensorProvenance::storageOrderCopy(tensor));
     return InputConversion{access, copy(access.indices())};
   }
   return std::nullopt;
@@ -524,7 +520,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     addChain(inputEdges, varsInStorageOrder(access));
     auto chain = varsInStorageOrder(access);
     for (size_t l = 0; l + 1 < chain.size(); ++l)
-      edgeOwners.emplace(std::make_pair(chain[l], chain[l + 1]), tensorInWords(access, assignment->rhs));
+      edgeOwners.emplace(std::make_pair(chain[l], chain[l + 1]), tensorInWords(access));
   }
   if (output.order() > 0) appendUnique(preference, varsInStorageOrder(lhs));
   appendUnique(preference, reductionVars);

@@ -675,15 +675,18 @@ Lowerer::LoopScope::~LoopScope() {
 
 LoweringError Lowerer::sparseVariableScheduled(const ir::IndexVar& var, const ir::TensorVar& tensor) const {
   auto storage = storage_.find(tensor);
-  auto copied = options_.copiedInputs.find(tensor.name());
+  // A copy of an input in the loops' order is named as that input's copy.
+  const ir::TensorProvenance& provenance = tensor.provenance();
+  const bool copied = provenance.kind == ir::TensorProvenance::Kind::StorageOrderCopy;
+  const std::string input = copied ? provenance.source.name() : std::string();
   std::string reason =
     storage != storage_.end() && storage->second.isWorkspace
       ? var.name() + " is iterated by a list of the coordinates in " + workspaceInWords(tensor) +
         ", not by a range that a split, divide, fuse or bound can cut; leave out the workspace or this command"
-    : copied != options_.copiedInputs.end()
-      ? var.name() + " is iterated by a sparse level of the copy of " + copied->second +
-        " in the loops' order (its levels keep " + copied->second + "'s kinds), not by a range that a split, divide, "
-        "fuse or bound can cut; store " + copied->second + " in an order the other inputs agree with, or schedule "
+    : copied
+      ? var.name() + " is iterated by a sparse level of the copy of " + input +
+        " in the loops' order (its levels keep " + input + "'s kinds), not by a range that a split, divide, "
+        "fuse or bound can cut; store " + input + " in an order the other inputs agree with, or schedule "
         "another variable"
       : var.name() + " is iterated by a sparse level of " + tensor.name() + ", so a split, divide, fuse or bound of "
         "it must iterate positions instead: pos(" + var.name() + ", " + var.name() + "pos, " + tensor.name() +

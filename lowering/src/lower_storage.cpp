@@ -876,25 +876,11 @@ bool Lowerer::isParameter(const ir::TensorVar& tensor) const {
 }
 
 std::optional<std::string> Lowerer::insertedWorkspaceInWords(const ir::TensorVar& tensor) const {
-  const std::string& name = tensor.name();
-  for (const auto& [prefix, kind] : {std::pair<std::string, std::string>{"ws_", "sparse"}, {"w_", "dense"}}) {
-    if (name.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string output = name.substr(prefix.size());
-    bool inserted = std::any_of(parameters_.begin(), parameters_.end(),
-                                [&](const ir::TensorVar& tensor) { return tensor.name() == output; });
-    if (!inserted || isParameter(tensor)) continue;
-    // The command that asked for it (a statement takes one), if any:
-    // precompute and dense_workspace ask for dense ones, sparse_workspace
-    // for sparse ones.
-    if (const auto& asked = options_.commands.workspace) {
-      const std::string& text = asked->text;
-      auto startsWith = [&](const std::string& command) { return text.compare(0, command.size(), command) == 0; };
-      if (kind == "sparse" ? startsWith("sparse_workspace") : startsWith("precompute") || startsWith("dense_workspace"))
-        return "the " + kind + " workspace that " + text + " asks for";
-    }
-    return "the " + kind + " workspace tcc inserted for " + output;
-  }
-  return std::nullopt;
+  const ir::TensorProvenance& provenance = tensor.provenance();
+  if (!provenance.isWorkspace()) return std::nullopt;
+  const std::string kind = provenance.kind == ir::TensorProvenance::Kind::SparseWorkspace ? "sparse" : "dense";
+  if (!provenance.askedBy.empty()) return "the " + kind + " workspace that " + provenance.askedBy + " asks for";
+  return "the " + kind + " workspace tcc inserted for " + provenance.source.name();
 }
 
 std::string Lowerer::workspaceInWords(const ir::TensorVar& workspace) const {

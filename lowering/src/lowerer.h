@@ -329,7 +329,7 @@ class Lowerer {
   imp::Type valueType(const ir::TensorVar& tensor) const;
   bool isParameter(const ir::TensorVar& tensor) const;
   // A workspace as a refusal names it: the user's own by its name, one that
-  // tcc inserted (w_Y, ws_Y, names the user never wrote) by the command
+  // tcc inserted (its provenance says so, whatever its name) by the command
   // that asked for it, else as tcc's for Y. The second is empty for a
   // tensor tcc did not insert.
   std::string workspaceInWords(const ir::TensorVar& workspace) const;

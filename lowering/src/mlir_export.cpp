@@ -381,7 +381,8 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
   // The output is computed in its declared type; a dense output stored in
   // another order than its modes' is computed in mode order and converted.
   TensorVar computed = output.format().isAllDense() && !output.format().hasIdentityOrdering()
-                           ? TensorVar(output.name(), output.shape(), Format::denseOfOrder(output.order()), type)
+                           ? TensorVar(output.name(), output.shape(), Format::denseOfOrder(output.order()), type,
+                                       ir::TensorProvenance::computedOutput(output))
                            : output;
   std::string computedType = mlirTensorType(computed);
   for (const auto& tensor : kernel.inputs) declareEncoding(tensor);

@@ -191,6 +191,7 @@ class CommandApplier {
     }
     nest_.sparseWorkspace = workspace;
     nest_.sparseWorkspaceCommand = index_;
+    nest_.sparseWorkspaceText = command_.text;
   }
 
  private:
@@ -211,7 +212,7 @@ class CommandApplier {
   // a loop could be cut into: such a variable is scheduled through pos.
   void requireDenseIteration(const IndexVar& var) const {
     if (!isStatementVar(var)) return;
-    if (auto refusal = sparseIterationRefusal(var, ir::accessesOf(assignment_.rhs), assignment_.rhs)) fail(*refusal);
+    if (auto refusal = sparseIterationRefusal(var, ir::accessesOf(assignment_.rhs))) fail(*refusal);
   }
 
   // (A split's parts may come before the precompute; no fuse may, see the
@@ -319,14 +320,13 @@ std::optional<ir::IndexExpr> termNotAMultiple(const ir::IndexExpr& rhs, const ir
 
 }  // namespace
 
-std::optional<std::string> sparseIterationRefusal(const IndexVar& var, const std::vector<ir::Access>& accesses,
-                                                  const ir::IndexExpr& original) {
+std::optional<std::string> sparseIterationRefusal(const IndexVar& var, const std::vector<ir::Access>& accesses) {
   for (const auto& access : accesses) {
     const ir::Format& format = access.tensor().format();
     for (int level = 0; level < format.order(); ++level) {
       if (format.level(level).isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
       // A copy's positions are not the user's to name in a pos.
-      if (auto input = convertedFrom(access, original))
+      if (auto input = convertedFrom(access.tensor()))
         return var.name() + " is iterated by a sparse level of the copy of " + input->name() +
                " in the loops' order (its levels keep " + input->name() + "'s kinds), not by a range that a split, "
                "divide, fuse or bound can cut; store " + input->name() +
@@ -447,7 +447,8 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
           sized = true;
         }
     }
-    ir::TensorVar workspace("w_" + output.name(), {dimension}, ir::Format::denseOfOrder(1), output.datatype());
+    ir::TensorVar workspace("w_" + output.name(), {dimension}, ir::Format::denseOfOrder(1), output.datatype(),
+                            ir::TensorProvenance::denseWorkspace(output, nest.precomputeText));
     ir::IndexExpr consumerRhs = ir::replace(rhs, {{precompute.expr, ir::IndexExpr(workspace(precompute.var))}});
 
     std::vector<IndexVar> lhsVars = lhs.indices();

@@ -34,10 +34,11 @@ struct LoopNest {
   // The command that asked for the precompute, for locating refusals; none
   // when the compiler inserted the workspace itself.
   std::optional<size_t> precomputeCommand;
-  std::string precomputeText;
+  std::string precomputeText;  // as written; empty with no command
   // sparse_workspace(...): the statement goes through an ISM workspace.
   std::optional<SparseWorkspaceCommand> sparseWorkspace;
   std::optional<size_t> sparseWorkspaceCommand;  // its index in the request, for refusals
+  std::string sparseWorkspaceText;               // as written; empty with no command
   // The sparse workspaces the concrete nest uses, by name (for the lowerer).
   std::map<std::string, SparseWorkspaceOptions> sparseWorkspaceOptions;
   std::vector<std::string> decisions;  // for `tcc explain`
@@ -101,10 +102,8 @@ std::string workspaceOptionFlags(const SparseWorkspaceOptions& options);
 
 // Why `var` cannot be cut into ranges (split, divide, bound, a fuse that
 // pos does not follow): a sparse level of one of `accesses` iterates it.
-// `original` is the statement's right-hand side as written, which names the
-// inputs that `accesses` read from copies.
-std::optional<std::string> sparseIterationRefusal(const ir::IndexVar& var, const std::vector<ir::Access>& accesses,
-                                                  const ir::IndexExpr& original);
+// A copy in the loops' order is named as the copy of its input.
+std::optional<std::string> sparseIterationRefusal(const ir::IndexVar& var, const std::vector<ir::Access>& accesses);
 // Why pos cannot take `pos.indexVar`, derived by `fuse` (null: by no fuse),
 // as the fusion of the access's first two levels.
 std::optional<std::string> fusedPositionRefusal(const ir::PosRelation& pos, const ir::FuseRelation* fuse);

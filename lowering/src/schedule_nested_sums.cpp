@@ -402,7 +402,8 @@ class NestedScheduler {
     const IndexVar &var = precompute_->var, &workspaceVar = precompute_->workspaceVar;
     auto at = std::find(chain.loops.begin(), chain.loops.end(), var);
     std::vector<IndexVar> outer(chain.loops.begin(), at), inner(at, chain.loops.end());
-    ir::TensorVar workspace("w_" + output.name(), {dimensionOf(var)}, ir::Format::denseOfOrder(1), output.datatype());
+    ir::TensorVar workspace("w_" + output.name(), {dimensionOf(var)}, ir::Format::denseOfOrder(1), output.datatype(),
+                            ir::TensorProvenance::denseWorkspace(output, precomputeText_));
     // Every update of the output (a term's, in a sequence of terms) goes
     // to the workspace instead.
     ir::IndexStmt producer = ir::replace(nestLoops(inner, body, chain.attributes),
@@ -448,7 +449,7 @@ class NestedScheduler {
 
   void requireDenseIteration(const IndexVar& var, const LoopChain& chain) const {
     if (!statementVars_.count(var)) return;
-    if (auto refusal = sparseIterationRefusal(var, accessesRead(chain), assignment_.rhs)) fail(*refusal);
+    if (auto refusal = sparseIterationRefusal(var, accessesRead(chain))) fail(*refusal);
   }
 
   std::vector<LoopAt> loopsOver(const IndexVar& var) const {
@@ -521,7 +522,7 @@ class NestedScheduler {
         if (!hasSparseLevel(access.tensor())) continue;
         auto vars = varsInStorageOrder(access);
         for (size_t l = 0; l + 1 < vars.size(); ++l)
-          if (!(vars[l] == vars[l + 1])) edges.push_back({vars[l], vars[l + 1], tensorInWords(access, assignment_.rhs)});
+          if (!(vars[l] == vars[l + 1])) edges.push_back({vars[l], vars[l + 1], tensorInWords(access)});
       }
       if (auto edge = brokenEdge(path, edges))
         return "visits " + edge->below.name() + " outside " + edge->above.name() + ", but " + edge->owner +

@@ -98,12 +98,18 @@ SparseWorkspaceOptions chosenOptions(const LoopNest& nest, const ir::TensorVar& 
   return options;
 }
 
+// What made the nest's sparse workspace for `output`: the sparse_workspace
+// command that asked for it, if any.
+ir::TensorProvenance workspaceProvenance(const LoopNest& nest, const ir::TensorVar& output) {
+  return ir::TensorProvenance::sparseWorkspace(output, nest.sparseWorkspaceText);
+}
+
 // A workspace over all of the output's modes, stored in its mode order so
 // that Compress produces the output's levels directly.
-ir::TensorVar wholeOutputWorkspace(const ir::TensorVar& output) {
+ir::TensorVar wholeOutputWorkspace(const LoopNest& nest, const ir::TensorVar& output) {
   std::vector<ir::LevelFormat> levels(output.order(), ir::LevelFormat::compressed());
   return ir::TensorVar("ws_" + output.name(), output.shape(), ir::Format(levels, output.format().modeOrdering()),
-                       output.datatype());
+                       output.datatype(), workspaceProvenance(nest, output));
 }
 
 std::string optionFlags(const SparseWorkspaceOptions& options) {
@@ -178,8 +184,8 @@ size_t hoistedLevels(const LoopNest& nest, const ir::Access& lhs, const std::vec
 
 // A workspace over the output's modes below its first `hoisted` levels, in
 // the output's mode order; `indices` gets the variables it is indexed by.
-ir::TensorVar workspaceBelow(const ir::Access& lhs, const std::vector<IndexVar>& outputOrder, size_t hoisted,
-                             std::vector<IndexVar>& indices) {
+ir::TensorVar workspaceBelow(const LoopNest& nest, const ir::Access& lhs, const std::vector<IndexVar>& outputOrder,
+                             size_t hoisted, std::vector<IndexVar>& indices) {
   const ir::TensorVar& output = lhs.tensor();
   std::vector<ir::Dimension> shape;
   for (int mode = 0; mode < output.order(); ++mode) {
@@ -192,7 +198,8 @@ ir::TensorVar workspaceBelow(const ir::Access& lhs, const std::vector<IndexVar>&
   for (size_t level = hoisted; level < outputOrder.size(); ++level)
     modes.push_back(static_cast<int>(std::find(indices.begin(), indices.end(), outputOrder[level]) - indices.begin()));
   std::vector<ir::LevelFormat> levels(indices.size(), ir::LevelFormat::compressed());
-  return ir::TensorVar("ws_" + output.name(), shape, ir::Format(levels, modes), output.datatype());
+  return ir::TensorVar("ws_" + output.name(), shape, ir::Format(levels, modes), output.datatype(),
+                       workspaceProvenance(nest, output));
 }
 
 // The statement's variables in loop order, each once (a derived loop
@@ -252,8 +259,8 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
   std::vector<IndexVar> hoistedLoops(nest.loops.begin(), nest.loops.begin() + hoisted);
   std::vector<IndexVar> innerLoops(nest.loops.begin() + hoisted, nest.loops.end());
   std::vector<IndexVar> workspaceIndices;
-  ir::TensorVar workspace = hoisted ? workspaceBelow(lhs, outputOrder, hoisted, workspaceIndices)
-                                    : wholeOutputWorkspace(output);
+  ir::TensorVar workspace = hoisted ? workspaceBelow(nest, lhs, outputOrder, hoisted, workspaceIndices)
+                                    : wholeOutputWorkspace(nest, output);
   if (!hoisted) workspaceIndices = lhs.indices();
   std::string policyReason;
   SparseWorkspaceOptions options = chosenOptions(nest, workspace, policyReason);
@@ -352,7 +359,7 @@ ir::IndexStmt buildTermwiseSparseWorkspace(LoopNest& nest, const ir::Access& lhs
     throw LoweringError("the terms of " + output.name() + "'s sum reduce over different variables and need a sparse "
                         "workspace, which holds orders 1 to 4; " + output.name() + " has order " +
                         std::to_string(output.order()));
-  ir::TensorVar workspace = wholeOutputWorkspace(output);
+  ir::TensorVar workspace = wholeOutputWorkspace(nest, output);
   std::string policyReason;
   SparseWorkspaceOptions options = chosenOptions(nest, workspace, policyReason);
   nest.sparseWorkspaceOptions[workspace.name()] = options;

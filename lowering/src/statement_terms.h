@@ -22,14 +22,13 @@ std::vector<ir::IndexVar> varsInStorageOrder(const ir::Access& access);
 // Appends the variables `list` does not hold yet, in order.
 void appendUnique(std::vector<ir::IndexVar>& list, const std::vector<ir::IndexVar>& vars);
 
-// The user's tensor that `access` reads from a copy in the loops' order
-// (convertOneDisagreeingInput's `X_by_...`, at the same indices as the
-// access of X in `original`, the statement as written); none when it is
-// not such a copy.
-std::optional<ir::TensorVar> convertedFrom(const ir::Access& access, const ir::IndexExpr& original);
+// The input that `tensor` is a copy of in the loops' order (its
+// provenance: convertOneDisagreeingInput made it); none when it is not
+// such a copy, whatever its name.
+std::optional<ir::TensorVar> convertedFrom(const ir::TensorVar& tensor);
 // How refusals name the tensor `access` reads: a copy as the copy of the
-// user's tensor (its name is the compiler's).
-std::string tensorInWords(const ir::Access& access, const ir::IndexExpr& original);
+// input (its name is the compiler's), any other by its name.
+std::string tensorInWords(const ir::Access& access);
 
 // One term of the reduction notation's top-level sum or difference.
 struct SignedTerm {

@@ -45,7 +45,7 @@ ir::IndexStmt readNmOperandsDensely(const ir::IndexStmt& statement,
     if (!lowering::hasNmLevel(tensor) || substitutions.count(tensor)) continue;
     TensorVar copy(tensor.name() + "_dense", tensor.shape(), Format(std::vector<ir::LevelFormat>(
                                                                         tensor.order(), ir::LevelFormat::dense())),
-                   tensor.datatype());
+                   tensor.datatype(), ir::TensorProvenance::denseCopy(tensor));
     substitutions.emplace(tensor, copy);
     copies.emplace_back(tensor.name(), copy);
   }
@@ -172,7 +172,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
           concrete.sparseWorkspaces.empty()) {
         Format computed = lowering::nearestAssemblableFormat(declared);
         compiled.computedOutput = TensorVar(compiled.output.name(), compiled.output.shape(), computed,
-                                            compiled.output.datatype());
+                                            compiled.output.datatype(),
+                                            ir::TensorProvenance::computedOutput(compiled.output));
         concrete.stmt = ir::replace(concrete.stmt,
                                     std::unordered_map<TensorVar, TensorVar>{{compiled.output, compiled.computedOutput}});
         compiled.decisions.push_back(compiled.output.name() + " is assembled as " + computed.toString() +
@@ -199,7 +200,6 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       if (lowerOptions.separateAssembly)
         compiled.decisions.push_back(compiled.output.name() + " is assembled in a pass of its own, then computed");
       lowerOptions.commands = lowering::loopCommandsOf(request, concrete.outputOrderCommand);
-      for (const auto& [input, copy] : concrete.convertedInputs) lowerOptions.copiedInputs[copy.name()] = input;
       lowerOptions.commands.defaultGpuMapping = defaultGpuMapping;
       compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
       // A statement an intrinsic took (TCA-SpMM) maps no loops: no choice.

@@ -1,6 +1,7 @@
 // Tensor variables of index notation: a name, a shape, a storage format and
-// an element type. A TensorVar is a shared handle; copies denote the same
-// tensor, and equality is identity.
+// an element type, and what made the tensor (its provenance: the user, or
+// one of tcc's steps). A TensorVar is a shared handle; copies denote the
+// same tensor, and equality is identity.
 #pragma once
 
 #include <concepts>
@@ -18,6 +19,7 @@
 namespace tcc::ir {
 
 class AssignableAccess;
+struct TensorProvenance;
 
 // The size of one mode: a fixed number, a named symbol bound at run time
 // (tensors sharing a symbol share the size), or unknown (bound at run time
@@ -55,6 +57,10 @@ class TensorVar {
   TensorVar(std::string name, std::vector<Dimension> shape, Datatype type = Datatype::Float64);
   TensorVar(std::string name, std::vector<Dimension> shape, Format format,
             Datatype type = Datatype::Float64);
+  // A tensor tcc makes while it compiles (the constructors above make the
+  // user's); a scalar has no shape and Format().
+  TensorVar(std::string name, std::vector<Dimension> shape, Format format, Datatype type,
+            TensorProvenance provenance);
 
   bool defined() const { return content_ != nullptr; }
   const std::string& name() const;
@@ -65,6 +71,11 @@ class TensorVar {
   Datatype datatype() const;
   bool isScalar() const { return order() == 0; }
   int64_t id() const;  // creation order
+  // What made the tensor. Messages say what tcc's own tensors are for
+  // from it, never from their names, which a user may choose alike. It is
+  // no part of the tensor's identity: equality, ordering and hashing stay
+  // those of the handle, and nothing printed shows it.
+  const TensorProvenance& provenance() const;
 
   // Builder: A(i, j) and A() for a scalar; the count must match order().
   AssignableAccess operator()(const std::vector<IndexVar>& indices) const;
@@ -77,6 +88,39 @@ class TensorVar {
  private:
   struct Content;
   std::shared_ptr<const Content> content_;
+};
+
+// What made a tensor, and from or for which tensor.
+struct TensorProvenance {
+  enum class Kind {
+    User,              // declared in a program or built through the API (the default)
+    StorageOrderCopy,  // the input `source` copied into the loops' order (X_by_...)
+    DenseCopy,         // the N:M input `source` read from a dense copy (X_dense)
+    DenseWorkspace,    // a dense workspace that `source`, an output, is computed through (w_Y)
+    SparseWorkspace,   // a sparse (insert-sort-merge) workspace for the output `source` (ws_Y)
+    SumTemporary,      // the scalar a sum below a statement's top is computed into (t...)
+    ComputedOutput,    // the output `source` in the format it is computed in, converted after
+  };
+  Kind kind = Kind::User;
+  TensorVar source;  // undefined for User and SumTemporary
+  // A workspace's: the schedule command that asked for it, as written;
+  // empty when tcc chose the workspace itself.
+  std::string askedBy;
+
+  static TensorProvenance user() { return {}; }
+  static TensorProvenance storageOrderCopy(const TensorVar& input) { return {Kind::StorageOrderCopy, input, {}}; }
+  static TensorProvenance denseCopy(const TensorVar& input) { return {Kind::DenseCopy, input, {}}; }
+  static TensorProvenance denseWorkspace(const TensorVar& output, std::string askedBy) {
+    return {Kind::DenseWorkspace, output, std::move(askedBy)};
+  }
+  static TensorProvenance sparseWorkspace(const TensorVar& output, std::string askedBy) {
+    return {Kind::SparseWorkspace, output, std::move(askedBy)};
+  }
+  static TensorProvenance sumTemporary() { return {Kind::SumTemporary, {}, {}}; }
+  static TensorProvenance computedOutput(const TensorVar& output) { return {Kind::ComputedOutput, output, {}}; }
+
+  bool isUser() const { return kind == Kind::User; }
+  bool isWorkspace() const { return kind == Kind::DenseWorkspace || kind == Kind::SparseWorkspace; }
 };
 
 // "A(I, J) : {dense, compressed} of float64"

@@ -147,9 +147,6 @@ struct LowerOptions {
   bool tensorCore = false;
   // The schedule commands behind the loops, which refusals name.
   LoopCommands commands;
-  // Inputs read from a copy in another storage order (the copy's name, the
-  // input's), which refusals name as the user wrote them.
-  std::map<std::string, std::string> copiedInputs;
 };
 
 // `parameters` lists the kernel's tensors in the order the entry point
