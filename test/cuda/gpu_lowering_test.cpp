@@ -474,6 +474,112 @@ TEST(GpuSchedules, TheDefaultMappingsRefusalsSaySo) {
                                 "parallelize(i, GPUThread, NoRaces): i is summed into Y")) << message;
 }
 
+// Sums nested in the expression (`y(i) = A(i,j) * x(j) + b(i)`) go to
+// scalar temporaries; under a GPU loop each lives in a register of the
+// thread that owns the output's iteration.
+constexpr const char* kSpmvPlusVector = R"(tensor y(I) : dense
+tensor A(I, J) : csr
+tensor x(J) : dense
+tensor b(I) : dense
+
+y(i) = A(i, j) * x(j) + b(i)
+)";
+
+TEST(DefaultMapping, NestedSumsOverSparseRowsGetAWarpPerRowAndItsLanesOverEachSum) {
+  Lowered lowered = lowerForCuda(kSpmvPlusVector);
+  EXPECT_TRUE(contains(decisionsOf(lowered), "default GPU mapping: one warp per row i, the sums nested in the "
+                                             "expression in its registers, its lanes over each sum's loop (j; "
+                                             "partial sums added with warp shuffles)")) << decisionsOf(lowered);
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 1u);
+  EXPECT_EQ(lowered.gpuFunctions[0].kernels[0].unit(), ir::imp::LoopKind::GpuWarp);
+  std::string kernel = kernelText(lowered.cuda, lowered.gpuFunctions[0].kernels[0].name);
+  // The row's sum is declared in the kernel, per row, and added across lanes.
+  EXPECT_TRUE(contains(kernel, "double tj_0 = 0.0;")) << kernel;
+  EXPECT_TRUE(contains(kernel, "= tcc_warp_sum(ttj);")) << kernel;
+}
+
+TEST(DefaultMapping, NestedSumsOverDenseLoopsGetAThreadPerIteration) {
+  Lowered lowered = lowerForCuda("tensor y(I) : dense\ntensor D(I, K) : dense\ntensor z(K) : dense\n"
+                                 "tensor b(I) : dense\ny(i) = D(i, k) * z(k) + b(i)\n");
+  EXPECT_TRUE(contains(decisionsOf(lowered), "default GPU mapping: one thread per iteration of i, the sums nested "
+                                             "in the expression in its registers")) << decisionsOf(lowered);
+  EXPECT_EQ(lowered.gpuFunctions.at(0).kernels.at(0).unit(), ir::imp::LoopKind::GpuThread);
+}
+
+// A scalar result has no loop around its sums to give the threads.
+TEST(DefaultMapping, NestedSumsIntoAScalarAreRefusedWithTheReason) {
+  std::string message = cudaErrorOf("tensor a : dense\ntensor x(I) : dense\ntensor z(J) : dense\n"
+                                    "a = x(i) * x(i) + z(j)\n");
+  EXPECT_TRUE(contains(message, "needs a loop mapped to the GPU")) << message;
+}
+
+TEST(GpuSchedules, AtomicsIntoATemporaryAddTheLanesWithShuffles) {
+  Lowered lowered = lowerForCuda(
+      withSchedule(kSpmvPlusVector, "parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, Atomics)"));
+  EXPECT_TRUE(contains(lowered.cuda, "= tcc_warp_sum(ttj);")) << lowered.cuda;
+  EXPECT_FALSE(contains(lowered.cuda, "atomicAdd")) << lowered.cuda;
+}
+
+TEST(GpuSchedules, ATemporarysSumOverABlocksThreadsGoesThroughSharedMemory) {
+  Lowered lowered = lowerForCuda(
+      withSchedule(kSpmvPlusVector, "parallelize(i, GPUBlock, NoRaces)\nparallelize(j, GPUThread, Temporary)"));
+  EXPECT_TRUE(contains(lowered.cuda, "= tcc_block_sum(ttj);")) << lowered.cuda;
+}
+
+// The sum into a temporary races where its loop is on the GPU without a
+// reduction, or can only reduce across a warp's lanes or a block's threads.
+TEST(GpuSchedules, SumsIntoATemporaryThatCannotReduceAreRefusedAtTheParallelize) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, NoRaces)",
+       "test.tc:9:1: error: parallelize(j, GPUThread, NoRaces): j is summed into tj (the scalar temporary of a sum "
+       "below the statement's top), so GPU iterations race on it; choose ParallelReduction"},
+      {"parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, IgnoreRaces)",
+       "test.tc:9:1: error: parallelize(j, GPUThread, IgnoreRaces): j is summed into tj"},
+      {"parallelize(i, GPUBlock, NoRaces)\nparallelize(j, GPUWarp, Atomics)",
+       "test.tc:9:1: error: parallelize(j, GPUWarp, Atomics): j is summed into tj (the scalar temporary of a sum "
+       "below the statement's top), which is in registers"},
+      {"parallelize(j, GPUThread, ParallelReduction)",
+       "test.tc:8:1: error: parallelize(j, GPUThread, ParallelReduction): j is summed into tj (the scalar temporary "
+       "of a sum below the statement's top), which is declared outside the GPU loops, on the host"},
+  };
+  for (const auto& [schedule, expected] : cases) {
+    std::string dsl = withSchedule(kSpmvPlusVector, schedule);
+    SCOPED_TRACE(dsl);
+    std::string message = cudaErrorOf(dsl);
+    EXPECT_TRUE(contains(message, expected)) << message;
+  }
+}
+
+std::vector<std::string> nestedSumPrograms() {
+  std::vector<std::string> names;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(TCC_SOURCE_DIR) / "test" / "cuda" / "nested_sums"))
+    if (entry.path().extension() == ".tc") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class NestedSumKernels : public ::testing::TestWithParam<std::string> {};
+
+// Each program the GPU tests run (gpu_nested_sums_test.cpp) lowers to
+// kernels that declare their temporaries, and NVRTC compiles them.
+TEST_P(NestedSumKernels, CompileWithNvrtcAlone) {
+  auto path = std::filesystem::path(TCC_SOURCE_DIR) / "test" / "cuda" / "nested_sums" / (GetParam() + ".tc");
+  Lowered lowered = lowerProgram(Program::fromFile(path.string()));
+  ASSERT_EQ(lowered.target, frontend::Target::Cuda);
+  ASSERT_FALSE(lowered.gpuFunctions.at(0).kernels.empty());
+  std::string kernels;
+  for (const auto& kernel : lowered.gpuFunctions[0].kernels) kernels += kernelText(lowered.cuda, kernel.name);
+  EXPECT_TRUE(contains(kernels, " = 0.0") || contains(kernels, " = (float)(0.0)")) << kernels;
+  if (!rt::cuda::builtWithCuda()) GTEST_SKIP() << "built without the CUDA toolkit";
+  std::string cubin = rt::cuda::compileToCubin(lowered.cudaKernels, "sm_90", GetParam() + ".cu");
+  ASSERT_GT(cubin.size(), 4u);
+  EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, NestedSumKernels, ::testing::ValuesIn(nestedSumPrograms()),
+                         [](const auto& info) { return info.param; });
+
 // What the printer does if lowering ever hands it such a loop: an internal
 // error that says so, not code.
 TEST(GpuSchedules, ACpuLoopGivenToTheCudaPrinterIsAnInternalError) {
