@@ -218,6 +218,9 @@ class Lowerer {
   // with the loop's coordinates.
   struct StoredCoordinates {
     imp::Expr crd, cursor, end;
+    // A GPU loop's threads share no cursor: each coordinate is searched
+    // for from the segment's start (cursor, never moved).
+    bool fromSegmentStart = false;
   };
   std::map<ir::IndexVar, StoredCoordinates> remainderSkips_;
   // The pos commands (their toString) whose position loops met a union

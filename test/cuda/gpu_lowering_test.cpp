@@ -550,34 +550,97 @@ TEST(GpuSchedules, SumsIntoATemporaryThatCannotReduceAreRefusedAtTheParallelize)
   }
 }
 
-std::vector<std::string> nestedSumPrograms() {
+// pos over A in a sum whose other operands have entries A lacks (a union):
+// position loops that are a kernel's GPU loops leave the rest to a kernel
+// of their own, a thread per row; inside a GPU loop the rest runs in the
+// threads that ran the positions.
+constexpr const char* kUnion = R"(tensor Y(I, J) : dense
+tensor A(I, J) : csr
+tensor B(I, J) : dense
+
+Y(i, j) = A(i, j) - 2 * B(i, j)
+)";
+
+TEST(PosOverAUnion, PositionKernelsLeaveTheRestToAKernelOfItsOwn) {
+  Lowered lowered = lowerForCuda(withSchedule(kUnion, "fuse(i, j, ij)\npos(ij, ijp, A(i, j))\n"
+                                                      "split(ijp, ijp0, ijp1, 128)\n"
+                                                      "parallelize(ijp0, GPUBlock, NoRaces)\n"
+                                                      "parallelize(ijp1, GPUThread, NoRaces)"));
+  const auto& kernels = lowered.gpuFunctions.at(0).kernels;
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].unit(), ir::imp::LoopKind::GpuBlock);
+  EXPECT_EQ(kernels[1].unit(), ir::imp::LoopKind::GpuThread);
+  // The second skips A's coordinates: B's alone where A has none.
+  std::string rest = kernelText(lowered.cuda, kernels[1].name);
+  EXPECT_TRUE(contains(rest, "tcc_lower_bound(A2_crd")) << rest;
+  EXPECT_TRUE(contains(rest, "= -((2LL * B_vals[")) << rest;
+}
+
+TEST(PosOverAUnion, InAThreadTheRestFollowsThePositions) {
+  Lowered lowered = lowerForCuda(withSchedule(kUnion, "pos(j, jp, A(i, j))\nparallelize(i, GPUThread, NoRaces)"));
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 1u);
+  std::string kernel = kernelText(lowered.cuda, lowered.gpuFunctions[0].kernels[0].name);
+  EXPECT_TRUE(contains(kernel, "// iterate jp")) << kernel;
+  EXPECT_TRUE(contains(kernel, "tcc_lower_bound(A2_crd")) << kernel;
+}
+
+// A row of the kernel after the positions shares columns with other rows:
+// its threads add atomically.
+TEST(PosOverAUnion, TheRestAddsAtomicallyWhereItsThreadsShareEntries) {
+  Lowered lowered = lowerForCuda(
+      "tensor y(J) : dense\ntensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor x(I) : dense\n"
+      "y(j) = (A(i, j) + B(i, j)) * x(i)\nschedule {\nfuse(i, j, ij)\npos(ij, ijp, A(i, j))\n"
+      "parallelize(ijp, GPUThread, Atomics)\n}\n");
+  const auto& kernels = lowered.gpuFunctions.at(0).kernels;
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_TRUE(contains(kernelText(lowered.cuda, kernels[1].name), "atomicAdd(&y_vals[")) << lowered.cuda;
+}
+
+TEST(PosOverAUnion, WhereTheRestCannotRunOnTheGpuItIsRefusedAtThePos) {
+  // The rest merges C's coordinates with the dense D's: a cursor each
+  // thread would carry across rows.
+  std::string message = cudaErrorOf(withSchedule(
+      "tensor Y(I) : dense\ntensor B(I) : sparse\ntensor C(I) : sparse\ntensor D(I) : dense\n"
+      "Y(i) = B(i) + C(i) + D(i)\n",
+      "pos(i, ip, B(i))\nparallelize(ip, GPUThread, NoRaces)"));
+  EXPECT_TRUE(contains(message, "test.tc:7:1: error: pos(i, ip, B(i)): the expression has terms where B has no "
+                                "entry (a sum), which a kernel after the positions' would compute, a GPU thread "
+                                "per i, but there the loop merges sparse operands")) << message;
+}
+
+std::vector<std::string> gpuTestPrograms() {
   std::vector<std::string> names;
   for (const auto& entry :
-       std::filesystem::directory_iterator(std::filesystem::path(TCC_SOURCE_DIR) / "test" / "cuda" / "nested_sums"))
+       std::filesystem::directory_iterator(std::filesystem::path(TCC_SOURCE_DIR) / "test" / "cuda" / "programs"))
     if (entry.path().extension() == ".tc") names.push_back(entry.path().stem().string());
   std::sort(names.begin(), names.end());
   return names;
 }
 
-class NestedSumKernels : public ::testing::TestWithParam<std::string> {};
+class GpuTestProgramKernels : public ::testing::TestWithParam<std::string> {};
 
-// Each program the GPU tests run (gpu_nested_sums_test.cpp) lowers to
-// kernels that declare their temporaries, and NVRTC compiles them.
-TEST_P(NestedSumKernels, CompileWithNvrtcAlone) {
-  auto path = std::filesystem::path(TCC_SOURCE_DIR) / "test" / "cuda" / "nested_sums" / (GetParam() + ".tc");
+// Each program the GPU tests run (gpu_programs_test.cpp) lowers for the
+// cuda target, and NVRTC compiles its kernels.
+TEST_P(GpuTestProgramKernels, CompileWithNvrtcAlone) {
+  auto path = std::filesystem::path(TCC_SOURCE_DIR) / "test" / "cuda" / "programs" / (GetParam() + ".tc");
   Lowered lowered = lowerProgram(Program::fromFile(path.string()));
   ASSERT_EQ(lowered.target, frontend::Target::Cuda);
   ASSERT_FALSE(lowered.gpuFunctions.at(0).kernels.empty());
   std::string kernels;
   for (const auto& kernel : lowered.gpuFunctions[0].kernels) kernels += kernelText(lowered.cuda, kernel.name);
-  EXPECT_TRUE(contains(kernels, " = 0.0") || contains(kernels, " = (float)(0.0)")) << kernels;
+  // A nested sum's temporary is declared in the kernel; a pos over a
+  // union leaves A's coordinates to a search.
+  if (GetParam().rfind("nested_", 0) == 0)
+    EXPECT_TRUE(contains(kernels, " = 0.0") || contains(kernels, " = (float)(0.0)")) << kernels;
+  else
+    EXPECT_TRUE(contains(kernels, "tcc_lower_bound(A")) << kernels;
   if (!rt::cuda::builtWithCuda()) GTEST_SKIP() << "built without the CUDA toolkit";
   std::string cubin = rt::cuda::compileToCubin(lowered.cudaKernels, "sm_90", GetParam() + ".cu");
   ASSERT_GT(cubin.size(), 4u);
   EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, NestedSumKernels, ::testing::ValuesIn(nestedSumPrograms()),
+INSTANTIATE_TEST_SUITE_P(Programs, GpuTestProgramKernels, ::testing::ValuesIn(gpuTestPrograms()),
                          [](const auto& info) { return info.param; });
 
 // What the printer does if lowering ever hands it such a loop: an internal

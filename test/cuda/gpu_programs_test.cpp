@@ -1,10 +1,12 @@
-// On a GPU (label gpu): statements whose sums nested in the expression go
-// to scalar temporaries (`y(i) = A(i,j) * x(j) + b(i)`), each of
-// test/cuda/nested_sums/*.tc, run against the dense reference on random
-// inputs (a single row, empty rows, sizes past a warp and a block, long
-// rows) and on real matrices as A. The temporaries live in registers of
-// the threads that own the output's iteration; sums across a warp's lanes
-// or a block's threads go through shuffles (and shared memory).
+// On a GPU (label gpu): each of test/cuda/programs/*.tc against the dense
+// reference, on random inputs (a single row, empty rows, sizes past a warp
+// and a block, long rows) and on real matrices as A. nested_*: sums nested
+// in the expression (`y(i) = A(i,j) * x(j) + b(i)`) in scalar temporaries,
+// registers of the threads that own the output's iteration, summed across
+// a warp's lanes or a block's threads through shuffles (and shared memory).
+// pos_union_*: pos over A in a sum whose other operands have entries A
+// lacks, the rest computed after the positions (in the same threads, or by
+// a kernel of its own).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path programsFolder() { return fs::path(TCC_SOURCE_DIR) / "test" / "cuda" / "nested_sums"; }
+fs::path programsFolder() { return fs::path(TCC_SOURCE_DIR) / "test" / "cuda" / "programs"; }
 
 std::vector<std::string> programs() {
   std::vector<std::string> names;
@@ -73,9 +75,9 @@ rt::Coo withoutFirstCoordinates(const rt::Coo& all, int every) {
   return kept;
 }
 
-class GpuNestedSums : public ::testing::TestWithParam<std::string> {};
+class GpuPrograms : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(GpuNestedSums, MatchTheDenseReference) {
+TEST_P(GpuPrograms, MatchTheDenseReference) {
   Program program = Program::fromFile((programsFolder() / (GetParam() + ".tc")).string());
   Kernel kernel = compile(program);
   ASSERT_FALSE(kernel.source().empty());
@@ -145,7 +147,7 @@ TEST_P(GpuNestedSums, MatchTheDenseReference) {
   std::cout << GetParam() << ": " << ran << " inputs, " << real << " of them real matrices\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, GpuNestedSums, ::testing::ValuesIn(programs()),
+INSTANTIATE_TEST_SUITE_P(Programs, GpuPrograms, ::testing::ValuesIn(programs()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
