@@ -3,7 +3,11 @@
 // race on an output entry need a strategy the GPU has (atomics, or a sum of
 // a scalar temporary over a warp's lanes through shuffles, or over a
 // block's threads through shuffles and shared memory), and outputs
-// assembled in order (sparse ones) and workspaces stay off the GPU for now.
+// assembled in order (sparse ones) and workspaces with indices stay off the
+// GPU for now. The scalar temporaries of sums below the statement's top
+// live in registers: each iteration of a loop around their where has its
+// own; a GPU loop inside the where sums into one only through a reduction
+// across a warp's lanes or a block's threads (planSumIntoTemporary).
 #include "../access_occurrences.h"
 #include "../lowerer.h"
 #include "tcc/ir/index_queries.h"
@@ -61,7 +65,7 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
   std::set<ir::TensorVar> privateTemporaries;
   for (const auto* where : whereStatements(forall->body))
     for (const auto& tensor : ir::tensorsWritten(where->producer))
-      if (tensor.order() == 0) privateTemporaries.insert(tensor);
+      if (tensor.order() == 0 && !isParameter(tensor)) privateTemporaries.insert(tensor);
   for (const auto* assignment : ir::assignmentsOf(forall->body)) {
     const ir::TensorVar& output = assignment->lhs.tensor();
     if (privateTemporaries.count(output)) continue;
