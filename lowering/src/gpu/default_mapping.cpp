@@ -159,14 +159,25 @@ std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& 
   const auto* node = assignment.as<ir::AssignmentNode>();
   if (!node) return commands;
   const std::vector<ir::IndexVar>& outputVars = node->lhs.indices();
-  // The loops around the wheres, then the first loop of each sum.
-  std::vector<ir::IndexVar> outer;
+  // The loops around the wheres (a schedule's split, fuse or pos may have
+  // made them), then the first loop of each sum.
+  std::vector<ir::ProvenanceRelation> relations;
   ir::IndexStmt body = concrete;
+  if (const auto* scheduled = body.as<ir::SuchThatNode>()) {
+    relations = scheduled->relations;
+    body = scheduled->stmt;
+  }
+  std::vector<ir::IndexVar> outer;
   while (const auto* forall = body.as<ir::ForallNode>()) {
     outer.push_back(forall->indexVar);
     body = forall->body;
   }
-  if (outer.empty() || !contains(outputVars, outer[0])) return commands;
+  // Each iteration of the outermost loop writes entries of its own.
+  auto writesOwnEntries = [&](const ir::IndexVar& var) {
+    auto origins = ir::originVars(var, relations);
+    return std::all_of(origins.begin(), origins.end(), [&](const ir::IndexVar& v) { return contains(outputVars, v); });
+  };
+  if (outer.empty() || !writesOwnEntries(outer[0])) return commands;
   std::vector<ir::IndexVar> sumHeads, innerLoops;
   for (const auto* where : whereStatements(body)) {
     const auto* head = where->producer.as<ir::ForallNode>();
