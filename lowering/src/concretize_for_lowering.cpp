@@ -469,6 +469,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   if (nestedSum) {
     ConcretizedStatement nested;
     nested.stmt = ir::concretize(statement);
+    nested.sumsInTemporaries = true;
     nested.decisions = {"a sum nested inside the expression is computed into a scalar temporary (where)"};
     if (!request.commands.empty()) {
       nested.stmt = scheduleNestedSums(nested.stmt, request.commands, *assignment, nested.decisions);

@@ -411,8 +411,6 @@ Stmt Lowerer::lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<
   });
   if (united) {
     std::string sum = "the expression has terms where " + name + " has no entry (a sum), ";
-    if (options_.cudaTarget)
-      refuse(sum + "which a second loop after the positions' would compute; GPU kernels do not have it");
     if (!format.ordered)
       refuse(sum + "which a second loop skips where " + name + " stores the coordinate, found by binary search; " +
              name + "'s level is unordered; store it ordered");

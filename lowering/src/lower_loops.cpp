@@ -509,8 +509,12 @@ std::optional<ir::TensorVar> Lowerer::scalarOutputReducedAcrossWhere(const ir::F
 }
 
 bool Lowerer::atomicsReduceInstead(const ir::ForallNode* forall, const ir::TensorVar& tensor) const {
-  return forall->attributes.outputRaceStrategy == ir::OutputRaceStrategy::Atomics && forall->attributes.onThreads() &&
-         tensor.order() == 0 && !isParameter(tensor);
+  // A GPUThread loop of a warp or block: its lanes' partial sums are added
+  // with shuffles (see planSumIntoTemporary); the temporary is in registers.
+  bool gpuLanes = forall->attributes.parallelUnit == ir::ParallelUnit::GPUThread &&
+                  (gpuUnit_ == imp::LoopKind::GpuWarp || gpuUnit_ == imp::LoopKind::GpuBlock);
+  return forall->attributes.outputRaceStrategy == ir::OutputRaceStrategy::Atomics &&
+         (forall->attributes.onThreads() || gpuLanes) && tensor.order() == 0 && !isParameter(tensor);
 }
 
 bool Lowerer::countsTripsOnly(const ir::ForallNode* forall) const {

@@ -23,7 +23,12 @@
 // loops replaced (appending the second loops' coordinates after the
 // first's breaks its order), loops of other variables between the
 // position loops, sparse workspaces of threads the second loops are
-// outside of, GPU kernels, and an unordered level of A.
+// outside of, and an unordered level of A.
+//
+// On the cuda target the second loops of position loops that are a
+// kernel's GPU loops are a kernel of their own (a GPU thread per
+// coordinate of their outermost variable); inside a GPU loop they run in
+// the threads that ran the positions (see lowerPositionLoops).
 #include <algorithm>
 
 #include "access_occurrences.h"
@@ -106,9 +111,10 @@ Stmt Lowerer::lowerPositionLoops(const ir::ForallNode* forall, const ir::Provena
   bool nested = std::none_of(innerLoops.begin(), innerLoops.end(), [&](const ir::ForallNode* loop) {
     return descendsFrom(loop->indexVar, pos.posVar);
   });
-  auto coordinateLoops = [&] {
+  auto coordinateLoops = [&](ir::ForallAttributes outermost = {}) {
     ir::IndexStmt nest = body;
-    for (auto var = vars.rbegin(); var != vars.rend(); ++var) nest = ir::ForallNode::make(*var, nest);
+    for (auto var = vars.rbegin(); var != vars.rend(); ++var)
+      nest = ir::ForallNode::make(*var, nest, *var == vars.front() ? outermost : ir::ForallAttributes{});
     return nest;
   };
   // A case of the loops around without A (a row that A does not store):
@@ -150,6 +156,37 @@ Stmt Lowerer::lowerPositionLoops(const ir::ForallNode* forall, const ir::Provena
              workspaceInWords(tensor) + " is there to insert into");
   }
 
+  // On the cuda target: position loops that are a kernel's own GPU loops
+  // leave the second loops to a kernel of their own, launched after them,
+  // a thread per coordinate of the outermost variable (atomic updates
+  // where those threads sum into one entry). Inside a GPU loop the second
+  // loops run in the threads that ran the positions; in a warp or block
+  // every thread runs them alike and one stores, which must not follow
+  // atomic updates of the same entries by the warp's or block's threads.
+  ir::ForallAttributes remainderAttributes;
+  if (options_.cudaTarget) {
+    bool positionsOnGpu = false, positionsAtomic = false;
+    for (const ir::ForallNode* loop = forall; loop; loop = loop == last ? nullptr : loop->body.as<ir::ForallNode>()) {
+      if (!ir::isGpuUnit(loop->attributes.parallelUnit)) continue;
+      positionsOnGpu = true;
+      positionsAtomic = positionsAtomic || loop->attributes.outputRaceStrategy == ir::OutputRaceStrategy::Atomics;
+    }
+    if (gpuUnit_ == imp::LoopKind::Serial && positionsOnGpu) {
+      const auto assignments = ir::assignmentsOf(body);
+      bool ownEntries = std::all_of(assignments.begin(), assignments.end(), [&](const ir::AssignmentNode* each) {
+        return derivesOnlyFrom(vars.front(), each->lhs.indices());
+      });
+      remainderAttributes.parallelUnit = ir::ParallelUnit::GPUThread;
+      remainderAttributes.outputRaceStrategy =
+          ownEntries ? ir::OutputRaceStrategy::NoRaces : ir::OutputRaceStrategy::Atomics;
+    } else if ((gpuUnit_ == imp::LoopKind::GpuWarp || gpuUnit_ == imp::LoopKind::GpuBlock) && positionsAtomic) {
+      refuse(sum + "which a second loop computes after the positions, in every thread of the " +
+             std::string(gpuUnit_ == imp::LoopKind::GpuWarp ? "warp" : "block") + ", one of them storing; its "
+             "updates would race with the threads' atomic updates of the positions; sum the positions' threads "
+             "with ParallelReduction instead");
+    }
+  }
+
   // The roles of the second loops' variables.
   std::map<ir::IndexVar, RemainderRole> rolesBefore = remainderRoles_;
   if (const ir::FuseRelation* fuse = fusedPosition(relation)) {
@@ -160,7 +197,20 @@ Stmt Lowerer::lowerPositionLoops(const ir::ForallNode* forall, const ir::Provena
   }
   Stmt remainder;
   try {
-    remainder = lower(coordinateLoops());
+    remainder = lower(coordinateLoops(remainderAttributes));
+  } catch (const LoweringError& error) {
+    remainderRoles_ = rolesBefore;
+    if (!ir::isGpuUnit(remainderAttributes.parallelUnit) || error.command()) throw;
+    // The refusal of the loop this lowering mapped (requireParallelizable
+    // names it as a parallelize; the user wrote none).
+    std::string reason = error.what();
+    const std::string mapped = "parallelize(" + vars.front().name() + ", GPUThread, " +
+                               ir::toString(remainderAttributes.outputRaceStrategy) + "): ";
+    for (const std::string& prefix : {"the default GPU mapping's " + mapped, mapped})
+      if (reason.rfind(prefix, 0) == 0) reason = reason.substr(prefix.size());
+    refuse(sum + "which a kernel after the positions' would compute, a GPU thread per " + vars.front().name() +
+           (remainderAttributes.outputRaceStrategy == ir::OutputRaceStrategy::Atomics ? " adding atomically" : "") +
+           ", but there " + reason);
   } catch (...) {
     remainderRoles_ = rolesBefore;
     throw;
@@ -196,7 +246,8 @@ bool Lowerer::restrictToRemainder(const ir::ForallNode* forall, std::vector<Leve
                             forall->indexVar.name() + " are not a sorted compressed level");
       auto init = initializeSparseIterator(*driver);
       setup.insert(setup.end(), init.begin(), init.end());
-      remainderSkips_[forall->indexVar] = {storageOf(driver->tensor).crd[driver->level], driver->pos, driver->end};
+      remainderSkips_[forall->indexVar] = {storageOf(driver->tensor).crd[driver->level], driver->pos, driver->end,
+                                           ir::isGpuUnit(forall->attributes.parallelUnit)};
     }
     iterators.erase(driver);
   } else {
@@ -217,11 +268,16 @@ Stmt Lowerer::skipStoredCoordinates(const ir::IndexVar& var, const Stmt& body) {
   if (skip == remainderSkips_.end()) return body;
   const StoredCoordinates& stored = skip->second;
   Expr coordinate = ops::cast(imp::Type::int64(), coordinates_.at(var));
-  Stmt search = imp::Assign::make(
-      stored.cursor, imp::Call::make("tcc_lower_bound", {stored.crd, stored.cursor, stored.end, coordinate},
-                                     imp::Type::int64()));
-  Expr there = ops::cast(imp::Type::int64(), imp::Load::make(stored.crd, stored.cursor));
-  Expr found = ops::land(ops::lt(stored.cursor, stored.end), ops::eq(there, coordinate));
+  Expr lowerBound =
+      imp::Call::make("tcc_lower_bound", {stored.crd, stored.cursor, stored.end, coordinate}, imp::Type::int64());
+  Expr at = stored.cursor;
+  Stmt search = imp::Assign::make(stored.cursor, lowerBound);
+  if (stored.fromSegmentStart) {
+    at = freshVar(stored.cursor.as<imp::Var>()->name + "_found", imp::Type::int64());
+    search = imp::Declare::make(at, lowerBound);
+  }
+  Expr there = ops::cast(imp::Type::int64(), imp::Load::make(stored.crd, at));
+  Expr found = ops::land(ops::lt(at, stored.end), ops::eq(there, coordinate));
   return imp::Block::make({search, imp::If::make(imp::Unary::make(imp::UnaryOp::Not, found), body)});
 }
 

@@ -22,6 +22,23 @@ constexpr int64_t kInitialCapacity = 1024;
 Expr int64Imm(int64_t value) { return ops::IntImm::make(value, imp::Type::int64()); }
 Expr asInt64(const Expr& e) { return ops::cast(imp::Type::int64(), e); }
 
+// A statement of scalars alone (`a = b * c - 2`): no loop, no call.
+bool isScalarArithmetic(const ir::IndexStmt& cin) {
+  const auto* assignment = cin.as<ir::AssignmentNode>();
+  if (!assignment || assignment->lhs.tensor().order() != 0) return false;
+  for (const auto* access : accessOccurrences(cin))
+    if (access->tensor.order() != 0) return false;
+  bool call = false;
+  struct Calls : ir::IndexNotationVisitor {
+    bool* found;
+    using ir::IndexNotationVisitor::visit;
+    void visit(const ir::CallNode*) override { *found = true; }
+  } calls;
+  calls.found = &call;
+  calls.walk(cin);
+  return !call;
+}
+
 // Levels strictly above `level` are all dense.
 bool parentsDense(const ir::Format& format, int level) {
   for (int l = 0; l < level; ++l)
@@ -252,6 +269,11 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     }
     pass_ = OutputPass::Compute;
     passes.push_back(lower(cin));
+  } else if (options_.cudaTarget && isScalarArithmetic(cin)) {
+    // No loop to map to the GPU: one GPU thread computes the statement.
+    Expr thread = freshVar("thread", imp::Type::int32());
+    passes.push_back(imp::For::make(thread, ops::IntImm::make(0), ops::IntImm::make(1), lower(cin),
+                                    imp::LoopKind::GpuThread, "the statement, once (it has no loops)"));
   } else {
     passes.push_back(lower(cin));
   }

@@ -143,6 +143,7 @@ class Lowerer {
   LoopPlan planLoop(const ir::ForallNode* forall);
   // gpu/plan_gpu_loop.cpp: planLoop for the GPU units.
   LoopPlan planGpuLoop(const ir::ForallNode* forall);
+  void planSumIntoTemporary(const ir::ForallNode* forall, const ir::TensorVar& temporary, LoopPlan& plan);
   void requireCpuTarget(const ir::ForallNode* forall) const;
   // Marks the body of a loop as parallel (and its racing stores atomic)
   // while it is lowered.
@@ -217,6 +218,9 @@ class Lowerer {
   // with the loop's coordinates.
   struct StoredCoordinates {
     imp::Expr crd, cursor, end;
+    // A GPU loop's threads share no cursor: each coordinate is searched
+    // for from the segment's start (cursor, never moved).
+    bool fromSegmentStart = false;
   };
   std::map<ir::IndexVar, StoredCoordinates> remainderSkips_;
   // The pos commands (their toString) whose position loops met a union
@@ -481,11 +485,12 @@ class Lowerer {
   // it there adds), if any.
   std::optional<ir::TensorVar> scalarOutputReducedAcrossWhere(const ir::ForallNode* forall,
                                                               const ir::AssignmentNode* sole) const;
-  // Whether a loop on CPU threads with Atomics sums into a scalar temporary
-  // of the kernel's own (the sum of a term below the statement's top): its
-  // threads then keep partial sums, added once after the loop, as under
-  // ParallelReduction; an atomic update per iteration would give the same
-  // sum, slower.
+  // Whether a loop on CPU threads (or a GPUThread loop of a warp or block)
+  // with Atomics sums into a scalar temporary of the kernel's own (the sum
+  // of a term below the statement's top): its threads then keep partial
+  // sums, added once after the loop, as under ParallelReduction; an atomic
+  // update per iteration would give the same sum, slower (on the GPU the
+  // temporary is in registers, which have no atomic update).
   bool atomicsReduceInstead(const ir::ForallNode* forall, const ir::TensorVar& tensor) const;
 };
 

@@ -474,6 +474,194 @@ TEST(GpuSchedules, TheDefaultMappingsRefusalsSaySo) {
                                 "parallelize(i, GPUThread, NoRaces): i is summed into Y")) << message;
 }
 
+// Sums nested in the expression (`y(i) = A(i,j) * x(j) + b(i)`) go to
+// scalar temporaries; under a GPU loop each lives in a register of the
+// thread that owns the output's iteration.
+constexpr const char* kSpmvPlusVector = R"(tensor y(I) : dense
+tensor A(I, J) : csr
+tensor x(J) : dense
+tensor b(I) : dense
+
+y(i) = A(i, j) * x(j) + b(i)
+)";
+
+TEST(DefaultMapping, NestedSumsOverSparseRowsGetAWarpPerRowAndItsLanesOverEachSum) {
+  Lowered lowered = lowerForCuda(kSpmvPlusVector);
+  EXPECT_TRUE(contains(decisionsOf(lowered), "default GPU mapping: one warp per row i, the sums nested in the "
+                                             "expression in its registers, its lanes over each sum's loop (j; "
+                                             "partial sums added with warp shuffles)")) << decisionsOf(lowered);
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 1u);
+  EXPECT_EQ(lowered.gpuFunctions[0].kernels[0].unit(), ir::imp::LoopKind::GpuWarp);
+  std::string kernel = kernelText(lowered.cuda, lowered.gpuFunctions[0].kernels[0].name);
+  // The row's sum is declared in the kernel, per row, and added across lanes.
+  EXPECT_TRUE(contains(kernel, "double tj_0 = 0.0;")) << kernel;
+  EXPECT_TRUE(contains(kernel, "= tcc_warp_sum(ttj);")) << kernel;
+}
+
+TEST(DefaultMapping, NestedSumsOverDenseLoopsGetAThreadPerIteration) {
+  Lowered lowered = lowerForCuda("tensor y(I) : dense\ntensor D(I, K) : dense\ntensor z(K) : dense\n"
+                                 "tensor b(I) : dense\ny(i) = D(i, k) * z(k) + b(i)\n");
+  EXPECT_TRUE(contains(decisionsOf(lowered), "default GPU mapping: one thread per iteration of i, the sums nested "
+                                             "in the expression in its registers")) << decisionsOf(lowered);
+  EXPECT_EQ(lowered.gpuFunctions.at(0).kernels.at(0).unit(), ir::imp::LoopKind::GpuThread);
+}
+
+// A schedule without parallelize may have split the output's loop: its
+// outer part derives from the output's index, so its iterations write
+// entries of their own.
+TEST(DefaultMapping, NestedSumsUnderASplitGetAThreadPerOuterIteration) {
+  Lowered lowered = lowerForCuda(withSchedule(kSpmvPlusVector, "split(i, i0, i1, 4)"));
+  EXPECT_TRUE(contains(decisionsOf(lowered), "default GPU mapping: one thread per iteration of i0, the sums nested "
+                                             "in the expression in its registers")) << decisionsOf(lowered);
+  EXPECT_EQ(lowered.gpuFunctions.at(0).kernels.at(0).unit(), ir::imp::LoopKind::GpuThread);
+}
+
+// A scalar result has no loop around its sums to give the threads.
+TEST(DefaultMapping, NestedSumsIntoAScalarAreRefusedWithTheReason) {
+  std::string message = cudaErrorOf("tensor a : dense\ntensor x(I) : dense\ntensor z(J) : dense\n"
+                                    "a = x(i) * x(i) + z(j)\n");
+  EXPECT_TRUE(contains(message, "needs a loop mapped to the GPU")) << message;
+}
+
+TEST(GpuSchedules, AtomicsIntoATemporaryAddTheLanesWithShuffles) {
+  Lowered lowered = lowerForCuda(
+      withSchedule(kSpmvPlusVector, "parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, Atomics)"));
+  EXPECT_TRUE(contains(lowered.cuda, "= tcc_warp_sum(ttj);")) << lowered.cuda;
+  EXPECT_FALSE(contains(lowered.cuda, "atomicAdd")) << lowered.cuda;
+}
+
+TEST(GpuSchedules, ATemporarysSumOverABlocksThreadsGoesThroughSharedMemory) {
+  Lowered lowered = lowerForCuda(
+      withSchedule(kSpmvPlusVector, "parallelize(i, GPUBlock, NoRaces)\nparallelize(j, GPUThread, Temporary)"));
+  EXPECT_TRUE(contains(lowered.cuda, "= tcc_block_sum(ttj);")) << lowered.cuda;
+}
+
+// The sum into a temporary races where its loop is on the GPU without a
+// reduction, or can only reduce across a warp's lanes or a block's threads.
+TEST(GpuSchedules, SumsIntoATemporaryThatCannotReduceAreRefusedAtTheParallelize) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, NoRaces)",
+       "test.tc:9:1: error: parallelize(j, GPUThread, NoRaces): j is summed into tj (the scalar temporary of a sum "
+       "below the statement's top), so GPU iterations race on it; choose ParallelReduction"},
+      {"parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, IgnoreRaces)",
+       "test.tc:9:1: error: parallelize(j, GPUThread, IgnoreRaces): j is summed into tj"},
+      {"parallelize(i, GPUBlock, NoRaces)\nparallelize(j, GPUWarp, Atomics)",
+       "test.tc:9:1: error: parallelize(j, GPUWarp, Atomics): j is summed into tj (the scalar temporary of a sum "
+       "below the statement's top), which is in registers"},
+      {"parallelize(j, GPUThread, ParallelReduction)",
+       "test.tc:8:1: error: parallelize(j, GPUThread, ParallelReduction): j is summed into tj (the scalar temporary "
+       "of a sum below the statement's top), which is declared outside the GPU loops, on the host"},
+  };
+  for (const auto& [schedule, expected] : cases) {
+    std::string dsl = withSchedule(kSpmvPlusVector, schedule);
+    SCOPED_TRACE(dsl);
+    std::string message = cudaErrorOf(dsl);
+    EXPECT_TRUE(contains(message, expected)) << message;
+  }
+}
+
+// pos over A in a sum whose other operands have entries A lacks (a union):
+// position loops that are a kernel's GPU loops leave the rest to a kernel
+// of their own, a thread per row; inside a GPU loop the rest runs in the
+// threads that ran the positions.
+constexpr const char* kUnion = R"(tensor Y(I, J) : dense
+tensor A(I, J) : csr
+tensor B(I, J) : dense
+
+Y(i, j) = A(i, j) - 2 * B(i, j)
+)";
+
+// Scalars alone have no loop to map: one GPU thread computes them.
+TEST(DefaultMapping, AStatementOfScalarsGetsOneThread) {
+  Lowered lowered = lowerForCuda("tensor a : dense\ntensor b : dense\ntensor c : dense\na = b * c - 2\n");
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 1u);
+  std::string kernel = kernelText(lowered.cuda, lowered.gpuFunctions[0].kernels[0].name);
+  EXPECT_TRUE(contains(kernel, "thread < 1;")) << kernel;
+  EXPECT_TRUE(contains(kernel, "a_vals[0LL] = ")) << kernel;
+}
+
+TEST(PosOverAUnion, PositionKernelsLeaveTheRestToAKernelOfItsOwn) {
+  Lowered lowered = lowerForCuda(withSchedule(kUnion, "fuse(i, j, ij)\npos(ij, ijp, A(i, j))\n"
+                                                      "split(ijp, ijp0, ijp1, 128)\n"
+                                                      "parallelize(ijp0, GPUBlock, NoRaces)\n"
+                                                      "parallelize(ijp1, GPUThread, NoRaces)"));
+  const auto& kernels = lowered.gpuFunctions.at(0).kernels;
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].unit(), ir::imp::LoopKind::GpuBlock);
+  EXPECT_EQ(kernels[1].unit(), ir::imp::LoopKind::GpuThread);
+  // The second skips A's coordinates: B's alone where A has none.
+  std::string rest = kernelText(lowered.cuda, kernels[1].name);
+  EXPECT_TRUE(contains(rest, "tcc_lower_bound(A2_crd")) << rest;
+  EXPECT_TRUE(contains(rest, "= -((2LL * B_vals[")) << rest;
+}
+
+TEST(PosOverAUnion, InAThreadTheRestFollowsThePositions) {
+  Lowered lowered = lowerForCuda(withSchedule(kUnion, "pos(j, jp, A(i, j))\nparallelize(i, GPUThread, NoRaces)"));
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 1u);
+  std::string kernel = kernelText(lowered.cuda, lowered.gpuFunctions[0].kernels[0].name);
+  EXPECT_TRUE(contains(kernel, "// iterate jp")) << kernel;
+  EXPECT_TRUE(contains(kernel, "tcc_lower_bound(A2_crd")) << kernel;
+}
+
+// A row of the kernel after the positions shares columns with other rows:
+// its threads add atomically.
+TEST(PosOverAUnion, TheRestAddsAtomicallyWhereItsThreadsShareEntries) {
+  Lowered lowered = lowerForCuda(
+      "tensor y(J) : dense\ntensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor x(I) : dense\n"
+      "y(j) = (A(i, j) + B(i, j)) * x(i)\nschedule {\nfuse(i, j, ij)\npos(ij, ijp, A(i, j))\n"
+      "parallelize(ijp, GPUThread, Atomics)\n}\n");
+  const auto& kernels = lowered.gpuFunctions.at(0).kernels;
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_TRUE(contains(kernelText(lowered.cuda, kernels[1].name), "atomicAdd(&y_vals[")) << lowered.cuda;
+}
+
+TEST(PosOverAUnion, WhereTheRestCannotRunOnTheGpuItIsRefusedAtThePos) {
+  // The rest merges C's coordinates with the dense D's: a cursor each
+  // thread would carry across rows.
+  std::string message = cudaErrorOf(withSchedule(
+      "tensor Y(I) : dense\ntensor B(I) : sparse\ntensor C(I) : sparse\ntensor D(I) : dense\n"
+      "Y(i) = B(i) + C(i) + D(i)\n",
+      "pos(i, ip, B(i))\nparallelize(ip, GPUThread, NoRaces)"));
+  EXPECT_TRUE(contains(message, "test.tc:7:1: error: pos(i, ip, B(i)): the expression has terms where B has no "
+                                "entry (a sum), which a kernel after the positions' would compute, a GPU thread "
+                                "per i, but there the loop merges sparse operands")) << message;
+}
+
+std::vector<std::string> gpuTestPrograms() {
+  std::vector<std::string> names;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(TCC_SOURCE_DIR) / "test" / "cuda" / "programs"))
+    if (entry.path().extension() == ".tc") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class GpuTestProgramKernels : public ::testing::TestWithParam<std::string> {};
+
+// Each program the GPU tests run (gpu_programs_test.cpp) lowers for the
+// cuda target, and NVRTC compiles its kernels.
+TEST_P(GpuTestProgramKernels, CompileWithNvrtcAlone) {
+  auto path = std::filesystem::path(TCC_SOURCE_DIR) / "test" / "cuda" / "programs" / (GetParam() + ".tc");
+  Lowered lowered = lowerProgram(Program::fromFile(path.string()));
+  ASSERT_EQ(lowered.target, frontend::Target::Cuda);
+  ASSERT_FALSE(lowered.gpuFunctions.at(0).kernels.empty());
+  std::string kernels;
+  for (const auto& kernel : lowered.gpuFunctions[0].kernels) kernels += kernelText(lowered.cuda, kernel.name);
+  // A nested sum's temporary is declared in the kernel; a pos over a
+  // union leaves A's coordinates to a search.
+  if (GetParam().rfind("nested_", 0) == 0)
+    EXPECT_TRUE(contains(kernels, " = 0.0") || contains(kernels, " = (float)(0.0)")) << kernels;
+  else if (GetParam().rfind("pos_union_", 0) == 0)
+    EXPECT_TRUE(contains(kernels, "tcc_lower_bound(")) << kernels;
+  if (!rt::cuda::builtWithCuda()) GTEST_SKIP() << "built without the CUDA toolkit";
+  std::string cubin = rt::cuda::compileToCubin(lowered.cudaKernels, "sm_90", GetParam() + ".cu");
+  ASSERT_GT(cubin.size(), 4u);
+  EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, GpuTestProgramKernels, ::testing::ValuesIn(gpuTestPrograms()),
+                         [](const auto& info) { return info.param; });
+
 // What the printer does if lowering ever hands it such a loop: an internal
 // error that says so, not code.
 TEST(GpuSchedules, ACpuLoopGivenToTheCudaPrinterIsAnInternalError) {

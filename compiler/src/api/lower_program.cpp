@@ -75,7 +75,9 @@ lowering::ConcretizedStatement withDefaultGpuMapping(const ir::IndexStmt& statem
                                                      const lowering::ScheduleRequest& request,
                                                      const lowering::ConcretizedStatement& concrete) {
   std::vector<std::string> reasons;
-  auto commands = lowering::defaultGpuMapping(statement, concrete.loopOrder, reasons);
+  auto commands = concrete.sumsInTemporaries
+                    ? lowering::defaultGpuMappingOfNestedSums(statement, concrete.stmt, reasons)
+                    : lowering::defaultGpuMapping(statement, concrete.loopOrder, reasons);
   lowering::ScheduleRequest mapped = request;
   mapped.commands.insert(mapped.commands.end(), commands.begin(), commands.end());
   try {

@@ -6,6 +6,7 @@
 #include "tcc/ir/imperative.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/lowering/gpu_kernels.h"
+#include "../access_occurrences.h"
 
 namespace tcc::lowering {
 
@@ -148,6 +149,71 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
                                  summed ? ir::OutputRaceStrategy::ParallelReduction : ir::OutputRaceStrategy::NoRaces));
   reasons.push_back("default GPU mapping: one warp per row " + rows.name() + ", its lanes over " + inner.name() +
                     (summed ? " (partial sums added with warp shuffles)" : ""));
+  return commands;
+}
+
+std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& assignment,
+                                                           const ir::IndexStmt& concrete,
+                                                           std::vector<std::string>& reasons) {
+  std::vector<ScheduleCommand> commands;
+  const auto* node = assignment.as<ir::AssignmentNode>();
+  if (!node) return commands;
+  const std::vector<ir::IndexVar>& outputVars = node->lhs.indices();
+  // The loops around the wheres (a schedule's split, fuse or pos may have
+  // made them), then the first loop of each sum.
+  std::vector<ir::ProvenanceRelation> relations;
+  ir::IndexStmt body = concrete;
+  if (const auto* scheduled = body.as<ir::SuchThatNode>()) {
+    relations = scheduled->relations;
+    body = scheduled->stmt;
+  }
+  std::vector<ir::IndexVar> outer;
+  while (const auto* forall = body.as<ir::ForallNode>()) {
+    outer.push_back(forall->indexVar);
+    body = forall->body;
+  }
+  // Each iteration of the outermost loop writes entries of its own.
+  auto writesOwnEntries = [&](const ir::IndexVar& var) {
+    auto origins = ir::originVars(var, relations);
+    return std::all_of(origins.begin(), origins.end(), [&](const ir::IndexVar& v) { return contains(outputVars, v); });
+  };
+  if (outer.empty() || !writesOwnEntries(outer[0])) return commands;
+  std::vector<ir::IndexVar> sumHeads, innerLoops;
+  for (const auto* where : whereStatements(body)) {
+    const auto* head = where->producer.as<ir::ForallNode>();
+    if (!head) continue;
+    if (!contains(sumHeads, head->indexVar)) sumHeads.push_back(head->indexVar);
+    for (const auto* inner : statementsOf<ir::ForallNode>(head->body)) innerLoops.push_back(inner->indexVar);
+  }
+  std::set<ir::IndexVar> sparseLevelVars;
+  for (const auto& access : ir::accessesOf(node->rhs)) {
+    const ir::Format& format = access.tensor().format();
+    for (int level = 0; level < format.order(); ++level)
+      if (!format.level(level).isDense()) sparseLevelVars.insert(access.indices()[format.modeOfLevel(level)]);
+  }
+  const ir::IndexVar& rows = outer[0];
+  // A warp's lanes over a sum's first loop, which no other sum runs below
+  // its own first loop (GPU units nest once).
+  bool rowLike = outer.size() == 1 && !sumHeads.empty() &&
+                 std::none_of(sumHeads.begin(), sumHeads.end(),
+                              [&](const ir::IndexVar& var) { return contains(innerLoops, var) || var == rows; }) &&
+                 std::any_of(sumHeads.begin(), sumHeads.end(),
+                             [&](const ir::IndexVar& var) { return sparseLevelVars.count(var) > 0; });
+  if (!rowLike) {
+    commands.push_back(parallelize(rows, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::NoRaces));
+    reasons.push_back("default GPU mapping: one thread per iteration of " + rows.name() +
+                      ", the sums nested in the expression in its registers");
+    return commands;
+  }
+  commands.push_back(parallelize(rows, ir::ParallelUnit::GPUWarp, ir::OutputRaceStrategy::NoRaces));
+  std::string lanes;
+  for (const auto& var : sumHeads) {
+    commands.push_back(parallelize(var, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::ParallelReduction));
+    lanes += (lanes.empty() ? "" : ", ") + var.name();
+  }
+  reasons.push_back("default GPU mapping: one warp per row " + rows.name() + ", the sums nested in the expression in "
+                    "its registers, its lanes over each sum's loop (" + lanes + "; partial sums added with warp "
+                    "shuffles)");
   return commands;
 }
 

@@ -3,7 +3,12 @@
 // race on an output entry need a strategy the GPU has (atomics, or a sum of
 // a scalar temporary over a warp's lanes through shuffles, or over a
 // block's threads through shuffles and shared memory), and outputs
-// assembled in order (sparse ones) and workspaces stay off the GPU for now.
+// assembled in order (sparse ones) and workspaces with indices stay off the
+// GPU for now. The scalar temporaries of sums below the statement's top
+// live in registers: each iteration of a loop around their where has its
+// own; a GPU loop inside the where sums into one only through a reduction
+// across a warp's lanes or a block's threads (planSumIntoTemporary).
+#include "../access_occurrences.h"
 #include "../lowerer.h"
 #include "tcc/ir/index_queries.h"
 
@@ -53,11 +58,25 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
                                       "inside a ") + imp::toString(gpuUnit_) + " loop");
 
   const ir::IndexVar& var = forall->indexVar;
+  // The scalar temporaries of sums below the statement's top whose where
+  // is in this loop's body: each iteration declares its own, in the
+  // registers of the thread that runs it (of every thread of a warp or
+  // block that runs it, each holding the same value).
+  std::set<ir::TensorVar> privateTemporaries;
+  for (const auto* where : whereStatements(forall->body))
+    for (const auto& tensor : ir::tensorsWritten(where->producer))
+      if (tensor.order() == 0 && !isParameter(tensor)) privateTemporaries.insert(tensor);
   for (const auto* assignment : ir::assignmentsOf(forall->body)) {
     const ir::TensorVar& output = assignment->lhs.tensor();
-    requireParallelizable(forall, isParameter(output),
-                          "workspace " + output.name() + " would be shared by GPU threads; workspaces under GPU "
-                          "loops are not supported yet");
+    if (privateTemporaries.count(output)) continue;
+    const bool temporary = !isParameter(output) && output.order() == 0;
+    requireParallelizable(forall, isParameter(output) || temporary,
+                          "workspace " + output.name() + " would be shared by GPU threads; workspaces with indices "
+                          "under GPU loops are not supported yet");
+    if (temporary) {
+      planSumIntoTemporary(forall, output, plan);
+      continue;
+    }
     requireParallelizable(forall, output.order() == 0 || output.format().isAllDense(),
                           "output " + output.name() + " is sparse, and sparse outputs cannot be assembled under a "
                           "GPU loop; store it dense or run this statement on the CPU");
@@ -91,6 +110,35 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
     }
   }
   return plan;
+}
+
+// A GPU loop inside the where of a scalar temporary sums into it: its
+// threads keep partial sums, added with shuffles across a warp's lanes or
+// a block's threads (ParallelReduction, Temporary, and Atomics, which
+// have no memory to update: the temporary is in registers).
+void Lowerer::planSumIntoTemporary(const ir::ForallNode* forall, const ir::TensorVar& temporary, LoopPlan& plan) {
+  using ir::OutputRaceStrategy;
+  const OutputRaceStrategy strategy = forall->attributes.outputRaceStrategy;
+  const std::string sum = forall->indexVar.name() + " is summed into " + temporary.name() +
+                          " (the scalar temporary of a sum below the statement's top)";
+  requireParallelizable(forall, gpuUnit_ != imp::LoopKind::Serial,
+                        sum + ", which is declared outside the GPU loops, on the host, where GPU iterations cannot "
+                        "add to it; parallelize a loop around the sum (an index of the output) over the GPU");
+  // Each thread holds a copy of its own: ignoring the race would keep one
+  // thread's part of the sum, not a racy total.
+  requireParallelizable(forall, strategy != OutputRaceStrategy::NoRaces && strategy != OutputRaceStrategy::IgnoreRaces,
+                        sum + ", so GPU iterations race on it; choose ParallelReduction, Temporary or Atomics, "
+                        "under which each thread keeps a partial sum, added across the threads after the loop");
+  requireParallelizable(forall, strategy != OutputRaceStrategy::Workspace,
+                        sum + "; sparse workspaces run on CPU threads, not on the GPU");
+  requireParallelizable(forall, plan.kind == imp::LoopKind::GpuThread &&
+                                    (gpuUnit_ == imp::LoopKind::GpuWarp || gpuUnit_ == imp::LoopKind::GpuBlock),
+                        sum + ", which is in registers: its threads' partial sums are added across a warp's lanes "
+                        "(shuffles) or a block's threads (shuffles, then shared memory), so the loop must be a "
+                        "GPUThread loop inside a GPUWarp or GPUBlock loop");
+  requireParallelizable(forall, reduction_.receives(temporary),
+                        sum + "; a reduction over GPU threads needs the loop's body to be the sum alone");
+  plan.reductions.push_back({reduction_.temporary, imp::Expr()});
 }
 
 }  // namespace tcc::lowering

@@ -44,6 +44,9 @@ struct ConcretizedStatement {
   // lowering's refusal of the output's order, where no other command made
   // it, is the precompute's (LoopCommands::outputOrder).
   std::optional<size_t> outputOrderCommand;
+  // Sums nested in the expression are computed into scalar temporaries
+  // (where statements under the output's loops; loopOrder is empty).
+  bool sumsInTemporaries = false;
 };
 
 ConcretizedStatement concretizeForLowering(const ir::IndexStmt& assignment, const ScheduleRequest& request = {});

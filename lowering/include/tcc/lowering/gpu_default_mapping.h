@@ -54,6 +54,21 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
                                                const std::vector<ir::IndexVar>& loopOrder,
                                                std::vector<std::string>& reasons);
 
+// The mapping of a statement whose nested sums go to scalar temporaries
+// (`y(i) = A(i,j) * x(j) + b(i)`: forall(i, where(y(i) = tj + b(i),
+// forall(j, tj += A(i,j) * x(j))))), `concrete` its concrete index
+// notation. The temporaries live in registers of the threads that own the
+// output's iteration. Where one loop over an index of the output holds the
+// wheres and a sum's loop iterates a sparse level (a row of A), each
+// iteration goes to a warp whose lanes split every sum's first loop and
+// add their partial sums with shuffles: parallelize(i, GPUWarp, NoRaces),
+// parallelize(j, GPUThread, ParallelReduction) for each such j. Otherwise
+// each iteration of the outermost loop goes to a thread. Nothing where the
+// outermost loop sums (a scalar output, a sum around the wheres).
+std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& assignment,
+                                                           const ir::IndexStmt& concrete,
+                                                           std::vector<std::string>& reasons);
+
 // The nonzero-split mapping of a row-like statement over a CSR matrix (see
 // above), or nothing when the statement is not one; `reasons` gets its
 // lines for `tcc explain`. `matrix` names the CSR input.

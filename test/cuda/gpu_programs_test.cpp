@@ -1,0 +1,158 @@
+// On a GPU (label gpu): each of test/cuda/programs/*.tc against the dense
+// reference, on random inputs (a single row, empty rows, sizes past a warp
+// and a block, long rows) and on real matrices as A. nested_*: sums nested
+// in the expression (`y(i) = A(i,j) * x(j) + b(i)`) in scalar temporaries,
+// registers of the threads that own the output's iteration, summed across
+// a warp's lanes or a block's threads through shuffles (and shared memory).
+// pos_union_*: pos over A in a sum whose other operands have entries A
+// lacks, the rest computed after the positions (in the same threads, or by
+// a kernel of its own). scalars_only: no loop, one GPU thread.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "tcc/runtime/random.h"
+#include "tcc/tcc.h"
+#include "tcc/test/reference.h"
+
+namespace tcc::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path programsFolder() { return fs::path(TCC_SOURCE_DIR) / "test" / "cuda" / "programs"; }
+
+std::vector<std::string> programs() {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(programsFolder()))
+    if (entry.path().extension() == ".tc") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Sizes of the programs' symbolic dimensions, and how the sparse inputs
+// are drawn; a real matrix, when named, is A (its shape gives I and J).
+struct Inputs {
+  std::string name;
+  std::map<std::string, int32_t> sizes;
+  double density = 0.1;  // of the inputs with a sparse level
+  int emptyEvery = 0;    // every emptyEvery-th first coordinate left empty there
+  std::string realMatrix;
+};
+
+std::vector<Inputs> inputs() {
+  std::vector<Inputs> all;
+  all.push_back({"one entry each", {{"I", 1}, {"J", 1}, {"K", 1}, {"L", 1}}, 1.0, 0, ""});
+  all.push_back({"a single row", {{"I", 1}, {"J", 300}, {"K", 70}, {"L", 9}}, 0.5, 0, ""});
+  all.push_back({"257 rows, empty rows", {{"I", 257}, {"J", 130}, {"K", 33}, {"L", 7}}, 0.05, 7, ""});
+  all.push_back({"1000 rows, long rows", {{"I", 1000}, {"J", 999}, {"K", 40}, {"L", 3}}, 0.2, 0, ""});
+  all.push_back({"3001 rows, sparse, empty rows", {{"I", 3001}, {"J", 2000}, {"K", 31}, {"L", 2}}, 0.002, 5, ""});
+  for (const char* real : {"494_bus.mtx", "cage5.mtx", "Erdos971.mtx", "adder_dcop_05.mtx", "bcsstk13.mtx"})
+    all.push_back({real, {{"K", 37}, {"L", 3}}, 0.05, 0, real});
+  return all;
+}
+
+DenseArray denseOf(const rt::Coo& coo) {
+  DenseArray array;
+  array.dims.assign(coo.dims.begin(), coo.dims.end());
+  array.values = rt::toDense(coo);
+  return array;
+}
+
+rt::Coo withoutFirstCoordinates(const rt::Coo& all, int every) {
+  if (every <= 0) return all;
+  rt::Coo kept = rt::Coo::ofShape(all.dims);
+  std::vector<int32_t> coordinate(all.dims.size());
+  for (size_t k = 0; k < all.nnz(); ++k) {
+    if (all.coords[0][k] % every == 0) continue;
+    for (size_t mode = 0; mode < all.dims.size(); ++mode) coordinate[mode] = all.coords[mode][k];
+    kept.push(coordinate.data(), all.values[k]);
+  }
+  return kept;
+}
+
+class GpuPrograms : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuPrograms, MatchTheDenseReference) {
+  Program program = Program::fromFile((programsFolder() / (GetParam() + ".tc")).string());
+  Kernel kernel = compile(program);
+  ASSERT_FALSE(kernel.source().empty());
+  const TensorVar& output = program.statements()[0].as<ir::AssignmentNode>()->lhs.tensor();
+  const double tolerance = output.datatype() == ir::Datatype::Float32 ? 2e-4 : 1e-10;
+  const TensorVar* matrixA = program.syntax().findTensor("A");
+  const bool realInputs = matrixA && matrixA->order() == 2;
+  uint64_t seed = 100;
+  int ran = 0, real = 0;
+  for (const Inputs& drawn : inputs()) {
+    if (!drawn.realMatrix.empty() && !realInputs) continue;
+    SCOPED_TRACE(GetParam() + ", " + drawn.name);
+    std::map<std::string, int32_t> sizes = drawn.sizes;
+    std::optional<rt::Coo> matrix;
+    if (!drawn.realMatrix.empty()) {
+      matrix = rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + drawn.realMatrix);
+      sizes["I"] = matrix->dims[0];
+      sizes["J"] = matrix->dims[1];
+    }
+    // The reference walks every index variable's range: keep it quick.
+    std::set<std::string> symbols;
+    for (const TensorVar& tensor : program.tensors())
+      for (int mode = 0; mode < tensor.order(); ++mode) symbols.insert(tensor.dimension(mode).symbol());
+    double points = 1;
+    for (const auto& symbol : symbols) points *= sizes.at(symbol);
+    if (points > 5e7) continue;
+    std::map<std::string, Tensor> bound;
+    std::map<std::string, DenseArray> dense;
+    for (const TensorVar& tensor : program.tensors()) {
+      if (tensor == output) continue;
+      std::vector<int32_t> dims;
+      for (int mode = 0; mode < tensor.order(); ++mode) dims.push_back(sizes.at(tensor.dimension(mode).symbol()));
+      rt::Coo entries;
+      if (matrix && tensor.name() == "A") {
+        entries = *matrix;
+      } else if (tensor.format().isAllDense()) {
+        entries = rt::randomUniform(dims, 1.0, ++seed);
+      } else {
+        entries = withoutFirstCoordinates(rt::randomUniform(dims, drawn.density, ++seed), drawn.emptyEvery);
+      }
+      bound.emplace(tensor.name(),
+                    rt::pack(entries, toRuntimeFormat(tensor.format()), toRuntimeType(tensor.datatype())));
+      // The reference sees the values the kernel sees (rounded to float32).
+      dense.emplace(tensor.name(), denseOf(rt::unpack(bound.at(tensor.name()))));
+    }
+    std::vector<double> expected = evaluate(program.statements(), dense).at(output.name()).values;
+    // Never compared on an all-zero result.
+    ASSERT_TRUE(std::any_of(expected.begin(), expected.end(), [](double v) { return v != 0; }));
+    std::vector<double> actual = rt::toDense(kernel.run(bound).at(output.name()));
+    ASSERT_EQ(actual.size(), expected.size());
+    double scale = 1;
+    for (double v : expected) scale = std::max(scale, std::abs(v));
+    int mismatches = 0;
+    for (size_t k = 0; k < actual.size() && mismatches < 5; ++k) {
+      if (std::abs(actual[k] - expected[k]) > tolerance * scale) {
+        ++mismatches;
+        ADD_FAILURE() << "entry " << k << " is " << actual[k] << ", expected " << expected[k];
+      }
+    }
+    if (mismatches > 0) {
+      ADD_FAILURE() << kernel.source();
+      return;
+    }
+    ++ran;
+    real += matrix.has_value();
+  }
+  // Random and real inputs both ran (the largest are left to the smaller
+  // programs; a program without a matrix A takes random inputs alone).
+  EXPECT_GE(ran, 5);
+  EXPECT_GE(real, realInputs ? 2 : 0);
+  std::cout << GetParam() << ": " << ran << " inputs, " << real << " of them real matrices\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, GpuPrograms, ::testing::ValuesIn(programs()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace tcc::test
