@@ -106,8 +106,10 @@ std::string workspaceOptionFlags(const SparseWorkspaceOptions& options);
 std::optional<std::string> sparseIterationRefusal(const ir::IndexVar& var, const std::vector<ir::Access>& accesses,
                                                   const ir::IndexExpr& original);
 // Why pos cannot take `pos.indexVar`, derived by `fuse` (null: by no fuse),
-// as the fusion of the access's first two levels.
-std::optional<std::string> fusedPositionRefusal(const ir::PosRelation& pos, const ir::FuseRelation* fuse);
+// as the fusion of the access's first two levels. `derivation` says how it
+// was derived ("derived from k by `split(k, k0, k1, 4)` at line 6").
+std::optional<std::string> fusedPositionRefusal(const ir::PosRelation& pos, const ir::FuseRelation* fuse,
+                                                const std::string& derivation);
 // Why pos cannot iterate the positions of the access's level that stores
 // `stored`: none stores it, or that level is not unique compressed.
 std::optional<std::string> positionLevelRefusal(const ir::PosRelation& pos, const ir::IndexVar& stored);
