@@ -208,8 +208,10 @@ class CommandApplier {
 
   size_t loopPosition(const IndexVar& var) const {
     auto found = std::find(nest_.loops.begin(), nest_.loops.end(), var);
-    if (found == nest_.loops.end()) fail(missingLoopMessage(var, commands_, index_, joinNames(nest_.loops)));
-    return static_cast<size_t>(found - nest_.loops.begin());
+    if (found != nest_.loops.end()) return static_cast<size_t>(found - nest_.loops.begin());
+    if (auto why = nest_.absentBecause.find(var); why != nest_.absentBecause.end())
+      fail("no loop over " + var.name() + " is here: " + why->second + "; the loops are " + joinNames(nest_.loops));
+    fail(missingLoopMessage(var, commands_, index_, joinNames(nest_.loops)));
   }
 
   // Coordinates of a sparse level come from its crd array, not from a range

@@ -44,6 +44,10 @@ struct LoopNest {
   // The reads of inputs converted into copies in the loops' order, each
   // copy's access to the user's, for the refusals to name the user's.
   std::unordered_map<ir::IndexExpr, ir::IndexExpr> readAs;
+  // Variables of the statement that a command may name but that have no
+  // loop in this nest, each with why (a precompute into a workspace tensor
+  // renamed it where the workspace is filled), for the refusal.
+  std::map<ir::IndexVar, std::string> absentBecause;
 
   // The statement's own variables a loop variable derives from (itself if
   // it is one): i0 -> {i}, fuse(i, j, f) -> {i, j}.
