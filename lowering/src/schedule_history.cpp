@@ -87,6 +87,8 @@ std::string joinAnd(const std::vector<std::string>& parts, const std::string& la
 
 }  // namespace
 
+std::string commandName(const ScheduleCommand& command) { return command.text.substr(0, command.text.find('(')); }
+
 std::string commandReference(const ScheduleCommand& command) {
   std::string text = "`" + command.text + "`";
   if (command.line > 0) text += " at line " + std::to_string(command.line);
@@ -130,7 +132,8 @@ std::string notAStatementVariable(const IndexVar& var, const std::string& comman
   for (const auto& statementVar : statementVars) own.push_back(statementVar.name());
   std::string takes = command + " takes " +
                       (own.empty() ? std::string("a variable of the statement, which has none")
-                                   : "one of the statement's own variables: " + joinAnd(own, "or"));
+                      : own.size() == 1 ? "the statement's own variable " + own.front()
+                                        : "one of the statement's own variables: " + joinAnd(own, "or"));
   if (auto history = derivationHistory(var, commands, before))
     return var.name() + " is no variable of the statement but " + *history + "; " + takes;
   return var.name() + " is not an index variable of the statement; " + takes;

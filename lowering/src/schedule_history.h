@@ -12,6 +12,9 @@
 
 namespace tcc::lowering {
 
+// "dense_workspace" for `dense_workspace(j)`: the name the user wrote.
+std::string commandName(const ScheduleCommand& command);
+
 // "`split(kp, kp0, kp1, 4)` at line 7" (without the line when it has none).
 std::string commandReference(const ScheduleCommand& command);
 

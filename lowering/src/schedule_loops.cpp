@@ -134,7 +134,7 @@ class CommandApplier {
   void operator()(const PrecomputeCommand& precompute) {
     if (nest_.precompute) fail("a statement takes one precompute");
     if (nest_.sparseWorkspace) fail("a statement takes either a precompute or a sparse workspace");
-    if (!isStatementVar(precompute.var)) fail(derivedVariableRefusal(precompute.var, "precompute"));
+    if (!isStatementVar(precompute.var)) fail(derivedVariableRefusal(precompute.var, commandName(command_)));
     auto vars = ir::indexVarsOf(precompute.expr);
     if (!contains(vars, precompute.var))
       fail("the precomputed expression is not indexed by " + precompute.var.name());

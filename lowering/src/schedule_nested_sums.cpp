@@ -287,7 +287,7 @@ class NestedScheduler {
     if (precompute_) fail("a statement takes one precompute");
     ir::IndexExpr whole = assignment_.rhs;
     while (const auto* sum = whole.as<ir::ReductionNode>()) whole = sum->body;
-    if (!statementVars_.count(precompute.var)) fail(derivedVariableRefusal(precompute.var, "precompute"));
+    if (!statementVars_.count(precompute.var)) fail(derivedVariableRefusal(precompute.var, commandName(*command_)));
     if (precompute.expr == whole) return precomputeWhole(precompute);
     if (!contains(ir::indexVarsOf(precompute.expr), precompute.var))
       fail("the precomputed expression is not indexed by " + precompute.var.name());

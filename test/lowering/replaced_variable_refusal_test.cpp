@@ -72,6 +72,16 @@ TEST(ReplacedVariableRefusal, ADerivedVariableWhereTheStatementsOwnIsNeeded) {
             "precompute(A(i,k) * B(k,j), kp0, w): kp0 is no variable of the statement but derived from k by "
             "`pos(k, kp, A(i,k))` at line 6 and `split(kp, kp0, kp1, 4)` at line 7; precompute takes one of the "
             "statement's own variables: i, j or k");
+  refusal = refusalOf(spmmWith("dense_workspace(kp0)"));
+  EXPECT_EQ(refusal.message,
+            "dense_workspace(kp0): kp0 is no variable of the statement but derived from k by `pos(k, kp, A(i,k))` at "
+            "line 6 and `split(kp, kp0, kp1, 4)` at line 7; dense_workspace takes one of the statement's own "
+            "variables: i, j or k");
+  refusal = refusalOf(withSchedule("tensor y(I) : dense\ntensor x(I) : sparse\ny(i) = x(i)\n",
+                                   "  pos(i, ip, x(i))\n  precompute(x(i), ip, w)"));
+  EXPECT_EQ(refusal.message,
+            "precompute(x(i), ip, w): ip is no variable of the statement but derived from i by `pos(i, ip, x(i))` "
+            "at line 5; precompute takes the statement's own variable i");
   refusal = refusalOf(spmmWith("bound(kp1, b, 4, MaxExact)"));
   EXPECT_EQ(refusal.message,
             "bound(kp1, b, 4, MaxExact): kp1 is no variable of the statement but derived from k by "
