@@ -129,12 +129,18 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
   // Inputs with repeated coordinates (non-unique levels, singletons) are
   // exported only as the one sparse operand: differential testing found
   // MLIR 16 dropping entries when it co-iterates them with another sparse
-  // operand, and misreading a singleton below a dense level.
-  int sparseInputs = 0;
+  // operand, and misreading a singleton below a dense level. An input read
+  // at two places counts twice (A(i,j) * A(j,i), A COO, gave zeros); read
+  // twice alike, it is one operand.
+  std::vector<Access> sparseAccesses;
+  for (const auto& access : accessesOf(assignment.rhs))
+    if (!access.tensor().format().isAllDense() &&
+        std::find(sparseAccesses.begin(), sparseAccesses.end(), access) == sparseAccesses.end())
+      sparseAccesses.push_back(access);
+  const size_t sparseInputs = sparseAccesses.size();
   std::optional<TensorVar> repeating;
   for (const auto& tensor : tensorsRead(assignment.rhs)) {
     if (tensor.format().isAllDense()) continue;
-    ++sparseInputs;
     const auto& levels = tensor.format().levels();
     for (size_t l = 0; l < levels.size(); ++l) {
       bool repeats = !levels[l].unique || levels[l].kind == LevelKind::Singleton;
@@ -144,9 +150,17 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
                               tensor.format().toString() + "), which MLIR 16 reads wrongly");
     }
   }
-  if (repeating && sparseInputs > 1)
+  if (repeating && sparseInputs > 1) {
+    std::vector<std::string> reads;
+    for (const auto& access : sparseAccesses)
+      if (access.tensor() == *repeating) reads.push_back(toString(access));
+    if (reads.size() > 1)
+      throw MlirExportError(repeating->name() + " (" + repeating->format().toString() + ") repeats coordinates and is "
+                            "read at " + std::to_string(reads.size()) + " places (" + reads[0] + ", " + reads[1] +
+                            (reads.size() > 2 ? ", ..." : "") + "), co-iterated with itself, which MLIR 16 gets wrong");
     throw MlirExportError(repeating->name() + " (" + repeating->format().toString() + ") repeats coordinates and is "
                           "co-iterated with another sparse operand, which MLIR 16 gets wrong");
+  }
 
   const TensorVar& output = assignment.lhs.tensor();
   for (const auto& level : output.format().levels())

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "schedule_history.h"
 #include "statement_terms.h"
 #include "tcc/ir/builder.h"
 #include "tcc/ir/index_printer.h"
@@ -21,10 +22,11 @@ bool contains(const std::vector<IndexVar>& vars, const IndexVar& var) {
 // Applies one command; `fail` throws a ScheduleError for it.
 class CommandApplier {
  public:
-  CommandApplier(LoopNest& nest, const ScheduleCommand& command, size_t index, const ir::AssignmentNode& assignment,
-                 const std::vector<StorageEdge>& edges, std::map<IndexVar, size_t>& unpositionedFuses)
-      : nest_(nest), command_(command), index_(index), assignment_(assignment), edges_(edges),
-        unpositionedFuses_(unpositionedFuses) {}
+  CommandApplier(LoopNest& nest, const std::vector<ScheduleCommand>& commands, size_t index,
+                 const ir::AssignmentNode& assignment, const std::vector<StorageEdge>& edges,
+                 std::map<IndexVar, size_t>& unpositionedFuses)
+      : nest_(nest), commands_(commands), command_(commands[index]), index_(index), assignment_(assignment),
+        edges_(edges), unpositionedFuses_(unpositionedFuses) {}
 
   // A fused loop that still iterates coordinates must not fuse sparse levels.
   void requireDenseFusion(const ir::FuseRelation& fuse) const {
@@ -46,6 +48,7 @@ class CommandApplier {
 
   void operator()(const ir::SplitRelation& split) {
     requirePositive(split.factor, "split factor");
+    loopPosition(split.parent);
     requireDenseIteration(split.parent);
     replaceLoop(split.parent, {split.outer, split.inner}, split);
     nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(split)) + ": " + split.parent.name() + " = " +
@@ -54,6 +57,7 @@ class CommandApplier {
 
   void operator()(const ir::DivideRelation& divide) {
     requirePositive(divide.factor, "number of parts");
+    loopPosition(divide.parent);
     requireDenseIteration(divide.parent);
     replaceLoop(divide.parent, {divide.outer, divide.inner}, divide);
     nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(divide)) + ": " + divide.outer.name() +
@@ -90,7 +94,9 @@ class CommandApplier {
     IndexVar stored = pos.indexVar;
     if (!isStatementVar(pos.indexVar)) {
       const ir::FuseRelation* fuse = fuseOf(pos.indexVar);
-      if (auto refusal = fusedPositionRefusal(pos, fuse)) fail(*refusal);
+      std::string derivation =
+          derivationHistory(pos.indexVar, commands_, index_).value_or("derived by an earlier command");
+      if (auto refusal = fusedPositionRefusal(pos, fuse, derivation)) fail(*refusal);
       stored = fuse->inner;
     }
     if (auto refusal = positionLevelRefusal(pos, stored)) fail(*refusal);
@@ -110,8 +116,8 @@ class CommandApplier {
     if (bound.kind == ir::BoundKind::MinExact || bound.kind == ir::BoundKind::MinConstraint)
       fail("lower bounds (" + ir::toString(bound.kind) + ") are not supported; every loop starts at 0");
     requirePositive(bound.value, "bound");
-    if (!isStatementVar(bound.var))
-      fail(bound.var.name() + " is derived by an earlier command; bound applies to a variable of the statement");
+    loopPosition(bound.var);
+    if (!isStatementVar(bound.var)) fail(derivedVariableRefusal(bound.var, "bound"));
     requireDenseIteration(bound.var);
     replaceLoop(bound.var, {bound.boundVar}, bound);
     nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() +
@@ -128,7 +134,7 @@ class CommandApplier {
   void operator()(const PrecomputeCommand& precompute) {
     if (nest_.precompute) fail("a statement takes one precompute");
     if (nest_.sparseWorkspace) fail("a statement takes either a precompute or a sparse workspace");
-    if (!isStatementVar(precompute.var)) fail(precompute.var.name() + " is not an index variable of the statement");
+    if (!isStatementVar(precompute.var)) fail(derivedVariableRefusal(precompute.var, commandName(command_)));
     auto vars = ir::indexVarsOf(precompute.expr);
     if (!contains(vars, precompute.var))
       fail("the precomputed expression is not indexed by " + precompute.var.name());
@@ -203,9 +209,10 @@ class CommandApplier {
 
   size_t loopPosition(const IndexVar& var) const {
     auto found = std::find(nest_.loops.begin(), nest_.loops.end(), var);
-    if (found == nest_.loops.end())
-      fail(var.name() + " is not a loop of this statement at this point (its loops: " + joinNames(nest_.loops) + ")");
-    return static_cast<size_t>(found - nest_.loops.begin());
+    if (found != nest_.loops.end()) return static_cast<size_t>(found - nest_.loops.begin());
+    if (auto why = nest_.absentBecause.find(var); why != nest_.absentBecause.end())
+      fail("no loop over " + var.name() + " is here: " + why->second + "; the loops are " + joinNames(nest_.loops));
+    fail(missingLoopMessage(var, commands_, index_, joinNames(nest_.loops)));
   }
 
   // Coordinates of a sparse level come from its crd array, not from a range
@@ -224,6 +231,13 @@ class CommandApplier {
            var.name() + " alone; a workspace indexed by " + var.name() + " takes no fuse of it");
     fail(var.name() + " indexes the workspace of the precompute before this command; schedule " + var.name() +
          " before the precompute");
+  }
+
+  std::string derivedVariableRefusal(const IndexVar& var, const std::string& command) const {
+    std::vector<IndexVar> own = assignment_.lhs.indices();
+    for (const auto& rhsVar : ir::indexVarsOf(assignment_.rhs))
+      if (!contains(own, rhsVar)) own.push_back(rhsVar);
+    return notAStatementVariable(var, command, own, commands_, index_);
   }
 
   const ir::FuseRelation* fuseOf(const IndexVar& fused) const {
@@ -254,6 +268,7 @@ class CommandApplier {
   }
 
   LoopNest& nest_;
+  const std::vector<ScheduleCommand>& commands_;
   const ScheduleCommand& command_;
   size_t index_;
   const ir::AssignmentNode& assignment_;
@@ -340,14 +355,15 @@ std::optional<std::string> sparseIterationRefusal(const IndexVar& var, const std
   return std::nullopt;
 }
 
-std::optional<std::string> fusedPositionRefusal(const ir::PosRelation& pos, const ir::FuseRelation* fuse) {
+std::optional<std::string> fusedPositionRefusal(const ir::PosRelation& pos, const ir::FuseRelation* fuse,
+                                                const std::string& derivation) {
   // A fused pair of the access's two outer levels: their positions are the
   // positions of the second level.
   const ir::Format& format = pos.access.tensor().format();
   const auto& indices = pos.access.indices();
   if (!fuse || format.order() < 2 || !(indices[format.modeOfLevel(0)] == fuse->outer) ||
       !(indices[format.modeOfLevel(1)] == fuse->inner))
-    return pos.indexVar.name() + " is derived by an earlier command; pos applies to a variable of the statement, "
+    return pos.indexVar.name() + " is " + derivation + "; pos applies to a variable of the statement, "
            "or to the fusion of the access's first two levels";
   const ir::LevelFormat& first = format.level(0);
   if (!first.isDense() && !(first.kind == ir::LevelKind::Compressed && first.unique))
@@ -392,10 +408,10 @@ void applySchedule(LoopNest& nest, const std::vector<ScheduleCommand>& commands,
                    const std::vector<StorageEdge>& inputEdges) {
   std::map<IndexVar, size_t> unpositionedFuses;
   for (size_t index = 0; index < commands.size(); ++index)
-    std::visit(CommandApplier(nest, commands[index], index, assignment, inputEdges, unpositionedFuses),
+    std::visit(CommandApplier(nest, commands, index, assignment, inputEdges, unpositionedFuses),
                commands[index].kind);
   for (const auto& [fused, index] : unpositionedFuses)
-    CommandApplier(nest, commands[index], index, assignment, inputEdges, unpositionedFuses)
+    CommandApplier(nest, commands, index, assignment, inputEdges, unpositionedFuses)
         .requireDenseFusion(std::get<ir::FuseRelation>(commands[index].kind));
   if (commands.empty()) return;
   if (auto edge = brokenEdge(nest, inputEdges))

@@ -45,6 +45,10 @@ struct LoopNest {
   // The reads of inputs converted into copies in the loops' order, each
   // copy's access to the user's, for the refusals to name the user's.
   std::unordered_map<ir::IndexExpr, ir::IndexExpr> readAs;
+  // Variables of the statement that a command may name but that have no
+  // loop in this nest, each with why (a precompute into a workspace tensor
+  // renamed it where the workspace is filled), for the refusal.
+  std::map<ir::IndexVar, std::string> absentBecause;
 
   // The statement's own variables a loop variable derives from (itself if
   // it is one): i0 -> {i}, fuse(i, j, f) -> {i, j}.
@@ -105,8 +109,10 @@ std::string workspaceOptionFlags(const SparseWorkspaceOptions& options);
 // A copy in the loops' order is named as the copy of its input.
 std::optional<std::string> sparseIterationRefusal(const ir::IndexVar& var, const std::vector<ir::Access>& accesses);
 // Why pos cannot take `pos.indexVar`, derived by `fuse` (null: by no fuse),
-// as the fusion of the access's first two levels.
-std::optional<std::string> fusedPositionRefusal(const ir::PosRelation& pos, const ir::FuseRelation* fuse);
+// as the fusion of the access's first two levels. `derivation` says how it
+// was derived ("derived from k by `split(k, k0, k1, 4)` at line 6").
+std::optional<std::string> fusedPositionRefusal(const ir::PosRelation& pos, const ir::FuseRelation* fuse,
+                                                const std::string& derivation);
 // Why pos cannot iterate the positions of the access's level that stores
 // `stored`: none stores it, or that level is not unique compressed.
 std::optional<std::string> positionLevelRefusal(const ir::PosRelation& pos, const ir::IndexVar& stored);

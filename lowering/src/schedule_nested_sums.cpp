@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "schedule_history.h"
 #include "schedule_loops.h"
 #include "statement_terms.h"
 #include "tcc/ir/builder.h"
@@ -103,6 +104,7 @@ class NestedScheduler {
   }
 
   void apply(const std::vector<ScheduleCommand>& commands) {
+    commands_ = &commands;
     for (size_t index = 0; index < commands.size(); ++index) {
       command_ = &commands[index];
       index_ = index;
@@ -184,9 +186,9 @@ class NestedScheduler {
     if (bound.kind == ir::BoundKind::MinExact || bound.kind == ir::BoundKind::MinConstraint)
       fail("lower bounds (" + ir::toString(bound.kind) + ") are not supported; every loop starts at 0");
     requirePositive(bound.value, "bound");
-    if (!statementVars_.count(bound.var))
-      fail(bound.var.name() + " is derived by an earlier command; bound applies to a variable of the statement");
-    for (const auto& loop : loopsOver(bound.var)) requireDenseIteration(bound.var, *loop.chain);
+    auto loops = loopsOver(bound.var);
+    if (!statementVars_.count(bound.var)) fail(derivedVariableRefusal(bound.var, "bound"));
+    for (const auto& loop : loops) requireDenseIteration(bound.var, *loop.chain);
     replaceLoops(bound.var, {bound.boundVar}, bound);
     decisions_.push_back(ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() + " runs to " +
                          std::to_string(bound.value));
@@ -241,7 +243,9 @@ class NestedScheduler {
       for (const auto& relation : relations_)
         if (const auto* candidate = std::get_if<ir::FuseRelation>(&relation); candidate && candidate->fused == pos.indexVar)
           fuse = candidate;
-      if (auto refusal = fusedPositionRefusal(pos, fuse)) fail(*refusal);
+      std::string derivation =
+          derivationHistory(pos.indexVar, *commands_, index_).value_or("derived by an earlier command");
+      if (auto refusal = fusedPositionRefusal(pos, fuse, derivation)) fail(*refusal);
       stored = fuse->inner;
     }
     if (auto refusal = positionLevelRefusal(pos, stored)) fail(*refusal);
@@ -283,7 +287,7 @@ class NestedScheduler {
     if (precompute_) fail("a statement takes one precompute");
     ir::IndexExpr whole = assignment_.rhs;
     while (const auto* sum = whole.as<ir::ReductionNode>()) whole = sum->body;
-    if (!statementVars_.count(precompute.var)) fail(precompute.var.name() + " is not an index variable of the statement");
+    if (!statementVars_.count(precompute.var)) fail(derivedVariableRefusal(precompute.var, commandName(*command_)));
     if (precompute.expr == whole) return precomputeWhole(precompute);
     if (!contains(ir::indexVarsOf(precompute.expr), precompute.var))
       fail("the precomputed expression is not indexed by " + precompute.var.name());
@@ -459,9 +463,14 @@ class NestedScheduler {
     for (auto* chain : chains)
       for (size_t p = 0; p < chain->loops.size(); ++p)
         if (chain->loops[p] == var) found.push_back({chain, p});
-    if (found.empty())
-      fail(var.name() + " is not a loop of this statement at this point (its loops: " + loopsText() + ")");
+    if (found.empty()) fail(missingLoopMessage(var, *commands_, index_, loopsText()));
     return found;
+  }
+
+  std::string derivedVariableRefusal(const IndexVar& var, const std::string& command) const {
+    std::vector<IndexVar> own = assignment_.lhs.indices();
+    appendUnique(own, ir::indexVarsOf(assignment_.rhs));
+    return notAStatementVariable(var, command, own, *commands_, index_);
   }
 
   std::string loopsText() const {
@@ -547,6 +556,7 @@ class NestedScheduler {
   std::string precomputeText_;
   // The precompute is of the whole right-hand side (dense_workspace).
   bool wholeWorkspace_ = false;
+  const std::vector<ScheduleCommand>* commands_ = nullptr;
   const ScheduleCommand* command_ = nullptr;
   size_t index_ = 0;
 };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "schedule_history.h"
 #include "schedule_loops.h"
 #include "statement_terms.h"
 #include "tcc/ir/builder.h"
@@ -124,6 +125,10 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
   std::vector<size_t> originalIndex;
   for (size_t c = 0; c < request.commands.size(); ++c)
     if (c != commandIndex) others.push_back(request.commands[c]), originalIndex.push_back(c);
+  for (const auto& [in, out] : renamed)
+    nest.absentBecause[in] = in.name() + " is renamed " + out.name() + " where workspace " + workspace.name() +
+                             " is filled, by " + commandReference(command) + ", and the other commands schedule "
+                             "the loops that fill it";
   ir::IndexStmt producerAssignment = ir::AssignmentNode::make(workspaceAccess, term.body, true);
   try {
     applySchedule(nest, others, *producerAssignment.as<ir::AssignmentNode>(), storageEdges);

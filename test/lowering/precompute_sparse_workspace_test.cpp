@@ -79,7 +79,10 @@ TEST(PrecomputeIntoWorkspaceTensor, RenamedIndicesScheduleTheProducer) {
   EXPECT_TRUE(contains(decisions, "the statement reads W(i,j): A(i,j) = W(i,j) + D(i,j)")) << decisions;
   // A command naming the consumer's i after the rename has no loop to act on.
   std::string stale = replaced(renamed, {{"reorder(k, jw, iw)", "reorder(k, j, i)"}});
-  EXPECT_TRUE(contains(errorOf(stale), "test.tc:9:3: error: reorder(k, j, i): j is not a loop of this statement"))
+  EXPECT_TRUE(contains(errorOf(stale), "test.tc:9:3: error: reorder(k, j, i): no loop over j is here: j is renamed "
+                                       "jw where workspace W is filled, by `precompute(B(i, k) * C(k, j), {i, j}, "
+                                       "{iw, jw}, W)` at line 8, and the other commands schedule the loops that fill "
+                                       "it; the loops are k, jw, iw"))
     << errorOf(stale);
 }
 

@@ -649,7 +649,9 @@ tensor B(J, K) : dense
 C(i,k) = A(i,j) * B(j,k)
 )",
                                              "pos(j, jpos, A(i,j))\nfuse(jpos, k, f)\npos(f, fpos, A(i,j))"));
-  EXPECT_TRUE(contains(message, "pos(f, fpos, A(i,j)): f is derived by an earlier command")) << message;
+  EXPECT_TRUE(contains(message, "pos(f, fpos, A(i,j)): f is derived from j and k by `pos(j, jpos, A(i,j))` at line 7 "
+                                "and `fuse(jpos, k, f)` at line 8; pos applies to a variable of the statement"))
+    << message;
 }
 
 TEST(Pos, OverADenseLevelIsRefused) {
@@ -909,7 +911,8 @@ schedule {
 
 TEST(ScheduleChecks, AnUnknownLoopIsNamed) {
   std::string message = errorOf(withSchedule(kSpmv, "split(i, i0, i1, 4)\nsplit(i, a, b, 2)"));
-  EXPECT_TRUE(contains(message, "split(i, a, b, 2): i is not a loop of this statement at this point (its loops: i0, i1, j)"))
+  EXPECT_TRUE(contains(message, "split(i, a, b, 2): no loop over i is left: i was split into i0 and i1 by "
+                                "`split(i, i0, i1, 4)` at line 7; the statement's loops are now i0, i1, j"))
       << message;
 }
 

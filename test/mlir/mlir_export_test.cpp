@@ -96,6 +96,8 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"CooCoIterated",
                 "tensor y(I) : dense\ntensor A(I, J) : coo\ntensor B(I, J) : csr\ny(i) = A(i, j) * B(i, j)\n",
                 "co-iterated with another sparse operand"},
+        Refusal{"CooReadAtTwoPlaces", "tensor y(I) : dense\ntensor A(I, I) : coo\ny(i) = A(i, j) * A(j, i)\n",
+                "A ({compressed(nonunique), singleton}) repeats coordinates and is read at 2 places (A(i,j), A(j,i))"},
         Refusal{"Accumulate", "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) += A(i, j) * x(j)\n",
                 "`+=` (accumulating into y)"},
         Refusal{"NestedSum", "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(I) : dense\ny(i) = sum(j, A(i, j)) * x(i)\n",

@@ -112,7 +112,7 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
     return var;
   };
   auto add = [&](const frontend::ScheduleCommand& command, lowering::ScheduleCommandKind kind) {
-    request.commands.push_back({std::move(kind), commandText(command)});
+    request.commands.push_back({std::move(kind), commandText(command), command.location.line});
     result.sources.push_back(&command);
   };
   for (const auto& command : program.schedule) {

@@ -72,6 +72,7 @@ using ScheduleCommandKind = std::variant<ReorderCommand, ir::SplitRelation, ir::
 struct ScheduleCommand {
   ScheduleCommandKind kind;
   std::string text;  // as the user wrote it, for messages: "split(i, i0, i1, 32)"
+  int line = 0;      // its line in the schedule block, for messages; 0 when it has none
 };
 
 struct ScheduleRequest {
