@@ -193,7 +193,18 @@ struct InputConversion {
   Access original, converted;
 };
 
+// `base`, else base_2, base_3, ...: the first name `taken` lacks, taken
+// from then on. A user's tensor may be named the way tcc names a copy
+// (A_by_j_i); the copy then takes another name, and each keeps its own.
+std::string takeFreshName(const std::string& base, std::set<std::string>& taken) {
+  std::string name = base;
+  for (int suffix = 2; taken.count(name); ++suffix) name = base + "_" + std::to_string(suffix);
+  taken.insert(name);
+  return name;
+}
+
 std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, const IndexExpr& rhs,
+                                                          std::set<std::string>& takenNames,
                                                           const std::vector<std::string>& keptInOrder = {},
                                                           const std::vector<Access>& keptAccesses = {}) {
   std::vector<Access> sparse;
@@ -246,7 +257,7 @@ std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, con
       levels.push_back(tensor.format().level(level).isDense() ? ir::LevelFormat::dense() : ir::LevelFormat::compressed());
     std::string name = tensor.name() + "_by";
     for (int mode : modes) name += "_" + access.indices()[mode].name();
-    TensorVar copy(name, tensor.shape(), ir::Format(levels, modes), tensor.datatype(),
+    TensorVar copy(takeFreshName(name, takenNames), tensor.shape(), ir::Format(levels, modes), tensor.datatype(),
                    ir::TensorProvenance::storageOrderCopy(tensor));
     return InputConversion{access, copy(access.indices())};
   }
@@ -335,15 +346,15 @@ bool oneLoopOrderFitsEveryTerm(const Access& lhs, const std::vector<SignedTerm>&
 // that the term does not use are looped over innermost (a broadcast).
 std::vector<IndexVar> termLoopOrder(const Access& lhs, SignedTerm& term, std::vector<std::string>& decisions,
                                     std::vector<std::pair<std::string, TensorVar>>& convertedInputs,
-                                    const std::vector<Access>& keptAccesses) {
-  while (auto conversion = convertOneDisagreeingInput(lhs, term.body, {}, keptAccesses)) {
-    // Terms that convert the same input alike read one copy: the same
-    // tensor, which the kernel declares once (tensors compare by identity).
+                                    std::set<std::string>& takenNames, const std::vector<Access>& keptAccesses) {
+  while (auto conversion = convertOneDisagreeingInput(lhs, term.body, takenNames, {}, keptAccesses)) {
+    // Terms that convert the same input alike (the same input into the
+    // same order) read one copy: the same tensor, which the kernel declares
+    // once (tensors compare by identity).
     TensorVar copy = conversion->converted.tensor();
-    auto known = std::find_if(convertedInputs.begin(), convertedInputs.end(),
-                              [&](const auto& entry) {
-                                return entry.second.name() == copy.name() && entry.second.format() == copy.format();
-                              });
+    auto known = std::find_if(convertedInputs.begin(), convertedInputs.end(), [&](const auto& entry) {
+      return entry.second.provenance().source == copy.provenance().source && entry.second.format() == copy.format();
+    });
     if (known == convertedInputs.end())
       convertedInputs.emplace_back(conversion->original.tensor().name(), copy);
     else
@@ -377,6 +388,13 @@ std::vector<IndexVar> termLoopOrder(const Access& lhs, SignedTerm& term, std::ve
   return *order;
 }
 
+std::set<std::string> namesTakenIn(const ir::AssignmentNode& assignment, const ScheduleRequest& request) {
+  std::set<std::string> taken = request.takenNames;
+  taken.insert(assignment.lhs.tensor().name());
+  for (const auto& tensor : ir::tensorsRead(assignment.rhs)) taken.insert(tensor.name());
+  return taken;
+}
+
 ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const ScheduleRequest& request) {
   if (ir::isConcrete(statement) && !ir::isEinsum(statement)) {
     ConcretizedStatement given;
@@ -389,6 +407,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   for (size_t c = 0; c < request.commands.size(); ++c)
     if (std::holds_alternative<SparsePrecomputeCommand>(request.commands[c].kind))
       return precomputeIntoSparseWorkspace(*assignment, request, c);
+  std::set<std::string> takenNames = namesTakenIn(*assignment, request);
 
   // Peel top-level sums; a sum nested deeper is left to ir::concretize,
   // which computes it into a scalar temporary.
@@ -448,7 +467,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
         if (const auto* pos = std::get_if<ir::PosRelation>(&command.kind)) posAccesses.push_back(pos->access);
       for (auto& term : *terms) {
         WorkspaceTerm filled;
-        filled.loops = termLoopOrder(lhs, term, decisions, convertedInputs, posAccesses);
+        filled.loops = termLoopOrder(lhs, term, decisions, convertedInputs, takenNames, posAccesses);
         filled.value = term.negated ? ir::NegNode::make(term.body) : term.body;
         filled.summed = term.summed;
         workspaceTerms.push_back(filled);
@@ -492,7 +511,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   // A precompute's expression reads the copies too.
   std::vector<ScheduleCommand> commands = request.commands;
   std::unordered_map<IndexExpr, IndexExpr> readAs;
-  while (auto conversion = convertOneDisagreeingInput(lhs, rhs, request.keptInOrder, posAccesses)) {
+  while (auto conversion = convertOneDisagreeingInput(lhs, rhs, takenNames, request.keptInOrder, posAccesses)) {
     rhs = ir::replace(rhs, {{IndexExpr(conversion->original), IndexExpr(conversion->converted)}});
     readAs.emplace(IndexExpr(conversion->converted), IndexExpr(conversion->original));
     for (auto& command : commands)
@@ -538,7 +557,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
                          ") visits every sparse input's levels in storage order";
     // Where only the pos's tensor, kept in its order, stood in the way of a
     // copy, the pos is the cause.
-    if (posCommand && convertOneDisagreeingInput(lhs, rhs, request.keptInOrder))
+    if (std::set<std::string> names = takenNames; posCommand && convertOneDisagreeingInput(lhs, rhs, names, request.keptInOrder))
       throw ScheduleError(*posCommand, request.commands[*posCommand].text + ": " + reason + " (the positions of " +
                                            std::get<ir::PosRelation>(request.commands[*posCommand].kind)
                                                .access.tensor().name() +

@@ -194,8 +194,8 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
           // At the parallelize that put the fill on threads.
           const auto& attributes = forall->attributes;
           throw LoweringError("parallelize(" + forall->indexVar.name() + ", " + ir::toString(attributes.parallelUnit) +
-                                  ", " + ir::toString(attributes.outputRaceStrategy) + "): sparse workspace " +
-                                  tensor.name() + " is drained after each fill, which threads cannot share; "
+                                  ", " + ir::toString(attributes.outputRaceStrategy) + "): " +
+                                  workspaceInWords(tensor) + " is drained after each fill, which threads cannot share; "
                                   "parallelize a loop above it, or none",
                               options_.commands.parallelizeOf(forall->indexVar, attributes.parallelUnit,
                                                               attributes.outputRaceStrategy));

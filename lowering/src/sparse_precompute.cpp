@@ -109,7 +109,9 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
   std::vector<std::string> decisions;
   std::vector<std::pair<std::string, TensorVar>> convertedInputs;
   LoopNest nest;
-  nest.loops = termLoopOrder(workspaceAccess, term, decisions, convertedInputs);
+  std::set<std::string> takenNames = namesTakenIn(assignment, request);
+  takenNames.insert(workspace.name());
+  nest.loops = termLoopOrder(workspaceAccess, term, decisions, convertedInputs, takenNames);
   nest.loops.erase(std::remove_if(nest.loops.begin(), nest.loops.end(),
                                   [&](const IndexVar& var) {
                                     return std::find(exprVars.begin(), exprVars.end(), var) == exprVars.end();
@@ -147,6 +149,7 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
   ScheduleRequest consumerRequest;
   consumerRequest.keptInOrder = request.keptInOrder;
   consumerRequest.keptInOrder.push_back(workspace.name());
+  consumerRequest.takenNames = takenNames;  // with the producer's copies
   ConcretizedStatement consumer = concretizeForLowering(consumerStatement, consumerRequest);
   for (const auto& [name, copy] : consumer.convertedInputs)
     if (name == workspace.name())

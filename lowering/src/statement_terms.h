@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,10 +42,15 @@ struct SignedTerm {
 // inputs in storage order (one converted if they disagree, recorded in
 // `decisions` and `convertedInputs`), `lhs`'s storage order where they leave
 // a choice; indices of `lhs` the term does not use are looped over innermost.
-// `keptAccesses` (the accesses a pos iterates) are never converted.
+// `keptAccesses` (the accesses a pos iterates) are never converted; a copy
+// takes a name none of `takenNames` has, and adds it there.
 std::vector<ir::IndexVar> termLoopOrder(const ir::Access& lhs, SignedTerm& term, std::vector<std::string>& decisions,
                                         std::vector<std::pair<std::string, ir::TensorVar>>& convertedInputs,
+                                        std::set<std::string>& takenNames,
                                         const std::vector<ir::Access>& keptAccesses = {});
+// The names a copy tcc makes for `assignment` must not take: `request`'s
+// and those of the assignment's tensors.
+std::set<std::string> namesTakenIn(const ir::AssignmentNode& assignment, const ScheduleRequest& request);
 
 // precompute(expr, i_vars, o_vars, W) with W a sparse workspace tensor, the
 // request's command `commandIndex` (sparse_precompute.cpp).

@@ -464,6 +464,32 @@ TEST(GpuSchedules, AWorkspaceACommandAsksForIsRefusedAtIt) {
   }
 }
 
+// A workspace tcc inserted itself (no command asked for it) under a GPU
+// loop is described by what it is for, not by its name inside (w_A, ws_A).
+TEST(GpuSchedules, AWorkspaceTccInsertedIsDescribedInWords) {
+  const std::string rowWise = "tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\n"
+                              "A(i,j) = B(i,k) * C(k,j)\n";
+  const std::string outer = "tensor A(I, J) : csr\ntensor B(I, K) : dcsc\ntensor C(K, J) : dcsr\n"
+                            "A(i,j) = B(i,k) * C(k,j)\n";
+  struct Case {
+    std::string dsl, message;
+  };
+  const std::vector<Case> cases = {
+      {withSchedule(rowWise, "parallelize(k, GPUThread, Atomics)"),
+       "test.tc:6:1: error: parallelize(k, GPUThread, Atomics): the dense workspace tcc inserted for A would be "
+       "shared by GPU threads; workspaces with indices under GPU loops are not supported yet"},
+      {outer,
+       "test.tc:4:1: error: cannot compile `A(i,j) = B(i,k) * C(k,j)`: the default GPU mapping's "
+       "parallelize(k, GPUWarp, NoRaces): the sparse workspace tcc inserted for A would be shared by GPU threads"},
+  };
+  for (const auto& each : cases) {
+    SCOPED_TRACE(each.dsl);
+    std::string message = cudaErrorOf(each.dsl);
+    EXPECT_TRUE(contains(message, each.message)) << message;
+    EXPECT_FALSE(contains(message, "w_A")) << message;
+  }
+}
+
 // A schedule with no parallelize gets the default mapping; where its
 // parallelize does not fit the loops the schedule made, the refusal is the
 // statement's and says whose parallelize it was (the user wrote none).

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,48 @@ TEST(UserTensorsNamedLikeTccs, InputsNamedLikeCopiesComputeAsWritten) {
   expectProgramMatchesReference(kInputNamedLikeACopyAmongSums, {{"B", randomSparse({37, 29}, 0.2, 9202)},
                                                                 {"B_by_i_k", randomSparse({37, 29}, 0.2, 9203)},
                                                                 {"C", randomSparse({37, 23}, 0.2, 9204)}});
+}
+
+// B is CSC and A CSR, so tcc reads B from a copy in the loops' order, which
+// it would name B_by_i_j; the user's own B_by_i_j keeps that name, read
+// beside the copy (in the same statement, or another), and the copy takes
+// another.
+const char* kCopiedInput = "tensor Y(I, J) : dense\ntensor A(I, J) : csr\ntensor B(I, J) : csc\n"
+                           "tensor B_by_i_j(I, J) : csr\n";
+
+std::map<std::string, rt::Coo> copiedInputData() {
+  return {{"A", randomSparse({37, 29}, 0.25, 9300)},
+          {"B", randomSparse({37, 29}, 0.25, 9301)},
+          {"B_by_i_j", randomSparse({37, 29}, 0.25, 9302)},
+          {"C", randomSparse({37, 23}, 0.2, 9303)}};
+}
+
+TEST(UserTensorsNamedLikeTccs, InputsNamedLikeTheCopyOfAnotherComputeAsWritten) {
+  const std::vector<std::string> programs = {
+      std::string(kCopiedInput) + "Y(i,j) = A(i,j) * B(i,j) + B_by_i_j(i,j)\n",
+      std::string(kCopiedInput) + "Y(i,j) = B_by_i_j(i,j) - A(i,j) * B(i,j)\n",
+      std::string(kCopiedInput) + "tensor Z(I, J) : dense\nY(i,j) = A(i,j) * B(i,j)\nZ(i,j) = 2 * B_by_i_j(i,j)\n",
+      // Terms that sum over different variables, each in loops of its own.
+      std::string(kCopiedInput) + "tensor C(I, L) : csr\n"
+                                  "Y(i,j) = A(i,j) * B(i,j) - A(i,j) * B(i,j) * C(i,l) + B_by_i_j(i,j)\n",
+  };
+  for (const auto& dsl : programs) {
+    SCOPED_TRACE(dsl);
+    EXPECT_EQ(errorOf(dsl), "");
+    EXPECT_TRUE(contains(decisionsOf(dsl), "B(i,j) is read from a copy B_by_i_j_2 stored")) << decisionsOf(dsl);
+    expectProgramMatchesReference(dsl, declaredInputs(dsl, copiedInputData()));
+  }
+}
+
+// Terms that copy the same input into the same order read one copy.
+TEST(TccsOwnTensors, TermsThatCopyAnInputAlikeShareTheCopy) {
+  const std::string dsl = "tensor Y(I, J) : csr\ntensor A(I, J) : csr\ntensor B(I, J) : csc\ntensor C(I, L) : csr\n"
+                          "Y(i,j) = A(i,j) * B(i,j) - A(i,j) * B(i,j) * C(i,l)\n";
+  std::string decisions = decisionsOf(dsl);
+  EXPECT_TRUE(contains(decisions, "the sparse inputs of the term A(i,j) * B_by_i_j(i,j) * C(i,l) admit no common loop "
+                                  "order: B(i,j) is read from a copy B_by_i_j stored")) << decisions;
+  EXPECT_FALSE(contains(decisions, "B_by_i_j_2")) << decisions;
+  expectProgramMatchesReference(dsl, declaredInputs(dsl, copiedInputData()));
 }
 
 // tcc's own tensors, beside the lookalikes above: described by what they

@@ -140,6 +140,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
                                       "updates are not supported yet: write the result to a new tensor");
       compiled.computedOutput = compiled.output;
       schedule = scheduleRequestFor(program.syntax(), statement);
+      for (const auto& tensor : program.tensors()) schedule.request.takenNames.insert(tensor.name());
       const lowering::ScheduleRequest& request = schedule.request;
       // On the cuda target a product with an N:M operand is the nm_spmm
       // intrinsic's (it maps no loops); elsewhere N:M operands are dense copies.

@@ -71,7 +71,7 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
     if (privateTemporaries.count(output)) continue;
     const bool temporary = !isParameter(output) && output.order() == 0;
     requireParallelizable(forall, isParameter(output) || temporary,
-                          "workspace " + output.name() + " would be shared by GPU threads; workspaces with indices "
+                          workspaceInWords(output) + " would be shared by GPU threads; workspaces with indices "
                           "under GPU loops are not supported yet");
     if (temporary) {
       planSumIntoTemporary(forall, output, plan);

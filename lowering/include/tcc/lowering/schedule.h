@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -85,6 +86,9 @@ struct ScheduleRequest {
   // Inputs read in their own order, never from a converted copy (a
   // workspace tensor that a precompute fills).
   std::vector<std::string> keptInOrder;
+  // Names the tensors tcc makes (copies of inputs in the loops' order) do
+  // not take: the program's tensors' (the statement's own are never taken).
+  std::set<std::string> takenNames;
 };
 
 // An illegal or unsupported command: names the command (its index in the
