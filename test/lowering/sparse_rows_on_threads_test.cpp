@@ -3,7 +3,8 @@
 // each range's cursors found by binary search and merged as the serial
 // loop merges. Sums, differences, a scaled operand, three operands, a
 // union with an intersection inside, sparse rows beside located (CSR)
-// ones, a union times a vector; dense, CSR and DCSR outputs; in strict
+// ones, a union times a vector, sums over the rows (a reduction, atomic
+// updates); dense, CSR and DCSR outputs; in strict
 // and fast mode, against the dense reference on random matrices with many
 // empty rows (rows only one operand stores; fewer rows than ranges, and
 // many more) and real ones (ibm32a, ibm32b). What threads still cannot
@@ -21,6 +22,7 @@ struct Statement {
   std::string declarations;  // the operands and any vector, not the output
   std::string text;
   bool matrixOutput = true;  // Y(I, J), stored in each output format
+  std::string schedule = "parallelize(i, CPUThread, NoRaces)";
 };
 
 const std::vector<Statement> kStatements = {
@@ -31,9 +33,13 @@ const std::vector<Statement> kStatements = {
     {"tensor A(I, J) : dcsr\ntensor B(I, J) : coo\n", "Y(i,j) = B(i,j) - 0.5 * A(i,j)"},
     {"tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor x(J) : dense\ntensor y(I) : dense\n",
      "y(i) = (A(i,j) + B(i,j)) * x(j)", false},
+    // Sums over the rows: a scalar each thread keeps a partial sum of, a
+    // vector the threads update atomically.
+    {"tensor s : dense\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\n", "s = sum(i, sum(j, A(i,j) + B(i,j)))",
+     false, "parallelize(i, CPUThread, ParallelReduction)"},
+    {"tensor y(J) : dense\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\n", "y(j) = sum(i, A(i,j) - 2 * B(i,j))",
+     false, "parallelize(i, CPUThread, Atomics)"},
 };
-
-const char* const kRowsOnThreads = "parallelize(i, CPUThread, NoRaces)";
 
 rt::Coo transposed(const rt::Coo& matrix) {
   rt::Coo result = matrix;
@@ -64,7 +70,7 @@ std::vector<Inputs> allInputs() {
 std::string program(const Statement& statement, const std::string& output, const std::string& mode) {
   std::string declarations = statement.declarations;
   if (statement.matrixOutput) declarations = "tensor Y(I, J) : " + output + "\n" + declarations;
-  return withSchedule(declarations + statement.text + "\n" + mode, kRowsOnThreads);
+  return withSchedule(declarations + statement.text + "\n" + mode, statement.schedule);
 }
 
 TEST(SparseRowsOnThreads, UnionsMatchReference) {
@@ -92,9 +98,9 @@ TEST(SparseRowsOnThreads, UnionsMatchReference) {
         }
       }
     }
-  // Five matrix statements in three output formats and the vector one,
-  // in both modes, on four inputs.
-  EXPECT_EQ(checked, (5 * 3 + 1) * 2 * 4);
+  // Five matrix statements in three output formats and three with a
+  // dense output, in both modes, on four inputs.
+  EXPECT_EQ(checked, (5 * 3 + 3) * 2 * 4);
 }
 
 TEST(SparseRowsOnThreads, WhatThreadsCannotSplitIsRefused) {
