@@ -88,6 +88,18 @@ bool denseDriven(const std::vector<LevelIterator>& iterators, const std::vector<
   });
 }
 
+// One unique level (or a workspace's list) drives every lattice point
+// alone: lowerSparseDrivenLoops counts over its positions.
+bool countedByLoneDriver(const std::vector<LevelIterator>& iterators, const std::vector<LatticePoint>& lattice) {
+  if (denseDriven(iterators, lattice) || lattice.size() != 1) return false;
+  std::vector<const LevelIterator*> drivers;
+  for (int id : lattice[0].iterators) {
+    auto it = std::find_if(iterators.begin(), iterators.end(), [&](const LevelIterator& each) { return each.id == id; });
+    if (!it->locatable()) drivers.push_back(&*it);
+  }
+  return drivers.size() == 1 && (drivers[0]->format.unique || drivers[0]->workspaceList);
+}
+
 }  // namespace
 
 Stmt Lowerer::lower(const ir::IndexStmt& stmt) {
@@ -207,6 +219,11 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   for (const auto& it : iterators) iteratorIds_[forall][it.access] = it.id;
   auto twins = shareIterators(forall, iterators);
   std::vector<LatticePoint> lattice = latticeOf(forall, iterators);
+  if (mergesInCoordinateChunks(forall, iterators, countedByLoneDriver(iterators, lattice))) {
+    for (const auto& twin : twins) twinOf_.erase(twin);
+    iteratorIds_.erase(forall);
+    return lowerInCoordinateChunks(forall);
+  }
   // (The loops after a pos's positions: lower_position_remainder.cpp.)
   std::vector<Stmt> remainderSetup;
   bool anyPoint = restrictToRemainder(forall, iterators, lattice, remainderSetup);

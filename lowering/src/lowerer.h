@@ -116,6 +116,13 @@ class Lowerer {
   // `forall` is such a thread loop.
   std::optional<ir::IndexVar> ownedVariable(const ir::ForallNode* forall);
   imp::Stmt lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar& owned);
+  // A thread loop whose iterations merge sparse operands' cursors, cut
+  // into ranges of coordinates instead (lower_coordinate_chunks.cpp):
+  // whether `forall` is one, given its iterators and whether one unique
+  // level drives it alone (a counted loop the threads split as it is).
+  bool mergesInCoordinateChunks(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators,
+                                bool countedByLoneDriver) const;
+  imp::Stmt lowerInCoordinateChunks(const ir::ForallNode* forall);
   imp::Stmt lowerAssignment(const ir::AssignmentNode* assignment);
   // The iterators over `forall`'s variable: one for each access of its body
   // that indexes the variable, but left-hand sides (assembled, in

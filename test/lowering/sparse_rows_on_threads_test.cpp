@@ -1,0 +1,137 @@
+// Row loops on CPU threads over operands that store their rows sparsely
+// (DCSR, COO) merged as a union: the rows' coordinates cut into ranges,
+// each range's cursors found by binary search and merged as the serial
+// loop merges. Sums, differences, a scaled operand, three operands, a
+// union with an intersection inside, sparse rows beside located (CSR)
+// ones, a union times a vector, sums over the rows (a reduction, atomic
+// updates), a row's columns merged on the threads; dense, CSR and DCSR
+// outputs; in strict and fast mode, against the dense reference on random
+// matrices with many empty rows (rows only one operand stores; fewer rows
+// than ranges, and many more) and real ones (ibm32a, ibm32b). What
+// threads still cannot split is refused at the parallelize.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "kernel_check.h"
+
+namespace tcc::test {
+namespace {
+
+struct Statement {
+  std::string declarations;  // the operands and any vector, not the output
+  std::string text;
+  bool matrixOutput = true;  // Y(I, J), stored in each output format
+  std::string schedule = "parallelize(i, CPUThread, NoRaces)";
+};
+
+const std::vector<Statement> kStatements = {
+    {"tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\n", "Y(i,j) = A(i,j) + B(i,j)"},
+    {"tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : dcsr\n", "Y(i,j) = 2 * A(i,j) - B(i,j) + C(i,j)"},
+    {"tensor A(I, J) : dcsr\ntensor B(I, J) : csr\n", "Y(i,j) = A(i,j) - B(i,j)"},
+    {"tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : csr\n", "Y(i,j) = A(i,j) + B(i,j) * C(i,j)"},
+    {"tensor A(I, J) : dcsr\ntensor B(I, J) : coo\n", "Y(i,j) = B(i,j) - 0.5 * A(i,j)"},
+    {"tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor x(J) : dense\ntensor y(I) : dense\n",
+     "y(i) = (A(i,j) + B(i,j)) * x(j)", false},
+    // Sums over the rows: a scalar each thread keeps a partial sum of, a
+    // vector the threads update atomically.
+    {"tensor s : dense\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\n", "s = sum(i, sum(j, A(i,j) + B(i,j)))",
+     false, "parallelize(i, CPUThread, ParallelReduction)"},
+    {"tensor y(J) : dense\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\n", "y(j) = sum(i, A(i,j) - 2 * B(i,j))",
+     false, "parallelize(i, CPUThread, Atomics)"},
+    // The merge of a row's columns on the threads, row by row.
+    {"tensor Y(I, J) : dense\ntensor A(I, J) : dcsr\ntensor B(I, J) : csr\n", "Y(i,j) = A(i,j) - B(i,j)", false,
+     "parallelize(j, CPUThread, NoRaces)"},
+};
+
+rt::Coo transposed(const rt::Coo& matrix) {
+  rt::Coo result = matrix;
+  std::swap(result.dims[0], result.dims[1]);
+  std::swap(result.coords[0], result.coords[1]);
+  return result;
+}
+
+struct Inputs {
+  std::string name;
+  std::map<std::string, rt::Coo> tensors;
+};
+
+std::vector<Inputs> allInputs() {
+  auto inputs = [](const std::string& name, rt::Coo a, rt::Coo b, uint64_t seed) {
+    int32_t n = a.dims[0], m = a.dims[1];
+    return Inputs{name,
+                  {{"A", std::move(a)}, {"B", std::move(b)}, {"C", randomSparse({n, m}, 0.3, seed)},
+                   {"x", randomDense({m}, seed + 1)}}};
+  };
+  return {inputs("random 10x8, fewer rows than ranges", randomSparse({10, 8}, 0.12, 1), randomSparse({10, 8}, 0.2, 2), 3),
+          inputs("random 40x30, most rows empty", randomSparse({40, 30}, 0.02, 5), randomSparse({40, 30}, 0.04, 6), 7),
+          inputs("random 3000x20, rows only one operand stores", randomSparse({3000, 20}, 0.01, 10),
+                 randomSparse({3000, 20}, 0.015, 11), 12),
+          inputs("ibm32a + ibm32b^T", realMatrix("ibm32a.mtx"), transposed(realMatrix("ibm32b.mtx")), 20)};
+}
+
+std::string program(const Statement& statement, const std::string& output, const std::string& mode) {
+  std::string declarations = statement.declarations;
+  if (statement.matrixOutput) declarations = "tensor Y(I, J) : " + output + "\n" + declarations;
+  return withSchedule(declarations + statement.text + "\n" + mode, statement.schedule);
+}
+
+TEST(SparseRowsOnThreads, UnionsMatchReference) {
+  const std::vector<Inputs> all = allInputs();
+  int checked = 0;
+  for (const auto& statement : kStatements)
+    for (const char* output : {"dense", "csr", "dcsr"}) {
+      if (!statement.matrixOutput && std::string(output) != "dense") continue;
+      for (const char* mode : {"", "fp fast\n"}) {
+        std::string dsl = program(statement, output, mode);
+        for (const auto& inputs : all) {
+          SCOPED_TRACE(inputs.name + "\n" + dsl);
+          ++checked;
+          std::string code;
+          try {
+            code = expectProgramMatchesReference(dsl, declaredInputs(dsl, inputs.tensors));
+          } catch (const std::exception& error) {
+            ADD_FAILURE() << error.what();
+            continue;
+          }
+          // The coordinates in ranges on the threads, each range's cursors
+          // found by binary search.
+          EXPECT_TRUE(contains(code, "on the threads, each merging the operands' cursors")) << code;
+          EXPECT_TRUE(contains(code, "tcc_lower_bound(A")) << code;
+        }
+      }
+    }
+  // Five matrix statements in three output formats and four with a
+  // dense output, in both modes, on four inputs.
+  EXPECT_EQ(checked, (5 * 3 + 4) * 2 * 4);
+}
+
+TEST(SparseRowsOnThreads, WhatThreadsCannotSplitIsRefused) {
+  struct Refused {
+    std::string program, schedule, message;
+  };
+  const std::string add = "tensor Y(I, J) : dense\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\n"
+                          "Y(i,j) = A(i,j) + B(i,j)\n";
+  const std::vector<Refused> refused = {
+      {add, "parallelize(i, CPUVector, NoRaces)",
+       "co-iterating several sparse operands is a while-loop, which cannot be split among threads or vector lanes"},
+      // The rows' merge on threads, and the columns' inside it too.
+      {add, "parallelize(i, CPUThread, NoRaces)\nparallelize(j, CPUThread, NoRaces)",
+       "loops nested in a parallel loop run serially"},
+      // A sparse output's columns are appended in order.
+      {"tensor Y(I, J) : csr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\nY(i,j) = A(i,j) + B(i,j)\n",
+       "parallelize(j, CPUThread, NoRaces)", "output Y is assembled in order"},
+  };
+  for (const auto& each : refused) {
+    std::string dsl = withSchedule(each.program, each.schedule);
+    SCOPED_TRACE(dsl);
+    frontend::Diagnostic refusal = refusalOf(dsl);
+    std::string command = each.schedule.substr(each.schedule.rfind('\n') + 1);
+    int line = static_cast<int>(std::count(dsl.begin(), dsl.end(), '\n')) - 1;
+    EXPECT_EQ(refusal.location, (frontend::SourceLocation{"test.tc", line, 1})) << refusal.format();
+    EXPECT_EQ(refusal.message.rfind(command + ": " + each.message, 0), 0u) << refusal.message;
+  }
+}
+
+}  // namespace
+}  // namespace tcc::test
