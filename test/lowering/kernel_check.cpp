@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "tcc/ir/index_printer.h"
@@ -17,6 +18,23 @@ rt::Coo randomDense(std::vector<int32_t> dims, uint64_t seed) { return rt::rando
 
 std::string withSchedule(const std::string& program, const std::string& schedule) {
   return program + "schedule {\n" + schedule + "\n}\n";
+}
+
+void expectRefusedAtLastCommand(const std::string& program, const std::string& schedule, const std::string& message) {
+  std::string dsl = withSchedule(program, schedule);
+  SCOPED_TRACE(dsl);
+  frontend::Diagnostic refusal = refusalOf(dsl);
+  std::string command = schedule.substr(schedule.rfind('\n') + 1);
+  int line = static_cast<int>(std::count(dsl.begin(), dsl.end(), '\n')) - 1;
+  EXPECT_EQ(refusal.location, (frontend::SourceLocation{"test.tc", line, 1})) << refusal.format();
+  EXPECT_EQ(refusal.message.rfind(command + ": " + message, 0), 0u) << refusal.message;
+}
+
+rt::Coo transposed(const rt::Coo& matrix) {
+  rt::Coo result = matrix;
+  std::swap(result.dims[0], result.dims[1]);
+  std::swap(result.coords[0], result.coords[1]);
+  return result;
 }
 
 std::string programOverAB(const std::string& formatA, const std::string& formatB, const std::string& declarations,

@@ -43,6 +43,10 @@ std::string errorOf(const std::string& dsl);
 // The one located diagnostic compiling the DSL text (named test.tc) is
 // refused with, or an empty one where it compiles.
 frontend::Diagnostic refusalOf(const std::string& dsl);
+// Expects `program` with `schedule` (withSchedule) to be refused at the
+// schedule's last command, with a message that starts with that command,
+// ": " and `message`.
+void expectRefusedAtLastCommand(const std::string& program, const std::string& schedule, const std::string& message);
 // The decisions `tcc explain` prints for the DSL text, one per line.
 std::string decisionsOf(const std::string& dsl);
 
@@ -51,6 +55,8 @@ inline bool contains(const std::string& text, const std::string& part) { return 
 // A seeded random sparse tensor with values in [-1, 1] \ {0}.
 rt::Coo randomSparse(std::vector<int32_t> dims, double density, uint64_t seed);
 rt::Coo randomDense(std::vector<int32_t> dims, uint64_t seed);
+// The matrix with its two modes swapped.
+rt::Coo transposed(const rt::Coo& matrix);
 // A real matrix from the shared data folder.
 rt::Coo realMatrix(const std::string& name);
 

@@ -355,15 +355,7 @@ TEST(NestedSumSchedules, RefusedAtTheCommandWithTheReason) {
        "A(i,j) = B(i,k) * C(k,j) + D(i,j)\n",
        "split(i, i0, i1, 2)\nprecompute(D(i,j), j, jw)", "the statement's terms fill one sparse workspace"},
   };
-  for (const auto& each : refused) {
-    std::string dsl = withSchedule(each.program, each.schedule);
-    SCOPED_TRACE(dsl);
-    frontend::Diagnostic refusal = refusalOf(dsl);
-    std::string command = each.schedule.substr(each.schedule.rfind('\n') + 1);
-    int line = static_cast<int>(std::count(dsl.begin(), dsl.end(), '\n')) - 1;
-    EXPECT_EQ(refusal.location, (frontend::SourceLocation{"test.tc", line, 1})) << refusal.format();
-    EXPECT_EQ(refusal.message.rfind(command + ": " + each.message, 0), 0u) << refusal.message;
-  }
+  for (const auto& each : refused) expectRefusedAtLastCommand(each.program, each.schedule, each.message);
 }
 
 }  // namespace

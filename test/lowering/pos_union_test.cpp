@@ -70,13 +70,6 @@ std::string program(const std::string& formatA, const std::string& formatB, cons
   return programOverAB(formatA, formatB, statement.declarations, statement.text, schedule);
 }
 
-rt::Coo transposed(const rt::Coo& matrix) {
-  rt::Coo result = matrix;
-  std::swap(result.dims[0], result.dims[1]);
-  std::swap(result.coords[0], result.coords[1]);
-  return result;
-}
-
 struct Inputs {
   std::string name;
   std::map<std::string, rt::Coo> tensors;

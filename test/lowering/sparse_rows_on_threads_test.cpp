@@ -44,13 +44,6 @@ const std::vector<Statement> kStatements = {
      "parallelize(j, CPUThread, NoRaces)"},
 };
 
-rt::Coo transposed(const rt::Coo& matrix) {
-  rt::Coo result = matrix;
-  std::swap(result.dims[0], result.dims[1]);
-  std::swap(result.coords[0], result.coords[1]);
-  return result;
-}
-
 struct Inputs {
   std::string name;
   std::map<std::string, rt::Coo> tensors;
@@ -122,15 +115,7 @@ TEST(SparseRowsOnThreads, WhatThreadsCannotSplitIsRefused) {
       {"tensor Y(I, J) : csr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\nY(i,j) = A(i,j) + B(i,j)\n",
        "parallelize(j, CPUThread, NoRaces)", "output Y is assembled in order"},
   };
-  for (const auto& each : refused) {
-    std::string dsl = withSchedule(each.program, each.schedule);
-    SCOPED_TRACE(dsl);
-    frontend::Diagnostic refusal = refusalOf(dsl);
-    std::string command = each.schedule.substr(each.schedule.rfind('\n') + 1);
-    int line = static_cast<int>(std::count(dsl.begin(), dsl.end(), '\n')) - 1;
-    EXPECT_EQ(refusal.location, (frontend::SourceLocation{"test.tc", line, 1})) << refusal.format();
-    EXPECT_EQ(refusal.message.rfind(command + ": " + each.message, 0), 0u) << refusal.message;
-  }
+  for (const auto& each : refused) expectRefusedAtLastCommand(each.program, each.schedule, each.message);
 }
 
 }  // namespace

@@ -24,15 +24,6 @@ std::string safeName(std::string text) {
   return text;
 }
 
-rt::Coo transposed(const rt::Coo& matrix) {
-  rt::Coo result = rt::Coo::ofShape({matrix.dims[1], matrix.dims[0]});
-  for (size_t k = 0; k < matrix.nnz(); ++k) {
-    int32_t coordinate[2] = {matrix.coords[1][k], matrix.coords[0][k]};
-    result.push(coordinate, matrix.values[k]);
-  }
-  return result;
-}
-
 struct Case {
   std::string name;
   std::string program;
