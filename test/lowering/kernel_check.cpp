@@ -20,6 +20,15 @@ std::string withSchedule(const std::string& program, const std::string& schedule
   return program + "schedule {\n" + schedule + "\n}\n";
 }
 
+std::optional<std::string> codeMatchingReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs) {
+  try {
+    return expectProgramMatchesReference(dsl, inputs);
+  } catch (const std::exception& error) {
+    ADD_FAILURE() << error.what();
+    return std::nullopt;
+  }
+}
+
 void expectRefusedAtLastCommand(const std::string& program, const std::string& schedule, const std::string& message) {
   std::string dsl = withSchedule(program, schedule);
   SCOPED_TRACE(dsl);

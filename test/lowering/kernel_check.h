@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ std::string expectProgramMatchesReference(const std::string& dsl, const std::map
 // Same, compiled with `options` and compared within `relativeTolerance`.
 std::string expectProgramMatchesReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs,
                                           const CompileOptions& options, double relativeTolerance);
+
+// Same, with what compiling throws (a refusal) recorded as a failure of
+// the test: the printed code, or nullopt.
+std::optional<std::string> codeMatchingReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs);
 
 // `program` followed by `schedule { <schedule> }`.
 std::string withSchedule(const std::string& program, const std::string& schedule);
