@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,25 @@ struct KernelCase {
   std::string output;
   std::map<std::string, tcc::rt::Coo> inputs;
 };
+
+// A comma-separated list (the benches' --kernels).
+inline std::vector<std::string> commaSeparated(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  for (std::string part; std::getline(stream, part, ',');) parts.push_back(part);
+  return parts;
+}
+
+// MTTKRP A(i,j) = B(i,k,l) C(k,j) D(l,j) on the order-3 tensor `b`, C and D
+// seeded dense factors of rank kMttkrpRank.
+inline KernelCase mttkrpCase(const std::string& name, tcc::rt::Coo b) {
+  const int32_t modeTwo = b.dims[1], modeThree = b.dims[2];
+  return KernelCase{"MTTKRP", name,
+                    "tensor A(I, J) : dense\ntensor B(I, K, L) : csf\ntensor C(K, J) : dense\ntensor D(L, J) : dense\n"
+                    "A(i, j) = B(i, k, l) * C(k, j) * D(l, j)\n",
+                    "A", {{"B", std::move(b)}, {"C", denseCoo({modeTwo, kMttkrpRank}, 3)},
+                          {"D", denseCoo({modeThree, kMttkrpRank}, 4)}}};
+}
 
 // The case of `kernel` (spmv, spmm, sddmm, ttm, mttkrp, spgemm, add) on
 // matrix `a` named `name`; nullopt for another name.
@@ -58,11 +78,7 @@ inline std::optional<KernelCase> kernelCaseOf(const std::string& kernel, const s
       b.push(coordinate, a.values[e]);
     }
     b.sort();
-    return KernelCase{"MTTKRP", name,
-                      "tensor A(I, J) : dense\ntensor B(I, K, L) : csf\ntensor C(K, J) : dense\ntensor D(L, J) : dense\n"
-                      "A(i, j) = B(i, k, l) * C(k, j) * D(l, j)\n",
-                      "A", {{"B", b}, {"C", denseCoo({columns, kMttkrpRank}, 3)},
-                            {"D", denseCoo({kMttkrpModeThree, kMttkrpRank}, 4)}}};
+    return mttkrpCase(name, std::move(b));
   }
   if (kernel == "spgemm")  // A A for square matrices, A A^T otherwise
     return KernelCase{"SpGEMM", name,

@@ -240,13 +240,6 @@ void writeSvg(const std::string& path, const std::vector<Summary>& list, const s
       << "'>geometric mean of peer time / tcc time over the inputs (above 1: tcc faster)</text>\n</svg>\n";
 }
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  for (std::string part; std::getline(stream, part, ',');) parts.push_back(part);
-  return parts;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -258,7 +251,7 @@ int main(int argc, char** argv) {
     const bool hasValue = i + 1 < argc;
     if (arg == "--repeat" && hasValue) settings.repeat = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--rounds" && hasValue) settings.rounds = std::max(1, std::atoi(argv[++i]));
-    else if (arg == "--kernels" && hasValue) kernels = split(argv[++i]);
+    else if (arg == "--kernels" && hasValue) kernels = commaSeparated(argv[++i]);
     else if (arg == "--markdown" && hasValue) markdownPath = argv[++i];
     else if (arg == "--svg" && hasValue) svgPath = argv[++i];
     else if (arg == "--backend" && hasValue && (argv[i + 1] == std::string("clang") || argv[i + 1] == std::string("system")))

@@ -59,12 +59,6 @@ std::string loadAverage() {
   return one + " " + five + " " + fifteen;
 }
 
-double secondsOf(const std::function<void()>& body) {
-  auto start = std::chrono::steady_clock::now();
-  body();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 struct TccTiming {
   double seconds;      // Kernel::run
   double callSeconds;  // zeroing a dense output and the entry point alone; NAN for sparse outputs
@@ -113,11 +107,11 @@ TccTiming timeAgainstEigen(const std::string& dsl, const std::map<std::string, t
     runMedians.push_back(median(kernel.run(inputs, tcc::RunOptions{repeat}).seconds));
     if (direct) {
       std::vector<double> samples;
-      for (int r = 0; r < repeat; ++r) samples.push_back(secondsOf(call));
+      for (int r = 0; r < repeat; ++r) samples.push_back(seconds(call));
       callMedians.push_back(median(samples));
     }
     std::vector<double> samples;
-    for (int r = 0; r < repeat; ++r) samples.push_back(secondsOf(eigen));
+    for (int r = 0; r < repeat; ++r) samples.push_back(seconds(eigen));
     eigenMedians.push_back(median(samples));
   }
   timing.seconds = median(runMedians);
@@ -148,14 +142,6 @@ std::string orDash(const char* format, double value) {
   return text;
 }
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  std::string part;
-  while (std::getline(stream, part, ',')) parts.push_back(part);
-  return parts;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -168,7 +154,7 @@ int main(int argc, char** argv) {
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--backend" && i + 1 < argc && (argv[i + 1] == std::string("clang") || argv[i + 1] == std::string("system")))
       backend = argv[++i] == std::string("system") ? tcc::jit::Backend::SystemCompiler : tcc::jit::Backend::ClangInterpreter;
-    else if (arg == "--kernels" && i + 1 < argc) kernels = split(argv[++i]);
+    else if (arg == "--kernels" && i + 1 < argc) kernels = commaSeparated(argv[++i]);
     else if (arg == "--fp" && i + 1 < argc && tcc::frontend::parseFloatingPointMode(argv[i + 1]))
       floatingPoint = *tcc::frontend::parseFloatingPointMode(argv[++i]);
     else if (arg.rfind("--", 0) == 0) {

@@ -177,19 +177,7 @@ struct PowerLawTensor {
 Row mttkrpRow(const PowerLawTensor& spec, int repeat, int rounds) {
   tcc::rt::Coo b = tcc::rt::randomPowerLawTensor(spec.dims, spec.nnz, spec.exponent, 11);
   b.sort();
-  // The matrix case's program on this tensor.
-  KernelCase kernelCase = *kernelCaseOf("mttkrp", spec.name, tcc::rt::Coo::ofShape({1, 1}));
-  kernelCase.inputs = {{"B", b}, {"C", denseCoo({spec.dims[1], kMttkrpRank}, 3)},
-                       {"D", denseCoo({spec.dims[2], kMttkrpRank}, 4)}};
-  return measure(kernelCase, repeat, rounds);
-}
-
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  std::string part;
-  while (std::getline(stream, part, ',')) parts.push_back(part);
-  return parts;
+  return measure(mttkrpCase(spec.name, std::move(b)), repeat, rounds);
 }
 
 // --aot-build: an empty DIR with the runner libraries the executables load,
@@ -234,7 +222,7 @@ int main(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
-    else if (arg == "--kernels" && i + 1 < argc) kernels = split(argv[++i]);
+    else if (arg == "--kernels" && i + 1 < argc) kernels = commaSeparated(argv[++i]);
     else if (arg == "--fp" && i + 1 < argc && tcc::frontend::parseFloatingPointMode(argv[i + 1]))
       floatingPoint = *tcc::frontend::parseFloatingPointMode(argv[++i]);
     else if ((arg == "--aot-build" || arg == "--aot") && i + 1 < argc)

@@ -13,6 +13,7 @@
 #include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
 #include "tcc/test/reference.h"
+#include "dense_of.h"
 
 namespace tcc::test {
 namespace {
@@ -92,13 +93,6 @@ std::vector<Case> tensors() {
   cases.push_back({"40 x 20 x 30, dense fibers", rt::randomUniform({40, 20, 30}, 0.3, 33)});
   cases.push_back({"300 x 50 x 60, power-law slices", rt::randomPowerLawTensor({300, 50, 60}, 20000, 1.0, 34)});
   return cases;
-}
-
-DenseArray denseOf(const rt::Coo& coo) {
-  DenseArray array;
-  array.dims.assign(coo.dims.begin(), coo.dims.end());
-  array.values = rt::toDense(coo);
-  return array;
 }
 
 void expectClose(const std::vector<double>& actual, const std::vector<double>& expected, double tolerance,

@@ -18,6 +18,7 @@
 #include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
 #include "tcc/test/reference.h"
+#include "dense_of.h"
 
 namespace tcc::test {
 namespace {
@@ -54,13 +55,6 @@ std::vector<Inputs> inputs() {
   for (const char* real : {"494_bus.mtx", "cage5.mtx", "Erdos971.mtx", "adder_dcop_05.mtx", "bcsstk13.mtx"})
     all.push_back({real, {{"K", 37}, {"L", 3}}, 0.05, 0, real});
   return all;
-}
-
-DenseArray denseOf(const rt::Coo& coo) {
-  DenseArray array;
-  array.dims.assign(coo.dims.begin(), coo.dims.end());
-  array.values = rt::toDense(coo);
-  return array;
 }
 
 rt::Coo withoutFirstCoordinates(const rt::Coo& all, int every) {

@@ -39,6 +39,14 @@ void expectRefusedAtLastCommand(const std::string& program, const std::string& s
   EXPECT_EQ(refusal.message.rfind(command + ": " + message, 0), 0u) << refusal.message;
 }
 
+NamedInputs inputsOverAB(const std::string& name, rt::Coo a, rt::Coo b, uint64_t seed) {
+  int32_t n = a.dims[0], m = a.dims[1];
+  return NamedInputs{name,
+                     {{"A", std::move(a)}, {"B", std::move(b)}, {"C", randomSparse({n, m}, 0.3, seed)},
+                      {"x", randomDense({m}, seed + 1)}, {"z", randomDense({m}, seed + 2)},
+                      {"D", randomDense({n, m}, seed + 3)}}};
+}
+
 rt::Coo transposed(const rt::Coo& matrix) {
   rt::Coo result = matrix;
   std::swap(result.dims[0], result.dims[1]);

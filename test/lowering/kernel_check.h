@@ -2,6 +2,7 @@
 // inputs and compares every output with the dense reference evaluator.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -60,6 +61,15 @@ inline bool contains(const std::string& text, const std::string& part) { return 
 // A seeded random sparse tensor with values in [-1, 1] \ {0}.
 rt::Coo randomSparse(std::vector<int32_t> dims, double density, uint64_t seed);
 rt::Coo randomDense(std::vector<int32_t> dims, uint64_t seed);
+// Named inputs of the tests over two sparse operands A and B (the pos-union
+// and sparse-rows tests): A and B as given, and from `seed` C sparse of
+// their shape, x and z dense over their columns, D dense of their shape.
+struct NamedInputs {
+  std::string name;
+  std::map<std::string, rt::Coo> tensors;
+};
+NamedInputs inputsOverAB(const std::string& name, rt::Coo a, rt::Coo b, uint64_t seed);
+
 // The matrix with its two modes swapped.
 rt::Coo transposed(const rt::Coo& matrix);
 // A real matrix from the shared data folder.

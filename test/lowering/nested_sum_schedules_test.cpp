@@ -142,6 +142,17 @@ void expectEachScheduleMatches(const std::vector<Scheduled>& statements, std::in
       }
 }
 
+// Each schedule of `program`, in each mode, against the reference on `inputs`.
+void expectSchedulesMatch(const std::string& program, std::initializer_list<const char*> schedules,
+                          std::initializer_list<const char*> modes, const std::map<std::string, rt::Coo>& inputs) {
+  for (const char* mode : modes)
+    for (const char* schedule : schedules) {
+      std::string dsl = withSchedule(program + mode, schedule);
+      SCOPED_TRACE(dsl);
+      expectProgramMatchesReference(dsl, inputs);
+    }
+}
+
 TEST(NestedSumSchedules, MatchReference) { expectEachScheduleMatches(scheduledStatements(), {""}, {11u, 12u}); }
 
 TEST(NestedSumSchedules, MatchReferenceOnARealMatrix) {
@@ -149,12 +160,10 @@ TEST(NestedSumSchedules, MatchReferenceOnARealMatrix) {
   int32_t n = a.dims[0];
   std::string program = "tensor r(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor b(I) : dense\n"
                         "r(i) = b(i) - A(i,j) * x(j)\n";
-  for (const char* schedule : {"pos(j, jp, A(i,j))\nsplit(jp, jp0, jp1, 4)\nparallelize(jp0, CPUThread, ParallelReduction)",
-                               "parallelize(i, CPUThread, NoRaces)"}) {
-    std::string dsl = withSchedule(program, schedule);
-    SCOPED_TRACE(dsl);
-    expectProgramMatchesReference(dsl, {{"A", a}, {"x", randomDense({n}, 960)}, {"b", randomDense({n}, 961)}});
-  }
+  expectSchedulesMatch(program,
+                       {"pos(j, jp, A(i,j))\nsplit(jp, jp0, jp1, 4)\nparallelize(jp0, CPUThread, ParallelReduction)",
+                        "parallelize(i, CPUThread, NoRaces)"},
+                       {""}, {{"A", a}, {"x", randomDense({n}, 960)}, {"b", randomDense({n}, 961)}});
 }
 
 // The concrete index notation shows where each command went: the sum that
@@ -245,15 +254,12 @@ TEST(NestedSumSchedules, ScalarResultsReducedAcrossASumOnARealMatrix) {
   int32_t n = b.dims[0];
   std::string program = "tensor y : dense\ntensor A(I) : dense\ntensor B(I, K) : csr\ntensor x(K) : dense\n"
                         "y = A(i) * sum(k, B(i,k) * x(k))\n";
-  for (const char* mode : {"", "fp fast\n"})
-    for (const char* schedule : {"parallelize(i, CPUThread, ParallelReduction)",
-                                 "split(i, i0, i1, 2)\nparallelize(i0, CPUThread, ParallelReduction)",
-                                 "split(i, i0, i1, 4)\nparallelize(i1, CPUThread, Temporary)",
-                                 "pos(k, kp, B(i,k))\nparallelize(kp, CPUThread, Atomics)"}) {
-      std::string dsl = withSchedule(program + mode, schedule);
-      SCOPED_TRACE(dsl);
-      expectProgramMatchesReference(dsl, {{"B", b}, {"x", randomDense({n}, 970)}, {"A", randomDense({n}, 971)}});
-    }
+  expectSchedulesMatch(program,
+                       {"parallelize(i, CPUThread, ParallelReduction)",
+                        "split(i, i0, i1, 2)\nparallelize(i0, CPUThread, ParallelReduction)",
+                        "split(i, i0, i1, 4)\nparallelize(i1, CPUThread, Temporary)",
+                        "pos(k, kp, B(i,k))\nparallelize(kp, CPUThread, Atomics)"},
+                       {"", "fp fast\n"}, {{"B", b}, {"x", randomDense({n}, 970)}, {"A", randomDense({n}, 971)}});
 }
 
 // dense_workspace([j]) (or a precompute of the whole right-hand side): the
@@ -303,13 +309,10 @@ TEST(NestedSumSchedules, WholeRightHandSidesInADenseWorkspaceOnARealMatrix) {
   int32_t n = a.dims[0];
   std::string program = "tensor r(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor b(I) : dense\n"
                         "r(i) = b(i) - A(i,j) * x(j)\n";
-  for (const char* mode : {"", "fp fast\n"})
-    for (const char* schedule : {"dense_workspace()\nparallelize(i, CPUThread, NoRaces)",
-                                 "dense_workspace()\npos(j, jp, A(i,j))\nparallelize(jp, CPUThread, Atomics)"}) {
-      std::string dsl = withSchedule(program + mode, schedule);
-      SCOPED_TRACE(dsl);
-      expectProgramMatchesReference(dsl, {{"A", a}, {"x", randomDense({n}, 980)}, {"b", randomDense({n}, 981)}});
-    }
+  expectSchedulesMatch(program,
+                       {"dense_workspace()\nparallelize(i, CPUThread, NoRaces)",
+                        "dense_workspace()\npos(j, jp, A(i,j))\nparallelize(jp, CPUThread, Atomics)"},
+                       {"", "fp fast\n"}, {{"A", a}, {"x", randomDense({n}, 980)}, {"b", randomDense({n}, 981)}});
 }
 
 struct Refused {

@@ -70,30 +70,18 @@ std::string program(const std::string& formatA, const std::string& formatB, cons
   return programOverAB(formatA, formatB, statement.declarations, statement.text, schedule);
 }
 
-struct Inputs {
-  std::string name;
-  std::map<std::string, rt::Coo> tensors;
-};
-
-std::vector<Inputs> allInputs() {
-  auto inputs = [](const std::string& name, rt::Coo a, rt::Coo b, uint64_t seed) {
-    int32_t n = a.dims[0], m = a.dims[1];
-    return Inputs{name,
-                  {{"A", std::move(a)}, {"B", std::move(b)}, {"C", randomSparse({n, m}, 0.3, seed)},
-                   {"x", randomDense({m}, seed + 1)}, {"z", randomDense({m}, seed + 2)},
-                   {"D", randomDense({n, m}, seed + 3)}}};
-  };
+std::vector<NamedInputs> allInputs() {
   // B overlapping A in part; sparse ones with empty rows (rows only B
   // stores, rows only A stores); two real matrices of the same shape.
   rt::Coo ibm32a = realMatrix("ibm32a.mtx");
   rt::Coo ibm32b = transposed(realMatrix("ibm32b.mtx"));
-  return {inputs("random 9x7", randomSparse({9, 7}, 0.4, 5), randomSparse({9, 7}, 0.5, 6), 7),
-          inputs("random 14x12, empty rows", randomSparse({14, 12}, 0.07, 10), randomSparse({14, 12}, 0.12, 11), 12),
-          inputs("ibm32a + ibm32b^T", ibm32a, ibm32b, 20)};
+  return {inputsOverAB("random 9x7", randomSparse({9, 7}, 0.4, 5), randomSparse({9, 7}, 0.5, 6), 7),
+          inputsOverAB("random 14x12, empty rows", randomSparse({14, 12}, 0.07, 10), randomSparse({14, 12}, 0.12, 11), 12),
+          inputsOverAB("ibm32a + ibm32b^T", ibm32a, ibm32b, 20)};
 }
 
 TEST(PosOverAUnion, MatchesReference) {
-  const std::vector<Inputs> all = allInputs();
+  const std::vector<NamedInputs> all = allInputs();
   int checked = 0;
   for (const auto& statement : kStatements)
     for (const char* formatB : {"csr", "dcsr", "coo"})
@@ -167,7 +155,7 @@ TEST(PosOverAUnion, RowsWithoutAUseTheCoordinateLoop) {
 // as the first, which the race strategy then adds to the result (an
 // atomic update, or each thread's partial sum).
 TEST(PosOverAUnion, SumsAcrossRowsOnThreads) {
-  const std::vector<Inputs> all = allInputs();
+  const std::vector<NamedInputs> all = allInputs();
   const Statement columns{"tensor x(K) : dense\ntensor s : dense\n", "s = (A(i,k) + 2 * B(i,k)) * x(k)"};
   for (const char* strategy : {"Atomics", "ParallelReduction"})
     for (const char* schedule : {"pos(k, kp, A(i,k))", "pos(k, kp, A(i,k))\nsplit(kp, kp0, kp1, 2)"}) {

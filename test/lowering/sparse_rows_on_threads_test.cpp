@@ -44,23 +44,12 @@ const std::vector<Statement> kStatements = {
      "parallelize(j, CPUThread, NoRaces)"},
 };
 
-struct Inputs {
-  std::string name;
-  std::map<std::string, rt::Coo> tensors;
-};
-
-std::vector<Inputs> allInputs() {
-  auto inputs = [](const std::string& name, rt::Coo a, rt::Coo b, uint64_t seed) {
-    int32_t n = a.dims[0], m = a.dims[1];
-    return Inputs{name,
-                  {{"A", std::move(a)}, {"B", std::move(b)}, {"C", randomSparse({n, m}, 0.3, seed)},
-                   {"x", randomDense({m}, seed + 1)}}};
-  };
-  return {inputs("random 10x8, fewer rows than ranges", randomSparse({10, 8}, 0.12, 1), randomSparse({10, 8}, 0.2, 2), 3),
-          inputs("random 40x30, most rows empty", randomSparse({40, 30}, 0.02, 5), randomSparse({40, 30}, 0.04, 6), 7),
-          inputs("random 3000x20, rows only one operand stores", randomSparse({3000, 20}, 0.01, 10),
+std::vector<NamedInputs> allInputs() {
+  return {inputsOverAB("random 10x8, fewer rows than ranges", randomSparse({10, 8}, 0.12, 1), randomSparse({10, 8}, 0.2, 2), 3),
+          inputsOverAB("random 40x30, most rows empty", randomSparse({40, 30}, 0.02, 5), randomSparse({40, 30}, 0.04, 6), 7),
+          inputsOverAB("random 3000x20, rows only one operand stores", randomSparse({3000, 20}, 0.01, 10),
                  randomSparse({3000, 20}, 0.015, 11), 12),
-          inputs("ibm32a + ibm32b^T", realMatrix("ibm32a.mtx"), transposed(realMatrix("ibm32b.mtx")), 20)};
+          inputsOverAB("ibm32a + ibm32b^T", realMatrix("ibm32a.mtx"), transposed(realMatrix("ibm32b.mtx")), 20)};
 }
 
 std::string program(const Statement& statement, const std::string& output, const std::string& mode) {
@@ -70,7 +59,7 @@ std::string program(const Statement& statement, const std::string& output, const
 }
 
 TEST(SparseRowsOnThreads, UnionsMatchReference) {
-  const std::vector<Inputs> all = allInputs();
+  const std::vector<NamedInputs> all = allInputs();
   int checked = 0;
   for (const auto& statement : kStatements)
     for (const char* output : {"dense", "csr", "dcsr"}) {
