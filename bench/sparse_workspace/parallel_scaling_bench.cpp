@@ -7,6 +7,14 @@
 //   transposed_spgemm  A^T = B * B, every operand CSR, A(j, i) scattered by i
 //   sp_mttkrp          A(i, j) = B(k, l, i) C(k, j) D(l, j), B in CSF, A in DCSR
 //   sp_ttm             A(i, j, l) = B(k, i, j) C(k, l), B in CSF, C in CSR, A in COO
+//   dcsr_add           A = B + C, every operand DCSR (rows stored sparsely), rows on threads
+//   dcsr_add3          A = B + C + D, every operand DCSR, rows on threads
+//
+// The DCSR adds run on hypersparse scale-ups: kron(S, M) for a real matrix M
+// and a seeded S with one entry in a sixteenth of its rows, so that most of
+// the rows of the result are empty; each operand draws its own S, and the
+// threads merge the operands' row coordinates in ranges (a sparse workspace
+// a thread for the DCSR result's rows).
 //
 // The SpGEMMs run on each matrix named (a name of the shared data folder,
 // t:NAME for B^T B of a matrix that is not square, or NAME1,NAME2 for their
@@ -464,6 +472,25 @@ std::map<std::string, tcc::rt::Coo> productOperands(const std::string& name) {
   return {{"B", transposed}, {"C", m}};
 }
 
+// kron(S, m) for a seeded 4096 x 4096 S with one entry (random column and
+// value) in about a sixteenth of its rows: m's pattern in a sixteenth of the
+// block rows, the other rows of the result empty.
+tcc::rt::Coo hypersparseScaleUp(const tcc::rt::Coo& m, uint64_t seed) {
+  constexpr int32_t kBlocks = 4096;
+  tcc::rt::Coo s = tcc::rt::Coo::ofShape({kBlocks, kBlocks});
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  for (int32_t row = 0; row < kBlocks; ++row) {
+    if (next() % 16 != 0) continue;
+    const int32_t coordinate[2] = {row, static_cast<int32_t>(next() % kBlocks)};
+    s.push(coordinate, 0.5 + static_cast<double>(next() % 1024) / 1024.0);
+  }
+  return tcc::rt::kroneckerProduct(s, m);
+}
+
 std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices) {
   std::vector<Benchmark> all;
   for (const auto& name : matrices) {
@@ -492,6 +519,25 @@ std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices) {
                      {"B", tcc::rt::randomUniform({300, 300, 300}, 0.01, 2027)},
                      {"C", tcc::rt::randomUniform({300, 64}, 0.1, 3)}};
                  }});
+  for (const char* name : {"bcspwr10", "dwt_992"}) {
+    const std::string input = std::string("kron(S, ") + name + "), S 4096 x 4096 with an entry in 1/16 of its rows";
+    all.push_back({"dcsr_add", input,
+                   "tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : dcsr\nA(i, j) = B(i, j) + C(i, j)\n",
+                   "parallelize(i, CPUThread, NoRaces)", [name] {
+                     tcc::rt::Coo m = matrixNamed(name);
+                     return std::map<std::string, tcc::rt::Coo>{{"B", hypersparseScaleUp(m, 11)},
+                                                                {"C", hypersparseScaleUp(m, 12)}};
+                   }});
+    all.push_back({"dcsr_add3", input,
+                   "tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : dcsr\ntensor D(I, J) : dcsr\n"
+                   "A(i, j) = B(i, j) + C(i, j) + D(i, j)\n",
+                   "parallelize(i, CPUThread, NoRaces)", [name] {
+                     tcc::rt::Coo m = matrixNamed(name);
+                     return std::map<std::string, tcc::rt::Coo>{{"B", hypersparseScaleUp(m, 21)},
+                                                                {"C", hypersparseScaleUp(m, 22)},
+                                                                {"D", hypersparseScaleUp(m, 23)}};
+                   }});
+  }
   return all;
 }
 
