@@ -10,6 +10,7 @@
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/ir/index_replace.h"
+#include "tcc/lowering/inserted_tensor_names.h"
 #include "tcc/lowering/lower.h"
 #include "schedule_loops.h"
 #include "schedule_nested_sums.h"
@@ -131,8 +132,9 @@ bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr
   nest.precompute = PrecomputeCommand{rhs, j, j};
   std::vector<IndexVar> common(nest.loops.begin(), nest.loops.begin() + firstReduction);
   nest.decisions.push_back("summing over " + nest.loops[firstReduction].name() + " between " + output.name() +
-                           "'s coordinates would append " + j.name() + " out of order: inserted dense workspace w_" +
-                           output.name() + "(" + j.name() + ") with a list of touched coordinates (Gustavson)");
+                           "'s coordinates would append " + j.name() + " out of order: inserted dense workspace " +
+                           nest.denseWorkspaceName(output) + "(" + j.name() +
+                           ") with a list of touched coordinates (Gustavson)");
   nest.decisions.push_back("dense workspace optimization (§6.2): the loop order sums over " +
                            nest.loops[firstReduction].name() + " and only " + j.name() + " follows it" +
                            (common.empty() ? std::string()
@@ -177,7 +179,7 @@ void describeThreadLoops(LoopNest& nest, const Access& lhs) {
       for (size_t q = p + 1; q < nest.loops.size() && !above; ++q)
         for (const auto& origin : nest.originsOf(nest.loops[q]))
           if (origin == nest.precompute->var) above = true;
-      if (above) nest.decisions.push_back("each thread fills its own copy of the workspace w_" + output.name());
+      if (above) nest.decisions.push_back("each thread fills its own copy of the workspace " + nest.denseWorkspaceName(output));
     }
   }
 }
@@ -192,16 +194,6 @@ void describeThreadLoops(LoopNest& nest, const Access& lhs) {
 struct InputConversion {
   Access original, converted;
 };
-
-// `base`, else base_2, base_3, ...: the first name `taken` lacks, taken
-// from then on. A user's tensor may be named the way tcc names a copy
-// (A_by_j_i); the copy then takes another name, and each keeps its own.
-std::string takeFreshName(const std::string& base, std::set<std::string>& taken) {
-  std::string name = base;
-  for (int suffix = 2; taken.count(name); ++suffix) name = base + "_" + std::to_string(suffix);
-  taken.insert(name);
-  return name;
-}
 
 std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, const IndexExpr& rhs,
                                                           std::set<std::string>& takenNames,
@@ -473,10 +465,11 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
         workspaceTerms.push_back(filled);
       }
       ConcretizedStatement result;
+      nest.takenNames = takenNames;
       result.stmt = buildTermwiseSparseWorkspace(nest, lhs, workspaceTerms);
       if (!onlyWorkspaceCommands && !request.commands.empty())
         result.stmt = scheduleNestedSums(result.stmt, request.commands, *assignment, nest.decisions,
-                                         /*workspaceTaken=*/true);
+                                         nest.takenNames, /*workspaceTaken=*/true);
       result.loopOrder = workspaceTerms.front().loops;
       decisions.insert(decisions.end(), nest.decisions.begin(), nest.decisions.end());
       result.decisions = decisions;
@@ -491,7 +484,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     nested.sumsInTemporaries = true;
     nested.decisions = {"a sum nested inside the expression is computed into a scalar temporary (where)"};
     if (!request.commands.empty()) {
-      nested.stmt = scheduleNestedSums(nested.stmt, request.commands, *assignment, nested.decisions);
+      nested.stmt = scheduleNestedSums(nested.stmt, request.commands, *assignment, nested.decisions, takenNames);
     }
     return nested;
   }
@@ -567,6 +560,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   LoopNest nest;
   nest.loops = *order;
   nest.readAs = readAs;
+  nest.takenNames = takenNames;
   if (request.commands.empty())
     nest.decisions.push_back("loop order: " + joinNames(*order) +
                              " (sparse tensors are iterated in storage order; the output's order is preferred)");

@@ -67,14 +67,8 @@ Stmt Lowerer::lowerInCoordinateChunks(const ir::ForallNode* forall) {
     body.push_back(imp::Declare::make(first, ops::div(ops::mul(chunk, extent), chunks)));
     body.push_back(
         imp::Declare::make(stop, ops::div(ops::mul(ops::add(chunk, ops::IntImm::make(1, int64)), extent), chunks)));
-    ownedRanges_[var.name()] = {first, stop};
-    try {
-      body.push_back(lower(nest));
-    } catch (...) {
-      ownedRanges_.erase(var.name());
-      throw;
-    }
-    ownedRanges_.erase(var.name());
+    OwnedRangeScope owned(*this, var, {first, stop});
+    body.push_back(lower(nest));
   }
   before.push_back(imp::For::make(chunk, ops::IntImm::make(0, int64), chunks, imp::Block::make(body),
                                   imp::LoopKind::Parallel,

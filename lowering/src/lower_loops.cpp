@@ -430,16 +430,14 @@ Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar&
   Expr scanned = freshVar(owned.name() + "_scanned", int64);
   counting.push_back(imp::Declare::make(scanned, ops::IntImm::make(0, int64)));
   workPass_ = WorkPass{work, owned, scanned};
-  ownedRanges_[owned.name()] = {countingFirst, countingStop};
-  try {
+  {
+    OwnedRangeScope countingRange(*this, owned, {countingFirst, countingStop});
+    struct EndWorkPass {
+      std::optional<WorkPass>& pass;
+      ~EndWorkPass() { pass.reset(); }
+    } endWorkPass{workPass_};
     counting.push_back(lower(ir::ForallNode::make(forall->indexVar, forall->body, serial)));
-  } catch (...) {
-    workPass_.reset();
-    ownedRanges_.erase(owned.name());
-    throw;
   }
-  workPass_.reset();
-  ownedRanges_.erase(owned.name());
   counting.push_back(imp::Store::make(scans, countingPart, scanned));
   before.push_back(imp::For::make(countingPart, ops::IntImm::make(0, int64), threads, imp::Block::make(counting),
                                   imp::LoopKind::Parallel,
@@ -476,9 +474,8 @@ Stmt Lowerer::lowerOwnedRanges(const ir::ForallNode* forall, const ir::IndexVar&
     body = scope.iterationPrologue();
     body.push_back(imp::Declare::make(first, imp::Load::make(cuts, part)));
     body.push_back(imp::Declare::make(stop, imp::Load::make(cuts, ops::add(part, one))));
-    ownedRanges_[owned.name()] = {first, stop};
+    OwnedRangeScope ownedRange(*this, owned, {first, stop});
     body.push_back(lower(nest));
-    ownedRanges_.erase(owned.name());
   }
   before.push_back(imp::For::make(part, ops::IntImm::make(0, int64), parts, imp::Block::make(body),
                                   imp::LoopKind::Parallel,

@@ -171,6 +171,23 @@ class Lowerer {
     std::vector<ir::TensorVar> boundWorkspaces_;
     imp::LoopKind enclosingGpuUnit_;
   };
+  // Gives the running thread the coordinates [range.begin, range.end) of
+  // `var` (ownedRanges_) while it lives, whether lowering its loops
+  // returns or throws.
+  class OwnedRangeScope {
+   public:
+    OwnedRangeScope(Lowerer& lowerer, const ir::IndexVar& var, LoopRange range)
+        : lowerer_(lowerer), name_(var.name()) {
+      lowerer_.ownedRanges_[name_] = std::move(range);
+    }
+    ~OwnedRangeScope() { lowerer_.ownedRanges_.erase(name_); }
+    OwnedRangeScope(const OwnedRangeScope&) = delete;
+    OwnedRangeScope& operator=(const OwnedRangeScope&) = delete;
+
+   private:
+    Lowerer& lowerer_;
+    std::string name_;
+  };
   LoweringError sparseVariableScheduled(const ir::IndexVar& var, const ir::TensorVar& tensor) const;
   // Whether `output`'s rows can be assembled in parallel by a loop over
   // `var`: a dense first level indexed by var's origin, then one compressed level.

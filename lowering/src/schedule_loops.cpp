@@ -8,6 +8,7 @@
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/ir/index_replace.h"
+#include "tcc/lowering/inserted_tensor_names.h"
 
 namespace tcc::lowering {
 
@@ -404,6 +405,11 @@ ir::IndexStmt nestLoops(const std::vector<IndexVar>& loops, ir::IndexStmt body,
 
 std::set<IndexVar> LoopNest::originsOf(const IndexVar& var) const { return ir::originVars(var, relations); }
 
+const std::string& LoopNest::denseWorkspaceName(const ir::TensorVar& output) {
+  if (denseWorkspace.empty()) denseWorkspace = takeFreshName("w_" + output.name(), takenNames);
+  return denseWorkspace;
+}
+
 void applySchedule(LoopNest& nest, const std::vector<ScheduleCommand>& commands, const ir::AssignmentNode& assignment,
                    const std::vector<StorageEdge>& inputEdges) {
   std::map<IndexVar, size_t> unpositionedFuses;
@@ -463,8 +469,8 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
           sized = true;
         }
     }
-    ir::TensorVar workspace("w_" + output.name(), {dimension}, ir::Format::denseOfOrder(1), output.datatype(),
-                            ir::TensorProvenance::denseWorkspace(output, nest.precomputeText));
+    ir::TensorVar workspace(nest.denseWorkspaceName(output), {dimension}, ir::Format::denseOfOrder(1),
+                            output.datatype(), ir::TensorProvenance::denseWorkspace(output, nest.precomputeText));
     ir::IndexExpr consumerRhs = ir::replace(rhs, {{precompute.expr, ir::IndexExpr(workspace(precompute.var))}});
 
     std::vector<IndexVar> lhsVars = lhs.indices();

@@ -49,10 +49,20 @@ struct LoopNest {
   // loop in this nest, each with why (a precompute into a workspace tensor
   // renamed it where the workspace is filled), for the refusal.
   std::map<ir::IndexVar, std::string> absentBecause;
+  // The names the workspaces tcc inserts into the nest must not take: the
+  // program's tensors' and the copies' (takeFreshName adds each name a
+  // workspace takes).
+  std::set<std::string> takenNames;
+  // The name of the dense workspace the precompute fills, once named.
+  std::string denseWorkspace;
 
   // The statement's own variables a loop variable derives from (itself if
   // it is one): i0 -> {i}, fuse(i, j, f) -> {i, j}.
   std::set<ir::IndexVar> originsOf(const ir::IndexVar& var) const;
+  // The name of the dense workspace the precompute fills for `output`: w_Y,
+  // unless a tensor has it; taken when first asked (the decisions may name
+  // the workspace before buildConcreteNest makes it).
+  const std::string& denseWorkspaceName(const ir::TensorVar& output);
 };
 
 // Throws ScheduleError naming the offending command.

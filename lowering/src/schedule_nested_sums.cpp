@@ -13,6 +13,7 @@
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/ir/index_replace.h"
+#include "tcc/lowering/inserted_tensor_names.h"
 
 namespace tcc::lowering {
 
@@ -95,9 +96,9 @@ struct LoopAt {
 class NestedScheduler {
  public:
   NestedScheduler(const ir::IndexStmt& concrete, const ir::AssignmentNode& assignment,
-                  std::vector<std::string>& decisions, bool workspaceTaken)
+                  std::vector<std::string>& decisions, std::set<std::string> takenNames, bool workspaceTaken)
       : root_(chainOf(concrete, nullptr)), assignment_(assignment), decisions_(decisions),
-        workspaceTaken_(workspaceTaken) {
+        takenNames_(std::move(takenNames)), workspaceTaken_(workspaceTaken) {
     for (const auto& var : ir::indexVarsOf(concrete)) statementVars_.insert(var);
     for (const auto& var : ir::indexVarsOf(assignment.rhs)) statementVars_.insert(var);
     for (const auto& var : assignment.lhs.indices()) statementVars_.insert(var);
@@ -376,6 +377,7 @@ class NestedScheduler {
       nest.precompute = precompute_;
       nest.precomputeCommand = precomputeIndex_;
       nest.precomputeText = precomputeText_;
+      nest.takenNames = takenNames_;
       std::vector<IndexVar> enclosing;
       for (const LoopChain* outer = chain.parent; outer; outer = outer->parent)
         for (const auto& loop : outer->loops) {
@@ -385,6 +387,7 @@ class NestedScheduler {
       const auto* assignment = chain.assignment.as<ir::AssignmentNode>();
       ir::IndexStmt built =
           buildConcreteNest(nest, assignment->lhs, assignment->rhs, assignment->accumulate, enclosing);
+      takenNames_ = nest.takenNames;
       decisions_.insert(decisions_.end(), nest.decisions.begin(), nest.decisions.end());
       if (const auto* relations = built.as<ir::SuchThatNode>()) built = relations->stmt;  // one such-that, around all
       return built;
@@ -406,7 +409,8 @@ class NestedScheduler {
     const IndexVar &var = precompute_->var, &workspaceVar = precompute_->workspaceVar;
     auto at = std::find(chain.loops.begin(), chain.loops.end(), var);
     std::vector<IndexVar> outer(chain.loops.begin(), at), inner(at, chain.loops.end());
-    ir::TensorVar workspace("w_" + output.name(), {dimensionOf(var)}, ir::Format::denseOfOrder(1), output.datatype(),
+    ir::TensorVar workspace(takeFreshName("w_" + output.name(), takenNames_), {dimensionOf(var)},
+                            ir::Format::denseOfOrder(1), output.datatype(),
                             ir::TensorProvenance::denseWorkspace(output, precomputeText_));
     // Every update of the output (a term's, in a sequence of terms) goes
     // to the workspace instead.
@@ -544,6 +548,8 @@ class NestedScheduler {
   std::unique_ptr<LoopChain> root_;
   const ir::AssignmentNode& assignment_;
   std::vector<std::string>& decisions_;
+  // The names a workspace this statement inserts must not take.
+  std::set<std::string> takenNames_;
   bool workspaceTaken_;
   std::set<IndexVar> statementVars_;
   std::vector<ir::ProvenanceRelation> relations_;
@@ -565,8 +571,8 @@ class NestedScheduler {
 
 ir::IndexStmt scheduleNestedSums(const ir::IndexStmt& concrete, const std::vector<ScheduleCommand>& commands,
                                  const ir::AssignmentNode& assignment, std::vector<std::string>& decisions,
-                                 bool workspaceTaken) {
-  NestedScheduler scheduler(concrete, assignment, decisions, workspaceTaken);
+                                 const std::set<std::string>& takenNames, bool workspaceTaken) {
+  NestedScheduler scheduler(concrete, assignment, decisions, takenNames, workspaceTaken);
   scheduler.apply(commands);
   return scheduler.statement();
 }

@@ -28,6 +28,7 @@
 // copy the workspace into the output (the where's consumer) stay as they are.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,11 +39,12 @@ namespace tcc::lowering {
 
 // `concrete` is ir::concretize's statement for `assignment`, or the
 // termwise workspace's. Throws ScheduleError naming the command that cannot
-// apply; records what each command did in `decisions`. `workspaceTaken`:
+// apply; records what each command did in `decisions`. A dense workspace
+// it inserts takes a name none of `takenNames` has. `workspaceTaken`:
 // sparse_workspace commands configured the statement's workspace already
 // (they are skipped, not refused).
 ir::IndexStmt scheduleNestedSums(const ir::IndexStmt& concrete, const std::vector<ScheduleCommand>& commands,
                                  const ir::AssignmentNode& assignment, std::vector<std::string>& decisions,
-                                 bool workspaceTaken = false);
+                                 const std::set<std::string>& takenNames, bool workspaceTaken = false);
 
 }  // namespace tcc::lowering

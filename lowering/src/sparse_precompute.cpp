@@ -112,6 +112,7 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
   std::set<std::string> takenNames = namesTakenIn(assignment, request);
   takenNames.insert(workspace.name());
   nest.loops = termLoopOrder(workspaceAccess, term, decisions, convertedInputs, takenNames);
+  nest.takenNames = takenNames;
   nest.loops.erase(std::remove_if(nest.loops.begin(), nest.loops.end(),
                                   [&](const IndexVar& var) {
                                     return std::find(exprVars.begin(), exprVars.end(), var) == exprVars.end();
@@ -179,7 +180,7 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
   result.convertedInputs = convertedInputs;
   for (const auto& entry : consumer.convertedInputs) {
     bool known = std::any_of(result.convertedInputs.begin(), result.convertedInputs.end(),
-                             [&](const auto& other) { return other.second.name() == entry.second.name(); });
+                             [&](const auto& other) { return other.second == entry.second; });
     if (!known) result.convertedInputs.push_back(entry);
   }
   return result;

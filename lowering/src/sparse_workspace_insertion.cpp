@@ -12,6 +12,7 @@
 #include "tcc/ir/builder.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
+#include "tcc/lowering/inserted_tensor_names.h"
 
 namespace tcc::lowering {
 
@@ -104,11 +105,16 @@ ir::TensorProvenance workspaceProvenance(const LoopNest& nest, const ir::TensorV
   return ir::TensorProvenance::sparseWorkspace(output, nest.sparseWorkspaceText);
 }
 
+// ws_Y for the output Y, unless a tensor has that name.
+std::string sparseWorkspaceName(LoopNest& nest, const ir::TensorVar& output) {
+  return takeFreshName("ws_" + output.name(), nest.takenNames);
+}
+
 // A workspace over all of the output's modes, stored in its mode order so
 // that Compress produces the output's levels directly.
-ir::TensorVar wholeOutputWorkspace(const LoopNest& nest, const ir::TensorVar& output) {
+ir::TensorVar wholeOutputWorkspace(LoopNest& nest, const ir::TensorVar& output) {
   std::vector<ir::LevelFormat> levels(output.order(), ir::LevelFormat::compressed());
-  return ir::TensorVar("ws_" + output.name(), output.shape(), ir::Format(levels, output.format().modeOrdering()),
+  return ir::TensorVar(sparseWorkspaceName(nest, output), output.shape(), ir::Format(levels, output.format().modeOrdering()),
                        output.datatype(), workspaceProvenance(nest, output));
 }
 
@@ -184,7 +190,7 @@ size_t hoistedLevels(const LoopNest& nest, const ir::Access& lhs, const std::vec
 
 // A workspace over the output's modes below its first `hoisted` levels, in
 // the output's mode order; `indices` gets the variables it is indexed by.
-ir::TensorVar workspaceBelow(const LoopNest& nest, const ir::Access& lhs, const std::vector<IndexVar>& outputOrder,
+ir::TensorVar workspaceBelow(LoopNest& nest, const ir::Access& lhs, const std::vector<IndexVar>& outputOrder,
                              size_t hoisted, std::vector<IndexVar>& indices) {
   const ir::TensorVar& output = lhs.tensor();
   std::vector<ir::Dimension> shape;
@@ -198,7 +204,7 @@ ir::TensorVar workspaceBelow(const LoopNest& nest, const ir::Access& lhs, const 
   for (size_t level = hoisted; level < outputOrder.size(); ++level)
     modes.push_back(static_cast<int>(std::find(indices.begin(), indices.end(), outputOrder[level]) - indices.begin()));
   std::vector<ir::LevelFormat> levels(indices.size(), ir::LevelFormat::compressed());
-  return ir::TensorVar("ws_" + output.name(), shape, ir::Format(levels, modes), output.datatype(),
+  return ir::TensorVar(sparseWorkspaceName(nest, output), shape, ir::Format(levels, modes), output.datatype(),
                        workspaceProvenance(nest, output));
 }
 

@@ -2,9 +2,10 @@
 // names the user never wrote) say what it is for: "the sparse workspace tcc
 // inserted for Y", or the command that asked for it; a workspace the user
 // declared keeps its name. Each refusal stays located at its command.
+// (Inside, a workspace is w_Y_2 or ws_Y_2 where the program has a w_Y or
+// ws_Y of its own.)
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -36,31 +37,28 @@ TEST(WorkspaceRefusals, NameTheWorkspaceByWhatItIsFor) {
       {"tensor A(I, J) : dense\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(i,j) = B(i,k) * C(k,j)\n",
        "dense_workspace(j)\nparallelize(k, CPUThread, NoRaces)",
        "k is summed into the dense workspace that dense_workspace(j) asks for, so iterations race on its entries"},
-      // The terms where C has no entry run after the thread loop.
-      {"tensor Y(8, 4) : {compressed, dense}\ntensor B(4, 8) : csr\ntensor C(4, 8) : csr\n"
-       "Y(k,i) = B(i,k) + C(i,k)\n",
-       "pos(k, kp, C(i,k))\ndivide(kp, kp0, kp1, 7)\nparallelize(kp0, CPUThread, NoRaces)",
-       "the expression has terms where C has no entry (a sum), which a second loop after the thread loop "
-       "computes; outside the thread loop no thread's copy of the sparse workspace tcc inserted for Y is there "
-       "to insert into"},
       // The user's own workspace keeps its name.
       {std::string(kRowWiseSpgemm) + "tensor W(I, J) : sparse_workspace(policy = coord)\nA(i,j) = B(i,k) * C(k,j)\n",
        "precompute(B(i,k) * C(k,j), {i, j}, {i, j}, W)\nparallelize(i, CPUVector, NoRaces)",
        "inserting into workspace W is a call"},
   };
   for (const auto& each : cases) {
-    std::string dsl = withSchedule(each.program, each.schedule);
-    SCOPED_TRACE(dsl);
-    frontend::Diagnostic refusal = refusalOf(dsl);
-    EXPECT_TRUE(contains(refusal.message, each.message)) << refusal.format();
+    expectRefusedAtLastCommand(each.program, each.schedule, each.message);
+    frontend::Diagnostic refusal = refusalOf(withSchedule(each.program, each.schedule));
     EXPECT_FALSE(contains(refusal.message, "w_") || contains(refusal.message, "ws_")) << refusal.format();
-    // Located at the command the message begins with, column 1.
-    std::string command = refusal.message.substr(0, refusal.message.find("): ") + 1);
-    auto at = dsl.find("\n" + command + "\n");
-    ASSERT_NE(at, std::string::npos) << refusal.format();
-    int line = static_cast<int>(std::count(dsl.begin(), dsl.begin() + static_cast<long>(at) + 1, '\n')) + 1;
-    EXPECT_EQ(refusal.location, (frontend::SourceLocation{"test.tc", line, 1})) << refusal.format();
   }
+  // The terms where C has no entry run after the thread loop; refused at
+  // the pos that leaves them there, the schedule's first command.
+  frontend::Diagnostic refusal =
+      refusalOf(withSchedule("tensor Y(8, 4) : {compressed, dense}\ntensor B(4, 8) : csr\ntensor C(4, 8) : csr\n"
+                             "Y(k,i) = B(i,k) + C(i,k)\n",
+                             "pos(k, kp, C(i,k))\ndivide(kp, kp0, kp1, 7)\nparallelize(kp0, CPUThread, NoRaces)"));
+  EXPECT_EQ(refusal.location, (frontend::SourceLocation{"test.tc", 6, 1})) << refusal.format();
+  EXPECT_EQ(refusal.message.rfind("pos(k, kp, C(i,k)): the expression has terms where C has no entry (a sum), which "
+                                  "a second loop after the thread loop computes; outside the thread loop no thread's "
+                                  "copy of the sparse workspace tcc inserted for Y is there to insert into", 0), 0u)
+      << refusal.message;
+  EXPECT_FALSE(contains(refusal.message, "ws_")) << refusal.message;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // reference; its launch plans; and the printed .cu compiled by nvcc.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -216,6 +217,50 @@ std::vector<double> randomDense(int rows, int cols, uint64_t seed) {
   std::vector<double> values(size_t(rows) * cols);
   for (double& value : values) value = static_cast<float>(unit(random));
   return values;
+}
+
+// The dense copy takes a name no tensor of the program has: beside the
+// user's own B_dense, read by the same statement or by another (the cuda
+// host looks tensors up by name across statements), it is B_dense_2.
+TEST(NmSpmmRecognition, ADenseCopyBesideAUserTensorNamedLikeItTakesAnotherName) {
+  const std::string declarations = "tensor B(K, J) : nm(2, 4, 4) of float32\ntensor B_dense(K, J) : dense of float32\n"
+                                   "tensor D(K, J) : dense of float32\ntensor E(K, J) : dense of float32\n";
+  for (const char* target : {"cuda", "cpu"}) {
+    for (const std::string statements : {"D(k, j) = B(k, j) - B_dense(k, j)",
+                                         "D(k, j) = B(k, j) + B(k, j)\nE(k, j) = 2 * B_dense(k, j)"}) {
+      std::string text = program(declarations, statements, target);
+      SCOPED_TRACE(text);
+      Lowered lowered = lowerText(text);
+      ASSERT_EQ(lowered.statements[0].convertedInputs.size(), 1u);
+      EXPECT_EQ(lowered.statements[0].convertedInputs[0].second.name(), "B_dense_2");
+      for (const auto& statement : lowered.statements) {
+        std::set<std::string> names;
+        for (const auto& parameter : statement.parameters)
+          EXPECT_TRUE(names.insert(parameter.name()).second) << parameter.name();
+      }
+    }
+  }
+}
+
+// ... and the cpu target computes B, pruned, minus the user's B_dense.
+TEST(NmSpmmCpu, ADenseCopyBesideAUserTensorNamedLikeItMatchesTheDenseReference) {
+  const std::string text = "tensor B(K, J) : nm(2, 4, 4) of float32\ntensor B_dense(K, J) : dense of float32\n"
+                           "tensor D(K, J) : dense of float32\nD(k, j) = B(k, j) - B_dense(k, j)\n";
+  const int rows = 12, cols = 10;
+  std::vector<double> b = randomDense(rows, cols, 3), user = randomDense(rows, cols, 4);
+  std::map<std::string, Tensor> inputs;
+  inputs["B"] = rt::fromDense(b, {rows, cols}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+  inputs["B_dense"] = rt::fromDense(user, {rows, cols}, rt::TensorFormat::dense(2), rt::ValueType::Float32);
+  std::vector<double> result = rt::toDense(compile(Program::fromText(text)).run(inputs).at("D"));
+
+  rt::Tensor pruned = rt::nmPruneAndPack(b, rows, cols, rt::TensorFormat({rt::LevelSpec::dense(), rt::LevelSpec::nm(2, 4, 4)}),
+                                         rt::ValueType::Float32);
+  DenseArray db{{rows, cols}, rt::nmUnpack(pruned)}, duser{{rows, cols}, user};
+  std::vector<double> expected =
+      evaluate(Program::fromText(text).statements(), {{"B", db}, {"B_dense", duser}}).at("D").values;
+  ASSERT_EQ(result.size(), expected.size());
+  ASSERT_TRUE(std::any_of(expected.begin(), expected.end(), [](double v) { return v != 0; }));
+  for (size_t e = 0; e < expected.size(); ++e) EXPECT_NEAR(result[e], expected[e], 1e-6) << "entry " << e;
 }
 
 // On the cpu target the generic lowering computes the function the GPU

@@ -256,12 +256,15 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       onDevice[computed.name()] = std::make_unique<rt::cuda::DeviceTensor>(output.abiView());
       // Inputs read in another format (another storage order, a dense copy
       // of an N:M matrix) are converted once, before the runs, and copied
-      // to the device like the others.
+      // to the device like the others. Each statement names its own
+      // copies (never as a tensor of the program): a copy is the one of an
+      // earlier statement only in the same format.
       std::map<std::string, std::string> convertedFrom;
       for (const auto& [input, copy] : statement.convertedInputs) convertedFrom[copy.name()] = input;
       std::vector<tcc_tensor*> pointers;
       for (const auto& parameter : statement.parameters) {
-        auto& device = onDevice[parameter.name()];
+        const bool converted = convertedFrom.count(parameter.name()) > 0;
+        auto& device = onDevice[converted ? parameter.name() + " " + parameter.format().toString() : parameter.name()];
         if (!device) {
           auto source = convertedFrom.find(parameter.name());
           if (source == convertedFrom.end()) {

@@ -1,6 +1,7 @@
 // Program -> concrete index notation -> imperative IR -> C++ or CUDA, per statement.
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "floating_point.h"
@@ -13,6 +14,7 @@
 #include "tcc/lowering/concretize_for_lowering.h"
 #include "tcc/lowering/intrinsics.h"
 #include "tcc/lowering/gpu_default_mapping.h"
+#include "tcc/lowering/inserted_tensor_names.h"
 #include "tcc/lowering/lower.h"
 #include "tcc/tcc.h"
 
@@ -37,15 +39,17 @@ void refuseOversizedKernel(const ir::imp::Function& function) {
 
 // N:M operands of a statement that the nm_spmm intrinsic does not take are
 // read from dense copies (the pruned matrix, converted when the kernel
-// runs): returns the statement reading the copies, and lists them.
+// runs): returns the statement reading the copies, and lists them. A copy
+// takes a name none of `takenNames` has (X_dense for X, where free).
 ir::IndexStmt readNmOperandsDensely(const ir::IndexStmt& statement,
-                                    std::vector<std::pair<std::string, TensorVar>>& copies) {
+                                    std::vector<std::pair<std::string, TensorVar>>& copies,
+                                    std::set<std::string>& takenNames) {
   std::unordered_map<TensorVar, TensorVar> substitutions;
   for (const auto& tensor : ir::tensorsRead(statement)) {
     if (!lowering::hasNmLevel(tensor) || substitutions.count(tensor)) continue;
-    TensorVar copy(tensor.name() + "_dense", tensor.shape(), Format(std::vector<ir::LevelFormat>(
-                                                                        tensor.order(), ir::LevelFormat::dense())),
-                   tensor.datatype(), ir::TensorProvenance::denseCopy(tensor));
+    TensorVar copy(lowering::takeFreshName(tensor.name() + "_dense", takenNames), tensor.shape(),
+                   Format(std::vector<ir::LevelFormat>(tensor.order(), ir::LevelFormat::dense())), tensor.datatype(),
+                   ir::TensorProvenance::denseCopy(tensor));
     substitutions.emplace(tensor, copy);
     copies.emplace_back(tensor.name(), copy);
   }
@@ -141,12 +145,13 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       compiled.computedOutput = compiled.output;
       schedule = scheduleRequestFor(program.syntax(), statement);
       for (const auto& tensor : program.tensors()) schedule.request.takenNames.insert(tensor.name());
-      const lowering::ScheduleRequest& request = schedule.request;
       // On the cuda target a product with an N:M operand is the nm_spmm
       // intrinsic's (it maps no loops); elsewhere N:M operands are dense copies.
       const bool nmIntrinsic = cuda && lowering::isNmSpmmCandidate(statement);
       std::vector<std::pair<std::string, TensorVar>> nmCopies;
-      const ir::IndexStmt denseNm = nmIntrinsic ? statement : readNmOperandsDensely(statement, nmCopies);
+      const ir::IndexStmt denseNm =
+          nmIntrinsic ? statement : readNmOperandsDensely(statement, nmCopies, schedule.request.takenNames);
+      const lowering::ScheduleRequest& request = schedule.request;
       lowering::ConcretizedStatement concrete = lowering::concretizeForLowering(denseNm, request);
       // tensorcore() asks for an intrinsic, which maps its own loops. A CSR
       // SpMM gets two mappings, picked per input by row lengths.

@@ -86,8 +86,9 @@ struct ScheduleRequest {
   // Inputs read in their own order, never from a converted copy (a
   // workspace tensor that a precompute fills).
   std::vector<std::string> keptInOrder;
-  // Names the tensors tcc makes (copies of inputs in the loops' order) do
-  // not take: the program's tensors' (the statement's own are never taken).
+  // Names the tensors tcc inserts (copies of inputs, workspaces: see
+  // inserted_tensor_names.h) do not take: the program's tensors' and those
+  // of the copies inserted before (the statement's own are never taken).
   std::set<std::string> takenNames;
 };
 
