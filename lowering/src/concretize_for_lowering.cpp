@@ -128,7 +128,7 @@ bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr
   if (trailing.empty()) return true;
   if (trailing.size() != 1 || !(*trailing.begin() == outputVars.back())) return false;
   const IndexVar& j = outputVars.back();
-  nest.precompute = PrecomputeCommand{rhs, j, j};
+  nest.precomputes.push_back({PrecomputeCommand{rhs, j, j}, std::nullopt, "", denseWorkspaceName(output, 0)});
   std::vector<IndexVar> common(nest.loops.begin(), nest.loops.begin() + firstReduction);
   nest.decisions.push_back("summing over " + nest.loops[firstReduction].name() + " between " + output.name() +
                            "'s coordinates would append " + j.name() + " out of order: inserted dense workspace w_" +
@@ -172,12 +172,12 @@ void describeThreadLoops(LoopNest& nest, const Access& lhs) {
                                "bound its entries (each thread appends chunks of rows to arrays of its own, then "
                                "copies them to their offsets), else a pass counts each row's entries, a prefix sum "
                                "turns the counts into offsets, a second pass fills the rows");
-    if (nest.precompute) {
+    for (const auto& precompute : nest.precomputes) {
       bool above = false;
       for (size_t q = p + 1; q < nest.loops.size() && !above; ++q)
         for (const auto& origin : nest.originsOf(nest.loops[q]))
-          if (origin == nest.precompute->var) above = true;
-      if (above) nest.decisions.push_back("each thread fills its own copy of the workspace w_" + output.name());
+          if (origin == precompute.command.var) above = true;
+      if (above) nest.decisions.push_back("each thread fills its own copy of the workspace " + precompute.workspaceName);
     }
   }
 }
@@ -576,7 +576,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     if (!inputEdges.count(edge)) outputStorageEdges.push_back({edge.first, edge.second, output.name()});
   applySchedule(nest, commands, *assignment, storageEdges);
 
-  if (!nest.sparseWorkspace && !nest.precompute && threadsCannotAssembleInPlace(nest, lhs)) {
+  if (!nest.sparseWorkspace && nest.precomputes.empty() && threadsCannotAssembleInPlace(nest, lhs)) {
     nest.sparseWorkspace = SparseWorkspaceCommand{};
     nest.decisions.push_back("threads cannot append to " + output.name() + " (" + output.format().toString() +
                              ") in place, so its results go through sparse workspaces (the Workspace race strategy)");
@@ -587,7 +587,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   if (broken)
     scatters = "the loops visit " + broken->below.name() + " outside " + broken->above.name() + ", but " +
                output.name() + " stores " + broken->above.name() + " above " + broken->below.name();
-  else if (hasSparseLevel(output) && !nest.precompute && !nest.sparseWorkspace &&
+  else if (hasSparseLevel(output) && nest.precomputes.empty() && !nest.sparseWorkspace &&
            !insertGustavsonWorkspace(nest, lhs, rhs))
     scatters = "a summed variable sits above more than one of " + output.name() + "'s levels";
   bool workspaceStrategy = std::any_of(nest.attributes.begin(), nest.attributes.end(), [](const auto& entry) {
@@ -606,9 +606,9 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   ConcretizedStatement result;
   // The user's precompute keeps out the workspace that would take the
   // output's coordinates out of order; the lowering checks the order.
-  if (hasSparseLevel(output) && !scatters && !nest.sparseWorkspace && nest.precompute && nest.precomputeCommand &&
-      !trailingOutputVars(nest, lhs).vars.empty())
-    result.outputOrderCommand = nest.precomputeCommand;
+  if (hasSparseLevel(output) && !scatters && !nest.sparseWorkspace && !nest.precomputes.empty() &&
+      nest.precomputes.front().commandIndex && !trailingOutputVars(nest, lhs).vars.empty())
+    result.outputOrderCommand = nest.precomputes.front().commandIndex;
   result.stmt = concrete;
   result.loopOrder = nest.loops;
   result.decisions = decisions;

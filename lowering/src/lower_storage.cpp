@@ -768,8 +768,8 @@ void Lowerer::refuseOutputOrder(const ir::TensorVar& output, const OutputVisitOr
   if (const auto& precompute = options_.commands.outputOrder)
     throw LoweringError(precompute->text + ": " + refusal.reason + "; here a summed loop comes between " +
                             output.name() + "'s coordinates, where tcc puts a workspace that takes them in any order, "
-                            "but a statement takes one precompute and this one holds another part: drop it (tcc then "
-                            "inserts the workspace)",
+                            "but tcc inserts none beside the schedule's precomputes, and this one holds another part: drop "
+                            "it (tcc then inserts the workspace)",
                         precompute->command);
   throw LoweringError(refusal.reason);
 }
