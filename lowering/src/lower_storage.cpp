@@ -775,7 +775,8 @@ void Lowerer::refuseOutputOrder(const ir::TensorVar& output, const OutputVisitOr
     throw LoweringError(precompute->text + ": " + refusal.reason + "; here a summed loop comes between " +
                             output.name() + "'s coordinates, where tcc puts a workspace that takes them in any order, "
                             "but tcc inserts none beside the schedule's precomputes, and this one holds another part: drop "
-                            "it (tcc then inserts the workspace)",
+                            "it (tcc then inserts the workspace), or ask for that workspace first, with "
+                            "dense_workspace() before it",
                         precompute->command);
   throw LoweringError(refusal.reason);
 }

@@ -58,6 +58,16 @@ tensor d(J) : dense
 A(i,j) = B(i,k) * C(k,j) * d(j)
 )";
 
+// A = B C D row by row: a row of B C in one workspace, its product with D
+// in the row workspace of the CSR result.
+const char* const kSpgemmChain = R"(
+tensor A(I, J) : csr
+tensor B(I, K) : csr
+tensor C(K, L) : csr
+tensor D(L, J) : csr
+A(i,j) = B(i,k) * C(k,l) * D(l,j)
+)";
+
 // y = A (B x): the inner product into a workspace over j inside the loops
 // that fill a workspace over i.
 const char* const kChainedSpmv = R"(
@@ -136,6 +146,13 @@ std::vector<MultiPrecomputeCase> cases() {
                  {{"B", randomSparse({40, 30}, 0.08, 17)},
                   {"C", randomSparse({30, 35}, 0.08, 18)},
                   {"d", randomDense({35}, 19)}},
+                 {"w_A", "w_A_2"}});
+  all.push_back({"SpgemmChainRandom",
+                 withSchedule(kSpgemmChain, "dense_workspace(j)\nprecompute(B(i,k) * C(k,l), l, l)\n"
+                                            "split(i, i0, i1, 4)\nparallelize(i0, CPUThread, NoRaces)"),
+                 {{"B", randomSparse({30, 25}, 0.1, 33)},
+                  {"C", randomSparse({25, 28}, 0.1, 34)},
+                  {"D", randomSparse({28, 40}, 0.08, 35)}},
                  {"w_A", "w_A_2"}});
   all.push_back({"ChainedSpmvRandom",
                  withSchedule(kChainedSpmv, "precompute(A(i,j) * (B(j,k) * x(k)), i, i)\n"
@@ -236,6 +253,17 @@ TEST(MultiplePrecomputes, WholeRightHandSideWithSumsInTemporariesTakesNoOther) {
                              "precompute(A(i,j) * x(j) + B(i,j) * z(j) - A(i,j) * z(j), i, i)\n"
                              "precompute(A(i,j) * x(j), j, j)",
                              "the whole right-hand side goes into a dense workspace already");
+}
+
+TEST(MultiplePrecomputes, APartOfASparseOutputsRowPointsToItsWorkspace) {
+  // tcc puts no row workspace of its own beside a precompute; the refusal
+  // says how to ask for it, and asking for it compiles (SpgemmChain).
+  std::string message = errorOf(withSchedule(kSpgemmChain, "precompute(B(i,k) * C(k,l), l, l)"));
+  EXPECT_TRUE(contains(message, "or ask for that workspace first, with dense_workspace() before it")) << message;
+  expectProgramMatchesReference(withSchedule(kSpgemmChain, "dense_workspace()\nprecompute(B(i,k) * C(k,l), l, l)"),
+                                {{"B", randomSparse({20, 15}, 0.15, 36)},
+                                 {"C", randomSparse({15, 18}, 0.15, 37)},
+                                 {"D", randomSparse({18, 22}, 0.15, 38)}});
 }
 
 TEST(MultiplePrecomputes, TwoWorkspaceTensorsStayRefused) {
