@@ -280,5 +280,18 @@ A(i,j) = B(i,k) * C(k,j)
                              "a statement takes one precompute into a workspace tensor");
 }
 
+TEST(MultiplePrecomputes, ADensePrecomputeBesideAWorkspaceTensorStaysRefused) {
+  const char* program = R"(
+tensor A(I, J) : csr
+tensor B(I, K) : csr
+tensor C(K, J) : csr
+tensor W(I, J) : sparse_workspace(policy = hash)
+A(i,j) = B(i,k) * C(k,j)
+)";
+  expectRefusedAtLastCommand(program, "precompute(B(i,k) * C(k,j), {i, j}, {i, j}, W)\nprecompute(B(i,k) * C(k,j), j, j)",
+                             "a statement whose expression goes into workspace W (by `precompute(B(i,k) * C(k,j), "
+                             "{i, j}, {i, j}, W)` at line 8) takes no other precompute or sparse_workspace yet");
+}
+
 }  // namespace
 }  // namespace tcc::test
