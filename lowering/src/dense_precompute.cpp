@@ -103,10 +103,11 @@ class PrecomputePlacer {
   // Foralls over `loops` around `lhs = rhs`, with a where for each of
   // `pending`, inside loops that fix `enclosing`. `sumsAround`: the loops
   // around `loops`, inside the where (or kernel) that starts lhs's tensor
-  // afresh, sum into it.
+  // afresh, sum into it. `among`: where the loops stand, for explain
+  // (", among the loops that fill w_A").
   ir::IndexStmt place(const std::vector<IndexVar>& loops, const ir::Access& lhs, const ir::IndexExpr& rhs,
                       bool accumulate, bool sumsAround, const std::vector<IndexVar>& enclosing,
-                      std::vector<NestPrecompute> pending) {
+                      std::vector<NestPrecompute> pending, const std::string& among = "") {
     if (pending.empty()) return nestLoops(loops, ir::AssignmentNode::make(lhs, rhs, accumulate), nest_.attributes);
     const NestPrecompute placed = pending.front();
     pending.erase(pending.begin());
@@ -186,7 +187,7 @@ class PrecomputePlacer {
     ir::IndexExpr producerExpr = renamed(precompute.expr, precompute.var, precompute.workspaceVar);
     nest_.decisions.push_back("precompute " + shown(precompute.expr) + " into dense workspace " + workspace.name() +
                               "(" + precompute.workspaceVar.name() + ") inside the loops over " +
-                              (outer.empty() ? std::string("nothing") : joinNames(outer)));
+                              (outer.empty() ? std::string("nothing") : joinNames(outer)) + among);
 
     // The later precomputes: inside this one's expression (its workspace's
     // index renamed as where the workspace is filled), or in the rest.
@@ -219,9 +220,10 @@ class PrecomputePlacer {
         if (!contains(inside, origin)) inside.push_back(origin);
     }
     ir::IndexStmt producer = place(producerLoops, workspace(precompute.workspaceVar), producerExpr,
-                                   !producerOnly.empty(), /*sumsAround=*/false, inside, inProducer);
-    ir::IndexStmt consumer =
-        place(consumerLoops, lhs, consumerRhs, consumerSums && accumulate, outerSums, inside, inConsumer);
+                                   !producerOnly.empty(), /*sumsAround=*/false, inside, inProducer,
+                                   ", among the loops that fill " + workspace.name());
+    ir::IndexStmt consumer = place(consumerLoops, lhs, consumerRhs, consumerSums && accumulate, outerSums, inside,
+                                   inConsumer, ", among the loops that read " + workspace.name());
     return nestLoops(outer, ir::where(consumer, producer), nest_.attributes);
   }
 

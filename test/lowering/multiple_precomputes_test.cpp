@@ -217,7 +217,15 @@ TEST(MultiplePrecomputes, NestedWorkspacesAreNestedWheres) {
   std::string decisions = decisionsOf(withSchedule(kMttkrp, "precompute(B(i,k,l) * D(l,j) * C(k,j), j, j)\n"
                                                             "precompute(B(i,k,l) * D(l,j), j, j)"));
   EXPECT_TRUE(contains(decisions, "into dense workspace w_A(j) inside the loops over i")) << decisions;
-  EXPECT_TRUE(contains(decisions, "into dense workspace w_A_2(j) inside the loops over k")) << decisions;
+  EXPECT_TRUE(contains(decisions, "into dense workspace w_A_2(j) inside the loops over k, among the loops that fill w_A"))
+      << decisions;
+  // The other way round, the row's workspace reads the product's.
+  decisions = decisionsOf(withSchedule(kMttkrp, "precompute(B(i,k,l) * D(l,j), j, j)\n"
+                                                "precompute(B(i,k,l) * D(l,j) * C(k,j), j, j)"));
+  EXPECT_TRUE(contains(decisions, "into dense workspace w_A(j) inside the loops over i, k")) << decisions;
+  EXPECT_TRUE(contains(decisions, "w_A(j) * C(k,j) into dense workspace w_A_2(j) inside the loops over nothing, "
+                                  "among the loops that read w_A"))
+      << decisions;
 }
 
 TEST(MultiplePrecomputes, TheSameExpressionTwiceIsRefused) {
