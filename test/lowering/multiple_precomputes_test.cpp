@@ -234,6 +234,14 @@ TEST(MultiplePrecomputes, TheSameExpressionTwiceIsRefused) {
                              "B(i,k,l) * D(l,j) is precomputed already, by `precompute(B(i,k,l) * D(l,j), j, j)`");
 }
 
+TEST(MultiplePrecomputes, OneWorkspaceIndexNameForTwoVariablesIsRefused) {
+  expectRefusedAtLastCommand(kChainedSpmv,
+                             "precompute(A(i,j) * (B(j,k) * x(k)), i, w)\nprecompute(B(j,k) * x(k), j, w)",
+                             "w already names the index of the workspace of `precompute(A(i,j) * (B(j,k) * x(k)), "
+                             "i, w)`, over i");
+  expectRefusedAtLastCommand(kChainedSpmv, "precompute(B(j,k) * x(k), j, k)", "k is a variable of the statement");
+}
+
 TEST(MultiplePrecomputes, APartInBothWorkspaceAndRestIsRefused) {
   const char* program = R"(
 tensor y(I) : dense
