@@ -129,11 +129,11 @@ bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr
   if (trailing.empty()) return true;
   if (trailing.size() != 1 || !(*trailing.begin() == outputVars.back())) return false;
   const IndexVar& j = outputVars.back();
-  nest.precompute = PrecomputeCommand{rhs, j, j};
+  nest.precomputes.push_back({PrecomputeCommand{rhs, j, j}, std::nullopt, "", denseWorkspaceName(output, nest.takenNames)});
   std::vector<IndexVar> common(nest.loops.begin(), nest.loops.begin() + firstReduction);
   nest.decisions.push_back("summing over " + nest.loops[firstReduction].name() + " between " + output.name() +
                            "'s coordinates would append " + j.name() + " out of order: inserted dense workspace " +
-                           nest.denseWorkspaceName(output) + "(" + j.name() +
+                           nest.precomputes.back().workspaceName + "(" + j.name() +
                            ") with a list of touched coordinates (Gustavson)");
   nest.decisions.push_back("dense workspace optimization (§6.2): the loop order sums over " +
                            nest.loops[firstReduction].name() + " and only " + j.name() + " follows it" +
@@ -174,12 +174,12 @@ void describeThreadLoops(LoopNest& nest, const Access& lhs) {
                                "bound its entries (each thread appends chunks of rows to arrays of its own, then "
                                "copies them to their offsets), else a pass counts each row's entries, a prefix sum "
                                "turns the counts into offsets, a second pass fills the rows");
-    if (nest.precompute) {
+    for (const auto& precompute : nest.precomputes) {
       bool above = false;
       for (size_t q = p + 1; q < nest.loops.size() && !above; ++q)
         for (const auto& origin : nest.originsOf(nest.loops[q]))
-          if (origin == nest.precompute->var) above = true;
-      if (above) nest.decisions.push_back("each thread fills its own copy of the workspace " + nest.denseWorkspaceName(output));
+          if (origin == precompute.command.var) above = true;
+      if (above) nest.decisions.push_back("each thread fills its own copy of the workspace " + precompute.workspaceName);
     }
   }
 }
@@ -570,7 +570,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     if (!inputEdges.count(edge)) outputStorageEdges.push_back({edge.first, edge.second, output.name()});
   applySchedule(nest, commands, *assignment, storageEdges);
 
-  if (!nest.sparseWorkspace && !nest.precompute && threadsCannotAssembleInPlace(nest, lhs)) {
+  if (!nest.sparseWorkspace && nest.precomputes.empty() && threadsCannotAssembleInPlace(nest, lhs)) {
     nest.sparseWorkspace = SparseWorkspaceCommand{};
     nest.decisions.push_back("threads cannot append to " + output.name() + " (" + output.format().toString() +
                              ") in place, so its results go through sparse workspaces (the Workspace race strategy)");
@@ -581,7 +581,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   if (broken)
     scatters = "the loops visit " + broken->below.name() + " outside " + broken->above.name() + ", but " +
                output.name() + " stores " + broken->above.name() + " above " + broken->below.name();
-  else if (hasSparseLevel(output) && !nest.precompute && !nest.sparseWorkspace &&
+  else if (hasSparseLevel(output) && nest.precomputes.empty() && !nest.sparseWorkspace &&
            !insertGustavsonWorkspace(nest, lhs, rhs))
     scatters = "a summed variable sits above more than one of " + output.name() + "'s levels";
   bool workspaceStrategy = std::any_of(nest.attributes.begin(), nest.attributes.end(), [](const auto& entry) {
@@ -600,9 +600,9 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   ConcretizedStatement result;
   // The user's precompute keeps out the workspace that would take the
   // output's coordinates out of order; the lowering checks the order.
-  if (hasSparseLevel(output) && !scatters && !nest.sparseWorkspace && nest.precompute && nest.precomputeCommand &&
-      !trailingOutputVars(nest, lhs).vars.empty())
-    result.outputOrderCommand = nest.precomputeCommand;
+  if (hasSparseLevel(output) && !scatters && !nest.sparseWorkspace && !nest.precomputes.empty() &&
+      nest.precomputes.front().commandIndex && !trailingOutputVars(nest, lhs).vars.empty())
+    result.outputOrderCommand = nest.precomputes.front().commandIndex;
   result.stmt = concrete;
   result.loopOrder = nest.loops;
   result.decisions = decisions;

@@ -184,8 +184,14 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     bool sparseConsumer = false;
     for (const auto& tensor : ir::tensorsWritten(where->consumer))
       if (tensor.order() > 0 && !tensor.format().isAllDense()) sparseConsumer = true;
+    // A workspace that a where inside this one's producer fills (a
+    // precompute nested in another's expression) is that where's: it may
+    // stand under a thread loop this one is outside of.
+    std::set<ir::TensorVar> filledInside;
+    for (const auto* nested : whereStatements(where->producer))
+      for (const auto& tensor : ir::tensorsWritten(nested->producer)) filledInside.insert(tensor);
     for (const auto& tensor : ir::tensorsWritten(where->producer)) {
-      if (isParameter(tensor) || storage_.count(tensor)) continue;
+      if (isParameter(tensor) || storage_.count(tensor) || filledInside.count(tensor)) continue;
       if (sparseWorkspaceOutputs.count(tensor)) {
         declareSparseWorkspace(tensor, sparseWorkspaceOutputs.at(tensor), fillsOnThreads(where->producer));
       } else if (drainedWorkspaces.count(tensor)) {
@@ -768,8 +774,9 @@ void Lowerer::refuseOutputOrder(const ir::TensorVar& output, const OutputVisitOr
   if (const auto& precompute = options_.commands.outputOrder)
     throw LoweringError(precompute->text + ": " + refusal.reason + "; here a summed loop comes between " +
                             output.name() + "'s coordinates, where tcc puts a workspace that takes them in any order, "
-                            "but a statement takes one precompute and this one holds another part: drop it (tcc then "
-                            "inserts the workspace)",
+                            "but tcc inserts none beside the schedule's precomputes, and this one holds another part: drop "
+                            "it (tcc then inserts the workspace), or ask for that workspace first, with "
+                            "dense_workspace() before it",
                         precompute->command);
   throw LoweringError(refusal.reason);
 }

@@ -133,8 +133,19 @@ class CommandApplier {
   }
 
   void operator()(const PrecomputeCommand& precompute) {
-    if (nest_.precompute) fail("a statement takes one precompute");
     if (nest_.sparseWorkspace) fail("a statement takes either a precompute or a sparse workspace");
+    for (const auto& earlier : nest_.precomputes) {
+      if (earlier.command.expr == precompute.expr)
+        fail(ir::toString(precompute.expr) + " is precomputed already, by `" + earlier.text +
+             "`; each precompute takes a different part");
+      // (Nested, the two would name loops over different variables alike.)
+      if (earlier.command.workspaceVar == precompute.workspaceVar && !(earlier.command.var == precompute.var))
+        fail(precompute.workspaceVar.name() + " already names the index of the workspace of `" + earlier.text +
+             "`, over " + earlier.command.var.name() + "; give this one's another name");
+    }
+    if (!(precompute.workspaceVar == precompute.var) && isStatementVar(precompute.workspaceVar))
+      fail(precompute.workspaceVar.name() + " is a variable of the statement; name the workspace's index afresh, or " +
+           precompute.var.name() + " itself");
     if (!isStatementVar(precompute.var)) fail(derivedVariableRefusal(precompute.var, commandName(command_)));
     auto vars = ir::indexVarsOf(precompute.expr);
     if (!contains(vars, precompute.var))
@@ -150,9 +161,8 @@ class CommandApplier {
       if (nest_.originsOf(loop).count(precompute.var) && nest_.originsOf(loop).size() > 1)
         fail(precompute.var.name() + " is fused with another variable by an earlier command, so no loop iterates it "
              "alone, as the workspace's index needs; a workspace indexed by " + precompute.var.name() + " takes no fuse of it");
-    nest_.precompute = precompute;
-    nest_.precomputeCommand = index_;
-    nest_.precomputeText = command_.text;
+    nest_.precomputes.push_back(
+        {precompute, index_, command_.text, denseWorkspaceName(assignment_.lhs.tensor(), nest_.takenNames)});
   }
 
   void operator()(const ParallelizeCommand& parallelize) {
@@ -180,7 +190,7 @@ class CommandApplier {
 
   void operator()(const SparseWorkspaceCommand& workspace) {
     if (nest_.sparseWorkspace) fail("a statement takes one sparse workspace");
-    if (nest_.precompute) fail("a statement takes either a precompute or a sparse workspace");
+    if (!nest_.precomputes.empty()) fail("a statement takes either a precompute or a sparse workspace");
     const ir::Access& lhs = assignment_.lhs;
     const ir::Format& format = lhs.tensor().format();
     if (lhs.tensor().order() == 0) fail("a scalar result needs no workspace");
@@ -226,12 +236,14 @@ class CommandApplier {
   // (A split's parts may come before the precompute; no fuse may, see the
   // precompute's own check.)
   void requireNoWorkspaceIndex(const IndexVar& var, bool fuse = false) const {
-    if (!nest_.precompute || !(nest_.precompute->var == var || nest_.precompute->workspaceVar == var)) return;
-    if (fuse)
-      fail(var.name() + " indexes the workspace of the precompute before this command, which needs loops over " +
-           var.name() + " alone; a workspace indexed by " + var.name() + " takes no fuse of it");
-    fail(var.name() + " indexes the workspace of the precompute before this command; schedule " + var.name() +
-         " before the precompute");
+    for (const auto& precompute : nest_.precomputes) {
+      if (!(precompute.command.var == var || precompute.command.workspaceVar == var)) continue;
+      if (fuse)
+        fail(var.name() + " indexes the workspace of the precompute before this command, which needs loops over " +
+             var.name() + " alone; a workspace indexed by " + var.name() + " takes no fuse of it");
+      fail(var.name() + " indexes the workspace of the precompute before this command; schedule " + var.name() +
+           " before the precompute");
+    }
   }
 
   std::string derivedVariableRefusal(const IndexVar& var, const std::string& command) const {
@@ -277,62 +289,6 @@ class CommandApplier {
   std::map<IndexVar, size_t>& unpositionedFuses_;  // fused variable -> its fuse command
 };
 
-
-bool isSubexpression(const ir::IndexExpr& part, const ir::IndexExpr& whole) {
-  ir::IndexExpr marker = ir::LiteralNode::make(0.0);
-  return !(ir::replace(whole, {{part, marker}}) == whole);
-}
-
-// How an expression depends on `part`: not at all, as a multiple of it
-// (c * part, c free of it: a sum over variables only `part` has then moves
-// into `part`), or otherwise (part * part, c / part, (part + 2) * c, a
-// builtin of part).
-enum class Dependence { None, Multiple, Other };
-
-Dependence dependenceOn(const ir::IndexExpr& expr, const ir::IndexExpr& part) {
-  if (expr == part) return Dependence::Multiple;
-  if (!isSubexpression(part, expr)) return Dependence::None;
-  auto both = [&](const ir::IndexExpr& a, const ir::IndexExpr& b) {
-    return std::pair{dependenceOn(a, part), dependenceOn(b, part)};
-  };
-  if (const auto* neg = expr.as<ir::NegNode>()) return dependenceOn(neg->operand, part);
-  if (const auto* mul = expr.as<ir::MulNode>()) {
-    auto [a, b] = both(mul->a, mul->b);
-    if (a == Dependence::None) return b;
-    return b == Dependence::None ? a : Dependence::Other;
-  }
-  if (const auto* div = expr.as<ir::DivNode>()) {
-    auto [a, b] = both(div->a, div->b);
-    return b == Dependence::None ? a : Dependence::Other;
-  }
-  const ir::IndexExpr *a = nullptr, *b = nullptr;
-  if (const auto* add = expr.as<ir::AddNode>()) a = &add->a, b = &add->b;
-  if (const auto* sub = expr.as<ir::SubNode>()) a = &sub->a, b = &sub->b;
-  if (a) {
-    auto [da, db] = both(*a, *b);
-    return da == db ? da : Dependence::Other;
-  }
-  return Dependence::Other;
-}
-
-// The first term of `rhs` (its top-level sums and differences are terms,
-// each summed over its own variables) that depends on `part` other than as
-// a multiple of it, if any.
-std::optional<ir::IndexExpr> termNotAMultiple(const ir::IndexExpr& rhs, const ir::IndexExpr& part) {
-  const ir::IndexExpr *a = nullptr, *b = nullptr;
-  if (const auto* add = rhs.as<ir::AddNode>()) a = &add->a, b = &add->b;
-  if (const auto* sub = rhs.as<ir::SubNode>()) a = &sub->a, b = &sub->b;
-  if (a) {
-    if (auto term = termNotAMultiple(*a, part)) return term;
-    return termNotAMultiple(*b, part);
-  }
-  if (const auto* neg = rhs.as<ir::NegNode>()) return termNotAMultiple(neg->operand, part);
-  // An explicit sum(v, ...) of the whole term: its body is summed.
-  const auto* sum = rhs.as<ir::ReductionNode>();
-  const ir::IndexExpr& term = sum ? sum->body : rhs;
-  if (dependenceOn(term, part) == Dependence::Other) return term;
-  return std::nullopt;
-}
 
 }  // namespace
 
@@ -405,10 +361,6 @@ ir::IndexStmt nestLoops(const std::vector<IndexVar>& loops, ir::IndexStmt body,
 
 std::set<IndexVar> LoopNest::originsOf(const IndexVar& var) const { return ir::originVars(var, relations); }
 
-const std::string& LoopNest::denseWorkspaceName(const ir::TensorVar& output) {
-  if (denseWorkspace.empty()) denseWorkspace = takeFreshName("w_" + output.name(), takenNames);
-  return denseWorkspace;
-}
 
 void applySchedule(LoopNest& nest, const std::vector<ScheduleCommand>& commands, const ir::AssignmentNode& assignment,
                    const std::vector<StorageEdge>& inputEdges) {
@@ -442,117 +394,5 @@ std::optional<StorageEdge> brokenEdge(const LoopNest& nest, const std::vector<St
   return std::nullopt;
 }
 
-ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs, bool accumulate,
-                               const std::vector<IndexVar>& enclosing) {
-  ir::IndexStmt body;
-  if (!nest.precompute) {
-    body = nestLoops(nest.loops, ir::AssignmentNode::make(lhs, rhs, accumulate), nest.attributes);
-  } else {
-    const PrecomputeCommand& precompute = *nest.precompute;
-    // Located at the command when the user wrote one.
-    auto refuse = [&](const std::string& reason) {
-      if (nest.precomputeCommand) throw ScheduleError(*nest.precomputeCommand, nest.precomputeText + ": " + reason);
-      throw LoweringError("precompute(" + ir::toString(precompute.expr) + ", ...): " + reason);
-    };
-    auto shown = [&](const ir::IndexExpr& expr) { return ir::toString(ir::replace(expr, nest.readAs)); };
-    if (!isSubexpression(precompute.expr, rhs))
-      refuse("not a subexpression of " + shown(rhs) +
-             " (products group from the left: parenthesize to precompute a different part)");
-    const ir::TensorVar& output = lhs.tensor();
-    ir::Dimension dimension;
-    bool sized = false;
-    for (const auto& access : ir::accessesOf(rhs)) {
-      const auto& indices = access.indices();
-      for (size_t mode = 0; mode < indices.size() && !sized; ++mode)
-        if (indices[mode] == precompute.var) {
-          dimension = access.tensor().dimension(static_cast<int>(mode));
-          sized = true;
-        }
-    }
-    ir::TensorVar workspace(nest.denseWorkspaceName(output), {dimension}, ir::Format::denseOfOrder(1),
-                            output.datatype(), ir::TensorProvenance::denseWorkspace(output, nest.precomputeText));
-    ir::IndexExpr consumerRhs = ir::replace(rhs, {{precompute.expr, ir::IndexExpr(workspace(precompute.var))}});
-
-    std::vector<IndexVar> lhsVars = lhs.indices();
-    std::vector<IndexVar> exprVars = ir::indexVarsOf(precompute.expr);
-    std::vector<IndexVar> consumerVars = lhsVars;
-    for (const auto& var : enclosing)
-      if (!contains(consumerVars, var)) consumerVars.push_back(var);
-    for (const auto& var : ir::indexVarsOf(consumerRhs))
-      if (!contains(consumerVars, var)) consumerVars.push_back(var);
-    std::vector<IndexVar> producerOnly;
-    for (const auto& var : exprVars)
-      if (!contains(consumerVars, var)) producerOnly.push_back(var);
-    // The workspace sums the expression over the variables only it has;
-    // the statement sums each term over them: the same only where the term
-    // is a multiple of the expression.
-    if (!producerOnly.empty())
-      if (auto term = termNotAMultiple(rhs, precompute.expr))
-        refuse("the workspace would sum " + shown(precompute.expr) + " over " + joinNames(producerOnly) +
-               ", but the statement sums the term " + shown(*term) + ", which is not " +
-               shown(precompute.expr) + " times a factor without it, so the two sums differ (precompute the "
-               "whole term, or a part with no variable of its own)");
-
-    auto derivesFromAny = [&](const IndexVar& loop, const std::vector<IndexVar>& vars) {
-      for (const auto& origin : nest.originsOf(loop))
-        if (contains(vars, origin)) return true;
-      return false;
-    };
-    auto derivesOnlyFrom = [&](const IndexVar& loop, const std::vector<IndexVar>& vars) {
-      for (const auto& origin : nest.originsOf(loop))
-        if (!contains(vars, origin)) return false;
-      return true;
-    };
-    std::vector<IndexVar> splitters = producerOnly;
-    splitters.push_back(precompute.var);
-    size_t first = 0;
-    while (first < nest.loops.size() && !derivesFromAny(nest.loops[first], splitters)) ++first;
-    // A variable both parts use (other than the workspace's index) is fixed
-    // for the workspace's whole life: its loops must enclose the where.
-    std::vector<IndexVar> shared;
-    for (const auto& var : exprVars)
-      if (contains(consumerVars, var) && !(var == precompute.var)) shared.push_back(var);
-    for (size_t p = first; p < nest.loops.size(); ++p) {
-      if (!derivesFromAny(nest.loops[p], shared)) continue;
-      refuse("the precomputed expression depends on " + nest.loops[p].name() + ", which the rest of " +
-             shown(rhs) + " also uses, so the workspace must be filled inside the loop over " +
-             nest.loops[p].name() + "; but that loop runs inside the loop over " + nest.loops[first].name() +
-             ", where the workspace is filled (reorder " + nest.loops[p].name() + " outside " +
-             nest.loops[first].name() + ", or precompute a different part)");
-    }
-    std::vector<IndexVar> outer(nest.loops.begin(), nest.loops.begin() + static_cast<long>(first));
-    std::vector<IndexVar> consumerLoops, producerLoops;
-    for (size_t p = first; p < nest.loops.size(); ++p) {
-      const IndexVar& loop = nest.loops[p];
-      if (derivesOnlyFrom(loop, consumerVars)) consumerLoops.push_back(loop);
-      if (derivesOnlyFrom(loop, exprVars)) {
-        producerLoops.push_back(loop == precompute.var ? precompute.workspaceVar : loop);
-      } else if (derivesFromAny(loop, producerOnly)) {
-        refuse("loop " + loop.name() + " mixes the precomputed expression's variables with others; it cannot be "
-               "placed in either the workspace's loops or the result's");
-      }
-    }
-    bool consumerSums = false;
-    for (const auto& loop : outer)
-      if (!derivesOnlyFrom(loop, lhsVars)) consumerSums = true;
-    for (const auto& loop : consumerLoops)
-      if (!derivesOnlyFrom(loop, lhsVars)) consumerSums = true;
-
-    ir::IndexExpr producerExpr = precompute.expr;
-    if (!(precompute.workspaceVar == precompute.var))
-      producerExpr = ir::replace(producerExpr, std::unordered_map<IndexVar, IndexVar>{{precompute.var, precompute.workspaceVar}});
-    ir::IndexStmt producer = nestLoops(
-        producerLoops, ir::AssignmentNode::make(workspace(precompute.workspaceVar), producerExpr, !producerOnly.empty()),
-        nest.attributes);
-    ir::IndexStmt consumer =
-        nestLoops(consumerLoops, ir::AssignmentNode::make(lhs, consumerRhs, consumerSums && accumulate), nest.attributes);
-    body = nestLoops(outer, ir::where(consumer, producer), nest.attributes);
-    nest.decisions.push_back("precompute " + shown(precompute.expr) + " into dense workspace " +
-                             workspace.name() + "(" + precompute.workspaceVar.name() + ") inside the loops over " +
-                             (outer.empty() ? std::string("nothing") : joinNames(outer)));
-  }
-  if (!nest.relations.empty()) body = ir::suchThat(body, nest.relations);
-  return body;
-}
 
 }  // namespace tcc::lowering

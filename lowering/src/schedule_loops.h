@@ -26,15 +26,29 @@ struct StorageEdge {
   std::string owner;
 };
 
+// One precompute into a dense workspace.
+struct NestPrecompute {
+  PrecomputeCommand command;
+  // The command that asked for it, for locating refusals; none when the
+  // compiler inserted the workspace itself.
+  std::optional<size_t> commandIndex;
+  std::string text;           // as written; empty with no command
+  std::string workspaceName;  // w_A for a statement's first, then w_A_2, ...
+};
+
+// A name for a dense workspace of `output`'s statement: w_Y for the first,
+// then w_Y_2, ..., skipping (and then adding to) the names `taken` holds.
+std::string denseWorkspaceName(const ir::TensorVar& output, std::set<std::string>& taken);
+
 struct LoopNest {
   std::vector<ir::IndexVar> loops;  // outermost first
   std::map<ir::IndexVar, ir::ForallAttributes> attributes;
   std::vector<ir::ProvenanceRelation> relations;
-  std::optional<PrecomputeCommand> precompute;
-  // The command that asked for the precompute, for locating refusals; none
-  // when the compiler inserted the workspace itself.
-  std::optional<size_t> precomputeCommand;
-  std::string precomputeText;  // as written; empty with no command
+  // In the order the schedule asks for them. Each is placed in the part of
+  // the statement the ones before it left holding its expression: inside
+  // an earlier workspace's expression (a where in that workspace's
+  // producer), or in the rest (a where in its consumer).
+  std::vector<NestPrecompute> precomputes;
   // sparse_workspace(...): the statement goes through an ISM workspace.
   std::optional<SparseWorkspaceCommand> sparseWorkspace;
   std::optional<size_t> sparseWorkspaceCommand;  // its index in the request, for refusals
@@ -53,16 +67,10 @@ struct LoopNest {
   // program's tensors' and the copies' (takeFreshName adds each name a
   // workspace takes).
   std::set<std::string> takenNames;
-  // The name of the dense workspace the precompute fills, once named.
-  std::string denseWorkspace;
 
   // The statement's own variables a loop variable derives from (itself if
   // it is one): i0 -> {i}, fuse(i, j, f) -> {i, j}.
   std::set<ir::IndexVar> originsOf(const ir::IndexVar& var) const;
-  // The name of the dense workspace the precompute fills for `output`: w_Y,
-  // unless a tensor has it; taken when first asked (the decisions may name
-  // the workspace before buildConcreteNest makes it).
-  const std::string& denseWorkspaceName(const ir::TensorVar& output);
 };
 
 // Throws ScheduleError naming the offending command.
@@ -73,8 +81,8 @@ void applySchedule(LoopNest& nest, const std::vector<ScheduleCommand>& commands,
 // runs outside a loop over `above`.
 std::optional<StorageEdge> brokenEdge(const LoopNest& nest, const std::vector<StorageEdge>& edges);
 
-// Foralls over the nest's loops around `lhs = rhs` (a where-statement when
-// the nest has a precompute), wrapped in the relations. Throws
+// Foralls over the nest's loops around `lhs = rhs` (a where-statement for
+// each of the nest's precomputes), wrapped in the relations. Throws
 // LoweringError when the precomputed expression is not part of `rhs`.
 // `enclosing`: the variables loops around the nest fix (a sum's loops inside
 // the loops over the output's indices); both the workspace and the rest of

@@ -285,11 +285,28 @@ class NestedScheduler {
     if (workspaceTaken_)
       fail("the statement's terms fill one sparse workspace by loops of their own (no one loop order fits them "
            "all, or sparse_workspace(...) asks for it), which takes no precompute");
-    if (precompute_) fail("a statement takes one precompute");
     ir::IndexExpr whole = assignment_.rhs;
     while (const auto* sum = whole.as<ir::ReductionNode>()) whole = sum->body;
+    // (The whole right-hand side's workspace is filled by the statement's
+    // nests of sums, not by one nest of loops a later where could go in.)
+    if (wholeWorkspace_)
+      fail("the whole right-hand side goes into a dense workspace already, by `" + precomputes_.front().text +
+           "`, which takes no other precompute in a statement whose sums are computed into temporaries");
+    for (const auto& earlier : precomputes_) {
+      if (earlier.command.expr == precompute.expr)
+        fail(ir::toString(precompute.expr) + " is precomputed already, by `" + earlier.text +
+             "`; each precompute takes a different part");
+      if (earlier.command.workspaceVar == precompute.workspaceVar && !(earlier.command.var == precompute.var))
+        fail(precompute.workspaceVar.name() + " already names the index of the workspace of `" + earlier.text +
+             "`, over " + earlier.command.var.name() + "; give this one's another name");
+    }
     if (!statementVars_.count(precompute.var)) fail(derivedVariableRefusal(precompute.var, commandName(*command_)));
-    if (precompute.expr == whole) return precomputeWhole(precompute);
+    if (precompute.expr == whole) {
+      if (!precomputes_.empty())
+        fail("a dense workspace for the whole right-hand side takes no other precompute in a statement whose sums "
+             "are computed into temporaries, and `" + precomputes_.front().text + "` comes before it");
+      return precomputeWhole(precompute);
+    }
     if (!contains(ir::indexVarsOf(precompute.expr), precompute.var))
       fail("the precomputed expression is not indexed by " + precompute.var.name());
     std::vector<LoopChain*> chains;
@@ -309,10 +326,9 @@ class NestedScheduler {
            " (its loops: " + (holder->loops.empty() ? std::string("none") : joinNames(holder->loops)) +
            "); the workspace's where stands among that nest's loops");
     if (!(precompute.workspaceVar == precompute.var)) requireFreshWorkspaceVar(precompute, holder->loops);
-    precompute_ = precompute;
-    precomputeHolder_ = holder;
-    precomputeIndex_ = index_;
-    precomputeText_ = command_->text;
+    precomputes_.push_back(
+        {precompute, index_, command_->text, denseWorkspaceName(assignment_.lhs.tensor(), takenNames_)});
+    holders_[holder].push_back(precomputes_.back());
   }
 
   // dense_workspace([j]), or precompute of the whole right-hand side over
@@ -337,9 +353,8 @@ class NestedScheduler {
                ", which runs inside it, picks the entries of " + lhs.tensor().name() + " along " + origin.name() +
                " too; reorder " + loop->name() + " outside " + var.name() + ", or name the output's innermost index");
     if (!(precompute.workspaceVar == var)) requireFreshWorkspaceVar(precompute, root_->loops);
-    precompute_ = precompute;
-    precomputeIndex_ = index_;
-    precomputeText_ = command_->text;
+    precomputes_.push_back(
+        {precompute, index_, command_->text, denseWorkspaceName(assignment_.lhs.tensor(), takenNames_)});
     wholeWorkspace_ = true;
   }
 
@@ -369,14 +384,12 @@ class NestedScheduler {
 
  private:
   ir::IndexStmt statementOf(const LoopChain& chain) {
-    if (&chain == precomputeHolder_) {
+    if (auto held = holders_.find(&chain); held != holders_.end()) {
       LoopNest nest;
       nest.loops = chain.loops;
       nest.attributes = chain.attributes;
       nest.relations = relations_;
-      nest.precompute = precompute_;
-      nest.precomputeCommand = precomputeIndex_;
-      nest.precomputeText = precomputeText_;
+      nest.precomputes = held->second;
       nest.takenNames = takenNames_;
       std::vector<IndexVar> enclosing;
       for (const LoopChain* outer = chain.parent; outer; outer = outer->parent)
@@ -406,12 +419,12 @@ class NestedScheduler {
   ir::IndexStmt wholeWorkspaceStatement(const LoopChain& chain, const ir::IndexStmt& body) {
     const ir::Access& lhs = assignment_.lhs;
     const ir::TensorVar& output = lhs.tensor();
-    const IndexVar &var = precompute_->var, &workspaceVar = precompute_->workspaceVar;
+    const NestPrecompute& precompute = precomputes_.front();
+    const IndexVar &var = precompute.command.var, &workspaceVar = precompute.command.workspaceVar;
     auto at = std::find(chain.loops.begin(), chain.loops.end(), var);
     std::vector<IndexVar> outer(chain.loops.begin(), at), inner(at, chain.loops.end());
-    ir::TensorVar workspace(takeFreshName("w_" + output.name(), takenNames_), {dimensionOf(var)},
-                            ir::Format::denseOfOrder(1), output.datatype(),
-                            ir::TensorProvenance::denseWorkspace(output, precomputeText_));
+    ir::TensorVar workspace(precompute.workspaceName, {dimensionOf(var)}, ir::Format::denseOfOrder(1),
+                            output.datatype(), ir::TensorProvenance::denseWorkspace(output, precompute.text));
     // Every update of the output (a term's, in a sequence of terms) goes
     // to the workspace instead.
     ir::IndexStmt producer = ir::replace(nestLoops(inner, body, chain.attributes),
@@ -430,7 +443,7 @@ class NestedScheduler {
     if (copy != chain.attributes.end()) copyAttributes[var] = copy->second;
     ir::IndexStmt consumer =
         nestLoops({var}, ir::AssignmentNode::make(lhs, workspace(var), sums), copyAttributes);
-    decisions_.push_back(precomputeText_ + ": the whole right-hand side into dense workspace " + workspace.name() +
+    decisions_.push_back(precompute.text + ": the whole right-hand side into dense workspace " + workspace.name() +
                          "(" + workspaceVar.name() + ") inside the loops over " +
                          (outer.empty() ? std::string("nothing") : joinNames(outer)) +
                          ", each sum below the top still in its scalar temporary");
@@ -499,9 +512,10 @@ class NestedScheduler {
   void replaceLoops(const std::vector<LoopAt>& loops, const std::vector<IndexVar>& derived,
                     const ir::ProvenanceRelation& relation) {
     const IndexVar var = loops.front().chain->loops[loops.front().position];
-    if (precompute_ && (precompute_->var == var || precompute_->workspaceVar == var))
-      fail(var.name() + " indexes the workspace of the precompute before this command; schedule " + var.name() +
-           " before the precompute");
+    for (const auto& precompute : precomputes_)
+      if (precompute.command.var == var || precompute.command.workspaceVar == var)
+        fail(var.name() + " indexes the workspace of the precompute before this command; schedule " + var.name() +
+             " before the precompute");
     std::vector<LoopChain*> chains;
     collectChains(*root_, chains);
     for (const auto& fresh : derived) {
@@ -555,12 +569,11 @@ class NestedScheduler {
   std::vector<ir::ProvenanceRelation> relations_;
   // A fused variable no pos took yet -> its fuse command and the nests it fused.
   std::map<IndexVar, std::pair<size_t, std::vector<const LoopChain*>>> unpositionedFuses_;
-  // The precompute, the nest whose assignment holds its expression, its command.
-  std::optional<PrecomputeCommand> precompute_;
-  const LoopChain* precomputeHolder_ = nullptr;
-  size_t precomputeIndex_ = 0;
-  std::string precomputeText_;
-  // The precompute is of the whole right-hand side (dense_workspace).
+  // The precomputes in the order asked, and by the nest whose assignment
+  // holds each one's expression.
+  std::vector<NestPrecompute> precomputes_;
+  std::map<const LoopChain*, std::vector<NestPrecompute>> holders_;
+  // The (sole) precompute is of the whole right-hand side (dense_workspace).
   bool wholeWorkspace_ = false;
   const std::vector<ScheduleCommand>* commands_ = nullptr;
   const ScheduleCommand* command_ = nullptr;

@@ -33,7 +33,9 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
   auto fail = [&](const std::string& reason) { throw ScheduleError(commandIndex, command.text + ": " + reason); };
   for (size_t c = 0; c < request.commands.size(); ++c)
     if (c != commandIndex && std::holds_alternative<SparsePrecomputeCommand>(request.commands[c].kind))
-      throw ScheduleError(c, request.commands[c].text + ": a statement takes one precompute into a workspace tensor");
+      throw ScheduleError(c, request.commands[c].text + ": a statement takes one precompute into a workspace tensor (" +
+                                 commandReference(command) + " is its first; a second sparse workspace would be "
+                                 "filled inside the first's loops, which the ISM lowering does not do yet)");
   const Access& lhs = assignment.lhs;
 
   // The workspace's indices: as many as its order, each used by expr, and
@@ -138,10 +140,16 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
   } catch (const ScheduleError& error) {
     throw ScheduleError(originalIndex.at(error.command()), error.what());
   }
-  if (nest.precompute || nest.sparseWorkspace)
-    throw ScheduleError(originalIndex.at(nest.precomputeCommand.value_or(nest.sparseWorkspaceCommand.value_or(0))),
-                        "a statement whose expression goes into workspace " + workspace.name() +
-                        " takes no other precompute or sparse_workspace");
+  // (A dense workspace's where among the loops that fill W, or a second
+  // sparse workspace, would need W's insertions nested inside another
+  // workspace's producer, which the ISM lowering does not do yet.)
+  if (!nest.precomputes.empty() || nest.sparseWorkspace) {
+    size_t other = originalIndex.at(nest.precomputes.empty() ? nest.sparseWorkspaceCommand.value_or(0)
+                                                             : nest.precomputes.front().commandIndex.value_or(0));
+    throw ScheduleError(other, request.commands[other].text + ": a statement whose expression goes into workspace " +
+                                   workspace.name() + " (by " + commandReference(command) +
+                                   ") takes no other precompute or sparse_workspace yet");
+  }
   ir::IndexStmt producer = nestLoops(nest.loops, producerAssignment, nest.attributes);
   if (!nest.relations.empty()) producer = ir::suchThat(producer, nest.relations);
 

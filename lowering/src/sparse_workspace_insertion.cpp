@@ -240,8 +240,9 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
     throw LoweringError("the results of " + output.name() + " scatter out of its storage order and need a sparse "
                         "workspace, which holds orders 1 to 4; " + output.name() + " has order " +
                         std::to_string(output.order()));
-  if (nest.precomputeCommand)
-    throw ScheduleError(*nest.precomputeCommand, nest.precomputeText + ": the results of " + output.name() +
+  for (const auto& precompute : nest.precomputes)
+    if (precompute.commandIndex)
+      throw ScheduleError(*precompute.commandIndex, precompute.text + ": the results of " + output.name() +
                         " go through a sparse workspace, and a precompute inside one is not supported yet");
   std::vector<IndexVar> threadLoops;
   for (const auto& loop : nest.loops)

@@ -117,6 +117,9 @@ int main(int argc, char** argv) {
   app.add_flag("--nested-sum-schedules", generator.nestedSumSchedules,
                "statements whose terms sum over different variables get random commands as often as the others "
                "(Y(i,j) = A(i,j,m) - B(i), 60 % scheduled instead of 15 %)");
+  app.add_flag("--several-precomputes", generator.severalPrecomputes,
+               "half the drawn schedules end with one or two precomputes of other sub-expressions (several "
+               "dense workspaces in one statement, nested or side by side)");
   app.add_option("--replay", replayFiles, "check regression files instead of generating cases");
   app.add_flag("--print-code", printCode, "with --replay: print the generated C++ first");
   bool mlir = false;

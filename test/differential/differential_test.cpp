@@ -254,6 +254,32 @@ TEST(DifferentialGenerator, NestedSumScheduleCasesCheckOut) {
   EXPECT_GE(matched, 4);
 }
 
+// Several precomputes in one statement: the same case, its schedule the
+// one the seed gives with precomputes appended, and they check out
+// (matched, or refused with a located reason; never a wrong result).
+TEST(DifferentialGenerator, SeveralPrecomputeCasesCheckOut) {
+  GeneratorOptions several = withRealMatrices();
+  several.severalPrecomputes = true;
+  int withSeveral = 0, matchedWithSeveral = 0;
+  for (uint64_t seed = 1; seed <= 600; ++seed) {
+    Case c = generateCase(seed, several), plain = generateCase(seed, withRealMatrices());
+    EXPECT_EQ(c.statementText(), plain.statementText());
+    EXPECT_EQ(c.fastFp, plain.fastFp);
+    EXPECT_TRUE(sameData(c, plain));
+    ASSERT_GE(c.schedule.size(), plain.schedule.size());
+    EXPECT_TRUE(std::equal(plain.schedule.begin(), plain.schedule.end(), c.schedule.begin()));
+    int precomputes = 0;
+    for (const auto& command : c.schedule) precomputes += command.rfind("precompute(", 0) == 0;
+    if (precomputes < 2) continue;
+    ++withSeveral;
+    Verdict verdict = checkedAgainstReference(c, seed);
+    matchedWithSeveral += verdict.outcome == Outcome::Matched;
+  }
+  // (Most are refused at an earlier command of the random schedule.)
+  EXPECT_GE(withSeveral, 60);
+  EXPECT_GE(matchedWithSeveral, 2);
+}
+
 // Outputs permuted against the inputs: the same case but for the output's
 // indices, and they check out.
 TEST(DifferentialGenerator, PermutedOutputCasesCheckOut) {

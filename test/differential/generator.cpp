@@ -362,7 +362,8 @@ std::optional<std::vector<std::string>> defaultLoops(const Case& c) {
 
 // Random commands over `loops` (the default loops, or those a head of
 // commands left).
-std::vector<std::string> randomSchedule(Random& random, const Case& c, const std::vector<std::string>& loops) {
+std::vector<std::string> randomSchedule(Random& random, const Case& c, const std::vector<std::string>& loops,
+                                        bool severalPrecomputes) {
   test::ScheduleSpace space;
   space.loops = loops;
   std::vector<const Expr*> accesses;
@@ -377,6 +378,7 @@ std::vector<std::string> randomSchedule(Random& random, const Case& c, const std
   }
   space.wideMix = true;
   space.gpuUnits = c.cudaTarget;
+  space.severalPrecomputes = severalPrecomputes;
   space.sizes = c.sizes;
   collectSubexpressions(c.rhs, true, space.precomputable);
   std::mt19937 engine(static_cast<uint32_t>(random.next()));
@@ -620,8 +622,10 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
     Random positions(seed ^ 0xB5297A4D3F84D5B5ull);  // a stream of its own
     head = positionHead(positions, c, *loops);
   }
-  if (drawSchedule && loops) c.schedule = randomSchedule(random, c, head ? head->loops : *loops);
-  if (drawNested && loops) c.schedule = randomSchedule(nested, c, head ? head->loops : *loops);
+  if (drawSchedule && loops)
+    c.schedule = randomSchedule(random, c, head ? head->loops : *loops, options.severalPrecomputes);
+  if (drawNested && loops)
+    c.schedule = randomSchedule(nested, c, head ? head->loops : *loops, options.severalPrecomputes);
   if (head) c.schedule.insert(c.schedule.begin(), head->commands.begin(), head->commands.end());
   // Fast floating point (FMA, reassociated and vectorized sums) on a third
   // of the cases, checked within the same tolerance. Drawn last, so a

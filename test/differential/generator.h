@@ -75,6 +75,12 @@ struct GeneratorOptions {
   // computed into temporaries. Drawn from a stream of its own: off, a seed
   // gives exactly the case it always gave; on, the same case, scheduled.
   bool nestedSumSchedules = false;
+  // Schedules with several precomputes (test::ScheduleSpace::
+  // severalPrecomputes): half the drawn schedules end with one or two
+  // precomputes of other sub-expressions. Drawn last, from the schedule's
+  // own stream: off, a seed gives exactly the case it always gave; on, the
+  // same case with them appended.
+  bool severalPrecomputes = false;
 };
 
 Case generateCase(uint64_t seed, const GeneratorOptions& options = {});

@@ -1,6 +1,7 @@
 #include "tcc/test/random_schedule.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace tcc::test {
 
@@ -14,6 +15,19 @@ std::string gpuParallelize(const std::string& var, std::mt19937& random) {
   return "parallelize(" + var + ", " + unit + ", " + strategy + ")";
 }
 
+// Whether the expression's text reads `var` as an index: "A(i,j)" reads j.
+bool readsIndex(const std::string& expression, const std::string& var) {
+  auto isNamePart = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = expression.find(var); at != std::string::npos; at = expression.find(var, at + 1)) {
+    bool startsName = at == 0 || !isNamePart(expression[at - 1]);
+    bool endsName = at + var.size() == expression.size() || !isNamePart(expression[at + var.size()]);
+    if (startsName && endsName && at > 0 && (expression[at - 1] == '(' || expression[at - 1] == ',' ||
+                                             expression[at - 1] == ' '))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std::mt19937& random) {
@@ -21,6 +35,7 @@ std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std:
   std::vector<std::string> commands;
   if (loops.empty()) return commands;
   int fresh = 0;
+  std::vector<std::string> precomputed;  // the sub-expressions precompute took
   auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random); };
   auto name = [&](const std::string& base) { return base + "_" + std::to_string(fresh++); };
   size_t length = 1 + pick(4);
@@ -93,8 +108,9 @@ std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std:
       case 8: {
         if (space.precomputable.empty()) break;
         std::string workspace = name(var + "w");
-        commands.push_back("precompute(" + space.precomputable[pick(space.precomputable.size())] + ", " + var + ", " +
-                           workspace + ")");
+        const std::string& expression = space.precomputable[pick(space.precomputable.size())];
+        commands.push_back("precompute(" + expression + ", " + var + ", " + workspace + ")");
+        precomputed.push_back(expression);
         break;
       }
       case 9: commands.push_back(pick(4) ? "dense_workspace(" + var + ")" : "dense_workspace()"); break;
@@ -127,6 +143,24 @@ std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std:
     if (unit > 0 && loops.size() > 1 && pick(4) > 0) {
       const char* strategy = std::vector<const char*>{"NoRaces", "Atomics", "ParallelReduction", "Temporary"}[pick(4)];
       commands.push_back("parallelize(" + loops[1] + ", GPUThread, " + strategy + ")");
+    }
+  }
+  if (space.severalPrecomputes && pick(2)) {
+    std::vector<std::string> others;
+    for (const auto& expression : space.precomputable)
+      if (std::find(precomputed.begin(), precomputed.end(), expression) == precomputed.end())
+        others.push_back(expression);
+    std::shuffle(others.begin(), others.end(), random);
+    others.resize(std::min(others.size(), precomputed.empty() ? size_t{2} : size_t{1}));
+    for (const auto& expression : others) {
+      // Over one of the statement's variables the expression reads, where
+      // there is one; its workspace index renamed half the time.
+      std::vector<std::string> read;
+      for (const auto& var : space.loops)
+        if (readsIndex(expression, var)) read.push_back(var);
+      const std::vector<std::string>& from = read.empty() ? space.loops : read;
+      std::string var = from[pick(from.size())];
+      commands.push_back("precompute(" + expression + ", " + var + ", " + (pick(2) ? name(var + "w") : var) + ")");
     }
   }
   return commands;

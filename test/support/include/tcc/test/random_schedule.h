@@ -24,6 +24,11 @@ struct ScheduleSpace {
   // units, and most schedules end by mapping the outermost loop (and, under
   // a block or warp, the next one) to the GPU. Off: the CPU mixes as above.
   bool gpuUnits = false;
+  // Several precomputes in one statement: half the schedules end with one
+  // or two precomputes of other sub-expressions than the schedule took
+  // (two where it took none). Drawn last: off, a seed's schedule is
+  // exactly the one it always gave; on, the same with them appended.
+  bool severalPrecomputes = false;
 };
 
 // One command per element, in the order they apply.
