@@ -141,6 +141,12 @@ IndexStmt makeReductionNotation(const IndexStmt& assignment) {
 }
 
 namespace {
+std::string joinedNames(const std::vector<IndexVar>& vars) {
+  std::string text = "(";
+  for (size_t v = 0; v < vars.size(); ++v) text += (v ? "," : "") + vars[v].name();
+  return text + ")";
+}
+
 bool containsSum(const IndexStmt& stmt) {
   struct Finder : IndexNotationVisitor {
     bool found = false;
@@ -161,17 +167,30 @@ IndexStmt concretize(const IndexStmt& stmt) {
   }
   // e.g. a = b * c, nothing to loop over; a sum inside still needs a where.
   if (isConcrete(stmt) && !containsSum(stmt)) return stmt;
-  IndexStmt reductionNotation = makeReductionNotation(stmt);
-  const auto* node = reductionNotation.as<AssignmentNode>();
+  const auto* assignment = stmt.as<AssignmentNode>();
   // Output variables in the order the output's levels store them.
-  const Access& lhs = node->lhs;
-  const Format& format = lhs.tensor().format();
+  const Format& format = assignment->lhs.tensor().format();
   std::vector<IndexVar> loopVars;
   for (int level = 0; level < format.order(); ++level) {
-    const IndexVar& var = lhs.indices().at(format.modeOfLevel(level));
+    const IndexVar& var = assignment->lhs.indices().at(format.modeOfLevel(level));
     if (std::find(loopVars.begin(), loopVars.end(), var) == loopVars.end()) loopVars.push_back(var);
   }
-  return Concretizer(stmt).build(lhs, node->rhs, node->accumulate, loopVars, {});
+  return concretize(stmt, loopVars);
+}
+
+IndexStmt concretize(const IndexStmt& stmt, const std::vector<IndexVar>& outputLoopOrder) {
+  if (!stmt.defined()) throw std::invalid_argument("concretize: undefined statement");
+  if (!stmt.isa<AssignmentNode>()) return concretize(stmt);
+  if (isConcrete(stmt) && !containsSum(stmt)) return stmt;
+  IndexStmt reductionNotation = makeReductionNotation(stmt);
+  const auto* node = reductionNotation.as<AssignmentNode>();
+  const Access& lhs = node->lhs;
+  std::set<IndexVar> outputVars(lhs.indices().begin(), lhs.indices().end());
+  std::set<IndexVar> ordered(outputLoopOrder.begin(), outputLoopOrder.end());
+  if (ordered != outputVars || ordered.size() != outputLoopOrder.size())
+    throw std::invalid_argument("concretize: the loop order " + joinedNames(outputLoopOrder) +
+                                " is not a permutation of the output's variables in " + toString(stmt));
+  return Concretizer(stmt).build(lhs, node->rhs, node->accumulate, outputLoopOrder, {});
 }
 
 }  // namespace tcc::ir

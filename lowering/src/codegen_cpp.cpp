@@ -11,6 +11,7 @@
 #include "dense_row_tiling.h"
 #include "gpu/codegen_cuda.h"
 #include "simd_reductions.h"
+#include "tcc/ir/imperative_printer.h"
 #include "tcc/lowering/codegen.h"
 #include "tcc/lowering/intrinsics.h"
 
@@ -26,7 +27,13 @@ class CppPrinter : public CLikePrinter {
   using CLikePrinter::visit;
 
   void printFunction(const Function& function) {
-    vectorizesGatherSums_ = floatingPoint_ == FloatingPointMode::Fast && gatherSumsAloneNeedReassociation(function);
+    // The copies below are for speed alone; a large body (the merge cases
+    // of many sparse operands) is printed once, so that the C++ compiler
+    // builds one body, not two or three (a 12,000-line kernel printed
+    // twice took over two minutes to build).
+    const bool copies = !printedOnceOnly(function);
+    vectorizesGatherSums_ =
+        copies && floatingPoint_ == FloatingPointMode::Fast && gatherSumsAloneNeedReassociation(function);
     inputValues_ = inputValuesSum(function);
     chunkNames_.clear();
     if (vectorizesGatherSums_) {
@@ -50,7 +57,7 @@ class CppPrinter : public CLikePrinter {
       // cache through Clang, as before.
       printRowLoopsCopy(function, "TCC_GATHER_SUMS", gathersName(function), RowLoops::Gathers);
     }
-    const bool streamingCopy = !vectorizesGatherSums_ && containsStreamingStore(function.body);
+    const bool streamingCopy = copies && !vectorizesGatherSums_ && containsStreamingStore(function.body);
     streamingThreshold_ = streamsOnlyWholeCopies(function) ? kStreamingCopyValues : kStreamingStoreValues;
     if (streamingCopy) {
       // A copy whose sparse outputs' appends go past the caches, which the
@@ -80,6 +87,13 @@ class CppPrinter : public CLikePrinter {
     indent();
     out_ << "return 0;\n}\n";
     depth_ = 0;
+  }
+
+  // Bodies of more lines of imperative IR than this are printed once.
+  static constexpr size_t kLargestCopiedBodyLines = 4000;
+  static bool printedOnceOnly(const Function& function) {
+    std::string text = toString(function);
+    return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) > kLargestCopiedBodyLines;
   }
 
   static std::string reassociatedName(const Function& function) { return function.name + "_reassociated"; }

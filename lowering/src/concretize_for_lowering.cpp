@@ -308,12 +308,34 @@ std::optional<std::vector<SignedTerm>> topLevelTerms(const IndexExpr& rhs) {
   return terms;
 }
 
+// The loops over the output's indices in the scalar-temporary
+// concretization: a sparse output's storage order (it is appended in
+// order); else, where one exists, an order in which every sparse input
+// stores the output's variables it reads above one another as the loops
+// nest them (the output's storage order preferred): `Y(i,j) = B(i,j,k) *
+// A(i,j,k) + ...` with Y dense column-major and B row-major loops over i
+// outside j, which B's levels allow.
+std::vector<IndexVar> outputLoopOrder(const Access& lhs, const IndexExpr& rhs) {
+  std::vector<IndexVar> storage;
+  appendUnique(storage, varsInStorageOrder(lhs));
+  if (hasSparseLevel(lhs.tensor())) return storage;
+  Edges edges;
+  for (const auto& access : ir::accessesOf(rhs)) {
+    if (!hasSparseLevel(access.tensor())) continue;
+    std::vector<IndexVar> chain;
+    for (const auto& var : varsInStorageOrder(access))
+      if (std::find(storage.begin(), storage.end(), var) != storage.end()) chain.push_back(var);
+    addChain(edges, chain);
+  }
+  return topologicalOrder(storage, edges).value_or(storage);
+}
+
 // Whether the scalar-temporary concretization (loops over the output's
-// indices in the order written, each term's sums inside them) visits every
+// indices in the order `outer`, each term's sums inside them) visits every
 // sparse input in storage order and appends a sparse output in order.
-bool oneLoopOrderFitsEveryTerm(const Access& lhs, const std::vector<SignedTerm>& terms) {
-  const std::vector<IndexVar>& outer = lhs.indices();
-  if (hasSparseLevel(lhs.tensor()) && varsInStorageOrder(lhs) != outer) return false;
+bool oneLoopOrderFitsEveryTerm(const Access& lhs, const std::vector<IndexVar>& outer,
+                               const std::vector<SignedTerm>& terms) {
+  if (hasSparseLevel(lhs.tensor()) && varsInStorageOrder(lhs) != lhs.indices()) return false;
   for (const auto& term : terms) {
     std::vector<IndexVar> order = outer;
     appendUnique(order, term.summed);
@@ -421,7 +443,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     bool onlyWorkspaceCommands = !request.commands.empty() &&
                                  std::all_of(request.commands.begin(), request.commands.end(), isWorkspaceCommand);
     bool workspaceAsked = std::any_of(request.commands.begin(), request.commands.end(), isWorkspaceCommand);
-    if (terms && lhs.tensor().order() > 0 && (workspaceAsked || !oneLoopOrderFitsEveryTerm(lhs, *terms))) {
+    if (terms && lhs.tensor().order() > 0 && (workspaceAsked || !oneLoopOrderFitsEveryTerm(lhs, outputLoopOrder(lhs, rhs), *terms))) {
       LoopNest nest;
       nest.loops = lhs.indices();
       if (!request.commands.empty()) {
@@ -480,7 +502,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   }
   if (nestedSum) {
     ConcretizedStatement nested;
-    nested.stmt = ir::concretize(statement);
+    nested.stmt = ir::concretize(statement, outputLoopOrder(assignment->lhs, rhs));
     nested.sumsInTemporaries = true;
     nested.decisions = {"a sum nested inside the expression is computed into a scalar temporary (where)"};
     if (!request.commands.empty()) {

@@ -532,6 +532,20 @@ TEST(DefaultMapping, NestedSumsOverDenseLoopsGetAThreadPerIteration) {
   EXPECT_EQ(lowered.gpuFunctions.at(0).kernels.at(0).unit(), ir::imp::LoopKind::GpuThread);
 }
 
+// A column-major output over a row-major sparse operand: the loops over the
+// output's indices take the order B allows (i outside j), so the default
+// mapping has a loop to map (it was refused: "the schedule visits j outside
+// i, but B stores i above j").
+TEST(DefaultMapping, NestedSumsTakeTheLoopOrderTheSparseOperandsAllow) {
+  Lowered lowered = lowerForCuda("tensor Y(I, J) : {dense, dense} order (1,0) of float32\n"
+                                 "tensor A(I, J, K) : dense of float32\ntensor B(I, J, K) : {dense, compressed, dense} "
+                                 "of float32\ntensor E(K) : dense of float32\n"
+                                 "Y(i,j) = B(i,j,k) * A(i,j,k) + A(i,j,k) / E(k)\n");
+  EXPECT_TRUE(contains(decisionsOf(lowered), "default GPU mapping: one thread per iteration of i, the sums nested "
+                                             "in the expression in its registers")) << decisionsOf(lowered);
+  EXPECT_EQ(lowered.gpuFunctions.at(0).kernels.at(0).unit(), ir::imp::LoopKind::GpuThread);
+}
+
 // A schedule without parallelize may have split the output's loop: its
 // outer part derives from the output's index, so its iterations write
 // entries of their own.

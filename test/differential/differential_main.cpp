@@ -63,7 +63,13 @@ int replay(const std::vector<std::string>& files, const CampaignOptions& options
     // A file records its target (a `target cuda` line); --target cuda
     // replays a cpu file on the cuda target.
     if (cuda && !namesTarget(regression.programText)) regression.programText += "target cuda\n";
-    if (printCode) std::cout << tcc::lowerProgram(tcc::Program::fromText(regression.programText, path)).source() << std::endl;
+    if (printCode) {
+      // A refused program has no code; the verdict below gives the reason.
+      try {
+        std::cout << tcc::lowerProgram(tcc::Program::fromText(regression.programText, path)).source() << std::endl;
+      } catch (const std::exception&) {
+      }
+    }
     Verdict verdict = checkProgramIsolated(regression.programText, regression.inputs, options.oracles,
                                            options.timeoutSeconds, options.compileOnly);
     std::cout << path << ": " << toString(verdict.outcome) << (verdict.detail.empty() ? "" : ": " + verdict.detail)

@@ -152,6 +152,20 @@ TEST_F(ConcretizeTest, RepeatedOutputVariableLoopsOnce) {
   expectSameMeaning(einsum, {{"B", randomArray({3, 3}, 8)}});
 }
 
+TEST_F(ConcretizeTest, OutputLoopsInAGivenOrder) {
+  TensorVar Y("Y", {"I", "J"}, Format({LevelFormat::dense(), LevelFormat::dense()}, {1, 0}));
+  TensorVar D("D", {"I", "J"});
+  IndexStmt einsum = (Y(i, j) = D(i, j) * sum(k, B(i, k)));
+  EXPECT_EQ(toString(concretize(einsum)), "forall(j, forall(i, where(Y(i,j) = D(i,j) * tk, forall(k, tk += B(i,k)))))");
+  EXPECT_EQ(toString(concretize(einsum, {i, j})), "forall(i, forall(j, where(Y(i,j) = D(i,j) * tk, forall(k, tk += B(i,k)))))");
+  auto withD = inputs;
+  withD["D"] = randomArray({3, 5}, 9);
+  expectSameMeaning(einsum, withD);
+  EXPECT_THROW(concretize(einsum, {i}), std::invalid_argument);
+  EXPECT_THROW(concretize(einsum, {i, k}), std::invalid_argument);
+  EXPECT_THROW(concretize(einsum, {i, j, j}), std::invalid_argument);
+}
+
 TEST_F(ConcretizeTest, ConcreteInputIsReturnedAndOtherStatementsRejected) {
   TensorVar A("A", {"I", "J"});
   IndexStmt concrete = forall(i, forall(j, forall(k, A(i, j) += B(i, k) * C(k, j))));

@@ -21,11 +21,18 @@
 // that is not a single assignment throws std::invalid_argument.
 #pragma once
 
+#include <vector>
+
 #include "tcc/ir/index_stmt.h"
 
 namespace tcc::ir {
 
 IndexStmt concretize(const IndexStmt& assignment);
+// The same with the output's loops in `outputLoopOrder` (a permutation of
+// the output's distinct variables) instead of its storage order: a dense
+// output may be filled in any order, and the sparse operands' storage
+// orders may admit only some.
+IndexStmt concretize(const IndexStmt& assignment, const std::vector<IndexVar>& outputLoopOrder);
 
 // The einsum rule alone: the same assignment with implicit sums made
 // explicit sum(...) nodes, outermost first in order of first appearance.
