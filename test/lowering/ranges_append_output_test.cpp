@@ -152,7 +152,7 @@ TEST(RangesAppendOutput, MatricesMatchReferenceAtEveryThreadCount) {
   EXPECT_EQ(checked, 7 * 2 * 6);
 }
 
-TEST(RangesAppendOutput, SparseVectorsAndThirdOrderTensors) {
+TEST(RangesAppendOutput, SparseVectorsThirdOrderTensorsAndACopyInTheLoopsOrder) {
   const std::vector<std::pair<std::string, std::map<std::string, rt::Coo>>> cases = {
       {"tensor Y(I) : sparse\ntensor A(I) : sparse\ntensor B(I) : sparse\nY(i) = A(i) - 3 * B(i)\n",
        {{"A", randomSparse({500}, 0.03, 30)}, {"B", randomSparse({500}, 0.05, 31)}}},
@@ -164,6 +164,10 @@ TEST(RangesAppendOutput, SparseVectorsAndThirdOrderTensors) {
       {"tensor Y(I, J, K) : {compressed, compressed, compressed}\ntensor A(I, J, K) : {compressed, compressed, "
        "compressed}\ntensor B(I, J, K) : coo\nY(i,j,k) = A(i,j,k) * B(i,j,k) + A(i,j,k)\n",
        {{"A", randomSparse({40, 6, 8}, 0.05, 35)}, {"B", randomSparse({40, 6, 8}, 0.1, 36)}}},
+      // An operand stored in the other order, read from a copy in the
+      // loops' order.
+      {"tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(J, I) : dcsr\nY(i,j) = A(i,j) + B(j,i)\n",
+       {{"A", randomSparse({80, 30}, 0.03, 37)}, {"B", randomSparse({30, 80}, 0.03, 38)}}},
   };
   for (const auto& [text, inputs] : cases) {
     std::string dsl = withSchedule(text, kRows);
