@@ -239,8 +239,11 @@ bool threadRangesAppendInOrder(const LoopNest& nest, const Access& lhs, const In
 // Whether the outermost loop runs on CPU threads over a sparse output that
 // they cannot assemble in place. Threads append in place only the rows of a
 // {dense, compressed} matrix, under a loop over its first index (count,
-// prefix sum, fill); every other sparse output (DCSR, CSF, COO, ...) goes
-// through one sparse workspace per thread and a parallel merge.
+// prefix sum, fill), and (threadRangesAppendInOrder, checked by the caller)
+// an output whose first level is compressed, under a loop over its first
+// index that runs in ranges of coordinates; every other sparse output
+// (COO, DCSR under other loops, ...) goes through one sparse workspace per
+// thread and a parallel merge.
 bool threadsCannotAssembleInPlace(const LoopNest& nest, const Access& lhs) {
   const TensorVar& output = lhs.tensor();
   if (!hasSparseLevel(output) || nest.loops.empty()) return false;

@@ -20,9 +20,7 @@
 // appends each range from its offsets, as the serial loop appends, into
 // arrays allocated exactly. (A per-thread sparse workspace would hash,
 // sort and merge every entry instead.)
-#include "access_occurrences.h"
 #include "lowerer.h"
-#include "tcc/ir/index_queries.h"
 
 namespace tcc::lowering {
 
