@@ -9,12 +9,17 @@
 //   sp_ttm             A(i, j, l) = B(k, i, j) C(k, l), B in CSF, C in CSR, A in COO
 //   dcsr_add           A = B + C, every operand DCSR (rows stored sparsely), rows on threads
 //   dcsr_add3          A = B + C + D, every operand DCSR, rows on threads
+//   dcsr_add_ws, dcsr_add3_ws   the same through per-thread sparse workspaces
+//                      (parallelize(i, CPUThread, Workspace))
 //
 // The DCSR adds run on hypersparse scale-ups: kron(S, M) for a real matrix M
 // and a seeded S with one entry in a sixteenth of its rows, so that most of
 // the rows of the result are empty; each operand draws its own S, and the
-// threads merge the operands' row coordinates in ranges (a sparse workspace
-// a thread for the DCSR result's rows).
+// threads merge the operands' row coordinates in ranges. Each range appends
+// its rows of the DCSR result in place (a counting pass, a prefix sum over
+// the ranges, an appending pass); the _ws kernels ask for a sparse
+// workspace a thread instead (what every DCSR result of a thread loop went
+// through before), every entry hashed, sorted and merged.
 //
 // The SpGEMMs run on each matrix named (a name of the shared data folder,
 // t:NAME for B^T B of a matrix that is not square, or NAME1,NAME2 for their
@@ -519,25 +524,28 @@ std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices) {
                      {"B", tcc::rt::randomUniform({300, 300, 300}, 0.01, 2027)},
                      {"C", tcc::rt::randomUniform({300, 64}, 0.1, 3)}};
                  }});
-  for (const char* name : {"bcspwr10", "dwt_992"}) {
-    const std::string input = std::string("kron(S, ") + name + "), S 4096 x 4096 with an entry in 1/16 of its rows";
-    all.push_back({"dcsr_add", input,
-                   "tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : dcsr\nA(i, j) = B(i, j) + C(i, j)\n",
-                   "parallelize(i, CPUThread, NoRaces)", [name] {
-                     tcc::rt::Coo m = matrixNamed(name);
-                     return std::map<std::string, tcc::rt::Coo>{{"B", hypersparseScaleUp(m, 11)},
-                                                                {"C", hypersparseScaleUp(m, 12)}};
-                   }});
-    all.push_back({"dcsr_add3", input,
-                   "tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : dcsr\ntensor D(I, J) : dcsr\n"
-                   "A(i, j) = B(i, j) + C(i, j) + D(i, j)\n",
-                   "parallelize(i, CPUThread, NoRaces)", [name] {
-                     tcc::rt::Coo m = matrixNamed(name);
-                     return std::map<std::string, tcc::rt::Coo>{{"B", hypersparseScaleUp(m, 21)},
-                                                                {"C", hypersparseScaleUp(m, 22)},
-                                                                {"D", hypersparseScaleUp(m, 23)}};
-                   }});
-  }
+  for (const char* name : {"bcspwr10", "dwt_992"})
+    for (const char* strategy : {"NoRaces", "Workspace"}) {
+      const std::string input = std::string("kron(S, ") + name + "), S 4096 x 4096 with an entry in 1/16 of its rows";
+      const std::string suffix = std::string(strategy) == "Workspace" ? "_ws" : "";
+      const std::string schedule = std::string("parallelize(i, CPUThread, ") + strategy + ")";
+      all.push_back({"dcsr_add" + suffix, input,
+                     "tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : dcsr\nA(i, j) = B(i, j) + C(i, j)\n",
+                     schedule, [name] {
+                       tcc::rt::Coo m = matrixNamed(name);
+                       return std::map<std::string, tcc::rt::Coo>{{"B", hypersparseScaleUp(m, 11)},
+                                                                  {"C", hypersparseScaleUp(m, 12)}};
+                     }});
+      all.push_back({"dcsr_add3" + suffix, input,
+                     "tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : dcsr\ntensor D(I, J) : dcsr\n"
+                     "A(i, j) = B(i, j) + C(i, j) + D(i, j)\n",
+                     schedule, [name] {
+                       tcc::rt::Coo m = matrixNamed(name);
+                       return std::map<std::string, tcc::rt::Coo>{{"B", hypersparseScaleUp(m, 21)},
+                                                                  {"C", hypersparseScaleUp(m, 22)},
+                                                                  {"D", hypersparseScaleUp(m, 23)}};
+                     }});
+    }
   return all;
 }
 

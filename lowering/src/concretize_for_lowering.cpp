@@ -11,7 +11,9 @@
 #include "tcc/ir/index_queries.h"
 #include "tcc/ir/index_replace.h"
 #include "tcc/lowering/inserted_tensor_names.h"
+#include "tcc/ir/index_visitor.h"
 #include "tcc/lowering/lower.h"
+#include "merge_lattice.h"
 #include "schedule_loops.h"
 #include "schedule_nested_sums.h"
 #include "statement_terms.h"
@@ -143,12 +145,107 @@ bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr
   return true;
 }
 
+// Whether the outermost loop, on CPU threads over the variable of a sparse
+// output's compressed first level, runs in ranges of coordinates whose
+// appends keep the output's order (lower_coordinate_chunks.cpp): the loops
+// in the output's storage order (nothing summed, nothing scattered), the
+// other loops serial, and the operands' levels for the variable dense or
+// ordered compressed, merged rather than counted over one unique level
+// (as Lowerer::mergesInCoordinateChunks decides). Each range then appends
+// its part of the output itself: a pass counts every range's appends, a
+// prefix sum over the ranges gives each its offsets, a second pass
+// appends. `whyNot` says why not.
+bool threadRangesAppendInOrder(const LoopNest& nest, const Access& lhs, const IndexExpr& rhs, std::string& whyNot) {
+  const TensorVar& output = lhs.tensor();
+  const ir::Format& format = output.format();
+  if (format.level(0).kind != ir::LevelKind::Compressed || !format.level(0).unique) {
+    whyNot = "only a first level that is compressed is appended by ranges of coordinates";
+    return false;
+  }
+  const IndexVar& first = lhs.indices()[format.modeOfLevel(0)];
+  auto attributes = nest.attributes.find(nest.loops[0]);
+  if (!(nest.loops[0] == first) || !nest.relations.empty()) {
+    whyNot = "the thread loop is not over " + first.name() + ", " + output.name() + "'s first index, itself";
+    return false;
+  }
+  if (attributes->second.outputRaceStrategy == ir::OutputRaceStrategy::Workspace) {
+    whyNot = "the schedule asks for the Workspace race strategy";
+    return false;
+  }
+  if (nest.loops != varsInStorageOrder(lhs)) {
+    whyNot = "the loops are not " + output.name() + "'s indices in its storage order, so a range would not append "
+             "its part in order";
+    return false;
+  }
+  for (size_t p = 1; p < nest.loops.size(); ++p)
+    if (auto inner = nest.attributes.find(nest.loops[p]);
+        inner != nest.attributes.end() && inner->second.parallelUnit != ir::ParallelUnit::NotParallel) {
+      whyNot = "the loop over " + nest.loops[p].name() + " is parallel too";
+      return false;
+    }
+  // The iterators of the loop over `first`: one for reads of the same
+  // unique level (as Lowerer::shareIterators shares them).
+  struct Reads : ir::IndexNotationVisitor {
+    std::vector<const ir::AccessNode*> found;
+    using ir::IndexNotationVisitor::visit;
+    void visit(const ir::AccessNode* node) override { found.push_back(node); }
+  } reads;
+  reads.walk(rhs);
+  std::map<std::string, int> ids;
+  std::map<const ir::AccessNode*, int> idOf;
+  std::set<int> sparse, counted;  // counted: a unique sparse level
+  for (const auto* access : reads.found) {
+    const ir::Format& operand = access->tensor.format();
+    if (access->tensor.order() == 0 || operand.isAllDense()) continue;
+    for (int level = 0; level < operand.order(); ++level) {
+      if (!(access->indices[operand.modeOfLevel(level)] == first)) continue;
+      const ir::LevelFormat& stored = operand.level(level);
+      if (level > 0 || !(stored.isDense() || (stored.kind == ir::LevelKind::Compressed && stored.ordered))) {
+        whyNot = access->tensor.name() + " stores " + first.name() + " at a " + stored.toString() + " level " +
+                 std::to_string(level + 1) + ", which no binary search cuts into ranges";
+        return false;
+      }
+      std::string key = stored.unique ? access->tensor.name() : "#" + std::to_string(ids.size());
+      auto found = ids.emplace(key, static_cast<int>(ids.size())).first;
+      idOf[access] = found->second;
+      if (stored.isDense()) continue;
+      sparse.insert(found->second);
+      if (stored.unique) counted.insert(found->second);
+    }
+  }
+  if (sparse.empty()) {
+    whyNot = "no operand stores " + first.name() + " sparsely, so the threads do not merge in ranges of it";
+    return false;
+  }
+  auto lattice = buildMergeLattice(rhs, [&](const ir::AccessNode* access) {
+    auto id = idOf.find(access);
+    return id == idOf.end() ? -1 : id->second;
+  });
+  bool denseDriven = std::any_of(lattice.begin(), lattice.end(), [&](const LatticePoint& point) {
+    return std::none_of(point.iterators.begin(), point.iterators.end(), [&](int id) { return sparse.count(id) > 0; });
+  });
+  if (!denseDriven && lattice.size() == 1) {
+    std::vector<int> drivers;
+    for (int id : lattice[0].iterators)
+      if (sparse.count(id)) drivers.push_back(id);
+    if (drivers.size() == 1 && counted.count(drivers[0])) {
+      whyNot = "one operand's level drives the loop over " + first.name() + " alone, so the threads split its "
+               "positions rather than ranges of coordinates";
+      return false;
+    }
+  }
+  return true;
+}
+
 // What a loop on threads implies for the output and the workspace.
 // Whether the outermost loop runs on CPU threads over a sparse output that
 // they cannot assemble in place. Threads append in place only the rows of a
 // {dense, compressed} matrix, under a loop over its first index (count,
-// prefix sum, fill); every other sparse output (DCSR, CSF, COO, ...) goes
-// through one sparse workspace per thread and a parallel merge.
+// prefix sum, fill), and (threadRangesAppendInOrder, checked by the caller)
+// an output whose first level is compressed, under a loop over its first
+// index that runs in ranges of coordinates; every other sparse output
+// (COO, DCSR under other loops, ...) goes through one sparse workspace per
+// thread and a parallel merge.
 bool threadsCannotAssembleInPlace(const LoopNest& nest, const Access& lhs) {
   const TensorVar& output = lhs.tensor();
   if (!hasSparseLevel(output) || nest.loops.empty()) return false;
@@ -593,9 +690,19 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   applySchedule(nest, commands, *assignment, storageEdges);
 
   if (!nest.sparseWorkspace && nest.precomputes.empty() && threadsCannotAssembleInPlace(nest, lhs)) {
-    nest.sparseWorkspace = SparseWorkspaceCommand{};
-    nest.decisions.push_back("threads cannot append to " + output.name() + " (" + output.format().toString() +
-                             ") in place, so its results go through sparse workspaces (the Workspace race strategy)");
+    std::string whyNot;
+    if (threadRangesAppendInOrder(nest, lhs, rhs, whyNot)) {
+      nest.decisions.push_back(
+          output.name() + " (" + output.format().toString() + ") is appended in place by the ranges of " +
+          nest.loops[0].name() + " the threads merge in: a pass counts each range's appends to every level (its "
+          "merge without stores), a prefix sum over the ranges turns the counts into offsets, the arrays are "
+          "allocated exactly, and a second pass appends each range from its offsets (no sparse workspace)");
+    } else {
+      nest.sparseWorkspace = SparseWorkspaceCommand{};
+      nest.decisions.push_back("threads cannot append to " + output.name() + " (" + output.format().toString() +
+                               ") in place (" + whyNot + "), so its results go through sparse workspaces (the "
+                               "Workspace race strategy)");
+    }
   }
   // A sparse output appended out of its storage order scatters.
   auto broken = hasSparseLevel(output) ? brokenEdge(nest, outputStorageEdges) : std::nullopt;

@@ -10,6 +10,16 @@
 // disjoint coordinates of the variable, so what holds for the parallel
 // loop's outputs (planLoop's checks: rows of an output assembled in
 // parallel, a reduction, a per-thread sparse workspace) holds for them.
+//
+// The ranges also append in order to an output whose first level is
+// compressed and indexed by the loop's variable (DCSR): range c's part of
+// each level follows range c-1's. So the output is assembled in place, in
+// two passes over the ranges (RangeAppendedOutput): the first runs each
+// range's merge without stores and counts its appends to every level, a
+// prefix sum over the ranges turns the counts into offsets, and the second
+// appends each range from its offsets, as the serial loop appends, into
+// arrays allocated exactly. (A per-thread sparse workspace would hash,
+// sort and merge every entry instead.)
 #include "lowerer.h"
 
 namespace tcc::lowering {
@@ -17,6 +27,21 @@ namespace tcc::lowering {
 using imp::Expr;
 using imp::Stmt;
 namespace ops = ir::imp;
+
+namespace {
+
+// Many ranges a thread: the rows the operands store may gather in a few
+// ranges, which the dynamic schedule then spreads; each range costs only
+// two binary searches an operand (and, appending an output, two counts).
+constexpr int kChunksPerThread = 16;
+
+Expr rangesOfThreads() {
+  const imp::Type int64 = imp::Type::int64();
+  return ops::mul(ops::IntImm::make(kChunksPerThread, int64),
+                  ops::cast(int64, imp::Call::make("omp_get_max_threads", {}, imp::Type::int32())));
+}
+
+}  // namespace
 
 bool Lowerer::mergesInCoordinateChunks(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators,
                                        bool countedByLoneDriver) const {
@@ -37,24 +62,21 @@ bool Lowerer::mergesInCoordinateChunks(const ir::ForallNode* forall, const std::
 }
 
 Stmt Lowerer::lowerInCoordinateChunks(const ir::ForallNode* forall) {
-  // Many ranges a thread: the rows the operands store may gather in a few
-  // ranges, which the dynamic schedule then spreads; each range costs only
-  // two binary searches an operand.
-  constexpr int kChunksPerThread = 16;
   const ir::IndexVar& var = forall->indexVar;
+  // The passes of an output these ranges append to share the ranges.
+  const bool appends = rangeAppended_ && rangeAppended_->var == var &&
+                       (pass_ == OutputPass::Count || pass_ == OutputPass::Fill);
+  if (appends) rangeAppended_->lowered = true;
   LoopPlan plan = planLoop(forall);
   usesOpenMP_ = true;
   const imp::Type int64 = imp::Type::int64();
-  Expr chunks = freshVar(var.name() + "_chunks", int64);
+  Expr chunks = appends ? rangeAppended_->ranges : freshVar(var.name() + "_chunks", int64);
   Expr chunk = freshVar(var.name() + "_chunk", int64);
   Expr extent = freshVar(var.name() + "_extent", int64);
   Expr first = freshVar(var.name() + "_first", int64);
   Expr stop = freshVar(var.name() + "_stop", int64);
-  std::vector<Stmt> before{
-      imp::Declare::make(extent, ops::cast(int64, dimensionOf(var))),
-      imp::Declare::make(chunks, ops::mul(ops::IntImm::make(kChunksPerThread, int64),
-                                          ops::cast(int64, imp::Call::make("omp_get_max_threads", {},
-                                                                           imp::Type::int32()))))};
+  std::vector<Stmt> before{imp::Declare::make(extent, ops::cast(int64, dimensionOf(var)))};
+  if (!appends) before.push_back(imp::Declare::make(chunks, rangesOfThreads()));
 
   ir::ForallAttributes serial = forall->attributes;
   serial.parallelUnit = ir::ParallelUnit::NotParallel;
@@ -68,7 +90,33 @@ Stmt Lowerer::lowerInCoordinateChunks(const ir::ForallNode* forall) {
     body.push_back(
         imp::Declare::make(stop, ops::div(ops::mul(ops::add(chunk, ops::IntImm::make(1, int64)), extent), chunks)));
     OwnedRangeScope owned(*this, var, {first, stop});
-    body.push_back(lower(nest));
+    // The range's own append positions: from 0 when counting, from its
+    // offsets when appending.
+    std::vector<Expr> shared;
+    TensorStorage* output = appends ? &storageOf(rangeAppended_->output) : nullptr;
+    if (output) {
+      shared = output->appendPosition;
+      for (size_t level = 0; level < shared.size(); ++level) {
+        Expr own = freshVar("p" + output->name + std::to_string(level + 1) + "_range", int64);
+        const Expr& offsets = rangeAppended_->offsets[level];
+        body.push_back(imp::Declare::make(
+            own, pass_ == OutputPass::Count ? ops::IntImm::make(0, int64) : imp::Load::make(offsets, chunk)));
+        output->appendPosition[level] = own;
+      }
+    }
+    try {
+      body.push_back(lower(nest));
+    } catch (...) {
+      if (output) output->appendPosition = shared;
+      throw;
+    }
+    if (output) {
+      if (pass_ == OutputPass::Count)
+        for (size_t level = 0; level < shared.size(); ++level)
+          body.push_back(imp::Store::make(rangeAppended_->offsets[level], ops::add(chunk, ops::IntImm::make(1, int64)),
+                                          output->appendPosition[level]));
+      output->appendPosition = shared;
+    }
   }
   before.push_back(imp::For::make(chunk, ops::IntImm::make(0, int64), chunks, imp::Block::make(body),
                                   imp::LoopKind::Parallel,
@@ -76,6 +124,74 @@ Stmt Lowerer::lowerInCoordinateChunks(const ir::ForallNode* forall) {
                                   "from the range's first stored coordinate",
                                   0, plan.reductions, 1));
   return imp::Block::make(before);
+}
+
+bool Lowerer::rangesAppend(const ir::ForallNode* forall, const ir::AssignmentNode* assignment) const {
+  const ir::TensorVar& output = assignment->lhs.tensor();
+  if (!forall->attributes.onThreads() || options_.cudaTarget || !isParameter(output) || output.order() == 0 ||
+      sparseWorkspaceOutputs_.count(output) || relationOf_.count(forall->indexVar))
+    return false;
+  const ir::Format& format = output.format();
+  if (format.level(0).kind != ir::LevelKind::Compressed || !format.level(0).unique ||
+      !(assignment->lhs.indices()[format.modeOfLevel(0)] == forall->indexVar))
+    return false;
+  // (Each level appended in order, each coordinate once.)
+  for (int level = 0; level < format.order(); ++level)
+    if (visitOrder_.repeatedLevels.count({output, level}) || visitOrder_.outOfOrderLevels.count({output, level}))
+      return false;
+  return true;
+}
+
+std::vector<Stmt> Lowerer::lowerRangesAppendingInTwoPasses(const ir::IndexStmt& cin) {
+  RangeAppendedOutput& appended = *rangeAppended_;
+  TensorStorage& storage = storageOf(appended.output);
+  const int levels = appended.output.order();
+  const imp::Type int64 = imp::Type::int64();
+  auto imm = [&](int64_t value) { return ops::IntImm::make(value, int64); };
+  appended.ranges = freshVar(appended.var.name() + "_ranges", int64);
+  std::vector<Stmt> passes{imp::Declare::make(appended.ranges, rangesOfThreads())};
+  for (int level = 0; level < levels; ++level) {
+    Expr offsets = freshVar(storage.name + std::to_string(level + 1) + "_range_offsets", imp::Type::pointerTo(int64));
+    appended.offsets.push_back(offsets);
+    passes.push_back(imp::Declare::make(offsets, Expr()));
+    passes.push_back(imp::Allocate::make(offsets, ops::add(appended.ranges, imm(1)), true));
+  }
+  auto lowerPass = [&](OutputPass pass, const std::string& what) {
+    pass_ = pass;
+    appended.lowered = false;
+    passes.push_back(imp::Comment::make(what));
+    passes.push_back(lower(cin));
+    pass_ = OutputPass::Fused;
+    if (!appended.lowered)
+      throw LoweringError("internal: the loop over " + appended.var.name() + " was not lowered in ranges");
+  };
+  lowerPass(OutputPass::Count, "count each range of " + appended.var.name() + "'s appends to " + storage.name +
+                                   "'s levels, ranges on the threads");
+  Expr range = freshVar(appended.var.name() + "_range", int64);
+  std::vector<Stmt> sums;
+  for (const auto& offsets : appended.offsets)
+    sums.push_back(imp::Store::make(offsets, ops::add(range, imm(1)), imp::Load::make(offsets, range), true));
+  passes.push_back(imp::For::make(range, imm(0), appended.ranges, imp::Block::make(sums), imp::LoopKind::Serial,
+                                  "the ranges' counts to their offsets (prefix sum)"));
+  // Every level's arrays, exactly sized (the counting pass wrote none of them).
+  for (int level = 0; level < levels; ++level) {
+    Expr total = storage.appendPosition[level];
+    passes.push_back(imp::Assign::make(total, imp::Load::make(appended.offsets[level], appended.ranges)));
+    Expr entries = ops::max(total, imm(1));
+    passes.push_back(imp::Allocate::make(storage.crd[level], entries, false, imm(0)));
+    passes.push_back(imp::Assign::make(storage.crdCapacity[level], entries));
+    if (level + 1 < levels) {
+      Expr ends = ops::add(total, imm(1));
+      passes.push_back(imp::Allocate::make(storage.pos[level + 1], ends, false, imm(0)));
+      passes.push_back(imp::Store::make(storage.pos[level + 1], imm(0), imm(0)));
+      passes.push_back(imp::Assign::make(storage.posCapacity[level + 1], ends));
+    }
+  }
+  passes.push_back(imp::Allocate::make(storage.vals, ops::max(storage.appendPosition[levels - 1], imm(1)), false, imm(0)));
+  lowerPass(OutputPass::Fill, "append each range of " + appended.var.name() + " to " + storage.name +
+                                  " from its offsets, ranges on the threads");
+  for (const auto& offsets : appended.offsets) passes.push_back(imp::Free::make(offsets));
+  return passes;
 }
 
 }  // namespace tcc::lowering

@@ -601,7 +601,10 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
         requireParallelizable(forall, false, "the loops from " + repeated->second.name() + " on visit each row of " +
                                              output.name() + " on several iterations, so its rows cannot be "
                                              "assembled in parallel");
-      requireParallelizable(forall, threads && rowsAssembledInParallel(assignment->lhs, var),
+      // (Or, in ranges of coordinates, its compressed first level.)
+      bool inRanges = rangeAppended_ && rangeAppended_->output == output && rangeAppended_->var == var &&
+                      rangeAppended_->lowered;
+      requireParallelizable(forall, threads && (rowsAssembledInParallel(assignment->lhs, var) || inRanges),
                             "output " + output.name() + " is assembled in order; only its rows (a dense first level "
                             "followed by a compressed one) can be assembled in parallel, by parallelizing the loop "
                             "over " + output.name() + "'s first index");

@@ -157,6 +157,13 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       }
     }
   }
+  // (Or an output whose first level is compressed appended by the ranges
+  // of a thread loop in coordinate chunks.)
+  if (const auto* top = cin.as<ir::ForallNode>(); top && rowParallelOutputs_.empty()) {
+    auto assignments = ir::assignmentsOf(top->body);
+    if (assignments.size() == 1 && whereStatements(top->body).empty() && rangesAppend(top, assignments[0]))
+      rangeAppended_ = RangeAppendedOutput{assignments[0]->lhs.tensor(), top->indexVar, Expr(), {}, false};
+  }
   for (const auto& tensor : ir::tensorsOnlyWrittenOnce(cin))
     if (isParameter(tensor) && tensor.order() > 0 && !tensor.format().isAllDense() &&
         !sparseWorkspaceOutputs_.count(tensor))
@@ -239,6 +246,8 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   if (!rowParallelOutputs_.empty()) onePass = lowerRowsInOnePass(cin);
   if (onePass) {
     passes = std::move(*onePass);
+  } else if (rangeAppended_) {
+    passes = lowerRangesAppendingInTwoPasses(cin);
   } else if (!rowParallelOutputs_.empty()) {
     pass_ = OutputPass::Count;
     passes.push_back(imp::Comment::make("count the entries of each row of the sparse outputs, rows in parallel"));
@@ -852,16 +861,18 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
   // Record this coordinate only if its segment below received entries.
   Expr childAppend = storage.appendPosition[level + 1];
   Expr nonEmpty = ops::gt(childAppend, segmentBegins_.at({lhs, level}));
-  if (pass_ == OutputPass::Compute)
+  if (pass_ == OutputPass::Compute || pass_ == OutputPass::Count)
     return {imp::If::make(nonEmpty, imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)))};
-  Stmt record = imp::Block::make({
-      growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level]}),
-      imp::Store::make(storage.crd[level], append, coordinate),
-      growToHold(storage.posCapacity[level + 1], ops::add(append, int64Imm(2)), {storage.pos[level + 1]}),
-      imp::Store::make(storage.pos[level + 1], ops::add(append, int64Imm(1)), childAppend),
-      imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)),
-  });
-  return {imp::If::make(nonEmpty, record)};
+  // (The fill pass appends into arrays the counting pass sized.)
+  std::vector<Stmt> record;
+  if (pass_ != OutputPass::Fill)
+    record.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level]}));
+  record.push_back(imp::Store::make(storage.crd[level], append, coordinate));
+  if (pass_ != OutputPass::Fill)
+    record.push_back(growToHold(storage.posCapacity[level + 1], ops::add(append, int64Imm(2)), {storage.pos[level + 1]}));
+  record.push_back(imp::Store::make(storage.pos[level + 1], ops::add(append, int64Imm(1)), childAppend));
+  record.push_back(imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)));
+  return {imp::If::make(nonEmpty, imp::Block::make(record))};
 }
 
 Stmt Lowerer::growToHold(const Expr& capacity, const Expr& entries, const std::vector<Expr>& arrays) {

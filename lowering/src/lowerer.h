@@ -123,6 +123,12 @@ class Lowerer {
   bool mergesInCoordinateChunks(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators,
                                 bool countedByLoneDriver) const;
   imp::Stmt lowerInCoordinateChunks(const ir::ForallNode* forall);
+  // A sparse output whose compressed first level the ranges of such a loop
+  // append in order, in place (RangeAppendedOutput): whether `forall` is
+  // that loop over `output`'s first index (read off the statement before
+  // it is lowered), and the passes that assemble it.
+  bool rangesAppend(const ir::ForallNode* forall, const ir::AssignmentNode* assignment) const;
+  std::vector<imp::Stmt> lowerRangesAppendingInTwoPasses(const ir::IndexStmt& cin);
   imp::Stmt lowerAssignment(const ir::AssignmentNode* assignment);
   // The iterators over `forall`'s variable: one for each access of its body
   // that indexes the variable, but left-hand sides (assembled, in
@@ -432,6 +438,20 @@ class Lowerer {
     bool lowered = false;              // the parallel loop was lowered in chunks
   };
   std::optional<ChunkedRows> chunkedRows_;
+  // An output (first level compressed) that the ranges of a thread loop in
+  // coordinate chunks append in place: the Count pass runs each range's
+  // merge without stores, counting its appends to each level into
+  // `offsets`; a prefix sum over the ranges turns the counts into each
+  // range's offsets; the Fill pass appends each range from its offsets
+  // (each range's append positions its own) into exactly sized arrays.
+  struct RangeAppendedOutput {
+    ir::TensorVar output;
+    ir::IndexVar var;                // the thread loop's, the output's first index
+    imp::Expr ranges;                // how many ranges of var, shared by both passes
+    std::vector<imp::Expr> offsets;  // per level: int64[ranges + 1]
+    bool lowered = false;            // the thread loop was lowered in ranges
+  };
+  std::optional<RangeAppendedOutput> rangeAppended_;
   // Outputs assembled in one pass: every row stores its end.
   std::set<ir::TensorVar> onePassOutputs_;
   // The passes of a row-parallel output in one pass, or nothing where that

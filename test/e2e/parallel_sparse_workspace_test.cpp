@@ -98,8 +98,10 @@ std::vector<Case> cases() {
                  "parallelize(k, CPUThread, NoRaces)",
                  {{"B", random({30, 20, 25}, 0.02, 6)}, {"C", random({30, 15}, 0.2, 7)}}, true});
   // Outputs appended in order that threads still cannot assemble in place:
-  // a doubly compressed matrix, a CSF tensor and COO. (A loop that merges
-  // sparse operands, such as B + C over compressed levels, stays serial.)
+  // a doubly compressed matrix, a CSF tensor and COO. (A thread loop that
+  // merges sparse operands over the output's first index, such as B + C
+  // over DCSR rows, runs in ranges that append a DCSR or CSF output in
+  // place instead: test/lowering/ranges_append_output_test.cpp.)
   all.push_back({"rowwise_spgemm_into_dcsr",
                  "tensor A(I, J) : dcsr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n",
                  "parallelize(i, CPUThread, NoRaces)", {{"B", real}, {"C", real}}});
