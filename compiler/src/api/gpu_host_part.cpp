@@ -107,11 +107,13 @@ class HostInterpreter {
     request.kernel = &kernel;
     request.blocks = lowering::blocksFor(kernel, extent);
     if (request.blocks == 0) return;
+    if (!kernel.scratch.empty()) planScratch(kernel, request);
     // Each argument in storage of its parameter's own type.
     std::vector<std::array<unsigned char, 8>>& storage = request.arguments;
     storage.resize(kernel.parameters.size());
     for (size_t k = 0; k < kernel.parameters.size(); ++k) {
       const imp::Expr& parameter = kernel.parameters[k];
+      if (isScratch(kernel, k)) continue;  // the device's to fill
       Value value = convert(variable(parameter.as<imp::Var>()->name), parameter.type());
       void* slot = storage[k].data();
       imp::Type type = parameter.type();
@@ -133,6 +135,33 @@ class HostInterpreter {
       }
     }
     device_.launch(request);
+  }
+
+  static bool isScratch(const lowering::GpuKernel& kernel, size_t parameter) {
+    return std::any_of(kernel.scratch.begin(), kernel.scratch.end(),
+                       [&](const lowering::GpuScratchParameter& scratch) { return scratch.parameter == parameter; });
+  }
+
+  // The GPU threads' copies of workspaces: a buffer of each for the
+  // launch's threads, on fewer blocks where they would pass the limit.
+  void planScratch(const lowering::GpuKernel& kernel, KernelLaunch& request) {
+    std::vector<int64_t> bytesPerThread;
+    int64_t total = 0;
+    for (const auto& scratch : kernel.scratch) {
+      int64_t entries = std::max<int64_t>(eval(scratch.entriesPerThread).asInteger(), 0);
+      bytesPerThread.push_back(entries * scratch.bytesPerEntry());
+      total += bytesPerThread.back();
+    }
+    request.blocks = lowering::blocksWithinScratchLimit(kernel, request.blocks, total);
+    if (request.blocks < 1)
+      throw Error("kernel " + kernel.name + " keeps a copy of its workspaces in each GPU thread, " +
+                  std::to_string(total) + " bytes a thread, and one block of " +
+                  std::to_string(kernel.threadsPerBlock) + " threads would need more than the " +
+                  std::to_string(lowering::kGpuScratchBytesLimit) + " bytes they may take; run this statement "
+                  "on the cpu target, or schedule it without the workspace");
+    const int64_t threads = request.blocks * kernel.threadsPerBlock;
+    for (size_t k = 0; k < kernel.scratch.size(); ++k)
+      request.scratch.push_back({kernel.scratch[k].parameter, threads * bytesPerThread[k]});
   }
 
   const Value& variable(const std::string& name) const {

@@ -24,6 +24,16 @@ struct KernelLaunch {
   const lowering::GpuKernel* kernel = nullptr;
   int64_t blocks = 0;
   std::vector<std::array<unsigned char, 8>> arguments;  // one per kernel parameter
+  // The scratch buffers of the GPU threads' workspaces
+  // (GpuKernel::scratch): the argument each one is, and the bytes that
+  // the launch's threads need in it. The device allocates them (their
+  // contents may be anything) and writes their addresses into those
+  // arguments.
+  struct Scratch {
+    size_t argument = 0;
+    int64_t bytes = 0;
+  };
+  std::vector<Scratch> scratch;
 };
 
 // A compressed level's pos array copied to the host once, and the length of

@@ -3,11 +3,14 @@
 // race on an output entry need a strategy the GPU has (atomics, or a sum of
 // a scalar temporary over a warp's lanes through shuffles, or over a
 // block's threads through shuffles and shared memory), and outputs
-// assembled in order (sparse ones) and workspaces with indices stay off the
-// GPU for now. The scalar temporaries of sums below the statement's top
-// live in registers: each iteration of a loop around their where has its
-// own; a GPU loop inside the where sums into one only through a reduction
-// across a warp's lanes or a block's threads (planSumIntoTemporary).
+// assembled in order (sparse ones) and sparse workspaces stay off the GPU.
+// The scalar temporaries of sums below the statement's top live in
+// registers: each iteration of a loop around their where has its own; a
+// GPU loop inside the where sums into one only through a reduction across
+// a warp's lanes or a block's threads (planSumIntoTemporary). A dense
+// workspace whose where is inside a GPU loop has a copy per GPU thread,
+// filled and read by that thread alone; one filled by GPU threads that
+// would share it is refused.
 #include "../access_occurrences.h"
 #include "../lowerer.h"
 #include "tcc/ir/index_queries.h"
@@ -62,17 +65,31 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
   // is in this loop's body: each iteration declares its own, in the
   // registers of the thread that runs it (of every thread of a warp or
   // block that runs it, each holding the same value).
+  // Likewise the dense workspaces whose where is in it: each GPU thread
+  // has its own copy (perGpuThread).
   std::set<ir::TensorVar> privateTemporaries;
   for (const auto* where : whereStatements(forall->body))
     for (const auto& tensor : ir::tensorsWritten(where->producer))
-      if (tensor.order() == 0 && !isParameter(tensor)) privateTemporaries.insert(tensor);
+      if (!isParameter(tensor) && (tensor.order() == 0 || storageOf(tensor).perGpuThread))
+        privateTemporaries.insert(tensor);
   for (const auto* assignment : ir::assignmentsOf(forall->body)) {
     const ir::TensorVar& output = assignment->lhs.tensor();
     if (privateTemporaries.count(output)) continue;
     const bool temporary = !isParameter(output) && output.order() == 0;
-    requireParallelizable(forall, isParameter(output) || temporary,
-                          workspaceInWords(output) + " would be shared by GPU threads; workspaces with indices "
-                          "under GPU loops are not supported yet");
+    if (!isParameter(output) && !temporary) {
+      const TensorStorage& workspace = storageOf(output);
+      requireParallelizable(forall, !workspace.perGpuThread,
+                            workspaceInWords(output) + " is filled by this GPU loop inside its where, but each GPU "
+                            "thread keeps a copy of its own, filled and read by that thread alone; parallelize a "
+                            "loop around the workspace's where, and none inside it that fills the workspace");
+      requireParallelizable(forall, workspace.ismHandle.defined() || !output.format().isAllDense(),
+                            workspaceInWords(output) + " would be shared by GPU threads: it is filled by GPU loops "
+                            "but its where is outside them, on the host; on the cuda target a dense workspace needs "
+                            "a GPU loop around its where (each GPU thread then keeps a copy of its own)");
+      requireParallelizable(forall, false,
+                            workspaceInWords(output) + " would be shared by GPU threads; sparse workspaces are not "
+                            "supported under GPU loops");
+    }
     if (temporary) {
       planSumIntoTemporary(forall, output, plan);
       continue;
