@@ -1287,6 +1287,9 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   for (const auto& workspace : workspaces) {
     TensorStorage& storage = storageOf(workspace);
     if (workspace.order() == 0 || storage.perGpuThread) continue;  // (zeroed before each fill)
+    // On the cuda target the host, which has no loops, runs such a where
+    // once, and allocates the workspace zeroed.
+    if (storage.sharedOnGpu && gpuUnit_ == imp::LoopKind::Serial) continue;
     if (storage.list.defined()) {
       Expr p = freshVar("p" + storage.name + "_reset", imp::Type::int64());
       Expr coordinate = imp::Load::make(storage.list, p);

@@ -220,6 +220,11 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
         declareGpuThreadWorkspace(tensor);
       } else {
         declareWorkspace(tensor, sparseConsumer && tensor.order() == 1, parallelWheres.count(where) > 0);
+        TensorStorage& declared = storageOf(tensor);
+        if (options_.cudaTarget && tensor.order() > 0 && !sparseConsumer) {
+          declared.sharedOnGpu = true;
+          gpuSharedWorkspaces_.push_back(declared.vals);
+        }
       }
     }
   }
@@ -310,6 +315,7 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   function.body = imp::removeUnusedDeclarations(ops::simplify(imp::Block::make(stmts)));
   function.usesOpenMP = usesOpenMP_;
   function.gpuThreadScratch = gpuThreadScratch_;
+  function.gpuSharedWorkspaces = gpuSharedWorkspaces_;
   function.usesSparseWorkspaces = std::any_of(storage_.begin(), storage_.end(),
                                               [](const auto& entry) { return entry.second.ismHandle.defined(); });
   return function;
@@ -787,7 +793,7 @@ Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accum
   // touched, not its values.
   Stmt write;
   if (!(storage.isWorkspace && !writesValues(pass_))) {
-    bool atomic = atomicStores_ && accumulate && storage.isOutput;
+    bool atomic = atomicStores_ && accumulate && (storage.isOutput || storage.sharedOnGpu);
     bool streaming = !accumulate && !atomic && storage.isOutput && !storage.isWorkspace &&
                      streamsAppendsTo(lhs->tensor);
     write = imp::Store::make(storage.vals, positionOf(lhs), value, accumulate, atomic, streaming);

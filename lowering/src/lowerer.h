@@ -77,6 +77,10 @@ struct TensorStorage {
   // allocates per launch (valsOfAllThreads), selected by the thread's
   // global index and zeroed before each fill.
   bool perGpuThread = false;
+  // On the cuda target, a dense workspace whose where is outside the GPU
+  // loops: one copy in device memory, which GPU loops fill as they do an
+  // output (races need Atomics or a reduction), allocated by the host.
+  bool sharedOnGpu = false;
   imp::Expr scalar;  // order-0 workspace
   // A sparse (ISM) workspace: its handle; with one workspace per thread,
   // the running thread's, inside a thread loop.
@@ -405,6 +409,7 @@ class Lowerer {
   imp::Expr threadCount_;  // omp_get_max_threads(), when a workspace needs per-thread copies
   // The scratch buffers of the GPU threads' workspaces (imp::Function::gpuThreadScratch).
   std::vector<imp::Function::GpuThreadScratch> gpuThreadScratch_;
+  std::vector<imp::Expr> gpuSharedWorkspaces_;  // imp::Function::gpuSharedWorkspaces
   // Outputs whose rows a parallel loop assembles (OutputPass::Count / Fill,
   // or Chunk), and the variables of the loops that do.
   std::set<ir::TensorVar> rowParallelOutputs_;

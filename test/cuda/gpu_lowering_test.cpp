@@ -473,7 +473,7 @@ TEST(GpuSchedules, AWorkspaceTccInsertedIsDescribedInWords) {
   const std::vector<Case> cases = {
       {withSchedule(rowWise, "parallelize(k, GPUThread, Atomics)"),
        "test.tc:6:1: error: parallelize(k, GPUThread, Atomics): the dense workspace tcc inserted for A would be "
-       "shared by GPU threads: it is filled by GPU loops but its where is outside them, on the host"},
+       "shared by GPU threads; on the cuda target only dense workspaces of dense results run on the GPU"},
       {outer,
        "test.tc:4:1: error: cannot compile `A(i,j) = B(i,k) * C(k,j)`: the default GPU mapping's "
        "parallelize(k, GPUWarp, NoRaces): the sparse workspace tcc inserted for A would be shared by GPU threads"},
@@ -675,6 +675,8 @@ TEST_P(GpuTestProgramKernels, CompileWithNvrtcAlone) {
     EXPECT_TRUE(contains(kernels, " = 0.0") || contains(kernels, " = (float)(0.0)")) << kernels;
   else if (GetParam().rfind("pos_union_", 0) == 0)
     EXPECT_TRUE(contains(kernels, "tcc_lower_bound(")) << kernels;
+  else if (GetParam().rfind("workspace_shared_", 0) == 0)
+    EXPECT_EQ(lowered.gpuFunctions[0].host.gpuSharedWorkspaces.size(), 1u);
   else if (GetParam().rfind("workspace_", 0) == 0)
     EXPECT_TRUE(contains(kernels, "tcc_gpu_thread_index()")) << kernels;
   if (!rt::cuda::builtWithCuda()) GTEST_SKIP() << "built without the CUDA toolkit";

@@ -1,7 +1,8 @@
-// Dense workspaces under GPU loops on the cuda target, without a GPU: each
-// GPU thread's copy in a scratch buffer its launch gets (selected by the
-// thread's index, zeroed before each fill), the host part's allocation
-// and its limit, and the workspaces still refused, at their command.
+// Dense workspaces on the cuda target, without a GPU: under a GPU loop,
+// each GPU thread's copy in a scratch buffer its launch gets (selected by
+// the thread's index, zeroed before each fill), the host part's request
+// and its limit; outside the GPU loops, one copy in device memory that the
+// host allocates; and the workspaces still refused, at their command.
 // (On a GPU, programs/workspace_*.tc run against the dense reference.)
 #include <gtest/gtest.h>
 
@@ -160,15 +161,82 @@ TEST(GpuWorkspaces, AGpuLoopFillingAThreadsCopyIsRefusedAtItsParallelize) {
                                 "where, but each GPU thread keeps a copy of its own")) << message;
 }
 
-// A workspace whose where is outside every GPU loop (over the outermost
-// variable) would be one copy that the threads share.
-TEST(GpuWorkspaces, AWorkspaceOutsideTheGpuLoopsIsRefusedAtTheParallelize) {
-  std::string dsl = "tensor Y(I) : dense\ntensor A(I, J) : {dense, dense}\nY(i) = A(i,j)\nschedule {\n"
-                    "dense_workspace(i)\nparallelize(i, GPUBlock, NoRaces)\n}\n";
+// A workspace whose where is outside every GPU loop (over the whole
+// output) is one copy in device memory: the host allocates it zeroed, the
+// kernel that fills it and the one that copies it to y share it, and the
+// host frees it after them.
+const std::string kSpmvThroughAWorkspace =
+    "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\nschedule {\n"
+    "dense_workspace(i)\nparallelize(i, GPUBlock, NoRaces)\nparallelize(j, GPUThread, Atomics)\n}\n";
+
+TEST(GpuWorkspaces, AWorkspaceOutsideTheGpuLoopsIsOneCopyInDeviceMemory) {
+  Lowered lowered = lowerForCuda(kSpmvThroughAWorkspace);
+  const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
+  ASSERT_EQ(function.host.gpuSharedWorkspaces.size(), 1u);
+  EXPECT_EQ(function.kernels.size(), 2u);
+  for (const auto& kernel : function.kernels) EXPECT_TRUE(kernel.scratch.empty());
+  // Threads of a block add to the same entry: atomically.
+  EXPECT_TRUE(contains(lowered.cudaKernels, "atomicAdd(&w_y_vals[(int64_t)(i)], ")) << lowered.cudaKernels;
+  EXPECT_TRUE(contains(lowered.cuda, "if (cudaMalloc((void**)&w_y_vals, sizeof(double) * ((size_t)((int64_t)("
+                                     "y1_dimension)) + 1)) != cudaSuccess || cudaMemset(w_y_vals, 0, ")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "cudaFree(w_y_vals)"));
+
+  std::vector<long long> pos(1001, 0);
+  int crd[1] = {0};
+  double values[1] = {0};
+  tcc_tensor y{}, a{}, x{};
+  y.order = 1, y.dims[0] = 1000, y.vals = values;
+  a.order = 2, a.dims[0] = 1000, a.dims[1] = 7, a.vals = values;
+  a.levels[0].size = 1000, a.levels[1].kind = TCC_LEVEL_COMPRESSED, a.levels[1].size = 7;
+  a.levels[1].pos = pos.data(), a.levels[1].crd = crd;
+  x.order = 1, x.dims[0] = 7, x.vals = values;
+  std::vector<std::string> events;
+  std::vector<void*> workspaceArguments;
+  double workspace[1000];
+  detail::HostPartDevice device;
+  device.allocateZeroed = [&](size_t bytes) {
+    events.push_back("allocate " + std::to_string(bytes));
+    return static_cast<void*>(workspace);
+  };
+  device.release = [&](void* address) { events.push_back(address == workspace ? "release" : "release another"); };
+  device.launch = [&](const detail::KernelLaunch& launch) {
+    events.push_back("launch");
+    size_t k = parameterNamed(*launch.kernel, "w_y_vals");
+    ASSERT_LT(k, launch.arguments.size());
+    void* address;
+    std::memcpy(&address, launch.arguments[k].data(), sizeof address);
+    workspaceArguments.push_back(address);
+  };
+  EXPECT_EQ(detail::runHostPart(function, {&y, &a, &x}, device), 0);
+  EXPECT_EQ(events, (std::vector<std::string>{"allocate 8000", "launch", "launch", "release"}));
+  EXPECT_EQ(workspaceArguments, (std::vector<void*>{workspace, workspace}));
+}
+
+// Without a way to allocate device memory (a device that leaves it out),
+// the host part refuses, saying why.
+TEST(GpuWorkspaces, AHostPartWithoutDeviceAllocationRefusesASharedWorkspace) {
+  Lowered lowered = lowerForCuda(kSpmvThroughAWorkspace);
+  tcc_tensor y{}, a{}, x{};
+  y.order = 1, a.order = 2, x.order = 1;
+  detail::HostPartDevice device;
+  device.launch = [](const detail::KernelLaunch&) {};
+  try {
+    detail::runHostPart(lowered.gpuFunctions.at(0), {&y, &a, &x}, device);
+    ADD_FAILURE() << "ran";
+  } catch (const Error& error) {
+    EXPECT_TRUE(contains(error.what(), "cannot allocate device memory for a workspace")) << error.what();
+  }
+}
+
+// A dense workspace that lists its coordinates for a sparse output stays
+// on the CPU.
+TEST(GpuWorkspaces, AWorkspaceOfASparseOutputIsRefusedAtTheParallelize) {
+  std::string dsl = "tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(i,j) = B(i,k) * C(k,j)\n"
+                    "schedule {\nparallelize(k, GPUThread, Atomics)\n}\n";
   std::string message = cudaErrorOf(dsl);
-  EXPECT_TRUE(contains(message, "test.tc:6:1: error: parallelize(i, GPUBlock, NoRaces): the dense workspace that "
-                                "dense_workspace(i) asks for would be shared by GPU threads: it is filled by GPU loops "
-                                "but its where is outside them")) << message;
+  EXPECT_TRUE(contains(message, "test.tc:6:1: error: parallelize(k, GPUThread, Atomics): the dense workspace tcc "
+                                "inserted for A would be shared by GPU threads; on the cuda target only dense "
+                                "workspaces of dense results run on the GPU")) << message;
 }
 
 }  // namespace

@@ -74,6 +74,19 @@ class HostInterpreter {
       return true;
     }
     if (stmt.as<imp::Comment>()) return false;
+    if (const auto* allocate = stmt.as<imp::Allocate>()) {
+      if (!device_.allocateZeroed) throw Error("the GPU launcher cannot allocate device memory for a workspace");
+      const auto* buffer = allocate->buffer.as<imp::Var>();
+      int64_t entries = std::max<int64_t>(eval(allocate->count).asInteger(), 0);
+      Value value{allocate->buffer.type()};
+      value.pointer = device_.allocateZeroed(static_cast<size_t>(entries * bytesOf(allocate->buffer.type().element())));
+      variables_[buffer->name] = value;
+      return false;
+    }
+    if (const auto* free = stmt.as<imp::Free>()) {
+      if (device_.release) device_.release(eval(free->buffer).pointer);
+      return false;
+    }
     if (const auto* intrinsic = stmt.as<imp::Intrinsic>()) {
       const lowering::GpuIntrinsicCall* call = function_.intrinsicCall(intrinsic);
       if (!call) throw Error("internal: intrinsic '" + intrinsic->name + "' is not listed in its GPU function");
@@ -164,6 +177,13 @@ class HostInterpreter {
       request.scratch.push_back({kernel.scratch[k].parameter, threads * bytesPerThread[k]});
   }
 
+  static size_t bytesOf(imp::Type type) {
+    return type.kind == imp::ScalarKind::Float64 || type.kind == imp::ScalarKind::Int64 ? 8
+           : type.kind == imp::ScalarKind::Bool                                          ? 1
+           : type.kind == imp::ScalarKind::Float16                                       ? 2
+                                                                                         : 4;
+  }
+
   const Value& variable(const std::string& name) const {
     auto found = variables_.find(name);
     if (found == variables_.end()) throw Error("the GPU launcher has no value for " + name);
@@ -244,10 +264,7 @@ class HostInterpreter {
                     std::to_string(copy.pos.size()));
       return integerValue(copy.pos[static_cast<size_t>(index)], type);
     }
-    size_t bytes = type.kind == imp::ScalarKind::Float64 || type.kind == imp::ScalarKind::Int64 ? 8
-                   : type.kind == imp::ScalarKind::Bool                                          ? 1
-                   : type.kind == imp::ScalarKind::Float16                                       ? 2
-                                                                                                 : 4;
+    size_t bytes = bytesOf(type);
     std::array<unsigned char, 8> raw{};
     device_.read(raw.data(), static_cast<const unsigned char*>(array.pointer) + index * static_cast<int64_t>(bytes),
                  bytes);

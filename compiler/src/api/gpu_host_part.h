@@ -53,6 +53,12 @@ struct HostPartDevice {
   // The `entries` entries of a device pos array, on the host (a launcher
   // caches them for as long as the device array lives unchanged).
   std::function<std::shared_ptr<const HostPositions>(const void* device, int64_t entries)> positions;
+  // `bytes` of device memory, zeroed, for a dense workspace that GPU loops
+  // share; release(address) once the kernels launched before are done with
+  // it (the device waits for them). A device that allocates none may leave
+  // both out: a program with such a workspace is then refused.
+  std::function<void*(size_t bytes)> allocateZeroed;
+  std::function<void(void* address)> release;
   // Runs an intrinsic statement on the tensors it names (by name); returns
   // its status (0: success).
   std::function<int32_t(const lowering::GpuIntrinsicCall& call, const std::map<std::string, tcc_tensor*>& tensors)>

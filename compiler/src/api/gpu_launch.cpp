@@ -179,6 +179,32 @@ int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda:
   };
   device.read = [](void* host, const void* address, size_t bytes) { rt::cuda::copyToHost(host, address, bytes); };
   device.positions = hostPositions;
+  // The workspaces GPU loops share: freed when released, or when the call
+  // ends (an error left them), after the kernels that use them.
+  std::vector<std::unique_ptr<rt::cuda::DeviceBuffer>> workspaces;
+  struct FreeWhenDone {
+    std::vector<std::unique_ptr<rt::cuda::DeviceBuffer>>& buffers;
+    ~FreeWhenDone() {
+      if (buffers.empty()) return;
+      try {
+        rt::cuda::synchronize();
+      } catch (...) {
+      }
+    }
+  } freeWhenDone{workspaces};
+  device.allocateZeroed = [&](size_t bytes) {
+    workspaces.push_back(std::make_unique<rt::cuda::DeviceBuffer>(std::max<size_t>(bytes, 1)));
+    workspaces.back()->zero();
+    return workspaces.back()->get();
+  };
+  device.release = [&](void* address) {
+    rt::cuda::synchronize();
+    for (auto it = workspaces.begin(); it != workspaces.end(); ++it)
+      if ((*it)->get() == address) {
+        workspaces.erase(it);
+        return;
+      }
+  };
   device.intrinsic = [&](const lowering::GpuIntrinsicCall& call, const std::map<std::string, tcc_tensor*>& operands) {
     GpuIntrinsicRunner runner = gpuIntrinsicRunner(call.op->name);
     if (!runner) throw Error("intrinsic '" + call.op->name + "' has no in-process CUDA host step");

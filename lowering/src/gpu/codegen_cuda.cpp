@@ -283,6 +283,24 @@ class CudaHostPrinter : public CLikePrinter {
     depth_ = 0;
   }
 
+  // A dense workspace that GPU loops share, in device memory for the call.
+  void visit(const Allocate* op) override {
+    // (An entry more: no allocation of 0 bytes.)
+    std::string bytes = "sizeof(" + cTypeName(op->buffer.type().element()) + ") * ((size_t)(" + hostText(op->count) +
+                        ") + 1)";
+    std::string buffer = hostText(op->buffer);
+    indent();
+    out_ << "if (cudaMalloc((void**)&" << buffer << ", " << bytes << ") != cudaSuccess || cudaMemset(" << buffer
+         << ", 0, " << bytes << ") != cudaSuccess) return 2;\n";
+  }
+
+  // (Once the kernels are done with it.)
+  void visit(const Free* op) override {
+    indent();
+    out_ << "if (cudaDeviceSynchronize() != cudaSuccess || cudaFree(" << hostText(op->buffer)
+         << ") != cudaSuccess) return 2;\n";
+  }
+
   // The host reads a device array's entry with a copy.
   void visit(const Load* op) override {
     out_ << "tcc_read_device(";

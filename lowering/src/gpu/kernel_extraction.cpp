@@ -83,12 +83,24 @@ class FreeVariables : public IRVisitor {
 // kernels; loops and writes must run inside a kernel.
 class HostCodeCheck : public IRVisitor {
  public:
-  explicit HostCodeCheck(const std::set<std::string>& kernels) : kernels_(kernels) {}
+  HostCodeCheck(const std::set<std::string>& kernels, const std::vector<Expr>& sharedWorkspaces)
+      : kernels_(kernels) {
+    for (const auto& buffer : sharedWorkspaces) sharedWorkspaces_.insert(buffer.as<Var>()->name);
+  }
   using IRVisitor::visit;
   void visit(const Store* op) override { refuse("writes " + toString(op->buffer)); }
   void visit(const For* op) override { refuse("has a loop " + describe(op->comment) + "that no parallelize maps to the GPU"); }
   void visit(const While* op) override { refuse("has a loop " + describe(op->comment) + "that cannot run on the GPU"); }
-  void visit(const Allocate* op) override { refuse("allocates " + toString(op->buffer)); }
+  // The dense workspaces that GPU loops share are allocated in device
+  // memory, zeroed, and freed by the host.
+  void visit(const Allocate* op) override {
+    if (!isSharedWorkspace(op->buffer) || op->reallocate || !op->zeroInitialize)
+      refuse("allocates " + toString(op->buffer));
+    IRVisitor::visit(op);
+  }
+  void visit(const Free* op) override {
+    if (!isSharedWorkspace(op->buffer)) refuse("frees " + toString(op->buffer));
+  }
   void visit(const SetTensorProperty* op) override { refuse("assembles output " + op->tensor); }
   void visit(const Intrinsic* op) override {
     const IntrinsicLowering* entry = intrinsicLowering(op->name);
@@ -101,12 +113,17 @@ class HostCodeCheck : public IRVisitor {
   }
 
  private:
+  bool isSharedWorkspace(const Expr& buffer) const {
+    const auto* var = buffer.as<Var>();
+    return var && sharedWorkspaces_.count(var->name);
+  }
   static std::string describe(const std::string& comment) { return comment.empty() ? "" : "(" + comment + ") "; }
   [[noreturn]] static void refuse(const std::string& what) {
     throw LoweringError("on the cuda target every loop must run inside a GPU loop, but this kernel's host part " + what +
                         "; parallelize its outermost loop over GPUBlock, GPUWarp or GPUThread");
   }
   const std::set<std::string>& kernels_;
+  std::set<std::string> sharedWorkspaces_;
 };
 
 // Tensor fields a kernel reads become host scalars passed as parameters.
@@ -280,7 +297,7 @@ GpuFunction splitIntoKernels(const Function& function) {
                         "loop over GPUBlock, GPUWarp or GPUThread");
   std::set<std::string> names;
   for (const auto& kernel : result.kernels) names.insert(kernel.name);
-  HostCodeCheck check(names);
+  HostCodeCheck check(names, function.gpuSharedWorkspaces);
   result.host.body.accept(check);
   return result;
 }

@@ -9,8 +9,8 @@
 // GPU loop inside the where sums into one only through a reduction across
 // a warp's lanes or a block's threads (planSumIntoTemporary). A dense
 // workspace whose where is inside a GPU loop has a copy per GPU thread,
-// filled and read by that thread alone; one filled by GPU threads that
-// would share it is refused.
+// filled and read by that thread alone; one whose where is outside the GPU
+// loops is one copy in device memory, filled as an output is.
 #include "../access_occurrences.h"
 #include "../lowerer.h"
 #include "tcc/ir/index_queries.h"
@@ -82,18 +82,17 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
                             workspaceInWords(output) + " is filled by this GPU loop inside its where, but each GPU "
                             "thread keeps a copy of its own, filled and read by that thread alone; parallelize a "
                             "loop around the workspace's where, and none inside it that fills the workspace");
-      requireParallelizable(forall, workspace.ismHandle.defined() || !output.format().isAllDense(),
-                            workspaceInWords(output) + " would be shared by GPU threads: it is filled by GPU loops "
-                            "but its where is outside them, on the host; on the cuda target a dense workspace needs "
-                            "a GPU loop around its where (each GPU thread then keeps a copy of its own)");
-      requireParallelizable(forall, false,
-                            workspaceInWords(output) + " would be shared by GPU threads; sparse workspaces are not "
-                            "supported under GPU loops");
+      requireParallelizable(forall, workspace.sharedOnGpu,
+                            workspaceInWords(output) + " would be shared by GPU threads; on the cuda target only "
+                            "dense workspaces of dense results run on the GPU (sparse workspaces, and dense ones that "
+                            "list their coordinates for a sparse output, run on the CPU)");
     }
     if (temporary) {
       planSumIntoTemporary(forall, output, plan);
       continue;
     }
+    // (A dense workspace whose where is outside the GPU loops is filled as
+    // a dense output is: one copy in device memory, shared by the threads.)
     requireParallelizable(forall, output.order() == 0 || output.format().isAllDense(),
                           "output " + output.name() + " is sparse, and sparse outputs cannot be assembled under a "
                           "GPU loop; store it dense or run this statement on the CPU");

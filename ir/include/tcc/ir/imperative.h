@@ -419,6 +419,10 @@ struct Function {
     Expr buffer, entriesPerThread;
   };
   std::vector<GpuThreadScratch> gpuThreadScratch;
+  // The cuda target's dense workspaces whose where is outside the GPU
+  // loops: the host allocates each (zeroed) in device memory for the call,
+  // the GPU loops that fill and read it share it, and the host frees it.
+  std::vector<Expr> gpuSharedWorkspaces;
 };
 
 }  // namespace tcc::ir::imp

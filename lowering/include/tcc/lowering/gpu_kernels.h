@@ -6,9 +6,11 @@
 // The host code reads only tensor fields (dimensions and array pointers,
 // which on the GPU point to device memory), single array entries (each read
 // is a copy from the device) and scalars computed from them;
-// it launches kernel K with `Evaluate(Call(K.name, K.parameters))`. A
-// statement whose work is not all inside GPU loops (a loop no parallelize
-// maps to the GPU, a sparse output, a workspace) is refused with the reason.
+// it launches kernel K with `Evaluate(Call(K.name, K.parameters))`, and
+// allocates (zeroed) and frees the dense workspaces that GPU loops share
+// (imp::Function::gpuSharedWorkspaces) in device memory. A statement whose
+// work is not all inside GPU loops (a loop no parallelize maps to the GPU,
+// a sparse output, a sparse workspace) is refused with the reason.
 #pragma once
 
 #include <string>
