@@ -97,7 +97,8 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
                           "output " + output.name() + " is sparse, and sparse outputs cannot be assembled under a "
                           "GPU loop; store it dense or run this statement on the CPU");
     if (derivesOnlyFrom(var, assignment->lhs.indices())) continue;  // iterations write different entries
-    std::string race = var.name() + " is summed into " + output.name() + ", so GPU iterations race on its entries";
+    const std::string written = isParameter(output) ? output.name() : workspaceInWords(output);
+    std::string race = var.name() + " is summed into " + written + ", so GPU iterations race on its entries";
     switch (forall->attributes.outputRaceStrategy) {
       case OutputRaceStrategy::IgnoreRaces: break;
       case OutputRaceStrategy::NoRaces:
@@ -120,7 +121,7 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
                               "a GPUWarp or GPUBlock loop");
         requireParallelizable(forall, reduction_.defined(),
                               race + "; a reduction over GPU threads needs a scalar sum: the loops outside must fix "
-                              "every index of " + output.name());
+                              "every index of " + written);
         plan.reductions.push_back({reduction_.temporary, imp::Expr()});
         break;
     }
