@@ -65,7 +65,10 @@ TEST(GpuWorkspaces, EachThreadSelectsItsCopyAndZeroesItBeforeAFill) {
   EXPECT_TRUE(contains(lowered.cudaKernels, "int64_t w_C_offset = (tcc_gpu_thread_index() * w_C_size);"))
       << lowered.cudaKernels;
   EXPECT_TRUE(contains(lowered.cudaKernels, "double* w_C_vals = (w_C_vals_of_all_threads + w_C_offset);"));
-  EXPECT_TRUE(contains(lowered.cudaKernels, "// zero this GPU thread's copy of w_C"));
+  EXPECT_TRUE(contains(lowered.cudaKernels, "// zero this GPU thread's copy of w_C\n"
+                                            "    for (int64_t pw_C_zero = 0LL; pw_C_zero < w_C_size; pw_C_zero++) {\n"
+                                            "      w_C_vals[pw_C_zero] = 0.0;"))
+      << lowered.cudaKernels;
   EXPECT_FALSE(contains(lowered.cudaKernels, "memset"));
   // The printed launcher allocates the buffer for the launch's threads.
   EXPECT_TRUE(contains(lowered.cuda, "cudaMalloc((void**)&w_C_vals_of_all_threads, (size_t)(tcc_blocks * 256 * "
