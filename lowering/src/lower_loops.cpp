@@ -1256,7 +1256,10 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   std::vector<Stmt> stmts;
   for (const auto& workspace : workspaces) {
     TensorStorage& storage = storageOf(workspace);
-    if (storage.valsOfAllThreads.defined()) {
+    if (storage.perGpuThread) {
+      auto select = selectGpuThreadCopy(workspace, storage);
+      stmts.insert(stmts.end(), select.begin(), select.end());
+    } else if (storage.valsOfAllThreads.defined()) {
       auto select = selectThreadCopy(storage);
       stmts.insert(stmts.end(), select.begin(), select.end());
     }
@@ -1283,7 +1286,10 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   // Reset the workspaces for the next iteration of the enclosing loops.
   for (const auto& workspace : workspaces) {
     TensorStorage& storage = storageOf(workspace);
-    if (workspace.order() == 0) continue;
+    if (workspace.order() == 0 || storage.perGpuThread) continue;  // (zeroed before each fill)
+    // On the cuda target the host, which has no loops, runs such a where
+    // once, and allocates the workspace zeroed.
+    if (storage.sharedOnGpu && gpuUnit_ == imp::LoopKind::Serial) continue;
     if (storage.list.defined()) {
       Expr p = freshVar("p" + storage.name + "_reset", imp::Type::int64());
       Expr coordinate = imp::Load::make(storage.list, p);

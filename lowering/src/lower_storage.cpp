@@ -7,6 +7,7 @@
 #include "tcc/ir/imperative_dead_code.h"
 #include "tcc/ir/imperative_ops.h"
 #include "tcc/ir/index_queries.h"
+#include "tcc/lowering/gpu_kernels.h"
 #include "tcc/lowering/intrinsics.h"
 
 namespace tcc::lowering {
@@ -75,7 +76,7 @@ ir::Format nearestAssemblableFormat(const ir::Format& format) {
 Lowerer::Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options)
     : parameters_(std::move(parameters)), options_(std::move(options)) {
   for (const char* reserved : {"malloc", "calloc", "realloc", "free", "memset", "memcpy", "omp_get_thread_num", "omp_get_max_threads", "sched_yield", "tcc_min", "tcc_max",
-                               "tcc_sort_coordinates", "tcc_order_touched", "tcc_segment_of", "tcc_lower_bound", "tcc_tensors", "tcc_tensor",
+                               "tcc_sort_coordinates", "tcc_order_touched", "tcc_segment_of", "tcc_lower_bound", "tcc_gpu_thread_index", "tcc_tensors", "tcc_tensor",
                                "tcc_store", "tcc_stream", "tcc_stream_fence", "tcc_stream_bytes", "tcc_pages_resident",
                                "tcc_claim_chunk", "tcc_chunk_offset", "tcc_chunk_total", "tcc_rows_per_chunk",
                                "tcc_chunk_capacity", "tcc_alloc", "tcc_alloc_zeroed", "tcc_realloc",
@@ -144,8 +145,10 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   });
   // Workspaces filled inside a parallel loop get one copy per thread;
   // outputs whose rows a parallel loop produces are assembled row-parallel.
-  std::set<const ir::WhereNode*> parallelWheres;
+  std::set<const ir::WhereNode*> parallelWheres, gpuWheres;
   for (const auto* forall : statementsOf<ir::ForallNode>(cin)) {
+    if (ir::isGpuUnit(forall->attributes.parallelUnit))
+      for (const auto* where : whereStatements(forall->body)) gpuWheres.insert(where);
     if (!forall->attributes.onThreads()) continue;
     for (const auto* where : whereStatements(forall->body)) parallelWheres.insert(where);
     for (const auto* assignment : ir::assignmentsOf(forall->body)) {
@@ -183,10 +186,16 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   // output consumes keep a list of the coordinates they hold. (On the
   // cuda target that is on the host, or in each GPU thread: one a command
   // asked for is refused at it.)
-  if (const auto& asked = options_.commands.workspace; asked && options_.cudaTarget && !whereStatements(cin).empty())
-    throw LoweringError(asked->text + ": workspaces are not supported on the cuda target yet (one is allocated before "
-                        "the loops, on the host, and GPU threads would share it); leave it out, or compile for the "
-                        "cpu target", asked->command);
+  if (const auto& asked = options_.commands.workspace; asked && options_.cudaTarget && !whereStatements(cin).empty()) {
+    bool sparse = false;
+    for (const auto* where : whereStatements(cin))
+      for (const auto& tensor : ir::tensorsWritten(where->producer))
+        if (!isParameter(tensor) && tensor.order() > 0 && !tensor.format().isAllDense()) sparse = true;
+    if (sparse)
+      throw LoweringError(asked->text + ": sparse workspaces are not supported on the cuda target (their inserts, "
+                          "sorts and merges run on the CPU); ask for a dense one (dense_workspace or a precompute), "
+                          "or compile for the cpu target", asked->command);
+  }
   for (const auto* where : whereStatements(cin)) {
     bool sparseConsumer = false;
     for (const auto& tensor : ir::tensorsWritten(where->consumer))
@@ -220,8 +229,15 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
           dims.push_back(dim->second);
         }
         declareDrainedSparseWorkspace(tensor, dims, parallelWheres.count(where) > 0);
+      } else if (options_.cudaTarget && tensor.order() > 0 && !sparseConsumer && gpuWheres.count(where)) {
+        declareGpuThreadWorkspace(tensor);
       } else {
         declareWorkspace(tensor, sparseConsumer && tensor.order() == 1, parallelWheres.count(where) > 0);
+        TensorStorage& declared = storageOf(tensor);
+        if (options_.cudaTarget && tensor.order() > 0 && !sparseConsumer) {
+          declared.sharedOnGpu = true;
+          gpuSharedWorkspaces_.push_back(declared.vals);
+        }
       }
     }
   }
@@ -313,6 +329,8 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   stmts.insert(stmts.end(), footer_.begin(), footer_.end());
   function.body = imp::removeUnusedDeclarations(ops::simplify(imp::Block::make(stmts)));
   function.usesOpenMP = usesOpenMP_;
+  function.gpuThreadScratch = gpuThreadScratch_;
+  function.gpuSharedWorkspaces = gpuSharedWorkspaces_;
   function.usesSparseWorkspaces = std::any_of(storage_.begin(), storage_.end(),
                                               [](const auto& entry) { return entry.second.ismHandle.defined(); });
   return function;
@@ -567,14 +585,8 @@ std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {
   return stmts;
 }
 
-void Lowerer::declareWorkspace(const ir::TensorVar& workspace, bool withList, bool perThread) {
-  TensorStorage storage;
-  storage.name = freshVar(workspace.name(), imp::Type::int32()).as<imp::Var>()->name;
-  storage.isWorkspace = true;
-  storage_[workspace] = storage;  // reserved before sizes are looked up
-  if (workspace.order() == 0) return;
+Expr Lowerer::sizeWorkspace(const ir::TensorVar& workspace, TensorStorage& stored) {
   Expr size = int64Imm(1);
-  TensorStorage& stored = storage_[workspace];
   // A workspace's modes take the sizes of the index variables that access it;
   // lowerWhere's callers give it the shape of the output modes it stands for.
   for (int mode = 0; mode < workspace.order(); ++mode) {
@@ -589,6 +601,17 @@ void Lowerer::declareWorkspace(const ir::TensorVar& workspace, bool withList, bo
     stored.dims.push_back(dim);
     size = ops::mul(size, asInt64(dim));
   }
+  return size;
+}
+
+void Lowerer::declareWorkspace(const ir::TensorVar& workspace, bool withList, bool perThread) {
+  TensorStorage storage;
+  storage.name = freshVar(workspace.name(), imp::Type::int32()).as<imp::Var>()->name;
+  storage.isWorkspace = true;
+  storage_[workspace] = storage;  // reserved before sizes are looked up
+  if (workspace.order() == 0) return;
+  TensorStorage& stored = storage_[workspace];
+  Expr size = sizeWorkspace(workspace, stored);
   stored.vals = freshVar(stored.name + "_vals", imp::Type::pointerTo(valueType(workspace)));
   if (withList) {
     stored.list = freshVar(stored.name + "_list", imp::Type::pointerTo(imp::Type::int32()));
@@ -624,6 +647,35 @@ void Lowerer::declareWorkspace(const ir::TensorVar& workspace, bool withList, bo
     footer_.push_back(imp::Free::make(buffer));
   }
   if (withList && !perThread) header_.push_back(imp::Declare::make(stored.listSize, int64Imm(0)));
+}
+
+// The host declares each thread's size (from the tensors' dimensions);
+// the scratch buffer has no declaration: the kernels take it as a
+// parameter, which the host step fills at each launch.
+void Lowerer::declareGpuThreadWorkspace(const ir::TensorVar& workspace) {
+  TensorStorage storage;
+  storage.name = freshVar(workspace.name(), imp::Type::int32()).as<imp::Var>()->name;
+  storage.isWorkspace = true;
+  storage.perGpuThread = true;
+  storage_[workspace] = storage;  // reserved before sizes are looked up
+  TensorStorage& stored = storage_[workspace];
+  Expr size = sizeWorkspace(workspace, stored);
+  stored.vals = freshVar(stored.name + "_vals", imp::Type::pointerTo(valueType(workspace)));
+  stored.sizePerThread = freshVar(stored.name + "_size", imp::Type::int64());
+  header_.push_back(imp::Declare::make(stored.sizePerThread, size));
+  stored.valsOfAllThreads = freshVar(stored.name + "_vals_of_all_threads", stored.vals.type());
+  gpuThreadScratch_.push_back({stored.valsOfAllThreads, stored.sizePerThread});
+}
+
+std::vector<Stmt> Lowerer::selectGpuThreadCopy(const ir::TensorVar& workspace, TensorStorage& storage) {
+  Expr offset = freshVar(storage.name + "_offset", imp::Type::int64());
+  Expr entry = freshVar("p" + storage.name + "_zero", imp::Type::int64());
+  return {imp::Declare::make(offset, ops::mul(imp::Call::make(kGpuThreadIndexCall, {}, imp::Type::int64()),
+                                              storage.sizePerThread)),
+          imp::Declare::make(storage.vals, ops::add(storage.valsOfAllThreads, offset)),
+          imp::For::make(entry, int64Imm(0), storage.sizePerThread,
+                         imp::Store::make(storage.vals, entry, ops::cast(valueType(workspace), ops::FloatImm::make(0.0))),
+                         imp::LoopKind::Serial, "zero this GPU thread's copy of " + storage.name)};
 }
 
 std::vector<Stmt> Lowerer::selectThreadCopy(TensorStorage& storage) {
@@ -756,7 +808,7 @@ Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accum
   // touched, not its values.
   Stmt write;
   if (!(storage.isWorkspace && !writesValues(pass_))) {
-    bool atomic = atomicStores_ && accumulate && storage.isOutput;
+    bool atomic = atomicStores_ && accumulate && (storage.isOutput || storage.sharedOnGpu);
     bool streaming = !accumulate && !atomic && storage.isOutput && !storage.isWorkspace &&
                      streamsAppendsTo(lhs->tensor);
     write = imp::Store::make(storage.vals, positionOf(lhs), value, accumulate, atomic, streaming);

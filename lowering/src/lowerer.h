@@ -72,6 +72,15 @@ struct TensorStorage {
   // A workspace under a parallel loop has one copy per thread: these arrays
   // hold them all, and vals/list/flags point at the running thread's copy.
   imp::Expr valsOfAllThreads, listOfAllThreads, flagsOfAllThreads, sizePerThread;
+  // On the cuda target, a dense workspace whose where runs inside a GPU
+  // loop: each GPU thread's copy lives in a scratch buffer the host step
+  // allocates per launch (valsOfAllThreads), selected by the thread's
+  // global index and zeroed before each fill.
+  bool perGpuThread = false;
+  // On the cuda target, a dense workspace whose where is outside the GPU
+  // loops: one copy in device memory, which GPU loops fill as they do an
+  // output (races need Atomics or a reduction), allocated by the host.
+  bool sharedOnGpu = false;
   imp::Expr scalar;  // order-0 workspace
   // A sparse (ISM) workspace: its handle; with one workspace per thread,
   // the running thread's, inside a thread loop.
@@ -306,8 +315,17 @@ class Lowerer {
   void declareTensor(const ir::TensorVar& tensor, bool isOutput);
   std::vector<imp::Stmt> declarationsOf(const ir::TensorVar& tensor) const;
   void declareWorkspace(const ir::TensorVar& workspace, bool withList, bool perThread);
+  // A dense workspace whose where runs inside a GPU loop: a copy per GPU
+  // thread, in a scratch buffer of the launch (TensorStorage::perGpuThread).
+  void declareGpuThreadWorkspace(const ir::TensorVar& workspace);
+  // Sets a workspace's dims (from the parameters' dimensions, or fixed
+  // sizes); returns its entries.
+  imp::Expr sizeWorkspace(const ir::TensorVar& workspace, TensorStorage& stored);
   // The running thread's copy of a per-thread workspace, at the start of its where.
   std::vector<imp::Stmt> selectThreadCopy(TensorStorage& storage);
+  // The running GPU thread's copy, zeroed (its last fill's values are
+  // still there), at the start of its where.
+  std::vector<imp::Stmt> selectGpuThreadCopy(const ir::TensorVar& workspace, TensorStorage& storage);
   void finishOutputs();
   imp::Expr parentPosition(const ir::AccessNode* access, int level) const;
   imp::Expr positionOf(const ir::AccessNode* access);
@@ -412,6 +430,9 @@ class Lowerer {
   };
   ReductionTarget reduction_;
   imp::Expr threadCount_;  // omp_get_max_threads(), when a workspace needs per-thread copies
+  // The scratch buffers of the GPU threads' workspaces (imp::Function::gpuThreadScratch).
+  std::vector<imp::Function::GpuThreadScratch> gpuThreadScratch_;
+  std::vector<imp::Expr> gpuSharedWorkspaces_;  // imp::Function::gpuSharedWorkspaces
   // Outputs whose rows a parallel loop assembles (OutputPass::Count / Fill,
   // or Chunk), and the variables of the loops that do.
   std::set<ir::TensorVar> rowParallelOutputs_;

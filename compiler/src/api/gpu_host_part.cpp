@@ -74,6 +74,19 @@ class HostInterpreter {
       return true;
     }
     if (stmt.as<imp::Comment>()) return false;
+    if (const auto* allocate = stmt.as<imp::Allocate>()) {
+      if (!device_.allocateZeroed) throw Error("the GPU launcher cannot allocate device memory for a workspace");
+      const auto* buffer = allocate->buffer.as<imp::Var>();
+      int64_t entries = std::max<int64_t>(eval(allocate->count).asInteger(), 0);
+      Value value{allocate->buffer.type()};
+      value.pointer = device_.allocateZeroed(static_cast<size_t>(entries * bytesOf(allocate->buffer.type().element())));
+      variables_[buffer->name] = value;
+      return false;
+    }
+    if (const auto* free = stmt.as<imp::Free>()) {
+      if (device_.release) device_.release(eval(free->buffer).pointer);
+      return false;
+    }
     if (const auto* intrinsic = stmt.as<imp::Intrinsic>()) {
       const lowering::GpuIntrinsicCall* call = function_.intrinsicCall(intrinsic);
       if (!call) throw Error("internal: intrinsic '" + intrinsic->name + "' is not listed in its GPU function");
@@ -107,11 +120,13 @@ class HostInterpreter {
     request.kernel = &kernel;
     request.blocks = lowering::blocksFor(kernel, extent);
     if (request.blocks == 0) return;
+    if (!kernel.scratch.empty()) planScratch(kernel, request);
     // Each argument in storage of its parameter's own type.
     std::vector<std::array<unsigned char, 8>>& storage = request.arguments;
     storage.resize(kernel.parameters.size());
     for (size_t k = 0; k < kernel.parameters.size(); ++k) {
       const imp::Expr& parameter = kernel.parameters[k];
+      if (isScratch(kernel, k)) continue;  // the device's to fill
       Value value = convert(variable(parameter.as<imp::Var>()->name), parameter.type());
       void* slot = storage[k].data();
       imp::Type type = parameter.type();
@@ -133,6 +148,40 @@ class HostInterpreter {
       }
     }
     device_.launch(request);
+  }
+
+  static bool isScratch(const lowering::GpuKernel& kernel, size_t parameter) {
+    return std::any_of(kernel.scratch.begin(), kernel.scratch.end(),
+                       [&](const lowering::GpuScratchParameter& scratch) { return scratch.parameter == parameter; });
+  }
+
+  // The GPU threads' copies of workspaces: a buffer of each for the
+  // launch's threads, on fewer blocks where they would pass the limit.
+  void planScratch(const lowering::GpuKernel& kernel, KernelLaunch& request) {
+    std::vector<int64_t> bytesPerThread;
+    int64_t total = 0;
+    for (const auto& scratch : kernel.scratch) {
+      int64_t entries = std::max<int64_t>(eval(scratch.entriesPerThread).asInteger(), 0);
+      bytesPerThread.push_back(entries * scratch.bytesPerEntry());
+      total += bytesPerThread.back();
+    }
+    request.blocks = lowering::blocksWithinScratchLimit(kernel, request.blocks, total);
+    if (request.blocks < 1)
+      throw Error("kernel " + kernel.name + " keeps a copy of its workspaces in each GPU thread, " +
+                  std::to_string(total) + " bytes a thread, and one block of " +
+                  std::to_string(kernel.threadsPerBlock) + " threads would need more than the " +
+                  std::to_string(lowering::kGpuScratchBytesLimit) + " bytes they may take; run this statement "
+                  "on the cpu target, or schedule it without the workspace");
+    const int64_t threads = request.blocks * kernel.threadsPerBlock;
+    for (size_t k = 0; k < kernel.scratch.size(); ++k)
+      request.scratch.push_back({kernel.scratch[k].parameter, threads * bytesPerThread[k]});
+  }
+
+  static size_t bytesOf(imp::Type type) {
+    return type.kind == imp::ScalarKind::Float64 || type.kind == imp::ScalarKind::Int64 ? 8
+           : type.kind == imp::ScalarKind::Bool                                          ? 1
+           : type.kind == imp::ScalarKind::Float16                                       ? 2
+                                                                                         : 4;
   }
 
   const Value& variable(const std::string& name) const {
@@ -215,10 +264,7 @@ class HostInterpreter {
                     std::to_string(copy.pos.size()));
       return integerValue(copy.pos[static_cast<size_t>(index)], type);
     }
-    size_t bytes = type.kind == imp::ScalarKind::Float64 || type.kind == imp::ScalarKind::Int64 ? 8
-                   : type.kind == imp::ScalarKind::Bool                                          ? 1
-                   : type.kind == imp::ScalarKind::Float16                                       ? 2
-                                                                                                 : 4;
+    size_t bytes = bytesOf(type);
     std::array<unsigned char, 8> raw{};
     device_.read(raw.data(), static_cast<const unsigned char*>(array.pointer) + index * static_cast<int64_t>(bytes),
                  bytes);

@@ -24,6 +24,16 @@ struct KernelLaunch {
   const lowering::GpuKernel* kernel = nullptr;
   int64_t blocks = 0;
   std::vector<std::array<unsigned char, 8>> arguments;  // one per kernel parameter
+  // The scratch buffers of the GPU threads' workspaces
+  // (GpuKernel::scratch): the argument each one is, and the bytes that
+  // the launch's threads need in it. The device allocates them (their
+  // contents may be anything) and writes their addresses into those
+  // arguments.
+  struct Scratch {
+    size_t argument = 0;
+    int64_t bytes = 0;
+  };
+  std::vector<Scratch> scratch;
 };
 
 // A compressed level's pos array copied to the host once, and the length of
@@ -43,6 +53,12 @@ struct HostPartDevice {
   // The `entries` entries of a device pos array, on the host (a launcher
   // caches them for as long as the device array lives unchanged).
   std::function<std::shared_ptr<const HostPositions>(const void* device, int64_t entries)> positions;
+  // `bytes` of device memory, zeroed, for a dense workspace that GPU loops
+  // share; release(address) once the kernels launched before are done with
+  // it (the device waits for them). A device that allocates none may leave
+  // both out: a program with such a workspace is then refused.
+  std::function<void*(size_t bytes)> allocateZeroed;
+  std::function<void(void* address)> release;
   // Runs an intrinsic statement on the tensors it names (by name); returns
   // its status (0: success).
   std::function<int32_t(const lowering::GpuIntrinsicCall& call, const std::map<std::string, tcc_tensor*>& tensors)>

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -100,6 +102,45 @@ std::shared_ptr<const HostPositions> hostPositions(const void* device, int64_t e
   return copy;
 }
 
+// The scratch buffers of the GPU threads' workspaces, one device buffer
+// that grows to the largest launch's needs and is kept: launches on the
+// default stream run in order, so each uses it after the one before is
+// done. Held locked from carving to launch, so that no other host thread
+// grows it (freeing what a launch was given) in between.
+class ScratchArena {
+ public:
+  void launch(const KernelLaunch& request, const std::function<void(std::vector<void*>&)>& run) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    constexpr int64_t kAlignment = 256;
+    int64_t bytes = 0;
+    for (const auto& scratch : request.scratch) bytes += (scratch.bytes + kAlignment - 1) / kAlignment * kAlignment;
+    if (static_cast<size_t>(bytes) > buffer_.size()) {
+      rt::cuda::synchronize();  // launches still running use the old buffer
+      buffer_ = rt::cuda::DeviceBuffer();
+      buffer_ = rt::cuda::DeviceBuffer(static_cast<size_t>(bytes));
+    }
+    std::vector<std::array<unsigned char, 8>> arguments = request.arguments;
+    int64_t offset = 0;
+    for (const auto& scratch : request.scratch) {
+      void* address = static_cast<unsigned char*>(buffer_.get()) + offset;
+      std::memcpy(arguments.at(scratch.argument).data(), &address, sizeof address);
+      offset += (scratch.bytes + kAlignment - 1) / kAlignment * kAlignment;
+    }
+    std::vector<void*> pointers;
+    for (auto& argument : arguments) pointers.push_back(argument.data());
+    run(pointers);
+  }
+
+ private:
+  std::mutex mutex_;
+  rt::cuda::DeviceBuffer buffer_;
+};
+
+ScratchArena& scratchArena() {
+  static auto* arena = new ScratchArena;  // never freed: the process's CUDA context goes first
+  return *arena;
+}
+
 }  // namespace
 
 std::string cudaArchitectureFor(const Program& program, const CompileOptions& options) {
@@ -125,12 +166,45 @@ int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda:
   HostPartDevice device;
   device.launch = [&](const KernelLaunch& launch) {
     if (launched) launched->push_back(launch.kernel->name);
+    void* kernel = module.function(launch.kernel->name);
+    if (!launch.scratch.empty()) {
+      scratchArena().launch(launch, [&](std::vector<void*>& arguments) {
+        rt::cuda::launch(kernel, launch.blocks, launch.kernel->threadsPerBlock, arguments);
+      });
+      return;
+    }
     std::vector<void*> arguments;
     for (auto& argument : launch.arguments) arguments.push_back(const_cast<unsigned char*>(argument.data()));
-    rt::cuda::launch(module.function(launch.kernel->name), launch.blocks, launch.kernel->threadsPerBlock, arguments);
+    rt::cuda::launch(kernel, launch.blocks, launch.kernel->threadsPerBlock, arguments);
   };
   device.read = [](void* host, const void* address, size_t bytes) { rt::cuda::copyToHost(host, address, bytes); };
   device.positions = hostPositions;
+  // The workspaces GPU loops share: freed when released, or when the call
+  // ends (an error left them), after the kernels that use them.
+  std::vector<std::unique_ptr<rt::cuda::DeviceBuffer>> workspaces;
+  struct FreeWhenDone {
+    std::vector<std::unique_ptr<rt::cuda::DeviceBuffer>>& buffers;
+    ~FreeWhenDone() {
+      if (buffers.empty()) return;
+      try {
+        rt::cuda::synchronize();
+      } catch (...) {
+      }
+    }
+  } freeWhenDone{workspaces};
+  device.allocateZeroed = [&](size_t bytes) {
+    workspaces.push_back(std::make_unique<rt::cuda::DeviceBuffer>(std::max<size_t>(bytes, 1)));
+    workspaces.back()->zero();
+    return workspaces.back()->get();
+  };
+  device.release = [&](void* address) {
+    rt::cuda::synchronize();
+    for (auto it = workspaces.begin(); it != workspaces.end(); ++it)
+      if ((*it)->get() == address) {
+        workspaces.erase(it);
+        return;
+      }
+  };
   device.intrinsic = [&](const lowering::GpuIntrinsicCall& call, const std::map<std::string, tcc_tensor*>& operands) {
     GpuIntrinsicRunner runner = gpuIntrinsicRunner(call.op->name);
     if (!runner) throw Error("intrinsic '" + call.op->name + "' has no in-process CUDA host step");

@@ -3,6 +3,7 @@
 // shuffles, atomicAdd for racing updates, and a host launcher per function.
 #include "codegen_cuda.h"
 
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -40,6 +41,9 @@ __device__ inline int64_t tcc_lower_bound(const int32_t* crd, int64_t begin, int
   }
   return begin;
 }
+
+// The running thread's index in the launch (its copy of a workspace).
+__device__ inline int64_t tcc_gpu_thread_index() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
 
 // The sum of `value` over the 32 lanes of a warp, in every lane.
 template <typename T> __device__ static inline T tcc_warp_sum(T value) {
@@ -139,11 +143,19 @@ class CudaKernelPrinter : public CLikePrinter {
     }
   }
 
+  void visit(const Declare* op) override {
+    if (op->var.type().isPointer) threadCopies_.insert(op->var.as<Var>()->name);
+    CLikePrinter::visit(op);
+  }
+
   // A warp or block that is not split among its threads computes the same
-  // values in every thread; one thread stores them.
+  // values in every thread; one thread stores them. Each thread stores to
+  // its own copy of a workspace (a pointer the kernel declares), which it
+  // reads later.
   void visit(const Store* op) override {
     LoopKind unit = units_.empty() ? LoopKind::GpuThread : units_.back();
-    if (unit == LoopKind::GpuThread) {
+    const auto* buffer = op->buffer.as<Var>();
+    if (unit == LoopKind::GpuThread || (buffer && threadCopies_.count(buffer->name))) {
       CLikePrinter::visit(op);
       return;
     }
@@ -240,6 +252,7 @@ class CudaKernelPrinter : public CLikePrinter {
 
  private:
   std::vector<LoopKind> units_;
+  std::set<std::string> threadCopies_;
 };
 
 // The host launcher nvcc compiles: the usual entry point, taking tensors
@@ -268,6 +281,24 @@ class CudaHostPrinter : public CLikePrinter {
     indent();
     out_ << "return 0;\n}\n";
     depth_ = 0;
+  }
+
+  // A dense workspace that GPU loops share, in device memory for the call.
+  void visit(const Allocate* op) override {
+    // (An entry more: no allocation of 0 bytes.)
+    std::string bytes = "sizeof(" + cTypeName(op->buffer.type().element()) + ") * ((size_t)(" + hostText(op->count) +
+                        ") + 1)";
+    std::string buffer = hostText(op->buffer);
+    indent();
+    out_ << "if (cudaMalloc((void**)&" << buffer << ", " << bytes << ") != cudaSuccess || cudaMemset(" << buffer
+         << ", 0, " << bytes << ") != cudaSuccess) return 2;\n";
+  }
+
+  // (Once the kernels are done with it.)
+  void visit(const Free* op) override {
+    indent();
+    out_ << "if (cudaDeviceSynchronize() != cudaSuccess || cudaFree(" << hostText(op->buffer)
+         << ") != cudaSuccess) return 2;\n";
   }
 
   // The host reads a device array's entry with a copy.
@@ -310,6 +341,7 @@ class CudaHostPrinter : public CLikePrinter {
          << kernel->iterationsPerBlock() << ";\n";
     indent();
     out_ << "if (tcc_blocks > 2147483647LL) tcc_blocks = 2147483647LL;\n";
+    if (!kernel->scratch.empty()) printScratchAllocation(*kernel);
     indent();
     out_ << kernel->name << "<<<(unsigned)tcc_blocks, " << kernel->threadsPerBlock << ">>>(";
     for (size_t k = 0; k < kernel->parameters.size(); ++k) {
@@ -319,6 +351,13 @@ class CudaHostPrinter : public CLikePrinter {
     out_ << ");\n";
     indent();
     out_ << "if (cudaGetLastError() != cudaSuccess) return 2;\n";
+    for (const auto& scratch : kernel->scratch) {
+      // (Once the kernel is done with it.)
+      indent();
+      out_ << "if (cudaDeviceSynchronize() != cudaSuccess || cudaFree(";
+      kernel->parameters[scratch.parameter].accept(*this);
+      out_ << ") != cudaSuccess) return 2;\n";
+    }
     --depth_;
     indent();
     out_ << "}\n";
@@ -328,6 +367,42 @@ class CudaHostPrinter : public CLikePrinter {
   }
 
  private:
+  // The GPU threads' copies of workspaces: fewer blocks where they would
+  // pass the limit (the kernel's loops stride over the rest), then one
+  // buffer per workspace for the launch's threads.
+  void printScratchAllocation(const GpuKernel& kernel) {
+    indent();
+    out_ << "int64_t tcc_scratch_bytes_per_thread = 0";
+    for (const auto& scratch : kernel.scratch)
+      out_ << " + (int64_t)(" << hostText(scratch.entriesPerThread) << ") * " << scratch.bytesPerEntry();
+    out_ << ";\n";
+    indent();
+    out_ << "if (tcc_scratch_bytes_per_thread > 0) {\n";
+    ++depth_;
+    indent();
+    out_ << "int64_t tcc_scratch_blocks = " << kGpuScratchBytesLimit << "LL / tcc_scratch_bytes_per_thread / "
+         << kernel.threadsPerBlock << ";\n";
+    indent();
+    out_ << "if (tcc_scratch_blocks < 1) return " << kGpuScratchTooLargeStatus << ";\n";
+    indent();
+    out_ << "if (tcc_blocks > tcc_scratch_blocks) tcc_blocks = tcc_scratch_blocks;\n";
+    --depth_;
+    indent();
+    out_ << "}\n";
+    for (const auto& scratch : kernel.scratch) {
+      const Expr& buffer = kernel.parameters[scratch.parameter];
+      indent();
+      out_ << cTypeName(buffer.type()) << " ";
+      buffer.accept(*this);
+      out_ << " = 0;\n";
+      indent();
+      out_ << "if (cudaMalloc((void**)&";
+      buffer.accept(*this);
+      out_ << ", (size_t)(tcc_blocks * " << kernel.threadsPerBlock << " * (int64_t)(" << hostText(scratch.entriesPerThread)
+           << ") * " << scratch.bytesPerEntry() << " + 1)) != cudaSuccess) return 2;\n";
+    }
+  }
+
   // An expression as the host evaluates it: a device array's entry (a
   // compressed top level's B1_pos[0], say) read with a copy, never
   // dereferenced on the host.

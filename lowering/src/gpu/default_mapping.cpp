@@ -306,6 +306,14 @@ ir::imp::Function chooseByRowLengths(const ir::imp::Function& rows, const ir::im
   body.push_back(ir::imp::If::make(condition, balanced.body, rows.body));
   ir::imp::Function result = rows;
   result.body = ir::imp::Block::make(body);
+  for (const auto& scratch : balanced.gpuThreadScratch) {
+    const std::string& name = scratch.buffer.as<ir::imp::Var>()->name;
+    auto sameName = [&](const ir::imp::Function::GpuThreadScratch& kept) {
+      return kept.buffer.as<ir::imp::Var>()->name == name;
+    };
+    bool named = std::any_of(result.gpuThreadScratch.begin(), result.gpuThreadScratch.end(), sameName);
+    if (!named) result.gpuThreadScratch.push_back(scratch);
+  }
   return result;
 }
 

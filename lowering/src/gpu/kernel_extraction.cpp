@@ -54,13 +54,16 @@ class FreeVariables : public IRVisitor {
       throw LoweringError("the GPU kernel updates " + toString(op->var) + ", which is declared outside the GPU loops; "
                           "a sum over GPU iterations needs Atomics or a warp reduction (ParallelReduction)");
   }
+  // (The GPU threads' workspaces are in scratch buffers the host step
+  // allocates: imp::Function::gpuThreadScratch.)
   void visit(const Allocate* op) override {
     throw LoweringError("the GPU kernel allocates memory (" + toString(op->buffer) +
-                        "); workspaces under GPU loops are not supported yet");
+                        "), which GPU threads cannot; only dense workspaces whose where is inside a GPU loop run "
+                        "there, in copies the host step allocates");
   }
   void visit(const Call* op) override {
     // The CUDA prelude's device functions (see codegen_cuda.cpp).
-    if (op->name != "tcc_segment_of" && op->name != "tcc_lower_bound")
+    if (op->name != "tcc_segment_of" && op->name != "tcc_lower_bound" && op->name != kGpuThreadIndexCall)
       throw LoweringError("the GPU kernel calls " + op->name + ", which device code does not have");
     IRVisitor::visit(op);
   }
@@ -80,12 +83,24 @@ class FreeVariables : public IRVisitor {
 // kernels; loops and writes must run inside a kernel.
 class HostCodeCheck : public IRVisitor {
  public:
-  explicit HostCodeCheck(const std::set<std::string>& kernels) : kernels_(kernels) {}
+  HostCodeCheck(const std::set<std::string>& kernels, const std::vector<Expr>& sharedWorkspaces)
+      : kernels_(kernels) {
+    for (const auto& buffer : sharedWorkspaces) sharedWorkspaces_.insert(buffer.as<Var>()->name);
+  }
   using IRVisitor::visit;
   void visit(const Store* op) override { refuse("writes " + toString(op->buffer)); }
   void visit(const For* op) override { refuse("has a loop " + describe(op->comment) + "that no parallelize maps to the GPU"); }
   void visit(const While* op) override { refuse("has a loop " + describe(op->comment) + "that cannot run on the GPU"); }
-  void visit(const Allocate* op) override { refuse("allocates " + toString(op->buffer)); }
+  // The dense workspaces that GPU loops share are allocated in device
+  // memory, zeroed, and freed by the host.
+  void visit(const Allocate* op) override {
+    if (!isSharedWorkspace(op->buffer) || op->reallocate || !op->zeroInitialize)
+      refuse("allocates " + toString(op->buffer));
+    IRVisitor::visit(op);
+  }
+  void visit(const Free* op) override {
+    if (!isSharedWorkspace(op->buffer)) refuse("frees " + toString(op->buffer));
+  }
   void visit(const SetTensorProperty* op) override { refuse("assembles output " + op->tensor); }
   void visit(const Intrinsic* op) override {
     const IntrinsicLowering* entry = intrinsicLowering(op->name);
@@ -98,12 +113,17 @@ class HostCodeCheck : public IRVisitor {
   }
 
  private:
+  bool isSharedWorkspace(const Expr& buffer) const {
+    const auto* var = buffer.as<Var>();
+    return var && sharedWorkspaces_.count(var->name);
+  }
   static std::string describe(const std::string& comment) { return comment.empty() ? "" : "(" + comment + ") "; }
   [[noreturn]] static void refuse(const std::string& what) {
     throw LoweringError("on the cuda target every loop must run inside a GPU loop, but this kernel's host part " + what +
                         "; parallelize its outermost loop over GPUBlock, GPUWarp or GPUThread");
   }
   const std::set<std::string>& kernels_;
+  std::set<std::string> sharedWorkspaces_;
 };
 
 // Tensor fields a kernel reads become host scalars passed as parameters.
@@ -155,7 +175,8 @@ class BlockThreadCount : public IRVisitor {
 
 class KernelExtractor : public IRMutator {
  public:
-  explicit KernelExtractor(std::string functionName) : functionName_(std::move(functionName)) {}
+  KernelExtractor(std::string functionName, std::vector<Function::GpuThreadScratch> scratch)
+      : functionName_(std::move(functionName)), scratch_(std::move(scratch)) {}
   std::vector<GpuKernel> kernels;
 
  protected:
@@ -179,8 +200,12 @@ class KernelExtractor : public IRMutator {
     loop.accept(free);
     for (const auto* var : free.used) {
       const auto* node = static_cast<const Var*>(var);
+      const Function::GpuThreadScratch* scratch = scratchNamed(node->name);
+      if (scratch)
+        kernel.scratch.push_back({kernel.parameters.size(), scratch->entriesPerThread, node->type.element()});
       kernel.parameters.push_back(Var::make(node->name, node->type));
-      kernel.readOnly.push_back(node->type.isPointer && !free.stored.count(var));
+      // (A thread stores through its copy, a pointer into the scratch buffer.)
+      kernel.readOnly.push_back(node->type.isPointer && !free.stored.count(var) && !scratch);
     }
     std::vector<Stmt> host = hoist.declarations;
     host.push_back(Evaluate::make(Call::make(kernel.name, kernel.parameters, Type::void_())));
@@ -189,7 +214,13 @@ class KernelExtractor : public IRMutator {
   }
 
  private:
+  const Function::GpuThreadScratch* scratchNamed(const std::string& name) const {
+    for (const auto& scratch : scratch_)
+      if (scratch.buffer.as<Var>()->name == name) return &scratch;
+    return nullptr;
+  }
   std::string functionName_;
+  std::vector<Function::GpuThreadScratch> scratch_;
 };
 
 // The host code's Intrinsic statements, each with its prefix.
@@ -218,6 +249,21 @@ int GpuKernel::iterationsPerBlock() const {
   }
 }
 
+int64_t GpuScratchParameter::bytesPerEntry() const {
+  switch (element.kind) {
+    case ScalarKind::Float64: case ScalarKind::Int64: return 8;
+    case ScalarKind::Float16: return 2;
+    case ScalarKind::Bool: return 1;
+    default: return 4;
+  }
+}
+
+int64_t blocksWithinScratchLimit(const GpuKernel& kernel, int64_t blocks, int64_t bytesPerThread) {
+  if (bytesPerThread <= 0) return blocks;
+  int64_t threads = kGpuScratchBytesLimit / bytesPerThread;
+  return std::min(blocks, threads / kernel.threadsPerBlock);
+}
+
 int64_t blocksFor(const GpuKernel& kernel, int64_t extent) {
   if (extent <= 0) return 0;
   int64_t perBlock = kernel.iterationsPerBlock();
@@ -238,7 +284,7 @@ const GpuKernel* GpuFunction::kernelNamed(const std::string& name) const {
 }
 
 GpuFunction splitIntoKernels(const Function& function) {
-  KernelExtractor extractor(function.name);
+  KernelExtractor extractor(function.name, function.gpuThreadScratch);
   GpuFunction result;
   result.host = function;
   result.host.body = extractor.mutate(function.body);
@@ -251,7 +297,7 @@ GpuFunction splitIntoKernels(const Function& function) {
                         "loop over GPUBlock, GPUWarp or GPUThread");
   std::set<std::string> names;
   for (const auto& kernel : result.kernels) names.insert(kernel.name);
-  HostCodeCheck check(names);
+  HostCodeCheck check(names, function.gpuSharedWorkspaces);
   result.host.body.accept(check);
   return result;
 }

@@ -3,11 +3,14 @@
 // race on an output entry need a strategy the GPU has (atomics, or a sum of
 // a scalar temporary over a warp's lanes through shuffles, or over a
 // block's threads through shuffles and shared memory), and outputs
-// assembled in order (sparse ones) and workspaces with indices stay off the
-// GPU for now. The scalar temporaries of sums below the statement's top
-// live in registers: each iteration of a loop around their where has its
-// own; a GPU loop inside the where sums into one only through a reduction
-// across a warp's lanes or a block's threads (planSumIntoTemporary).
+// assembled in order (sparse ones) and sparse workspaces stay off the GPU.
+// The scalar temporaries of sums below the statement's top live in
+// registers: each iteration of a loop around their where has its own; a
+// GPU loop inside the where sums into one only through a reduction across
+// a warp's lanes or a block's threads (planSumIntoTemporary). A dense
+// workspace whose where is inside a GPU loop has a copy per GPU thread,
+// filled and read by that thread alone; one whose where is outside the GPU
+// loops is one copy in device memory, filled as an output is.
 #include "../access_occurrences.h"
 #include "../lowerer.h"
 #include "tcc/ir/index_queries.h"
@@ -62,26 +65,40 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
   // is in this loop's body: each iteration declares its own, in the
   // registers of the thread that runs it (of every thread of a warp or
   // block that runs it, each holding the same value).
+  // Likewise the dense workspaces whose where is in it: each GPU thread
+  // has its own copy (perGpuThread).
   std::set<ir::TensorVar> privateTemporaries;
   for (const auto* where : whereStatements(forall->body))
     for (const auto& tensor : ir::tensorsWritten(where->producer))
-      if (tensor.order() == 0 && !isParameter(tensor)) privateTemporaries.insert(tensor);
+      if (!isParameter(tensor) && (tensor.order() == 0 || storageOf(tensor).perGpuThread))
+        privateTemporaries.insert(tensor);
   for (const auto* assignment : ir::assignmentsOf(forall->body)) {
     const ir::TensorVar& output = assignment->lhs.tensor();
     if (privateTemporaries.count(output)) continue;
     const bool temporary = !isParameter(output) && output.order() == 0;
-    requireParallelizable(forall, isParameter(output) || temporary,
-                          workspaceInWords(output) + " would be shared by GPU threads; workspaces with indices "
-                          "under GPU loops are not supported yet");
+    if (!isParameter(output) && !temporary) {
+      const TensorStorage& workspace = storageOf(output);
+      requireParallelizable(forall, !workspace.perGpuThread,
+                            workspaceInWords(output) + " is filled by this GPU loop inside its where, but each GPU "
+                            "thread keeps a copy of its own, filled and read by that thread alone; parallelize a "
+                            "loop around the workspace's where, and none inside it that fills the workspace");
+      requireParallelizable(forall, workspace.sharedOnGpu,
+                            workspaceInWords(output) + " would be shared by GPU threads; on the cuda target only "
+                            "dense workspaces of dense results run on the GPU (sparse workspaces, and dense ones that "
+                            "list their coordinates for a sparse output, run on the CPU)");
+    }
     if (temporary) {
       planSumIntoTemporary(forall, output, plan);
       continue;
     }
+    // (A dense workspace whose where is outside the GPU loops is filled as
+    // a dense output is: one copy in device memory, shared by the threads.)
     requireParallelizable(forall, output.order() == 0 || output.format().isAllDense(),
                           "output " + output.name() + " is sparse, and sparse outputs cannot be assembled under a "
                           "GPU loop; store it dense or run this statement on the CPU");
     if (derivesOnlyFrom(var, assignment->lhs.indices())) continue;  // iterations write different entries
-    std::string race = var.name() + " is summed into " + output.name() + ", so GPU iterations race on its entries";
+    const std::string written = isParameter(output) ? output.name() : workspaceInWords(output);
+    std::string race = var.name() + " is summed into " + written + ", so GPU iterations race on its entries";
     switch (forall->attributes.outputRaceStrategy) {
       case OutputRaceStrategy::IgnoreRaces: break;
       case OutputRaceStrategy::NoRaces:
@@ -104,7 +121,7 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
                               "a GPUWarp or GPUBlock loop");
         requireParallelizable(forall, reduction_.defined(),
                               race + "; a reduction over GPU threads needs a scalar sum: the loops outside must fix "
-                              "every index of " + output.name());
+                              "every index of " + written);
         plan.reductions.push_back({reduction_.temporary, imp::Expr()});
         break;
     }

@@ -409,6 +409,20 @@ struct Function {
   bool usesOpenMP = false;
   // Calls the ISM's kernel entry points (libtcc_ism_runtime).
   bool usesSparseWorkspaces = false;
+  // The cuda target's dense workspaces under GPU loops, one copy per GPU
+  // thread: `buffer` (a pointer no statement declares; the kernels that
+  // read it take it as a parameter) holds every thread's copy of
+  // `entriesPerThread` entries (a scalar the host declares), the thread of
+  // global index t at t * entriesPerThread. The host step allocates it for
+  // the threads of each launch (tcc/lowering/gpu_kernels.h).
+  struct GpuThreadScratch {
+    Expr buffer, entriesPerThread;
+  };
+  std::vector<GpuThreadScratch> gpuThreadScratch;
+  // The cuda target's dense workspaces whose where is outside the GPU
+  // loops: the host allocates each (zeroed) in device memory for the call,
+  // the GPU loops that fill and read it share it, and the host frees it.
+  std::vector<Expr> gpuSharedWorkspaces;
 };
 
 }  // namespace tcc::ir::imp

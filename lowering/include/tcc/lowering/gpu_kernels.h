@@ -6,9 +6,11 @@
 // The host code reads only tensor fields (dimensions and array pointers,
 // which on the GPU point to device memory), single array entries (each read
 // is a copy from the device) and scalars computed from them;
-// it launches kernel K with `Evaluate(Call(K.name, K.parameters))`. A
-// statement whose work is not all inside GPU loops (a loop no parallelize
-// maps to the GPU, a sparse output, a workspace) is refused with the reason.
+// it launches kernel K with `Evaluate(Call(K.name, K.parameters))`, and
+// allocates (zeroed) and frees the dense workspaces that GPU loops share
+// (imp::Function::gpuSharedWorkspaces) in device memory. A statement whose
+// work is not all inside GPU loops (a loop no parallelize maps to the GPU,
+// a sparse output, a sparse workspace) is refused with the reason.
 #pragma once
 
 #include <string>
@@ -25,6 +27,32 @@ namespace tcc::lowering {
 // device tensor; the printed launcher copies pos and scans it.
 inline constexpr const char* kLongestSegmentCall = "tcc_longest_segment";
 
+// A call kernels make: tcc_gpu_thread_index(), an int64, the running
+// thread's index in the launch (blockIdx.x * blockDim.x + threadIdx.x),
+// which picks its copy of a workspace in a scratch buffer
+// (imp::Function::gpuThreadScratch).
+inline constexpr const char* kGpuThreadIndexCall = "tcc_gpu_thread_index";
+
+// A kernel parameter that is a scratch buffer of the GPU threads' copies
+// of a workspace (imp::Function::gpuThreadScratch): each launch gets one of
+// threads x entriesPerThread entries (a host scalar) of `element`, whose
+// contents need not be zero (each thread zeroes its copy before a fill).
+struct GpuScratchParameter {
+  size_t parameter = 0;  // index into GpuKernel::parameters
+  ir::imp::Expr entriesPerThread;
+  ir::imp::Type element;
+  int64_t bytesPerEntry() const;
+};
+
+// The scratch buffers of one launch take at most this many bytes: a
+// launch whose threads would need more runs on fewer blocks (its loops
+// stride over the iterations the others would have run), and one whose
+// single block of threads would need more is refused.
+inline constexpr int64_t kGpuScratchBytesLimit = int64_t(1) << 30;
+// What a printed CUDA entry point returns when one block's threads would
+// need more (the in-process launcher throws, saying so).
+inline constexpr int kGpuScratchTooLargeStatus = 6;
+
 struct GpuKernel {
   std::string name;
   // The variables the kernel reads from the host, in order: device array
@@ -33,6 +61,7 @@ struct GpuKernel {
   std::vector<bool> readOnly;  // per parameter: a pointer the kernel never stores through
   ir::imp::Stmt loop;          // the outermost Gpu loop (a For)
   int threadsPerBlock = 256;
+  std::vector<GpuScratchParameter> scratch;
 
   ir::imp::LoopKind unit() const;
   // Iterations of the outermost loop one block runs at a time.
@@ -58,5 +87,10 @@ GpuFunction splitIntoKernels(const ir::imp::Function& function);
 
 // Blocks a launch needs for `extent` iterations of the kernel's outer loop.
 int64_t blocksFor(const GpuKernel& kernel, int64_t extent);
+
+// `blocks` (blocksFor's), fewer where its threads' scratch of
+// `bytesPerThread` each would pass kGpuScratchBytesLimit; 0 where one
+// block's would.
+int64_t blocksWithinScratchLimit(const GpuKernel& kernel, int64_t blocks, int64_t bytesPerThread);
 
 }  // namespace tcc::lowering
