@@ -252,6 +252,19 @@ std::string denseWorkspaceName(const ir::TensorVar& output, std::set<std::string
   return takeFreshName("w_" + output.name(), taken);
 }
 
+std::optional<std::string> clashWithEarlierPrecomputes(const std::vector<NestPrecompute>& earlier,
+                                                       const PrecomputeCommand& precompute) {
+  for (const auto& before : earlier) {
+    if (before.command.expr == precompute.expr)
+      return ir::toString(precompute.expr) + " is precomputed already, by `" + before.text +
+             "`; each precompute takes a different part";
+    if (before.command.workspaceVar == precompute.workspaceVar && !(before.command.var == precompute.var))
+      return precompute.workspaceVar.name() + " already names the index of the workspace of `" + before.text +
+             "`, over " + before.command.var.name() + "; give this one's another name";
+  }
+  return std::nullopt;
+}
+
 ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs, bool accumulate,
                                 const std::vector<IndexVar>& enclosing) {
   PrecomputePlacer placer(nest, lhs.tensor());

@@ -134,15 +134,7 @@ class CommandApplier {
 
   void operator()(const PrecomputeCommand& precompute) {
     if (nest_.sparseWorkspace) fail("a statement takes either a precompute or a sparse workspace");
-    for (const auto& earlier : nest_.precomputes) {
-      if (earlier.command.expr == precompute.expr)
-        fail(ir::toString(precompute.expr) + " is precomputed already, by `" + earlier.text +
-             "`; each precompute takes a different part");
-      // (Nested, the two would name loops over different variables alike.)
-      if (earlier.command.workspaceVar == precompute.workspaceVar && !(earlier.command.var == precompute.var))
-        fail(precompute.workspaceVar.name() + " already names the index of the workspace of `" + earlier.text +
-             "`, over " + earlier.command.var.name() + "; give this one's another name");
-    }
+    if (auto clash = clashWithEarlierPrecomputes(nest_.precomputes, precompute)) fail(*clash);
     if (!(precompute.workspaceVar == precompute.var) && isStatementVar(precompute.workspaceVar))
       fail(precompute.workspaceVar.name() + " is a variable of the statement; name the workspace's index afresh, or " +
            precompute.var.name() + " itself");

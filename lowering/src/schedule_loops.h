@@ -40,6 +40,13 @@ struct NestPrecompute {
 // then w_Y_2, ..., skipping (and then adding to) the names `taken` holds.
 std::string denseWorkspaceName(const ir::TensorVar& output, std::set<std::string>& taken);
 
+// Why `precompute` cannot join the statement's `earlier` ones, if it cannot:
+// it precomputes the same part again, or its workspace's index takes a name
+// an earlier workspace's index has over another variable (nested, the two
+// would name loops over different variables alike).
+std::optional<std::string> clashWithEarlierPrecomputes(const std::vector<NestPrecompute>& earlier,
+                                                       const PrecomputeCommand& precompute);
+
 struct LoopNest {
   std::vector<ir::IndexVar> loops;  // outermost first
   std::map<ir::IndexVar, ir::ForallAttributes> attributes;

@@ -292,14 +292,7 @@ class NestedScheduler {
     if (wholeWorkspace_)
       fail("the whole right-hand side goes into a dense workspace already, by `" + precomputes_.front().text +
            "`, which takes no other precompute in a statement whose sums are computed into temporaries");
-    for (const auto& earlier : precomputes_) {
-      if (earlier.command.expr == precompute.expr)
-        fail(ir::toString(precompute.expr) + " is precomputed already, by `" + earlier.text +
-             "`; each precompute takes a different part");
-      if (earlier.command.workspaceVar == precompute.workspaceVar && !(earlier.command.var == precompute.var))
-        fail(precompute.workspaceVar.name() + " already names the index of the workspace of `" + earlier.text +
-             "`, over " + earlier.command.var.name() + "; give this one's another name");
-    }
+    if (auto clash = clashWithEarlierPrecomputes(precomputes_, precompute)) fail(*clash);
     if (!statementVars_.count(precompute.var)) fail(derivedVariableRefusal(precompute.var, commandName(*command_)));
     if (precompute.expr == whole) {
       if (!precomputes_.empty())

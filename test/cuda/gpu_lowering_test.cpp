@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 
+#include "cuda_lowering.h"
 #include "gpu_host_part.h"
 #include "gpu_launch.h"
 #include "tcc/lowering/codegen.h"
@@ -37,28 +38,6 @@ std::string withSchedule(const std::string& program, const std::string& schedule
   return program + "schedule {\n" + schedule + "\n}\n";
 }
 
-Lowered lowerForCuda(const std::string& dsl) {
-  CompileOptions options;
-  options.target = frontend::Target::Cuda;
-  return lowerProgram(Program::fromText(dsl, "test.tc"), options);
-}
-
-std::string cudaErrorOf(const std::string& dsl) {
-  try {
-    lowerForCuda(dsl);
-  } catch (const std::exception& error) {
-    return error.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-size_t count(const std::string& text, const std::string& part) {
-  size_t n = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-  return n;
-}
 
 // The printed text of one kernel (up to the next kernel or host function).
 std::string kernelText(const std::string& cuda, const std::string& name) {

@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "cuda_lowering.h"
 #include "gpu_host_part.h"
 #include "tcc/lowering/gpu_kernels.h"
 #include "tcc/tcc.h"
@@ -22,28 +23,6 @@ std::string spmm(const std::string& formatOfB, const std::string& schedule) {
 
 const std::string kRowsOnThreads = "precompute(A(i, j) * B(j, k), k, k)\nparallelize(i, GPUThread, NoRaces)";
 
-Lowered lowerForCuda(const std::string& dsl) {
-  CompileOptions options;
-  options.target = frontend::Target::Cuda;
-  return lowerProgram(Program::fromText(dsl, "test.tc"), options);
-}
-
-std::string cudaErrorOf(const std::string& dsl) {
-  try {
-    lowerForCuda(dsl);
-  } catch (const std::exception& error) {
-    return error.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-size_t count(const std::string& text, const std::string& part) {
-  size_t n = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-  return n;
-}
 
 size_t parameterNamed(const lowering::GpuKernel& kernel, const std::string& name) {
   for (size_t k = 0; k < kernel.parameters.size(); ++k)
