@@ -149,6 +149,17 @@ class PrecomputePlacer {
                    shown(precompute.expr) + " times a factor without it, so the two sums differ (precompute the "
                    "whole term, or a part with no variable of its own)");
 
+    // Placed among an earlier workspace's loops, the index may be fixed by
+    // a loop around them: the workspace would hold one entry, filled and
+    // read at each iteration of loops that are not its own.
+    if (std::none_of(loops.begin(), loops.end(), [&](const IndexVar& loop) {
+          return derivesFromAny(loop, {precompute.var});
+        }))
+      refuseThis("its workspace is indexed by " + precompute.var.name() + ", but no loop over " +
+                 precompute.var.name() + " runs where it would be filled" + among +
+                 (loops.empty() ? std::string(" (no loops there)") : " (the loops there: " + joinNames(loops) + ")") +
+                 "; the loop over " + precompute.var.name() + " runs around them (reorder it inside, or "
+                 "precompute over another index)");
     std::vector<IndexVar> splitters = producerOnly;
     splitters.push_back(precompute.var);
     size_t first = 0;

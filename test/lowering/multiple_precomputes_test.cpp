@@ -228,6 +228,19 @@ TEST(MultiplePrecomputes, NestedWorkspacesAreNestedWheres) {
       << decisions;
 }
 
+// Seed 7242446 of the differential campaign: the workspace over i would be
+// filled inside the loop over j, with i fixed around it (it computed 0s).
+TEST(MultiplePrecomputes, AWorkspaceWhoseIndexIsFixedAroundItsPlaceIsRefused) {
+  expectRefusedAtLastCommand("tensor Y(I, J) : dense\ntensor A(I) : dense\ntensor B(J) : dense\n"
+                             "Y(i,j) = A(i) * B(j)\n",
+                             "precompute(B(j), j, jw)\ndense_workspace(i)",
+                             "its workspace is indexed by i, but no loop over i runs where it would be filled");
+  expectRefusedAtLastCommand("tensor Y(I, J) : dense\ntensor A(I) : dense\ntensor B(J) : dense\n"
+                             "Y(i,j) = A(i) * B(j)\n",
+                             "precompute(B(j), j, jw)\nprecompute(A(i) * B(j), i, iw)",
+                             "its workspace is indexed by i, but no loop over i runs where it would be filled");
+}
+
 TEST(MultiplePrecomputes, TheSameExpressionTwiceIsRefused) {
   expectRefusedAtLastCommand(kMttkrp,
                              "precompute(B(i,k,l) * D(l,j), j, j)\nprecompute(B(i,k,l) * D(l,j), j, jw)",
