@@ -449,6 +449,74 @@ bool oneLoopOrderFitsEveryTerm(const Access& lhs, const std::vector<IndexVar>& o
   return true;
 }
 
+// A sparse input of a statement with sums below its top whose storage order
+// disagrees with the loops around it in the scalar-temporary concretization
+// (the outer loops `outer`, then each enclosing sum's loop inside the sums
+// around it): `y(i) = sum(j, B(i,j) * ...)` with B stored j above i. It is
+// read from a copy stored in the loops' order, as convertOneDisagreeingInput
+// makes them. `kept` accesses (a pos's) keep their order; copies are not
+// copied again (an access read in two places that want different orders is
+// left to the lowering's refusal).
+std::optional<InputConversion> convertOneNestedInput(const IndexExpr& rhs, const std::vector<IndexVar>& outer,
+                                                     std::set<std::string>& takenNames,
+                                                     const std::vector<std::string>& keptInOrder,
+                                                     const std::vector<Access>& kept) {
+  struct Finder : ir::IndexNotationVisitor {
+    std::vector<IndexVar> loops;
+    std::optional<std::pair<Access, std::vector<int>>> found;  // the access, its modes in the loops' order
+    const std::vector<std::string>* keptInOrder = nullptr;
+    const std::vector<Access>* kept = nullptr;
+    using ir::IndexNotationVisitor::visit;
+    void visit(const ir::ReductionNode* node) override {
+      loops.push_back(node->var);
+      walk(node->body);
+      loops.pop_back();
+    }
+    void visit(const ir::AccessNode* node) override {
+      if (found || !hasSparseLevel(node->tensor) || convertedFrom(node->tensor)) return;
+      Access access = ir::AccessNode::make(node->tensor, node->indices);
+      if (std::find(keptInOrder->begin(), keptInOrder->end(), node->tensor.name()) != keptInOrder->end()) return;
+      if (std::find(kept->begin(), kept->end(), access) != kept->end()) return;
+      std::set<IndexVar> distinct(node->indices.begin(), node->indices.end());
+      if (distinct.size() != node->indices.size()) return;  // a diagonal keeps its order
+      // The innermost loop over a variable binds it (a sum may shadow one).
+      auto position = [&](const IndexVar& var) -> long {
+        auto at = std::find(loops.rbegin(), loops.rend(), var);
+        return at == loops.rend() ? -1 : static_cast<long>(loops.rend() - at) - 1;
+      };
+      long previous = -1;
+      bool inOrder = true;
+      for (const auto& var : varsInStorageOrder(access)) {
+        long p = position(var);
+        if (p < 0) return;
+        if (p <= previous) inOrder = false;
+        previous = p;
+      }
+      if (inOrder) return;
+      std::vector<int> modes(node->indices.size());
+      for (size_t m = 0; m < modes.size(); ++m) modes[m] = static_cast<int>(m);
+      std::stable_sort(modes.begin(), modes.end(),
+                       [&](int a, int b) { return position(node->indices[a]) < position(node->indices[b]); });
+      found = std::make_pair(access, modes);
+    }
+  } finder;
+  finder.loops = outer;
+  finder.keptInOrder = &keptInOrder;
+  finder.kept = &kept;
+  finder.walk(rhs);
+  if (!finder.found) return std::nullopt;
+  const auto& [access, modes] = *finder.found;
+  const TensorVar& tensor = access.tensor();
+  std::vector<ir::LevelFormat> levels;
+  for (int level = 0; level < tensor.format().order(); ++level)
+    levels.push_back(tensor.format().level(level).isDense() ? ir::LevelFormat::dense() : ir::LevelFormat::compressed());
+  std::string name = tensor.name() + "_by";
+  for (int mode : modes) name += "_" + access.indices()[mode].name();
+  TensorVar copy(takeFreshName(name, takenNames), tensor.shape(), ir::Format(levels, modes), tensor.datatype(),
+                 ir::TensorProvenance::storageOrderCopy(tensor));
+  return InputConversion{access, copy(access.indices())};
+}
+
 }  // namespace
 
 // The loops that insert one term into a workspace holding the whole output:
@@ -599,11 +667,42 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   }
   if (nestedSum) {
     ConcretizedStatement nested;
-    nested.stmt = ir::concretize(statement, outputLoopOrder(assignment->lhs, rhs));
     nested.sumsInTemporaries = true;
     nested.decisions = {"a sum nested inside the expression is computed into a scalar temporary (where)"};
-    if (!request.commands.empty()) {
-      nested.stmt = scheduleNestedSums(nested.stmt, request.commands, *assignment, nested.decisions, takenNames);
+    // Inputs stored against the loops around them are read from copies in
+    // the loops' order; the schedule's precomputes and the statement the
+    // commands name read the copies too.
+    const Access& lhs = assignment->lhs;
+    IndexExpr reducedRhs = reduced.as<ir::AssignmentNode>()->rhs;
+    IndexExpr statementRhs = assignment->rhs;
+    std::vector<ScheduleCommand> commands = request.commands;
+    std::vector<Access> posAccesses;
+    for (const auto& command : commands)
+      if (const auto* pos = std::get_if<ir::PosRelation>(&command.kind)) posAccesses.push_back(pos->access);
+    std::vector<IndexVar> outer = outputLoopOrder(lhs, rhs);
+    while (auto conversion =
+               convertOneNestedInput(reducedRhs, outer, takenNames, request.keptInOrder, posAccesses)) {
+      std::unordered_map<IndexExpr, IndexExpr> substitution{
+          {IndexExpr(conversion->original), IndexExpr(conversion->converted)}};
+      reducedRhs = ir::replace(reducedRhs, substitution);
+      statementRhs = ir::replace(statementRhs, substitution);
+      rhs = ir::replace(rhs, substitution);
+      for (auto& command : commands)
+        if (auto* precompute = std::get_if<PrecomputeCommand>(&command.kind))
+          precompute->expr = ir::replace(precompute->expr, substitution);
+      const TensorVar& copy = conversion->converted.tensor();
+      nested.convertedInputs.emplace_back(conversion->original.tensor().name(), copy);
+      nested.decisions.push_back(ir::toString(conversion->original) + " stores its indices against the order of the "
+                                 "loops around it (the output's loops, then each sum's inside the sums enclosing "
+                                 "it): it is read from a copy " + copy.name() + " stored " +
+                                 copy.format().toString() + ", converted when the kernel runs");
+      outer = outputLoopOrder(lhs, rhs);
+    }
+    IndexStmt converted = ir::AssignmentNode::make(lhs, statementRhs, assignment->accumulate);
+    nested.stmt = ir::concretize(converted, outer);
+    if (!commands.empty()) {
+      nested.stmt = scheduleNestedSums(nested.stmt, commands, *converted.as<ir::AssignmentNode>(), nested.decisions,
+                                       takenNames);
     }
     return nested;
   }
