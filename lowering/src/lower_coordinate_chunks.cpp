@@ -191,7 +191,11 @@ std::vector<Stmt> Lowerer::lowerRangesAppendingInTwoPasses(const ir::IndexStmt& 
       passes.push_back(imp::Assign::make(storage.posCapacity[level + 1], ends));
     }
   }
-  passes.push_back(imp::Allocate::make(storage.vals, ops::max(storage.appendPosition[levels - 1], imm(1)), false, imm(0)));
+  // (Assembled apart from its values, assemble(..., true), the output's
+  // values were never allocated: nothing to keep.)
+  Expr values = ops::max(storage.appendPosition[levels - 1], imm(1));
+  passes.push_back(options_.separateAssembly ? imp::Allocate::make(storage.vals, values)
+                                             : imp::Allocate::make(storage.vals, values, false, imm(0)));
   lowerPass(OutputPass::Fill, "append each range of " + appended.var.name() + " to " + storage.name +
                                   " from its offsets, ranges on the threads");
   for (const auto& offsets : appended.offsets) passes.push_back(imp::Free::make(offsets));

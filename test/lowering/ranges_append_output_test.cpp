@@ -218,6 +218,21 @@ TEST(RangesAppendOutput, LoneDriverAndCoordinateLoopsMatchReferenceAtEveryThread
   EXPECT_EQ(checked, 6 * 2 * 6);
 }
 
+// assemble(Y, Append, true) (the output's values allocated apart from its
+// coordinates otherwise): the ranges allocate every array themselves.
+TEST(RangesAppendOutput, UnderAssembleApartFromValues) {
+  const std::vector<Statement> statements = {kMatrixStatements[0], kUnmergedStatements[0].first,
+                                             kUnmergedStatements[1].first, kUnmergedStatements[3].first};
+  const std::vector<NamedInputs> all = matrixInputs();
+  for (const auto& statement : statements)
+    for (const auto& inputs : {all[1], all[4]}) {
+      std::string dsl = program(statement, "", kRows + "\nassemble(Y, Append, true)");
+      SCOPED_TRACE(dsl + inputs.name);
+      EXPECT_TRUE(contains(decisionsOf(dsl), "is appended in place by the ranges of i")) << decisionsOf(dsl);
+      expectAppendedByRanges(expectEveryThreadCountMatchesReference(dsl, declaredInputs(dsl, inputs.tensors)));
+    }
+}
+
 // Where the ranges cannot append in order, the workspaces stay (and give
 // the right answer), and explain says why.
 TEST(RangesAppendOutput, OtherLoopsKeepTheSparseWorkspaces) {
