@@ -165,6 +165,9 @@ TEST(RangesAppendOutput, SparseVectorsThirdOrderTensorsAndACopyInTheLoopsOrder) 
       {"tensor Y(I, J, K) : {compressed, compressed, compressed}\ntensor A(I, J, K) : {compressed, compressed, "
        "compressed}\ntensor B(I, J, K) : coo\nY(i,j,k) = A(i,j,k) * B(i,j,k) + A(i,j,k)\n",
        {{"A", randomSparse({40, 6, 8}, 0.05, 35)}, {"B", randomSparse({40, 6, 8}, 0.1, 36)}}},
+      // B's first level drives the loop over i alone.
+      {"tensor Y(I, J, K) : csf\ntensor B(I, J, K) : csf\ntensor c(K) : dense\nY(i,j,k) = B(i,j,k) * c(k)\n",
+       {{"B", randomSparse({50, 8, 9}, 0.03, 39)}, {"c", randomDense({9}, 40)}}},
       // An operand stored in the other order, read from a copy in the
       // loops' order.
       {"tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(J, I) : dcsr\nY(i,j) = A(i,j) + B(j,i)\n",
