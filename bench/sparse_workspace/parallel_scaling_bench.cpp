@@ -9,7 +9,11 @@
 //   sp_ttm             A(i, j, l) = B(k, i, j) C(k, l), B in CSF, C in CSR, A in COO
 //   dcsr_add           A = B + C, every operand DCSR (rows stored sparsely), rows on threads
 //   dcsr_add3          A = B + C + D, every operand DCSR, rows on threads
-//   dcsr_add_ws, dcsr_add3_ws   the same through per-thread sparse workspaces
+//   dcsr_scale         A = 2 B, B and A DCSR (B's level drives the row loop alone), rows on threads
+//   dcsr_mul_csr       A = B .* C, B DCSR, C CSR, A DCSR (B's level drives alone), rows on threads
+//   csr_add_to_dcsr    A = B + C, B and C CSR, A DCSR (a plain row loop), rows on threads
+//   dcsr_add_ws, dcsr_add3_ws, dcsr_scale_ws, dcsr_mul_csr_ws, csr_add_to_dcsr_ws
+//                      the same through per-thread sparse workspaces
 //                      (parallelize(i, CPUThread, Workspace))
 //
 // The DCSR adds run on hypersparse scale-ups: kron(S, M) for a real matrix M
@@ -544,6 +548,27 @@ std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices) {
                        return std::map<std::string, tcc::rt::Coo>{{"B", hypersparseScaleUp(m, 21)},
                                                                   {"C", hypersparseScaleUp(m, 22)},
                                                                   {"D", hypersparseScaleUp(m, 23)}};
+                     }});
+      // One unique level drives the loop alone, or no operand stores the
+      // rows sparsely: the ranges cut that level's positions, or the rows.
+      all.push_back({"dcsr_scale" + suffix, input,
+                     "tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\nA(i, j) = 2 * B(i, j)\n", schedule, [name] {
+                       return std::map<std::string, tcc::rt::Coo>{{"B", hypersparseScaleUp(matrixNamed(name), 31)}};
+                     }});
+      all.push_back({"dcsr_mul_csr" + suffix, input,
+                     "tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : csr\nA(i, j) = B(i, j) * C(i, j)\n",
+                     schedule, [name] {
+                       tcc::rt::Coo m = matrixNamed(name);
+                       // (C shares most of B's rows, so the product is not empty.)
+                       tcc::rt::Coo b = hypersparseScaleUp(m, 41);
+                       return std::map<std::string, tcc::rt::Coo>{{"B", b}, {"C", b}};
+                     }});
+      all.push_back({"csr_add_to_dcsr" + suffix, input,
+                     "tensor A(I, J) : dcsr\ntensor B(I, J) : csr\ntensor C(I, J) : csr\nA(i, j) = B(i, j) + C(i, j)\n",
+                     schedule, [name] {
+                       tcc::rt::Coo m = matrixNamed(name);
+                       return std::map<std::string, tcc::rt::Coo>{{"B", hypersparseScaleUp(m, 51)},
+                                                                  {"C", hypersparseScaleUp(m, 52)}};
                      }});
     }
   return all;

@@ -150,8 +150,8 @@ bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr
 // appends keep the output's order (lower_coordinate_chunks.cpp): the loops
 // in the output's storage order (nothing summed, nothing scattered), the
 // other loops serial, and the operands' levels for the variable dense or
-// ordered compressed, merged rather than counted over one unique level
-// (as Lowerer::mergesInCoordinateChunks decides). Each range then appends
+// ordered compressed (as Lowerer::mergesInCoordinateChunks decides). Each
+// range then appends
 // its part of the output itself: a pass counts every range's appends, a
 // prefix sum over the ranges gives each its offsets, a second pass
 // appends. `whyNot` says why not.
@@ -183,55 +183,21 @@ bool threadRangesAppendInOrder(const LoopNest& nest, const Access& lhs, const In
       whyNot = "the loop over " + nest.loops[p].name() + " is parallel too";
       return false;
     }
-  // The iterators of the loop over `first`: one for reads of the same
-  // unique level (as Lowerer::shareIterators shares them).
-  struct Reads : ir::IndexNotationVisitor {
-    std::vector<const ir::AccessNode*> found;
-    using ir::IndexNotationVisitor::visit;
-    void visit(const ir::AccessNode* node) override { found.push_back(node); }
-  } reads;
-  reads.walk(rhs);
-  std::map<std::string, int> ids;
-  std::map<const ir::AccessNode*, int> idOf;
-  std::set<int> sparse, counted;  // counted: a unique sparse level
-  for (const auto* access : reads.found) {
-    const ir::Format& operand = access->tensor.format();
-    if (access->tensor.order() == 0 || operand.isAllDense()) continue;
+  // Each operand's level for `first` is cut by a binary search of its
+  // coordinates (or is dense). Whether the loop merges several operands,
+  // follows one unique level's positions, or runs over the plain
+  // coordinates, a range covers the coordinates [first, stop).
+  for (const auto& access : ir::accessesOf(rhs)) {
+    const ir::Format& operand = access.tensor().format();
+    if (access.tensor().order() == 0 || operand.isAllDense()) continue;
     for (int level = 0; level < operand.order(); ++level) {
-      if (!(access->indices[operand.modeOfLevel(level)] == first)) continue;
+      if (!(access.indices()[operand.modeOfLevel(level)] == first)) continue;
       const ir::LevelFormat& stored = operand.level(level);
       if (level > 0 || !(stored.isDense() || (stored.kind == ir::LevelKind::Compressed && stored.ordered))) {
-        whyNot = access->tensor.name() + " stores " + first.name() + " at a " + stored.toString() + " level " +
+        whyNot = access.tensor().name() + " stores " + first.name() + " at a " + stored.toString() + " level " +
                  std::to_string(level + 1) + ", which no binary search cuts into ranges";
         return false;
       }
-      std::string key = stored.unique ? access->tensor.name() : "#" + std::to_string(ids.size());
-      auto found = ids.emplace(key, static_cast<int>(ids.size())).first;
-      idOf[access] = found->second;
-      if (stored.isDense()) continue;
-      sparse.insert(found->second);
-      if (stored.unique) counted.insert(found->second);
-    }
-  }
-  if (sparse.empty()) {
-    whyNot = "no operand stores " + first.name() + " sparsely, so the threads do not merge in ranges of it";
-    return false;
-  }
-  auto lattice = buildMergeLattice(rhs, [&](const ir::AccessNode* access) {
-    auto id = idOf.find(access);
-    return id == idOf.end() ? -1 : id->second;
-  });
-  bool denseDriven = std::any_of(lattice.begin(), lattice.end(), [&](const LatticePoint& point) {
-    return std::none_of(point.iterators.begin(), point.iterators.end(), [&](int id) { return sparse.count(id) > 0; });
-  });
-  if (!denseDriven && lattice.size() == 1) {
-    std::vector<int> drivers;
-    for (int id : lattice[0].iterators)
-      if (sparse.count(id)) drivers.push_back(id);
-    if (drivers.size() == 1 && counted.count(drivers[0])) {
-      whyNot = "one operand's level drives the loop over " + first.name() + " alone, so the threads split its "
-               "positions rather than ranges of coordinates";
-      return false;
     }
   }
   return true;
@@ -793,8 +759,8 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     if (threadRangesAppendInOrder(nest, lhs, rhs, whyNot)) {
       nest.decisions.push_back(
           output.name() + " (" + output.format().toString() + ") is appended in place by the ranges of " +
-          nest.loops[0].name() + " the threads merge in: a pass counts each range's appends to every level (its "
-          "merge without stores), a prefix sum over the ranges turns the counts into offsets, the arrays are "
+          nest.loops[0].name() + " the threads run in (each from its first coordinate, the operands' cursors found by "
+          "binary search): a pass counts each range's appends to every level (its loop without stores), a prefix sum over the ranges turns the counts into offsets, the arrays are "
           "allocated exactly, and a second pass appends each range from its offsets (no sparse workspace)");
     } else {
       nest.sparseWorkspace = SparseWorkspaceCommand{};

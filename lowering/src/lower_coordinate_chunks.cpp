@@ -50,18 +50,23 @@ bool Lowerer::mergesInCoordinateChunks(const ir::ForallNode* forall, const std::
   if (workPass_ || pass_ == OutputPass::Chunk || !remainderRoles_.empty() || relationOf_.count(var) ||
       pinnedCoordinates_.count(var) || pinnedPositions_.count(var) || ownedRanges_.count(var.name()))
     return false;
-  if (countedByLoneDriver) return false;  // a counted loop over one level: the threads split its positions
-  bool merges = false;
   for (const auto& it : iterators) {
     if (it.locatable()) continue;
     // A range's cursor is found by a binary search of ordered coordinates.
     if (it.workspaceList || it.format.kind != ir::LevelKind::Compressed || !it.format.ordered) return false;
-    merges = true;
   }
-  return merges;
+  // An output the ranges append to (rangesAppend) is appended in ranges
+  // whichever way the loop runs: over one level's positions (cut by the
+  // binary searches) or over the plain coordinates.
+  if (rangeAppended_ && rangeAppended_->var == var && (pass_ == OutputPass::Count || pass_ == OutputPass::Fill))
+    return true;
+  // Else a counted loop over one level, the threads split its positions;
+  // a loop over the coordinates, its iterations.
+  if (countedByLoneDriver) return false;
+  return std::any_of(iterators.begin(), iterators.end(), [](const LevelIterator& it) { return !it.locatable(); });
 }
 
-Stmt Lowerer::lowerInCoordinateChunks(const ir::ForallNode* forall) {
+Stmt Lowerer::lowerInCoordinateChunks(const ir::ForallNode* forall, const std::string& how) {
   const ir::IndexVar& var = forall->indexVar;
   // The passes of an output these ranges append to share the ranges.
   const bool appends = rangeAppended_ && rangeAppended_->var == var &&
@@ -120,8 +125,7 @@ Stmt Lowerer::lowerInCoordinateChunks(const ir::ForallNode* forall) {
   }
   before.push_back(imp::For::make(chunk, ops::IntImm::make(0, int64), chunks, imp::Block::make(body),
                                   imp::LoopKind::Parallel,
-                                  "ranges of " + var.name() + " on the threads, each merging the operands' cursors "
-                                  "from the range's first stored coordinate",
+                                  "ranges of " + var.name() + " on the threads, " + how,
                                   0, plan.reductions, 1));
   return imp::Block::make(before);
 }
@@ -187,7 +191,11 @@ std::vector<Stmt> Lowerer::lowerRangesAppendingInTwoPasses(const ir::IndexStmt& 
       passes.push_back(imp::Assign::make(storage.posCapacity[level + 1], ends));
     }
   }
-  passes.push_back(imp::Allocate::make(storage.vals, ops::max(storage.appendPosition[levels - 1], imm(1)), false, imm(0)));
+  // (Assembled apart from its values, assemble(..., true), the output's
+  // values were never allocated: nothing to keep.)
+  Expr values = ops::max(storage.appendPosition[levels - 1], imm(1));
+  passes.push_back(options_.separateAssembly ? imp::Allocate::make(storage.vals, values)
+                                             : imp::Allocate::make(storage.vals, values, false, imm(0)));
   lowerPass(OutputPass::Fill, "append each range of " + appended.var.name() + " to " + storage.name +
                                   " from its offsets, ranges on the threads");
   for (const auto& offsets : appended.offsets) passes.push_back(imp::Free::make(offsets));

@@ -219,10 +219,15 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   for (const auto& it : iterators) iteratorIds_[forall][it.access] = it.id;
   auto twins = shareIterators(forall, iterators);
   std::vector<LatticePoint> lattice = latticeOf(forall, iterators);
-  if (mergesInCoordinateChunks(forall, iterators, countedByLoneDriver(iterators, lattice))) {
+  if (bool counted = countedByLoneDriver(iterators, lattice); mergesInCoordinateChunks(forall, iterators, counted)) {
+    bool sparse = std::any_of(iterators.begin(), iterators.end(), [](const LevelIterator& it) { return !it.locatable(); });
     for (const auto& twin : twins) twinOf_.erase(twin);
     iteratorIds_.erase(forall);
-    return lowerInCoordinateChunks(forall);
+    return lowerInCoordinateChunks(forall, counted  ? "each over the positions of the one level that drives the loop, "
+                                                      "from the range's first stored coordinate"
+                                           : sparse ? "each merging the operands' cursors from the range's first "
+                                                      "stored coordinate"
+                                                    : "each over its coordinates");
   }
   // (The loops after a pos's positions: lower_position_remainder.cpp.)
   std::vector<Stmt> remainderSetup;

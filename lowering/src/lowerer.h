@@ -131,7 +131,8 @@ class Lowerer {
   // level drives it alone (a counted loop the threads split as it is).
   bool mergesInCoordinateChunks(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators,
                                 bool countedByLoneDriver) const;
-  imp::Stmt lowerInCoordinateChunks(const ir::ForallNode* forall);
+  // `how`: what a range's loop walks (for the generated code's comment).
+  imp::Stmt lowerInCoordinateChunks(const ir::ForallNode* forall, const std::string& how);
   // A sparse output whose compressed first level the ranges of such a loop
   // append in order, in place (RangeAppendedOutput): whether `forall` is
   // that loop over `output`'s first index (read off the statement before

@@ -98,17 +98,18 @@ std::vector<Case> cases() {
                  "parallelize(k, CPUThread, NoRaces)",
                  {{"B", random({30, 20, 25}, 0.02, 6)}, {"C", random({30, 15}, 0.2, 7)}}, true});
   // Outputs appended in order that threads still cannot assemble in place:
-  // a doubly compressed matrix, a CSF tensor and COO. (A thread loop that
-  // merges sparse operands over the output's first index, such as B + C
-  // over DCSR rows, runs in ranges that append a DCSR or CSF output in
-  // place instead: test/lowering/ranges_append_output_test.cpp.)
+  // a doubly compressed matrix under a summed loop, COO, and a CSF tensor
+  // under the Workspace strategy asked for. (A thread loop over the
+  // output's first index, such as B + C over DCSR rows or B scaled, runs in
+  // ranges that append a DCSR or CSF output in place instead:
+  // test/lowering/ranges_append_output_test.cpp.)
   all.push_back({"rowwise_spgemm_into_dcsr",
                  "tensor A(I, J) : dcsr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n",
                  "parallelize(i, CPUThread, NoRaces)", {{"B", real}, {"C", real}}});
   all.push_back({"scaled_into_csf",
                  "tensor A(I, J, K) : csf\ntensor B(I, J, K) : csf\ntensor c(K) : dense\n"
                  "A(i, j, k) = B(i, j, k) * c(k)\n",
-                 "parallelize(i, CPUThread, NoRaces)",
+                 "parallelize(i, CPUThread, Workspace)",
                  {{"B", random({30, 20, 25}, 0.05, 8)}, {"c", random({25}, 1.0, 9)}}});
   all.push_back({"product_into_coo",
                  "tensor A(I, J) : coo\ntensor B(I, J) : csr\ntensor C(I, J) : csr\nA(i, j) = B(i, j) * C(i, j)\n",
@@ -143,7 +144,7 @@ std::vector<Case> cases() {
   all.push_back({"scaled_into_csf_many_ranges",
                  "tensor A(I, J, K) : csf\ntensor B(I, J, K) : csf\ntensor c(K) : dense\n"
                  "A(i, j, k) = B(i, j, k) * c(k)\n",
-                 "parallelize(i, CPUThread, NoRaces)",
+                 "parallelize(i, CPUThread, Workspace)",
                  {{"B", random({300, 40, 50}, 0.05, 28)}, {"c", random({50}, 1.0, 29)}}});
   return all;
 }

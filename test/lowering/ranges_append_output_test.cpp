@@ -6,10 +6,11 @@
 // dense operands; inputs with most rows empty, rows only one operand
 // stores, fewer rows than ranges, an empty operand, both empty, real
 // matrices; 1, 2, 3 and 8 threads; strict and fast mode: every run against
-// the dense reference. Where the ranges do not append in order (one
-// unique level drives the loop alone, the Workspace strategy asked for,
-// only dense levels for the row) the sparse workspaces stay, and `tcc
-// explain` says which path is taken and why.
+// the dense reference. A loop that one unique level drives alone (its
+// positions cut by the ranges' binary searches) and a loop over the plain
+// coordinates (CSR operands only) append in ranges too. Where the ranges
+// do not append in order (the Workspace strategy asked for) the sparse
+// workspaces stay, and `tcc explain` says which path is taken and why.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -126,7 +127,7 @@ std::string program(const Statement& statement, const std::string& mode, const s
 
 // The ranges append the output themselves: no sparse workspace, two passes.
 void expectAppendedByRanges(const std::string& code) {
-  EXPECT_TRUE(contains(code, "on the threads, each merging the operands' cursors")) << code;
+  EXPECT_TRUE(contains(code, "ranges of i on the threads, each")) << code;
   EXPECT_TRUE(contains(code, "count each range of i's appends to Y's levels")) << code;
   EXPECT_TRUE(contains(code, "append each range of i to Y from its offsets")) << code;
   // (The prelude declares the workspace runtime's calls; the kernel makes none.)
@@ -164,6 +165,9 @@ TEST(RangesAppendOutput, SparseVectorsThirdOrderTensorsAndACopyInTheLoopsOrder) 
       {"tensor Y(I, J, K) : {compressed, compressed, compressed}\ntensor A(I, J, K) : {compressed, compressed, "
        "compressed}\ntensor B(I, J, K) : coo\nY(i,j,k) = A(i,j,k) * B(i,j,k) + A(i,j,k)\n",
        {{"A", randomSparse({40, 6, 8}, 0.05, 35)}, {"B", randomSparse({40, 6, 8}, 0.1, 36)}}},
+      // B's first level drives the loop over i alone.
+      {"tensor Y(I, J, K) : csf\ntensor B(I, J, K) : csf\ntensor c(K) : dense\nY(i,j,k) = B(i,j,k) * c(k)\n",
+       {{"B", randomSparse({50, 8, 9}, 0.03, 39)}, {"c", randomDense({9}, 40)}}},
       // An operand stored in the other order, read from a copy in the
       // loops' order.
       {"tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(J, I) : dcsr\nY(i,j) = A(i,j) + B(j,i)\n",
@@ -177,6 +181,61 @@ TEST(RangesAppendOutput, SparseVectorsThirdOrderTensorsAndACopyInTheLoopsOrder) 
   }
 }
 
+// Loops that do not merge: one unique level drives the loop over i alone
+// (a range walks the positions between its two binary searches), or no
+// operand stores i sparsely (a range walks its coordinates).
+const std::vector<std::pair<Statement, std::string>> kUnmergedStatements = {
+    {{"tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : csr\n", "Y(i,j) = A(i,j) * B(i,j)"},
+     "each over the positions of the one level that drives the loop"},
+    {{"tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\n", "Y(i,j) = 2 * A(i,j)"},
+     "each over the positions of the one level that drives the loop"},
+    {{"tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\n", "Y(i,j) = A(i,j) * B(i,j) * A(i,j)"},
+     "each merging the operands' cursors"},
+    {{"tensor Y(I, J) : dcsr\ntensor A(I, J) : csr\ntensor B(I, J) : csr\n", "Y(i,j) = A(i,j) + B(i,j)"},
+     "each over its coordinates"},
+    {{"tensor Y(I, J) : dcsr\ntensor A(I, J) : csr\ntensor B(I, J) : csr\n", "Y(i,j) = A(i,j) * B(i,j)"},
+     "each over its coordinates"},
+    {{"tensor Y(I, J) : dcsr\ntensor A(I, J) : csr\n", "Y(i,j) = -A(i,j)"}, "each over its coordinates"},
+};
+
+TEST(RangesAppendOutput, LoneDriverAndCoordinateLoopsMatchReferenceAtEveryThreadCount) {
+  const std::vector<NamedInputs> all = matrixInputs();
+  int checked = 0;
+  for (const auto& [statement, walk] : kUnmergedStatements)
+    for (const char* mode : {"", "fp fast\n"}) {
+      std::string dsl = program(statement, mode);
+      SCOPED_TRACE(dsl);
+      std::string decisions = decisionsOf(dsl);
+      EXPECT_TRUE(contains(decisions, "Y ({compressed, compressed}) is appended in place by the ranges of i"))
+          << decisions;
+      EXPECT_FALSE(contains(decisions, "one per thread of the loop over i")) << decisions;
+      for (const auto& inputs : all) {
+        SCOPED_TRACE(inputs.name);
+        ++checked;
+        std::string code = expectEveryThreadCountMatchesReference(dsl, declaredInputs(dsl, inputs.tensors));
+        expectAppendedByRanges(code);
+        EXPECT_TRUE(contains(code, "ranges of i on the threads, " + walk)) << code;
+        EXPECT_FALSE(contains(code, "= tcc_ism_kernel_create")) << code;
+      }
+    }
+  EXPECT_EQ(checked, 6 * 2 * 6);
+}
+
+// assemble(Y, Append, true) (the output's values allocated apart from its
+// coordinates otherwise): the ranges allocate every array themselves.
+TEST(RangesAppendOutput, UnderAssembleApartFromValues) {
+  const std::vector<Statement> statements = {kMatrixStatements[0], kUnmergedStatements[0].first,
+                                             kUnmergedStatements[1].first, kUnmergedStatements[3].first};
+  const std::vector<NamedInputs> all = matrixInputs();
+  for (const auto& statement : statements)
+    for (const auto& inputs : {all[1], all[4]}) {
+      std::string dsl = program(statement, "", kRows + "\nassemble(Y, Append, true)");
+      SCOPED_TRACE(dsl + inputs.name);
+      EXPECT_TRUE(contains(decisionsOf(dsl), "is appended in place by the ranges of i")) << decisionsOf(dsl);
+      expectAppendedByRanges(expectEveryThreadCountMatchesReference(dsl, declaredInputs(dsl, inputs.tensors)));
+    }
+}
+
 // Where the ranges cannot append in order, the workspaces stay (and give
 // the right answer), and explain says why.
 TEST(RangesAppendOutput, OtherLoopsKeepTheSparseWorkspaces) {
@@ -184,13 +243,6 @@ TEST(RangesAppendOutput, OtherLoopsKeepTheSparseWorkspaces) {
     std::string declarations, text, schedule, why;
   };
   const std::vector<Kept> kept = {
-      // One unique level drives the loop over i alone: the threads split
-      // its positions, not ranges of coordinates.
-      {"tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : csr\n", "Y(i,j) = A(i,j) * B(i,j)", kRows,
-       "one operand's level drives the loop over i alone"},
-      // No operand stores the rows sparsely: a plain loop over them.
-      {"tensor Y(I, J) : dcsr\ntensor A(I, J) : csr\ntensor B(I, J) : csr\n", "Y(i,j) = A(i,j) + B(i,j)", kRows,
-       "no operand stores i sparsely"},
       {"tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\n", "Y(i,j) = A(i,j) + B(i,j)",
        "parallelize(i, CPUThread, Workspace)", ""},
   };
