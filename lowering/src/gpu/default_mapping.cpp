@@ -245,7 +245,13 @@ class WorkspaceFillMapper {
     bool ownEntries = !assignments.empty() && std::all_of(assignments.begin(), assignments.end(), [&](const auto* a) {
       return a->lhs.tensor().order() > 0 && contains(a->lhs.indices(), loop->indexVar);
     });
-    if (!ownEntries) return producer;
+    // Several sparse operands over the loop's variable are co-iterated by
+    // a while loop, which GPU threads cannot split.
+    size_t sparseOperands = 0;
+    for (const auto* assignment : assignments)
+      for (const auto& access : ir::accessesOf(assignment->rhs))
+        if (!access.tensor().format().isAllDense() && contains(access.indices(), loop->indexVar)) ++sparseOperands;
+    if (!ownEntries || sparseOperands > 1) return producer;
     ir::ForallAttributes attributes = loop->attributes;
     attributes.parallelUnit = ir::ParallelUnit::GPUThread;
     attributes.outputRaceStrategy = ir::OutputRaceStrategy::NoRaces;
