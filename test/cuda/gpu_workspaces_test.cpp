@@ -1,6 +1,7 @@
 // Dense workspaces on the cuda target, without a GPU: under a GPU loop,
 // each GPU thread's copy in a scratch buffer its launch gets (selected by
-// the thread's index, zeroed before each fill), the host part's request
+// the thread's index, interleaved with the other threads' copies, zeroed
+// before each fill), the host part's request
 // and its limit; outside the GPU loops, one copy in device memory that the
 // host allocates; and the workspaces still refused, at their command.
 // (On a GPU, programs/workspace_*.tc run against the dense reference.)
@@ -63,13 +64,17 @@ TEST(GpuWorkspaces, EachThreadSelectsItsCopyAndZeroesItBeforeAFill) {
   EXPECT_EQ(kernel.scratch[0].parameter, buffer);
   EXPECT_FALSE(kernel.readOnly[buffer]);  // each thread stores through its copy
   EXPECT_EQ(kernel.scratch[0].bytesPerEntry(), 8);
-  EXPECT_TRUE(contains(lowered.cudaKernels, "int64_t w_C_offset = (tcc_gpu_thread_index() * w_C_size);"))
-      << lowered.cudaKernels;
-  EXPECT_TRUE(contains(lowered.cudaKernels, "double* w_C_vals = (w_C_vals_of_all_threads + w_C_offset);"));
+  // The copies interleaved: entry e of thread t at e * T + t, T the
+  // launch's threads, so a warp's lanes touch consecutive addresses.
+  EXPECT_TRUE(contains(lowered.cudaKernels, "int64_t w_C_stride = tcc_gpu_thread_count();")) << lowered.cudaKernels;
+  EXPECT_TRUE(contains(lowered.cudaKernels, "double* w_C_vals = (w_C_vals_of_all_threads + tcc_gpu_thread_index());"));
   EXPECT_TRUE(contains(lowered.cudaKernels, "// zero this GPU thread's copy of w_C\n"
                                             "    for (int64_t pw_C_zero = 0LL; pw_C_zero < w_C_size; pw_C_zero++) {\n"
-                                            "      w_C_vals[pw_C_zero] = 0.0;"))
+                                            "      w_C_vals[(pw_C_zero * w_C_stride)] = 0.0;"))
       << lowered.cudaKernels;
+  EXPECT_TRUE(contains(lowered.cudaKernels, "w_C_vals[((int64_t)(k) * w_C_stride)] += (A_vals[pA2] * B_vals[pB2]);"));
+  EXPECT_TRUE(contains(lowered.cudaKernels, "= w_C_vals[(pw_C1 * w_C_stride)];"));
+  EXPECT_TRUE(contains(lowered.cudaKernels, "tcc_gpu_thread_count() { return (int64_t)gridDim.x * blockDim.x; }"));
   EXPECT_FALSE(contains(lowered.cudaKernels, "memset"));
   // The printed launcher allocates the buffer for the launch's threads.
   EXPECT_TRUE(contains(lowered.cuda, "cudaMalloc((void**)&w_C_vals_of_all_threads, (size_t)(tcc_blocks * 256 * "
@@ -88,7 +93,7 @@ TEST(GpuWorkspaces, AWarpsLanesEachStoreToTheirOwnCopy) {
   size_t guard = kernels.find("if (threadIdx.x % 32 == 0) {");
   ASSERT_NE(guard, std::string::npos);
   EXPECT_TRUE(contains(kernels.substr(guard, 80), "C_vals[")) << kernels;
-  EXPECT_TRUE(contains(kernels, "w_C_vals[(int64_t)(kB)] += ")) << kernels;
+  EXPECT_TRUE(contains(kernels, "w_C_vals[((int64_t)(kB) * w_C_stride)] += ")) << kernels;
 }
 
 struct FakeSpmm {
