@@ -76,7 +76,7 @@ ir::Format nearestAssemblableFormat(const ir::Format& format) {
 Lowerer::Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options)
     : parameters_(std::move(parameters)), options_(std::move(options)) {
   for (const char* reserved : {"malloc", "calloc", "realloc", "free", "memset", "memcpy", "omp_get_thread_num", "omp_get_max_threads", "sched_yield", "tcc_min", "tcc_max",
-                               "tcc_sort_coordinates", "tcc_order_touched", "tcc_segment_of", "tcc_lower_bound", "tcc_gpu_thread_index", "tcc_tensors", "tcc_tensor",
+                               "tcc_sort_coordinates", "tcc_order_touched", "tcc_segment_of", "tcc_lower_bound", "tcc_gpu_thread_index", "tcc_gpu_thread_count", "tcc_tensors", "tcc_tensor",
                                "tcc_store", "tcc_stream", "tcc_stream_fence", "tcc_stream_bytes", "tcc_pages_resident",
                                "tcc_claim_chunk", "tcc_chunk_offset", "tcc_chunk_total", "tcc_rows_per_chunk",
                                "tcc_chunk_capacity", "tcc_alloc", "tcc_alloc_zeroed", "tcc_realloc",
@@ -668,14 +668,21 @@ void Lowerer::declareGpuThreadWorkspace(const ir::TensorVar& workspace) {
 }
 
 std::vector<Stmt> Lowerer::selectGpuThreadCopy(const ir::TensorVar& workspace, TensorStorage& storage) {
-  Expr offset = freshVar(storage.name + "_offset", imp::Type::int64());
   Expr entry = freshVar("p" + storage.name + "_zero", imp::Type::int64());
-  return {imp::Declare::make(offset, ops::mul(imp::Call::make(kGpuThreadIndexCall, {}, imp::Type::int64()),
-                                              storage.sizePerThread)),
-          imp::Declare::make(storage.vals, ops::add(storage.valsOfAllThreads, offset)),
+  storage.gpuThreadStride = freshVar(storage.name + "_stride", imp::Type::int64());
+  return {imp::Declare::make(storage.gpuThreadStride, imp::Call::make(kGpuThreadCountCall, {}, imp::Type::int64())),
+          imp::Declare::make(storage.vals, ops::add(storage.valsOfAllThreads,
+                                                    imp::Call::make(kGpuThreadIndexCall, {}, imp::Type::int64()))),
           imp::For::make(entry, int64Imm(0), storage.sizePerThread,
-                         imp::Store::make(storage.vals, entry, ops::cast(valueType(workspace), ops::FloatImm::make(0.0))),
+                         imp::Store::make(storage.vals, ops::mul(entry, storage.gpuThreadStride),
+                                          ops::cast(valueType(workspace), ops::FloatImm::make(0.0))),
                          imp::LoopKind::Serial, "zero this GPU thread's copy of " + storage.name)};
+}
+
+Expr Lowerer::valuePositionOf(const ir::AccessNode* access) {
+  Expr position = positionOf(access);
+  const TensorStorage& storage = storageOf(access->tensor);
+  return storage.perGpuThread ? ops::mul(position, storage.gpuThreadStride) : position;
 }
 
 std::vector<Stmt> Lowerer::selectThreadCopy(TensorStorage& storage) {
@@ -766,7 +773,7 @@ Expr Lowerer::lowerExpr(const ir::IndexExpr& expr) {
       const auto* access = expr.as<ir::AccessNode>();
       const TensorStorage& storage = storageOf(access->tensor);
       if (storage.isWorkspace && access->tensor.order() == 0) return storage.scalar;
-      return imp::Load::make(storage.vals, positionOf(access));
+      return imp::Load::make(storage.vals, valuePositionOf(access));
     }
     case Kind::Neg: return ops::neg(lowerExpr(expr.as<ir::NegNode>()->operand));
     case Kind::Add: return ops::add(lowerExpr(expr.as<ir::AddNode>()->a), lowerExpr(expr.as<ir::AddNode>()->b));
@@ -811,7 +818,7 @@ Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accum
     bool atomic = atomicStores_ && accumulate && (storage.isOutput || storage.sharedOnGpu);
     bool streaming = !accumulate && !atomic && storage.isOutput && !storage.isWorkspace &&
                      streamsAppendsTo(lhs->tensor);
-    write = imp::Store::make(storage.vals, positionOf(lhs), value, accumulate, atomic, streaming);
+    write = imp::Store::make(storage.vals, valuePositionOf(lhs), value, accumulate, atomic, streaming);
   }
   if (!storage.list.defined()) return write.defined() ? write : imp::Block::make({});
   // Remember each workspace coordinate the first time it is written.

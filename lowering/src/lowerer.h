@@ -75,8 +75,12 @@ struct TensorStorage {
   // On the cuda target, a dense workspace whose where runs inside a GPU
   // loop: each GPU thread's copy lives in a scratch buffer the host step
   // allocates per launch (valsOfAllThreads), selected by the thread's
-  // global index and zeroed before each fill.
+  // global index and zeroed before each fill. The copies are interleaved:
+  // entry e of thread t at e * T + t (T threads in the launch, the
+  // entries' stride gpuThreadStride), so a warp's lanes reading the same
+  // entry of their copies touch consecutive addresses (coalesced).
   bool perGpuThread = false;
+  imp::Expr gpuThreadStride;
   // On the cuda target, a dense workspace whose where is outside the GPU
   // loops: one copy in device memory, which GPU loops fill as they do an
   // output (races need Atomics or a reduction), allocated by the host.
@@ -330,6 +334,9 @@ class Lowerer {
   void finishOutputs();
   imp::Expr parentPosition(const ir::AccessNode* access, int level) const;
   imp::Expr positionOf(const ir::AccessNode* access);
+  // Where an access's value is in its vals array: its position, times the
+  // stride of a GPU thread's interleaved copy (TensorStorage::perGpuThread).
+  imp::Expr valuePositionOf(const ir::AccessNode* access);
   imp::Expr lowerExpr(const ir::IndexExpr& expr);
   imp::Stmt store(const ir::AssignmentNode* assignment, imp::Expr value, bool accumulate);
   // Output levels bound by the current forall: before and after a case body.

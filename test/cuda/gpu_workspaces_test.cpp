@@ -1,6 +1,7 @@
 // Dense workspaces on the cuda target, without a GPU: under a GPU loop,
 // each GPU thread's copy in a scratch buffer its launch gets (selected by
-// the thread's index, zeroed before each fill), the host part's request
+// the thread's index, interleaved with the other threads' copies, zeroed
+// before each fill), the host part's request
 // and its limit; outside the GPU loops, one copy in device memory that the
 // host allocates; and the workspaces still refused, at their command.
 // (On a GPU, programs/workspace_*.tc run against the dense reference.)
@@ -10,6 +11,7 @@
 
 #include "cuda_lowering.h"
 #include "gpu_host_part.h"
+#include "tcc/ir/index_printer.h"
 #include "tcc/lowering/gpu_kernels.h"
 #include "tcc/tcc.h"
 
@@ -41,13 +43,17 @@ TEST(GpuWorkspaces, EachThreadSelectsItsCopyAndZeroesItBeforeAFill) {
   EXPECT_EQ(kernel.scratch[0].parameter, buffer);
   EXPECT_FALSE(kernel.readOnly[buffer]);  // each thread stores through its copy
   EXPECT_EQ(kernel.scratch[0].bytesPerEntry(), 8);
-  EXPECT_TRUE(contains(lowered.cudaKernels, "int64_t w_C_offset = (tcc_gpu_thread_index() * w_C_size);"))
-      << lowered.cudaKernels;
-  EXPECT_TRUE(contains(lowered.cudaKernels, "double* w_C_vals = (w_C_vals_of_all_threads + w_C_offset);"));
+  // The copies interleaved: entry e of thread t at e * T + t, T the
+  // launch's threads, so a warp's lanes touch consecutive addresses.
+  EXPECT_TRUE(contains(lowered.cudaKernels, "int64_t w_C_stride = tcc_gpu_thread_count();")) << lowered.cudaKernels;
+  EXPECT_TRUE(contains(lowered.cudaKernels, "double* w_C_vals = (w_C_vals_of_all_threads + tcc_gpu_thread_index());"));
   EXPECT_TRUE(contains(lowered.cudaKernels, "// zero this GPU thread's copy of w_C\n"
                                             "    for (int64_t pw_C_zero = 0LL; pw_C_zero < w_C_size; pw_C_zero++) {\n"
-                                            "      w_C_vals[pw_C_zero] = 0.0;"))
+                                            "      w_C_vals[(pw_C_zero * w_C_stride)] = 0.0;"))
       << lowered.cudaKernels;
+  EXPECT_TRUE(contains(lowered.cudaKernels, "w_C_vals[((int64_t)(k) * w_C_stride)] += (A_vals[pA2] * B_vals[pB2]);"));
+  EXPECT_TRUE(contains(lowered.cudaKernels, "= w_C_vals[(pw_C1 * w_C_stride)];"));
+  EXPECT_TRUE(contains(lowered.cudaKernels, "tcc_gpu_thread_count() { return (int64_t)gridDim.x * blockDim.x; }"));
   EXPECT_FALSE(contains(lowered.cudaKernels, "memset"));
   // The printed launcher allocates the buffer for the launch's threads.
   EXPECT_TRUE(contains(lowered.cuda, "cudaMalloc((void**)&w_C_vals_of_all_threads, (size_t)(tcc_blocks * 256 * "
@@ -66,7 +72,7 @@ TEST(GpuWorkspaces, AWarpsLanesEachStoreToTheirOwnCopy) {
   size_t guard = kernels.find("if (threadIdx.x % 32 == 0) {");
   ASSERT_NE(guard, std::string::npos);
   EXPECT_TRUE(contains(kernels.substr(guard, 80), "C_vals[")) << kernels;
-  EXPECT_TRUE(contains(kernels, "w_C_vals[(int64_t)(kB)] += ")) << kernels;
+  EXPECT_TRUE(contains(kernels, "w_C_vals[((int64_t)(kB) * w_C_stride)] += ")) << kernels;
 }
 
 struct FakeSpmm {
@@ -208,6 +214,79 @@ TEST(GpuWorkspaces, AHostPartWithoutDeviceAllocationRefusesASharedWorkspace) {
   } catch (const Error& error) {
     EXPECT_TRUE(contains(error.what(), "cannot allocate device memory for a workspace")) << error.what();
   }
+}
+
+// precompute(A(i), i, iw) with no parallelize: the where is outside the
+// GPU loops, so the default mapping fills the workspace in a kernel of its
+// own, a thread per stored entry of A, before the kernel that reads it.
+TEST(GpuWorkspaces, TheDefaultMappingFillsAWorkspaceOutsideTheGpuLoopsOnGpuThreads) {
+  const std::string dsl = "tensor Y(I) : dense\ntensor A(I) : sparse\ntensor B : dense\nY(i) = (-3) * B * A(i)\n"
+                          "schedule {\nprecompute(A(i), i, iw)\n}\n";
+  Lowered lowered = lowerForCuda(dsl);
+  const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
+  ASSERT_EQ(function.host.gpuSharedWorkspaces.size(), 1u);
+  ASSERT_EQ(function.kernels.size(), 2u);
+  // The fill's kernel first, its threads over A's positions, each storing
+  // its own entry (no atomics).
+  size_t fill = lowered.cudaKernels.find("w_Y_vals[(int64_t)(iwA)] = A_vals[pA1];");
+  size_t read = lowered.cudaKernels.find("* w_Y_vals[pw_Y1]");
+  ASSERT_NE(fill, std::string::npos) << lowered.cudaKernels;
+  ASSERT_NE(read, std::string::npos) << lowered.cudaKernels;
+  EXPECT_LT(fill, read);
+  EXPECT_FALSE(contains(lowered.cudaKernels, "atomicAdd")) << lowered.cudaKernels;
+  EXPECT_TRUE(contains(lowered.cudaKernels, "for (int64_t pA1 = A1_pos[0LL] + (int64_t)(blockIdx.x * blockDim.x + "
+                                            "threadIdx.x); pA1 < pA1_end; pA1 += (int64_t)(gridDim.x * blockDim.x))"))
+      << lowered.cudaKernels;
+  std::string decisions;
+  for (const auto& line : lowered.statements.at(0).decisions) decisions += line + "\n";
+  EXPECT_TRUE(contains(decisions, "workspace w_Y (its where outside the GPU loops: one copy in device memory) filled "
+                                  "by a kernel of its own, one thread per iteration of iw"))
+      << decisions;
+
+  std::vector<long long> pos{0, 0};
+  int crd[1] = {0};
+  double values[1] = {0};
+  tcc_tensor y{}, a{}, b{};
+  y.order = 1, y.dims[0] = 100, y.vals = values;
+  a.order = 1, a.dims[0] = 100, a.vals = values;
+  a.levels[0].kind = TCC_LEVEL_COMPRESSED, a.levels[0].size = 100, a.levels[0].pos = pos.data(), a.levels[0].crd = crd;
+  b.order = 0, b.vals = values;
+  std::vector<std::string> events;
+  double workspace[100];
+  detail::HostPartDevice device;
+  device.allocateZeroed = [&](size_t bytes) {
+    events.push_back("allocate " + std::to_string(bytes));
+    return static_cast<void*>(workspace);
+  };
+  device.release = [&](void* address) { events.push_back(address == workspace ? "release" : "release another"); };
+  device.read = [](void* host, const void* address, size_t bytes) { std::memcpy(host, address, bytes); };
+  device.launch = [&](const detail::KernelLaunch& launch) {
+    events.push_back(launch.kernel == &function.kernels[0] ? "launch fill" : "launch read");
+  };
+  pos[1] = 1;
+  EXPECT_EQ(detail::runHostPart(function, {&y, &a, &b}, device), 0);
+  EXPECT_EQ(events, (std::vector<std::string>{"allocate 800", "launch fill", "launch read", "release"}));
+}
+
+// Under a hand-written mapping too: no command can name the fill's loop
+// over iw (no loop of the statement), so it runs on GPU threads; a fill
+// loop a command maps already (precompute(A(i), i, i): the parallelize of
+// i maps both loops) keeps its unit.
+TEST(GpuWorkspaces, AFillNoCommandCanNameRunsOnGpuThreadsUnderAHandMapping) {
+  auto program = [](const std::string& workspaceIndex) {
+    return "tensor Y(I) : dense\ntensor A(I) : sparse\ntensor B(I) : dense\nY(i) = B(i) * A(i)\nschedule {\n"
+           "precompute(A(i), i, " + workspaceIndex + ")\nparallelize(i, GPUBlock, NoRaces)\n}\n";
+  };
+  Lowered lowered = lowerForCuda(program("iw"));
+  EXPECT_EQ(ir::toString(lowered.statements.at(0).concrete),
+            "where(forall(i, Y(i) = B(i) * w_Y(i), GPUBlock, NoRaces), forall(iw, w_Y(iw) = A(iw), GPUThread, "
+            "NoRaces))");
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 2u);
+  EXPECT_TRUE(contains(lowered.cudaKernels, "// kernel: iterate iw over A's level 1, over GPU threads"))
+      << lowered.cudaKernels;
+  lowered = lowerForCuda(program("i"));
+  EXPECT_EQ(ir::toString(lowered.statements.at(0).concrete),
+            "where(forall(i, Y(i) = B(i) * w_Y(i), GPUBlock, NoRaces), forall(i, w_Y(i) = A(i), GPUBlock, NoRaces))");
 }
 
 // A dense workspace that lists its coordinates for a sparse output stays

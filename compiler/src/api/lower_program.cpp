@@ -167,6 +167,11 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
           concrete.decisions.push_back("per input: " + lowering::balancedRuleText(balancedMatrix));
         }
       }
+      // A fill loop no command can name (a precompute's loop over its
+      // workspace's own index) would be left on the host. (Sparse
+      // workspaces stay refused at the parallelize that would share them.)
+      if (cuda && !nmIntrinsic && !request.tensorCore && concrete.sparseWorkspaces.empty())
+        concrete.stmt = lowering::mapWorkspaceFillsToGpuThreads(concrete.stmt, concrete.decisions);
       for (const auto& [input, copy] : nmCopies) {
         concrete.convertedInputs.insert(concrete.convertedInputs.begin(), {input, copy});
         concrete.decisions.push_back(input + " is N:M; this statement reads it from a dense copy " + copy.name() +

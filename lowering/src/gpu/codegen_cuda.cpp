@@ -44,6 +44,9 @@ __device__ inline int64_t tcc_lower_bound(const int32_t* crd, int64_t begin, int
 
 // The running thread's index in the launch (its copy of a workspace).
 __device__ inline int64_t tcc_gpu_thread_index() { return (int64_t)blockIdx.x * blockDim.x + threadIdx.x; }
+// The threads in the launch: the stride between a thread's entries of its
+// copy (copies interleaved, so a warp's lanes touch consecutive addresses).
+__device__ inline int64_t tcc_gpu_thread_count() { return (int64_t)gridDim.x * blockDim.x; }
 
 // The sum of `value` over the 32 lanes of a warp, in every lane.
 template <typename T> __device__ static inline T tcc_warp_sum(T value) {

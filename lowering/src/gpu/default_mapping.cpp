@@ -217,6 +217,59 @@ std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& 
   return commands;
 }
 
+namespace {
+
+// Each fill's outermost loop, where no loop holds the where and that
+// loop's variable indexes every entry the fill writes, over GPU threads.
+class WorkspaceFillMapper {
+ public:
+  explicit WorkspaceFillMapper(std::vector<std::string>& reasons) : reasons_(reasons) {}
+
+  // Through the statement's top: wheres no loop holds.
+  ir::IndexStmt top(const ir::IndexStmt& stmt) {
+    if (const auto* scheduled = stmt.as<ir::SuchThatNode>())
+      return ir::SuchThatNode::make(top(scheduled->stmt), scheduled->relations);
+    if (const auto* sequence = stmt.as<ir::SequenceNode>())
+      return ir::SequenceNode::make(top(sequence->definition), top(sequence->mutation));
+    if (const auto* where = stmt.as<ir::WhereNode>())
+      return ir::WhereNode::make(top(where->consumer), fill(where->producer));
+    return stmt;
+  }
+
+ private:
+  ir::IndexStmt fill(const ir::IndexStmt& producer) {
+    const auto* loop = producer.as<ir::ForallNode>();
+    if (!loop) return top(producer);
+    if (loop->attributes.parallelUnit != ir::ParallelUnit::NotParallel) return producer;
+    auto assignments = statementsOf<ir::AssignmentNode>(producer);
+    bool ownEntries = !assignments.empty() && std::all_of(assignments.begin(), assignments.end(), [&](const auto* a) {
+      return a->lhs.tensor().order() > 0 && contains(a->lhs.indices(), loop->indexVar);
+    });
+    // Several sparse operands over the loop's variable are co-iterated by
+    // a while loop, which GPU threads cannot split.
+    size_t sparseOperands = 0;
+    for (const auto* assignment : assignments)
+      for (const auto& access : ir::accessesOf(assignment->rhs))
+        if (!access.tensor().format().isAllDense() && contains(access.indices(), loop->indexVar)) ++sparseOperands;
+    if (!ownEntries || sparseOperands > 1) return producer;
+    ir::ForallAttributes attributes = loop->attributes;
+    attributes.parallelUnit = ir::ParallelUnit::GPUThread;
+    attributes.outputRaceStrategy = ir::OutputRaceStrategy::NoRaces;
+    reasons_.push_back("workspace " + assignments.front()->lhs.tensor().name() +
+                       " (its where outside the GPU loops: one copy in device memory) filled by a kernel of its "
+                       "own, one thread per iteration of " + loop->indexVar.name());
+    return ir::ForallNode::make(loop->indexVar, loop->body, attributes);
+  }
+
+  std::vector<std::string>& reasons_;
+};
+
+}  // namespace
+
+ir::IndexStmt mapWorkspaceFillsToGpuThreads(const ir::IndexStmt& concrete, std::vector<std::string>& reasons) {
+  return WorkspaceFillMapper(reasons).top(concrete);
+}
+
 std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assignment,
                                                      const std::vector<ir::IndexVar>& loopOrder,
                                                      std::vector<std::string>& reasons) {

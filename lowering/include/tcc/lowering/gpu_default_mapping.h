@@ -69,6 +69,21 @@ std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& 
                                                            const ir::IndexStmt& concrete,
                                                            std::vector<std::string>& reasons);
 
+// `concrete` (scheduled for the cuda target, by the default mapping or
+// by hand) with the fill loops of the workspaces whose where no loop
+// holds (`precompute(A(i), i, iw)`: where(forall(i, ... w(i) ...),
+// forall(iw, w(iw) = A(iw)))) over GPU threads. No schedule command can
+// name such a loop (its variable is no loop of the statement's), and left
+// on the host it refuses the statement. The workspace is one copy in
+// device memory, allocated zeroed; each fill is a kernel of its own, run
+// before the kernels that read it, a thread per iteration of its
+// outermost loop, where that loop's variable indexes every entry the fill
+// writes and iterates at most one sparse operand (several are co-iterated
+// by a while loop). A fill loop a command mapped already
+// (precompute(A(i), i, i), parallelize(i, ...)) stays as it is.
+// `reasons` gets a line per fill for `tcc explain`.
+ir::IndexStmt mapWorkspaceFillsToGpuThreads(const ir::IndexStmt& concrete, std::vector<std::string>& reasons);
+
 // The nonzero-split mapping of a row-like statement over a CSR matrix (see
 // above), or nothing when the statement is not one; `reasons` gets its
 // lines for `tcc explain`. `matrix` names the CSR input.

@@ -32,6 +32,10 @@ inline constexpr const char* kLongestSegmentCall = "tcc_longest_segment";
 // which picks its copy of a workspace in a scratch buffer
 // (imp::Function::gpuThreadScratch).
 inline constexpr const char* kGpuThreadIndexCall = "tcc_gpu_thread_index";
+// tcc_gpu_thread_count(), an int64: the threads in the launch (gridDim.x *
+// blockDim.x), the stride between a thread's entries in a scratch buffer,
+// whose copies are interleaved (entry e of thread t at e * count + t).
+inline constexpr const char* kGpuThreadCountCall = "tcc_gpu_thread_count";
 
 // A kernel parameter that is a scratch buffer of the GPU threads' copies
 // of a workspace (imp::Function::gpuThreadScratch): each launch gets one of
