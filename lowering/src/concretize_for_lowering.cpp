@@ -258,6 +258,22 @@ struct InputConversion {
   Access original, converted;
 };
 
+// The access read from a copy of its tensor whose modes are stored in the
+// order `modes` lists them; sparse levels become unique compressed ones,
+// which hold any data in any order (a singleton or non-unique level may not).
+InputConversion storageOrderCopyOf(const Access& access, const std::vector<int>& modes,
+                                   std::set<std::string>& takenNames) {
+  const TensorVar& tensor = access.tensor();
+  std::vector<ir::LevelFormat> levels;
+  for (int level = 0; level < tensor.format().order(); ++level)
+    levels.push_back(tensor.format().level(level).isDense() ? ir::LevelFormat::dense() : ir::LevelFormat::compressed());
+  std::string name = tensor.name() + "_by";
+  for (int mode : modes) name += "_" + access.indices()[mode].name();
+  TensorVar copy(takeFreshName(name, takenNames), tensor.shape(), ir::Format(levels, modes), tensor.datatype(),
+                 ir::TensorProvenance::storageOrderCopy(tensor));
+  return InputConversion{access, copy(access.indices())};
+}
+
 std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, const IndexExpr& rhs,
                                                           std::set<std::string>& takenNames,
                                                           const std::vector<std::string>& keptInOrder = {},
@@ -297,24 +313,14 @@ std::optional<InputConversion> convertOneDisagreeingInput(const Access& lhs, con
     auto order = topologicalOrder(vars, preferred);
     if (!order) order = topologicalOrder(vars, others);
     if (!order) continue;
-    // Modes take the order the loops visit them in; sparse levels become
-    // unique compressed ones, which hold any data in any order (a singleton
-    // or non-unique level may not).
+    // Modes take the order the loops visit them in.
     std::vector<int> modes(access.indices().size());
     for (size_t m = 0; m < modes.size(); ++m) modes[m] = static_cast<int>(m);
     auto position = [&](int mode) {
       return std::find(order->begin(), order->end(), access.indices()[mode]) - order->begin();
     };
     std::stable_sort(modes.begin(), modes.end(), [&](int a, int b) { return position(a) < position(b); });
-    const TensorVar& tensor = access.tensor();
-    std::vector<ir::LevelFormat> levels;
-    for (int level = 0; level < tensor.format().order(); ++level)
-      levels.push_back(tensor.format().level(level).isDense() ? ir::LevelFormat::dense() : ir::LevelFormat::compressed());
-    std::string name = tensor.name() + "_by";
-    for (int mode : modes) name += "_" + access.indices()[mode].name();
-    TensorVar copy(takeFreshName(name, takenNames), tensor.shape(), ir::Format(levels, modes), tensor.datatype(),
-                   ir::TensorProvenance::storageOrderCopy(tensor));
-    return InputConversion{access, copy(access.indices())};
+    return storageOrderCopyOf(access, modes, takenNames);
   }
   return std::nullopt;
 }
@@ -472,15 +478,7 @@ std::optional<InputConversion> convertOneNestedInput(const IndexExpr& rhs, const
   finder.walk(rhs);
   if (!finder.found) return std::nullopt;
   const auto& [access, modes] = *finder.found;
-  const TensorVar& tensor = access.tensor();
-  std::vector<ir::LevelFormat> levels;
-  for (int level = 0; level < tensor.format().order(); ++level)
-    levels.push_back(tensor.format().level(level).isDense() ? ir::LevelFormat::dense() : ir::LevelFormat::compressed());
-  std::string name = tensor.name() + "_by";
-  for (int mode : modes) name += "_" + access.indices()[mode].name();
-  TensorVar copy(takeFreshName(name, takenNames), tensor.shape(), ir::Format(levels, modes), tensor.datatype(),
-                 ir::TensorProvenance::storageOrderCopy(tensor));
-  return InputConversion{access, copy(access.indices())};
+  return storageOrderCopyOf(access, modes, takenNames);
 }
 
 }  // namespace

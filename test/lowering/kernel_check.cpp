@@ -101,6 +101,29 @@ std::string checkProgram(const Program& program, const std::map<std::string, rt:
                          const CompileOptions& options = {});
 }  // namespace
 
+void expectOutputsMatch(const std::map<std::string, Tensor>& outputs,
+                        const std::map<std::string, DenseArray>& expected, double relativeTolerance) {
+  for (const auto& [name, tensor] : outputs) {
+    SCOPED_TRACE("output " + name + " (" + tensor.describe() + ")");
+    EXPECT_NO_THROW(tensor.validate());
+    const DenseArray& reference = expected.at(name);
+    std::vector<double> actual = rt::toDense(tensor);
+    if (actual.size() != reference.values.size()) {
+      ADD_FAILURE() << "size " << actual.size() << " vs reference " << reference.values.size();
+      continue;
+    }
+    double scale = 0;
+    for (double v : reference.values) scale = std::max(scale, std::abs(v));
+    const double tolerance = relativeTolerance * std::max(1.0, scale);
+    int mismatches = 0;
+    for (size_t k = 0; k < actual.size() && mismatches < 5; ++k)
+      if (std::abs(actual[k] - reference.values[k]) > tolerance) {
+        ++mismatches;
+        ADD_FAILURE() << "entry " << k << ": got " << actual[k] << ", reference " << reference.values[k];
+      }
+  }
+}
+
 std::string expectMatchesReference(const KernelCheck& check) {
   return checkProgram(Program::fromStatements(check.statements, check.tensors, check.schedule), check.inputs,
                       check.relativeTolerance);
@@ -137,26 +160,7 @@ std::string checkProgram(const Program& program, const std::map<std::string, rt:
   auto outputs = kernel.run(bound);
   auto expected = evaluate(program.statements(), dense);
 
-  for (const auto& [name, tensor] : outputs) {
-    SCOPED_TRACE("output " + name + " (" + tensor.describe() + ")");
-    EXPECT_NO_THROW(tensor.validate());
-    const DenseArray& reference = expected.at(name);
-    std::vector<double> actual = rt::toDense(tensor);
-    if (actual.size() != reference.values.size()) {
-      ADD_FAILURE() << "size " << actual.size() << " vs reference " << reference.values.size();
-      continue;
-    }
-    double scale = 0;
-    for (double v : reference.values) scale = std::max(scale, std::abs(v));
-    int mismatches = 0;
-    for (size_t k = 0; k < actual.size() && mismatches < 5; ++k) {
-      double tolerance = relativeTolerance * std::max(1.0, scale);
-      if (std::abs(actual[k] - reference.values[k]) > tolerance) {
-        ++mismatches;
-        ADD_FAILURE() << "entry " << k << ": got " << actual[k] << ", reference " << reference.values[k];
-      }
-    }
-  }
+  expectOutputsMatch(outputs, expected, relativeTolerance);
   if (::testing::Test::HasFailure()) {
     std::string text;
     for (const auto& statement : kernel.lowered().statements) text += ir::toString(statement.concrete) + "\n";

@@ -11,6 +11,7 @@
 #include "tcc/frontend/diagnostic.h"
 #include "tcc/runtime/coo.h"
 #include "tcc/tcc.h"
+#include "tcc/test/reference.h"
 
 namespace tcc::test {
 
@@ -24,6 +25,11 @@ struct KernelCheck {
 
 // Returns the generated C++ (for tests that look at it); fails the current
 // test with a readable message on any mismatch.
+// Each output against the reference's array of the same name, entry by
+// entry within relativeTolerance of the reference's largest magnitude (at
+// least 1); the output's storage validated.
+void expectOutputsMatch(const std::map<std::string, Tensor>& outputs,
+                        const std::map<std::string, DenseArray>& expected, double relativeTolerance);
 std::string expectMatchesReference(const KernelCheck& check);
 // Same for a DSL program (with its schedule); inputs by tensor name.
 std::string expectProgramMatchesReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs);

@@ -62,25 +62,7 @@ std::string expectEveryThreadCountMatchesReference(const std::string& dsl,
   for (int threads : {1, 2, 3, 8}) {
     SCOPED_TRACE(std::to_string(threads) + " threads");
     EXPECT_GE(setKernelThreads(threads), 1) << "no OpenMP runtime took the thread count";
-    auto outputs = kernel.run(bound);
-    for (const auto& [name, tensor] : outputs) {
-      SCOPED_TRACE("output " + name + " (" + tensor.describe() + ")");
-      EXPECT_NO_THROW(tensor.validate());
-      const DenseArray& reference = expected.at(name);
-      std::vector<double> actual = rt::toDense(tensor);
-      if (actual.size() != reference.values.size()) {
-        ADD_FAILURE() << "size " << actual.size() << " vs reference " << reference.values.size();
-        continue;
-      }
-      double scale = 1;
-      for (double v : reference.values) scale = std::max(scale, std::abs(v));
-      int mismatches = 0;
-      for (size_t k = 0; k < actual.size() && mismatches < 5; ++k)
-        if (std::abs(actual[k] - reference.values[k]) > 1e-10 * scale) {
-          ++mismatches;
-          ADD_FAILURE() << "entry " << k << ": got " << actual[k] << ", reference " << reference.values[k];
-        }
-    }
+    expectOutputsMatch(kernel.run(bound), expected, 1e-10);
   }
   setKernelThreads(2);
   if (::testing::Test::HasFailure()) ADD_FAILURE() << "generated code:\n" << kernel.source();
