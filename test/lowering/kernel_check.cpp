@@ -29,6 +29,15 @@ std::optional<std::string> codeMatchingReference(const std::string& dsl, const s
   }
 }
 
+int forEachCodeMatchingReference(const std::string& dsl, const std::vector<NamedInputs>& inputSets,
+                                 const std::function<void(const std::string& code)>& onCode) {
+  for (const auto& inputs : inputSets) {
+    SCOPED_TRACE(inputs.name + "\n" + dsl);
+    if (auto code = codeMatchingReference(dsl, declaredInputs(dsl, inputs.tensors))) onCode(*code);
+  }
+  return static_cast<int>(inputSets.size());
+}
+
 void expectRefusedAtLastCommand(const std::string& program, const std::string& schedule, const std::string& message) {
   std::string dsl = withSchedule(program, schedule);
   SCOPED_TRACE(dsl);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -75,6 +76,11 @@ struct NamedInputs {
   std::map<std::string, rt::Coo> tensors;
 };
 NamedInputs inputsOverAB(const std::string& name, rt::Coo a, rt::Coo b, uint64_t seed);
+// codeMatchingReference for the DSL program on each input set (the tensors
+// it declares, the set's name traced), `onCode` called with the printed
+// code of each run that compiled. Returns how many sets were checked.
+int forEachCodeMatchingReference(const std::string& dsl, const std::vector<NamedInputs>& inputSets,
+                                 const std::function<void(const std::string& code)>& onCode);
 
 // The matrix with its two modes swapped.
 rt::Coo transposed(const rt::Coo& matrix);

@@ -98,15 +98,9 @@ TEST(PosOverAUnion, MatchesReference) {
         }
         for (const auto& schedule : schedules) {
           std::string dsl = program(formatA, formatB, statement, schedule);
-          for (const auto& inputs : all) {
-            SCOPED_TRACE(inputs.name + "\n" + dsl);
-            ++checked;
-            auto compiled = codeMatchingReference(dsl, declaredInputs(dsl, inputs.tensors));
-            if (!compiled) continue;
-            const std::string& code = *compiled;
-            // The second loops skip A's coordinates by binary search.
-            EXPECT_TRUE(contains(code, "tcc_lower_bound(")) << code;
-          }
+          // The second loops skip A's coordinates by binary search.
+          checked += forEachCodeMatchingReference(
+              dsl, all, [](const std::string& code) { EXPECT_TRUE(contains(code, "tcc_lower_bound(")) << code; });
         }
       }
   // Statements x B formats x A formats x schedules x inputs: the dense

@@ -67,12 +67,7 @@ TEST(SparseRowsOnThreads, UnionsMatchReference) {
       if (!statement.matrixOutput && std::string(output) != "dense") continue;
       for (const char* mode : {"", "fp fast\n"}) {
         std::string dsl = program(statement, output, mode);
-        for (const auto& inputs : all) {
-          SCOPED_TRACE(inputs.name + "\n" + dsl);
-          ++checked;
-          auto compiled = codeMatchingReference(dsl, declaredInputs(dsl, inputs.tensors));
-          if (!compiled) continue;
-          const std::string& code = *compiled;
+        checked += forEachCodeMatchingReference(dsl, all, [&](const std::string& code) {
           // The coordinates in ranges on the threads, each range's cursors
           // found by binary search.
           EXPECT_TRUE(contains(code, "on the threads, each merging the operands' cursors")) << code;
@@ -83,7 +78,7 @@ TEST(SparseRowsOnThreads, UnionsMatchReference) {
             EXPECT_TRUE(contains(code, "append each range of i to Y from its offsets")) << code;
             EXPECT_FALSE(contains(code, "= tcc_ism_kernel_create")) << code;
           }
-        }
+        });
       }
     }
   // Five matrix statements in three output formats and four with a
