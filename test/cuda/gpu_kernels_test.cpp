@@ -95,20 +95,6 @@ std::vector<Case> tensors() {
   return cases;
 }
 
-void expectClose(const std::vector<double>& actual, const std::vector<double>& expected, double tolerance,
-                 const std::string& what) {
-  ASSERT_EQ(actual.size(), expected.size()) << what;
-  double scale = 1;
-  for (double v : expected) scale = std::max(scale, std::abs(v));
-  int mismatches = 0;
-  for (size_t k = 0; k < actual.size() && mismatches < 5; ++k) {
-    if (std::abs(actual[k] - expected[k]) > tolerance * scale) {
-      ++mismatches;
-      ADD_FAILURE() << what << ": entry " << k << " is " << actual[k] << ", expected " << expected[k];
-    }
-  }
-}
-
 class GpuExample : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuExample, MatchesTheCpuKernelAndTheDenseReference) {

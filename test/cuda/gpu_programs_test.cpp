@@ -121,17 +121,7 @@ TEST_P(GpuPrograms, MatchTheDenseReference) {
     // Never compared on an all-zero result.
     ASSERT_TRUE(std::any_of(expected.begin(), expected.end(), [](double v) { return v != 0; }));
     std::vector<double> actual = rt::toDense(kernel.run(bound).at(output.name()));
-    ASSERT_EQ(actual.size(), expected.size());
-    double scale = 1;
-    for (double v : expected) scale = std::max(scale, std::abs(v));
-    int mismatches = 0;
-    for (size_t k = 0; k < actual.size() && mismatches < 5; ++k) {
-      if (std::abs(actual[k] - expected[k]) > tolerance * scale) {
-        ++mismatches;
-        ADD_FAILURE() << "entry " << k << " is " << actual[k] << ", expected " << expected[k];
-      }
-    }
-    if (mismatches > 0) {
+    if (expectClose(actual, expected, tolerance, "GPU vs reference") > 0) {
       ADD_FAILURE() << kernel.source();
       return;
     }
