@@ -40,6 +40,8 @@ struct ConcreteCase {
   std::vector<int32_t> outputDims;
 };
 
+void PrintTo(const ConcreteCase& c, std::ostream* out) { *out << c.name; }
+
 // Lowers, compiles and runs `c.concrete`; its output against the reference's.
 void expectConcreteMatchesReference(const ConcreteCase& c) {
   SCOPED_TRACE(ir::toString(c.concrete));
