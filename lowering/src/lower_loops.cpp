@@ -100,6 +100,24 @@ bool countedByLoneDriver(const std::vector<LevelIterator>& iterators, const std:
   return drivers.size() == 1 && (drivers[0]->format.unique || drivers[0]->workspaceList);
 }
 
+// The accesses in the producers of wheres whose consumer reads nothing the
+// producer writes (as a case's consumer may, once its absent operands are
+// gone): their producers' results are unused, so a loop may leave them out
+// of every case.
+std::set<const ir::AccessNode*> accessesOfUnreadProducers(const ir::IndexStmt& stmt) {
+  std::set<const ir::AccessNode*> unread;
+  for (const auto* where : whereStatements(stmt)) {
+    auto read = ir::tensorsRead(where->consumer);
+    auto written = ir::tensorsWritten(where->producer);
+    bool used = std::any_of(written.begin(), written.end(), [&](const ir::TensorVar& tensor) {
+      return std::find(read.begin(), read.end(), tensor) != read.end();
+    });
+    if (!used)
+      for (const auto* access : accessOccurrences(where->producer)) unread.insert(access);
+  }
+  return unread;
+}
+
 }  // namespace
 
 Stmt Lowerer::lower(const ir::IndexStmt& stmt) {
@@ -355,15 +373,21 @@ std::vector<LatticePoint> Lowerer::latticeOf(const ir::ForallNode* forall,
   std::vector<LatticePoint> lattice = buildMergeLattice(iterated, iteratorOf);
   // Each case drops the operands absent from its point: one in no point
   // would be dropped everywhere, and the statement that reads it with it
-  // (a producer computing zeros). Refused rather than lowered so.
-  if (!sole)
-    for (const auto& it : iterators)
-      if (std::none_of(lattice.begin(), lattice.end(), [&](const LatticePoint& point) {
-            return std::binary_search(point.iterators.begin(), point.iterators.end(), it.id);
-          }))
-        throw LoweringError("internal: the loop over " + forall->indexVar.name() + " iterates " +
-                            it.tensor.name() + " but no case of it reads " + it.tensor.name() +
-                            ", so the statement reading it would be dropped: " + ir::toString(forall->body));
+  // (a producer computing zeros), unless nothing reads what that statement
+  // computes. Refused rather than lowered so.
+  if (sole) return lattice;
+  std::optional<std::set<const ir::AccessNode*>> unread;
+  for (const auto& it : iterators) {
+    if (std::any_of(lattice.begin(), lattice.end(), [&](const LatticePoint& point) {
+          return std::binary_search(point.iterators.begin(), point.iterators.end(), it.id);
+        }))
+      continue;
+    if (!unread) unread = accessesOfUnreadProducers(forall->body);
+    if (unread->count(it.access)) continue;
+    throw LoweringError("internal: the loop over " + forall->indexVar.name() + " iterates " + it.tensor.name() +
+                        " but no case of it reads " + it.tensor.name() +
+                        ", so the statement reading it would be dropped: " + ir::toString(forall->body));
+  }
   return lattice;
 }
 
@@ -1300,8 +1324,10 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   std::vector<int> storesBefore;
   for (const auto& workspace : workspaces) storesBefore.push_back(storesLowered_[workspace]);
   stmts.push_back(lower(where->producer));
-  // (The work pass counts iterations and lowers no store.)
-  for (size_t w = 0; w < workspaces.size() && !workPass_; ++w)
+  // (The work pass counts iterations and lowers no store; the loops after
+  // a pos's positions keep only the cases without its access, where a
+  // producer may have nothing to compute.)
+  for (size_t w = 0; w < workspaces.size() && !workPass_ && remainderRoles_.empty(); ++w)
     if (storesLowered_[workspaces[w]] == storesBefore[w])
       throw LoweringError("internal: the producer of " + workspaceInWords(workspaces[w]) +
                           " was lowered to no store into it, so its consumer would read what nothing filled: " +
