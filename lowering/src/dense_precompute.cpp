@@ -151,7 +151,11 @@ class PrecomputePlacer {
 
     // Placed among an earlier workspace's loops, the index may be fixed by
     // a loop around them: the workspace would hold one entry, filled and
-    // read at each iteration of loops that are not its own.
+    // read at each iteration of loops that are not its own. The lowering
+    // computes such a where right (workspace_at_fixed_coordinate_test.cpp),
+    // but it is a temporary of one value, not the workspace over the index
+    // that the command asks for, and a workspace index of its own
+    // (precompute(..., i, iw)) would have no loop at all: refused.
     if (std::none_of(loops.begin(), loops.end(), [&](const IndexVar& loop) {
           return derivesFromAny(loop, {precompute.var});
         }))

@@ -11,6 +11,13 @@ using ir::IndexExpr;
 using ir::IndexStmt;
 
 // Reads of the producer's workspaces replaced by the producer's expression.
+// A read the loop iterates itself (the workspace is indexed by the loop's
+// variable, fixed around the where: the producer writes the one entry at
+// it, or refills the whole workspace at each iteration) stays, multiplied by
+// the producer's expression: the loop then visits its coordinates where the
+// producer's own operands at the loop's variable are present too, and
+// each such operand is in the lattice's points (an operand in none would be
+// absent everywhere, and its producer dropped).
 class InlineWorkspaces : public ir::IndexNotationRewriter {
  public:
   InlineWorkspaces(std::set<ir::TensorVar> workspaces, IndexExpr producer,
@@ -20,8 +27,9 @@ class InlineWorkspaces : public ir::IndexNotationRewriter {
  protected:
   using ir::IndexNotationRewriter::visit;
   IndexExpr visit(const ir::AccessNode* node, const IndexExpr& self) override {
-    if (workspaces_.count(node->tensor) && inlinable_(node)) return producer_;
-    return self;
+    if (!workspaces_.count(node->tensor)) return self;
+    if (inlinable_(node)) return producer_;
+    return producer_.defined() ? ir::MulNode::make(self, producer_) : self;
   }
 
  private:

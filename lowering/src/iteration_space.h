@@ -22,8 +22,8 @@ namespace tcc::lowering {
 // The expression whose merge lattice is the iteration space of `stmt`:
 // an assignment's right-hand side; a where's consumer with each read of a
 // workspace the producer writes replaced by the producer's expression
-// (unless `inlinable` says that read is iterated itself); the sum of a
-// sequence's parts.
+// (where `inlinable` says that read is iterated itself, by the read times
+// that expression); the sum of a sequence's parts.
 ir::IndexExpr iterationExpression(const ir::IndexStmt& stmt,
                                   const std::function<bool(const ir::AccessNode*)>& inlinable);
 

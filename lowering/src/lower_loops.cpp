@@ -100,6 +100,24 @@ bool countedByLoneDriver(const std::vector<LevelIterator>& iterators, const std:
   return drivers.size() == 1 && (drivers[0]->format.unique || drivers[0]->workspaceList);
 }
 
+// The accesses in the producers of wheres whose consumer reads nothing the
+// producer writes (as a case's consumer may, once its absent operands are
+// gone): their producers' results are unused, so a loop may leave them out
+// of every case.
+std::set<const ir::AccessNode*> accessesOfUnreadProducers(const ir::IndexStmt& stmt) {
+  std::set<const ir::AccessNode*> unread;
+  for (const auto* where : whereStatements(stmt)) {
+    auto read = ir::tensorsRead(where->consumer);
+    auto written = ir::tensorsWritten(where->producer);
+    bool used = std::any_of(written.begin(), written.end(), [&](const ir::TensorVar& tensor) {
+      return std::find(read.begin(), read.end(), tensor) != read.end();
+    });
+    if (!used)
+      for (const auto* access : accessOccurrences(where->producer)) unread.insert(access);
+  }
+  return unread;
+}
+
 }  // namespace
 
 Stmt Lowerer::lower(const ir::IndexStmt& stmt) {
@@ -348,11 +366,29 @@ std::vector<LatticePoint> Lowerer::latticeOf(const ir::ForallNode* forall,
   };
   // A where or several statements below: the loop runs over the union of
   // what every statement reads, a producer's operands standing in for the
-  // workspace its consumer reads (unless the loop iterates the workspace).
+  // workspace its consumer reads (a read the loop iterates itself times it).
   const ir::AssignmentNode* sole = soleAssignment(forall->body);
   ir::IndexExpr iterated =
     sole ? sole->rhs : iterationExpression(forall->body, [&](const ir::AccessNode* access) { return iteratorOf(access) < 0; });
-  return buildMergeLattice(iterated, iteratorOf);
+  std::vector<LatticePoint> lattice = buildMergeLattice(iterated, iteratorOf);
+  // Each case drops the operands absent from its point: one in no point
+  // would be dropped everywhere, and the statement that reads it with it
+  // (a producer computing zeros), unless nothing reads what that statement
+  // computes. Refused rather than lowered so.
+  if (sole) return lattice;
+  std::optional<std::set<const ir::AccessNode*>> unread;
+  for (const auto& it : iterators) {
+    if (std::any_of(lattice.begin(), lattice.end(), [&](const LatticePoint& point) {
+          return std::binary_search(point.iterators.begin(), point.iterators.end(), it.id);
+        }))
+      continue;
+    if (!unread) unread = accessesOfUnreadProducers(forall->body);
+    if (unread->count(it.access)) continue;
+    throw LoweringError("internal: the loop over " + forall->indexVar.name() + " iterates " + it.tensor.name() +
+                        " but no case of it reads " + it.tensor.name() +
+                        ", so the statement reading it would be dropped: " + ir::toString(forall->body));
+  }
+  return lattice;
 }
 
 std::optional<ir::IndexVar> Lowerer::ownedVariable(const ir::ForallNode* forall) {
@@ -1258,6 +1294,18 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   std::vector<ir::TensorVar> workspaces;
   for (const auto& tensor : ir::tensorsWritten(where->producer))
     if (!isParameter(tensor) && !inner.count(tensor)) workspaces.push_back(tensor);
+  // A workspace whose every index the loops around fix holds the one entry
+  // its producer writes (a workspace over a variable of a loop outside the
+  // where): reset that entry, not the whole workspace.
+  std::map<ir::TensorVar, const ir::AccessNode*> oneEntry;
+  for (const auto* assignment : ir::assignmentsOf(where->producer)) {
+    const auto* lhs = static_cast<const ir::AccessNode*>(assignment->lhs.get());
+    if (std::find(workspaces.begin(), workspaces.end(), lhs->tensor) == workspaces.end() || lhs->indices.empty())
+      continue;
+    bool fixed = std::all_of(lhs->indices.begin(), lhs->indices.end(),
+                             [&](const ir::IndexVar& var) { return coordinates_.count(var) > 0; });
+    if (fixed) oneEntry.emplace(lhs->tensor, lhs);
+  }
   std::vector<Stmt> stmts;
   for (const auto& workspace : workspaces) {
     TensorStorage& storage = storageOf(workspace);
@@ -1273,7 +1321,17 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
       stmts.push_back(imp::Declare::make(storage.scalar, ops::cast(storage.scalar.type(), ops::FloatImm::make(0.0))));
     }
   }
+  std::vector<int> storesBefore;
+  for (const auto& workspace : workspaces) storesBefore.push_back(storesLowered_[workspace]);
   stmts.push_back(lower(where->producer));
+  // (The work pass counts iterations and lowers no store; the loops after
+  // a pos's positions keep only the cases without its access, where a
+  // producer may have nothing to compute.)
+  for (size_t w = 0; w < workspaces.size() && !workPass_ && remainderRoles_.empty(); ++w)
+    if (storesLowered_[workspaces[w]] == storesBefore[w])
+      throw LoweringError("internal: the producer of " + workspaceInWords(workspaces[w]) +
+                          " was lowered to no store into it, so its consumer would read what nothing filled: " +
+                          ir::toString(where->producer));
   const ir::TensorVar* sparse = nullptr;
   for (const auto& workspace : workspaces)
     if (storageOf(workspace).ismHandle.defined()) sparse = &workspace;
@@ -1304,6 +1362,9 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
                             imp::Store::make(storage.flags, coordinate, ops::IntImm::make(0, imp::Type::bool_()))}),
           imp::LoopKind::Serial, "reset the touched entries of " + storage.name));
       stmts.push_back(imp::Assign::make(storage.listSize, ops::IntImm::make(0, imp::Type::int64())));
+    } else if (auto entry = oneEntry.find(workspace); entry != oneEntry.end()) {
+      stmts.push_back(imp::Store::make(storage.vals, valuePositionOf(entry->second),
+                                       ops::cast(valueType(workspace), ops::FloatImm::make(0.0))));
     } else {
       Expr size = ops::IntImm::make(1, imp::Type::int64());
       for (const auto& dim : storage.dims) size = ops::mul(size, ops::cast(imp::Type::int64(), dim));

@@ -804,6 +804,7 @@ Expr Lowerer::lowerExpr(const ir::IndexExpr& expr) {
 Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accumulate) {
   const auto* lhs = static_cast<const ir::AccessNode*>(assignment->lhs.get());
   TensorStorage& storage = storageOf(lhs->tensor);
+  ++storesLowered_[lhs->tensor];
   if (storage.ismHandle.defined()) return insertIntoSparseWorkspace(lhs, value);
   if (storage.isWorkspace && lhs->tensor.order() == 0) {
     return accumulate ? imp::Assign::makeCompound(imp::BinaryOp::Add, storage.scalar, value)

@@ -437,6 +437,10 @@ class Lowerer {
     bool receives(const ir::TensorVar& updated) const { return temporary.defined() && tensor == updated; }
   };
   ReductionTarget reduction_;
+  // How many stores each tensor's assignments have been lowered to, so a
+  // where whose producer lowered to none of its workspace is refused
+  // (lowerWhere) instead of reading a workspace nothing filled.
+  std::map<ir::TensorVar, int> storesLowered_;
   imp::Expr threadCount_;  // omp_get_max_threads(), when a workspace needs per-thread copies
   // The scratch buffers of the GPU threads' workspaces (imp::Function::gpuThreadScratch).
   std::vector<imp::Function::GpuThreadScratch> gpuThreadScratch_;
