@@ -590,6 +590,18 @@ void Lowerer::requireParallelizable(const ir::ForallNode* forall, bool condition
                                                       attributes.outputRaceStrategy));
 }
 
+void Lowerer::requireSearchable(const ir::ForallNode* forall, const LevelIterator& it) const {
+  const std::string merge = "the loop co-iterates sparse operands, so each GPU iteration searches " +
+                            it.tensor.name() + " for its coordinate of " + forall->indexVar.name() + ", but ";
+  auto storage = storage_.find(it.tensor);
+  const bool workspace = it.workspaceList || (storage != storage_.end() && storage->second.isWorkspace);
+  requireParallelizable(forall, !workspace, merge + "it is a workspace, whose coordinates are not searched");
+  requireParallelizable(forall,
+                        it.format.kind == ir::LevelKind::Compressed || it.format.kind == ir::LevelKind::Singleton,
+                        merge + "its " + it.format.toString() + " level cannot be searched");
+  requireParallelizable(forall, it.format.ordered, merge + "its level is unordered; store it ordered");
+}
+
 LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
   using ir::OutputRaceStrategy;
   using ir::ParallelUnit;
@@ -768,6 +780,11 @@ Stmt Lowerer::lowerLoop(const ir::ForallNode* forall, std::vector<LevelIterator>
                         const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole) {
   if (pinnedPositions_.count(forall->indexVar)) return lowerPinnedPositionLoop(forall, iterators, lattice, sole);
   if (denseDriven(iterators, lattice)) return lowerDenseDrivenLoop(forall, iterators, lattice, sole);
+  // A GPU loop's iterations share no cursor: each visits one coordinate of
+  // the dimension and searches every sparse operand for it (a lone unique
+  // driver's positions are counted instead, one iteration each).
+  if (ir::isGpuUnit(forall->attributes.parallelUnit) && !countedByLoneDriver(iterators, lattice))
+    return lowerDenseDrivenLoop(forall, iterators, lattice, sole);
   return lowerSparseDrivenLoops(forall, iterators, lattice, sole);
 }
 
@@ -924,7 +941,10 @@ Stmt Lowerer::moveOn(const LevelIterator& it) {
 
 // Some lattice point needs only dense (located) operands, so every
 // coordinate of the dimension is visited; sparse operands are checked at
-// each coordinate.
+// each coordinate. On a GPU loop (here also where every point has a sparse
+// operand) each iteration finds its coordinate in each sparse operand by
+// binary search, from the segment's start: the cursor a sequential loop
+// carries from one coordinate to the next would be shared by the threads.
 Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
                                    const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole) {
   const ir::IndexVar& var = forall->indexVar;
@@ -949,11 +969,19 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
   }
   auto locate = locateDenseIterators(iterators, coordinate);
   loopBody.insert(loopBody.end(), locate.begin(), locate.end());
+  const bool searched = imp::isGpuLoop(kind);
   std::map<int, Expr> present;
   for (auto* it : sparse) {
     // The coordinate is read only while the iterator has entries left.
     const TensorStorage& storage = storageOf(it->tensor);
     Expr crd = it->workspaceList ? storage.list : storage.crd[it->level];
+    if (searched) {
+      requireSearchable(forall, *it);
+      Expr segmentStart = it->pos;
+      it->pos = freshVar(toString(segmentStart) + "_at", imp::Type::int64());
+      loopBody.push_back(imp::Declare::make(
+        it->pos, imp::Call::make("tcc_lower_bound", {crd, segmentStart, it->end, coordinate}, imp::Type::int64())));
+    }
     it->coord = freshVar(it->varName + it->tensor.name(), imp::Type::int32());
     loopBody.push_back(imp::Declare::make(
         it->coord, imp::Select::make(ops::lt(it->pos, it->end), imp::Load::make(crd, it->pos), ops::IntImm::make(-1))));
@@ -963,7 +991,8 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     present[it->id] = ops::eq(it->coord, coordinate);
   }
   if (kind != imp::LoopKind::Serial)
-    requireParallelizable(forall, sparse.empty(), "the loop merges sparse operands with cursors carried across iterations");
+    requireParallelizable(forall, sparse.empty() || searched,
+                          "the loop merges sparse operands with cursors carried across iterations");
   if (pinned != pinnedCoordinates_.end() && !sparse.empty()) throw sparseVariableScheduled(var, sparse[0]->tensor);
   std::optional<LoopScope> scope(std::in_place, *this, plan);
   loopBody.insert(loopBody.begin(), scope->iterationPrologue().begin(), scope->iterationPrologue().end());
@@ -992,7 +1021,8 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
   }
   loopBody.push_back(cases);
   scope.reset();
-  for (auto* it : sparse) loopBody.push_back(advance(*it, coordinate));
+  if (!searched)
+    for (auto* it : sparse) loopBody.push_back(advance(*it, coordinate));
 
   if (pinned != pinnedCoordinates_.end()) {
     // One iteration at the coordinate the derived loops fixed (and guarded).

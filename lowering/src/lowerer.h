@@ -276,6 +276,9 @@ class Lowerer {
   std::set<ir::IndexVar> originsOf(const ir::IndexVar& var) const;
   bool derivesOnlyFrom(const ir::IndexVar& var, const std::vector<ir::IndexVar>& vars) const;
   void requireParallelizable(const ir::ForallNode* forall, bool condition, const std::string& reason) const;
+  // A GPU loop that co-iterates a sparse level searches it for each
+  // iteration's coordinate: the level must be ordered, compressed or singleton.
+  void requireSearchable(const ir::ForallNode* forall, const LevelIterator& iterator) const;
   // The statements for one lattice point, with the point's expression.
   imp::Stmt lowerCase(const ir::ForallNode* forall, const LatticePoint& point, const ir::AssignmentNode* sole);
   std::vector<imp::Stmt> locateDenseIterators(std::vector<LevelIterator>& iterators, const imp::Expr& coordinate);

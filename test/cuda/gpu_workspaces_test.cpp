@@ -58,7 +58,14 @@ TEST(GpuWorkspaces, EachThreadSelectsItsCopyAndZeroesItBeforeAFill) {
   // The printed launcher allocates the buffer for the launch's threads.
   EXPECT_TRUE(contains(lowered.cuda, "cudaMalloc((void**)&w_C_vals_of_all_threads, (size_t)(tcc_blocks * 256 * "
                                      "(int64_t)(w_C_size) * 8 + 1))")) << lowered.cuda;
-  EXPECT_TRUE(contains(lowered.cuda, "cudaFree(w_C_vals_of_all_threads)"));
+  // Held from its allocation, so that a CUDA error's early return frees it
+  // too; released (after a synchronize) once the kernel is done with it.
+  EXPECT_TRUE(contains(lowered.cuda, "tcc_device_buffers<1> tcc_buffers;")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, " * 8 + 1)) != cudaSuccess) return 2;\n"
+                                     "      tcc_buffers.hold(0, w_C_vals_of_all_threads);\n")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "if (tcc_buffers.release(0) != cudaSuccess) return 2;  // w_C_vals_of_all_threads"))
+      << lowered.cuda;
+  EXPECT_FALSE(contains(lowered.cuda, "cudaFree(w_C_vals_of_all_threads)")) << lowered.cuda;
   EXPECT_TRUE(contains(lowered.cuda, "if (tcc_scratch_blocks < 1) return " +
                                          std::to_string(lowering::kGpuScratchTooLargeStatus) + ";"));
 }
@@ -165,9 +172,14 @@ TEST(GpuWorkspaces, AWorkspaceOutsideTheGpuLoopsIsOneCopyInDeviceMemory) {
   for (const auto& kernel : function.kernels) EXPECT_TRUE(kernel.scratch.empty());
   // Threads of a block add to the same entry: atomically.
   EXPECT_TRUE(contains(lowered.cudaKernels, "atomicAdd(&w_y_vals[(int64_t)(i)], ")) << lowered.cudaKernels;
+  // Held before it is zeroed: a failed memset or launch returns early and
+  // the launcher's tcc_buffers frees it then.
   EXPECT_TRUE(contains(lowered.cuda, "if (cudaMalloc((void**)&w_y_vals, sizeof(double) * ((size_t)((int64_t)("
-                                     "y1_dimension)) + 1)) != cudaSuccess || cudaMemset(w_y_vals, 0, ")) << lowered.cuda;
-  EXPECT_TRUE(contains(lowered.cuda, "cudaFree(w_y_vals)"));
+                                     "y1_dimension)) + 1)) != cudaSuccess) return 2;\n"
+                                     "  tcc_buffers.hold(0, w_y_vals);\n"
+                                     "  if (cudaMemset(w_y_vals, 0, ")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "if (tcc_buffers.release(0) != cudaSuccess) return 2;  // w_y_vals"));
+  EXPECT_FALSE(contains(lowered.cuda, "cudaFree(w_y_vals)"));
 
   std::vector<long long> pos(1001, 0);
   int crd[1] = {0};

@@ -103,10 +103,13 @@ std::shared_ptr<const HostPositions> hostPositions(const void* device, int64_t e
 }
 
 // The scratch buffers of the GPU threads' workspaces, one device buffer
-// that grows to the largest launch's needs and is kept: launches on the
-// default stream run in order, so each uses it after the one before is
-// done. Held locked from carving to launch, so that no other host thread
-// grows it (freeing what a launch was given) in between.
+// that grows to a launch's needs: launches on the default stream run in
+// order, so each uses it after the one before is done. Kept for the next
+// launches up to kKeptGpuScratchBytes; a larger one is freed once its
+// launch is done (a launch's scratch may take a gigabyte, which the
+// process would otherwise hold for good). Held locked from carving to
+// launch, so that no other host thread grows it (freeing what a launch was
+// given) in between.
 class ScratchArena {
  public:
   void launch(const KernelLaunch& request, const std::function<void(std::vector<void*>&)>& run) {
@@ -119,6 +122,18 @@ class ScratchArena {
       buffer_ = rt::cuda::DeviceBuffer();
       buffer_ = rt::cuda::DeviceBuffer(static_cast<size_t>(bytes));
     }
+    // (Also where the launch fails: the next launch finds the arena within the cap.)
+    struct ShrinkAfter {
+      rt::cuda::DeviceBuffer& buffer;
+      ~ShrinkAfter() {
+        if (buffer.size() <= kKeptGpuScratchBytes) return;
+        try {
+          rt::cuda::synchronize();  // the launch still uses it
+        } catch (...) {
+        }
+        buffer = rt::cuda::DeviceBuffer();
+      }
+    } shrinkAfter{buffer_};
     std::vector<std::array<unsigned char, 8>> arguments = request.arguments;
     int64_t offset = 0;
     for (const auto& scratch : request.scratch) {
@@ -129,6 +144,11 @@ class ScratchArena {
     std::vector<void*> pointers;
     for (auto& argument : arguments) pointers.push_back(argument.data());
     run(pointers);
+  }
+
+  size_t bytesKept() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return buffer_.size();
   }
 
  private:
@@ -142,6 +162,8 @@ ScratchArena& scratchArena() {
 }
 
 }  // namespace
+
+size_t gpuScratchBytesKept() { return scratchArena().bytesKept(); }
 
 std::string cudaArchitectureFor(const Program& program, const CompileOptions& options) {
   if (!options.cudaArchitecture.empty()) return options.cudaArchitecture;

@@ -26,6 +26,13 @@ std::string cubinFor(const std::string& kernels, const std::string& architecture
 std::shared_ptr<const rt::cuda::Module> loadCudaKernels(const Lowered& lowered, const std::string& architecture,
                                                        bool useCache);
 
+// The device memory the GPU threads' workspaces keep between launches, at
+// most: a launch whose scratch needs more has it freed once it is done.
+inline constexpr size_t kKeptGpuScratchBytes = size_t(64) << 20;
+
+// What the GPU threads' workspaces keep now (the scratch arena's buffer).
+size_t gpuScratchBytesKept();
+
 // Runs the host part of `function` on tensors whose arrays are on the
 // device: evaluates its scalars, launches its kernels (asynchronously);
 // returns the entry point's status (0: success).

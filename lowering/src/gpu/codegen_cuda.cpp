@@ -3,6 +3,7 @@
 // shuffles, atomicAdd for racing updates, and a host launcher per function.
 #include "codegen_cuda.h"
 
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -71,7 +72,28 @@ template <typename T> __device__ static inline T tcc_block_sum(T value) {
 
 // Kernels need no system header: NVRTC compiles them as they are.
 // Host code reads single entries of device arrays (a pos range's ends).
+// The device buffers a launcher allocates are held in slots: each freed
+// where the launcher frees it, and, where it returns early (a CUDA error),
+// when it returns, after the kernels that use them.
 constexpr const char* kHostHelpers = R"tcc(
+template <int N> struct tcc_device_buffers {
+  void* held[N] = {};
+  void hold(int slot, void* buffer) { held[slot] = buffer; }
+  cudaError_t release(int slot) {
+    cudaError_t done = cudaDeviceSynchronize();
+    cudaError_t freed = cudaFree(held[slot]);
+    held[slot] = 0;
+    return done != cudaSuccess ? done : freed;
+  }
+  ~tcc_device_buffers() {
+    bool any = false;
+    for (int k = 0; k < N; ++k) any = any || held[k];
+    if (!any) return;
+    (void)cudaDeviceSynchronize();
+    for (int k = 0; k < N; ++k)
+      if (held[k]) (void)cudaFree(held[k]);
+  }
+};
 static bool tcc_device_read_failed = false;
 template <typename T> static inline T tcc_read_device(const T* array, int64_t index) {
   T value = T();
@@ -278,6 +300,10 @@ class CudaHostPrinter : public CLikePrinter {
     out_ << "\n";
     indent();
     out_ << "tcc_device_read_failed = false;\n";
+    if (int slots = deviceBufferSlots(); slots > 0) {
+      indent();
+      out_ << "tcc_device_buffers<" << slots << "> tcc_buffers;  // freed on every return\n";
+    }
     host.body.accept(*this);
     indent();
     out_ << "if (cudaDeviceSynchronize() != cudaSuccess || tcc_device_read_failed) return 2;\n";
@@ -292,16 +318,23 @@ class CudaHostPrinter : public CLikePrinter {
     std::string bytes = "sizeof(" + cTypeName(op->buffer.type().element()) + ") * ((size_t)(" + hostText(op->count) +
                         ") + 1)";
     std::string buffer = hostText(op->buffer);
+    int slot = nextSlot_++;
+    slotOf_[buffer] = slot;
     indent();
-    out_ << "if (cudaMalloc((void**)&" << buffer << ", " << bytes << ") != cudaSuccess || cudaMemset(" << buffer
-         << ", 0, " << bytes << ") != cudaSuccess) return 2;\n";
+    out_ << "if (cudaMalloc((void**)&" << buffer << ", " << bytes << ") != cudaSuccess) return 2;\n";
+    indent();
+    out_ << "tcc_buffers.hold(" << slot << ", " << buffer << ");\n";
+    indent();
+    out_ << "if (cudaMemset(" << buffer << ", 0, " << bytes << ") != cudaSuccess) return 2;\n";
   }
 
-  // (Once the kernels are done with it.)
+  // (Once the kernels are done with it: release synchronizes first.)
   void visit(const Free* op) override {
+    std::string buffer = hostText(op->buffer);
+    auto slot = slotOf_.find(buffer);
+    if (slot == slotOf_.end()) throw LoweringError("internal: the CUDA launcher frees " + buffer + ", never allocated");
     indent();
-    out_ << "if (cudaDeviceSynchronize() != cudaSuccess || cudaFree(" << hostText(op->buffer)
-         << ") != cudaSuccess) return 2;\n";
+    out_ << "if (tcc_buffers.release(" << slot->second << ") != cudaSuccess) return 2;  // " << buffer << "\n";
   }
 
   // The host reads a device array's entry with a copy.
@@ -344,7 +377,8 @@ class CudaHostPrinter : public CLikePrinter {
          << kernel->iterationsPerBlock() << ";\n";
     indent();
     out_ << "if (tcc_blocks > 2147483647LL) tcc_blocks = 2147483647LL;\n";
-    if (!kernel->scratch.empty()) printScratchAllocation(*kernel);
+    std::vector<int> scratchSlots;
+    if (!kernel->scratch.empty()) scratchSlots = printScratchAllocation(*kernel);
     indent();
     out_ << kernel->name << "<<<(unsigned)tcc_blocks, " << kernel->threadsPerBlock << ">>>(";
     for (size_t k = 0; k < kernel->parameters.size(); ++k) {
@@ -354,12 +388,12 @@ class CudaHostPrinter : public CLikePrinter {
     out_ << ");\n";
     indent();
     out_ << "if (cudaGetLastError() != cudaSuccess) return 2;\n";
-    for (const auto& scratch : kernel->scratch) {
+    for (size_t k = 0; k < kernel->scratch.size(); ++k) {
       // (Once the kernel is done with it.)
       indent();
-      out_ << "if (cudaDeviceSynchronize() != cudaSuccess || cudaFree(";
-      kernel->parameters[scratch.parameter].accept(*this);
-      out_ << ") != cudaSuccess) return 2;\n";
+      out_ << "if (tcc_buffers.release(" << scratchSlots[k] << ") != cudaSuccess) return 2;  // ";
+      kernel->parameters[kernel->scratch[k].parameter].accept(*this);
+      out_ << "\n";
     }
     --depth_;
     indent();
@@ -373,7 +407,7 @@ class CudaHostPrinter : public CLikePrinter {
   // The GPU threads' copies of workspaces: fewer blocks where they would
   // pass the limit (the kernel's loops stride over the rest), then one
   // buffer per workspace for the launch's threads.
-  void printScratchAllocation(const GpuKernel& kernel) {
+  std::vector<int> printScratchAllocation(const GpuKernel& kernel) {
     indent();
     out_ << "int64_t tcc_scratch_bytes_per_thread = 0";
     for (const auto& scratch : kernel.scratch)
@@ -392,18 +426,38 @@ class CudaHostPrinter : public CLikePrinter {
     --depth_;
     indent();
     out_ << "}\n";
+    std::vector<int> slots;
     for (const auto& scratch : kernel.scratch) {
       const Expr& buffer = kernel.parameters[scratch.parameter];
+      std::string name = hostText(buffer);
+      slots.push_back(nextSlot_++);
       indent();
-      out_ << cTypeName(buffer.type()) << " ";
-      buffer.accept(*this);
-      out_ << " = 0;\n";
+      out_ << cTypeName(buffer.type()) << " " << name << " = 0;\n";
       indent();
-      out_ << "if (cudaMalloc((void**)&";
-      buffer.accept(*this);
-      out_ << ", (size_t)(tcc_blocks * " << kernel.threadsPerBlock << " * (int64_t)(" << hostText(scratch.entriesPerThread)
-           << ") * " << scratch.bytesPerEntry() << " + 1)) != cudaSuccess) return 2;\n";
+      out_ << "if (cudaMalloc((void**)&" << name << ", (size_t)(tcc_blocks * " << kernel.threadsPerBlock
+           << " * (int64_t)(" << hostText(scratch.entriesPerThread) << ") * " << scratch.bytesPerEntry()
+           << " + 1)) != cudaSuccess) return 2;\n";
+      indent();
+      out_ << "tcc_buffers.hold(" << slots.back() << ", " << name << ");\n";
     }
+    return slots;
+  }
+
+  // One slot per buffer the host allocates (host code has no loops: each
+  // allocation runs at most once) and per GPU thread scratch buffer.
+  int deviceBufferSlots() const {
+    struct CountAllocations : IRVisitor {
+      using IRVisitor::visit;
+      int count = 0;
+      void visit(const Allocate* op) override {
+        ++count;
+        IRVisitor::visit(op);
+      }
+    } allocations;
+    function_.host.body.accept(allocations);
+    int slots = allocations.count;
+    for (const auto& kernel : function_.kernels) slots += static_cast<int>(kernel.scratch.size());
+    return slots;
   }
 
   // An expression as the host evaluates it: a device array's entry (a
@@ -417,6 +471,8 @@ class CudaHostPrinter : public CLikePrinter {
   }
 
   const GpuFunction& function_;
+  int nextSlot_ = 0;
+  std::map<std::string, int> slotOf_;
 };
 
 void printKernels(std::ostream& out, const std::vector<GpuFunction>& functions) {
