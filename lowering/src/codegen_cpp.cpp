@@ -1286,12 +1286,12 @@ class CppPrinter : public CLikePrinter {
   }
 
   // A strict row sum through a loaded index (CSR SpMV's, TTV's) stays one
-  // chain of adds in loop order, but two entries per trip: the plain loop
-  // (clang's JIT runs without -funroll-loops, g++ -O3 does not unroll)
-  // spends its issue slots and branch history on one entry a trip, and on
-  // short rows ran 1.2-1.9x slower than MLIR's unrolled loop over the same
-  // sums. Unrolled by 4 or 8 it lost on rows of 1-3 entries through GCC
-  // (bench/mlir/RESULTS.md, "Strict SpMV: two entries a trip").
+  // chain of adds in loop order, but two entries a trip: one a trip (the
+  // JIT builds with -fno-unroll-loops, g++ -O3 does not unroll) ran short
+  // rows up to 1.7x slower than MLIR's loop over the same adds, which
+  // clang -O3 unrolls. Unrolled by 4 or 8 it lost on rows of 1-3 entries
+  // through GCC (bench/cpu_peers/RESULTS.md, "Strict SpMV: two entries a
+  // trip").
   void printStrictGatherSumUnroll(const For* op) {
     if (op->unrollFactor > 0 || simdSumReductions(op).empty() || !readsThroughLoadedIndex(op)) return;
     indent();
