@@ -4,7 +4,7 @@
 // every result checked against the others; the table and a plot.
 //
 //   tcc_cpu_peers_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,sddmm,ttm,mttkrp,spgemm,add]
-//                       [--backend clang|system] [--markdown FILE] [--svg FILE] [MATRIX ...]
+//                       [--backend clang|system] [--no-warm-up] [--markdown FILE] [--svg FILE] [MATRIX ...]
 //
 // Inputs: the kernel cases of bench/common/cpu_kernel_cases.h on each real
 // matrix (the inputs tcc_eigen_bench and tcc_mlir_bench time). For each
@@ -12,9 +12,13 @@
 // peer built where Eigen has the kernel (SpMV, SpMM, MTTKRP, SpGEMM, Add);
 // then R rounds (default 3), each: one MLIR process per pipeline (N + 1
 // samples timed inside it by rtclock(), the first dropped), N calls of tcc
-// strict, N of tcc fast, N of Eigen. A side's time is the median of all its
-// samples; tcc's is `Kernel::run` (binding, the output allocated and
-// filled). MLIR batches calls so that a sample spans about a millisecond.
+// strict, N of tcc fast, N of Eigen, each side's N after as many untimed
+// calls as one MLIR sample holds (MLIR drops its first sample; without
+// them, --no-warm-up, tcc's first calls after the MLIR processes ran cold:
+// RESULTS.md, "Strict SpMV: two entries a trip"). A side's time is the
+// median of all its samples; tcc's is `Kernel::run` (binding, the output
+// allocated and filled). MLIR batches calls so that a sample spans about a
+// millisecond.
 //
 // Checks: tcc fast, Eigen and both MLIR pipelines (first round) against
 // tcc strict, as max |x - strict| / max |strict| over both results' entries;
@@ -54,6 +58,7 @@ struct Settings {
   int repeat = 10, rounds = 3;
   tcc::jit::Backend backend = tcc::CompileOptions{}.backend;
   bool mlir = true;
+  bool warmUp = true;  // --no-warm-up: tcc's and Eigen's rounds start timing at once
 };
 
 struct Row {
@@ -114,10 +119,17 @@ Row measure(const KernelCase& kernelCase, const Settings& settings) {
   for (int round = 0; round < settings.rounds; ++round) {
     if (mlirWorks) mlirWorks = runMlir("", round == 0, mlirSamples);
     if (codegenWorks) codegenWorks = runMlir(kCodegenPipeline, round == 0, codegenSamples);
+    // Each side's first batch of a round is dropped, as each MLIR process
+    // drops its first sample (the same calls).
+    const int warmUpCalls = settings.warmUp ? callsPerSample : 0;
+    if (warmUpCalls) timedRuns(strict, inputs, warmUpCalls);
     for (double s : timedRuns(strict, inputs, settings.repeat)) strictSamples.push_back(s);
+    if (warmUpCalls) timedRuns(fast, inputs, warmUpCalls);
     for (double s : timedRuns(fast, inputs, settings.repeat)) fastSamples.push_back(s);
-    if (eigen)
+    if (eigen) {
+      for (int r = 0; r < warmUpCalls; ++r) eigen->run();
       for (int r = 0; r < settings.repeat; ++r) eigenSamples.push_back(seconds(eigen->run));
+    }
   }
   row.strict = median(strictSamples);
   row.fast = median(fastSamples);
@@ -254,6 +266,7 @@ int main(int argc, char** argv) {
     else if (arg == "--kernels" && hasValue) kernels = commaSeparated(argv[++i]);
     else if (arg == "--markdown" && hasValue) markdownPath = argv[++i];
     else if (arg == "--svg" && hasValue) svgPath = argv[++i];
+    else if (arg == "--no-warm-up") settings.warmUp = false;
     else if (arg == "--backend" && hasValue && (argv[i + 1] == std::string("clang") || argv[i + 1] == std::string("system")))
       settings.backend = argv[++i] == std::string("system") ? tcc::jit::Backend::SystemCompiler
                                                             : tcc::jit::Backend::ClangInterpreter;
@@ -275,7 +288,8 @@ int main(int argc, char** argv) {
   const Machine machine = thisMachine();
   std::ostringstream head;
   head << "machine: " << machine.cpu << ", " << machine.cpus << " CPUs; one thread; tcc " << tcc::jit::backendName(settings.backend)
-       << " backend; repeat " << settings.repeat << ", " << settings.rounds << " interleaved rounds; load average at the start: "
+       << " backend; repeat " << settings.repeat << ", " << settings.rounds << " interleaved rounds"
+       << (settings.warmUp ? ", each side warmed up" : ", no warm-up") << "; load average at the start: "
        << loadAverageNow() << (settings.mlir ? "" : "\nno MLIR columns: " + whyNoMlir) << "\n";
   std::printf("%s\n%s\n", head.str().c_str(), kRowHeader);
   std::fflush(stdout);

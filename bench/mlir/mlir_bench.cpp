@@ -5,7 +5,7 @@
 // tcc's.
 //
 //   tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,sddmm,ttm,spgemm,add,mttkrp]
-//                  [--fp strict|fast] [--aot-build DIR [--aot-flags "FLAGS"] | --aot DIR] [MATRIX ...]
+//                  [--fp strict|fast] [--no-warm-up] [--aot-build DIR [--aot-flags "FLAGS"] | --aot DIR] [MATRIX ...]
 //
 // On each matrix M: SpMV, SpMM (64 columns), SDDMM in TACO's form
 // A(i,j) = B(i,j) * C(i,k) * D(k,j) (B = M, K = 32), TTM A(i,j,k) =
@@ -17,7 +17,8 @@
 // library (`--sparse-compiler`, the default) and as generated code
 // (`--sparse-compiler="enable-runtime-library=false"`). Rounds interleave
 // them with tcc: one MLIR process per mode (N + 1 timed samples inside the
-// program, the first dropped as warm-up), then N tcc runs, R times.
+// program, the first dropped as warm-up), then N tcc runs after as many
+// untimed ones as one MLIR sample holds (--no-warm-up: none), R times.
 // Times are medians over all samples. Prints one Markdown row per kernel
 // and input, then the geometric mean of MLIR time / tcc time per kernel
 // (> 1: tcc faster).
@@ -59,6 +60,9 @@ namespace {
 
 // tcc's floating-point mode for the whole run (--fp); strict by default.
 tcc::frontend::FloatingPointMode floatingPoint = tcc::frontend::FloatingPointMode::Strict;
+
+// --no-warm-up: tcc's runs of a round are timed from the first call.
+bool warmUp = true;
 
 // Ahead-of-time mode (--aot-build, --aot); see the top of the file.
 struct AheadOfTime {
@@ -146,6 +150,9 @@ Row measure(const KernelCase& kernelCase, int repeat, int rounds) {
                      error.what());
         codegenWorks = false;
       }
+    // tcc's first batch of a round is dropped, as each MLIR process drops
+    // its first sample (the same calls).
+    if (warmUp) kernel.run(inputs, tcc::RunOptions{callsPerSample});
     auto timed = kernel.run(inputs, tcc::RunOptions{repeat});
     tccSeconds.insert(tccSeconds.end(), timed.seconds.begin(), timed.seconds.end());
   }
@@ -227,13 +234,14 @@ int main(int argc, char** argv) {
       floatingPoint = *tcc::frontend::parseFloatingPointMode(argv[++i]);
     else if ((arg == "--aot-build" || arg == "--aot") && i + 1 < argc)
       aot.directory = std::filesystem::absolute(argv[++i]).string(), aot.build = arg == "--aot-build";
+    else if (arg == "--no-warm-up") warmUp = false;
     else if (arg == "--aot-flags" && i + 1 < argc) {
       aot.flags.clear();
       std::stringstream flags(argv[++i]);
       for (std::string flag; flags >> flag;) aot.flags.push_back(flag);
     } else if (arg.rfind("--", 0) == 0) {
       std::cerr << "usage: tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,sddmm,ttm,spgemm,add,mttkrp] "
-                   "[--fp strict|fast] [--aot-build DIR [--aot-flags \"FLAGS\"] | --aot DIR] [MATRIX ...]\n";
+                   "[--fp strict|fast] [--no-warm-up] [--aot-build DIR [--aot-flags \"FLAGS\"] | --aot DIR] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }
@@ -268,8 +276,9 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     rows.push_back(row);
   };
-  std::printf("machine: %s; fp %s; load average at the start: %s\n\n", describe(thisMachine()).c_str(),
-              floatingPoint == tcc::frontend::FloatingPointMode::Fast ? "fast" : "strict", loadAverageNow().c_str());
+  std::printf("machine: %s; fp %s; %s; load average at the start: %s\n\n", describe(thisMachine()).c_str(),
+              floatingPoint == tcc::frontend::FloatingPointMode::Fast ? "fast" : "strict",
+              warmUp ? "tcc warmed up each round" : "no warm-up", loadAverageNow().c_str());
   std::printf("| kernel | input | tcc ms | MLIR ms | MLIR/tcc | MLIR codegen ms | codegen/tcc | max rel diff |\n"
               "|---|---|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& name : matrices) {

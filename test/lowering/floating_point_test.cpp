@@ -636,6 +636,87 @@ TEST(FloatingPointMode, StrictIsBitIdenticalAcrossBackends) {
   }
 }
 
+// Strict SpMV's row sum runs two entries a trip (unrolled by the compiler,
+// which may not reorder the adds); only sums through a loaded index get it,
+// and a schedule's own unroll factor wins.
+TEST(FloatingPointMode, StrictGatherSumsRunTwoEntriesATrip) {
+  const std::string unroll = "#pragma GCC unroll 2  // the same adds in the same order\n";
+  std::string spmv = lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp;
+  const size_t pragma = spmv.find(unroll);
+  ASSERT_NE(pragma, std::string::npos) << spmv;
+  EXPECT_EQ(spmv.find("for (int64_t pA2 = A2_pos[pA1]; pA2 < pA2_end; pA2++)"),
+            spmv.find_first_not_of(' ', pragma + unroll.size()))
+      << spmv;
+  EXPECT_EQ(count(spmv, "#pragma GCC unroll"), 1u) << spmv;
+  for (const char* dsl : {kSpmm, kMttkrp})  // their rows are register tiles, not scalar sums
+    EXPECT_FALSE(contains(lowerProgram(Program::fromText(dsl, "test.tc")).cpp, unroll)) << dsl;
+  std::string dot = "tensor a\ntensor b(I) : dense\ntensor c(I) : dense\na = b(i) * c(i)\n";
+  EXPECT_FALSE(contains(lowerProgram(Program::fromText(dot, "test.tc")).cpp, unroll));  // no loaded index
+  CompileOptions fast;
+  fast.floatingPoint = FloatingPointMode::Fast;
+  EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmv, "test.tc"), fast).cpp, unroll));
+  std::string scheduled =
+      lowerProgram(Program::fromText(std::string(kSpmv) + "schedule {\n  unroll(j, 4)\n}\n", "test.tc")).cpp;
+  EXPECT_TRUE(contains(scheduled, "#pragma GCC unroll 4\n")) << scheduled;
+  EXPECT_FALSE(contains(scheduled, unroll)) << scheduled;
+}
+
+// The sequential left-to-right row sums of CSR `A` times `x`, each product
+// rounded before it is added: what strict mode must reproduce bit for bit.
+std::vector<double> sequentialRowSums(const Tensor& A, const Tensor& x) {
+  const tcc_tensor a = A.abiView(), v = x.abiView();
+  const auto* pos = reinterpret_cast<const int64_t*>(a.levels[1].pos);
+  const int32_t* crd = a.levels[1].crd;
+  const auto* vals = static_cast<const double*>(a.vals);
+  const auto* xs = static_cast<const double*>(v.vals);
+  std::vector<double> sums(a.dims[0]);
+  for (int32_t i = 0; i < a.dims[0]; ++i) {
+    double sum = 0.0;
+    for (int64_t p = pos[i]; p < pos[i + 1]; ++p) {
+      volatile double product = vals[p] * xs[crd[p]];  // never contracted into an FMA
+      sum += product;
+    }
+    sums[i] = sum;
+  }
+  return sums;
+}
+
+size_t bitsDiffering(const std::vector<double>& a, const std::vector<double>& b) {
+  size_t differing = a.size() == b.size() ? 0 : std::max(a.size(), b.size());
+  for (size_t k = 0; k < std::min(a.size(), b.size()); ++k) differing += std::memcmp(&a[k], &b[k], sizeof(double)) != 0;
+  return differing;
+}
+
+// Strict SpMV on real matrices (rows of 1-3 entries in Pd, 1-14 in bcspwr10,
+// about 42 in bcsstk13) and on rows of every length 0-40, through each
+// backend: the sequential sums, bit for bit. Fast mode's partial sums differ
+// from them on bcsstk13, so the comparison sees a reordered sum.
+TEST(FloatingPointMode, StrictSpmvIsTheSequentialSumBitForBit) {
+  std::vector<std::pair<std::string, rt::Coo>> matrices = {{"bcsstk13", realMatrix("bcsstk13.mtx")},
+                                                           {"Pd", realMatrix("Pd.mtx")},
+                                                           {"bcspwr10", realMatrix("bcspwr10.mtx")},
+                                                           {"rows of every length", rowsOfEveryLength()}};
+  const Program program = Program::fromText(kSpmv, "test.tc");
+  for (jit::Backend backend : {jit::Backend::ClangInterpreter, jit::Backend::SystemCompiler}) {
+    if (!jit::isAvailable(backend)) continue;
+    for (const auto& [name, coo] : matrices) {
+      SCOPED_TRACE(name + " through " + jit::backendName(backend));
+      std::map<std::string, Tensor> bound;
+      bound.emplace("A", rt::pack(coo, toRuntimeFormat(program.syntax().findTensor("A")->format())));
+      bound.emplace("x", rt::pack(randomDense({coo.dims[1]}, 45), toRuntimeFormat(Format::denseOfOrder(1))));
+      const std::vector<double> expected = sequentialRowSums(bound.at("A"), bound.at("x"));
+      CompileOptions options;
+      options.backend = backend;
+      options.useKernelCache = false;
+      EXPECT_EQ(bitsDiffering(rt::toDense(compile(program, options).run(bound).at("y")), expected), 0u);
+      if (name == "bcsstk13") {
+        options.floatingPoint = FloatingPointMode::Fast;
+        EXPECT_GT(bitsDiffering(rt::toDense(compile(program, options).run(bound).at("y")), expected), 0u);
+      }
+    }
+  }
+}
+
 TEST(FloatingPointMode, FastModeStillPropagatesInfinityAndNaN) {
   // Rows 0 and 1 of A hold inf and NaN among finite values; row 2 is finite.
   rt::Coo A = randomSparse({3, 64}, 1.0, 50);
