@@ -1196,7 +1196,8 @@ Expr Lowerer::storedEntriesBound(const std::vector<const LevelIterator*>& sparse
   return entries;
 }
 
-Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* assignment, const ir::IndexVar& row) {
+Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* assignment, const ir::IndexVar& row,
+                           bool rowsLocated) {
   const ir::TensorVar& output = assignment->lhs.tensor();
   // The loops around the assignment, outermost first.
   std::vector<const ir::ForallNode*> loops;
@@ -1204,11 +1205,12 @@ Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* a
     auto inside = ir::assignmentsOf(forall->body);
     if (std::find(inside.begin(), inside.end(), assignment) != inside.end()) loops.push_back(forall);
   }
-  const ir::IndexVar& appended = assignment->lhs.indices()[output.format().modeOfLevel(1)];
+  const ir::IndexVar& appended = assignment->lhs.indices()[output.format().modeOfLevel(output.order() - 1)];
   auto appending = std::find_if(loops.begin(), loops.end(),
                                 [&](const ir::ForallNode* loop) { return loop->indexVar == appended; });
   // The rows: the outermost loop, over the variable itself (not split or
-  // bounded), whose operands all locate their rows (dense levels).
+  // bounded), whose operands all locate their rows (dense levels) where
+  // the rows go in chunks of rows.
   if (loops.empty() || !(loops[0]->indexVar == row) || relationOf_.count(row)) return Expr();
   // The loop that appends: over the variable itself, each iteration
   // appending at most once.
@@ -1219,8 +1221,9 @@ Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* a
   // lowering refuses them, with the reason).
   auto never = [](const ir::AccessNode*, int) { return false; };
   if (iterationRefusal(loops[0], never)) return Expr();
-  for (const auto& it : iteratorsOf(loops[0], never, 0))
-    if (!it.locatable()) return Expr();
+  if (rowsLocated)
+    for (const auto& it : iteratorsOf(loops[0], never, 0))
+      if (!it.locatable()) return Expr();
   // An access's level is located where the loops around have bound its
   // outer levels, outer ones by outer loops.
   auto located = [&](const ir::AccessNode* access, int level) {
