@@ -15,13 +15,18 @@
 //   dcsr_add_ws, dcsr_add3_ws, dcsr_scale_ws, dcsr_mul_csr_ws, csr_add_to_dcsr_ws
 //                      the same through per-thread sparse workspaces
 //                      (parallelize(i, CPUThread, Workspace))
+//   dcsr_add_2pass, dcsr_add3_2pass, dcsr_scale_2pass, dcsr_mul_csr_2pass, csr_add_to_dcsr_2pass
+//                      the same ranges in two passes (CompileOptions::rowsInOnePass
+//                      = false: count, prefix sum, fill), the form before the one-pass one
 //
 // The DCSR adds run on hypersparse scale-ups: kron(S, M) for a real matrix M
 // and a seeded S with one entry in a sixteenth of its rows, so that most of
 // the rows of the result are empty; each operand draws its own S, and the
 // threads merge the operands' row coordinates in ranges. Each range appends
-// its rows of the DCSR result in place (a counting pass, a prefix sum over
-// the ranges, an appending pass); the _ws kernels ask for a sparse
+// its rows of the DCSR result in place, in one pass (each thread appends
+// the ranges it claims to arrays of its own and copies each to the offsets
+// the ranges before it leave; the _2pass kernels: a counting pass, a prefix
+// sum over the ranges, an appending pass); the _ws kernels ask for a sparse
 // workspace a thread instead (what every DCSR result of a thread loop went
 // through before), every entry hashed, sorted and merged.
 //
@@ -95,7 +100,14 @@ struct Benchmark {
   std::string program, schedule;  // schedule: the parallel one
   // Made only in the process that measures (a child makes one benchmark's).
   std::function<std::map<std::string, tcc::rt::Coo>()> inputs;
+  bool twoPasses = false;  // the parallel kernel with CompileOptions::rowsInOnePass = false
 };
+
+tcc::CompileOptions parallelOptions(const Benchmark& b) {
+  tcc::CompileOptions options;
+  options.rowsInOnePass = !b.twoPasses;
+  return options;
+}
 
 // Where the resident memory lies (MiB), from /proc/self/smaps, and what
 // the allocator holds free (all its arenas).
@@ -357,7 +369,7 @@ void measureMemory(const tcc::Kernel& kernel, const std::map<std::string, tcc::T
 Measurement measure(const Benchmark& b, size_t index, int threads, int repeat) {
   auto start = std::chrono::steady_clock::now();
   tcc::Program program = threads == 0 ? tcc::Program::fromText(b.program, "sequential.tc") : parallelProgram(b);
-  tcc::Kernel timed = tcc::compile(program);
+  tcc::Kernel timed = threads == 0 ? tcc::compile(program) : tcc::compile(program, parallelOptions(b));
   Measurement m;
   m.loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::map<std::string, tcc::Tensor> inputs;
@@ -571,7 +583,18 @@ std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices) {
                                                                   {"C", hypersparseScaleUp(m, 52)}};
                      }});
     }
-  return all;
+  // Each DCSR ranges kernel's two-pass form, right after it.
+  std::vector<Benchmark> withTwoPasses;
+  for (const Benchmark& b : all) {
+    withTwoPasses.push_back(b);
+    const bool ranges = b.schedule == "parallelize(i, CPUThread, NoRaces)" &&
+                        (b.kernel.rfind("dcsr_", 0) == 0 || b.kernel == "csr_add_to_dcsr");
+    if (!ranges) continue;
+    withTwoPasses.push_back(b);
+    withTwoPasses.back().kernel += "_2pass";
+    withTwoPasses.back().twoPasses = true;
+  }
+  return withTwoPasses;
 }
 
 std::vector<int> parseThreads(const std::string& text) {
@@ -912,7 +935,7 @@ int main(int argc, char** argv) {
   // Every kernel compiled once, here; the children find them in the cache.
   for (const Benchmark& b : all) {
     tcc::compile(tcc::Program::fromText(b.program, "sequential.tc"));
-    tcc::compile(parallelProgram(b));
+    tcc::compile(parallelProgram(b), parallelOptions(b));
   }
   double compileSeconds = elapsed();
 
