@@ -20,6 +20,7 @@
 //                      = false: count, prefix sum, fill), the form before the one-pass one
 //
 // The DCSR adds run on hypersparse scale-ups: kron(S, M) for a real matrix M
+// (bcspwr10 and dwt_992, or those --scaled-up names)
 // and a seeded S with one entry in a sixteenth of its rows, so that most of
 // the rows of the result are empty; each operand draws its own S, and the
 // threads merge the operands' row coordinates in ranges. Each range appends
@@ -59,7 +60,7 @@
 // most) in the passes after the first.
 //
 //   tcc_parallel_workspace_bench [--threads 1,2,4,8,16] [--repeat N] [--passes P] [--later-threads 16]
-//                                [--kernels K1,K2] [--svg FILE]
+//                                [--kernels K1,K2] [--scaled-up M1,M2] [--svg FILE]
 //                                [--time-limit SECONDS] [--memory-detail] [--no-fork] [MATRIX ...]
 //   tcc_parallel_workspace_bench --plot TABLE --svg FILE    (the plot of a table printed earlier)
 #include <malloc.h>
@@ -512,7 +513,7 @@ tcc::rt::Coo hypersparseScaleUp(const tcc::rt::Coo& m, uint64_t seed) {
   return tcc::rt::kroneckerProduct(s, m);
 }
 
-std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices) {
+std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices, const std::vector<std::string>& scaledUp) {
   std::vector<Benchmark> all;
   for (const auto& name : matrices) {
     auto operands = [name] { return productOperands(name); };
@@ -540,8 +541,9 @@ std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices) {
                      {"B", tcc::rt::randomUniform({300, 300, 300}, 0.01, 2027)},
                      {"C", tcc::rt::randomUniform({300, 64}, 0.1, 3)}};
                  }});
-  for (const char* name : {"bcspwr10", "dwt_992"})
+  for (const std::string& scaled : scaledUp)
     for (const char* strategy : {"NoRaces", "Workspace"}) {
+      const std::string name = scaled;
       const std::string input = std::string("kron(S, ") + name + "), S 4096 x 4096 with an entry in 1/16 of its rows";
       const std::string suffix = std::string(strategy) == "Workspace" ? "_ws" : "";
       const std::string schedule = std::string("parallelize(i, CPUThread, ") + strategy + ")";
@@ -874,6 +876,7 @@ int main(int argc, char** argv) {
   std::string kernels;   // comma-separated names; empty: all
   std::string svg;
   std::vector<std::string> matrices;
+  std::string scaledUp = "bcspwr10,dwt_992";  // the matrices of the DCSR kernels' scale-ups
   std::string plotFrom;  // a table printed by an earlier run
   bool child = argc > 4 && std::strcmp(argv[1], "--child") == 0;
   for (int a = child ? 5 : 1; a < argc; ++a) {
@@ -882,6 +885,7 @@ int main(int argc, char** argv) {
     else if (arg == "--no-fork") freshProcesses = false;
     else if (arg == "--repeat" && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
     else if (arg == "--kernels" && a + 1 < argc) kernels = argv[++a];
+    else if (arg == "--scaled-up" && a + 1 < argc) scaledUp = argv[++a];
     else if (arg == "--svg" && a + 1 < argc) svg = argv[++a];
     else if (arg == "--time-limit" && a + 1 < argc) timeLimit = std::atof(argv[++a]);
     else if (arg == "--folder" && a + 1 < argc) workFolder = argv[++a];
@@ -891,7 +895,7 @@ int main(int argc, char** argv) {
     else if (arg == "--memory-detail") memoryDetail = true;
     else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "usage: %s [--threads 1,2,4,8,16] [--repeat N] [--passes P] [--later-threads 16] [--kernels K1,K2] [--svg FILE] "
-                           "[--time-limit SECONDS] [--memory-detail] [--no-fork] [MATRIX ...] | --plot TABLE --svg FILE\n",
+                           "[--scaled-up M1,M2] [--time-limit SECONDS] [--memory-detail] [--no-fork] [MATRIX ...] | --plot TABLE --svg FILE\n",
                    argv[0]);
       return 2;
     } else matrices.push_back(arg);
@@ -910,7 +914,10 @@ int main(int argc, char** argv) {
   if (matrices.empty())
     matrices = {"bcsstk16", "bcsstk13", "adder_dcop_05", "dnn_n1024_l1", "t:mbeacxc", "bayer10",
                 "t:Franz6_id1959_aug", "cryg2500", "watt_2", "Pd", "dwt_992", "bcspwr10", "494_bus,cage5"};
-  std::vector<Benchmark> all = benchmarks(matrices);
+  std::vector<std::string> scaledUpNames;
+  std::stringstream scaledUpList(scaledUp);
+  for (std::string name; std::getline(scaledUpList, name, ',');) scaledUpNames.push_back(name);
+  std::vector<Benchmark> all = benchmarks(matrices, scaledUpNames);
   if (!kernels.empty())
     std::erase_if(all, [&](const Benchmark& b) { return ("," + kernels + ",").find("," + b.kernel + ",") == std::string::npos; });
   if (child) return runChild(std::stoul(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), all);
@@ -928,6 +935,7 @@ int main(int argc, char** argv) {
   childArguments = matrices;
   childArguments.insert(childArguments.begin(), {"--folder", workFolder.string()});
   if (!kernels.empty()) childArguments.insert(childArguments.begin(), {"--kernels", kernels});
+  childArguments.insert(childArguments.begin(), {"--scaled-up", scaledUp});
   if (memoryDetail) childArguments.insert(childArguments.begin(), "--memory-detail");
 
   auto started = std::chrono::steady_clock::now();

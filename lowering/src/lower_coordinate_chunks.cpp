@@ -308,7 +308,10 @@ std::vector<Stmt> Lowerer::lowerRangesAppendingInTwoPasses(const ir::IndexStmt& 
 // allocated before the ranges run, at the bound the operands give
 // (onePassBound: the serial kernel's first capacity); without one (a
 // dense or COO operand, several operands read at other levels), or where
-// a level is not compressed, the two-pass form stays.
+// a level is not compressed, the two-pass form stays. It stays too where
+// one operand drives the loops alone (`2 * B(i,j)`, CSF times a dense
+// vector): there the counting pass only reads that operand's positions,
+// which costs less than the one pass's copy of every entry.
 std::optional<std::vector<Stmt>> Lowerer::lowerRangesAppendingInOnePass(const ir::IndexStmt& cin, std::string& whyNot) {
   RangeAppendedOutput& appended = *rangeAppended_;
   const ir::TensorVar output = appended.output;
@@ -328,9 +331,15 @@ std::optional<std::vector<Stmt>> Lowerer::lowerRangesAppendingInOnePass(const ir
     }
   TensorStorage& storage = storageOf(output);
   auto assignments = ir::assignmentsOf(cin);
-  Expr bound = assignments.size() == 1 ? onePassBound(cin, assignments[0], appended.var, false) : Expr();
+  bool merges = false;
+  Expr bound = assignments.size() == 1 ? onePassBound(cin, assignments[0], appended.var, false, &merges) : Expr();
   if (!bound.defined()) {
     whyNot = "its operands give no bound on its entries, which one pass allocates before the ranges run";
+    return std::nullopt;
+  }
+  if (!merges) {
+    whyNot = "one operand drives the loops alone, so the counting pass reads only its positions: cheaper than "
+             "copying every entry out of the threads' arrays";
     return std::nullopt;
   }
   const int levels = output.order();

@@ -1197,7 +1197,7 @@ Expr Lowerer::storedEntriesBound(const std::vector<const LevelIterator*>& sparse
 }
 
 Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* assignment, const ir::IndexVar& row,
-                           bool rowsLocated) {
+                           bool rowsLocated, bool* merges) {
   const ir::TensorVar& output = assignment->lhs.tensor();
   // The loops around the assignment, outermost first.
   std::vector<const ir::ForallNode*> loops;
@@ -1249,6 +1249,12 @@ Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* a
     for (const auto& var : around)
       if (std::find(it->access->indices.begin(), it->access->indices.end(), var) == it->access->indices.end())
         return Expr();
+  if (merges) {
+    size_t rowDrivers = 0;
+    for (const auto& it : iteratorsOf(loops[0], never, 0))
+      if (!it.locatable()) ++rowDrivers;
+    *merges = sparse.size() > 1 || rowDrivers > 1;
+  }
   return storedEntriesBound(sparse, lattice.size() > 1);
 }
 

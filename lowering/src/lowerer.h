@@ -318,9 +318,11 @@ class Lowerer {
   // ranges of coordinates cut the operands' levels); the loop over the
   // output's last variable co-iterates sparse operands whose entries bound
   // the output's (storedEntriesBound), each visited once (every loop
-  // around it iterates a variable of each). Undefined elsewhere.
+  // around it iterates a variable of each). Undefined elsewhere. `merges`:
+  // whether the row loop or the appending one co-iterates several sparse
+  // operands (else one operand drives both alone).
   imp::Expr onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* assignment, const ir::IndexVar& row,
-                         bool rowsLocated = true);
+                         bool rowsLocated = true, bool* merges = nullptr);
 
   // lower_storage.cpp
   // Names a parameter's arrays (its TensorStorage); declarationsOf then
