@@ -13,13 +13,15 @@
 //
 // The ranges also append in order to an output whose first level is
 // compressed and indexed by the loop's variable (DCSR): range c's part of
-// each level follows range c-1's. So the output is assembled in place, in
-// two passes over the ranges (RangeAppendedOutput): the first runs each
-// range's merge without stores and counts its appends to every level, a
-// prefix sum over the ranges turns the counts into offsets, and the second
-// appends each range from its offsets, as the serial loop appends, into
-// arrays allocated exactly. (A per-thread sparse workspace would hash,
-// sort and merge every entry instead.)
+// each level follows range c-1's. So the output is assembled in place
+// (RangeAppendedOutput): in one pass (lowerRangesAppendingInOnePass), each
+// thread appending the ranges it claims to arrays of its own and copying
+// each to its offsets; or in two passes over the ranges: the first runs
+// each range's merge without stores and counts its appends to every level,
+// a prefix sum over the ranges turns the counts into offsets, and the
+// second appends each range from its offsets, as the serial loop appends,
+// into arrays allocated exactly. (A per-thread sparse workspace would
+// hash, sort and merge every entry instead.)
 #include "lowerer.h"
 #include "tcc/ir/index_queries.h"
 
@@ -50,8 +52,9 @@ bool Lowerer::mergesInCoordinateChunks(const ir::ForallNode* forall, const std::
   if (!forall->attributes.onThreads() || options_.cudaTarget || insideParallelLoop_ || insideVectorLoop_) return false;
   // (The rows in one pass go in chunks of rows, not of coordinates.)
   const bool rangesInOnePass = rangeAppended_ && rangeAppended_->onePass;
-  if (workPass_ || (pass_ == OutputPass::Chunk && !rangesInOnePass) || !remainderRoles_.empty() || relationOf_.count(var) ||
-      pinnedCoordinates_.count(var) || pinnedPositions_.count(var) || ownedRanges_.count(var.name()))
+  if (workPass_ || (pass_ == OutputPass::Chunk && !rangesInOnePass) || !remainderRoles_.empty() ||
+      relationOf_.count(var) || pinnedCoordinates_.count(var) || pinnedPositions_.count(var) ||
+      ownedRanges_.count(var.name()))
     return false;
   for (const auto& it : iterators) {
     if (it.locatable()) continue;
@@ -127,8 +130,8 @@ Stmt Lowerer::lowerInCoordinateChunks(const ir::ForallNode* forall, const std::s
       if (output) {
         if (pass_ == OutputPass::Count)
           for (size_t level = 0; level < shared.size(); ++level)
-            body.push_back(imp::Store::make(rangeAppended_->offsets[level],
-                                            ops::add(chunk, ops::IntImm::make(1, int64)), output->appendPosition[level]));
+            body.push_back(imp::Store::make(rangeAppended_->offsets[level], ops::add(chunk, ops::IntImm::make(1, int64)),
+                                            output->appendPosition[level]));
         output->appendPosition = shared;
       }
     }
@@ -142,7 +145,9 @@ Stmt Lowerer::lowerInCoordinateChunks(const ir::ForallNode* forall, const std::s
     for (const auto& level : appended.thread) {
       capacities.push_back(level.crdCapacity);
       arrays.push_back({level.crd, level.crdCapacity});
-      if (level.pos.defined()) capacities.push_back(level.posCapacity), arrays.push_back({level.pos, level.posCapacity});
+      if (!level.pos.defined()) continue;
+      capacities.push_back(level.posCapacity);
+      arrays.push_back({level.pos, level.posCapacity});
     }
     arrays.push_back({appended.threadVals, appended.thread.back().crdCapacity});
     body.insert(body.begin(), imp::Comment::make("ranges of " + var.name() + " on the threads, " + how));
@@ -198,9 +203,9 @@ std::vector<Stmt> Lowerer::lowerRangeIntoThreadArrays(const ir::IndexStmt& nest,
   std::vector<Expr> offsets;
   for (size_t level = 0; level < levels; ++level) {
     offsets.push_back(freshVar("p" + storage.name + std::to_string(level + 1) + "_range", int64));
+    Expr size = appended.thread[level].append;
     stmts.push_back(imp::Declare::make(
-        offsets.back(), imp::Call::make("tcc_chunk_offset", {appended.offsets[level], range, appended.thread[level].append},
-                                        int64)));
+        offsets.back(), imp::Call::make("tcc_chunk_offset", {appended.offsets[level], range, size}, int64)));
   }
   const bool streaming = streamedOutputs_.count(appended.output) > 0;
   for (size_t level = 0; level < levels; ++level) {
@@ -209,16 +214,17 @@ std::vector<Stmt> Lowerer::lowerRangeIntoThreadArrays(const ir::IndexStmt& nest,
     Expr to = ops::add(offsets[level], copied);
     std::vector<Stmt> copy{imp::Store::make(output.crd[level], to, imp::Load::make(own.crd, copied), false, false,
                                             streaming)};
-    if (own.pos.defined())
-      copy.push_back(imp::Store::make(output.pos[level + 1], ops::add(to, imm(1)),
-                                      ops::add(imp::Load::make(own.pos, ops::add(copied, imm(1))), offsets[level + 1])));
+    if (own.pos.defined()) {
+      Expr end = imp::Load::make(own.pos, ops::add(copied, imm(1)));
+      copy.push_back(imp::Store::make(output.pos[level + 1], ops::add(to, imm(1)), ops::add(end, offsets[level + 1])));
+    }
     else
       copy.push_back(imp::Store::make(output.vals, to, imp::Load::make(appended.threadVals, copied), false, false,
                                       streaming));
-    stmts.push_back(imp::For::make(copied, imm(0), own.append, imp::Block::make(copy), imp::LoopKind::Serial,
-                                   level + 1 < levels ? "the range's coordinates of level " + std::to_string(level + 1) +
-                                                            " and their segments' ends to their offsets"
-                                                      : "the range's entries to their offset"));
+    std::string what = level + 1 < levels ? "the range's coordinates of level " + std::to_string(level + 1) +
+                                                " and their segments' ends to their offsets"
+                                          : "the range's entries to their offset";
+    stmts.push_back(imp::For::make(copied, imm(0), own.append, imp::Block::make(copy), imp::LoopKind::Serial, what));
   }
   return stmts;
 }

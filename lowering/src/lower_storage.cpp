@@ -500,8 +500,9 @@ const Expr& Lowerer::threadCount() {
   return threadCount_;
 }
 
-Stmt Lowerer::claimChunksOnThreads(const std::vector<Expr>& capacities, const std::vector<std::pair<Expr, Expr>>& arrays,
-                                   const Expr& next, const Expr& chunks, const Expr& chunk, std::vector<Stmt> chunkBody) {
+Stmt Lowerer::claimChunksOnThreads(const std::vector<Expr>& capacities,
+                                   const std::vector<std::pair<Expr, Expr>>& arrays, const Expr& next,
+                                   const Expr& chunks, const Expr& chunk, std::vector<Stmt> chunkBody) {
   Expr thread = freshVar("thread", imp::Type::int64());
   Expr claim = imp::Call::make("tcc_claim_chunk", {next}, imp::Type::int64());
   std::vector<Stmt> threadBody;
@@ -552,8 +553,8 @@ Stmt Lowerer::lowerChunkedRows(const Expr& row, const Expr& rows, const Stmt& bo
       imp::For::make(ended, ops::add(first, int64Imm(1)), ops::add(last, int64Imm(1)),
                      imp::Store::make(pos, ended, offset, true), imp::LoopKind::Serial, "and its rows' ends")};
   chunked.lowered = true;
-  return claimChunksOnThreads({chunked.threadCapacity},
-                              {{chunked.threadCrd, chunked.threadCapacity}, {chunked.threadVals, chunked.threadCapacity}},
+  const Expr& capacity = chunked.threadCapacity;
+  return claimChunksOnThreads({capacity}, {{chunked.threadCrd, capacity}, {chunked.threadVals, capacity}},
                               ops::add(chunked.state, chunked.chunks), chunked.chunks, chunk, chunkBody);
 }
 
