@@ -15,19 +15,13 @@
 //   dcsr_add_ws, dcsr_add3_ws, dcsr_scale_ws, dcsr_mul_csr_ws, csr_add_to_dcsr_ws
 //                      the same through per-thread sparse workspaces
 //                      (parallelize(i, CPUThread, Workspace))
-//   dcsr_add_2pass, dcsr_add3_2pass, dcsr_scale_2pass, dcsr_mul_csr_2pass, csr_add_to_dcsr_2pass
-//                      the same ranges in two passes (CompileOptions::rowsInOnePass
-//                      = false: count, prefix sum, fill), the form before the one-pass one
 //
 // The DCSR adds run on hypersparse scale-ups: kron(S, M) for a real matrix M
-// (bcspwr10 and dwt_992, or those --scaled-up names)
 // and a seeded S with one entry in a sixteenth of its rows, so that most of
 // the rows of the result are empty; each operand draws its own S, and the
 // threads merge the operands' row coordinates in ranges. Each range appends
-// its rows of the DCSR result in place, in one pass (each thread appends
-// the ranges it claims to arrays of its own and copies each to the offsets
-// the ranges before it leave; the _2pass kernels: a counting pass, a prefix
-// sum over the ranges, an appending pass); the _ws kernels ask for a sparse
+// its rows of the DCSR result in place (a counting pass, a prefix sum over
+// the ranges, an appending pass); the _ws kernels ask for a sparse
 // workspace a thread instead (what every DCSR result of a thread loop went
 // through before), every entry hashed, sorted and merged.
 //
@@ -60,7 +54,7 @@
 // most) in the passes after the first.
 //
 //   tcc_parallel_workspace_bench [--threads 1,2,4,8,16] [--repeat N] [--passes P] [--later-threads 16]
-//                                [--kernels K1,K2] [--scaled-up M1,M2] [--svg FILE]
+//                                [--kernels K1,K2] [--svg FILE]
 //                                [--time-limit SECONDS] [--memory-detail] [--no-fork] [MATRIX ...]
 //   tcc_parallel_workspace_bench --plot TABLE --svg FILE    (the plot of a table printed earlier)
 #include <malloc.h>
@@ -101,14 +95,7 @@ struct Benchmark {
   std::string program, schedule;  // schedule: the parallel one
   // Made only in the process that measures (a child makes one benchmark's).
   std::function<std::map<std::string, tcc::rt::Coo>()> inputs;
-  bool twoPasses = false;  // the parallel kernel with CompileOptions::rowsInOnePass = false
 };
-
-tcc::CompileOptions parallelOptions(const Benchmark& b) {
-  tcc::CompileOptions options;
-  options.rowsInOnePass = !b.twoPasses;
-  return options;
-}
 
 // Where the resident memory lies (MiB), from /proc/self/smaps, and what
 // the allocator holds free (all its arenas).
@@ -370,7 +357,7 @@ void measureMemory(const tcc::Kernel& kernel, const std::map<std::string, tcc::T
 Measurement measure(const Benchmark& b, size_t index, int threads, int repeat) {
   auto start = std::chrono::steady_clock::now();
   tcc::Program program = threads == 0 ? tcc::Program::fromText(b.program, "sequential.tc") : parallelProgram(b);
-  tcc::Kernel timed = threads == 0 ? tcc::compile(program) : tcc::compile(program, parallelOptions(b));
+  tcc::Kernel timed = tcc::compile(program);
   Measurement m;
   m.loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::map<std::string, tcc::Tensor> inputs;
@@ -513,7 +500,7 @@ tcc::rt::Coo hypersparseScaleUp(const tcc::rt::Coo& m, uint64_t seed) {
   return tcc::rt::kroneckerProduct(s, m);
 }
 
-std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices, const std::vector<std::string>& scaledUp) {
+std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices) {
   std::vector<Benchmark> all;
   for (const auto& name : matrices) {
     auto operands = [name] { return productOperands(name); };
@@ -541,9 +528,8 @@ std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices, cons
                      {"B", tcc::rt::randomUniform({300, 300, 300}, 0.01, 2027)},
                      {"C", tcc::rt::randomUniform({300, 64}, 0.1, 3)}};
                  }});
-  for (const std::string& scaled : scaledUp)
+  for (const char* name : {"bcspwr10", "dwt_992"})
     for (const char* strategy : {"NoRaces", "Workspace"}) {
-      const std::string name = scaled;
       const std::string input = std::string("kron(S, ") + name + "), S 4096 x 4096 with an entry in 1/16 of its rows";
       const std::string suffix = std::string(strategy) == "Workspace" ? "_ws" : "";
       const std::string schedule = std::string("parallelize(i, CPUThread, ") + strategy + ")";
@@ -585,18 +571,7 @@ std::vector<Benchmark> benchmarks(const std::vector<std::string>& matrices, cons
                                                                   {"C", hypersparseScaleUp(m, 52)}};
                      }});
     }
-  // Each DCSR ranges kernel's two-pass form, right after it.
-  std::vector<Benchmark> withTwoPasses;
-  for (const Benchmark& b : all) {
-    withTwoPasses.push_back(b);
-    const bool ranges = b.schedule == "parallelize(i, CPUThread, NoRaces)" &&
-                        (b.kernel.rfind("dcsr_", 0) == 0 || b.kernel == "csr_add_to_dcsr");
-    if (!ranges) continue;
-    withTwoPasses.push_back(b);
-    withTwoPasses.back().kernel += "_2pass";
-    withTwoPasses.back().twoPasses = true;
-  }
-  return withTwoPasses;
+  return all;
 }
 
 std::vector<int> parseThreads(const std::string& text) {
@@ -876,7 +851,6 @@ int main(int argc, char** argv) {
   std::string kernels;   // comma-separated names; empty: all
   std::string svg;
   std::vector<std::string> matrices;
-  std::string scaledUp = "bcspwr10,dwt_992";  // the matrices of the DCSR kernels' scale-ups
   std::string plotFrom;  // a table printed by an earlier run
   bool child = argc > 4 && std::strcmp(argv[1], "--child") == 0;
   for (int a = child ? 5 : 1; a < argc; ++a) {
@@ -885,7 +859,6 @@ int main(int argc, char** argv) {
     else if (arg == "--no-fork") freshProcesses = false;
     else if (arg == "--repeat" && a + 1 < argc) repeat = std::max(1, std::atoi(argv[++a]));
     else if (arg == "--kernels" && a + 1 < argc) kernels = argv[++a];
-    else if (arg == "--scaled-up" && a + 1 < argc) scaledUp = argv[++a];
     else if (arg == "--svg" && a + 1 < argc) svg = argv[++a];
     else if (arg == "--time-limit" && a + 1 < argc) timeLimit = std::atof(argv[++a]);
     else if (arg == "--folder" && a + 1 < argc) workFolder = argv[++a];
@@ -895,7 +868,7 @@ int main(int argc, char** argv) {
     else if (arg == "--memory-detail") memoryDetail = true;
     else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "usage: %s [--threads 1,2,4,8,16] [--repeat N] [--passes P] [--later-threads 16] [--kernels K1,K2] [--svg FILE] "
-                           "[--scaled-up M1,M2] [--time-limit SECONDS] [--memory-detail] [--no-fork] [MATRIX ...] | --plot TABLE --svg FILE\n",
+                           "[--time-limit SECONDS] [--memory-detail] [--no-fork] [MATRIX ...] | --plot TABLE --svg FILE\n",
                    argv[0]);
       return 2;
     } else matrices.push_back(arg);
@@ -914,10 +887,7 @@ int main(int argc, char** argv) {
   if (matrices.empty())
     matrices = {"bcsstk16", "bcsstk13", "adder_dcop_05", "dnn_n1024_l1", "t:mbeacxc", "bayer10",
                 "t:Franz6_id1959_aug", "cryg2500", "watt_2", "Pd", "dwt_992", "bcspwr10", "494_bus,cage5"};
-  std::vector<std::string> scaledUpNames;
-  std::stringstream scaledUpList(scaledUp);
-  for (std::string name; std::getline(scaledUpList, name, ',');) scaledUpNames.push_back(name);
-  std::vector<Benchmark> all = benchmarks(matrices, scaledUpNames);
+  std::vector<Benchmark> all = benchmarks(matrices);
   if (!kernels.empty())
     std::erase_if(all, [&](const Benchmark& b) { return ("," + kernels + ",").find("," + b.kernel + ",") == std::string::npos; });
   if (child) return runChild(std::stoul(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), all);
@@ -935,7 +905,6 @@ int main(int argc, char** argv) {
   childArguments = matrices;
   childArguments.insert(childArguments.begin(), {"--folder", workFolder.string()});
   if (!kernels.empty()) childArguments.insert(childArguments.begin(), {"--kernels", kernels});
-  childArguments.insert(childArguments.begin(), {"--scaled-up", scaledUp});
   if (memoryDetail) childArguments.insert(childArguments.begin(), "--memory-detail");
 
   auto started = std::chrono::steady_clock::now();
@@ -943,7 +912,7 @@ int main(int argc, char** argv) {
   // Every kernel compiled once, here; the children find them in the cache.
   for (const Benchmark& b : all) {
     tcc::compile(tcc::Program::fromText(b.program, "sequential.tc"));
-    tcc::compile(parallelProgram(b), parallelOptions(b));
+    tcc::compile(parallelProgram(b));
   }
   double compileSeconds = elapsed();
 

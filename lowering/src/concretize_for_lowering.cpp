@@ -758,10 +758,8 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
       nest.decisions.push_back(
           output.name() + " (" + output.format().toString() + ") is appended in place by the ranges of " +
           nest.loops[0].name() + " the threads run in (each from its first coordinate, the operands' cursors found by "
-          "binary search; no sparse workspace): in one pass where the operands bound its entries and a loop merges "
-          "several (each thread appends the ranges it claims to arrays of its own, then copies each to its "
-          "offsets), else in two (a pass counts each range's appends, a prefix sum gives each range its offsets, "
-          "a second pass appends)");
+          "binary search): a pass counts each range's appends to every level (its loop without stores), a prefix sum over the ranges turns the counts into offsets, the arrays are "
+          "allocated exactly, and a second pass appends each range from its offsets (no sparse workspace)");
     } else {
       nest.sparseWorkspace = SparseWorkspaceCommand{};
       nest.decisions.push_back("threads cannot append to " + output.name() + " (" + output.format().toString() +

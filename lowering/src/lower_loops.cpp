@@ -1262,8 +1262,7 @@ Expr Lowerer::storedEntriesBound(const std::vector<const LevelIterator*>& sparse
   return entries;
 }
 
-Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* assignment, const ir::IndexVar& row,
-                           bool rowsLocated, bool* merges) {
+Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* assignment, const ir::IndexVar& row) {
   const ir::TensorVar& output = assignment->lhs.tensor();
   // The loops around the assignment, outermost first.
   std::vector<const ir::ForallNode*> loops;
@@ -1271,12 +1270,11 @@ Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* a
     auto inside = ir::assignmentsOf(forall->body);
     if (std::find(inside.begin(), inside.end(), assignment) != inside.end()) loops.push_back(forall);
   }
-  const ir::IndexVar& appended = assignment->lhs.indices()[output.format().modeOfLevel(output.order() - 1)];
+  const ir::IndexVar& appended = assignment->lhs.indices()[output.format().modeOfLevel(1)];
   auto appending = std::find_if(loops.begin(), loops.end(),
                                 [&](const ir::ForallNode* loop) { return loop->indexVar == appended; });
   // The rows: the outermost loop, over the variable itself (not split or
-  // bounded), whose operands all locate their rows (dense levels) where
-  // the rows go in chunks of rows.
+  // bounded), whose operands all locate their rows (dense levels).
   if (loops.empty() || !(loops[0]->indexVar == row) || relationOf_.count(row)) return Expr();
   // The loop that appends: over the variable itself, each iteration
   // appending at most once.
@@ -1287,9 +1285,8 @@ Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* a
   // lowering refuses them, with the reason).
   auto never = [](const ir::AccessNode*, int) { return false; };
   if (iterationRefusal(loops[0], never)) return Expr();
-  if (rowsLocated)
-    for (const auto& it : iteratorsOf(loops[0], never, 0))
-      if (!it.locatable()) return Expr();
+  for (const auto& it : iteratorsOf(loops[0], never, 0))
+    if (!it.locatable()) return Expr();
   // An access's level is located where the loops around have bound its
   // outer levels, outer ones by outer loops.
   auto located = [&](const ir::AccessNode* access, int level) {
@@ -1315,12 +1312,6 @@ Expr Lowerer::onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* a
     for (const auto& var : around)
       if (std::find(it->access->indices.begin(), it->access->indices.end(), var) == it->access->indices.end())
         return Expr();
-  if (merges) {
-    size_t rowDrivers = 0;
-    for (const auto& it : iteratorsOf(loops[0], never, 0))
-      if (!it.locatable()) ++rowDrivers;
-    *merges = sparse.size() > 1 || rowDrivers > 1;
-  }
   return storedEntriesBound(sparse, lattice.size() > 1);
 }
 

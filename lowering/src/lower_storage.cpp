@@ -263,16 +263,7 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   if (onePass) {
     passes = std::move(*onePass);
   } else if (rangeAppended_) {
-    std::string whyNot;
-    if (auto inOnePass = lowerRangesAppendingInOnePass(cin, whyNot)) {
-      passes = std::move(*inOnePass);
-    } else {
-      passes = lowerRangesAppendingInTwoPasses(cin);
-      decisions_.push_back(rangeAppended_->output.name() + " is appended by the ranges in two passes (" + whyNot +
-                           "): a pass counts each range's appends to every level (its loop without stores), a "
-                           "prefix sum over the ranges turns the counts into offsets, the arrays are allocated "
-                           "exactly, and a second pass appends each range from its offsets");
-    }
+    passes = lowerRangesAppendingInTwoPasses(cin);
   } else if (!rowParallelOutputs_.empty()) {
     pass_ = OutputPass::Count;
     passes.push_back(imp::Comment::make("count the entries of each row of the sparse outputs, rows in parallel"));
@@ -338,7 +329,6 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   stmts.insert(stmts.end(), footer_.begin(), footer_.end());
   function.body = imp::removeUnusedDeclarations(ops::simplify(imp::Block::make(stmts)));
   function.usesOpenMP = usesOpenMP_;
-  function.decisions = decisions_;
   function.gpuThreadScratch = gpuThreadScratch_;
   function.gpuSharedWorkspaces = gpuSharedWorkspaces_;
   function.usesSparseWorkspaces = std::any_of(storage_.begin(), storage_.end(),
@@ -478,7 +468,7 @@ std::optional<std::vector<Stmt>> Lowerer::lowerRowsInOnePass(const ir::IndexStmt
       imp::Comment::make("rows in chunks on the threads, in one pass: each chunk appended to the thread's arrays, "
                          "then copied to its offset"),
       imp::Declare::make(chunked.rowsPerChunk, imp::Call::make("tcc_rows_per_chunk",
-                                                               {dimension, storage.firstCapacity, threadCount()},
+                                                               {dimension, storage.firstCapacity, threadCount_},
                                                                imp::Type::int64())),
       imp::Declare::make(chunked.chunks,
                          ops::div(ops::add(dimension, ops::sub(chunked.rowsPerChunk, int64Imm(1))), chunked.rowsPerChunk)),
@@ -491,54 +481,30 @@ std::optional<std::vector<Stmt>> Lowerer::lowerRowsInOnePass(const ir::IndexStmt
   return passes;
 }
 
-const Expr& Lowerer::threadCount() {
-  if (!threadCount_.defined()) {
-    threadCount_ = freshVar("thread_count", imp::Type::int64());
-    header_.push_back(
-        imp::Declare::make(threadCount_, asInt64(imp::Call::make("omp_get_max_threads", {}, imp::Type::int32()))));
-  }
-  return threadCount_;
-}
-
-Stmt Lowerer::claimChunksOnThreads(const std::vector<Expr>& capacities,
-                                   const std::vector<std::pair<Expr, Expr>>& arrays, const Expr& next,
-                                   const Expr& chunks, const Expr& chunk, std::vector<Stmt> chunkBody) {
-  Expr thread = freshVar("thread", imp::Type::int64());
-  Expr claim = imp::Call::make("tcc_claim_chunk", {next}, imp::Type::int64());
-  std::vector<Stmt> threadBody;
-  for (const auto& capacity : capacities)
-    threadBody.push_back(imp::Declare::make(capacity, imp::Call::make("tcc_chunk_capacity", {}, imp::Type::int64())));
-  for (const auto& [array, capacity] : arrays) {
-    threadBody.push_back(imp::Declare::make(array, Expr()));
-    threadBody.push_back(imp::Allocate::make(array, capacity));
-  }
-  threadBody.push_back(imp::Declare::make(chunk, claim));
-  chunkBody.push_back(imp::Assign::make(chunk, claim));
-  threadBody.push_back(
-      imp::While::make(ops::lt(chunk, chunks), imp::Block::make(chunkBody), "the chunks this thread claims"));
-  for (const auto& array : arrays) threadBody.push_back(imp::Free::make(array.first));
-  usesOpenMP_ = true;
-  return imp::For::make(thread, int64Imm(0), threadCount(), imp::Block::make(threadBody), imp::LoopKind::Parallel,
-                        "one iteration a thread", 0, {}, 1);
-}
-
 // The parallel loop over `row` in [0, rows) of the one-pass form: one
 // iteration a thread, each claiming chunks of rows until none are left.
 Stmt Lowerer::lowerChunkedRows(const Expr& row, const Expr& rows, const Stmt& body) {
   ChunkedRows& chunked = *chunkedRows_;
   const TensorStorage& storage = storageOf(chunked.output);
   const Expr& pos = storage.pos[1];
+  if (!threadCount_.defined()) {
+    threadCount_ = freshVar("thread_count", imp::Type::int64());
+    header_.push_back(
+        imp::Declare::make(threadCount_, asInt64(imp::Call::make("omp_get_max_threads", {}, imp::Type::int32()))));
+  }
+  Expr thread = freshVar("thread", imp::Type::int64());
   Expr chunk = freshVar(storage.name + "_chunk", imp::Type::int64());
   Expr first = freshVar(storage.name + "_chunk_first", imp::Type::int64());
   Expr last = freshVar(storage.name + "_chunk_last", imp::Type::int64());
   Expr offset = freshVar("p" + storage.name + "2_chunk", imp::Type::int64());
   Expr copied = freshVar("p" + storage.name + "2_copy", imp::Type::int64());
   Expr ended = freshVar("p" + storage.name + "1_end", imp::Type::int64());
+  Expr claim = imp::Call::make("tcc_claim_chunk", {ops::add(chunked.state, chunked.chunks)}, imp::Type::int64());
   const bool streaming = streamedOutputs_.count(chunked.output) > 0;
   std::vector<Stmt> chunkBody{
       imp::Declare::make(first, ops::mul(chunk, chunked.rowsPerChunk)),
       imp::Declare::make(last, ops::min(ops::add(first, chunked.rowsPerChunk), asInt64(rows))),
-      imp::Declare::make(chunked.threadAppend, int64Imm(0)),
+      imp::Assign::make(chunked.threadAppend, int64Imm(0)),
       imp::For::make(row, ops::cast(row.type(), first), ops::cast(row.type(), last), body, imp::LoopKind::Serial,
                      "iterate the chunk's rows"),
       imp::Declare::make(offset, imp::Call::make("tcc_chunk_offset", {chunked.state, chunk, chunked.threadAppend},
@@ -551,11 +517,23 @@ Stmt Lowerer::lowerChunkedRows(const Expr& row, const Expr& rows, const Stmt& bo
                                                         streaming)}),
                      imp::LoopKind::Serial, "the chunk's entries to their offset"),
       imp::For::make(ended, ops::add(first, int64Imm(1)), ops::add(last, int64Imm(1)),
-                     imp::Store::make(pos, ended, offset, true), imp::LoopKind::Serial, "and its rows' ends")};
+                     imp::Store::make(pos, ended, offset, true), imp::LoopKind::Serial, "and its rows' ends"),
+      imp::Assign::make(chunk, claim)};
+  std::vector<Stmt> threadBody{
+      imp::Declare::make(chunked.threadCapacity, imp::Call::make("tcc_chunk_capacity", {}, imp::Type::int64())),
+      imp::Declare::make(chunked.threadCrd, Expr()),
+      imp::Allocate::make(chunked.threadCrd, chunked.threadCapacity),
+      imp::Declare::make(chunked.threadVals, Expr()),
+      imp::Allocate::make(chunked.threadVals, chunked.threadCapacity),
+      imp::Declare::make(chunked.threadAppend, int64Imm(0)),
+      imp::Declare::make(chunk, claim),
+      imp::While::make(ops::lt(chunk, chunked.chunks), imp::Block::make(chunkBody), "the chunks this thread claims"),
+      imp::Free::make(chunked.threadCrd),
+      imp::Free::make(chunked.threadVals)};
   chunked.lowered = true;
-  const Expr& capacity = chunked.threadCapacity;
-  return claimChunksOnThreads({capacity}, {{chunked.threadCrd, capacity}, {chunked.threadVals, capacity}},
-                              ops::add(chunked.state, chunked.chunks), chunked.chunks, chunk, chunkBody);
+  usesOpenMP_ = true;
+  return imp::For::make(thread, int64Imm(0), threadCount_, imp::Block::make(threadBody), imp::LoopKind::Parallel,
+                        "one iteration a thread", 0, {}, 1);
 }
 
 std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {

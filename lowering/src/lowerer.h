@@ -143,13 +143,6 @@ class Lowerer {
   // it is lowered), and the passes that assemble it.
   bool rangesAppend(const ir::ForallNode* forall, const ir::AssignmentNode* assignment) const;
   std::vector<imp::Stmt> lowerRangesAppendingInTwoPasses(const ir::IndexStmt& cin);
-  // The one-pass form of such an output (OutputPass::Chunk), or nothing
-  // where it does not apply (`whyNot` says why): each thread appends the
-  // ranges it claims to arrays of its own and copies each to its offsets.
-  std::optional<std::vector<imp::Stmt>> lowerRangesAppendingInOnePass(const ir::IndexStmt& cin, std::string& whyNot);
-  // A range's lowered loop, appended to the thread's arrays, then copied
-  // to the output at the range's offsets (lowerInCoordinateChunks, one pass).
-  std::vector<imp::Stmt> lowerRangeIntoThreadArrays(const ir::IndexStmt& nest, const imp::Expr& range);
   imp::Stmt lowerAssignment(const ir::AssignmentNode* assignment);
   // The iterators over `forall`'s variable: one for each access of its body
   // that indexes the variable, but left-hand sides (assembled, in
@@ -312,20 +305,16 @@ class Lowerer {
   // otherwise. A bound where each stored entry is visited once, a first
   // capacity elsewhere.
   imp::Expr storedEntriesBound(const std::vector<const LevelIterator*>& sparse, bool unitesOperands) const;
-  // The bound on the entries of the output that `assignment` appends to,
-  // where the statement lets it go in one pass (lowerRowsInOnePass,
-  // lowerRangesAppendingInOnePass), read off the statement before it is
-  // lowered: the loop over `row` is the outermost, over the variable
-  // itself (with `rowsLocated`, its operands locate their rows: dense
-  // levels, so a chunk of rows is a range of its iterations; else its
-  // ranges of coordinates cut the operands' levels); the loop over the
-  // output's last variable co-iterates sparse operands whose entries bound
-  // the output's (storedEntriesBound), each visited once (every loop
-  // around it iterates a variable of each). Undefined elsewhere. `merges`:
-  // whether the row loop or the appending one co-iterates several sparse
-  // operands (else one operand drives both alone).
-  imp::Expr onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* assignment, const ir::IndexVar& row,
-                         bool rowsLocated = true, bool* merges = nullptr);
+  // The bound on the entries of the row-parallel output that `assignment`
+  // appends to, where the statement lets its rows go in one pass
+  // (lowerRowsInOnePass), read off the statement before it is lowered:
+  // the loop over `row` is the outermost, over the variable itself, and
+  // its operands locate their rows (dense levels), so a chunk of rows is a
+  // range of its iterations; the loop over the output's last variable
+  // co-iterates sparse operands whose entries bound the output's
+  // (storedEntriesBound), each visited once (every loop around it iterates
+  // a variable of each). Undefined elsewhere.
+  imp::Expr onePassBound(const ir::IndexStmt& cin, const ir::AssignmentNode* assignment, const ir::IndexVar& row);
 
   // lower_storage.cpp
   // Names a parameter's arrays (its TensorStorage); declarationsOf then
@@ -438,7 +427,6 @@ class Lowerer {
   std::map<std::pair<const ir::AccessNode*, int>, imp::Expr> segmentBegins_;
   std::set<std::string> usedNames_;
   std::vector<imp::Stmt> header_, footer_;
-  std::vector<std::string> decisions_;  // imp::Function::decisions
   // The scalar temporary that the updates of one tensor go to while a loop
   // sums into it, stored (added) to the tensor after the loop: the sum of a
   // loop whose body is one assignment with every index of its left-hand side
@@ -492,23 +480,12 @@ class Lowerer {
   // `offsets`; a prefix sum over the ranges turns the counts into each
   // range's offsets; the Fill pass appends each range from its offsets
   // (each range's append positions its own) into exactly sized arrays.
-  // In one pass (`onePass`, OutputPass::Chunk) each thread appends the
-  // ranges it claims, in order, to arrays of its own (`thread`, standing
-  // in for the output's while the range is lowered) and copies each to
-  // its offsets, which a look-back over the ranges before it gives
-  // (`offsets` then holds each level's look-back state).
   struct RangeAppendedOutput {
     ir::TensorVar output;
     ir::IndexVar var;                // the thread loop's, the output's first index
     imp::Expr ranges;                // how many ranges of var, shared by both passes
     std::vector<imp::Expr> offsets;  // per level: int64[ranges + 1]
     bool lowered = false;            // the thread loop was lowered in ranges
-    bool onePass = false;
-    struct ThreadLevel {
-      imp::Expr crd, crdCapacity, pos, posCapacity, append;  // pos: the next level's (ends), where there is one
-    };
-    std::vector<ThreadLevel> thread;
-    imp::Expr threadVals;
   };
   std::optional<RangeAppendedOutput> rangeAppended_;
   // Outputs assembled in one pass: every row stores its end.
@@ -517,16 +494,6 @@ class Lowerer {
   // form does not apply (onePassBound).
   std::optional<std::vector<imp::Stmt>> lowerRowsInOnePass(const ir::IndexStmt& cin);
   imp::Stmt lowerChunkedRows(const imp::Expr& row, const imp::Expr& rows, const imp::Stmt& body);
-  // The thread loop of both one-pass forms: one iteration a thread, which
-  // declares `capacities` (tcc_chunk_capacity() entries each), allocates
-  // each array at its capacity, claims chunks from the counter `next`
-  // until `chunks` are taken (`chunk` holds the one claimed) and runs
-  // `chunkBody` on each, then frees its arrays.
-  imp::Stmt claimChunksOnThreads(const std::vector<imp::Expr>& capacities,
-                                 const std::vector<std::pair<imp::Expr, imp::Expr>>& arrays, const imp::Expr& next,
-                                 const imp::Expr& chunks, const imp::Expr& chunk, std::vector<imp::Stmt> chunkBody);
-  // omp_get_max_threads(), declared once in the header.
-  const imp::Expr& threadCount();
   // Outputs that a sparse workspace's Compress fills (never appended to).
   std::set<ir::TensorVar> sparseWorkspaceOutputs_;
   // Sparse outputs the kernel appends to and never reads (the statement's

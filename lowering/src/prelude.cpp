@@ -414,18 +414,6 @@ static inline int64_t tcc_rows_per_chunk(int64_t rows, int64_t entries, int64_t 
   return per < 1 ? 1 : per > 4096 ? 4096 : per;
 }
 static inline int64_t tcc_chunk_capacity() { return 2 * (int64_t)TCC_CHUNK_ENTRIES; }
-// Ranges of coordinates that threads append an output in, in one pass
-// (the C++ lowering's ranges in one pass): about TCC_CHUNK_ENTRIES entries
-// of the bound a range, at least 8 ranges a thread, at most one a
-// coordinate. (Not a fixed count of coordinates a range, as rows a chunk
-// are: the coordinates of a hypersparse output are mostly empty.)
-static inline int64_t tcc_ranges_of(int64_t extent, int64_t entries, int64_t threads) {
-  const int64_t least = 8 * (threads > 0 ? threads : 1);
-  int64_t ranges = entries / (int64_t)TCC_CHUNK_ENTRIES;
-  ranges = ranges > least ? ranges : least;
-  ranges = ranges < extent ? ranges : extent;
-  return ranges < 1 ? 1 : ranges;
-}
 
 // Puts the coordinates a workspace touched in order: by sorting the list
 // when it is short, by scanning the touched flags when n log n would cost

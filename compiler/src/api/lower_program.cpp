@@ -215,8 +215,6 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       lowerOptions.commands = lowering::loopCommandsOf(request, concrete.outputOrderCommand);
       lowerOptions.commands.defaultGpuMapping = defaultGpuMapping;
       compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
-      compiled.decisions.insert(compiled.decisions.end(), compiled.function.decisions.begin(),
-                                compiled.function.decisions.end());
       // A statement an intrinsic took (TCA-SpMM) maps no loops: no choice.
       if (balanced && lowering::intrinsicDecision(compiled.function)) balanced.reset();
       if (balanced)

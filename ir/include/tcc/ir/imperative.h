@@ -423,10 +423,6 @@ struct Function {
   // loops: the host allocates each (zeroed) in device memory for the call,
   // the GPU loops that fill and read it share it, and the host frees it.
   std::vector<Expr> gpuSharedWorkspaces;
-  // What the lowering chose that `tcc explain` reports (a form of assembly
-  // only the loops' lowering can pick: one that needs a bound on the
-  // output's entries, say).
-  std::vector<std::string> decisions;
 };
 
 }  // namespace tcc::ir::imp
