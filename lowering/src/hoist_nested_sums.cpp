@@ -96,7 +96,7 @@ std::vector<ir::TensorVar> Lowerer::hoistableTemporaries(const ir::WhereNode* wh
 
 std::vector<imp::Stmt> Lowerer::computeHoistedSum(const ir::WhereNode* where,
                                                   const std::vector<ir::TensorVar>& temporaries,
-                                                  const imp::Expr& guard) {
+                                                  const imp::Expr& guard, HoistedSums& hoisted) {
   std::vector<imp::Stmt> stmts;
   for (const auto& temporary : temporaries) {
     TensorStorage& storage = storageOf(temporary);
@@ -105,16 +105,12 @@ std::vector<imp::Stmt> Lowerer::computeHoistedSum(const ir::WhereNode* where,
   }
   imp::Stmt producer = lower(where->producer);
   stmts.push_back(guard.defined() ? imp::If::make(guard, producer) : producer);
-  hoistedSums_.insert(temporaries.begin(), temporaries.end());
+  for (const auto& temporary : temporaries)
+    if (hoistedSums_.insert(temporary).second) hoisted.temporaries.push_back(temporary);
   return stmts;
 }
 
-void Lowerer::releaseHoistedSums(const std::vector<ir::TensorVar>& hoisted) {
-  for (const auto& temporary : hoisted) hoistedSums_.erase(temporary);
-}
-
-std::vector<imp::Stmt> Lowerer::hoistLoopInvariantSums(const ir::ForallNode* forall,
-                                                       std::vector<ir::TensorVar>& hoisted) {
+std::vector<imp::Stmt> Lowerer::hoistLoopInvariantSums(const ir::ForallNode* forall, HoistedSums& hoisted) {
   std::vector<imp::Stmt> stmts;
   if (!hoistsSums() || forall->attributes.parallelUnit != ir::ParallelUnit::NotParallel) return stmts;
   std::vector<std::pair<const ir::WhereNode*, std::vector<ir::IndexVar>>> wheres;
@@ -126,9 +122,8 @@ std::vector<imp::Stmt> Lowerer::hoistLoopInvariantSums(const ir::ForallNode* for
     for (const auto& var : freeVariables(where->producer))
       invariant = invariant && coordinates_.count(var) && std::find(loops.begin(), loops.end(), var) == loops.end();
     if (!invariant) continue;
-    auto computed = computeHoistedSum(where, temporaries, imp::Expr());
+    auto computed = computeHoistedSum(where, temporaries, imp::Expr(), hoisted);
     stmts.insert(stmts.end(), computed.begin(), computed.end());
-    hoisted.insert(hoisted.end(), temporaries.begin(), temporaries.end());
   }
   return stmts;
 }
@@ -136,7 +131,7 @@ std::vector<imp::Stmt> Lowerer::hoistLoopInvariantSums(const ir::ForallNode* for
 std::vector<imp::Stmt> Lowerer::hoistSumsOutOfCases(const ir::ForallNode* forall,
                                                     const std::map<int, imp::Expr>& presentAt,
                                                     const std::vector<std::vector<int>>& cases,
-                                                    std::vector<ir::TensorVar>& hoisted) {
+                                                    HoistedSums& hoisted) {
   std::vector<imp::Stmt> stmts;
   if (!hoistsSums() || cases.size() < 2) return stmts;
   const auto& ids = iteratorIds_[forall];
@@ -177,9 +172,8 @@ std::vector<imp::Stmt> Lowerer::hoistSumsOutOfCases(const ir::ForallNode* forall
                          [&](int id) { return std::find(point.begin(), point.end(), id) != point.end(); });
     });
     if (computing < 2) continue;
-    auto computed = computeHoistedSum(where, temporaries, guard);
+    auto computed = computeHoistedSum(where, temporaries, guard, hoisted);
     stmts.insert(stmts.end(), computed.begin(), computed.end());
-    hoisted.insert(hoisted.end(), temporaries.begin(), temporaries.end());
   }
   return stmts;
 }

@@ -139,11 +139,12 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
     for (const auto& level : declared) repeatedLevels_.erase(level);
     return imp::Block::make(state);
   }
-  std::vector<ir::TensorVar> invariant;
-  if (std::vector<Stmt> hoisted = hoistLoopInvariantSums(forall, invariant); !hoisted.empty()) {
-    hoisted.push_back(lowerForall(forall));
-    releaseHoistedSums(invariant);
-    return imp::Block::make(hoisted);
+  {
+    HoistedSums invariant(hoistedSums_);
+    if (std::vector<Stmt> hoisted = hoistLoopInvariantSums(forall, invariant); !hoisted.empty()) {
+      hoisted.push_back(lowerForall(forall));
+      return imp::Block::make(hoisted);
+    }
   }
   if (auto owned = ownedVariable(forall)) return lowerOwnedRanges(forall, *owned);
   if (workPass_ && forall->indexVar == workPass_->owned && workPass_->scans.defined()) {
@@ -951,7 +952,7 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     points.push_back(&point);
     if (sparseIds.empty()) break;  // every later point is covered
   }
-  std::vector<ir::TensorVar> hoisted;
+  HoistedSums hoisted(hoistedSums_);
   auto sums = hoistSumsOutOfCases(forall, present, seen, hoisted);
   loopBody.insert(loopBody.end(), sums.begin(), sums.end());
   std::vector<std::pair<Expr, Stmt>> branches;
@@ -960,7 +961,6 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
     for (int id : seen[p]) condition = ops::land(condition, present[id]);
     branches.push_back({condition, lowerCase(forall, *points[p], sole)});
   }
-  releaseHoistedSums(hoisted);
   for (auto it = branches.rbegin(); it != branches.rend(); ++it) {
     if (!it->first.defined()) {
       cases = it->second;
@@ -1137,7 +1137,7 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
       presentAt[it->id] = std::find(driving.begin(), driving.end(), it->id) != driving.end()
                               ? ops::eq(it->coord, coordinate)
                               : Expr();
-    std::vector<ir::TensorVar> hoisted;
+    HoistedSums hoisted(hoistedSums_);
     auto sums = hoistSumsOutOfCases(forall, presentAt, seen, hoisted);
     body.insert(body.end(), sums.begin(), sums.end());
     std::vector<std::pair<Expr, Stmt>> branches;
@@ -1146,7 +1146,6 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
       for (int id : seen[s]) present = ops::land(present, ops::eq(byId(id).coord, coordinate));
       branches.push_back({present, lowerCase(forall, *subs[s], sole)});
     }
-    releaseHoistedSums(hoisted);
     // When some combination of the operands present has a case (a union
     // of the operands' patterns), each case moves on the operands it
     // consumed, and the last case needs no test: the cursors' next loads

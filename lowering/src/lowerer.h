@@ -129,8 +129,19 @@ class Lowerer {
   // a scalar temporary) is computed once, not in every lattice case.
   // Before `forall`'s loop: the sums in its body that read no variable of
   // it or of the loops inside (loop-invariant); empty when there are none.
-  // Their temporaries stay in hoistedSums_ until releaseHoistedSums.
-  std::vector<imp::Stmt> hoistLoopInvariantSums(const ir::ForallNode* forall, std::vector<ir::TensorVar>& hoisted);
+  // Their temporaries stay in hoistedSums_ while the HoistedSums given
+  // lives (also when lowering throws: a caller may try another form).
+  struct HoistedSums {
+    std::set<ir::TensorVar>& marked;
+    std::vector<ir::TensorVar> temporaries;
+    explicit HoistedSums(std::set<ir::TensorVar>& marked) : marked(marked) {}
+    HoistedSums(const HoistedSums&) = delete;
+    HoistedSums& operator=(const HoistedSums&) = delete;
+    ~HoistedSums() {
+      for (const auto& temporary : temporaries) marked.erase(temporary);
+    }
+  };
+  std::vector<imp::Stmt> hoistLoopInvariantSums(const ir::ForallNode* forall, HoistedSums& hoisted);
   // Before the cases of one iteration of `forall`'s loop: the sums in its
   // body that every case computing them computes alike (their operands at
   // the loop's variable intersect), when two cases or more would compute
@@ -139,16 +150,14 @@ class Lowerer {
   // others are located, always present).
   // `cases` holds the sparse iterator ids of each case.
   std::vector<imp::Stmt> hoistSumsOutOfCases(const ir::ForallNode* forall, const std::map<int, imp::Expr>& presentAt,
-                                             const std::vector<std::vector<int>>& cases,
-                                             std::vector<ir::TensorVar>& hoisted);
-  void releaseHoistedSums(const std::vector<ir::TensorVar>& hoisted);
+                                             const std::vector<std::vector<int>>& cases, HoistedSums& hoisted);
   bool hoistsSums() const;
   // The scalar temporaries `where` fills, when it can be computed apart
   // from its consumer: only sum temporaries, plain loops, nothing read that
   // another statement of `scope` writes. Empty otherwise.
   std::vector<ir::TensorVar> hoistableTemporaries(const ir::WhereNode* where, const ir::IndexStmt& scope) const;
   std::vector<imp::Stmt> computeHoistedSum(const ir::WhereNode* where, const std::vector<ir::TensorVar>& temporaries,
-                                           const imp::Expr& guard);
+                                           const imp::Expr& guard, HoistedSums& hoisted);
   // Scalar temporaries computed before the lattice cases that read them.
   std::set<ir::TensorVar> hoistedSums_;
   // Threads owning ranges of a per-thread sparse workspace's first level
