@@ -157,6 +157,13 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
     for (const auto& level : declared) repeatedLevels_.erase(level);
     return imp::Block::make(state);
   }
+  {
+    HoistedSums invariant(hoistedSums_);
+    if (std::vector<Stmt> hoisted = hoistLoopInvariantSums(forall, invariant); !hoisted.empty()) {
+      hoisted.push_back(lowerForall(forall));
+      return imp::Block::make(hoisted);
+    }
+  }
   if (auto owned = ownedVariable(forall)) return lowerOwnedRanges(forall, *owned);
   if (workPass_ && forall->indexVar == workPass_->owned && workPass_->scans.defined()) {
     // The work pass also counts the segments each range searches.
@@ -1000,17 +1007,24 @@ Stmt Lowerer::lowerDenseDrivenLoop(const ir::ForallNode* forall, std::vector<Lev
   // if / else-if over the lattice points, most operands first.
   Stmt cases;
   std::vector<std::vector<int>> seen;
-  std::vector<std::pair<Expr, Stmt>> branches;
+  std::vector<const LatticePoint*> points;
   for (const auto& point : lattice) {
     std::vector<int> sparseIds;
     for (int id : point.iterators)
       if (present.count(id)) sparseIds.push_back(id);
     if (std::find(seen.begin(), seen.end(), sparseIds) != seen.end()) continue;
     seen.push_back(sparseIds);
+    points.push_back(&point);
+    if (sparseIds.empty()) break;  // every later point is covered
+  }
+  HoistedSums hoisted(hoistedSums_);
+  auto sums = hoistSumsOutOfCases(forall, present, seen, hoisted);
+  loopBody.insert(loopBody.end(), sums.begin(), sums.end());
+  std::vector<std::pair<Expr, Stmt>> branches;
+  for (size_t p = 0; p < points.size(); ++p) {
     Expr condition;
-    for (int id : sparseIds) condition = ops::land(condition, present[id]);
-    branches.push_back({condition, lowerCase(forall, point, sole)});
-    if (!condition.defined()) break;  // every later point is covered
+    for (int id : seen[p]) condition = ops::land(condition, present[id]);
+    branches.push_back({condition, lowerCase(forall, *points[p], sole)});
   }
   for (auto it = branches.rbegin(); it != branches.rend(); ++it) {
     if (!it->first.defined()) {
@@ -1173,16 +1187,30 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
     body.insert(body.end(), locate.begin(), locate.end());
 
     // Cases: the lattice points below this one, most operands first.
-    std::vector<std::pair<Expr, Stmt>> branches;
     std::vector<std::vector<int>> seen;
+    std::vector<const LatticePoint*> subs;
     for (const auto& sub : lattice) {
       std::vector<int> subSparse = sparseOf(sub);
       if (!isSubset(subSparse, driving) || subSparse.empty()) continue;
       if (std::find(seen.begin(), seen.end(), subSparse) != seen.end()) continue;
       seen.push_back(subSparse);
+      subs.push_back(&sub);
+    }
+    // Sums every case computes alike, once before the cases (an exhausted
+    // operand's sums are computed by none).
+    std::map<int, Expr> presentAt;
+    for (const auto* it : sparse)
+      presentAt[it->id] = std::find(driving.begin(), driving.end(), it->id) != driving.end()
+                              ? ops::eq(it->coord, coordinate)
+                              : Expr();
+    HoistedSums hoisted(hoistedSums_);
+    auto sums = hoistSumsOutOfCases(forall, presentAt, seen, hoisted);
+    body.insert(body.end(), sums.begin(), sums.end());
+    std::vector<std::pair<Expr, Stmt>> branches;
+    for (size_t s = 0; s < subs.size(); ++s) {
       Expr present;
-      for (int id : subSparse) present = ops::land(present, ops::eq(byId(id).coord, coordinate));
-      branches.push_back({present, lowerCase(forall, sub, sole)});
+      for (int id : seen[s]) present = ops::land(present, ops::eq(byId(id).coord, coordinate));
+      branches.push_back({present, lowerCase(forall, *subs[s], sole)});
     }
     // When some combination of the operands present has a case (a union
     // of the operands' patterns), each case moves on the operands it
@@ -1324,6 +1352,10 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   std::vector<ir::TensorVar> workspaces;
   for (const auto& tensor : ir::tensorsWritten(where->producer))
     if (!isParameter(tensor) && !inner.count(tensor)) workspaces.push_back(tensor);
+  // Computed before the lattice cases (hoist_nested_sums.cpp).
+  if (!workspaces.empty() && std::all_of(workspaces.begin(), workspaces.end(),
+                                         [&](const ir::TensorVar& tensor) { return hoistedSums_.count(tensor) > 0; }))
+    return lower(where->consumer);
   // A workspace whose every index the loops around fix holds the one entry
   // its producer writes (a workspace over a variable of a loop outside the
   // where): reset that entry, not the whole workspace.

@@ -124,6 +124,42 @@ class Lowerer {
   imp::Stmt lower(const ir::IndexStmt& stmt);
   imp::Stmt lowerForall(const ir::ForallNode* forall);
   imp::Stmt lowerWhere(const ir::WhereNode* where);
+
+  // hoist_nested_sums.cpp: a sum below the statement's top (a where filling
+  // a scalar temporary) is computed once, not in every lattice case.
+  // Before `forall`'s loop: the sums in its body that read no variable of
+  // it or of the loops inside (loop-invariant); empty when there are none.
+  // Their temporaries stay in hoistedSums_ while the HoistedSums given
+  // lives (also when lowering throws: a caller may try another form).
+  struct HoistedSums {
+    std::set<ir::TensorVar>& marked;
+    std::vector<ir::TensorVar> temporaries;
+    explicit HoistedSums(std::set<ir::TensorVar>& marked) : marked(marked) {}
+    HoistedSums(const HoistedSums&) = delete;
+    HoistedSums& operator=(const HoistedSums&) = delete;
+    ~HoistedSums() {
+      for (const auto& temporary : temporaries) marked.erase(temporary);
+    }
+  };
+  std::vector<imp::Stmt> hoistLoopInvariantSums(const ir::ForallNode* forall, HoistedSums& hoisted);
+  // Before the cases of one iteration of `forall`'s loop: the sums in its
+  // body that every case computing them computes alike (their operands at
+  // the loop's variable intersect), when two cases or more would compute
+  // them; each guarded by `presentAt` of its sparse operands' iterators
+  // (those the map holds, undefined where the iterator is exhausted; the
+  // others are located, always present).
+  // `cases` holds the sparse iterator ids of each case.
+  std::vector<imp::Stmt> hoistSumsOutOfCases(const ir::ForallNode* forall, const std::map<int, imp::Expr>& presentAt,
+                                             const std::vector<std::vector<int>>& cases, HoistedSums& hoisted);
+  bool hoistsSums() const;
+  // The scalar temporaries `where` fills, when it can be computed apart
+  // from its consumer: only sum temporaries, plain loops, nothing read that
+  // another statement of `scope` writes. Empty otherwise.
+  std::vector<ir::TensorVar> hoistableTemporaries(const ir::WhereNode* where, const ir::IndexStmt& scope) const;
+  std::vector<imp::Stmt> computeHoistedSum(const ir::WhereNode* where, const std::vector<ir::TensorVar>& temporaries,
+                                           const imp::Expr& guard, HoistedSums& hoisted);
+  // Scalar temporaries computed before the lattice cases that read them.
+  std::set<ir::TensorVar> hoistedSums_;
   // Threads owning ranges of a per-thread sparse workspace's first level
   // (SparseWorkspaceOptions::ownerPartition): the variable they own, when
   // `forall` is such a thread loop.

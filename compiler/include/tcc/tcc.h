@@ -96,6 +96,13 @@ struct CompileOptions {
   // counted, a prefix sum, then filled). False: always in two, the form
   // before the one-pass one (for comparisons; see bench/sparse_add).
   bool rowsInOnePass = true;
+  // Cpu: a sum nested in the expression (a scalar temporary) is computed
+  // once before a loop whose variable it does not read, and once per
+  // iteration before the lattice cases that would each compute it alike;
+  // the same additions in the same order, fewer copies of its loops in the
+  // kernel. False: in every lattice case, the form before (for
+  // comparisons; see bench/compile_latency).
+  bool hoistNestedSums = true;
   // Cpu: arrays the kernel allocates itself (a sparse output's pos, crd
   // and vals, workspaces, a sparse workspace's output) of 4 MB and more go
   // to 2 MB pages advised MADV_HUGEPAGE (tcc/runtime/array_alloc.h). Unset:

@@ -206,6 +206,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       lowerOptions.cudaTarget = cuda;
       lowerOptions.tensorCore = request.tensorCore;
       lowerOptions.rowsInOnePass = options.rowsInOnePass;
+      lowerOptions.hoistNestedSums = options.hoistNestedSums;
       lowerOptions.hugePages = hugePages(options);
       const auto& separate = request.separatelyAssembled;
       lowerOptions.separateAssembly =

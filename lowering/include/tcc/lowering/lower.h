@@ -129,6 +129,11 @@ struct LowerOptions {
   // Rows a parallel loop assembles go in one pass where that applies (see
   // Lowerer::lowerRowsInOnePass); false: in two passes (count, then fill).
   bool rowsInOnePass = true;
+  // A sum below the statement's top is computed once before the loop it
+  // does not depend on, or before the lattice cases that would each
+  // compute it alike (hoist_nested_sums.cpp); false: in every case, the
+  // form before (for comparisons).
+  bool hoistNestedSums = true;
   // Sparse workspaces' outputs of 4 MB and more in 2 MB pages (the ISM's
   // create flag 4; the kernel's own arrays follow TCC_HUGE_PAGE_MIN_BYTES,
   // a macro of the prelude).
