@@ -7,6 +7,8 @@
 // real inputs. What cannot be placed is refused at its command.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "kernel_check.h"
 
 namespace tcc::test {
@@ -14,30 +16,16 @@ namespace {
 
 using frontend::FloatingPointMode;
 
-const char* const kMttkrp = R"(
-tensor A(I, J) : dense
-tensor B(I, K, L) : csf
-tensor C(K, J) : dense
-tensor D(L, J) : dense
-A(i,j) = B(i,k,l) * D(l,j) * C(k,j)
-)";
-
+// MTTKRP with B stored as `formatOfB`.
+std::string mttkrp(const std::string& formatOfB) {
+  return "tensor A(I, J) : dense\ntensor B(I, K, L) : " + formatOfB +
+         "\ntensor C(K, J) : dense\ntensor D(L, J) : dense\nA(i,j) = B(i,k,l) * D(l,j) * C(k,j)\n";
+}
+const std::string kMttkrp = mttkrp("csf");
 // B's rows dense, so that i can be split; its other levels dense too, so
 // that k and l can be reordered.
-const char* const kMttkrpDenseRows = R"(
-tensor A(I, J) : dense
-tensor B(I, K, L) : {dense, compressed, compressed}
-tensor C(K, J) : dense
-tensor D(L, J) : dense
-A(i,j) = B(i,k,l) * D(l,j) * C(k,j)
-)";
-const char* const kMttkrpDense = R"(
-tensor A(I, J) : dense
-tensor B(I, K, L) : dense
-tensor C(K, J) : dense
-tensor D(L, J) : dense
-A(i,j) = B(i,k,l) * D(l,j) * C(k,j)
-)";
+const std::string kMttkrpDenseRows = mttkrp("{dense, compressed, compressed}");
+const std::string kMttkrpDense = mttkrp("dense");
 
 // With a factor after the product, for three nested workspaces.
 const char* const kScaledMttkrp = R"(
