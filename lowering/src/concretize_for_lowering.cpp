@@ -575,7 +575,16 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     if (terms && lhs.tensor().order() > 0 && (workspaceAsked || !oneLoopOrderFitsEveryTerm(lhs, outputLoopOrder(lhs, rhs), *terms))) {
       LoopNest nest;
       nest.loops = lhs.indices();
-      if (!request.commands.empty()) {
+      // On the cuda target a dense output takes the terms' sums itself.
+      const bool addIntoOutput = request.cudaTarget && !workspaceAsked && lhs.tensor().format().isAllDense();
+      if (request.cudaTarget && workspaceAsked && lhs.tensor().format().isAllDense())
+        for (size_t c = 0; c < request.commands.size(); ++c)
+          if (isWorkspaceCommand(request.commands[c]))
+            throw ScheduleError(c, request.commands[c].text + ": sparse workspaces are not supported on the cuda "
+                                   "target; there the terms of this sum, which reduce over different variables, add "
+                                   "into " + lhs.tensor().name() + " (dense) directly, each in a loop nest of its "
+                                   "own, a kernel each: leave the command out");
+      if (!request.commands.empty() && !addIntoOutput) {
         bool onGpu = std::any_of(request.commands.begin(), request.commands.end(), [](const auto& c) {
           const auto* parallelize = std::get_if<ParallelizeCommand>(&c.kind);
           return parallelize && (parallelize->unit == ir::ParallelUnit::GPUBlock ||
@@ -617,7 +626,15 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
       }
       ConcretizedStatement result;
       nest.takenNames = takenNames;
-      result.stmt = buildTermwiseSparseWorkspace(nest, lhs, workspaceTerms);
+      result.termsAddIntoOutput = addIntoOutput;
+      result.stmt = addIntoOutput ? buildTermwiseAccumulation(nest, lhs, workspaceTerms)
+                                  : buildTermwiseSparseWorkspace(nest, lhs, workspaceTerms);
+      if (addIntoOutput)
+        for (size_t c = 0; c < request.commands.size(); ++c)
+          if (std::holds_alternative<PrecomputeCommand>(request.commands[c].kind))
+            throw ScheduleError(c, request.commands[c].text + ": on the cuda target the terms of this sum reduce "
+                                   "over different variables and each add into " + lhs.tensor().name() +
+                                   " in a loop nest of its own, which takes no precompute");
       if (!onlyWorkspaceCommands && !request.commands.empty())
         result.stmt = scheduleNestedSums(result.stmt, request.commands, *assignment, nest.decisions,
                                          nest.takenNames, /*workspaceTaken=*/true);

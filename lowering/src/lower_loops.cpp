@@ -206,7 +206,8 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
       // contribution: store it instead of adding it (not in the loops
       // after a pos's positions, which add to what those stored).
       bool onlyContribution =
-          remainderRoles_.empty() && std::all_of(coordinates_.begin(), coordinates_.end(), [&](const auto& bound) {
+          remainderRoles_.empty() && !outputsOfSeveralAssignments_.count(sole->lhs.tensor()) &&
+          std::all_of(coordinates_.begin(), coordinates_.end(), [&](const auto& bound) {
             return derivesOnlyFrom(bound.first, lhsVars);
           });
       ReductionTarget outer = reduction_;

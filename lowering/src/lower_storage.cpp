@@ -99,6 +99,10 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   statement_ = cin;
   std::set<ir::TensorVar> written;
   for (const auto& tensor : ir::tensorsWritten(cin)) written.insert(tensor);
+  std::set<ir::TensorVar> writtenOnce;
+  for (const auto* assignment : ir::assignmentsOf(cin))
+    if (!writtenOnce.insert(assignment->lhs.tensor()).second && isParameter(assignment->lhs.tensor()))
+      outputsOfSeveralAssignments_.insert(assignment->lhs.tensor());
   imp::Function function;
   function.name = options_.functionName;
   for (const auto& tensor : parameters_) {

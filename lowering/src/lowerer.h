@@ -294,6 +294,10 @@ class Lowerer {
     bool excludes = false;  // the pos's own variable (else a fused pos's outer one)
   };
   std::map<ir::IndexVar, RemainderRole> remainderRoles_;
+  // Outputs that several assignments add into (the nests of terms that
+  // reduce over different variables, on the cuda target): no reduction's
+  // sum is an entry's only contribution, stored in place of adding it.
+  std::set<ir::TensorVar> outputsOfSeveralAssignments_;
   // A's segment at the variable, and a cursor into it that moves forward
   // with the loop's coordinates.
   struct StoredCoordinates {

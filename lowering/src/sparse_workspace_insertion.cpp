@@ -405,4 +405,28 @@ ir::IndexStmt buildTermwiseSparseWorkspace(LoopNest& nest, const ir::Access& lhs
   return ir::where(consumer, *producer);
 }
 
+ir::IndexStmt buildTermwiseAccumulation(LoopNest& nest, const ir::Access& lhs, const std::vector<WorkspaceTerm>& terms) {
+  const ir::TensorVar& output = lhs.tensor();
+  std::optional<ir::IndexStmt> sums;
+  std::string nests, summed;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const WorkspaceTerm& term = terms[t];
+    ir::IndexStmt adds = nestLoops(term.loops, ir::AssignmentNode::make(lhs, term.value, true), {});
+    sums = sums ? ir::sequence(*sums, adds) : adds;
+    nests += (t ? "; " : "") + ir::toString(term.value) + " over loops " + joinNames(term.loops);
+    if (!summed.empty()) summed += ", ";
+    summed += term.summed.empty() ? ir::toString(term.value) + " sums nothing"
+                                  : ir::toString(term.value) + " sums " + joinNames(term.summed);
+  }
+  nest.decisions.push_back("the terms reduce over different variables (" + summed + "), and no one loop order visits "
+                           "every term's sparse inputs in storage order with " + output.name() + "'s indices " +
+                           joinNames(lhs.indices()) + " outermost");
+  nest.decisions.push_back("each term adds into " + output.name() + " (dense, zeroed before the kernels run) in a loop "
+                           "nest of its own, a kernel each on the cuda target (" + nests + ")");
+  nest.decisions.push_back("not taken: a sparse workspace of " + output.name() + "'s entries (on the GPU its inserts, "
+                           "sort and merge would only gather what the terms can add into the dense " + output.name() +
+                           " in place)");
+  return *sums;
+}
+
 }  // namespace tcc::lowering

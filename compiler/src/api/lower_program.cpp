@@ -144,6 +144,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
                                       "updates are not supported yet: write the result to a new tensor");
       compiled.computedOutput = compiled.output;
       schedule = scheduleRequestFor(program.syntax(), statement);
+      schedule.request.cudaTarget = cuda;
       for (const auto& tensor : program.tensors()) schedule.request.takenNames.insert(tensor.name());
       // On the cuda target a product with an N:M operand is the nm_spmm
       // intrinsic's (it maps no loops); elsewhere N:M operands are dense copies.
@@ -159,7 +160,9 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       std::string balancedMatrix;
       const bool defaultGpuMapping =
         cuda && !nmIntrinsic && !request.tensorCore && !lowering::parallelizesLoops(request);
-      if (defaultGpuMapping) {
+      if (defaultGpuMapping && concrete.termsAddIntoOutput) {
+        concrete.stmt = lowering::mapTermNestsToGpuThreads(concrete.stmt, concrete.decisions);
+      } else if (defaultGpuMapping) {
         balanced = withBalancedGpuMapping(denseNm, request, concrete, balancedMatrix);
         concrete = withDefaultGpuMapping(denseNm, request, concrete);
         if (balanced) {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "tcc/ir/imperative.h"
+#include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/lowering/gpu_kernels.h"
 #include "../access_occurrences.h"
@@ -268,6 +269,29 @@ class WorkspaceFillMapper {
 
 ir::IndexStmt mapWorkspaceFillsToGpuThreads(const ir::IndexStmt& concrete, std::vector<std::string>& reasons) {
   return WorkspaceFillMapper(reasons).top(concrete);
+}
+
+ir::IndexStmt mapTermNestsToGpuThreads(const ir::IndexStmt& concrete, std::vector<std::string>& reasons) {
+  if (const auto* scheduled = concrete.as<ir::SuchThatNode>())
+    return ir::SuchThatNode::make(mapTermNestsToGpuThreads(scheduled->stmt, reasons), scheduled->relations);
+  if (const auto* sequence = concrete.as<ir::SequenceNode>()) {
+    ir::IndexStmt first = mapTermNestsToGpuThreads(sequence->definition, reasons);  // (explain's lines in order)
+    return ir::SequenceNode::make(first, mapTermNestsToGpuThreads(sequence->mutation, reasons));
+  }
+  const auto* loop = concrete.as<ir::ForallNode>();
+  if (!loop || loop->attributes.parallelUnit != ir::ParallelUnit::NotParallel) return concrete;
+  auto assignments = statementsOf<ir::AssignmentNode>(concrete);
+  bool ownEntries = std::all_of(assignments.begin(), assignments.end(), [&](const auto* assignment) {
+    return contains(assignment->lhs.indices(), loop->indexVar);
+  });
+  ir::ForallAttributes attributes = loop->attributes;
+  attributes.parallelUnit = ir::ParallelUnit::GPUThread;
+  attributes.outputRaceStrategy = ownEntries ? ir::OutputRaceStrategy::NoRaces : ir::OutputRaceStrategy::Atomics;
+  std::string term = assignments.empty() ? std::string("a term") : ir::toString(assignments.front()->rhs);
+  reasons.push_back("default GPU mapping: the nest of " + term + " a kernel of its own, one thread per iteration of " +
+                    loop->indexVar.name() +
+                    (ownEntries ? "" : " (summed: threads add into the output with atomic additions)"));
+  return ir::ForallNode::make(loop->indexVar, loop->body, attributes);
 }
 
 std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assignment,

@@ -17,6 +17,15 @@
 // copied out in order. Results that scatter across the output's outer
 // levels (or that sparse_workspace(...) asks for) go through a sparse ISM
 // workspace holding the whole output (sparse_workspace_insertion.cpp).
+//
+// Terms that reduce over different variables (`y(i) = A(j,i) * x(j) +
+// z(i)`, no one loop order visiting every term's sparse inputs in storage
+// order) each fill that workspace in a loop nest of their own. On the cuda
+// target a dense output needs none: each term's nest adds into the output
+// itself (zeroed before the kernels run), a kernel per term, its GPU
+// threads racing only where the nest's outer loop sums (Atomics). A sparse
+// workspace there would be a second copy of the output's coordinates,
+// sorted and merged only to be scattered back into a dense array.
 #pragma once
 
 #include <map>
@@ -47,6 +56,10 @@ struct ConcretizedStatement {
   // Sums nested in the expression are computed into scalar temporaries
   // (where statements under the output's loops; loopOrder is empty).
   bool sumsInTemporaries = false;
+  // On the cuda target, terms that reduce over different variables add
+  // into the dense output directly, each in a loop nest of its own (a
+  // sequence of nests at the statement's top; loopOrder is the first's).
+  bool termsAddIntoOutput = false;
 };
 
 ConcretizedStatement concretizeForLowering(const ir::IndexStmt& assignment, const ScheduleRequest& request = {});

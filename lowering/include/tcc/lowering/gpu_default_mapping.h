@@ -84,6 +84,17 @@ std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& 
 // `reasons` gets a line per fill for `tcc explain`.
 ir::IndexStmt mapWorkspaceFillsToGpuThreads(const ir::IndexStmt& concrete, std::vector<std::string>& reasons);
 
+// The mapping of a statement whose terms reduce over different variables
+// and add into its dense output directly (ConcretizedStatement::
+// termsAddIntoOutput: a sequence of one loop nest per term): each nest is
+// a kernel of its own, a GPU thread per iteration of its outermost loop,
+// the loops inside run by that thread; NoRaces where that loop's variable
+// indexes the output, else Atomics (iterations add into the same entries).
+// The terms' variables may repeat across the nests at different depths, so
+// no parallelize by name could map them all. `reasons` gets a line per
+// nest for `tcc explain`.
+ir::IndexStmt mapTermNestsToGpuThreads(const ir::IndexStmt& concrete, std::vector<std::string>& reasons);
+
 // The nonzero-split mapping of a row-like statement over a CSR matrix (see
 // above), or nothing when the statement is not one; `reasons` gets its
 // lines for `tcc explain`. `matrix` names the CSR input.

@@ -83,6 +83,10 @@ struct ScheduleRequest {
   // tensorcore(): the statement is computed on tensor cores (an intrinsic
   // that recognises it, see intrinsics.h), or refused with the reason.
   bool tensorCore = false;
+  // The statement is lowered for the cuda target: the terms of a sum that
+  // reduce over different variables into a dense output each add into it
+  // directly (concretize_for_lowering.h), not through a sparse workspace.
+  bool cudaTarget = false;
   // Inputs read in their own order, never from a converted copy (a
   // workspace tensor that a precompute fills).
   std::vector<std::string> keptInOrder;
