@@ -1372,7 +1372,10 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   std::vector<Stmt> stmts;
   for (const auto& workspace : workspaces) {
     TensorStorage& storage = storageOf(workspace);
-    if (storage.perGpuThread) {
+    if (storage.gpuSparse) {
+      auto select = selectGpuThreadSparseCopy(storage);
+      stmts.insert(stmts.end(), select.begin(), select.end());
+    } else if (storage.perGpuThread) {
       auto select = selectGpuThreadCopy(workspace, storage);
       stmts.insert(stmts.end(), select.begin(), select.end());
     } else if (storage.valsOfAllThreads.defined()) {
@@ -1398,6 +1401,13 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   const ir::TensorVar* sparse = nullptr;
   for (const auto& workspace : workspaces)
     if (storageOf(workspace).ismHandle.defined()) sparse = &workspace;
+  for (const auto& workspace : workspaces)
+    if (TensorStorage& storage = storageOf(workspace); storage.gpuSparse) {
+      auto merge = mergeGpuThreadSparseWorkspace(storage);
+      stmts.insert(stmts.end(), merge.begin(), merge.end());
+      stmts.push_back(lower(where->consumer));
+      return imp::Block::make(stmts);
+    }
   if (sparse && storageOf(*sparse).ismDrained) {
     drainSparseWorkspace(*sparse, stmts);
     stmts.push_back(lower(where->consumer));

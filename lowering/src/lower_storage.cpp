@@ -190,16 +190,13 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   // output consumes keep a list of the coordinates they hold. (On the
   // cuda target that is on the host, or in each GPU thread: one a command
   // asked for is refused at it.)
-  if (const auto& asked = options_.commands.workspace; asked && options_.cudaTarget && !whereStatements(cin).empty()) {
-    bool sparse = false;
+  // (A sparse one runs there only under a GPU loop: refuseSparseWorkspaceOnGpu.)
+  if (const auto& asked = options_.commands.workspace; asked && options_.cudaTarget)
     for (const auto* where : whereStatements(cin))
       for (const auto& tensor : ir::tensorsWritten(where->producer))
-        if (!isParameter(tensor) && tensor.order() > 0 && !tensor.format().isAllDense()) sparse = true;
-    if (sparse)
-      throw LoweringError(asked->text + ": sparse workspaces are not supported on the cuda target (their inserts, "
-                          "sorts and merges run on the CPU); ask for a dense one (dense_workspace or a precompute), "
-                          "or compile for the cpu target", asked->command);
-  }
+        if (!isParameter(tensor) && tensor.order() > 0 && !tensor.format().isAllDense())
+          refuseSparseWorkspaceOnGpu(*asked, tensor, where, drainedWorkspaces.count(tensor) > 0,
+                                     gpuWheres.count(where) > 0);
   for (const auto* where : whereStatements(cin)) {
     bool sparseConsumer = false;
     for (const auto& tensor : ir::tensorsWritten(where->consumer))
@@ -214,6 +211,15 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       if (isParameter(tensor) || storage_.count(tensor) || filledInside.count(tensor)) continue;
       if (sparseWorkspaceOutputs.count(tensor)) {
         declareSparseWorkspace(tensor, sparseWorkspaceOutputs.at(tensor), fillsOnThreads(where->producer));
+      } else if (drainedWorkspaces.count(tensor) && options_.cudaTarget && gpuWheres.count(where) && !sparseConsumer &&
+                 tensor.order() == 1) {
+        std::vector<Expr> dims;
+        for (const auto& var : drainedWorkspaces.at(tensor)) {
+          auto dim = dimensions_.find(var);
+          if (dim == dimensions_.end()) throw LoweringError("cannot size sparse workspace " + tensor.name());
+          dims.push_back(dim->second);
+        }
+        declareGpuThreadSparseWorkspace(tensor, dims);
       } else if (drainedWorkspaces.count(tensor)) {
         for (const auto* forall : statementsOf<ir::ForallNode>(where->producer)) {
           if (!forall->attributes.onThreads()) continue;
@@ -810,6 +816,7 @@ Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accum
   TensorStorage& storage = storageOf(lhs->tensor);
   ++storesLowered_[lhs->tensor];
   if (storage.ismHandle.defined()) return insertIntoSparseWorkspace(lhs, value);
+  if (storage.gpuSparse) return insertIntoGpuThreadSparseWorkspace(lhs, value);
   if (storage.isWorkspace && lhs->tensor.order() == 0) {
     return accumulate ? imp::Assign::makeCompound(imp::BinaryOp::Add, storage.scalar, value)
                       : imp::Assign::make(storage.scalar, value);

@@ -92,6 +92,15 @@ struct TensorStorage {
   bool ismPerThread = false;
   bool ismDrained = false;  // drained per fill and read as compressed levels
   SparseWorkspaceOptions ismOptions;
+  // On the cuda target, a sparse workspace of order 1 whose where runs
+  // inside a GPU loop (gpu/gpu_sparse_workspace.cpp): each GPU thread's
+  // own coordinate list and values (crd[0], vals, `gpuSparseCount`
+  // entries; `sizePerThread` of them fit) in scratch buffers of the launch
+  // (crdOfAllThreads, valsOfAllThreads, posOfAllThreads), sorted and merged
+  // in the thread when full and after the fill, then read by the consumer
+  // as a compressed level (pos[0] = {0, entries}).
+  bool gpuSparse = false;
+  imp::Expr gpuSparseCount, crdOfAllThreads, posOfAllThreads, posPerThread;
 };
 
 // Which parts of an assembled (sparse) output a lowering pass writes.
@@ -406,6 +415,21 @@ class Lowerer {
                                                bool accumulating, RepeatedLevelState& state);
   std::vector<imp::Stmt> repeatedLevelEpilogue(const ir::AccessNode* lhs, int level, const imp::Expr& coordinate,
                                                const RepeatedLevelState& state);
+
+  // gpu/gpu_sparse_workspace.cpp: sparse workspaces under a GPU loop
+  // (TensorStorage::gpuSparse): declared with the workspace's dimension
+  // (`dims`, one mode); the running thread's arrays selected and emptied at
+  // the start of its where; an insert (merging the list first when it is
+  // full); the merge after the fill, leaving the arrays the consumer reads.
+  void declareGpuThreadSparseWorkspace(const ir::TensorVar& workspace, const std::vector<imp::Expr>& dims);
+  // The sparse workspace a command asked for, on the cuda target: refused
+  // at that command unless it is drained (a where inside the loops),
+  // inside a GPU loop, of order 1, and copied into a dense output.
+  void refuseSparseWorkspaceOnGpu(const LoopCommands::Precompute& asked, const ir::TensorVar& workspace,
+                                  const ir::WhereNode* where, bool drained, bool insideGpuLoop) const;
+  std::vector<imp::Stmt> selectGpuThreadSparseCopy(TensorStorage& storage);
+  imp::Stmt insertIntoGpuThreadSparseWorkspace(const ir::AccessNode* lhs, const imp::Expr& value);
+  std::vector<imp::Stmt> mergeGpuThreadSparseWorkspace(TensorStorage& storage);
 
   // lower_sparse_workspace.cpp: ISM workspaces (sparse scattering).
   // A workspace compressed into `output` once, after every loop.

@@ -422,10 +422,10 @@ TEST(GpuSchedules, CpuUnitsOnTheCudaTargetAreRefusedAtTheParallelize) {
   }
 }
 
-// A sparse workspace a command asks for is refused at that command on the
-// cuda target (its inserts, sorts and merges run on the CPU), whether the
-// schedule maps loops to the GPU or the default mapping would. (Dense ones:
-// gpu_workspaces_test.cpp.)
+// A sparse workspace a command asks for whose where is outside every GPU
+// loop is refused at that command on the cuda target, whether the schedule
+// maps loops to the GPU or the default mapping would. (Dense ones:
+// gpu_workspaces_test.cpp; per GPU thread: gpu_sparse_workspaces_test.cpp.)
 TEST(GpuSchedules, ASparseWorkspaceACommandAsksForIsRefusedAtIt) {
   const std::string rows = "tensor Y(I) : dense\ntensor A(I, J, K) : {dense, dense, dense}\nY(i) = A(i,j,k)\n";
   for (const std::string parallelize : {"", "\nparallelize(i, GPUThread, NoRaces)"}) {
@@ -669,6 +669,10 @@ TEST_P(GpuTestProgramKernels, CompileWithNvrtcAlone) {
     EXPECT_TRUE(contains(kernels, " = 0.0") || contains(kernels, " = (float)(0.0)")) << kernels;
   else if (GetParam().rfind("pos_union_", 0) == 0)
     EXPECT_TRUE(contains(kernels, "tcc_lower_bound(")) << kernels;
+  else if (GetParam().rfind("sparse_workspace_", 0) == 0)
+    EXPECT_TRUE(contains(kernels, "tcc_gpu_sparse_workspace_merge(")) << kernels;
+  else if (GetParam().rfind("term_sums_", 0) == 0)
+    EXPECT_GE(lowered.gpuFunctions[0].kernels.size(), 2u);  // a kernel per term's nest
   else if (GetParam().rfind("workspace_shared_", 0) == 0)
     EXPECT_EQ(lowered.gpuFunctions[0].host.gpuSharedWorkspaces.size(), 1u);
   else if (GetParam().rfind("workspace_", 0) == 0)

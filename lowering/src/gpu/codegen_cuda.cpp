@@ -49,6 +49,39 @@ __device__ inline int64_t tcc_gpu_thread_index() { return (int64_t)blockIdx.x * 
 // copy (copies interleaved, so a warp's lanes touch consecutive addresses).
 __device__ inline int64_t tcc_gpu_thread_count() { return (int64_t)gridDim.x * blockDim.x; }
 
+// A GPU thread's sparse workspace (gpu_sparse_workspace.cpp): its n
+// coordinates sorted in place with their values (heapsort: no recursion,
+// no extra memory), then the values of repeated coordinates added; returns
+// the entries left.
+template <typename T>
+__device__ static inline void tcc_sparse_workspace_sift(int32_t* crd, T* vals, int64_t root, int64_t n) {
+  for (int64_t child = 2 * root + 1; child < n; root = child, child = 2 * root + 1) {
+    if (child + 1 < n && crd[child + 1] > crd[child]) child++;
+    if (crd[root] >= crd[child]) return;
+    int32_t c = crd[root]; crd[root] = crd[child]; crd[child] = c;
+    T v = vals[root]; vals[root] = vals[child]; vals[child] = v;
+  }
+}
+template <typename T> __device__ static inline int64_t tcc_gpu_sparse_workspace_merge(int32_t* crd, T* vals, int64_t n) {
+  for (int64_t root = n / 2 - 1; root >= 0; root--) tcc_sparse_workspace_sift(crd, vals, root, n);
+  for (int64_t end = n - 1; end > 0; end--) {
+    int32_t c = crd[0]; crd[0] = crd[end]; crd[end] = c;
+    T v = vals[0]; vals[0] = vals[end]; vals[end] = v;
+    tcc_sparse_workspace_sift(crd, vals, 0, end);
+  }
+  int64_t kept = 0;
+  for (int64_t e = 0; e < n; e++) {
+    if (kept > 0 && crd[kept - 1] == crd[e]) {
+      vals[kept - 1] += vals[e];
+    } else {
+      crd[kept] = crd[e];
+      vals[kept] = vals[e];
+      kept++;
+    }
+  }
+  return kept;
+}
+
 // The sum of `value` over the 32 lanes of a warp, in every lane.
 template <typename T> __device__ static inline T tcc_warp_sum(T value) {
   for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);

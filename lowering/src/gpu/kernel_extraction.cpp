@@ -64,7 +64,7 @@ class FreeVariables : public IRVisitor {
   void visit(const Call* op) override {
     // The CUDA prelude's device functions (see codegen_cuda.cpp).
     if (op->name != "tcc_segment_of" && op->name != "tcc_lower_bound" && op->name != kGpuThreadIndexCall &&
-        op->name != kGpuThreadCountCall)
+        op->name != kGpuThreadCountCall && op->name != kGpuSparseWorkspaceMergeCall)
       throw LoweringError("the GPU kernel calls " + op->name + ", which device code does not have");
     IRVisitor::visit(op);
   }

@@ -70,7 +70,8 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
   std::set<ir::TensorVar> privateTemporaries;
   for (const auto* where : whereStatements(forall->body))
     for (const auto& tensor : ir::tensorsWritten(where->producer))
-      if (!isParameter(tensor) && (tensor.order() == 0 || storageOf(tensor).perGpuThread))
+      if (!isParameter(tensor) &&
+          (tensor.order() == 0 || storageOf(tensor).perGpuThread || storageOf(tensor).gpuSparse))
         privateTemporaries.insert(tensor);
   for (const auto* assignment : ir::assignmentsOf(forall->body)) {
     const ir::TensorVar& output = assignment->lhs.tensor();
@@ -78,7 +79,7 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
     const bool temporary = !isParameter(output) && output.order() == 0;
     if (!isParameter(output) && !temporary) {
       const TensorStorage& workspace = storageOf(output);
-      requireParallelizable(forall, !workspace.perGpuThread,
+      requireParallelizable(forall, !workspace.perGpuThread && !workspace.gpuSparse,
                             workspaceInWords(output) + " is filled by this GPU loop inside its where, but each GPU "
                             "thread keeps a copy of its own, filled and read by that thread alone; parallelize a "
                             "loop around the workspace's where, and none inside it that fills the workspace");

@@ -36,6 +36,11 @@ inline constexpr const char* kGpuThreadIndexCall = "tcc_gpu_thread_index";
 // blockDim.x), the stride between a thread's entries in a scratch buffer,
 // whose copies are interleaved (entry e of thread t at e * count + t).
 inline constexpr const char* kGpuThreadCountCall = "tcc_gpu_thread_count";
+// tcc_gpu_sparse_workspace_merge(crd, vals, n), an int64: sorts a GPU
+// thread's sparse workspace (n coordinates and their values, its own
+// arrays in a scratch buffer) by coordinate in place, adds the values of
+// repeated coordinates, and returns how many entries are left.
+inline constexpr const char* kGpuSparseWorkspaceMergeCall = "tcc_gpu_sparse_workspace_merge";
 
 // A kernel parameter that is a scratch buffer of the GPU threads' copies
 // of a workspace (imp::Function::gpuThreadScratch): each launch gets one of

@@ -1,0 +1,123 @@
+// Terms that reduce over different variables (`y(j) = A(i,j) * x(i) +
+// B(j,k) * z(k)`, no one loop order reading every term's sparse inputs in
+// storage order) on the cuda target, without a GPU: into a dense output
+// each term adds in a loop nest of its own, a kernel each, no sparse
+// workspace; what stays refused says why. (On a GPU,
+// programs/term_sums_*.tc run against the dense reference.)
+#include <gtest/gtest.h>
+
+#include "cuda_lowering.h"
+#include "tcc/ir/index_printer.h"
+#include "tcc/lowering/gpu_kernels.h"
+#include "tcc/tcc.h"
+
+namespace tcc::test {
+namespace {
+
+std::string transposedSpmvPlusRows(const std::string& formatOfY, const std::string& schedule = "") {
+  return "tensor y(J) : " + formatOfY + "\ntensor A(I, J) : csr\ntensor x(I) : dense\ntensor B(J, K) : csr\n"
+         "tensor z(K) : dense\ny(j) = A(i, j) * x(i) + B(j, k) * z(k)\n" +
+         (schedule.empty() ? "" : "schedule {\n" + schedule + "\n}\n");
+}
+
+std::string decisionsOf(const Lowered& lowered) {
+  std::string all;
+  for (const auto& line : lowered.statements.at(0).decisions) all += line + "\n";
+  return all;
+}
+
+std::string kernelNamed(const std::string& kernels, const std::string& name) {
+  size_t start = kernels.find("void __launch_bounds__(256) " + name + "(");
+  if (start == std::string::npos) return "";
+  return kernels.substr(start, kernels.find("\n}\n", start) - start);
+}
+
+TEST(GpuTermSums, EachTermAddsIntoTheDenseOutputInAKernelOfItsOwn) {
+  Lowered lowered = lowerForCuda(transposedSpmvPlusRows("dense"));
+  EXPECT_EQ(ir::toString(lowered.statements.at(0).concrete),
+            "sequence(forall(i, forall(j, y(j) += A(i,j) * x(i)), GPUThread, Atomics), "
+            "forall(j, forall(k, y(j) += B(j,k) * z(k)), GPUThread, NoRaces))");
+  const std::string decisions = decisionsOf(lowered);
+  EXPECT_TRUE(contains(decisions, "each term adds into y (dense, zeroed before the kernels run) in a loop nest of its "
+                                  "own")) << decisions;
+  EXPECT_TRUE(contains(decisions, "not taken: a sparse workspace of y's entries")) << decisions;
+  EXPECT_FALSE(contains(lowered.cuda, "tcc_ism")) << lowered.cuda;
+  const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
+  ASSERT_EQ(function.kernels.size(), 2u);
+  EXPECT_TRUE(function.host.gpuThreadScratch.empty());
+  // The rows of A scatter into y: atomic additions (a row's run of one
+  // coordinate combined first).
+  std::string scatter = kernelNamed(lowered.cudaKernels, function.kernels[0].name);
+  EXPECT_TRUE(contains(scatter, "atomicAdd(&y_vals[")) << lowered.cudaKernels;
+  // B's row sums add to what the first kernel left: a row's sum is not
+  // the entry's only contribution, so it is added, never stored over it.
+  std::string rows = kernelNamed(lowered.cudaKernels, function.kernels[1].name);
+  EXPECT_TRUE(contains(rows, "y_vals[(int64_t)(j)] += ty;")) << rows;
+  EXPECT_FALSE(contains(rows, "y_vals[(int64_t)(j)] = ty;")) << rows;
+  EXPECT_FALSE(contains(rows, "atomicAdd")) << rows;
+}
+
+TEST(GpuTermSums, ThreeTermsAreThreeKernels) {
+  Lowered lowered = lowerForCuda("tensor y(J) : dense\ntensor A(I, J) : csr\ntensor x(I) : dense\n"
+                                 "tensor c(J) : dense\ntensor D(J, L) : dense\n"
+                                 "y(j) = A(i, j) * x(i) - c(j) + 0.5 * D(j, l)\n");
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 3u);
+  EXPECT_TRUE(contains(lowered.cudaKernels, "y_vals[(int64_t)(j)] += -(c_vals[pc1]);")) << lowered.cudaKernels;
+  EXPECT_TRUE(contains(lowered.cudaKernels, "y_vals[(int64_t)(j_0)] += ty;")) << lowered.cudaKernels;
+}
+
+// The cpu target keeps its sparse workspace (one compress into the output).
+TEST(GpuTermSums, TheCpuTargetKeepsTheSparseWorkspace) {
+  Lowered lowered = lowerProgram(Program::fromText(transposedSpmvPlusRows("dense"), "test.tc"));
+  EXPECT_TRUE(contains(ir::toString(lowered.statements.at(0).concrete), "where(")) << lowered.cpp;
+  EXPECT_TRUE(contains(lowered.cpp, "tcc_ism_insert_")) << lowered.cpp;
+}
+
+TEST(GpuTermSums, ASparseOutputStaysRefused) {
+  std::string message = cudaErrorOf(transposedSpmvPlusRows("sparse"));
+  EXPECT_TRUE(contains(message, "the terms of this sum reduce over different variables, so they go through a sparse "
+                                "workspace, and sparse workspaces run on the CPU only")) << message;
+}
+
+TEST(GpuTermSums, ASparseWorkspaceCommandIsRefusedAtIt) {
+  std::string message = cudaErrorOf(transposedSpmvPlusRows("dense", "sparse_workspace(policy = hash)"));
+  EXPECT_TRUE(contains(message, "test.tc:8:1")) << message;
+  EXPECT_TRUE(contains(message, "sparse_workspace(policy = hash): sparse workspaces are not supported on the cuda "
+                                "target; there the terms of this sum, which reduce over different variables, add into "
+                                "y (dense) directly")) << message;
+}
+
+TEST(GpuTermSums, APrecomputeIsRefusedAtIt) {
+  std::string message = cudaErrorOf(transposedSpmvPlusRows("dense", "precompute(B(j, k) * z(k), j, jw)"));
+  EXPECT_TRUE(contains(message, "test.tc:8:1")) << message;
+  EXPECT_TRUE(contains(message, "each add into y in a loop nest of its own, which takes no precompute")) << message;
+}
+
+// A hand mapping applies by variable to every nest: a nest it leaves on
+// the host is refused, naming the loop.
+TEST(GpuTermSums, ANestNoParallelizeMapsIsRefused) {
+  std::string message = cudaErrorOf(transposedSpmvPlusRows("dense", "parallelize(i, GPUThread, Atomics)"));
+  EXPECT_TRUE(contains(message, "host part has a loop (iterate j)")) << message;
+}
+
+TEST(GpuTermSums, AHandMappingOfEveryNestLowers) {
+  Lowered lowered = lowerForCuda("tensor y(J) : dense\ntensor A(I, J) : csr\ntensor x(I) : dense\n"
+                                 "tensor B(J, K) : csr\ntensor z(K) : dense\n"
+                                 "y(j) = A(i, j) * x(i) + B(j, k) * z(k)\n"
+                                 "schedule {\n  parallelize(i, GPUBlock, Atomics)\n"
+                                 "  parallelize(j, GPUThread, NoRaces)\n}\n");
+  EXPECT_TRUE(contains(ir::toString(lowered.statements.at(0).concrete), "GPUBlock, Atomics")) << lowered.cuda;
+  EXPECT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 2u);
+}
+
+// int64 has no atomic add on the GPU: a nest whose threads would race is
+// refused, naming the type.
+TEST(GpuTermSums, ScatteringInt64TermsAreRefused) {
+  std::string message = cudaErrorOf("tensor y(J) : dense of int64\ntensor A(I, J) : csr of int64\n"
+                                    "tensor x(I) : dense of int64\ntensor b(J) : dense of int64\n"
+                                    "y(j) = A(i, j) * x(i) + b(j)\n");
+  EXPECT_TRUE(contains(message, "the GPU has no atomic add for int64")) << message;
+}
+
+}  // namespace
+}  // namespace tcc::test
