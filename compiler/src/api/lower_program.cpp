@@ -180,6 +180,10 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         concrete.decisions.push_back(input + " is N:M; this statement reads it from a dense copy " + copy.name() +
                                      " (the pruned matrix), converted when the kernel runs");
       }
+      if (cuda && !concrete.sparseWorkspaces.empty())
+        concrete.decisions.push_back("on the cuda target a sparse workspace whose where runs inside a GPU loop is a "
+                                     "coordinate list and values per GPU thread (twice the workspace's dimension), "
+                                     "sorted and merged in the thread, whatever the policy; the others are refused");
       compiled.decisions = concrete.decisions;
       const Format& declared = compiled.output.format();
       // A sparse workspace compresses into any level chain; appending needs

@@ -3,14 +3,16 @@
 // race on an output entry need a strategy the GPU has (atomics, or a sum of
 // a scalar temporary over a warp's lanes through shuffles, or over a
 // block's threads through shuffles and shared memory), and outputs
-// assembled in order (sparse ones) and sparse workspaces stay off the GPU.
+// assembled in order (sparse ones) stay off the GPU, and so do sparse
+// workspaces other than a GPU thread's own (gpu_sparse_workspace.cpp).
 // The scalar temporaries of sums below the statement's top live in
 // registers: each iteration of a loop around their where has its own; a
 // GPU loop inside the where sums into one only through a reduction across
 // a warp's lanes or a block's threads (planSumIntoTemporary). A dense
 // workspace whose where is inside a GPU loop has a copy per GPU thread,
 // filled and read by that thread alone; one whose where is outside the GPU
-// loops is one copy in device memory, filled as an output is.
+// loops is one copy in device memory, filled as an output is. A sparse
+// workspace whose where is inside a GPU loop is a GPU thread's own too.
 #include "../access_occurrences.h"
 #include "../lowerer.h"
 #include "tcc/ir/index_queries.h"
