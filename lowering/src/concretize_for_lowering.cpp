@@ -577,13 +577,9 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
       nest.loops = lhs.indices();
       // On the cuda target a dense output takes the terms' sums itself.
       const bool addIntoOutput = request.cudaTarget && !workspaceAsked && lhs.tensor().format().isAllDense();
-      if (request.cudaTarget && workspaceAsked && lhs.tensor().format().isAllDense())
-        for (size_t c = 0; c < request.commands.size(); ++c)
-          if (isWorkspaceCommand(request.commands[c]))
-            throw ScheduleError(c, request.commands[c].text + ": sparse workspaces are not supported on the cuda "
-                                   "target; there the terms of this sum, which reduce over different variables, add "
-                                   "into " + lhs.tensor().name() + " (dense) directly, each in a loop nest of its "
-                                   "own, a kernel each: leave the command out");
+      // (On the cuda target a dense output takes no sparse workspace: the
+      // command is refused once its own checks pass.)
+      const bool workspaceRefusedOnGpu = request.cudaTarget && workspaceAsked && lhs.tensor().format().isAllDense();
       if (!request.commands.empty() && !addIntoOutput) {
         bool onGpu = std::any_of(request.commands.begin(), request.commands.end(), [](const auto& c) {
           const auto* parallelize = std::get_if<ParallelizeCommand>(&c.kind);
@@ -591,7 +587,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
                                  parallelize->unit == ir::ParallelUnit::GPUWarp ||
                                  parallelize->unit == ir::ParallelUnit::GPUThread);
         });
-        if (onGpu)
+        if (onGpu && !workspaceRefusedOnGpu)
           throw LoweringError("the terms of this sum reduce over different variables, so they go through a sparse "
                               "workspace, and sparse workspaces run on the CPU only (target cpu)");
         // sparse_workspace(...) configures the workspace; the other
@@ -608,6 +604,11 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
         } catch (const ScheduleError& error) {
           throw ScheduleError(indices.at(error.command()), error.what());
         }
+        if (workspaceRefusedOnGpu)
+          throw ScheduleError(indices.front(), workspaceCommands.front().text + ": sparse workspaces are not "
+                              "supported on the cuda target; there the terms of this sum, which reduce over "
+                              "different variables, add into " + lhs.tensor().name() + " (dense) directly, each in "
+                              "a loop nest of its own, a kernel each: leave the command out");
       }
       std::vector<std::string> decisions;
       std::vector<std::pair<std::string, TensorVar>> convertedInputs;
