@@ -604,11 +604,6 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
         } catch (const ScheduleError& error) {
           throw ScheduleError(indices.at(error.command()), error.what());
         }
-        if (workspaceRefusedOnGpu)
-          throw ScheduleError(indices.front(), workspaceCommands.front().text + ": sparse workspaces are not "
-                              "supported on the cuda target; there the terms of this sum, which reduce over "
-                              "different variables, add into " + lhs.tensor().name() + " (dense) directly, each in "
-                              "a loop nest of its own, a kernel each: leave the command out");
       }
       std::vector<std::string> decisions;
       std::vector<std::pair<std::string, TensorVar>> convertedInputs;
@@ -630,15 +625,16 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
       result.termsAddIntoOutput = addIntoOutput;
       result.stmt = addIntoOutput ? buildTermwiseAccumulation(nest, lhs, workspaceTerms)
                                   : buildTermwiseSparseWorkspace(nest, lhs, workspaceTerms);
-      if (addIntoOutput)
-        for (size_t c = 0; c < request.commands.size(); ++c)
-          if (std::holds_alternative<PrecomputeCommand>(request.commands[c].kind))
-            throw ScheduleError(c, request.commands[c].text + ": on the cuda target the terms of this sum reduce "
-                                   "over different variables and each add into " + lhs.tensor().name() +
-                                   " in a loop nest of its own, which takes no precompute");
       if (!onlyWorkspaceCommands && !request.commands.empty())
         result.stmt = scheduleNestedSums(result.stmt, request.commands, *assignment, nest.decisions,
-                                         nest.takenNames, /*workspaceTaken=*/true);
+                                         nest.takenNames, /*workspaceTaken=*/true, addIntoOutput);
+      if (workspaceRefusedOnGpu)
+        for (size_t c = 0; c < request.commands.size(); ++c)
+          if (isWorkspaceCommand(request.commands[c]))
+            throw ScheduleError(c, request.commands[c].text + ": sparse workspaces are not supported on the cuda "
+                                   "target; there the terms of this sum, which reduce over different variables, add "
+                                   "into " + lhs.tensor().name() + " (dense) directly, each in a loop nest of its "
+                                   "own, a kernel each: leave the command out");
       result.loopOrder = workspaceTerms.front().loops;
       decisions.insert(decisions.end(), nest.decisions.begin(), nest.decisions.end());
       result.decisions = decisions;

@@ -96,9 +96,10 @@ struct LoopAt {
 class NestedScheduler {
  public:
   NestedScheduler(const ir::IndexStmt& concrete, const ir::AssignmentNode& assignment,
-                  std::vector<std::string>& decisions, std::set<std::string> takenNames, bool workspaceTaken)
+                  std::vector<std::string>& decisions, std::set<std::string> takenNames, bool workspaceTaken,
+                  bool termsAddIntoOutput)
       : root_(chainOf(concrete, nullptr)), assignment_(assignment), decisions_(decisions),
-        takenNames_(std::move(takenNames)), workspaceTaken_(workspaceTaken) {
+        takenNames_(std::move(takenNames)), workspaceTaken_(workspaceTaken), termsAddIntoOutput_(termsAddIntoOutput) {
     for (const auto& var : ir::indexVarsOf(concrete)) statementVars_.insert(var);
     for (const auto& var : ir::indexVarsOf(assignment.rhs)) statementVars_.insert(var);
     for (const auto& var : assignment.lhs.indices()) statementVars_.insert(var);
@@ -282,6 +283,9 @@ class NestedScheduler {
   // dense workspace's where goes among those loops, as in a perfect nest
   // (buildConcreteNest, once every command has run).
   void operator()(const PrecomputeCommand& precompute) {
+    if (termsAddIntoOutput_)
+      fail("on the cuda target the terms of this sum reduce over different variables and each add into " +
+           assignment_.lhs.tensor().name() + " in a loop nest of its own, which takes no precompute");
     if (workspaceTaken_)
       fail("the statement's terms fill one sparse workspace by loops of their own (no one loop order fits them "
            "all, or sparse_workspace(...) asks for it), which takes no precompute");
@@ -558,6 +562,7 @@ class NestedScheduler {
   // The names a workspace this statement inserts must not take.
   std::set<std::string> takenNames_;
   bool workspaceTaken_;
+  bool termsAddIntoOutput_;
   std::set<IndexVar> statementVars_;
   std::vector<ir::ProvenanceRelation> relations_;
   // A fused variable no pos took yet -> its fuse command and the nests it fused.
@@ -577,8 +582,9 @@ class NestedScheduler {
 
 ir::IndexStmt scheduleNestedSums(const ir::IndexStmt& concrete, const std::vector<ScheduleCommand>& commands,
                                  const ir::AssignmentNode& assignment, std::vector<std::string>& decisions,
-                                 const std::set<std::string>& takenNames, bool workspaceTaken) {
-  NestedScheduler scheduler(concrete, assignment, decisions, takenNames, workspaceTaken);
+                                 const std::set<std::string>& takenNames, bool workspaceTaken,
+                                 bool termsAddIntoOutput) {
+  NestedScheduler scheduler(concrete, assignment, decisions, takenNames, workspaceTaken, termsAddIntoOutput);
   scheduler.apply(commands);
   return scheduler.statement();
 }

@@ -42,9 +42,12 @@ namespace tcc::lowering {
 // apply; records what each command did in `decisions`. A dense workspace
 // it inserts takes a name none of `takenNames` has. `workspaceTaken`:
 // sparse_workspace commands configured the statement's workspace already
-// (they are skipped, not refused).
+// (they are skipped, not refused). `termsAddIntoOutput`: the terms' nests
+// add into the output itself (the cuda target's form), which takes no
+// precompute either.
 ir::IndexStmt scheduleNestedSums(const ir::IndexStmt& concrete, const std::vector<ScheduleCommand>& commands,
                                  const ir::AssignmentNode& assignment, std::vector<std::string>& decisions,
-                                 const std::set<std::string>& takenNames, bool workspaceTaken = false);
+                                 const std::set<std::string>& takenNames, bool workspaceTaken = false,
+                                 bool termsAddIntoOutput = false);
 
 }  // namespace tcc::lowering
