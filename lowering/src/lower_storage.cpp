@@ -149,8 +149,13 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   for (const auto* forall : statementsOf<ir::ForallNode>(cin)) {
     if (ir::isGpuUnit(forall->attributes.parallelUnit))
       for (const auto* where : whereStatements(forall->body)) gpuWheres.insert(where);
-    if (!forall->attributes.onThreads()) continue;
-    for (const auto* where : whereStatements(forall->body)) parallelWheres.insert(where);
+    // (On the cuda target a GPU loop over rows assembles them as CPU
+    // threads do: a kernel counts each row's entries, a one-thread kernel
+    // turns the counts into offsets, the host allocates, a kernel fills.)
+    const bool gpuRows = options_.cudaTarget && ir::isGpuUnit(forall->attributes.parallelUnit);
+    if (!forall->attributes.onThreads() && !gpuRows) continue;
+    if (forall->attributes.onThreads())
+      for (const auto* where : whereStatements(forall->body)) parallelWheres.insert(where);
     for (const auto* assignment : ir::assignmentsOf(forall->body)) {
       const ir::TensorVar& output = assignment->lhs.tensor();
       if (isParameter(output) && output.order() > 0 && !output.format().isAllDense() &&
@@ -259,7 +264,7 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   });
   std::vector<Stmt> passes;
   std::optional<std::vector<Stmt>> onePass;
-  if (!rowParallelOutputs_.empty()) onePass = lowerRowsInOnePass(cin);
+  if (!rowParallelOutputs_.empty() && !options_.cudaTarget) onePass = lowerRowsInOnePass(cin);
   if (onePass) {
     passes = std::move(*onePass);
   } else if (rangeAppended_) {
@@ -273,13 +278,22 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       Expr rows = asInt64(storage.dims[tensor.format().modeOfLevel(0)]);
       Expr row = freshVar("p" + storage.name + "1_offset", imp::Type::int64());
       const Expr& pos = storage.pos[1];
-      passes.push_back(imp::For::make(row, int64Imm(0), rows,
+      Stmt prefixSum = imp::For::make(row, int64Imm(0), rows,
                                       imp::Store::make(pos, ops::add(row, int64Imm(1)), imp::Load::make(pos, row), true),
-                                      imp::LoopKind::Serial, "row sizes to row offsets (prefix sum)"));
+                                      imp::LoopKind::Serial, "row sizes to row offsets (prefix sum)");
+      if (options_.cudaTarget) {
+        // (On one GPU thread: the host neither loops nor writes device memory.)
+        Expr thread = freshVar("thread", imp::Type::int32());
+        prefixSum = imp::For::make(thread, ops::IntImm::make(0), ops::IntImm::make(1), prefixSum,
+                                   imp::LoopKind::GpuThread, "the prefix sum of the row sizes, on one GPU thread");
+      }
+      passes.push_back(prefixSum);
       passes.push_back(imp::Assign::make(storage.appendPosition[1], imp::Load::make(pos, rows)));
       Expr entries = ops::max(storage.appendPosition[1], int64Imm(1));
-      // (The counting pass wrote no coordinates: none to keep.)
-      passes.push_back(imp::Allocate::make(storage.crd[1], entries, false, int64Imm(0)));
+      // (The counting pass wrote no coordinates: none to keep. On the cuda
+      // target nothing was allocated for them yet.)
+      Expr kept = options_.cudaTarget ? Expr() : int64Imm(0);
+      passes.push_back(imp::Allocate::make(storage.crd[1], entries, false, kept));
       passes.push_back(imp::Allocate::make(storage.vals, entries));
     }
     passes.push_back(imp::Comment::make("fill coordinates and values from each row's offset, rows in parallel"));
@@ -572,7 +586,9 @@ std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {
       capacity = ops::max(storage.firstCapacity, capacity);
     stmts.push_back(imp::Declare::make(storage.crdCapacity[level], capacity));
     stmts.push_back(imp::Declare::make(storage.crd[level], Expr()));
-    stmts.push_back(imp::Allocate::make(storage.crd[level], storage.crdCapacity[level]));
+    // (Rows assembled by GPU loops: allocated once, counted first.)
+    if (!(options_.cudaTarget && rowParallelOutputs_.count(tensor)))
+      stmts.push_back(imp::Allocate::make(storage.crd[level], storage.crdCapacity[level]));
   }
   if (assembled) {
     stmts.push_back(imp::Declare::make(storage.vals, Expr()));
@@ -709,7 +725,10 @@ void Lowerer::finishOutputs() {
       Expr pos = storage.pos[level];
       if (level == 0) {
         footer_.push_back(imp::Store::make(pos, int64Imm(1), storage.appendPosition[0]));
-      } else if (parentsDense(format, level) && !onePassOutputs_.count(tensor)) {
+      } else if (parentsDense(format, level) && !onePassOutputs_.count(tensor) &&
+                 !(options_.cudaTarget && rowParallelOutputs_.count(tensor))) {
+        // (Rows assembled in parallel on the GPU: their counting pass gave
+        // every row its size, and the prefix sum its end.)
         // Segments of parents never visited stay empty: carry the end forward.
         Expr segments = int64Imm(1);
         for (int l = 0; l < level; ++l) segments = ops::mul(segments, asInt64(storage.dims[format.modeOfLevel(l)]));
