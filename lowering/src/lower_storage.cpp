@@ -169,8 +169,10 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   // of a thread loop in coordinate chunks.)
   if (const auto* top = cin.as<ir::ForallNode>(); top && rowParallelOutputs_.empty()) {
     auto assignments = ir::assignmentsOf(top->body);
-    if (assignments.size() == 1 && whereStatements(top->body).empty() && rangesAppend(top, assignments[0]))
-      rangeAppended_ = RangeAppendedOutput{assignments[0]->lhs.tensor(), top->indexVar, Expr(), {}, false};
+    if (assignments.size() == 1 && whereStatements(top->body).empty() && rangesAppend(top, assignments[0])) {
+      rangeAppended_ = RangeAppendedOutput{assignments[0]->lhs.tensor(), top->indexVar, Expr(), {}, false, false, {}};
+      rangeAppended_->onGpu = options_.cudaTarget;
+    }
   }
   for (const auto& tensor : ir::tensorsOnlyWrittenOnce(cin))
     if (isParameter(tensor) && tensor.order() > 0 && !tensor.format().isAllDense() &&
@@ -559,6 +561,7 @@ std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {
                                        imp::TensorProperty::make(tensor.name(), imp::TensorField::Dim, mode)));
   bool assembled = storage.isOutput && tensor.order() > 0 && !format.isAllDense();
   if (assembled && sparseWorkspaceOutputs_.count(tensor)) return stmts;  // Compress writes the rest
+  const bool gpuAppended = rangeAppended_ && rangeAppended_->onGpu && rangeAppended_->output == tensor;
   for (int level = 0; level < format.order(); ++level) {
     if (format.level(level).isDense()) continue;
     if (!assembled) {
@@ -571,6 +574,12 @@ std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {
     }
     stmts.push_back(imp::Declare::make(storage.appendPosition[level], int64Imm(0)));
     stmts.push_back(imp::Declare::make(storage.pos[level], Expr()));
+    // (Appended by a GPU loop's coordinates: every array but the first
+    // level's pos allocated once the appends are counted.)
+    if (gpuAppended && level > 0) {
+      stmts.push_back(imp::Declare::make(storage.crd[level], Expr()));
+      continue;
+    }
     if (parentsDense(format, level)) {
       Expr segments = int64Imm(1);
       for (int l = 0; l < level; ++l) segments = ops::mul(segments, asInt64(storage.dims[format.modeOfLevel(l)]));
@@ -587,12 +596,12 @@ std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {
     stmts.push_back(imp::Declare::make(storage.crdCapacity[level], capacity));
     stmts.push_back(imp::Declare::make(storage.crd[level], Expr()));
     // (Rows assembled by GPU loops: allocated once, counted first.)
-    if (!(options_.cudaTarget && rowParallelOutputs_.count(tensor)))
+    if (!(options_.cudaTarget && rowParallelOutputs_.count(tensor)) && !gpuAppended)
       stmts.push_back(imp::Allocate::make(storage.crd[level], storage.crdCapacity[level]));
   }
   if (assembled) {
     stmts.push_back(imp::Declare::make(storage.vals, Expr()));
-    if (!options_.separateAssembly && !rowParallelOutputs_.count(tensor))
+    if (!options_.separateAssembly && !rowParallelOutputs_.count(tensor) && !gpuAppended)
       stmts.push_back(imp::Allocate::make(storage.vals, storage.crdCapacity[format.order() - 1]));
   } else {
     stmts.push_back(imp::Declare::make(
@@ -724,7 +733,9 @@ void Lowerer::finishOutputs() {
       if (format.level(level).isDense()) continue;
       Expr pos = storage.pos[level];
       if (level == 0) {
-        footer_.push_back(imp::Store::make(pos, int64Imm(1), storage.appendPosition[0]));
+        // (On the cuda target the prefix sum's GPU thread stored it.)
+        if (!(rangeAppended_ && rangeAppended_->onGpu && rangeAppended_->output == tensor))
+          footer_.push_back(imp::Store::make(pos, int64Imm(1), storage.appendPosition[0]));
       } else if (parentsDense(format, level) && !onePassOutputs_.count(tensor) &&
                  !(options_.cudaTarget && rowParallelOutputs_.count(tensor))) {
         // (Rows assembled in parallel on the GPU: their counting pass gave
@@ -893,6 +904,15 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
     }
     return stmts;
   }
+  if (appendsByGpuCoordinate(lhs, level) && !bindingGpuCoordinateAppends_) {
+    // This GPU iteration's coordinate appends through positions of its own.
+    std::vector<Stmt> stmts = bindGpuCoordinateAppends(coordinate);
+    bindingGpuCoordinateAppends_ = true;
+    std::vector<Stmt> prologue = outputPrologue(lhs, level, coordinate, accumulating);
+    bindingGpuCoordinateAppends_ = false;
+    stmts.insert(stmts.end(), prologue.begin(), prologue.end());
+    return stmts;
+  }
   Expr append = storage.appendPosition[level];
   positions_[lhs][level] = append;
   if (auto repeated = repeatedLevels_.find({lhs->tensor, level}); repeated != repeatedLevels_.end())
@@ -932,6 +952,14 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
     }
     if (last || format.level(level + 1).isDense() || pass_ == OutputPass::Compute) return {};
     return {imp::Store::make(storage.pos[level + 1], ops::add(position, int64Imm(1)), storage.appendPosition[level + 1])};
+  }
+  if (appendsByGpuCoordinate(lhs, level) && !bindingGpuCoordinateAppends_) {
+    bindingGpuCoordinateAppends_ = true;
+    std::vector<Stmt> stmts = outputEpilogue(lhs, level, coordinate);
+    bindingGpuCoordinateAppends_ = false;
+    std::vector<Stmt> release = releaseGpuCoordinateAppends(coordinate);
+    stmts.insert(stmts.end(), release.begin(), release.end());
+    return stmts;
   }
   Expr append = storage.appendPosition[level];
   if (auto repeated = repeatedLevels_.find({lhs->tensor, level}); repeated != repeatedLevels_.end())

@@ -522,8 +522,20 @@ class Lowerer {
     imp::Expr ranges;                // how many ranges of var, shared by both passes
     std::vector<imp::Expr> offsets;  // per level: int64[ranges + 1]
     bool lowered = false;            // the thread loop was lowered in ranges
+    // On the cuda target the ranges are the GPU loop's coordinates, one
+    // each: offsets indexed by the coordinate, the appends of each
+    // coordinate rebound at the output's first level (gpuCoordinateAppends).
+    bool onGpu = false;
+    std::vector<imp::Expr> sharedAppends;  // the output's, while a coordinate's own are bound
   };
   std::optional<RangeAppendedOutput> rangeAppended_;
+  // The cuda target's form of rangeAppended_: at the output's first level,
+  // a GPU iteration's coordinate appends from 0 (counting) or from its
+  // offsets (filling), and the count pass stores its counts after it.
+  bool appendsByGpuCoordinate(const ir::AccessNode* lhs, int level) const;
+  std::vector<imp::Stmt> bindGpuCoordinateAppends(const imp::Expr& coordinate);
+  std::vector<imp::Stmt> releaseGpuCoordinateAppends(const imp::Expr& coordinate);
+  bool bindingGpuCoordinateAppends_ = false;  // (outputPrologue and outputEpilogue, around themselves)
   // Outputs assembled in one pass: every row stores its end.
   std::set<ir::TensorVar> onePassOutputs_;
   // The passes of a row-parallel output in one pass, or nothing where that

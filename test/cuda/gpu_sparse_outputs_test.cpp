@@ -2,13 +2,17 @@
 // output's rows assembles them as CPU threads do, in two passes: a kernel
 // counts each row's entries into pos, one GPU thread turns the counts into
 // row offsets, the host allocates the columns and values (arrays it hands
-// to the output), and a second kernel fills each row from its offset.
+// to the output), and a second kernel fills each row from its offset. An
+// output whose first level is compressed (a sparse vector, DCSR, COO
+// assembled as DCSR) under a GPU loop over its first index goes the same
+// way, each coordinate counting its appends to every level into offsets of
+// its own (the CPU threads' ranges, one coordinate each).
 // Checked here: the kernels and the host part as lowered, and the lowered
 // IR itself run on the CPU (each GPU
 // loop's iterations one after another, printed by the C++ backend) against
 // the dense reference on random inputs and real matrices. What the GPU
-// still cannot assemble (a sparse vector, DCSR, a row's entries split
-// among threads) is refused at the parallelize. (NVRTC compiles the
+// still cannot assemble (a dense level above two compressed ones, a row's
+// entries split among threads) is refused at the parallelize. (NVRTC compiles the
 // kernels of programs/sparse_out_*.tc in gpu_lowering_test.cpp; on a GPU
 // they run against the dense reference, gpu_programs_test.cpp.)
 #include <gtest/gtest.h>
@@ -138,22 +142,57 @@ TEST(GpuSparseOutputs, ADeviceThatAllocatesNoOutputsRefusesTheProgram) {
 }
 
 // What the GPU cannot assemble keeps its refusal.
-TEST(GpuSparseOutputs, OutputsOtherThanRowsOfCsrAreStillRefused) {
+TEST(GpuSparseOutputs, OutputsOtherThanRowsOrFirstCoordinatesAreStillRefused) {
   const std::string sparse = "and sparse outputs cannot be assembled under a GPU loop";
-  // A sparse vector: one list of coordinates, appended in order.
-  EXPECT_TRUE(contains(cudaErrorOf(withSchedule("tensor y(I) : sparse\ntensor a(I) : sparse\ntensor b(I) : sparse\n"
-                                                "y(i) = a(i) + b(i)\n",
-                                                "parallelize(i, GPUThread, NoRaces)")),
-                       "output y is sparse, " + sparse));
-  // DCSR: the rows' coordinates are themselves appended in order.
-  EXPECT_TRUE(contains(cudaErrorOf(withSchedule("tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\n"
-                                                "Y(i, j) = A(i, j) + B(i, j)\n",
+  // A dense level above two compressed ones: a row's second level would
+  // need offsets of its own.
+  EXPECT_TRUE(contains(cudaErrorOf(withSchedule("tensor Y(I, J, K) : {dense, compressed, compressed}\n"
+                                                "tensor A(I, J, K) : {dense, compressed, compressed}\n"
+                                                "Y(i, j, k) = 2 * A(i, j, k)\n",
                                                 "parallelize(i, GPUThread, NoRaces)")),
                        "output Y is sparse, " + sparse));
   // A row's entries split among a warp's lanes.
   EXPECT_TRUE(contains(cudaErrorOf(withSchedule(kCsrUnion, "parallelize(i, GPUWarp, NoRaces)\n"
                                                            "parallelize(j, GPUThread, NoRaces)")),
                        "parallelize(j, GPUThread, NoRaces): output Y is sparse, " + sparse));
+  // A DCSR output's rows under a loop over its columns.
+  EXPECT_TRUE(contains(cudaErrorOf(withSchedule("tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\n"
+                                                "Y(i, j) = A(i, j)\n",
+                                                "parallelize(j, GPUThread, NoRaces)")),
+                       "output Y is sparse, " + sparse));
+}
+
+TEST(GpuSparseOutputs, ASparseVectorsCoordinatesAreCountedAndFilledAtTheirOffsets) {
+  Lowered lowered = lowerForCuda(withSchedule("tensor y(I) : sparse\ntensor a(I) : sparse\ntensor b(I) : sparse\n"
+                                              "y(i) = a(i) + b(i)\n",
+                                              "parallelize(i, GPUThread, NoRaces)"));
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 3u);
+  const std::string& kernels = lowered.cudaKernels;
+  EXPECT_TRUE(contains(kernels, "int64_t py1_own = 0LL;")) << kernels;
+  EXPECT_TRUE(contains(kernels, "y1_coordinate_offsets[((int64_t)(i) + 1LL)] = py1_own;")) << kernels;
+  EXPECT_TRUE(contains(kernels, "y1_pos[1LL] = y1_coordinate_offsets[i_coordinates];")) << kernels;
+  EXPECT_TRUE(contains(kernels, "int64_t py1_own_2 = y1_coordinate_offsets[(int64_t)(i_0)];")) << kernels;
+  EXPECT_TRUE(contains(kernels, "y1_crd[py1_own_2] = i_0;")) << kernels;
+  // The offsets are device memory of the call, zeroed, freed after the fill.
+  const std::string& host = lowered.cuda;
+  EXPECT_TRUE(contains(host, "tcc_buffers.hold(0, y1_coordinate_offsets);")) << host;
+  EXPECT_TRUE(contains(host, "if (tcc_buffers.release(0) != cudaSuccess) return 2;  // y1_coordinate_offsets")) << host;
+  EXPECT_TRUE(contains(host, "py1 = tcc_read_device(y1_coordinate_offsets, i_coordinates);")) << host;
+  EXPECT_TRUE(contains(host, "y->levels[0].pos = (long long*)y1_pos;")) << host;
+}
+
+TEST(GpuSparseOutputs, ADcsrRowsSegmentEndsAreStoredAtTheRowsOffsets) {
+  Lowered lowered = lowerForCuda(withSchedule("tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\n"
+                                              "Y(i, j) = A(i, j) + B(i, j)\n",
+                                              "parallelize(i, GPUThread, NoRaces)"));
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 3u);
+  const std::string& kernels = lowered.cudaKernels;
+  // Both levels counted per row coordinate, then both prefix sums.
+  EXPECT_TRUE(contains(kernels, "Y1_coordinate_offsets[((int64_t)(i) + 1LL)] = pY1_own;")) << kernels;
+  EXPECT_TRUE(contains(kernels, "Y2_coordinate_offsets[((int64_t)(i) + 1LL)] = pY2_own;")) << kernels;
+  EXPECT_TRUE(contains(kernels, "Y2_pos[(pY1_own")) << kernels;  // a row's end, at its offset
+  // The second level's pos allocated zeroed once the rows are counted.
+  EXPECT_TRUE(contains(lowered.cuda, "if (cudaMemset(Y2_pos, 0, ")) << lowered.cuda;
 }
 
 // The lowered IR with its GPU loops run one iteration after another.
