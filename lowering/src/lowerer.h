@@ -319,7 +319,11 @@ class Lowerer {
   imp::Stmt lowerCase(const ir::ForallNode* forall, const LatticePoint& point, const ir::AssignmentNode* sole);
   std::vector<imp::Stmt> locateDenseIterators(std::vector<LevelIterator>& iterators, const imp::Expr& coordinate);
   std::vector<imp::Stmt> initializeSparseIterator(LevelIterator& iterator);
-  std::vector<imp::Stmt> readCoordinate(LevelIterator& iterator);
+  // mayBeExhausted: past its entries the coordinate reads as INT32_MAX.
+  std::vector<imp::Stmt> readCoordinate(LevelIterator& iterator, bool mayBeExhausted = false);
+  // Whether a co-iteration's loops, one per set of operands in `loops`,
+  // become one loop over all of them (LowerOptions::oneMergeLoop).
+  bool mergesInOneLoop(const ir::ForallNode* forall, const std::vector<std::vector<int>>& loops) const;
   std::vector<imp::Stmt> findSegmentEnd(LevelIterator& iterator);
   // Moves the iterator past `coordinate` when it is there; moveOn: past its
   // current coordinate (its run of them on a non-unique level).
