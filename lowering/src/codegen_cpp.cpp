@@ -23,7 +23,8 @@ namespace {
 
 class CppPrinter : public CLikePrinter {
  public:
-  CppPrinter(std::ostream& out, FloatingPointMode floatingPoint) : CLikePrinter(out), floatingPoint_(floatingPoint) {}
+  CppPrinter(std::ostream& out, FloatingPointMode floatingPoint, CppLoopForms forms)
+      : CLikePrinter(out), floatingPoint_(floatingPoint), forms_(forms) {}
   using CLikePrinter::visit;
 
   void printFunction(const Function& function) {
@@ -369,6 +370,12 @@ class CppPrinter : public CLikePrinter {
     if (auto nest = findDenseRowNest(op)) {
       printRegisterTiled(op, *nest);
       return;
+    }
+    if (rowLoops_ == RowLoops::Reassociated && forms_.shortSegmentsInOrder && op != versionedLoop_) {
+      if (auto segments = segmentLoopOf(op)) {
+        printShortSegmentsSwitch(op, *segments);
+        return;
+      }
     }
     if (floatingPoint_ == FloatingPointMode::Fast && !simdSumReductions(op).empty()) {
       if (readsThroughLoadedIndex(op))
@@ -907,9 +914,72 @@ class CppPrinter : public CLikePrinter {
     return scan.gatherSum && !scan.tiled;
   }
 
+  // Fast mode, inputs in cache (the reassociated copy): a loop of gather
+  // sums whose segments (CSR rows, CSF fibres) hold fewer than
+  // kShortSegments entries on average runs each sum in order, two entries
+  // a trip, as strict mode does (printInOrderSegment); other loops as
+  // before. The test is made once per run of the loop, from its first and
+  // last positions. On rows of 1-3 entries (Pd, 1.6 on average) the
+  // reassociated copy's short rows (four terms apart, then a test an
+  // entry) ran 1.4x (Clang 16, the 2-core Xeon VM) to 2.4x (GCC 13.3, the
+  // 16-core Xeon host) slower than the in-order loop, and fast SpMV there
+  // slower than strict; at 4 entries a row on average (bcspwr10, bcspwr09,
+  // olm1000) they were ahead again, by 3-25% (bench/cpu_peers/RESULTS.md,
+  // "Short rows in fast mode").
+  static constexpr int kShortSegments = 3;
+
+  void printShortSegmentsSwitch(const For* op, const SegmentLoop& segments) {
+    const std::string pos = text(segments.pos), begin = text(segments.begin), end = text(segments.end);
+    indent();
+    out_ << "// fp fast: segments of fewer than " << kShortSegments
+         << " entries on average: each sum in order, two entries a trip\n";
+    indent();
+    out_ << "if (" << pos << "[" << end << "] - " << pos << "[" << begin << "] < " << kShortSegments << "LL * (" << end
+         << " - " << begin << ")) {\n";
+    const For* outer = versionedLoop_;
+    versionedLoop_ = op;
+    nested([&] {
+      shortSegments_ = true;
+      visit(op);
+      shortSegments_ = false;
+    });
+    indent();
+    out_ << "} else {\n";
+    nested([&] { visit(op); });
+    indent();
+    out_ << "}\n";
+    versionedLoop_ = outer;
+  }
+
+  // A short segment's sum in order, two entries a trip (strict mode's loop,
+  // printStrictGatherSumUnroll), the empty asm statement keeping GCC from
+  // vectorizing it in this function, which it may reassociate.
+  void printInOrderSegment(const For* op) {
+    const std::string var = op->var.as<Var>()->name;
+    if (!op->comment.empty()) {
+      indent();
+      out_ << "// " << op->comment << "\n";
+    }
+    indent();
+    out_ << "{\n";
+    nested([&] {
+      indent();
+      out_ << cTypeName(op->var.type()) << " " << var << " = " << text(op->begin) << ";\n";
+      indent();
+      out_ << "#pragma GCC unroll " << kStrictGatherSumUnroll << "\n";
+      printPlainRowLoop(op, var, text(op->end), true);
+    });
+    indent();
+    out_ << "}\n";
+  }
+
   // A row of fewer than kPartialSums entries runs only the in-order tail,
   // as strict mode would: no partial sums to set up and add.
   void printPartialSums(const For* op) {
+    if (shortSegments_ && rowLoops_ == RowLoops::Reassociated) {
+      printInOrderSegment(op);
+      return;
+    }
     std::vector<std::string> renamed = declaredInBody(op);
     for (const std::string& sum : simdSumReductions(op)) renamed.push_back(sum);
     const std::string var = op->var.as<Var>()->name;
@@ -1310,6 +1380,7 @@ class CppPrinter : public CLikePrinter {
   }
 
   FloatingPointMode floatingPoint_;
+  CppLoopForms forms_;
   bool printingShortLoop_ = false;
   bool vectorizesGatherSums_ = false;  // see kShortestGatherVector
   std::string inputValues_;            // the inputs' stored values, printed (inputValuesSum)
@@ -1323,6 +1394,8 @@ class CppPrinter : public CLikePrinter {
   enum class StreamVersion { Flags, Plain };
   StreamVersion streamVersion_ = StreamVersion::Flags;
   RowLoops rowLoops_ = RowLoops::PartialSums;
+  const For* versionedLoop_ = nullptr;  // the loop printShortSegmentsSwitch is printing twice
+  bool shortSegments_ = false;          // printing its version for short segments
   bool printsGatherSums_ = false;  // the function has a copy with tcc_gather_sum (printFunction)
 };
 
@@ -1334,7 +1407,7 @@ std::string joined(const std::vector<std::string>& flags) {
 
 class CppCodeGenerator : public CodeGenerator {
  public:
-  explicit CppCodeGenerator(FloatingPointMode floatingPoint) : floatingPoint_(floatingPoint) {}
+  CppCodeGenerator(FloatingPointMode floatingPoint, CppLoopForms forms) : floatingPoint_(floatingPoint), forms_(forms) {}
 
   std::string emit(const std::vector<Function>& functions) const override {
     std::ostringstream out;
@@ -1356,7 +1429,7 @@ class CppCodeGenerator : public CodeGenerator {
                 : " (no contraction, sums in loop order: the same bits from every compiler).\n");
     out << cppPrelude() << "\n";
     for (const auto& function : functions) {
-      CppPrinter printer(out, floatingPoint_);
+      CppPrinter printer(out, floatingPoint_, forms_);
       printer.printFunction(function);
       out << "\n";
     }
@@ -1366,6 +1439,7 @@ class CppCodeGenerator : public CodeGenerator {
 
  private:
   FloatingPointMode floatingPoint_;
+  CppLoopForms forms_;
 };
 
 }  // namespace
@@ -1387,8 +1461,9 @@ const std::vector<std::string>& cppFloatingPointFlags(FloatingPointMode mode) {
   return mode == FloatingPointMode::Fast ? fast : strict;
 }
 
-std::unique_ptr<CodeGenerator> makeCodeGenerator(TargetKind target, FloatingPointMode floatingPoint) {
-  if (target == TargetKind::Cpu) return std::make_unique<CppCodeGenerator>(floatingPoint);
+std::unique_ptr<CodeGenerator> makeCodeGenerator(TargetKind target, FloatingPointMode floatingPoint,
+                                                 CppLoopForms forms) {
+  if (target == TargetKind::Cpu) return std::make_unique<CppCodeGenerator>(floatingPoint, forms);
   return makeCudaCodeGenerator();
 }
 

@@ -306,6 +306,79 @@ rt::Coo rowsAroundTheStreamingSwitch(int64_t totalValues, int32_t cols) {
   return coo;
 }
 
+// A matrix of `cols` columns whose rows hold lengths[i % lengths.size()]
+// entries each (0 for an empty row), and row `longRow` (if any) every
+// column.
+rt::Coo rowsOfLengths(int32_t rows, int32_t cols, const std::vector<int32_t>& lengths, int32_t longRow = -1) {
+  rt::Coo coo = rt::Coo::ofShape({rows, cols});
+  for (int32_t i = 0; i < rows; ++i) {
+    const int32_t length = i == longRow ? cols : lengths[size_t(i) % lengths.size()];
+    for (int32_t k = 0; k < length; ++k) {
+      int32_t c[2] = {i, int32_t((int64_t(k) * cols) / length + i % 3) % cols};
+      coo.push(c, 0.25 + 0.5 * ((k * 7 + i) % 13) / 13.0 - 0.0625 * (i % 5));
+    }
+  }
+  coo.sort();
+  return coo;
+}
+
+// Fast mode, inputs in cache: a loop of gather sums whose segments (CSR
+// rows, CSF fibres) hold fewer than 3 entries on average runs each sum in
+// order, two entries a trip; at 3 or more the reassociated loops run as
+// before. Through GCC and the JIT against the dense reference: both sides
+// of the average, empty rows, a long row among short ones (in order), a
+// single row, real matrices (ash219: 2 a row; impcol_a: 2.8; 494_bus: 3.4),
+// random sparse SpMV and TTV.
+TEST(FloatingPointMode, ShortSegmentsOnAverageRunInOrder) {
+  const std::string ttv = "tensor A(I, J) : dense\ntensor B(I, J, K) : csf\ntensor c(K) : dense\nA(i,j) = B(i,j,k) * c(k)\n";
+  const std::string marker = "// fp fast: segments of fewer than 3 entries on average";
+  CompileOptions fast;
+  fast.floatingPoint = FloatingPointMode::Fast;
+  // Printed once, in the copy for inputs in cache, before the row loop.
+  const std::string spmv = lowerProgram(Program::fromText(kSpmv, "test.tc"), fast).cpp;
+  EXPECT_EQ(count(spmv, marker), 1u) << spmv;
+  EXPECT_TRUE(contains(spmv, "if (A2_pos[(int64_t)(y1_dimension)] - A2_pos[(int64_t)(0)] < 3LL * "
+                             "((int64_t)(y1_dimension) - (int64_t)(0))) {"))
+      << spmv;
+  EXPECT_TRUE(contains(spmv, "#pragma GCC unroll 2\n        for (; pA2 < pA2_end; pA2++) {\n"
+                             "          __asm__(\"\");  // keeps the compiler from vectorizing a short row\n"))
+      << spmv;
+  EXPECT_EQ(count(lowerProgram(Program::fromText(ttv, "test.tc"), fast).cpp, marker), 1u);
+  EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp, marker));
+  CompileOptions before = fast;
+  before.shortSegmentsInOrder = false;
+  EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmv, "test.tc"), before).cpp, marker));
+
+  const std::vector<std::pair<std::string, rt::Coo>> matrices = {
+      {"lengths 0-3 (1.5 a row)", rowsOfLengths(300, 40, {0, 1, 2, 3})},
+      {"lengths 1-3 and a row of 40 (1.9 a row)", rowsOfLengths(300, 40, {1, 2, 3, 1}, 7)},
+      {"lengths 2 and 4 (2.9 a row)", rowsOfLengths(300, 40, {2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 3})},
+      {"lengths 3 (3 a row: the reassociated loops)", rowsOfLengths(300, 40, {3})},
+      {"one row of 2", rowsOfLengths(1, 40, {2})},
+      {"one row of 40", rowsOfLengths(1, 40, {40})},
+      {"every length 0-40", rowsOfEveryLength()},
+      {"random, 1.9 a row", randomSparse({61, 47}, 0.04, 70)},
+      {"ash219", realMatrix("ash219.mtx")},
+      {"impcol_a", realMatrix("impcol_a.mtx")},
+      {"494_bus", realMatrix("494_bus.mtx")},
+  };
+  for (jit::Backend backend : {jit::Backend::SystemCompiler, jit::Backend::ClangInterpreter}) {
+    if (!jit::isAvailable(backend)) continue;
+    CompileOptions options = fast;
+    options.backend = backend;
+    for (const auto& [name, A] : matrices) {
+      SCOPED_TRACE(name + ", " + jit::backendName(backend));
+      expectProgramMatchesReference(kSpmv, {{"A", A}, {"x", randomDense({A.dims[1]}, 71)}}, options, 1e-9);
+    }
+    SCOPED_TRACE(std::string("TTV, ") + jit::backendName(backend));
+    // Fibres of about 1.2 entries, and of about 12.
+    expectProgramMatchesReference(ttv, {{"B", randomSparse({20, 30, 40}, 0.03, 72)}, {"c", randomDense({40}, 73)}},
+                                  options, 1e-9);
+    expectProgramMatchesReference(ttv, {{"B", randomSparse({20, 30, 40}, 0.3, 74)}, {"c", randomDense({40}, 75)}},
+                                  options, 1e-9);
+  }
+}
+
 // Both sides of the switch (2^20 values: in cache; one more: streaming),
 // strict and fast, through GCC and the JIT, against the dense reference.
 TEST(FloatingPointMode, BothSidesOfTheStreamingSwitchMatchTheReference) {

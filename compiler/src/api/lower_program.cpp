@@ -240,7 +240,10 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
     lowered.cuda = lowering::emitCudaUnit(lowered.gpuFunctions);
     lowered.cudaKernels = lowering::emitCudaKernels(lowered.gpuFunctions);
   } else {
-    auto generator = lowering::makeCodeGenerator(lowering::TargetKind::Cpu, detail::toLowering(lowered.floatingPoint));
+    lowering::CppLoopForms forms;
+    forms.shortSegmentsInOrder = options.shortSegmentsInOrder;
+    auto generator =
+        lowering::makeCodeGenerator(lowering::TargetKind::Cpu, detail::toLowering(lowered.floatingPoint), forms);
     lowered.cpp = generator->emit(functions);
   }
   return lowered;
