@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "tcc/lowering/cpp_loop_forms.h"
 #include "tcc/tcc.h"
 #include "tcc/test/mlir_oracle.h"
 #include "../common/cpu_kernel_cases.h"
@@ -85,7 +86,6 @@ Row measure(const KernelCase& kernelCase, const Settings& settings) {
     tcc::CompileOptions options;
     options.floatingPoint = mode;
     options.backend = settings.backend;
-    options.shortSegmentsInOrder = !settings.before;
     return tcc::compile(program, options);
   };
   tcc::Kernel strict = compileIn(FloatingPointMode::Strict), fast = compileIn(FloatingPointMode::Fast);
@@ -272,7 +272,7 @@ int main(int argc, char** argv) {
     else if (arg == "--markdown" && hasValue) markdownPath = argv[++i];
     else if (arg == "--svg" && hasValue) svgPath = argv[++i];
     else if (arg == "--no-warm-up") settings.warmUp = false;
-    else if (arg == "--before") settings.before = true;
+    else if (arg == "--before") settings.before = true, tcc::lowering::setCppLoopForms({false, false});
     else if (arg == "--backend" && hasValue && (argv[i + 1] == std::string("clang") || argv[i + 1] == std::string("system")))
       settings.backend = argv[++i] == std::string("system") ? tcc::jit::Backend::SystemCompiler
                                                             : tcc::jit::Backend::ClangInterpreter;

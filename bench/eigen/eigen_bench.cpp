@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "tcc/lowering/cpp_loop_forms.h"
 #include "tcc/tcc.h"
 #include "../common/eigen_peers.h"
 #include "../common/stats.h"
@@ -53,7 +54,6 @@ tcc::CompileOptions compileOptions() {
   tcc::CompileOptions options;
   options.floatingPoint = floatingPoint;
   options.backend = backend;
-  options.shortSegmentsInOrder = !before;
   return options;
 }
 
@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
     else if (arg == "--kernels" && i + 1 < argc) kernels = commaSeparated(argv[++i]);
     else if (arg == "--fp" && i + 1 < argc && tcc::frontend::parseFloatingPointMode(argv[i + 1]))
       floatingPoint = *tcc::frontend::parseFloatingPointMode(argv[++i]);
-    else if (arg == "--before") before = true;
+    else if (arg == "--before") before = true, tcc::lowering::setCppLoopForms({false, false});
     else if (arg.rfind("--", 0) == 0) {
       std::cerr << "usage: tcc_eigen_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp]\n"
                    "                       [--fp strict|fast] [--backend clang|system] [--before] [MATRIX ...]\n";

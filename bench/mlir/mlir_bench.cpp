@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "tcc/runtime/random.h"
+#include "tcc/lowering/cpp_loop_forms.h"
 #include "tcc/tcc.h"
 #include "tcc/test/mlir_oracle.h"
 #include "../common/cpu_kernel_cases.h"
@@ -90,7 +91,6 @@ std::string slug(const std::string& text) {
 tcc::CompileOptions compileOptions() {
   tcc::CompileOptions options;
   options.floatingPoint = floatingPoint;
-  options.shortSegmentsInOrder = !before;
   return options;
 }
 
@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
     else if ((arg == "--aot-build" || arg == "--aot") && i + 1 < argc)
       aot.directory = std::filesystem::absolute(argv[++i]).string(), aot.build = arg == "--aot-build";
     else if (arg == "--no-warm-up") warmUp = false;
-    else if (arg == "--before") before = true;
+    else if (arg == "--before") before = true, tcc::lowering::setCppLoopForms({false, false});
     else if (arg == "--aot-flags" && i + 1 < argc) {
       aot.flags.clear();
       std::stringstream flags(argv[++i]);

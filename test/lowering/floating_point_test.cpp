@@ -14,11 +14,19 @@
 #include "tcc/jit/jit.h"
 #include "tcc/jit/kernel_cache.h"
 #include "tcc/lowering/codegen.h"
+#include "tcc/lowering/cpp_loop_forms.h"
 
 namespace tcc::test {
 namespace {
 
 using frontend::FloatingPointMode;
+
+// The C++ printer's loop forms as given while it lives, then as before.
+struct LoopFormsScope {
+  lowering::CppLoopForms saved = lowering::cppLoopForms();
+  explicit LoopFormsScope(const lowering::CppLoopForms& forms) { lowering::setCppLoopForms(forms); }
+  ~LoopFormsScope() { lowering::setCppLoopForms(saved); }
+};
 
 size_t count(const std::string& text, const std::string& part) {
   size_t n = 0;
@@ -345,9 +353,10 @@ TEST(FloatingPointMode, ShortSegmentsOnAverageRunInOrder) {
       << spmv;
   EXPECT_EQ(count(lowerProgram(Program::fromText(ttv, "test.tc"), fast).cpp, marker), 1u);
   EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp, marker));
-  CompileOptions before = fast;
-  before.shortSegmentsInOrder = false;
-  EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmv, "test.tc"), before).cpp, marker));
+  {
+    LoopFormsScope before({.shortSegmentsInOrder = false});
+    EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmv, "test.tc"), fast).cpp, marker));
+  }
 
   const std::vector<std::pair<std::string, rt::Coo>> matrices = {
       {"lengths 0-3 (1.5 a row)", rowsOfLengths(300, 40, {0, 1, 2, 3})},
@@ -710,8 +719,9 @@ TEST(FloatingPointMode, StrictIsBitIdenticalAcrossBackends) {
 }
 
 // Strict SpMV's row sum runs two entries a trip (unrolled by the compiler,
-// which may not reorder the adds); only sums through a loaded index get it,
-// and a schedule's own unroll factor wins.
+// which may not reorder the adds); through GCC its first two entries run
+// without a loop, the second's add by a select. Only sums through a loaded
+// index get either, and a schedule's own unroll factor wins.
 TEST(FloatingPointMode, StrictGatherSumsRunTwoEntriesATrip) {
   const std::string unroll = "#pragma GCC unroll 2  // the same adds in the same order\n";
   std::string spmv = lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp;
@@ -720,7 +730,18 @@ TEST(FloatingPointMode, StrictGatherSumsRunTwoEntriesATrip) {
   EXPECT_EQ(spmv.find("for (int64_t pA2 = A2_pos[pA1]; pA2 < pA2_end; pA2++)"),
             spmv.find_first_not_of(' ', pragma + unroll.size()))
       << spmv;
-  EXPECT_EQ(count(spmv, "#pragma GCC unroll"), 1u) << spmv;
+  EXPECT_EQ(count(spmv, "#pragma GCC unroll"), 2u) << spmv;
+  EXPECT_TRUE(contains(spmv, "#if defined(__GNUC__) && !defined(__clang__)\n")) << spmv;
+  EXPECT_TRUE(contains(spmv, "ty += pA2 + 1 < pA2_end ? pA2_term1 : -0.0;\n        #pragma GCC unroll 2\n"
+                             "        for (pA2 += 2; pA2 < pA2_end; pA2++) {\n"))
+      << spmv;
+  std::string before;
+  {
+    LoopFormsScope loopOnly({.strictFirstTwoBySelect = false});
+    before = lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp;
+  }
+  EXPECT_EQ(count(before, "#pragma GCC unroll"), 1u) << before;
+  EXPECT_FALSE(contains(before, "pA2_term1")) << before;
   for (const char* dsl : {kSpmm, kMttkrp})  // their rows are register tiles, not scalar sums
     EXPECT_FALSE(contains(lowerProgram(Program::fromText(dsl, "test.tc")).cpp, unroll)) << dsl;
   std::string dot = "tensor a\ntensor b(I) : dense\ntensor c(I) : dense\na = b(i) * c(i)\n";
@@ -761,14 +782,21 @@ size_t bitsDiffering(const std::vector<double>& a, const std::vector<double>& b)
 }
 
 // Strict SpMV on real matrices (rows of 1-3 entries in Pd, 1-14 in bcspwr10,
-// about 42 in bcsstk13) and on rows of every length 0-40, through each
-// backend: the sequential sums, bit for bit. Fast mode's partial sums differ
+// about 42 in bcsstk13), on rows of every length 0-40, single rows, short
+// rows with empty ones and a random matrix, through each backend (GCC's
+// first two entries by a select, Clang's loop): the sequential sums, bit
+// for bit, also where x holds infinities, NaNs and negative zeros. Fast mode's partial sums differ
 // from them on bcsstk13, so the comparison sees a reordered sum.
 TEST(FloatingPointMode, StrictSpmvIsTheSequentialSumBitForBit) {
   std::vector<std::pair<std::string, rt::Coo>> matrices = {{"bcsstk13", realMatrix("bcsstk13.mtx")},
                                                            {"Pd", realMatrix("Pd.mtx")},
                                                            {"bcspwr10", realMatrix("bcspwr10.mtx")},
-                                                           {"rows of every length", rowsOfEveryLength()}};
+                                                           {"rows of every length", rowsOfEveryLength()},
+                                                           {"one row of 1", rowsOfLengths(1, 40, {1})},
+                                                           {"one row of 2", rowsOfLengths(1, 40, {2})},
+                                                           {"one row of 40", rowsOfLengths(1, 40, {40})},
+                                                           {"lengths 0-3", rowsOfLengths(300, 40, {0, 1, 2, 3})},
+                                                           {"random", randomSparse({61, 47}, 0.04, 46)}};
   const Program program = Program::fromText(kSpmv, "test.tc");
   for (jit::Backend backend : {jit::Backend::ClangInterpreter, jit::Backend::SystemCompiler}) {
     if (!jit::isAvailable(backend)) continue;
@@ -782,6 +810,24 @@ TEST(FloatingPointMode, StrictSpmvIsTheSequentialSumBitForBit) {
       options.backend = backend;
       options.useKernelCache = false;
       EXPECT_EQ(bitsDiffering(rt::toDense(compile(program, options).run(bound).at("y")), expected), 0u);
+      rt::Coo special = randomDense({coo.dims[1]}, 47);
+      for (size_t k = 0; k < special.values.size(); k += 5)
+        special.values[k] = k % 15 == 0 ? -0.0 : k % 15 == 5 ? std::numeric_limits<double>::infinity()
+                                                              : std::numeric_limits<double>::quiet_NaN();
+      std::map<std::string, Tensor> withSpecials;
+      withSpecials.emplace("A", bound.at("A"));
+      withSpecials.emplace("x", rt::pack(special, toRuntimeFormat(Format::denseOfOrder(1))));
+      // (A NaN's payload depends on which operand an add takes it from, so
+      // NaNs count as equal to NaNs; every other value is compared bit for bit.)
+      const std::vector<double> got = rt::toDense(compile(program, options).run(withSpecials).at("y"));
+      const std::vector<double> want = sequentialRowSums(withSpecials.at("A"), withSpecials.at("x"));
+      ASSERT_EQ(got.size(), want.size());
+      size_t differing = 0, nans = 0;
+      for (size_t k = 0; k < got.size(); ++k) {
+        if (std::isnan(want[k])) ++nans;
+        differing += std::isnan(got[k]) && std::isnan(want[k]) ? 0 : std::memcmp(&got[k], &want[k], sizeof(double)) != 0;
+      }
+      EXPECT_EQ(differing, 0u) << nans << " NaN sums";
       if (name == "bcsstk13") {
         options.floatingPoint = FloatingPointMode::Fast;
         EXPECT_GT(bitsDiffering(rt::toDense(compile(program, options).run(bound).at("y")), expected), 0u);

@@ -103,11 +103,6 @@ struct CompileOptions {
   // kernel. False: in every lattice case, the form before (for
   // comparisons; see bench/compile_latency).
   bool hoistNestedSums = true;
-  // Cpu, fast mode: gather sums (SpMV's rows, TTV's fibres) over segments
-  // of fewer than 3 entries on average run in order, two entries a trip,
-  // on inputs in cache. False: the form before (for comparisons; see
-  // bench/cpu_peers).
-  bool shortSegmentsInOrder = true;
   // Cpu: arrays the kernel allocates itself (a sparse output's pos, crd
   // and vals, workspaces, a sparse workspace's output) of 4 MB and more go
   // to 2 MB pages advised MADV_HUGEPAGE (tcc/runtime/array_alloc.h). Unset:

@@ -240,10 +240,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
     lowered.cuda = lowering::emitCudaUnit(lowered.gpuFunctions);
     lowered.cudaKernels = lowering::emitCudaKernels(lowered.gpuFunctions);
   } else {
-    lowering::CppLoopForms forms;
-    forms.shortSegmentsInOrder = options.shortSegmentsInOrder;
-    auto generator =
-        lowering::makeCodeGenerator(lowering::TargetKind::Cpu, detail::toLowering(lowered.floatingPoint), forms);
+    auto generator = lowering::makeCodeGenerator(lowering::TargetKind::Cpu, detail::toLowering(lowered.floatingPoint));
     lowered.cpp = generator->emit(functions);
   }
   return lowered;

@@ -36,18 +36,9 @@ enum class FloatingPointMode { Strict, Fast };
 // what the JIT passes and what the emitted unit's header comment names.
 const std::vector<std::string>& cppFloatingPointFlags(FloatingPointMode mode);
 
-// How the C++ printer may shape loops, for comparisons with earlier forms.
-struct CppLoopForms {
-  // Fast mode, inputs in cache: gather sums over segments of fewer than 3
-  // entries on average run in order (codegen_cpp.cpp, kShortSegments).
-  // False: the reassociated short-row loops on every input, the form before.
-  bool shortSegmentsInOrder = true;
-};
-
-// floatingPoint and forms apply to the Cpu target; CUDA code is printed as written.
+// floatingPoint applies to the Cpu target; CUDA code is printed as written.
 std::unique_ptr<CodeGenerator> makeCodeGenerator(TargetKind target,
-                                                 FloatingPointMode floatingPoint = FloatingPointMode::Strict,
-                                                 CppLoopForms forms = {});
+                                                 FloatingPointMode floatingPoint = FloatingPointMode::Strict);
 
 // The text every generated C++ unit starts with: fixed-width types, the few
 // libc functions kernels call, min/max and a coordinate sort, and the
