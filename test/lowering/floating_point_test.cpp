@@ -379,6 +379,18 @@ TEST(FloatingPointMode, ShortSegmentsOnAverageRunInOrder) {
       SCOPED_TRACE(name + ", " + jit::backendName(backend));
       expectProgramMatchesReference(kSpmv, {{"A", A}, {"x", randomDense({A.dims[1]}, 71)}}, options, 1e-9);
     }
+    // DCSR and COO rows (the short-rows test of DCSR counts its stored
+    // rows; COO's rows are segments of its first level), in both modes.
+    for (const char* format : {"dcsr", "coo"})
+      for (FloatingPointMode mode : {FloatingPointMode::Fast, FloatingPointMode::Strict}) {
+        SCOPED_TRACE(std::string(format) + ", " + frontend::toString(mode) + ", " + jit::backendName(backend));
+        CompileOptions formatOptions = options;
+        formatOptions.floatingPoint = mode;
+        const std::string dsl = std::string("tensor y(I) : dense\ntensor A(I, J) : ") + format +
+                                "\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n";
+        for (const auto& A : {rowsOfLengths(300, 40, {0, 1, 2, 3, 0, 0}), rowsOfLengths(300, 40, {0, 5, 9}, 11)})
+          expectProgramMatchesReference(dsl, {{"A", A}, {"x", randomDense({40}, 76)}}, formatOptions, 1e-10);
+      }
     SCOPED_TRACE(std::string("TTV, ") + jit::backendName(backend));
     // Fibres of about 1.2 entries, and of about 12.
     expectProgramMatchesReference(ttv, {{"B", randomSparse({20, 30, 40}, 0.03, 72)}, {"c", randomDense({40}, 73)}},
