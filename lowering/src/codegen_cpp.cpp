@@ -1381,9 +1381,10 @@ class CppPrinter : public CLikePrinter {
   // SpMV's, CSF TTV's): the first two entries without a loop, the second's
   // add kept or not by a select (adding -0.0 leaves every sum as it is, so
   // the sums are the sequential ones, bit for bit), then the loop two a trip
-  // from the third. On rows whose lengths vary (bcspwr10: 2-14, most 3-5)
-  // the loop's odd-length test and exit mispredicted where the select does
-  // not: through GCC 13.3 on the 16-core Xeon host this ran bcspwr10 1.13x
+  // from the third: on rows whose lengths vary (bcspwr10: 2-14, most 3-5)
+  // one data-dependent branch fewer a row than the loop's odd-length test
+  // and exit (not measured with counters). Through GCC 13.3 on the 16-core
+  // Xeon host this ran bcspwr10 1.13x
   // and Pd 1.08x the loop two a trip (geomean over 15 matrices 1.08, none
   // below 0.96); through Clang 16 it lost on Pd (0.82x), so Clang keeps the
   // loop (bench/cpu_peers/RESULTS.md, "Short rows").
