@@ -221,7 +221,10 @@ std::optional<LoopRange> Lowerer::coordinateBlock(const ir::ForallNode* forall, 
     Expr first = ops::mul(ops::cast(int64, coordinates_.at(divide->outer)), part);
     block = {first, ops::add(first, part)};
   } else {
-    block = {ops::IntImm::make(0, int64), ops::IntImm::make(bound->value, int64)};
+    // The bound is a promise checked when the kernel starts (dimension at
+    // most the bound): the block is the whole level, no search needed.
+    promisedBounds_.emplace(bound->var, *bound);
+    return LoopRange{};
   }
   block.end = ops::min(block.end, extent);
   return block;
@@ -234,6 +237,7 @@ Stmt Lowerer::lowerDerivedFor(const ir::ForallNode* forall) {
   // coordinates the level stores in the block (found by binary search).
   ir::IndexVar parent = var;
   if (auto block = coordinateBlock(forall, parent)) {
+    if (!block->begin.defined()) return lower(ir::ForallNode::make(parent, forall->body));
     const imp::Type int64 = imp::Type::int64();
     Expr first = freshVar(parent.name() + "_block", int64);
     Expr stop = freshVar(parent.name() + "_block_stop", int64);

@@ -271,7 +271,8 @@ class Lowerer {
   bool searchableInBlocks(const std::vector<const ir::AccessNode*>& reads, const ir::IndexVar& var) const;
   // The coordinates of `parent` (set here) that the loop over a split's or
   // divide's inner part, or a bound variable, visits, where a sparse level
-  // of an operand iterates parent: the loop then iterates them alone.
+  // of an operand iterates parent: the loop then iterates them alone (a
+  // bound's, undefined: all of them, the bound checked when the kernel starts).
   std::optional<LoopRange> coordinateBlock(const ir::ForallNode* forall, ir::IndexVar& parent);
   // pos: one iteration at a position fixed by the loops over the pos variable.
   imp::Stmt lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,

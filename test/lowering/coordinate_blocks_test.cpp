@@ -94,6 +94,29 @@ TEST(CoordinateBlocks, AnEmptyOperandAndEmptyRows) {
   expectProgramMatchesReference(dsl, {{"A", empty}, {"x", randomDense({17}, 7402)}});
 }
 
+std::string runError(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs) {
+  try {
+    Kernel kernel = compile(Program::fromText(dsl, "test.tc"));
+    std::map<std::string, Tensor> tensors;
+    for (const auto& [name, coo] : inputs)
+      tensors.emplace(name, rt::pack(coo, toRuntimeFormat(kernel.program().syntax().findTensor(name)->format())));
+    kernel.run(tensors);
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// A bound is a promise about the inputs, checked when the kernel starts,
+// over a sparse level as over a dense one.
+TEST(CoordinateBlocks, ABoundBelowTheDimensionStopsTheKernel) {
+  for (const std::string schedule : {"bound(j, jb, 10, MaxConstraint)", "bound(j, jb, 16, MaxExact)"}) {
+    std::string dsl = withSchedule(withFormat(kSpmv, "csr"), schedule);
+    std::string message = runError(dsl, declaredInputs(dsl, inputs(7500)));
+    EXPECT_TRUE(contains(message, "a bound(...) of the schedule does not hold for these inputs")) << message;
+  }
+}
+
 // What a block cannot be searched in stays refused at the command.
 TEST(CoordinateBlocks, LevelsThatCannotBeSearchedAreRefusedAtTheCommand) {
   expectRefusedAtLastCommand(withFormat(kSpmv, "coo"), "split(j, j0, j1, 4)",
