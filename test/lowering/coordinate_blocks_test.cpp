@@ -50,6 +50,10 @@ std::vector<Shape> shapes() {
        {"split(i, i0, i1, 3)", "split(i, i0, i1, 4)\nparallelize(i0, CPUThread, ParallelReduction)"}},
       {"tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : dense\nC(i,k) = A(i,j) * B(j,k)\n",
        {"split(j, j0, j1, 4)", "split(j, j0, j1, 4)\nreorder(i, j0, k, j1)"}},
+      // A is read from a copy in the loops' order (j, i), whose level over i is compressed.
+      {"tensor Y(I, J) : dense\ntensor A(I, J) : {dense, compressed}\ntensor B(J, I) : {compressed, dense}\n"
+       "Y(i,j) = B(j,i) * A(i,j)\n",
+       {"split(i, i0, i1, 4)"}},
   };
 }
 
@@ -68,6 +72,7 @@ TEST(CoordinateBlocks, SplitDivideAndBoundOfASparselyIteratedVariableMatchRefere
         std::map<std::string, rt::Coo> tensors = inputs(seed);
         // SpMM's B is dense, 17 x 6.
         if (contains(shape.program, "B(J, K)")) tensors["B"] = tensors.at("B_dense");
+        if (contains(shape.program, "B(J, I)")) tensors["B"] = transposed(tensors.at("B"));
         tensors.erase("B_dense");
         std::string dsl = withSchedule(shape.program, schedule);
         SCOPED_TRACE(dsl);
@@ -76,7 +81,7 @@ TEST(CoordinateBlocks, SplitDivideAndBoundOfASparselyIteratedVariableMatchRefere
       }
     }
   }
-  EXPECT_EQ(checked, 2 * 28);
+  EXPECT_EQ(checked, 2 * 29);
 }
 
 TEST(CoordinateBlocks, TheBlockIsFoundByBinarySearchNotByVisitingEveryCoordinate) {
@@ -123,6 +128,16 @@ TEST(CoordinateBlocks, LevelsThatCannotBeSearchedAreRefusedAtTheCommand) {
                              "j is iterated by a singleton level of A, whose coordinates cannot be cut into ranges");
   expectRefusedAtLastCommand(withFormat(kSpmv, "csr"), "fuse(i, j, f)",
                              "j is iterated by a compressed level of A, whose coordinates cannot be cut into ranges");
+  // An inner part split again, reordered outside its outer part or
+  // unrolled: refused in the lowering, at the split, a copy named as such.
+  const std::string copied = "tensor Y(I, J) : dense\ntensor A(I, J) : {dense, compressed}\n"
+                             "tensor B(J, I) : {compressed, dense}\nY(i,j) = B(j,i) * A(i,j)\n";
+  for (const std::string after : {"split(i1, i2, i3, 2)", "reorder(i1, i0)", "unroll(i1, 2)"}) {
+    frontend::Diagnostic refusal = refusalOf(withSchedule(copied, "split(i, i0, i1, 4)\n" + after));
+    EXPECT_EQ(refusal.location.line, 6) << refusal.format();
+    EXPECT_TRUE(contains(refusal.message, "i is iterated by a sparse level of the copy of A in the loops' order"))
+        << refusal.format();
+  }
 }
 
 }  // namespace
