@@ -264,6 +264,16 @@ class Lowerer {
   LoopRange rangeOf(const ir::IndexVar& var, std::vector<imp::Stmt>& setup);
   // The loop itself (lowerDerivedLoop first looks for the loops of a pos).
   imp::Stmt lowerDerivedFor(const ir::ForallNode* forall);
+  // The reads in `body` of an operand a sparse level of which iterates `var`.
+  std::vector<const ir::AccessNode*> sparseReadsOf(const ir::IndexStmt& body, const ir::IndexVar& var) const;
+  // Whether those levels can be searched for a block of coordinates:
+  // ordered compressed levels of inputs (not a workspace's list).
+  bool searchableInBlocks(const std::vector<const ir::AccessNode*>& reads, const ir::IndexVar& var) const;
+  // The coordinates of `parent` (set here) that the loop over a split's or
+  // divide's inner part, or a bound variable, visits, where a sparse level
+  // of an operand iterates parent: the loop then iterates them alone (a
+  // bound's, undefined: all of them, the bound checked when the kernel starts).
+  std::optional<LoopRange> coordinateBlock(const ir::ForallNode* forall, ir::IndexVar& parent);
   // pos: one iteration at a position fixed by the loops over the pos variable.
   imp::Stmt lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
                                     const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole);
