@@ -4,7 +4,8 @@
 // every result checked against the others; the table and a plot.
 //
 //   tcc_cpu_peers_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,sddmm,ttm,mttkrp,spgemm,add]
-//                       [--backend clang|system] [--no-warm-up] [--markdown FILE] [--svg FILE] [MATRIX ...]
+//                       [--backend clang|system] [--no-warm-up] [--before] [--markdown FILE] [--svg FILE]
+//                       [MATRIX ...]
 //
 // Inputs: the kernel cases of bench/common/cpu_kernel_cases.h on each real
 // matrix (the inputs tcc_eigen_bench and tcc_mlir_bench time). For each
@@ -40,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "tcc/lowering/cpp_loop_forms.h"
 #include "tcc/tcc.h"
 #include "tcc/test/mlir_oracle.h"
 #include "../common/cpu_kernel_cases.h"
@@ -59,6 +61,9 @@ struct Settings {
   tcc::jit::Backend backend = tcc::CompileOptions{}.backend;
   bool mlir = true;
   bool warmUp = true;  // --no-warm-up: tcc's and Eigen's rounds start timing at once
+  // --before: tcc's kernels in the form before fast mode's short segments
+  // ran in order (CompileOptions::shortSegmentsInOrder = false).
+  bool before = false;
 };
 
 struct Row {
@@ -267,12 +272,14 @@ int main(int argc, char** argv) {
     else if (arg == "--markdown" && hasValue) markdownPath = argv[++i];
     else if (arg == "--svg" && hasValue) svgPath = argv[++i];
     else if (arg == "--no-warm-up") settings.warmUp = false;
+    else if (arg == "--before") settings.before = true, tcc::lowering::setCppLoopForms({false, false});
     else if (arg == "--backend" && hasValue && (argv[i + 1] == std::string("clang") || argv[i + 1] == std::string("system")))
       settings.backend = argv[++i] == std::string("system") ? tcc::jit::Backend::SystemCompiler
                                                             : tcc::jit::Backend::ClangInterpreter;
     else if (arg.rfind("--", 0) == 0) {
       std::cerr << "usage: tcc_cpu_peers_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,sddmm,ttm,mttkrp,spgemm,add]\n"
-                   "                           [--backend clang|system] [--markdown FILE] [--svg FILE] [MATRIX ...]\n";
+                   "                           [--backend clang|system] [--no-warm-up] [--before] [--markdown FILE] [--svg FILE]\n"
+                   "                           [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }
@@ -289,7 +296,8 @@ int main(int argc, char** argv) {
   std::ostringstream head;
   head << "machine: " << machine.cpu << ", " << machine.cpus << " CPUs; one thread; tcc " << tcc::jit::backendName(settings.backend)
        << " backend; repeat " << settings.repeat << ", " << settings.rounds << " interleaved rounds"
-       << (settings.warmUp ? ", each side warmed up" : ", no warm-up") << "; load average at the start: "
+       << (settings.warmUp ? ", each side warmed up" : ", no warm-up")
+       << (settings.before ? "; --before: fast mode's short segments not in order" : "") << "; load average at the start: "
        << loadAverageNow() << (settings.mlir ? "" : "\nno MLIR columns: " + whyNoMlir) << "\n";
   std::printf("%s\n%s\n", head.str().c_str(), kRowHeader);
   std::fflush(stdout);

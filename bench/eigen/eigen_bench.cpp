@@ -2,7 +2,10 @@
 // products on real matrices, with each tcc result checked against Eigen's.
 //
 //   tcc_eigen_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] [--fp strict|fast]
-//                   [--backend clang|system] [MATRIX ...]
+//                   [--backend clang|system] [--before] [MATRIX ...]
+//
+// --before compiles tcc's kernels in the form before fast mode's short
+// segments ran in order (CompileOptions::shortSegmentsInOrder = false).
 //
 // Prints one Markdown table row per kernel and matrix, then the geometric
 // mean of Eigen time / tcc time per kernel (> 1: tcc faster), and the load
@@ -33,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "tcc/lowering/cpp_loop_forms.h"
 #include "tcc/tcc.h"
 #include "../common/eigen_peers.h"
 #include "../common/stats.h"
@@ -44,6 +48,7 @@ tcc::frontend::FloatingPointMode floatingPoint = tcc::frontend::FloatingPointMod
 
 tcc::jit::Backend backend = tcc::CompileOptions{}.backend;
 int rounds = 5;
+bool before = false;  // --before
 
 tcc::CompileOptions compileOptions() {
   tcc::CompileOptions options;
@@ -157,9 +162,10 @@ int main(int argc, char** argv) {
     else if (arg == "--kernels" && i + 1 < argc) kernels = commaSeparated(argv[++i]);
     else if (arg == "--fp" && i + 1 < argc && tcc::frontend::parseFloatingPointMode(argv[i + 1]))
       floatingPoint = *tcc::frontend::parseFloatingPointMode(argv[++i]);
+    else if (arg == "--before") before = true, tcc::lowering::setCppLoopForms({false, false});
     else if (arg.rfind("--", 0) == 0) {
       std::cerr << "usage: tcc_eigen_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp]\n"
-                   "                       [--fp strict|fast] [--backend clang|system] [MATRIX ...]\n";
+                   "                       [--fp strict|fast] [--backend clang|system] [--before] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }
@@ -172,8 +178,9 @@ int main(int argc, char** argv) {
     std::cerr << tcc::jit::backendName(backend) << " is not built\n";
     return 2;
   }
-  std::printf("tcc fp %s, %s backend, repeat %d, %d interleaved rounds; load average before: %s\n\n",
-              floatingPoint == tcc::frontend::FloatingPointMode::Fast ? "fast" : "strict", tcc::jit::backendName(backend),
+  std::printf("tcc fp %s%s, %s backend, repeat %d, %d interleaved rounds; load average before: %s\n\n",
+              floatingPoint == tcc::frontend::FloatingPointMode::Fast ? "fast" : "strict",
+              before ? " (--before: short segments not in order)" : "", tcc::jit::backendName(backend),
               repeat, rounds, loadAverage().c_str());
   std::vector<Row> rows;
   std::printf("| kernel | matrix | tcc ms | tcc call ms | Eigen ms | Eigen/tcc | Eigen/call | max rel diff |\n"

@@ -5,7 +5,12 @@
 // tcc's.
 //
 //   tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,sddmm,ttm,spgemm,add,mttkrp]
-//                  [--fp strict|fast] [--no-warm-up] [--aot-build DIR [--aot-flags "FLAGS"] | --aot DIR] [MATRIX ...]
+//                  [--fp strict|fast] [--no-warm-up] [--before] [--aot-build DIR [--aot-flags "FLAGS"] | --aot DIR]
+//                  [MATRIX ...]
+//
+// --before compiles tcc's kernels in the form before fast mode's short
+// segments ran in order (CompileOptions::shortSegmentsInOrder = false), for
+// comparisons in one build.
 //
 // On each matrix M: SpMV, SpMM (64 columns), SDDMM in TACO's form
 // A(i,j) = B(i,j) * C(i,k) * D(k,j) (B = M, K = 32), TTM A(i,j,k) =
@@ -48,6 +53,7 @@
 #include <vector>
 
 #include "tcc/runtime/random.h"
+#include "tcc/lowering/cpp_loop_forms.h"
 #include "tcc/tcc.h"
 #include "tcc/test/mlir_oracle.h"
 #include "../common/cpu_kernel_cases.h"
@@ -63,6 +69,9 @@ tcc::frontend::FloatingPointMode floatingPoint = tcc::frontend::FloatingPointMod
 
 // --no-warm-up: tcc's runs of a round are timed from the first call.
 bool warmUp = true;
+
+// --before: tcc's kernels in the form before (see the top of the file).
+bool before = false;
 
 // Ahead-of-time mode (--aot-build, --aot); see the top of the file.
 struct AheadOfTime {
@@ -235,13 +244,14 @@ int main(int argc, char** argv) {
     else if ((arg == "--aot-build" || arg == "--aot") && i + 1 < argc)
       aot.directory = std::filesystem::absolute(argv[++i]).string(), aot.build = arg == "--aot-build";
     else if (arg == "--no-warm-up") warmUp = false;
+    else if (arg == "--before") before = true, tcc::lowering::setCppLoopForms({false, false});
     else if (arg == "--aot-flags" && i + 1 < argc) {
       aot.flags.clear();
       std::stringstream flags(argv[++i]);
       for (std::string flag; flags >> flag;) aot.flags.push_back(flag);
     } else if (arg.rfind("--", 0) == 0) {
       std::cerr << "usage: tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,sddmm,ttm,spgemm,add,mttkrp] "
-                   "[--fp strict|fast] [--no-warm-up] [--aot-build DIR [--aot-flags \"FLAGS\"] | --aot DIR] [MATRIX ...]\n";
+                   "[--fp strict|fast] [--no-warm-up] [--before] [--aot-build DIR [--aot-flags \"FLAGS\"] | --aot DIR] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }
@@ -276,8 +286,9 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     rows.push_back(row);
   };
-  std::printf("machine: %s; fp %s; %s; load average at the start: %s\n\n", describe(thisMachine()).c_str(),
+  std::printf("machine: %s; fp %s%s; %s; load average at the start: %s\n\n", describe(thisMachine()).c_str(),
               floatingPoint == tcc::frontend::FloatingPointMode::Fast ? "fast" : "strict",
+              before ? " (--before: short segments not in order)" : "",
               warmUp ? "tcc warmed up each round" : "no warm-up", loadAverageNow().c_str());
   std::printf("| kernel | input | tcc ms | MLIR ms | MLIR/tcc | MLIR codegen ms | codegen/tcc | max rel diff |\n"
               "|---|---|---:|---:|---:|---:|---:|---:|\n");

@@ -13,6 +13,7 @@
 #include "simd_reductions.h"
 #include "tcc/ir/imperative_printer.h"
 #include "tcc/lowering/codegen.h"
+#include "tcc/lowering/cpp_loop_forms.h"
 #include "tcc/lowering/intrinsics.h"
 
 namespace tcc::lowering {
@@ -23,7 +24,8 @@ namespace {
 
 class CppPrinter : public CLikePrinter {
  public:
-  CppPrinter(std::ostream& out, FloatingPointMode floatingPoint) : CLikePrinter(out), floatingPoint_(floatingPoint) {}
+  CppPrinter(std::ostream& out, FloatingPointMode floatingPoint, CppLoopForms forms)
+      : CLikePrinter(out), floatingPoint_(floatingPoint), forms_(forms) {}
   using CLikePrinter::visit;
 
   void printFunction(const Function& function) {
@@ -370,6 +372,12 @@ class CppPrinter : public CLikePrinter {
       printRegisterTiled(op, *nest);
       return;
     }
+    if (rowLoops_ == RowLoops::Reassociated && forms_.shortSegmentsInOrder && op != versionedLoop_) {
+      if (auto segments = segmentLoopOf(op)) {
+        printShortSegmentsSwitch(op, *segments);
+        return;
+      }
+    }
     if (floatingPoint_ == FloatingPointMode::Fast && !simdSumReductions(op).empty()) {
       if (readsThroughLoadedIndex(op))
         printPartialSums(op);
@@ -378,6 +386,13 @@ class CppPrinter : public CLikePrinter {
       else
         printSimdSumOrShortLoop(op);
       return;
+    }
+    if (floatingPoint_ == FloatingPointMode::Strict && forms_.strictFirstTwoBySelect && !printingStrictRowSum_ &&
+        op->unrollFactor == 0 && readsThroughLoadedIndex(op)) {
+      if (auto dot = gatherDotOf(op)) {
+        printStrictGatherSum(op, *dot);
+        return;
+      }
     }
     CLikePrinter::visit(op);
   }
@@ -907,9 +922,72 @@ class CppPrinter : public CLikePrinter {
     return scan.gatherSum && !scan.tiled;
   }
 
+  // Fast mode, inputs in cache (the reassociated copy): a loop of gather
+  // sums whose segments (CSR rows, CSF fibres) hold fewer than
+  // kShortSegments entries on average runs each sum in order, two entries
+  // a trip, as strict mode does (printInOrderSegment); other loops as
+  // before. The test is made once per run of the loop, from its first and
+  // last positions. On rows of 1-3 entries (Pd, 1.6 on average) the
+  // reassociated copy's short rows (four terms apart, then a test an
+  // entry) ran 1.4x (Clang 16, the 2-core Xeon VM) to 2.2x (GCC 13.3, the
+  // 16-core Xeon host) slower than the in-order loop, and fast SpMV there
+  // slower than strict; at about 4 entries a row on average (bcspwr10,
+  // bcspwr09, olm1000) they were ahead again, by 10-24%
+  // (bench/cpu_peers/RESULTS.md, "Short rows").
+  static constexpr int kShortSegments = 3;
+
+  void printShortSegmentsSwitch(const For* op, const SegmentLoop& segments) {
+    const std::string pos = text(segments.pos), begin = text(segments.begin), end = text(segments.end);
+    indent();
+    out_ << "// fp fast: segments of fewer than " << kShortSegments
+         << " entries on average: each sum in order, two entries a trip\n";
+    indent();
+    out_ << "if (" << pos << "[" << end << "] - " << pos << "[" << begin << "] < " << kShortSegments << "LL * (" << end
+         << " - " << begin << ")) {\n";
+    const For* outer = versionedLoop_;
+    versionedLoop_ = op;
+    nested([&] {
+      shortSegments_ = true;
+      visit(op);
+      shortSegments_ = false;
+    });
+    indent();
+    out_ << "} else {\n";
+    nested([&] { visit(op); });
+    indent();
+    out_ << "}\n";
+    versionedLoop_ = outer;
+  }
+
+  // A short segment's sum in order, two entries a trip (strict mode's loop,
+  // printStrictGatherSumUnroll), the empty asm statement keeping GCC from
+  // vectorizing it in this function, which it may reassociate.
+  void printInOrderSegment(const For* op) {
+    const std::string var = op->var.as<Var>()->name;
+    if (!op->comment.empty()) {
+      indent();
+      out_ << "// " << op->comment << "\n";
+    }
+    indent();
+    out_ << "{\n";
+    nested([&] {
+      indent();
+      out_ << cTypeName(op->var.type()) << " " << var << " = " << text(op->begin) << ";\n";
+      indent();
+      out_ << "#pragma GCC unroll " << kStrictGatherSumUnroll << "\n";
+      printPlainRowLoop(op, var, text(op->end), true);
+    });
+    indent();
+    out_ << "}\n";
+  }
+
   // A row of fewer than kPartialSums entries runs only the in-order tail,
   // as strict mode would: no partial sums to set up and add.
   void printPartialSums(const For* op) {
+    if (shortSegments_ && rowLoops_ == RowLoops::Reassociated) {
+      printInOrderSegment(op);
+      return;
+    }
     std::vector<std::string> renamed = declaredInBody(op);
     for (const std::string& sum : simdSumReductions(op)) renamed.push_back(sum);
     const std::string var = op->var.as<Var>()->name;
@@ -1299,6 +1377,70 @@ class CppPrinter : public CLikePrinter {
   }
   static constexpr int kStrictGatherSumUnroll = 2;
 
+  // Strict mode through GCC, a row sum `sum += vals[p] * x[crd[p]]` (CSR
+  // SpMV's, CSF TTV's): the first two entries without a loop, the second's
+  // add kept or not by a select (adding -0.0 leaves every sum as it is, so
+  // the sums are the sequential ones, bit for bit), then the loop two a trip
+  // from the third: on rows whose lengths vary (bcspwr10: 2-14, most 3-5)
+  // one data-dependent branch fewer a row than the loop's odd-length test
+  // and exit (not measured with counters). Through GCC 13.3 on the 16-core
+  // Xeon host this ran bcspwr10 1.13x
+  // and Pd 1.08x the loop two a trip (geomean over 15 matrices 1.08, none
+  // below 0.96); through Clang 16 it lost on Pd (0.82x), so Clang keeps the
+  // loop (bench/cpu_peers/RESULTS.md, "Short rows").
+  void printStrictGatherSum(const For* op, const GatherDot& dot) {
+    const std::string var = op->var.as<Var>()->name, end = text(op->end);
+    const std::string vals = text(dot.vals), crd = text(dot.crd), x = text(dot.x);
+    const std::string second = var + "_second", type = cTypeName(op->var.type());
+    out_ << "#if defined(__GNUC__) && !defined(__clang__)\n";
+    if (!op->comment.empty()) {
+      indent();
+      out_ << "// " << op->comment << "\n";
+    }
+    indent();
+    out_ << "// strict, GCC: the first two entries without a loop (the second's add by a select: + -0.0 changes no sum), "
+            "the rest two a trip\n";
+    indent();
+    out_ << "{\n";
+    nested([&] {
+      indent();
+      out_ << type << " " << var << " = " << text(op->begin) << ";\n";
+      indent();
+      out_ << "if (" << var << " < " << end << ") {\n";
+      nested([&] {
+        indent();
+        out_ << "const " << type << " " << second << " = " << var << " + 1 < " << end << " ? " << var << " + 1 : " << var
+             << ";\n";
+        indent();
+        out_ << "const double " << var << "_term0 = " << vals << "[" << var << "] * " << x << "[" << crd << "[" << var
+             << "]];\n";
+        indent();
+        out_ << "const double " << var << "_term1 = " << vals << "[" << second << "] * " << x << "[" << crd << "["
+             << second << "]];\n";
+        indent();
+        out_ << dot.sum << " += " << var << "_term0;\n";
+        indent();
+        out_ << dot.sum << " += " << var << " + 1 < " << end << " ? " << var << "_term1 : -0.0;\n";
+        indent();
+        out_ << "#pragma GCC unroll " << kStrictGatherSumUnroll << "\n";
+        indent();
+        out_ << "for (" << var << " += 2; " << var << " < " << end << "; " << var << "++) {\n";
+        body(op->body);
+        indent();
+        out_ << "}\n";
+      });
+      indent();
+      out_ << "}\n";
+    });
+    indent();
+    out_ << "}\n";
+    out_ << "#else\n";
+    printingStrictRowSum_ = true;
+    visit(op);
+    printingStrictRowSum_ = false;
+    out_ << "#endif\n";
+  }
+
   std::string reductionClauses(const For* op) {
     std::string clauses;
     for (const auto& reduction : op->reductions) {
@@ -1310,6 +1452,7 @@ class CppPrinter : public CLikePrinter {
   }
 
   FloatingPointMode floatingPoint_;
+  CppLoopForms forms_;
   bool printingShortLoop_ = false;
   bool vectorizesGatherSums_ = false;  // see kShortestGatherVector
   std::string inputValues_;            // the inputs' stored values, printed (inputValuesSum)
@@ -1323,6 +1466,9 @@ class CppPrinter : public CLikePrinter {
   enum class StreamVersion { Flags, Plain };
   StreamVersion streamVersion_ = StreamVersion::Flags;
   RowLoops rowLoops_ = RowLoops::PartialSums;
+  const For* versionedLoop_ = nullptr;  // the loop printShortSegmentsSwitch is printing twice
+  bool shortSegments_ = false;          // printing its version for short segments
+  bool printingStrictRowSum_ = false;   // printing a strict row sum's loop for Clang (printStrictGatherSum)
   bool printsGatherSums_ = false;  // the function has a copy with tcc_gather_sum (printFunction)
 };
 
@@ -1334,7 +1480,7 @@ std::string joined(const std::vector<std::string>& flags) {
 
 class CppCodeGenerator : public CodeGenerator {
  public:
-  explicit CppCodeGenerator(FloatingPointMode floatingPoint) : floatingPoint_(floatingPoint) {}
+  CppCodeGenerator(FloatingPointMode floatingPoint, CppLoopForms forms) : floatingPoint_(floatingPoint), forms_(forms) {}
 
   std::string emit(const std::vector<Function>& functions) const override {
     std::ostringstream out;
@@ -1356,7 +1502,7 @@ class CppCodeGenerator : public CodeGenerator {
                 : " (no contraction, sums in loop order: the same bits from every compiler).\n");
     out << cppPrelude() << "\n";
     for (const auto& function : functions) {
-      CppPrinter printer(out, floatingPoint_);
+      CppPrinter printer(out, floatingPoint_, forms_);
       printer.printFunction(function);
       out << "\n";
     }
@@ -1366,6 +1512,7 @@ class CppCodeGenerator : public CodeGenerator {
 
  private:
   FloatingPointMode floatingPoint_;
+  CppLoopForms forms_;
 };
 
 }  // namespace
@@ -1387,8 +1534,15 @@ const std::vector<std::string>& cppFloatingPointFlags(FloatingPointMode mode) {
   return mode == FloatingPointMode::Fast ? fast : strict;
 }
 
+namespace {
+CppLoopForms currentForms;
+}  // namespace
+
+void setCppLoopForms(const CppLoopForms& forms) { currentForms = forms; }
+const CppLoopForms& cppLoopForms() { return currentForms; }
+
 std::unique_ptr<CodeGenerator> makeCodeGenerator(TargetKind target, FloatingPointMode floatingPoint) {
-  if (target == TargetKind::Cpu) return std::make_unique<CppCodeGenerator>(floatingPoint);
+  if (target == TargetKind::Cpu) return std::make_unique<CppCodeGenerator>(floatingPoint, cppLoopForms());
   return makeCudaCodeGenerator();
 }
 

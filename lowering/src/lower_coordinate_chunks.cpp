@@ -132,7 +132,9 @@ Stmt Lowerer::lowerInCoordinateChunks(const ir::ForallNode* forall, const std::s
 
 bool Lowerer::rangesAppend(const ir::ForallNode* forall, const ir::AssignmentNode* assignment) const {
   const ir::TensorVar& output = assignment->lhs.tensor();
-  if (!forall->attributes.onThreads() || options_.cudaTarget || !isParameter(output) || output.order() == 0 ||
+  const bool parallel = options_.cudaTarget ? ir::isGpuUnit(forall->attributes.parallelUnit)
+                                            : forall->attributes.onThreads();
+  if (!parallel || !isParameter(output) || output.order() == 0 ||
       sparseWorkspaceOutputs_.count(output) || relationOf_.count(forall->indexVar))
     return false;
   const ir::Format& format = output.format();
@@ -146,19 +148,29 @@ bool Lowerer::rangesAppend(const ir::ForallNode* forall, const ir::AssignmentNod
   return true;
 }
 
+// The cuda target's form: each coordinate of the GPU loop is a range of
+// its own (offsets indexed by the coordinate, bound at the output's first
+// level, bindGpuCoordinateAppends), the prefix sum runs on one GPU thread,
+// which also ends the first level's pos, and the host allocates the
+// output's arrays once the counts are read back (zeroed pos arrays: their
+// first entries stay 0).
 std::vector<Stmt> Lowerer::lowerRangesAppendingInTwoPasses(const ir::IndexStmt& cin) {
   RangeAppendedOutput& appended = *rangeAppended_;
   TensorStorage& storage = storageOf(appended.output);
   const int levels = appended.output.order();
   const imp::Type int64 = imp::Type::int64();
   auto imm = [&](int64_t value) { return ops::IntImm::make(value, int64); };
-  appended.ranges = freshVar(appended.var.name() + "_ranges", int64);
-  std::vector<Stmt> passes{imp::Declare::make(appended.ranges, rangesOfThreads())};
+  const bool gpu = appended.onGpu;
+  appended.ranges = freshVar(appended.var.name() + (gpu ? "_coordinates" : "_ranges"), int64);
+  std::vector<Stmt> passes{
+      imp::Declare::make(appended.ranges, gpu ? ops::cast(int64, dimensionOf(appended.var)) : rangesOfThreads())};
   for (int level = 0; level < levels; ++level) {
-    Expr offsets = freshVar(storage.name + std::to_string(level + 1) + "_range_offsets", imp::Type::pointerTo(int64));
+    Expr offsets = freshVar(storage.name + std::to_string(level + 1) + (gpu ? "_coordinate_offsets" : "_range_offsets"),
+                            imp::Type::pointerTo(int64));
     appended.offsets.push_back(offsets);
     passes.push_back(imp::Declare::make(offsets, Expr()));
     passes.push_back(imp::Allocate::make(offsets, ops::add(appended.ranges, imm(1)), true));
+    if (gpu) gpuSharedWorkspaces_.push_back(offsets);  // (device memory the host allocates, zeroed, and frees)
   }
   auto lowerPass = [&](OutputPass pass, const std::string& what) {
     pass_ = pass;
@@ -169,23 +181,38 @@ std::vector<Stmt> Lowerer::lowerRangesAppendingInTwoPasses(const ir::IndexStmt& 
     if (!appended.lowered)
       throw LoweringError("internal: the loop over " + appended.var.name() + " was not lowered in ranges");
   };
-  lowerPass(OutputPass::Count, "count each range of " + appended.var.name() + "'s appends to " + storage.name +
-                                   "'s levels, ranges on the threads");
+  lowerPass(OutputPass::Count, gpu ? "count each coordinate of " + appended.var.name() + "'s appends to " +
+                                         storage.name + "'s levels, coordinates on GPU threads"
+                                   : "count each range of " + appended.var.name() + "'s appends to " + storage.name +
+                                         "'s levels, ranges on the threads");
   Expr range = freshVar(appended.var.name() + "_range", int64);
   std::vector<Stmt> sums;
   for (const auto& offsets : appended.offsets)
     sums.push_back(imp::Store::make(offsets, ops::add(range, imm(1)), imp::Load::make(offsets, range), true));
-  passes.push_back(imp::For::make(range, imm(0), appended.ranges, imp::Block::make(sums), imp::LoopKind::Serial,
-                                  "the ranges' counts to their offsets (prefix sum)"));
+  Stmt prefixSum = imp::For::make(range, imm(0), appended.ranges, imp::Block::make(sums), imp::LoopKind::Serial,
+                                  gpu ? "the coordinates' counts to their offsets (prefix sum)"
+                                      : "the ranges' counts to their offsets (prefix sum)");
+  if (gpu) {
+    // (On one GPU thread, which ends the first level's only segment too.)
+    Expr thread = freshVar("thread", imp::Type::int32());
+    Stmt end = imp::Store::make(storage.pos[0], imm(1), imp::Load::make(appended.offsets[0], appended.ranges));
+    prefixSum = imp::For::make(thread, ops::IntImm::make(0), ops::IntImm::make(1), imp::Block::make({prefixSum, end}),
+                               imp::LoopKind::GpuThread, "the prefix sum of the coordinates' counts, on one GPU thread");
+  }
+  passes.push_back(prefixSum);
   // Every level's arrays, exactly sized (the counting pass wrote none of them).
   for (int level = 0; level < levels; ++level) {
     Expr total = storage.appendPosition[level];
     passes.push_back(imp::Assign::make(total, imp::Load::make(appended.offsets[level], appended.ranges)));
     Expr entries = ops::max(total, imm(1));
-    passes.push_back(imp::Allocate::make(storage.crd[level], entries, false, imm(0)));
-    passes.push_back(imp::Assign::make(storage.crdCapacity[level], entries));
+    passes.push_back(imp::Allocate::make(storage.crd[level], entries, false, gpu ? Expr() : imm(0)));
+    if (!gpu) passes.push_back(imp::Assign::make(storage.crdCapacity[level], entries));
     if (level + 1 < levels) {
       Expr ends = ops::add(total, imm(1));
+      if (gpu) {
+        passes.push_back(imp::Allocate::make(storage.pos[level + 1], ends, true));
+        continue;
+      }
       passes.push_back(imp::Allocate::make(storage.pos[level + 1], ends, false, imm(0)));
       passes.push_back(imp::Store::make(storage.pos[level + 1], imm(0), imm(0)));
       passes.push_back(imp::Assign::make(storage.posCapacity[level + 1], ends));
@@ -194,12 +221,55 @@ std::vector<Stmt> Lowerer::lowerRangesAppendingInTwoPasses(const ir::IndexStmt& 
   // (Assembled apart from its values, assemble(..., true), the output's
   // values were never allocated: nothing to keep.)
   Expr values = ops::max(storage.appendPosition[levels - 1], imm(1));
-  passes.push_back(options_.separateAssembly ? imp::Allocate::make(storage.vals, values)
-                                             : imp::Allocate::make(storage.vals, values, false, imm(0)));
-  lowerPass(OutputPass::Fill, "append each range of " + appended.var.name() + " to " + storage.name +
-                                  " from its offsets, ranges on the threads");
+  passes.push_back(options_.separateAssembly || gpu ? imp::Allocate::make(storage.vals, values)
+                                                    : imp::Allocate::make(storage.vals, values, false, imm(0)));
+  lowerPass(OutputPass::Fill, gpu ? "append each coordinate of " + appended.var.name() + " to " + storage.name +
+                                        " from its offsets, coordinates on GPU threads"
+                                  : "append each range of " + appended.var.name() + " to " + storage.name +
+                                        " from its offsets, ranges on the threads");
   for (const auto& offsets : appended.offsets) passes.push_back(imp::Free::make(offsets));
   return passes;
+}
+
+}  // namespace tcc::lowering
+
+namespace tcc::lowering {
+
+bool Lowerer::appendsByGpuCoordinate(const ir::AccessNode* lhs, int level) const {
+  return level == 0 && rangeAppended_ && rangeAppended_->onGpu && rangeAppended_->output == lhs->tensor &&
+         (pass_ == OutputPass::Count || pass_ == OutputPass::Fill);
+}
+
+std::vector<Stmt> Lowerer::bindGpuCoordinateAppends(const Expr& coordinate) {
+  RangeAppendedOutput& appended = *rangeAppended_;
+  appended.lowered = true;
+  TensorStorage& output = storageOf(appended.output);
+  const imp::Type int64 = imp::Type::int64();
+  appended.sharedAppends = output.appendPosition;
+  std::vector<Stmt> stmts;
+  for (size_t level = 0; level < output.appendPosition.size(); ++level) {
+    Expr own = freshVar("p" + output.name + std::to_string(level + 1) + "_own", int64);
+    stmts.push_back(imp::Declare::make(own, pass_ == OutputPass::Count
+                                                ? ops::IntImm::make(0, int64)
+                                                : imp::Load::make(appended.offsets[level],
+                                                                  ops::cast(int64, coordinate))));
+    output.appendPosition[level] = own;
+  }
+  return stmts;
+}
+
+std::vector<Stmt> Lowerer::releaseGpuCoordinateAppends(const Expr& coordinate) {
+  RangeAppendedOutput& appended = *rangeAppended_;
+  TensorStorage& output = storageOf(appended.output);
+  std::vector<Stmt> stmts;
+  if (pass_ == OutputPass::Count)
+    for (size_t level = 0; level < output.appendPosition.size(); ++level)
+      stmts.push_back(imp::Store::make(appended.offsets[level],
+                                       ops::add(ops::cast(imp::Type::int64(), coordinate),
+                                                ops::IntImm::make(1, imp::Type::int64())),
+                                       output.appendPosition[level]));
+  output.appendPosition = appended.sharedAppends;
+  return stmts;
 }
 
 }  // namespace tcc::lowering

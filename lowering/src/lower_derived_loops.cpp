@@ -13,10 +13,12 @@
 // variable pins a position instead, and the coordinate is read from crd.
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "access_occurrences.h"
 #include "lowerer.h"
 #include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_queries.h"
 
 namespace tcc::lowering {
 
@@ -150,6 +152,8 @@ const ir::SplitRelation* Lowerer::peeledSplit(const ir::ForallNode* forall) cons
   const auto* split = std::get_if<ir::SplitRelation>(&relationOf_.at(forall->indexVar));
   if (!split || !(split->outer == forall->indexVar) || split->factor < 2 || split->factor > kLargestPeeledSplit)
     return nullptr;
+  // (A block of a sparse level's coordinates gains nothing from peeling.)
+  if (!relationOf_.count(split->parent) && !sparseReadsOf(forall->body, split->parent).empty()) return nullptr;
   for (const auto* nested : statementsOf<ir::ForallNode>(forall->body))
     if (nested->indexVar == split->inner && nested->body.isa<ir::AssignmentNode>()) return split;
   return nullptr;
@@ -160,8 +164,88 @@ Stmt Lowerer::lowerDerivedLoop(const ir::ForallNode* forall) {
   return lowerDerivedFor(forall);
 }
 
+std::vector<const ir::AccessNode*> Lowerer::sparseReadsOf(const ir::IndexStmt& body, const ir::IndexVar& var) const {
+  std::set<const ir::AccessNode*> written;
+  for (const auto* assignment : ir::assignmentsOf(body))
+    written.insert(static_cast<const ir::AccessNode*>(assignment->lhs.get()));
+  std::vector<const ir::AccessNode*> reads;
+  for (const auto* node : accessOccurrences(body)) {
+    if (written.count(node)) continue;
+    const ir::Format& format = node->tensor.format();
+    for (int level = 0; level < format.order(); ++level)
+      if (!format.level(level).isDense() && node->indices[format.modeOfLevel(level)] == var) reads.push_back(node);
+  }
+  return reads;
+}
+
+bool Lowerer::searchableInBlocks(const std::vector<const ir::AccessNode*>& reads, const ir::IndexVar& var) const {
+  for (const auto* node : reads) {
+    auto storage = storage_.find(node->tensor);
+    if (storage != storage_.end() && storage->second.isWorkspace) return false;
+    const ir::Format& format = node->tensor.format();
+    for (int level = 0; level < format.order(); ++level) {
+      const ir::LevelFormat& kind = format.level(level);
+      if (!kind.isDense() && node->indices[format.modeOfLevel(level)] == var &&
+          (kind.kind != ir::LevelKind::Compressed || !kind.ordered))
+        return false;
+    }
+  }
+  return true;
+}
+
+std::optional<LoopRange> Lowerer::coordinateBlock(const ir::ForallNode* forall, ir::IndexVar& parent) {
+  const ir::IndexVar& var = forall->indexVar;
+  if (options_.cudaTarget || forall->attributes.parallelUnit != ir::ParallelUnit::NotParallel ||
+      forall->attributes.unrollFactor)
+    return std::nullopt;
+  const ir::ProvenanceRelation& relation = relationOf_.at(var);
+  const auto* split = std::get_if<ir::SplitRelation>(&relation);
+  const auto* divide = std::get_if<ir::DivideRelation>(&relation);
+  const auto* bound = std::get_if<ir::BoundRelation>(&relation);
+  if (split && split->inner == var && coordinates_.count(split->outer)) parent = split->parent;
+  else if (divide && divide->inner == var && coordinates_.count(divide->outer)) parent = divide->parent;
+  else if (bound && bound->boundVar == var) parent = bound->var;
+  else return std::nullopt;
+  // (A derived parent is recovered as before: its own loops iterate it.)
+  if (relationOf_.count(parent)) return std::nullopt;
+  auto reads = sparseReadsOf(forall->body, parent);
+  if (reads.empty() || !searchableInBlocks(reads, parent)) return std::nullopt;
+  const imp::Type int64 = imp::Type::int64();
+  Expr extent = ops::cast(int64, dimensionOf(parent));
+  LoopRange block;
+  if (split) {
+    Expr first = ops::mul(ops::cast(int64, coordinates_.at(split->outer)), ops::IntImm::make(split->factor, int64));
+    block = {first, ops::add(first, ops::IntImm::make(split->factor, int64))};
+  } else if (divide) {
+    Expr part = ceilDiv(extent, ops::IntImm::make(divide->factor, int64));
+    Expr first = ops::mul(ops::cast(int64, coordinates_.at(divide->outer)), part);
+    block = {first, ops::add(first, part)};
+  } else {
+    // The bound is a promise checked when the kernel starts (dimension at
+    // most the bound): the block is the whole level, no search needed.
+    promisedBounds_.emplace(bound->var, *bound);
+    return LoopRange{};
+  }
+  block.end = ops::min(block.end, extent);
+  return block;
+}
+
 Stmt Lowerer::lowerDerivedFor(const ir::ForallNode* forall) {
   const ir::IndexVar& var = forall->indexVar;
+  // The inner part of a split or divide (or a bound) of a variable that a
+  // sparse level iterates: the loop over that variable itself, over the
+  // coordinates the level stores in the block (found by binary search).
+  ir::IndexVar parent = var;
+  if (auto block = coordinateBlock(forall, parent)) {
+    if (!block->begin.defined()) return lower(ir::ForallNode::make(parent, forall->body));
+    const imp::Type int64 = imp::Type::int64();
+    Expr first = freshVar(parent.name() + "_block", int64);
+    Expr stop = freshVar(parent.name() + "_block_stop", int64);
+    std::vector<Stmt> stmts{imp::Declare::make(first, block->begin), imp::Declare::make(stop, block->end)};
+    OwnedRangeScope owned(*this, parent, {first, stop});
+    stmts.push_back(lower(ir::ForallNode::make(parent, forall->body)));
+    return imp::Block::make(stmts);
+  }
   std::set<ir::IndexVar> rangesBefore;
   for (const auto& [known, range] : ranges_) rangesBefore.insert(known);
   // Ranges computed for this loop, tight ones included, hold only inside it.

@@ -1,5 +1,6 @@
 // Foralls, merge-lattice loops and where-statements.
 #include <algorithm>
+#include <limits>
 
 #include "access_occurrences.h"
 #include "iteration_space.h"
@@ -909,11 +910,15 @@ std::vector<Stmt> Lowerer::initializeSparseIterator(LevelIterator& it) {
 
 // Reads the coordinate at the iterator's position and, for a level with
 // repeated coordinates, finds the end of the run.
-std::vector<Stmt> Lowerer::readCoordinate(LevelIterator& it) {
+std::vector<Stmt> Lowerer::readCoordinate(LevelIterator& it, bool mayBeExhausted) {
   const TensorStorage& storage = storageOf(it.tensor);
   Expr crd = it.workspaceList ? storage.list : storage.crd[it.level];
   it.coord = freshVar(it.varName + it.tensor.name(), imp::Type::int32());
-  std::vector<Stmt> stmts{imp::Declare::make(it.coord, imp::Load::make(crd, it.pos))};
+  Expr read = imp::Load::make(crd, it.pos);
+  if (mayBeExhausted)
+    read = imp::Select::make(ops::lt(it.pos, it.end), read,
+                             ops::IntImm::make(std::numeric_limits<int32_t>::max(), imp::Type::int32()));
+  std::vector<Stmt> stmts{imp::Declare::make(it.coord, read)};
   if (it.workspaceList) {
     positions_[it.access][it.level] = ops::cast(imp::Type::int64(), it.coord);
   } else {
@@ -936,6 +941,14 @@ std::vector<Stmt> Lowerer::findSegmentEnd(LevelIterator& it) {
           imp::While::make(
               ops::land(ops::lt(it.segmentEnd, it.end), ops::eq(imp::Load::make(crd, it.segmentEnd), it.coord)),
               imp::Assign::makeCompound(imp::BinaryOp::Add, it.segmentEnd, one))};
+}
+
+bool Lowerer::mergesInOneLoop(const ir::ForallNode* forall, const std::vector<std::vector<int>>& loops) const {
+  // Only where a case holds loops (the variables inside, or a sum's): an
+  // innermost loop's cases are a few statements each, and its loops after
+  // the first run on fewer operands, with fewer tests per entry.
+  return options_.oneMergeLoop && !options_.cudaTarget && loops.size() >= 2 &&
+         !statementsOf<ir::ForallNode>(forall->body).empty();
 }
 
 Stmt Lowerer::advance(const LevelIterator& it, const Expr& coordinate) {
@@ -1165,18 +1178,36 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
   requireParallelizable(forall, kind == imp::LoopKind::Serial,
                         "co-iterating several sparse operands is a while-loop, which cannot be split among threads "
                         "or vector lanes");
+  // TACO's loops, one per lattice point in turn as operands run out; or one
+  // loop for all of them (oneMergeLoop), where each case's loops and sums
+  // are printed once instead of once per loop that has the case.
   std::vector<std::vector<int>> loopsEmitted;
-  for (const auto& point : lattice) {
-    std::vector<int> driving = sparseOf(point);
-    if (std::find(loopsEmitted.begin(), loopsEmitted.end(), driving) != loopsEmitted.end()) continue;
-    loopsEmitted.push_back(driving);
-
+  for (const auto& point : lattice)
+    if (auto driving = sparseOf(point);
+        std::find(loopsEmitted.begin(), loopsEmitted.end(), driving) == loopsEmitted.end())
+      loopsEmitted.push_back(driving);
+  const bool oneLoop = mergesInOneLoop(forall, loopsEmitted);
+  for (size_t l = 0; l < (oneLoop ? 1 : loopsEmitted.size()); ++l) {
+    std::vector<int> driving = loopsEmitted[l];
     Expr condition;
+    if (oneLoop) {
+      // While some point's operands all have entries left; an exhausted
+      // operand reads as a coordinate past every other, at no case's.
+      driving.clear();
+      for (const auto& each : loopsEmitted) {
+        Expr live;
+        for (int id : each) live = ops::land(live, ops::lt(byId(id).pos, byId(id).end));
+        condition = ops::lor(condition, live);
+        for (int id : each)
+          if (std::find(driving.begin(), driving.end(), id) == driving.end()) driving.push_back(id);
+      }
+      std::sort(driving.begin(), driving.end());
+    }
     std::vector<Stmt> body;
     for (int id : driving) {
       LevelIterator& it = byId(id);
-      condition = ops::land(condition, ops::lt(it.pos, it.end));
-      auto read = readCoordinate(it);
+      if (!oneLoop) condition = ops::land(condition, ops::lt(it.pos, it.end));
+      auto read = readCoordinate(it, /*mayBeExhausted=*/oneLoop);
       body.insert(body.end(), read.begin(), read.end());
     }
     Expr coordinate = freshVar(var.name(), imp::Type::int32());

@@ -153,8 +153,13 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   for (const auto* forall : statementsOf<ir::ForallNode>(cin)) {
     if (ir::isGpuUnit(forall->attributes.parallelUnit))
       for (const auto* where : whereStatements(forall->body)) gpuWheres.insert(where);
-    if (!forall->attributes.onThreads()) continue;
-    for (const auto* where : whereStatements(forall->body)) parallelWheres.insert(where);
+    // (On the cuda target a GPU loop over rows assembles them as CPU
+    // threads do: a kernel counts each row's entries, a one-thread kernel
+    // turns the counts into offsets, the host allocates, a kernel fills.)
+    const bool gpuRows = options_.cudaTarget && ir::isGpuUnit(forall->attributes.parallelUnit);
+    if (!forall->attributes.onThreads() && !gpuRows) continue;
+    if (forall->attributes.onThreads())
+      for (const auto* where : whereStatements(forall->body)) parallelWheres.insert(where);
     for (const auto* assignment : ir::assignmentsOf(forall->body)) {
       const ir::TensorVar& output = assignment->lhs.tensor();
       if (isParameter(output) && output.order() > 0 && !output.format().isAllDense() &&
@@ -168,8 +173,10 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   // of a thread loop in coordinate chunks.)
   if (const auto* top = cin.as<ir::ForallNode>(); top && rowParallelOutputs_.empty()) {
     auto assignments = ir::assignmentsOf(top->body);
-    if (assignments.size() == 1 && whereStatements(top->body).empty() && rangesAppend(top, assignments[0]))
-      rangeAppended_ = RangeAppendedOutput{assignments[0]->lhs.tensor(), top->indexVar, Expr(), {}, false};
+    if (assignments.size() == 1 && whereStatements(top->body).empty() && rangesAppend(top, assignments[0])) {
+      rangeAppended_ = RangeAppendedOutput{assignments[0]->lhs.tensor(), top->indexVar, Expr(), {}, false, false, {}};
+      rangeAppended_->onGpu = options_.cudaTarget;
+    }
   }
   for (const auto& tensor : ir::tensorsOnlyWrittenOnce(cin))
     if (isParameter(tensor) && tensor.order() > 0 && !tensor.format().isAllDense() &&
@@ -269,7 +276,7 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   });
   std::vector<Stmt> passes;
   std::optional<std::vector<Stmt>> onePass;
-  if (!rowParallelOutputs_.empty()) onePass = lowerRowsInOnePass(cin);
+  if (!rowParallelOutputs_.empty() && !options_.cudaTarget) onePass = lowerRowsInOnePass(cin);
   if (onePass) {
     passes = std::move(*onePass);
   } else if (rangeAppended_) {
@@ -283,13 +290,22 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       Expr rows = asInt64(storage.dims[tensor.format().modeOfLevel(0)]);
       Expr row = freshVar("p" + storage.name + "1_offset", imp::Type::int64());
       const Expr& pos = storage.pos[1];
-      passes.push_back(imp::For::make(row, int64Imm(0), rows,
+      Stmt prefixSum = imp::For::make(row, int64Imm(0), rows,
                                       imp::Store::make(pos, ops::add(row, int64Imm(1)), imp::Load::make(pos, row), true),
-                                      imp::LoopKind::Serial, "row sizes to row offsets (prefix sum)"));
+                                      imp::LoopKind::Serial, "row sizes to row offsets (prefix sum)");
+      if (options_.cudaTarget) {
+        // (On one GPU thread: the host neither loops nor writes device memory.)
+        Expr thread = freshVar("thread", imp::Type::int32());
+        prefixSum = imp::For::make(thread, ops::IntImm::make(0), ops::IntImm::make(1), prefixSum,
+                                   imp::LoopKind::GpuThread, "the prefix sum of the row sizes, on one GPU thread");
+      }
+      passes.push_back(prefixSum);
       passes.push_back(imp::Assign::make(storage.appendPosition[1], imp::Load::make(pos, rows)));
       Expr entries = ops::max(storage.appendPosition[1], int64Imm(1));
-      // (The counting pass wrote no coordinates: none to keep.)
-      passes.push_back(imp::Allocate::make(storage.crd[1], entries, false, int64Imm(0)));
+      // (The counting pass wrote no coordinates: none to keep. On the cuda
+      // target nothing was allocated for them yet.)
+      Expr kept = options_.cudaTarget ? Expr() : int64Imm(0);
+      passes.push_back(imp::Allocate::make(storage.crd[1], entries, false, kept));
       passes.push_back(imp::Allocate::make(storage.vals, entries));
     }
     passes.push_back(imp::Comment::make("fill coordinates and values from each row's offset, rows in parallel"));
@@ -555,6 +571,7 @@ std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {
                                        imp::TensorProperty::make(tensor.name(), imp::TensorField::Dim, mode)));
   bool assembled = storage.isOutput && tensor.order() > 0 && !format.isAllDense();
   if (assembled && sparseWorkspaceOutputs_.count(tensor)) return stmts;  // Compress writes the rest
+  const bool gpuAppended = rangeAppended_ && rangeAppended_->onGpu && rangeAppended_->output == tensor;
   for (int level = 0; level < format.order(); ++level) {
     if (format.level(level).isDense()) continue;
     if (!assembled) {
@@ -567,6 +584,12 @@ std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {
     }
     stmts.push_back(imp::Declare::make(storage.appendPosition[level], int64Imm(0)));
     stmts.push_back(imp::Declare::make(storage.pos[level], Expr()));
+    // (Appended by a GPU loop's coordinates: every array but the first
+    // level's pos allocated once the appends are counted.)
+    if (gpuAppended && level > 0) {
+      stmts.push_back(imp::Declare::make(storage.crd[level], Expr()));
+      continue;
+    }
     if (parentsDense(format, level)) {
       Expr segments = int64Imm(1);
       for (int l = 0; l < level; ++l) segments = ops::mul(segments, asInt64(storage.dims[format.modeOfLevel(l)]));
@@ -582,11 +605,13 @@ std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {
       capacity = ops::max(storage.firstCapacity, capacity);
     stmts.push_back(imp::Declare::make(storage.crdCapacity[level], capacity));
     stmts.push_back(imp::Declare::make(storage.crd[level], Expr()));
-    stmts.push_back(imp::Allocate::make(storage.crd[level], storage.crdCapacity[level]));
+    // (Rows assembled by GPU loops: allocated once, counted first.)
+    if (!(options_.cudaTarget && rowParallelOutputs_.count(tensor)) && !gpuAppended)
+      stmts.push_back(imp::Allocate::make(storage.crd[level], storage.crdCapacity[level]));
   }
   if (assembled) {
     stmts.push_back(imp::Declare::make(storage.vals, Expr()));
-    if (!options_.separateAssembly && !rowParallelOutputs_.count(tensor))
+    if (!options_.separateAssembly && !rowParallelOutputs_.count(tensor) && !gpuAppended)
       stmts.push_back(imp::Allocate::make(storage.vals, storage.crdCapacity[format.order() - 1]));
   } else {
     stmts.push_back(imp::Declare::make(
@@ -718,8 +743,13 @@ void Lowerer::finishOutputs() {
       if (format.level(level).isDense()) continue;
       Expr pos = storage.pos[level];
       if (level == 0) {
-        footer_.push_back(imp::Store::make(pos, int64Imm(1), storage.appendPosition[0]));
-      } else if (parentsDense(format, level) && !onePassOutputs_.count(tensor)) {
+        // (On the cuda target the prefix sum's GPU thread stored it.)
+        if (!(rangeAppended_ && rangeAppended_->onGpu && rangeAppended_->output == tensor))
+          footer_.push_back(imp::Store::make(pos, int64Imm(1), storage.appendPosition[0]));
+      } else if (parentsDense(format, level) && !onePassOutputs_.count(tensor) &&
+                 !(options_.cudaTarget && rowParallelOutputs_.count(tensor))) {
+        // (Rows assembled in parallel on the GPU: their counting pass gave
+        // every row its size, and the prefix sum its end.)
         // Segments of parents never visited stay empty: carry the end forward.
         Expr segments = int64Imm(1);
         for (int l = 0; l < level; ++l) segments = ops::mul(segments, asInt64(storage.dims[format.modeOfLevel(l)]));
@@ -885,6 +915,15 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
     }
     return stmts;
   }
+  if (appendsByGpuCoordinate(lhs, level) && !bindingGpuCoordinateAppends_) {
+    // This GPU iteration's coordinate appends through positions of its own.
+    std::vector<Stmt> stmts = bindGpuCoordinateAppends(coordinate);
+    bindingGpuCoordinateAppends_ = true;
+    std::vector<Stmt> prologue = outputPrologue(lhs, level, coordinate, accumulating);
+    bindingGpuCoordinateAppends_ = false;
+    stmts.insert(stmts.end(), prologue.begin(), prologue.end());
+    return stmts;
+  }
   Expr append = storage.appendPosition[level];
   positions_[lhs][level] = append;
   if (auto repeated = repeatedLevels_.find({lhs->tensor, level}); repeated != repeatedLevels_.end())
@@ -924,6 +963,14 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
     }
     if (last || format.level(level + 1).isDense() || pass_ == OutputPass::Compute) return {};
     return {imp::Store::make(storage.pos[level + 1], ops::add(position, int64Imm(1)), storage.appendPosition[level + 1])};
+  }
+  if (appendsByGpuCoordinate(lhs, level) && !bindingGpuCoordinateAppends_) {
+    bindingGpuCoordinateAppends_ = true;
+    std::vector<Stmt> stmts = outputEpilogue(lhs, level, coordinate);
+    bindingGpuCoordinateAppends_ = false;
+    std::vector<Stmt> release = releaseGpuCoordinateAppends(coordinate);
+    stmts.insert(stmts.end(), release.begin(), release.end());
+    return stmts;
   }
   Expr append = storage.appendPosition[level];
   if (auto repeated = repeatedLevels_.find({lhs->tensor, level}); repeated != repeatedLevels_.end())

@@ -273,6 +273,16 @@ class Lowerer {
   LoopRange rangeOf(const ir::IndexVar& var, std::vector<imp::Stmt>& setup);
   // The loop itself (lowerDerivedLoop first looks for the loops of a pos).
   imp::Stmt lowerDerivedFor(const ir::ForallNode* forall);
+  // The reads in `body` of an operand a sparse level of which iterates `var`.
+  std::vector<const ir::AccessNode*> sparseReadsOf(const ir::IndexStmt& body, const ir::IndexVar& var) const;
+  // Whether those levels can be searched for a block of coordinates:
+  // ordered compressed levels of inputs (not a workspace's list).
+  bool searchableInBlocks(const std::vector<const ir::AccessNode*>& reads, const ir::IndexVar& var) const;
+  // The coordinates of `parent` (set here) that the loop over a split's or
+  // divide's inner part, or a bound variable, visits, where a sparse level
+  // of an operand iterates parent: the loop then iterates them alone (a
+  // bound's, undefined: all of them, the bound checked when the kernel starts).
+  std::optional<LoopRange> coordinateBlock(const ir::ForallNode* forall, ir::IndexVar& parent);
   // pos: one iteration at a position fixed by the loops over the pos variable.
   imp::Stmt lowerPinnedPositionLoop(const ir::ForallNode* forall, std::vector<LevelIterator>& iterators,
                                     const std::vector<LatticePoint>& lattice, const ir::AssignmentNode* sole);
@@ -332,7 +342,11 @@ class Lowerer {
   imp::Stmt lowerCase(const ir::ForallNode* forall, const LatticePoint& point, const ir::AssignmentNode* sole);
   std::vector<imp::Stmt> locateDenseIterators(std::vector<LevelIterator>& iterators, const imp::Expr& coordinate);
   std::vector<imp::Stmt> initializeSparseIterator(LevelIterator& iterator);
-  std::vector<imp::Stmt> readCoordinate(LevelIterator& iterator);
+  // mayBeExhausted: past its entries the coordinate reads as INT32_MAX.
+  std::vector<imp::Stmt> readCoordinate(LevelIterator& iterator, bool mayBeExhausted = false);
+  // Whether a co-iteration's loops, one per set of operands in `loops`,
+  // become one loop over all of them (LowerOptions::oneMergeLoop).
+  bool mergesInOneLoop(const ir::ForallNode* forall, const std::vector<std::vector<int>>& loops) const;
   std::vector<imp::Stmt> findSegmentEnd(LevelIterator& iterator);
   // Moves the iterator past `coordinate` when it is there; moveOn: past its
   // current coordinate (its run of them on a non-unique level).
@@ -550,8 +564,20 @@ class Lowerer {
     imp::Expr ranges;                // how many ranges of var, shared by both passes
     std::vector<imp::Expr> offsets;  // per level: int64[ranges + 1]
     bool lowered = false;            // the thread loop was lowered in ranges
+    // On the cuda target the ranges are the GPU loop's coordinates, one
+    // each: offsets indexed by the coordinate, the appends of each
+    // coordinate rebound at the output's first level (gpuCoordinateAppends).
+    bool onGpu = false;
+    std::vector<imp::Expr> sharedAppends;  // the output's, while a coordinate's own are bound
   };
   std::optional<RangeAppendedOutput> rangeAppended_;
+  // The cuda target's form of rangeAppended_: at the output's first level,
+  // a GPU iteration's coordinate appends from 0 (counting) or from its
+  // offsets (filling), and the count pass stores its counts after it.
+  bool appendsByGpuCoordinate(const ir::AccessNode* lhs, int level) const;
+  std::vector<imp::Stmt> bindGpuCoordinateAppends(const imp::Expr& coordinate);
+  std::vector<imp::Stmt> releaseGpuCoordinateAppends(const imp::Expr& coordinate);
+  bool bindingGpuCoordinateAppends_ = false;  // (outputPrologue and outputEpilogue, around themselves)
   // Outputs assembled in one pass: every row stores its end.
   std::set<ir::TensorVar> onePassOutputs_;
   // The passes of a row-parallel output in one pass, or nothing where that

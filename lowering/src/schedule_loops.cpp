@@ -50,7 +50,7 @@ class CommandApplier {
   void operator()(const ir::SplitRelation& split) {
     requirePositive(split.factor, "split factor");
     loopPosition(split.parent);
-    requireDenseIteration(split.parent);
+    requireIterationInBlocks(split.parent);
     replaceLoop(split.parent, {split.outer, split.inner}, split);
     nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(split)) + ": " + split.parent.name() + " = " +
                               split.outer.name() + " * " + std::to_string(split.factor) + " + " + split.inner.name());
@@ -59,7 +59,7 @@ class CommandApplier {
   void operator()(const ir::DivideRelation& divide) {
     requirePositive(divide.factor, "number of parts");
     loopPosition(divide.parent);
-    requireDenseIteration(divide.parent);
+    requireIterationInBlocks(divide.parent);
     replaceLoop(divide.parent, {divide.outer, divide.inner}, divide);
     nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(divide)) + ": " + divide.outer.name() +
                               " picks one of " + std::to_string(divide.factor) + " equal parts of " +
@@ -119,7 +119,7 @@ class CommandApplier {
     requirePositive(bound.value, "bound");
     loopPosition(bound.var);
     if (!isStatementVar(bound.var)) fail(derivedVariableRefusal(bound.var, "bound"));
-    requireDenseIteration(bound.var);
+    requireIterationInBlocks(bound.var);
     replaceLoop(bound.var, {bound.boundVar}, bound);
     nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() +
                               " runs to " + std::to_string(bound.value) +
@@ -225,6 +225,15 @@ class CommandApplier {
     if (auto refusal = sparseIterationRefusal(var, ir::accessesOf(assignment_.rhs))) fail(*refusal);
   }
 
+  // A split, divide or bound of a variable that ordered compressed levels
+  // iterate: its inner loop iterates the coordinates they store in its
+  // block, found by binary search (lowerDerivedFor); other sparse levels
+  // (singleton, unordered) cannot be searched.
+  void requireIterationInBlocks(const IndexVar& var) const {
+    if (!isStatementVar(var)) return;
+    if (auto refusal = sparseIterationRefusal(var, ir::accessesOf(assignment_.rhs), true)) fail(*refusal);
+  }
+
   // (A split's parts may come before the precompute; no fuse may, see the
   // precompute's own check.)
   void requireNoWorkspaceIndex(const IndexVar& var, bool fuse = false) const {
@@ -284,11 +293,14 @@ class CommandApplier {
 
 }  // namespace
 
-std::optional<std::string> sparseIterationRefusal(const IndexVar& var, const std::vector<ir::Access>& accesses) {
+std::optional<std::string> sparseIterationRefusal(const IndexVar& var, const std::vector<ir::Access>& accesses,
+                                                  bool searchedBlocks) {
   for (const auto& access : accesses) {
     const ir::Format& format = access.tensor().format();
     for (int level = 0; level < format.order(); ++level) {
       if (format.level(level).isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
+      if (searchedBlocks && format.level(level).kind == ir::LevelKind::Compressed && format.level(level).ordered)
+        continue;
       // A copy's positions are not the user's to name in a pos.
       if (auto input = convertedFrom(access.tensor()))
         return var.name() + " is iterated by a sparse level of the copy of " + input->name() +

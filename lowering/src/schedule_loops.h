@@ -136,8 +136,11 @@ std::string workspaceOptionFlags(const SparseWorkspaceOptions& options);
 
 // Why `var` cannot be cut into ranges (split, divide, bound, a fuse that
 // pos does not follow): a sparse level of one of `accesses` iterates it.
-// A copy in the loops' order is named as the copy of its input.
-std::optional<std::string> sparseIterationRefusal(const ir::IndexVar& var, const std::vector<ir::Access>& accesses);
+// A copy in the loops' order is named as the copy of its input. With
+// `searchedBlocks` (split, divide, bound), ordered compressed levels are
+// allowed: their coordinates in a block are found by binary search.
+std::optional<std::string> sparseIterationRefusal(const ir::IndexVar& var, const std::vector<ir::Access>& accesses,
+                                                  bool searchedBlocks = false);
 // Why pos cannot take `pos.indexVar`, derived by `fuse` (null: by no fuse),
 // as the fusion of the access's first two levels. `derivation` says how it
 // was derived ("derived from k by `split(k, k0, k1, 4)` at line 6").

@@ -251,6 +251,58 @@ std::optional<GatherDot> gatherDotOf(const For* loop) {
   return std::nullopt;
 }
 
+std::optional<SegmentLoop> segmentLoopOf(const For* loop) {
+  const Var* var = loop->var.as<Var>();
+  if (!var || loop->loopKind != LoopKind::Serial) return std::nullopt;
+  std::vector<Stmt> stmts;
+  if (const Block* block = loop->body.as<Block>()) stmts = block->stmts;
+  else stmts.push_back(loop->body);
+  std::map<std::string, Expr> locals;
+  const For* sum = nullptr;
+  for (const Stmt& stmt : stmts) {
+    if (const Declare* declare = stmt.as<Declare>(); declare && declare->init.defined()) {
+      locals[declare->var.as<Var>()->name] = declare->init;
+    } else if (const For* inner = stmt.as<For>();
+               inner && !simdSumReductions(inner).empty() && readsThroughLoadedIndex(inner)) {
+      if (sum) return std::nullopt;  // one gather sum only: the test below speaks for its segments
+      sum = inner;
+    }
+  }
+  if (!sum) return std::nullopt;
+  // An expression with the body's locals replaced by their values.
+  auto resolve = [&](Expr expr) {
+    for (int step = 0; step < 4; ++step) {
+      const Var* name = expr.as<Var>();
+      if (!name || !locals.count(name->name)) break;
+      expr = locals.at(name->name);
+    }
+    return expr;
+  };
+  // Whether `index` is the loop's variable, up to widening casts and locals.
+  auto isLoopVar = [&](Expr index) {
+    for (int step = 0; step < 8; ++step) {
+      index = resolve(index);
+      if (const Cast* cast = index.as<Cast>(); cast && (cast->type == Type::int64() || cast->type == Type::int32()))
+        index = cast->value;
+      else break;
+    }
+    const Var* name = index.as<Var>();
+    return name && name->name == var->name;
+  };
+  const Load* first = resolve(sum->begin).as<Load>();
+  const Load* last = resolve(sum->end).as<Load>();
+  if (!first || !last || !first->buffer.as<Var>() || !last->buffer.as<Var>() ||
+      first->buffer.as<Var>()->name != last->buffer.as<Var>()->name || !isLoopVar(first->index))
+    return std::nullopt;
+  const Binary* next = resolve(last->index).as<Binary>();
+  if (!next || next->op != BinaryOp::Add) return std::nullopt;
+  const IntImm* one = next->b.as<IntImm>();
+  Expr rest = next->a;
+  if (!one) one = next->a.as<IntImm>(), rest = next->b;
+  if (!one || one->value != 1 || !isLoopVar(rest)) return std::nullopt;
+  return SegmentLoop{sum, first->buffer, Cast::make(Type::int64(), loop->begin), Cast::make(Type::int64(), loop->end)};
+}
+
 std::vector<std::string> declaredInBody(const For* loop) {
   ReductionBodyCheck check;
   loop->body.accept(check);

@@ -46,6 +46,20 @@ struct GatherDot {
 // The loop's body as such a sum, when it is one and nothing else.
 std::optional<GatherDot> gatherDotOf(const ir::imp::For* loop);
 
+// A loop whose body holds one gather sum (a loop as readsThroughLoadedIndex
+// and simdSumReductions describe) over one segment of a compressed level
+// per iteration: the sum runs from pos[e] to pos[e + 1], e the outer
+// loop's variable (up to casts and the body's locals), as CSR SpMV's row
+// loop and CSF TTV's fibre loop do. Its iterations visit
+// pos[end] - pos[begin] entries in all, `end` and `begin` the loop's bounds
+// as int64 positions.
+struct SegmentLoop {
+  const ir::imp::For* sum;  // the gather sum in the body
+  ir::imp::Expr pos;        // the level's position array
+  ir::imp::Expr begin, end; // the loop's bounds, cast to int64
+};
+std::optional<SegmentLoop> segmentLoopOf(const ir::imp::For* loop);
+
 // The names a reduction loop's body declares.
 std::vector<std::string> declaredInBody(const ir::imp::For* loop);
 

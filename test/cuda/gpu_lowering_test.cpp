@@ -360,11 +360,12 @@ TEST(GpuSchedules, UnitsNestedOutOfOrderAreRefusedAtTheirLine) {
                                 "GPUBlock, then GPUWarp, then GPUThread")) << message;
 }
 
-TEST(GpuSchedules, ASparseOutputUnderAGpuLoopIsRefused) {
+// (A row per GPU thread, warp or block assembles; gpu_sparse_outputs_test.cpp.)
+TEST(GpuSchedules, ASparseOutputsRowSplitAmongLanesIsRefused) {
   std::string message = cudaErrorOf(withSchedule(
       "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, J) : csr\nA(i, j) = B(i, j) + C(i, j)\n",
-      "parallelize(i, GPUThread, NoRaces)"));
-  EXPECT_TRUE(contains(message, "test.tc:6:1: error: parallelize(i, GPUThread, NoRaces): output A is sparse")) << message;
+      "parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, NoRaces)"));
+  EXPECT_TRUE(contains(message, "test.tc:7:1: error: parallelize(j, GPUThread, NoRaces): output A is sparse")) << message;
 }
 
 TEST(GpuSchedules, ARaceWithoutAStrategyIsRefused) {
@@ -455,7 +456,7 @@ TEST(GpuSchedules, AWorkspaceTccInsertedIsDescribedInWords) {
        "shared by GPU threads; on the cuda target only dense workspaces of dense results run on the GPU"},
       {outer,
        "test.tc:4:1: error: cannot compile `A(i,j) = B(i,k) * C(k,j)`: the default GPU mapping's "
-       "parallelize(k, GPUWarp, NoRaces): the sparse workspace tcc inserted for A would be shared by GPU threads"},
+       "parallelize(k, GPUThread, NoRaces): the sparse workspace tcc inserted for A would be shared by GPU threads"},
   };
   for (const auto& each : cases) {
     SCOPED_TRACE(each.dsl);

@@ -336,10 +336,11 @@ TEST(DifferentialCuda, CasesCompileForTheGpuOrAreRefusedWithAReason) {
 // a cuda refusal is a refusal.
 TEST(DifferentialCuda, RefusalsAndCompileErrorsAreToldApart) {
   ReferenceOracle reference;
+  // (A sparse output's row split among a warp's lanes: refused.)
   Verdict sparseOutput = checkProgram(
-      "tensor y(I) : sparse of float32\ntensor x(I) : dense of float32\ny(i) = x(i)\ntarget cuda\n"
-      "schedule {\n  parallelize(i, GPUThread, NoRaces)\n}\n",
-      {{"x", rt::randomUniform({40}, 1.0, 5)}}, {&reference}, true);
+      "tensor Y(I, J) : csr of float32\ntensor X(I, J) : dense of float32\nY(i, j) = X(i, j)\ntarget cuda\n"
+      "schedule {\n  parallelize(i, GPUWarp, NoRaces)\n  parallelize(j, GPUThread, NoRaces)\n}\n",
+      {{"X", rt::randomUniform({40, 40}, 1.0, 5)}}, {&reference}, true);
   EXPECT_EQ(sparseOutput.outcome, Outcome::Refused) << sparseOutput.detail;
   EXPECT_NE(sparseOutput.detail.find("sparse"), std::string::npos) << sparseOutput.detail;
   Verdict compiled = checkProgram(

@@ -221,9 +221,15 @@ schedule {
                                 {{"A", randomSparse({12, 9}, 0.2, 27)}, {"B", randomDense({9, 10}, 28)}});
 }
 
-TEST(Split, AVariableASparseLevelIteratesIsRefused) {
-  std::string message = errorOf(withSchedule(kSpmv, "split(j, j0, j1, 4)"));
-  EXPECT_NE(message.find("test.tc:7:1: error: split(j, j0, j1, 4): j is iterated by a compressed level of A"),
+TEST(Split, AVariableASingletonLevelIteratesIsRefused) {
+  const char* cooSpmv = R"(
+tensor y(I) : dense
+tensor A(I, J) : coo
+tensor x(J) : dense
+y(i) = A(i, j) * x(j)
+)";
+  std::string message = errorOf(withSchedule(cooSpmv, "split(j, j0, j1, 4)"));
+  EXPECT_NE(message.find("test.tc:7:1: error: split(j, j0, j1, 4): j is iterated by a singleton level of A"),
             std::string::npos) << message;
   EXPECT_NE(message.find("pos(j, jpos, A(i,j))"), std::string::npos) << message;
 }

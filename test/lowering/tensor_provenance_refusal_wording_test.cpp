@@ -61,7 +61,7 @@ TEST(UserTensorsNamedLikeTccs, InputsNamedLikeCopiesKeepTheirOwnNames) {
     std::string program, schedule, message;
   };
   const std::vector<Case> cases = {
-      {kInputNamedLikeACopy, "split(j, j0, j1, 4)",
+      {kInputNamedLikeACopy, "fuse(i, j, f)",
        "j is iterated by a compressed level of B_by_j_i, whose coordinates cannot be cut into ranges; schedule its "
        "positions instead: pos(j, jpos, B_by_j_i(i,j)), then schedule jpos"},
       {kInputNamedLikeACopy, "reorder(j, i)",

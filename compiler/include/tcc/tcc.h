@@ -103,6 +103,13 @@ struct CompileOptions {
   // kernel. False: in every lattice case, the form before (for
   // comparisons; see bench/compile_latency).
   bool hoistNestedSums = true;
+  // Cpu: a co-iteration of sparse operands whose lattice cases hold loops
+  // (the variables inside, a nested sum's) is one while-loop over all the
+  // operands, an exhausted one at a coordinate past the others, so each
+  // case's loops are printed once; innermost co-iterations keep one loop
+  // per lattice point. False: one loop per lattice point everywhere, the
+  // form before (for comparisons; see bench/compile_latency).
+  bool oneMergeLoop = true;
   // Cpu: arrays the kernel allocates itself (a sparse output's pos, crd
   // and vals, workspaces, a sparse workspace's output) of 4 MB and more go
   // to 2 MB pages advised MADV_HUGEPAGE (tcc/runtime/array_alloc.h). Unset:

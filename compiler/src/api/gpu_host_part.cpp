@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "tcc/ir/imperative_printer.h"
+#include "tcc/ir/imperative_visitor.h"
 #include "tcc/lowering/gpu_kernels.h"
 
 namespace tcc::detail {
@@ -45,6 +47,16 @@ class HostInterpreter {
                   const HostPartDevice& device)
       : function_(function), device_(device) {
     for (size_t k = 0; k < tensors.size(); ++k) tensors_[function.host.parameters[k].name] = tensors[k];
+    struct Handed : imp::IRVisitor {
+      using imp::IRVisitor::visit;
+      std::set<std::string>* arrays = nullptr;
+      void visit(const imp::SetTensorProperty* op) override {
+        if (const auto* var = op->value.as<imp::Var>(); var && op->field != imp::TensorField::ValsSize)
+          arrays->insert(var->name);
+      }
+    } handed;
+    handed.arrays = &outputArrays_;
+    function.host.body.accept(handed);
   }
 
   // Runs a statement; returns true when it returned (status in status_).
@@ -75,12 +87,28 @@ class HostInterpreter {
     }
     if (stmt.as<imp::Comment>()) return false;
     if (const auto* allocate = stmt.as<imp::Allocate>()) {
-      if (!device_.allocateZeroed) throw Error("the GPU launcher cannot allocate device memory for a workspace");
       const auto* buffer = allocate->buffer.as<imp::Var>();
+      const bool outputArray = outputArrays_.count(buffer->name) > 0;
+      if (outputArray ? !device_.allocateOutput : !device_.allocateZeroed)
+        throw Error(std::string("the GPU launcher cannot allocate device memory for ") +
+                    (outputArray ? "a sparse output" : "a workspace"));
       int64_t entries = std::max<int64_t>(eval(allocate->count).asInteger(), 0);
+      size_t bytes = static_cast<size_t>(entries * bytesOf(allocate->buffer.type().element()));
       Value value{allocate->buffer.type()};
-      value.pointer = device_.allocateZeroed(static_cast<size_t>(entries * bytesOf(allocate->buffer.type().element())));
+      value.pointer = outputArray ? device_.allocateOutput(bytes) : device_.allocateZeroed(bytes);
       variables_[buffer->name] = value;
+      return false;
+    }
+    if (const auto* property = stmt.as<imp::SetTensorProperty>()) {
+      tcc_tensor* tensor = tensors_.at(property->tensor);
+      Value value = eval(property->value);
+      switch (property->field) {
+        case imp::TensorField::Pos: tensor->levels[property->index].pos = static_cast<long long*>(value.pointer); break;
+        case imp::TensorField::Crd: tensor->levels[property->index].crd = static_cast<int*>(value.pointer); break;
+        case imp::TensorField::Vals: tensor->vals = value.pointer; break;
+        case imp::TensorField::ValsSize: tensor->vals_size = value.asInteger(); break;
+        default: throw Error("the GPU launcher cannot set " + imp::toString(stmt));
+      }
       return false;
     }
     if (const auto* free = stmt.as<imp::Free>()) {
@@ -340,6 +368,7 @@ class HostInterpreter {
   const HostPartDevice& device_;
   std::map<std::string, tcc_tensor*> tensors_;
   std::map<std::string, Value> variables_;
+  std::set<std::string> outputArrays_;  // handed to sparse outputs
   std::map<std::pair<const tcc_tensor*, int>, std::shared_ptr<const HostPositions>> positions_;
 };
 

@@ -59,6 +59,11 @@ struct HostPartDevice {
   // both out: a program with such a workspace is then refused.
   std::function<void*(size_t bytes)> allocateZeroed;
   std::function<void(void* address)> release;
+  // `bytes` of device memory, zeroed, for an array of a sparse output (the
+  // host part hands it to the output's tcc_tensor, and the caller owns it
+  // once the part returns). A device that allocates none may leave it out:
+  // a program with a sparse output is then refused.
+  std::function<void*(size_t bytes)> allocateOutput;
   // Runs an intrinsic statement on the tensors it names (by name); returns
   // its status (0: success).
   std::function<int32_t(const lowering::GpuIntrinsicCall& call, const std::map<std::string, tcc_tensor*>& tensors)>

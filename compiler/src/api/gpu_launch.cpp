@@ -184,7 +184,8 @@ std::shared_ptr<const rt::cuda::Module> loadCudaKernels(const Lowered& lowered, 
 }
 
 int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda::Module& module,
-                          const std::vector<tcc_tensor*>& tensors, std::vector<std::string>* launched) {
+                          const std::vector<tcc_tensor*>& tensors, std::vector<std::string>* launched,
+                          std::vector<rt::cuda::DeviceBuffer>* outputArrays) {
   HostPartDevice device;
   device.launch = [&](const KernelLaunch& launch) {
     if (launched) launched->push_back(launch.kernel->name);
@@ -227,12 +228,73 @@ int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda:
         return;
       }
   };
+  if (outputArrays)
+    device.allocateOutput = [outputArrays](size_t bytes) {
+      outputArrays->emplace_back(std::max<size_t>(bytes, 1));
+      outputArrays->back().zero();
+      return outputArrays->back().get();
+    };
   device.intrinsic = [&](const lowering::GpuIntrinsicCall& call, const std::map<std::string, tcc_tensor*>& operands) {
     GpuIntrinsicRunner runner = gpuIntrinsicRunner(call.op->name);
     if (!runner) throw Error("intrinsic '" + call.op->name + "' has no in-process CUDA host step");
     return runner(GpuIntrinsicRun{call, module, operands});
   };
   return runHostPart(function, tensors, device);
+}
+
+}  // namespace tcc::detail
+
+namespace tcc::detail {
+
+namespace {
+
+template <typename T>
+T* downloadArray(const void* device, int64_t entries) {
+  auto* host = static_cast<T*>(std::malloc(sizeof(T) * static_cast<size_t>(std::max<int64_t>(entries, 1))));
+  if (!host) throw Error("out of memory copying a sparse output from the GPU");
+  if (entries > 0) rt::cuda::copyToHost(host, device, sizeof(T) * static_cast<size_t>(entries));
+  return host;
+}
+
+size_t valueBytes(int datatype) {
+  switch (datatype) {
+    case TCC_FLOAT64: case TCC_INT64: return 8;
+    case TCC_FLOAT16: return 2;
+    default: return 4;
+  }
+}
+
+}  // namespace
+
+tcc_tensor downloadAssembledOutput(const tcc_tensor& device) {
+  rt::cuda::synchronize();
+  tcc_tensor host = device;
+  int64_t positions = 1;
+  for (int level = 0; level < device.order; ++level) {
+    tcc_level& copy = host.levels[level];
+    copy.pos = nullptr, copy.crd = nullptr, copy.pos_capacity = 0, copy.crd_capacity = 0;
+    const tcc_level& source = device.levels[level];
+    if (source.kind == TCC_LEVEL_DENSE) {
+      positions *= source.size;
+      continue;
+    }
+    if (source.kind != TCC_LEVEL_COMPRESSED)
+      throw Error("the GPU assembles sparse outputs of dense and compressed levels only");
+    copy.pos = downloadArray<long long>(source.pos, positions + 1);
+    copy.pos_capacity = positions + 1;
+    positions = copy.pos[positions];
+    copy.crd = downloadArray<int>(source.crd, positions);
+    copy.crd_capacity = positions;
+  }
+  if (positions != device.vals_size)
+    throw Error("a sparse output assembled on the GPU holds " + std::to_string(positions) + " positions but " +
+                std::to_string(device.vals_size) + " values (a compiler bug)");
+  const size_t bytes = valueBytes(device.datatype);
+  host.vals = std::malloc(bytes * static_cast<size_t>(std::max<int64_t>(positions, 1)));
+  if (!host.vals) throw Error("out of memory copying a sparse output from the GPU");
+  if (positions > 0) rt::cuda::copyToHost(host.vals, device.vals, bytes * static_cast<size_t>(positions));
+  host.vals_capacity = positions;
+  return host;
 }
 
 }  // namespace tcc::detail

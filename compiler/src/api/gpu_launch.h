@@ -37,7 +37,16 @@ size_t gpuScratchBytesKept();
 // device: evaluates its scalars, launches its kernels (asynchronously);
 // returns the entry point's status (0: success).
 // `launched`, when given, gets the name of each kernel launched.
+// `outputArrays`, when given, gets the device arrays the host part hands to
+// sparse outputs (their tcc_tensor then points into them); without it a
+// function that assembles a sparse output is refused.
 int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda::Module& module,
-                          const std::vector<tcc_tensor*>& tensors, std::vector<std::string>* launched = nullptr);
+                          const std::vector<tcc_tensor*>& tensors, std::vector<std::string>* launched = nullptr,
+                          std::vector<rt::cuda::DeviceBuffer>* outputArrays = nullptr);
+
+// The sparse output `device` (a tcc_tensor whose arrays a launch handed
+// to it, in device memory) copied into malloc'd host arrays, for
+// Tensor::adopt. Waits for the kernels.
+tcc_tensor downloadAssembledOutput(const tcc_tensor& device);
 
 }  // namespace tcc::detail

@@ -251,9 +251,15 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
     bool assembled = computed.order() > 0 && !computed.format().isAllDense();
     Tensor output;
     if (gpu) {
-      if (assembled) throw Error("output " + computed.name() + " is sparse; the GPU computes dense outputs only");
-      output = Tensor(outputDims, computedFormat, type);
-      onDevice[computed.name()] = std::make_unique<rt::cuda::DeviceTensor>(output.abiView());
+      // A sparse output's arrays are allocated by the host part and handed
+      // to this view, then copied back; a dense one is zeroed on the device.
+      tcc_tensor assembledView{};
+      if (assembled) {
+        assembledView = Tensor::emptyAssembledOutput(outputDims, computedFormat, type);
+      } else {
+        output = Tensor(outputDims, computedFormat, type);
+        onDevice[computed.name()] = std::make_unique<rt::cuda::DeviceTensor>(output.abiView());
+      }
       // Inputs read in another format (another storage order, a dense copy
       // of an N:M matrix) are converted once, before the runs, and copied
       // to the device like the others. Each statement names its own
@@ -263,6 +269,10 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       for (const auto& [input, copy] : statement.convertedInputs) convertedFrom[copy.name()] = input;
       std::vector<tcc_tensor*> pointers;
       for (const auto& parameter : statement.parameters) {
+        if (assembled && parameter.name() == computed.name()) {
+          pointers.push_back(&assembledView);
+          continue;
+        }
         const bool converted = convertedFrom.count(parameter.name()) > 0;
         auto& device = onDevice[converted ? parameter.name() + " " + parameter.format().toString() : parameter.name()];
         if (!device) {
@@ -276,13 +286,16 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
         }
         pointers.push_back(&device->view());
       }
-      rt::cuda::DeviceTensor& deviceOutput = *onDevice[computed.name()];
       rt::cuda::EventTimer timer;
+      std::vector<rt::cuda::DeviceBuffer> outputArrays;
       for (int run = 0; run < options.repeat; ++run) {
-        deviceOutput.zeroValues();
+        if (!assembled) onDevice[computed.name()]->zeroValues();
+        if (!outputArrays.empty()) rt::cuda::synchronize();  // the previous run's, once it is done
+        outputArrays.clear();
         std::vector<std::string> launched;
         timer.start();
-        int status = detail::launchGpuFunction(lowered_.gpuFunctions[index], *cudaModule_, pointers, &launched);
+        int status = detail::launchGpuFunction(lowered_.gpuFunctions[index], *cudaModule_, pointers, &launched,
+                                               &outputArrays);
         if (run == options.repeat - 1) result.gpuKernels.insert(result.gpuKernels.end(), launched.begin(), launched.end());
         result.seconds[run] += timer.stopSeconds();
         if (status == lowering::kBrokenBoundStatus)
@@ -291,7 +304,13 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
         if (status != 0) throw Error("kernel " + statement.function.name + " failed with status " + std::to_string(status));
       }
       rt::cuda::synchronize();
-      deviceOutput.downloadValues(output.abiView());
+      if (assembled) {
+        output = adoptOutput(detail::downloadAssembledOutput(assembledView), statement);
+        bound.own(statement.output.name(),
+                  computed == statement.output ? std::move(output) : toDeclared(output, statement.output));
+        continue;
+      }
+      onDevice[computed.name()]->downloadValues(output.abiView());
       bound.own(statement.output.name(), std::move(output));
       continue;
     }

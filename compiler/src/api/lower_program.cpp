@@ -214,6 +214,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       lowerOptions.tensorCore = request.tensorCore;
       lowerOptions.rowsInOnePass = options.rowsInOnePass;
       lowerOptions.hoistNestedSums = options.hoistNestedSums;
+      lowerOptions.oneMergeLoop = options.oneMergeLoop;
       lowerOptions.hugePages = hugePages(options);
       const auto& separate = request.separatelyAssembled;
       lowerOptions.separateAssembly =

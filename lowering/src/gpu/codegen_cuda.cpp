@@ -345,12 +345,22 @@ class CudaHostPrinter : public CLikePrinter {
     depth_ = 0;
   }
 
-  // A dense workspace that GPU loops share, in device memory for the call.
+  // A dense workspace that GPU loops share, in device memory for the call;
+  // a sparse output's array, handed to the output (the caller frees it).
   void visit(const Allocate* op) override {
     // (An entry more: no allocation of 0 bytes.)
     std::string bytes = "sizeof(" + cTypeName(op->buffer.type().element()) + ") * ((size_t)(" + hostText(op->count) +
                         ") + 1)";
     std::string buffer = hostText(op->buffer);
+    if (handedToOutput(buffer)) {
+      indent();
+      out_ << "if (cudaMalloc((void**)&" << buffer << ", " << bytes << ") != cudaSuccess) return 2;  // the output's\n";
+      if (op->zeroInitialize) {
+        indent();
+        out_ << "if (cudaMemset(" << buffer << ", 0, " << bytes << ") != cudaSuccess) return 2;\n";
+      }
+      return;
+    }
     int slot = nextSlot_++;
     slotOf_[buffer] = slot;
     indent();
@@ -474,6 +484,21 @@ class CudaHostPrinter : public CLikePrinter {
       out_ << "tcc_buffers.hold(" << slots.back() << ", " << name << ");\n";
     }
     return slots;
+  }
+
+  bool handedToOutput(const std::string& buffer) const {
+    struct Handed : IRVisitor {
+      using IRVisitor::visit;
+      const std::string* name = nullptr;
+      bool found = false;
+      void visit(const SetTensorProperty* op) override {
+        const auto* var = op->value.as<Var>();
+        if (var && var->name == *name && op->field != TensorField::ValsSize) found = true;
+      }
+    } handed;
+    handed.name = &buffer;
+    function_.host.body.accept(handed);
+    return handed.found;
   }
 
   // One slot per buffer the host allocates (host code has no loops: each

@@ -78,6 +78,14 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
     }
   }
   const ir::IndexVar& rows = loopOrder[0];
+  // A sparse output's rows are each assembled by one GPU thread (counted,
+  // then filled at their offsets): nothing inside a row is parallel.
+  if (!node->lhs.tensor().format().isAllDense()) {
+    commands.push_back(parallelize(rows, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::NoRaces));
+    reasons.push_back("default GPU mapping: one thread per row " + rows.name() + " of the sparse output " +
+                      node->lhs.tensor().name());
+    return commands;
+  }
   bool rowLike = std::any_of(loopOrder.begin() + 1, loopOrder.end(),
                              [&](const ir::IndexVar& var) { return sparseLevelVars.count(var) > 0; });
   if (!rowLike) {

@@ -84,8 +84,9 @@ class FreeVariables : public IRVisitor {
 // kernels; loops and writes must run inside a kernel.
 class HostCodeCheck : public IRVisitor {
  public:
-  HostCodeCheck(const std::set<std::string>& kernels, const std::vector<Expr>& sharedWorkspaces)
-      : kernels_(kernels) {
+  HostCodeCheck(const std::set<std::string>& kernels, const std::vector<Expr>& sharedWorkspaces,
+                const std::set<std::string>& outputArrays)
+      : kernels_(kernels), outputArrays_(outputArrays) {
     for (const auto& buffer : sharedWorkspaces) sharedWorkspaces_.insert(buffer.as<Var>()->name);
   }
   using IRVisitor::visit;
@@ -94,15 +95,24 @@ class HostCodeCheck : public IRVisitor {
   void visit(const While* op) override { refuse("has a loop " + describe(op->comment) + "that cannot run on the GPU"); }
   // The dense workspaces that GPU loops share are allocated in device
   // memory, zeroed, and freed by the host.
+  // So are a sparse output's arrays, sized by the kernels before (the
+  // entry point hands them to the output: never grown, never freed).
   void visit(const Allocate* op) override {
-    if (!isSharedWorkspace(op->buffer) || op->reallocate || !op->zeroInitialize)
+    const auto* var = op->buffer.as<Var>();
+    const bool outputArray = var && outputArrays_.count(var->name);
+    if (op->reallocate || (!outputArray && (!isSharedWorkspace(op->buffer) || !op->zeroInitialize)))
       refuse("allocates " + toString(op->buffer));
     IRVisitor::visit(op);
   }
   void visit(const Free* op) override {
     if (!isSharedWorkspace(op->buffer)) refuse("frees " + toString(op->buffer));
   }
-  void visit(const SetTensorProperty* op) override { refuse("assembles output " + op->tensor); }
+  void visit(const SetTensorProperty* op) override {
+    const auto* var = op->value.as<Var>();
+    if (op->field != TensorField::ValsSize && !(var && outputArrays_.count(var->name)))
+      refuse("assembles output " + op->tensor);
+    IRVisitor::visit(op);
+  }
   void visit(const Intrinsic* op) override {
     const IntrinsicLowering* entry = intrinsicLowering(op->name);
     if (!entry || !entry->cuda.hostStatement)
@@ -124,8 +134,23 @@ class HostCodeCheck : public IRVisitor {
                         "; parallelize its outermost loop over GPUBlock, GPUWarp or GPUThread");
   }
   const std::set<std::string>& kernels_;
+  const std::set<std::string>& outputArrays_;
   std::set<std::string> sharedWorkspaces_;
 };
+
+// The arrays the host hands to sparse outputs (pos, crd, vals): each is
+// allocated once, by the host, and filled by the kernels.
+std::set<std::string> outputArraysOf(const Stmt& host) {
+  struct Handed : IRVisitor {
+    using IRVisitor::visit;
+    std::set<std::string> arrays;
+    void visit(const SetTensorProperty* op) override {
+      if (const auto* var = op->value.as<Var>(); var && op->field != TensorField::ValsSize) arrays.insert(var->name);
+    }
+  } handed;
+  host.accept(handed);
+  return handed.arrays;
+}
 
 // Tensor fields a kernel reads become host scalars passed as parameters.
 class HoistTensorFields : public IRMutator {
@@ -298,7 +323,8 @@ GpuFunction splitIntoKernels(const Function& function) {
                         "loop over GPUBlock, GPUWarp or GPUThread");
   std::set<std::string> names;
   for (const auto& kernel : result.kernels) names.insert(kernel.name);
-  HostCodeCheck check(names, function.gpuSharedWorkspaces);
+  std::set<std::string> outputArrays = outputArraysOf(result.host.body);
+  HostCodeCheck check(names, function.gpuSharedWorkspaces, outputArrays);
   result.host.body.accept(check);
   return result;
 }

@@ -96,9 +96,20 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
     }
     // (A dense workspace whose where is outside the GPU loops is filled as
     // a dense output is: one copy in device memory, shared by the threads.)
-    requireParallelizable(forall, output.order() == 0 || output.format().isAllDense(),
-                          "output " + output.name() + " is sparse, and sparse outputs cannot be assembled under a "
-                          "GPU loop; store it dense or run this statement on the CPU");
+    // A sparse output's rows (a dense level, then a compressed one) are
+    // each assembled by the GPU iteration of the row, counted, then
+    // filled at their offsets (Lowerer::run); so are the coordinates of
+    // an output whose first level is compressed, each by the iteration of
+    // its coordinate (lowerRangesAppendingInTwoPasses); nothing else is.
+    if (output.order() > 0 && !output.format().isAllDense()) {
+      const bool byCoordinate = rangeAppended_ && rangeAppended_->onGpu && rangeAppended_->output == output &&
+                                rangeAppended_->var == var;
+      requireParallelizable(forall, byCoordinate ||
+                                        (rowParallelOutputs_.count(output) && rowsAssembledInParallel(assignment->lhs, var)),
+                            "output " + output.name() + " is sparse, and sparse outputs cannot be assembled under a "
+                            "GPU loop; store it dense or run this statement on the CPU");
+      continue;
+    }
     if (derivesOnlyFrom(var, assignment->lhs.indices())) continue;  // iterations write different entries
     const std::string written = isParameter(output) ? output.name() : workspaceInWords(output);
     std::string race = var.name() + " is summed into " + written + ", so GPU iterations race on its entries";

@@ -134,6 +134,11 @@ struct LowerOptions {
   // compute it alike (hoist_nested_sums.cpp); false: in every case, the
   // form before (for comparisons).
   bool hoistNestedSums = true;
+  // A co-iteration whose cases hold loops is one while-loop over all its
+  // operands, exhausted ones at a coordinate past the others (instead of
+  // one loop per lattice point, each printing the cases it has); false:
+  // one per point, the form before (for comparisons).
+  bool oneMergeLoop = true;
   // Sparse workspaces' outputs of 4 MB and more in 2 MB pages (the ISM's
   // create flag 4; the kernel's own arrays follow TCC_HUGE_PAGE_MIN_BYTES,
   // a macro of the prelude).

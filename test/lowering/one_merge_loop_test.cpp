@@ -1,0 +1,247 @@
+// A co-iteration whose lattice cases hold loops (the variables inside, a
+// nested sum's) is one while-loop over all its operands, an exhausted one at
+// a coordinate past the others, instead of TACO's loop per lattice point
+// that printed each case's loops once per loop having the case
+// (CompileOptions::oneMergeLoop). Nested sums that depend on a union were
+// the worst hit: every case of every such loop held a copy of the sum's
+// loops. Every program is compared with the dense reference in both
+// floating-point modes, with and without a thread loop, on random and real
+// inputs; in strict mode its outputs are bit for bit those of the loops per
+// lattice point (the same cases, the same additions in the same order); and
+// the kernel is smaller.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <tuple>
+
+#include "kernel_check.h"
+
+namespace tcc::test {
+namespace {
+
+using frontend::FloatingPointMode;
+
+struct Case {
+  std::string name;
+  std::string program;
+  std::map<std::string, rt::Coo> inputs;
+  // Whether the loop over i can run on threads (its rows are not
+  // co-iterated, the output's rows can be assembled apart).
+  bool threadRows = true;
+};
+
+// The sum's operands unite at j (A's fiber, D's, or both): a different sum
+// in each case, inside a product.
+const char* kUnionSumInAProduct =
+    "tensor Y(I, J) : dense\ntensor A(I, J, L) : csf\ntensor D(I, J, L) : csf\ntensor B(I, J) : dcsr\n"
+    "tensor E(I, J) : dcsr\ntensor x(L) : dense\n"
+    "Y(i,j) = B(i,j) * sum(l, (A(i,j,l) + D(i,j,l)) * x(l)) - E(i,j)\n";
+// The same sum in a sum of products.
+const char* kUnionSumInASumOfProducts =
+    "tensor Y(I, J) : dense\ntensor A(I, J, L) : csf\ntensor D(I, J, L) : csf\ntensor E(I, J) : dcsr\n"
+    "tensor F(I, J) : dcsr\ntensor G(I, J) : dcsr\ntensor x(L) : dense\n"
+    "Y(i,j) = E(i,j) * F(i,j) + G(i,j) * sum(l, (A(i,j,l) + D(i,j,l)) * x(l))\n";
+// Two sums of unions, one at j, one at i (C's row or H's).
+const char* kTwoUnionSums =
+    "tensor Y(I, J) : dense\ntensor A(I, J, L) : csf\ntensor D(I, J, L) : csf\ntensor C(I, K) : dcsr\n"
+    "tensor H(I, K) : dcsr\ntensor E(I, J) : dcsr\ntensor x(L) : dense\ntensor z(K) : dense\n"
+    "Y(i,j) = sum(l, (A(i,j,l) - D(i,j,l)) * x(l)) - E(i,j) * sum(k, (C(i,k) + H(i,k)) * z(k))\n";
+// The union is a factor of the summand, outside the sum's own loops, at a
+// loop around the one the sum lives in (the slow differential case's shape,
+// regressions/slow/ac_...).
+const char* kUnionFactorAroundTheSum =
+    "tensor Y(I, J, K) : {dense, compressed, dense}\ntensor A(I, J, K) : {compressed, compressed, compressed}\n"
+    "tensor B(I, J, K) : coo\ntensor C(L, N) : {compressed, dense}\n"
+    "tensor D(I, J, K) : {compressed, compressed, compressed}\ntensor E(I, J) : {dense, compressed}\n"
+    "tensor F(I, J) : {compressed, dense}\n"
+    "Y(i,j,k) = A(i,j,k) - B(i,j,k) + C(l,n) * D(i,j,k) * (E(i,j) - F(i,j))\n";
+// The same with dense rows, whose loop can run on threads.
+const char* kUnionFactorAroundTheSumDenseRows =
+    "tensor Y(I, J, K) : dense\ntensor A(I, J, K) : {dense, compressed, compressed}\n"
+    "tensor B(I, J, K) : {dense, compressed, compressed}\ntensor C(L, N) : {compressed, dense}\n"
+    "tensor D(I, J, K) : {dense, compressed, compressed}\ntensor E(I, J) : {dense, compressed}\n"
+    "tensor F(I, J) : {dense, compressed}\n"
+    "Y(i,j,k) = A(i,j,k) - B(i,j,k) + C(l,n) * D(i,j,k) * (E(i,j) - F(i,j))\n";
+// A union sum into a sparse output, among the union of the other terms.
+const char* kUnionSumIntoASparseOutput =
+    "tensor Y(I, J) : csr\ntensor A(I, J, L) : csf\ntensor D(I, J, L) : csf\ntensor E(I, J) : dcsr\n"
+    "tensor F(I, J) : dcsr\ntensor x(L) : dense\n"
+    "Y(i,j) = E(i,j) - F(i,j) + sum(l, (A(i,j,l) + D(i,j,l)) * x(l))\n";
+// No nested sum: a union of matrices whose rows are co-iterated (DCSR), each
+// case holding a loop over j.
+const char* kUnionOfRows =
+    "tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : dcsr\n"
+    "Y(i,j) = A(i,j) + B(i,j) * C(i,j)\n";
+
+std::vector<Case> cases() {
+  rt::Coo bus = realMatrix("494_bus.mtx");  // 494 x 494
+  rt::Coo ash = realMatrix("ash219.mtx");   // 219 x 85
+  return {
+      {"union_sum_in_a_product_random", kUnionSumInAProduct,
+       {{"A", randomSparse({9, 8, 7}, 0.25, 7101)}, {"D", randomSparse({9, 8, 7}, 0.25, 7102)},
+        {"B", randomSparse({9, 8}, 0.5, 7103)}, {"E", randomSparse({9, 8}, 0.3, 7104)}, {"x", randomDense({7}, 7105)}}},
+      {"union_sum_in_a_sum_of_products_random", kUnionSumInASumOfProducts,
+       {{"A", randomSparse({9, 8, 7}, 0.25, 7111)}, {"D", randomSparse({9, 8, 7}, 0.25, 7112)},
+        {"E", randomSparse({9, 8}, 0.4, 7113)}, {"F", randomSparse({9, 8}, 0.4, 7114)},
+        {"G", randomSparse({9, 8}, 0.5, 7115)}, {"x", randomDense({7}, 7116)}}},
+      {"union_sum_in_a_sum_of_products_real", kUnionSumInASumOfProducts,
+       {{"A", randomSparse({219, 85, 4}, 0.03, 7121)}, {"D", randomSparse({219, 85, 4}, 0.03, 7122)},
+        {"E", ash}, {"F", randomSparse({219, 85}, 0.1, 7123)}, {"G", ash}, {"x", randomDense({4}, 7124)}}},
+      {"two_union_sums_random", kTwoUnionSums,
+       {{"A", randomSparse({9, 8, 6}, 0.25, 7131)}, {"D", randomSparse({9, 8, 6}, 0.25, 7132)},
+        {"C", randomSparse({9, 7}, 0.3, 7133)}, {"H", randomSparse({9, 7}, 0.3, 7134)},
+        {"E", randomSparse({9, 8}, 0.4, 7135)}, {"x", randomDense({6}, 7136)}, {"z", randomDense({7}, 7137)}}},
+      {"union_factor_around_the_sum_random", kUnionFactorAroundTheSum,
+       {{"A", randomSparse({6, 8, 8}, 0.2, 7141)}, {"B", randomSparse({6, 8, 8}, 0.3, 7142)},
+        {"C", randomSparse({5, 5}, 0.6, 7143)}, {"D", randomSparse({6, 8, 8}, 0.3, 7144)},
+        {"E", randomSparse({6, 8}, 0.2, 7145)}, {"F", randomSparse({6, 8}, 0.5, 7146)}},
+       /*threadRows=*/false},
+      {"union_factor_around_the_sum_dense_rows_random", kUnionFactorAroundTheSumDenseRows,
+       {{"A", randomSparse({6, 8, 8}, 0.2, 7191)}, {"B", randomSparse({6, 8, 8}, 0.3, 7192)},
+        {"C", randomSparse({5, 5}, 0.6, 7193)}, {"D", randomSparse({6, 8, 8}, 0.3, 7194)},
+        {"E", randomSparse({6, 8}, 0.3, 7195)}, {"F", randomSparse({6, 8}, 0.4, 7196)}}},
+      {"union_sum_into_a_sparse_output_random", kUnionSumIntoASparseOutput,
+       {{"A", randomSparse({9, 10, 6}, 0.25, 7151)}, {"D", randomSparse({9, 10, 6}, 0.2, 7152)},
+        {"E", randomSparse({9, 10}, 0.3, 7153)}, {"F", randomSparse({9, 10}, 0.3, 7154)}, {"x", randomDense({6}, 7155)}}},
+      {"union_sum_into_a_sparse_output_real", kUnionSumIntoASparseOutput,
+       {{"A", randomSparse({494, 494, 3}, 0.002, 7161)}, {"D", randomSparse({494, 494, 3}, 0.002, 7162)},
+        {"E", bus}, {"F", randomSparse({494, 494}, 0.005, 7163)}, {"x", randomDense({3}, 7164)}}},
+      {"union_of_rows_random", kUnionOfRows,
+       {{"A", randomSparse({30, 20}, 0.1, 7171)}, {"B", randomSparse({30, 20}, 0.15, 7172)},
+        {"C", randomSparse({30, 20}, 0.2, 7173)}}},
+      {"union_of_rows_real", kUnionOfRows,
+       {{"A", bus}, {"B", randomSparse({494, 494}, 0.01, 7181)}, {"C", bus}}},
+  };
+}
+
+const std::vector<Case>& allCases() {
+  static const std::vector<Case> all = cases();
+  return all;
+}
+
+// A thread loop over the rows; the co-iterations below it stay serial.
+const std::vector<std::string> kSchedules = {"", "parallelize(i, CPUThread, NoRaces)"};
+
+std::string programOf(const Case& c, const std::string& schedule) {
+  if (!schedule.empty() && !c.threadRows) return "";
+  return schedule.empty() ? c.program : withSchedule(c.program, schedule);
+}
+
+std::map<std::string, Tensor> outputsOf(const std::string& dsl, const Case& c, const CompileOptions& options) {
+  Program program = Program::fromText(dsl, "test.tc");
+  std::map<std::string, Tensor> bound;
+  for (const auto& [name, coo] : c.inputs) {
+    const TensorVar* declared = program.syntax().findTensor(name);
+    bound.emplace(name, rt::pack(coo, toRuntimeFormat(declared->format()), toRuntimeType(declared->datatype())));
+  }
+  return compile(program, options).run(bound);
+}
+
+size_t linesOf(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+class OneMergeLoop : public ::testing::TestWithParam<std::tuple<size_t, std::string, FloatingPointMode>> {};
+
+TEST_P(OneMergeLoop, MatchesReference) {
+  const auto& [index, schedule, mode] = GetParam();
+  const Case& c = allCases().at(index);
+  std::string dsl = programOf(c, schedule);
+  if (dsl.empty()) GTEST_SKIP() << c.name << ": its rows are co-iterated or assembled in order, not on threads";
+  SCOPED_TRACE(c.name + " in " + frontend::toString(mode) + " mode:\n" + dsl);
+  CompileOptions options;
+  options.floatingPoint = mode;
+  try {
+    expectProgramMatchesReference(dsl, c.inputs, options, mode == FloatingPointMode::Fast ? 1e-9 : 1e-10);
+  } catch (const std::exception& error) {
+    FAIL() << "refused: " << error.what();
+  }
+}
+
+// The kernel merges somewhere (a while-loop fewer) and is smaller.
+TEST_P(OneMergeLoop, KernelIsSmaller) {
+  const auto& [index, schedule, mode] = GetParam();
+  const Case& c = allCases().at(index);
+  std::string dsl = programOf(c, schedule);
+  if (dsl.empty()) GTEST_SKIP() << c.name << ": its rows are co-iterated or assembled in order, not on threads";
+  SCOPED_TRACE(c.name + ":\n" + dsl);
+  CompileOptions merged, perPoint;
+  merged.floatingPoint = perPoint.floatingPoint = mode;
+  perPoint.oneMergeLoop = false;
+  Program program = Program::fromText(dsl, "test.tc");
+  std::string before = lowerProgram(program, perPoint).cpp, after = lowerProgram(program, merged).cpp;
+  EXPECT_LT(linesOf(after), linesOf(before));
+  auto whiles = [](const std::string& text) {
+    size_t count = 0;
+    for (size_t at = text.find("while ("); at != std::string::npos; at = text.find("while (", at + 1)) ++count;
+    return count;
+  };
+  EXPECT_LT(whiles(after), whiles(before));
+}
+
+INSTANTIATE_TEST_SUITE_P(Statements, OneMergeLoop,
+                         ::testing::Combine(::testing::Range<size_t>(0, 10), ::testing::ValuesIn(kSchedules),
+                                            ::testing::Values(FloatingPointMode::Strict, FloatingPointMode::Fast)),
+                         [](const auto& info) {
+                           std::string name = allCases().at(std::get<0>(info.param)).name;
+                           name += std::get<1>(info.param).empty() ? "_unscheduled" : "_thread_rows";
+                           name += std::get<2>(info.param) == FloatingPointMode::Strict ? "_strict" : "_fast";
+                           return name;
+                         });
+
+// Strict mode: each entry is computed by the same case with the same
+// additions in the same order as in the loops per lattice point, so the
+// same bits (fast mode promises none).
+class OneMergeLoopStrict : public ::testing::TestWithParam<std::tuple<size_t, std::string>> {};
+
+TEST_P(OneMergeLoopStrict, BitsAreThoseOfTheLoopsPerLatticePoint) {
+  const auto& [index, schedule] = GetParam();
+  const Case& c = allCases().at(index);
+  std::string dsl = programOf(c, schedule);
+  if (dsl.empty()) GTEST_SKIP() << c.name << ": its rows are co-iterated or assembled in order, not on threads";
+  SCOPED_TRACE(c.name + ":\n" + dsl);
+  CompileOptions merged, perPoint;
+  merged.floatingPoint = perPoint.floatingPoint = FloatingPointMode::Strict;
+  perPoint.oneMergeLoop = false;
+  auto expected = outputsOf(dsl, c, perPoint);
+  auto actual = outputsOf(dsl, c, merged);
+  ASSERT_EQ(actual.size(), expected.size());
+  for (const auto& [name, tensor] : expected) {
+    std::vector<double> a = rt::toDense(actual.at(name)), e = rt::toDense(tensor);
+    ASSERT_EQ(a.size(), e.size());
+    size_t differing = 0;
+    for (size_t k = 0; k < a.size(); ++k) differing += std::memcmp(&a[k], &e[k], sizeof(double)) != 0;
+    EXPECT_EQ(differing, 0u) << name << ": " << differing << " of " << a.size() << " entries differ in their bits";
+    bool nonzero = false;
+    for (double v : e) nonzero = nonzero || v != 0;
+    EXPECT_TRUE(nonzero) << name << " is all zeros: the comparison shows nothing";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Statements, OneMergeLoopStrict,
+                         ::testing::Combine(::testing::Range<size_t>(0, 10), ::testing::ValuesIn(kSchedules)),
+                         [](const auto& info) {
+                           std::string name = allCases().at(std::get<0>(info.param)).name;
+                           return name + (std::get<1>(info.param).empty() ? "_unscheduled" : "_thread_rows");
+                         });
+
+// The slow differential case (regressions/slow/ac_...), int32: its kernel
+// was 13,708 lines with the sum's loops in 180 places.
+TEST(OneMergeLoop, TheSlowRegressionKernelShrinks) {
+  const std::string dsl =
+      "tensor Y(I, J, K) : {dense, compressed, dense} of int32\n"
+      "tensor A(I, J, K) : {compressed, compressed, compressed} of int32\n"
+      "tensor B(I, J, K) : coo of int32\n"
+      "tensor C(L, N) : {compressed, dense} of int32\n"
+      "tensor D(I, J, K) : {compressed, compressed, compressed} of int32\n"
+      "tensor E(I, J) : {dense, compressed} of int32\n"
+      "tensor F(I, J) : {compressed, dense} of int32\n"
+      "Y(i,j,k) = A(i,j,k) - B(i,j,k) + C(l,n) * D(i,j,k) * (E(i,j) - F(i,j))\n";
+  CompileOptions perPoint;
+  perPoint.oneMergeLoop = false;
+  Program program = Program::fromText(dsl, "test.tc");
+  std::string before = lowerProgram(program, perPoint).cpp, after = lowerProgram(program).cpp;
+  EXPECT_LT(linesOf(after) * 2, linesOf(before));
+}
+
+}  // namespace
+}  // namespace tcc::test
