@@ -124,8 +124,22 @@ const std::vector<Case>& allCases() {
 const std::vector<std::string> kSchedules = {"", "parallelize(i, CPUThread, NoRaces)"};
 
 std::string programOf(const Case& c, const std::string& schedule) {
-  if (!schedule.empty() && !c.threadRows) return "";
   return schedule.empty() ? c.program : withSchedule(c.program, schedule);
+}
+
+// (case, schedule) pairs: the thread loop only for cases whose rows may
+// run on threads (the others are co-iterated or assembled in order).
+using CaseSchedule = std::pair<size_t, std::string>;
+std::vector<CaseSchedule> caseSchedules() {
+  std::vector<CaseSchedule> pairs;
+  for (size_t index = 0; index < allCases().size(); ++index)
+    for (const std::string& schedule : kSchedules)
+      if (schedule.empty() || allCases()[index].threadRows) pairs.emplace_back(index, schedule);
+  return pairs;
+}
+
+std::string nameOf(const CaseSchedule& pair) {
+  return allCases().at(pair.first).name + (pair.second.empty() ? "_unscheduled" : "_thread_rows");
 }
 
 std::map<std::string, Tensor> outputsOf(const std::string& dsl, const Case& c, const CompileOptions& options) {
@@ -140,13 +154,13 @@ std::map<std::string, Tensor> outputsOf(const std::string& dsl, const Case& c, c
 
 size_t linesOf(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
-class OneMergeLoop : public ::testing::TestWithParam<std::tuple<size_t, std::string, FloatingPointMode>> {};
+class OneMergeLoop : public ::testing::TestWithParam<std::tuple<CaseSchedule, FloatingPointMode>> {};
 
 TEST_P(OneMergeLoop, MatchesReference) {
-  const auto& [index, schedule, mode] = GetParam();
+  const auto& [pair, mode] = GetParam();
+  const auto& [index, schedule] = pair;
   const Case& c = allCases().at(index);
   std::string dsl = programOf(c, schedule);
-  if (dsl.empty()) GTEST_SKIP() << c.name << ": its rows are co-iterated or assembled in order, not on threads";
   SCOPED_TRACE(c.name + " in " + frontend::toString(mode) + " mode:\n" + dsl);
   CompileOptions options;
   options.floatingPoint = mode;
@@ -159,10 +173,10 @@ TEST_P(OneMergeLoop, MatchesReference) {
 
 // The kernel merges somewhere (a while-loop fewer) and is smaller.
 TEST_P(OneMergeLoop, KernelIsSmaller) {
-  const auto& [index, schedule, mode] = GetParam();
+  const auto& [pair, mode] = GetParam();
+  const auto& [index, schedule] = pair;
   const Case& c = allCases().at(index);
   std::string dsl = programOf(c, schedule);
-  if (dsl.empty()) GTEST_SKIP() << c.name << ": its rows are co-iterated or assembled in order, not on threads";
   SCOPED_TRACE(c.name + ":\n" + dsl);
   CompileOptions merged, perPoint;
   merged.floatingPoint = perPoint.floatingPoint = mode;
@@ -179,25 +193,22 @@ TEST_P(OneMergeLoop, KernelIsSmaller) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Statements, OneMergeLoop,
-                         ::testing::Combine(::testing::Range<size_t>(0, 10), ::testing::ValuesIn(kSchedules),
+                         ::testing::Combine(::testing::ValuesIn(caseSchedules()),
                                             ::testing::Values(FloatingPointMode::Strict, FloatingPointMode::Fast)),
                          [](const auto& info) {
-                           std::string name = allCases().at(std::get<0>(info.param)).name;
-                           name += std::get<1>(info.param).empty() ? "_unscheduled" : "_thread_rows";
-                           name += std::get<2>(info.param) == FloatingPointMode::Strict ? "_strict" : "_fast";
-                           return name;
+                           return nameOf(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) == FloatingPointMode::Strict ? "_strict" : "_fast");
                          });
 
 // Strict mode: each entry is computed by the same case with the same
 // additions in the same order as in the loops per lattice point, so the
 // same bits (fast mode promises none).
-class OneMergeLoopStrict : public ::testing::TestWithParam<std::tuple<size_t, std::string>> {};
+class OneMergeLoopStrict : public ::testing::TestWithParam<CaseSchedule> {};
 
 TEST_P(OneMergeLoopStrict, BitsAreThoseOfTheLoopsPerLatticePoint) {
   const auto& [index, schedule] = GetParam();
   const Case& c = allCases().at(index);
   std::string dsl = programOf(c, schedule);
-  if (dsl.empty()) GTEST_SKIP() << c.name << ": its rows are co-iterated or assembled in order, not on threads";
   SCOPED_TRACE(c.name + ":\n" + dsl);
   CompileOptions merged, perPoint;
   merged.floatingPoint = perPoint.floatingPoint = FloatingPointMode::Strict;
@@ -218,11 +229,7 @@ TEST_P(OneMergeLoopStrict, BitsAreThoseOfTheLoopsPerLatticePoint) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Statements, OneMergeLoopStrict,
-                         ::testing::Combine(::testing::Range<size_t>(0, 10), ::testing::ValuesIn(kSchedules)),
-                         [](const auto& info) {
-                           std::string name = allCases().at(std::get<0>(info.param)).name;
-                           return name + (std::get<1>(info.param).empty() ? "_unscheduled" : "_thread_rows");
-                         });
+                         ::testing::ValuesIn(caseSchedules()), [](const auto& info) { return nameOf(info.param); });
 
 // The slow differential case (regressions/slow/ac_...), int32: its kernel
 // was 13,708 lines with the sum's loops in 180 places.
