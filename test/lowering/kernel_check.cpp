@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "tcc/ir/index_printer.h"
 #include "tcc/test/reference.h"
@@ -109,6 +110,19 @@ namespace {
 std::string checkProgram(const Program& program, const std::map<std::string, rt::Coo>& inputs, double relativeTolerance,
                          const CompileOptions& options = {});
 }  // namespace
+
+void expectSameBits(const std::map<std::string, Tensor>& actual, const std::map<std::string, Tensor>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (const auto& [name, tensor] : expected) {
+    std::vector<double> a = rt::toDense(actual.at(name)), e = rt::toDense(tensor);
+    ASSERT_EQ(a.size(), e.size());
+    size_t differing = 0;
+    for (size_t k = 0; k < a.size(); ++k) differing += std::memcmp(&a[k], &e[k], sizeof(double)) != 0;
+    EXPECT_EQ(differing, 0u) << name << ": " << differing << " of " << a.size() << " entries differ in their bits";
+    EXPECT_TRUE(std::any_of(e.begin(), e.end(), [](double v) { return v != 0; }))
+        << name << " is all zeros: the comparison shows nothing";
+  }
+}
 
 void expectOutputsMatch(const std::map<std::string, Tensor>& outputs,
                         const std::map<std::string, DenseArray>& expected, double relativeTolerance) {

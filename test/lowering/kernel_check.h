@@ -32,6 +32,10 @@ struct KernelCheck {
 void expectOutputsMatch(const std::map<std::string, Tensor>& outputs,
                         const std::map<std::string, DenseArray>& expected, double relativeTolerance);
 std::string expectMatchesReference(const KernelCheck& check);
+// Each output of `actual` holds the same bits as `expected`'s of the same
+// name, entry by entry; an all-zero expected output fails (it would show
+// nothing).
+void expectSameBits(const std::map<std::string, Tensor>& actual, const std::map<std::string, Tensor>& expected);
 // Same for a DSL program (with its schedule); inputs by tensor name.
 std::string expectProgramMatchesReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs);
 // Same, compiled with `options` and compared within `relativeTolerance`.
