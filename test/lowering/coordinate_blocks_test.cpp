@@ -99,19 +99,6 @@ TEST(CoordinateBlocks, AnEmptyOperandAndEmptyRows) {
   expectProgramMatchesReference(dsl, {{"A", empty}, {"x", randomDense({17}, 7402)}});
 }
 
-std::string runError(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs) {
-  try {
-    Kernel kernel = compile(Program::fromText(dsl, "test.tc"));
-    std::map<std::string, Tensor> tensors;
-    for (const auto& [name, coo] : inputs)
-      tensors.emplace(name, rt::pack(coo, toRuntimeFormat(kernel.program().syntax().findTensor(name)->format())));
-    kernel.run(tensors);
-  } catch (const std::exception& error) {
-    return error.what();
-  }
-  return "";
-}
-
 // A bound is a promise about the inputs, checked when the kernel starts,
 // over a sparse level as over a dense one.
 TEST(CoordinateBlocks, ABoundBelowTheDimensionStopsTheKernel) {

@@ -77,6 +77,19 @@ std::map<std::string, rt::Coo> declaredInputs(const std::string& dsl, const std:
   return used;
 }
 
+std::string runError(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs) {
+  try {
+    Kernel kernel = compile(Program::fromText(dsl, "test.tc"));
+    std::map<std::string, Tensor> tensors;
+    for (const auto& [name, coo] : inputs)
+      tensors.emplace(name, rt::pack(coo, toRuntimeFormat(kernel.program().syntax().findTensor(name)->format())));
+    kernel.run(tensors);
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "";
+}
+
 std::string errorOf(const std::string& dsl) {
   try {
     compile(Program::fromText(dsl, "test.tc"));

@@ -57,6 +57,8 @@ std::string programOverAB(const std::string& formatA, const std::string& formatB
 std::map<std::string, rt::Coo> declaredInputs(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs);
 // What compiling the DSL text (named test.tc) throws, or "" when it compiles.
 std::string errorOf(const std::string& dsl);
+// What running the compiled program on these inputs throws; "" if it runs.
+std::string runError(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs);
 // The one located diagnostic compiling the DSL text (named test.tc) is
 // refused with, or an empty one where it compiles.
 frontend::Diagnostic refusalOf(const std::string& dsl);

@@ -1103,19 +1103,6 @@ A(i,j) = B(i,j) * 2
 namespace tcc::test {
 namespace {
 
-std::string runError(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs) {
-  try {
-    Kernel kernel = compile(Program::fromText(dsl, "test.tc"));
-    std::map<std::string, Tensor> tensors;
-    for (const auto& [name, coo] : inputs)
-      tensors.emplace(name, rt::pack(coo, toRuntimeFormat(kernel.program().syntax().findTensor(name)->format())));
-    kernel.run(tensors);
-  } catch (const std::exception& error) {
-    return error.what();
-  }
-  return "";
-}
-
 TEST(Bound, AnExactBoundThatDoesNotHoldStopsTheKernel) {
   std::string message = runError(withSchedule(kGemm, "bound(j, jb, 8, MaxExact)"), gemmInputs(91));
   EXPECT_TRUE(contains(message, "a bound(...) of the schedule does not hold for these inputs")) << message;
