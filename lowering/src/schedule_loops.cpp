@@ -52,8 +52,15 @@ class CommandApplier {
     loopPosition(split.parent);
     requireIterationInBlocks(split.parent);
     replaceLoop(split.parent, {split.outer, split.inner}, split);
-    nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(split)) + ": " + split.parent.name() + " = " +
-                              split.outer.name() + " * " + std::to_string(split.factor) + " + " + split.inner.name());
+    std::string factor = std::to_string(split.factor), first = split.outer.name() + " * " + factor;
+    std::string levels = searchedLevels(split.parent);
+    nest_.decisions.push_back(
+        ir::toString(ir::ProvenanceRelation(split)) + ": " +
+        (levels.empty() ? split.parent.name() + " = " + first + " + " + split.inner.name()
+                        : split.inner.name() + " visits the coordinates of " + split.parent.name() + " that " + levels +
+                              " in each block of " + factor + ", [" + first + ", min(" + first + " + " + factor +
+                              ", |" + split.parent.name() + "|)), the block's first and last positions found by "
+                              "binary search in each segment"));
   }
 
   void operator()(const ir::DivideRelation& divide) {
@@ -61,9 +68,15 @@ class CommandApplier {
     loopPosition(divide.parent);
     requireIterationInBlocks(divide.parent);
     replaceLoop(divide.parent, {divide.outer, divide.inner}, divide);
+    std::string levels = searchedLevels(divide.parent);
     nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(divide)) + ": " + divide.outer.name() +
                               " picks one of " + std::to_string(divide.factor) + " equal parts of " +
-                              divide.parent.name());
+                              divide.parent.name() +
+                              (levels.empty() ? ""
+                                              : "; " + divide.inner.name() + " visits the coordinates of " +
+                                                    divide.parent.name() + " that " + levels +
+                                                    " in that part, its first and last positions found by binary "
+                                                    "search in each segment"));
   }
 
   void operator()(const ir::FuseRelation& fuse) {
@@ -121,6 +134,14 @@ class CommandApplier {
     if (!isStatementVar(bound.var)) fail(derivedVariableRefusal(bound.var, "bound"));
     requireIterationInBlocks(bound.var);
     replaceLoop(bound.var, {bound.boundVar}, bound);
+    if (std::string levels = searchedLevels(bound.var); !levels.empty()) {
+      nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() +
+                                " visits every coordinate " + levels + ", the whole level; the bound is checked "
+                                "when the kernel starts (the dimension of " + bound.var.name() + " must be " +
+                                (bound.kind == ir::BoundKind::MaxExact ? "" : "at most ") +
+                                std::to_string(bound.value) + ")");
+      return;
+    }
     nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() +
                               " runs to " + std::to_string(bound.value) +
                               (bound.kind == ir::BoundKind::MaxExact ? ", which must be the dimension of "
@@ -232,6 +253,28 @@ class CommandApplier {
   void requireIterationInBlocks(const IndexVar& var) const {
     if (!isStatementVar(var)) return;
     if (auto refusal = sparseIterationRefusal(var, ir::accessesOf(assignment_.rhs), true)) fail(*refusal);
+  }
+
+  // "A's compressed level 2 stores": the sparse levels that iterate `var`,
+  // for explain; empty when none does. Past requireIterationInBlocks they
+  // are ordered compressed levels, whose blocks lowerDerivedFor searches.
+  std::string searchedLevels(const IndexVar& var) const {
+    if (!isStatementVar(var)) return "";
+    std::vector<std::string> levels;
+    for (const auto& access : ir::accessesOf(assignment_.rhs)) {
+      const ir::Format& format = access.tensor().format();
+      auto input = convertedFrom(access.tensor());
+      for (int level = 0; level < format.order(); ++level) {
+        if (format.level(level).isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
+        std::string kind = format.level(level).toString() + " level " + std::to_string(level + 1);
+        levels.push_back(input ? "the " + kind + " of " + input->name() + "'s copy in the loops' order"
+                               : access.tensor().name() + "'s " + kind);
+      }
+    }
+    std::string text;
+    for (size_t k = 0; k < levels.size(); ++k)
+      text += (k == 0 ? "" : k + 1 == levels.size() ? " and " : ", ") + levels[k];
+    return text.empty() ? text : text + (levels.size() == 1 ? " stores" : " store");
   }
 
   // (A split's parts may come before the precompute; no fuse may, see the

@@ -127,5 +127,39 @@ TEST(CoordinateBlocks, LevelsThatCannotBeSearchedAreRefusedAtTheCommand) {
   }
 }
 
+// explain says what the loops over a sparsely iterated variable's parts
+// visit: stored coordinates in each block, not every j = j0 * F + j1.
+TEST(CoordinateBlocks, ExplainSaysTheBlocksStoredCoordinatesAreVisited) {
+  std::string csr = decisionsOf(withSchedule(withFormat(kSpmv, "csr"), "split(j, j0, j1, 4)"));
+  EXPECT_TRUE(contains(csr, "split(j, j0, j1, 4): j1 visits the coordinates of j that A's compressed level 2 stores "
+                            "in each block of 4, [j0 * 4, min(j0 * 4 + 4, |j|)), the block's first and last "
+                            "positions found by binary search in each segment"))
+      << csr;
+  EXPECT_FALSE(contains(csr, "j = j0 * 4 + j1")) << csr;
+  std::string dcsr = decisionsOf(withSchedule(withFormat(kSpmv, "dcsr"), "split(i, i0, i1, 4)"));
+  EXPECT_TRUE(contains(dcsr, "split(i, i0, i1, 4): i1 visits the coordinates of i that A's compressed level 1 stores "
+                             "in each block of 4, [i0 * 4, min(i0 * 4 + 4, |i|))"))
+      << dcsr;
+  std::string divided = decisionsOf(withSchedule(withFormat(kSpmv, "csr"), "divide(j, j0, j1, 3)"));
+  EXPECT_TRUE(contains(divided, "divide(j, j0, j1, 3): j0 picks one of 3 equal parts of j; j1 visits the coordinates "
+                                "of j that A's compressed level 2 stores in that part"))
+      << divided;
+  std::string bounded = decisionsOf(withSchedule(withFormat(kSpmv, "csr"), "bound(j, jb, 17, MaxExact)"));
+  EXPECT_TRUE(contains(bounded, "bound(j, jb, 17, MaxExact): jb visits every coordinate A's compressed level 2 "
+                                "stores, the whole level; the bound is checked when the kernel starts (the dimension "
+                                "of j must be 17)"))
+      << bounded;
+  std::string constrained = decisionsOf(withSchedule(withFormat(kSpmv, "csr"), "bound(j, jb, 21, MaxConstraint)"));
+  EXPECT_TRUE(contains(constrained, "(the dimension of j must be at most 21)")) << constrained;
+  // A dense split keeps its text.
+  std::string dense = decisionsOf(withSchedule(withFormat(kSpmv, "dense"), "split(j, j0, j1, 4)"));
+  EXPECT_TRUE(contains(dense, "split(j, j0, j1, 4): j = j0 * 4 + j1")) << dense;
+  std::string rows = decisionsOf(withSchedule(withFormat(kSpmv, "csr"), "split(i, i0, i1, 4)"));
+  EXPECT_TRUE(contains(rows, "split(i, i0, i1, 4): i = i0 * 4 + i1")) << rows;
+  std::string denseBound = decisionsOf(withSchedule(withFormat(kSpmv, "csr"), "bound(i, ib, 13, MaxExact)"));
+  EXPECT_TRUE(contains(denseBound, "bound(i, ib, 13, MaxExact): ib runs to 13, which must be the dimension of i"))
+      << denseBound;
+}
+
 }  // namespace
 }  // namespace tcc::test
