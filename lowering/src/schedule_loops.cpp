@@ -255,20 +255,29 @@ class CommandApplier {
     if (auto refusal = sparseIterationRefusal(var, ir::accessesOf(assignment_.rhs), true)) fail(*refusal);
   }
 
-  // "A's compressed level 2 stores": the sparse levels that iterate `var`,
-  // for explain; empty when none does. Past requireIterationInBlocks they
-  // are ordered compressed levels, whose blocks lowerDerivedFor searches.
+  // "A's compressed level 2 stores": the sparse levels that iterate `var`
+  // in the accesses the kernel reads (an input's copy in the loops' order
+  // in place of the input), for explain; empty when none does, or when one
+  // is not ordered compressed (lowerDerivedFor then searches no blocks).
   std::string searchedLevels(const IndexVar& var) const {
     if (!isStatementVar(var)) return "";
-    std::vector<std::string> levels;
+    std::vector<ir::Access> reads;
     for (const auto& access : ir::accessesOf(assignment_.rhs)) {
+      reads.push_back(access);
+      for (const auto& [copy, original] : nest_.readAs)
+        if (original == ir::IndexExpr(access)) reads.back() = ir::Access(copy);
+    }
+    std::vector<std::string> levels;
+    for (const auto& access : reads) {
       const ir::Format& format = access.tensor().format();
       auto input = convertedFrom(access.tensor());
       for (int level = 0; level < format.order(); ++level) {
-        if (format.level(level).isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
-        std::string kind = format.level(level).toString() + " level " + std::to_string(level + 1);
-        levels.push_back(input ? "the " + kind + " of " + input->name() + "'s copy in the loops' order"
-                               : access.tensor().name() + "'s " + kind);
+        const ir::LevelFormat& kind = format.level(level);
+        if (kind.isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
+        if (kind.kind != ir::LevelKind::Compressed || !kind.ordered) return "";
+        std::string named = kind.toString() + " level " + std::to_string(level + 1);
+        levels.push_back(input ? "the " + named + " of " + input->name() + "'s copy in the loops' order"
+                               : access.tensor().name() + "'s " + named);
       }
     }
     std::string text;

@@ -151,6 +151,14 @@ TEST(CoordinateBlocks, ExplainSaysTheBlocksStoredCoordinatesAreVisited) {
       << bounded;
   std::string constrained = decisionsOf(withSchedule(withFormat(kSpmv, "csr"), "bound(j, jb, 21, MaxConstraint)"));
   EXPECT_TRUE(contains(constrained, "(the dimension of j must be at most 21)")) << constrained;
+  // A's copy in the loops' order (j, i) stores i in a compressed level.
+  std::string copied = decisionsOf(withSchedule(
+      "tensor Y(I, J) : dense\ntensor A(I, J) : {dense, compressed}\ntensor B(J, I) : {compressed, dense}\n"
+      "Y(i,j) = B(j,i) * A(i,j)\n",
+      "split(i, i0, i1, 4)"));
+  EXPECT_TRUE(contains(copied, "split(i, i0, i1, 4): i1 visits the coordinates of i that the compressed level 2 of "
+                               "A's copy in the loops' order stores in each block of 4"))
+      << copied;
   // A dense split keeps its text.
   std::string dense = decisionsOf(withSchedule(withFormat(kSpmv, "dense"), "split(j, j0, j1, 4)"));
   EXPECT_TRUE(contains(dense, "split(j, j0, j1, 4): j = j0 * 4 + j1")) << dense;
