@@ -57,10 +57,11 @@ class CommandApplier {
     nest_.decisions.push_back(
         ir::toString(ir::ProvenanceRelation(split)) + ": " +
         (levels.empty() ? split.parent.name() + " = " + first + " + " + split.inner.name()
-                        : split.inner.name() + " visits the coordinates of " + split.parent.name() + " that " + levels +
-                              " in each block of " + factor + ", [" + first + ", min(" + first + " + " + factor +
-                              ", |" + split.parent.name() + "|)), the block's first and last positions found by "
-                              "binary search in each segment"));
+                        : split.inner.name() + " visits " + split.parent.name() + "'s coordinates in each block of " +
+                              factor + ", [" + first + ", min(" + first + " + " + factor + ", |" +
+                              split.parent.name() + "|)), not every " + split.parent.name() + " = " + first + " + " +
+                              split.inner.name() + ": the block's first and last positions in what " + levels +
+                              " are found by binary search in each segment"));
   }
 
   void operator()(const ir::DivideRelation& divide) {
@@ -73,10 +74,10 @@ class CommandApplier {
                               " picks one of " + std::to_string(divide.factor) + " equal parts of " +
                               divide.parent.name() +
                               (levels.empty() ? ""
-                                              : "; " + divide.inner.name() + " visits the coordinates of " +
-                                                    divide.parent.name() + " that " + levels +
-                                                    " in that part, its first and last positions found by binary "
-                                                    "search in each segment"));
+                                              : "; " + divide.inner.name() + " visits " + divide.parent.name() +
+                                                    "'s coordinates in that part: its first and last positions in "
+                                                    "what " + levels + " are found by binary search in each "
+                                                    "segment"));
   }
 
   void operator()(const ir::FuseRelation& fuse) {
@@ -136,7 +137,8 @@ class CommandApplier {
     replaceLoop(bound.var, {bound.boundVar}, bound);
     if (std::string levels = searchedLevels(bound.var); !levels.empty()) {
       nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() +
-                                " visits every coordinate " + levels + ", the whole level; the bound is checked "
+                                " iterates " + bound.var.name() + " as without the bound, what " + levels +
+                                " read whole, not cut at " + std::to_string(bound.value) + "; the bound is checked "
                                 "when the kernel starts (the dimension of " + bound.var.name() + " must be " +
                                 (bound.kind == ir::BoundKind::MaxExact ? "" : "at most ") +
                                 std::to_string(bound.value) + ")");

@@ -128,26 +128,28 @@ TEST(CoordinateBlocks, LevelsThatCannotBeSearchedAreRefusedAtTheCommand) {
 }
 
 // explain says what the loops over a sparsely iterated variable's parts
-// visit: stored coordinates in each block, not every j = j0 * F + j1.
+// visit: the block's coordinates, its ends found by binary search, not every
+// j = j0 * F + j1.
 TEST(CoordinateBlocks, ExplainSaysTheBlocksStoredCoordinatesAreVisited) {
   std::string csr = decisionsOf(withSchedule(withFormat(kSpmv, "csr"), "split(j, j0, j1, 4)"));
-  EXPECT_TRUE(contains(csr, "split(j, j0, j1, 4): j1 visits the coordinates of j that A's compressed level 2 stores "
-                            "in each block of 4, [j0 * 4, min(j0 * 4 + 4, |j|)), the block's first and last "
-                            "positions found by binary search in each segment"))
+  EXPECT_TRUE(contains(csr, "split(j, j0, j1, 4): j1 visits j's coordinates in each block of 4, [j0 * 4, "
+                            "min(j0 * 4 + 4, |j|)), not every j = j0 * 4 + j1: the block's first and last positions "
+                            "in what A's compressed level 2 stores are found by binary search in each segment"))
       << csr;
-  EXPECT_FALSE(contains(csr, "j = j0 * 4 + j1")) << csr;
+  EXPECT_FALSE(contains(csr, "4): j = j0 * 4 + j1")) << csr;
   std::string dcsr = decisionsOf(withSchedule(withFormat(kSpmv, "dcsr"), "split(i, i0, i1, 4)"));
-  EXPECT_TRUE(contains(dcsr, "split(i, i0, i1, 4): i1 visits the coordinates of i that A's compressed level 1 stores "
-                             "in each block of 4, [i0 * 4, min(i0 * 4 + 4, |i|))"))
+  EXPECT_TRUE(contains(dcsr, "split(i, i0, i1, 4): i1 visits i's coordinates in each block of 4, [i0 * 4, "
+                             "min(i0 * 4 + 4, |i|)), not every i = i0 * 4 + i1: the block's first and last "
+                             "positions in what A's compressed level 1 stores"))
       << dcsr;
   std::string divided = decisionsOf(withSchedule(withFormat(kSpmv, "csr"), "divide(j, j0, j1, 3)"));
-  EXPECT_TRUE(contains(divided, "divide(j, j0, j1, 3): j0 picks one of 3 equal parts of j; j1 visits the coordinates "
-                                "of j that A's compressed level 2 stores in that part"))
+  EXPECT_TRUE(contains(divided, "divide(j, j0, j1, 3): j0 picks one of 3 equal parts of j; j1 visits j's coordinates "
+                                "in that part: its first and last positions in what A's compressed level 2 stores"))
       << divided;
   std::string bounded = decisionsOf(withSchedule(withFormat(kSpmv, "csr"), "bound(j, jb, 17, MaxExact)"));
-  EXPECT_TRUE(contains(bounded, "bound(j, jb, 17, MaxExact): jb visits every coordinate A's compressed level 2 "
-                                "stores, the whole level; the bound is checked when the kernel starts (the dimension "
-                                "of j must be 17)"))
+  EXPECT_TRUE(contains(bounded, "bound(j, jb, 17, MaxExact): jb iterates j as without the bound, what A's compressed "
+                                "level 2 stores read whole, not cut at 17; the bound is checked when the kernel starts "
+                                "(the dimension of j must be 17)"))
       << bounded;
   std::string constrained = decisionsOf(withSchedule(withFormat(kSpmv, "csr"), "bound(j, jb, 21, MaxConstraint)"));
   EXPECT_TRUE(contains(constrained, "(the dimension of j must be at most 21)")) << constrained;
@@ -156,8 +158,9 @@ TEST(CoordinateBlocks, ExplainSaysTheBlocksStoredCoordinatesAreVisited) {
       "tensor Y(I, J) : dense\ntensor A(I, J) : {dense, compressed}\ntensor B(J, I) : {compressed, dense}\n"
       "Y(i,j) = B(j,i) * A(i,j)\n",
       "split(i, i0, i1, 4)"));
-  EXPECT_TRUE(contains(copied, "split(i, i0, i1, 4): i1 visits the coordinates of i that the compressed level 2 of "
-                               "A's copy in the loops' order stores in each block of 4"))
+  EXPECT_TRUE(contains(copied, "split(i, i0, i1, 4): i1 visits i's coordinates in each block of 4, [i0 * 4, "
+                               "min(i0 * 4 + 4, |i|)), not every i = i0 * 4 + i1: the block's first and last positions "
+                               "in what the compressed level 2 of A's copy in the loops' order stores"))
       << copied;
   // A dense split keeps its text.
   std::string dense = decisionsOf(withSchedule(withFormat(kSpmv, "dense"), "split(j, j0, j1, 4)"));
