@@ -185,8 +185,7 @@ bool Lowerer::searchableInBlocks(const std::vector<const ir::AccessNode*>& reads
     const ir::Format& format = node->tensor.format();
     for (int level = 0; level < format.order(); ++level) {
       const ir::LevelFormat& kind = format.level(level);
-      if (!kind.isDense() && node->indices[format.modeOfLevel(level)] == var &&
-          (kind.kind != ir::LevelKind::Compressed || !kind.ordered))
+      if (!kind.isDense() && node->indices[format.modeOfLevel(level)] == var && !kind.isOrderedCompressed())
         return false;
     }
   }

@@ -276,7 +276,7 @@ class CommandApplier {
       for (int level = 0; level < format.order(); ++level) {
         const ir::LevelFormat& kind = format.level(level);
         if (kind.isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
-        if (kind.kind != ir::LevelKind::Compressed || !kind.ordered) return "";
+        if (!kind.isOrderedCompressed()) return "";
         std::string named = kind.toString() + " level " + std::to_string(level + 1);
         levels.push_back(input ? "the " + named + " of " + input->name() + "'s copy in the loops' order"
                                : access.tensor().name() + "'s " + named);
@@ -353,8 +353,7 @@ std::optional<std::string> sparseIterationRefusal(const IndexVar& var, const std
     const ir::Format& format = access.tensor().format();
     for (int level = 0; level < format.order(); ++level) {
       if (format.level(level).isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
-      if (searchedBlocks && format.level(level).kind == ir::LevelKind::Compressed && format.level(level).ordered)
-        continue;
+      if (searchedBlocks && format.level(level).isOrderedCompressed()) continue;
       // A copy's positions are not the user's to name in a pos.
       if (auto input = convertedFrom(access.tensor()))
         return var.name() + " is iterated by a sparse level of the copy of " + input->name() +

@@ -1,4 +1,5 @@
 #include "simd_reductions.h"
+#include "dense_row_tiling.h"
 
 #include <algorithm>
 #include <map>
@@ -88,10 +89,7 @@ class LoadedIndexCheck : public IRVisitor {
 class IndexStep {
  public:
   explicit IndexStep(const For* loop) : var_(loop->var.as<Var>()->name) {
-    std::vector<Stmt> stmts;
-    if (const Block* block = loop->body.as<Block>()) stmts = block->stmts;
-    else stmts.push_back(loop->body);
-    for (const Stmt& stmt : stmts)
+    for (const Stmt& stmt : statementsOf(loop->body))
       if (const Declare* declare = stmt.as<Declare>(); declare && declare->init.defined())
         locals_[declare->var.as<Var>()->name] = declare->init;
   }
@@ -206,9 +204,7 @@ std::vector<Expr> buffersStreamedByLoop(const For* loop) {
 std::optional<GatherDot> gatherDotOf(const For* loop) {
   const Var* var = loop->var.as<Var>();
   if (!var || simdSumReductions(loop).size() != 1) return std::nullopt;
-  std::vector<Stmt> stmts;
-  if (const Block* block = loop->body.as<Block>()) stmts = block->stmts;
-  else stmts.push_back(loop->body);
+  const std::vector<Stmt> stmts = statementsOf(loop->body);
   // Locals the body declares (each used only as an index below), then one sum.
   std::map<std::string, Expr> locals;
   const Assign* sum = nullptr;
@@ -254,9 +250,7 @@ std::optional<GatherDot> gatherDotOf(const For* loop) {
 std::optional<SegmentLoop> segmentLoopOf(const For* loop) {
   const Var* var = loop->var.as<Var>();
   if (!var || loop->loopKind != LoopKind::Serial) return std::nullopt;
-  std::vector<Stmt> stmts;
-  if (const Block* block = loop->body.as<Block>()) stmts = block->stmts;
-  else stmts.push_back(loop->body);
+  const std::vector<Stmt> stmts = statementsOf(loop->body);
   std::map<std::string, Expr> locals;
   const For* sum = nullptr;
   for (const Stmt& stmt : stmts) {

@@ -256,14 +256,6 @@ T* downloadArray(const void* device, int64_t entries) {
   return host;
 }
 
-size_t valueBytes(int datatype) {
-  switch (datatype) {
-    case TCC_FLOAT64: case TCC_INT64: return 8;
-    case TCC_FLOAT16: return 2;
-    default: return 4;
-  }
-}
-
 }  // namespace
 
 tcc_tensor downloadAssembledOutput(const tcc_tensor& device) {
@@ -289,7 +281,7 @@ tcc_tensor downloadAssembledOutput(const tcc_tensor& device) {
   if (positions != device.vals_size)
     throw Error("a sparse output assembled on the GPU holds " + std::to_string(positions) + " positions but " +
                 std::to_string(device.vals_size) + " values (a compiler bug)");
-  const size_t bytes = valueBytes(device.datatype);
+  const size_t bytes = rt::cuda::bytesPerValue(device.datatype);
   host.vals = std::malloc(bytes * static_cast<size_t>(std::max<int64_t>(positions, 1)));
   if (!host.vals) throw Error("out of memory copying a sparse output from the GPU");
   if (positions > 0) rt::cuda::copyToHost(host.vals, device.vals, bytes * static_cast<size_t>(positions));

@@ -3,8 +3,6 @@
 
 namespace tcc::rt::cuda {
 
-namespace {
-
 size_t bytesPerValue(int datatype) {
   switch (datatype) {
     case TCC_FLOAT32: case TCC_INT32: return 4;
@@ -12,8 +10,6 @@ size_t bytesPerValue(int datatype) {
     default: return 8;
   }
 }
-
-}  // namespace
 
 DeviceTensor::DeviceTensor(const tcc_tensor& host) : view_(host) {
   buffers_.reserve(2 * TCC_MAX_ORDER + 1);

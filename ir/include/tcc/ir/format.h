@@ -39,6 +39,8 @@ struct LevelFormat {
 
   bool isDense() const { return kind == LevelKind::Dense; }
   bool isSparse() const { return kind != LevelKind::Dense; }
+  // Sorted compressed coordinates: a range of them is found by binary search.
+  bool isOrderedCompressed() const { return kind == LevelKind::Compressed && ordered; }
   std::string toString() const;  // "dense", "compressed(nonunique)", "nm(2,4,1)"
   bool operator==(const LevelFormat&) const = default;
 };

@@ -149,6 +149,9 @@ class DeviceBuffer {
 
 // A tensor's arrays copied to the device; view() is the tcc_tensor with
 // device pointers that a CUDA entry point takes.
+// The bytes of one stored value of a tcc_tensor datatype.
+size_t bytesPerValue(int datatype);
+
 class DeviceTensor {
  public:
   explicit DeviceTensor(const tcc_tensor& host);
