@@ -47,16 +47,6 @@ class HostInterpreter {
                   const HostPartDevice& device)
       : function_(function), device_(device) {
     for (size_t k = 0; k < tensors.size(); ++k) tensors_[function.host.parameters[k].name] = tensors[k];
-    struct Handed : imp::IRVisitor {
-      using imp::IRVisitor::visit;
-      std::set<std::string>* arrays = nullptr;
-      void visit(const imp::SetTensorProperty* op) override {
-        if (const auto* var = op->value.as<imp::Var>(); var && op->field != imp::TensorField::ValsSize)
-          arrays->insert(var->name);
-      }
-    } handed;
-    handed.arrays = &outputArrays_;
-    function.host.body.accept(handed);
   }
 
   // Runs a statement; returns true when it returned (status in status_).
@@ -88,7 +78,7 @@ class HostInterpreter {
     if (stmt.as<imp::Comment>()) return false;
     if (const auto* allocate = stmt.as<imp::Allocate>()) {
       const auto* buffer = allocate->buffer.as<imp::Var>();
-      const bool outputArray = outputArrays_.count(buffer->name) > 0;
+      const bool outputArray = function_.outputArrays.count(buffer->name) > 0;
       if (outputArray ? !device_.allocateOutput : !device_.allocateZeroed)
         throw Error(std::string("the GPU launcher cannot allocate device memory for ") +
                     (outputArray ? "a sparse output" : "a workspace"));
@@ -368,7 +358,6 @@ class HostInterpreter {
   const HostPartDevice& device_;
   std::map<std::string, tcc_tensor*> tensors_;
   std::map<std::string, Value> variables_;
-  std::set<std::string> outputArrays_;  // handed to sparse outputs
   std::map<std::pair<const tcc_tensor*, int>, std::shared_ptr<const HostPositions>> positions_;
 };
 

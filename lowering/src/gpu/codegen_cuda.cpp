@@ -352,7 +352,7 @@ class CudaHostPrinter : public CLikePrinter {
     std::string bytes = "sizeof(" + cTypeName(op->buffer.type().element()) + ") * ((size_t)(" + hostText(op->count) +
                         ") + 1)";
     std::string buffer = hostText(op->buffer);
-    if (handedToOutput(buffer)) {
+    if (function_.outputArrays.count(buffer)) {
       indent();
       out_ << "if (cudaMalloc((void**)&" << buffer << ", " << bytes << ") != cudaSuccess) return 2;  // the output's\n";
       if (op->zeroInitialize) {
@@ -484,21 +484,6 @@ class CudaHostPrinter : public CLikePrinter {
       out_ << "tcc_buffers.hold(" << slots.back() << ", " << name << ");\n";
     }
     return slots;
-  }
-
-  bool handedToOutput(const std::string& buffer) const {
-    struct Handed : IRVisitor {
-      using IRVisitor::visit;
-      const std::string* name = nullptr;
-      bool found = false;
-      void visit(const SetTensorProperty* op) override {
-        const auto* var = op->value.as<Var>();
-        if (var && var->name == *name && op->field != TensorField::ValsSize) found = true;
-      }
-    } handed;
-    handed.name = &buffer;
-    function_.host.body.accept(handed);
-    return handed.found;
   }
 
   // One slot per buffer the host allocates (host code has no loops: each

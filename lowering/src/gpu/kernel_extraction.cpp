@@ -323,8 +323,8 @@ GpuFunction splitIntoKernels(const Function& function) {
                         "loop over GPUBlock, GPUWarp or GPUThread");
   std::set<std::string> names;
   for (const auto& kernel : result.kernels) names.insert(kernel.name);
-  std::set<std::string> outputArrays = outputArraysOf(result.host.body);
-  HostCodeCheck check(names, function.gpuSharedWorkspaces, outputArrays);
+  result.outputArrays = outputArraysOf(result.host.body);
+  HostCodeCheck check(names, function.gpuSharedWorkspaces, result.outputArrays);
   result.host.body.accept(check);
   return result;
 }

@@ -13,6 +13,7 @@
 // a sparse output, a sparse workspace) is refused with the reason.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,9 @@ struct GpuFunction {
   ir::imp::Function host;
   std::vector<GpuKernel> kernels;
   std::vector<GpuIntrinsicCall> intrinsics;
+  // The arrays the host allocates and hands to sparse outputs (pos, crd,
+  // vals; SetTensorProperty): the output's, never freed by the host part.
+  std::set<std::string> outputArrays;
   const GpuKernel* kernelNamed(const std::string& name) const;
   const GpuIntrinsicCall* intrinsicCall(const ir::imp::Intrinsic* op) const;
 };
