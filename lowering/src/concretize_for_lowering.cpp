@@ -575,19 +575,18 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     if (terms && lhs.tensor().order() > 0 && (workspaceAsked || !oneLoopOrderFitsEveryTerm(lhs, outputLoopOrder(lhs, rhs), *terms))) {
       LoopNest nest;
       nest.loops = lhs.indices();
-      // On the cuda target a dense output takes the terms' sums itself.
-      const bool addIntoOutput = request.cudaTarget && !workspaceAsked && lhs.tensor().format().isAllDense();
-      // (On the cuda target a dense output takes no sparse workspace: the
-      // command is refused once its own checks pass.)
-      const bool workspaceRefusedOnGpu = request.cudaTarget && workspaceAsked && lhs.tensor().format().isAllDense();
-      if (!request.commands.empty() && !addIntoOutput) {
+      // On the cuda target a dense output takes the terms' sums itself (a
+      // sparse_workspace command there has no effect once its own checks
+      // pass: see takeWorkspaceIntoDenseOutputOnGpu).
+      const bool addIntoOutput = request.cudaTarget && lhs.tensor().format().isAllDense();
+      if (!request.commands.empty() && (!addIntoOutput || workspaceAsked)) {
         bool onGpu = std::any_of(request.commands.begin(), request.commands.end(), [](const auto& c) {
           const auto* parallelize = std::get_if<ParallelizeCommand>(&c.kind);
           return parallelize && (parallelize->unit == ir::ParallelUnit::GPUBlock ||
                                  parallelize->unit == ir::ParallelUnit::GPUWarp ||
                                  parallelize->unit == ir::ParallelUnit::GPUThread);
         });
-        if (onGpu && !workspaceRefusedOnGpu)
+        if (onGpu && !addIntoOutput)
           throw LoweringError("the terms of this sum reduce over different variables, so they go through a sparse "
                               "workspace, and sparse workspaces run on the CPU only (target cpu)");
         // sparse_workspace(...) configures the workspace; the other
@@ -628,13 +627,10 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
       if (!onlyWorkspaceCommands && !request.commands.empty())
         result.stmt = scheduleNestedSums(result.stmt, request.commands, *assignment, nest.decisions,
                                          nest.takenNames, /*workspaceTaken=*/true, addIntoOutput);
-      if (workspaceRefusedOnGpu)
-        for (size_t c = 0; c < request.commands.size(); ++c)
-          if (isWorkspaceCommand(request.commands[c]))
-            throw ScheduleError(c, request.commands[c].text + ": sparse workspaces are not supported on the cuda "
-                                   "target; there the terms of this sum, which reduce over different variables, add "
-                                   "into " + lhs.tensor().name() + " (dense) directly, each in a loop nest of its "
-                                   "own, a kernel each: leave the command out");
+      if (addIntoOutput && workspaceAsked)
+        nest.decisions.push_back(nest.sparseWorkspaceText + ": on the cuda target the terms add into " +
+                                 lhs.tensor().name() + " (dense) directly, each in a loop nest of its own, a kernel "
+                                 "each; no sparse workspace is made" + workspaceOptionsIgnoredOnGpu(nest));
       result.loopOrder = workspaceTerms.front().loops;
       decisions.insert(decisions.end(), nest.decisions.begin(), nest.decisions.end());
       result.decisions = decisions;
@@ -797,6 +793,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   if (workspaceStrategy && output.order() == 0)
     throw LoweringError("the Workspace race strategy needs an output with indices; a scalar is reduced by "
                         "ParallelReduction");
+  if (request.cudaTarget && !scatters) takeWorkspaceIntoDenseOutputOnGpu(nest, lhs);
   IndexStmt concrete = scatters || nest.sparseWorkspace
                          ? buildSparseWorkspaceNest(nest, lhs, rhs, scatters)
                          : buildConcreteNest(nest, lhs, rhs, !reductionVars.empty());

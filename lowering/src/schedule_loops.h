@@ -105,6 +105,19 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
 ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs,
                                        const std::optional<std::string>& scatters);
 
+// On the cuda target, sparse_workspace(...) for a dense `lhs` whose where
+// would stand outside every GPU loop (it hoists no loop a parallelize maps
+// to the GPU): the loops add into `lhs` directly, with their race
+// strategies, instead (the command is dropped from `nest` and the decision
+// recorded). False, `nest` untouched, where the where would run inside a
+// GPU loop (each GPU thread then keeps a workspace of its own) or `lhs` has
+// a sparse level.
+bool takeWorkspaceIntoDenseOutputOnGpu(LoopNest& nest, const ir::Access& lhs);
+// " (its options, policy hash, pipelined, describe ...)": what explain says of
+// the options of the nest's sparse_workspace(...) where the cuda target
+// makes no workspace of it; empty where it gives none.
+std::string workspaceOptionsIgnoredOnGpu(const LoopNest& nest);
+
 // One term of a sum whose terms reduce over different variables: the loops
 // that insert it into the workspace and the (signed) value they insert.
 struct WorkspaceTerm {

@@ -358,6 +358,62 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
   return statement;
 }
 
+std::string workspaceOptionsIgnoredOnGpu(const LoopNest& nest) {
+  if (!nest.sparseWorkspace) return "";
+  const SparseWorkspaceCommand& asked = *nest.sparseWorkspace;
+  std::string options = asked.policyGiven ? "policy " + policyName(asked.options) : "";
+  std::string flags = optionFlags(asked.options);
+  if (!flags.empty()) options += options.empty() ? flags.substr(2) : flags;
+  if (options.empty()) return "";
+  return " (its options, " + options + ", describe the workspace's storage on the CPU and have no effect on the GPU)";
+}
+
+bool takeWorkspaceIntoDenseOutputOnGpu(LoopNest& nest, const ir::Access& lhs) {
+  const ir::TensorVar& output = lhs.tensor();
+  // (Only the command's: the Workspace race strategy's is for CPU threads.)
+  if (!nest.sparseWorkspace || !nest.sparseWorkspaceCommand || output.order() == 0 || !output.format().isAllDense())
+    return false;
+  // sparse_workspace(j) hoists the loops over the output's levels above j's
+  // out of the where, sparse_workspace() the outermost loops that iterate
+  // them in order (hoistedLevels); one of them on the GPU puts the where
+  // inside it, and each GPU thread there fills a list of its own: one of
+  // order 1 filled by the thread alone (no GPU loop below). Any other form
+  // takes the output.
+  const ir::Format& format = output.format();
+  const size_t levels = static_cast<size_t>(format.order());
+  auto levelVar = [&](size_t level) { return lhs.indices()[format.modeOfLevel(static_cast<int>(level))]; };
+  size_t hoisted = 0;
+  if (nest.sparseWorkspace->var)
+    while (hoisted < levels && !(levelVar(hoisted) == *nest.sparseWorkspace->var)) ++hoisted;
+  else
+    while (hoisted < nest.loops.size() && hoisted + 1 < levels && nest.loops[hoisted] == levelVar(hoisted)) ++hoisted;
+  auto onGpu = [&](size_t loop) {
+    auto found = nest.attributes.find(nest.loops[loop]);
+    return found != nest.attributes.end() && ir::isGpuUnit(found->second.parallelUnit);
+  };
+  bool whereInsideGpuLoop = false, gpuLoopInsideWhere = false;
+  for (size_t loop = 0; loop < nest.loops.size(); ++loop)
+    if (onGpu(loop)) (loop < hoisted ? whereInsideGpuLoop : gpuLoopInsideWhere) = true;
+  std::string where = "would stand outside every GPU loop, where all GPU threads would insert into one workspace";
+  if (whereInsideGpuLoop) {
+    if (hoisted + 1 == levels && !gpuLoopInsideWhere) return false;
+    where = gpuLoopInsideWhere ? "would stand between GPU loops, where the threads of the inner ones would share "
+                                 "one GPU thread's list"
+                               : "would hold " + std::to_string(format.order() - hoisted) + " of " + output.name() +
+                                   "'s levels, and a GPU thread's list holds one";
+  }
+  nest.decisions.push_back(
+    nest.sparseWorkspaceText + ": on the cuda target " + output.name() + " (dense) takes the results itself: its "
+    "where " + where + ", so the loops add into " + output.name() + " in place (zeroed first where they sum), each "
+    "GPU loop with its parallelize's race strategy (atomic adds where iterations of a raced variable meet in one "
+    "entry); a workspace would only gather what " + output.name() + " holds in place. No sparse workspace is made" +
+    workspaceOptionsIgnoredOnGpu(nest));
+  nest.sparseWorkspace.reset();
+  nest.sparseWorkspaceCommand.reset();
+  nest.sparseWorkspaceText.clear();
+  return true;
+}
+
 ir::IndexStmt buildTermwiseSparseWorkspace(LoopNest& nest, const ir::Access& lhs,
                                            const std::vector<WorkspaceTerm>& terms) {
   const ir::TensorVar& output = lhs.tensor();

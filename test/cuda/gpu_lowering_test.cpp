@@ -424,11 +424,13 @@ TEST(GpuSchedules, CpuUnitsOnTheCudaTargetAreRefusedAtTheParallelize) {
 }
 
 // A sparse workspace a command asks for whose where is outside every GPU
-// loop is refused at that command on the cuda target, whether the schedule
-// maps loops to the GPU or the default mapping would. (Dense ones:
+// loop, for a sparse output, is refused at that command on the cuda
+// target, whether the schedule maps loops to the GPU or the default mapping
+// would. (A dense output takes the results itself:
+// gpu_workspace_into_dense_test.cpp; dense workspaces:
 // gpu_workspaces_test.cpp; per GPU thread: gpu_sparse_workspaces_test.cpp.)
-TEST(GpuSchedules, ASparseWorkspaceACommandAsksForIsRefusedAtIt) {
-  const std::string rows = "tensor Y(I) : dense\ntensor A(I, J, K) : {dense, dense, dense}\nY(i) = A(i,j,k)\n";
+TEST(GpuSchedules, ASparseOutputsSparseWorkspaceACommandAsksForIsRefusedAtIt) {
+  const std::string rows = "tensor Y(I) : sparse\ntensor A(I, J, K) : {dense, dense, dense}\nY(i) = A(i,j,k)\n";
   for (const std::string parallelize : {"", "\nparallelize(i, GPUThread, NoRaces)"}) {
     const std::string workspace = "sparse_workspace()";
     std::string dsl = withSchedule(rows, workspace + parallelize);
@@ -670,6 +672,8 @@ TEST_P(GpuTestProgramKernels, CompileWithNvrtcAlone) {
     EXPECT_TRUE(contains(kernels, " = 0.0") || contains(kernels, " = (float)(0.0)")) << kernels;
   else if (GetParam().rfind("pos_union_", 0) == 0)
     EXPECT_TRUE(contains(kernels, "tcc_lower_bound(")) << kernels;
+  else if (GetParam().rfind("sparse_workspace_into_dense_", 0) == 0)
+    EXPECT_FALSE(contains(kernels, "tcc_gpu_sparse_workspace_merge(")) << kernels;  // the output takes the results
   else if (GetParam().rfind("sparse_workspace_", 0) == 0)
     EXPECT_TRUE(contains(kernels, "tcc_gpu_sparse_workspace_merge(")) << kernels;
   else if (GetParam().rfind("term_sums_", 0) == 0)

@@ -26,6 +26,7 @@
 #include "cuda_lowering.h"
 #include "dense_of.h"
 #include "gpu_host_part.h"
+#include "serial_gpu_loops.h"
 #include "tcc/ir/imperative_visitor.h"
 #include "tcc/jit/jit.h"
 #include "tcc/lowering/codegen.h"
@@ -195,18 +196,6 @@ TEST(GpuSparseOutputs, ADcsrRowsSegmentEndsAreStoredAtTheRowsOffsets) {
   EXPECT_TRUE(contains(lowered.cuda, "if (cudaMemset(Y2_pos, 0, ")) << lowered.cuda;
 }
 
-// The lowered IR with its GPU loops run one iteration after another.
-class SerialGpuLoops : public imp::IRMutator {
- protected:
-  using imp::IRMutator::visit;
-  imp::Stmt visit(const imp::For* op, const imp::Stmt& self) override {
-    imp::Stmt body = mutate(op->body);
-    if (!imp::isGpuLoop(op->loopKind)) return body.sameAs(op->body) ? self : imp::For::make(op->var, op->begin, op->end, body, op->loopKind, op->comment, op->unrollFactor, op->reductions, op->parallelChunk);
-    if (!op->reductions.empty()) throw std::runtime_error("a GPU loop with reductions has no serial form here");
-    return imp::For::make(op->var, op->begin, op->end, body, imp::LoopKind::Serial, op->comment);
-  }
-};
-
 rt::Coo withoutEveryOtherRow(const rt::Coo& all) {
   rt::Coo kept = rt::Coo::ofShape(all.dims);
   std::vector<int32_t> coordinate(all.dims.size());
@@ -228,9 +217,8 @@ TEST_P(GpuSparseOutputPrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference)
   Lowered lowered = lowerForCuda(programText(GetParam()));
   ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 3u);  // count, prefix sum, fill
   const CompiledStatement& statement = lowered.statements.at(0);
-  imp::Function function = statement.function;
-  function.body = SerialGpuLoops().mutate(function.body);
-  std::string source = lowering::makeCodeGenerator(lowering::TargetKind::Cpu)->emit({function});
+  const imp::Function& function = statement.function;
+  std::string source = serialCppOf(function);
   jit::CompileOptions jitOptions;
   if (!jit::isAvailable(jitOptions.backend)) jitOptions.backend = jit::Backend::SystemCompiler;
   if (!jit::isAvailable(jitOptions.backend)) GTEST_SKIP() << "no C++ JIT here";

@@ -2,7 +2,8 @@
 // B(j,k) * z(k)`, no one loop order reading every term's sparse inputs in
 // storage order) on the cuda target, without a GPU: into a dense output
 // each term adds in a loop nest of its own, a kernel each, no sparse
-// workspace; what stays refused says why. (On a GPU,
+// workspace (sparse_workspace(...) there has no effect once its own checks
+// pass); what stays refused says why. (On a GPU,
 // programs/term_sums_*.tc run against the dense reference.)
 #include <gtest/gtest.h>
 
@@ -79,12 +80,19 @@ TEST(GpuTermSums, ASparseOutputStaysRefused) {
                                 "workspace, and sparse workspaces run on the CPU only")) << message;
 }
 
-TEST(GpuTermSums, ASparseWorkspaceCommandIsRefusedAtIt) {
-  std::string message = cudaErrorOf(transposedSpmvPlusRows("dense", "sparse_workspace(policy = hash)"));
+// The command's own checks still run; then it has no effect.
+TEST(GpuTermSums, ASparseWorkspaceCommandLeavesTheTermsAddingIntoTheDenseOutput) {
+  Lowered lowered = lowerForCuda(transposedSpmvPlusRows("dense", "sparse_workspace(policy = hash)"));
+  EXPECT_FALSE(contains(ir::toString(lowered.statements.at(0).concrete), "where(")) << lowered.cuda;
+  EXPECT_EQ(lowered.cudaKernels, lowerForCuda(transposedSpmvPlusRows("dense")).cudaKernels);
+  std::string decisions = decisionsOf(lowered);
+  EXPECT_TRUE(contains(decisions, "sparse_workspace(policy = hash): on the cuda target the terms add into y (dense) "
+                                  "directly, each in a loop nest of its own, a kernel each; no sparse workspace is "
+                                  "made (its options, policy hash, describe the workspace's storage on the CPU and "
+                                  "have no effect on the GPU)")) << decisions;
+  std::string message = cudaErrorOf(transposedSpmvPlusRows("dense", "sparse_workspace(k)"));
   EXPECT_TRUE(contains(message, "test.tc:8:1")) << message;
-  EXPECT_TRUE(contains(message, "sparse_workspace(policy = hash): sparse workspaces are not supported on the cuda "
-                                "target; there the terms of this sum, which reduce over different variables, add into "
-                                "y (dense) directly")) << message;
+  EXPECT_TRUE(contains(message, "sparse_workspace(k): k is not an index of y")) << message;
 }
 
 TEST(GpuTermSums, APrecomputeIsRefusedAtIt) {

@@ -34,7 +34,12 @@ void Lowerer::refuseSparseWorkspaceOnGpu(const LoopCommands::Precompute& asked, 
   for (const auto& tensor : ir::tensorsWritten(where->consumer))
     if (tensor.order() > 0 && !tensor.format().isAllDense()) dense = tensor.name();
   std::string reason;
-  if (!drained || !insideGpuLoop)
+  if ((!drained || !insideGpuLoop) && !dense.empty())
+    reason = "its where is outside every GPU loop, so all GPU threads would insert into one workspace, and its "
+             "consumer writes the sparse output " + dense + ", which GPU threads do not assemble from one (a dense "
+             "output takes the results directly); on the cuda target each GPU thread keeps a sparse workspace of its "
+             "own, which needs the where inside a GPU loop and a dense output";
+  else if (!drained || !insideGpuLoop)
     reason = "its where is outside every GPU loop, so all GPU threads would insert into one workspace; on the cuda "
              "target each GPU thread keeps a sparse workspace of its own, which needs the where inside a GPU loop "
              "(sparse_workspace() or sparse_workspace(j) below a loop over the output's first index that a "

@@ -1,0 +1,185 @@
+// sparse_workspace(...) on the cuda target where its where would stand
+// outside every GPU loop (over all of the output, or below loops none of
+// which is on the GPU), between GPU loops, or over more than one of the
+// output's levels below a GPU loop: a dense output takes the results
+// itself, the loops adding into it in place with their race strategies
+// (atomics where iterations of a raced variable meet in one entry), zeroed
+// first where they sum; the command's policy and pipeline options have no
+// effect there. A sparse output's workspace stays refused at its command.
+// Checked without a GPU: the kernels as lowered, and the lowered IR run on
+// the CPU (each GPU loop's iterations one after another) against the dense
+// reference on random inputs and real matrices. (On a GPU, programs/sparse_workspace_into_dense_*.tc run
+// against the dense reference in gpu_programs_test.cpp.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "cuda_lowering.h"
+#include "dense_of.h"
+#include "serial_gpu_loops.h"
+#include "tcc/ir/index_printer.h"
+#include "tcc/runtime/random.h"
+#include "tcc/test/reference.h"
+
+namespace tcc::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path programsFolder() { return fs::path(TCC_SOURCE_DIR) / "test" / "cuda" / "programs"; }
+
+std::vector<std::string> intoDensePrograms() {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(programsFolder()))
+    if (entry.path().extension() == ".tc" &&
+        entry.path().stem().string().rfind("sparse_workspace_into_dense_", 0) == 0)
+      names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string spgemm(const std::string& formatOfC, const std::string& schedule) {
+  return "tensor C(I, K) : " + formatOfC + "\ntensor A(I, J) : csr\ntensor B(J, K) : csr\n"
+         "C(i, k) = A(i, j) * B(j, k)\nschedule {\n" + schedule + "\n}\n";
+}
+
+std::string decisionsOf(const Lowered& lowered) {
+  std::string all;
+  for (const auto& decision : lowered.statements.at(0).decisions) all += decision + "\n";
+  return all;
+}
+
+TEST(GpuWorkspaceIntoDenseOutput, TheWholeOutputsWorkspaceBecomesAtomicAddsIntoTheOutput) {
+  Lowered lowered = lowerForCuda(spgemm("dense", "sparse_workspace(i, policy = hash, pipeline = on)\n"
+                                                 "parallelize(i, GPUBlock, NoRaces)\n"
+                                                 "parallelize(j, GPUThread, Atomics)"));
+  const std::string concrete = ir::toString(lowered.statements.at(0).concrete);
+  EXPECT_FALSE(contains(concrete, "where(")) << concrete;
+  EXPECT_FALSE(contains(lowered.cuda, "ws_C")) << lowered.cuda;
+  EXPECT_FALSE(contains(lowered.cuda, "tcc_ism_")) << lowered.cuda;
+  EXPECT_FALSE(contains(lowered.cudaKernels, "= tcc_gpu_sparse_workspace_merge(")) << lowered.cudaKernels;
+  EXPECT_TRUE(contains(lowered.cudaKernels, "atomicAdd(&C_vals[")) << lowered.cudaKernels;
+  const std::string decisions = decisionsOf(lowered);
+  EXPECT_TRUE(contains(decisions, "sparse_workspace(i, policy = hash, pipeline = on): on the cuda target C (dense) takes "
+                                  "the results itself: its where would stand outside every GPU loop")) << decisions;
+  EXPECT_TRUE(contains(decisions, "(its options, policy hash, pipelined, describe the workspace's storage on the CPU "
+                                  "and have no effect on the GPU)")) << decisions;
+}
+
+// The same statement and loops without the command: the same kernels.
+TEST(GpuWorkspaceIntoDenseOutput, TheKernelsAreThoseOfTheStatementWithoutTheCommand) {
+  const std::string mapping = "parallelize(i, GPUThread, NoRaces)";
+  Lowered with = lowerForCuda(spgemm("dense", "sparse_workspace(i, policy = bucket)\n" + mapping));
+  Lowered without = lowerForCuda(spgemm("dense", mapping));
+  EXPECT_EQ(with.cudaKernels, without.cudaKernels);
+}
+
+TEST(GpuWorkspaceIntoDenseOutput, AWorkspaceBetweenGpuLoopsSaysWhy) {
+  Lowered lowered = lowerForCuda(spgemm("dense", "sparse_workspace(k)\nparallelize(i, GPUWarp, NoRaces)\n"
+                                                 "parallelize(j, GPUThread, Atomics)"));
+  EXPECT_FALSE(contains(lowered.cudaKernels, "= tcc_gpu_sparse_workspace_merge(")) << lowered.cudaKernels;
+  const std::string decisions = decisionsOf(lowered);
+  EXPECT_TRUE(contains(decisions, "sparse_workspace(k): on the cuda target C (dense) takes the results itself: its "
+                                  "where would stand between GPU loops")) << decisions;
+  EXPECT_FALSE(contains(decisions, "have no effect")) << decisions;  // no options given
+}
+
+// One GPU thread's own list stays where it fits: order 1, filled by the
+// thread alone.
+TEST(GpuWorkspaceIntoDenseOutput, AnOrderOneWorkspaceInsideTheGpuLoopStaysAThreadsList) {
+  Lowered lowered = lowerForCuda(spgemm("dense", "sparse_workspace(k)\nparallelize(i, GPUThread, NoRaces)"));
+  EXPECT_TRUE(contains(lowered.cudaKernels, "= tcc_gpu_sparse_workspace_merge(")) << lowered.cudaKernels;
+}
+
+TEST(GpuWorkspaceIntoDenseOutput, ASparseOutputsWorkspaceOutsideTheGpuLoopsStaysRefusedAtItsCommand) {
+  std::string message = cudaErrorOf(spgemm("csr", "parallelize(i, GPUThread, NoRaces)\nsparse_workspace(i)"));
+  EXPECT_TRUE(contains(message, "test.tc:7:1: error: sparse_workspace(i): sparse workspaces are not supported on the "
+                                "cuda target here: its where is outside every GPU loop, so all GPU threads would "
+                                "insert into one workspace, and its consumer writes the sparse output C")) << message;
+  EXPECT_TRUE(contains(message, "\nsparse_workspace(i)\n^\n")) << message;
+}
+
+// Random inputs (one entry, a single row, empty rows, past a block) and
+// real matrices as A; the other tensors' dimensions by their symbols.
+struct Inputs {
+  std::string name;
+  std::map<std::string, int32_t> sizes;
+  double density;
+  std::string realMatrix;
+};
+
+class GpuWorkspaceIntoDensePrograms : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuWorkspaceIntoDensePrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference) {
+  Program program = Program::fromFile((programsFolder() / (GetParam() + ".tc")).string());
+  CompileOptions options;
+  options.target = frontend::Target::Cuda;
+  Lowered lowered = lowerProgram(program, options);
+  const CompiledStatement& statement = lowered.statements.at(0);
+  EXPECT_FALSE(contains(ir::toString(statement.concrete), "where(")) << ir::toString(statement.concrete);
+  std::string source = serialCppOf(statement.function);
+  jit::CompileOptions jitOptions;
+  if (!jit::isAvailable(jitOptions.backend)) jitOptions.backend = jit::Backend::SystemCompiler;
+  if (!jit::isAvailable(jitOptions.backend)) GTEST_SKIP() << "no C++ JIT here";
+  auto module = jit::compile(source, jitOptions);
+  auto entry = module->function<int32_t (*)(tcc_tensor**)>(statement.function.name);
+  const TensorVar& output = statement.computedOutput;
+  ASSERT_TRUE(output.format().isAllDense());
+  const double tolerance = output.datatype() == ir::Datatype::Float32 ? 2e-4 : 1e-10;
+
+  std::vector<Inputs> all{{"one entry each", {{"I", 1}, {"J", 1}, {"K", 1}, {"L", 1}}, 1.0, ""},
+                          {"a single row", {{"I", 1}, {"J", 300}, {"K", 70}, {"L", 3}}, 0.5, ""},
+                          {"257 rows", {{"I", 257}, {"J", 130}, {"K", 33}, {"L", 7}}, 0.05, ""},
+                          {"1000 rows", {{"I", 1000}, {"J", 700}, {"K", 20}, {"L", 2}}, 0.01, ""},
+                          {"494_bus", {{"K", 9}, {"L", 2}}, 0.1, "494_bus.mtx"},
+                          {"bcsstk13", {{"K", 5}, {"L", 2}}, 0.05, "bcsstk13.mtx"}};
+  uint64_t seed = 700;
+  int checked = 0;
+  for (const Inputs& drawn : all) {
+    SCOPED_TRACE(GetParam() + ", " + drawn.name);
+    std::map<std::string, int32_t> sizes = drawn.sizes;
+    std::optional<rt::Coo> matrix;
+    if (!drawn.realMatrix.empty()) {
+      matrix = rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + drawn.realMatrix);
+      sizes["I"] = matrix->dims[0];
+      sizes["J"] = matrix->dims[1];
+    }
+    std::map<std::string, Tensor> bound;
+    std::map<std::string, DenseArray> dense;
+    for (const TensorVar& parameter : statement.parameters) {
+      std::vector<int32_t> dims;
+      for (int mode = 0; mode < parameter.order(); ++mode) dims.push_back(sizes.at(parameter.dimension(mode).symbol()));
+      rt::Coo entries;
+      if (matrix && parameter.name() == "A")
+        entries = *matrix;
+      else if (parameter == output)
+        entries = rt::Coo::ofShape(dims);  // zeroed, as a GPU run copies it to the device
+      else
+        entries = rt::randomUniform(dims, parameter.format().isAllDense() ? 1.0 : drawn.density, ++seed);
+      bound.emplace(parameter.name(),
+                    rt::pack(entries, toRuntimeFormat(parameter.format()), toRuntimeType(parameter.datatype())));
+      if (!(parameter == output)) dense.emplace(parameter.name(), denseOf(rt::unpack(bound.at(parameter.name()))));
+    }
+    std::vector<tcc_tensor> views;
+    for (const TensorVar& parameter : statement.parameters) views.push_back(bound.at(parameter.name()).abiView());
+    std::vector<tcc_tensor*> pointers;
+    for (auto& view : views) pointers.push_back(&view);
+    ASSERT_EQ(entry(pointers.data()), 0);
+    std::vector<double> expected = evaluate(program.statements(), dense).at(output.name()).values;
+    ASSERT_TRUE(std::any_of(expected.begin(), expected.end(), [](double v) { return v != 0; }));
+    EXPECT_EQ(expectClose(rt::toDense(bound.at(output.name())), expected, tolerance, "serial GPU IR vs reference"), 0)
+        << source;
+    ++checked;
+  }
+  EXPECT_EQ(checked, static_cast<int>(all.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, GpuWorkspaceIntoDensePrograms, ::testing::ValuesIn(intoDensePrograms()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace tcc::test
