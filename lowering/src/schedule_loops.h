@@ -105,13 +105,15 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
 ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs,
                                        const std::optional<std::string>& scatters);
 
-// On the cuda target, sparse_workspace(...) for a dense `lhs` whose where
-// would stand outside every GPU loop (it hoists no loop a parallelize maps
-// to the GPU): the loops add into `lhs` directly, with their race
-// strategies, instead (the command is dropped from `nest` and the decision
-// recorded). False, `nest` untouched, where the where would run inside a
-// GPU loop (each GPU thread then keeps a workspace of its own) or `lhs` has
-// a sparse level.
+// On the cuda target, sparse_workspace(...) for a dense `lhs` whose
+// workspace a GPU thread's own list cannot hold (its where would stand
+// outside every GPU loop or between GPU loops, or it would hold two or
+// more of the output's levels): the loops add into `lhs` directly, with
+// their race strategies, as without the command (which is dropped from
+// `nest`, the decision recorded). False, `nest` untouched, where each GPU
+// thread keeps a list of its own (order 1, its where inside a GPU loop, no
+// GPU loop inside it), where no command asked, or where `lhs` has a
+// sparse level.
 bool takeWorkspaceIntoDenseOutputOnGpu(LoopNest& nest, const ir::Access& lhs);
 // " (its options, policy hash, pipelined, describe ...)": what explain says of
 // the options of the nest's sparse_workspace(...) where the cuda target

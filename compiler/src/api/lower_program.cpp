@@ -183,8 +183,9 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       if (cuda && !concrete.sparseWorkspaces.empty())
         concrete.decisions.push_back("on the cuda target a sparse workspace whose where runs inside a GPU loop is a "
                                      "coordinate list and values per GPU thread (twice the workspace's dimension), "
-                                     "sorted and merged in the thread, whatever the policy; outside every GPU loop a dense output "
-                                     "takes the results directly, and a sparse one's workspace is refused");
+                                     "sorted and merged in the thread, whatever the policy; outside every GPU "
+                                     "loop a dense output takes the results directly, and a sparse one's "
+                                     "workspace is refused");
       compiled.decisions = concrete.decisions;
       const Format& declared = compiled.output.format();
       // A sparse workspace compresses into any level chain; appending needs
