@@ -194,8 +194,10 @@ class Lowerer {
   // names the counts in the loops' comments.
   std::vector<imp::Stmt> gpuPrefixSums(const std::vector<imp::Expr>& arrays, const imp::Expr& counts,
                                        const std::string& what);
-  void scanLevel(const std::vector<imp::Expr>& arrays, const imp::Expr& counts, int level, const std::string& what,
-                 std::vector<imp::Stmt>& stmts);
+  // One level of it: `names` the arrays' at the first level (the totals'
+  // names), the frees of the level's totals added to `frees`.
+  void scanLevel(const std::vector<imp::Expr>& arrays, const std::vector<std::string>& names, const imp::Expr& counts,
+                 int level, const std::string& what, std::vector<imp::Stmt>& stmts, std::vector<imp::Stmt>& frees);
   imp::Stmt lowerAssignment(const ir::AssignmentNode* assignment);
   // The iterators over `forall`'s variable: one for each access of its body
   // that indexes the variable, but left-hand sides (assembled, in

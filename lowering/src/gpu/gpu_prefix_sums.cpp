@@ -37,12 +37,18 @@ std::vector<Stmt> Lowerer::gpuPrefixSums(const std::vector<Expr>& arrays, const 
   std::vector<Stmt> stmts;
   Expr m = freshVar("scan_counts", int64);
   stmts.push_back(imp::Declare::make(m, ops::cast(int64, counts)));
-  scanLevel(arrays, m, 0, what, stmts);
+  std::vector<std::string> names;
+  for (const auto& array : arrays) names.push_back(array.as<imp::Var>()->name);
+  std::vector<Stmt> frees;
+  scanLevel(arrays, names, m, 0, what, stmts, frees);
+  // (All at the end: the first free waits for the kernels, as the host's
+  // read of the total right after would.)
+  stmts.insert(stmts.end(), frees.begin(), frees.end());
   return stmts;
 }
 
-void Lowerer::scanLevel(const std::vector<Expr>& arrays, const Expr& m, int level, const std::string& what,
-                        std::vector<Stmt>& stmts) {
+void Lowerer::scanLevel(const std::vector<Expr>& arrays, const std::vector<std::string>& names, const Expr& m,
+                        int level, const std::string& what, std::vector<Stmt>& stmts, std::vector<Stmt>& frees) {
   const imp::Type int64 = imp::Type::int64();
   if (level == kGpuScanLevels || !options_.gpuParallelPrefixSums) {
     // The rest on one GPU thread (the host neither loops nor writes device memory).
@@ -65,8 +71,8 @@ void Lowerer::scanLevel(const std::vector<Expr>& arrays, const Expr& m, int leve
   stmts.push_back(imp::Declare::make(tiles, ops::div(ops::add(m, int64Of(kGpuScanTile - 1)), tile)));
   // Each array's tile totals: entry 0 zero, then tile t's total at t + 1.
   std::vector<Expr> totals;
-  for (const auto& array : arrays) {
-    Expr total = freshVar(array.as<imp::Var>()->name + "_tile_totals", imp::Type::pointerTo(int64));
+  for (const auto& name : names) {
+    Expr total = freshVar(name + "_totals" + std::to_string(level + 1), imp::Type::pointerTo(int64));
     totals.push_back(total);
     stmts.push_back(imp::Declare::make(total, Expr()));
     stmts.push_back(imp::Allocate::make(total, ops::add(tiles, int64Of(1)), true));
@@ -78,8 +84,8 @@ void Lowerer::scanLevel(const std::vector<Expr>& arrays, const Expr& m, int leve
   std::vector<Stmt> body{imp::Declare::make(first, ops::mul(t, tile)),
                          imp::Declare::make(last, ops::min(ops::add(first, tile), m))};
   std::vector<Expr> running;
-  for (const auto& array : arrays) {
-    running.push_back(freshVar(array.as<imp::Var>()->name + "_running", int64));
+  for (const auto& name : names) {
+    running.push_back(freshVar(name + "_running", int64));
     body.push_back(imp::Declare::make(running.back(), int64Of(0)));
   }
   Expr k = freshVar("scan_k", int64);
@@ -97,7 +103,7 @@ void Lowerer::scanLevel(const std::vector<Expr>& arrays, const Expr& m, int leve
                                             : "the tile totals (level " + std::to_string(level) +
                                                   "): each tile scanned by a GPU thread"));
   Expr c = freshVar("scan_entry", int64);  // (named before the levels below name theirs)
-  scanLevel(totals, tiles, level + 1, what, stmts);
+  scanLevel(totals, names, tiles, level + 1, what, stmts, frees);
   // Every count past the first tile adds the totals of the tiles before.
   std::vector<Stmt> fixups;
   for (size_t a = 0; a < arrays.size(); ++a)
@@ -107,7 +113,7 @@ void Lowerer::scanLevel(const std::vector<Expr>& arrays, const Expr& m, int leve
                                  level == 0 ? "the prefix sum of " + what + ": each entry adds the tiles before"
                                             : "the tile totals (level " + std::to_string(level) +
                                                   "): each adds the tiles before"));
-  for (const auto& total : totals) stmts.push_back(imp::Free::make(total));
+  for (const auto& total : totals) frees.push_back(imp::Free::make(total));
 }
 
 }  // namespace tcc::lowering
