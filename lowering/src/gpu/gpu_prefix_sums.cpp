@@ -6,10 +6,8 @@
 // tile of kGpuScanTile consecutive counts in place and stores the tile's
 // total; the totals are scanned the same way (kGpuScanLevels levels, the
 // last on one thread); then every count past the first tile adds the
-// totals of the tiles before its own. (Why tiles of threads and not a
-// block-wide scan in shared memory or a decoupled look-back: the loop IR
-// has no shared memory or block barrier, and as plain loops the same IR
-// runs in every backend, the .cu launcher, NVRTC and the serial CPU check.)
+// totals of the tiles before its own.
+// Why not a shared-memory block scan or decoupled look-back: the loop IR has neither shared memory nor barriers, and plain GPU loops run unchanged in every backend (.cu launcher, NVRTC, the serial CPU check).
 // Any length is right, 0 and 1 included: a level of m counts has
 // ceil(m / tile) tiles, and the last level scans whatever is left.
 #include "../lowerer.h"
