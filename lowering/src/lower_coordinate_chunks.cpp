@@ -150,10 +150,10 @@ bool Lowerer::rangesAppend(const ir::ForallNode* forall, const ir::AssignmentNod
 
 // The cuda target's form: each coordinate of the GPU loop is a range of
 // its own (offsets indexed by the coordinate, bound at the output's first
-// level, bindGpuCoordinateAppends), the prefix sum runs on one GPU thread,
-// which also ends the first level's pos, and the host allocates the
-// output's arrays once the counts are read back (zeroed pos arrays: their
-// first entries stay 0).
+// level, bindGpuCoordinateAppends), the prefix sums run on GPU loops
+// (gpuPrefixSums), a GPU thread ends the first level's pos, and the host
+// allocates the output's arrays once the counts are read back (zeroed pos
+// arrays: their first entries stay 0).
 std::vector<Stmt> Lowerer::lowerRangesAppendingInTwoPasses(const ir::IndexStmt& cin) {
   RangeAppendedOutput& appended = *rangeAppended_;
   TensorStorage& storage = storageOf(appended.output);
@@ -185,21 +185,23 @@ std::vector<Stmt> Lowerer::lowerRangesAppendingInTwoPasses(const ir::IndexStmt& 
                                          storage.name + "'s levels, coordinates on GPU threads"
                                    : "count each range of " + appended.var.name() + "'s appends to " + storage.name +
                                          "'s levels, ranges on the threads");
-  Expr range = freshVar(appended.var.name() + "_range", int64);
-  std::vector<Stmt> sums;
-  for (const auto& offsets : appended.offsets)
-    sums.push_back(imp::Store::make(offsets, ops::add(range, imm(1)), imp::Load::make(offsets, range), true));
-  Stmt prefixSum = imp::For::make(range, imm(0), appended.ranges, imp::Block::make(sums), imp::LoopKind::Serial,
-                                  gpu ? "the coordinates' counts to their offsets (prefix sum)"
-                                      : "the ranges' counts to their offsets (prefix sum)");
   if (gpu) {
-    // (On one GPU thread, which ends the first level's only segment too.)
+    std::vector<Stmt> prefixSums = gpuPrefixSums(appended.offsets, appended.ranges, "the coordinates' counts");
+    passes.insert(passes.end(), prefixSums.begin(), prefixSums.end());
+    // (A GPU thread ends the first level's only segment: the host writes
+    // no device memory.)
     Expr thread = freshVar("thread", imp::Type::int32());
     Stmt end = imp::Store::make(storage.pos[0], imm(1), imp::Load::make(appended.offsets[0], appended.ranges));
-    prefixSum = imp::For::make(thread, ops::IntImm::make(0), ops::IntImm::make(1), imp::Block::make({prefixSum, end}),
-                               imp::LoopKind::GpuThread, "the prefix sum of the coordinates' counts, on one GPU thread");
+    passes.push_back(imp::For::make(thread, ops::IntImm::make(0), ops::IntImm::make(1), end, imp::LoopKind::GpuThread,
+                                    "the end of the first level's segment, on one GPU thread"));
+  } else {
+    Expr range = freshVar(appended.var.name() + "_range", int64);
+    std::vector<Stmt> sums;
+    for (const auto& offsets : appended.offsets)
+      sums.push_back(imp::Store::make(offsets, ops::add(range, imm(1)), imp::Load::make(offsets, range), true));
+    passes.push_back(imp::For::make(range, imm(0), appended.ranges, imp::Block::make(sums), imp::LoopKind::Serial,
+                                    "the ranges' counts to their offsets (prefix sum)"));
   }
-  passes.push_back(prefixSum);
   // Every level's arrays, exactly sized (the counting pass wrote none of them).
   for (int level = 0; level < levels; ++level) {
     Expr total = storage.appendPosition[level];

@@ -154,8 +154,8 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     if (ir::isGpuUnit(forall->attributes.parallelUnit))
       for (const auto* where : whereStatements(forall->body)) gpuWheres.insert(where);
     // (On the cuda target a GPU loop over rows assembles them as CPU
-    // threads do: a kernel counts each row's entries, a one-thread kernel
-    // turns the counts into offsets, the host allocates, a kernel fills.)
+    // threads do: a kernel counts each row's entries, GPU loops turn the
+    // counts into offsets, the host allocates, a kernel fills.)
     const bool gpuRows = options_.cudaTarget && ir::isGpuUnit(forall->attributes.parallelUnit);
     if (!forall->attributes.onThreads() && !gpuRows) continue;
     if (forall->attributes.onThreads())
@@ -288,18 +288,17 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     for (const auto& tensor : rowParallelOutputs_) {
       TensorStorage& storage = storageOf(tensor);
       Expr rows = asInt64(storage.dims[tensor.format().modeOfLevel(0)]);
-      Expr row = freshVar("p" + storage.name + "1_offset", imp::Type::int64());
       const Expr& pos = storage.pos[1];
-      Stmt prefixSum = imp::For::make(row, int64Imm(0), rows,
-                                      imp::Store::make(pos, ops::add(row, int64Imm(1)), imp::Load::make(pos, row), true),
-                                      imp::LoopKind::Serial, "row sizes to row offsets (prefix sum)");
       if (options_.cudaTarget) {
-        // (On one GPU thread: the host neither loops nor writes device memory.)
-        Expr thread = freshVar("thread", imp::Type::int32());
-        prefixSum = imp::For::make(thread, ops::IntImm::make(0), ops::IntImm::make(1), prefixSum,
-                                   imp::LoopKind::GpuThread, "the prefix sum of the row sizes, on one GPU thread");
+        // (By GPU loops: the host neither loops nor writes device memory.)
+        std::vector<Stmt> prefixSums = gpuPrefixSums({pos}, rows, "the row sizes");
+        passes.insert(passes.end(), prefixSums.begin(), prefixSums.end());
+      } else {
+        Expr row = freshVar("p" + storage.name + "1_offset", imp::Type::int64());
+        passes.push_back(imp::For::make(row, int64Imm(0), rows,
+                                        imp::Store::make(pos, ops::add(row, int64Imm(1)), imp::Load::make(pos, row), true),
+                                        imp::LoopKind::Serial, "row sizes to row offsets (prefix sum)"));
       }
-      passes.push_back(prefixSum);
       passes.push_back(imp::Assign::make(storage.appendPosition[1], imp::Load::make(pos, rows)));
       Expr entries = ops::max(storage.appendPosition[1], int64Imm(1));
       // (The counting pass wrote no coordinates: none to keep. On the cuda

@@ -188,6 +188,16 @@ class Lowerer {
   // it is lowered), and the passes that assemble it.
   bool rangesAppend(const ir::ForallNode* forall, const ir::AssignmentNode* assignment) const;
   std::vector<imp::Stmt> lowerRangesAppendingInTwoPasses(const ir::IndexStmt& cin);
+  // The cuda target's prefix sums of a sparse output's counts: entries
+  // 1..counts of each of `arrays` (int64[counts + 1], entry 0 zero) turned
+  // into offsets in place, by GPU loops (gpu/gpu_prefix_sums.cpp); `what`
+  // names the counts in the loops' comments.
+  std::vector<imp::Stmt> gpuPrefixSums(const std::vector<imp::Expr>& arrays, const imp::Expr& counts,
+                                       const std::string& what);
+  // One level of it: `names` the arrays' at the first level (the totals'
+  // names), the frees of the level's totals added to `frees`.
+  void scanLevel(const std::vector<imp::Expr>& arrays, const std::vector<std::string>& names, const imp::Expr& counts,
+                 int level, const std::string& what, std::vector<imp::Stmt>& stmts, std::vector<imp::Stmt>& frees);
   imp::Stmt lowerAssignment(const ir::AssignmentNode* assignment);
   // The iterators over `forall`'s variable: one for each access of its body
   // that indexes the variable, but left-hand sides (assembled, in

@@ -9,8 +9,7 @@
 
 namespace tcc::test {
 
-inline Lowered lowerForCuda(const std::string& dsl) {
-  CompileOptions options;
+inline Lowered lowerForCuda(const std::string& dsl, CompileOptions options = {}) {
   options.target = frontend::Target::Cuda;
   return lowerProgram(Program::fromText(dsl, "test.tc"), options);
 }

@@ -1,7 +1,8 @@
 // Sparse outputs under GPU loops, without a GPU. A GPU loop over a CSR
 // output's rows assembles them as CPU threads do, in two passes: a kernel
-// counts each row's entries into pos, one GPU thread turns the counts into
-// row offsets, the host allocates the columns and values (arrays it hands
+// counts each row's entries into pos, GPU loops turn the counts into row
+// offsets (a scan of tiles, one a thread, of their totals, then a fixup;
+// gpu_prefix_sums.cpp), the host allocates the columns and values (arrays it hands
 // to the output), and a second kernel fills each row from its offset. An
 // output whose first level is compressed (a sparse vector, DCSR, COO
 // assembled as DCSR) under a GPU loop over its first index goes the same
@@ -22,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 
 #include "cuda_lowering.h"
 #include "dense_of.h"
@@ -63,10 +65,14 @@ std::string withSchedule(const std::string& statement, const std::string& schedu
   return statement + "schedule {\n" + schedule + "\n}\n";
 }
 
+// The kernels of a prefix sum: three levels of tiles scanned a thread
+// each and their fixups, the last level's totals on one thread.
+constexpr size_t kScanKernels = 7;
+
 TEST(GpuSparseOutputs, ACsrRowPerThreadIsCountedScannedAndFilled) {
   Lowered lowered = lowerForCuda(withSchedule(kCsrUnion, "parallelize(i, GPUThread, NoRaces)"));
   const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
-  ASSERT_EQ(function.kernels.size(), 3u);
+  ASSERT_EQ(function.kernels.size(), 2 + kScanKernels);
   const std::string& kernels = lowered.cudaKernels;
   // The counting kernel stores each row's size; the fill starts each row
   // at its offset.
@@ -75,9 +81,13 @@ TEST(GpuSparseOutputs, ACsrRowPerThreadIsCountedScannedAndFilled) {
   EXPECT_TRUE(contains(kernels, "int64_t pY2_row_0 = Y2_pos[pY1_0];")) << kernels;
   EXPECT_TRUE(contains(kernels, "Y2_crd[pY2_row_0] = j_2;\n        Y_vals[pY2_row_0] = (A_vals[pA2_0] + B_vals[pB2_0]);"))
       << kernels;
-  // The prefix sum, on one GPU thread.
-  EXPECT_TRUE(contains(kernels, "thread < 1; thread += ")) << kernels;
-  EXPECT_TRUE(contains(kernels, "Y2_pos[(pY1_offset + 1LL)] += Y2_pos[pY1_offset];")) << kernels;
+  // The prefix sum: tiles of 128 row sizes scanned in place, a GPU thread
+  // each; the rows past the first tile add the totals of the tiles before.
+  EXPECT_TRUE(contains(kernels, "Y2_pos_running += Y2_pos[(scan_k + 1LL)];")) << kernels;
+  EXPECT_TRUE(contains(kernels, "Y2_pos_totals1[(scan_tile + 1LL)] = Y2_pos_running;")) << kernels;
+  EXPECT_TRUE(contains(kernels, "Y2_pos[(scan_entry + 1LL)] += Y2_pos_totals1[(scan_entry / 128LL)];"))
+      << kernels;
+  EXPECT_EQ(count(kernels, "thread < 1; thread += "), 1u) << kernels;  // the last level's totals alone
   EXPECT_EQ(count(kernels, "// co-iterate j"), 6u) << kernels;  // both rows, then each alone: counted, then filled
   // The host reads the entries' count back between the two kernels.
   EXPECT_TRUE(contains(lowered.cuda, "pY2 = tcc_read_device(Y2_pos, (int64_t)(Y1_dimension));")) << lowered.cuda;
@@ -92,15 +102,22 @@ TEST(GpuSparseOutputs, ACsrRowPerThreadIsCountedScannedAndFilled) {
   EXPECT_FALSE(contains(host, "tcc_buffers.hold(0, Y2_pos)")) << host;  // the output's: never freed here
 }
 
-// A fake device: launches recorded, allocations in host memory, reads of
+// A fake device: launches recorded, allocations in host memory (the
+// output's in `arrays`, the scans' tile totals in `workspaces`), reads of
 // single entries from it.
 struct RecordingDevice {
   std::vector<std::string> launched;
   std::vector<std::vector<unsigned char>> arrays;
+  std::vector<std::unique_ptr<unsigned char[]>> workspaces;
   detail::HostPartDevice device;
   RecordingDevice() {
     device.launch = [this](const detail::KernelLaunch& launch) { launched.push_back(launch.kernel->name); };
     device.read = [](void* host, const void* address, size_t bytes) { std::memcpy(host, address, bytes); };
+    device.allocateZeroed = [this](size_t bytes) {
+      workspaces.push_back(std::make_unique<unsigned char[]>(std::max<size_t>(bytes, 1)));
+      return static_cast<void*>(workspaces.back().get());
+    };
+    device.release = [](void*) {};
     device.allocateOutput = [this](size_t bytes) {
       arrays.emplace_back(std::max<size_t>(bytes, 1), 0);
       return static_cast<void*>(arrays.back().data());
@@ -108,7 +125,7 @@ struct RecordingDevice {
   }
 };
 
-TEST(GpuSparseOutputs, TheHostPartLaunchesThreeKernelsAndHandsItsArraysToTheOutput) {
+TEST(GpuSparseOutputs, TheHostPartLaunchesItsKernelsAndHandsItsArraysToTheOutput) {
   Lowered lowered = lowerForCuda(withSchedule(kCsrUnion, "parallelize(i, GPUThread, NoRaces)"));
   tcc_tensor y = Tensor::emptyAssembledOutput({5, 7}, rt::TensorFormat::csr(), rt::ValueType::Float64);
   Tensor a = rt::pack(rt::randomUniform({5, 7}, 0.3, 1), rt::TensorFormat::csr(), rt::ValueType::Float64);
@@ -117,7 +134,10 @@ TEST(GpuSparseOutputs, TheHostPartLaunchesThreeKernelsAndHandsItsArraysToTheOutp
   RecordingDevice fake;
   fake.arrays.reserve(8);  // (the pointers handed out stay put)
   ASSERT_EQ(detail::runHostPart(lowered.gpuFunctions.at(0), {&y, &av, &bv}, fake.device), 0);
-  ASSERT_EQ(fake.launched.size(), 3u);
+  // (The scan's fixups start past the first tile of 128 rows: none here.)
+  ASSERT_EQ(fake.launched.size(), 2 + kScanKernels - 3);
+  // The scan's tile totals: an array a level.
+  EXPECT_EQ(fake.workspaces.size(), 3u);
   // pos, then (after the count read back, 0 here: no kernel ran) crd and vals.
   ASSERT_EQ(fake.arrays.size(), 3u);
   EXPECT_EQ(fake.arrays[0].size(), 6u * sizeof(long long));
@@ -167,7 +187,8 @@ TEST(GpuSparseOutputs, ASparseVectorsCoordinatesAreCountedAndFilledAtTheirOffset
   Lowered lowered = lowerForCuda(withSchedule("tensor y(I) : sparse\ntensor a(I) : sparse\ntensor b(I) : sparse\n"
                                               "y(i) = a(i) + b(i)\n",
                                               "parallelize(i, GPUThread, NoRaces)"));
-  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 3u);
+  // Counted, scanned, the first level's end stored, filled.
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 3 + kScanKernels);
   const std::string& kernels = lowered.cudaKernels;
   EXPECT_TRUE(contains(kernels, "int64_t py1_own = 0LL;")) << kernels;
   EXPECT_TRUE(contains(kernels, "y1_coordinate_offsets[((int64_t)(i) + 1LL)] = py1_own;")) << kernels;
@@ -186,9 +207,14 @@ TEST(GpuSparseOutputs, ADcsrRowsSegmentEndsAreStoredAtTheRowsOffsets) {
   Lowered lowered = lowerForCuda(withSchedule("tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\n"
                                               "Y(i, j) = A(i, j) + B(i, j)\n",
                                               "parallelize(i, GPUThread, NoRaces)"));
-  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 3u);
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 3 + kScanKernels);
   const std::string& kernels = lowered.cudaKernels;
-  // Both levels counted per row coordinate, then both prefix sums.
+  // Both levels counted per row coordinate, then both prefix sums, in the
+  // same kernels.
+  EXPECT_TRUE(contains(kernels, "Y1_coordinate_offsets_running += Y1_coordinate_offsets[(scan_k + 1LL)];\n"
+                                "      Y1_coordinate_offsets[(scan_k + 1LL)] = Y1_coordinate_offsets_running;\n"
+                                "      Y2_coordinate_offsets_running += "))
+      << kernels;
   EXPECT_TRUE(contains(kernels, "Y1_coordinate_offsets[((int64_t)(i) + 1LL)] = pY1_own;")) << kernels;
   EXPECT_TRUE(contains(kernels, "Y2_coordinate_offsets[((int64_t)(i) + 1LL)] = pY2_own;")) << kernels;
   EXPECT_TRUE(contains(kernels, "Y2_pos[(pY1_own")) << kernels;  // a row's end, at its offset
@@ -215,7 +241,9 @@ class GpuSparseOutputPrograms : public ::testing::TestWithParam<std::string> {};
 TEST_P(GpuSparseOutputPrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference) {
   Program program = Program::fromFile((programsFolder() / (GetParam() + ".tc")).string());
   Lowered lowered = lowerForCuda(programText(GetParam()));
-  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 3u);  // count, prefix sum, fill
+  // Count, prefix sum (the first level's end stored too), fill.
+  const bool firstCompressed = !lowered.statements.at(0).computedOutput.format().level(0).isDense();
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), (firstCompressed ? 3 : 2) + kScanKernels);
   const CompiledStatement& statement = lowered.statements.at(0);
   const imp::Function& function = statement.function;
   std::string source = serialCppOf(function);
@@ -303,6 +331,126 @@ TEST_P(GpuSparseOutputPrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference)
 
 INSTANTIATE_TEST_SUITE_P(Programs, GpuSparseOutputPrograms, ::testing::ValuesIn(sparseOutputPrograms()),
                          [](const auto& info) { return info.param; });
+
+// The lowered IR of a one-statement program, its GPU loops serial, compiled
+// for the CPU; run() binds each input's entries and returns the output.
+class SerialRun {
+ public:
+  explicit SerialRun(const Lowered& lowered) : statement_(lowered.statements.at(0)) {
+    imp::Function function = statement_.function;
+    function.body = SerialGpuLoops().mutate(function.body);
+    source_ = lowering::makeCodeGenerator(lowering::TargetKind::Cpu)->emit({function});
+    jit::CompileOptions options;
+    if (!jit::isAvailable(options.backend)) options.backend = jit::Backend::SystemCompiler;
+    if (!jit::isAvailable(options.backend)) return;
+    module_ = jit::compile(source_, options);
+    entry_ = module_->function<int32_t (*)(tcc_tensor**)>(function.name);
+  }
+  bool available() const { return entry_ != nullptr; }
+  const std::string& source() const { return source_; }
+  // `inputs` by name, packed in the formats the statement declares.
+  Tensor run(const std::vector<int32_t>& outputDims, const std::map<std::string, Tensor>& inputs) {
+    const TensorVar& output = statement_.computedOutput;
+    std::vector<tcc_tensor> views;
+    size_t slot = 0;
+    for (size_t k = 0; k < statement_.parameters.size(); ++k) {
+      const TensorVar& parameter = statement_.parameters[k];
+      if (parameter == output) {
+        slot = k;
+        views.push_back(Tensor::emptyAssembledOutput(outputDims, toRuntimeFormat(output.format()),
+                                                     toRuntimeType(output.datatype())));
+      } else {
+        views.push_back(inputs.at(parameter.name()).abiView());
+      }
+    }
+    std::vector<tcc_tensor*> pointers;
+    for (auto& view : views) pointers.push_back(&view);
+    if (entry_(pointers.data()) != 0) throw Error("the serial IR returned a failure");
+    return Tensor::adopt(std::move(views[slot]));
+  }
+
+ private:
+  const CompiledStatement& statement_;
+  std::string source_;
+  std::shared_ptr<const jit::Module> module_;
+  int32_t (*entry_)(tcc_tensor**) = nullptr;
+};
+
+// The scan at every length that could go wrong: none, one, a tile less
+// one, a tile, a tile and one, a tile of tiles and one, and past 2^20 and
+// a tile of tiles of tiles (three levels, the last one's totals left to
+// one thread), for a row per CSR row and a coordinate per vector entry or
+// DCSR row (two arrays scanned together), against the dense reference.
+TEST(GpuSparseOutputs, TheScansAreRightAtEveryLengthRunSerially) {
+  const std::vector<int32_t> lengths{0, 1, 127, 128, 129, 128 * 128 + 1, (1 << 21) + 77};
+  struct Statement {
+    std::string dsl;
+    bool matrix;
+  };
+  const std::vector<Statement> statements{
+      {withSchedule(kCsrUnion, "parallelize(i, GPUThread, NoRaces)"), true},
+      {withSchedule("tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\n"
+                    "Y(i, j) = A(i, j) + B(i, j)\n",
+                    "parallelize(i, GPUThread, NoRaces)"),
+       true},
+      {withSchedule("tensor y(I) : sparse\ntensor a(I) : sparse\ntensor b(I) : sparse\ny(i) = a(i) + b(i)\n",
+                    "parallelize(i, GPUThread, NoRaces)"),
+       false}};
+  uint64_t seed = 900;
+  for (const Statement& tested : statements) {
+    Program program = Program::fromText(tested.dsl, "test.tc");
+    Lowered lowered = lowerForCuda(tested.dsl);
+    SerialRun serial(lowered);
+    if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
+    const CompiledStatement& statement = lowered.statements.at(0);
+    for (int32_t length : lengths) {
+      SCOPED_TRACE(statement.computedOutput.format().toString() + ", " + std::to_string(length));
+      std::vector<int32_t> dims = tested.matrix ? std::vector<int32_t>{length, 3} : std::vector<int32_t>{length};
+      std::map<std::string, Tensor> inputs;
+      std::map<std::string, DenseArray> dense;
+      for (const TensorVar& parameter : statement.parameters) {
+        if (parameter == statement.computedOutput) continue;
+        // Empty rows (coordinates) among the others: offsets repeat.
+        rt::Coo entries = rt::randomUniform(dims, length > 100000 ? 0.02 : 0.3, ++seed);
+        inputs.emplace(parameter.name(), rt::pack(entries, toRuntimeFormat(parameter.format()),
+                                                  toRuntimeType(parameter.datatype())));
+        dense.emplace(parameter.name(), denseOf(rt::unpack(inputs.at(parameter.name()))));
+      }
+      Tensor assembled = serial.run(dims, inputs);
+      std::vector<double> expected = evaluate(program.statements(), dense).at(statement.computedOutput.name()).values;
+      // (Entries past the first tile, whose offsets the fixups add to.)
+      const size_t width = tested.matrix ? 3 : 1;
+      if (length > 128)
+        ASSERT_TRUE(std::any_of(expected.begin() + 128 * width, expected.end(), [](double v) { return v != 0; }));
+      EXPECT_EQ(expectClose(rt::toDense(assembled), expected, 1e-12, "serial GPU IR vs reference"), 0);
+    }
+  }
+}
+
+// CompileOptions::gpuParallelPrefixSums off: the form before, one GPU
+// thread for the whole prefix sum (for comparisons), still right.
+TEST(GpuSparseOutputs, WithoutParallelPrefixSumsOneGpuThreadScans) {
+  CompileOptions options;
+  options.gpuParallelPrefixSums = false;
+  Lowered lowered = lowerForCuda(withSchedule(kCsrUnion, "parallelize(i, GPUThread, NoRaces)"), options);
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 3u);
+  const std::string& kernels = lowered.cudaKernels;
+  EXPECT_TRUE(contains(kernels, "thread < 1; thread += ")) << kernels;
+  EXPECT_TRUE(contains(kernels, "Y2_pos[(scan_k + 1LL)] += Y2_pos[scan_k];")) << kernels;
+  EXPECT_FALSE(contains(kernels, "_totals1")) << kernels;
+  SerialRun serial(lowered);
+  if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
+  Program program = Program::fromText(withSchedule(kCsrUnion, "parallelize(i, GPUThread, NoRaces)"), "test.tc");
+  std::map<std::string, Tensor> inputs;
+  std::map<std::string, DenseArray> dense;
+  for (const char* name : {"A", "B"}) {
+    inputs.emplace(name, rt::pack(rt::randomUniform({1000, 30}, 0.1, name[0]), rt::TensorFormat::csr(),
+                                  rt::ValueType::Float64));
+    dense.emplace(name, denseOf(rt::unpack(inputs.at(name))));
+  }
+  std::vector<double> expected = evaluate(program.statements(), dense).at("Y").values;
+  EXPECT_EQ(expectClose(rt::toDense(serial.run({1000, 30}, inputs)), expected, 1e-12, "one-thread scan"), 0);
+}
 
 }  // namespace
 }  // namespace tcc::test

@@ -110,6 +110,11 @@ struct CompileOptions {
   // per lattice point. False: one loop per lattice point everywhere, the
   // form before (for comparisons; see bench/compile_latency).
   bool oneMergeLoop = true;
+  // Cuda: the counts of a sparse output that GPU loops assemble (each
+  // row's or coordinate's) become offsets through a parallel scan over
+  // the GPU's threads. False: on one GPU thread, the form before (for
+  // comparisons; see bench/cuda).
+  bool gpuParallelPrefixSums = true;
   // Cpu: arrays the kernel allocates itself (a sparse output's pos, crd
   // and vals, workspaces, a sparse workspace's output) of 4 MB and more go
   // to 2 MB pages advised MADV_HUGEPAGE (tcc/runtime/array_alloc.h). Unset:

@@ -151,6 +151,10 @@ struct LowerOptions {
   // GPUThread become Gpu loops (see gpu/plan_gpu_loop.cpp), which the CUDA
   // backend turns into kernels.
   bool cudaTarget = false;
+  // The cuda target: a sparse output's counts become offsets through a
+  // parallel scan (tiles on GPU threads, gpu/gpu_prefix_sums.cpp); false:
+  // on one GPU thread, the form before (for comparisons).
+  bool gpuParallelPrefixSums = true;
   // The schedule says tensorcore(): an intrinsic on tensor cores must
   // compute the statement (TCA-SpMM for CSR float16 SpMM), else it is
   // refused with the reason.
