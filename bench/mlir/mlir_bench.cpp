@@ -8,9 +8,10 @@
 //                  [--fp strict|fast] [--no-warm-up] [--before] [--aot-build DIR [--aot-flags "FLAGS"] | --aot DIR]
 //                  [MATRIX ...]
 //
-// --before compiles tcc's kernels in the form before fast mode's short
-// segments ran in order (CompileOptions::shortSegmentsInOrder = false), for
-// comparisons in one build.
+// --before compiles tcc's kernels in the forms before strict row sums
+// through Clang ran long rows four a trip
+// (CppLoopForms::strictLongRowsFourATrip = false), for comparisons in one
+// build.
 //
 // On each matrix M: SpMV, SpMM (64 columns), SDDMM in TACO's form
 // A(i,j) = B(i,j) * C(i,k) * D(k,j) (B = M, K = 32), TTM A(i,j,k) =
@@ -244,7 +245,7 @@ int main(int argc, char** argv) {
     else if ((arg == "--aot-build" || arg == "--aot") && i + 1 < argc)
       aot.directory = std::filesystem::absolute(argv[++i]).string(), aot.build = arg == "--aot-build";
     else if (arg == "--no-warm-up") warmUp = false;
-    else if (arg == "--before") before = true, tcc::lowering::setCppLoopForms({false, false});
+    else if (arg == "--before") before = true, tcc::lowering::setCppLoopForms({.strictLongRowsFourATrip = false});
     else if (arg == "--aot-flags" && i + 1 < argc) {
       aot.flags.clear();
       std::stringstream flags(argv[++i]);
@@ -288,7 +289,7 @@ int main(int argc, char** argv) {
   };
   std::printf("machine: %s; fp %s%s; %s; load average at the start: %s\n\n", describe(thisMachine()).c_str(),
               floatingPoint == tcc::frontend::FloatingPointMode::Fast ? "fast" : "strict",
-              before ? " (--before: short segments not in order)" : "",
+              before ? " (--before: strict row sums through Clang two a trip on every row)" : "",
               warmUp ? "tcc warmed up each round" : "no warm-up", loadAverageNow().c_str());
   std::printf("| kernel | input | tcc ms | MLIR ms | MLIR/tcc | MLIR codegen ms | codegen/tcc | max rel diff |\n"
               "|---|---|---:|---:|---:|---:|---:|---:|\n");

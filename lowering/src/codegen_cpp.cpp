@@ -387,10 +387,19 @@ class CppPrinter : public CLikePrinter {
         printSimdSumOrShortLoop(op);
       return;
     }
-    if (floatingPoint_ == FloatingPointMode::Strict && forms_.strictFirstTwoBySelect && !printingStrictRowSum_ &&
-        op->unrollFactor == 0 && readsThroughLoadedIndex(op)) {
-      if (auto dot = gatherDotOf(op)) {
-        printStrictGatherSum(op, *dot);
+    if (floatingPoint_ == FloatingPointMode::Strict && forms_.strictLongRowsFourATrip && op != versionedLoop_) {
+      if (auto segments = segmentLoopOf(op); segments && isStrictGatherSum(segments->sum)) {
+        printLongSegmentsSwitch(op, *segments);
+        return;
+      }
+    }
+    if (floatingPoint_ == FloatingPointMode::Strict && isStrictGatherSum(op)) {
+      if (longSegments_) {
+        printFourATrip(op, *gatherDotOf(op));
+        return;
+      }
+      if (forms_.strictFirstTwoBySelect) {
+        printStrictGatherSum(op, *gatherDotOf(op));
         return;
       }
     }
@@ -1377,6 +1386,37 @@ class CppPrinter : public CLikePrinter {
   }
   static constexpr int kStrictGatherSumUnroll = 2;
 
+  // A strict row sum `sum += vals[p] * x[crd[p]]` (CSR SpMV's, CSF TTV's)
+  // that the schedule does not unroll.
+  bool isStrictGatherSum(const For* op) const {
+    return !printingStrictRowSum_ && op->unrollFactor == 0 && readsThroughLoadedIndex(op) && gatherDotOf(op);
+  }
+
+  // GCC's form of the row sum (printFirstTwoBySelect) under `#if`, the loop
+  // two a trip for other compilers.
+  void printStrictGatherSum(const For* op, const GatherDot& dot) {
+    out_ << "#if defined(__GNUC__) && !defined(__clang__)\n";
+    printFirstTwoBySelect(op, dot);
+    out_ << "#else\n";
+    printingStrictRowSum_ = true;
+    visit(op);
+    printingStrictRowSum_ = false;
+    out_ << "#endif\n";
+  }
+
+  void printLoopComment(const For* op) {
+    if (op->comment.empty()) return;
+    indent();
+    out_ << "// " << op->comment << "\n";
+  }
+
+  // `sum += vals[p] * x[crd[p]];` for position `p`.
+  void printGatherTerm(const GatherDot& dot, const std::string& p) {
+    indent();
+    out_ << dot.sum << " += " << text(dot.vals) << "[" << p << "] * " << text(dot.x) << "[" << text(dot.crd) << "[" << p
+         << "]];\n";
+  }
+
   // Strict mode through GCC, a row sum `sum += vals[p] * x[crd[p]]` (CSR
   // SpMV's, CSF TTV's): the first two entries without a loop, the second's
   // add kept or not by a select (adding -0.0 leaves every sum as it is, so
@@ -1388,15 +1428,11 @@ class CppPrinter : public CLikePrinter {
   // and Pd 1.08x the loop two a trip (geomean over 15 matrices 1.08, none
   // below 0.96); through Clang 16 it lost on Pd (0.82x), so Clang keeps the
   // loop (bench/cpu_peers/RESULTS.md, "Short rows").
-  void printStrictGatherSum(const For* op, const GatherDot& dot) {
+  void printFirstTwoBySelect(const For* op, const GatherDot& dot) {
     const std::string var = op->var.as<Var>()->name, end = text(op->end);
     const std::string vals = text(dot.vals), crd = text(dot.crd), x = text(dot.x);
     const std::string second = var + "_second", type = cTypeName(op->var.type());
-    out_ << "#if defined(__GNUC__) && !defined(__clang__)\n";
-    if (!op->comment.empty()) {
-      indent();
-      out_ << "// " << op->comment << "\n";
-    }
+    printLoopComment(op);
     indent();
     out_ << "// strict, GCC: the first two entries without a loop (the second's add by a select: + -0.0 changes no sum), "
             "the rest two a trip\n";
@@ -1434,11 +1470,92 @@ class CppPrinter : public CLikePrinter {
     });
     indent();
     out_ << "}\n";
-    out_ << "#else\n";
-    printingStrictRowSum_ = true;
-    visit(op);
-    printingStrictRowSum_ = false;
+  }
+
+  // Strict mode through Clang (the JIT), a loop of such row sums whose
+  // rows hold kLongStrictSegments entries or more on average (from its
+  // first and last positions, once per run of the loop): every sum takes
+  // its (length mod 4) first entries by tests, then four a trip, the adds
+  // in loop order; other loops, and GCC's build, as before. Through Clang
+  // 16 on the 2-core Xeon VM the loop two a trip ran rows of about 40-60
+  // entries (bcsstk13, bcsstk16) 1.2-1.3x slower than this and than MLIR's
+  // loop eight a trip; chosen a row at a time, the extra test lost 5-10% on
+  // rows of 1-6 (Pd, cryg2500, watt_2). Through GCC, four a trip was no
+  // faster on the 16-core host's G51 and dwt_992, so GCC keeps its form
+  // (bench/cpu_peers/RESULTS.md, "Long rows through the JIT").
+  static constexpr int kLongStrictSegments = 8;
+
+  void printLongSegmentsSwitch(const For* op, const SegmentLoop& segments) {
+    const std::string pos = text(segments.pos), begin = text(segments.begin), end = text(segments.end);
+    out_ << "#if !(defined(__GNUC__) && !defined(__clang__))\n";
+    indent();
+    out_ << "// strict, Clang: segments of " << kLongStrictSegments
+         << " or more entries on average: each sum four a trip after its (length mod 4) first entries\n";
+    indent();
+    out_ << "if (" << pos << "[" << end << "] - " << pos << "[" << begin << "] >= " << kLongStrictSegments << "LL * ("
+         << end << " - " << begin << ")) {\n";
+    const For* outer = versionedLoop_;
+    versionedLoop_ = op;
+    nested([&] {
+      longSegments_ = true;
+      visit(op);
+      longSegments_ = false;
+    });
+    indent();
+    out_ << "} else\n";
     out_ << "#endif\n";
+    indent();
+    out_ << "{\n";
+    nested([&] { visit(op); });
+    indent();
+    out_ << "}\n";
+    versionedLoop_ = outer;
+  }
+
+  // The row sum in loop order: (length mod 4) entries by tests, then four
+  // a trip.
+  void printFourATrip(const For* op, const GatherDot& dot) {
+    const std::string var = op->var.as<Var>()->name, end = text(op->end), rest = var + "_rest";
+    const std::string type = cTypeName(op->var.type());
+    printLoopComment(op);
+    indent();
+    out_ << "{\n";
+    nested([&] {
+      indent();
+      out_ << type << " " << var << " = " << text(op->begin) << ";\n";
+      indent();
+      out_ << "const " << type << " " << rest << " = (" << end << " - " << var << ") & 3;\n";
+      indent();
+      out_ << "if (" << rest << " > 0) {\n";
+      nested([&] {
+        printGatherTerm(dot, var);
+        indent();
+        out_ << "if (" << rest << " > 1) {\n";
+        nested([&] {
+          printGatherTerm(dot, var + " + 1");
+          indent();
+          out_ << "if (" << rest << " > 2) {\n";
+          nested([&] { printGatherTerm(dot, var + " + 2"); });
+          indent();
+          out_ << "}\n";
+        });
+        indent();
+        out_ << "}\n";
+        indent();
+        out_ << var << " += " << rest << ";\n";
+      });
+      indent();
+      out_ << "}\n";
+      indent();
+      out_ << "for (; " << var << " < " << end << "; " << var << " += 4) {\n";
+      nested([&] {
+        for (const char* offset : {"", " + 1", " + 2", " + 3"}) printGatherTerm(dot, var + offset);
+      });
+      indent();
+      out_ << "}\n";
+    });
+    indent();
+    out_ << "}\n";
   }
 
   std::string reductionClauses(const For* op) {
@@ -1468,6 +1585,7 @@ class CppPrinter : public CLikePrinter {
   RowLoops rowLoops_ = RowLoops::PartialSums;
   const For* versionedLoop_ = nullptr;  // the loop printShortSegmentsSwitch is printing twice
   bool shortSegments_ = false;          // printing its version for short segments
+  bool longSegments_ = false;           // printing strict mode's version for long segments (printLongSegmentsSwitch)
   bool printingStrictRowSum_ = false;   // printing a strict row sum's loop for Clang (printStrictGatherSum)
   bool printsGatherSums_ = false;  // the function has a copy with tcc_gather_sum (printFunction)
 };
