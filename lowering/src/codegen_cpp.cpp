@@ -387,21 +387,10 @@ class CppPrinter : public CLikePrinter {
         printSimdSumOrShortLoop(op);
       return;
     }
-    if (floatingPoint_ == FloatingPointMode::Strict && forms_.strictLongRowsFourATrip && op != versionedLoop_) {
-      if (auto segments = segmentLoopOf(op); segments && isStrictGatherSum(segments->sum)) {
-        printLongSegmentsSwitch(op, *segments);
-        return;
-      }
-    }
-    if (floatingPoint_ == FloatingPointMode::Strict && isStrictGatherSum(op)) {
-      if (longSegments_) {
-        printFourATrip(op, *gatherDotOf(op));
-        return;
-      }
-      if (forms_.strictFirstTwoBySelect) {
-        printStrictGatherSum(op, *gatherDotOf(op));
-        return;
-      }
+    if (floatingPoint_ == FloatingPointMode::Strict &&
+        (forms_.strictFirstTwoBySelect || forms_.strictLongRowsFourATrip) && isStrictGatherSum(op)) {
+      printStrictGatherSum(op, *gatherDotOf(op));
+      return;
     }
     CLikePrinter::visit(op);
   }
@@ -1392,16 +1381,24 @@ class CppPrinter : public CLikePrinter {
     return !printingStrictRowSum_ && op->unrollFactor == 0 && readsThroughLoadedIndex(op) && gatherDotOf(op);
   }
 
-  // GCC's form of the row sum (printFirstTwoBySelect) under `#if`, the loop
-  // two a trip for other compilers.
+  // The row sum per compiler: GCC's form (printFirstTwoBySelect) under
+  // `#if`, Clang's (printLongRowsFourATrip) after `#else`; a form turned
+  // off (CppLoopForms) prints the loop two a trip in its place.
   void printStrictGatherSum(const For* op, const GatherDot& dot) {
     out_ << "#if defined(__GNUC__) && !defined(__clang__)\n";
-    printFirstTwoBySelect(op, dot);
+    if (forms_.strictFirstTwoBySelect) printFirstTwoBySelect(op, dot);
+    else printStrictLoopTwoATrip(op);
     out_ << "#else\n";
+    if (forms_.strictLongRowsFourATrip) printLongRowsFourATrip(op, dot);
+    else printStrictLoopTwoATrip(op);
+    out_ << "#endif\n";
+  }
+
+  // The row sum's loop two a trip (printStrictGatherSumUnroll).
+  void printStrictLoopTwoATrip(const For* op) {
     printingStrictRowSum_ = true;
     visit(op);
     printingStrictRowSum_ = false;
-    out_ << "#endif\n";
   }
 
   void printLoopComment(const For* op) {
@@ -1472,84 +1469,73 @@ class CppPrinter : public CLikePrinter {
     out_ << "}\n";
   }
 
-  // Strict mode through Clang (the JIT), a loop of such row sums whose
-  // rows hold kLongStrictSegments entries or more on average (from its
-  // first and last positions, once per run of the loop): every sum takes
-  // its (length mod 4) first entries by tests, then four a trip, the adds
-  // in loop order; other loops, and GCC's build, as before. Through Clang
-  // 16 on the 2-core Xeon VM the loop two a trip ran rows of about 40-60
-  // entries (bcsstk13, bcsstk16) 1.2-1.3x slower than this and than MLIR's
-  // loop eight a trip; chosen a row at a time, the extra test lost 5-10% on
-  // rows of 1-6 (Pd, cryg2500, watt_2). Through GCC, four a trip was no
+  // Strict mode through Clang (the JIT), the same row sum: a row of
+  // kLongStrictRow entries or more takes its (length mod 4) first entries
+  // by tests, then four a trip; a shorter row the loop two a trip. The adds
+  // stay in loop order. Through Clang 16 on the 2-core Xeon VM the loop two
+  // a trip ran rows of about 40-60 entries (bcsstk13, bcsstk16) 1.2-1.3x
+  // slower than this and trailed MLIR's loop eight a trip; four a trip on
+  // every row lost on rows of 1-3 (Pd). Through GCC four a trip was no
   // faster on the 16-core host's G51 and dwt_992, so GCC keeps its form
   // (bench/cpu_peers/RESULTS.md, "Long rows through the JIT").
-  static constexpr int kLongStrictSegments = 8;
+  static constexpr int kLongStrictRow = 8;
 
-  void printLongSegmentsSwitch(const For* op, const SegmentLoop& segments) {
-    const std::string pos = text(segments.pos), begin = text(segments.begin), end = text(segments.end);
-    out_ << "#if !(defined(__GNUC__) && !defined(__clang__))\n";
-    indent();
-    out_ << "// strict, Clang: segments of " << kLongStrictSegments
-         << " or more entries on average: each sum four a trip after its (length mod 4) first entries\n";
-    indent();
-    out_ << "if (" << pos << "[" << end << "] - " << pos << "[" << begin << "] >= " << kLongStrictSegments << "LL * ("
-         << end << " - " << begin << ")) {\n";
-    const For* outer = versionedLoop_;
-    versionedLoop_ = op;
-    nested([&] {
-      longSegments_ = true;
-      visit(op);
-      longSegments_ = false;
-    });
-    indent();
-    out_ << "} else\n";
-    out_ << "#endif\n";
-    indent();
-    out_ << "{\n";
-    nested([&] { visit(op); });
-    indent();
-    out_ << "}\n";
-    versionedLoop_ = outer;
-  }
-
-  // The row sum in loop order: (length mod 4) entries by tests, then four
-  // a trip.
-  void printFourATrip(const For* op, const GatherDot& dot) {
+  void printLongRowsFourATrip(const For* op, const GatherDot& dot) {
     const std::string var = op->var.as<Var>()->name, end = text(op->end), rest = var + "_rest";
     const std::string type = cTypeName(op->var.type());
     printLoopComment(op);
+    indent();
+    out_ << "// strict, Clang: a row of " << kLongStrictRow
+         << " or more entries four a trip after its (length mod 4) first ones, a shorter one two a trip\n";
     indent();
     out_ << "{\n";
     nested([&] {
       indent();
       out_ << type << " " << var << " = " << text(op->begin) << ";\n";
       indent();
-      out_ << "const " << type << " " << rest << " = (" << end << " - " << var << ") & 3;\n";
-      indent();
-      out_ << "if (" << rest << " > 0) {\n";
+      out_ << "if (" << end << " - " << var << " >= " << kLongStrictRow << ") {\n";
       nested([&] {
-        printGatherTerm(dot, var);
         indent();
-        out_ << "if (" << rest << " > 1) {\n";
+        out_ << "const " << type << " " << rest << " = (" << end << " - " << var << ") & 3;\n";
+        indent();
+        out_ << "if (" << rest << " > 0) {\n";
         nested([&] {
-          printGatherTerm(dot, var + " + 1");
+          printGatherTerm(dot, var);
           indent();
-          out_ << "if (" << rest << " > 2) {\n";
-          nested([&] { printGatherTerm(dot, var + " + 2"); });
+          out_ << "if (" << rest << " > 1) {\n";
+          nested([&] {
+            printGatherTerm(dot, var + " + 1");
+            indent();
+            out_ << "if (" << rest << " > 2) {\n";
+            nested([&] { printGatherTerm(dot, var + " + 2"); });
+            indent();
+            out_ << "}\n";
+          });
           indent();
           out_ << "}\n";
+          indent();
+          out_ << var << " += " << rest << ";\n";
         });
         indent();
         out_ << "}\n";
         indent();
-        out_ << var << " += " << rest << ";\n";
+        out_ << "for (; " << var << " < " << end << "; " << var << " += 4) {\n";
+        nested([&] {
+          for (const char* offset : {"", " + 1", " + 2", " + 3"}) printGatherTerm(dot, var + offset);
+        });
+        indent();
+        out_ << "}\n";
       });
       indent();
-      out_ << "}\n";
-      indent();
-      out_ << "for (; " << var << " < " << end << "; " << var << " += 4) {\n";
+      out_ << "} else {\n";
       nested([&] {
-        for (const char* offset : {"", " + 1", " + 2", " + 3"}) printGatherTerm(dot, var + offset);
+        indent();
+        out_ << "#pragma GCC unroll " << kStrictGatherSumUnroll << "\n";
+        indent();
+        out_ << "for (; " << var << " < " << end << "; " << var << "++) {\n";
+        body(op->body);
+        indent();
+        out_ << "}\n";
       });
       indent();
       out_ << "}\n";
@@ -1585,7 +1571,6 @@ class CppPrinter : public CLikePrinter {
   RowLoops rowLoops_ = RowLoops::PartialSums;
   const For* versionedLoop_ = nullptr;  // the loop printShortSegmentsSwitch is printing twice
   bool shortSegments_ = false;          // printing its version for short segments
-  bool longSegments_ = false;           // printing strict mode's version for long segments (printLongSegmentsSwitch)
   bool printingStrictRowSum_ = false;   // printing a strict row sum's loop for Clang (printStrictGatherSum)
   bool printsGatherSums_ = false;  // the function has a copy with tcc_gather_sum (printFunction)
 };
