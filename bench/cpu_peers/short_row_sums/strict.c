@@ -1,7 +1,8 @@
 /* Strict-mode CSR row sums shaped for short rows, one chain of adds in
  * loop order each (masked terms add -0.0, which changes no sum): what tcc's
  * C++ printer could emit for SpMV's row sum (../RESULTS.md, "Short rows").
- * s_unroll2 is main's loop, s_select2_loop the GCC form of this change. */
+ * s_unroll2 is the loop two a trip, s_select2_loop GCC's form, s_long4
+ * Clang's (../RESULTS.md, "Long rows through the JIT"). */
 #include <stdint.h>
 #define ARGS int32_t rows, const int64_t *pos, const int32_t *crd, const double *vals, const double *x, double *y
 #define TERM(q) t += vals[q] * x[crd[q]]
