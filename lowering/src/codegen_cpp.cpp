@@ -1473,10 +1473,11 @@ class CppPrinter : public CLikePrinter {
   // kLongStrictRow entries or more takes its (length mod 4) first entries
   // by tests, then four a trip; a shorter row the loop two a trip. The adds
   // stay in loop order. Through Clang 16 on the 2-core Xeon VM the loop two
-  // a trip ran rows of about 40-60 entries (bcsstk13, bcsstk16) 1.2-1.3x
-  // slower than this and trailed MLIR's loop eight a trip; four a trip on
-  // every row lost on rows of 1-3 (Pd). Through GCC four a trip was no
-  // faster on the 16-core host's G51 and dwt_992, so GCC keeps its form
+  // a trip ran bcsstk13 (about 42 entries a row) 1.2x and bcsstk16 (60)
+  // 1.07x slower than this, and bcsstk13 only level with MLIR's loop eight
+  // a trip; four a trip on every row lost on rows of 1-3 (Pd, 0.8x).
+  // Through GCC four a trip was no faster on G51 and dwt_992 (the 16-core
+  // host's GCC 13.3, this VM's GCC 12), so GCC keeps its form
   // (bench/cpu_peers/RESULTS.md, "Long rows through the JIT").
   static constexpr int kLongStrictRow = 8;
 
