@@ -4,7 +4,7 @@
 // every result checked against the others; the table and a plot.
 //
 //   tcc_cpu_peers_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,sddmm,ttm,mttkrp,spgemm,add]
-//                       [--backend clang|system] [--no-warm-up] [--before] [--markdown FILE] [--svg FILE]
+//                       [--backend clang|system] [--no-warm-up] [--before] [--split] [--markdown FILE] [--svg FILE]
 //                       [MATRIX ...]
 //
 // Inputs: the kernel cases of bench/common/cpu_kernel_cases.h on each real
@@ -20,6 +20,11 @@
 // median of all its samples; tcc's is `Kernel::run` (binding, the output
 // allocated and filled). MLIR batches calls so that a sample spans about a
 // millisecond.
+//
+// --split adds a table for SpMV: tcc strict's compiled entry point alone
+// (on an output allocated once; the kernel stores every y(i)) and
+// Kernel::run, both timed as MLIR's samples are (batches of calls, a
+// sample's mean), beside MLIR's time, whose calls allocate and zero y.
 //
 // Checks: tcc fast, Eigen and both MLIR pipelines (first round) against
 // tcc strict, as max |x - strict| / max |strict| over both results' entries;
@@ -46,6 +51,7 @@
 #include "tcc/test/mlir_oracle.h"
 #include "../common/cpu_kernel_cases.h"
 #include "../common/eigen_peers.h"
+#include "../common/entry_point_calls.h"
 #include "../common/machine.h"
 #include "../common/mlir_entries.h"
 #include "../common/stats.h"
@@ -61,15 +67,22 @@ struct Settings {
   tcc::jit::Backend backend = tcc::CompileOptions{}.backend;
   bool mlir = true;
   bool warmUp = true;  // --no-warm-up: tcc's and Eigen's rounds start timing at once
-  // --before: tcc's kernels in the form before fast mode's short segments
-  // ran in order (CompileOptions::shortSegmentsInOrder = false).
+  // --before: tcc's kernels in the forms before strict row sums through
+  // Clang ran long rows four a trip (CppLoopForms::strictLongRowsFourATrip
+  // = false; main 89d2fad's forms).
   bool before = false;
+  // --split: SpMV's tcc strict time split (entry point alone, batched).
+  bool split = false;
 };
 
 struct Row {
   std::string kernel, input;
   double strict = NAN, fast = NAN, eigen = NAN, mlir = NAN, mlirCodegen = NAN;  // seconds
   double difference = 0;  // the worst of the peers' against tcc strict
+  // --split, SpMV: tcc strict's entry point alone on an output allocated
+  // once, and Kernel::run's timed calls, each timed as MLIR times its calls
+  // (batches of callsPerSample calls, a sample's mean per call).
+  double strictEntryBatched = NAN, strictRunBatched = NAN;
 };
 
 const char* const kCodegenPipeline = "enable-runtime-library=false";
@@ -120,6 +133,10 @@ Row measure(const KernelCase& kernelCase, const Settings& settings) {
     }
   };
   std::vector<double> strictSamples, fastSamples, eigenSamples, mlirSamples, codegenSamples;
+  std::vector<double> entrySamples, runBatchedSamples;
+  std::optional<EntryPointCalls> entry;
+  if (settings.split && kernelCase.kernel == "SpMV") entry.emplace(strict, inputs, kernelCase.output);
+  const bool split = entry && *entry;
   bool mlirWorks = settings.mlir, codegenWorks = settings.mlir;
   for (int round = 0; round < settings.rounds; ++round) {
     if (mlirWorks) mlirWorks = runMlir("", round == 0, mlirSamples);
@@ -129,6 +146,10 @@ Row measure(const KernelCase& kernelCase, const Settings& settings) {
     const int warmUpCalls = settings.warmUp ? callsPerSample : 0;
     if (warmUpCalls) timedRuns(strict, inputs, warmUpCalls);
     for (double s : timedRuns(strict, inputs, settings.repeat)) strictSamples.push_back(s);
+    for (int r = 0; split && r < settings.repeat; ++r) {
+      runBatchedSamples.push_back(runBatchMean(strict, inputs, callsPerSample));
+      entrySamples.push_back(entry->batchMean(callsPerSample));
+    }
     if (warmUpCalls) timedRuns(fast, inputs, warmUpCalls);
     for (double s : timedRuns(fast, inputs, settings.repeat)) fastSamples.push_back(s);
     if (eigen) {
@@ -141,6 +162,7 @@ Row measure(const KernelCase& kernelCase, const Settings& settings) {
   if (eigen) row.eigen = median(eigenSamples);
   if (mlirWorks) row.mlir = median(mlirSamples);
   if (codegenWorks) row.mlirCodegen = median(codegenSamples);
+  if (split) row.strictEntryBatched = median(entrySamples), row.strictRunBatched = median(runBatchedSamples);
   return row;
 }
 
@@ -167,6 +189,20 @@ const char* const kRowHeader =
     "| kernel | input | tcc strict ms | tcc fast ms | Eigen ms | MLIR ms | MLIR codegen ms | Eigen / strict | "
     "Eigen / fast | MLIR / strict | MLIR / fast | worst rel diff |\n"
     "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+
+// --split: where tcc strict's SpMV time goes, beside MLIR's (per call).
+std::string splitTable(const std::vector<Row>& rows) {
+  std::ostringstream out;
+  out << "| input | tcc strict run us (median call) | run us (batched) | entry alone us (batched) | MLIR us (batched) | "
+         "MLIR / run | MLIR / entry alone |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const Row& row : rows) {
+    if (std::isnan(row.strictEntryBatched)) continue;
+    out << "| " << row.input << " | " << orDash("%.2f", 1e6 * row.strict) << " | " << orDash("%.2f", 1e6 * row.strictRunBatched)
+        << " | " << orDash("%.2f", 1e6 * row.strictEntryBatched) << " | " << orDash("%.2f", 1e6 * row.mlir) << " | "
+        << orDash("%.2f", row.mlir / row.strict) << " | " << orDash("%.2f", row.mlir / row.strictEntryBatched) << " |\n";
+  }
+  return out.str();
+}
 
 // Geometric means of peer time / tcc time over a kernel's rows.
 struct Summary {
@@ -272,13 +308,14 @@ int main(int argc, char** argv) {
     else if (arg == "--markdown" && hasValue) markdownPath = argv[++i];
     else if (arg == "--svg" && hasValue) svgPath = argv[++i];
     else if (arg == "--no-warm-up") settings.warmUp = false;
-    else if (arg == "--before") settings.before = true, tcc::lowering::setCppLoopForms({false, false});
+    else if (arg == "--split") settings.split = true;
+    else if (arg == "--before") settings.before = true, tcc::lowering::setCppLoopForms({.strictLongRowsFourATrip = false});
     else if (arg == "--backend" && hasValue && (argv[i + 1] == std::string("clang") || argv[i + 1] == std::string("system")))
       settings.backend = argv[++i] == std::string("system") ? tcc::jit::Backend::SystemCompiler
                                                             : tcc::jit::Backend::ClangInterpreter;
     else if (arg.rfind("--", 0) == 0) {
       std::cerr << "usage: tcc_cpu_peers_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,sddmm,ttm,mttkrp,spgemm,add]\n"
-                   "                           [--backend clang|system] [--no-warm-up] [--before] [--markdown FILE] [--svg FILE]\n"
+                   "                           [--backend clang|system] [--no-warm-up] [--before] [--split] [--markdown FILE] [--svg FILE]\n"
                    "                           [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
@@ -297,7 +334,7 @@ int main(int argc, char** argv) {
   head << "machine: " << machine.cpu << ", " << machine.cpus << " CPUs; one thread; tcc " << tcc::jit::backendName(settings.backend)
        << " backend; repeat " << settings.repeat << ", " << settings.rounds << " interleaved rounds"
        << (settings.warmUp ? ", each side warmed up" : ", no warm-up")
-       << (settings.before ? "; --before: fast mode's short segments not in order" : "") << "; load average at the start: "
+       << (settings.before ? "; --before: strict row sums through Clang two a trip on every row (main 89d2fad's forms)" : "") << "; load average at the start: "
        << loadAverageNow() << (settings.mlir ? "" : "\nno MLIR columns: " + whyNoMlir) << "\n";
   std::printf("%s\n%s\n", head.str().c_str(), kRowHeader);
   std::fflush(stdout);
@@ -325,6 +362,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (settings.split) std::printf("\n%s", splitTable(rows).c_str());
   const auto list = summaries(rows);
   const std::string summary = summaryTable(list);
   std::printf("\n%s\nload average at the end: %s\n", summary.c_str(), loadAverageNow().c_str());

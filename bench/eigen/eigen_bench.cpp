@@ -4,8 +4,9 @@
 //   tcc_eigen_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp] [--fp strict|fast]
 //                   [--backend clang|system] [--before] [MATRIX ...]
 //
-// --before compiles tcc's kernels in the form before fast mode's short
-// segments ran in order (CompileOptions::shortSegmentsInOrder = false).
+// --before compiles tcc's kernels in the forms before strict row sums
+// through Clang ran long rows four a trip
+// (CppLoopForms::strictLongRowsFourATrip = false).
 //
 // Prints one Markdown table row per kernel and matrix, then the geometric
 // mean of Eigen time / tcc time per kernel (> 1: tcc faster), and the load
@@ -162,7 +163,7 @@ int main(int argc, char** argv) {
     else if (arg == "--kernels" && i + 1 < argc) kernels = commaSeparated(argv[++i]);
     else if (arg == "--fp" && i + 1 < argc && tcc::frontend::parseFloatingPointMode(argv[i + 1]))
       floatingPoint = *tcc::frontend::parseFloatingPointMode(argv[++i]);
-    else if (arg == "--before") before = true, tcc::lowering::setCppLoopForms({false, false});
+    else if (arg == "--before") before = true, tcc::lowering::setCppLoopForms({.strictLongRowsFourATrip = false});
     else if (arg.rfind("--", 0) == 0) {
       std::cerr << "usage: tcc_eigen_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,spgemm,add,mttkrp]\n"
                    "                       [--fp strict|fast] [--backend clang|system] [--before] [MATRIX ...]\n";
@@ -180,7 +181,7 @@ int main(int argc, char** argv) {
   }
   std::printf("tcc fp %s%s, %s backend, repeat %d, %d interleaved rounds; load average before: %s\n\n",
               floatingPoint == tcc::frontend::FloatingPointMode::Fast ? "fast" : "strict",
-              before ? " (--before: short segments not in order)" : "", tcc::jit::backendName(backend),
+              before ? " (--before: strict row sums through Clang two a trip on every row)" : "", tcc::jit::backendName(backend),
               repeat, rounds, loadAverage().c_str());
   std::vector<Row> rows;
   std::printf("| kernel | matrix | tcc ms | tcc call ms | Eigen ms | Eigen/tcc | Eigen/call | max rel diff |\n"

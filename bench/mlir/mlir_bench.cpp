@@ -5,12 +5,18 @@
 // tcc's.
 //
 //   tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,sddmm,ttm,spgemm,add,mttkrp]
-//                  [--fp strict|fast] [--no-warm-up] [--before] [--aot-build DIR [--aot-flags "FLAGS"] | --aot DIR]
+//                  [--fp strict|fast] [--no-warm-up] [--before] [--split] [--aot-build DIR [--aot-flags "FLAGS"] | --aot DIR]
 //                  [MATRIX ...]
 //
-// --before compiles tcc's kernels in the form before fast mode's short
-// segments ran in order (CompileOptions::shortSegmentsInOrder = false), for
-// comparisons in one build.
+// --split adds a table for SpMV: tcc's compiled entry point alone (on an
+// output allocated once; the kernel stores every y(i)) and Kernel::run's
+// timed calls, both timed as MLIR's samples are (batches of calls, a
+// sample's mean), beside MLIR's time, whose calls allocate and zero y.
+//
+// --before compiles tcc's kernels in the forms before strict row sums
+// through Clang ran long rows four a trip
+// (CppLoopForms::strictLongRowsFourATrip = false), for comparisons in one
+// build.
 //
 // On each matrix M: SpMV, SpMM (64 columns), SDDMM in TACO's form
 // A(i,j) = B(i,j) * C(i,k) * D(k,j) (B = M, K = 32), TTM A(i,j,k) =
@@ -47,6 +53,7 @@
 #include <map>
 #include <tuple>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -57,6 +64,7 @@
 #include "tcc/tcc.h"
 #include "tcc/test/mlir_oracle.h"
 #include "../common/cpu_kernel_cases.h"
+#include "../common/entry_point_calls.h"
 #include "../common/result_entries.h"
 #include "../common/mlir_entries.h"
 #include "../common/machine.h"
@@ -72,6 +80,9 @@ bool warmUp = true;
 
 // --before: tcc's kernels in the form before (see the top of the file).
 bool before = false;
+
+// --split: SpMV's tcc time split (see the top of the file).
+bool split = false;
 
 // Ahead-of-time mode (--aot-build, --aot); see the top of the file.
 struct AheadOfTime {
@@ -102,6 +113,7 @@ const char* const kCodegenOptions = "enable-runtime-library=false";
 struct Row {
   std::string kernel, input;
   double tccSeconds = 0, mlirSeconds = 0, mlirCodegenSeconds = NAN, difference = 0;
+  double entryBatchedSeconds = NAN, runBatchedSeconds = NAN;  // --split
 };
 
 Row measure(const KernelCase& kernelCase, int repeat, int rounds) {
@@ -148,7 +160,9 @@ Row measure(const KernelCase& kernelCase, int repeat, int rounds) {
     seconds.insert(seconds.end(), fromMlir->kernelSeconds.begin() + 1, fromMlir->kernelSeconds.end());
     if (check) row.difference = std::max(row.difference, relativeDifference(entriesOf(*fromMlir), expected));
   };
-  std::vector<double> tccSeconds, mlirSeconds, codegenSeconds;
+  std::vector<double> tccSeconds, mlirSeconds, codegenSeconds, entrySamples, runBatchedSamples;
+  std::optional<EntryPointCalls> entry;
+  if (split && kernelName == "SpMV") entry.emplace(kernel, inputs, kernelCase.output);
   bool codegenWorks = true;
   for (int round = 0; round < rounds; ++round) {
     runMlir("", round == 0, mlirSeconds);
@@ -164,10 +178,15 @@ Row measure(const KernelCase& kernelCase, int repeat, int rounds) {
     if (warmUp) kernel.run(inputs, tcc::RunOptions{callsPerSample});
     auto timed = kernel.run(inputs, tcc::RunOptions{repeat});
     tccSeconds.insert(tccSeconds.end(), timed.seconds.begin(), timed.seconds.end());
+    for (int r = 0; entry && *entry && r < repeat; ++r) {
+      runBatchedSamples.push_back(runBatchMean(kernel, inputs, callsPerSample));
+      entrySamples.push_back(entry->batchMean(callsPerSample));
+    }
   }
   row.tccSeconds = median(tccSeconds);
   row.mlirSeconds = median(mlirSeconds);
   if (codegenWorks) row.mlirCodegenSeconds = median(codegenSeconds);
+  if (!entrySamples.empty()) row.entryBatchedSeconds = median(entrySamples), row.runBatchedSeconds = median(runBatchedSamples);
   return row;
 }
 
@@ -244,14 +263,15 @@ int main(int argc, char** argv) {
     else if ((arg == "--aot-build" || arg == "--aot") && i + 1 < argc)
       aot.directory = std::filesystem::absolute(argv[++i]).string(), aot.build = arg == "--aot-build";
     else if (arg == "--no-warm-up") warmUp = false;
-    else if (arg == "--before") before = true, tcc::lowering::setCppLoopForms({false, false});
+    else if (arg == "--split") split = true;
+    else if (arg == "--before") before = true, tcc::lowering::setCppLoopForms({.strictLongRowsFourATrip = false});
     else if (arg == "--aot-flags" && i + 1 < argc) {
       aot.flags.clear();
       std::stringstream flags(argv[++i]);
       for (std::string flag; flags >> flag;) aot.flags.push_back(flag);
     } else if (arg.rfind("--", 0) == 0) {
       std::cerr << "usage: tcc_mlir_bench [--repeat N] [--rounds R] [--kernels spmv,spmm,sddmm,ttm,spgemm,add,mttkrp] "
-                   "[--fp strict|fast] [--no-warm-up] [--before] [--aot-build DIR [--aot-flags \"FLAGS\"] | --aot DIR] [MATRIX ...]\n";
+                   "[--fp strict|fast] [--no-warm-up] [--before] [--split] [--aot-build DIR [--aot-flags \"FLAGS\"] | --aot DIR] [MATRIX ...]\n";
       return 2;
     } else matrices.push_back(arg);
   }
@@ -288,7 +308,7 @@ int main(int argc, char** argv) {
   };
   std::printf("machine: %s; fp %s%s; %s; load average at the start: %s\n\n", describe(thisMachine()).c_str(),
               floatingPoint == tcc::frontend::FloatingPointMode::Fast ? "fast" : "strict",
-              before ? " (--before: short segments not in order)" : "",
+              before ? " (--before: strict row sums through Clang two a trip on every row)" : "",
               warmUp ? "tcc warmed up each round" : "no warm-up", loadAverageNow().c_str());
   std::printf("| kernel | input | tcc ms | MLIR ms | MLIR/tcc | MLIR codegen ms | codegen/tcc | max rel diff |\n"
               "|---|---|---:|---:|---:|---:|---:|---:|\n");
@@ -307,6 +327,15 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), error.what());
       }
     }
+  if (split) {
+    std::printf("\n| input | tcc run us (median call) | run us (batched) | entry alone us (batched) | MLIR us (batched) | "
+                "MLIR / run | MLIR / entry alone |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    for (const auto& row : rows)
+      if (!std::isnan(row.entryBatchedSeconds))
+        std::printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", row.input.c_str(), 1e6 * row.tccSeconds,
+                    1e6 * row.runBatchedSeconds, 1e6 * row.entryBatchedSeconds, 1e6 * row.mlirSeconds,
+                    row.mlirSeconds / row.tccSeconds, row.mlirSeconds / row.entryBatchedSeconds);
+  }
   std::printf("\n| kernel | inputs | geomean MLIR/tcc | geomean codegen/tcc (inputs) | worst rel diff |\n"
               "|---|---:|---:|---:|---:|\n");
   int status = 0;

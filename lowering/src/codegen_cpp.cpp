@@ -387,12 +387,10 @@ class CppPrinter : public CLikePrinter {
         printSimdSumOrShortLoop(op);
       return;
     }
-    if (floatingPoint_ == FloatingPointMode::Strict && forms_.strictFirstTwoBySelect && !printingStrictRowSum_ &&
-        op->unrollFactor == 0 && readsThroughLoadedIndex(op)) {
-      if (auto dot = gatherDotOf(op)) {
-        printStrictGatherSum(op, *dot);
-        return;
-      }
+    if (floatingPoint_ == FloatingPointMode::Strict &&
+        (forms_.strictFirstTwoBySelect || forms_.strictLongRowsFourATrip) && isStrictGatherSum(op)) {
+      printStrictGatherSum(op, *gatherDotOf(op));
+      return;
     }
     CLikePrinter::visit(op);
   }
@@ -1377,6 +1375,45 @@ class CppPrinter : public CLikePrinter {
   }
   static constexpr int kStrictGatherSumUnroll = 2;
 
+  // A strict row sum `sum += vals[p] * x[crd[p]]` (CSR SpMV's, CSF TTV's)
+  // that the schedule does not unroll.
+  bool isStrictGatherSum(const For* op) const {
+    return !printingStrictRowSum_ && op->unrollFactor == 0 && readsThroughLoadedIndex(op) && gatherDotOf(op);
+  }
+
+  // The row sum per compiler: GCC's form (printFirstTwoBySelect) under
+  // `#if`, Clang's (printLongRowsFourATrip) after `#else`; a form turned
+  // off (CppLoopForms) prints the loop two a trip in its place.
+  void printStrictGatherSum(const For* op, const GatherDot& dot) {
+    out_ << "#if defined(__GNUC__) && !defined(__clang__)\n";
+    if (forms_.strictFirstTwoBySelect) printFirstTwoBySelect(op, dot);
+    else printStrictLoopTwoATrip(op);
+    out_ << "#else\n";
+    if (forms_.strictLongRowsFourATrip) printLongRowsFourATrip(op, dot);
+    else printStrictLoopTwoATrip(op);
+    out_ << "#endif\n";
+  }
+
+  // The row sum's loop two a trip (printStrictGatherSumUnroll).
+  void printStrictLoopTwoATrip(const For* op) {
+    printingStrictRowSum_ = true;
+    visit(op);
+    printingStrictRowSum_ = false;
+  }
+
+  void printLoopComment(const For* op) {
+    if (op->comment.empty()) return;
+    indent();
+    out_ << "// " << op->comment << "\n";
+  }
+
+  // `sum += vals[p] * x[crd[p]];` for position `p`.
+  void printGatherTerm(const GatherDot& dot, const std::string& p) {
+    indent();
+    out_ << dot.sum << " += " << text(dot.vals) << "[" << p << "] * " << text(dot.x) << "[" << text(dot.crd) << "[" << p
+         << "]];\n";
+  }
+
   // Strict mode through GCC, a row sum `sum += vals[p] * x[crd[p]]` (CSR
   // SpMV's, CSF TTV's): the first two entries without a loop, the second's
   // add kept or not by a select (adding -0.0 leaves every sum as it is, so
@@ -1388,15 +1425,11 @@ class CppPrinter : public CLikePrinter {
   // and Pd 1.08x the loop two a trip (geomean over 15 matrices 1.08, none
   // below 0.96); through Clang 16 it lost on Pd (0.82x), so Clang keeps the
   // loop (bench/cpu_peers/RESULTS.md, "Short rows").
-  void printStrictGatherSum(const For* op, const GatherDot& dot) {
+  void printFirstTwoBySelect(const For* op, const GatherDot& dot) {
     const std::string var = op->var.as<Var>()->name, end = text(op->end);
     const std::string vals = text(dot.vals), crd = text(dot.crd), x = text(dot.x);
     const std::string second = var + "_second", type = cTypeName(op->var.type());
-    out_ << "#if defined(__GNUC__) && !defined(__clang__)\n";
-    if (!op->comment.empty()) {
-      indent();
-      out_ << "// " << op->comment << "\n";
-    }
+    printLoopComment(op);
     indent();
     out_ << "// strict, GCC: the first two entries without a loop (the second's add by a select: + -0.0 changes no sum), "
             "the rest two a trip\n";
@@ -1434,11 +1467,82 @@ class CppPrinter : public CLikePrinter {
     });
     indent();
     out_ << "}\n";
-    out_ << "#else\n";
-    printingStrictRowSum_ = true;
-    visit(op);
-    printingStrictRowSum_ = false;
-    out_ << "#endif\n";
+  }
+
+  // Strict mode through Clang (the JIT), the same row sum: a row of
+  // kLongStrictRow entries or more takes its (length mod 4) first entries
+  // by tests, then four a trip; a shorter row the loop two a trip. The adds
+  // stay in loop order. Through Clang 16 on the 2-core Xeon VM the loop two
+  // a trip ran bcsstk13 (about 42 entries a row) 1.2x and bcsstk16 (60)
+  // 1.07x slower than this, and bcsstk13 only level with MLIR's loop eight
+  // a trip; four a trip on every row lost on rows of 1-3 (Pd, 0.8x).
+  // Through GCC four a trip was no faster on G51 and dwt_992 (the 16-core
+  // host's GCC 13.3, this VM's GCC 12), so GCC keeps its form
+  // (bench/cpu_peers/RESULTS.md, "Long rows through the JIT").
+  static constexpr int kLongStrictRow = 8;
+
+  void printLongRowsFourATrip(const For* op, const GatherDot& dot) {
+    const std::string var = op->var.as<Var>()->name, end = text(op->end), rest = var + "_rest";
+    const std::string type = cTypeName(op->var.type());
+    printLoopComment(op);
+    indent();
+    out_ << "// strict, Clang: a row of " << kLongStrictRow
+         << " or more entries four a trip after its (length mod 4) first ones, a shorter one two a trip\n";
+    indent();
+    out_ << "{\n";
+    nested([&] {
+      indent();
+      out_ << type << " " << var << " = " << text(op->begin) << ";\n";
+      indent();
+      out_ << "if (" << end << " - " << var << " >= " << kLongStrictRow << ") {\n";
+      nested([&] {
+        indent();
+        out_ << "const " << type << " " << rest << " = (" << end << " - " << var << ") & 3;\n";
+        indent();
+        out_ << "if (" << rest << " > 0) {\n";
+        nested([&] {
+          printGatherTerm(dot, var);
+          indent();
+          out_ << "if (" << rest << " > 1) {\n";
+          nested([&] {
+            printGatherTerm(dot, var + " + 1");
+            indent();
+            out_ << "if (" << rest << " > 2) {\n";
+            nested([&] { printGatherTerm(dot, var + " + 2"); });
+            indent();
+            out_ << "}\n";
+          });
+          indent();
+          out_ << "}\n";
+          indent();
+          out_ << var << " += " << rest << ";\n";
+        });
+        indent();
+        out_ << "}\n";
+        indent();
+        out_ << "for (; " << var << " < " << end << "; " << var << " += 4) {\n";
+        nested([&] {
+          for (const char* offset : {"", " + 1", " + 2", " + 3"}) printGatherTerm(dot, var + offset);
+        });
+        indent();
+        out_ << "}\n";
+      });
+      indent();
+      out_ << "} else {\n";
+      nested([&] {
+        indent();
+        out_ << "#pragma GCC unroll " << kStrictGatherSumUnroll << "\n";
+        indent();
+        out_ << "for (; " << var << " < " << end << "; " << var << "++) {\n";
+        body(op->body);
+        indent();
+        out_ << "}\n";
+      });
+      indent();
+      out_ << "}\n";
+    });
+    indent();
+    out_ << "}\n";
   }
 
   std::string reductionClauses(const For* op) {

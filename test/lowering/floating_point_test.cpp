@@ -735,6 +735,7 @@ TEST(FloatingPointMode, StrictIsBitIdenticalAcrossBackends) {
 // without a loop, the second's add by a select. Only sums through a loaded
 // index get either, and a schedule's own unroll factor wins.
 TEST(FloatingPointMode, StrictGatherSumsRunTwoEntriesATrip) {
+  LoopFormsScope twoATrip({.strictLongRowsFourATrip = false});  // Clang's long rows: the test below
   const std::string unroll = "#pragma GCC unroll 2  // the same adds in the same order\n";
   std::string spmv = lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp;
   const size_t pragma = spmv.find(unroll);
@@ -749,7 +750,7 @@ TEST(FloatingPointMode, StrictGatherSumsRunTwoEntriesATrip) {
       << spmv;
   std::string before;
   {
-    LoopFormsScope loopOnly({.strictFirstTwoBySelect = false});
+    LoopFormsScope loopOnly({.strictFirstTwoBySelect = false, .strictLongRowsFourATrip = false});
     before = lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp;
   }
   EXPECT_EQ(count(before, "#pragma GCC unroll"), 1u) << before;
@@ -844,6 +845,86 @@ TEST(FloatingPointMode, StrictSpmvIsTheSequentialSumBitForBit) {
         options.floatingPoint = FloatingPointMode::Fast;
         EXPECT_GT(bitsDiffering(rt::toDense(compile(program, options).run(bound).at("y")), expected), 0u);
       }
+    }
+  }
+}
+
+// Strict mode through Clang: a row sum of 8 or more entries runs four a
+// trip after its (length mod 4) first entries, a shorter one two a trip;
+// GCC's build, fast mode, register tiles and scheduled unrolls keep their
+// forms.
+TEST(FloatingPointMode, StrictLongRowsRunFourATripThroughClang) {
+  const std::string marker = "// strict, Clang: a row of 8 or more entries four a trip";
+  const std::string spmv = lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp;
+  EXPECT_EQ(count(spmv, marker), 1u) << spmv;
+  EXPECT_TRUE(contains(spmv, "#else\n    // iterate j over A's level 2\n    " + marker)) << spmv;
+  EXPECT_TRUE(contains(spmv, "if (pA2_end - pA2 >= 8) {\n")) << spmv;
+  EXPECT_TRUE(contains(spmv, "for (; pA2 < pA2_end; pA2 += 4) {\n")) << spmv;
+  EXPECT_EQ(count(spmv, "#pragma GCC unroll"), 2u) << spmv;  // GCC's and Clang's short rows
+  {
+    LoopFormsScope before({.strictLongRowsFourATrip = false});
+    EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmv, "test.tc")).cpp, marker));
+  }
+  CompileOptions fast;
+  fast.floatingPoint = FloatingPointMode::Fast;
+  EXPECT_FALSE(contains(lowerProgram(Program::fromText(kSpmv, "test.tc"), fast).cpp, marker));
+  for (const char* dsl : {kSpmm, kMttkrp}) EXPECT_FALSE(contains(lowerProgram(Program::fromText(dsl, "test.tc")).cpp, marker)) << dsl;
+  const std::string scheduled =
+      lowerProgram(Program::fromText(std::string(kSpmv) + "schedule {\n  unroll(j, 4)\n}\n", "test.tc")).cpp;
+  EXPECT_FALSE(contains(scheduled, marker)) << scheduled;
+}
+
+// Strict row sums four a trip give the bits of the loop two a trip (the
+// form before, itself the sequential sum: StrictSpmvIsTheSequentialSumBitForBit),
+// through each backend: CSR, DCSR and COO SpMV and CSF TTV, on rows of 0-3
+// entries among long ones, rows of every length 7-11, real matrices and
+// short rows, with x random and with infinities, NaNs and negative zeros.
+TEST(FloatingPointMode, StrictLongRowsKeepTheBitsOfTheLoopTwoATrip) {
+  const std::vector<std::pair<std::string, rt::Coo>> matrices = {
+      {"lengths 0-3 and 40 (9.2 a row)", rowsOfLengths(300, 40, {0, 1, 2, 3, 40})},
+      {"lengths 8-11", rowsOfLengths(200, 40, {8, 9, 10, 11})},
+      {"lengths 7-9", rowsOfLengths(300, 40, {7, 8, 9})},
+      {"rows of every length", rowsOfEveryLength()},
+      {"one row of 13", rowsOfLengths(1, 40, {13})},
+      {"lengths 0-3", rowsOfLengths(300, 40, {0, 1, 2, 3})},
+      {"G51", realMatrix("G51.mtx")},
+      {"dwt_992", realMatrix("dwt_992.mtx")},
+      {"bcsstk13", realMatrix("bcsstk13.mtx")}};
+  auto run = [](const std::string& dsl, const std::map<std::string, rt::Coo>& inputs, const std::string& output,
+                jit::Backend backend, bool longRows) {
+    LoopFormsScope forms({.strictLongRowsFourATrip = longRows});
+    return runWith(dsl, inputs, output, backend, FloatingPointMode::Strict);
+  };
+  auto differing = [](const std::vector<double>& got, const std::vector<double>& want) {
+    size_t count = got.size() == want.size() ? 0 : std::max(got.size(), want.size());
+    for (size_t k = 0; k < std::min(got.size(), want.size()); ++k)
+      count += std::isnan(got[k]) && std::isnan(want[k]) ? 0 : std::memcmp(&got[k], &want[k], sizeof(double)) != 0;
+    return count;
+  };
+  for (jit::Backend backend : {jit::Backend::ClangInterpreter, jit::Backend::SystemCompiler}) {
+    if (!jit::isAvailable(backend)) continue;
+    for (const auto& [name, coo] : matrices)
+      for (const char* format : {"csr", "dcsr", "coo"}) {
+        SCOPED_TRACE(name + ", " + format + ", " + jit::backendName(backend));
+        const std::string dsl = std::string("tensor y(I) : dense\ntensor A(I, J) : ") + format +
+                                "\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n";
+        rt::Coo special = randomDense({coo.dims[1]}, 81);
+        for (size_t k = 0; k < special.values.size(); k += 5)
+          special.values[k] = k % 15 == 0 ? -0.0 : k % 15 == 5 ? std::numeric_limits<double>::infinity()
+                                                                : std::numeric_limits<double>::quiet_NaN();
+        for (const rt::Coo& x : {randomDense({coo.dims[1]}, 80), special}) {
+          const std::map<std::string, rt::Coo> inputs = {{"A", coo}, {"x", x}};
+          const std::vector<double> after = run(dsl, inputs, "y", backend, true);
+          EXPECT_EQ(differing(after, run(dsl, inputs, "y", backend, false)), 0u);
+          EXPECT_FALSE(std::all_of(after.begin(), after.end(), [](double v) { return v == 0.0; }));
+        }
+      }
+    SCOPED_TRACE(std::string("TTV, ") + jit::backendName(backend));
+    const std::string ttv = "tensor A(I, J) : dense\ntensor B(I, J, K) : csf\ntensor c(K) : dense\nA(i,j) = B(i,j,k) * c(k)\n";
+    for (double density : {0.03, 0.3}) {  // fibres of about 1.2 entries, and of about 12
+      const std::map<std::string, rt::Coo> inputs = {{"B", randomSparse({20, 30, 40}, density, 82)},
+                                                     {"c", randomDense({40}, 83)}};
+      EXPECT_EQ(differing(run(ttv, inputs, "A", backend, true), run(ttv, inputs, "A", backend, false)), 0u) << density;
     }
   }
 }

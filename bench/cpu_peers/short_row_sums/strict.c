@@ -1,7 +1,8 @@
 /* Strict-mode CSR row sums shaped for short rows, one chain of adds in
  * loop order each (masked terms add -0.0, which changes no sum): what tcc's
  * C++ printer could emit for SpMV's row sum (../RESULTS.md, "Short rows").
- * s_unroll2 is main's loop, s_select2_loop the GCC form of this change. */
+ * s_unroll2 is the loop two a trip, s_select2_loop GCC's form, s_long4
+ * Clang's (../RESULTS.md, "Long rows through the JIT"). */
 #include <stdint.h>
 #define ARGS int32_t rows, const int64_t *pos, const int32_t *crd, const double *vals, const double *x, double *y
 #define TERM(q) t += vals[q] * x[crd[q]]
@@ -118,6 +119,66 @@ void s_bits(ARGS) {
     if (r & 1) { TERM(p); p++; }
     if (r & 2) { TERM(p); TERM(p + 1); p += 2; }
     for (; p < end; p += 4) { TERM(p); TERM(p + 1); TERM(p + 2); TERM(p + 3); }
+    y[i] = t;
+  }
+}
+/* Rows of 8 or more: the remainder (len mod 4) by tests, then four a trip;
+ * shorter rows: main's loop two a trip. One more test a row. */
+#define TAIL_THEN_FOUR { int64_t r = (end - p) & 3; \
+    if (r) { TERM(p); if (r > 1) { TERM(p + 1); if (r > 2) TERM(p + 2); } p += r; } \
+    for (; p < end; p += 4) { TERM(p); TERM(p + 1); TERM(p + 2); TERM(p + 3); } }
+void s_long4(ARGS) {
+  for (int32_t i = 0; i < rows; i++) {
+    double t = 0.0; int64_t p = pos[i], end = pos[i + 1];
+    if (end - p >= 8) TAIL_THEN_FOUR
+    else { PRAGMA(GCC unroll 2) for (; p < end; p++) TERM(p); }
+    y[i] = t;
+  }
+}
+/* Rows of 8 or more: MLIR's shape (len mod 8 counted, then 8 a trip). */
+void s_long8(ARGS) {
+  for (int32_t i = 0; i < rows; i++) {
+    double t = 0.0; int64_t p = pos[i], end = pos[i + 1];
+    if (end - p >= 8) {
+      for (int64_t r = (end - p) & 7; r; r--, p++) TERM(p);
+      for (; p < end; p += 8) { TERM(p); TERM(p+1); TERM(p+2); TERM(p+3); TERM(p+4); TERM(p+5); TERM(p+6); TERM(p+7); }
+    } else { PRAGMA(GCC unroll 2) for (; p < end; p++) TERM(p); }
+    y[i] = t;
+  }
+}
+/* Chosen once a call: 8 or more entries a row on average, every row the
+ * remainder by tests then four a trip; else main's loop two a trip. */
+void s_avg4(ARGS) {
+  if (rows > 0 && pos[rows] - pos[0] >= 8 * (int64_t)rows) {
+    for (int32_t i = 0; i < rows; i++) {
+      double t = 0.0; int64_t p = pos[i], end = pos[i + 1];
+      TAIL_THEN_FOUR
+      y[i] = t;
+    }
+  } else {
+    for (int32_t i = 0; i < rows; i++) {
+      double t = 0.0; int64_t end = pos[i + 1];
+      PRAGMA(GCC unroll 2) for (int64_t p = pos[i]; p < end; p++) TERM(p);
+      y[i] = t;
+    }
+  }
+}
+/* GCC's form now (select2_loop) for rows under 8, TAIL_THEN_FOUR from 8 */
+void s_sel2_long4(ARGS) {
+  for (int32_t i = 0; i < rows; i++) {
+    double t = 0.0; int64_t p = pos[i], end = pos[i + 1], len = end - p;
+    if (len >= 8) TAIL_THEN_FOUR
+    else if (len > 0) { NTERM(0) NTERM(1) p += 2;
+      PRAGMA(GCC unroll 2) for (; p < end; p++) TERM(p); }
+    y[i] = t;
+  }
+}
+/* Rows of 4 or more: TAIL_THEN_FOUR; shorter: main's loop two a trip. */
+void s_ge4(ARGS) {
+  for (int32_t i = 0; i < rows; i++) {
+    double t = 0.0; int64_t p = pos[i], end = pos[i + 1];
+    if (end - p >= 4) TAIL_THEN_FOUR
+    else { PRAGMA(GCC unroll 2) for (; p < end; p++) TERM(p); }
     y[i] = t;
   }
 }

@@ -14,6 +14,11 @@ struct CppLoopForms {
   // the second's add by a select (codegen_cpp.cpp, printStrictGatherSum).
   // False: the loop two a trip on every compiler, the form before.
   bool strictFirstTwoBySelect = true;
+  // Strict mode through Clang: a row sum of 8 or more entries four a trip
+  // after its (length mod 4) first ones (codegen_cpp.cpp,
+  // printLongRowsFourATrip). False: the loop two a trip on every row, the
+  // form before.
+  bool strictLongRowsFourATrip = true;
 };
 
 // The forms every C++ unit printed from now on takes, process-wide (set it
