@@ -194,7 +194,12 @@ bool Lowerer::searchableInBlocks(const std::vector<const ir::AccessNode*>& reads
 
 std::optional<LoopRange> Lowerer::coordinateBlock(const ir::ForallNode* forall, ir::IndexVar& parent) {
   const ir::IndexVar& var = forall->indexVar;
-  if (options_.cudaTarget || forall->attributes.parallelUnit != ir::ParallelUnit::NotParallel ||
+  // On the GPU the loop over the block's coordinates may itself be a GPU
+  // loop (the block's threads or warps share its coordinates, each
+  // searching for its own, or counting its own positions: lowerLoop); on
+  // CPU threads it would need ranges of a range (lowerOwnedRanges).
+  const ir::ParallelUnit unit = forall->attributes.parallelUnit;
+  if ((unit != ir::ParallelUnit::NotParallel && !(options_.cudaTarget && ir::isGpuUnit(unit))) ||
       forall->attributes.unrollFactor)
     return std::nullopt;
   const ir::ProvenanceRelation& relation = relationOf_.at(var);
@@ -236,13 +241,15 @@ Stmt Lowerer::lowerDerivedFor(const ir::ForallNode* forall) {
   // coordinates the level stores in the block (found by binary search).
   ir::IndexVar parent = var;
   if (auto block = coordinateBlock(forall, parent)) {
-    if (!block->begin.defined()) return lower(ir::ForallNode::make(parent, forall->body));
+    // (The loop keeps the inner part's GPU unit and race strategy.)
+    ir::IndexStmt loop = ir::ForallNode::make(parent, forall->body, forall->attributes);
+    if (!block->begin.defined()) return lower(loop);
     const imp::Type int64 = imp::Type::int64();
     Expr first = freshVar(parent.name() + "_block", int64);
     Expr stop = freshVar(parent.name() + "_block_stop", int64);
     std::vector<Stmt> stmts{imp::Declare::make(first, block->begin), imp::Declare::make(stop, block->end)};
     OwnedRangeScope owned(*this, parent, {first, stop});
-    stmts.push_back(lower(ir::ForallNode::make(parent, forall->body)));
+    stmts.push_back(lower(loop));
     return imp::Block::make(stmts);
   }
   std::set<ir::IndexVar> rangesBefore;

@@ -26,6 +26,7 @@
 #include "cuda_lowering.h"
 #include "dense_of.h"
 #include "gpu_host_part.h"
+#include "serial_gpu_loops.h"
 #include "tcc/ir/imperative_visitor.h"
 #include "tcc/jit/jit.h"
 #include "tcc/lowering/codegen.h"
@@ -194,18 +195,6 @@ TEST(GpuSparseOutputs, ADcsrRowsSegmentEndsAreStoredAtTheRowsOffsets) {
   // The second level's pos allocated zeroed once the rows are counted.
   EXPECT_TRUE(contains(lowered.cuda, "if (cudaMemset(Y2_pos, 0, ")) << lowered.cuda;
 }
-
-// The lowered IR with its GPU loops run one iteration after another.
-class SerialGpuLoops : public imp::IRMutator {
- protected:
-  using imp::IRMutator::visit;
-  imp::Stmt visit(const imp::For* op, const imp::Stmt& self) override {
-    imp::Stmt body = mutate(op->body);
-    if (!imp::isGpuLoop(op->loopKind)) return body.sameAs(op->body) ? self : imp::For::make(op->var, op->begin, op->end, body, op->loopKind, op->comment, op->unrollFactor, op->reductions, op->parallelChunk);
-    if (!op->reductions.empty()) throw std::runtime_error("a GPU loop with reductions has no serial form here");
-    return imp::For::make(op->var, op->begin, op->end, body, imp::LoopKind::Serial, op->comment);
-  }
-};
 
 rt::Coo withoutEveryOtherRow(const rt::Coo& all) {
   rt::Coo kept = rt::Coo::ofShape(all.dims);
