@@ -50,6 +50,13 @@ std::vector<Shape> shapes() {
        {"split(i, i0, i1, 3)", "split(i, i0, i1, 4)\nparallelize(i0, CPUThread, ParallelReduction)"}},
       {"tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : dense\nC(i,k) = A(i,j) * B(j,k)\n",
        {"split(j, j0, j1, 4)", "split(j, j0, j1, 4)\nreorder(i, j0, k, j1)"}},
+      // Sums below the statement's top, each in a scalar temporary by loops
+      // of its own (the nested-sum scheduler): blocks of a sum's variable,
+      // and of the top's, whose loops hold both sums.
+      {"tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor B(I, K) : dcsr\n"
+       "tensor z(K) : dense\ny(i) = A(i,j) * x(j) + B(i,k) * z(k)\n",
+       {"split(j, j0, j1, 4)", "split(i, i0, i1, 3)\nsplit(k, k0, k1, 5)", "divide(k, k0, k1, 3)",
+        "bound(j, jb, 17, MaxExact)", "split(i, i0, i1, 4)\nparallelize(i0, CPUThread, NoRaces)"}},
       // A is read from a copy in the loops' order (j, i), whose level over i is compressed.
       {"tensor Y(I, J) : dense\ntensor A(I, J) : {dense, compressed}\ntensor B(J, I) : {compressed, dense}\n"
        "Y(i,j) = B(j,i) * A(i,j)\n",
@@ -61,6 +68,7 @@ std::map<std::string, rt::Coo> inputs(uint64_t seed) {
   return {{"A", randomSparse({13, 17}, 0.25, seed)},     {"B", randomSparse({13, 17}, 0.3, seed + 1)},
           {"D", randomDense({13, 17}, seed + 2)},        {"x", randomDense({17}, seed + 3)},
           {"b", randomSparse({13}, 0.5, seed + 4)},      {"c", randomSparse({13}, 0.5, seed + 5)},
+          {"z", randomDense({17}, seed + 7)},
           {"B_dense", randomDense({17, 6}, seed + 6)}};
 }
 
@@ -81,7 +89,7 @@ TEST(CoordinateBlocks, SplitDivideAndBoundOfASparselyIteratedVariableMatchRefere
       }
     }
   }
-  EXPECT_EQ(checked, 2 * 29);
+  EXPECT_EQ(checked, 2 * 34);
 }
 
 TEST(CoordinateBlocks, TheBlockIsFoundByBinarySearchNotByVisitingEveryCoordinate) {

@@ -66,8 +66,12 @@ TEST(UserTensorsNamedLikeTccs, InputsNamedLikeCopiesKeepTheirOwnNames) {
        "positions instead: pos(j, jpos, B_by_j_i(i,j)), then schedule jpos"},
       {kInputNamedLikeACopy, "reorder(j, i)",
        "visits j before i, but B_by_j_i stores i above j and sparse levels are visited in storage order"},
-      {kInputNamedLikeACopyAmongSums, "split(k, k0, k1, 2)",
-       "k is iterated by a compressed level of B_by_i_k, whose coordinates cannot be cut into ranges; schedule its "
+      // (A split over a compressed level compiles, its blocks searched:
+      // CoordinateBlocks.*; a singleton level's cannot be.)
+      {"tensor y(I) : dense\ntensor B(I, K) : csr\ntensor B_by_i_k(I, K) : coo\n"
+       "tensor C(I, L) : csr\ny(i) = B_by_i_k(i,k) * B(i,k) - C(i,l)\n",
+       "split(k, k0, k1, 2)",
+       "k is iterated by a singleton level of B_by_i_k, whose coordinates cannot be cut into ranges; schedule its "
        "positions instead: pos(k, kpos, B_by_i_k(i,k)), then schedule kpos"},
   };
   for (const auto& each : cases) {
