@@ -226,5 +226,32 @@ TEST(GpuCoordinateBlocks, EachBlockBinarySearchesItsRangeInsideTheGpuLoop) {
   EXPECT_TRUE(contains(columns.cudaKernels, "tcc_lower_bound(A2_crd")) << columns.cudaKernels;
 }
 
+// Refusals in the loop over a block's coordinates name the command's
+// variable and point at its parallelize, as for a dense block.
+TEST(GpuCoordinateBlocks, RefusalsInsideTheBlockPointAtTheInnerPartsParallelize) {
+  struct Case {
+    std::string schedule, message;
+    int line;
+  };
+  const std::vector<Case> cases{
+      {"split(j, j0, j1, 4)\nparallelize(i, GPUBlock, NoRaces)\nparallelize(j1, GPUThread, NoRaces)",
+       "parallelize(j1, GPUThread, NoRaces): j is summed into y, so GPU iterations race on its entries", 9},
+      {"bound(j, jb, 40, MaxConstraint)\nparallelize(i, GPUThread, NoRaces)\nparallelize(jb, GPUThread, NoRaces)",
+       "parallelize(jb, GPUThread, NoRaces): GPU units nest as GPUBlock, then GPUWarp, then GPUThread", 9},
+      {"split(j, j0, j1, 4)\nparallelize(i, GPUBlock, NoRaces)\nparallelize(j1, CPUThread, NoRaces)",
+       "parallelize(j1, CPUThread, NoRaces): CPU parallel units need the cpu target", 9},
+  };
+  for (const Case& drawn : cases) {
+    std::string dsl = withSchedule(withFormat(kSpmv, "csr"), drawn.schedule);
+    try {
+      lowerForCuda(dsl);
+      ADD_FAILURE() << "not refused: " << dsl;
+    } catch (const frontend::DiagnosticError& error) {
+      EXPECT_EQ(error.diagnostics().at(0).location.line, drawn.line) << error.what();
+      EXPECT_TRUE(contains(error.what(), drawn.message)) << error.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tcc::test

@@ -34,7 +34,7 @@ std::vector<Shape> shapes() {
       {withFormat(kSpmv, "dcsr"),
        {"split(i, i0, i1, 4)", "split(i, i0, i1, 4)\nparallelize(i0, CPUThread, NoRaces)",
         "divide(i, i0, i1, 4)\nparallelize(i0, CPUThread, NoRaces)", "split(i, i0, i1, 3)\nsplit(j, j0, j1, 2)",
-        "bound(i, ib, 13, MaxExact)"}},
+        "bound(i, ib, 13, MaxExact)", "bound(i, ib, 20, MaxConstraint)\nparallelize(ib, CPUThread, NoRaces)"}},
       // compressed(nonunique) over singleton: runs of one row.
       {withFormat(kSpmv, "coo"), {"split(i, i0, i1, 4)", "divide(i, i0, i1, 2)"}},
       {"tensor Y(I, J) : dense\ntensor A(I, J) : csr\ntensor B(I, J) : csr\nY(i,j) = A(i,j) + B(i,j)\n",
@@ -89,7 +89,7 @@ TEST(CoordinateBlocks, SplitDivideAndBoundOfASparselyIteratedVariableMatchRefere
       }
     }
   }
-  EXPECT_EQ(checked, 2 * 34);
+  EXPECT_EQ(checked, 2 * 35);
 }
 
 TEST(CoordinateBlocks, TheBlockIsFoundByBinarySearchNotByVisitingEveryCoordinate) {
@@ -133,6 +133,27 @@ TEST(CoordinateBlocks, LevelsThatCannotBeSearchedAreRefusedAtTheCommand) {
     EXPECT_TRUE(contains(refusal.message, "i is iterated by a sparse level of the copy of A in the loops' order"))
         << refusal.format();
   }
+}
+
+// The loop over a block's coordinates walks them from the block's first
+// position: not on CPU threads or in vector lanes (on the cuda target, GPU
+// threads share them: GpuCoordinateBlocks.*), refused at the parallelize.
+TEST(CoordinateBlocks, AnInnerPartOnCpuThreadsOrLanesIsRefusedAtItsParallelize) {
+  for (const std::string unit : {"CPUThread", "CPUVector"}) {
+    frontend::Diagnostic refusal =
+        refusalOf(withSchedule(withFormat(kSpmv, "csr"), "split(j, j0, j1, 4)\nparallelize(j1, " + unit + ", Atomics)"));
+    EXPECT_EQ(refusal.location.line, 7) << refusal.format();
+    EXPECT_TRUE(contains(refusal.message, "parallelize(j1, " + unit + ", Atomics): j1 visits the coordinates of j "
+                                          "that A's sparse level stores in its block, one after another from the "
+                                          "block's first position (found by binary search), so it cannot run on CPU "
+                                          "threads or in vector lanes; parallelize j0 instead"))
+        << refusal.format();
+  }
+  // GPU units need the cuda target, as anywhere.
+  frontend::Diagnostic gpu =
+      refusalOf(withSchedule(withFormat(kSpmv, "csr"), "split(j, j0, j1, 4)\nparallelize(j1, GPUThread, Atomics)"));
+  EXPECT_EQ(gpu.location.line, 7) << gpu.format();
+  EXPECT_TRUE(contains(gpu.message, "GPU parallel units need the CUDA target")) << gpu.format();
 }
 
 // explain says what the loops over a sparsely iterated variable's parts
