@@ -191,6 +191,19 @@ TEST(CoordinateBlocks, ExplainSaysTheBlocksStoredCoordinatesAreVisited) {
                                "min(i0 * 4 + 4, |i|)), not every i = i0 * 4 + i1: the block's first and last positions "
                                "in what the compressed level 2 of A's copy in the loops' order stores"))
       << copied;
+  // Sums below the top say the same, naming the levels of the nests that
+  // loop over the variable.
+  std::string sums = decisionsOf(withSchedule(
+      "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor B(I, K) : dcsr\n"
+      "tensor z(K) : dense\ny(i) = A(i,j) * x(j) + B(i,k) * z(k)\n",
+      "split(i, i0, i1, 8)\ndivide(k, k0, k1, 2)"));
+  EXPECT_TRUE(contains(sums, "split(i, i0, i1, 8): i1 visits i's coordinates in each block of 8, [i0 * 8, "
+                             "min(i0 * 8 + 8, |i|)), not every i = i0 * 8 + i1: the block's first and last positions "
+                             "in what B's compressed level 1 stores"))
+      << sums;
+  EXPECT_TRUE(contains(sums, "divide(k, k0, k1, 2): k0 picks one of 2 equal parts of k; k1 visits k's coordinates "
+                             "in that part: its first and last positions in what B's compressed level 2 stores"))
+      << sums;
   // A dense split keeps its text.
   std::string dense = decisionsOf(withSchedule(withFormat(kSpmv, "dense"), "split(j, j0, j1, 4)"));
   EXPECT_TRUE(contains(dense, "split(j, j0, j1, 4): j = j0 * 4 + j1")) << dense;
