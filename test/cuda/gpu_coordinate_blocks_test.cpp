@@ -86,7 +86,7 @@ int expectSerialGpuIrMatchesReference(const std::string& dsl, const std::vector<
   Lowered lowered = lowerForCuda(dsl);
   const CompiledStatement& statement = lowered.statements.at(0);
   imp::Function function = statement.function;
-  function.body = SerialGpuLoops().mutate(function.body);
+  function.body = SerialGpuLoops(true).mutate(function.body);
   std::string source = lowering::makeCodeGenerator(lowering::TargetKind::Cpu)->emit({function});
   jit::CompileOptions jitOptions;
   if (!jit::isAvailable(jitOptions.backend)) jitOptions.backend = jit::Backend::SystemCompiler;
@@ -251,6 +251,31 @@ TEST(GpuCoordinateBlocks, RefusalsInsideTheBlockPointAtTheInnerPartsParallelize)
       EXPECT_TRUE(contains(error.what(), drawn.message)) << error.what();
     }
   }
+}
+
+// A thread loop whose lanes' sum is reduced inside a serial loop of its
+// warp or block (a block of columns at a time) runs once per iteration:
+// each time the lanes start from zero and their sum is added to the total
+// they held before. (Summing the running total again would count the
+// blocks before 32 times over.)
+TEST(GpuCoordinateBlocks, ALanesSumInsideASerialLoopIsAddedToTheTotalBefore) {
+  for (const std::string format : {"csr", "dense"}) {
+    for (const std::string unit : {"GPUWarp", "GPUBlock"}) {
+      Lowered lowered = lowerForCuda(withSchedule(withFormat(kSpmv, format),
+                                                  "split(j, j0, j1, 64)\nparallelize(i, " + unit +
+                                                      ", NoRaces)\nparallelize(j1, GPUThread, ParallelReduction)"));
+      const std::string& kernels = lowered.cudaKernels;
+      const std::string sum = unit == "GPUWarp" ? "tcc_warp_sum(ty)" : "tcc_block_sum(ty)";
+      EXPECT_TRUE(contains(kernels, "double ty_before = ty;\n        ty = 0;\n")) << kernels;
+      EXPECT_TRUE(contains(kernels, "ty = ty_before + " + sum + ";")) << kernels;
+      EXPECT_FALSE(contains(kernels, "ty = " + sum)) << kernels;
+    }
+  }
+  // A thread loop directly inside the warp sums once.
+  Lowered once = lowerForCuda(withSchedule(withFormat(kSpmv, "csr"), "parallelize(i, GPUWarp, NoRaces)\n"
+                                                                      "parallelize(j, GPUThread, ParallelReduction)"));
+  EXPECT_TRUE(contains(once.cudaKernels, "ty = tcc_warp_sum(ty);")) << once.cudaKernels;
+  EXPECT_FALSE(contains(once.cudaKernels, "_before")) << once.cudaKernels;
 }
 
 }  // namespace
