@@ -179,6 +179,8 @@ TEST(GpuCoordinateBlocks, SchedulesOverSparselyIteratedVariablesMatchTheReferenc
   const std::string dot = "tensor a : dense\ntensor b(J) : sparse\ntensor c(J) : sparse\na = b(j) * c(j)\n";
   const std::string spmm = "tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : dense\n"
                            "C(i, k) = A(i, j) * B(j, k)\n";
+  const std::string sparseOut = "tensor Y(I, J) : csr\ntensor A(I, J) : dcsr\ntensor B(I, J) : csr\n"
+                                "Y(i, j) = A(i, j) + B(i, j)\n";
   const std::vector<Case> cases{
       {csr, "split(j, j0, j1, 4)\nparallelize(i, GPUThread, NoRaces)"},
       {csr, "split(j, j0, j1, 1)\nparallelize(i, GPUWarp, NoRaces)"},
@@ -195,6 +197,11 @@ TEST(GpuCoordinateBlocks, SchedulesOverSparselyIteratedVariablesMatchTheReferenc
       {csrUnion, "split(i, i0, i1, 32)\nparallelize(i0, GPUBlock, NoRaces)\nparallelize(i1, GPUThread, NoRaces)"},
       {dot, "split(j, j0, j1, 16)\nparallelize(j0, GPUThread, Atomics)"},
       {spmm, "split(j, j0, j1, 4)\nparallelize(i, GPUThread, NoRaces)"},
+      // A CSR output's rows, counted then filled, by the GPU iteration of
+      // each row of a block.
+      {sparseOut, "split(i, i0, i1, 8)\nparallelize(i0, GPUThread, NoRaces)"},
+      {sparseOut, "split(i, i0, i1, 8)\nparallelize(i0, GPUBlock, NoRaces)\nparallelize(i1, GPUThread, NoRaces)"},
+      {sparseOut, "split(j, j0, j1, 3)\nparallelize(i, GPUThread, NoRaces)"},
   };
   // (Vectors over J, dense enough that two of them intersect.)
   std::vector<Inputs> sets = inputSets();
