@@ -57,6 +57,9 @@ std::vector<Shape> shapes() {
        "tensor z(K) : dense\ny(i) = A(i,j) * x(j) + B(i,k) * z(k)\n",
        {"split(j, j0, j1, 4)", "split(i, i0, i1, 3)\nsplit(k, k0, k1, 5)", "divide(k, k0, k1, 3)",
         "bound(j, jb, 17, MaxExact)", "split(i, i0, i1, 4)\nparallelize(i0, CPUThread, NoRaces)"}},
+      {"tensor r(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor b(I) : dense\n"
+       "r(i) = b(i) - A(i,j) * x(j)\n",
+       {"split(j, j0, j1, 2)"}},
       // A is read from a copy in the loops' order (j, i), whose level over i is compressed.
       {"tensor Y(I, J) : dense\ntensor A(I, J) : {dense, compressed}\ntensor B(J, I) : {compressed, dense}\n"
        "Y(i,j) = B(j,i) * A(i,j)\n",
@@ -89,7 +92,7 @@ TEST(CoordinateBlocks, SplitDivideAndBoundOfASparselyIteratedVariableMatchRefere
       }
     }
   }
-  EXPECT_EQ(checked, 2 * 35);
+  EXPECT_EQ(checked, 2 * 36);
 }
 
 TEST(CoordinateBlocks, TheBlockIsFoundByBinarySearchNotByVisitingEveryCoordinate) {
