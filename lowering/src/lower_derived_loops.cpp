@@ -194,9 +194,7 @@ bool Lowerer::searchableInBlocks(const std::vector<const ir::AccessNode*>& reads
 
 std::optional<LoopRange> Lowerer::coordinateBlock(const ir::ForallNode* forall, ir::IndexVar& parent) {
   const ir::IndexVar& var = forall->indexVar;
-  if (options_.cudaTarget || forall->attributes.parallelUnit != ir::ParallelUnit::NotParallel ||
-      forall->attributes.unrollFactor)
-    return std::nullopt;
+  if (forall->attributes.unrollFactor) return std::nullopt;
   const ir::ProvenanceRelation& relation = relationOf_.at(var);
   const auto* split = std::get_if<ir::SplitRelation>(&relation);
   const auto* divide = std::get_if<ir::DivideRelation>(&relation);
@@ -209,6 +207,25 @@ std::optional<LoopRange> Lowerer::coordinateBlock(const ir::ForallNode* forall, 
   if (relationOf_.count(parent)) return std::nullopt;
   auto reads = sparseReadsOf(forall->body, parent);
   if (reads.empty() || !searchableInBlocks(reads, parent)) return std::nullopt;
+  // The loop keeps the inner part's parallel unit. A bound's is the loop
+  // over the whole level, parallel as the variable's own would be; a block's
+  // may be a GPU loop (the block's threads or warps share its coordinates,
+  // each searching for its own or counting its own positions: lowerLoop),
+  // but not CPU threads or lanes, which would need ranges of the range.
+  const ir::ParallelUnit unit = forall->attributes.parallelUnit;
+  if (!bound && unit != ir::ParallelUnit::NotParallel) {
+    if (ir::isGpuUnit(unit))
+      requireParallelizable(forall, options_.cudaTarget,
+                            "GPU parallel units need the CUDA target (`target cuda` or --target cuda)");
+    else
+      requireCpuTarget(forall);
+    const ir::IndexVar& outer = split ? split->outer : divide->outer;
+    requireParallelizable(forall, options_.cudaTarget,
+                          var.name() + " visits the coordinates of " + parent.name() + " that " +
+                              reads.front()->tensor.name() + "'s sparse level stores in its block, one after "
+                              "another from the block's first position (found by binary search), so it cannot run "
+                              "on CPU threads or in vector lanes; parallelize " + outer.name() + " instead");
+  }
   const imp::Type int64 = imp::Type::int64();
   Expr extent = ops::cast(int64, dimensionOf(parent));
   LoopRange block;
@@ -236,13 +253,21 @@ Stmt Lowerer::lowerDerivedFor(const ir::ForallNode* forall) {
   // coordinates the level stores in the block (found by binary search).
   ir::IndexVar parent = var;
   if (auto block = coordinateBlock(forall, parent)) {
-    if (!block->begin.defined()) return lower(ir::ForallNode::make(parent, forall->body));
+    // (The loop keeps the inner part's GPU unit and race strategy.)
+    ir::IndexStmt loop = ir::ForallNode::make(parent, forall->body, forall->attributes);
+    struct StandsFor {
+      std::map<ir::IndexVar, ir::IndexVar>& loops;
+      ir::IndexVar parent;
+      ~StandsFor() { loops.erase(parent); }
+    } standsFor{loopStandsFor_, parent};
+    loopStandsFor_.insert_or_assign(parent, var);
+    if (!block->begin.defined()) return lower(loop);
     const imp::Type int64 = imp::Type::int64();
     Expr first = freshVar(parent.name() + "_block", int64);
     Expr stop = freshVar(parent.name() + "_block_stop", int64);
     std::vector<Stmt> stmts{imp::Declare::make(first, block->begin), imp::Declare::make(stop, block->end)};
     OwnedRangeScope owned(*this, parent, {first, stop});
-    stmts.push_back(lower(ir::ForallNode::make(parent, forall->body)));
+    stmts.push_back(lower(loop));
     return imp::Block::make(stmts);
   }
   std::set<ir::IndexVar> rangesBefore;

@@ -592,11 +592,12 @@ void Lowerer::requireParallelizable(const ir::ForallNode* forall, bool condition
   if (condition) return;
   const auto& attributes = forall->attributes;
   bool defaultMapping = options_.commands.defaultGpuMapping && ir::isGpuUnit(attributes.parallelUnit);
+  auto standsFor = loopStandsFor_.find(forall->indexVar);
+  const ir::IndexVar& named = standsFor == loopStandsFor_.end() ? forall->indexVar : standsFor->second;
   throw LoweringError(std::string(defaultMapping ? "the default GPU mapping's " : "") + "parallelize(" +
-                          forall->indexVar.name() + ", " + ir::toString(attributes.parallelUnit) + ", " +
+                          named.name() + ", " + ir::toString(attributes.parallelUnit) + ", " +
                           ir::toString(attributes.outputRaceStrategy) + "): " + reason,
-                      options_.commands.parallelizeOf(forall->indexVar, attributes.parallelUnit,
-                                                      attributes.outputRaceStrategy));
+                      options_.commands.parallelizeOf(named, attributes.parallelUnit, attributes.outputRaceStrategy));
 }
 
 void Lowerer::requireSearchable(const ir::ForallNode* forall, const LevelIterator& it) const {

@@ -644,6 +644,10 @@ class Lowerer {
   // The coordinates [first, stop) of a variable that the running thread
   // owns (lowerOwnedRanges), by variable name: its loops visit only those.
   std::map<std::string, LoopRange> ownedRanges_;
+  // The loop over a variable that stands for the inner part of its split
+  // or divide, or its bound variable (coordinateBlock): refusals name the
+  // command's variable, and are located at its parallelize.
+  std::map<ir::IndexVar, ir::IndexVar> loopStandsFor_;
   // While lowerOwnedRanges lowers its work pass: each execution of an
   // assignment adds one to counts[the owned variable's coordinate], and an
   // innermost loop whose trip count is known adds that count at once.

@@ -52,16 +52,7 @@ class CommandApplier {
     loopPosition(split.parent);
     requireIterationInBlocks(split.parent);
     replaceLoop(split.parent, {split.outer, split.inner}, split);
-    std::string factor = std::to_string(split.factor), first = split.outer.name() + " * " + factor;
-    std::string levels = searchedLevels(split.parent);
-    nest_.decisions.push_back(
-        ir::toString(ir::ProvenanceRelation(split)) + ": " +
-        (levels.empty() ? split.parent.name() + " = " + first + " + " + split.inner.name()
-                        : split.inner.name() + " visits " + split.parent.name() + "'s coordinates in each block of " +
-                              factor + ", [" + first + ", min(" + first + " + " + factor + ", |" +
-                              split.parent.name() + "|)), not every " + split.parent.name() + " = " + first + " + " +
-                              split.inner.name() + ": the block's first and last positions in what " + levels +
-                              " are found by binary search in each segment"));
+    nest_.decisions.push_back(splitDecision(split, searchedLevels(split.parent)));
   }
 
   void operator()(const ir::DivideRelation& divide) {
@@ -69,15 +60,7 @@ class CommandApplier {
     loopPosition(divide.parent);
     requireIterationInBlocks(divide.parent);
     replaceLoop(divide.parent, {divide.outer, divide.inner}, divide);
-    std::string levels = searchedLevels(divide.parent);
-    nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(divide)) + ": " + divide.outer.name() +
-                              " picks one of " + std::to_string(divide.factor) + " equal parts of " +
-                              divide.parent.name() +
-                              (levels.empty() ? ""
-                                              : "; " + divide.inner.name() + " visits " + divide.parent.name() +
-                                                    "'s coordinates in that part: its first and last positions in "
-                                                    "what " + levels + " are found by binary search in each "
-                                                    "segment"));
+    nest_.decisions.push_back(divideDecision(divide, searchedLevels(divide.parent)));
   }
 
   void operator()(const ir::FuseRelation& fuse) {
@@ -136,12 +119,7 @@ class CommandApplier {
     requireIterationInBlocks(bound.var);
     replaceLoop(bound.var, {bound.boundVar}, bound);
     if (std::string levels = searchedLevels(bound.var); !levels.empty()) {
-      nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() +
-                                " iterates " + bound.var.name() + " as without the bound, what " + levels +
-                                " read whole, not cut at " + std::to_string(bound.value) + "; the bound is checked "
-                                "when the kernel starts (the dimension of " + bound.var.name() + " must be " +
-                                (bound.kind == ir::BoundKind::MaxExact ? "" : "at most ") +
-                                std::to_string(bound.value) + ")");
+      nest_.decisions.push_back(searchedBoundDecision(bound, levels));
       return;
     }
     nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() +
@@ -257,10 +235,9 @@ class CommandApplier {
     if (auto refusal = sparseIterationRefusal(var, ir::accessesOf(assignment_.rhs), true)) fail(*refusal);
   }
 
-  // "A's compressed level 2 stores": the sparse levels that iterate `var`
-  // in the accesses the kernel reads (an input's copy in the loops' order
-  // in place of the input), for explain; empty when none does, or when one
-  // is not ordered compressed (lowerDerivedFor then searches no blocks).
+  // The sparse levels whose blocks the loops over `var`'s parts search
+  // (searchedLevelsText), an input's copy in the loops' order in place of
+  // the input.
   std::string searchedLevels(const IndexVar& var) const {
     if (!isStatementVar(var)) return "";
     std::vector<ir::Access> reads;
@@ -269,23 +246,7 @@ class CommandApplier {
       for (const auto& [copy, original] : nest_.readAs)
         if (original == ir::IndexExpr(access)) reads.back() = ir::Access(copy);
     }
-    std::vector<std::string> levels;
-    for (const auto& access : reads) {
-      const ir::Format& format = access.tensor().format();
-      auto input = convertedFrom(access.tensor());
-      for (int level = 0; level < format.order(); ++level) {
-        const ir::LevelFormat& kind = format.level(level);
-        if (kind.isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
-        if (!kind.isOrderedCompressed()) return "";
-        std::string named = kind.toString() + " level " + std::to_string(level + 1);
-        levels.push_back(input ? "the " + named + " of " + input->name() + "'s copy in the loops' order"
-                               : access.tensor().name() + "'s " + named);
-      }
-    }
-    std::string text;
-    for (size_t k = 0; k < levels.size(); ++k)
-      text += (k == 0 ? "" : k + 1 == levels.size() ? " and " : ", ") + levels[k];
-    return text.empty() ? text : text + (levels.size() == 1 ? " stores" : " store");
+    return searchedLevelsText(var, reads);
   }
 
   // (A split's parts may come before the precompute; no fuse may, see the
@@ -346,6 +307,54 @@ class CommandApplier {
 
 
 }  // namespace
+
+std::string searchedLevelsText(const IndexVar& var, const std::vector<ir::Access>& reads) {
+  std::vector<std::string> levels;
+  for (const auto& access : reads) {
+    const ir::Format& format = access.tensor().format();
+    auto input = convertedFrom(access.tensor());
+    for (int level = 0; level < format.order(); ++level) {
+      const ir::LevelFormat& kind = format.level(level);
+      if (kind.isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
+      if (!kind.isOrderedCompressed()) return "";
+      std::string named = kind.toString() + " level " + std::to_string(level + 1);
+      std::string text = input ? "the " + named + " of " + input->name() + "'s copy in the loops' order"
+                               : access.tensor().name() + "'s " + named;
+      if (std::find(levels.begin(), levels.end(), text) == levels.end()) levels.push_back(text);
+    }
+  }
+  std::string text;
+  for (size_t k = 0; k < levels.size(); ++k)
+    text += (k == 0 ? "" : k + 1 == levels.size() ? " and " : ", ") + levels[k];
+  return text.empty() ? text : text + (levels.size() == 1 ? " stores" : " store");
+}
+
+std::string splitDecision(const ir::SplitRelation& split, const std::string& levels) {
+  std::string factor = std::to_string(split.factor), first = split.outer.name() + " * " + factor;
+  return ir::toString(ir::ProvenanceRelation(split)) + ": " +
+         (levels.empty() ? split.parent.name() + " = " + first + " + " + split.inner.name()
+                         : split.inner.name() + " visits " + split.parent.name() + "'s coordinates in each block of " +
+                               factor + ", [" + first + ", min(" + first + " + " + factor + ", |" +
+                               split.parent.name() + "|)), not every " + split.parent.name() + " = " + first + " + " +
+                               split.inner.name() + ": the block's first and last positions in what " + levels +
+                               " are found by binary search in each segment");
+}
+
+std::string divideDecision(const ir::DivideRelation& divide, const std::string& levels) {
+  return ir::toString(ir::ProvenanceRelation(divide)) + ": " + divide.outer.name() + " picks one of " +
+         std::to_string(divide.factor) + " equal parts of " + divide.parent.name() +
+         (levels.empty() ? ""
+                         : "; " + divide.inner.name() + " visits " + divide.parent.name() +
+                               "'s coordinates in that part: its first and last positions in what " + levels +
+                               " are found by binary search in each segment");
+}
+
+std::string searchedBoundDecision(const ir::BoundRelation& bound, const std::string& levels) {
+  return ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() + " iterates " + bound.var.name() +
+         " as without the bound, what " + levels + " read whole, not cut at " + std::to_string(bound.value) +
+         "; the bound is checked when the kernel starts (the dimension of " + bound.var.name() + " must be " +
+         (bound.kind == ir::BoundKind::MaxExact ? "" : "at most ") + std::to_string(bound.value) + ")";
+}
 
 std::optional<std::string> sparseIterationRefusal(const IndexVar& var, const std::vector<ir::Access>& accesses,
                                                   bool searchedBlocks) {

@@ -149,6 +149,21 @@ SparseWorkspaceOptions chosenWorkspaceOptions(const ir::TensorVar& workspace, Sp
 // ", pipelined, first capacity 16": the options explain mentions.
 std::string workspaceOptionFlags(const SparseWorkspaceOptions& options);
 
+// "A's compressed level 2 stores": the sparse levels of `reads` that
+// iterate `var`, whose blocks a split's, divide's or bound's loops search
+// (an input's copy in the loops' order named as such), for explain; empty
+// when none does, or when one is not ordered compressed (no block is
+// searched then).
+std::string searchedLevelsText(const ir::IndexVar& var, const std::vector<ir::Access>& reads);
+// What explain says of a split or divide: with `levels` (searchedLevelsText)
+// the inner part visits the block's stored coordinates; without, the
+// parent is recovered from its parts.
+std::string splitDecision(const ir::SplitRelation& split, const std::string& levels);
+std::string divideDecision(const ir::DivideRelation& divide, const std::string& levels);
+// A bound of a variable `levels` iterate: the whole level, the bound a
+// promise checked when the kernel starts.
+std::string searchedBoundDecision(const ir::BoundRelation& bound, const std::string& levels);
+
 // Why `var` cannot be cut into ranges (split, divide, bound, a fuse that
 // pos does not follow): a sparse level of one of `accesses` iterates it.
 // A copy in the loops' order is named as the copy of its input. With

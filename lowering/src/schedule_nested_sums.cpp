@@ -170,18 +170,18 @@ class NestedScheduler {
 
   void operator()(const ir::SplitRelation& split) {
     requirePositive(split.factor, "split factor");
-    for (const auto& loop : loopsOver(split.parent)) requireDenseIteration(split.parent, *loop.chain);
+    for (const auto& loop : loopsOver(split.parent)) requireIterationInBlocks(split.parent, *loop.chain);
+    std::string levels = searchedLevels(split.parent);
     replaceLoops(split.parent, {split.outer, split.inner}, split);
-    decisions_.push_back(ir::toString(ir::ProvenanceRelation(split)) + ": " + split.parent.name() + " = " +
-                         split.outer.name() + " * " + std::to_string(split.factor) + " + " + split.inner.name());
+    decisions_.push_back(splitDecision(split, levels));
   }
 
   void operator()(const ir::DivideRelation& divide) {
     requirePositive(divide.factor, "number of parts");
-    for (const auto& loop : loopsOver(divide.parent)) requireDenseIteration(divide.parent, *loop.chain);
+    for (const auto& loop : loopsOver(divide.parent)) requireIterationInBlocks(divide.parent, *loop.chain);
+    std::string levels = searchedLevels(divide.parent);
     replaceLoops(divide.parent, {divide.outer, divide.inner}, divide);
-    decisions_.push_back(ir::toString(ir::ProvenanceRelation(divide)) + ": " + divide.outer.name() + " picks one of " +
-                         std::to_string(divide.factor) + " equal parts of " + divide.parent.name());
+    decisions_.push_back(divideDecision(divide, levels));
   }
 
   void operator()(const ir::BoundRelation& bound) {
@@ -190,10 +190,12 @@ class NestedScheduler {
     requirePositive(bound.value, "bound");
     auto loops = loopsOver(bound.var);
     if (!statementVars_.count(bound.var)) fail(derivedVariableRefusal(bound.var, "bound"));
-    for (const auto& loop : loops) requireDenseIteration(bound.var, *loop.chain);
+    for (const auto& loop : loops) requireIterationInBlocks(bound.var, *loop.chain);
+    std::string levels = searchedLevels(bound.var);
     replaceLoops(bound.var, {bound.boundVar}, bound);
-    decisions_.push_back(ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() + " runs to " +
-                         std::to_string(bound.value));
+    decisions_.push_back(levels.empty() ? ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() +
+                                              " runs to " + std::to_string(bound.value)
+                                        : searchedBoundDecision(bound, levels));
   }
 
   void operator()(const ir::FuseRelation& fuse) {
@@ -468,6 +470,24 @@ class NestedScheduler {
   void requireDenseIteration(const IndexVar& var, const LoopChain& chain) const {
     if (!statementVars_.count(var)) return;
     if (auto refusal = sparseIterationRefusal(var, accessesRead(chain))) fail(*refusal);
+  }
+
+  // A split, divide or bound of a variable ordered compressed levels
+  // iterate: the inner loop visits their coordinates in its block, found
+  // by binary search (Lowerer::lowerDerivedFor), as without sums below the top.
+  void requireIterationInBlocks(const IndexVar& var, const LoopChain& chain) const {
+    if (!statementVars_.count(var)) return;
+    if (auto refusal = sparseIterationRefusal(var, accessesRead(chain), true)) fail(*refusal);
+  }
+
+  // The sparse levels the loops over `var` read, whose blocks are searched
+  // (searchedLevelsText over every nest that loops over it).
+  std::string searchedLevels(const IndexVar& var) const {
+    if (!statementVars_.count(var)) return "";
+    std::vector<ir::Access> reads;
+    for (const auto& loop : loopsOver(var))
+      for (const auto& access : accessesRead(*loop.chain)) reads.push_back(access);
+    return searchedLevelsText(var, reads);
   }
 
   std::vector<LoopAt> loopsOver(const IndexVar& var) const {

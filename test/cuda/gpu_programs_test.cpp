@@ -7,6 +7,9 @@
 // pos_union_*: pos over A in a sum whose other operands have entries A
 // lacks, the rest computed after the positions (in the same threads, or by
 // a kernel of its own). scalars_only: no loop, one GPU thread.
+// coordinate_blocks_*: split, divide or bound of a variable an ordered
+// compressed level iterates, each block's first and last positions found
+// by binary search inside the GPU loops (its threads may share them).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -34,7 +34,7 @@ std::vector<Shape> shapes() {
       {withFormat(kSpmv, "dcsr"),
        {"split(i, i0, i1, 4)", "split(i, i0, i1, 4)\nparallelize(i0, CPUThread, NoRaces)",
         "divide(i, i0, i1, 4)\nparallelize(i0, CPUThread, NoRaces)", "split(i, i0, i1, 3)\nsplit(j, j0, j1, 2)",
-        "bound(i, ib, 13, MaxExact)"}},
+        "bound(i, ib, 13, MaxExact)", "bound(i, ib, 20, MaxConstraint)\nparallelize(ib, CPUThread, NoRaces)"}},
       // compressed(nonunique) over singleton: runs of one row.
       {withFormat(kSpmv, "coo"), {"split(i, i0, i1, 4)", "divide(i, i0, i1, 2)"}},
       {"tensor Y(I, J) : dense\ntensor A(I, J) : csr\ntensor B(I, J) : csr\nY(i,j) = A(i,j) + B(i,j)\n",
@@ -50,6 +50,16 @@ std::vector<Shape> shapes() {
        {"split(i, i0, i1, 3)", "split(i, i0, i1, 4)\nparallelize(i0, CPUThread, ParallelReduction)"}},
       {"tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : dense\nC(i,k) = A(i,j) * B(j,k)\n",
        {"split(j, j0, j1, 4)", "split(j, j0, j1, 4)\nreorder(i, j0, k, j1)"}},
+      // Sums below the statement's top, each in a scalar temporary by loops
+      // of its own (the nested-sum scheduler): blocks of a sum's variable,
+      // and of the top's, whose loops hold both sums.
+      {"tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor B(I, K) : dcsr\n"
+       "tensor z(K) : dense\ny(i) = A(i,j) * x(j) + B(i,k) * z(k)\n",
+       {"split(j, j0, j1, 4)", "split(i, i0, i1, 3)\nsplit(k, k0, k1, 5)", "divide(k, k0, k1, 3)",
+        "bound(j, jb, 17, MaxExact)", "split(i, i0, i1, 4)\nparallelize(i0, CPUThread, NoRaces)"}},
+      {"tensor r(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor b(I) : dense\n"
+       "r(i) = b(i) - A(i,j) * x(j)\n",
+       {"split(j, j0, j1, 2)"}},
       // A is read from a copy in the loops' order (j, i), whose level over i is compressed.
       {"tensor Y(I, J) : dense\ntensor A(I, J) : {dense, compressed}\ntensor B(J, I) : {compressed, dense}\n"
        "Y(i,j) = B(j,i) * A(i,j)\n",
@@ -61,6 +71,7 @@ std::map<std::string, rt::Coo> inputs(uint64_t seed) {
   return {{"A", randomSparse({13, 17}, 0.25, seed)},     {"B", randomSparse({13, 17}, 0.3, seed + 1)},
           {"D", randomDense({13, 17}, seed + 2)},        {"x", randomDense({17}, seed + 3)},
           {"b", randomSparse({13}, 0.5, seed + 4)},      {"c", randomSparse({13}, 0.5, seed + 5)},
+          {"z", randomDense({17}, seed + 7)},
           {"B_dense", randomDense({17, 6}, seed + 6)}};
 }
 
@@ -81,7 +92,7 @@ TEST(CoordinateBlocks, SplitDivideAndBoundOfASparselyIteratedVariableMatchRefere
       }
     }
   }
-  EXPECT_EQ(checked, 2 * 29);
+  EXPECT_EQ(checked, 2 * 36);
 }
 
 TEST(CoordinateBlocks, TheBlockIsFoundByBinarySearchNotByVisitingEveryCoordinate) {
@@ -127,6 +138,27 @@ TEST(CoordinateBlocks, LevelsThatCannotBeSearchedAreRefusedAtTheCommand) {
   }
 }
 
+// The loop over a block's coordinates walks them from the block's first
+// position: not on CPU threads or in vector lanes (on the cuda target, GPU
+// threads share them: GpuCoordinateBlocks.*), refused at the parallelize.
+TEST(CoordinateBlocks, AnInnerPartOnCpuThreadsOrLanesIsRefusedAtItsParallelize) {
+  for (const std::string unit : {"CPUThread", "CPUVector"}) {
+    frontend::Diagnostic refusal =
+        refusalOf(withSchedule(withFormat(kSpmv, "csr"), "split(j, j0, j1, 4)\nparallelize(j1, " + unit + ", Atomics)"));
+    EXPECT_EQ(refusal.location.line, 7) << refusal.format();
+    EXPECT_TRUE(contains(refusal.message, "parallelize(j1, " + unit + ", Atomics): j1 visits the coordinates of j "
+                                          "that A's sparse level stores in its block, one after another from the "
+                                          "block's first position (found by binary search), so it cannot run on CPU "
+                                          "threads or in vector lanes; parallelize j0 instead"))
+        << refusal.format();
+  }
+  // GPU units need the cuda target, as anywhere.
+  frontend::Diagnostic gpu =
+      refusalOf(withSchedule(withFormat(kSpmv, "csr"), "split(j, j0, j1, 4)\nparallelize(j1, GPUThread, Atomics)"));
+  EXPECT_EQ(gpu.location.line, 7) << gpu.format();
+  EXPECT_TRUE(contains(gpu.message, "GPU parallel units need the CUDA target")) << gpu.format();
+}
+
 // explain says what the loops over a sparsely iterated variable's parts
 // visit: the block's coordinates, its ends found by binary search, not every
 // j = j0 * F + j1.
@@ -162,6 +194,19 @@ TEST(CoordinateBlocks, ExplainSaysTheBlocksStoredCoordinatesAreVisited) {
                                "min(i0 * 4 + 4, |i|)), not every i = i0 * 4 + i1: the block's first and last positions "
                                "in what the compressed level 2 of A's copy in the loops' order stores"))
       << copied;
+  // Sums below the top say the same, naming the levels of the nests that
+  // loop over the variable.
+  std::string sums = decisionsOf(withSchedule(
+      "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor B(I, K) : dcsr\n"
+      "tensor z(K) : dense\ny(i) = A(i,j) * x(j) + B(i,k) * z(k)\n",
+      "split(i, i0, i1, 8)\ndivide(k, k0, k1, 2)"));
+  EXPECT_TRUE(contains(sums, "split(i, i0, i1, 8): i1 visits i's coordinates in each block of 8, [i0 * 8, "
+                             "min(i0 * 8 + 8, |i|)), not every i = i0 * 8 + i1: the block's first and last positions "
+                             "in what B's compressed level 1 stores"))
+      << sums;
+  EXPECT_TRUE(contains(sums, "divide(k, k0, k1, 2): k0 picks one of 2 equal parts of k; k1 visits k's coordinates "
+                             "in that part: its first and last positions in what B's compressed level 2 stores"))
+      << sums;
   // A dense split keeps its text.
   std::string dense = decisionsOf(withSchedule(withFormat(kSpmv, "dense"), "split(j, j0, j1, 4)"));
   EXPECT_TRUE(contains(dense, "split(j, j0, j1, 4): j = j0 * 4 + j1")) << dense;

@@ -345,7 +345,11 @@ TEST(NestedSumSchedules, RefusedAtTheCommandWithTheReason) {
        "the workspace holds one entry per i, but the loop over j, which runs inside it, picks the entries of Y"},
       {residual, "dense_workspace(j)", "j is not a loop around the whole statement (its loops: i)"},
 
-      {residual, "split(j, j0, j1, 2)", "j is iterated by a compressed level of A"},
+      // (A split over A's compressed level searches its blocks:
+      // CoordinateBlocks.*; a singleton level cannot be searched.)
+      {"tensor r(I) : dense\ntensor A(I, J) : coo\ntensor x(J) : dense\ntensor b(I) : dense\n"
+       "r(i) = b(i) - A(i,j) * x(j)\n",
+       "split(j, j0, j1, 2)", "j is iterated by a singleton level of A"},
       {residual, "pos(j, jp, A(i,j))\nparallelize(jp, CPUThread, NoRaces)", "jp is summed into tj"},
       {residual, "pos(j, jp, A(i,j))\nparallelize(jp, CPUVector, Atomics)", "jp is summed into tj"},
       {twoSums, "pos(l, lp, A(i,k))", "A(i,k) is not indexed by l"},

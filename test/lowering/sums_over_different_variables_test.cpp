@@ -160,8 +160,14 @@ TEST(SumsOverDifferentVariablesCopies, RefusalsNameTheCopiedInput) {
   const std::string program = "tensor Y(I) : dense\ntensor A(I, K) : csr\ntensor C(I, L) : csr\n"
                               "tensor D(I, L, M) : {compressed, compressed, compressed} order (2,1,0)\n"
                               "Y(i) = A(i,k) - C(i,l) * D(i,l,m)\n";
-  std::string message = errorOf(withSchedule(program, "split(m, m0, m1, 2)"));
+  // (A split of m alone searches the copy's blocks, CoordinateBlocks.*;
+  // one whose inner part is unrolled cannot.)
+  std::string message = errorOf(withSchedule(program, "split(m, m0, m1, 2)\nunroll(m1, 2)"));
   EXPECT_TRUE(contains(message, "m is iterated by a sparse level of the copy of D in the loops' order")) << message;
+  expectProgramMatchesReference(withSchedule(program, "split(m, m0, m1, 2)"),
+                                {{"A", randomSparse({9, 7}, 0.3, 7971)},
+                                 {"C", randomSparse({9, 6}, 0.4, 7972)},
+                                 {"D", randomSparse({9, 6, 5}, 0.3, 7973)}});
   EXPECT_FALSE(contains(message, "_by_")) << message;
   message = errorOf(withSchedule(program, "reorder(m, l)"));
   EXPECT_TRUE(contains(message, "the copy of D in the loops' order stores l above m")) << message;

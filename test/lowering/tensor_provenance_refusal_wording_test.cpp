@@ -66,8 +66,12 @@ TEST(UserTensorsNamedLikeTccs, InputsNamedLikeCopiesKeepTheirOwnNames) {
        "positions instead: pos(j, jpos, B_by_j_i(i,j)), then schedule jpos"},
       {kInputNamedLikeACopy, "reorder(j, i)",
        "visits j before i, but B_by_j_i stores i above j and sparse levels are visited in storage order"},
-      {kInputNamedLikeACopyAmongSums, "split(k, k0, k1, 2)",
-       "k is iterated by a compressed level of B_by_i_k, whose coordinates cannot be cut into ranges; schedule its "
+      // (A split over a compressed level compiles, its blocks searched:
+      // CoordinateBlocks.*; a singleton level's cannot be.)
+      {"tensor y(I) : dense\ntensor B(I, K) : csr\ntensor B_by_i_k(I, K) : coo\n"
+       "tensor C(I, L) : csr\ny(i) = B_by_i_k(i,k) * B(i,k) - C(i,l)\n",
+       "split(k, k0, k1, 2)",
+       "k is iterated by a singleton level of B_by_i_k, whose coordinates cannot be cut into ranges; schedule its "
        "positions instead: pos(k, kpos, B_by_i_k(i,k)), then schedule kpos"},
   };
   for (const auto& each : cases) {
@@ -135,12 +139,6 @@ TEST(TccsOwnTensors, AreDescribedByWhatTheyAreFor) {
   };
   const std::string sums = "tensor Y(I) : dense\ntensor A(I, K) : csr\ntensor C(I, L) : csr\n";
   const std::vector<Case> cases = {
-      // A copy of a user's tensor that is itself named like a copy.
-      {sums + "tensor D_by_i_l_m(I, L, M) : {compressed, compressed, compressed} order (2,1,0)\n"
-              "Y(i) = A(i,k) - C(i,l) * D_by_i_l_m(i,l,m)\n",
-       "split(m, m0, m1, 2)",
-       "m is iterated by a sparse level of the copy of D_by_i_l_m in the loops' order (its levels keep D_by_i_l_m's "
-       "kinds)"},
       {sums + "tensor D(I, L, M) : {compressed, compressed, compressed} order (2,1,0)\n"
               "Y(i) = A(i,k) - C(i,l) * D(i,l,m)\n",
        "reorder(m, l)", "visits m outside l, but the copy of D in the loops' order stores l above m"},
@@ -162,6 +160,18 @@ TEST(TccsOwnTensors, AreDescribedByWhatTheyAreFor) {
     frontend::Diagnostic refusal = refusalOf(withSchedule(each.program, each.schedule));
     EXPECT_FALSE(contains(refusal.message, "_by_i_l_m_by_")) << refusal.format();
   }
+  // A copy of a user's tensor that is itself named like a copy, refused at
+  // the split whose inner part is unrolled (a split alone searches the
+  // copy's blocks).
+  frontend::Diagnostic copied =
+      refusalOf(withSchedule(sums + "tensor D_by_i_l_m(I, L, M) : {compressed, compressed, compressed} order (2,1,0)\n"
+                                    "Y(i) = A(i,k) - C(i,l) * D_by_i_l_m(i,l,m)\n",
+                             "split(m, m0, m1, 2)\nunroll(m1, 2)"));
+  EXPECT_EQ(copied.location.line, 7) << copied.format();
+  EXPECT_TRUE(contains(copied.message, "m is iterated by a sparse level of the copy of D_by_i_l_m in the loops' order "
+                                       "(its levels keep D_by_i_l_m's kinds)"))
+      << copied.format();
+  EXPECT_FALSE(contains(copied.message, "_by_i_l_m_by_")) << copied.format();
 }
 
 }  // namespace

@@ -187,17 +187,61 @@ class CudaKernelPrinter : public CLikePrinter {
   void visit(const For* op) override {
     LoopKind enclosing = units_.empty() ? LoopKind::Serial : units_.back();
     bool gpu = isGpuLoop(op->loopKind);
-    if (gpu) units_.push_back(op->loopKind);
+    const bool reduced = op->loopKind == LoopKind::GpuThread &&
+                         (enclosing == LoopKind::GpuWarp || enclosing == LoopKind::GpuBlock) && !op->reductions.empty();
+    // Inside a serial loop of the warp or block, the thread loop runs once
+    // per iteration, each time after the lanes' sum made every lane hold
+    // the total: each lane's part starts from zero and the sum is added to
+    // the total the lanes held before (not the total summed again, times
+    // the lanes).
+    const bool repeated = reduced && !serialLoopsInUnit_.empty() && serialLoopsInUnit_.back() > 0;
+    if (repeated) {
+      indent();
+      out_ << "{\n";
+      ++depth_;
+      for (const auto& reduction : op->reductions) {
+        indent();
+        out_ << cTypeName(reduction.var.type()) << " ";
+        reduction.var.accept(*this);
+        out_ << "_before = ";
+        reduction.var.accept(*this);
+        out_ << ";\n";
+        indent();
+        reduction.var.accept(*this);
+        out_ << " = 0;\n";
+      }
+    }
+    if (gpu) {
+      units_.push_back(op->loopKind);
+      serialLoopsInUnit_.push_back(0);
+    } else if (!serialLoopsInUnit_.empty()) {
+      ++serialLoopsInUnit_.back();
+    }
     CLikePrinter::visit(op);
-    if (gpu) units_.pop_back();
-    if (op->loopKind == LoopKind::GpuThread && (enclosing == LoopKind::GpuWarp || enclosing == LoopKind::GpuBlock)) {
+    if (gpu) {
+      units_.pop_back();
+      serialLoopsInUnit_.pop_back();
+    } else if (!serialLoopsInUnit_.empty()) {
+      --serialLoopsInUnit_.back();
+    }
+    if (reduced) {
       for (const auto& reduction : op->reductions) {
         indent();
         reduction.var.accept(*this);
-        out_ << (enclosing == LoopKind::GpuWarp ? " = tcc_warp_sum(" : " = tcc_block_sum(");
+        out_ << " = ";
+        if (repeated) {
+          reduction.var.accept(*this);
+          out_ << "_before + ";
+        }
+        out_ << (enclosing == LoopKind::GpuWarp ? "tcc_warp_sum(" : "tcc_block_sum(");
         reduction.var.accept(*this);
         out_ << ");\n";
       }
+    }
+    if (repeated) {
+      --depth_;
+      indent();
+      out_ << "}\n";
     }
   }
 
@@ -310,6 +354,8 @@ class CudaKernelPrinter : public CLikePrinter {
 
  private:
   std::vector<LoopKind> units_;
+  // Serial loops inside each GPU loop of units_, around the loop printed.
+  std::vector<int> serialLoopsInUnit_;
   std::set<std::string> threadCopies_;
 };
 
