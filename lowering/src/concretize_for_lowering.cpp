@@ -585,7 +585,8 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   if (nestedSum && reductionVars.empty()) {
     // Terms that reduce over different variables: when no one loop order
     // fits them all, or sparse_workspace asks, each term fills a sparse
-    // workspace in a loop nest of its own, which the other commands schedule.
+    // workspace in a loop nest of its own (or adds into a dense output
+    // directly), which the other commands schedule.
     const Access& lhs = assignment->lhs;
     auto terms = topLevelTerms(rhs);
     auto isWorkspaceCommand = [](const auto& c) { return std::holds_alternative<SparseWorkspaceCommand>(c.kind); };
