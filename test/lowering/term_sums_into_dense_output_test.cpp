@@ -13,13 +13,7 @@
 namespace tcc::test {
 namespace {
 
-struct Case {
-  std::string name;
-  std::string program;
-  std::map<std::string, rt::Coo> inputs;
-};
-
-void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
+using Case = ProgramCase;
 
 // The concrete index notation of the program's first statement.
 std::string concreteOf(const std::string& program) {
@@ -131,15 +125,8 @@ TEST(TermSumsIntoDenseOutputOrder, SameBitsAsAWorkspaceThatNeverFills) {
                                          {"D", randomDense({rows, 8}, 8812)}};
   std::string text = "tensor Y(J, L) : dense\ntensor A(I, J) : csr\ntensor C(I, L) : dense\ntensor B(J, K) : csr\n"
                      "tensor D(K, L) : dense\nY(j, l) = A(i, j) * C(i, l) - B(j, k) * D(k, l)\n";
-  auto run = [&](const std::string& program) {
-    Program parsed = Program::fromText(program, "test.tc");
-    std::map<std::string, Tensor> bound;
-    for (const auto& [name, coo] : coos)
-      bound.emplace(name, rt::pack(coo, toRuntimeFormat(parsed.syntax().findTensor(name)->format())));
-    return compile(parsed).run(bound);
-  };
-  auto direct = run(text);
-  auto roomy = run(withSchedule(text, "sparse_workspace(policy = hash, capacity = 1000000)"));
+  auto direct = outputsOf(text, coos);
+  auto roomy = outputsOf(withSchedule(text, "sparse_workspace(policy = hash, capacity = 1000000)"), coos);
   expectSameBits(direct, roomy);
 }
 
