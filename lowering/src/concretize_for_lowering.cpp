@@ -13,6 +13,7 @@
 #include "tcc/lowering/inserted_tensor_names.h"
 #include "tcc/ir/index_visitor.h"
 #include "tcc/lowering/lower.h"
+#include "access_occurrences.h"
 #include "merge_lattice.h"
 #include "schedule_loops.h"
 #include "schedule_nested_sums.h"
@@ -531,6 +532,25 @@ std::vector<IndexVar> termLoopOrder(const Access& lhs, SignedTerm& term, std::ve
   return *order;
 }
 
+// A loop of `concrete` on CPU threads whose variable derives from one that
+// `lhs` is not indexed by: its iterations would add into the same entries
+// of lhs. (Vector lanes are the lowerer's to check: a workspace's insert
+// is a call that lanes cannot share, so no workspace would take them.)
+std::optional<IndexVar> loopSummedOnThreads(const IndexStmt& concrete, const Access& lhs) {
+  std::vector<ir::ProvenanceRelation> relations;
+  for (const auto* scheduled : statementsOf<ir::SuchThatNode>(concrete))
+    relations.insert(relations.end(), scheduled->relations.begin(), scheduled->relations.end());
+  const auto& indices = lhs.indices();
+  for (const auto* loop : statementsOf<ir::ForallNode>(concrete)) {
+    if (loop->attributes.parallelUnit != ir::ParallelUnit::CPUThread &&
+        loop->attributes.parallelUnit != ir::ParallelUnit::DefaultUnit)
+      continue;
+    for (const auto& origin : ir::originVars(loop->indexVar, relations))
+      if (std::find(indices.begin(), indices.end(), origin) == indices.end()) return loop->indexVar;
+  }
+  return std::nullopt;
+}
+
 std::set<std::string> namesTakenIn(const ir::AssignmentNode& assignment, const ScheduleRequest& request) {
   std::set<std::string> taken = request.takenNames;
   taken.insert(assignment.lhs.tensor().name());
@@ -565,7 +585,8 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
   if (nestedSum && reductionVars.empty()) {
     // Terms that reduce over different variables: when no one loop order
     // fits them all, or sparse_workspace asks, each term fills a sparse
-    // workspace in a loop nest of its own, which the other commands schedule.
+    // workspace in a loop nest of its own (or adds into a dense output
+    // directly), which the other commands schedule.
     const Access& lhs = assignment->lhs;
     auto terms = topLevelTerms(rhs);
     auto isWorkspaceCommand = [](const auto& c) { return std::holds_alternative<SparseWorkspaceCommand>(c.kind); };
@@ -575,10 +596,12 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
     if (terms && lhs.tensor().order() > 0 && (workspaceAsked || !oneLoopOrderFitsEveryTerm(lhs, outputLoopOrder(lhs, rhs), *terms))) {
       LoopNest nest;
       nest.loops = lhs.indices();
-      // On the cuda target a dense output takes the terms' sums itself (a
-      // sparse_workspace command there has no effect once its own checks
-      // pass: see takeWorkspaceIntoDenseOutputOnGpu).
-      const bool addIntoOutput = request.cudaTarget && lhs.tensor().format().isAllDense();
+      // A dense output takes the terms' sums itself (each term's nest adds
+      // into it), unless, on the cpu target, sparse_workspace asks for the
+      // workspace or a parallel loop sums (below). On the cuda target a
+      // sparse_workspace command has no effect once its own checks pass
+      // (see takeWorkspaceIntoDenseOutputOnGpu).
+      bool addIntoOutput = lhs.tensor().format().isAllDense() && (!workspaceAsked || request.cudaTarget);
       if (!request.commands.empty() && (!addIntoOutput || workspaceAsked)) {
         bool onGpu = std::any_of(request.commands.begin(), request.commands.end(), [](const auto& c) {
           const auto* parallelize = std::get_if<ParallelizeCommand>(&c.kind);
@@ -621,12 +644,31 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
       }
       ConcretizedStatement result;
       nest.takenNames = takenNames;
+      const LoopNest unbuilt = nest;
+      auto build = [&](bool addInto) {
+        result.stmt = addInto ? buildTermwiseAccumulation(nest, lhs, workspaceTerms, request.cudaTarget)
+                              : buildTermwiseSparseWorkspace(nest, lhs, workspaceTerms);
+        if (!onlyWorkspaceCommands && !request.commands.empty())
+          result.stmt = scheduleNestedSums(result.stmt, request.commands, *assignment, nest.decisions,
+                                           nest.takenNames, /*workspaceTaken=*/true, addInto);
+      };
+      build(addIntoOutput);
+      // On CPU threads, iterations of a loop that sums would add into the
+      // same entries: a sparse workspace per thread keeps them apart, under
+      // any race strategy (on the cuda target such a nest's threads add
+      // atomically instead).
+      if (addIntoOutput && !request.cudaTarget) {
+        if (auto racing = loopSummedOnThreads(result.stmt, lhs)) {
+          addIntoOutput = false;
+          nest = unbuilt;
+          build(false);
+          nest.decisions.push_back("not taken: each term adding into " + lhs.tensor().name() + " directly (the loop "
+                                   "over " + racing->name() + " runs on threads and sums into " +
+                                   lhs.tensor().name() + "'s entries, so its iterations would race; each thread "
+                                   "inserts into a sparse workspace of its own instead)");
+        }
+      }
       result.termsAddIntoOutput = addIntoOutput;
-      result.stmt = addIntoOutput ? buildTermwiseAccumulation(nest, lhs, workspaceTerms)
-                                  : buildTermwiseSparseWorkspace(nest, lhs, workspaceTerms);
-      if (!onlyWorkspaceCommands && !request.commands.empty())
-        result.stmt = scheduleNestedSums(result.stmt, request.commands, *assignment, nest.decisions,
-                                         nest.takenNames, /*workspaceTaken=*/true, addIntoOutput);
       if (addIntoOutput && workspaceAsked)
         nest.decisions.push_back(nest.sparseWorkspaceText + ": on the cuda target the terms add into " +
                                  lhs.tensor().name() + " (dense) directly, each in a loop nest of its own, a kernel "

@@ -136,10 +136,11 @@ struct WorkspaceTerm {
 ir::IndexStmt buildTermwiseSparseWorkspace(LoopNest& nest, const ir::Access& lhs,
                                            const std::vector<WorkspaceTerm>& terms);
 
-// The cuda target's form of the same for a dense `lhs`: a sequence of the
-// terms' loop nests, each adding into `lhs` itself; the decisions are
-// recorded in `nest`.
-ir::IndexStmt buildTermwiseAccumulation(LoopNest& nest, const ir::Access& lhs, const std::vector<WorkspaceTerm>& terms);
+// The form of the same for a dense `lhs` that needs no workspace: a
+// sequence of the terms' loop nests, each adding into `lhs` itself; the
+// decisions (worded for the target) are recorded in `nest`.
+ir::IndexStmt buildTermwiseAccumulation(LoopNest& nest, const ir::Access& lhs, const std::vector<WorkspaceTerm>& terms,
+                                        bool cudaTarget);
 
 // The options of a sparse workspace: `given` when the policy was given,
 // else `given` with the policy tcc's documented rule picks for `workspace`;

@@ -286,7 +286,7 @@ class NestedScheduler {
   // (buildConcreteNest, once every command has run).
   void operator()(const PrecomputeCommand& precompute) {
     if (termsAddIntoOutput_)
-      fail("on the cuda target the terms of this sum reduce over different variables and each add into " +
+      fail("the terms of this sum reduce over different variables and each add into " +
            assignment_.lhs.tensor().name() + " in a loop nest of its own, which takes no precompute");
     if (workspaceTaken_)
       fail("the statement's terms fill one sparse workspace by loops of their own (no one loop order fits them "

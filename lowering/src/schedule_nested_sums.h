@@ -43,8 +43,7 @@ namespace tcc::lowering {
 // it inserts takes a name none of `takenNames` has. `workspaceTaken`:
 // sparse_workspace commands configured the statement's workspace already
 // (they are skipped, not refused). `termsAddIntoOutput`: the terms' nests
-// add into the output itself (the cuda target's form), which takes no
-// precompute either.
+// add into the dense output itself, which takes no precompute either.
 ir::IndexStmt scheduleNestedSums(const ir::IndexStmt& concrete, const std::vector<ScheduleCommand>& commands,
                                  const ir::AssignmentNode& assignment, std::vector<std::string>& decisions,
                                  const std::set<std::string>& takenNames, bool workspaceTaken = false,

@@ -461,7 +461,8 @@ ir::IndexStmt buildTermwiseSparseWorkspace(LoopNest& nest, const ir::Access& lhs
   return ir::where(consumer, *producer);
 }
 
-ir::IndexStmt buildTermwiseAccumulation(LoopNest& nest, const ir::Access& lhs, const std::vector<WorkspaceTerm>& terms) {
+ir::IndexStmt buildTermwiseAccumulation(LoopNest& nest, const ir::Access& lhs, const std::vector<WorkspaceTerm>& terms,
+                                        bool cudaTarget) {
   const ir::TensorVar& output = lhs.tensor();
   std::optional<ir::IndexStmt> sums;
   std::string nests, summed;
@@ -477,10 +478,19 @@ ir::IndexStmt buildTermwiseAccumulation(LoopNest& nest, const ir::Access& lhs, c
   nest.decisions.push_back("the terms reduce over different variables (" + summed + "), and no one loop order visits "
                            "every term's sparse inputs in storage order with " + output.name() + "'s indices " +
                            joinNames(lhs.indices()) + " outermost");
-  nest.decisions.push_back("each term adds into " + output.name() + " (dense, zeroed before the kernels run) in a loop "
-                           "nest of its own, a kernel each on the cuda target (" + nests + ")");
-  nest.decisions.push_back("not taken: a sparse workspace of " + output.name() + "'s entries (on the GPU its inserts, "
-                           "sort and merge would only gather what the terms can add into the dense " + output.name() +
+  if (cudaTarget) {
+    nest.decisions.push_back("each term adds into " + output.name() + " (dense, zeroed before the kernels run) in a "
+                             "loop nest of its own, a kernel each on the cuda target (" + nests + ")");
+    nest.decisions.push_back("not taken: a sparse workspace of " + output.name() + "'s entries (on the GPU its "
+                             "inserts, sort and merge would only gather what the terms can add into the dense " +
+                             output.name() + " in place)");
+    return *sums;
+  }
+  nest.decisions.push_back("each term adds into " + output.name() + " (dense, zeroed once before the first nest) in a "
+                           "loop nest of its own, one nest after another (" + nests + "): each entry gets its terms' "
+                           "additions in loop order");
+  nest.decisions.push_back("not taken: a sparse workspace of " + output.name() + "'s entries (its inserts, sort and "
+                           "merge would only gather what the terms can add into the dense " + output.name() +
                            " in place)");
   return *sums;
 }

@@ -67,11 +67,16 @@ TEST(GpuTermSums, ThreeTermsAreThreeKernels) {
   EXPECT_TRUE(contains(lowered.cudaKernels, "y_vals[(int64_t)(j_0)] += ty;")) << lowered.cudaKernels;
 }
 
-// The cpu target keeps its sparse workspace (one compress into the output).
-TEST(GpuTermSums, TheCpuTargetKeepsTheSparseWorkspace) {
-  Lowered lowered = lowerProgram(Program::fromText(transposedSpmvPlusRows("dense"), "test.tc"));
-  EXPECT_TRUE(contains(ir::toString(lowered.statements.at(0).concrete), "where(")) << lowered.cpp;
-  EXPECT_TRUE(contains(lowered.cpp, "tcc_ism_insert_")) << lowered.cpp;
+// The cpu target adds each term into a dense output the same way (a loop
+// nest after another, no kernels); a sparse output keeps its workspace.
+TEST(GpuTermSums, TheCpuTargetAddsIntoADenseOutputToo) {
+  Lowered dense = lowerProgram(Program::fromText(transposedSpmvPlusRows("dense"), "test.tc"));
+  EXPECT_EQ(ir::toString(dense.statements.at(0).concrete),
+            "sequence(forall(i, forall(j, y(j) += A(i,j) * x(i))), forall(j, forall(k, y(j) += B(j,k) * z(k))))");
+  EXPECT_FALSE(contains(dense.cpp, "ws_y")) << dense.cpp;
+  Lowered sparse = lowerProgram(Program::fromText(transposedSpmvPlusRows("sparse"), "test.tc"));
+  EXPECT_TRUE(contains(ir::toString(sparse.statements.at(0).concrete), "where(")) << sparse.cpp;
+  EXPECT_TRUE(contains(sparse.cpp, "tcc_ism_insert_hash_1(ws_y_0, ")) << sparse.cpp;
 }
 
 TEST(GpuTermSums, ASparseOutputStaysRefused) {

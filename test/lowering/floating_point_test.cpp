@@ -34,12 +34,6 @@ size_t count(const std::string& text, const std::string& part) {
   return n;
 }
 
-struct ProgramCase {
-  std::string name;
-  std::string dsl;
-  std::map<std::string, rt::Coo> inputs;
-};
-
 const char* const kSpmv = "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i,j) * x(j)\n";
 const char* const kSpmm = "tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : dense\n"
                           "C(i,k) = A(i,j) * B(j,k)\n";
@@ -110,7 +104,7 @@ TEST_P(FloatingPointModes, KernelMatchesReference) {
   options.floatingPoint = mode;
   // Fast mode reassociates sums: equal to the reference within rounding.
   double tolerance = mode == FloatingPointMode::Fast ? 1e-9 : 1e-10;
-  std::string source = expectProgramMatchesReference(program.dsl, program.inputs, options, tolerance);
+  std::string source = expectProgramMatchesReference(program.program, program.inputs, options, tolerance);
   EXPECT_TRUE(contains(source, std::string("// Floating-point mode: ") + frontend::toString(mode)));
 }
 

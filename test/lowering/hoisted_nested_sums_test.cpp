@@ -19,10 +19,7 @@ namespace {
 
 using frontend::FloatingPointMode;
 
-struct Case {
-  std::string name;
-  std::string program;
-  std::map<std::string, rt::Coo> inputs;
+struct Case : ProgramCase {
   // The comment of the nested sum's loop in the printed C++, and whether
   // hoisting prints it fewer times (false: the same, the sum's operands
   // unite at the loop around it or one case computes it).
@@ -119,25 +116,10 @@ const std::vector<Case>& allCases() {
 
 const std::vector<std::string> kSchedules = {"", "parallelize(i, CPUThread, NoRaces)"};
 
-std::string programOf(const Case& c, const std::string& schedule) {
-  return schedule.empty() ? c.program : withSchedule(c.program, schedule);
-}
-
 size_t occurrences(const std::string& text, const std::string& part) {
   size_t count = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++count;
   return count;
-}
-
-// Every output of the program on the case's inputs.
-std::map<std::string, Tensor> outputsOf(const std::string& dsl, const Case& c, const CompileOptions& options) {
-  Program program = Program::fromText(dsl, "test.tc");
-  std::map<std::string, Tensor> bound;
-  for (const auto& [name, coo] : c.inputs) {
-    const TensorVar* declared = program.syntax().findTensor(name);
-    bound.emplace(name, rt::pack(coo, toRuntimeFormat(declared->format()), toRuntimeType(declared->datatype())));
-  }
-  return compile(program, options).run(bound);
 }
 
 class HoistedNestedSums : public ::testing::TestWithParam<std::tuple<size_t, std::string, FloatingPointMode>> {};
@@ -145,7 +127,7 @@ class HoistedNestedSums : public ::testing::TestWithParam<std::tuple<size_t, std
 TEST_P(HoistedNestedSums, MatchesReference) {
   const auto& [index, schedule, mode] = GetParam();
   const Case& c = allCases().at(index);
-  std::string dsl = programOf(c, schedule);
+  std::string dsl = withScheduleIfAny(c.program, schedule);
   SCOPED_TRACE(c.name + " in " + frontend::toString(mode) + " mode:\n" + dsl);
   CompileOptions options;
   options.floatingPoint = mode;
@@ -163,20 +145,20 @@ class HoistedNestedSumsStrict : public ::testing::TestWithParam<std::tuple<size_
 TEST_P(HoistedNestedSumsStrict, BitsAreThoseOfTheSumsInEveryCase) {
   const auto& [index, schedule] = GetParam();
   const Case& c = allCases().at(index);
-  std::string dsl = programOf(c, schedule);
+  std::string dsl = withScheduleIfAny(c.program, schedule);
   SCOPED_TRACE(c.name + ":\n" + dsl);
   CompileOptions hoisted, everyCase;
   hoisted.floatingPoint = everyCase.floatingPoint = FloatingPointMode::Strict;
   everyCase.hoistNestedSums = false;
-  auto expected = outputsOf(dsl, c, everyCase);
-  auto actual = outputsOf(dsl, c, hoisted);
+  auto expected = outputsOf(dsl, c.inputs, everyCase);
+  auto actual = outputsOf(dsl, c.inputs, hoisted);
   expectSameBits(actual, expected);
 }
 
 TEST_P(HoistedNestedSums, PrintsTheSumsLoopsFewerTimes) {
   const auto& [index, schedule, mode] = GetParam();
   const Case& c = allCases().at(index);
-  std::string dsl = programOf(c, schedule);
+  std::string dsl = withScheduleIfAny(c.program, schedule);
   SCOPED_TRACE(c.name + ":\n" + dsl);
   CompileOptions hoisted, everyCase;
   hoisted.floatingPoint = everyCase.floatingPoint = mode;

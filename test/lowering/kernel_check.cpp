@@ -21,6 +21,21 @@ std::string withSchedule(const std::string& program, const std::string& schedule
   return program + "schedule {\n" + schedule + "\n}\n";
 }
 
+std::string withScheduleIfAny(const std::string& program, const std::string& schedule) {
+  return schedule.empty() ? program : withSchedule(program, schedule);
+}
+
+std::map<std::string, Tensor> outputsOf(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs,
+                                        const CompileOptions& options) {
+  Program program = Program::fromText(dsl, "test.tc");
+  std::map<std::string, Tensor> bound;
+  for (const auto& [name, coo] : inputs) {
+    const TensorVar* declared = program.syntax().findTensor(name);
+    bound.emplace(name, rt::pack(coo, toRuntimeFormat(declared->format()), toRuntimeType(declared->datatype())));
+  }
+  return compile(program, options).run(bound);
+}
+
 std::optional<std::string> codeMatchingReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs) {
   try {
     return expectProgramMatchesReference(dsl, inputs);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,23 @@ std::optional<std::string> codeMatchingReference(const std::string& dsl, const s
 
 // `program` followed by `schedule { <schedule> }`.
 std::string withSchedule(const std::string& program, const std::string& schedule);
+// The same, or `program` as it is when `schedule` is empty.
+std::string withScheduleIfAny(const std::string& program, const std::string& schedule);
+
+// A named program and the inputs it runs on (by tensor name), for the
+// tests over lists of statements; a test's own fields go in a struct
+// derived from it.
+struct ProgramCase {
+  std::string name;
+  std::string program;
+  std::map<std::string, rt::Coo> inputs;
+};
+// A parameterized test's case is printed as its name.
+inline void PrintTo(const ProgramCase& c, std::ostream* out) { *out << c.name; }
+// Every output of the DSL program compiled with `options` and run on
+// `inputs`, each packed in the format and element type the program declares.
+std::map<std::string, Tensor> outputsOf(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs,
+                                        const CompileOptions& options = {});
 // The program of the pos tests over two sparse operands: A(I, K) and
 // B(I, K) stored as `formatA` and `formatB`, then `declarations`, the
 // statement `text` and `schedule`.

@@ -30,13 +30,7 @@ rt::Coo sparseWithOtherEmptySlices(std::vector<int32_t> dims, double density, ui
   return withoutSlices(randomSparse(dims, density, seed), 2);
 }
 
-struct Case {
-  std::string name;
-  std::string program;
-  std::map<std::string, rt::Coo> inputs;
-};
-
-void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
+using Case = ProgramCase;
 
 std::string formats(const std::string& text, const std::map<std::string, std::string>& substitutions) {
   std::string result = text;

@@ -18,10 +18,7 @@ namespace {
 
 using frontend::FloatingPointMode;
 
-struct Case {
-  std::string name;
-  std::string program;
-  std::map<std::string, rt::Coo> inputs;
+struct Case : ProgramCase {
   std::string copy;  // the name of the copy `tcc explain` reports
 };
 
@@ -102,7 +99,7 @@ class NestedSumInputCopies
 TEST_P(NestedSumInputCopies, MatchesReference) {
   const auto& [index, schedule, mode] = GetParam();
   const Case& c = allCases().at(index);
-  std::string dsl = schedule.empty() ? c.program : withSchedule(c.program, schedule);
+  std::string dsl = withScheduleIfAny(c.program, schedule);
   SCOPED_TRACE(c.name + " in " + frontend::toString(mode) + " mode:\n" + dsl);
   CompileOptions options;
   options.floatingPoint = mode;

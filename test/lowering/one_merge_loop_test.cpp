@@ -22,10 +22,7 @@ namespace {
 
 using frontend::FloatingPointMode;
 
-struct Case {
-  std::string name;
-  std::string program;
-  std::map<std::string, rt::Coo> inputs;
+struct Case : ProgramCase {
   // Whether the loop over i can run on threads (its rows are not
   // co-iterated, the output's rows can be assembled apart).
   bool threadRows = true;
@@ -123,10 +120,6 @@ const std::vector<Case>& allCases() {
 // A thread loop over the rows; the co-iterations below it stay serial.
 const std::vector<std::string> kSchedules = {"", "parallelize(i, CPUThread, NoRaces)"};
 
-std::string programOf(const Case& c, const std::string& schedule) {
-  return schedule.empty() ? c.program : withSchedule(c.program, schedule);
-}
-
 // (case, schedule) pairs: the thread loop only for cases whose rows may
 // run on threads (the others are co-iterated or assembled in order).
 using CaseSchedule = std::pair<size_t, std::string>;
@@ -142,16 +135,6 @@ std::string nameOf(const CaseSchedule& pair) {
   return allCases().at(pair.first).name + (pair.second.empty() ? "_unscheduled" : "_thread_rows");
 }
 
-std::map<std::string, Tensor> outputsOf(const std::string& dsl, const Case& c, const CompileOptions& options) {
-  Program program = Program::fromText(dsl, "test.tc");
-  std::map<std::string, Tensor> bound;
-  for (const auto& [name, coo] : c.inputs) {
-    const TensorVar* declared = program.syntax().findTensor(name);
-    bound.emplace(name, rt::pack(coo, toRuntimeFormat(declared->format()), toRuntimeType(declared->datatype())));
-  }
-  return compile(program, options).run(bound);
-}
-
 size_t linesOf(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
 class OneMergeLoop : public ::testing::TestWithParam<std::tuple<CaseSchedule, FloatingPointMode>> {};
@@ -160,7 +143,7 @@ TEST_P(OneMergeLoop, MatchesReference) {
   const auto& [pair, mode] = GetParam();
   const auto& [index, schedule] = pair;
   const Case& c = allCases().at(index);
-  std::string dsl = programOf(c, schedule);
+  std::string dsl = withScheduleIfAny(c.program, schedule);
   SCOPED_TRACE(c.name + " in " + frontend::toString(mode) + " mode:\n" + dsl);
   CompileOptions options;
   options.floatingPoint = mode;
@@ -176,7 +159,7 @@ TEST_P(OneMergeLoop, KernelIsSmaller) {
   const auto& [pair, mode] = GetParam();
   const auto& [index, schedule] = pair;
   const Case& c = allCases().at(index);
-  std::string dsl = programOf(c, schedule);
+  std::string dsl = withScheduleIfAny(c.program, schedule);
   SCOPED_TRACE(c.name + ":\n" + dsl);
   CompileOptions merged, perPoint;
   merged.floatingPoint = perPoint.floatingPoint = mode;
@@ -208,13 +191,13 @@ class OneMergeLoopStrict : public ::testing::TestWithParam<CaseSchedule> {};
 TEST_P(OneMergeLoopStrict, BitsAreThoseOfTheLoopsPerLatticePoint) {
   const auto& [index, schedule] = GetParam();
   const Case& c = allCases().at(index);
-  std::string dsl = programOf(c, schedule);
+  std::string dsl = withScheduleIfAny(c.program, schedule);
   SCOPED_TRACE(c.name + ":\n" + dsl);
   CompileOptions merged, perPoint;
   merged.floatingPoint = perPoint.floatingPoint = FloatingPointMode::Strict;
   perPoint.oneMergeLoop = false;
-  auto expected = outputsOf(dsl, c, perPoint);
-  auto actual = outputsOf(dsl, c, merged);
+  auto expected = outputsOf(dsl, c.inputs, perPoint);
+  auto actual = outputsOf(dsl, c.inputs, merged);
   expectSameBits(actual, expected);
 }
 

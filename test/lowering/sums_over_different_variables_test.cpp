@@ -24,13 +24,7 @@ std::string safeName(std::string text) {
   return text;
 }
 
-struct Case {
-  std::string name;
-  std::string program;
-  std::map<std::string, rt::Coo> inputs;
-};
-
-void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
+using Case = ProgramCase;
 
 const char* kDeclarations = "tensor A(I, J) : @A\ntensor B(I, K) : csr\ntensor C(K, J) : csr\ntensor D(I, J) : @D\n"
                             "tensor G(J, J) : csr\ntensor E(J, I) : csr\ntensor x(J) : dense\n";

@@ -20,12 +20,17 @@
 //
 // Terms that reduce over different variables (`y(i) = A(j,i) * x(j) +
 // z(i)`, no one loop order visiting every term's sparse inputs in storage
-// order) each fill that workspace in a loop nest of their own. On the cuda
-// target a dense output needs none: each term's nest adds into the output
-// itself (zeroed before the kernels run), a kernel per term, its GPU
-// threads racing only where the nest's outer loop sums (Atomics). A sparse
-// workspace there would be a second copy of the output's coordinates,
-// sorted and merged only to be scattered back into a dense array.
+// order) each fill that workspace in a loop nest of their own. A dense
+// output needs none: each term's nest adds into the output itself (zeroed
+// before the first nest runs), one nest after another, so each entry gets
+// its additions in loop order, term after term (the order strict mode
+// keeps; the workspace adds a batch's sums to the earlier batches' instead
+// once its capacity fills). A sparse workspace there would be a second
+// copy of the output's coordinates, sorted and merged only to be scattered
+// back into a dense array. On the cuda target each nest is a kernel, its
+// GPU threads racing only where the nest's outer loop sums (Atomics); on
+// the cpu target a loop on threads that sums keeps the workspace (one per
+// thread, under any race strategy), since its iterations would race.
 #pragma once
 
 #include <map>
@@ -56,9 +61,9 @@ struct ConcretizedStatement {
   // Sums nested in the expression are computed into scalar temporaries
   // (where statements under the output's loops; loopOrder is empty).
   bool sumsInTemporaries = false;
-  // On the cuda target, terms that reduce over different variables add
-  // into the dense output directly, each in a loop nest of its own (a
-  // sequence of nests at the statement's top; loopOrder is the first's).
+  // Terms that reduce over different variables add into the dense output
+  // directly, each in a loop nest of its own (a sequence of nests at the
+  // statement's top; loopOrder is the first's).
   bool termsAddIntoOutput = false;
 };
 

@@ -85,7 +85,8 @@ struct ScheduleRequest {
   bool tensorCore = false;
   // The statement is lowered for the cuda target: the terms of a sum that
   // reduce over different variables into a dense output each add into it
-  // directly (concretize_for_lowering.h), not through a sparse workspace.
+  // in a kernel of their own, atomically where a nest's outer loop sums
+  // (concretize_for_lowering.h).
   bool cudaTarget = false;
   // Inputs read in their own order, never from a converted copy (a
   // workspace tensor that a precompute fills).
