@@ -92,7 +92,7 @@ TEST(DefaultMapping, CsrSpmvGivesEachRowAWarpAndSumsWithShuffles) {
   EXPECT_EQ(lowered.gpuFunctions[0].kernels[0].unit(), ir::imp::LoopKind::GpuWarp);
   EXPECT_FALSE(contains(all, "nonzero-split")) << all;
   EXPECT_FALSE(contains(lowered.cuda, "A_longest_row")) << lowered.cuda;
-  EXPECT_TRUE(contains(lowered.cuda, "= tcc_warp_sum(")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "_before + tcc_warp_sum(")) << lowered.cuda;
   // After the warp sum one lane stores the row's result.
   EXPECT_TRUE(contains(lowered.cuda, "if (threadIdx.x % 32 == 0) {")) << lowered.cuda;
 }
@@ -329,7 +329,7 @@ TEST(GpuSchedules, AtomicsBecomeAtomicAdds) {
 TEST(GpuSchedules, AReductionOverABlocksThreadsGoesThroughSharedMemory) {
   Lowered lowered =
       lowerForCuda(withSchedule(kSpmv, "parallelize(i, GPUBlock, NoRaces)\nparallelize(j, GPUThread, Temporary)"));
-  EXPECT_TRUE(contains(lowered.cuda, "= tcc_block_sum(")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "_before + tcc_block_sum(")) << lowered.cuda;
   EXPECT_TRUE(contains(lowered.cuda, "if (threadIdx.x == 0) {")) << lowered.cuda;
 }
 
@@ -499,7 +499,7 @@ TEST(DefaultMapping, NestedSumsOverSparseRowsGetAWarpPerRowAndItsLanesOverEachSu
   std::string kernel = kernelText(lowered.cuda, lowered.gpuFunctions[0].kernels[0].name);
   // The row's sum is declared in the kernel, per row, and added across lanes.
   EXPECT_TRUE(contains(kernel, "double tj_0 = 0.0;")) << kernel;
-  EXPECT_TRUE(contains(kernel, "= tcc_warp_sum(ttj);")) << kernel;
+  EXPECT_TRUE(contains(kernel, "ttj = ttj_before + tcc_warp_sum(ttj);")) << kernel;
 }
 
 TEST(DefaultMapping, NestedSumsOverDenseLoopsGetAThreadPerIteration) {
@@ -544,14 +544,14 @@ TEST(DefaultMapping, NestedSumsIntoAScalarAreRefusedWithTheReason) {
 TEST(GpuSchedules, AtomicsIntoATemporaryAddTheLanesWithShuffles) {
   Lowered lowered = lowerForCuda(
       withSchedule(kSpmvPlusVector, "parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, Atomics)"));
-  EXPECT_TRUE(contains(lowered.cuda, "= tcc_warp_sum(ttj);")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "ttj = ttj_before + tcc_warp_sum(ttj);")) << lowered.cuda;
   EXPECT_FALSE(contains(lowered.cuda, "atomicAdd")) << lowered.cuda;
 }
 
 TEST(GpuSchedules, ATemporarysSumOverABlocksThreadsGoesThroughSharedMemory) {
   Lowered lowered = lowerForCuda(
       withSchedule(kSpmvPlusVector, "parallelize(i, GPUBlock, NoRaces)\nparallelize(j, GPUThread, Temporary)"));
-  EXPECT_TRUE(contains(lowered.cuda, "= tcc_block_sum(ttj);")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "ttj = ttj_before + tcc_block_sum(ttj);")) << lowered.cuda;
 }
 
 // The sum into a temporary races where its loop is on the GPU without a

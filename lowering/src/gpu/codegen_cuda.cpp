@@ -189,13 +189,11 @@ class CudaKernelPrinter : public CLikePrinter {
     bool gpu = isGpuLoop(op->loopKind);
     const bool reduced = op->loopKind == LoopKind::GpuThread &&
                          (enclosing == LoopKind::GpuWarp || enclosing == LoopKind::GpuBlock) && !op->reductions.empty();
-    // Inside a serial loop of the warp or block, the thread loop runs once
-    // per iteration, each time after the lanes' sum made every lane hold
-    // the total: each lane's part starts from zero and the sum is added to
-    // the total the lanes held before (not the total summed again, times
-    // the lanes).
-    const bool repeated = reduced && !serialLoopsInUnit_.empty() && serialLoopsInUnit_.back() > 0;
-    if (repeated) {
+    // Every lane holds the same total before the loop (zero, or, inside a
+    // serial loop of the warp or block, the sums of the iterations before):
+    // each lane's part starts from zero and the lanes' sum is added to that
+    // total, not the total summed again, times the lanes.
+    if (reduced) {
       indent();
       out_ << "{\n";
       ++depth_;
@@ -211,34 +209,19 @@ class CudaKernelPrinter : public CLikePrinter {
         out_ << " = 0;\n";
       }
     }
-    if (gpu) {
-      units_.push_back(op->loopKind);
-      serialLoopsInUnit_.push_back(0);
-    } else if (!serialLoopsInUnit_.empty()) {
-      ++serialLoopsInUnit_.back();
-    }
+    if (gpu) units_.push_back(op->loopKind);
     CLikePrinter::visit(op);
-    if (gpu) {
-      units_.pop_back();
-      serialLoopsInUnit_.pop_back();
-    } else if (!serialLoopsInUnit_.empty()) {
-      --serialLoopsInUnit_.back();
-    }
+    if (gpu) units_.pop_back();
     if (reduced) {
       for (const auto& reduction : op->reductions) {
         indent();
         reduction.var.accept(*this);
         out_ << " = ";
-        if (repeated) {
-          reduction.var.accept(*this);
-          out_ << "_before + ";
-        }
-        out_ << (enclosing == LoopKind::GpuWarp ? "tcc_warp_sum(" : "tcc_block_sum(");
+        reduction.var.accept(*this);
+        out_ << (enclosing == LoopKind::GpuWarp ? "_before + tcc_warp_sum(" : "_before + tcc_block_sum(");
         reduction.var.accept(*this);
         out_ << ");\n";
       }
-    }
-    if (repeated) {
       --depth_;
       indent();
       out_ << "}\n";
@@ -354,8 +337,6 @@ class CudaKernelPrinter : public CLikePrinter {
 
  private:
   std::vector<LoopKind> units_;
-  // Serial loops inside each GPU loop of units_, around the loop printed.
-  std::vector<int> serialLoopsInUnit_;
   std::set<std::string> threadCopies_;
 };
 
