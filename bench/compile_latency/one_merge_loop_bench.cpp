@@ -8,7 +8,10 @@
 // all runs. The two forms' outputs are compared: bit for bit, storage and
 // values, in strict mode; within 1e-12 relative in fast mode.
 //
-//   tcc_one_merge_loop_bench [--rounds N] [--runs N] [--fast] [--only NAME]
+//   tcc_one_merge_loop_bench [--rounds N] [--runs N] [--fast] [--only NAME] [--print-code]
+//
+// --only runs the cases whose kernel name contains NAME; --print-code prints
+// each kernel's C++ in both forms instead of timing it.
 //
 // Run it pinned to one core (taskset -c 1): the kernels are serial.
 #include <algorithm>
@@ -176,13 +179,14 @@ std::string loadAverage() {
 
 int main(int argc, char** argv) {
   int rounds = 7, runs = 5;
-  bool fast = false;
+  bool fast = false, printCode = false;
   std::string only;
   for (int a = 1; a < argc; ++a) {
     if (!std::strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--runs") && a + 1 < argc) runs = std::atoi(argv[++a]);
     else if (!std::strcmp(argv[a], "--fast")) fast = true;
     else if (!std::strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
+    else if (!std::strcmp(argv[a], "--print-code")) printCode = true;
   }
   std::printf("load average at start: %s; %s mode, %d rounds x %d runs per form\n\n", loadAverage().c_str(),
               fast ? "fast" : "strict", rounds, runs);
@@ -206,6 +210,12 @@ int main(int argc, char** argv) {
       options.oneMergeLoop = form == 0;
       options.floatingPoint = fast ? tcc::frontend::FloatingPointMode::Fast : tcc::frontend::FloatingPointMode::Strict;
       kernels[form] = tcc::compile(program, options);
+    }
+    if (printCode) {
+      for (int form = 0; form < 2; ++form)
+        std::printf("// %s, %s\n%s\n", c.name.c_str(), form == 0 ? "one merge loop" : "loops per lattice point",
+                    kernels[form].source().c_str());
+      continue;
     }
     std::vector<double> samples[2];
     std::map<std::string, tcc::Tensor> outputs[2];
