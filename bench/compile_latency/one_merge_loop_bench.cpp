@@ -101,8 +101,10 @@ const char* kVectorUnionOfSums =
     "tensor y(I) : dense\ntensor a(I) : sparse\ntensor b(I) : sparse\ntensor A(I, J) : csr\n"
     "tensor B(I, J) : csr\ntensor x(J) : dense\n"
     "y(i) = a(i) * sum(j, A(i,j) * x(j)) + b(i) * sum(j, B(i,j) * x(j))\n";
+// one_merge_loop_test's, into a sparse output (a dense one's allocation and
+// page faults would be most of the time).
 const char* kUnionSumInASumOfProducts =
-    "tensor Y(I, J) : dense\ntensor A(I, J, L) : csf\ntensor D(I, J, L) : csf\ntensor E(I, J) : dcsr\n"
+    "tensor Y(I, J) : csr\ntensor A(I, J, L) : csf\ntensor D(I, J, L) : csf\ntensor E(I, J) : dcsr\n"
     "tensor F(I, J) : dcsr\ntensor G(I, J) : dcsr\ntensor x(L) : dense\n"
     "Y(i,j) = E(i,j) * F(i,j) + G(i,j) * sum(l, (A(i,j,l) + D(i,j,l)) * x(l))\n";
 
