@@ -911,14 +911,13 @@ std::vector<Stmt> Lowerer::initializeSparseIterator(LevelIterator& it) {
 
 // Reads the coordinate at the iterator's position and, for a level with
 // repeated coordinates, finds the end of the run.
-std::vector<Stmt> Lowerer::readCoordinate(LevelIterator& it, bool mayBeExhausted) {
+std::vector<Stmt> Lowerer::readCoordinate(LevelIterator& it, const Expr& useful) {
   const TensorStorage& storage = storageOf(it.tensor);
   Expr crd = it.workspaceList ? storage.list : storage.crd[it.level];
   it.coord = freshVar(it.varName + it.tensor.name(), imp::Type::int32());
   Expr read = imp::Load::make(crd, it.pos);
-  if (mayBeExhausted)
-    read = imp::Select::make(ops::lt(it.pos, it.end), read,
-                             ops::IntImm::make(std::numeric_limits<int32_t>::max(), imp::Type::int32()));
+  if (useful.defined())
+    read = imp::Select::make(useful, read, ops::IntImm::make(std::numeric_limits<int32_t>::max(), imp::Type::int32()));
   std::vector<Stmt> stmts{imp::Declare::make(it.coord, read)};
   if (it.workspaceList) {
     positions_[it.access][it.level] = ops::cast(imp::Type::int64(), it.coord);
@@ -1188,17 +1187,35 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
         std::find(loopsEmitted.begin(), loopsEmitted.end(), driving) == loopsEmitted.end())
       loopsEmitted.push_back(driving);
   const bool oneLoop = mergesInOneLoop(forall, loopsEmitted);
+  auto allHaveEntries = [&](const std::vector<int>& point) {
+    Expr live;
+    for (int id : point) live = ops::land(live, ops::lt(byId(id).pos, byId(id).end));
+    return live;
+  };
+  // In the one loop, an operand is read while some point it is in can still
+  // be met: all the point's operands have entries left. Past that its
+  // coordinate reads as past every other, at no case's, and its remaining
+  // entries are skipped, as the loops per point skip them (A's entries
+  // after G's in G(j) * A(j) + E(j) * F(j)).
+  auto usefulWhile = [&](int id) {
+    std::vector<const std::vector<int>*> points;
+    for (const auto& each : loopsEmitted)
+      if (std::find(each.begin(), each.end(), id) != each.end()) points.push_back(&each);
+    Expr useful;
+    for (const auto* point : points)
+      if (std::none_of(points.begin(), points.end(),
+                       [&](const std::vector<int>* other) { return other != point && isSubset(*other, *point); }))
+        useful = ops::lor(useful, allHaveEntries(*point));
+    return useful;
+  };
   for (size_t l = 0; l < (oneLoop ? 1 : loopsEmitted.size()); ++l) {
     std::vector<int> driving = loopsEmitted[l];
     Expr condition;
     if (oneLoop) {
-      // While some point's operands all have entries left; an exhausted
-      // operand reads as a coordinate past every other, at no case's.
+      // While some point's operands all have entries left.
       driving.clear();
       for (const auto& each : loopsEmitted) {
-        Expr live;
-        for (int id : each) live = ops::land(live, ops::lt(byId(id).pos, byId(id).end));
-        condition = ops::lor(condition, live);
+        condition = ops::lor(condition, allHaveEntries(each));
         for (int id : each)
           if (std::find(driving.begin(), driving.end(), id) == driving.end()) driving.push_back(id);
       }
@@ -1208,7 +1225,7 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
     for (int id : driving) {
       LevelIterator& it = byId(id);
       if (!oneLoop) condition = ops::land(condition, ops::lt(it.pos, it.end));
-      auto read = readCoordinate(it, /*mayBeExhausted=*/oneLoop);
+      auto read = readCoordinate(it, oneLoop ? usefulWhile(id) : Expr());
       body.insert(body.end(), read.begin(), read.end());
     }
     Expr coordinate = freshVar(var.name(), imp::Type::int32());

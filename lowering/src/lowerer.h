@@ -352,8 +352,10 @@ class Lowerer {
   imp::Stmt lowerCase(const ir::ForallNode* forall, const LatticePoint& point, const ir::AssignmentNode* sole);
   std::vector<imp::Stmt> locateDenseIterators(std::vector<LevelIterator>& iterators, const imp::Expr& coordinate);
   std::vector<imp::Stmt> initializeSparseIterator(LevelIterator& iterator);
-  // mayBeExhausted: past its entries the coordinate reads as INT32_MAX.
-  std::vector<imp::Stmt> readCoordinate(LevelIterator& iterator, bool mayBeExhausted = false);
+  // Where `useful` is given, the coordinate reads as INT32_MAX when it
+  // does not hold (the iterator is past its entries, or no lattice point
+  // it is in can be met again).
+  std::vector<imp::Stmt> readCoordinate(LevelIterator& iterator, const imp::Expr& useful = imp::Expr());
   // Whether a co-iteration's loops, one per set of operands in `loops`,
   // become one loop over all of them (LowerOptions::oneMergeLoop).
   bool mergesInOneLoop(const ir::ForallNode* forall, const std::vector<std::vector<int>>& loops) const;

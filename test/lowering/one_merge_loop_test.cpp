@@ -71,6 +71,13 @@ const char* kUnionOfRows =
     "tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : dcsr\n"
     "Y(i,j) = A(i,j) + B(i,j) * C(i,j)\n";
 
+// Every point of G, A and D at j (and i) needs another operand: once G's row
+// has run out, A's and D's entries can meet no case and are skipped.
+const char* kUnionSumInASumOfProductsIntoCsr =
+    "tensor Y(I, J) : csr\ntensor A(I, J, L) : csf\ntensor D(I, J, L) : csf\ntensor E(I, J) : dcsr\n"
+    "tensor F(I, J) : dcsr\ntensor G(I, J) : dcsr\ntensor x(L) : dense\n"
+    "Y(i,j) = E(i,j) * F(i,j) + G(i,j) * sum(l, (A(i,j,l) + D(i,j,l)) * x(l))\n";
+
 std::vector<Case> cases() {
   rt::Coo bus = realMatrix("494_bus.mtx");  // 494 x 494
   rt::Coo ash = realMatrix("ash219.mtx");   // 219 x 85
@@ -104,6 +111,16 @@ std::vector<Case> cases() {
       {"union_sum_into_a_sparse_output_real", kUnionSumIntoASparseOutput,
        {{"A", randomSparse({494, 494, 3}, 0.002, 7161)}, {"D", randomSparse({494, 494, 3}, 0.002, 7162)},
         {"E", bus}, {"F", randomSparse({494, 494}, 0.005, 7163)}, {"x", randomDense({3}, 7164)}}},
+      {"union_sum_in_a_sum_of_products_into_csr_random", kUnionSumInASumOfProductsIntoCsr,
+       {{"A", randomSparse({12, 30, 4}, 0.15, 7201)}, {"D", randomSparse({12, 30, 4}, 0.15, 7202)},
+        {"E", randomSparse({12, 30}, 0.3, 7203)}, {"F", randomSparse({12, 30}, 0.3, 7204)},
+        {"G", randomSparse({12, 30}, 0.1, 7205)}, {"x", randomDense({4}, 7206)}},
+       /*threadRows=*/false},
+      {"union_sum_in_a_sum_of_products_into_csr_real", kUnionSumInASumOfProductsIntoCsr,
+       {{"A", randomSparse({219, 85, 4}, 0.03, 7211)}, {"D", randomSparse({219, 85, 4}, 0.03, 7212)},
+        {"E", ash}, {"F", randomSparse({219, 85}, 0.1, 7213)}, {"G", randomSparse({219, 85}, 0.02, 7214)},
+        {"x", randomDense({4}, 7215)}},
+       /*threadRows=*/false},
       {"union_of_rows_random", kUnionOfRows,
        {{"A", randomSparse({30, 20}, 0.1, 7171)}, {"B", randomSparse({30, 20}, 0.15, 7172)},
         {"C", randomSparse({30, 20}, 0.2, 7173)}}},
@@ -203,6 +220,19 @@ TEST_P(OneMergeLoopStrict, BitsAreThoseOfTheLoopsPerLatticePoint) {
 
 INSTANTIATE_TEST_SUITE_P(Statements, OneMergeLoopStrict,
                          ::testing::ValuesIn(caseSchedules()), [](const auto& info) { return nameOf(info.param); });
+
+// An operand is read while some point it is in can still be met: A's
+// coordinate at j needs G's entries too (its only points are G's), E's
+// needs F's. In A + B .* C, A is a point alone, read while it has entries,
+// and B is read while C has entries too.
+TEST(OneMergeLoop, AnOperandIsReadWhileOneOfItsPointsCanBeMet) {
+  std::string cpp = lowerProgram(Program::fromText(kUnionSumInASumOfProductsIntoCsr, "test.tc")).cpp;
+  EXPECT_NE(cpp.find("int32_t jA = (((pG2 < pG2_end) && (pA2 < pA2_end)) ? A2_crd[pA2]"), std::string::npos) << cpp;
+  EXPECT_NE(cpp.find("int32_t jE = (((pE2 < pE2_end) && (pF2 < pF2_end)) ? E2_crd[pE2]"), std::string::npos) << cpp;
+  cpp = lowerProgram(Program::fromText(kUnionOfRows, "test.tc")).cpp;
+  EXPECT_NE(cpp.find("int32_t iA = ((pA1 < pA1_end) ? A1_crd[pA1]"), std::string::npos) << cpp;
+  EXPECT_NE(cpp.find("int32_t iB = (((pB1 < pB1_end) && (pC1 < pC1_end)) ? B1_crd[pB1]"), std::string::npos) << cpp;
+}
 
 // The slow differential case (regressions/slow/ac_...), int32: its kernel
 // was 13,708 lines with the sum's loops in 180 places.
