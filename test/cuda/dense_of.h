@@ -1,11 +1,15 @@
-// The GPU tests' side of the dense reference: a tensor as the evaluator's
-// array, and a GPU result compared with the evaluator's.
+// The GPU tests' side of the dense reference: inputs bound with their
+// dense copies, a tensor as the evaluator's array, and a GPU result
+// compared with the evaluator's.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +23,62 @@ inline DenseArray denseOf(const rt::Coo& coo) {
   array.dims.assign(coo.dims.begin(), coo.dims.end());
   array.values = rt::toDense(coo);
   return array;
+}
+
+// The dimensions of `tensor`, by the sizes of their symbols.
+inline std::vector<int32_t> dimsOf(const TensorVar& tensor, const std::map<std::string, int32_t>& sizes) {
+  std::vector<int32_t> dims;
+  for (int mode = 0; mode < tensor.order(); ++mode) dims.push_back(sizes.at(tensor.dimension(mode).symbol()));
+  return dims;
+}
+
+// A real matrix of the shared data (a Matrix Market file name); its shape
+// sets I and J in `sizes`.
+inline rt::Coo realMatrix(const std::string& file, std::map<std::string, int32_t>& sizes) {
+  rt::Coo matrix = rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + file);
+  sizes["I"] = matrix.dims[0];
+  sizes["J"] = matrix.dims[1];
+  return matrix;
+}
+
+// `all` without the entries `dropped` picks by their coordinates (holes in
+// random inputs: empty rows, bands).
+inline rt::Coo withoutEntries(const rt::Coo& all, const std::function<bool(const std::vector<int32_t>&)>& dropped) {
+  rt::Coo kept = rt::Coo::ofShape(all.dims);
+  std::vector<int32_t> coordinate(all.dims.size());
+  for (size_t k = 0; k < all.nnz(); ++k) {
+    for (size_t mode = 0; mode < all.dims.size(); ++mode) coordinate[mode] = all.coords[mode][k];
+    if (!dropped(coordinate)) kept.push(coordinate.data(), all.values[k]);
+  }
+  return kept;
+}
+
+// Inputs by name, packed in the formats their tensors declare, and their
+// dense copies for the reference.
+struct BoundInputs {
+  std::map<std::string, Tensor> tensors;
+  std::map<std::string, DenseArray> dense;
+
+  void bind(const TensorVar& tensor, const rt::Coo& entries) {
+    tensors.emplace(tensor.name(),
+                    rt::pack(entries, toRuntimeFormat(tensor.format()), toRuntimeType(tensor.datatype())));
+    // The reference sees the values the kernel sees (rounded to float32).
+    dense.emplace(tensor.name(), denseOf(rt::unpack(tensors.at(tensor.name()))));
+  }
+};
+
+// What the dense reference computes for `output` from `inputs`.
+inline std::vector<double> referenceOf(const Program& program, const BoundInputs& inputs, const TensorVar& output) {
+  return evaluate(program.statements(), inputs.dense).at(output.name()).values;
+}
+
+inline bool anyNonZero(const std::vector<double>& values) {
+  return std::any_of(values.begin(), values.end(), [](double v) { return v != 0; });
+}
+
+// How close a result must come to the reference, by its element type.
+inline double toleranceOf(const TensorVar& output) {
+  return output.datatype() == ir::Datatype::Float32 ? 2e-4 : 1e-10;
 }
 
 // Expects `actual` within `tolerance` of `expected`, relative to the

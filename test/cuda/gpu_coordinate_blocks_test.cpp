@@ -13,39 +13,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "cuda_lowering.h"
+#include "cuda_programs.h"
 #include "dense_of.h"
 #include "serial_gpu_loops.h"
-#include "tcc/jit/jit.h"
-#include "tcc/lowering/codegen.h"
 #include "tcc/runtime/random.h"
 #include "tcc/test/reference.h"
 
 namespace tcc::test {
 namespace {
-
-namespace fs = std::filesystem;
-namespace imp = ir::imp;
-
-fs::path programsFolder() { return fs::path(TCC_SOURCE_DIR) / "test" / "cuda" / "programs"; }
-
-std::string fileText(const fs::path& path) {
-  std::ifstream file(path);
-  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-}
-
-std::vector<std::string> coordinateBlockPrograms() {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(programsFolder()))
-    if (entry.path().extension() == ".tc" && entry.path().stem().string().rfind("coordinate_blocks_", 0) == 0)
-      names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 struct Inputs {
   std::string name;
@@ -66,17 +43,11 @@ std::vector<Inputs> inputSets() {
 }
 
 rt::Coo filtered(const rt::Coo& all, const Inputs& drawn) {
-  rt::Coo kept = rt::Coo::ofShape(all.dims);
-  std::vector<int32_t> coordinate(all.dims.size());
-  for (size_t k = 0; k < all.nnz(); ++k) {
-    bool dropped = drawn.emptyEvery > 0 && all.coords[0][k] % drawn.emptyEvery == 0;
-    for (size_t mode = 0; mode < all.dims.size(); ++mode) {
-      coordinate[mode] = all.coords[mode][k];
-      dropped = dropped || (coordinate[mode] >= drawn.band.first && coordinate[mode] < drawn.band.second);
-    }
-    if (!dropped) kept.push(coordinate.data(), all.values[k]);
-  }
-  return kept;
+  return withoutEntries(all, [&](const std::vector<int32_t>& at) {
+    if (drawn.emptyEvery > 0 && at[0] % drawn.emptyEvery == 0) return true;
+    return std::any_of(at.begin(), at.end(),
+                       [&](int32_t c) { return c >= drawn.band.first && c < drawn.band.second; });
+  });
 }
 
 // Lowers `dsl` for the cuda target, runs its IR with the GPU loops serial
@@ -85,62 +56,32 @@ int expectSerialGpuIrMatchesReference(const std::string& dsl, const std::vector<
   Program program = Program::fromText(dsl, "test.tc");
   Lowered lowered = lowerForCuda(dsl);
   const CompiledStatement& statement = lowered.statements.at(0);
-  imp::Function function = statement.function;
-  function.body = SerialGpuLoops(true).mutate(function.body);
-  std::string source = lowering::makeCodeGenerator(lowering::TargetKind::Cpu)->emit({function});
-  jit::CompileOptions jitOptions;
-  if (!jit::isAvailable(jitOptions.backend)) jitOptions.backend = jit::Backend::SystemCompiler;
-  if (!jit::isAvailable(jitOptions.backend)) {
+  SerialGpuIr serial(statement, /*serialSums=*/true);
+  if (!serial.available()) {
     ADD_FAILURE() << "no C++ JIT here";
     return 0;
   }
-  auto module = jit::compile(source, jitOptions);
-  auto entry = module->function<int32_t (*)(tcc_tensor**)>(function.name);
   const TensorVar& output = statement.computedOutput;
-  const double tolerance = output.datatype() == ir::Datatype::Float32 ? 2e-4 : 1e-10;
   uint64_t seed = 900;
   int checked = 0;
   for (const Inputs& drawn : sets) {
     SCOPED_TRACE(drawn.name);
     std::optional<rt::Coo> matrix;
     std::map<std::string, int32_t> sizes{{"I", drawn.rows}, {"J", drawn.columns}, {"K", 7}};
-    if (!drawn.realMatrix.empty()) {
-      matrix = rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + drawn.realMatrix);
-      sizes["I"] = matrix->dims[0];
-      sizes["J"] = matrix->dims[1];
-    }
-    std::map<std::string, Tensor> bound;
-    std::map<std::string, DenseArray> dense;
-    std::vector<tcc_tensor> views;
+    if (!drawn.realMatrix.empty()) matrix = realMatrix(drawn.realMatrix, sizes);
+    BoundInputs inputs;
     for (const TensorVar& parameter : statement.parameters) {
-      std::vector<int32_t> dims;
-      for (int mode = 0; mode < parameter.order(); ++mode) dims.push_back(sizes.at(parameter.dimension(mode).symbol()));
-      if (parameter == output) {
-        views.push_back(parameter.format().isAllDense()
-                            ? Tensor(dims, toRuntimeFormat(parameter.format()), toRuntimeType(parameter.datatype()))
-                                  .release()
-                            : Tensor::emptyAssembledOutput(dims, toRuntimeFormat(parameter.format()),
-                                                           toRuntimeType(parameter.datatype())));
-        continue;
-      }
-      rt::Coo entries = matrix && parameter.name() == "A" ? *matrix
-                        : parameter.format().isAllDense() ? rt::randomUniform(dims, 1.0, ++seed)
-                                                          : filtered(rt::randomUniform(dims, drawn.density, ++seed), drawn);
-      bound.emplace(parameter.name(),
-                    rt::pack(entries, toRuntimeFormat(parameter.format()), toRuntimeType(parameter.datatype())));
-      dense.emplace(parameter.name(), denseOf(rt::unpack(bound.at(parameter.name()))));
-      views.push_back(bound.at(parameter.name()).abiView());
+      if (parameter == output) continue;
+      std::vector<int32_t> dims = dimsOf(parameter, sizes);
+      inputs.bind(parameter, matrix && parameter.name() == "A" ? *matrix
+                             : parameter.format().isAllDense()
+                                 ? rt::randomUniform(dims, 1.0, ++seed)
+                                 : filtered(rt::randomUniform(dims, drawn.density, ++seed), drawn));
     }
-    std::vector<tcc_tensor*> pointers;
-    for (auto& view : views) pointers.push_back(&view);
-    EXPECT_EQ(entry(pointers.data()), 0) << source;
-    size_t slot = 0;
-    while (!(statement.parameters[slot] == output)) ++slot;
-    Tensor result = Tensor::adopt(std::move(views[slot]));
-    std::vector<double> expected = evaluate(program.statements(), dense).at(output.name()).values;
+    std::vector<double> expected = referenceOf(program, inputs, output);
     // Never compared on an all-zero result.
-    EXPECT_TRUE(std::any_of(expected.begin(), expected.end(), [](double v) { return v != 0; }));
-    EXPECT_EQ(expectClose(rt::toDense(result), expected, tolerance, "serial GPU IR vs reference"), 0) << source;
+    EXPECT_TRUE(anyNonZero(expected));
+    serial.expectMatches(inputs.tensors, dimsOf(output, sizes), expected);
     ++checked;
   }
   return checked;
@@ -149,11 +90,12 @@ int expectSerialGpuIrMatchesReference(const std::string& dsl, const std::vector<
 class GpuCoordinateBlockPrograms : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuCoordinateBlockPrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference) {
-  std::string dsl = fileText(programsFolder() / (GetParam() + ".tc"));
+  std::string dsl = programText(GetParam());
   EXPECT_EQ(expectSerialGpuIrMatchesReference(dsl, inputSets()), static_cast<int>(inputSets().size()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, GpuCoordinateBlockPrograms, ::testing::ValuesIn(coordinateBlockPrograms()),
+INSTANTIATE_TEST_SUITE_P(Programs, GpuCoordinateBlockPrograms,
+                         ::testing::ValuesIn(programsNamed("coordinate_blocks_")),
                          [](const auto& info) { return info.param; });
 
 std::string withSchedule(const std::string& statement, const std::string& schedule) {

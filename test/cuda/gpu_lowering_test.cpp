@@ -9,6 +9,7 @@
 #include <map>
 
 #include "cuda_lowering.h"
+#include "cuda_programs.h"
 #include "gpu_host_part.h"
 #include "gpu_launch.h"
 #include "tcc/lowering/codegen.h"
@@ -646,21 +647,12 @@ TEST(PosOverAUnion, WhereTheRestMergesSparseOperandsItsThreadsSearchThem) {
       << lowered.cudaKernels;
 }
 
-std::vector<std::string> gpuTestPrograms() {
-  std::vector<std::string> names;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::filesystem::path(TCC_SOURCE_DIR) / "test" / "cuda" / "programs"))
-    if (entry.path().extension() == ".tc") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 class GpuTestProgramKernels : public ::testing::TestWithParam<std::string> {};
 
 // Each program the GPU tests run (gpu_programs_test.cpp) lowers for the
 // cuda target, and NVRTC compiles its kernels.
 TEST_P(GpuTestProgramKernels, CompileWithNvrtcAlone) {
-  auto path = std::filesystem::path(TCC_SOURCE_DIR) / "test" / "cuda" / "programs" / (GetParam() + ".tc");
+  auto path = programPath(GetParam());
   Lowered lowered = lowerProgram(Program::fromFile(path.string()));
   ASSERT_EQ(lowered.target, frontend::Target::Cuda);
   ASSERT_FALSE(lowered.gpuFunctions.at(0).kernels.empty());
@@ -688,7 +680,7 @@ TEST_P(GpuTestProgramKernels, CompileWithNvrtcAlone) {
   EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, GpuTestProgramKernels, ::testing::ValuesIn(gpuTestPrograms()),
+INSTANTIATE_TEST_SUITE_P(Programs, GpuTestProgramKernels, ::testing::ValuesIn(programsNamed()),
                          [](const auto& info) { return info.param; });
 
 // What the printer does if lowering ever hands it such a loop: an internal

@@ -12,31 +12,17 @@
 // by binary search inside the GPU loops (its threads may share them).
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
-#include <filesystem>
 #include <iostream>
 #include <set>
 
+#include "cuda_programs.h"
+#include "dense_of.h"
 #include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
 #include "tcc/test/reference.h"
-#include "dense_of.h"
 
 namespace tcc::test {
 namespace {
-
-namespace fs = std::filesystem;
-
-fs::path programsFolder() { return fs::path(TCC_SOURCE_DIR) / "test" / "cuda" / "programs"; }
-
-std::vector<std::string> programs() {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(programsFolder()))
-    if (entry.path().extension() == ".tc") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 // Sizes of the programs' symbolic dimensions, and how the sparse inputs
 // are drawn; a real matrix, when named, is A (its shape gives I and J).
@@ -62,24 +48,16 @@ std::vector<Inputs> inputs() {
 
 rt::Coo withoutFirstCoordinates(const rt::Coo& all, int every) {
   if (every <= 0) return all;
-  rt::Coo kept = rt::Coo::ofShape(all.dims);
-  std::vector<int32_t> coordinate(all.dims.size());
-  for (size_t k = 0; k < all.nnz(); ++k) {
-    if (all.coords[0][k] % every == 0) continue;
-    for (size_t mode = 0; mode < all.dims.size(); ++mode) coordinate[mode] = all.coords[mode][k];
-    kept.push(coordinate.data(), all.values[k]);
-  }
-  return kept;
+  return withoutEntries(all, [every](const std::vector<int32_t>& at) { return at[0] % every == 0; });
 }
 
 class GpuPrograms : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuPrograms, MatchTheDenseReference) {
-  Program program = Program::fromFile((programsFolder() / (GetParam() + ".tc")).string());
+  Program program = Program::fromFile(programPath(GetParam()).string());
   Kernel kernel = compile(program);
   ASSERT_FALSE(kernel.source().empty());
   const TensorVar& output = program.statements()[0].as<ir::AssignmentNode>()->lhs.tensor();
-  const double tolerance = output.datatype() == ir::Datatype::Float32 ? 2e-4 : 1e-10;
   const TensorVar* matrixA = program.syntax().findTensor("A");
   const bool realInputs = matrixA && matrixA->order() == 2;
   uint64_t seed = 100;
@@ -89,11 +67,7 @@ TEST_P(GpuPrograms, MatchTheDenseReference) {
     SCOPED_TRACE(GetParam() + ", " + drawn.name);
     std::map<std::string, int32_t> sizes = drawn.sizes;
     std::optional<rt::Coo> matrix;
-    if (!drawn.realMatrix.empty()) {
-      matrix = rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + drawn.realMatrix);
-      sizes["I"] = matrix->dims[0];
-      sizes["J"] = matrix->dims[1];
-    }
+    if (!drawn.realMatrix.empty()) matrix = realMatrix(drawn.realMatrix, sizes);
     // The reference walks every index variable's range: keep it quick.
     std::set<std::string> symbols;
     for (const TensorVar& tensor : program.tensors())
@@ -101,12 +75,10 @@ TEST_P(GpuPrograms, MatchTheDenseReference) {
     double points = 1;
     for (const auto& symbol : symbols) points *= sizes.at(symbol);
     if (points > 5e7) continue;
-    std::map<std::string, Tensor> bound;
-    std::map<std::string, DenseArray> dense;
+    BoundInputs inputs;
     for (const TensorVar& tensor : program.tensors()) {
       if (tensor == output) continue;
-      std::vector<int32_t> dims;
-      for (int mode = 0; mode < tensor.order(); ++mode) dims.push_back(sizes.at(tensor.dimension(mode).symbol()));
+      std::vector<int32_t> dims = dimsOf(tensor, sizes);
       rt::Coo entries;
       if (matrix && tensor.name() == "A") {
         entries = *matrix;
@@ -115,16 +87,13 @@ TEST_P(GpuPrograms, MatchTheDenseReference) {
       } else {
         entries = withoutFirstCoordinates(rt::randomUniform(dims, drawn.density, ++seed), drawn.emptyEvery);
       }
-      bound.emplace(tensor.name(),
-                    rt::pack(entries, toRuntimeFormat(tensor.format()), toRuntimeType(tensor.datatype())));
-      // The reference sees the values the kernel sees (rounded to float32).
-      dense.emplace(tensor.name(), denseOf(rt::unpack(bound.at(tensor.name()))));
+      inputs.bind(tensor, entries);
     }
-    std::vector<double> expected = evaluate(program.statements(), dense).at(output.name()).values;
+    std::vector<double> expected = referenceOf(program, inputs, output);
     // Never compared on an all-zero result.
-    ASSERT_TRUE(std::any_of(expected.begin(), expected.end(), [](double v) { return v != 0; }));
-    std::vector<double> actual = rt::toDense(kernel.run(bound).at(output.name()));
-    if (expectClose(actual, expected, tolerance, "GPU vs reference") > 0) {
+    ASSERT_TRUE(anyNonZero(expected));
+    std::vector<double> actual = rt::toDense(kernel.run(inputs.tensors).at(output.name()));
+    if (expectClose(actual, expected, toleranceOf(output), "GPU vs reference") > 0) {
       ADD_FAILURE() << kernel.source();
       return;
     }
@@ -138,7 +107,7 @@ TEST_P(GpuPrograms, MatchTheDenseReference) {
   std::cout << GetParam() << ": " << ran << " inputs, " << real << " of them real matrices\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, GpuPrograms, ::testing::ValuesIn(programs()),
+INSTANTIATE_TEST_SUITE_P(Programs, GpuPrograms, ::testing::ValuesIn(programsNamed()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

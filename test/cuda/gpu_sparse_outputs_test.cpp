@@ -20,43 +20,19 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 
 #include "cuda_lowering.h"
+#include "cuda_programs.h"
 #include "dense_of.h"
 #include "gpu_host_part.h"
 #include "serial_gpu_loops.h"
-#include "tcc/ir/imperative_visitor.h"
-#include "tcc/jit/jit.h"
-#include "tcc/lowering/codegen.h"
 #include "tcc/lowering/gpu_kernels.h"
 #include "tcc/runtime/random.h"
 #include "tcc/test/reference.h"
 
 namespace tcc::test {
 namespace {
-
-namespace fs = std::filesystem;
-namespace imp = ir::imp;
-
-fs::path programsFolder() { return fs::path(TCC_SOURCE_DIR) / "test" / "cuda" / "programs"; }
-
-std::string programText(const std::string& name) {
-  std::ifstream file(programsFolder() / (name + ".tc"));
-  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-}
-
-std::vector<std::string> sparseOutputPrograms() {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(programsFolder()))
-    if (entry.path().extension() == ".tc" && entry.path().stem().string().rfind("sparse_out_", 0) == 0)
-      names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 const std::string kCsrUnion = "tensor Y(I, J) : csr\ntensor A(I, J) : csr\ntensor B(I, J) : csr\n"
                               "Y(i, j) = A(i, j) + B(i, j)\n";
@@ -222,38 +198,21 @@ TEST(GpuSparseOutputs, ADcsrRowsSegmentEndsAreStoredAtTheRowsOffsets) {
   EXPECT_TRUE(contains(lowered.cuda, "if (cudaMemset(Y2_pos, 0, ")) << lowered.cuda;
 }
 
-rt::Coo withoutEveryOtherRow(const rt::Coo& all) {
-  rt::Coo kept = rt::Coo::ofShape(all.dims);
-  std::vector<int32_t> coordinate(all.dims.size());
-  for (size_t k = 0; k < all.nnz(); ++k) {
-    if (all.coords[0][k] % 2 == 0) continue;
-    for (size_t mode = 0; mode < all.dims.size(); ++mode) coordinate[mode] = all.coords[mode][k];
-    kept.push(coordinate.data(), all.values[k]);
-  }
-  return kept;
-}
-
 class GpuSparseOutputPrograms : public ::testing::TestWithParam<std::string> {};
 
 // Inputs: random (a single entry, rows past a block, every other row
 // empty, an empty operand) and real matrices as A (the other operands
 // random, of A's shape).
 TEST_P(GpuSparseOutputPrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference) {
-  Program program = Program::fromFile((programsFolder() / (GetParam() + ".tc")).string());
+  Program program = Program::fromFile(programPath(GetParam()).string());
   Lowered lowered = lowerForCuda(programText(GetParam()));
   // Count, prefix sum (the first level's end stored too), fill.
   const bool firstCompressed = !lowered.statements.at(0).computedOutput.format().level(0).isDense();
   ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), (firstCompressed ? 3 : 2) + kScanKernels);
   const CompiledStatement& statement = lowered.statements.at(0);
-  const imp::Function& function = statement.function;
-  std::string source = serialCppOf(function);
-  jit::CompileOptions jitOptions;
-  if (!jit::isAvailable(jitOptions.backend)) jitOptions.backend = jit::Backend::SystemCompiler;
-  if (!jit::isAvailable(jitOptions.backend)) GTEST_SKIP() << "no C++ JIT here";
-  auto module = jit::compile(source, jitOptions);
-  auto entry = module->function<int32_t (*)(tcc_tensor**)>(function.name);
+  SerialGpuIr serial(statement);
+  if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
   const TensorVar& output = statement.computedOutput;
-  const double tolerance = output.datatype() == ir::Datatype::Float32 ? 2e-4 : 1e-10;
 
   struct Case {
     std::string name;
@@ -272,26 +231,13 @@ TEST_P(GpuSparseOutputPrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference)
   int checked = 0;
   for (const Case& drawn : cases) {
     SCOPED_TRACE(GetParam() + ", " + drawn.name);
+    std::map<std::string, int32_t> sizes{{"I", drawn.rows}, {"J", drawn.columns}};
     std::optional<rt::Coo> matrix;
-    int32_t rows = drawn.rows, columns = drawn.columns;
-    if (!drawn.realMatrix.empty()) {
-      matrix = rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + drawn.realMatrix);
-      rows = matrix->dims[0], columns = matrix->dims[1];
-    }
-    std::map<std::string, Tensor> bound;
-    std::map<std::string, DenseArray> dense;
-    std::vector<Tensor> kept;
-    std::vector<tcc_tensor> views;
-    tcc_tensor outputView{};
+    if (!drawn.realMatrix.empty()) matrix = realMatrix(drawn.realMatrix, sizes);
+    BoundInputs inputs;
     for (const TensorVar& parameter : statement.parameters) {
-      std::vector<int32_t> dims;
-      for (int mode = 0; mode < parameter.order(); ++mode)
-        dims.push_back(parameter.dimension(mode).symbol() == "I" ? rows : columns);
-      if (parameter == output) {
-        outputView = Tensor::emptyAssembledOutput(dims, toRuntimeFormat(parameter.format()),
-                                                  toRuntimeType(parameter.datatype()));
-        continue;
-      }
+      if (parameter == output) continue;
+      std::vector<int32_t> dims = dimsOf(parameter, sizes);
       rt::Coo entries;
       if (matrix && parameter.name() == "A") {
         entries = *matrix;
@@ -301,80 +247,27 @@ TEST_P(GpuSparseOutputPrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference)
         entries = rt::Coo::ofShape(dims);
       } else {
         entries = rt::randomUniform(dims, drawn.density, ++seed);
-        if (drawn.emptyRows) entries = withoutEveryOtherRow(entries);
+        if (drawn.emptyRows)
+          entries = withoutEntries(entries, [](const std::vector<int32_t>& at) { return at[0] % 2 == 0; });
       }
-      bound.emplace(parameter.name(),
-                    rt::pack(entries, toRuntimeFormat(parameter.format()), toRuntimeType(parameter.datatype())));
-      dense.emplace(parameter.name(), denseOf(rt::unpack(bound.at(parameter.name()))));
+      inputs.bind(parameter, entries);
     }
-    for (const TensorVar& parameter : statement.parameters)
-      views.push_back(parameter == output ? outputView : bound.at(parameter.name()).abiView());
-    std::vector<tcc_tensor*> pointers;
-    for (auto& view : views) pointers.push_back(&view);
-    ASSERT_EQ(entry(pointers.data()), 0);
-    size_t slot = 0;
-    while (!(statement.parameters[slot] == output)) ++slot;
-    Tensor assembled = Tensor::adopt(std::move(views[slot]));
-    std::vector<double> expected = evaluate(program.statements(), dense).at(output.name()).values;
-    // (An intersection with an empty operand: an output with no entries.)
-    if (std::none_of(expected.begin(), expected.end(), [](double v) { return v != 0; })) {
+    std::vector<double> expected = referenceOf(program, inputs, output);
+    if (anyNonZero(expected)) {
+      serial.expectMatches(inputs.tensors, dimsOf(output, sizes), expected);
+    } else {
+      // (An intersection with an empty operand: an output with no entries.)
       EXPECT_TRUE(drawn.emptyB);
-      EXPECT_EQ(assembled.nnz(), 0);
-      ++checked;
-      continue;
+      EXPECT_EQ(serial.run(inputs.tensors, dimsOf(output, sizes)).nnz(), 0);
     }
-    EXPECT_EQ(expectClose(rt::toDense(assembled), expected, tolerance, "serial GPU IR vs reference"), 0) << source;
     ++checked;
   }
   EXPECT_EQ(checked, static_cast<int>(cases.size()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, GpuSparseOutputPrograms, ::testing::ValuesIn(sparseOutputPrograms()),
+INSTANTIATE_TEST_SUITE_P(Programs, GpuSparseOutputPrograms,
+                         ::testing::ValuesIn(programsNamed("sparse_out_")),
                          [](const auto& info) { return info.param; });
-
-// The lowered IR of a one-statement program, its GPU loops serial, compiled
-// for the CPU; run() binds each input's entries and returns the output.
-class SerialRun {
- public:
-  explicit SerialRun(const Lowered& lowered) : statement_(lowered.statements.at(0)) {
-    imp::Function function = statement_.function;
-    function.body = SerialGpuLoops().mutate(function.body);
-    source_ = lowering::makeCodeGenerator(lowering::TargetKind::Cpu)->emit({function});
-    jit::CompileOptions options;
-    if (!jit::isAvailable(options.backend)) options.backend = jit::Backend::SystemCompiler;
-    if (!jit::isAvailable(options.backend)) return;
-    module_ = jit::compile(source_, options);
-    entry_ = module_->function<int32_t (*)(tcc_tensor**)>(function.name);
-  }
-  bool available() const { return entry_ != nullptr; }
-  const std::string& source() const { return source_; }
-  // `inputs` by name, packed in the formats the statement declares.
-  Tensor run(const std::vector<int32_t>& outputDims, const std::map<std::string, Tensor>& inputs) {
-    const TensorVar& output = statement_.computedOutput;
-    std::vector<tcc_tensor> views;
-    size_t slot = 0;
-    for (size_t k = 0; k < statement_.parameters.size(); ++k) {
-      const TensorVar& parameter = statement_.parameters[k];
-      if (parameter == output) {
-        slot = k;
-        views.push_back(Tensor::emptyAssembledOutput(outputDims, toRuntimeFormat(output.format()),
-                                                     toRuntimeType(output.datatype())));
-      } else {
-        views.push_back(inputs.at(parameter.name()).abiView());
-      }
-    }
-    std::vector<tcc_tensor*> pointers;
-    for (auto& view : views) pointers.push_back(&view);
-    if (entry_(pointers.data()) != 0) throw Error("the serial IR returned a failure");
-    return Tensor::adopt(std::move(views[slot]));
-  }
-
- private:
-  const CompiledStatement& statement_;
-  std::string source_;
-  std::shared_ptr<const jit::Module> module_;
-  int32_t (*entry_)(tcc_tensor**) = nullptr;
-};
 
 // The scan at every length that could go wrong: none, one, a tile less
 // one, a tile, a tile and one, a tile of tiles and one, and past 2^20 and
@@ -400,24 +293,20 @@ TEST(GpuSparseOutputs, TheScansAreRightAtEveryLengthRunSerially) {
   for (const Statement& tested : statements) {
     Program program = Program::fromText(tested.dsl, "test.tc");
     Lowered lowered = lowerForCuda(tested.dsl);
-    SerialRun serial(lowered);
-    if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
     const CompiledStatement& statement = lowered.statements.at(0);
+    SerialGpuIr serial(statement);
+    if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
     for (int32_t length : lengths) {
       SCOPED_TRACE(statement.computedOutput.format().toString() + ", " + std::to_string(length));
       std::vector<int32_t> dims = tested.matrix ? std::vector<int32_t>{length, 3} : std::vector<int32_t>{length};
-      std::map<std::string, Tensor> inputs;
-      std::map<std::string, DenseArray> dense;
+      BoundInputs inputs;
       for (const TensorVar& parameter : statement.parameters) {
         if (parameter == statement.computedOutput) continue;
         // Empty rows (coordinates) among the others: offsets repeat.
-        rt::Coo entries = rt::randomUniform(dims, length > 100000 ? 0.02 : 0.3, ++seed);
-        inputs.emplace(parameter.name(), rt::pack(entries, toRuntimeFormat(parameter.format()),
-                                                  toRuntimeType(parameter.datatype())));
-        dense.emplace(parameter.name(), denseOf(rt::unpack(inputs.at(parameter.name()))));
+        inputs.bind(parameter, rt::randomUniform(dims, length > 100000 ? 0.02 : 0.3, ++seed));
       }
-      Tensor assembled = serial.run(dims, inputs);
-      std::vector<double> expected = evaluate(program.statements(), dense).at(statement.computedOutput.name()).values;
+      Tensor assembled = serial.run(inputs.tensors, dims);
+      std::vector<double> expected = referenceOf(program, inputs, statement.computedOutput);
       // (Entries past the first tile, whose offsets the fixups add to.)
       const size_t width = tested.matrix ? 3 : 1;
       if (length > 128)
@@ -438,7 +327,7 @@ TEST(GpuSparseOutputs, WithoutParallelPrefixSumsOneGpuThreadScans) {
   EXPECT_TRUE(contains(kernels, "thread < 1; thread += ")) << kernels;
   EXPECT_TRUE(contains(kernels, "Y2_pos[(scan_k + 1LL)] += Y2_pos[scan_k];")) << kernels;
   EXPECT_FALSE(contains(kernels, "_totals1")) << kernels;
-  SerialRun serial(lowered);
+  SerialGpuIr serial(lowered.statements.at(0));
   if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
   Program program = Program::fromText(withSchedule(kCsrUnion, "parallelize(i, GPUThread, NoRaces)"), "test.tc");
   std::map<std::string, Tensor> inputs;
@@ -449,7 +338,7 @@ TEST(GpuSparseOutputs, WithoutParallelPrefixSumsOneGpuThreadScans) {
     dense.emplace(name, denseOf(rt::unpack(inputs.at(name))));
   }
   std::vector<double> expected = evaluate(program.statements(), dense).at("Y").values;
-  EXPECT_EQ(expectClose(rt::toDense(serial.run({1000, 30}, inputs)), expected, 1e-12, "one-thread scan"), 0);
+  EXPECT_EQ(expectClose(rt::toDense(serial.run(inputs, {1000, 30})), expected, 1e-12, "one-thread scan"), 0);
 }
 
 }  // namespace

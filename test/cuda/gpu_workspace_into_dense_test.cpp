@@ -12,13 +12,11 @@
 // against the dense reference in gpu_programs_test.cpp.)
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <filesystem>
 #include <map>
 #include <optional>
-#include <set>
 
 #include "cuda_lowering.h"
+#include "cuda_programs.h"
 #include "dense_of.h"
 #include "serial_gpu_loops.h"
 #include "tcc/ir/index_printer.h"
@@ -27,20 +25,6 @@
 
 namespace tcc::test {
 namespace {
-
-namespace fs = std::filesystem;
-
-fs::path programsFolder() { return fs::path(TCC_SOURCE_DIR) / "test" / "cuda" / "programs"; }
-
-std::vector<std::string> intoDensePrograms() {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(programsFolder()))
-    if (entry.path().extension() == ".tc" &&
-        entry.path().stem().string().rfind("sparse_workspace_into_dense_", 0) == 0)
-      names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 std::string spgemm(const std::string& formatOfC, const std::string& schedule) {
   return "tensor C(I, K) : " + formatOfC + "\ntensor A(I, J) : csr\ntensor B(J, K) : csr\n"
@@ -115,21 +99,17 @@ struct Inputs {
 class GpuWorkspaceIntoDensePrograms : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuWorkspaceIntoDensePrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference) {
-  Program program = Program::fromFile((programsFolder() / (GetParam() + ".tc")).string());
+  Program program = Program::fromFile(programPath(GetParam()).string());
   CompileOptions options;
   options.target = frontend::Target::Cuda;
   Lowered lowered = lowerProgram(program, options);
   const CompiledStatement& statement = lowered.statements.at(0);
   EXPECT_FALSE(contains(ir::toString(statement.concrete), "where(")) << ir::toString(statement.concrete);
-  std::string source = serialCppOf(statement.function);
-  jit::CompileOptions jitOptions;
-  if (!jit::isAvailable(jitOptions.backend)) jitOptions.backend = jit::Backend::SystemCompiler;
-  if (!jit::isAvailable(jitOptions.backend)) GTEST_SKIP() << "no C++ JIT here";
-  auto module = jit::compile(source, jitOptions);
-  auto entry = module->function<int32_t (*)(tcc_tensor**)>(statement.function.name);
+  SerialGpuIr serial(statement);
+  if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
   const TensorVar& output = statement.computedOutput;
+  // (Given zeroed, as a GPU run copies it to the device.)
   ASSERT_TRUE(output.format().isAllDense());
-  const double tolerance = output.datatype() == ir::Datatype::Float32 ? 2e-4 : 1e-10;
 
   std::vector<Inputs> all{{"one entry each", {{"I", 1}, {"J", 1}, {"K", 1}, {"L", 1}}, 1.0, ""},
                           {"a single row", {{"I", 1}, {"J", 300}, {"K", 70}, {"L", 3}}, 0.5, ""},
@@ -143,42 +123,25 @@ TEST_P(GpuWorkspaceIntoDensePrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseRefe
     SCOPED_TRACE(GetParam() + ", " + drawn.name);
     std::map<std::string, int32_t> sizes = drawn.sizes;
     std::optional<rt::Coo> matrix;
-    if (!drawn.realMatrix.empty()) {
-      matrix = rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + drawn.realMatrix);
-      sizes["I"] = matrix->dims[0];
-      sizes["J"] = matrix->dims[1];
-    }
-    std::map<std::string, Tensor> bound;
-    std::map<std::string, DenseArray> dense;
+    if (!drawn.realMatrix.empty()) matrix = realMatrix(drawn.realMatrix, sizes);
+    BoundInputs inputs;
     for (const TensorVar& parameter : statement.parameters) {
-      std::vector<int32_t> dims;
-      for (int mode = 0; mode < parameter.order(); ++mode) dims.push_back(sizes.at(parameter.dimension(mode).symbol()));
-      rt::Coo entries;
-      if (matrix && parameter.name() == "A")
-        entries = *matrix;
-      else if (parameter == output)
-        entries = rt::Coo::ofShape(dims);  // zeroed, as a GPU run copies it to the device
-      else
-        entries = rt::randomUniform(dims, parameter.format().isAllDense() ? 1.0 : drawn.density, ++seed);
-      bound.emplace(parameter.name(),
-                    rt::pack(entries, toRuntimeFormat(parameter.format()), toRuntimeType(parameter.datatype())));
-      if (!(parameter == output)) dense.emplace(parameter.name(), denseOf(rt::unpack(bound.at(parameter.name()))));
+      if (parameter == output) continue;
+      inputs.bind(parameter, matrix && parameter.name() == "A"
+                                 ? *matrix
+                                 : rt::randomUniform(dimsOf(parameter, sizes),
+                                                     parameter.format().isAllDense() ? 1.0 : drawn.density, ++seed));
     }
-    std::vector<tcc_tensor> views;
-    for (const TensorVar& parameter : statement.parameters) views.push_back(bound.at(parameter.name()).abiView());
-    std::vector<tcc_tensor*> pointers;
-    for (auto& view : views) pointers.push_back(&view);
-    ASSERT_EQ(entry(pointers.data()), 0);
-    std::vector<double> expected = evaluate(program.statements(), dense).at(output.name()).values;
-    ASSERT_TRUE(std::any_of(expected.begin(), expected.end(), [](double v) { return v != 0; }));
-    EXPECT_EQ(expectClose(rt::toDense(bound.at(output.name())), expected, tolerance, "serial GPU IR vs reference"), 0)
-        << source;
+    std::vector<double> expected = referenceOf(program, inputs, output);
+    ASSERT_TRUE(anyNonZero(expected));
+    serial.expectMatches(inputs.tensors, dimsOf(output, sizes), expected);
     ++checked;
   }
   EXPECT_EQ(checked, static_cast<int>(all.size()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, GpuWorkspaceIntoDensePrograms, ::testing::ValuesIn(intoDensePrograms()),
+INSTANTIATE_TEST_SUITE_P(Programs, GpuWorkspaceIntoDensePrograms,
+                         ::testing::ValuesIn(programsNamed("sparse_workspace_into_dense_")),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -1,15 +1,20 @@
 // The lowered IR of a cuda statement with its GPU loops run one iteration
 // after another on the CPU (printed by the C++ backend), for the tests that
-// check what the GPU would compute without a GPU.
+// check what the GPU would compute without a GPU: its source, compiled and
+// run on bound inputs.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "dense_of.h"
 #include "tcc/ir/imperative_visitor.h"
 #include "tcc/jit/jit.h"
 #include "tcc/lowering/codegen.h"
+#include "tcc/tcc.h"
 
 namespace tcc::test {
 
@@ -40,9 +45,68 @@ class SerialGpuLoops : public ir::imp::IRMutator {
 };
 
 // `function` with its GPU loops serial, as C++ source.
-inline std::string serialCppOf(ir::imp::Function function) {
-  function.body = SerialGpuLoops().mutate(function.body);
+inline std::string serialCppOf(ir::imp::Function function, bool serialSums = false) {
+  function.body = SerialGpuLoops(serialSums).mutate(function.body);
   return lowering::makeCodeGenerator(lowering::TargetKind::Cpu)->emit({function});
 }
+
+// The lowered IR of `statement`, its GPU loops serial, compiled for the
+// CPU; run() binds each input's tensor and returns the output.
+class SerialGpuIr {
+ public:
+  explicit SerialGpuIr(const CompiledStatement& statement, bool serialSums = false)
+      : statement_(statement), source_(serialCppOf(statement.function, serialSums)) {
+    jit::CompileOptions options;
+    if (!jit::isAvailable(options.backend)) options.backend = jit::Backend::SystemCompiler;
+    if (!jit::isAvailable(options.backend)) return;
+    module_ = jit::compile(source_, options);
+    entry_ = module_->function<int32_t (*)(tcc_tensor**)>(statement.function.name);
+  }
+  // False where there is no C++ JIT.
+  bool available() const { return entry_ != nullptr; }
+  const std::string& source() const { return source_; }
+  // `inputs` by name, packed in the formats the statement declares; the
+  // output of `outputDims` is given zeroed where all dense, else empty for
+  // the IR to assemble. Throws when the IR returns a failure.
+  Tensor run(const std::map<std::string, Tensor>& inputs, const std::vector<int32_t>& outputDims) const {
+    const TensorVar& output = statement_.computedOutput;
+    std::vector<tcc_tensor> views;
+    size_t slot = 0;
+    for (size_t k = 0; k < statement_.parameters.size(); ++k) {
+      const TensorVar& parameter = statement_.parameters[k];
+      if (!(parameter == output)) {
+        views.push_back(inputs.at(parameter.name()).abiView());
+        continue;
+      }
+      slot = k;
+      const rt::TensorFormat format = toRuntimeFormat(output.format());
+      const rt::ValueType type = toRuntimeType(output.datatype());
+      views.push_back(output.format().isAllDense() ? Tensor(outputDims, format, type).release()
+                                                   : Tensor::emptyAssembledOutput(outputDims, format, type));
+    }
+    std::vector<tcc_tensor*> pointers;
+    for (auto& view : views) pointers.push_back(&view);
+    if (int32_t status = entry_(pointers.data()); status != 0)
+      throw Error("the serial IR returned " + std::to_string(status));
+    return Tensor::adopt(std::move(views[slot]));
+  }
+  // Runs as run() and expects the output within its element type's
+  // tolerance of `expected` (the dense reference's), showing the source
+  // where not.
+  void expectMatches(const std::map<std::string, Tensor>& inputs, const std::vector<int32_t>& outputDims,
+                     const std::vector<double>& expected) const {
+    Tensor output = run(inputs, outputDims);
+    EXPECT_EQ(expectClose(rt::toDense(output), expected, toleranceOf(statement_.computedOutput),
+                          "serial GPU IR vs reference"),
+              0)
+        << source_;
+  }
+
+ private:
+  const CompiledStatement& statement_;
+  std::string source_;
+  std::shared_ptr<const jit::Module> module_;
+  int32_t (*entry_)(tcc_tensor**) = nullptr;
+};
 
 }  // namespace tcc::test
