@@ -202,13 +202,13 @@ class Lowerer {
   std::vector<imp::Stmt> gpuPrefixSums(const std::vector<imp::Expr>& arrays, const imp::Expr& counts,
                                        const std::string& what);
   // One level of it: `arrays` scanned by a GPU thread per tile (their
-  // entries 1..counts), each tile's total stored in the level's `totals`
-  // (allTotals[level], tilesOfLevels[level] tiles), which the levels below
-  // scan in turn; `names` the arrays' at the first level.
+  // entries 1..countsOfLevels[level]), each tile's total stored in the
+  // level's totals (allTotals[level], tilesOfLevels[level] tiles), which
+  // the levels below scan in turn; `names` the arrays' at the first level.
   void scanLevels(const std::vector<GpuScanArray>& arrays, const std::vector<std::string>& names,
-                  const imp::Expr& counts, const std::vector<std::vector<GpuScanArray>>& allTotals,
-                  const std::vector<imp::Expr>& tilesOfLevels, int level, const std::string& what,
-                  std::vector<imp::Stmt>& stmts);
+                  const std::vector<std::vector<GpuScanArray>>& allTotals,
+                  const std::vector<imp::Expr>& tilesOfLevels, const std::vector<imp::Expr>& countsOfLevels,
+                  int level, const std::string& what, std::vector<imp::Stmt>& stmts);
   // The last level (or the whole sum, at level 0): on one GPU thread.
   void scanSerially(const std::vector<GpuScanArray>& arrays, const imp::Expr& counts, int level,
                     const std::string& what, std::vector<imp::Stmt>& stmts);

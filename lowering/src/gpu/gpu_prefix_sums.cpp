@@ -10,6 +10,10 @@
 // Why not a shared-memory block scan or decoupled look-back: the loop IR has neither shared memory nor barriers, and plain GPU loops run unchanged in every backend (.cu launcher, NVRTC, the serial CPU check).
 // Any length is right, 0 and 1 included: a level of m counts has
 // ceil(m / tile) tiles, and the last level scans whatever is left.
+// What a call costs besides the kernels is kept small, as small outputs
+// feel it: every level's totals of every array live in one device array
+// (one allocation, one free, no zeroing), and a level of one tile ends the
+// scan (the levels below count nothing and launch no kernel).
 #include "../lowerer.h"
 
 namespace tcc::lowering {
@@ -49,13 +53,17 @@ std::vector<Stmt> Lowerer::gpuPrefixSums(const std::vector<Expr>& arrays, const 
   // entry 0 is never read: the fixups read the totals from entry 1 on, the
   // next level scans entries 1.., and the last level's serial sum starts
   // at entry 1).
-  std::vector<Expr> tiles;
-  Expr entries = m;
+  // counts[l]: the entries level l scans. A level of one tile is done by
+  // its tile scan alone (no entry has tiles before it): the levels below
+  // then scan nothing, and launch no kernel.
+  std::vector<Expr> tiles, levelCounts{m};
   for (int level = 0; level < kGpuScanLevels; ++level) {
     tiles.push_back(freshVar("scan_tiles", int64));
     stmts.push_back(imp::Declare::make(
-        tiles.back(), ops::div(ops::add(entries, int64Of(kGpuScanTile - 1)), int64Of(kGpuScanTile))));
-    entries = tiles.back();
+        tiles.back(), ops::div(ops::add(levelCounts.back(), int64Of(kGpuScanTile - 1)), int64Of(kGpuScanTile))));
+    levelCounts.push_back(freshVar("scan_counts", int64));
+    stmts.push_back(imp::Declare::make(
+        levelCounts.back(), imp::Select::make(ops::gt(tiles.back(), int64Of(1)), tiles.back(), int64Of(0))));
   }
   Expr buffer = freshVar(names.front() + "_tile_totals", imp::Type::pointerTo(int64));
   // Level l's totals of each array: tiles[l] + 1 entries from its own offset.
@@ -75,7 +83,7 @@ std::vector<Stmt> Lowerer::gpuPrefixSums(const std::vector<Expr>& arrays, const 
   stmts.push_back(imp::Declare::make(buffer, Expr()));
   stmts.push_back(imp::Allocate::make(buffer, used, false));
   gpuSharedWorkspaces_.push_back(buffer);  // (device memory the host allocates and frees)
-  scanLevels(scanned, names, m, totals, tiles, 0, what, stmts);
+  scanLevels(scanned, names, totals, tiles, levelCounts, 0, what, stmts);
   // (After the kernels: the free waits for them, as the host's read of the
   // total right after would.)
   stmts.push_back(imp::Free::make(buffer));
@@ -105,17 +113,21 @@ void Lowerer::scanSerially(const std::vector<GpuScanArray>& arrays, const Expr& 
   Stmt serial = imp::For::make(k, int64Of(level == 0 ? 0 : 1), m, imp::Block::make(sums), imp::LoopKind::Serial,
                                level == 0 ? what + " (prefix sum)" : "the tile totals' prefix sum");
   Expr thread = freshVar("thread", imp::Type::int32());
-  stmts.push_back(imp::For::make(thread, ops::IntImm::make(0), ops::IntImm::make(1), serial, imp::LoopKind::GpuThread,
+  // (Tile totals of one entry are their own sum: no launch.)
+  Expr threads = level == 0 ? ops::IntImm::make(1)
+                            : imp::Select::make(ops::gt(m, int64Of(1)), ops::IntImm::make(1), ops::IntImm::make(0));
+  stmts.push_back(imp::For::make(thread, ops::IntImm::make(0), threads, serial, imp::LoopKind::GpuThread,
                                  level == 0 ? "the prefix sum of " + what + ", on one GPU thread"
                                             : "the prefix sum of the tile totals (level " + std::to_string(level) +
                                                   "), on one GPU thread"));
 }
 
 void Lowerer::scanLevels(const std::vector<GpuScanArray>& arrays, const std::vector<std::string>& names,
-                         const Expr& m, const std::vector<std::vector<GpuScanArray>>& allTotals,
-                         const std::vector<Expr>& tilesOfLevels, int level, const std::string& what,
-                         std::vector<Stmt>& stmts) {
+                         const std::vector<std::vector<GpuScanArray>>& allTotals,
+                         const std::vector<Expr>& tilesOfLevels, const std::vector<Expr>& countsOfLevels, int level,
+                         const std::string& what, std::vector<Stmt>& stmts) {
   const imp::Type int64 = imp::Type::int64();
+  const Expr& m = countsOfLevels[level];
   if (level == kGpuScanLevels) {
     scanSerially(arrays, m, level, what, stmts);
     return;
@@ -150,7 +162,7 @@ void Lowerer::scanLevels(const std::vector<GpuScanArray>& arrays, const std::vec
                                             : "the tile totals (level " + std::to_string(level) +
                                                   "): each tile scanned by a GPU thread"));
   Expr c = freshVar("scan_entry", int64);  // (named before the levels below name theirs)
-  scanLevels(totals, names, tiles, allTotals, tilesOfLevels, level + 1, what, stmts);
+  scanLevels(totals, names, allTotals, tilesOfLevels, countsOfLevels, level + 1, what, stmts);
   // Every count past the first tile adds the totals of the tiles before.
   std::vector<Stmt> fixups;
   for (size_t a = 0; a < arrays.size(); ++a)
