@@ -123,6 +123,13 @@ enum class OutputPass {
 inline bool writesValues(OutputPass pass) { return pass != OutputPass::Assemble && pass != OutputPass::Count; }
 inline bool writesCoordinates(OutputPass pass) { return pass != OutputPass::Compute && pass != OutputPass::Count; }
 
+// An int64 array a GPU prefix sum scans: `buffer` from entry `offset`
+// (undefined: from entry 0).
+struct GpuScanArray {
+  imp::Expr buffer;
+  imp::Expr offset;
+};
+
 class Lowerer {
  public:
   Lowerer(std::vector<ir::TensorVar> parameters, LowerOptions options);
@@ -194,10 +201,17 @@ class Lowerer {
   // names the counts in the loops' comments.
   std::vector<imp::Stmt> gpuPrefixSums(const std::vector<imp::Expr>& arrays, const imp::Expr& counts,
                                        const std::string& what);
-  // One level of it: `names` the arrays' at the first level (the totals'
-  // names), the frees of the level's totals added to `frees`.
-  void scanLevel(const std::vector<imp::Expr>& arrays, const std::vector<std::string>& names, const imp::Expr& counts,
-                 int level, const std::string& what, std::vector<imp::Stmt>& stmts, std::vector<imp::Stmt>& frees);
+  // One level of it: `arrays` scanned by a GPU thread per tile (their
+  // entries 1..countsOfLevels[level]), each tile's total stored in the
+  // level's totals (allTotals[level], tilesOfLevels[level] tiles), which
+  // the levels below scan in turn; `names` the arrays' at the first level.
+  void scanLevels(const std::vector<GpuScanArray>& arrays, const std::vector<std::string>& names,
+                  const std::vector<std::vector<GpuScanArray>>& allTotals,
+                  const std::vector<imp::Expr>& tilesOfLevels, const std::vector<imp::Expr>& countsOfLevels,
+                  int level, const std::string& what, std::vector<imp::Stmt>& stmts);
+  // The last level (or the whole sum, at level 0): on one GPU thread.
+  void scanSerially(const std::vector<GpuScanArray>& arrays, const imp::Expr& counts, int level,
+                    const std::string& what, std::vector<imp::Stmt>& stmts);
   imp::Stmt lowerAssignment(const ir::AssignmentNode* assignment);
   // The iterators over `forall`'s variable: one for each access of its body
   // that indexes the variable, but left-hand sides (assembled, in

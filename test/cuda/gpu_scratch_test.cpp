@@ -1,7 +1,8 @@
 // On a GPU (label gpu): the scratch buffer of the GPU threads' workspaces
 // is kept between launches up to kKeptGpuScratchBytes; a launch whose
-// scratch needs more has it freed once it is done. Either way the results
-// match the dense reference.
+// scratch needs more has it freed once it is done. So are the workspaces
+// GPU loops share (a sparse output's scan totals) between calls. Either way
+// the results match the dense reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -56,6 +57,44 @@ TEST(GpuScratch, ALaunchPastTheCapLeavesNothingKeptAndOneWithinItIsKept) {
   expectMatchesReference(kernel, program, 600, 4, 40);
   EXPECT_GT(detail::gpuScratchBytesKept(), 0u);
   EXPECT_LE(detail::gpuScratchBytesKept(), detail::kKeptGpuScratchBytes);
+}
+
+// A + B into CSR: the scan's tile totals (one array, not zeroed) are kept
+// for the next call, which takes them again (the bytes kept do not grow),
+// and a smaller call after a larger one (totals left in the array) is
+// still right.
+TEST(GpuScratch, ASparseOutputsScanTotalsAreKeptForTheNextCall) {
+  const char* sum = "tensor C(I, J) : csr\ntensor A(I, J) : csr\ntensor B(I, J) : csr\n"
+                    "C(i, j) = A(i, j) + B(i, j)\ntarget cuda\n"
+                    "schedule {\n  parallelize(i, GPUThread, NoRaces)\n}\n";
+  Program program = Program::fromText(sum, "sum.tc");
+  Kernel kernel = compile(program);
+  size_t keptAfterFirst = 0;
+  uint64_t seed = 20;
+  for (int32_t rows : {40000, 40000, 3000}) {
+    SCOPED_TRACE(rows);
+    std::map<std::string, Tensor> bound;
+    std::map<std::string, DenseArray> dense;
+    for (const char* name : {"A", "B"}) {
+      rt::Coo entries = rt::randomUniform({rows, 30}, 0.1, ++seed);
+      bound.emplace(name, rt::pack(entries, rt::TensorFormat::csr(), rt::ValueType::Float64));
+      dense.emplace(name, denseOf(entries));
+    }
+    std::vector<double> expected = evaluate(program.statements(), dense).at("C").values;
+    ASSERT_TRUE(std::any_of(expected.begin() + 128 * 30, expected.end(), [](double v) { return v != 0; }));
+    std::vector<double> actual = rt::toDense(kernel.run(bound).at("C"));
+    ASSERT_EQ(actual.size(), expected.size());
+    int mismatches = 0;
+    for (size_t k = 0; k < actual.size() && mismatches < 5; ++k)
+      if (std::abs(actual[k] - expected[k]) > 1e-12 * std::max(1.0, std::abs(expected[k]))) {
+        ++mismatches;
+        ADD_FAILURE() << "entry " << k << " is " << actual[k] << ", expected " << expected[k];
+      }
+    EXPECT_GT(detail::gpuWorkspaceBytesKept(), 0u);
+    EXPECT_LE(detail::gpuWorkspaceBytesKept(), detail::kKeptGpuScratchBytes);
+    if (keptAfterFirst == 0) keptAfterFirst = detail::gpuWorkspaceBytesKept();
+    EXPECT_EQ(detail::gpuWorkspaceBytesKept(), keptAfterFirst);  // taken again, not allocated anew
+  }
 }
 
 }  // namespace

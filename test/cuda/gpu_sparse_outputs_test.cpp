@@ -60,10 +60,14 @@ TEST(GpuSparseOutputs, ACsrRowPerThreadIsCountedScannedAndFilled) {
   // The prefix sum: tiles of 128 row sizes scanned in place, a GPU thread
   // each; the rows past the first tile add the totals of the tiles before.
   EXPECT_TRUE(contains(kernels, "Y2_pos_running += Y2_pos[(scan_k + 1LL)];")) << kernels;
-  EXPECT_TRUE(contains(kernels, "Y2_pos_totals1[(scan_tile + 1LL)] = Y2_pos_running;")) << kernels;
-  EXPECT_TRUE(contains(kernels, "Y2_pos[(scan_entry + 1LL)] += Y2_pos_totals1[(scan_entry / 128LL)];"))
+  // (Every level's totals in one array, each level's from its own offset.)
+  EXPECT_TRUE(contains(kernels, "Y2_pos_tile_totals[(scan_tile + 1LL)] = Y2_pos_running;")) << kernels;
+  EXPECT_TRUE(contains(kernels, "Y2_pos[(scan_entry + 1LL)] += Y2_pos_tile_totals[(scan_entry / 128LL)];"))
       << kernels;
-  EXPECT_EQ(count(kernels, "thread < 1; thread += "), 1u) << kernels;  // the last level's totals alone
+  EXPECT_TRUE(contains(kernels, "Y2_pos_tile_totals[(Y2_pos_totals2_offset + (scan_tile_0 + 1LL))] = "))
+      << kernels;
+  // The last level's totals alone, where there are two or more.
+  EXPECT_EQ(count(kernels, "thread < ((scan_counts_2 > 1LL) ? 1 : 0); thread += "), 1u) << kernels;
   EXPECT_EQ(count(kernels, "// co-iterate j"), 6u) << kernels;  // both rows, then each alone: counted, then filled
   // The host reads the entries' count back between the two kernels.
   EXPECT_TRUE(contains(lowered.cuda, "pY2 = tcc_read_device(Y2_pos, (int64_t)(Y1_dimension));")) << lowered.cuda;
@@ -79,21 +83,27 @@ TEST(GpuSparseOutputs, ACsrRowPerThreadIsCountedScannedAndFilled) {
 }
 
 // A fake device: launches recorded, allocations in host memory (the
-// output's in `arrays`, the scans' tile totals in `workspaces`), reads of
-// single entries from it.
+// output's in `arrays`, the scans' tile totals and the coordinates' offsets
+// in `workspaces`, how many of those zeroed in `zeroedWorkspaces`), reads
+// of single entries from it.
 struct RecordingDevice {
   std::vector<std::string> launched;
   std::vector<std::vector<unsigned char>> arrays;
   std::vector<std::unique_ptr<unsigned char[]>> workspaces;
+  size_t zeroedWorkspaces = 0, released = 0;
   detail::HostPartDevice device;
   RecordingDevice() {
     device.launch = [this](const detail::KernelLaunch& launch) { launched.push_back(launch.kernel->name); };
     device.read = [](void* host, const void* address, size_t bytes) { std::memcpy(host, address, bytes); };
-    device.allocateZeroed = [this](size_t bytes) {
+    device.allocate = [this](size_t bytes) {
       workspaces.push_back(std::make_unique<unsigned char[]>(std::max<size_t>(bytes, 1)));
       return static_cast<void*>(workspaces.back().get());
     };
-    device.release = [](void*) {};
+    device.allocateZeroed = [this](size_t bytes) {
+      ++zeroedWorkspaces;
+      return device.allocate(bytes);
+    };
+    device.release = [this](void*) { ++released; };
     device.allocateOutput = [this](size_t bytes) {
       arrays.emplace_back(std::max<size_t>(bytes, 1), 0);
       return static_cast<void*>(arrays.back().data());
@@ -110,10 +120,12 @@ TEST(GpuSparseOutputs, TheHostPartLaunchesItsKernelsAndHandsItsArraysToTheOutput
   RecordingDevice fake;
   fake.arrays.reserve(8);  // (the pointers handed out stay put)
   ASSERT_EQ(detail::runHostPart(lowered.gpuFunctions.at(0), {&y, &av, &bv}, fake.device), 0);
-  // (The scan's fixups start past the first tile of 128 rows: none here.)
-  ASSERT_EQ(fake.launched.size(), 2 + kScanKernels - 3);
-  // The scan's tile totals: an array a level.
-  EXPECT_EQ(fake.workspaces.size(), 3u);
+  // (One tile of 5 rows: its scan is the whole scan; the levels below
+  // scan nothing, and the fixups start past the first tile.)
+  ASSERT_EQ(fake.launched.size(), 2u + 1u);
+  // The scan's tile totals: one array for all levels, not zeroed.
+  EXPECT_EQ(fake.workspaces.size(), 1u);
+  EXPECT_EQ(fake.zeroedWorkspaces, 0u);
   // pos, then (after the count read back, 0 here: no kernel ran) crd and vals.
   ASSERT_EQ(fake.arrays.size(), 3u);
   EXPECT_EQ(fake.arrays[0].size(), 6u * sizeof(long long));
@@ -121,6 +133,52 @@ TEST(GpuSparseOutputs, TheHostPartLaunchesItsKernelsAndHandsItsArraysToTheOutput
   EXPECT_EQ(static_cast<void*>(y.levels[1].crd), static_cast<void*>(fake.arrays[1].data()));
   EXPECT_EQ(y.vals, static_cast<void*>(fake.arrays[2].data()));
   EXPECT_EQ(y.vals_size, 0);
+}
+
+// What a call costs the host besides its kernels: each allocation of
+// device memory (and each zeroing, each free, each wait for the device)
+// is a fixed cost that small outputs feel. Per call, a CSR output takes its
+// three arrays (pos zeroed) and one array for all the scan's tile totals
+// (unzeroed, released once); a DCSR output, its five arrays (both pos
+// zeroed), each level's offsets of the row coordinates (zeroed) and the
+// totals of both levels' offsets in one array. The same in the .cu
+// launcher. (Before: an array of totals per level and scanned array,
+// each zeroed: 3 more for CSR, 5 more for DCSR.)
+TEST(GpuSparseOutputs, EachCallAllocatesOneArrayForAllTheScansTileTotals) {
+  struct Case {
+    std::string dsl;
+    rt::TensorFormat format;
+    size_t outputArrays, workspaces, zeroed, mallocs, memsets, launches;
+  };
+  const std::vector<Case> cases{
+      {kCsrUnion, rt::TensorFormat::csr(), 3, 1, 0, 4, 1, 5},
+      {"tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\nY(i, j) = A(i, j) + B(i, j)\n",
+       rt::TensorFormat::dcsr(), 5, 3, 2, 8, 4, 6}};
+  for (const Case& tested : cases) {
+    SCOPED_TRACE(tested.format.toString());
+    Lowered lowered = lowerForCuda(withSchedule(tested.dsl, "parallelize(i, GPUThread, NoRaces)"));
+    // 300 rows: the scan's fixups run past the first tile.
+    tcc_tensor y = Tensor::emptyAssembledOutput({300, 7}, tested.format, rt::ValueType::Float64);
+    Tensor a = rt::pack(rt::randomUniform({300, 7}, 0.3, 1), tested.format, rt::ValueType::Float64);
+    Tensor b = rt::pack(rt::randomUniform({300, 7}, 0.3, 2), tested.format, rt::ValueType::Float64);
+    tcc_tensor av = a.abiView(), bv = b.abiView();
+    RecordingDevice fake;
+    fake.arrays.reserve(8);  // (the pointers handed out stay put)
+    ASSERT_EQ(detail::runHostPart(lowered.gpuFunctions.at(0), {&y, &av, &bv}, fake.device), 0);
+    EXPECT_EQ(fake.arrays.size(), tested.outputArrays);
+    EXPECT_EQ(fake.workspaces.size(), tested.workspaces);
+    EXPECT_EQ(fake.zeroedWorkspaces, tested.zeroed);
+    EXPECT_EQ(fake.released, tested.workspaces);
+    // Counted, filled (DCSR: the first level's end stored too), and the
+    // scan of 300 counts: 3 tiles scanned, their 3 totals (one tile: no
+    // level below), the fixups past the first tile. (Before: the levels
+    // below and the last level's serial sum launched as well, 2 more.)
+    EXPECT_EQ(fake.launched.size(), tested.launches);
+    const std::string& host = lowered.cuda;
+    EXPECT_EQ(count(host, "if (cudaMalloc("), tested.mallocs) << host;
+    EXPECT_EQ(count(host, "if (cudaMemset("), tested.memsets) << host;
+    EXPECT_EQ(count(host, "tcc_buffers.release("), tested.workspaces) << host;
+  }
 }
 
 TEST(GpuSparseOutputs, ADeviceThatAllocatesNoOutputsRefusesTheProgram) {

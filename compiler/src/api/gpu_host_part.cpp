@@ -85,7 +85,9 @@ class HostInterpreter {
       int64_t entries = std::max<int64_t>(eval(allocate->count).asInteger(), 0);
       size_t bytes = static_cast<size_t>(entries * bytesOf(allocate->buffer.type().element()));
       Value value{allocate->buffer.type()};
-      value.pointer = outputArray ? device_.allocateOutput(bytes) : device_.allocateZeroed(bytes);
+      value.pointer = outputArray                                     ? device_.allocateOutput(bytes)
+                      : allocate->zeroInitialize || !device_.allocate ? device_.allocateZeroed(bytes)
+                                                                      : device_.allocate(bytes);
       variables_[buffer->name] = value;
       return false;
     }

@@ -59,6 +59,10 @@ struct HostPartDevice {
   // both out: a program with such a workspace is then refused.
   std::function<void*(size_t bytes)> allocateZeroed;
   std::function<void(void* address)> release;
+  // The same for a workspace whose entries the kernels write before they
+  // read them (a scan's tile totals): its contents may be anything. A
+  // device that leaves it out has allocateZeroed allocate it.
+  std::function<void*(size_t bytes)> allocate;
   // `bytes` of device memory, zeroed, for an array of a sparse output (the
   // host part hands it to the output's tcc_tensor, and the caller owns it
   // once the part returns). A device that allocates none may leave it out:

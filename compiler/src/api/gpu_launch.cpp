@@ -161,9 +161,65 @@ ScratchArena& scratchArena() {
   return *arena;
 }
 
+// The workspaces that GPU loops share (a scan's tile totals, dense
+// workspaces), kept for the next calls as the scratch arena keeps its
+// buffer, up to kKeptGpuScratchBytes in all: a call takes the smallest kept
+// buffer that is large enough, or allocates one, and hands it back once the
+// kernels that use it are done, so that a kernel run again on tensors of
+// the same size neither allocates nor frees device memory.
+class WorkspacePool {
+ public:
+  rt::cuda::DeviceBuffer take(size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto best = kept_.end();
+      for (auto it = kept_.begin(); it != kept_.end(); ++it)
+        if (it->size() >= bytes && (best == kept_.end() || it->size() < best->size())) best = it;
+      if (best != kept_.end()) {
+        rt::cuda::DeviceBuffer buffer = std::move(*best);
+        kept_.erase(best);
+        keptBytes_ -= buffer.size();
+        return buffer;
+      }
+    }
+    return rt::cuda::DeviceBuffer(bytes);
+  }
+
+  // `buffer` once no kernel uses it: kept, the smallest kept freed first
+  // where it would pass the cap (a buffer larger than the cap is freed).
+  void keep(rt::cuda::DeviceBuffer buffer) {
+    if (buffer.size() > kKeptGpuScratchBytes) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (keptBytes_ + buffer.size() > kKeptGpuScratchBytes) {
+      auto smallest = std::min_element(kept_.begin(), kept_.end(),
+                                       [](const auto& a, const auto& b) { return a.size() < b.size(); });
+      keptBytes_ -= smallest->size();
+      kept_.erase(smallest);
+    }
+    keptBytes_ += buffer.size();
+    kept_.push_back(std::move(buffer));
+  }
+
+  size_t bytesKept() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return keptBytes_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<rt::cuda::DeviceBuffer> kept_;
+  size_t keptBytes_ = 0;
+};
+
+WorkspacePool& workspacePool() {
+  static auto* pool = new WorkspacePool;  // never freed: the process's CUDA context goes first
+  return *pool;
+}
+
 }  // namespace
 
 size_t gpuScratchBytesKept() { return scratchArena().bytesKept(); }
+size_t gpuWorkspaceBytesKept() { return workspacePool().bytesKept(); }
 
 std::string cudaArchitectureFor(const Program& program, const CompileOptions& options) {
   if (!options.cudaArchitecture.empty()) return options.cudaArchitecture;
@@ -202,11 +258,12 @@ int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda:
   };
   device.read = [](void* host, const void* address, size_t bytes) { rt::cuda::copyToHost(host, address, bytes); };
   device.positions = hostPositions;
-  // The workspaces GPU loops share: freed when released, or when the call
-  // ends (an error left them), after the kernels that use them.
-  std::vector<std::unique_ptr<rt::cuda::DeviceBuffer>> workspaces;
+  // The workspaces GPU loops share: handed back to the pool when released,
+  // or freed when the call ends (an error left them), after the kernels
+  // that use them.
+  std::vector<rt::cuda::DeviceBuffer> workspaces;
   struct FreeWhenDone {
-    std::vector<std::unique_ptr<rt::cuda::DeviceBuffer>>& buffers;
+    std::vector<rt::cuda::DeviceBuffer>& buffers;
     ~FreeWhenDone() {
       if (buffers.empty()) return;
       try {
@@ -215,15 +272,20 @@ int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda:
       }
     }
   } freeWhenDone{workspaces};
+  device.allocate = [&](size_t bytes) {
+    workspaces.push_back(workspacePool().take(std::max<size_t>(bytes, 1)));
+    return workspaces.back().get();
+  };
   device.allocateZeroed = [&](size_t bytes) {
-    workspaces.push_back(std::make_unique<rt::cuda::DeviceBuffer>(std::max<size_t>(bytes, 1)));
-    workspaces.back()->zero();
-    return workspaces.back()->get();
+    void* address = device.allocate(bytes);
+    workspaces.back().zero();
+    return address;
   };
   device.release = [&](void* address) {
     rt::cuda::synchronize();
     for (auto it = workspaces.begin(); it != workspaces.end(); ++it)
-      if ((*it)->get() == address) {
+      if (it->get() == address) {
+        workspacePool().keep(std::move(*it));
         workspaces.erase(it);
         return;
       }

@@ -32,6 +32,9 @@ inline constexpr size_t kKeptGpuScratchBytes = size_t(64) << 20;
 
 // What the GPU threads' workspaces keep now (the scratch arena's buffer).
 size_t gpuScratchBytesKept();
+// What the workspaces GPU loops share keep now, between calls (at most
+// kKeptGpuScratchBytes).
+size_t gpuWorkspaceBytesKept();
 
 // Runs the host part of `function` on tensors whose arrays are on the
 // device: evaluates its scalars, launches its kernels (asynchronously);

@@ -394,6 +394,7 @@ class CudaHostPrinter : public CLikePrinter {
     out_ << "if (cudaMalloc((void**)&" << buffer << ", " << bytes << ") != cudaSuccess) return 2;\n";
     indent();
     out_ << "tcc_buffers.hold(" << slot << ", " << buffer << ");\n";
+    if (!op->zeroInitialize) return;  // (every entry written before it is read)
     indent();
     out_ << "if (cudaMemset(" << buffer << ", 0, " << bytes << ") != cudaSuccess) return 2;\n";
   }

@@ -94,13 +94,14 @@ class HostCodeCheck : public IRVisitor {
   void visit(const For* op) override { refuse("has a loop " + describe(op->comment) + "that no parallelize maps to the GPU"); }
   void visit(const While* op) override { refuse("has a loop " + describe(op->comment) + "that cannot run on the GPU"); }
   // The dense workspaces that GPU loops share are allocated in device
-  // memory, zeroed, and freed by the host.
+  // memory and freed by the host (zeroed where the Allocate says so: a
+  // scan's tile totals are written before they are read).
   // So are a sparse output's arrays, sized by the kernels before (the
   // entry point hands them to the output: never grown, never freed).
   void visit(const Allocate* op) override {
     const auto* var = op->buffer.as<Var>();
     const bool outputArray = var && outputArrays_.count(var->name);
-    if (op->reallocate || (!outputArray && (!isSharedWorkspace(op->buffer) || !op->zeroInitialize)))
+    if (op->reallocate || (!outputArray && !isSharedWorkspace(op->buffer)))
       refuse("allocates " + toString(op->buffer));
     IRVisitor::visit(op);
   }

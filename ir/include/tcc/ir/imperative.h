@@ -420,8 +420,10 @@ struct Function {
   };
   std::vector<GpuThreadScratch> gpuThreadScratch;
   // The cuda target's dense workspaces whose where is outside the GPU
-  // loops: the host allocates each (zeroed) in device memory for the call,
-  // the GPU loops that fill and read it share it, and the host frees it.
+  // loops, and a GPU prefix sum's tile totals: the host allocates each in
+  // device memory for the call (zeroed where its Allocate says so), the GPU
+  // loops that fill and read it share it, and the host frees it (the
+  // in-process launcher keeps it for the next call).
   std::vector<Expr> gpuSharedWorkspaces;
 };
 

@@ -7,7 +7,7 @@
 // which on the GPU point to device memory), single array entries (each read
 // is a copy from the device) and scalars computed from them;
 // it launches kernel K with `Evaluate(Call(K.name, K.parameters))`, and
-// allocates (zeroed) and frees the dense workspaces that GPU loops share
+// allocates (zeroed where the Allocate says so) and frees the workspaces that GPU loops share
 // (imp::Function::gpuSharedWorkspaces) in device memory. A statement whose
 // work is not all inside GPU loops (a loop no parallelize maps to the GPU,
 // a sparse output, a sparse workspace) is refused with the reason.
