@@ -1407,6 +1407,29 @@ class CppPrinter : public CLikePrinter {
     out_ << "// " << op->comment << "\n";
   }
 
+  // `{`, what `inside` prints one level deeper, `}`.
+  template <typename Print>
+  void printBraced(Print inside) {
+    indent();
+    out_ << "{\n";
+    nested(inside);
+    indent();
+    out_ << "}\n";
+  }
+
+  // The row sum's loop two a trip from where `init` (a statement, or none)
+  // leaves the loop's variable, which the forms below declare.
+  void printTwoATripFrom(const For* op, const std::string& init) {
+    const std::string var = op->var.as<Var>()->name;
+    indent();
+    out_ << "#pragma GCC unroll " << kStrictGatherSumUnroll << "\n";
+    indent();
+    out_ << "for (" << init << "; " << var << " < " << text(op->end) << "; " << var << "++) {\n";
+    body(op->body);
+    indent();
+    out_ << "}\n";
+  }
+
   // `sum += vals[p] * x[crd[p]];` for position `p`.
   void printGatherTerm(const GatherDot& dot, const std::string& p) {
     indent();
@@ -1429,13 +1452,12 @@ class CppPrinter : public CLikePrinter {
     const std::string var = op->var.as<Var>()->name, end = text(op->end);
     const std::string vals = text(dot.vals), crd = text(dot.crd), x = text(dot.x);
     const std::string second = var + "_second", type = cTypeName(op->var.type());
+    const std::string term = cTypeName(sumType(op, dot.sum));
     printLoopComment(op);
     indent();
     out_ << "// strict, GCC: the first two entries without a loop (the second's add by a select: + -0.0 changes no sum), "
             "the rest two a trip\n";
-    indent();
-    out_ << "{\n";
-    nested([&] {
+    printBraced([&] {
       indent();
       out_ << type << " " << var << " = " << text(op->begin) << ";\n";
       indent();
@@ -1445,28 +1467,20 @@ class CppPrinter : public CLikePrinter {
         out_ << "const " << type << " " << second << " = " << var << " + 1 < " << end << " ? " << var << " + 1 : " << var
              << ";\n";
         indent();
-        out_ << "const double " << var << "_term0 = " << vals << "[" << var << "] * " << x << "[" << crd << "[" << var
-             << "]];\n";
+        out_ << "const " << term << " " << var << "_term0 = " << vals << "[" << var << "] * " << x << "[" << crd << "["
+             << var << "]];\n";
         indent();
-        out_ << "const double " << var << "_term1 = " << vals << "[" << second << "] * " << x << "[" << crd << "["
-             << second << "]];\n";
+        out_ << "const " << term << " " << var << "_term1 = " << vals << "[" << second << "] * " << x << "[" << crd
+             << "[" << second << "]];\n";
         indent();
         out_ << dot.sum << " += " << var << "_term0;\n";
         indent();
         out_ << dot.sum << " += " << var << " + 1 < " << end << " ? " << var << "_term1 : -0.0;\n";
-        indent();
-        out_ << "#pragma GCC unroll " << kStrictGatherSumUnroll << "\n";
-        indent();
-        out_ << "for (" << var << " += 2; " << var << " < " << end << "; " << var << "++) {\n";
-        body(op->body);
-        indent();
-        out_ << "}\n";
+        printTwoATripFrom(op, var + " += 2");
       });
       indent();
       out_ << "}\n";
     });
-    indent();
-    out_ << "}\n";
   }
 
   // Strict mode through Clang (the JIT), the same row sum: a row of
@@ -1488,9 +1502,7 @@ class CppPrinter : public CLikePrinter {
     indent();
     out_ << "// strict, Clang: a row of " << kLongStrictRow
          << " or more entries four a trip after its (length mod 4) first ones, a shorter one two a trip\n";
-    indent();
-    out_ << "{\n";
-    nested([&] {
+    printBraced([&] {
       indent();
       out_ << type << " " << var << " = " << text(op->begin) << ";\n";
       indent();
@@ -1501,19 +1513,20 @@ class CppPrinter : public CLikePrinter {
         indent();
         out_ << "if (" << rest << " > 0) {\n";
         nested([&] {
-          printGatherTerm(dot, var);
-          indent();
-          out_ << "if (" << rest << " > 1) {\n";
-          nested([&] {
-            printGatherTerm(dot, var + " + 1");
-            indent();
-            out_ << "if (" << rest << " > 2) {\n";
-            nested([&] { printGatherTerm(dot, var + " + 2"); });
+          // The first (length mod 4) entries, each under its own test.
+          for (int k = 0; k < 3; ++k) {
+            if (k > 0) {
+              indent();
+              out_ << "if (" << rest << " > " << k << ") {\n";
+              ++depth_;
+            }
+            printGatherTerm(dot, k == 0 ? var : var + " + " + std::to_string(k));
+          }
+          for (int k = 2; k > 0; --k) {
+            --depth_;
             indent();
             out_ << "}\n";
-          });
-          indent();
-          out_ << "}\n";
+          }
           indent();
           out_ << var << " += " << rest << ";\n";
         });
@@ -1529,20 +1542,10 @@ class CppPrinter : public CLikePrinter {
       });
       indent();
       out_ << "} else {\n";
-      nested([&] {
-        indent();
-        out_ << "#pragma GCC unroll " << kStrictGatherSumUnroll << "\n";
-        indent();
-        out_ << "for (; " << var << " < " << end << "; " << var << "++) {\n";
-        body(op->body);
-        indent();
-        out_ << "}\n";
-      });
+      nested([&] { printTwoATripFrom(op, ""); });
       indent();
       out_ << "}\n";
     });
-    indent();
-    out_ << "}\n";
   }
 
   std::string reductionClauses(const For* op) {
