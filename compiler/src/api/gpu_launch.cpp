@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -102,68 +103,10 @@ std::shared_ptr<const HostPositions> hostPositions(const void* device, int64_t e
   return copy;
 }
 
-// The scratch buffers of the GPU threads' workspaces, one device buffer
-// that grows to a launch's needs: launches on the default stream run in
-// order, so each uses it after the one before is done. Kept for the next
-// launches up to kKeptGpuScratchBytes; a larger one is freed once its
-// launch is done (a launch's scratch may take a gigabyte, which the
-// process would otherwise hold for good). Held locked from carving to
-// launch, so that no other host thread grows it (freeing what a launch was
-// given) in between.
-class ScratchArena {
- public:
-  void launch(const KernelLaunch& request, const std::function<void(std::vector<void*>&)>& run) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    constexpr int64_t kAlignment = 256;
-    int64_t bytes = 0;
-    for (const auto& scratch : request.scratch) bytes += (scratch.bytes + kAlignment - 1) / kAlignment * kAlignment;
-    if (static_cast<size_t>(bytes) > buffer_.size()) {
-      rt::cuda::synchronize();  // launches still running use the old buffer
-      buffer_ = rt::cuda::DeviceBuffer();
-      buffer_ = rt::cuda::DeviceBuffer(static_cast<size_t>(bytes));
-    }
-    // (Also where the launch fails: the next launch finds the arena within the cap.)
-    struct ShrinkAfter {
-      rt::cuda::DeviceBuffer& buffer;
-      ~ShrinkAfter() {
-        if (buffer.size() <= kKeptGpuScratchBytes) return;
-        try {
-          rt::cuda::synchronize();  // the launch still uses it
-        } catch (...) {
-        }
-        buffer = rt::cuda::DeviceBuffer();
-      }
-    } shrinkAfter{buffer_};
-    std::vector<std::array<unsigned char, 8>> arguments = request.arguments;
-    int64_t offset = 0;
-    for (const auto& scratch : request.scratch) {
-      void* address = static_cast<unsigned char*>(buffer_.get()) + offset;
-      std::memcpy(arguments.at(scratch.argument).data(), &address, sizeof address);
-      offset += (scratch.bytes + kAlignment - 1) / kAlignment * kAlignment;
-    }
-    std::vector<void*> pointers;
-    for (auto& argument : arguments) pointers.push_back(argument.data());
-    run(pointers);
-  }
-
-  size_t bytesKept() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return buffer_.size();
-  }
-
- private:
-  std::mutex mutex_;
-  rt::cuda::DeviceBuffer buffer_;
-};
-
-ScratchArena& scratchArena() {
-  static auto* arena = new ScratchArena;  // never freed: the process's CUDA context goes first
-  return *arena;
-}
-
 // The workspaces that GPU loops share (a scan's tile totals, dense
 // workspaces), kept for the next calls as the scratch arena keeps its
-// buffer, up to kKeptGpuScratchBytes in all: a call takes the smallest kept
+// buffer; the two together keep at most kKeptGpuScratchBytes (the arena's
+// buffer counts first, as a launch cannot run without it): a call takes the smallest kept
 // buffer that is large enough, or allocates one, and hands it back once the
 // kernels that use it are done, so that a kernel run again on tensors of
 // the same size neither allocates nor frees device memory.
@@ -186,18 +129,19 @@ class WorkspacePool {
   }
 
   // `buffer` once no kernel uses it: kept, the smallest kept freed first
-  // where it would pass the cap (a buffer larger than the cap is freed).
-  void keep(rt::cuda::DeviceBuffer buffer) {
-    if (buffer.size() > kKeptGpuScratchBytes) return;
+  // where it would pass `cap` (a buffer larger than the cap is freed).
+  void keep(rt::cuda::DeviceBuffer buffer, size_t cap) {
+    if (buffer.size() > cap) return;
     std::lock_guard<std::mutex> lock(mutex_);
-    while (keptBytes_ + buffer.size() > kKeptGpuScratchBytes) {
-      auto smallest = std::min_element(kept_.begin(), kept_.end(),
-                                       [](const auto& a, const auto& b) { return a.size() < b.size(); });
-      keptBytes_ -= smallest->size();
-      kept_.erase(smallest);
-    }
+    freeSmallestUntil(cap - buffer.size());
     keptBytes_ += buffer.size();
     kept_.push_back(std::move(buffer));
+  }
+
+  // Frees kept buffers, the smallest first, until at most `cap` bytes are kept.
+  void trimTo(size_t cap) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    freeSmallestUntil(cap);
   }
 
   size_t bytesKept() {
@@ -206,6 +150,15 @@ class WorkspacePool {
   }
 
  private:
+  void freeSmallestUntil(size_t cap) {
+    while (keptBytes_ > cap) {
+      auto smallest = std::min_element(kept_.begin(), kept_.end(),
+                                       [](const auto& a, const auto& b) { return a.size() < b.size(); });
+      keptBytes_ -= smallest->size();
+      kept_.erase(smallest);
+    }
+  }
+
   std::mutex mutex_;
   std::vector<rt::cuda::DeviceBuffer> kept_;
   size_t keptBytes_ = 0;
@@ -215,6 +168,69 @@ WorkspacePool& workspacePool() {
   static auto* pool = new WorkspacePool;  // never freed: the process's CUDA context goes first
   return *pool;
 }
+
+// The scratch buffers of the GPU threads' workspaces, one device buffer
+// that grows to a launch's needs: launches on the default stream run in
+// order, so each uses it after the one before is done. Kept for the next
+// launches up to kKeptGpuScratchBytes (the workspace pool then keeps no
+// more than what the cap leaves); a larger one is freed once its
+// launch is done (a launch's scratch may take a gigabyte, which the
+// process would otherwise hold for good). Held locked from carving to
+// launch, so that no other host thread grows it (freeing what a launch was
+// given) in between.
+class ScratchArena {
+ public:
+  void launch(const KernelLaunch& request, const std::function<void(std::vector<void*>&)>& run) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    constexpr int64_t kAlignment = 256;
+    int64_t bytes = 0;
+    for (const auto& scratch : request.scratch) bytes += (scratch.bytes + kAlignment - 1) / kAlignment * kAlignment;
+    if (static_cast<size_t>(bytes) > buffer_.size()) {
+      rt::cuda::synchronize();  // launches still running use the old buffer
+      buffer_ = rt::cuda::DeviceBuffer();
+      buffer_ = rt::cuda::DeviceBuffer(static_cast<size_t>(bytes));
+    }
+    // (Also where the launch fails: the next launch finds the arena within the cap.)
+    struct ShrinkAfter {
+      ScratchArena& arena;
+      ~ShrinkAfter() {
+        if (arena.buffer_.size() > kKeptGpuScratchBytes) {
+          try {
+            rt::cuda::synchronize();  // the launch still uses it
+          } catch (...) {
+          }
+          arena.buffer_ = rt::cuda::DeviceBuffer();
+        }
+        arena.bytesKept_ = arena.buffer_.size();
+        workspacePool().trimTo(kKeptGpuScratchBytes - arena.bytesKept_);
+      }
+    } shrinkAfter{*this};
+    std::vector<std::array<unsigned char, 8>> arguments = request.arguments;
+    int64_t offset = 0;
+    for (const auto& scratch : request.scratch) {
+      void* address = static_cast<unsigned char*>(buffer_.get()) + offset;
+      std::memcpy(arguments.at(scratch.argument).data(), &address, sizeof address);
+      offset += (scratch.bytes + kAlignment - 1) / kAlignment * kAlignment;
+    }
+    std::vector<void*> pointers;
+    for (auto& argument : arguments) pointers.push_back(argument.data());
+    run(pointers);
+  }
+
+  // Read without the lock (the pool asks while a launch may hold it).
+  size_t bytesKept() const { return bytesKept_; }
+
+ private:
+  std::mutex mutex_;
+  rt::cuda::DeviceBuffer buffer_;
+  std::atomic<size_t> bytesKept_ = 0;
+};
+
+ScratchArena& scratchArena() {
+  static auto* arena = new ScratchArena;  // never freed: the process's CUDA context goes first
+  return *arena;
+}
+
 
 }  // namespace
 
@@ -285,7 +301,7 @@ int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda:
     rt::cuda::synchronize();
     for (auto it = workspaces.begin(); it != workspaces.end(); ++it)
       if (it->get() == address) {
-        workspacePool().keep(std::move(*it));
+        workspacePool().keep(std::move(*it), kKeptGpuScratchBytes - scratchArena().bytesKept());
         workspaces.erase(it);
         return;
       }

@@ -26,14 +26,15 @@ std::string cubinFor(const std::string& kernels, const std::string& architecture
 std::shared_ptr<const rt::cuda::Module> loadCudaKernels(const Lowered& lowered, const std::string& architecture,
                                                        bool useCache);
 
-// The device memory the GPU threads' workspaces keep between launches, at
-// most: a launch whose scratch needs more has it freed once it is done.
+// The device memory kept between launches for the GPU threads' workspaces
+// (the scratch arena) and the workspaces GPU loops share (the pool), the
+// two together, at most: a launch whose scratch needs more has it freed
+// once it is done, and the pool keeps what the arena leaves of the cap.
 inline constexpr size_t kKeptGpuScratchBytes = size_t(64) << 20;
 
 // What the GPU threads' workspaces keep now (the scratch arena's buffer).
 size_t gpuScratchBytesKept();
-// What the workspaces GPU loops share keep now, between calls (at most
-// kKeptGpuScratchBytes).
+// What the workspaces GPU loops share keep now, between calls.
 size_t gpuWorkspaceBytesKept();
 
 // Runs the host part of `function` on tensors whose arrays are on the
