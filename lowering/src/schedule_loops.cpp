@@ -118,15 +118,7 @@ class CommandApplier {
     if (!isStatementVar(bound.var)) fail(derivedVariableRefusal(bound.var, "bound"));
     requireIterationInBlocks(bound.var);
     replaceLoop(bound.var, {bound.boundVar}, bound);
-    if (std::string levels = searchedLevels(bound.var); !levels.empty()) {
-      nest_.decisions.push_back(searchedBoundDecision(bound, levels));
-      return;
-    }
-    nest_.decisions.push_back(ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() +
-                              " runs to " + std::to_string(bound.value) +
-                              (bound.kind == ir::BoundKind::MaxExact ? ", which must be the dimension of "
-                                                                     : ", guarded by the dimension of ") +
-                              bound.var.name());
+    nest_.decisions.push_back(boundDecision(bound, searchedLevels(bound.var)));
   }
 
   void operator()(const SparsePrecomputeCommand&) {
@@ -349,10 +341,16 @@ std::string divideDecision(const ir::DivideRelation& divide, const std::string& 
                                " are found by binary search in each segment");
 }
 
-std::string searchedBoundDecision(const ir::BoundRelation& bound, const std::string& levels) {
-  return ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() + " iterates " + bound.var.name() +
-         " as without the bound, what " + levels + " read whole, not cut at " + std::to_string(bound.value) +
-         "; the bound is checked when the kernel starts (the dimension of " + bound.var.name() + " must be " +
+std::string boundDecision(const ir::BoundRelation& bound, const std::string& levels) {
+  const std::string relation = ir::toString(ir::ProvenanceRelation(bound)) + ": ";
+  if (levels.empty())
+    return relation + bound.boundVar.name() + " runs to " + std::to_string(bound.value) +
+           (bound.kind == ir::BoundKind::MaxExact ? ", which must be the dimension of "
+                                                  : ", guarded by the dimension of ") +
+           bound.var.name();
+  return relation + bound.boundVar.name() + " iterates " + bound.var.name() + " as without the bound, what " + levels +
+         " read whole, not cut at " + std::to_string(bound.value) + "; the bound is checked when the kernel starts " +
+         "(the dimension of " + bound.var.name() + " must be " +
          (bound.kind == ir::BoundKind::MaxExact ? "" : "at most ") + std::to_string(bound.value) + ")";
 }
 

@@ -161,9 +161,10 @@ std::string searchedLevelsText(const ir::IndexVar& var, const std::vector<ir::Ac
 // parent is recovered from its parts.
 std::string splitDecision(const ir::SplitRelation& split, const std::string& levels);
 std::string divideDecision(const ir::DivideRelation& divide, const std::string& levels);
-// A bound of a variable `levels` iterate: the whole level, the bound a
-// promise checked when the kernel starts.
-std::string searchedBoundDecision(const ir::BoundRelation& bound, const std::string& levels);
+// A bound: the loop cut at the bound (guarded, or a promise that it is the
+// dimension); where `levels` iterate the variable, the whole level, the
+// bound a promise checked when the kernel starts.
+std::string boundDecision(const ir::BoundRelation& bound, const std::string& levels);
 
 // Why `var` cannot be cut into ranges (split, divide, bound, a fuse that
 // pos does not follow): a sparse level of one of `accesses` iterates it.

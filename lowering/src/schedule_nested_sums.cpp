@@ -193,9 +193,7 @@ class NestedScheduler {
     for (const auto& loop : loops) requireIterationInBlocks(bound.var, *loop.chain);
     std::string levels = searchedLevels(bound.var);
     replaceLoops(bound.var, {bound.boundVar}, bound);
-    decisions_.push_back(levels.empty() ? ir::toString(ir::ProvenanceRelation(bound)) + ": " + bound.boundVar.name() +
-                                              " runs to " + std::to_string(bound.value)
-                                        : searchedBoundDecision(bound, levels));
+    decisions_.push_back(boundDecision(bound, levels));
   }
 
   void operator()(const ir::FuseRelation& fuse) {
