@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -55,6 +56,20 @@ inline tcc::rt::Coo readMatrix(const std::string& name) {
   }
   coo.sort();
   return coo;
+}
+
+// `coos` packed in the formats `program` declares for them.
+inline std::map<std::string, tcc::Tensor> packedFor(const tcc::Program& program,
+                                                     const std::map<std::string, tcc::rt::Coo>& coos) {
+  std::map<std::string, tcc::Tensor> packed;
+  for (const auto& [name, coo] : coos)
+    packed.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(program.syntax().findTensor(name)->format())));
+  return packed;
+}
+
+inline std::map<std::string, tcc::Tensor> packedFor(const std::string& program,
+                                                     const std::map<std::string, tcc::rt::Coo>& coos) {
+  return packedFor(tcc::Program::fromText(program, "bench.tc"), coos);
 }
 
 inline tcc::rt::Coo transposed(const tcc::rt::Coo& a) {

@@ -103,8 +103,5 @@ inline std::optional<KernelCase> kernelCaseOf(const std::string& kernel, const s
 
 // The case's inputs packed in the formats its program declares.
 inline std::map<std::string, tcc::Tensor> packedInputs(const tcc::Program& program, const KernelCase& kernelCase) {
-  std::map<std::string, tcc::Tensor> packed;
-  for (const auto& [name, coo] : kernelCase.inputs)
-    packed.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(program.syntax().findTensor(name)->format())));
-  return packed;
+  return packedFor(program, kernelCase.inputs);
 }

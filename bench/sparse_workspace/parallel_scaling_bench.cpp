@@ -86,6 +86,7 @@
 #include "tcc/runtime/pack.h"
 #include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
+#include "../common/bench_inputs.h"
 #include "../common/stats.h"
 
 namespace {
@@ -360,9 +361,7 @@ Measurement measure(const Benchmark& b, size_t index, int threads, int repeat) {
   tcc::Kernel timed = tcc::compile(program);
   Measurement m;
   m.loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::map<std::string, tcc::Tensor> inputs;
-  for (const auto& [name, coo] : inputsOf(b, index))
-    inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(program.syntax().findTensor(name)->format())));
+  std::map<std::string, tcc::Tensor> inputs = packedFor(program, inputsOf(b, index));
   measureMemory(timed, inputs, m);  // the first call, which also warms up
   tcc::RunOptions options;
   options.repeat = repeat;

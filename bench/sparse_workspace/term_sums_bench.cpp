@@ -37,6 +37,7 @@
 #include "tcc/tcc.h"
 #include "../common/bench_inputs.h"
 #include "../common/stats.h"
+#include "../common/timed_program.h"
 
 namespace {
 
@@ -45,29 +46,6 @@ const char* kSpmv = "tensor y(J) : dense\ntensor A(I, J) : csr\ntensor x(I) : de
 const char* kSpmm = "tensor Y(J, L) : dense\ntensor A(I, J) : csr\ntensor C(I, L) : dense\ntensor B(J, K) : csr\n"
                     "tensor D(K, L) : dense\nY(j, l) = A(i, j) * C(i, l) - B(j, k) * D(k, l)\n";
 const char* kWorkspace = "schedule {\n  sparse_workspace(policy = hash)\n}\n";
-
-struct Timed {
-  double seconds = 0;
-  tcc::Tensor result;
-};
-
-Timed timeKernel(const std::string& text, const std::map<std::string, tcc::Tensor>& inputs, const std::string& output,
-                 int repeat) {
-  tcc::Kernel kernel = tcc::compile(tcc::Program::fromText(text, "bench.tc"));
-  kernel.run(inputs);  // warm-up
-  tcc::RunOptions options;
-  options.repeat = repeat;
-  tcc::RunResult result = kernel.run(inputs, options);
-  return {median(result.seconds), result.tensors.at(output)};
-}
-
-std::map<std::string, tcc::Tensor> packed(const std::string& program, const std::map<std::string, tcc::rt::Coo>& coos) {
-  tcc::Program parsed = tcc::Program::fromText(program, "bench.tc");
-  std::map<std::string, tcc::Tensor> inputs;
-  for (const auto& [name, coo] : coos)
-    inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(parsed.syntax().findTensor(name)->format())));
-  return inputs;
-}
 
 struct Compared {
   double relative = 0;  // largest |a - b| over the largest |b|
@@ -121,12 +99,12 @@ int main(int argc, char** argv) {
       }
       const std::string program = spmv ? kSpmv : kSpmm;
       const std::string output = spmv ? "y" : "Y";
-      auto inputs = packed(program, coos);
-      Timed direct = timeKernel(program, inputs, output, repeat);
-      Timed workspace = timeKernel(program + kWorkspace, inputs, output, repeat);
+      auto inputs = packedFor(program, coos);
+      TimedProgram direct = timeProgram(program, inputs, output, repeat);
+      TimedProgram workspace = timeProgram(program + kWorkspace, inputs, output, repeat);
       Compared c = compare(direct.result, workspace.result);
       const int64_t entries = int64_t(cols) * (spmv ? 1 : 8);
-      Timed roomy = timeKernel(program + "schedule {\n  sparse_workspace(policy = hash, capacity = " +
+      TimedProgram roomy = timeProgram(program + "schedule {\n  sparse_workspace(policy = hash, capacity = " +
                                    std::to_string(entries) + ")\n}\n",
                                inputs, output, 1);
       Compared r = compare(direct.result, roomy.result);

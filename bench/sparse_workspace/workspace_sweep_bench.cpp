@@ -51,7 +51,9 @@
 #include "tcc/runtime/pack.h"
 #include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
+#include "../common/bench_inputs.h"
 #include "../common/stats.h"
+#include "../common/timed_program.h"
 
 namespace {
 
@@ -82,27 +84,6 @@ double difference(const tcc::Tensor& a, const tcc::Tensor& b) {
   return worst / scale;
 }
 
-struct Timed {
-  double seconds = 0;
-  tcc::Tensor result;
-};
-
-Timed timeKernel(const std::string& text, const std::map<std::string, tcc::Tensor>& inputs, int repeat) {
-  tcc::Kernel kernel = tcc::compile(tcc::Program::fromText(text, "bench.tc"));
-  kernel.run(inputs);  // warm-up
-  tcc::RunOptions options;
-  options.repeat = repeat;
-  tcc::RunResult result = kernel.run(inputs, options);
-  return {median(result.seconds), result.tensors.at("A")};
-}
-
-std::map<std::string, tcc::Tensor> packed(const std::string& program, const std::map<std::string, tcc::rt::Coo>& coos) {
-  tcc::Program parsed = tcc::Program::fromText(program, "bench.tc");
-  std::map<std::string, tcc::Tensor> inputs;
-  for (const auto& [name, coo] : coos)
-    inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(parsed.syntax().findTensor(name)->format())));
-  return inputs;
-}
 
 // ---- (a) row-wise SpGEMM sweep ------------------------------------------------
 
@@ -120,11 +101,11 @@ SweepPoint sweepPoint(int32_t rows, int32_t inner, int32_t width, int32_t bPerRo
                       uint64_t seed) {
   std::map<std::string, tcc::rt::Coo> coos = {{"B", tcc::rt::randomPerRow(rows, inner, bPerRow, seed)},
                                                {"C", tcc::rt::randomPerRow(inner, width, cPerRow, seed + 1)}};
-  auto inputs = packed(kRowwise, coos);
+  auto inputs = packedFor(kRowwise, coos);
   SweepPoint p;
   p.width = width;
-  Timed dense = timeKernel(kRowwise, inputs, repeat);
-  Timed sparse = timeKernel(std::string(kRowwise) + "schedule {\n  sparse_workspace(j)\n}\n", inputs, repeat);
+  TimedProgram dense = timeProgram(kRowwise, inputs, "A", repeat);
+  TimedProgram sparse = timeProgram(std::string(kRowwise) + "schedule {\n  sparse_workspace(j)\n}\n", inputs, "A", repeat);
   p.dense = dense.seconds;
   p.sparse = sparse.seconds;
   p.ok = difference(sparse.result, dense.result) <= 1e-12;
@@ -214,13 +195,13 @@ OuterPoint outerPoint(int32_t n, int32_t used, int32_t perColumn, int32_t window
   for (auto& k : c.coords[0]) k = inner[k];
   b.dims = {n, n};
   c.dims = {n, n};
-  auto inputs = packed(kOuterSparse, {{"B", b}, {"C", c}});
+  auto inputs = packedFor(kOuterSparse, {{"B", b}, {"C", c}});
 
   OuterPoint p;
   p.used = used;
   p.products = double(used) * perColumn * perColumn;
-  Timed sparse = timeKernel(kOuterSparse, inputs, repeat);
-  Timed dense = timeKernel(kOuterDense, inputs, repeat);
+  TimedProgram sparse = timeProgram(kOuterSparse, inputs, "A", repeat);
+  TimedProgram dense = timeProgram(kOuterDense, inputs, "A", repeat);
   // The dense workspace's result is compressed into CSR, inside the time.
   std::vector<double> compress;
   tcc::Tensor csr;
@@ -282,16 +263,16 @@ struct PolicyRow {
 
 PolicyRow policyRow(const std::string& kernel, const std::string& input, const std::string& program,
                     const std::map<std::string, tcc::rt::Coo>& coos, int repeat) {
-  auto inputs = packed(program, coos);
+  auto inputs = packedFor(program, coos);
   PolicyRow row{kernel, input, {}, {}, 0};
   tcc::Tensor first;
   for (const char* policy : kPolicies) {
-    Timed t = timeKernel(program + "schedule {\n  sparse_workspace(policy = " + policy + ")\n}\n", inputs, repeat);
+    TimedProgram t = timeProgram(program + "schedule {\n  sparse_workspace(policy = " + policy + ")\n}\n", inputs, "A", repeat);
     row.seconds.push_back(t.seconds);
     if (row.differences.empty()) first = t.result;
     row.differences.push_back(difference(t.result, first));
   }
-  row.automatic = timeKernel(program, inputs, repeat).seconds;
+  row.automatic = timeProgram(program, inputs, "A", repeat).seconds;
   return row;
 }
 
