@@ -57,10 +57,13 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
   requireParallelizable(forall, options_.cudaTarget,
                         "GPU parallel units need the CUDA target (`target cuda` or --target cuda)");
   requireParallelizable(forall, !insideParallelLoop_, "a GPU loop cannot run inside a loop on CPU threads");
-  if (gpuUnit_ != imp::LoopKind::Serial)
+  if (gpuUnit_ != imp::LoopKind::Serial) {
+    auto kept = options_.gpuUnitsKept.find(forall->indexVar);
     requireParallelizable(forall, nestingRank(plan.kind) > nestingRank(gpuUnit_),
                           std::string("GPU units nest as GPUBlock, then GPUWarp, then GPUThread, but this loop is "
-                                      "inside a ") + imp::toString(gpuUnit_) + " loop");
+                                      "inside a ") + imp::toString(gpuUnit_) + " loop" +
+                              (kept == options_.gpuUnitsKept.end() ? "" : "; " + kept->second));
+  }
 
   const ir::IndexVar& var = forall->indexVar;
   // The scalar temporaries of sums below the statement's top whose where

@@ -161,6 +161,10 @@ struct LowerOptions {
   bool tensorCore = false;
   // The schedule commands behind the loops, which refusals name.
   LoopCommands commands;
+  // The cuda target: why a GPU loop's unit stays out of order (inside a
+  // loop of the same or a later unit) where orderGpuUnits could neither
+  // exchange nor collapse it, by the loop's variable, for its refusal.
+  std::map<ir::IndexVar, std::string> gpuUnitsKept;
 };
 
 // `parameters` lists the kernel's tensors in the order the entry point
