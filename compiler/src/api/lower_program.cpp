@@ -201,7 +201,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       // GPU units out of order, exchanged or collapsed; the statement as
       // scheduled is kept for the refusal where the rewrite does not lower.
       std::optional<ir::IndexStmt> asScheduled;
-      std::map<ir::IndexVar, std::string> unitsKept;
+      std::map<std::string, std::string> unitsKept;
       if (cuda && !nmIntrinsic && !request.tensorCore) {
         ir::IndexStmt ordered = lowering::orderGpuUnits(concrete.stmt, concrete.decisions, unitsKept);
         if (!(ordered == concrete.stmt)) asScheduled = std::exchange(concrete.stmt, ordered);

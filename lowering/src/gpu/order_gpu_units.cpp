@@ -87,7 +87,7 @@ ir::IndexStmt withNearestUnit(const ir::IndexStmt& stmt, ir::ParallelUnit unit) 
 class UnitOrder {
  public:
   UnitOrder(const ir::IndexStmt& whole, std::vector<ir::ProvenanceRelation>& relations,
-            std::vector<std::string>& reasons, std::map<ir::IndexVar, std::string>& kept)
+            std::vector<std::string>& reasons, std::map<std::string, std::string>& kept)
       : relations_(relations), reasons_(reasons), kept_(kept) {
     for (const auto& access : ir::accessesOf(whole)) {
       const ir::Format& format = access.tensor().format();
@@ -126,7 +126,7 @@ class UnitOrder {
         nearestGpuLoops(loop->body, below);
         for (const auto* other : below)
           if (other->attributes.parallelUnit == loop->attributes.parallelUnit)
-            kept_[other->indexVar] = "its loop and the loop over " + loop->indexVar.name() + " are both on " +
+            kept_[other->indexVar.name()] = "its loop and the loop over " + loop->indexVar.name() + " are both on " +
                                      ir::toString(other->attributes.parallelUnit) + ", and two such loops run as "
                                      "one (their fuse) only where the inner one is all the outer one's body";
       }
@@ -154,7 +154,7 @@ class UnitOrder {
         });
         for (const auto* other : below)
           if (!oneUnit && rankOf(other->attributes.parallelUnit) < rankOf(unit))
-            kept_[other->indexVar] = "the GPU loops nearest below " + loop->indexVar.name() + " have different "
+            kept_[other->indexVar.name()] = "the GPU loops nearest below " + loop->indexVar.name() + " have different "
                                      "units, so none can exchange its unit with " + loop->indexVar.name() + "'s";
         if (oneUnit && rankOf(below.front()->attributes.parallelUnit) < rankOf(unit)) {
           const ir::ParallelUnit lower = below.front()->attributes.parallelUnit;
@@ -239,7 +239,7 @@ class UnitOrder {
                                      unit + " with nothing between, would run as one " + unit + " loop over their "
                                      "fuse, but ";
     auto keep = [&](const std::string& why) -> std::optional<ir::IndexStmt> {
-      kept_[inner->indexVar] = notCollapsed + why;
+      kept_[inner->indexVar.name()] = notCollapsed + why;
       return std::nullopt;
     };
     for (const auto* loop : {outer, inner}) {
@@ -267,14 +267,14 @@ class UnitOrder {
 
   std::vector<ir::ProvenanceRelation>& relations_;
   std::vector<std::string>& reasons_;
-  std::map<ir::IndexVar, std::string>& kept_;
+  std::map<std::string, std::string>& kept_;
   std::set<ir::IndexVar> sparseLevelVars_, workspaceIndices_;
 };
 
 }  // namespace
 
 ir::IndexStmt orderGpuUnits(const ir::IndexStmt& concrete, std::vector<std::string>& reasons,
-                            std::map<ir::IndexVar, std::string>& kept) {
+                            std::map<std::string, std::string>& kept) {
   const auto* scheduled = concrete.as<ir::SuchThatNode>();
   ir::IndexStmt stmt = scheduled ? scheduled->stmt : concrete;
   std::vector<ir::ProvenanceRelation> relations;

@@ -58,7 +58,9 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
                         "GPU parallel units need the CUDA target (`target cuda` or --target cuda)");
   requireParallelizable(forall, !insideParallelLoop_, "a GPU loop cannot run inside a loop on CPU threads");
   if (gpuUnit_ != imp::LoopKind::Serial) {
-    auto kept = options_.gpuUnitsKept.find(forall->indexVar);
+    auto standsFor = loopStandsFor_.find(forall->indexVar);  // (as requireParallelizable names it)
+    auto kept = options_.gpuUnitsKept.find(standsFor == loopStandsFor_.end() ? forall->indexVar.name()
+                                                                             : standsFor->second.name());
     requireParallelizable(forall, nestingRank(plan.kind) > nestingRank(gpuUnit_),
                           std::string("GPU units nest as GPUBlock, then GPUWarp, then GPUThread, but this loop is "
                                       "inside a ") + imp::toString(gpuUnit_) + " loop" +

@@ -105,9 +105,9 @@ ir::IndexStmt mapTermNestsToGpuThreads(const ir::IndexStmt& concrete, std::vecto
 // order_gpu_units.cpp). `concrete` itself where nothing changes; `reasons`
 // gets a line per change for `tcc explain`, `kept` why a GPU loop stays
 // inside one of the same or a later unit (by its variable), for the
-// refusal (LowerOptions::gpuUnitsKept).
+// refusal (LowerOptions::gpuUnitsKept), by the variable's name.
 ir::IndexStmt orderGpuUnits(const ir::IndexStmt& concrete, std::vector<std::string>& reasons,
-                            std::map<ir::IndexVar, std::string>& kept);
+                            std::map<std::string, std::string>& kept);
 
 // The nonzero-split mapping of a row-like statement over a CSR matrix (see
 // above), or nothing when the statement is not one; `reasons` gets its

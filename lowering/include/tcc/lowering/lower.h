@@ -163,8 +163,9 @@ struct LowerOptions {
   LoopCommands commands;
   // The cuda target: why a GPU loop's unit stays out of order (inside a
   // loop of the same or a later unit) where orderGpuUnits could neither
-  // exchange nor collapse it, by the loop's variable, for its refusal.
-  std::map<ir::IndexVar, std::string> gpuUnitsKept;
+  // exchange nor collapse it, by the name of the loop's variable (lowering
+  // may stand a variable of the same name in for it), for its refusal.
+  std::map<std::string, std::string> gpuUnitsKept;
 };
 
 // `parameters` lists the kernel's tensors in the order the entry point
