@@ -125,8 +125,9 @@ std::optional<lowering::ConcretizedStatement> withBalancedGpuMapping(const ir::I
 
 // Lowers `ordered`, the statement with its GPU units exchanged or
 // collapsed (orderGpuUnits). Where it does not lower, the statement as
-// scheduled is refused for its own reason (the units' order, at the
-// parallelize), and the rewrite's refusal follows.
+// scheduled is refused for its own reason: the units' order at the
+// parallelize, followed by the rewrite's refusal, or a refusal the
+// lowering meets before the units' order, as it was.
 ir::imp::Function lowerOrderedUnits(const ir::IndexStmt& ordered, const ir::IndexStmt& asScheduled,
                                     const std::vector<TensorVar>& parameters, const lowering::LowerOptions& options) {
   try {
@@ -137,6 +138,7 @@ ir::imp::Function lowerOrderedUnits(const ir::IndexStmt& ordered, const ir::Inde
       unordered.gpuUnitsKept.clear();  // (said of the rewritten loops)
       return lowering::lower(asScheduled, parameters, unordered);
     } catch (const lowering::LoweringError& error) {
+      if (!error.gpuUnitsOutOfOrder()) throw;
       throw lowering::LoweringError(std::string(error.what()) + " (with the GPU units in order, exchanged or "
                                     "collapsed as `tcc explain` says, the statement is refused too: " +
                                     rewritten.what() + ")",

@@ -44,10 +44,18 @@ class LoweringError : public std::runtime_error {
   }
   std::optional<size_t> command() const { return command_; }
   bool atTensorCore() const { return tensorCore_; }
+  // A GPU loop inside one of the same or a later unit (blocks, then warps,
+  // then threads): the refusal orderGpuUnits's rewrite may lift.
+  bool gpuUnitsOutOfOrder() const { return gpuUnitsOutOfOrder_; }
+  LoweringError& markGpuUnitsOutOfOrder() {
+    gpuUnitsOutOfOrder_ = true;
+    return *this;
+  }
 
  private:
   std::optional<size_t> command_;
   bool tensorCore_ = false;
+  bool gpuUnitsOutOfOrder_ = false;
 };
 
 // The schedule commands behind a statement's loops, by their index in
