@@ -354,10 +354,12 @@ TEST(GpuSchedules, AGpuUnitOnTheCpuTargetIsRefusedAtItsLine) {
                                 "CUDA target")) << message;
 }
 
+// (Units that can be put in order are: gpu_unit_order_test.cpp. A row's
+// nonzeros are no rectangle with the rows: two thread loops stay nested.)
 TEST(GpuSchedules, UnitsNestedOutOfOrderAreRefusedAtTheirLine) {
   std::string message = cudaErrorOf(withSchedule(kSpmv, "parallelize(i, GPUThread, NoRaces)\n"
-                                                        "parallelize(j, GPUWarp, ParallelReduction)"));
-  EXPECT_TRUE(contains(message, "test.tc:8:1: error: parallelize(j, GPUWarp, ParallelReduction): GPU units nest as "
+                                                        "parallelize(j, GPUThread, ParallelReduction)"));
+  EXPECT_TRUE(contains(message, "test.tc:8:1: error: parallelize(j, GPUThread, ParallelReduction): GPU units nest as "
                                 "GPUBlock, then GPUWarp, then GPUThread")) << message;
 }
 

@@ -10,6 +10,9 @@
 // coordinate_blocks_*: split, divide or bound of a variable an ordered
 // compressed level iterates, each block's first and last positions found
 // by binary search inside the GPU loops (its threads may share them).
+// units_*: GPU units a schedule gives out of order, exchanged (a block or
+// warp loop inside a thread loop) or collapsed (two loops on one unit with
+// nothing between, one loop over their fuse).
 #include <gtest/gtest.h>
 
 #include <iostream>

@@ -3,6 +3,7 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include "floating_point.h"
 #include "schedule_request.h"
@@ -122,6 +123,30 @@ std::optional<lowering::ConcretizedStatement> withBalancedGpuMapping(const ir::I
   return result;
 }
 
+// Lowers `ordered`, the statement with its GPU units exchanged or
+// collapsed (orderGpuUnits). Where it does not lower, the statement as
+// scheduled is refused for its own reason: the units' order at the
+// parallelize, followed by the rewrite's refusal, or a refusal the
+// lowering meets before the units' order, as it was.
+ir::imp::Function lowerOrderedUnits(const ir::IndexStmt& ordered, const ir::IndexStmt& asScheduled,
+                                    const std::vector<TensorVar>& parameters, const lowering::LowerOptions& options) {
+  try {
+    return lowering::lower(ordered, parameters, options);
+  } catch (const lowering::LoweringError& rewritten) {
+    try {
+      lowering::LowerOptions unordered = options;
+      unordered.gpuUnitsKept.clear();  // (said of the rewritten loops)
+      return lowering::lower(asScheduled, parameters, unordered);
+    } catch (const lowering::LoweringError& error) {
+      if (!error.gpuUnitsOutOfOrder()) throw;
+      throw lowering::LoweringError(std::string(error.what()) + " (with the GPU units in order, exchanged or "
+                                    "collapsed as `tcc explain` says, the statement is refused too: " +
+                                    rewritten.what() + ")",
+                                    error.command());
+    }
+  }
+}
+
 }  // namespace
 
 Lowered lowerProgram(const Program& program, const CompileOptions& options) {
@@ -175,6 +200,14 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       // workspaces stay refused at the parallelize that would share them.)
       if (cuda && !nmIntrinsic && !request.tensorCore && concrete.sparseWorkspaces.empty())
         concrete.stmt = lowering::mapWorkspaceFillsToGpuThreads(concrete.stmt, concrete.decisions);
+      // GPU units out of order, exchanged or collapsed; the statement as
+      // scheduled is kept for the refusal where the rewrite does not lower.
+      std::optional<ir::IndexStmt> asScheduled;
+      std::map<std::string, std::string> unitsKept;
+      if (cuda && !nmIntrinsic && !request.tensorCore) {
+        ir::IndexStmt ordered = lowering::orderGpuUnits(concrete.stmt, concrete.decisions, unitsKept);
+        if (!(ordered == concrete.stmt)) asScheduled = std::exchange(concrete.stmt, ordered);
+      }
       for (const auto& [input, copy] : nmCopies) {
         concrete.convertedInputs.insert(concrete.convertedInputs.begin(), {input, copy});
         concrete.decisions.push_back(input + " is N:M; this statement reads it from a dense copy " + copy.name() +
@@ -198,6 +231,9 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
                                             ir::TensorProvenance::computedOutput(compiled.output));
         concrete.stmt = ir::replace(concrete.stmt,
                                     std::unordered_map<TensorVar, TensorVar>{{compiled.output, compiled.computedOutput}});
+        if (asScheduled)
+          asScheduled = ir::replace(*asScheduled, std::unordered_map<TensorVar, TensorVar>{
+                                                      {compiled.output, compiled.computedOutput}});
         compiled.decisions.push_back(compiled.output.name() + " is assembled as " + computed.toString() +
                                      " and converted to " + declared.toString() + " after the kernel");
       }
@@ -226,7 +262,10 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         compiled.decisions.push_back(compiled.output.name() + " is assembled in a pass of its own, then computed");
       lowerOptions.commands = lowering::loopCommandsOf(request, concrete.outputOrderCommand);
       lowerOptions.commands.defaultGpuMapping = defaultGpuMapping;
-      compiled.function = lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
+      lowerOptions.gpuUnitsKept = unitsKept;
+      compiled.function = asScheduled ? lowerOrderedUnits(compiled.concrete, *asScheduled, compiled.parameters,
+                                                          lowerOptions)
+                                      : lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
       // A statement an intrinsic took (TCA-SpMM) maps no loops: no choice.
       if (balanced && lowering::intrinsicDecision(compiled.function)) balanced.reset();
       if (balanced)

@@ -57,10 +57,19 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
   requireParallelizable(forall, options_.cudaTarget,
                         "GPU parallel units need the CUDA target (`target cuda` or --target cuda)");
   requireParallelizable(forall, !insideParallelLoop_, "a GPU loop cannot run inside a loop on CPU threads");
-  if (gpuUnit_ != imp::LoopKind::Serial)
-    requireParallelizable(forall, nestingRank(plan.kind) > nestingRank(gpuUnit_),
-                          std::string("GPU units nest as GPUBlock, then GPUWarp, then GPUThread, but this loop is "
-                                      "inside a ") + imp::toString(gpuUnit_) + " loop");
+  if (gpuUnit_ != imp::LoopKind::Serial && nestingRank(plan.kind) <= nestingRank(gpuUnit_)) {
+    auto standsFor = loopStandsFor_.find(forall->indexVar);  // (as requireParallelizable names it)
+    auto kept = options_.gpuUnitsKept.find(standsFor == loopStandsFor_.end() ? forall->indexVar.name()
+                                                                             : standsFor->second.name());
+    try {
+      requireParallelizable(forall, false,
+                            std::string("GPU units nest as GPUBlock, then GPUWarp, then GPUThread, but this loop is "
+                                        "inside a ") + imp::toString(gpuUnit_) + " loop" +
+                                (kept == options_.gpuUnitsKept.end() ? "" : "; " + kept->second));
+    } catch (LoweringError& error) {
+      throw error.markGpuUnitsOutOfOrder();
+    }
+  }
 
   const ir::IndexVar& var = forall->indexVar;
   // The scalar temporaries of sums below the statement's top whose where

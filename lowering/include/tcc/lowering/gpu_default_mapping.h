@@ -37,6 +37,7 @@
 // lost to it on every matrix measured).
 #pragma once
 
+#include <map>
 #include <optional>
 
 #include <string>
@@ -94,6 +95,19 @@ ir::IndexStmt mapWorkspaceFillsToGpuThreads(const ir::IndexStmt& concrete, std::
 // no parallelize by name could map them all. `reasons` gets a line per
 // nest for `tcc explain`.
 ir::IndexStmt mapTermNestsToGpuThreads(const ir::IndexStmt& concrete, std::vector<std::string>& reasons);
+
+// `concrete` (scheduled for the cuda target) with GPU units given out of
+// order (a GPUBlock loop inside a GPUThread loop, a GPUThread loop directly
+// inside another) rewritten into the order kernels run them in: a GPU
+// loop whose nearest GPU loops below share a unit of lower rank exchanges
+// units with them; two loops on one unit with nothing between, over dense
+// ranges, become one loop over their fuse on that unit (see
+// order_gpu_units.cpp). `concrete` itself where nothing changes; `reasons`
+// gets a line per change for `tcc explain`, `kept` why a GPU loop stays
+// inside one of the same or a later unit (by its variable), for the
+// refusal (LowerOptions::gpuUnitsKept), by the variable's name.
+ir::IndexStmt orderGpuUnits(const ir::IndexStmt& concrete, std::vector<std::string>& reasons,
+                            std::map<std::string, std::string>& kept);
 
 // The nonzero-split mapping of a row-like statement over a CSR matrix (see
 // above), or nothing when the statement is not one; `reasons` gets its

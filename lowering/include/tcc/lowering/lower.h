@@ -44,10 +44,18 @@ class LoweringError : public std::runtime_error {
   }
   std::optional<size_t> command() const { return command_; }
   bool atTensorCore() const { return tensorCore_; }
+  // A GPU loop inside one of the same or a later unit (blocks, then warps,
+  // then threads): the refusal orderGpuUnits's rewrite may lift.
+  bool gpuUnitsOutOfOrder() const { return gpuUnitsOutOfOrder_; }
+  LoweringError& markGpuUnitsOutOfOrder() {
+    gpuUnitsOutOfOrder_ = true;
+    return *this;
+  }
 
  private:
   std::optional<size_t> command_;
   bool tensorCore_ = false;
+  bool gpuUnitsOutOfOrder_ = false;
 };
 
 // The schedule commands behind a statement's loops, by their index in
@@ -161,6 +169,11 @@ struct LowerOptions {
   bool tensorCore = false;
   // The schedule commands behind the loops, which refusals name.
   LoopCommands commands;
+  // The cuda target: why a GPU loop's unit stays out of order (inside a
+  // loop of the same or a later unit) where orderGpuUnits could neither
+  // exchange nor collapse it, by the name of the loop's variable (lowering
+  // may stand a variable of the same name in for it), for its refusal.
+  std::map<std::string, std::string> gpuUnitsKept;
 };
 
 // `parameters` lists the kernel's tensors in the order the entry point
