@@ -134,7 +134,6 @@ class CommandApplier {
   }
 
   void operator()(const PrecomputeCommand& precompute) {
-    if (nest_.sparseWorkspace) fail("a statement takes either a precompute or a sparse workspace");
     if (auto clash = clashWithEarlierPrecomputes(nest_.precomputes, precompute)) fail(*clash);
     if (!(precompute.workspaceVar == precompute.var) && isStatementVar(precompute.workspaceVar))
       fail(precompute.workspaceVar.name() + " is a variable of the statement; name the workspace's index afresh, or " +
@@ -183,7 +182,6 @@ class CommandApplier {
 
   void operator()(const SparseWorkspaceCommand& workspace) {
     if (nest_.sparseWorkspace) fail("a statement takes one sparse workspace");
-    if (!nest_.precomputes.empty()) fail("a statement takes either a precompute or a sparse workspace");
     const ir::Access& lhs = assignment_.lhs;
     const ir::Format& format = lhs.tensor().format();
     if (lhs.tensor().order() == 0) fail("a scalar result needs no workspace");
