@@ -208,3 +208,100 @@ TEST(PrecomputeInSparseWorkspaceFill, WhatCannotBePlacedIsRefusedAtItsCommand) {
 
 }  // namespace
 }  // namespace tcc::test
+
+namespace tcc::test {
+namespace {
+
+// precompute(expr, i_vars, o_vars, W) into a declared sparse workspace W
+// beside other precomputes: a dense one of a part of expr goes among the
+// loops that insert into W; one of a part of the statement that reads W
+// (a dense workspace, or a second workspace tensor, one per term) and
+// sparse_workspace (the output's workspace) go to that statement.
+const char* kDeclared = R"(tensor A(I, J) : @OUT
+tensor B(I, K) : csr
+tensor C(K, J) : csr
+tensor D(I, L) : csr
+tensor E(L, J) : csr
+tensor F(I, J) : csr
+tensor W(I, J) : sparse_workspace(@W)
+tensor V(I, J) : sparse_workspace(policy = hash)
+A(i, j) = @RHS
+schedule {
+  @SCHEDULE
+}
+)";
+
+std::map<std::string, rt::Coo> declaredWorkspaceInputs(uint64_t seed) {
+  return {{"B", randomSparse({19, 14}, 0.2, seed)},     {"C", randomSparse({14, 23}, 0.2, seed + 1)},
+          {"D", randomSparse({19, 12}, 0.2, seed + 2)}, {"E", randomSparse({12, 23}, 0.2, seed + 3)},
+          {"F", randomSparse({19, 23}, 0.15, seed + 4)}};
+}
+
+std::string declaredProgram(const std::string& out, const std::string& w, const std::string& rhs,
+                            const std::string& schedule) {
+  return replaced(replaced(replaced(replaced(kDeclared, "@OUT", out), "@W", w), "@RHS", rhs), "@SCHEDULE", schedule);
+}
+
+TEST(PrecomputeBesideAWorkspaceTensor, DenseRowInsertedIntoW) {
+  std::map<std::string, rt::Coo> inputs = declaredWorkspaceInputs(9500);
+  for (const char* out : {"csr", "csc", "dense"})
+    for (const char* w : {"policy = bucket", "policy = hash, pipeline = on", "policy = coord"})
+      for (const char* rhs : {"B(i, k) * C(k, j)", "B(i, k) * C(k, j) * 0.5 + F(i, j)"})
+        for (const char* schedule :
+             {"precompute(B(i, k) * C(k, j), {i, j}, {i, j}, W)\n  precompute(B(i, k) * C(k, j), j, jw)",
+              "precompute(B(i, k) * C(k, j), j, j)\n  precompute(B(i, k) * C(k, j), {i, j}, {iw, jw}, W)",
+              "precompute(B(i, k) * C(k, j), {i, j}, {i, j}, W)\n  precompute(B(i, k) * C(k, j), j, jw)\n  "
+              "sparse_workspace(policy = map)"}) {
+          std::string program = declaredProgram(out, w, rhs, schedule);
+          SCOPED_TRACE(program);
+          if (std::string(out) == "dense" && contains(schedule, "sparse_workspace(")) continue;
+          expectProgramMatchesReference(program, declaredInputs(program, inputs));
+        }
+  std::string program = declaredProgram("csr", "policy = bucket", "B(i, k) * C(k, j)",
+                                        "precompute(B(i, k) * C(k, j), {i, j}, {i, j}, W)\n  "
+                                        "precompute(B(i, k) * C(k, j), j, jw)");
+  std::string decisions = decisionsOf(program);
+  EXPECT_TRUE(contains(decisions, "producer: precompute B(i,k) * C(k,j) into dense workspace w_W(jw) inside the loops "
+                                  "over i, among the loops that fill sparse workspace W"))
+    << decisions;
+  rt::Coo a = realMatrix("bcsstk01.mtx");
+  expectProgramMatchesReference(program, {{"B", a}, {"C", a}});
+}
+
+TEST(PrecomputeBesideAWorkspaceTensor, PartsOfTheStatementThatReadsW) {
+  std::map<std::string, rt::Coo> inputs = declaredWorkspaceInputs(9600);
+  for (const char* out : {"csr", "dcsr", "dense"}) {
+    // A dense workspace over the rest: W times the union of two rows.
+    std::string program = declaredProgram(out, "policy = hash", "B(i, k) * C(k, j) * (F(i, j) + D(i, l) * E(l, j))",
+                                          "precompute(B(i, k) * C(k, j), {i, j}, {i, j}, W)\n  "
+                                          "precompute(F(i, j) + D(i, l) * E(l, j), j, jw)");
+    SCOPED_TRACE(program);
+    expectProgramMatchesReference(program, declaredInputs(program, inputs));
+    // A second workspace tensor, one per term.
+    for (const char* rhs : {"B(i, k) * C(k, j) + D(i, l) * E(l, j)", "B(i, k) * C(k, j) - 2 * (D(i, l) * E(l, j)) + F(i, j)"}) {
+      program = declaredProgram(out, "policy = bucket", rhs,
+                                "precompute(B(i, k) * C(k, j), {i, j}, {i, j}, W)\n  "
+                                "precompute(D(i, l) * E(l, j), {i, j}, {i, j}, V)");
+      SCOPED_TRACE(program);
+      expectProgramMatchesReference(program, declaredInputs(program, inputs));
+    }
+  }
+  rt::Coo a = realMatrix("bcsstk01.mtx");
+  std::string program = declaredProgram("csr", "policy = hash", "B(i, k) * C(k, j) + D(i, l) * E(l, j)",
+                                        "precompute(B(i, k) * C(k, j), {i, j}, {i, j}, W)\n  "
+                                        "precompute(D(i, l) * E(l, j), {i, j}, {i, j}, V)");
+  expectProgramMatchesReference(program, {{"B", a}, {"C", a}, {"D", a}, {"E", transposed(a)}});
+}
+
+TEST(PrecomputeBesideAWorkspaceTensor, AWorkspaceTensorInsideAnotherIsRefused) {
+  // V filled inside the loops that fill W: refused at V's command.
+  std::string message = errorOf(declaredProgram("csr", "policy = hash", "B(i, k) * C(k, j)",
+                                                "precompute(B(i, k) * C(k, j), {i, j}, {i, j}, W)\n  "
+                                                "precompute(B(i, k) * C(k, j), {i, j}, {i, j}, V)"));
+  EXPECT_TRUE(contains(message, "test.tc:12:3: error: precompute(B(i, k) * C(k, j), {i, j}, {i, j}, V): B(i,k) * "
+                                "C(k,j) is not a part of W(i,j), the statement that reads workspace W"))
+    << message;
+}
+
+}  // namespace
+}  // namespace tcc::test
