@@ -63,6 +63,35 @@ TEST(PrecomputeInSparseWorkspaceFill, RowOfAProductPrecomputedThenInserted) {
   EXPECT_TRUE(contains(decisions, "drained after each iteration of i")) << decisions;
 }
 
+// On CPU threads: rows of a CSR output each drained from a thread's own
+// workspace, or the outer product's racing results through a workspace per
+// thread (the Workspace strategy), each thread with its dense workspace.
+TEST(PrecomputeInSparseWorkspaceFill, OnThreads) {
+  std::map<std::string, rt::Coo> inputs = productInputs(9150);
+  std::string rows = withSchedule(replaced(replaced(replaced(kRowWise, "@OUT", "csr"), "@B", "csr"), "@RHS",
+                                           "B(i, k) * C(k, j) + D(i, j)"),
+                                  "parallelize(i, CPUThread, NoRaces)\nsparse_workspace(j, policy = hash)\n"
+                                  "precompute(B(i, k) * C(k, j), j, jw)");
+  SCOPED_TRACE(rows);
+  expectProgramMatchesReference(rows, declaredInputs(rows, inputs));
+  const char* outer = R"(tensor A(I, J) : @OUT
+tensor B(I, K) : dcsc
+tensor C(K, J) : dcsr
+tensor E(K, J) : dcsr
+A(i, j) = B(i, k) * (C(k, j) + E(k, j))
+schedule {
+  reorder(k, i, j)
+  precompute(C(k, j) + E(k, j), j, jw)
+  parallelize(k, CPUThread, Workspace)
+}
+)";
+  for (const char* out : {"csr", "csc", "dense"}) {
+    std::string program = replaced(outer, "@OUT", out);
+    SCOPED_TRACE(program);
+    expectProgramMatchesReference(program, declaredInputs(program, inputs));
+  }
+}
+
 // Outer-product SpGEMM scatters: its whole-output workspace is filled by
 // loops k, i, j, among which the union of C's and E's row k goes into a
 // dense workspace over j first.
