@@ -181,7 +181,14 @@ class CommandApplier {
   }
 
   void operator()(const SparseWorkspaceCommand& workspace) {
-    if (nest_.sparseWorkspace) fail("a statement takes one sparse workspace");
+    // (Its results go through one: the output's, which one command
+    // configures; a workspace of a part is a precompute's.)
+    if (nest_.sparseWorkspace)
+      fail("a statement takes one sparse workspace, for its output, which " +
+           (nest_.sparseWorkspaceCommand ? commandReference(commands_[*nest_.sparseWorkspaceCommand])
+                                         : std::string("the Workspace race strategy")) +
+           " asks for already; drop one, or put a part into a workspace of its own with precompute(expr, {i_vars}, "
+           "{o_vars}, W) and a tensor W declared sparse_workspace(...)");
     const ir::Access& lhs = assignment_.lhs;
     const ir::Format& format = lhs.tensor().format();
     if (lhs.tensor().order() == 0) fail("a scalar result needs no workspace");

@@ -232,7 +232,8 @@ TEST(PrecomputeInSparseWorkspaceFill, WhatCannotBePlacedIsRefusedAtItsCommand) {
   expectRefusedAtLastCommand(replaced(replaced(replaced(kRowWise, "@OUT", "csr"), "@B", "csr"), "@RHS",
                                       "B(i, k) * C(k, j)"),
                              "sparse_workspace(policy = bucket)\nsparse_workspace(j, policy = hash)",
-                             "a statement takes one sparse workspace");
+                             "a statement takes one sparse workspace, for its output, which "
+                             "`sparse_workspace(policy = bucket)` at line 7 asks for already; drop one");
 }
 
 }  // namespace
