@@ -380,24 +380,19 @@ class NestedScheduler {
     }
     if (!(precompute.workspaceVar == var)) requireFreshWorkspaceVar(precompute, {});
     precomputes_.push_back({precompute, index_, command_->text, ""});
-    std::vector<std::string> values;
+    std::string values;
     for (auto* chain : terms) {
       PrecomputeCommand term = precompute;
       term.expr = chain->assignment.as<ir::AssignmentNode>()->rhs;
       holders_[chain].push_back(
           {term, index_, command_->text, denseWorkspaceName(assignment_.lhs.tensor(), takenNames_)});
-      values.push_back(ir::toString(term.expr));
+      values += (values.empty() ? "" : ", ") + ir::toString(term.expr);
     }
+    std::string others =
+        terms.size() < termCount ? "; the terms without a loop over " + var.name() + " insert as they are" : "";
     decisions_.push_back(command_->text + ": the statement's terms fill one sparse workspace by loops of their own, so "
-                         "each term over " + var.name() + " goes into a dense workspace of its own (" +
-                         [&] {
-                           std::string joined;
-                           for (const auto& value : values) joined += (joined.empty() ? "" : ", ") + value;
-                           return joined;
-                         }() +
-                         ")" + (terms.size() < termCount ? "; the terms without a loop over " + var.name() +
-                                                                      " insert as they are"
-                                                                : ""));
+                         "each term over " + var.name() + " goes into a dense workspace of its own (" + values + ")" +
+                         others);
   }
 
   ir::Dimension dimensionOf(const IndexVar& var) const {
