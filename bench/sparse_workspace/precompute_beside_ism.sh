@@ -2,7 +2,7 @@
 # Row-wise SpGEMM A = B*B through a sparse (ISM) workspace with and without a
 # dense precompute of each row in front of it, against tcc's default kernel
 # (a dense row workspace listing its coordinates, no ISM), one thread, each
-# variant compiled by the system compiler and timed by `tcc run --time`
+# variant compiled in process (the default JIT backend) and timed by `tcc run --time`
 # (median of --repeat runs), all in one run.
 #   bench/sparse_workspace/precompute_beside_ism.sh build/release/tcc REPEAT MATRIX.mtx...
 set -e
@@ -23,7 +23,7 @@ printf ' row_then_ism/default | row_then_ism/ism | csc_row_then_ism/csc_ism |\n'
 for m in "$@"; do
   line="| $(basename "$m" .mtx) |"
   for v in $variants; do
-    out=$("$tcc" run "$dir/$v.tc" --in B="$m" --in C="$m" --time --repeat "$repeat" --backend system 2>&1)
+    out=$("$tcc" run "$dir/$v.tc" --in B="$m" --in C="$m" --time --repeat "$repeat" 2>&1)
     us=$(echo "$out" | sed -n 's/.*run: \([0-9.]*\) us.*/\1/p; s/.*run: \([0-9.]*\) ms.*/\1e3/p' | awk '{printf "%.1f", $1}')
     eval "t_$v=$us"
     stored=$(echo "$out" | sed -n 's/.* \([0-9]*\) stored.*/\1/p' | head -1)
