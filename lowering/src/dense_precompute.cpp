@@ -290,4 +290,16 @@ ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir:
   return body;
 }
 
+ir::IndexStmt placePrecomputesInSparseFill(LoopNest& nest, const std::vector<IndexVar>& loops,
+                                           const ir::Access& workspace, const ir::IndexExpr& rhs,
+                                           const ir::TensorVar& output, const std::vector<IndexVar>& enclosing) {
+  PrecomputePlacer placer(nest, output);
+  for (const auto& precompute : nest.precomputes)
+    if (!isSubexpression(precompute.command.expr, rhs)) placer.refuse(precompute, placer.notAPart(rhs));
+  // (Every store into a sparse workspace is an insertion, which its merge
+  // adds to the others at that coordinate: the loops around sum into it.)
+  return placer.place(loops, workspace, rhs, /*accumulate=*/true, /*sumsAround=*/true, enclosing, nest.precomputes,
+                      ", among the loops that fill sparse workspace " + workspace.tensor().name());
+}
+
 }  // namespace tcc::lowering

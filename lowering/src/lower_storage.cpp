@@ -885,7 +885,7 @@ void Lowerer::refuseOutputOrder(const ir::TensorVar& output, const OutputVisitOr
                             output.name() + "'s coordinates, where tcc puts a workspace that takes them in any order, "
                             "but tcc inserts none beside the schedule's precomputes, and this one holds another part: drop "
                             "it (tcc then inserts the workspace), or ask for that workspace first, with "
-                            "dense_workspace() before it",
+                            "dense_workspace() before it, or for a sparse one, with sparse_workspace()",
                         precompute->command);
   throw LoweringError(refusal.reason);
 }

@@ -126,7 +126,6 @@ class CommandApplier {
   }
 
   void operator()(const PrecomputeCommand& precompute) {
-    if (nest_.sparseWorkspace) fail("a statement takes either a precompute or a sparse workspace");
     if (auto clash = clashWithEarlierPrecomputes(nest_.precomputes, precompute)) fail(*clash);
     if (!(precompute.workspaceVar == precompute.var) && isStatementVar(precompute.workspaceVar))
       fail(precompute.workspaceVar.name() + " is a variable of the statement; name the workspace's index afresh, or " +
@@ -174,8 +173,14 @@ class CommandApplier {
   }
 
   void operator()(const SparseWorkspaceCommand& workspace) {
-    if (nest_.sparseWorkspace) fail("a statement takes one sparse workspace");
-    if (!nest_.precomputes.empty()) fail("a statement takes either a precompute or a sparse workspace");
+    // (Its results go through one: the output's, which one command
+    // configures; a workspace of a part is a precompute's.)
+    if (nest_.sparseWorkspace)
+      fail("a statement takes one sparse workspace, for its output, which " +
+           (nest_.sparseWorkspaceCommand ? commandReference(commands_[*nest_.sparseWorkspaceCommand])
+                                         : std::string("the Workspace race strategy")) +
+           " asks for already; drop one, or put a part into a workspace of its own with precompute(expr, {i_vars}, "
+           "{o_vars}, W) and a tensor W declared sparse_workspace(...)");
     const ir::Access& lhs = assignment_.lhs;
     const ir::Format& format = lhs.tensor().format();
     if (lhs.tensor().order() == 0) fail("a scalar result needs no workspace");

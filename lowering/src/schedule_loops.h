@@ -97,6 +97,16 @@ std::optional<StorageEdge> brokenEdge(const LoopNest& nest, const std::vector<St
 ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs, bool accumulate,
                                 const std::vector<ir::IndexVar>& enclosing = {});
 
+// Foralls over `loops` that insert `rhs` into the sparse (ISM) workspace
+// access `workspace`, with a where-statement for each of the nest's
+// precomputes among them (a dense workspace filled inside the loops that
+// fill the sparse one), each workspace made for `output`; no relations
+// around. `enclosing`: the variables loops around `loops` fix (a hoisted
+// level's).
+ir::IndexStmt placePrecomputesInSparseFill(LoopNest& nest, const std::vector<ir::IndexVar>& loops,
+                                           const ir::Access& workspace, const ir::IndexExpr& rhs,
+                                           const ir::TensorVar& output, const std::vector<ir::IndexVar>& enclosing);
+
 // Foralls over the nest's loops that insert `rhs` into a sparse (ISM)
 // workspace holding the whole output, in a where whose consumer copies it
 // into `lhs`; records the workspace's options and, in the decisions, the

@@ -286,9 +286,6 @@ class NestedScheduler {
     if (termsAddIntoOutput_)
       fail("the terms of this sum reduce over different variables and each add into " +
            assignment_.lhs.tensor().name() + " in a loop nest of its own, which takes no precompute");
-    if (workspaceTaken_)
-      fail("the statement's terms fill one sparse workspace by loops of their own (no one loop order fits them "
-           "all, or sparse_workspace(...) asks for it), which takes no precompute");
     ir::IndexExpr whole = assignment_.rhs;
     while (const auto* sum = whole.as<ir::ReductionNode>()) whole = sum->body;
     // (The whole right-hand side's workspace is filled by the statement's
@@ -337,6 +334,7 @@ class NestedScheduler {
   void precomputeWhole(const PrecomputeCommand& precompute) {
     const ir::Access& lhs = assignment_.lhs;
     const IndexVar& var = precompute.var;
+    if (workspaceTaken_ && !termsAddIntoOutput_) return precomputeEachTerm(precompute);
     if (!contains(root_->loops, var))
       fail(var.name() + " is not a loop around the whole statement (its loops: " +
            (root_->loops.empty() ? std::string("none") : joinNames(root_->loops)) +
@@ -353,6 +351,46 @@ class NestedScheduler {
     precomputes_.push_back(
         {precompute, index_, command_->text, denseWorkspaceName(assignment_.lhs.tensor(), takenNames_)});
     wholeWorkspace_ = true;
+  }
+
+  // The whole right-hand side of a statement whose terms fill one sparse
+  // workspace, each by loops of its own: each term that loops over the
+  // index goes into a dense workspace of its own among its loops, which
+  // its loop over the index then inserts into the sparse one (whose merge
+  // adds the terms, as without the workspaces).
+  void precomputeEachTerm(const PrecomputeCommand& precompute) {
+    const IndexVar& var = precompute.var;
+    std::vector<LoopChain*> chains;
+    collectChains(*root_, chains);
+    std::vector<LoopChain*> terms;
+    size_t termCount = 0;
+    for (auto* chain : chains) {
+      if (!chain->assignment.defined()) continue;
+      ++termCount;
+      if (contains(chain->loops, var)) terms.push_back(chain);
+    }
+    if (terms.empty()) {
+      std::vector<IndexVar> loops;
+      for (const auto* chain : chains) appendUnique(loops, chain->loops);
+      fail(var.name() + " is no loop of the nests that fill the statement's sparse workspace, one per term (their "
+           "loops: " + (loops.empty() ? std::string("none") : joinNames(loops)) + "); each term's dense workspace "
+           "is indexed by one of its own loops");
+    }
+    if (!(precompute.workspaceVar == var)) requireFreshWorkspaceVar(precompute, {});
+    precomputes_.push_back({precompute, index_, command_->text, ""});
+    std::string values;
+    for (auto* chain : terms) {
+      PrecomputeCommand term = precompute;
+      term.expr = chain->assignment.as<ir::AssignmentNode>()->rhs;
+      holders_[chain].push_back(
+          {term, index_, command_->text, denseWorkspaceName(assignment_.lhs.tensor(), takenNames_)});
+      values += (values.empty() ? "" : ", ") + ir::toString(term.expr);
+    }
+    std::string others =
+        terms.size() < termCount ? "; the terms without a loop over " + var.name() + " insert as they are" : "";
+    decisions_.push_back(command_->text + ": the statement's terms fill one sparse workspace by loops of their own, so "
+                         "each term over " + var.name() + " goes into a dense workspace of its own (" + values + ")" +
+                         others);
   }
 
   ir::Dimension dimensionOf(const IndexVar& var) const {

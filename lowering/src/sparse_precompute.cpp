@@ -16,6 +16,14 @@
 
 namespace tcc::lowering {
 
+namespace {
+
+bool isPartOf(const ir::IndexExpr& part, const ir::IndexExpr& whole) {
+  return !(ir::replace(whole, {{part, ir::IndexExpr(0.0)}}) == whole);
+}
+
+}  // namespace
+
 using ir::Access;
 using ir::IndexExpr;
 using ir::IndexVar;
@@ -31,11 +39,6 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
   const auto& precompute = std::get<SparsePrecomputeCommand>(command.kind);
   const TensorVar& workspace = precompute.workspace;
   auto fail = [&](const std::string& reason) { throw ScheduleError(commandIndex, command.text + ": " + reason); };
-  for (size_t c = 0; c < request.commands.size(); ++c)
-    if (c != commandIndex && std::holds_alternative<SparsePrecomputeCommand>(request.commands[c].kind))
-      throw ScheduleError(c, request.commands[c].text + ": a statement takes one precompute into a workspace tensor (" +
-                                 commandReference(command) + " is its first; a second sparse workspace would be "
-                                 "filled inside the first's loops, which the ISM lowering does not do yet)");
   const Access& lhs = assignment.lhs;
 
   // The workspace's indices: as many as its order, each used by expr, and
@@ -126,10 +129,44 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
     auto chain = varsInStorageOrder(access);
     for (size_t l = 0; l + 1 < chain.size(); ++l) storageEdges.push_back({chain[l], chain[l + 1], access.tensor().name()});
   }
-  std::vector<ScheduleCommand> others;
-  std::vector<size_t> originalIndex;
-  for (size_t c = 0; c < request.commands.size(); ++c)
-    if (c != commandIndex) others.push_back(request.commands[c]), originalIndex.push_back(c);
+  // The other commands: a precompute of a part of the statement that reads
+  // W (another workspace tensor's too), and sparse_workspace (the output's
+  // workspace), go to that statement; the rest schedule the loops that
+  // fill W, a precompute among them of a part of expr.
+  std::vector<ScheduleCommand> others, consumerCommands;
+  std::vector<size_t> originalIndex, consumerIndex;
+  for (size_t c = 0; c < request.commands.size(); ++c) {
+    if (c == commandIndex) continue;
+    ScheduleCommand other = request.commands[c];
+    bool forConsumer = std::holds_alternative<SparseWorkspaceCommand>(other.kind);
+    if (auto* dense = std::get_if<PrecomputeCommand>(&other.kind)) {
+      IndexExpr part = renamed.empty() ? dense->expr : ir::replace(dense->expr, renamed);
+      if (isPartOf(part, term.body)) {
+        dense->expr = part;
+        if (auto var = renamed.find(dense->var); var != renamed.end()) {
+          if (dense->workspaceVar == dense->var) dense->workspaceVar = var->second;
+          dense->var = var->second;
+        }
+      } else {
+        forConsumer = isPartOf(dense->expr, consumerRhs);
+      }
+    }
+    if (const auto* sparse = std::get_if<SparsePrecomputeCommand>(&other.kind)) {
+      if (!isPartOf(sparse->expr, consumerRhs))
+        throw ScheduleError(c, other.text + ": " + ir::toString(sparse->expr) + " is not a part of " +
+                                   ir::toString(consumerRhs) + ", the statement that reads workspace " +
+                                   workspace.name() + " (by " + commandReference(command) + "); a second workspace "
+                                   "tensor filled inside the loops that fill " + workspace.name() + " would need its "
+                                   "insertions nested in " + workspace.name() + "'s, which the ISM lowering does not "
+                                   "do yet (precompute a part of the rest, or " + workspace.name() + "'s whole "
+                                   "expression with a dense precompute inside it)");
+      forConsumer = true;
+    }
+    if (forConsumer)
+      consumerCommands.push_back(other), consumerIndex.push_back(c);
+    else
+      others.push_back(other), originalIndex.push_back(c);
+  }
   for (const auto& [in, out] : renamed)
     nest.absentBecause[in] = in.name() + " is renamed " + out.name() + " where workspace " + workspace.name() +
                              " is filled, by " + commandReference(command) + ", and the other commands schedule "
@@ -140,17 +177,15 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
   } catch (const ScheduleError& error) {
     throw ScheduleError(originalIndex.at(error.command()), error.what());
   }
-  // (A dense workspace's where among the loops that fill W, or a second
-  // sparse workspace, would need W's insertions nested inside another
-  // workspace's producer, which the ISM lowering does not do yet.)
-  if (!nest.precomputes.empty() || nest.sparseWorkspace) {
-    size_t other = originalIndex.at(nest.precomputes.empty() ? nest.sparseWorkspaceCommand.value_or(0)
-                                                             : nest.precomputes.front().commandIndex.value_or(0));
-    throw ScheduleError(other, request.commands[other].text + ": a statement whose expression goes into workspace " +
-                                   workspace.name() + " (by " + commandReference(command) +
-                                   ") takes no other precompute or sparse_workspace yet");
+  // A dense precompute's where stands among the loops that insert into W.
+  ir::IndexStmt producer;
+  try {
+    producer = nest.precomputes.empty()
+                 ? nestLoops(nest.loops, producerAssignment, nest.attributes)
+                 : placePrecomputesInSparseFill(nest, nest.loops, workspaceAccess, term.body, workspace, {});
+  } catch (const ScheduleError& error) {
+    throw ScheduleError(originalIndex.at(error.command()), error.what());
   }
-  ir::IndexStmt producer = nestLoops(nest.loops, producerAssignment, nest.attributes);
   if (!nest.relations.empty()) producer = ir::suchThat(producer, nest.relations);
 
   // The consumer: the statement reading W, concretized as any other.
@@ -158,8 +193,16 @@ ConcretizedStatement precomputeIntoSparseWorkspace(const ir::AssignmentNode& ass
   ScheduleRequest consumerRequest;
   consumerRequest.keptInOrder = request.keptInOrder;
   consumerRequest.keptInOrder.push_back(workspace.name());
-  consumerRequest.takenNames = takenNames;  // with the producer's copies
-  ConcretizedStatement consumer = concretizeForLowering(consumerStatement, consumerRequest);
+  consumerRequest.takenNames = nest.takenNames;  // with the producer's copies and workspaces
+  consumerRequest.cudaTarget = request.cudaTarget;
+  consumerRequest.commands = consumerCommands;
+  ConcretizedStatement consumer;
+  try {
+    consumer = concretizeForLowering(consumerStatement, consumerRequest);
+  } catch (const LoweringError& error) {
+    if (!error.command() || *error.command() >= consumerIndex.size()) throw;
+    throw ScheduleError(consumerIndex[*error.command()], error.what());
+  }
   for (const auto& [name, copy] : consumer.convertedInputs)
     if (name == workspace.name())
       fail("the statement would read workspace " + workspace.name() + " in another order (" + copy.name() + ") than its output order " +

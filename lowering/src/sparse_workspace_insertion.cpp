@@ -240,10 +240,6 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
     throw LoweringError("the results of " + output.name() + " scatter out of its storage order and need a sparse "
                         "workspace, which holds orders 1 to 4; " + output.name() + " has order " +
                         std::to_string(output.order()));
-  for (const auto& precompute : nest.precomputes)
-    if (precompute.commandIndex)
-      throw ScheduleError(*precompute.commandIndex, precompute.text + ": the results of " + output.name() +
-                        " go through a sparse workspace, and a precompute inside one is not supported yet");
   std::vector<IndexVar> threadLoops;
   for (const auto& loop : nest.loops)
     if (auto found = nest.attributes.find(loop); found != nest.attributes.end() && found->second.onThreads())
@@ -284,8 +280,16 @@ ir::IndexStmt buildSparseWorkspaceNest(LoopNest& nest, const ir::Access& lhs, co
   nest.sparseWorkspaceOptions[workspace.name()] = options;
 
   std::vector<IndexVar> consumerLoops(outputOrder.begin() + hoisted, outputOrder.end());
-  ir::IndexStmt producer = nestLoops(innerLoops, ir::AssignmentNode::make(workspace(workspaceIndices), rhs, true),
-                                     nest.attributes);
+  // The schedule's precomputes put their dense workspaces' wheres among
+  // the loops that fill the sparse one.
+  std::vector<IndexVar> enclosing;
+  for (const auto& loop : hoistedLoops)
+    for (const auto& origin : nest.originsOf(loop))
+      if (std::find(enclosing.begin(), enclosing.end(), origin) == enclosing.end()) enclosing.push_back(origin);
+  ir::IndexStmt producer =
+    nest.precomputes.empty()
+      ? nestLoops(innerLoops, ir::AssignmentNode::make(workspace(workspaceIndices), rhs, true), nest.attributes)
+      : placePrecomputesInSparseFill(nest, innerLoops, workspace(workspaceIndices), rhs, output, enclosing);
   ir::IndexStmt consumer =
     nestLoops(consumerLoops, ir::AssignmentNode::make(lhs, ir::IndexExpr(workspace(workspaceIndices)), false), {});
   ir::IndexStmt statement = nestLoops(hoistedLoops, ir::where(consumer, producer), nest.attributes);

@@ -358,11 +358,16 @@ TEST(NestedSumSchedules, RefusedAtTheCommandWithTheReason) {
       {scalarOfDifference, "split(i, i0, i1, 3)\nparallelize(i0, CPUThread, NoRaces)",
        "i0 is summed into ti1, so iterations race on its entries (the scalar temporary of a sum below the "
        "statement's top); choose ParallelReduction or Temporary (or Atomics on CPU threads)"},
-      {"tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\ntensor D(I, J) : csr\n"
-       "A(i,j) = B(i,k) * C(k,j) + D(i,j)\n",
-       "split(i, i0, i1, 2)\nprecompute(D(i,j), j, jw)", "the statement's terms fill one sparse workspace"},
   };
   for (const auto& each : refused) expectRefusedAtLastCommand(each.program, each.schedule, each.message);
+  // (The terms' sparse workspace takes a precompute among the loops of the
+  // term that holds its expression: precompute_in_sparse_workspace_fill_test.cpp.)
+  expectProgramMatchesReference(withSchedule("tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\n"
+                                             "tensor D(I, J) : csr\nA(i,j) = B(i,k) * C(k,j) + D(i,j)\n",
+                                             "split(i, i0, i1, 2)\nprecompute(D(i,j), j, jw)"),
+                                {{"B", randomSparse({13, 11}, 0.2, 60)},
+                                 {"C", randomSparse({11, 17}, 0.2, 61)},
+                                 {"D", randomSparse({13, 17}, 0.2, 62)}});
 }
 
 }  // namespace
