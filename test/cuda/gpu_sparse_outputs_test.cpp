@@ -12,8 +12,8 @@
 // IR itself run on the CPU (each GPU
 // loop's iterations one after another, printed by the C++ backend) against
 // the dense reference on random inputs and real matrices. What the GPU
-// still cannot assemble (a dense level above two compressed ones, a row's
-// entries split among threads) is refused at the parallelize. (NVRTC compiles the
+// still cannot assemble (a dense level above two compressed ones, a DCSR
+// row's entries split among threads) is refused at the parallelize. (NVRTC compiles the
 // kernels of programs/sparse_out_*.tc in gpu_lowering_test.cpp; on a GPU
 // they run against the dense reference, gpu_programs_test.cpp.)
 #include <gtest/gtest.h>
@@ -206,9 +206,12 @@ TEST(GpuSparseOutputs, OutputsOtherThanRowsOrFirstCoordinatesAreStillRefused) {
                                                 "Y(i, j, k) = 2 * A(i, j, k)\n",
                                                 "parallelize(i, GPUThread, NoRaces)")),
                        "output Y is sparse, " + sparse));
-  // A row's entries split among a warp's lanes.
-  EXPECT_TRUE(contains(cudaErrorOf(withSchedule(kCsrUnion, "parallelize(i, GPUWarp, NoRaces)\n"
-                                                           "parallelize(j, GPUThread, NoRaces)")),
+  // A DCSR row's entries split among a warp's lanes (a CSR row's are:
+  // gpu_lane_sliced_rows_test.cpp).
+  EXPECT_TRUE(contains(cudaErrorOf(withSchedule("tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\n"
+                                                "tensor B(I, J) : dcsr\nY(i, j) = A(i, j) + B(i, j)\n",
+                                                "parallelize(i, GPUWarp, NoRaces)\n"
+                                                "parallelize(j, GPUThread, NoRaces)")),
                        "parallelize(j, GPUThread, NoRaces): output Y is sparse, " + sparse));
   // A DCSR output's rows under a loop over its columns.
   EXPECT_TRUE(contains(cudaErrorOf(withSchedule("tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\n"
@@ -264,9 +267,15 @@ class GpuSparseOutputPrograms : public ::testing::TestWithParam<std::string> {};
 TEST_P(GpuSparseOutputPrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference) {
   Program program = Program::fromFile(programPath(GetParam()).string());
   Lowered lowered = lowerForCuda(programText(GetParam()));
-  // Count, prefix sum (the first level's end stored too), fill.
+  // Count, prefix sum (the first level's end stored too, or the rows'
+  // offsets taken from their lanes' slices), fill.
   const bool firstCompressed = !lowered.statements.at(0).computedOutput.format().level(0).isDense();
-  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), (firstCompressed ? 3 : 2) + kScanKernels);
+  // (The default mapping of a CSR output lowers both a thread a row and
+  // a warp a row, picked per input by A's row lengths.)
+  const bool laneSlices = contains(GetParam(), "lane_slices");
+  const bool both = contains(GetParam(), "csr_scaled_default_mapping");
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(),
+            (firstCompressed || laneSlices ? 3 : 2) + kScanKernels + (both ? 3 + kScanKernels : 0));
   const CompiledStatement& statement = lowered.statements.at(0);
   SerialGpuIr serial(statement);
   if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
