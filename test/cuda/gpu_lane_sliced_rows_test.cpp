@@ -14,6 +14,7 @@
 #include "dense_of.h"
 #include "lane_sliced_inputs.h"
 #include "serial_gpu_loops.h"
+#include "tcc/lowering/gpu_default_mapping.h"
 #include "tcc/lowering/gpu_kernels.h"
 #include "tcc/runtime/random.h"
 #include "tcc/test/reference.h"
@@ -53,6 +54,42 @@ TEST(GpuLaneSlicedRows, WhatTheLanesCannotSliceIsRefused) {
                                    "schedule {\nparallelize(i, GPUBlock, NoRaces)\n"
                                    "parallelize(j, GPUThread, NoRaces)\n}\n"),
                        sparse));
+}
+
+// Unscheduled, a CSR output gets both forms in one host part, picked per
+// input by A's row lengths; both run right (the inputs below take one each).
+TEST(GpuLaneSlicedRows, TheDefaultMappingPicksAThreadOrAWarpARowByTheRowLengths) {
+  const std::string dsl = kLaneSlicedStatements[0].dsl + "target cuda\n";
+  Lowered lowered = lowerForCuda(dsl);
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), (2 + kScanKernels) + (3 + kScanKernels));
+  EXPECT_TRUE(contains(lowered.cuda, "A_rows_on_warps")) << lowered.cuda;
+  const CompiledStatement& statement = lowered.statements.at(0);
+  EXPECT_TRUE(std::any_of(statement.decisions.begin(), statement.decisions.end(), [](const std::string& line) {
+    return contains(line, "a warp a row, its columns cut among the lanes, when A's rows hold at least 32");
+  }));
+  SerialGpuIr serial(statement);
+  if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
+  Program program = Program::fromText(dsl, "test.tc");
+  std::vector<bool> picked;
+  // Long rows (the mixed rows: a mean of some 50), then short random ones.
+  LaneSlicedCase mixed = laneSlicedCases()[0];
+  BoundInputs shortRows;
+  for (const char* name : {"A", "B"})
+    shortRows.bind(*program.syntax().findTensor(name), rt::randomUniform({300, 200}, 0.02, name[0]));
+  std::vector<std::pair<BoundInputs, std::vector<int32_t>>> inputs;
+  inputs.push_back({bindLaneSlicedInputs(statement, mixed), {mixed.rows, mixed.columns}});
+  inputs.push_back({shortRows, {300, 200}});
+  for (const auto& [bound, dims] : inputs) {
+    rt::Coo a = rt::unpack(bound.tensors.at("A"));
+    std::vector<int64_t> lengths(dims[0]);
+    for (size_t k = 0; k < a.nnz(); ++k) ++lengths[a.coords[0][k]];
+    picked.push_back(lowering::laneSlicedRowRule(*std::max_element(lengths.begin(), lengths.end()), dims[0],
+                                                 static_cast<int64_t>(a.nnz())));
+    std::vector<double> expected = referenceOf(program, bound, statement.computedOutput);
+    ASSERT_TRUE(anyNonZero(expected));
+    serial.expectMatches(bound.tensors, dims, expected);
+  }
+  EXPECT_EQ(picked, (std::vector<bool>{true, false}));
 }
 
 class GpuLaneSlicedStatements : public ::testing::TestWithParam<LaneSlicedStatement> {};
