@@ -135,6 +135,42 @@ TEST(GpuSparseOutputs, TheHostPartLaunchesItsKernelsAndHandsItsArraysToTheOutput
   EXPECT_EQ(y.vals_size, 0);
 }
 
+// Unscheduled, the host part picks a thread a row for short rows and a
+// warp a row, its columns cut among the lanes, for long ones: each hands
+// the output its three arrays; the warps' form launches its own kernels
+// (the rows' offsets copied from their first lanes') and allocates the
+// lanes' offsets (zeroed) beside the scan's totals.
+TEST(GpuSparseOutputs, TheDefaultMappingsHostPartRunsTheFormTheRowLengthsPick) {
+  Lowered lowered = lowerForCuda(kCsrUnion + "target cuda\n");
+  const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
+  struct Case {
+    int32_t columns;
+    double density;
+    bool lanes;
+  };
+  for (const Case& tested : {Case{7, 0.3, false}, Case{400, 0.5, true}}) {
+    SCOPED_TRACE(tested.lanes ? "long rows" : "short rows");
+    tcc_tensor y = Tensor::emptyAssembledOutput({5, tested.columns}, rt::TensorFormat::csr(), rt::ValueType::Float64);
+    Tensor a = rt::pack(rt::randomUniform({5, tested.columns}, tested.density, 1), rt::TensorFormat::csr(),
+                        rt::ValueType::Float64);
+    Tensor b = rt::pack(rt::randomUniform({5, tested.columns}, tested.density, 2), rt::TensorFormat::csr(),
+                        rt::ValueType::Float64);
+    tcc_tensor av = a.abiView(), bv = b.abiView();
+    RecordingDevice fake;
+    fake.arrays.reserve(8);
+    ASSERT_EQ(detail::runHostPart(function, {&y, &av, &bv}, fake.device), 0);
+    EXPECT_EQ(fake.arrays.size(), 3u);
+    EXPECT_EQ(static_cast<void*>(y.levels[1].pos), static_cast<void*>(fake.arrays[0].data()));
+    EXPECT_EQ(static_cast<void*>(y.levels[1].crd), static_cast<void*>(fake.arrays[1].data()));
+    // Counted, the scan (one tile of 5 rows; two of 160 lanes' counts and
+    // the tile of their totals, then the fixups), the rows' offsets, filled.
+    EXPECT_EQ(fake.launched.size(), tested.lanes ? 6u : 3u);
+    EXPECT_EQ(fake.workspaces.size(), tested.lanes ? 2u : 1u);
+    EXPECT_EQ(fake.zeroedWorkspaces, tested.lanes ? 1u : 0u);
+    EXPECT_EQ(fake.released, fake.workspaces.size());
+  }
+}
+
 // What a call costs the host besides its kernels: each allocation of
 // device memory (and each zeroing, each free, each wait for the device)
 // is a fixed cost that small outputs feel. Per call, a CSR output takes its
