@@ -249,7 +249,7 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   if (laneSlicedRows_ && var == laneSlicedRows_->column && !ownedRanges_.count(var.name()) &&
       (pass_ == OutputPass::Count || pass_ == OutputPass::Fill)) {
     // A row's coordinates in slices, one a lane of the row's warp.
-    Stmt sliced = lowerRowInLaneSlices(forall, iterators);
+    Stmt sliced = lowerRowInLaneSlices(forall, iterators, denseDriven(iterators, lattice));
     for (const auto& twin : twins) twinOf_.erase(twin);
     iteratorIds_.erase(forall);
     return sliced;

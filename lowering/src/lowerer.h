@@ -606,7 +606,7 @@ class Lowerer {
   bool bindingGpuCoordinateAppends_ = false;  // (outputPrologue and outputEpilogue, around themselves)
   // A CSR output's rows assembled by GPU warps (a GPUWarp loop over its
   // rows, a GPUThread loop over its columns): each of a warp's lanes
-  // merges a slice of the row's coordinates (lower_lane_slices.cpp). The
+  // merges a slice of the row's coordinates (gpu/lane_sliced_rows.cpp). The
   // count pass stores each lane's count in laneOffsets (int64[rows * 32 +
   // 1]), a prefix sum turns them into offsets, pos takes every row's
   // first, and the fill pass appends each slice from its lane's offset.
@@ -620,7 +620,10 @@ class Lowerer {
   std::optional<LaneSlicedRows> laneSlicedRows_;
   void planLaneSlicedRows(const ir::IndexStmt& cin);
   std::vector<imp::Stmt> lowerLaneSlicedRowsInTwoPasses(const ir::IndexStmt& cin);
-  imp::Stmt lowerRowInLaneSlices(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators);
+  // (everyCoordinate: a dense operand drives the loop, which visits every
+  // coordinate of the row.)
+  imp::Stmt lowerRowInLaneSlices(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators,
+                                 bool everyCoordinate);
   bool slicesRowsAmongLanes(const ir::AccessNode* lhs, int level) const {
     return level == 0 && laneSlicedRows_ && laneSlicedRows_->output == lhs->tensor &&
            (pass_ == OutputPass::Count || pass_ == OutputPass::Fill);

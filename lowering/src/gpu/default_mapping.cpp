@@ -375,8 +375,9 @@ std::optional<BalancedGpuMapping> laneSlicedGpuMapping(const ir::IndexStmt& assi
                       parallelize(outputVars[1], ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::NoRaces)};
   reasons.push_back("default GPU mapping, long rows: a warp per row " + outputVars[0].name() + " of the sparse output " +
                     node->lhs.tensor().name() + ", the row's " + outputVars[1].name() +
-                    " cut in 32 slices of its span, one a lane (each found by binary search, merged, counted, then "
-                    "filled from the lane's offset)");
+                    " cut in 32 slices, one a lane, each from a 32nd of the way through the operand storing the "
+                    "most of the row (each found by binary search, merged, counted, then filled from the lane's "
+                    "offset)");
   return mapping;
 }
 

@@ -3,11 +3,14 @@
 // `parallelize(j, GPUThread, ...)`). A thread a row merges a long row
 // serially; here the row's coordinates are cut into 32 slices, one a lane.
 //
-// The slices split the span between the smallest first coordinate and the
-// largest last coordinate of the row's sparse operands in 32 equal parts
-// (the whole dimension where a dense operand is merged), so a banded row's
-// lanes each get a part of its band. Each lane finds its slice's first and
-// end position in every operand by binary search (an owned range,
+// Lane l's slice starts at the coordinate stored l/32 of the way through
+// the row of the operand that stores the most of it (lane 0 at the row's
+// smallest coordinate of any operand, the last slice ending past its
+// largest), so a banded row and a skewed one (a cluster and a few far
+// off) give every lane a 32nd of that operand's entries; where a dense
+// operand drives the loop (every coordinate visited) the row's dimension
+// is cut in equal parts. Each lane finds its slice's first and end
+// position in every operand by binary search (an owned range,
 // initializeSparseIterator) and runs the ordinary merge over it, serially.
 // The slices are disjoint and in order, so the row's entries come out
 // sorted and unique, as the thread-a-row form gives them.
@@ -19,6 +22,7 @@
 // columns and values; the fill pass appends each slice from its lane's
 // offset. No lane waits on another (no shuffles, no barriers), so the
 // loops run unchanged in every backend, the serial CPU check included.
+#include <functional>
 #include <limits>
 
 #include "../access_occurrences.h"
@@ -100,24 +104,40 @@ std::vector<Stmt> Lowerer::lowerLaneSlicedRowsInTwoPasses(const ir::IndexStmt& c
   return passes;
 }
 
-Stmt Lowerer::lowerRowInLaneSlices(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators) {
+Stmt Lowerer::lowerRowInLaneSlices(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators,
+                                   bool everyCoordinate) {
   LaneSlicedRows& sliced = *laneSlicedRows_;
   sliced.lowered = true;
   const ir::IndexVar& var = forall->indexVar;
   const imp::Type int64 = imp::Type::int64();
   if (!sliced.rowPosition.defined())
     throw LoweringError("internal: the row of " + sliced.output.name() + " was not bound before its lanes' slices");
-  // The span the slices cut: [first, stop) of the row's coordinates.
+  // The row's coordinates: [first, stop).
   Expr first = freshVar(var.name() + "_row_first", int64), stop = freshVar(var.name() + "_row_stop", int64);
+  Expr lane = freshVar("lane", int64);
   std::vector<Stmt> stmts;
-  const bool denseOperand =
-      std::any_of(iterators.begin(), iterators.end(), [](const LevelIterator& it) { return it.locatable(); });
-  if (denseOperand) {
+  // Where the slice of lane `index` (1..31) starts.
+  std::function<Expr(const Expr&)> splitter;
+  if (everyCoordinate) {
+    // (A dense operand's coordinates are all visited: equal parts of the row.)
     stmts.push_back(imp::Declare::make(first, int64Of(0)));
     stmts.push_back(imp::Declare::make(stop, ops::cast(int64, dimensionOf(var))));
+    splitter = [&](const Expr& index) {
+      return ops::add(first, ops::div(ops::mul(index, ops::sub(stop, first)), int64Of(kLanes)));
+    };
   } else {
-    Expr smallest, largest;
+    // The sparse operands' stored coordinates: every lane starts at the
+    // coordinate a 32nd of the way through the operand that stores the
+    // most of the row, so a banded or skewed row's entries are shared
+    // alike; the first lane from the row's smallest, the last to past its
+    // largest, of any operand.
+    Expr smallest, largest, longest;
+    struct Operand {
+      Expr crd, begin, length;
+    };
+    std::vector<Operand> operands;
     for (const auto& it : iterators) {
+      if (it.locatable()) continue;
       requireParallelizable(forall, !it.workspaceList && it.format.isOrderedCompressed(),
                             "a row of " + sliced.output.name() + " is split among a warp's lanes, each finding its "
                             "slice in " + it.tensor.name() + " by binary search, but " + it.tensor.name() + "'s " +
@@ -126,37 +146,53 @@ Stmt Lowerer::lowerRowInLaneSlices(const ir::ForallNode* forall, const std::vect
       const TensorStorage& operand = storageOf(it.tensor);
       const std::string base = "p" + it.tensor.name() + std::to_string(it.level + 1);
       Expr parent = parentPosition(it.access, it.level);
-      Expr begin = freshVar(base + "_row_begin", int64), end = freshVar(base + "_row_end", int64);
+      Expr begin = freshVar(base + "_row_begin", int64), length = freshVar(base + "_row_length", int64);
       stmts.push_back(imp::Declare::make(begin, imp::Load::make(operand.pos[it.level], parent)));
-      stmts.push_back(imp::Declare::make(end, imp::Load::make(operand.pos[it.level], ops::add(parent, int64Of(1)))));
-      Expr stored = ops::lt(begin, end);
+      stmts.push_back(imp::Declare::make(
+          length, ops::sub(imp::Load::make(operand.pos[it.level], ops::add(parent, int64Of(1))), begin)));
+      Expr stored = ops::gt(length, int64Of(0));
       const Expr& crd = operand.crd[it.level];
       Expr low = imp::Select::make(stored, ops::cast(int64, imp::Load::make(crd, begin)),
                                    int64Of(std::numeric_limits<int32_t>::max()));
-      Expr high = imp::Select::make(
-          stored, ops::add(ops::cast(int64, imp::Load::make(crd, ops::sub(end, int64Of(1)))), int64Of(1)),
-          int64Of(0));
+      Expr lastAt = ops::sub(ops::add(begin, length), int64Of(1));
+      Expr high = imp::Select::make(stored, ops::add(ops::cast(int64, imp::Load::make(crd, lastAt)), int64Of(1)),
+                                    int64Of(0));
       smallest = smallest.defined() ? ops::min(smallest, low) : low;
       largest = largest.defined() ? ops::max(largest, high) : high;
+      longest = longest.defined() ? ops::max(longest, length) : length;
+      operands.push_back({crd, begin, length});
     }
-    if (!smallest.defined())
-      throw LoweringError("internal: no operand iterates " + var.name() + " in a row of " + sliced.output.name());
+    if (operands.empty())
+      throw LoweringError("internal: no sparse operand iterates " + var.name() + " in a row of " +
+                          sliced.output.name());
     stmts.push_back(imp::Declare::make(first, smallest));
     stmts.push_back(imp::Declare::make(stop, largest));
+    Expr lead = freshVar(var.name() + "_row_longest", int64);
+    stmts.push_back(imp::Declare::make(lead, longest));
+    splitter = [&, operands, lead](const Expr& index) {
+      // (The first operand that stores the longest part of the row; the
+      // chain's final case is taken only where it is the last operand.)
+      auto at = [&](const Operand& operand) {
+        Expr position = ops::add(operand.begin, ops::div(ops::mul(index, operand.length), int64Of(kLanes)));
+        return ops::cast(int64, imp::Load::make(operand.crd, position));
+      };
+      Expr chosen = at(operands.back());
+      for (size_t k = operands.size() - 1; k-- > 0;)
+        chosen = imp::Select::make(ops::eq(operands[k].length, lead), at(operands[k]), chosen);
+      // (No operand stores the row: every slice is empty.)
+      return imp::Select::make(ops::gt(lead, int64Of(0)), chosen, first);
+    };
   }
-  Expr span = freshVar(var.name() + "_row_span", int64);
-  stmts.push_back(imp::Declare::make(span, ops::max(ops::sub(stop, first), int64Of(0))));
 
-  Expr lane = freshVar("lane", int64);
   Expr slice = ops::add(ops::mul(sliced.rowPosition, int64Of(kLanes)), lane);
   Expr sliceFirst = freshVar(var.name() + "_slice_first", int64);
   Expr sliceStop = freshVar(var.name() + "_slice_stop", int64);
   TensorStorage& output = storageOf(sliced.output);
   Expr own = freshVar("p" + output.name + "2_lane", int64);
   std::vector<Stmt> body{
-      imp::Declare::make(sliceFirst, ops::add(first, ops::div(ops::mul(lane, span), int64Of(kLanes)))),
-      imp::Declare::make(sliceStop,
-                         ops::add(first, ops::div(ops::mul(ops::add(lane, int64Of(1)), span), int64Of(kLanes)))),
+      imp::Declare::make(sliceFirst, imp::Select::make(ops::eq(lane, int64Of(0)), first, splitter(lane))),
+      imp::Declare::make(sliceStop, imp::Select::make(ops::eq(lane, int64Of(kLanes - 1)), stop,
+                                                      splitter(ops::add(lane, int64Of(1))))),
       imp::Declare::make(own, pass_ == OutputPass::Count ? int64Of(0) : imp::Load::make(sliced.laneOffsets, slice))};
   LoopPlan plan;
   plan.kind = imp::LoopKind::GpuThread;
