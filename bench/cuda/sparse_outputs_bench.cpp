@@ -12,7 +12,7 @@
 // the next two per input by A's row lengths), a GPU thread a row
 // (`parallelize(i, GPUThread)`), and a warp a row, the row's columns cut
 // among the warp's lanes (`parallelize(i, GPUWarp)`, `parallelize(j,
-// GPUThread)`: each lane merges a slice of the row's span), whose arrays
+// GPUThread)`: each lane merges a 32nd of the row's entries), whose arrays
 // must equal the others';
 // and tcc's sum again with the counts' prefix sum on one GPU thread
 // (CompileOptions::gpuParallelPrefixSums off, the form before) against the

@@ -31,7 +31,7 @@ TEST(GpuLaneSlicedRows, EachLaneCountsAndFillsItsSliceOfTheRow) {
   const std::string& kernels = lowered.cudaKernels;
   // A warp a row, a lane a slice, each slice's start found by binary search.
   EXPECT_EQ(count(kernels, " + (int64_t)(threadIdx.x % 32); lane"), 2u) << kernels;
-  EXPECT_EQ(count(kernels, "int64_t j_row_span"), 2u) << kernels;
+  EXPECT_EQ(count(kernels, "int64_t j_row_longest"), 2u) << kernels;
   EXPECT_GE(count(kernels, "tcc_lower_bound(A2_crd"), 4u) << kernels;
   EXPECT_GE(count(kernels, "tcc_lower_bound(B2_crd"), 4u) << kernels;
   EXPECT_TRUE(contains(kernels, "Y2_lane_offsets[(((pY1 * 32LL) + lane) + 1LL)] = pY2_lane;")) << kernels;

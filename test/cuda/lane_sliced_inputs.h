@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct LaneSlicedStatement {
   std::string name;
   std::string dsl;  // declarations and the statement, no schedule
 };
+
+// (gtest names a failing case by its statement's name.)
+inline void PrintTo(const LaneSlicedStatement& statement, std::ostream* out) { *out << statement.name; }
 
 inline const std::vector<LaneSlicedStatement> kLaneSlicedStatements{
     {"Union", "tensor Y(I, J) : csr\ntensor A(I, J) : csr\ntensor B(I, J) : csr\nY(i, j) = A(i, j) + B(i, j)\n"},
