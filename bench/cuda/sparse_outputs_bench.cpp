@@ -8,6 +8,12 @@
 //   C = 2 * A  against the same with an empty B (cuSPARSE has no scaled
 //              copy of its own, nor an elementwise product of two sparse
 //              matrices);
+// both of tcc's in three forms: the default mapping (which picks one of
+// the next two per input by A's row lengths), a GPU thread a row
+// (`parallelize(i, GPUThread)`), and a warp a row, the row's columns cut
+// among the warp's lanes (`parallelize(i, GPUWarp)`, `parallelize(j,
+// GPUThread)`: each lane merges a 32nd of the row's entries), whose arrays
+// must equal the others';
 // and tcc's sum again with the counts' prefix sum on one GPU thread
 // (CompileOptions::gpuParallelPrefixSums off, the form before) against the
 // parallel scan. Every result is held against the other: row pointers and
@@ -257,15 +263,23 @@ int main(int argc, char** argv) {
   const std::string scaledText = head + "C(i, j) = 2 * A(i, j)\ntarget cuda\n";
   tcc::Kernel sum = tcc::compile(tcc::Program::fromText(sumText, "sum.tc"));
   tcc::Kernel scaled = tcc::compile(tcc::Program::fromText(scaledText, "scaled.tc"));
+  const std::string laneSlices = "schedule {\nparallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, NoRaces)\n}\n";
+  const std::string rowThreads = "schedule {\nparallelize(i, GPUThread, NoRaces)\n}\n";
+  tcc::Kernel sumThread = tcc::compile(tcc::Program::fromText(sumText + rowThreads, "sum_thread.tc"));
+  tcc::Kernel scaledThread = tcc::compile(tcc::Program::fromText(scaledText + rowThreads, "scaled_thread.tc"));
+  tcc::Kernel sumWarp = tcc::compile(tcc::Program::fromText(sumText + laneSlices, "sum_warp.tc"));
+  tcc::Kernel scaledWarp = tcc::compile(tcc::Program::fromText(scaledText + laneSlices, "scaled_warp.tc"));
   tcc::CompileOptions before;
   before.gpuParallelPrefixSums = false;
   tcc::Kernel sumOneThread = tcc::compile(tcc::Program::fromText(sumText, "sum.tc"), before);
 
-  std::printf("\n%-24s %-9s %9s %10s %10s | %9s %9s %6s | %9s %9s %6s", "matrix", "kind", "rows", "nnz(A)", "nnz(A+B)",
-              "A+B cusp", "tcc us", "x", "2A cusp", "tcc us", "x");
+  std::printf("\n%-24s %-9s %9s %10s %10s | %9s %9s %6s %9s %6s %9s %6s | %9s %9s %6s %9s %6s %9s %6s", "matrix",
+              "kind", "rows", "nnz(A)", "nnz(A+B)", "A+B cusp", "tcc us", "x", "thread us", "x", "warp us", "x",
+              "2A cusp", "tcc us", "x", "thread us", "x", "warp us", "x");
   if (oneThread) std::printf(" | %12s %6s", "1-thread us", "gain");
   std::printf("\n");
-  std::vector<double> sumRatios, scaledRatios, scanGains;
+  std::vector<double> sumRatios, scaledRatios, scanGains, sumWarpRatios, scaledWarpRatios, sumThreadRatios,
+      scaledThreadRatios;
   bool allMatch = true;
   for (const Input& input : inputs) {
     if (!wanted(input.name)) continue;
@@ -297,6 +311,15 @@ int main(int argc, char** argv) {
     }
     Timed ourSum = timeTcc(sum, operands, repeats);
     Timed ourScaled = timeTcc(scaled, {{"A", operands.at("A")}}, repeats);
+    Timed threadSum = timeTcc(sumThread, operands, repeats);
+    Timed threadScaled = timeTcc(scaledThread, {{"A", operands.at("A")}}, repeats);
+    Timed warpSum = timeTcc(sumWarp, operands, repeats);
+    Timed warpScaled = timeTcc(scaledWarp, {{"A", operands.at("A")}}, repeats);
+    if (!sameArrays(warpSum.result, threadSum.result) || !sameArrays(warpScaled.result, threadScaled.result) ||
+        !sameArrays(ourSum.result, threadSum.result) || !sameArrays(ourScaled.result, threadScaled.result)) {
+      std::fprintf(stderr, "%s: the default, thread-a-row and warp-a-row forms' arrays differ\n", input.name.c_str());
+      allMatch = false;
+    }
     auto check = [&](const Timed& ours, const HostCsr& theirs, double cusp, const std::string& what) {
       if (cusp < 0) return;
       double difference = differenceFrom(ours.result, theirs, input.name + " " + what);
@@ -317,9 +340,21 @@ int main(int argc, char** argv) {
         std::printf("%9s %9.1f %6s", "n/a", ours * 1e6, "n/a");
       }
     };
+    auto formCell = [&](double cusp, double warp, std::vector<double>& ratios) {
+      if (cusp > 0) {
+        ratios.push_back(cusp / warp);
+        std::printf(" %9.1f %6.2f", warp * 1e6, cusp / warp);
+      } else {
+        std::printf(" %9.1f %6s", warp * 1e6, "n/a");
+      }
+    };
     cell(cuspSum, ourSum.seconds, sumRatios);
+    formCell(cuspSum, threadSum.seconds, sumThreadRatios);
+    formCell(cuspSum, warpSum.seconds, sumWarpRatios);
     std::printf(" | ");
     cell(cuspScaled, ourScaled.seconds, scaledRatios);
+    formCell(cuspScaled, threadScaled.seconds, scaledThreadRatios);
+    formCell(cuspScaled, warpScaled.seconds, scaledWarpRatios);
     if (oneThread) {
       Timed old = timeTcc(sumOneThread, operands, std::min(repeats, 3));
       if (!sameArrays(old.result, ourSum.result)) {
@@ -337,9 +372,14 @@ int main(int argc, char** argv) {
   }
   std::printf("\ncuSPARSE time / tcc time, geomean: A + B %.2fx (%zu matrices), 2 A %.2fx (%zu)", geomean(sumRatios),
               sumRatios.size(), geomean(scaledRatios), scaledRatios.size());
+  std::printf("\ncuSPARSE time / tcc's thread-a-row time, geomean: A + B %.2fx, 2 A %.2fx",
+              geomean(sumThreadRatios), geomean(scaledThreadRatios));
+  std::printf("\ncuSPARSE time / tcc's warp-a-row time, geomean: A + B %.2fx, 2 A %.2fx", geomean(sumWarpRatios),
+              geomean(scaledWarpRatios));
   if (oneThread)
     std::printf("; one-thread scan's time / the parallel scan's (A + B, whole call) %.1fx geomean", geomean(scanGains));
-  std::printf("\nresults: %s\n", allMatch ? "every tcc result equals cuSPARSE's (and the one-thread scan's)"
+  std::printf("\nresults: %s\n", allMatch ? "every tcc result equals cuSPARSE's (and the three forms' arrays and the "
+                                            "one-thread scan's are equal)"
                                           : "MISMATCH (see stderr)");
   cusparseDestroy(handle);
   return allMatch ? 0 : 1;

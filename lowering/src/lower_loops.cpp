@@ -246,6 +246,14 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
   for (const auto& it : iterators) iteratorIds_[forall][it.access] = it.id;
   auto twins = shareIterators(forall, iterators);
   std::vector<LatticePoint> lattice = latticeOf(forall, iterators);
+  if (laneSlicedRows_ && var == laneSlicedRows_->column && !ownedRanges_.count(var.name()) &&
+      (pass_ == OutputPass::Count || pass_ == OutputPass::Fill)) {
+    // A row's coordinates in slices, one a lane of the row's warp.
+    Stmt sliced = lowerRowInLaneSlices(forall, iterators, denseDriven(iterators, lattice));
+    for (const auto& twin : twins) twinOf_.erase(twin);
+    iteratorIds_.erase(forall);
+    return sliced;
+  }
   if (bool counted = countedByLoneDriver(iterators, lattice); mergesInCoordinateChunks(forall, iterators, counted)) {
     bool sparse = std::any_of(iterators.begin(), iterators.end(), [](const LevelIterator& it) { return !it.locatable(); });
     for (const auto& twin : twins) twinOf_.erase(twin);

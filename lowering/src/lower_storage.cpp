@@ -169,6 +169,8 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       }
     }
   }
+  // (Its rows may each be split among a warp's lanes.)
+  planLaneSlicedRows(cin);
   // (Or an output whose first level is compressed appended by the ranges
   // of a thread loop in coordinate chunks.)
   if (const auto* top = cin.as<ir::ForallNode>(); top && rowParallelOutputs_.empty()) {
@@ -281,6 +283,8 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     passes = std::move(*onePass);
   } else if (rangeAppended_) {
     passes = lowerRangesAppendingInTwoPasses(cin);
+  } else if (laneSlicedRows_) {
+    passes = lowerLaneSlicedRowsInTwoPasses(cin);
   } else if (!rowParallelOutputs_.empty()) {
     pass_ = OutputPass::Count;
     passes.push_back(imp::Comment::make("count the entries of each row of the sparse outputs, rows in parallel"));
@@ -903,6 +907,12 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
     positions_[lhs][level] = position;
     std::vector<Stmt> stmts{imp::Declare::make(
         position, ops::add(ops::mul(parentPosition(lhs, level), asInt64(size)), asInt64(coordinate)))};
+    if (slicesRowsAmongLanes(lhs, level)) {
+      // (Each lane appends its slice of the row through a cursor of its
+      // own: lowerRowInLaneSlices.)
+      laneSlicedRows_->rowPosition = position;
+      return stmts;
+    }
     if (rowParallelOutputs_.count(lhs->tensor) && level == 0 && pass_ != OutputPass::Chunk) {
       // The row appends through its own cursor: from 0 when counting, from
       // the row's offset when filling. (In one pass, through the thread's.)
@@ -953,6 +963,10 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
   bool last = level == format.order() - 1;
   Expr position = positions_[lhs].at(level);
   if (format.level(level).isDense()) {
+    if (slicesRowsAmongLanes(lhs, level)) {
+      laneSlicedRows_->rowPosition = Expr();
+      return {};  // (each lane stored its slice's count)
+    }
     if (auto saved = rowAppendSaved_.find(lhs); saved != rowAppendSaved_.end() && level == 0) {
       Expr rowAppend = storage.appendPosition[1];
       storage.appendPosition[1] = saved->second;

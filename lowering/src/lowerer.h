@@ -604,6 +604,30 @@ class Lowerer {
   std::vector<imp::Stmt> bindGpuCoordinateAppends(const imp::Expr& coordinate);
   std::vector<imp::Stmt> releaseGpuCoordinateAppends(const imp::Expr& coordinate);
   bool bindingGpuCoordinateAppends_ = false;  // (outputPrologue and outputEpilogue, around themselves)
+  // A CSR output's rows assembled by GPU warps (a GPUWarp loop over its
+  // rows, a GPUThread loop over its columns): each of a warp's lanes
+  // merges a slice of the row's coordinates (gpu/lane_sliced_rows.cpp). The
+  // count pass stores each lane's count in laneOffsets (int64[rows * 32 +
+  // 1]), a prefix sum turns them into offsets, pos takes every row's
+  // first, and the fill pass appends each slice from its lane's offset.
+  struct LaneSlicedRows {
+    ir::TensorVar output;
+    ir::IndexVar row, column;  // the GPUWarp loop's and the GPUThread loop's variables
+    imp::Expr laneOffsets;
+    imp::Expr rowPosition;  // the row's position in the output, while its loop is lowered
+    bool lowered = false;   // the column loop was lowered in lane slices
+  };
+  std::optional<LaneSlicedRows> laneSlicedRows_;
+  void planLaneSlicedRows(const ir::IndexStmt& cin);
+  std::vector<imp::Stmt> lowerLaneSlicedRowsInTwoPasses(const ir::IndexStmt& cin);
+  // (everyCoordinate: a dense operand drives the loop, which visits every
+  // coordinate of the row.)
+  imp::Stmt lowerRowInLaneSlices(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators,
+                                 bool everyCoordinate);
+  bool slicesRowsAmongLanes(const ir::AccessNode* lhs, int level) const {
+    return level == 0 && laneSlicedRows_ && laneSlicedRows_->output == lhs->tensor &&
+           (pass_ == OutputPass::Count || pass_ == OutputPass::Fill);
+  }
   // Outputs assembled in one pass: every row stores its end.
   std::set<ir::TensorVar> onePassOutputs_;
   // The passes of a row-parallel output in one pass, or nothing where that

@@ -80,6 +80,16 @@ static inline int64_t tcc_lower_bound(const int32_t* crd, int64_t begin, int64_t
   return begin;
 }
 
+// The most positions any of `segments` segments of a pos array holds (the
+// longest row). The cuda target's host part reads a host copy of a device
+// array (codegen_cuda.cpp); the lowered IR of such a host part, run on the
+// CPU with its GPU loops serial, reads the array itself.
+template <typename T> static inline int64_t tcc_longest_segment(const T* pos, int64_t segments) {
+  int64_t longest = 0;
+  for (int64_t s = 0; s < segments; ++s) longest = pos[s + 1] - pos[s] > longest ? pos[s + 1] - pos[s] : longest;
+  return longest;
+}
+
 // Cuts [0, extent) into ranges of about equal work (work[c] >= 0:
 // coordinate c's) and returns how many: a multiple of `threads`, at most
 // `maxParts`, and fewer where the work is small beside the `scan` segments

@@ -364,9 +364,17 @@ TEST(GpuSchedules, UnitsNestedOutOfOrderAreRefusedAtTheirLine) {
 }
 
 // (A row per GPU thread, warp or block assembles; gpu_sparse_outputs_test.cpp.)
-TEST(GpuSchedules, ASparseOutputsRowSplitAmongLanesIsRefused) {
-  std::string message = cudaErrorOf(withSchedule(
-      "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, J) : csr\nA(i, j) = B(i, j) + C(i, j)\n",
+// A CSR row split among a warp's lanes compiles (each lane a slice of the
+// row's columns: gpu_lane_sliced_rows_test.cpp); among a block's threads,
+// or a DCSR row among a warp's lanes, it stays refused at the inner loop.
+TEST(GpuSchedules, ASparseOutputsRowSplitAmongLanesCompilesForCsrRowsOnly) {
+  const std::string csr = "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, J) : csr\nA(i, j) = B(i, j) + C(i, j)\n";
+  EXPECT_EQ(cudaErrorOf(withSchedule(csr, "parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, NoRaces)")), "");
+  std::string message =
+      cudaErrorOf(withSchedule(csr, "parallelize(i, GPUBlock, NoRaces)\nparallelize(j, GPUThread, NoRaces)"));
+  EXPECT_TRUE(contains(message, "test.tc:7:1: error: parallelize(j, GPUThread, NoRaces): output A is sparse")) << message;
+  message = cudaErrorOf(withSchedule(
+      "tensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : dcsr\nA(i, j) = B(i, j) + C(i, j)\n",
       "parallelize(i, GPUWarp, NoRaces)\nparallelize(j, GPUThread, NoRaces)"));
   EXPECT_TRUE(contains(message, "test.tc:7:1: error: parallelize(j, GPUThread, NoRaces): output A is sparse")) << message;
 }

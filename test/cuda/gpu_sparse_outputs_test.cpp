@@ -12,8 +12,8 @@
 // IR itself run on the CPU (each GPU
 // loop's iterations one after another, printed by the C++ backend) against
 // the dense reference on random inputs and real matrices. What the GPU
-// still cannot assemble (a dense level above two compressed ones, a row's
-// entries split among threads) is refused at the parallelize. (NVRTC compiles the
+// still cannot assemble (a dense level above two compressed ones, a DCSR
+// row's entries split among threads) is refused at the parallelize. (NVRTC compiles the
 // kernels of programs/sparse_out_*.tc in gpu_lowering_test.cpp; on a GPU
 // they run against the dense reference, gpu_programs_test.cpp.)
 #include <gtest/gtest.h>
@@ -135,6 +135,42 @@ TEST(GpuSparseOutputs, TheHostPartLaunchesItsKernelsAndHandsItsArraysToTheOutput
   EXPECT_EQ(y.vals_size, 0);
 }
 
+// Unscheduled, the host part picks a thread a row for short rows and a
+// warp a row, its columns cut among the lanes, for long ones: each hands
+// the output its three arrays; the warps' form launches its own kernels
+// (the rows' offsets copied from their first lanes') and allocates the
+// lanes' offsets (zeroed) beside the scan's totals.
+TEST(GpuSparseOutputs, TheDefaultMappingsHostPartRunsTheFormTheRowLengthsPick) {
+  Lowered lowered = lowerForCuda(kCsrUnion + "target cuda\n");
+  const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
+  struct Case {
+    int32_t columns;
+    double density;
+    bool lanes;
+  };
+  for (const Case& tested : {Case{7, 0.3, false}, Case{400, 0.5, true}}) {
+    SCOPED_TRACE(tested.lanes ? "long rows" : "short rows");
+    tcc_tensor y = Tensor::emptyAssembledOutput({5, tested.columns}, rt::TensorFormat::csr(), rt::ValueType::Float64);
+    Tensor a = rt::pack(rt::randomUniform({5, tested.columns}, tested.density, 1), rt::TensorFormat::csr(),
+                        rt::ValueType::Float64);
+    Tensor b = rt::pack(rt::randomUniform({5, tested.columns}, tested.density, 2), rt::TensorFormat::csr(),
+                        rt::ValueType::Float64);
+    tcc_tensor av = a.abiView(), bv = b.abiView();
+    RecordingDevice fake;
+    fake.arrays.reserve(8);
+    ASSERT_EQ(detail::runHostPart(function, {&y, &av, &bv}, fake.device), 0);
+    EXPECT_EQ(fake.arrays.size(), 3u);
+    EXPECT_EQ(static_cast<void*>(y.levels[1].pos), static_cast<void*>(fake.arrays[0].data()));
+    EXPECT_EQ(static_cast<void*>(y.levels[1].crd), static_cast<void*>(fake.arrays[1].data()));
+    // Counted, the scan (one tile of 5 rows; two of 160 lanes' counts and
+    // the tile of their totals, then the fixups), the rows' offsets, filled.
+    EXPECT_EQ(fake.launched.size(), tested.lanes ? 6u : 3u);
+    EXPECT_EQ(fake.workspaces.size(), tested.lanes ? 2u : 1u);
+    EXPECT_EQ(fake.zeroedWorkspaces, tested.lanes ? 1u : 0u);
+    EXPECT_EQ(fake.released, fake.workspaces.size());
+  }
+}
+
 // What a call costs the host besides its kernels: each allocation of
 // device memory (and each zeroing, each free, each wait for the device)
 // is a fixed cost that small outputs feel. Per call, a CSR output takes its
@@ -206,9 +242,12 @@ TEST(GpuSparseOutputs, OutputsOtherThanRowsOrFirstCoordinatesAreStillRefused) {
                                                 "Y(i, j, k) = 2 * A(i, j, k)\n",
                                                 "parallelize(i, GPUThread, NoRaces)")),
                        "output Y is sparse, " + sparse));
-  // A row's entries split among a warp's lanes.
-  EXPECT_TRUE(contains(cudaErrorOf(withSchedule(kCsrUnion, "parallelize(i, GPUWarp, NoRaces)\n"
-                                                           "parallelize(j, GPUThread, NoRaces)")),
+  // A DCSR row's entries split among a warp's lanes (a CSR row's are:
+  // gpu_lane_sliced_rows_test.cpp).
+  EXPECT_TRUE(contains(cudaErrorOf(withSchedule("tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\n"
+                                                "tensor B(I, J) : dcsr\nY(i, j) = A(i, j) + B(i, j)\n",
+                                                "parallelize(i, GPUWarp, NoRaces)\n"
+                                                "parallelize(j, GPUThread, NoRaces)")),
                        "parallelize(j, GPUThread, NoRaces): output Y is sparse, " + sparse));
   // A DCSR output's rows under a loop over its columns.
   EXPECT_TRUE(contains(cudaErrorOf(withSchedule("tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\n"
@@ -264,9 +303,15 @@ class GpuSparseOutputPrograms : public ::testing::TestWithParam<std::string> {};
 TEST_P(GpuSparseOutputPrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference) {
   Program program = Program::fromFile(programPath(GetParam()).string());
   Lowered lowered = lowerForCuda(programText(GetParam()));
-  // Count, prefix sum (the first level's end stored too), fill.
+  // Count, prefix sum (the first level's end stored too, or the rows'
+  // offsets taken from their lanes' slices), fill.
   const bool firstCompressed = !lowered.statements.at(0).computedOutput.format().level(0).isDense();
-  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), (firstCompressed ? 3 : 2) + kScanKernels);
+  // (The default mapping of a CSR output lowers both a thread a row and
+  // a warp a row, picked per input by A's row lengths.)
+  const bool laneSlices = contains(GetParam(), "lane_slices");
+  const bool both = contains(GetParam(), "csr_scaled_default_mapping");
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(),
+            (firstCompressed || laneSlices ? 3 : 2) + kScanKernels + (both ? 3 + kScanKernels : 0));
   const CompiledStatement& statement = lowered.statements.at(0);
   SerialGpuIr serial(statement);
   if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";

@@ -336,9 +336,9 @@ TEST(DifferentialCuda, CasesCompileForTheGpuOrAreRefusedWithAReason) {
 // a cuda refusal is a refusal.
 TEST(DifferentialCuda, RefusalsAndCompileErrorsAreToldApart) {
   ReferenceOracle reference;
-  // (A sparse output's row split among a warp's lanes: refused.)
+  // (A DCSR output's row split among a warp's lanes: refused.)
   Verdict sparseOutput = checkProgram(
-      "tensor Y(I, J) : csr of float32\ntensor X(I, J) : dense of float32\nY(i, j) = X(i, j)\ntarget cuda\n"
+      "tensor Y(I, J) : dcsr of float32\ntensor X(I, J) : dense of float32\nY(i, j) = X(i, j)\ntarget cuda\n"
       "schedule {\n  parallelize(i, GPUWarp, NoRaces)\n  parallelize(j, GPUThread, NoRaces)\n}\n",
       {{"X", rt::randomUniform({40, 40}, 1.0, 5)}}, {&reference}, true);
   EXPECT_EQ(sparseOutput.outcome, Outcome::Refused) << sparseOutput.detail;

@@ -100,15 +100,21 @@ lowering::ConcretizedStatement withDefaultGpuMapping(const ir::IndexStmt& statem
 // The nonzero-split alternative of the default mapping (see
 // gpu_default_mapping.h), for a statement the user did not schedule at all;
 // nothing where the statement is not a CSR SpMM.
+using AlternativeMapping = std::optional<lowering::BalancedGpuMapping> (*)(const ir::IndexStmt&,
+                                                                           const std::vector<ir::IndexVar>&,
+                                                                           std::vector<std::string>&);
+
 std::optional<lowering::ConcretizedStatement> withBalancedGpuMapping(const ir::IndexStmt& statement,
                                                                      const lowering::ScheduleRequest& request,
                                                                      const lowering::ConcretizedStatement& concrete,
-                                                                     std::string& matrix) {
+                                                                     std::string& matrix,
+                                                                     AlternativeMapping alternative =
+                                                                         lowering::balancedGpuMapping) {
   if (!request.commands.empty() || !request.separatelyAssembled.empty() || !concrete.convertedInputs.empty() ||
       !concrete.sparseWorkspaces.empty())
     return std::nullopt;
   std::vector<std::string> reasons;
-  auto mapping = lowering::balancedGpuMapping(statement, concrete.loopOrder, reasons);
+  auto mapping = alternative(statement, concrete.loopOrder, reasons);
   if (!mapping) return std::nullopt;
   lowering::ScheduleRequest mapped = request;
   mapped.commands = mapping->commands;
@@ -183,12 +189,19 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       // SpMM gets two mappings, picked per input by row lengths.
       std::optional<lowering::ConcretizedStatement> balanced;
       std::string balancedMatrix;
+      // A CSR output gets two too: a thread a row, or a warp a row with the
+      // row's columns cut among the lanes, picked per input by row lengths.
+      std::optional<lowering::ConcretizedStatement> laneSliced;
+      std::string laneSlicedMatrix;
       const bool defaultGpuMapping =
         cuda && !nmIntrinsic && !request.tensorCore && !lowering::parallelizesLoops(request);
       if (defaultGpuMapping && concrete.termsAddIntoOutput) {
         concrete.stmt = lowering::mapTermNestsToGpuThreads(concrete.stmt, concrete.decisions);
       } else if (defaultGpuMapping) {
         balanced = withBalancedGpuMapping(denseNm, request, concrete, balancedMatrix);
+        if (!balanced)
+          laneSliced = withBalancedGpuMapping(denseNm, request, concrete, laneSlicedMatrix,
+                                              lowering::laneSlicedGpuMapping);
         concrete = withDefaultGpuMapping(denseNm, request, concrete);
         if (balanced) {
           concrete.decisions.insert(concrete.decisions.end(), balanced->decisions.begin(), balanced->decisions.end());
@@ -271,6 +284,21 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       if (balanced)
         compiled.function = lowering::chooseByRowLengths(
             compiled.function, lowering::lower(balanced->stmt, compiled.parameters, lowerOptions), balancedMatrix);
+      if (laneSliced && !lowering::intrinsicDecision(compiled.function)) {
+        // (Where the lanes cannot slice a row, an unordered operand say, a
+        // thread a row alone, as before.)
+        std::optional<ir::imp::Function> lanes;
+        try {
+          lanes = lowering::lower(laneSliced->stmt, compiled.parameters, lowerOptions);
+        } catch (const lowering::LoweringError&) {
+        }
+        if (lanes) {
+          compiled.function = lowering::chooseLaneSlicedRows(compiled.function, *lanes, laneSlicedMatrix);
+          compiled.decisions.insert(compiled.decisions.end(), laneSliced->decisions.begin(),
+                                    laneSliced->decisions.end());
+          compiled.decisions.push_back("per input: " + lowering::laneSlicedRuleText(laneSlicedMatrix));
+        }
+      }
       refuseOversizedKernel(compiled.function);
       if (auto note = lowering::intrinsicDecision(compiled.function)) compiled.decisions = {*note};
       if (cuda) lowered.gpuFunctions.push_back(lowering::splitIntoKernels(compiled.function));

@@ -358,6 +358,77 @@ std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assign
   return mapping;
 }
 
+std::optional<BalancedGpuMapping> laneSlicedGpuMapping(const ir::IndexStmt& assignment,
+                                                       const std::vector<ir::IndexVar>& loopOrder,
+                                                       std::vector<std::string>& reasons) {
+  const auto* node = assignment.as<ir::AssignmentNode>();
+  if (!node || loopOrder.size() != 2 || !(node->lhs.tensor().format() == ir::Format::csr())) return std::nullopt;
+  const std::vector<ir::IndexVar>& outputVars = node->lhs.indices();
+  if (loopOrder != outputVars) return std::nullopt;
+  std::optional<ir::Access> matrix;
+  for (const auto& access : ir::accessesOf(node->rhs))
+    if (!matrix && access.tensor().format() == ir::Format::csr() && access.indices() == outputVars) matrix = access;
+  if (!matrix) return std::nullopt;
+  BalancedGpuMapping mapping;
+  mapping.matrix = matrix->tensor().name();
+  mapping.commands = {parallelize(outputVars[0], ir::ParallelUnit::GPUWarp, ir::OutputRaceStrategy::NoRaces),
+                      parallelize(outputVars[1], ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::NoRaces)};
+  reasons.push_back("default GPU mapping, long rows: a warp per row " + outputVars[0].name() + " of the sparse output " +
+                    node->lhs.tensor().name() + ", the row's " + outputVars[1].name() +
+                    " cut in 32 slices, one a lane, each from a 32nd of the way through the operand storing the "
+                    "most of the row (each found by binary search, merged, counted, then filled from the lane's "
+                    "offset)");
+  return mapping;
+}
+
+bool laneSlicedRowRule(int64_t longestRow, int64_t rows, int64_t nonzeros) {
+  return nonzeros >= kLaneSlicedMeanRow * rows || balancedRowRule(longestRow, rows, nonzeros);
+}
+
+ir::imp::Expr laneSlicedRowCondition(const std::string& matrix, std::vector<ir::imp::Stmt>& statements) {
+  namespace imp = ir::imp;
+  imp::Type int64 = imp::Type::int64();
+  // (The skewed-row half of the rule, and the longest row and nonzeros it reads.)
+  const size_t comment = statements.size();
+  imp::Expr skewed = balancedRowCondition(matrix, statements);
+  statements[comment] = imp::Comment::make("a thread or a warp a row of the output, by " + matrix + "'s row lengths (" +
+                                          laneSlicedRuleText(matrix) + ")");
+  imp::Expr rows = imp::Cast::make(int64, imp::TensorProperty::make(matrix, imp::TensorField::Dim, 0, imp::Type::int32()));
+  imp::Expr nonzeros = imp::Var::make(matrix + "_nonzeros", int64);
+  imp::Expr longRows = imp::Binary::make(imp::BinaryOp::Ge, nonzeros,
+                                         imp::Binary::make(imp::BinaryOp::Mul,
+                                                           imp::IntImm::make(kLaneSlicedMeanRow, int64), rows));
+  imp::Expr lanes = imp::Var::make(matrix + "_rows_on_warps", imp::Type::bool_());
+  statements.push_back(imp::Declare::make(lanes, imp::Binary::make(imp::BinaryOp::Or, longRows, skewed)));
+  return lanes;
+}
+
+std::string laneSlicedRuleText(const std::string& matrix) {
+  return "a warp a row, its columns cut among the lanes, when " + matrix + "'s rows hold at least " +
+         std::to_string(kLaneSlicedMeanRow) + " nonzeros on average, or its longest row at least " +
+         std::to_string(kBalancedLongestRow) + " and at least " + std::to_string(kBalancedSkew) +
+         " times the mean row; a thread a row otherwise";
+}
+
+ir::imp::Function chooseLaneSlicedRows(const ir::imp::Function& rows, const ir::imp::Function& lanes,
+                                       const std::string& matrix) {
+  std::vector<ir::imp::Stmt> body;
+  ir::imp::Expr condition = laneSlicedRowCondition(matrix, body);
+  body.push_back(ir::imp::If::make(condition, lanes.body, rows.body));
+  ir::imp::Function result = rows;
+  result.body = ir::imp::Block::make(body);
+  auto nameOf = [](const ir::imp::Expr& var) { return var.as<ir::imp::Var>()->name; };
+  for (const auto& scratch : lanes.gpuThreadScratch)
+    if (std::none_of(result.gpuThreadScratch.begin(), result.gpuThreadScratch.end(),
+                     [&](const auto& kept) { return nameOf(kept.buffer) == nameOf(scratch.buffer); }))
+      result.gpuThreadScratch.push_back(scratch);
+  for (const auto& workspace : lanes.gpuSharedWorkspaces)
+    if (std::none_of(result.gpuSharedWorkspaces.begin(), result.gpuSharedWorkspaces.end(),
+                     [&](const auto& kept) { return nameOf(kept) == nameOf(workspace); }))
+      result.gpuSharedWorkspaces.push_back(workspace);
+  return result;
+}
+
 bool balancedRowRule(int64_t longestRow, int64_t rows, int64_t nonzeros) {
   return longestRow >= kBalancedLongestRow && longestRow * rows >= kBalancedSkew * nonzeros;
 }

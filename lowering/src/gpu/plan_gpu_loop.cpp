@@ -113,10 +113,17 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
     if (output.order() > 0 && !output.format().isAllDense()) {
       const bool byCoordinate = rangeAppended_ && rangeAppended_->onGpu && rangeAppended_->output == output &&
                                 rangeAppended_->var == var;
+      // (A loop inside the one over its rows: only the lane slices of a
+      // CSR row, which lowerRowInLaneSlices lowers before this plan.)
+      const bool insideRows = gpuUnit_ != imp::LoopKind::Serial;
       requireParallelizable(forall, byCoordinate ||
                                         (rowParallelOutputs_.count(output) && rowsAssembledInParallel(assignment->lhs, var)),
                             "output " + output.name() + " is sparse, and sparse outputs cannot be assembled under a "
-                            "GPU loop; store it dense or run this statement on the CPU");
+                            "GPU loop; store it dense or run this statement on the CPU" +
+                            std::string(insideRows ? " (a row split among GPU threads is assembled only for a CSR "
+                                                     "output whose rows are a GPUWarp loop holding just a GPUThread "
+                                                     "loop over its columns)"
+                                                   : ""));
       continue;
     }
     if (derivesOnlyFrom(var, assignment->lhs.indices())) continue;  // iterations write different entries

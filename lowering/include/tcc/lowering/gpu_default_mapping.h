@@ -145,6 +145,30 @@ ir::imp::Function chooseByRowLengths(const ir::imp::Function& rows, const ir::im
 // The explain line of the rule.
 std::string balancedRuleText(const std::string& matrix);
 
+// A CSR output's rows (C(i, j) = A(i, j) + B(i, j), C = 2 * A, ...) are each
+// assembled by one GPU thread by default; where rows are long, by a warp
+// instead, each lane merging a slice of the row's columns (parallelize(i,
+// GPUWarp), parallelize(j, GPUThread): lane_sliced_rows.cpp). Both are
+// lowered and the host part picks one per input by the row lengths of
+// `matrix`, the first CSR operand indexed as the output is (nothing where
+// the statement has none, or is not a loop over rows then columns).
+std::optional<BalancedGpuMapping> laneSlicedGpuMapping(const ir::IndexStmt& assignment,
+                                                       const std::vector<ir::IndexVar>& loopOrder,
+                                                       std::vector<std::string>& reasons);
+// The rule: a warp a row where the mean row holds at least
+// kLaneSlicedMeanRow entries (nonzeros >= kLaneSlicedMeanRow * rows), or
+// where the longest row is long and skewed as balancedRowRule takes it (a
+// thread a row would wait on it alone); a thread a row otherwise (a warp
+// would idle most of its lanes on short rows, and scan 32 counts a row).
+inline constexpr int64_t kLaneSlicedMeanRow = 32;
+ir::imp::Expr laneSlicedRowCondition(const std::string& matrix, std::vector<ir::imp::Stmt>& statements);
+bool laneSlicedRowRule(int64_t longestRow, int64_t rows, int64_t nonzeros);
+// One host part running `lanes`' body where the condition holds and
+// `rows`' body otherwise.
+ir::imp::Function chooseLaneSlicedRows(const ir::imp::Function& rows, const ir::imp::Function& lanes,
+                                       const std::string& matrix);
+std::string laneSlicedRuleText(const std::string& matrix);
+
 // Whether a schedule parallelizes any loop (then it gets no default).
 bool parallelizesLoops(const ScheduleRequest& request);
 
