@@ -8,12 +8,13 @@
 // all runs. The two forms' outputs are compared: bit for bit, storage and
 // values, in strict mode; within 1e-12 relative in fast mode.
 //
-//   tcc_one_merge_loop_bench [--rounds N] [--runs N] [--fast] [--before] [--only NAME] [--print-code]
+//   tcc_one_merge_loop_bench [--rounds N] [--runs N] [--fast] [--before] [--only NAME] [--print-code] [--lines]
 //
 // --only runs the cases whose kernel name contains NAME; --print-code prints
 // each kernel's C++ in each form instead of timing it. --before adds a
 // third form, the merged loop as before its switch (cases tested in turn,
 // CompileOptions::mergeLoopSwitch = false), timed in the same rounds.
+// --lines prints the lines of each form's C++ (lowered, not compiled).
 //
 // Run it pinned to one core (taskset -c 1): the kernels are serial.
 #include <algorithm>
@@ -183,7 +184,7 @@ std::string loadAverage() {
 
 int main(int argc, char** argv) {
   int rounds = 7, runs = 5;
-  bool fast = false, printCode = false, before = false;
+  bool fast = false, printCode = false, before = false, lines = false;
   std::string only;
   for (int a = 1; a < argc; ++a) {
     if (!std::strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = std::atoi(argv[++a]);
@@ -192,6 +193,27 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
     else if (!std::strcmp(argv[a], "--print-code")) printCode = true;
     else if (!std::strcmp(argv[a], "--before")) before = true;
+    else if (!std::strcmp(argv[a], "--lines")) lines = true;
+  }
+  if (lines) {
+    std::printf("| kernel | lines, merged | lines, merged as before | lines, per point |\n|---|---|---|---|\n");
+    std::string previous;
+    for (const Case& c : cases()) {
+      if ((!only.empty() && c.name.find(only) == std::string::npos) || c.name == previous) continue;
+      previous = c.name;
+      tcc::Program program = tcc::Program::fromText(c.program, "bench.tc");
+      size_t counted[3];
+      for (int form = 0; form < 3; ++form) {
+        tcc::CompileOptions options;
+        options.oneMergeLoop = form != 1;
+        options.mergeLoopSwitch = form == 0;
+        options.floatingPoint = fast ? tcc::frontend::FloatingPointMode::Fast : tcc::frontend::FloatingPointMode::Strict;
+        std::string cpp = tcc::lowerProgram(program, options).cpp;
+        counted[form] = static_cast<size_t>(std::count(cpp.begin(), cpp.end(), '\n'));
+      }
+      std::printf("| %s | %zu | %zu | %zu |\n", c.name.c_str(), counted[0], counted[2], counted[1]);
+    }
+    return 0;
   }
   std::printf("load average at start: %s; %s mode, %d rounds x %d runs per form\n\n", loadAverage().c_str(),
               fast ? "fast" : "strict", rounds, runs);

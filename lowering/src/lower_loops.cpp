@@ -969,8 +969,11 @@ bool leavesLoop(const Stmt& stmt) {
 }
 
 // A merged loop over more operands tests its cases in turn (a switch would
-// list 2^n values).
+// list 2^n values); so does one of three cases or fewer, which the tests in
+// turn reach in two tests at most (a switch measured no faster there:
+// bench/compile_latency/RESULTS.md).
 constexpr size_t kMostOperandsSwitched = 6;
+constexpr size_t kFewestCasesSwitched = 4;
 
 }  // namespace
 
@@ -1310,6 +1313,7 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
     }
     Stmt cases;
     if (oneLoop && options_.mergeLoopSwitch && driving.size() <= kMostOperandsSwitched &&
+        branches.size() >= kFewestCasesSwitched &&
         std::none_of(branches.begin(), branches.end(), [](const auto& branch) { return leavesLoop(branch.second); })) {
       // One switch on which operands are at the coordinate (a bit each)
       // jumps to the case the tests in turn would reach, the first whose
