@@ -8,10 +8,13 @@
 // all runs. The two forms' outputs are compared: bit for bit, storage and
 // values, in strict mode; within 1e-12 relative in fast mode.
 //
-//   tcc_one_merge_loop_bench [--rounds N] [--runs N] [--fast] [--only NAME] [--print-code]
+//   tcc_one_merge_loop_bench [--rounds N] [--runs N] [--fast] [--before] [--only NAME] [--print-code] [--lines]
 //
 // --only runs the cases whose kernel name contains NAME; --print-code prints
-// each kernel's C++ in both forms instead of timing it.
+// each kernel's C++ in each form instead of timing it. --before adds a
+// third form, the merged loop as before its switch (cases tested in turn,
+// CompileOptions::mergeLoopSwitch = false), timed in the same rounds.
+// --lines prints the lines of each form's C++ (lowered, not compiled).
 //
 // Run it pinned to one core (taskset -c 1): the kernels are serial.
 #include <algorithm>
@@ -181,7 +184,7 @@ std::string loadAverage() {
 
 int main(int argc, char** argv) {
   int rounds = 7, runs = 5;
-  bool fast = false, printCode = false;
+  bool fast = false, printCode = false, before = false, lines = false;
   std::string only;
   for (int a = 1; a < argc; ++a) {
     if (!std::strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = std::atoi(argv[++a]);
@@ -189,12 +192,41 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[a], "--fast")) fast = true;
     else if (!std::strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
     else if (!std::strcmp(argv[a], "--print-code")) printCode = true;
+    else if (!std::strcmp(argv[a], "--before")) before = true;
+    else if (!std::strcmp(argv[a], "--lines")) lines = true;
+  }
+  if (lines) {
+    std::printf("| kernel | lines, merged | lines, merged as before | lines, per point |\n|---|---|---|---|\n");
+    std::string previous;
+    for (const Case& c : cases()) {
+      if ((!only.empty() && c.name.find(only) == std::string::npos) || c.name == previous) continue;
+      previous = c.name;
+      tcc::Program program = tcc::Program::fromText(c.program, "bench.tc");
+      size_t counted[3];
+      for (int form = 0; form < 3; ++form) {
+        tcc::CompileOptions options;
+        options.oneMergeLoop = form != 1;
+        options.mergeLoopSwitch = form == 0;
+        options.floatingPoint = fast ? tcc::frontend::FloatingPointMode::Fast : tcc::frontend::FloatingPointMode::Strict;
+        std::string cpp = tcc::lowerProgram(program, options).cpp;
+        counted[form] = static_cast<size_t>(std::count(cpp.begin(), cpp.end(), '\n'));
+      }
+      std::printf("| %s | %zu | %zu | %zu |\n", c.name.c_str(), counted[0], counted[2], counted[1]);
+    }
+    return 0;
   }
   std::printf("load average at start: %s; %s mode, %d rounds x %d runs per form\n\n", loadAverage().c_str(),
               fast ? "fast" : "strict", rounds, runs);
-  std::printf("| kernel | inputs | stored | merged ms | per point ms | ratio (per point/merged) | outputs |\n");
-  std::printf("|---|---|---|---|---|---|---|\n");
-  std::vector<double> ratios;
+  const int forms = before ? 3 : 2;
+  if (before) {
+    std::printf("| kernel | inputs | stored | merged ms | merged before ms | per point ms | ratio (before/merged) | "
+                "ratio (per point/merged) | outputs |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  } else {
+    std::printf("| kernel | inputs | stored | merged ms | per point ms | ratio (per point/merged) | outputs |\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
+  }
+  std::vector<double> ratios, beforeRatios;
   for (const Case& c : cases()) {
     if (!only.empty() && c.name.find(only) == std::string::npos) continue;
     tcc::Program program = tcc::Program::fromText(c.program, "bench.tc");
@@ -205,38 +237,48 @@ int main(int argc, char** argv) {
       inputs.emplace(name, tcc::rt::pack(coo, tcc::toRuntimeFormat(declared->format())));
       if (coo.order() > 1) stored += coo.nnz();
     }
-    tcc::Kernel kernels[2];  // [0] merged, [1] per lattice point
-    for (int form = 0; form < 2; ++form) {
+    tcc::Kernel kernels[3];  // [0] merged, [1] per lattice point, [2] merged as before (cases in turn)
+    const char* formNames[3] = {"one merge loop", "loops per lattice point", "one merge loop, cases in turn"};
+    for (int form = 0; form < forms; ++form) {
       tcc::CompileOptions options;
       options.useKernelCache = false;
-      options.oneMergeLoop = form == 0;
+      options.oneMergeLoop = form != 1;
+      options.mergeLoopSwitch = form == 0;
       options.floatingPoint = fast ? tcc::frontend::FloatingPointMode::Fast : tcc::frontend::FloatingPointMode::Strict;
       kernels[form] = tcc::compile(program, options);
     }
     if (printCode) {
-      for (int form = 0; form < 2; ++form)
-        std::printf("// %s, %s\n%s\n", c.name.c_str(), form == 0 ? "one merge loop" : "loops per lattice point",
-                    kernels[form].source().c_str());
+      for (int form = 0; form < forms; ++form)
+        std::printf("// %s, %s\n%s\n", c.name.c_str(), formNames[form], kernels[form].source().c_str());
       continue;
     }
-    std::vector<double> samples[2];
-    std::map<std::string, tcc::Tensor> outputs[2];
+    std::vector<double> samples[3];
+    std::map<std::string, tcc::Tensor> outputs[3];
     for (int round = 0; round < rounds; ++round)
-      for (int k = 0; k < 2; ++k) {
-        int form = (round + k) % 2;
+      for (int k = 0; k < forms; ++k) {
+        int form = (round + k) % forms;
         tcc::RunResult result = kernels[form].run(inputs, tcc::RunOptions{runs});
         samples[form].insert(samples[form].end(), result.seconds.begin(), result.seconds.end());
         outputs[form] = std::move(result.tensors);
       }
     std::string difference = differenceOf(outputs[0], outputs[1], !fast);
+    if (difference.empty() && before) difference = differenceOf(outputs[0], outputs[2], !fast);
     double merged = median(samples[0]) * 1e3, perPoint = median(samples[1]) * 1e3;
     ratios.push_back(perPoint / merged);
-    std::printf("| %s | %s | %zu | %.3f | %.3f | %.3f | %s |\n", c.name.c_str(), c.inputsDescribed.c_str(), stored,
-                merged, perPoint, perPoint / merged,
-                difference.empty() ? (fast ? "equal (1e-12)" : "bit-equal") : difference.c_str());
+    const char* verdict = difference.empty() ? (fast ? "equal (1e-12)" : "bit-equal") : difference.c_str();
+    if (before) {
+      double old = median(samples[2]) * 1e3;
+      beforeRatios.push_back(old / merged);
+      std::printf("| %s | %s | %zu | %.3f | %.3f | %.3f | %.3f | %.3f | %s |\n", c.name.c_str(),
+                  c.inputsDescribed.c_str(), stored, merged, old, perPoint, old / merged, perPoint / merged, verdict);
+    } else {
+      std::printf("| %s | %s | %zu | %.3f | %.3f | %.3f | %s |\n", c.name.c_str(), c.inputsDescribed.c_str(), stored,
+                  merged, perPoint, perPoint / merged, verdict);
+    }
     std::fflush(stdout);
     if (!difference.empty()) return 1;
   }
+  if (before) std::printf("\ngeomean ratio (before/merged): %.3f", geomean(beforeRatios));
   std::printf("\ngeomean ratio (per point/merged): %.3f; load average at end: %s\n", geomean(ratios),
               loadAverage().c_str());
   return 0;

@@ -197,6 +197,11 @@ Stmt Evaluate::make(Expr value) {
   return Stmt(std::make_shared<Evaluate>(std::move(value)));
 }
 Stmt Comment::make(std::string text) { return Stmt(std::make_shared<Comment>(std::move(text))); }
+Stmt Switch::make(Expr value, std::vector<Case> cases, Stmt otherwise) {
+  require(value.defined() && value.type().isInteger(), "Switch needs an integer value");
+  for (const auto& each : cases) require(!each.values.empty() && each.body.defined(), "Switch case needs values and a body");
+  return Stmt(std::make_shared<Switch>(std::move(value), std::move(cases), std::move(otherwise)));
+}
 Stmt Break::make() { return Stmt(std::make_shared<Break>()); }
 Stmt Return::make(Expr value) { return Stmt(std::make_shared<Return>(std::move(value))); }
 Stmt Intrinsic::make(std::string name, std::vector<std::string> tensors, std::vector<Expr> args) {
@@ -222,6 +227,7 @@ TCC_ACCEPT(Store)
 TCC_ACCEPT(For)
 TCC_ACCEPT(While)
 TCC_ACCEPT(If)
+TCC_ACCEPT(Switch)
 TCC_ACCEPT(Block)
 TCC_ACCEPT(Allocate)
 TCC_ACCEPT(Free)

@@ -160,6 +160,24 @@ class Printer : public IRVisitor {
       body(op->elseCase);
     }
   }
+  void visit(const Switch* op) override {
+    indent();
+    out_ << "switch ";
+    op->value.accept(*this);
+    out_ << "\n";
+    for (const auto& each : op->cases) {
+      indent();
+      out_ << "case";
+      for (int64_t value : each.values) out_ << " " << value;
+      out_ << "\n";
+      body(each.body);
+    }
+    if (op->otherwise.defined()) {
+      indent();
+      out_ << "otherwise\n";
+      body(op->otherwise);
+    }
+  }
   void visit(const Block* op) override {
     for (const auto& s : op->stmts) s.accept(*this);
   }

@@ -31,6 +31,11 @@ void IRVisitor::visit(const While* op) { op->condition.accept(*this); op->body.a
 void IRVisitor::visit(const If* op) {
   op->condition.accept(*this); op->thenCase.accept(*this); visitIfDefined(op->elseCase, *this);
 }
+void IRVisitor::visit(const Switch* op) {
+  op->value.accept(*this);
+  for (const auto& each : op->cases) each.body.accept(*this);
+  visitIfDefined(op->otherwise, *this);
+}
 void IRVisitor::visit(const Block* op) { for (const auto& s : op->stmts) s.accept(*this); }
 void IRVisitor::visit(const Allocate* op) {
   op->buffer.accept(*this);
@@ -69,6 +74,7 @@ Stmt IRMutator::mutate(const Stmt& stmt) {
     case StmtKind::For: return visit(stmt.as<For>(), stmt);
     case StmtKind::While: return visit(stmt.as<While>(), stmt);
     case StmtKind::If: return visit(stmt.as<If>(), stmt);
+    case StmtKind::Switch: return visit(stmt.as<Switch>(), stmt);
     case StmtKind::Block: return visit(stmt.as<Block>(), stmt);
     case StmtKind::Allocate: return visit(stmt.as<Allocate>(), stmt);
     case StmtKind::Free: return visit(stmt.as<Free>(), stmt);
@@ -145,6 +151,18 @@ Stmt IRMutator::visit(const If* op, const Stmt& self) {
   if (condition.sameAs(op->condition) && thenCase.sameAs(op->thenCase) && elseCase.sameAs(op->elseCase))
     return self;
   return If::make(condition, thenCase, elseCase);
+}
+Stmt IRMutator::visit(const Switch* op, const Stmt& self) {
+  Expr value = mutate(op->value);
+  bool changed = !value.sameAs(op->value);
+  std::vector<Switch::Case> cases;
+  for (const auto& each : op->cases) {
+    cases.push_back({each.values, mutate(each.body)});
+    changed |= !cases.back().body.sameAs(each.body);
+  }
+  Stmt otherwise = mutate(op->otherwise);
+  changed |= !otherwise.sameAs(op->otherwise);
+  return changed ? Switch::make(value, std::move(cases), otherwise) : self;
 }
 Stmt IRMutator::visit(const Block* op, const Stmt& self) {
   std::vector<Stmt> stmts;

@@ -236,6 +236,40 @@ void CLikePrinter::printIf(const If* op) {
   out_ << "}\n";
 }
 
+// Each case in braces (its declarations end there) and left by a break.
+void CLikePrinter::visit(const Switch* op) {
+  indent();
+  out_ << "switch (";
+  op->value.accept(*this);
+  out_ << ") {\n";
+  auto printCase = [&](const Stmt& stmt) {
+    indent();
+    out_ << "{\n";
+    body(stmt);
+    indent();
+    out_ << "  break;\n";
+    indent();
+    out_ << "}\n";
+  };
+  for (const auto& each : op->cases) {
+    for (int64_t value : each.values) {
+      indent();
+      out_ << "case " << value << ":\n";
+    }
+    printCase(each.body);
+  }
+  indent();
+  out_ << "default:\n";
+  if (op->otherwise.defined()) {
+    printCase(op->otherwise);
+  } else {
+    indent();
+    out_ << "  break;\n";
+  }
+  indent();
+  out_ << "}\n";
+}
+
 void CLikePrinter::visit(const Block* op) {
   for (const auto& s : op->stmts) s.accept(*this);
 }

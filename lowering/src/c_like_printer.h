@@ -38,6 +38,7 @@ class CLikePrinter : public ir::imp::IRVisitor {
   void visit(const ir::imp::For* op) override;
   void visit(const ir::imp::While* op) override;
   void visit(const ir::imp::If* op) override;
+  void visit(const ir::imp::Switch* op) override;
   void visit(const ir::imp::Block* op) override;
   void visit(const ir::imp::Allocate* op) override;
   void visit(const ir::imp::Free* op) override;

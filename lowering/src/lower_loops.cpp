@@ -8,6 +8,7 @@
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/ir/imperative_printer.h"
+#include "tcc/ir/imperative_visitor.h"
 #include "tcc/ir/index_rewriter.h"
 
 namespace tcc::lowering {
@@ -951,6 +952,39 @@ std::vector<Stmt> Lowerer::findSegmentEnd(LevelIterator& it) {
               imp::Assign::makeCompound(imp::BinaryOp::Add, it.segmentEnd, one))};
 }
 
+namespace {
+
+// Whether a statement breaks out of the loop around it (a break outside a
+// nested loop), which a C switch around it would catch instead.
+bool leavesLoop(const Stmt& stmt) {
+  struct Finder : imp::IRVisitor {
+    int loops = 0;
+    bool found = false;
+    void visit(const imp::Break*) override { found |= loops == 0; }
+    void visit(const imp::For* op) override {
+      ++loops;
+      imp::IRVisitor::visit(op);
+      --loops;
+    }
+    void visit(const imp::While* op) override {
+      ++loops;
+      imp::IRVisitor::visit(op);
+      --loops;
+    }
+  } finder;
+  stmt.accept(finder);
+  return finder.found;
+}
+
+// A merged loop over more operands tests its cases in turn (a switch would
+// list 2^n values); so does one of three cases or fewer, which the tests in
+// turn reach in two tests at most (a switch measured no faster there:
+// bench/compile_latency/RESULTS.md).
+constexpr size_t kMostOperandsSwitched = 6;
+constexpr size_t kFewestCasesSwitched = 4;
+
+}  // namespace
+
 bool Lowerer::mergesInOneLoop(const ir::ForallNode* forall, const std::vector<std::vector<int>>& loops) const {
   // Only where a case holds loops (the variables inside, or a sum's): an
   // innermost loop's cases are a few statements each, and its loops after
@@ -1285,9 +1319,43 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
         branches[b].second = imp::Block::make(caseBody);
       }
     }
-    Stmt cases = everyCombination ? branches.back().second : Stmt();
-    for (auto it = branches.rbegin() + (everyCombination ? 1 : 0); it != branches.rend(); ++it)
-      cases = imp::If::make(it->first, it->second, cases);
+    Stmt cases;
+    if (oneLoop && options_.mergeLoopSwitch && driving.size() <= kMostOperandsSwitched &&
+        branches.size() >= kFewestCasesSwitched &&
+        std::none_of(branches.begin(), branches.end(), [](const auto& branch) { return leavesLoop(branch.second); })) {
+      // One switch on which operands are at the coordinate (a bit each)
+      // jumps to the case the tests in turn would reach, the first whose
+      // operands are all there: the cases a run-out operand belongs to
+      // (never met again) cost nothing, where the tests in turn tried
+      // each of them in every iteration.
+      Expr mask;
+      for (size_t k = 0; k < driving.size(); ++k) {
+        Expr bit = ops::mul(ops::cast(imp::Type::int32(), ops::eq(byId(driving[k]).coord, coordinate)),
+                            ops::IntImm::make(int64_t{1} << k, imp::Type::int32()));
+        mask = mask.defined() ? ops::add(mask, bit) : bit;
+      }
+      Expr present = freshVar(var.name() + "_present", imp::Type::int32());
+      body.push_back(imp::Declare::make(present, mask));
+      std::vector<imp::Switch::Case> switched;
+      std::vector<bool> taken(size_t{1} << driving.size(), false);
+      for (size_t b = 0; b < branches.size(); ++b) {
+        int64_t needs = 0;
+        for (int id : seen[b])
+          needs |= int64_t{1} << (std::find(driving.begin(), driving.end(), id) - driving.begin());
+        std::vector<int64_t> values;
+        for (int64_t value = 1; value < static_cast<int64_t>(taken.size()); ++value)
+          if ((value & needs) == needs && !taken[value]) {
+            taken[value] = true;
+            values.push_back(value);
+          }
+        if (!values.empty()) switched.push_back({values, branches[b].second});
+      }
+      cases = imp::Switch::make(present, std::move(switched));
+    } else {
+      cases = everyCombination ? branches.back().second : Stmt();
+      for (auto it = branches.rbegin() + (everyCombination ? 1 : 0); it != branches.rend(); ++it)
+        cases = imp::If::make(it->first, it->second, cases);
+    }
     // With one operand driving, its coordinate is the loop's: no test needed.
     if (driving.size() == 1 && branches.size() == 1) cases = branches[0].second;
     body.push_back(cases);

@@ -42,6 +42,7 @@ class ReductionBodyCheck : public IRVisitor {
   void visit(const For*) override { refused = true; }
   void visit(const While*) override { refused = true; }
   void visit(const If*) override { refused = true; }
+  void visit(const Switch*) override { refused = true; }
   void visit(const Allocate*) override { refused = true; }
   void visit(const Free*) override { refused = true; }
   void visit(const SetTensorProperty*) override { refused = true; }

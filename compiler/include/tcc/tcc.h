@@ -110,6 +110,12 @@ struct CompileOptions {
   // per lattice point. False: one loop per lattice point everywhere, the
   // form before (for comparisons; see bench/compile_latency).
   bool oneMergeLoop = true;
+  // Cpu: such a merged loop (of up to 6 operands and 4 lattice cases or
+  // more) picks its case by one switch on which operands are at the
+  // coordinate, so the cases of operands that ran out cost nothing. False:
+  // the cases tested in turn, the form before (for comparisons; see
+  // bench/compile_latency).
+  bool mergeLoopSwitch = true;
   // Cuda: the counts of a sparse output that GPU loops assemble (each
   // row's or coordinate's) become offsets through a parallel scan over
   // the GPU's threads. False: on one GPU thread, the form before (for

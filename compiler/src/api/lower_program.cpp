@@ -266,6 +266,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       lowerOptions.rowsInOnePass = options.rowsInOnePass;
       lowerOptions.hoistNestedSums = options.hoistNestedSums;
       lowerOptions.oneMergeLoop = options.oneMergeLoop;
+      lowerOptions.mergeLoopSwitch = options.mergeLoopSwitch;
       lowerOptions.gpuParallelPrefixSums = options.gpuParallelPrefixSums;
       lowerOptions.hugePages = hugePages(options);
       const auto& separate = request.separatelyAssembled;

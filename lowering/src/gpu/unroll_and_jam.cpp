@@ -64,6 +64,7 @@ class BodyFacts : public IRVisitor {
     if (op->elseCase.defined()) unsafe = true;
   }
   void visit(const While*) override { unsafe = true; }
+  void visit(const Switch*) override { unsafe = true; }
   void visit(const Allocate*) override { unsafe = true; }
   void visit(const Free*) override { unsafe = true; }
   void visit(const SetTensorProperty*) override { unsafe = true; }

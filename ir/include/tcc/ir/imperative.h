@@ -37,7 +37,7 @@ enum class ExprKind {
   IntImm, FloatImm, Var, Cast, Binary, Unary, Select, Load, Call, TensorProperty
 };
 enum class StmtKind {
-  Declare, Assign, Store, For, While, If, Block, Allocate, Free, SetTensorProperty,
+  Declare, Assign, Store, For, While, If, Switch, Block, Allocate, Free, SetTensorProperty,
   Evaluate, Comment, Break, Return, Intrinsic
 };
 
@@ -299,6 +299,24 @@ struct If : StmtNode {
   void accept(IRVisitor& visitor) const override;
   const Expr condition;
   const Stmt thenCase, elseCase;
+};
+
+// Runs the first case one of whose values equals `value` (an integer), or
+// `otherwise` (when defined) if none does. A case's body may not break out
+// of a loop around the switch (C's break would leave the switch instead).
+struct Switch : StmtNode {
+  struct Case {
+    std::vector<int64_t> values;
+    Stmt body;
+  };
+  static constexpr StmtKind staticKind = StmtKind::Switch;
+  Switch(Expr value, std::vector<Case> cases, Stmt otherwise)
+      : StmtNode(staticKind), value(std::move(value)), cases(std::move(cases)), otherwise(std::move(otherwise)) {}
+  static Stmt make(Expr value, std::vector<Case> cases, Stmt otherwise = Stmt());
+  void accept(IRVisitor& visitor) const override;
+  const Expr value;
+  const std::vector<Case> cases;
+  const Stmt otherwise;
 };
 
 struct Block : StmtNode {

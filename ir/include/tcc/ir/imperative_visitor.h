@@ -25,6 +25,7 @@ class IRVisitor {
   virtual void visit(const For*);
   virtual void visit(const While*);
   virtual void visit(const If*);
+  virtual void visit(const Switch*);
   virtual void visit(const Block*);
   virtual void visit(const Allocate*);
   virtual void visit(const Free*);
@@ -60,6 +61,7 @@ class IRMutator {
   virtual Stmt visit(const For*, const Stmt& self);
   virtual Stmt visit(const While*, const Stmt& self);
   virtual Stmt visit(const If*, const Stmt& self);
+  virtual Stmt visit(const Switch*, const Stmt& self);
   virtual Stmt visit(const Block*, const Stmt& self);
   virtual Stmt visit(const Allocate*, const Stmt& self);
   virtual Stmt visit(const Free*, const Stmt& self);

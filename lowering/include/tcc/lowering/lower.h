@@ -147,6 +147,10 @@ struct LowerOptions {
   // one loop per lattice point, each printing the cases it has); false:
   // one per point, the form before (for comparisons).
   bool oneMergeLoop = true;
+  // One merge loop (of up to 6 operands and 4 cases or more) picks its
+  // case by a switch on which operands are at the coordinate; false: by
+  // testing the cases in turn, the form before (for comparisons).
+  bool mergeLoopSwitch = true;
   // Sparse workspaces' outputs of 4 MB and more in 2 MB pages (the ISM's
   // create flag 4; the kernel's own arrays follow TCC_HUGE_PAGE_MIN_BYTES,
   // a macro of the prelude).
