@@ -226,5 +226,27 @@ TEST(GpuCoordinateBlocks, ALanesSumInsideASerialLoopIsAddedToTheTotalBefore) {
   EXPECT_TRUE(contains(once.cudaKernels, "ty = ty_before + tcc_warp_sum(ty);")) << once.cudaKernels;
 }
 
+// Atomics on the lanes of a sum that a serial loop around them keeps in a
+// scalar temporary: the updates go to each lane's registers, so the lanes'
+// parts are added across the warp or block as under ParallelReduction
+// (before, each lane kept its own part and the first lane's was stored).
+TEST(GpuCoordinateBlocks, LanesAtomicsIntoASumsTemporaryAreAddedAcrossTheLanes) {
+  for (const std::string unit : {"GPUWarp", "GPUBlock"}) {
+    Lowered lowered = lowerForCuda(withSchedule(withFormat(kSpmv, "dense"), "split(j, j0, j1, 64)\nparallelize(i, " +
+                                                                                 unit + ", NoRaces)\nparallelize(j1, "
+                                                                                 "GPUThread, Atomics)"));
+    const std::string sum = unit == "GPUWarp" ? "tcc_warp_sum(ty)" : "tcc_block_sum(ty)";
+    EXPECT_TRUE(contains(lowered.cudaKernels, "ty = ty_before + " + sum + ";")) << lowered.cudaKernels;
+  }
+  // A warp loop's iterations cannot add their parts that way: refused.
+  try {
+    lowerForCuda(withSchedule(withFormat(kSpmv, "dense"), "split(j, j0, j1, 64)\nparallelize(i, GPUBlock, NoRaces)\n"
+                                                          "parallelize(j1, GPUWarp, Atomics)"));
+    FAIL() << "lowered";
+  } catch (const std::exception& error) {
+    EXPECT_TRUE(contains(error.what(), "where atomic updates reach no other thread")) << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace tcc::test

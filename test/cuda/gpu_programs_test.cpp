@@ -104,8 +104,9 @@ TEST_P(GpuPrograms, MatchTheDenseReference) {
     real += matrix.has_value();
   }
   // Random and real inputs both ran (the largest are left to the smaller
-  // programs; a program without a matrix A takes random inputs alone).
-  EXPECT_GE(ran, 5);
+  // programs, so one over three index sizes runs one fewer; a program
+  // without a matrix A takes random inputs alone).
+  EXPECT_GE(ran, 4);
   EXPECT_GE(real, realInputs ? 2 : 0);
   std::cout << GetParam() << ": " << ran << " inputs, " << real << " of them real matrices\n";
 }

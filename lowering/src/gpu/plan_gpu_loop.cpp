@@ -136,6 +136,20 @@ LoopPlan Lowerer::planGpuLoop(const ir::ForallNode* forall) {
                                              "ParallelReduction");
         break;
       case OutputRaceStrategy::Atomics:
+        // A sum around this loop keeps its total in a scalar temporary, in
+        // each thread's registers: an atomic update there reaches no other
+        // thread, so the lanes' partial sums are added as ParallelReduction
+        // adds them.
+        if (reduction_.receives(output)) {
+          requireParallelizable(forall, plan.kind == imp::LoopKind::GpuThread &&
+                                            (gpuUnit_ == imp::LoopKind::GpuWarp || gpuUnit_ == imp::LoopKind::GpuBlock),
+                                race + " through the scalar temporary of the sum around this loop, which is in each "
+                                "GPU thread's registers, where atomic updates reach no other thread; make this a "
+                                "GPUThread loop inside a GPUWarp or GPUBlock loop (its lanes' partial sums are then "
+                                "added across the warp or block), or parallelize the loops of the sum instead");
+          plan.reductions.push_back({reduction_.temporary, imp::Expr()});
+          break;
+        }
         requireParallelizable(forall, hasAtomicAdd(output.datatype()),
                               race + ", and the GPU has no atomic add for " + ir::toString(output.datatype()));
         plan.atomicStores = true;
