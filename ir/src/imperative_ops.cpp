@@ -125,6 +125,8 @@ Expr neg(Expr a) {
   if (const auto* f = a.as<FloatImm>()) return FloatImm::make(-f->value, f->type);
   return Unary::make(UnaryOp::Neg, std::move(a));
 }
+Expr int64Imm(int64_t value) { return IntImm::make(value, Type::int64()); }
+
 Expr cast(Type type, Expr a) {
   if (a.type() == type) return a;
   if (auto c = constIntValue(a); c && type.isInteger()) return IntImm::make(*c, type);

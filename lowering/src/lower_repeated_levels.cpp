@@ -21,7 +21,6 @@ namespace ops = ir::imp;
 
 namespace {
 
-Expr int64Imm(int64_t value) { return ops::IntImm::make(value, imp::Type::int64()); }
 
 }  // namespace
 
@@ -45,7 +44,7 @@ std::vector<Stmt> Lowerer::declareRepeatedLevels(const ir::ForallNode* forall,
     stmts.push_back(imp::Declare::make(state.lastCoordinate, ops::IntImm::make(-1)));
     if (level.second > 0) {
       state.lastParent = freshVar(prefix + "_last_parent", imp::Type::int64());
-      stmts.push_back(imp::Declare::make(state.lastParent, int64Imm(-1)));
+      stmts.push_back(imp::Declare::make(state.lastParent, ops::int64Imm(-1)));
     }
     repeatedLevels_[level] = state;
     declared.push_back(level);
@@ -65,7 +64,7 @@ std::vector<Stmt> Lowerer::repeatedLevelPrologue(const ir::AccessNode* lhs, int 
   TensorStorage& storage = storageOf(lhs->tensor);
   const ir::Format& format = lhs->tensor.format();
   Expr append = storage.appendPosition[level];
-  Expr parent = level > 0 ? parentPosition(lhs, level) : int64Imm(0);
+  Expr parent = level > 0 ? parentPosition(lhs, level) : ops::int64Imm(0);
   std::string prefix = "p" + storage.name + std::to_string(level + 1);
   if (level == format.order() - 1) {
     // A new position only for a new coordinate; the body then writes at
@@ -74,23 +73,23 @@ std::vector<Stmt> Lowerer::repeatedLevelPrologue(const ir::AccessNode* lhs, int 
     bool reserved = reservedOutputs_.count(lhs->tensor) > 0;
     if ((pass_ == OutputPass::Fused || pass_ == OutputPass::Chunk) && !reserved)
       open.push_back(
-          growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level], storage.vals}));
+          growToHold(storage.crdCapacity[level], ops::add(append, ops::int64Imm(1)), {storage.crd[level], storage.vals}));
     if (pass_ == OutputPass::Assemble && !reserved)
-      open.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level]}));
+      open.push_back(growToHold(storage.crdCapacity[level], ops::add(append, ops::int64Imm(1)), {storage.crd[level]}));
     if (writesCoordinates(pass_))
       open.push_back(imp::Store::make(storage.crd[level], append, coordinate, false, false,
                                       streamsAppendsTo(lhs->tensor)));
     if (accumulating && writesValues(pass_))
       open.push_back(
           imp::Store::make(storage.vals, append, ops::cast(valueType(lhs->tensor), ops::FloatImm::make(0.0))));
-    open.push_back(imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)));
+    open.push_back(imp::Assign::makeCompound(imp::BinaryOp::Add, append, ops::int64Imm(1)));
     open.push_back(imp::Assign::make(state.lastCoordinate, coordinate));
     if (state.lastParent.defined()) open.push_back(imp::Assign::make(state.lastParent, parent));
     Expr position = freshVar(prefix + "_at", imp::Type::int64());
     positions_[lhs][level] = position;
     Expr opens = imp::Unary::make(imp::UnaryOp::Not, revisits(state, coordinate, parent));
     return {imp::If::make(opens, imp::Block::make(open)),
-            imp::Declare::make(position, ops::sub(append, int64Imm(1)))};
+            imp::Declare::make(position, ops::sub(append, ops::int64Imm(1)))};
   }
   // The position this coordinate has (revisited) or gets if its segment
   // below receives entries.
@@ -100,7 +99,7 @@ std::vector<Stmt> Lowerer::repeatedLevelPrologue(const ir::AccessNode* lhs, int 
   Expr begin = freshVar("p" + storage.name + std::to_string(level + 2) + "_begin", imp::Type::int64());
   segmentBegins_[{lhs, level}] = begin;
   return {imp::Declare::make(state.same, revisits(state, coordinate, parent)),
-          imp::Declare::make(position, imp::Select::make(state.same, ops::sub(append, int64Imm(1)), append)),
+          imp::Declare::make(position, imp::Select::make(state.same, ops::sub(append, ops::int64Imm(1)), append)),
           imp::Declare::make(begin, storage.appendPosition[level + 1])};
 }
 
@@ -110,21 +109,21 @@ std::vector<Stmt> Lowerer::repeatedLevelEpilogue(const ir::AccessNode* lhs, int 
   if (level == lhs->tensor.format().order() - 1) return {};  // opened by the prologue
   Expr append = storage.appendPosition[level];
   Expr childAppend = storage.appendPosition[level + 1];
-  Expr parent = level > 0 ? parentPosition(lhs, level) : int64Imm(0);
+  Expr parent = level > 0 ? parentPosition(lhs, level) : ops::int64Imm(0);
   // Record a new coordinate once its segment below received entries; a
   // revisited one only moves its segment's end.
   std::vector<Stmt> record;
   if (writesCoordinates(pass_)) {
-    record.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level]}));
+    record.push_back(growToHold(storage.crdCapacity[level], ops::add(append, ops::int64Imm(1)), {storage.crd[level]}));
     record.push_back(imp::Store::make(storage.crd[level], append, coordinate));
   }
-  record.push_back(imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)));
+  record.push_back(imp::Assign::makeCompound(imp::BinaryOp::Add, append, ops::int64Imm(1)));
   record.push_back(imp::Assign::make(state.lastCoordinate, coordinate));
   if (state.lastParent.defined()) record.push_back(imp::Assign::make(state.lastParent, parent));
   std::vector<Stmt> nonEmpty{imp::If::make(imp::Unary::make(imp::UnaryOp::Not, state.same), imp::Block::make(record))};
   if (pass_ != OutputPass::Compute) {
     nonEmpty.push_back(
-        growToHold(storage.posCapacity[level + 1], ops::add(append, int64Imm(1)), {storage.pos[level + 1]}));
+        growToHold(storage.posCapacity[level + 1], ops::add(append, ops::int64Imm(1)), {storage.pos[level + 1]}));
     nonEmpty.push_back(imp::Store::make(storage.pos[level + 1], append, childAppend));
   }
   return {imp::If::make(ops::gt(childAppend, segmentBegins_.at({lhs, level})), imp::Block::make(nonEmpty))};

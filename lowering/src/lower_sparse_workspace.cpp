@@ -17,7 +17,6 @@ namespace {
 
 imp::Type handleType() { return imp::Type::pointerTo(imp::Type::void_()); }
 Expr int32Imm(int64_t value) { return ops::IntImm::make(value, imp::Type::int32()); }
-Expr int64Imm(int64_t value) { return ops::IntImm::make(value, imp::Type::int64()); }
 
 const char* policyEntryName(WorkspacePolicy policy) {
   switch (policy) {
@@ -103,12 +102,12 @@ void Lowerer::createSparseWorkspace(const ir::TensorVar& workspace, const std::v
   Expr dims = freshVar(storage.name + "_dims", imp::Type::pointerTo(imp::Type::int32()));
   Expr levels = freshVar(storage.name + "_level_order", imp::Type::pointerTo(imp::Type::int32()));
   header_.push_back(imp::Declare::make(dims, Expr()));
-  header_.push_back(imp::Allocate::make(dims, int64Imm(order)));
+  header_.push_back(imp::Allocate::make(dims, ops::int64Imm(order)));
   header_.push_back(imp::Declare::make(levels, Expr()));
-  header_.push_back(imp::Allocate::make(levels, int64Imm(order)));
+  header_.push_back(imp::Allocate::make(levels, ops::int64Imm(order)));
   for (int m = 0; m < order; ++m) {
-    header_.push_back(imp::Store::make(dims, int64Imm(m), modeDims[m]));
-    header_.push_back(imp::Store::make(levels, int64Imm(m), int32Imm(workspace.format().modeOfLevel(m))));
+    header_.push_back(imp::Store::make(dims, ops::int64Imm(m), modeDims[m]));
+    header_.push_back(imp::Store::make(levels, ops::int64Imm(m), int32Imm(workspace.format().modeOfLevel(m))));
   }
   const SparseWorkspaceOptions& o = storage.ismOptions;
   int flags = (o.pipelining ? 1 : 0) | (o.doubleBuffering ? 2 : 0) | (options_.hugePages ? 4 : 0);
@@ -124,7 +123,7 @@ void Lowerer::createSparseWorkspace(const ir::TensorVar& workspace, const std::v
     throw LoweringError("sparse workspace " + workspace.name() + " uses the registered policy " + o.userPolicy +
                         ", which fills one workspace at a time; its producer runs on threads");
   std::vector<Expr> args{int32Imm(order), dims, levels, int32Imm(policyId), int32Imm(flags),
-                         int64Imm(o.capacity), int64Imm(0)};
+                         ops::int64Imm(o.capacity), ops::int64Imm(0)};
   if (perThread) {
     usesOpenMP_ = true;
     args.insert(args.begin(), imp::Call::make("omp_get_max_threads", {}, imp::Type::int32()));

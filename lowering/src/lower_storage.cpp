@@ -20,7 +20,6 @@ namespace {
 
 constexpr int64_t kInitialCapacity = 1024;
 
-Expr int64Imm(int64_t value) { return ops::IntImm::make(value, imp::Type::int64()); }
 Expr asInt64(const Expr& e) { return ops::cast(imp::Type::int64(), e); }
 
 // A statement of scalars alone (`a = b * c - 2`): no loop, no call.
@@ -299,15 +298,15 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
         passes.insert(passes.end(), prefixSums.begin(), prefixSums.end());
       } else {
         Expr row = freshVar("p" + storage.name + "1_offset", imp::Type::int64());
-        passes.push_back(imp::For::make(row, int64Imm(0), rows,
-                                        imp::Store::make(pos, ops::add(row, int64Imm(1)), imp::Load::make(pos, row), true),
+        passes.push_back(imp::For::make(row, ops::int64Imm(0), rows,
+                                        imp::Store::make(pos, ops::add(row, ops::int64Imm(1)), imp::Load::make(pos, row), true),
                                         imp::LoopKind::Serial, "row sizes to row offsets (prefix sum)"));
       }
       passes.push_back(imp::Assign::make(storage.appendPosition[1], imp::Load::make(pos, rows)));
-      Expr entries = ops::max(storage.appendPosition[1], int64Imm(1));
+      Expr entries = ops::max(storage.appendPosition[1], ops::int64Imm(1));
       // (The counting pass wrote no coordinates: none to keep. On the cuda
       // target nothing was allocated for them yet.)
-      Expr kept = options_.cudaTarget ? Expr() : int64Imm(0);
+      Expr kept = options_.cudaTarget ? Expr() : ops::int64Imm(0);
       passes.push_back(imp::Allocate::make(storage.crd[1], entries, false, kept));
       passes.push_back(imp::Allocate::make(storage.vals, entries));
     }
@@ -323,9 +322,9 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
       const TensorStorage& storage = storageOf(tensor);
       if (!storage.vals.defined() || !storage.isOutput || tensor.order() == 0 || tensor.format().isAllDense()) continue;
       Expr count = storage.appendPosition[tensor.order() - 1];
-      passes.push_back(imp::Allocate::make(storage.vals, ops::max(count, int64Imm(1))));
+      passes.push_back(imp::Allocate::make(storage.vals, ops::max(count, ops::int64Imm(1))));
       for (const auto& append : storage.appendPosition)
-        if (append.defined()) passes.push_back(imp::Assign::make(append, int64Imm(0)));
+        if (append.defined()) passes.push_back(imp::Assign::make(append, ops::int64Imm(0)));
     }
     pass_ = OutputPass::Compute;
     passes.push_back(lower(cin));
@@ -500,9 +499,9 @@ std::optional<std::vector<Stmt>> Lowerer::lowerRowsInOnePass(const ir::IndexStmt
                                                                {dimension, storage.firstCapacity, threadCount_},
                                                                imp::Type::int64())),
       imp::Declare::make(chunked.chunks,
-                         ops::div(ops::add(dimension, ops::sub(chunked.rowsPerChunk, int64Imm(1))), chunked.rowsPerChunk)),
+                         ops::div(ops::add(dimension, ops::sub(chunked.rowsPerChunk, ops::int64Imm(1))), chunked.rowsPerChunk)),
       imp::Declare::make(chunked.state, Expr()),
-      imp::Allocate::make(chunked.state, ops::add(chunked.chunks, int64Imm(1)), true),
+      imp::Allocate::make(chunked.state, ops::add(chunked.chunks, ops::int64Imm(1)), true),
       imp::Allocate::make(storage.vals, capacity),
       rows,
       imp::Assign::make(append, imp::Call::make("tcc_chunk_total", {chunked.state, chunked.chunks}, imp::Type::int64())),
@@ -533,19 +532,19 @@ Stmt Lowerer::lowerChunkedRows(const Expr& row, const Expr& rows, const Stmt& bo
   std::vector<Stmt> chunkBody{
       imp::Declare::make(first, ops::mul(chunk, chunked.rowsPerChunk)),
       imp::Declare::make(last, ops::min(ops::add(first, chunked.rowsPerChunk), asInt64(rows))),
-      imp::Assign::make(chunked.threadAppend, int64Imm(0)),
+      imp::Assign::make(chunked.threadAppend, ops::int64Imm(0)),
       imp::For::make(row, ops::cast(row.type(), first), ops::cast(row.type(), last), body, imp::LoopKind::Serial,
                      "iterate the chunk's rows"),
       imp::Declare::make(offset, imp::Call::make("tcc_chunk_offset", {chunked.state, chunk, chunked.threadAppend},
                                                  imp::Type::int64())),
-      imp::For::make(copied, int64Imm(0), chunked.threadAppend,
+      imp::For::make(copied, ops::int64Imm(0), chunked.threadAppend,
                      imp::Block::make({imp::Store::make(chunked.crd, ops::add(offset, copied),
                                                         imp::Load::make(chunked.threadCrd, copied), false, false, streaming),
                                        imp::Store::make(chunked.vals, ops::add(offset, copied),
                                                         imp::Load::make(chunked.threadVals, copied), false, false,
                                                         streaming)}),
                      imp::LoopKind::Serial, "the chunk's entries to their offset"),
-      imp::For::make(ended, ops::add(first, int64Imm(1)), ops::add(last, int64Imm(1)),
+      imp::For::make(ended, ops::add(first, ops::int64Imm(1)), ops::add(last, ops::int64Imm(1)),
                      imp::Store::make(pos, ended, offset, true), imp::LoopKind::Serial, "and its rows' ends"),
       imp::Assign::make(chunk, claim)};
   std::vector<Stmt> threadBody{
@@ -554,14 +553,14 @@ Stmt Lowerer::lowerChunkedRows(const Expr& row, const Expr& rows, const Stmt& bo
       imp::Allocate::make(chunked.threadCrd, chunked.threadCapacity),
       imp::Declare::make(chunked.threadVals, Expr()),
       imp::Allocate::make(chunked.threadVals, chunked.threadCapacity),
-      imp::Declare::make(chunked.threadAppend, int64Imm(0)),
+      imp::Declare::make(chunked.threadAppend, ops::int64Imm(0)),
       imp::Declare::make(chunk, claim),
       imp::While::make(ops::lt(chunk, chunked.chunks), imp::Block::make(chunkBody), "the chunks this thread claims"),
       imp::Free::make(chunked.threadCrd),
       imp::Free::make(chunked.threadVals)};
   chunked.lowered = true;
   usesOpenMP_ = true;
-  return imp::For::make(thread, int64Imm(0), threadCount_, imp::Block::make(threadBody), imp::LoopKind::Parallel,
+  return imp::For::make(thread, ops::int64Imm(0), threadCount_, imp::Block::make(threadBody), imp::LoopKind::Parallel,
                         "one iteration a thread", 0, {}, 1);
 }
 
@@ -585,7 +584,7 @@ std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {
                                          imp::TensorProperty::make(tensor.name(), imp::TensorField::Crd, level)));
       continue;
     }
-    stmts.push_back(imp::Declare::make(storage.appendPosition[level], int64Imm(0)));
+    stmts.push_back(imp::Declare::make(storage.appendPosition[level], ops::int64Imm(0)));
     stmts.push_back(imp::Declare::make(storage.pos[level], Expr()));
     // (Appended by a GPU loop's coordinates: every array but the first
     // level's pos allocated once the appends are counted.)
@@ -594,16 +593,16 @@ std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {
       continue;
     }
     if (parentsDense(format, level)) {
-      Expr segments = int64Imm(1);
+      Expr segments = ops::int64Imm(1);
       for (int l = 0; l < level; ++l) segments = ops::mul(segments, asInt64(storage.dims[format.modeOfLevel(l)]));
-      stmts.push_back(imp::Allocate::make(storage.pos[level], ops::add(segments, int64Imm(1)), true));
+      stmts.push_back(imp::Allocate::make(storage.pos[level], ops::add(segments, ops::int64Imm(1)), true));
     } else {
-      stmts.push_back(imp::Declare::make(storage.posCapacity[level], int64Imm(kInitialCapacity)));
+      stmts.push_back(imp::Declare::make(storage.posCapacity[level], ops::int64Imm(kInitialCapacity)));
       stmts.push_back(imp::Allocate::make(storage.pos[level], storage.posCapacity[level]));
-      stmts.push_back(imp::Store::make(storage.pos[level], int64Imm(0), int64Imm(0)));
+      stmts.push_back(imp::Store::make(storage.pos[level], ops::int64Imm(0), ops::int64Imm(0)));
     }
     // The loops' suggestion for the last level (at least the fixed capacity).
-    Expr capacity = int64Imm(kInitialCapacity);
+    Expr capacity = ops::int64Imm(kInitialCapacity);
     if (level == format.order() - 1 && storage.firstCapacity.defined())
       capacity = ops::max(storage.firstCapacity, capacity);
     stmts.push_back(imp::Declare::make(storage.crdCapacity[level], capacity));
@@ -624,7 +623,7 @@ std::vector<Stmt> Lowerer::declarationsOf(const ir::TensorVar& tensor) const {
 }
 
 Expr Lowerer::sizeWorkspace(const ir::TensorVar& workspace, TensorStorage& stored) {
-  Expr size = int64Imm(1);
+  Expr size = ops::int64Imm(1);
   // A workspace's modes take the sizes of the index variables that access it;
   // lowerWhere's callers give it the shape of the output modes it stands for.
   for (int mode = 0; mode < workspace.order(); ++mode) {
@@ -684,7 +683,7 @@ void Lowerer::declareWorkspace(const ir::TensorVar& workspace, bool withList, bo
     header_.push_back(imp::Allocate::make(buffer, count, !(withList && own.sameAs(stored.list))));
     footer_.push_back(imp::Free::make(buffer));
   }
-  if (withList && !perThread) header_.push_back(imp::Declare::make(stored.listSize, int64Imm(0)));
+  if (withList && !perThread) header_.push_back(imp::Declare::make(stored.listSize, ops::int64Imm(0)));
 }
 
 // The host declares each thread's size (from the tensors' dimensions);
@@ -711,7 +710,7 @@ std::vector<Stmt> Lowerer::selectGpuThreadCopy(const ir::TensorVar& workspace, T
   return {imp::Declare::make(storage.gpuThreadStride, imp::Call::make(kGpuThreadCountCall, {}, imp::Type::int64())),
           imp::Declare::make(storage.vals, ops::add(storage.valsOfAllThreads,
                                                     imp::Call::make(kGpuThreadIndexCall, {}, imp::Type::int64()))),
-          imp::For::make(entry, int64Imm(0), storage.sizePerThread,
+          imp::For::make(entry, ops::int64Imm(0), storage.sizePerThread,
                          imp::Store::make(storage.vals, ops::mul(entry, storage.gpuThreadStride),
                                           ops::cast(valueType(workspace), ops::FloatImm::make(0.0))),
                          imp::LoopKind::Serial, "zero this GPU thread's copy of " + storage.name)};
@@ -732,7 +731,7 @@ std::vector<Stmt> Lowerer::selectThreadCopy(TensorStorage& storage) {
   if (storage.list.defined()) {
     stmts.push_back(imp::Declare::make(storage.list, ops::add(storage.listOfAllThreads, offset)));
     stmts.push_back(imp::Declare::make(storage.flags, ops::add(storage.flagsOfAllThreads, offset)));
-    stmts.push_back(imp::Declare::make(storage.listSize, int64Imm(0)));
+    stmts.push_back(imp::Declare::make(storage.listSize, ops::int64Imm(0)));
   }
   return stmts;
 }
@@ -748,18 +747,18 @@ void Lowerer::finishOutputs() {
       if (level == 0) {
         // (On the cuda target the prefix sum's GPU thread stored it.)
         if (!(rangeAppended_ && rangeAppended_->onGpu && rangeAppended_->output == tensor))
-          footer_.push_back(imp::Store::make(pos, int64Imm(1), storage.appendPosition[0]));
+          footer_.push_back(imp::Store::make(pos, ops::int64Imm(1), storage.appendPosition[0]));
       } else if (parentsDense(format, level) && !onePassOutputs_.count(tensor) &&
                  !(options_.cudaTarget && rowParallelOutputs_.count(tensor))) {
         // (Rows assembled in parallel on the GPU: their counting pass gave
         // every row its size, and the prefix sum its end.)
         // Segments of parents never visited stay empty: carry the end forward.
-        Expr segments = int64Imm(1);
+        Expr segments = ops::int64Imm(1);
         for (int l = 0; l < level; ++l) segments = ops::mul(segments, asInt64(storage.dims[format.modeOfLevel(l)]));
         Expr p = freshVar("p" + storage.name + std::to_string(level + 1) + "_fill", imp::Type::int64());
-        Expr next = ops::add(p, int64Imm(1));
+        Expr next = ops::add(p, ops::int64Imm(1));
         footer_.push_back(imp::For::make(
-            p, int64Imm(0), segments,
+            p, ops::int64Imm(0), segments,
             imp::If::make(ops::lt(imp::Load::make(pos, next), imp::Load::make(pos, p)),
                           imp::Store::make(pos, next, imp::Load::make(pos, p))),
             imp::LoopKind::Serial, "segments of rows without entries end where the previous one ends"));
@@ -774,7 +773,7 @@ void Lowerer::finishOutputs() {
 }
 
 Expr Lowerer::parentPosition(const ir::AccessNode* access, int level) const {
-  if (level == 0) return int64Imm(0);
+  if (level == 0) return ops::int64Imm(0);
   auto positions = positions_.find(canonical(access, level - 1));
   if (positions == positions_.end() || !positions->second.count(level - 1))
     throw LoweringError("internal: level " + std::to_string(level) + " of " + access->tensor.name() +
@@ -784,7 +783,7 @@ Expr Lowerer::parentPosition(const ir::AccessNode* access, int level) const {
 
 Expr Lowerer::positionOf(const ir::AccessNode* access) {
   const ir::TensorVar& tensor = access->tensor;
-  if (tensor.order() == 0) return int64Imm(0);
+  if (tensor.order() == 0) return ops::int64Imm(0);
   auto positions = positions_.find(canonical(access, tensor.order() - 1));
   if (positions != positions_.end() && positions->second.count(tensor.order() - 1))
     return positions->second.at(tensor.order() - 1);
@@ -792,7 +791,7 @@ Expr Lowerer::positionOf(const ir::AccessNode* access) {
     throw LoweringError("internal: access to " + tensor.name() + " is not located by the loops around it");
   // All-dense tensors are located directly from their coordinates.
   const TensorStorage& storage = storageOf(tensor);
-  Expr position = int64Imm(0);
+  Expr position = ops::int64Imm(0);
   for (int level = 0; level < tensor.order(); ++level) {
     int mode = tensor.format().modeOfLevel(level);
     auto coordinate = coordinates_.find(access->indices[mode]);
@@ -810,7 +809,7 @@ Expr Lowerer::lowerExpr(const ir::IndexExpr& expr) {
     case Kind::Literal: {
       const auto* literal = expr.as<ir::LiteralNode>();
       if (ir::isFloat(literal->type)) return ops::FloatImm::make(literal->floatValue);
-      return int64Imm(literal->intValue);
+      return ops::int64Imm(literal->intValue);
     }
     case Kind::Access: {
       const auto* access = expr.as<ir::AccessNode>();
@@ -871,7 +870,7 @@ Stmt Lowerer::store(const ir::AssignmentNode* assignment, Expr value, bool accum
   Stmt remember = imp::Block::make({
       imp::Store::make(storage.flags, coordinate, ops::IntImm::make(1, imp::Type::bool_())),
       imp::Store::make(storage.list, storage.listSize, coordinate),
-      imp::Assign::makeCompound(imp::BinaryOp::Add, storage.listSize, int64Imm(1)),
+      imp::Assign::makeCompound(imp::BinaryOp::Add, storage.listSize, ops::int64Imm(1)),
   });
   return imp::Block::make({imp::If::make(imp::Unary::make(imp::UnaryOp::Not, imp::Load::make(storage.flags, coordinate)),
                                          remember),
@@ -917,7 +916,7 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
       // The row appends through its own cursor: from 0 when counting, from
       // the row's offset when filling. (In one pass, through the thread's.)
       Expr rowAppend = freshVar("p" + storage.name + "2_row", imp::Type::int64());
-      Expr start = pass_ == OutputPass::Count ? int64Imm(0) : imp::Load::make(storage.pos[1], position);
+      Expr start = pass_ == OutputPass::Count ? ops::int64Imm(0) : imp::Load::make(storage.pos[1], position);
       stmts.push_back(imp::Declare::make(rowAppend, start));
       rowAppendSaved_[lhs] = storage.appendPosition[1];
       storage.appendPosition[1] = rowAppend;
@@ -942,9 +941,9 @@ std::vector<Stmt> Lowerer::outputPrologue(const ir::AccessNode* lhs, int level, 
     // (Unless the loop reserved room for its appends before it began.)
     bool reserved = reservedOutputs_.count(lhs->tensor) > 0;
     if ((pass_ == OutputPass::Fused || pass_ == OutputPass::Chunk) && !reserved)
-      stmts.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level], storage.vals}));
+      stmts.push_back(growToHold(storage.crdCapacity[level], ops::add(append, ops::int64Imm(1)), {storage.crd[level], storage.vals}));
     if (pass_ == OutputPass::Assemble && !reserved)
-      stmts.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level]}));
+      stmts.push_back(growToHold(storage.crdCapacity[level], ops::add(append, ops::int64Imm(1)), {storage.crd[level]}));
     if (writesCoordinates(pass_))
       stmts.push_back(imp::Store::make(storage.crd[level], append, coordinate, false, false,
                                        streamsAppendsTo(lhs->tensor)));
@@ -972,10 +971,10 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
       storage.appendPosition[1] = saved->second;
       rowAppendSaved_.erase(saved);
       if (pass_ == OutputPass::Fill) return {};
-      return {imp::Store::make(storage.pos[1], ops::add(position, int64Imm(1)), rowAppend)};  // the row's size
+      return {imp::Store::make(storage.pos[1], ops::add(position, ops::int64Imm(1)), rowAppend)};  // the row's size
     }
     if (last || format.level(level + 1).isDense() || pass_ == OutputPass::Compute) return {};
-    return {imp::Store::make(storage.pos[level + 1], ops::add(position, int64Imm(1)), storage.appendPosition[level + 1])};
+    return {imp::Store::make(storage.pos[level + 1], ops::add(position, ops::int64Imm(1)), storage.appendPosition[level + 1])};
   }
   if (appendsByGpuCoordinate(lhs, level) && !bindingGpuCoordinateAppends_) {
     bindingGpuCoordinateAppends_ = true;
@@ -988,27 +987,27 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
   Expr append = storage.appendPosition[level];
   if (auto repeated = repeatedLevels_.find({lhs->tensor, level}); repeated != repeatedLevels_.end())
     return repeatedLevelEpilogue(lhs, level, coordinate, repeated->second);
-  if (last) return {imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1))};
+  if (last) return {imp::Assign::makeCompound(imp::BinaryOp::Add, append, ops::int64Imm(1))};
   // Record this coordinate only if its segment below received entries.
   Expr childAppend = storage.appendPosition[level + 1];
   Expr nonEmpty = ops::gt(childAppend, segmentBegins_.at({lhs, level}));
   if (pass_ == OutputPass::Compute || pass_ == OutputPass::Count)
-    return {imp::If::make(nonEmpty, imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)))};
+    return {imp::If::make(nonEmpty, imp::Assign::makeCompound(imp::BinaryOp::Add, append, ops::int64Imm(1)))};
   // (The fill pass appends into arrays the counting pass sized.)
   std::vector<Stmt> record;
   if (pass_ != OutputPass::Fill)
-    record.push_back(growToHold(storage.crdCapacity[level], ops::add(append, int64Imm(1)), {storage.crd[level]}));
+    record.push_back(growToHold(storage.crdCapacity[level], ops::add(append, ops::int64Imm(1)), {storage.crd[level]}));
   record.push_back(imp::Store::make(storage.crd[level], append, coordinate));
   if (pass_ != OutputPass::Fill)
-    record.push_back(growToHold(storage.posCapacity[level + 1], ops::add(append, int64Imm(2)), {storage.pos[level + 1]}));
-  record.push_back(imp::Store::make(storage.pos[level + 1], ops::add(append, int64Imm(1)), childAppend));
-  record.push_back(imp::Assign::makeCompound(imp::BinaryOp::Add, append, int64Imm(1)));
+    record.push_back(growToHold(storage.posCapacity[level + 1], ops::add(append, ops::int64Imm(2)), {storage.pos[level + 1]}));
+  record.push_back(imp::Store::make(storage.pos[level + 1], ops::add(append, ops::int64Imm(1)), childAppend));
+  record.push_back(imp::Assign::makeCompound(imp::BinaryOp::Add, append, ops::int64Imm(1)));
   return {imp::If::make(nonEmpty, imp::Block::make(record))};
 }
 
 Stmt Lowerer::growToHold(const Expr& capacity, const Expr& entries, const std::vector<Expr>& arrays) {
   // Each array keeps its `capacity` entries; the capacity is updated last.
-  Expr grown = ops::max(ops::mul(capacity, int64Imm(2)), entries);
+  Expr grown = ops::max(ops::mul(capacity, ops::int64Imm(2)), entries);
   std::vector<Stmt> grow;
   for (const auto& array : arrays) grow.push_back(imp::Allocate::make(array, grown, false, capacity));
   grow.push_back(imp::Assign::make(capacity, grown));

@@ -29,7 +29,6 @@ namespace {
 constexpr int64_t kGpuScanTile = 128;
 constexpr int kGpuScanLevels = 3;
 
-Expr int64Of(int64_t value) { return ops::IntImm::make(value, imp::Type::int64()); }
 
 }  // namespace
 
@@ -60,10 +59,10 @@ std::vector<Stmt> Lowerer::gpuPrefixSums(const std::vector<Expr>& arrays, const 
   for (int level = 0; level < kGpuScanLevels; ++level) {
     tiles.push_back(freshVar("scan_tiles", int64));
     stmts.push_back(imp::Declare::make(
-        tiles.back(), ops::div(ops::add(levelCounts.back(), int64Of(kGpuScanTile - 1)), int64Of(kGpuScanTile))));
+        tiles.back(), ops::div(ops::add(levelCounts.back(), ops::int64Imm(kGpuScanTile - 1)), ops::int64Imm(kGpuScanTile))));
     levelCounts.push_back(freshVar("scan_counts", int64));
     stmts.push_back(imp::Declare::make(
-        levelCounts.back(), imp::Select::make(ops::gt(tiles.back(), int64Of(1)), tiles.back(), int64Of(0))));
+        levelCounts.back(), imp::Select::make(ops::gt(tiles.back(), ops::int64Imm(1)), tiles.back(), ops::int64Imm(0))));
   }
   Expr buffer = freshVar(names.front() + "_tile_totals", imp::Type::pointerTo(int64));
   // Level l's totals of each array: tiles[l] + 1 entries from its own offset.
@@ -77,7 +76,7 @@ std::vector<Stmt> Lowerer::gpuPrefixSums(const std::vector<Expr>& arrays, const 
         stmts.push_back(imp::Declare::make(offset, used));
       }
       totals[level].push_back({buffer, offset});
-      Expr size = ops::add(tiles[level], int64Of(1));
+      Expr size = ops::add(tiles[level], ops::int64Imm(1));
       used = offset.defined() ? ops::add(offset, size) : size;
     }
   stmts.push_back(imp::Declare::make(buffer, Expr()));
@@ -108,14 +107,14 @@ void Lowerer::scanSerially(const std::vector<GpuScanArray>& arrays, const Expr& 
   Expr k = freshVar("scan_k", int64);
   std::vector<Stmt> sums;
   for (const auto& array : arrays)
-    sums.push_back(imp::Store::make(array.buffer, entryOf(array, ops::add(k, int64Of(1))),
+    sums.push_back(imp::Store::make(array.buffer, entryOf(array, ops::add(k, ops::int64Imm(1))),
                                     imp::Load::make(array.buffer, entryOf(array, k)), true));
-  Stmt serial = imp::For::make(k, int64Of(level == 0 ? 0 : 1), m, imp::Block::make(sums), imp::LoopKind::Serial,
+  Stmt serial = imp::For::make(k, ops::int64Imm(level == 0 ? 0 : 1), m, imp::Block::make(sums), imp::LoopKind::Serial,
                                level == 0 ? what + " (prefix sum)" : "the tile totals' prefix sum");
   Expr thread = freshVar("thread", imp::Type::int32());
   // (Tile totals of one entry are their own sum: no launch.)
   Expr threads = level == 0 ? ops::IntImm::make(1)
-                            : imp::Select::make(ops::gt(m, int64Of(1)), ops::IntImm::make(1), ops::IntImm::make(0));
+                            : imp::Select::make(ops::gt(m, ops::int64Imm(1)), ops::IntImm::make(1), ops::IntImm::make(0));
   stmts.push_back(imp::For::make(thread, ops::IntImm::make(0), threads, serial, imp::LoopKind::GpuThread,
                                  level == 0 ? "the prefix sum of " + what + ", on one GPU thread"
                                             : "the prefix sum of the tile totals (level " + std::to_string(level) +
@@ -132,7 +131,7 @@ void Lowerer::scanLevels(const std::vector<GpuScanArray>& arrays, const std::vec
     scanSerially(arrays, m, level, what, stmts);
     return;
   }
-  const Expr tile = int64Of(kGpuScanTile);
+  const Expr tile = ops::int64Imm(kGpuScanTile);
   const Expr& tiles = tilesOfLevels[level];
   // Each array's tile totals: tile t's total at entry t + 1.
   const std::vector<GpuScanArray>& totals = allTotals[level];
@@ -144,20 +143,20 @@ void Lowerer::scanLevels(const std::vector<GpuScanArray>& arrays, const std::vec
   std::vector<Expr> running;
   for (const auto& name : names) {
     running.push_back(freshVar(name + "_running", int64));
-    body.push_back(imp::Declare::make(running.back(), int64Of(0)));
+    body.push_back(imp::Declare::make(running.back(), ops::int64Imm(0)));
   }
   Expr k = freshVar("scan_k", int64);
   std::vector<Stmt> step;
   for (size_t a = 0; a < arrays.size(); ++a) {
-    Expr at = entryOf(arrays[a], ops::add(k, int64Of(1)));
+    Expr at = entryOf(arrays[a], ops::add(k, ops::int64Imm(1)));
     step.push_back(
         imp::Assign::makeCompound(ir::imp::BinaryOp::Add, running[a], imp::Load::make(arrays[a].buffer, at)));
     step.push_back(imp::Store::make(arrays[a].buffer, at, running[a]));
   }
   body.push_back(imp::For::make(k, first, last, imp::Block::make(step), imp::LoopKind::Serial, "the tile, in place"));
   for (size_t a = 0; a < arrays.size(); ++a)
-    body.push_back(imp::Store::make(totals[a].buffer, entryOf(totals[a], ops::add(t, int64Of(1))), running[a]));
-  stmts.push_back(imp::For::make(t, int64Of(0), tiles, imp::Block::make(body), imp::LoopKind::GpuThread,
+    body.push_back(imp::Store::make(totals[a].buffer, entryOf(totals[a], ops::add(t, ops::int64Imm(1))), running[a]));
+  stmts.push_back(imp::For::make(t, ops::int64Imm(0), tiles, imp::Block::make(body), imp::LoopKind::GpuThread,
                                  level == 0 ? "the prefix sum of " + what + ": each tile scanned by a GPU thread"
                                             : "the tile totals (level " + std::to_string(level) +
                                                   "): each tile scanned by a GPU thread"));
@@ -166,7 +165,7 @@ void Lowerer::scanLevels(const std::vector<GpuScanArray>& arrays, const std::vec
   // Every count past the first tile adds the totals of the tiles before.
   std::vector<Stmt> fixups;
   for (size_t a = 0; a < arrays.size(); ++a)
-    fixups.push_back(imp::Store::make(arrays[a].buffer, entryOf(arrays[a], ops::add(c, int64Of(1))),
+    fixups.push_back(imp::Store::make(arrays[a].buffer, entryOf(arrays[a], ops::add(c, ops::int64Imm(1))),
                                       imp::Load::make(totals[a].buffer, entryOf(totals[a], ops::div(c, tile))), true));
   stmts.push_back(imp::For::make(c, tile, m, imp::Block::make(fixups), imp::LoopKind::GpuThread,
                                  level == 0 ? "the prefix sum of " + what + ": each entry adds the tiles before"

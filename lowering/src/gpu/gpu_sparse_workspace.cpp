@@ -25,7 +25,6 @@ using imp::Expr;
 using imp::Stmt;
 
 namespace {
-Expr int64Imm(int64_t value) { return ops::IntImm::make(value, imp::Type::int64()); }
 }  // namespace
 
 void Lowerer::refuseSparseWorkspaceOnGpu(const LoopCommands::Precompute& asked, const ir::TensorVar& workspace,
@@ -73,8 +72,8 @@ void Lowerer::declareGpuThreadSparseWorkspace(const ir::TensorVar& workspace, co
   storage.posPerThread = freshVar(storage.name + "_pos_size", imp::Type::int64());
   header_.push_back(imp::Comment::make("sparse workspace " + workspace.name() + ": a coordinate list and values per "
                                        "GPU thread, twice its dimension each, merged in the thread"));
-  header_.push_back(imp::Declare::make(storage.sizePerThread, ops::mul(int64Imm(2), ops::cast(imp::Type::int64(), dims[0]))));
-  header_.push_back(imp::Declare::make(storage.posPerThread, int64Imm(2)));
+  header_.push_back(imp::Declare::make(storage.sizePerThread, ops::mul(ops::int64Imm(2), ops::cast(imp::Type::int64(), dims[0]))));
+  header_.push_back(imp::Declare::make(storage.posPerThread, ops::int64Imm(2)));
   storage.crdOfAllThreads = freshVar(storage.name + "1_crd_of_all_threads", storage.crd[0].type());
   storage.valsOfAllThreads = freshVar(storage.name + "_vals_of_all_threads", storage.vals.type());
   storage.posOfAllThreads = freshVar(storage.name + "1_pos_of_all_threads", storage.pos[0].type());
@@ -90,7 +89,7 @@ std::vector<Stmt> Lowerer::selectGpuThreadSparseCopy(TensorStorage& storage) {
           imp::Declare::make(storage.crd[0], ops::add(storage.crdOfAllThreads, ops::mul(thread, storage.sizePerThread))),
           imp::Declare::make(storage.vals, ops::add(storage.valsOfAllThreads, ops::mul(thread, storage.sizePerThread))),
           imp::Declare::make(storage.pos[0], ops::add(storage.posOfAllThreads, ops::mul(thread, storage.posPerThread))),
-          imp::Declare::make(storage.gpuSparseCount, int64Imm(0))};
+          imp::Declare::make(storage.gpuSparseCount, ops::int64Imm(0))};
 }
 
 Stmt Lowerer::insertIntoGpuThreadSparseWorkspace(const ir::AccessNode* lhs, const Expr& value) {
@@ -104,7 +103,7 @@ Stmt Lowerer::insertIntoGpuThreadSparseWorkspace(const ir::AccessNode* lhs, cons
     {imp::If::make(ops::ge(count, storage.sizePerThread), imp::Assign::make(count, merge)),
      imp::Store::make(storage.crd[0], count, ops::cast(imp::Type::int32(), coordinate->second)),
      imp::Store::make(storage.vals, count, ops::cast(storage.vals.type().element(), value)),
-     imp::Assign::make(count, ops::add(count, int64Imm(1)))});
+     imp::Assign::make(count, ops::add(count, ops::int64Imm(1)))});
 }
 
 std::vector<Stmt> Lowerer::mergeGpuThreadSparseWorkspace(TensorStorage& storage) {
@@ -114,8 +113,8 @@ std::vector<Stmt> Lowerer::mergeGpuThreadSparseWorkspace(TensorStorage& storage)
           imp::Assign::make(count,
                             imp::Call::make(kGpuSparseWorkspaceMergeCall, {storage.crd[0], storage.vals, count},
                                             count.type())),
-          imp::Store::make(storage.pos[0], int64Imm(0), int64Imm(0)),
-          imp::Store::make(storage.pos[0], int64Imm(1), count)};
+          imp::Store::make(storage.pos[0], ops::int64Imm(0), ops::int64Imm(0)),
+          imp::Store::make(storage.pos[0], ops::int64Imm(1), count)};
 }
 
 }  // namespace tcc::lowering

@@ -39,7 +39,6 @@ namespace {
 
 constexpr int64_t kLanes = 32;
 
-Expr int64Of(int64_t value) { return ops::IntImm::make(value, imp::Type::int64()); }
 
 }  // namespace
 
@@ -72,9 +71,9 @@ std::vector<Stmt> Lowerer::lowerLaneSlicedRowsInTwoPasses(const ir::IndexStmt& c
   Expr rows = ops::cast(int64, storage.dims[sliced.output.format().modeOfLevel(0)]);
   Expr slices = freshVar(storage.name + "2_lane_slices", int64);
   sliced.laneOffsets = freshVar(storage.name + "2_lane_offsets", imp::Type::pointerTo(int64));
-  std::vector<Stmt> passes{imp::Declare::make(slices, ops::mul(rows, int64Of(kLanes))),
+  std::vector<Stmt> passes{imp::Declare::make(slices, ops::mul(rows, ops::int64Imm(kLanes))),
                            imp::Declare::make(sliced.laneOffsets, Expr()),
-                           imp::Allocate::make(sliced.laneOffsets, ops::add(slices, int64Of(1)), true)};
+                           imp::Allocate::make(sliced.laneOffsets, ops::add(slices, ops::int64Imm(1)), true)};
   gpuSharedWorkspaces_.push_back(sliced.laneOffsets);  // (device memory the host allocates, zeroed, and frees)
   auto lowerPass = [&](OutputPass pass, const std::string& what) {
     pass_ = pass;
@@ -90,12 +89,12 @@ std::vector<Stmt> Lowerer::lowerLaneSlicedRowsInTwoPasses(const ir::IndexStmt& c
   std::vector<Stmt> prefixSums = gpuPrefixSums({sliced.laneOffsets}, slices, "the lanes' slices' sizes");
   passes.insert(passes.end(), prefixSums.begin(), prefixSums.end());
   Expr row = freshVar("row", int64);
-  passes.push_back(imp::For::make(row, int64Of(0), ops::add(rows, int64Of(1)),
+  passes.push_back(imp::For::make(row, ops::int64Imm(0), ops::add(rows, ops::int64Imm(1)),
                                   imp::Store::make(storage.pos[1], row,
-                                                   imp::Load::make(sliced.laneOffsets, ops::mul(row, int64Of(kLanes)))),
+                                                   imp::Load::make(sliced.laneOffsets, ops::mul(row, ops::int64Imm(kLanes)))),
                                   imp::LoopKind::GpuThread, "each row's offset: its first lane's"));
   passes.push_back(imp::Assign::make(storage.appendPosition[1], imp::Load::make(sliced.laneOffsets, slices)));
-  Expr entries = ops::max(storage.appendPosition[1], int64Of(1));
+  Expr entries = ops::max(storage.appendPosition[1], ops::int64Imm(1));
   passes.push_back(imp::Allocate::make(storage.crd[1], entries, false, Expr()));
   passes.push_back(imp::Allocate::make(storage.vals, entries));
   lowerPass(OutputPass::Fill, "fill each lane's slice of each row of " + storage.name +
@@ -120,10 +119,10 @@ Stmt Lowerer::lowerRowInLaneSlices(const ir::ForallNode* forall, const std::vect
   std::function<Expr(const Expr&)> splitter;
   if (everyCoordinate) {
     // (A dense operand's coordinates are all visited: equal parts of the row.)
-    stmts.push_back(imp::Declare::make(first, int64Of(0)));
+    stmts.push_back(imp::Declare::make(first, ops::int64Imm(0)));
     stmts.push_back(imp::Declare::make(stop, ops::cast(int64, dimensionOf(var))));
     splitter = [&](const Expr& index) {
-      return ops::add(first, ops::div(ops::mul(index, ops::sub(stop, first)), int64Of(kLanes)));
+      return ops::add(first, ops::div(ops::mul(index, ops::sub(stop, first)), ops::int64Imm(kLanes)));
     };
   } else {
     // The sparse operands' stored coordinates: every lane starts at the
@@ -149,14 +148,14 @@ Stmt Lowerer::lowerRowInLaneSlices(const ir::ForallNode* forall, const std::vect
       Expr begin = freshVar(base + "_row_begin", int64), length = freshVar(base + "_row_length", int64);
       stmts.push_back(imp::Declare::make(begin, imp::Load::make(operand.pos[it.level], parent)));
       stmts.push_back(imp::Declare::make(
-          length, ops::sub(imp::Load::make(operand.pos[it.level], ops::add(parent, int64Of(1))), begin)));
-      Expr stored = ops::gt(length, int64Of(0));
+          length, ops::sub(imp::Load::make(operand.pos[it.level], ops::add(parent, ops::int64Imm(1))), begin)));
+      Expr stored = ops::gt(length, ops::int64Imm(0));
       const Expr& crd = operand.crd[it.level];
       Expr low = imp::Select::make(stored, ops::cast(int64, imp::Load::make(crd, begin)),
-                                   int64Of(std::numeric_limits<int32_t>::max()));
-      Expr lastAt = ops::sub(ops::add(begin, length), int64Of(1));
-      Expr high = imp::Select::make(stored, ops::add(ops::cast(int64, imp::Load::make(crd, lastAt)), int64Of(1)),
-                                    int64Of(0));
+                                   ops::int64Imm(std::numeric_limits<int32_t>::max()));
+      Expr lastAt = ops::sub(ops::add(begin, length), ops::int64Imm(1));
+      Expr high = imp::Select::make(stored, ops::add(ops::cast(int64, imp::Load::make(crd, lastAt)), ops::int64Imm(1)),
+                                    ops::int64Imm(0));
       smallest = smallest.defined() ? ops::min(smallest, low) : low;
       largest = largest.defined() ? ops::max(largest, high) : high;
       longest = longest.defined() ? ops::max(longest, length) : length;
@@ -173,27 +172,27 @@ Stmt Lowerer::lowerRowInLaneSlices(const ir::ForallNode* forall, const std::vect
       // (The first operand that stores the longest part of the row; the
       // chain's final case is taken only where it is the last operand.)
       auto at = [&](const Operand& operand) {
-        Expr position = ops::add(operand.begin, ops::div(ops::mul(index, operand.length), int64Of(kLanes)));
+        Expr position = ops::add(operand.begin, ops::div(ops::mul(index, operand.length), ops::int64Imm(kLanes)));
         return ops::cast(int64, imp::Load::make(operand.crd, position));
       };
       Expr chosen = at(operands.back());
       for (size_t k = operands.size() - 1; k-- > 0;)
         chosen = imp::Select::make(ops::eq(operands[k].length, lead), at(operands[k]), chosen);
       // (No operand stores the row: every slice is empty.)
-      return imp::Select::make(ops::gt(lead, int64Of(0)), chosen, first);
+      return imp::Select::make(ops::gt(lead, ops::int64Imm(0)), chosen, first);
     };
   }
 
-  Expr slice = ops::add(ops::mul(sliced.rowPosition, int64Of(kLanes)), lane);
+  Expr slice = ops::add(ops::mul(sliced.rowPosition, ops::int64Imm(kLanes)), lane);
   Expr sliceFirst = freshVar(var.name() + "_slice_first", int64);
   Expr sliceStop = freshVar(var.name() + "_slice_stop", int64);
   TensorStorage& output = storageOf(sliced.output);
   Expr own = freshVar("p" + output.name + "2_lane", int64);
   std::vector<Stmt> body{
-      imp::Declare::make(sliceFirst, imp::Select::make(ops::eq(lane, int64Of(0)), first, splitter(lane))),
-      imp::Declare::make(sliceStop, imp::Select::make(ops::eq(lane, int64Of(kLanes - 1)), stop,
-                                                      splitter(ops::add(lane, int64Of(1))))),
-      imp::Declare::make(own, pass_ == OutputPass::Count ? int64Of(0) : imp::Load::make(sliced.laneOffsets, slice))};
+      imp::Declare::make(sliceFirst, imp::Select::make(ops::eq(lane, ops::int64Imm(0)), first, splitter(lane))),
+      imp::Declare::make(sliceStop, imp::Select::make(ops::eq(lane, ops::int64Imm(kLanes - 1)), stop,
+                                                      splitter(ops::add(lane, ops::int64Imm(1))))),
+      imp::Declare::make(own, pass_ == OutputPass::Count ? ops::int64Imm(0) : imp::Load::make(sliced.laneOffsets, slice))};
   LoopPlan plan;
   plan.kind = imp::LoopKind::GpuThread;
   {
@@ -213,8 +212,8 @@ Stmt Lowerer::lowerRowInLaneSlices(const ir::ForallNode* forall, const std::vect
     output.appendPosition[1] = shared;
   }
   if (pass_ == OutputPass::Count)
-    body.push_back(imp::Store::make(sliced.laneOffsets, ops::add(slice, int64Of(1)), own));
-  stmts.push_back(imp::For::make(lane, int64Of(0), int64Of(kLanes), imp::Block::make(body), imp::LoopKind::GpuThread,
+    body.push_back(imp::Store::make(sliced.laneOffsets, ops::add(slice, ops::int64Imm(1)), own));
+  stmts.push_back(imp::For::make(lane, ops::int64Imm(0), ops::int64Imm(kLanes), imp::Block::make(body), imp::LoopKind::GpuThread,
                                  "the row's coordinates of " + var.name() + " in " + std::to_string(kLanes) +
                                      " slices, one a lane of the warp"));
   return imp::Block::make(stmts);

@@ -26,6 +26,7 @@ Expr land(Expr a, Expr b);  // undefined operands are dropped
 Expr lor(Expr a, Expr b);
 Expr neg(Expr a);
 Expr cast(Type type, Expr a);
+Expr int64Imm(int64_t value);  // an int64 immediate
 
 // Binary arithmetic on mixed types promotes like C++ (int32 < int64 < float).
 Type promote(Type a, Type b);
