@@ -164,15 +164,8 @@ TEST(GpuUnitOrder, GpuLoopsBelowOfDifferentUnitsKeepTheRefusal) {
                                 "with i's")) << message;
 }
 
-// Random inputs (one entry, a single row, past a block) and real matrices
-// as A where A is a matrix; the other dimensions by their symbols.
-struct Inputs {
-  std::string name;
-  std::map<std::string, int32_t> sizes;
-  double density;
-  std::string realMatrix;
-};
-
+// Each units_*.tc program run serially on random inputs (one entry, a
+// single row, past a block) and real matrices as A where A is a matrix.
 class GpuUnitOrderPrograms : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuUnitOrderPrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference) {
@@ -189,34 +182,13 @@ TEST_P(GpuUnitOrderPrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference) {
   const TensorVar* matrixA = program.syntax().findTensor("A");
   const bool realInputs = matrixA && matrixA->order() == 2;
 
-  std::vector<Inputs> all{{"one entry each", {{"I", 1}, {"J", 1}, {"K", 1}, {"L", 1}}, 1.0, ""},
+  std::vector<SerialInputs> all{{"one entry each", {{"I", 1}, {"J", 1}, {"K", 1}, {"L", 1}}, 1.0, ""},
                           {"a single row", {{"I", 1}, {"J", 300}, {"K", 70}, {"L", 3}}, 0.5, ""},
                           {"past a block", {{"I", 257}, {"J", 130}, {"K", 33}, {"L", 7}}, 0.05, ""},
                           {"uneven", {{"I", 37}, {"J", 65}, {"K", 3}, {"L", 40}}, 0.3, ""},
                           {"494_bus", {{"K", 9}, {"L", 2}}, 0.1, "494_bus.mtx"},
                           {"bcsstk13", {{"K", 5}, {"L", 2}}, 0.05, "bcsstk13.mtx"}};
-  uint64_t seed = 1900;
-  int checked = 0;
-  for (const Inputs& drawn : all) {
-    if (!drawn.realMatrix.empty() && !realInputs) continue;
-    SCOPED_TRACE(GetParam() + ", " + drawn.name);
-    std::map<std::string, int32_t> sizes = drawn.sizes;
-    std::optional<rt::Coo> matrix;
-    if (!drawn.realMatrix.empty()) matrix = realMatrix(drawn.realMatrix, sizes);
-    BoundInputs inputs;
-    for (const TensorVar& parameter : statement.parameters) {
-      if (parameter == output) continue;
-      inputs.bind(parameter, matrix && parameter.name() == "A"
-                                 ? *matrix
-                                 : rt::randomUniform(dimsOf(parameter, sizes),
-                                                     parameter.format().isAllDense() ? 1.0 : drawn.density, ++seed));
-    }
-    std::vector<double> expected = referenceOf(program, inputs, output);
-    ASSERT_TRUE(anyNonZero(expected));
-    serial.expectMatches(inputs.tensors, dimsOf(output, sizes), expected);
-    ++checked;
-  }
-  EXPECT_GE(checked, 4);
+  EXPECT_GE(expectSerialRunsMatch(program, statement, serial, all, realInputs, 1900), 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Units, GpuUnitOrderPrograms, ::testing::ValuesIn(programsNamed("units_")),

@@ -87,15 +87,8 @@ TEST(GpuWorkspaceIntoDenseOutput, ASparseOutputsWorkspaceOutsideTheGpuLoopsStays
   EXPECT_TRUE(contains(message, "\nsparse_workspace(i)\n^\n")) << message;
 }
 
-// Random inputs (one entry, a single row, empty rows, past a block) and
-// real matrices as A; the other tensors' dimensions by their symbols.
-struct Inputs {
-  std::string name;
-  std::map<std::string, int32_t> sizes;
-  double density;
-  std::string realMatrix;
-};
-
+// Each program run serially on random inputs (one entry, a single row,
+// empty rows, past a block) and real matrices as A.
 class GpuWorkspaceIntoDensePrograms : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuWorkspaceIntoDensePrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseReference) {
@@ -111,33 +104,14 @@ TEST_P(GpuWorkspaceIntoDensePrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseRefe
   // (Given zeroed, as a GPU run copies it to the device.)
   ASSERT_TRUE(output.format().isAllDense());
 
-  std::vector<Inputs> all{{"one entry each", {{"I", 1}, {"J", 1}, {"K", 1}, {"L", 1}}, 1.0, ""},
+  std::vector<SerialInputs> all{{"one entry each", {{"I", 1}, {"J", 1}, {"K", 1}, {"L", 1}}, 1.0, ""},
                           {"a single row", {{"I", 1}, {"J", 300}, {"K", 70}, {"L", 3}}, 0.5, ""},
                           {"257 rows", {{"I", 257}, {"J", 130}, {"K", 33}, {"L", 7}}, 0.05, ""},
                           {"1000 rows", {{"I", 1000}, {"J", 700}, {"K", 20}, {"L", 2}}, 0.01, ""},
                           {"494_bus", {{"K", 9}, {"L", 2}}, 0.1, "494_bus.mtx"},
                           {"bcsstk13", {{"K", 5}, {"L", 2}}, 0.05, "bcsstk13.mtx"}};
-  uint64_t seed = 700;
-  int checked = 0;
-  for (const Inputs& drawn : all) {
-    SCOPED_TRACE(GetParam() + ", " + drawn.name);
-    std::map<std::string, int32_t> sizes = drawn.sizes;
-    std::optional<rt::Coo> matrix;
-    if (!drawn.realMatrix.empty()) matrix = realMatrix(drawn.realMatrix, sizes);
-    BoundInputs inputs;
-    for (const TensorVar& parameter : statement.parameters) {
-      if (parameter == output) continue;
-      inputs.bind(parameter, matrix && parameter.name() == "A"
-                                 ? *matrix
-                                 : rt::randomUniform(dimsOf(parameter, sizes),
-                                                     parameter.format().isAllDense() ? 1.0 : drawn.density, ++seed));
-    }
-    std::vector<double> expected = referenceOf(program, inputs, output);
-    ASSERT_TRUE(anyNonZero(expected));
-    serial.expectMatches(inputs.tensors, dimsOf(output, sizes), expected);
-    ++checked;
-  }
-  EXPECT_EQ(checked, static_cast<int>(all.size()));
+  EXPECT_EQ(expectSerialRunsMatch(program, statement, serial, all, /*realInputs=*/true, 700),
+            static_cast<int>(all.size()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, GpuWorkspaceIntoDensePrograms,

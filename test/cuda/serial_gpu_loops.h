@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,7 @@
 #include "tcc/ir/imperative_visitor.h"
 #include "tcc/jit/jit.h"
 #include "tcc/lowering/codegen.h"
+#include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
 
 namespace tcc::test {
@@ -108,5 +110,46 @@ class SerialGpuIr {
   std::shared_ptr<const jit::Module> module_;
   int32_t (*entry_)(tcc_tensor**) = nullptr;
 };
+
+// Inputs of a serial run: the sizes of the index symbols, the density of
+// random sparse operands, and a real matrix of the shared data as A (its
+// dimensions set from the file) where `realMatrix` names one.
+struct SerialInputs {
+  std::string name;
+  std::map<std::string, int32_t> sizes;
+  double density;
+  std::string realMatrix;
+};
+
+// Runs `serial` on each of `all` (the real matrices only where
+// `realInputs`) against the dense reference of `program`, on random values
+// drawn from `seed` on; returns how many ran.
+inline int expectSerialRunsMatch(const Program& program, const CompiledStatement& statement,
+                                 const SerialGpuIr& serial, const std::vector<SerialInputs>& all, bool realInputs,
+                                 uint64_t seed) {
+  const TensorVar& output = statement.computedOutput;
+  int checked = 0;
+  for (const SerialInputs& drawn : all) {
+    if (!drawn.realMatrix.empty() && !realInputs) continue;
+    SCOPED_TRACE(drawn.name);
+    std::map<std::string, int32_t> sizes = drawn.sizes;
+    std::optional<rt::Coo> matrix;
+    if (!drawn.realMatrix.empty()) matrix = realMatrix(drawn.realMatrix, sizes);
+    BoundInputs inputs;
+    for (const TensorVar& parameter : statement.parameters) {
+      if (parameter == output) continue;
+      inputs.bind(parameter, matrix && parameter.name() == "A"
+                                 ? *matrix
+                                 : rt::randomUniform(dimsOf(parameter, sizes),
+                                                     parameter.format().isAllDense() ? 1.0 : drawn.density, ++seed));
+    }
+    std::vector<double> expected = referenceOf(program, inputs, output);
+    EXPECT_TRUE(anyNonZero(expected));
+    if (!anyNonZero(expected)) continue;
+    serial.expectMatches(inputs.tensors, dimsOf(output, sizes), expected);
+    ++checked;
+  }
+  return checked;
+}
 
 }  // namespace tcc::test
