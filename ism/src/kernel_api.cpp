@@ -26,6 +26,7 @@
 #include "tcc/ism/parallel_merge.h"
 #include "tcc/runtime/abi.h"
 #include "tcc/runtime/array_alloc.h"
+#include "tcc/runtime/upper_state.h"
 
 namespace tcc::ism::kernel {
 namespace {
@@ -661,17 +662,26 @@ extern "C" void tcc_ism_kernel_owned_ranges(void* w, const long long* cuts, int 
   static_cast<AnyWorkspace*>(w)->ownedRanges(cuts, parts);
 }
 
-extern "C" void tcc_ism_kernel_finish_thread(void* w, int thread) { static_cast<AnyWorkspace*>(w)->finishThread(thread); }
+extern "C" void tcc_ism_kernel_finish_thread(void* w, int thread) {
+  tcc::rt::clearVectorUpperState();
+  static_cast<AnyWorkspace*>(w)->finishThread(thread);
+}
 
 extern "C" int tcc_ism_kernel_merge_parts(void* w, tcc_tensor* output, int unique_mask) {
   return static_cast<AnyWorkspace*>(w)->mergeParts(output, unique_mask);  // a failure is kept for finish
 }
 
-extern "C" void tcc_ism_kernel_merge_part(void* w, int part) { static_cast<AnyWorkspace*>(w)->mergePart(part); }
+extern "C" void tcc_ism_kernel_merge_part(void* w, int part) {
+  tcc::rt::clearVectorUpperState();
+  static_cast<AnyWorkspace*>(w)->mergePart(part);
+}
 
 extern "C" void tcc_ism_kernel_allocate_output(void* w) { static_cast<AnyWorkspace*>(w)->allocateOutput(); }
 
-extern "C" void tcc_ism_kernel_fill_part(void* w, int part) { static_cast<AnyWorkspace*>(w)->fillPart(part); }
+extern "C" void tcc_ism_kernel_fill_part(void* w, int part) {
+  tcc::rt::clearVectorUpperState();
+  static_cast<AnyWorkspace*>(w)->fillPart(part);
+}
 
 extern "C" void* tcc_ism_kernel_thread_handle(void* w, int thread) {
   void** handles = static_cast<AnyWorkspace*>(w)->threadHandles();
@@ -684,15 +694,19 @@ extern "C" void* tcc_ism_kernel_thread_handle(void* w, int thread) {
 
 #define TCC_ISM_INSERTS(NAME, POLICY)                                                                   \
   extern "C" int tcc_ism_insert_##NAME##_1(void* w, int c0, double v) {                                 \
+    tcc::rt::clearVectorUpperState();                                                                   \
     return kernel::insert<POLICY, 1>(w, {c0}, v);                                                      \
   }                                                                                                     \
   extern "C" int tcc_ism_insert_##NAME##_2(void* w, int c0, int c1, double v) {                         \
+    tcc::rt::clearVectorUpperState();                                                                   \
     return kernel::insert<POLICY, 2>(w, {c0, c1}, v);                                                  \
   }                                                                                                     \
   extern "C" int tcc_ism_insert_##NAME##_3(void* w, int c0, int c1, int c2, double v) {                 \
+    tcc::rt::clearVectorUpperState();                                                                   \
     return kernel::insert<POLICY, 3>(w, {c0, c1, c2}, v);                                              \
   }                                                                                                     \
   extern "C" int tcc_ism_insert_##NAME##_4(void* w, int c0, int c1, int c2, int c3, double v) {         \
+    tcc::rt::clearVectorUpperState();                                                                   \
     return kernel::insert<POLICY, 4>(w, {c0, c1, c2, c3}, v);                                          \
   }
 
@@ -705,6 +719,7 @@ TCC_ISM_INSERTS(vector, VectorPolicy)
 #undef TCC_ISM_INSERTS
 
 extern "C" int tcc_ism_kernel_finish(void* w, tcc_tensor* output, int unique_mask) {
+  tcc::rt::clearVectorUpperState();
   try {
     if (w == nullptr || output == nullptr) throw std::invalid_argument("ism: finish with a null argument");
     kernel::finishInto(*static_cast<AnyWorkspace*>(w), *output, unique_mask);
@@ -747,6 +762,7 @@ extern "C" int tcc_ism_kernel_policy_id(const char* name) { return name ? tcc::i
 
 #define TCC_ISM_USER_INSERT(N, PARAMS, ...)                                                             \
   extern "C" int tcc_ism_insert_user_##N(void* w, PARAMS, double v) {                                  \
+    tcc::rt::clearVectorUpperState();                                                                   \
     const int coordinates[N] = {__VA_ARGS__};                                                           \
     return static_cast<AnyWorkspace*>(w)->insertAny(coordinates, v);                                   \
   }
@@ -759,6 +775,7 @@ TCC_ISM_USER_INSERT(4, int c0 TCC_COMMA int c1 TCC_COMMA int c2 TCC_COMMA int c3
 #undef TCC_ISM_USER_INSERT
 
 extern "C" int tcc_ism_kernel_drain(void* w) {
+  tcc::rt::clearVectorUpperState();
   try {
     if (w == nullptr) throw std::invalid_argument("ism: drain with a null workspace");
     static_cast<AnyWorkspace*>(w)->drain();

@@ -26,6 +26,7 @@
 #include "interrupt.h"
 #include "permanent_matrix.h"
 #include "progress.h"
+#include "tcc/runtime/upper_state.h"
 
 namespace tcc::rt {
 
@@ -217,6 +218,7 @@ void overrideFloatEngine(std::string mode, FloatEngineFactory makeEngine) {
 
 extern "C" int tcc_permanent(tcc_tensor* result, const tcc_tensor* matrix) {
   using namespace tcc::rt;
+  clearVectorUpperState();
   return permanentStatusOf(lastError, [&] { permanent::computeInto(*result, *matrix); });
 }
 
