@@ -206,9 +206,12 @@ Stmt Lowerer::lowerForall(const ir::ForallNode* forall) {
       Expr temporary = freshVar("t" + sole->lhs.tensor().name(), valueType(sole->lhs.tensor()));
       // With no summed variable outside, this is the entry's only
       // contribution: store it instead of adding it (not in the loops
-      // after a pos's positions, which add to what those stored).
+      // after a pos's positions, which add to what those stored, nor in
+      // one range of the variable among the threads' ranges, whose sums
+      // threads add: lowerInCoordinateChunks).
       bool onlyContribution =
           remainderRoles_.empty() && !outputsOfSeveralAssignments_.count(sole->lhs.tensor()) &&
+          !ownedRanges_.count(var.name()) &&
           std::all_of(coordinates_.begin(), coordinates_.end(), [&](const auto& bound) {
             return derivesOnlyFrom(bound.first, lhsVars);
           });
