@@ -119,6 +119,10 @@ struct BalancedGpuMapping {
 std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assignment,
                                                      const std::vector<ir::IndexVar>& loopOrder,
                                                      std::vector<std::string>& reasons);
+// The same with `share` nonzeros a warp (balancedGpuMapping's is 32).
+std::optional<BalancedGpuMapping> nonzeroSplitGpuMapping(const ir::IndexStmt& assignment,
+                                                         const std::vector<ir::IndexVar>& loopOrder, int share,
+                                                         std::vector<std::string>& reasons);
 
 // The rule: the nonzero split runs when A's longest row holds at least
 // kBalancedLongestRow nonzeros and at least kBalancedSkew times the mean row
