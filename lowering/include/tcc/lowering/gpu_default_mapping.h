@@ -31,8 +31,9 @@
 //    reorder(ij_warp, k_tile, k_lane, ij_in), fuse(ij_warp, k_tile,
 //    ijk_warp), parallelize(ijk_warp, GPUWarp, Atomics),
 //    parallelize(k_lane, GPUThread, Atomics), unroll(ij_in, 4).
-// Both are lowered by the one lowering into one host part, which picks
-// one per input by the rule of balancedRowCondition below. SpMV keeps its
+// Both are lowered by the one lowering into one host part, beside tiles
+// of 32 and 128 and a split in shares of 16, and the host part picks one
+// per input (gpu_spmm_mappings.h). SpMV keeps its
 // warp per row alone (a warp's lanes already share a long row; the split
 // lost to it on every matrix measured).
 #pragma once
