@@ -3,7 +3,9 @@
 // gives it, and the default mapping as a whole (the rule and its five
 // kernels), lowered for the cuda target and run with their GPU loops one
 // iteration after another on the CPU, against the dense reference, on
-// drawn and real matrices and N off the tiles (1, 33, 100, 128, 300).
+// drawn and real matrices and N off the tiles (1, 33, 100, 128, 300):
+// both the lowered IR and the kernels as the CUDA backend prints them
+// (unroll and jam applied, its loads speculative or guarded).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -112,17 +114,25 @@ TEST(SpmmMappings, EachKernelRunSeriallyMatchesTheDenseReference) {
       {"cage5", realMatrix("cage5.mtx", sizes), {1, 33, 100, 128, 300}},
       {"mbeacxc", realMatrix("mbeacxc.mtx", sizes), {33, 128}}};
   for (const auto& [name, schedule] : schedules) {
-    SCOPED_TRACE(name);
-    Program program = Program::fromText(std::string(kSpmm) + schedule, "spmm.tc");
-    CompileOptions options;
-    options.target = frontend::Target::Cuda;
-    Lowered lowered = lowerProgram(program, options);
-    const CompiledStatement& statement = lowered.statements.at(0);
-    // One kernel: the schedule's, no choice.
-    ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 1u) << schedule;
-    SerialGpuIr serial(statement);
-    if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
-    EXPECT_EQ(expectSpmmRunsMatch(program, statement, serial, inputs, 100), 22);
+    for (bool speculative : {true, false}) {
+      SCOPED_TRACE(name + (speculative ? "" : ", the jam's loads guarded"));
+      Program program = Program::fromText(std::string(kSpmm) + schedule, "spmm.tc");
+      CompileOptions options;
+      options.target = frontend::Target::Cuda;
+      options.gpuSpeculativeJamLoads = speculative;
+      Lowered lowered = lowerProgram(program, options);
+      const CompiledStatement& statement = lowered.statements.at(0);
+      // One kernel: the schedule's, no choice.
+      ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 1u) << schedule;
+      if (speculative) {
+        SerialGpuIr serial(statement);
+        if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
+        EXPECT_EQ(expectSpmmRunsMatch(program, statement, serial, inputs, 100), 22);
+      }
+      // The kernel as the CUDA backend prints it (jammed), run serially.
+      SerialGpuIr kernels(statement, lowered.gpuFunctions.at(0));
+      EXPECT_EQ(expectSpmmRunsMatch(program, statement, kernels, inputs, 100), 22);
+    }
   }
 }
 
@@ -172,6 +182,9 @@ TEST(SpmmMappings, TheDefaultMappingRunSeriallyMatchesTheDenseReferenceOnEveryBr
     inputs.push_back(branch.input);
   }
   EXPECT_EQ(expectSpmmRunsMatch(program, statement, serial, inputs, 200), 24);
+  // The same through the kernels as the CUDA backend prints them.
+  SerialGpuIr kernels(statement, lowered.gpuFunctions.at(0));
+  EXPECT_EQ(expectSpmmRunsMatch(program, statement, kernels, inputs, 300), 24);
 }
 
 // The nonzero split in shares of 32 needs more than 131072 nonzeros; its
@@ -204,6 +217,7 @@ TEST(SpmmMappings, TheDefaultMappingsSplitInSharesOf32RunSeriallyMatchesTheNonze
             packed.values[e] * b.values[size_t(packed.coords[1][e]) * columns + c];
     EXPECT_TRUE(anyNonZero(expected));
     serial.expectMatches(bound.tensors, {70000, columns}, expected);
+    SerialGpuIr(statement, lowered.gpuFunctions.at(0)).expectMatches(bound.tensors, {70000, columns}, expected);
   }
 }
 

@@ -338,7 +338,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       }
       refuseOversizedKernel(compiled.function);
       if (auto note = lowering::intrinsicDecision(compiled.function)) compiled.decisions = {*note};
-      if (cuda) lowered.gpuFunctions.push_back(lowering::splitIntoKernels(compiled.function));
+      if (cuda)
+        lowered.gpuFunctions.push_back(lowering::splitIntoKernels(compiled.function, options.gpuSpeculativeJamLoads));
       functions.push_back(compiled.function);
       lowered.statements.push_back(std::move(compiled));
     } catch (const lowering::LoweringError& error) {
