@@ -23,8 +23,9 @@
 // that copy reads there): a dead copy's scalar is never stored, and the
 // device compiler can issue the loads of several nonzeros ahead instead of
 // stopping at each copy's branch (the walk's memory-level parallelism).
-// Updates with an integer division, or a load inside a copy-dependent
-// index, stay guarded, as does everything where `speculativeLoads` is off.
+// Updates with an integer division, a select (or && or ||), or a load
+// inside a copy-dependent index stay guarded, as does everything where
+// `speculativeLoads` is off.
 #include "unroll_and_jam.h"
 
 #include <map>
@@ -106,12 +107,20 @@ class Reads : public IRVisitor {
   const std::set<const ExprNode*>& vars_;
 };
 
-class HasIntegerDivision : public IRVisitor {
+// Whether an update may not run for a dead copy: an integer division (a
+// dead copy's operands are any values), or a choice (a live copy loads on
+// one side of a select, or of a && or ||, only).
+class NotSpeculative : public IRVisitor {
  public:
   using IRVisitor::visit;
   void visit(const Binary* op) override {
     IRVisitor::visit(op);
     if ((op->op == BinaryOp::Div || op->op == BinaryOp::Mod) && !op->type.isFloat()) found = true;
+    if (op->op == BinaryOp::And || op->op == BinaryOp::Or) found = true;
+  }
+  void visit(const Select* op) override {
+    IRVisitor::visit(op);
+    found = true;
   }
   bool found = false;
 };
@@ -313,13 +322,13 @@ class Jammer {
 
  private:
   // Whether a copy's update of its scalar to `value` may run for a dead
-  // copy too: no integer division (a dead copy's operands are any values)
-  // and no load inside a copy-dependent load's index.
+  // copy too: no integer division, no choice (NotSpeculative), and no load
+  // inside a copy-dependent load's index.
   bool speculative(const Expr& value) const {
     if (!speculativeLoads_) return false;
-    HasIntegerDivision division;
-    value.accept(division);
-    if (division.found) return false;
+    NotSpeculative excluded;
+    value.accept(excluded);
+    if (excluded.found) return false;
     NestedDependentLoad nested(perCopy_);
     value.accept(nested);
     return !nested.found;
