@@ -8,7 +8,8 @@
 //   (spmv: leave SpMM out; --quick: 9 of the 17 matrices; --list: the inputs' names; --only=A/B: the
 //   inputs whose names contain A or B, --only==NAME/=NAME2: the inputs named so (the others are not
 //   even built); EXAMPLE: an examples/gpu file, --spmv=a,b / --spmm=a,b,...: several kernels side by
-//   side, or a .tc file's path; the defaults are the default mappings, spmv_default and spmm_default)
+//   side, or a .tc file's path, either followed by ":guarded" for the unroll-and-jam's loads under their
+//   copies' branches, the form before; the defaults are the default mappings, spmv_default and spmm_default)
 //
 // Matrices: real ones from MATRIX_DIR, Kronecker products of two real ones
 // (scale-ups, named kron(A,B)) and an R-MAT power-law graph (synthetic).
@@ -439,17 +440,33 @@ int main(int argc, char** argv) {
   };
   std::vector<std::string> spmmNames = names(spmmExample), spmvNames = names(spmvExample);
   std::vector<tcc::Kernel> spmvs;
-  // A name ending in .tc is a file of its own (a schedule being tried).
-  auto fileOf = [&](const std::string& name) {
+  // A name ending in .tc is a file of its own (a schedule being tried); a
+  // name ending in ":guarded" is compiled with the unroll-and-jam's loads
+  // of possibly dead copies under their branches, the form before
+  // (CompileOptions::gpuSpeculativeJamLoads = false).
+  const std::string guardedSuffix = ":guarded";
+  auto guarded = [&](const std::string& name) {
+    return name.size() > guardedSuffix.size() &&
+           name.compare(name.size() - guardedSuffix.size(), guardedSuffix.size(), guardedSuffix) == 0;
+  };
+  auto fileOf = [&](std::string name) {
+    if (guarded(name)) name.resize(name.size() - guardedSuffix.size());
     bool path = name.size() > 3 && name.compare(name.size() - 3, 3, ".tc") == 0;
     return path ? name : examples + name + ".tc";
   };
   auto shown = [&](const std::string& name) {
-    return fileOf(name) == name ? name : "examples/gpu/" + name + ".tc";
+    std::string file = fileOf(name);
+    bool path = file.compare(0, examples.size(), examples) != 0;
+    return (path ? file : "examples/gpu/" + file.substr(examples.size())) + (guarded(name) ? guardedSuffix : "");
   };
-  for (const auto& name : spmvNames) spmvs.push_back(tcc::compile(tcc::Program::fromFile(fileOf(name))));
+  auto compiled = [&](const std::string& name) {
+    tcc::CompileOptions options;
+    options.gpuSpeculativeJamLoads = !guarded(name);
+    return tcc::compile(tcc::Program::fromFile(fileOf(name)), options);
+  };
+  for (const auto& name : spmvNames) spmvs.push_back(compiled(name));
   std::vector<tcc::Kernel> spmms;
-  for (const auto& name : spmmNames) spmms.push_back(tcc::compile(tcc::Program::fromFile(fileOf(name))));
+  for (const auto& name : spmmNames) spmms.push_back(compiled(name));
   std::printf("tcc kernels: SpMV:");
   for (size_t k = 0; k < spmvNames.size(); ++k) std::printf(" [%zu] %s", k + 1, shown(spmvNames[k]).c_str());
   std::printf("; SpMM:");

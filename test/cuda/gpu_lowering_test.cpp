@@ -7,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "cuda_lowering.h"
 #include "cuda_programs.h"
@@ -15,6 +17,7 @@
 #include "tcc/lowering/codegen.h"
 #include "tcc/lowering/gpu_default_mapping.h"
 #include "tcc/lowering/gpu_kernels.h"
+#include "tcc/lowering/gpu_spmm_mappings.h"
 #include "tcc/runtime/cuda.h"
 #include "tcc/tcc.h"
 
@@ -105,24 +108,27 @@ TEST(DefaultMapping, CsrSpmmPutsColumnTilesOnWarpsAndTwoColumnsOnEachLane) {
   EXPECT_TRUE(contains(all, "default GPU mapping: the dense k in tiles of 64 columns, one warp per row i and tile"))
       << all;
   EXPECT_TRUE(contains(all, "loop order after the schedule: ik_warp, k_lane, k_round, j")) << all;
-  // One walk over the row's nonzeros feeds two sums per lane.
-  EXPECT_TRUE(contains(lowered.cuda, "2 iterations at once (unroll and jam)")) << lowered.cuda;
-  // The walk over the nonzeros: jammed, and as written for the rounds left over.
-  EXPECT_EQ(count(lowered.cuda, "iterate j over A's level 2"), 2u) << lowered.cuda;
-  EXPECT_TRUE(contains(lowered.cuda, "the iterations left over")) << lowered.cuda;
-  for (const char* sum : {"tC_u0 +=", "tC_u1 +="})
-    EXPECT_TRUE(contains(lowered.cuda, sum)) << sum << "\n" << lowered.cuda;
-  EXPECT_FALSE(contains(lowered.cuda, "tC_u2")) << lowered.cuda;
-  EXPECT_FALSE(contains(lowered.cuda, "tcc_warp_sum(t")) << lowered.cuda;
-  // Of the two warp kernels, the row one (the split searches pos for its rows).
+  // The tiles of 64 (one of the three row kernels, told by their tiles;
+  // see SpmmMappings for the others): one walk over the row's nonzeros
+  // feeds two sums per lane.
+  std::string tiles64;
   int rowKernels = 0;
   for (const auto& kernel : lowered.gpuFunctions.at(0).kernels) {
     std::string text = kernelText(lowered.cuda, kernel.name);
-    if (contains(text, "tcc_segment_of(")) continue;
+    if (contains(text, "tcc_segment_of(")) continue;  // a split searches pos for its rows
     ++rowKernels;
     EXPECT_FALSE(contains(text, "atomicAdd")) << text;
+    if (contains(text, "(C2_dimension + 63) / 64")) tiles64 = text;
   }
-  EXPECT_EQ(rowKernels, 1) << lowered.cuda;
+  EXPECT_EQ(rowKernels, 3) << lowered.cuda;
+  ASSERT_FALSE(tiles64.empty()) << lowered.cuda;
+  EXPECT_TRUE(contains(tiles64, "2 iterations at once (unroll and jam)")) << tiles64;
+  // The walk over the nonzeros: jammed, and as written for the rounds left over.
+  EXPECT_EQ(count(tiles64, "iterate j over A's level 2"), 2u) << tiles64;
+  EXPECT_TRUE(contains(tiles64, "the iterations left over")) << tiles64;
+  for (const char* sum : {"tC_u0 +=", "tC_u1 +="}) EXPECT_TRUE(contains(tiles64, sum)) << sum << "\n" << tiles64;
+  EXPECT_FALSE(contains(tiles64, "tC_u2")) << tiles64;
+  EXPECT_FALSE(contains(tiles64, "tcc_warp_sum(t")) << tiles64;
 }
 
 // The nonzero split beside the row mapping, for CSR SpMV and SpMM with no
@@ -132,21 +138,22 @@ TEST(NonzeroSplit, CsrSpmmGetsAWarpPerShareAndTileBesideTheTiles) {
   std::string all = decisionsOf(lowered);
   EXPECT_TRUE(contains(all, "nonzero-split GPU mapping: A's nonzeros in shares of 32, a warp per (share, tile of 32 "
                             "k), a column per lane")) << all;
-  EXPECT_TRUE(contains(all, "per input: the nonzero split runs when A's longest row holds at least 256 nonzeros "
+  EXPECT_TRUE(contains(all, "nonzero-split GPU mapping: A's nonzeros in shares of 16")) << all;
+  EXPECT_TRUE(contains(all, "per input: the nonzero split where A's longest row holds at least 256 nonzeros "
                             "and at least 32 times the mean row")) << all;
-  // The printed launcher computes the rule and launches one of the two.
+  // The printed launcher computes the rule and launches one of the five.
   EXPECT_TRUE(contains(lowered.cuda, "int64_t A_longest_row = tcc_longest_segment(")) << lowered.cuda;
   EXPECT_TRUE(contains(lowered.cuda, "bool A_split_nonzeros = ((A_longest_row >= 256LL) && ((A_longest_row * "
                                      "(int64_t)(A->dims[0])) >= (32LL * A_nonzeros)));")) << lowered.cuda;
-  EXPECT_TRUE(contains(lowered.cuda, "if (A_split_nonzeros) {")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "if (A_split_in_32s) {")) << lowered.cuda;
   const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
-  ASSERT_EQ(function.kernels.size(), 2u);
+  ASSERT_EQ(function.kernels.size(), 5u);
   int atomic = 0;
   for (const auto& kernel : function.kernels) {
     EXPECT_EQ(kernel.unit(), ir::imp::LoopKind::GpuWarp);
     atomic += contains(kernelText(lowered.cuda, kernel.name), "atomicAdd(");
   }
-  EXPECT_EQ(atomic, 1) << lowered.cuda;
+  EXPECT_EQ(atomic, 2) << lowered.cuda;
 }
 
 // Only the bare statement over a CSR matrix gets the choice: a schedule,
@@ -156,7 +163,7 @@ TEST(NonzeroSplit, OnlyAnUnscheduledCsrProductGetsIt) {
                                              "NoRaces)")).gpuFunctions.at(0).kernels.size(), 1u);
   // A product with more dense factors is still one.
   EXPECT_EQ(lowerForCuda("tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : dense\ntensor w(I) : dense\n"
-                         "C(i, k) = 2 * A(i, j) * B(j, k) * w(i)\n").gpuFunctions.at(0).kernels.size(), 2u);
+                         "C(i, k) = 2 * A(i, j) * B(j, k) * w(i)\n").gpuFunctions.at(0).kernels.size(), 5u);
   EXPECT_FALSE(contains(decisionsOf(lowerForCuda(withSchedule(kSpmm, "reorder(i, j, k)"))), "nonzero-split"));
 }
 
@@ -236,15 +243,117 @@ TEST(NonzeroSplit, TheHostPartLaunchesTheSplitForOneLongRowAndTheRowKernelOtherw
     ASSERT_EQ(launched.size(), 1u);
     EXPECT_TRUE(isSplit(launched[0])) << launched[0]->name;
     EXPECT_EQ(copies, 1);  // pos once per run; the launcher keeps it with the device tensor
-    // Rows of 300 alike: the row kernel.
+    // Rows of 40 alike: a row kernel.
     std::map<int, int> even;
-    for (int r = 0; r < 40; ++r) even[r] = 300;
+    for (int r = 0; r < 40; ++r) even[r] = 40;
     FakeCsr alike(40, 950, even);
     launched = launchedFor(lowered, alike, columns, copies);
     ASSERT_EQ(launched.size(), 1u);
     EXPECT_FALSE(isSplit(launched[0])) << launched[0]->name;
-    EXPECT_EQ(function.kernels.size(), 2u);
+    EXPECT_EQ(function.kernels.size(), 5u);
   }
+}
+
+// Which of the default SpMM's five kernels a kernel's text is, by its
+// tiles or shares (see gpu_spmm_mappings.h).
+std::optional<lowering::SpmmKernel> spmmKernelOf(const std::string& text) {
+  if (contains(text, "tcc_segment_of(")) {
+    if (contains(text, "+ 15LL) / 16LL)")) return lowering::SpmmKernel::Split16;
+    if (contains(text, "+ 31LL) / 32LL)")) return lowering::SpmmKernel::Split32;
+    return std::nullopt;
+  }
+  if (contains(text, "(C2_dimension + 127) / 128")) return lowering::SpmmKernel::Tiles128;
+  if (contains(text, "(C2_dimension + 63) / 64")) return lowering::SpmmKernel::Tiles64;
+  if (contains(text, "(C2_dimension + 31) / 32")) return lowering::SpmmKernel::Tiles32;
+  return std::nullopt;
+}
+
+// The rule on the statistics of the benchmark's inputs (longest row, rows,
+// nonzeros; bench/cuda/RESULTS.md) at its three N.
+TEST(SpmmMappings, TheRulePicksByRowLengthsAndColumns) {
+  using lowering::SpmmKernel;
+  struct Row {
+    const char* name;
+    int64_t longest, rows, nonzeros;
+    SpmmKernel at32, at128, at256;
+  };
+  const std::vector<Row> table{
+      {"adder_dcop_05: one row of 1310 among rows of 6", 1310, 1813, 11097, SpmmKernel::Split16, SpmmKernel::Split16,
+       SpmmKernel::Split16},
+      {"R-MAT: a row of 23401, 8 M nonzeros (the split until its atomics outweigh the long walk)", 23401, 1048576,
+       8175461, SpmmKernel::Split32, SpmmKernel::Tiles64, SpmmKernel::Tiles64},
+      {"mbeacxc: 492 rows of 101", 484, 492, 49920, SpmmKernel::Split16, SpmmKernel::Split16, SpmmKernel::Tiles64},
+      {"kron(mbeacxc,LF10): rows up to 2420", 2420, 8856, 4093440, SpmmKernel::Tiles64, SpmmKernel::Tiles64,
+       SpmmKernel::Tiles64},
+      {"kron(Pd,cage5): short rows", 50, 298997, 3037388, SpmmKernel::Tiles32, SpmmKernel::Tiles128,
+       SpmmKernel::Tiles128},
+      {"kron(bcsstk13,cage5): rows of 264", 950, 74111, 19544739, SpmmKernel::Tiles32, SpmmKernel::Tiles128,
+       SpmmKernel::Tiles128},
+      {"bcsstk16: 4884 rows", 81, 4884, 290378, SpmmKernel::Tiles32, SpmmKernel::Tiles128, SpmmKernel::Tiles128},
+      {"bcsstk13: 2003 rows of 42", 140, 2003, 83883, SpmmKernel::Tiles64, SpmmKernel::Tiles64, SpmmKernel::Tiles64},
+      {"dnn_n1024_l1: 1024 rows of 32", 32, 1024, 32768, SpmmKernel::Tiles64, SpmmKernel::Tiles64,
+       SpmmKernel::Tiles64},
+      {"watt_2: 128 against a mean of 6", 128, 1856, 11550, SpmmKernel::Tiles64, SpmmKernel::Tiles64,
+       SpmmKernel::Tiles64},
+      {"empty", 0, 0, 0, SpmmKernel::Tiles64, SpmmKernel::Tiles64, SpmmKernel::Tiles64}};
+  for (const Row& row : table) {
+    SCOPED_TRACE(row.name);
+    EXPECT_EQ(toString(lowering::spmmKernelRule({row.rows, row.nonzeros, row.longest, 32})), toString(row.at32));
+    EXPECT_EQ(toString(lowering::spmmKernelRule({row.rows, row.nonzeros, row.longest, 128})), toString(row.at128));
+    EXPECT_EQ(toString(lowering::spmmKernelRule({row.rows, row.nonzeros, row.longest, 256})), toString(row.at256));
+  }
+  // At the limits: N = 64 is no wide tile's, nor N = 33 a narrow one's.
+  EXPECT_EQ(lowering::spmmKernelRule({5000, 20000, 10, 64}), SpmmKernel::Tiles64);
+  EXPECT_EQ(lowering::spmmKernelRule({5000, 20000, 10, 65}), SpmmKernel::Tiles128);
+  EXPECT_EQ(lowering::spmmKernelRule({5000, 20000, 10, 33}), SpmmKernel::Tiles64);
+  EXPECT_EQ(lowering::spmmKernelRule({4095, 20000, 10, 32}), SpmmKernel::Tiles64);
+  EXPECT_EQ(lowering::spmmKernelRule({4096, 200000, 1023, 32}), SpmmKernel::Tiles32);
+  EXPECT_EQ(lowering::spmmKernelRule({4096, 200000, 1024, 32}), SpmmKernel::Tiles64);
+  EXPECT_EQ(lowering::spmmKernelRule({4096, 200000, 1024, 300}), SpmmKernel::Tiles64);
+  EXPECT_EQ(lowering::spmmKernelRule({1024, 65536, 64, 64}), SpmmKernel::Split16);  // rows * N = 65536, mean 64
+  EXPECT_EQ(lowering::spmmKernelRule({1024, 65535, 64, 64}), SpmmKernel::Tiles64);
+}
+
+// The host part computes the same rule: for matrices of each kind and N off
+// the tiles, the kernel it launches is the one spmmKernelRule names.
+TEST(SpmmMappings, TheHostPartLaunchesTheKernelTheRuleNames) {
+  Lowered lowered = lowerForCuda(kSpmm);
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 5u);
+  std::set<std::string> seen;
+  struct Matrix { const char* name; int rows, cols; std::map<int, int> lengths; };
+  std::vector<Matrix> matrices;
+  auto rows = [](int count, int length, int every) {
+    std::map<int, int> lengths;
+    for (int r = 0; r < count; r += every) lengths[r] = length;
+    return lengths;
+  };
+  matrices.push_back({"5000 rows of 3", 5000, 400, rows(5000, 3, 1)});
+  matrices.push_back({"5000 rows of 3, one of 1100", 5000, 1200, rows(5000, 3, 1)});
+  matrices.back().lengths[4000] = 1100;
+  matrices.push_back({"100 rows of 80", 100, 400, rows(100, 80, 1)});
+  matrices.push_back({"800 rows of 2, one of 900, empty rows", 800, 950, rows(800, 2, 2)});
+  matrices.back().lengths[3] = 900;
+  matrices.push_back({"70000 rows of 2, one of 400", 70000, 500, rows(70000, 2, 1)});
+  matrices.back().lengths[69999] = 400;
+  matrices.push_back({"700 rows of 40", 700, 400, rows(700, 40, 1)});
+  for (const Matrix& matrix : matrices) {
+    FakeCsr a(matrix.rows, matrix.cols, matrix.lengths);
+    int64_t longest = 0;
+    for (const auto& [row, length] : matrix.lengths) longest = std::max<int64_t>(longest, length);
+    for (int columns : {1, 33, 64, 100, 128, 300}) {
+      SCOPED_TRACE(std::string(matrix.name) + ", N = " + std::to_string(columns));
+      int copies = 0;
+      auto launched = launchedFor(lowered, a, columns, copies);
+      ASSERT_EQ(launched.size(), 1u);
+      auto kernel = spmmKernelOf(kernelText(lowered.cuda, launched[0]->name));
+      ASSERT_TRUE(kernel.has_value()) << kernelText(lowered.cuda, launched[0]->name);
+      lowering::SpmmKernel expected =
+          lowering::spmmKernelRule({matrix.rows, a.pos.back(), longest, columns});
+      EXPECT_EQ(toString(*kernel), toString(expected));
+      seen.insert(toString(*kernel));
+    }
+  }
+  EXPECT_EQ(seen.size(), 5u);  // every kernel launched for some input
 }
 
 // MTTKRP with B in CSF: the slices i are a compressed level's, which the
@@ -297,6 +406,27 @@ TEST(UnrollAndJam, ALoopWhoseIterationsShareAnInnerLoopIsJammed) {
   // over (N / 32 not a multiple of 3) run as written.
   EXPECT_TRUE(contains(lowered.cuda, "if (tcc_live2) {")) << lowered.cuda;
   EXPECT_TRUE(contains(lowered.cuda, "the iterations left over")) << lowered.cuda;
+}
+
+// A copy that may be dead (its columns past N) updates its sum in the walk
+// without a branch, its load of B at a live copy's column where it is dead
+// (so the device compiler can issue several nonzeros' loads ahead); only
+// its store stays guarded. CompileOptions::gpuSpeculativeJamLoads = false
+// guards the sums as well (the form before).
+TEST(UnrollAndJam, ADeadCopysSumRunsUnguardedWithALiveCopysColumn) {
+  const std::string program = withSchedule(kSpmm, "split(k, k0, k1, 32)\nreorder(i, k1, k0, j)\n"
+                                                  "parallelize(i, GPUWarp, NoRaces)\n"
+                                                  "parallelize(k1, GPUThread, NoRaces)\nunroll(k0, 2)");
+  Lowered speculative = lowerForCuda(program);
+  EXPECT_TRUE(contains(speculative.cuda, "tC_u1 += (A_vals[pA2] * B_vals[(((int64_t)(jA) * (int64_t)(B2_dimension)) + "
+                                         "(int64_t)((tcc_live1 ? k_u1 : (tcc_live0 ? k_u0 : k_u1))))]);"))
+      << speculative.cuda;
+  EXPECT_FALSE(contains(speculative.cuda, "if (tcc_live1) {\n              tC_u1 +=")) << speculative.cuda;
+  EXPECT_TRUE(contains(speculative.cuda, "if (tcc_live1) {\n            C_vals[")) << speculative.cuda;
+  CompileOptions guarded;
+  guarded.gpuSpeculativeJamLoads = false;
+  Lowered before = lowerForCuda(program, guarded);
+  EXPECT_TRUE(contains(before.cuda, "if (tcc_live1) {\n              tC_u1 +=")) << before.cuda;
 }
 
 TEST(UnrollAndJam, ALoopWithoutAnInnerLoopIsOnlyUnrolled) {

@@ -15,6 +15,7 @@
 #include "tcc/ir/imperative_visitor.h"
 #include "tcc/jit/jit.h"
 #include "tcc/lowering/codegen.h"
+#include "tcc/lowering/gpu_kernels.h"
 #include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
 
@@ -52,18 +53,51 @@ inline std::string serialCppOf(ir::imp::Function function, bool serialSums = fal
   return lowering::makeCodeGenerator(lowering::TargetKind::Cpu)->emit({function});
 }
 
+// The host part of `function` with each kernel launch replaced by that
+// kernel's loop as the CUDA backend prints it (after its rewrites of the
+// loop: unroll and jam, combined atomics), its GPU loops serial, as C++
+// source.
+inline std::string serialCppOfKernels(const lowering::GpuFunction& function) {
+  class Inline : public ir::imp::IRMutator {
+   public:
+    explicit Inline(const lowering::GpuFunction& function) : function_(function) {}
+    using ir::imp::IRMutator::visit;
+    ir::imp::Stmt visit(const ir::imp::Evaluate* op, const ir::imp::Stmt& self) override {
+      const auto* call = op->value.as<ir::imp::Call>();
+      const lowering::GpuKernel* kernel = call ? function_.kernelNamed(call->name) : nullptr;
+      return kernel ? SerialGpuLoops().mutate(kernel->loop) : self;
+    }
+
+   private:
+    const lowering::GpuFunction& function_;
+  };
+  ir::imp::Function host = function.host;
+  host.body = Inline(function).mutate(host.body);
+  return lowering::makeCodeGenerator(lowering::TargetKind::Cpu)->emit({host});
+}
+
 // The lowered IR of `statement`, its GPU loops serial, compiled for the
 // CPU; run() binds each input's tensor and returns the output.
 class SerialGpuIr {
  public:
   explicit SerialGpuIr(const CompiledStatement& statement, bool serialSums = false)
-      : statement_(statement), source_(serialCppOf(statement.function, serialSums)) {
+      : SerialGpuIr(statement, serialCppOf(statement.function, serialSums), 0) {}
+  // The same for the kernels as the CUDA backend prints them
+  // (serialCppOfKernels), from the statement's GPU function.
+  SerialGpuIr(const CompiledStatement& statement, const lowering::GpuFunction& kernels)
+      : SerialGpuIr(statement, serialCppOfKernels(kernels), 0) {}
+
+ private:
+  SerialGpuIr(const CompiledStatement& statement, std::string source, int)
+      : statement_(statement), source_(std::move(source)) {
     jit::CompileOptions options;
     if (!jit::isAvailable(options.backend)) options.backend = jit::Backend::SystemCompiler;
     if (!jit::isAvailable(options.backend)) return;
     module_ = jit::compile(source_, options);
     entry_ = module_->function<int32_t (*)(tcc_tensor**)>(statement.function.name);
   }
+
+ public:
   // False where there is no C++ JIT.
   bool available() const { return entry_ != nullptr; }
   const std::string& source() const { return source_; }

@@ -15,6 +15,7 @@
 #include "tcc/lowering/concretize_for_lowering.h"
 #include "tcc/lowering/intrinsics.h"
 #include "tcc/lowering/gpu_default_mapping.h"
+#include "tcc/lowering/gpu_spmm_mappings.h"
 #include "tcc/lowering/inserted_tensor_names.h"
 #include "tcc/lowering/lower.h"
 #include "tcc/tcc.h"
@@ -129,6 +130,43 @@ std::optional<lowering::ConcretizedStatement> withBalancedGpuMapping(const ir::I
   return result;
 }
 
+// The CSR SpMM kernels beside the default's tiles of 64 (see
+// gpu_spmm_mappings.h), each concretized, for a statement the user did not
+// schedule at all; none where the statement is not a CSR SpMM. An
+// alternative the schedule does not take is left out (its input runs the
+// tiles of 64).
+struct SpmmAlternatives {
+  std::string matrix, output;
+  std::vector<std::pair<lowering::SpmmKernel, lowering::ConcretizedStatement>> concrete;
+  std::vector<std::string> decisions;
+};
+
+SpmmAlternatives withSpmmGpuMappings(const ir::IndexStmt& statement, const lowering::ScheduleRequest& request,
+                                     const lowering::ConcretizedStatement& concrete) {
+  SpmmAlternatives result;
+  if (!request.commands.empty() || !request.separatelyAssembled.empty() || !concrete.convertedInputs.empty() ||
+      !concrete.sparseWorkspaces.empty())
+    return result;
+  auto mappings = lowering::spmmGpuMappings(statement, concrete.loopOrder);
+  if (!mappings) return result;
+  for (const auto& alternative : mappings->alternatives) {
+    lowering::ScheduleRequest mapped = request;
+    mapped.commands = alternative.commands;
+    try {
+      result.concrete.emplace_back(alternative.kernel, lowering::concretizeForLowering(statement, mapped));
+    } catch (const lowering::ScheduleError&) {
+      continue;
+    }
+    for (const auto& reason : alternative.reasons)
+      result.decisions.push_back("per input, " + lowering::toString(alternative.kernel) + ": " + reason);
+  }
+  if (result.concrete.empty()) return result;
+  result.matrix = mappings->matrix;
+  result.output = mappings->output;
+  result.decisions.push_back("per input: " + lowering::spmmRuleText(result.matrix, result.output));
+  return result;
+}
+
 // Lowers `ordered`, the statement with its GPU units exchanged or
 // collapsed (orderGpuUnits). Where it does not lower, the statement as
 // scheduled is refused for its own reason: the units' order at the
@@ -187,8 +225,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       lowering::ConcretizedStatement concrete = lowering::concretizeForLowering(denseNm, request);
       // tensorcore() asks for an intrinsic, which maps its own loops. A CSR
       // SpMM gets two mappings, picked per input by row lengths.
-      std::optional<lowering::ConcretizedStatement> balanced;
-      std::string balancedMatrix;
+      SpmmAlternatives spmm;
       // A CSR output gets two too: a thread a row, or a warp a row with the
       // row's columns cut among the lanes, picked per input by row lengths.
       std::optional<lowering::ConcretizedStatement> laneSliced;
@@ -198,15 +235,12 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       if (defaultGpuMapping && concrete.termsAddIntoOutput) {
         concrete.stmt = lowering::mapTermNestsToGpuThreads(concrete.stmt, concrete.decisions);
       } else if (defaultGpuMapping) {
-        balanced = withBalancedGpuMapping(denseNm, request, concrete, balancedMatrix);
-        if (!balanced)
+        spmm = withSpmmGpuMappings(denseNm, request, concrete);
+        if (spmm.concrete.empty())
           laneSliced = withBalancedGpuMapping(denseNm, request, concrete, laneSlicedMatrix,
                                               lowering::laneSlicedGpuMapping);
         concrete = withDefaultGpuMapping(denseNm, request, concrete);
-        if (balanced) {
-          concrete.decisions.insert(concrete.decisions.end(), balanced->decisions.begin(), balanced->decisions.end());
-          concrete.decisions.push_back("per input: " + lowering::balancedRuleText(balancedMatrix));
-        }
+        concrete.decisions.insert(concrete.decisions.end(), spmm.decisions.begin(), spmm.decisions.end());
       }
       // A fill loop no command can name (a precompute's loop over its
       // workspace's own index) would be left on the host. (Sparse
@@ -281,10 +315,12 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
                                                           lowerOptions)
                                       : lowering::lower(compiled.concrete, compiled.parameters, lowerOptions);
       // A statement an intrinsic took (TCA-SpMM) maps no loops: no choice.
-      if (balanced && lowering::intrinsicDecision(compiled.function)) balanced.reset();
-      if (balanced)
-        compiled.function = lowering::chooseByRowLengths(
-            compiled.function, lowering::lower(balanced->stmt, compiled.parameters, lowerOptions), balancedMatrix);
+      if (!spmm.concrete.empty() && !lowering::intrinsicDecision(compiled.function)) {
+        std::vector<lowering::LoweredSpmmKernel> kernels;
+        for (const auto& [kernel, alternative] : spmm.concrete)
+          kernels.push_back({kernel, lowering::lower(alternative.stmt, compiled.parameters, lowerOptions)});
+        compiled.function = lowering::chooseSpmmKernel(compiled.function, kernels, spmm.matrix, spmm.output);
+      }
       if (laneSliced && !lowering::intrinsicDecision(compiled.function)) {
         // (Where the lanes cannot slice a row, an unordered operand say, a
         // thread a row alone, as before.)
@@ -302,7 +338,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       }
       refuseOversizedKernel(compiled.function);
       if (auto note = lowering::intrinsicDecision(compiled.function)) compiled.decisions = {*note};
-      if (cuda) lowered.gpuFunctions.push_back(lowering::splitIntoKernels(compiled.function));
+      if (cuda)
+        lowered.gpuFunctions.push_back(lowering::splitIntoKernels(compiled.function, options.gpuSpeculativeJamLoads));
       functions.push_back(compiled.function);
       lowered.statements.push_back(std::move(compiled));
     } catch (const lowering::LoweringError& error) {

@@ -7,6 +7,7 @@
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/lowering/gpu_kernels.h"
+#include "tcc/lowering/gpu_spmm_mappings.h"
 #include "../access_occurrences.h"
 
 namespace tcc::lowering {
@@ -15,7 +16,9 @@ namespace {
 
 // Columns of the dense operand one warp takes (2 per lane): on the H100,
 // tiles of 64 beat tiles of 128 where a few long rows hold the time (more
-// warps share a row's columns) and lose little elsewhere.
+// warps share a row's columns) and lose little elsewhere. A CSR SpMM with
+// no schedule also gets tiles of 32 and 128, picked per input
+// (gpu_spmm_mappings.h).
 constexpr int kColumnTile = 64;
 
 ScheduleCommand parallelize(const ir::IndexVar& var, ir::ParallelUnit unit, ir::OutputRaceStrategy strategy) {
@@ -118,39 +121,7 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
     // Columns in tiles of kColumnTile; a warp per (row, tile); lane l of
     // the warp owns columns l and l + 32 of its tile and sums them together
     // in one walk over the row's nonzeros (unroll and jam).
-    const ir::IndexVar& column = *denseColumn;
-    ir::IndexVar tile(column.name() + "_tile"), inTile(column.name() + "_in"), lane(column.name() + "_lane"),
-        round(column.name() + "_round"), warp(rows.name() + column.name() + "_warp");
-    std::vector<ir::IndexVar> order{rows, tile, lane, round};
-    for (auto it = loopOrder.begin() + 1; it != loopOrder.end(); ++it)
-      if (!(*it == column)) order.push_back(*it);
-    commands.clear();
-    commands.push_back({ir::SplitRelation{column, tile, inTile, kColumnTile},
-                        "split(" + column.name() + ", " + tile.name() + ", " + inTile.name() + ", " +
-                            std::to_string(kColumnTile) + ")"});
-    commands.push_back({ir::SplitRelation{inTile, round, lane, 32},
-                        "split(" + inTile.name() + ", " + round.name() + ", " + lane.name() + ", 32)"});
-    std::string text = "reorder(";
-    for (size_t k = 0; k < order.size(); ++k) text += (k ? ", " : "") + order[k].name();
-    commands.push_back({ReorderCommand{order}, text + ")"});
-    commands.push_back({ir::FuseRelation{rows, tile, warp},
-                        "fuse(" + rows.name() + ", " + tile.name() + ", " + warp.name() + ")"});
-    commands.push_back(parallelize(warp, ir::ParallelUnit::GPUWarp, ir::OutputRaceStrategy::NoRaces));
-    commands.push_back(parallelize(lane, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::NoRaces));
-    commands.push_back({UnrollCommand{round, kColumnTile / 32},
-                        "unroll(" + round.name() + ", " + std::to_string(kColumnTile / 32) + ")"});
-    // The walk over a row's nonzeros, unrolled: the loads of several
-    // nonzeros (and of the B rows they pick) in flight at once.
-    const ir::IndexVar& innermost = order.back();
-    bool unrollNonzeros = sparseLevelVars.count(innermost) > 0;
-    if (unrollNonzeros)
-      commands.push_back({UnrollCommand{innermost, 4}, "unroll(" + innermost.name() + ", 4)"});
-    reasons.push_back("default GPU mapping: the dense " + column.name() + " in tiles of " +
-                      std::to_string(kColumnTile) + " columns, one warp per row " + rows.name() +
-                      " and tile; lane l owns the tile's columns l and l + 32, summed together " +
-                      "in one walk over the row's nonzeros (unroll and jam)" +
-                      (unrollNonzeros ? ", that walk unrolled by 4" : ""));
-    return commands;
+    return columnTileMapping(rows, *denseColumn, loopOrder, sparseLevelVars, kColumnTile, reasons);
   }
   const ir::IndexVar& inner = loopOrder[1];
   bool summed = !contains(outputVars, inner);
@@ -305,6 +276,12 @@ ir::IndexStmt mapTermNestsToGpuThreads(const ir::IndexStmt& concrete, std::vecto
 std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assignment,
                                                      const std::vector<ir::IndexVar>& loopOrder,
                                                      std::vector<std::string>& reasons) {
+  return nonzeroSplitGpuMapping(assignment, loopOrder, kWarpShare, reasons);
+}
+
+std::optional<BalancedGpuMapping> nonzeroSplitGpuMapping(const ir::IndexStmt& assignment,
+                                                         const std::vector<ir::IndexVar>& loopOrder, int share,
+                                                         std::vector<std::string>& reasons) {
   const auto* node = assignment.as<ir::AssignmentNode>();
   // SpMV (two loops) keeps its warp per row: a warp's 32 lanes already
   // share a long row, and the nonzero split (spmv_nnz.tc) lost to it on
@@ -342,8 +319,8 @@ std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assign
       command(ReorderCommand{{i, j, k}}, "reorder(" + i.name() + ", " + j.name() + ", " + k.name() + ")"),
       command(ir::FuseRelation{i, j, f}, "fuse(" + i.name() + ", " + j.name() + ", " + n + ")"),
       command(ir::PosRelation{f, fpos, *matrix}, "pos(" + n + ", " + fpos.name() + ", " + a + ")"),
-      command(ir::SplitRelation{fpos, warp, in, kWarpShare},
-              "split(" + fpos.name() + ", " + warp.name() + ", " + in.name() + ", " + std::to_string(kWarpShare) + ")"),
+      command(ir::SplitRelation{fpos, warp, in, share},
+              "split(" + fpos.name() + ", " + warp.name() + ", " + in.name() + ", " + std::to_string(share) + ")"),
       command(ir::SplitRelation{k, tile, lane, 32}, "split(" + k.name() + ", " + tile.name() + ", " + lane.name() + ", 32)"),
       command(ReorderCommand{{warp, tile, lane, in}},
               "reorder(" + warp.name() + ", " + tile.name() + ", " + lane.name() + ", " + in.name() + ")"),
@@ -352,7 +329,7 @@ std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assign
       parallelize(lane, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::Atomics),
       command(UnrollCommand{in, 4}, "unroll(" + in.name() + ", 4)")};
   reasons.push_back("nonzero-split GPU mapping: " + mapping.matrix + "'s nonzeros in shares of " +
-                    std::to_string(kWarpShare) + ", a warp per (share, tile of 32 " + k.name() +
+                    std::to_string(share) + ", a warp per (share, tile of 32 " + k.name() +
                     "), a column per lane, whatever rows they belong to; a lane adds its sum for a row to the " +
                     "output with one atomic addition");
   return mapping;

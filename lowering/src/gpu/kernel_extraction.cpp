@@ -202,8 +202,9 @@ class BlockThreadCount : public IRVisitor {
 
 class KernelExtractor : public IRMutator {
  public:
-  KernelExtractor(std::string functionName, std::vector<Function::GpuThreadScratch> scratch)
-      : functionName_(std::move(functionName)), scratch_(std::move(scratch)) {}
+  KernelExtractor(std::string functionName, std::vector<Function::GpuThreadScratch> scratch, bool speculativeJamLoads)
+      : functionName_(std::move(functionName)), scratch_(std::move(scratch)),
+        speculativeJamLoads_(speculativeJamLoads) {}
   std::vector<GpuKernel> kernels;
 
  protected:
@@ -211,7 +212,7 @@ class KernelExtractor : public IRMutator {
   Stmt visit(const For* op, const Stmt& self) override {
     if (!isGpuLoop(op->loopKind)) return IRMutator::visit(op, self);
     HoistTensorFields hoist;
-    Stmt loop = combineAtomics(unrollAndJam(hoist.mutate(self)));
+    Stmt loop = combineAtomics(unrollAndJam(hoist.mutate(self), speculativeJamLoads_));
     GpuKernel kernel;
     kernel.name = functionName_ + "_gpu" + std::to_string(kernels.size());
     kernel.loop = loop;
@@ -248,6 +249,7 @@ class KernelExtractor : public IRMutator {
   }
   std::string functionName_;
   std::vector<Function::GpuThreadScratch> scratch_;
+  bool speculativeJamLoads_;
 };
 
 // The host code's Intrinsic statements, each with its prefix.
@@ -310,8 +312,8 @@ const GpuKernel* GpuFunction::kernelNamed(const std::string& name) const {
   return nullptr;
 }
 
-GpuFunction splitIntoKernels(const Function& function) {
-  KernelExtractor extractor(function.name, function.gpuThreadScratch);
+GpuFunction splitIntoKernels(const Function& function, bool speculativeJamLoads) {
+  KernelExtractor extractor(function.name, function.gpuThreadScratch, speculativeJamLoads);
   GpuFunction result;
   result.host = function;
   result.host.body = extractor.mutate(function.body);

@@ -15,6 +15,17 @@
 // the copy. Otherwise the loop stays as it was (printed with
 // `#pragma unroll T`). Each copy's sums keep their order, so results are
 // bit for bit those of the loop as written.
+//
+// A guarded copy's update of its own scalar (a sum) is not put under an
+// `if` but runs unconditionally, each of its loads whose index depends
+// on the copy taken at its own index where the copy is live and at a live
+// copy's otherwise (the jammed body runs only while some copy is live, and
+// that copy reads there): a dead copy's scalar is never stored, and the
+// device compiler can issue the loads of several nonzeros ahead instead of
+// stopping at each copy's branch (the walk's memory-level parallelism).
+// Updates with an integer division, a select (or && or ||), or a load
+// inside a copy-dependent index stay guarded, as does everything where
+// `speculativeLoads` is off.
 #include "unroll_and_jam.h"
 
 #include <map>
@@ -96,11 +107,49 @@ class Reads : public IRVisitor {
   const std::set<const ExprNode*>& vars_;
 };
 
+// Whether an update may not run for a dead copy: an integer division (a
+// dead copy's operands are any values), or a choice (a live copy loads on
+// one side of a select, or of a && or ||, only).
+class NotSpeculative : public IRVisitor {
+ public:
+  using IRVisitor::visit;
+  void visit(const Binary* op) override {
+    IRVisitor::visit(op);
+    if ((op->op == BinaryOp::Div || op->op == BinaryOp::Mod) && !op->type.isFloat()) found = true;
+    if (op->op == BinaryOp::And || op->op == BinaryOp::Or) found = true;
+  }
+  void visit(const Select* op) override {
+    IRVisitor::visit(op);
+    found = true;
+  }
+  bool found = false;
+};
+
 class HasLoad : public IRVisitor {
  public:
   using IRVisitor::visit;
   void visit(const Load*) override { found = true; }
   bool found = false;
+};
+
+// Whether a load whose index depends on a copy holds another load in that
+// index.
+class NestedDependentLoad : public IRVisitor {
+ public:
+  explicit NestedDependentLoad(const std::set<const ExprNode*>& perCopy) : perCopy_(perCopy) {}
+  using IRVisitor::visit;
+  void visit(const Load* op) override {
+    IRVisitor::visit(op);
+    Reads reads(perCopy_);
+    op->index.accept(reads);
+    HasLoad inner;
+    op->index.accept(inner);
+    if (reads.found && inner.found) found = true;
+  }
+  bool found = false;
+
+ private:
+  const std::set<const ExprNode*>& perCopy_;
 };
 
 // Replaces variables by their copy's.
@@ -139,10 +188,58 @@ struct Copy {
   Expr live;  // undefined: always live
 };
 
+// Copy `v`'s instance of a statement whose copy-dependent loads read at
+// copy v's index where v is live, else at the first live copy's (see the
+// comment at the top): in those indices each of the copy's variables is
+// v's where v is live, else the first live copy's (one choice for all of
+// them, so the index is that copy's; a choice of variables alone, which
+// the device compiler can hoist out of the walk).
+class SpeculativeCopy : public Rename {
+ public:
+  SpeculativeCopy(const std::vector<Copy>& copies, size_t v, const std::set<const ExprNode*>& perCopy)
+      : Rename(copies[v].names), copies_(copies), v_(v), perCopy_(perCopy) {}
+  using Rename::visit;
+  Expr visit(const Load* op, const Expr& self) override {
+    Reads reads(perCopy_);
+    op->index.accept(reads);
+    if (!reads.found || !copies_[v_].live.defined()) return Rename::visit(op, self);
+    return Load::make(op->buffer, LiveCopyVars(copies_, v_).mutate(op->index));
+  }
+
+ private:
+  class LiveCopyVars : public IRMutator {
+   public:
+    LiveCopyVars(const std::vector<Copy>& copies, size_t v) : copies_(copies), v_(v) {}
+    using IRMutator::visit;
+    Expr visit(const Var* op, const Expr& self) override {
+      auto nameIn = [&](size_t c) {
+        auto found = copies_[c].names.find(op);
+        return found == copies_[c].names.end() ? self : found->second;
+      };
+      if (!copies_[v_].names.count(op)) return self;
+      // The first live copy's, built from the last copy back (a copy with
+      // no condition is always live; past every other copy's condition
+      // the last copy is the live one).
+      Expr fallback = nameIn(copies_.size() - 1);
+      for (size_t c = copies_.size() - 1; c-- > 0;)
+        fallback = copies_[c].live.defined() ? Select::make(copies_[c].live, nameIn(c), fallback) : nameIn(c);
+      return Select::make(copies_[v_].live, nameIn(v_), fallback);
+    }
+
+   private:
+    const std::vector<Copy>& copies_;
+    size_t v_;
+  };
+
+  const std::vector<Copy>& copies_;
+  size_t v_;
+  const std::set<const ExprNode*>& perCopy_;
+};
+
 class Jammer {
  public:
-  Jammer(std::set<const ExprNode*> perCopy, std::set<const ExprNode*> assigned)
-      : perCopy_(std::move(perCopy)), assigned_(std::move(assigned)) {}
+  Jammer(std::set<const ExprNode*> perCopy, std::set<const ExprNode*> assigned, bool speculativeLoads)
+      : perCopy_(std::move(perCopy)), assigned_(std::move(assigned)), speculativeLoads_(speculativeLoads) {}
 
   void jam(const Stmt& stmt, std::vector<Copy>& copies, std::vector<Stmt>& out) {
     if (const auto* block = stmt.as<Block>()) {
@@ -173,6 +270,10 @@ class Jammer {
         copy.names[declare->var.get()] = renamed;
         out.push_back(Declare::make(renamed, init));
       }
+      return;
+    }
+    if (const auto* assign = stmt.as<Assign>(); assign && speculative(assign->value)) {
+      for (size_t v = 0; v < copies.size(); ++v) out.push_back(SpeculativeCopy(copies, v, perCopy_).mutate(stmt));
       return;
     }
     if (stmt.as<Assign>() || stmt.as<Store>()) {
@@ -220,6 +321,18 @@ class Jammer {
   }
 
  private:
+  // Whether a copy's update of its scalar to `value` may run for a dead
+  // copy too: no integer division, no choice (NotSpeculative), and no load
+  // inside a copy-dependent load's index.
+  bool speculative(const Expr& value) const {
+    if (!speculativeLoads_) return false;
+    NotSpeculative excluded;
+    value.accept(excluded);
+    if (excluded.found) return false;
+    NestedDependentLoad nested(perCopy_);
+    value.accept(nested);
+    return !nested.found;
+  }
   bool depends(const Expr& expr) const {
     Reads reads(perCopy_);
     expr.accept(reads);
@@ -233,11 +346,13 @@ class Jammer {
   static Expr rename(const Expr& expr, const Copy& copy) { return Rename(copy.names).mutate(expr); }
 
   std::set<const ExprNode*> perCopy_, assigned_;
+  bool speculativeLoads_;
   int liveCount_ = 0;
 };
 
 class UnrollAndJam : public IRMutator {
  public:
+  explicit UnrollAndJam(bool speculativeLoads) : speculativeLoads_(speculativeLoads) {}
   using IRMutator::visit;
   Stmt visit(const For* op, const Stmt& self) override {
     Stmt visited = IRMutator::visit(op, self);
@@ -258,6 +373,7 @@ class UnrollAndJam : public IRMutator {
   }
 
  private:
+  bool speculativeLoads_;
   Stmt jammed(const For* loop) {
     int factor = loop->unrollFactor;
     Type type = loop->var.type();
@@ -280,7 +396,7 @@ class UnrollAndJam : public IRMutator {
     }
     BodyFacts facts;
     loop->body.accept(facts);
-    Jammer jammer({loop->var.get()}, facts.assigned);
+    Jammer jammer({loop->var.get()}, facts.assigned, speculativeLoads_);
     jammer.jam(loop->body, copies, body);
     Stmt whole = For::make(group, IntImm::make(0, type), groups, Block::make(body), LoopKind::Serial,
                            loop->comment + ", " + std::to_string(factor) + " iterations at once (unroll and jam)");
@@ -293,6 +409,6 @@ class UnrollAndJam : public IRMutator {
 
 }  // namespace
 
-Stmt unrollAndJam(const Stmt& stmt) { return UnrollAndJam().mutate(stmt); }
+Stmt unrollAndJam(const Stmt& stmt, bool speculativeLoads) { return UnrollAndJam(speculativeLoads).mutate(stmt); }
 
 }  // namespace tcc::lowering

@@ -6,6 +6,9 @@
 
 namespace tcc::lowering {
 
-ir::imp::Stmt unrollAndJam(const ir::imp::Stmt& stmt);
+// `speculativeLoads`: a guarded copy's sums run unguarded, their loads at
+// a live copy's index (see unroll_and_jam.cpp); off, every statement of a
+// guarded copy runs under its `if`.
+ir::imp::Stmt unrollAndJam(const ir::imp::Stmt& stmt, bool speculativeLoads = true);
 
 }  // namespace tcc::lowering

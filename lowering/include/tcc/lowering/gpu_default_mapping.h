@@ -31,8 +31,9 @@
 //    reorder(ij_warp, k_tile, k_lane, ij_in), fuse(ij_warp, k_tile,
 //    ijk_warp), parallelize(ijk_warp, GPUWarp, Atomics),
 //    parallelize(k_lane, GPUThread, Atomics), unroll(ij_in, 4).
-// Both are lowered by the one lowering into one host part, which picks
-// one per input by the rule of balancedRowCondition below. SpMV keeps its
+// Both are lowered by the one lowering into one host part, beside tiles
+// of 32 and 128 and a split in shares of 16, and the host part picks one
+// per input (gpu_spmm_mappings.h). SpMV keeps its
 // warp per row alone (a warp's lanes already share a long row; the split
 // lost to it on every matrix measured).
 #pragma once
@@ -119,6 +120,10 @@ struct BalancedGpuMapping {
 std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assignment,
                                                      const std::vector<ir::IndexVar>& loopOrder,
                                                      std::vector<std::string>& reasons);
+// The same with `share` nonzeros a warp (balancedGpuMapping's is 32).
+std::optional<BalancedGpuMapping> nonzeroSplitGpuMapping(const ir::IndexStmt& assignment,
+                                                         const std::vector<ir::IndexVar>& loopOrder, int share,
+                                                         std::vector<std::string>& reasons);
 
 // The rule: the nonzero split runs when A's longest row holds at least
 // kBalancedLongestRow nonzeros and at least kBalancedSkew times the mean row

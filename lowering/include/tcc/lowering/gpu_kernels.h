@@ -96,7 +96,10 @@ struct GpuFunction {
   const GpuIntrinsicCall* intrinsicCall(const ir::imp::Intrinsic* op) const;
 };
 
-GpuFunction splitIntoKernels(const ir::imp::Function& function);
+// `speculativeJamLoads`: unroll-and-jam's guarded copies update their sums
+// unguarded, their loads at a live copy's index (unroll_and_jam.cpp); off,
+// under each copy's `if` (CompileOptions::gpuSpeculativeJamLoads).
+GpuFunction splitIntoKernels(const ir::imp::Function& function, bool speculativeJamLoads = true);
 
 // Blocks a launch needs for `extent` iterations of the kernel's outer loop.
 int64_t blocksFor(const GpuKernel& kernel, int64_t extent);

@@ -1,0 +1,257 @@
+// The CSR SpMM kernels of the default GPU mapping and the rule that picks
+// one per input (see gpu_spmm_mappings.h).
+//
+// What the rule rests on (H100, bench/cuda/RESULTS.md, cuSPARSE time / tcc
+// time, N = 32 / 128 / 256):
+//  - Tiles of 128 against 64 (h100_full.txt): on every input with at least
+//    4096 rows and no row of 1024 or more, 128 wins or ties at N >= 128
+//    (kron(Pd,cage5) 1.04 / 1.01 against 0.68 / 0.67, kron(Franz6,karate)
+//    1.14 / 1.14 against 0.82 / 0.84, kron(bayer10,LF10) 1.27 / 1.26
+//    against 0.89 / 0.88, Franz6 2.44 / 1.84 against 1.94 / 1.34); it loses
+//    on the inputs with fewer rows (bcsstk13, dnn_n1024_l1, watt_2,
+//    mbeacxc) and on kron(mbeacxc,LF10) (rows up to 2420: 0.53 / 0.79
+//    against 0.70 / 0.85), where a row's walk is what the warps wait on.
+//  - Tiles of 32 against 64 at N = 32 (same run): the same columns, but the
+//    tile of 64's jammed second copy (never live at N = 32) costs registers:
+//    on the inputs with at least 4096 rows 32 wins (kron(Pd,cage5) 1.74
+//    against 1.18, kron(Franz6,karate) 1.96 against 1.36, bayer10 2.13
+//    against 2.03); below, it ties or loses, and it loses on
+//    kron(mbeacxc,LF10) (0.65 against 0.77), the one input with rows of
+//    1024 or more that is not the split's.
+//  - The split in shares of 16 (h100_split_shares.txt) on mbeacxc (492 rows
+//    of 101 on average): 0.97 / 0.59 / 0.40 against the tiles of 64's
+//    0.54 / 0.48 / 0.47, and on adder_dcop_05 (one row of 1310 among rows
+//    of 6) 0.96 / 0.99 / 0.80 against the shares of 32's 0.73 / 0.85 / 0.72.
+//  - The R-MAT graph (a row of 23401 among rows of 7.8, 8.2 M nonzeros,
+//    h100_full_default.txt): the split (shares of 32) 0.63 / 0.29 / 0.27,
+//    the tiles of 64 0.22 / 0.30 / 0.49: the row kernel's time is the
+//    longest row's walk at every N, the split's grows with N (atomics, the
+//    output zeroed). Even near N = 128, where nonzeros * N is about 45000
+//    longest rows; the rule keeps the split below 32768.
+#include "tcc/lowering/gpu_spmm_mappings.h"
+
+#include <algorithm>
+
+#include "tcc/ir/index_queries.h"
+#include "tcc/lowering/gpu_default_mapping.h"
+#include "tcc/lowering/gpu_kernels.h"
+
+namespace tcc::lowering {
+
+namespace {
+
+ScheduleCommand parallelize(const ir::IndexVar& var, ir::ParallelUnit unit) {
+  std::string text = "parallelize(" + var.name() + ", " + ir::toString(unit) + ", " +
+                     ir::toString(ir::OutputRaceStrategy::NoRaces) + ")";
+  return {ParallelizeCommand{var, unit, ir::OutputRaceStrategy::NoRaces}, text};
+}
+
+ScheduleCommand split(const ir::IndexVar& var, const ir::IndexVar& outer, const ir::IndexVar& inner, int factor) {
+  return {ir::SplitRelation{var, outer, inner, factor}, "split(" + var.name() + ", " + outer.name() + ", " +
+                                                            inner.name() + ", " + std::to_string(factor) + ")"};
+}
+
+std::string columnsOfLane(int tile) {
+  if (tile == 32) return "column l";
+  std::string text = "columns l";
+  for (int round = 1; round < tile / 32; ++round)
+    text += (round + 1 == tile / 32 ? " and l + " : ", l + ") + std::to_string(32 * round);
+  return text;
+}
+
+}  // namespace
+
+std::vector<ScheduleCommand> columnTileMapping(const ir::IndexVar& rows, const ir::IndexVar& column,
+                                               const std::vector<ir::IndexVar>& loopOrder,
+                                               const std::set<ir::IndexVar>& sparseLevelVars, int tile,
+                                               std::vector<std::string>& reasons) {
+  const int rounds = tile / 32;
+  ir::IndexVar tileVar(column.name() + "_tile"), inTile(column.name() + "_in"), lane(column.name() + "_lane"),
+      round(column.name() + "_round"), warp(rows.name() + column.name() + "_warp");
+  std::vector<ScheduleCommand> commands;
+  std::vector<ir::IndexVar> order{rows, tileVar, lane};
+  if (rounds > 1) {
+    order.push_back(round);
+    commands.push_back(split(column, tileVar, inTile, tile));
+    commands.push_back(split(inTile, round, lane, 32));
+  } else {
+    commands.push_back(split(column, tileVar, lane, 32));
+  }
+  for (auto it = loopOrder.begin() + 1; it != loopOrder.end(); ++it)
+    if (!(*it == column)) order.push_back(*it);
+  std::string text = "reorder(";
+  for (size_t k = 0; k < order.size(); ++k) text += (k ? ", " : "") + order[k].name();
+  commands.push_back({ReorderCommand{order}, text + ")"});
+  commands.push_back({ir::FuseRelation{rows, tileVar, warp},
+                      "fuse(" + rows.name() + ", " + tileVar.name() + ", " + warp.name() + ")"});
+  commands.push_back(parallelize(warp, ir::ParallelUnit::GPUWarp));
+  commands.push_back(parallelize(lane, ir::ParallelUnit::GPUThread));
+  if (rounds > 1)
+    commands.push_back({UnrollCommand{round, rounds}, "unroll(" + round.name() + ", " + std::to_string(rounds) + ")"});
+  // The walk over a row's nonzeros, unrolled: the loads of several
+  // nonzeros (and of the B rows they pick) in flight at once.
+  const ir::IndexVar& innermost = order.back();
+  bool unrollNonzeros = sparseLevelVars.count(innermost) > 0;
+  if (unrollNonzeros) commands.push_back({UnrollCommand{innermost, 4}, "unroll(" + innermost.name() + ", 4)"});
+  reasons.push_back("default GPU mapping: the dense " + column.name() + " in tiles of " + std::to_string(tile) +
+                    " columns, one warp per row " + rows.name() + " and tile; lane l owns the tile's " +
+                    columnsOfLane(tile) +
+                    (rounds > 1 ? ", summed together in one walk over the row's nonzeros (unroll and jam)" : "") +
+                    (unrollNonzeros ? std::string(rounds > 1 ? ", that walk" : ", the walk over the row's nonzeros") +
+                                          " unrolled by 4"
+                                    : ""));
+  return commands;
+}
+
+std::string toString(SpmmKernel kernel) {
+  switch (kernel) {
+    case SpmmKernel::Tiles32: return "tiles of 32";
+    case SpmmKernel::Tiles64: return "tiles of 64";
+    case SpmmKernel::Tiles128: return "tiles of 128";
+    case SpmmKernel::Split16: return "nonzero split, shares of 16";
+    case SpmmKernel::Split32: return "nonzero split, shares of 32";
+  }
+  return "";
+}
+
+SpmmKernel spmmKernelRule(const SpmmStatistics& m) {
+  bool longSplit = balancedRowRule(m.longestRow, m.rows, m.nonzeros) &&
+                   m.nonzeros * m.columns < kSplitWorkPerLongestRow * m.longestRow;
+  bool fewRows = m.rows * m.columns <= kFewRowWork && m.nonzeros >= kLongMeanRow * m.rows && m.rows > 0;
+  if (longSplit && m.nonzeros > kSmallSplit) return SpmmKernel::Split32;
+  if (longSplit || fewRows) return SpmmKernel::Split16;
+  if (m.rows < kManyRows || m.longestRow >= kLongRowForOtherTiles) return SpmmKernel::Tiles64;
+  if (m.columns <= 32) return SpmmKernel::Tiles32;
+  if (m.columns > 64) return SpmmKernel::Tiles128;
+  return SpmmKernel::Tiles64;
+}
+
+std::optional<SpmmMappings> spmmGpuMappings(const ir::IndexStmt& assignment,
+                                            const std::vector<ir::IndexVar>& loopOrder) {
+  // The split's conditions are the SpMM's: a product of one CSR A(i, j),
+  // i outermost, with dense operands, into a dense C(i, k).
+  std::vector<std::string> reasons;
+  auto split32 = nonzeroSplitGpuMapping(assignment, loopOrder, 32, reasons);
+  if (!split32) return std::nullopt;
+  const auto* node = assignment.as<ir::AssignmentNode>();
+  SpmmMappings mappings;
+  mappings.matrix = split32->matrix;
+  mappings.output = node->lhs.tensor().name();
+  const ir::IndexVar& rows = loopOrder[0];
+  const ir::IndexVar& column = node->lhs.indices()[1];
+  std::set<ir::IndexVar> sparseLevelVars;
+  for (const auto& access : ir::accessesOf(node->rhs)) {
+    const ir::Format& format = access.tensor().format();
+    for (int level = 0; level < format.order(); ++level)
+      if (!format.level(level).isDense()) sparseLevelVars.insert(access.indices()[format.modeOfLevel(level)]);
+  }
+  for (auto [kernel, tile] : {std::pair{SpmmKernel::Tiles32, 32}, std::pair{SpmmKernel::Tiles128, 128}}) {
+    SpmmAlternative alternative{kernel, {}, {}};
+    alternative.commands = columnTileMapping(rows, column, loopOrder, sparseLevelVars, tile, alternative.reasons);
+    mappings.alternatives.push_back(std::move(alternative));
+  }
+  SpmmAlternative split16{SpmmKernel::Split16, {}, {}};
+  auto sixteen = nonzeroSplitGpuMapping(assignment, loopOrder, 16, split16.reasons);
+  split16.commands = sixteen->commands;
+  mappings.alternatives.push_back(std::move(split16));
+  mappings.alternatives.push_back({SpmmKernel::Split32, split32->commands, reasons});
+  return mappings;
+}
+
+namespace {
+
+namespace imp = ir::imp;
+
+imp::Expr binary(imp::BinaryOp op, imp::Expr a, imp::Expr b) { return imp::Binary::make(op, std::move(a), std::move(b)); }
+imp::Expr int64Of(int64_t value) { return imp::IntImm::make(value, imp::Type::int64()); }
+
+const imp::Stmt* bodyOf(const std::vector<LoweredSpmmKernel>& alternatives, SpmmKernel kernel) {
+  for (const auto& alternative : alternatives)
+    if (alternative.kernel == kernel) return &alternative.function.body;
+  return nullptr;
+}
+
+}  // namespace
+
+ir::imp::Function chooseSpmmKernel(const ir::imp::Function& tiles64, const std::vector<LoweredSpmmKernel>& alternatives,
+                                   const std::string& matrix, const std::string& output) {
+  imp::Type int64 = imp::Type::int64(), boolean = imp::Type::bool_();
+  std::vector<imp::Stmt> body;
+  // The longest row and the nonzeros (and the skewed-row condition of the
+  // split's rule, which this rule refines).
+  const size_t comment = body.size();
+  imp::Expr skewed = balancedRowCondition(matrix, body);
+  body[comment] = imp::Comment::make("the SpMM kernel by " + matrix + "'s rows and " + output + "'s columns (" +
+                                     spmmRuleText(matrix, output) + ")");
+  imp::Expr rows = imp::Cast::make(int64, imp::TensorProperty::make(matrix, imp::TensorField::Dim, 0, imp::Type::int32()));
+  imp::Expr longest = imp::Var::make(matrix + "_longest_row", int64);
+  imp::Expr nonzeros = imp::Var::make(matrix + "_nonzeros", int64);
+  imp::Expr columns = imp::Var::make(output + "_columns", int64);
+  body.push_back(imp::Declare::make(
+      columns, imp::Cast::make(int64, imp::TensorProperty::make(output, imp::TensorField::Dim, 1, imp::Type::int32()))));
+  auto declare = [&](const std::string& name, imp::Expr value) {
+    imp::Expr var = imp::Var::make(matrix + "_" + name, boolean);
+    body.push_back(imp::Declare::make(var, std::move(value)));
+    return var;
+  };
+  imp::Expr longSplit = declare(
+      "long_row_split",
+      binary(imp::BinaryOp::And, skewed,
+             binary(imp::BinaryOp::Lt, binary(imp::BinaryOp::Mul, nonzeros, columns),
+                    binary(imp::BinaryOp::Mul, int64Of(kSplitWorkPerLongestRow), longest))));
+  imp::Expr fewRows = declare(
+      "few_long_rows",
+      binary(imp::BinaryOp::And,
+             binary(imp::BinaryOp::And,
+                    binary(imp::BinaryOp::Le, binary(imp::BinaryOp::Mul, rows, columns), int64Of(kFewRowWork)),
+                    binary(imp::BinaryOp::Ge, nonzeros, binary(imp::BinaryOp::Mul, int64Of(kLongMeanRow), rows))),
+             binary(imp::BinaryOp::Gt, rows, int64Of(0))));
+  imp::Expr manyRows = binary(imp::BinaryOp::And, binary(imp::BinaryOp::Ge, rows, int64Of(kManyRows)),
+                              binary(imp::BinaryOp::Lt, longest, int64Of(kLongRowForOtherTiles)));
+  imp::Expr split32 = declare("split_in_32s", binary(imp::BinaryOp::And, longSplit,
+                                                     binary(imp::BinaryOp::Gt, nonzeros, int64Of(kSmallSplit))));
+  imp::Expr split16 = declare("split_in_16s", binary(imp::BinaryOp::Or, longSplit, fewRows));
+  imp::Expr tiles32 = declare("tiles_of_32", binary(imp::BinaryOp::And, manyRows,
+                                                    binary(imp::BinaryOp::Le, columns, int64Of(32))));
+  imp::Expr tiles128 = declare("tiles_of_128", binary(imp::BinaryOp::And, manyRows,
+                                                      binary(imp::BinaryOp::Gt, columns, int64Of(64))));
+  // Checked in the rule's order; the last choice is the tiles of 64.
+  std::vector<std::pair<imp::Expr, SpmmKernel>> order{{split32, SpmmKernel::Split32},
+                                                      {split16, SpmmKernel::Split16},
+                                                      {tiles32, SpmmKernel::Tiles32},
+                                                      {tiles128, SpmmKernel::Tiles128}};
+  imp::Stmt chosen = tiles64.body;
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    if (const imp::Stmt* alternative = bodyOf(alternatives, it->second))
+      chosen = imp::If::make(it->first, *alternative, chosen);
+  body.push_back(chosen);
+  imp::Function result = tiles64;
+  result.body = imp::Block::make(body);
+  auto nameOf = [](const imp::Expr& var) { return var.as<imp::Var>()->name; };
+  for (const auto& alternative : alternatives) {
+    for (const auto& scratch : alternative.function.gpuThreadScratch)
+      if (std::none_of(result.gpuThreadScratch.begin(), result.gpuThreadScratch.end(),
+                       [&](const auto& kept) { return nameOf(kept.buffer) == nameOf(scratch.buffer); }))
+        result.gpuThreadScratch.push_back(scratch);
+    for (const auto& workspace : alternative.function.gpuSharedWorkspaces)
+      if (std::none_of(result.gpuSharedWorkspaces.begin(), result.gpuSharedWorkspaces.end(),
+                       [&](const auto& kept) { return nameOf(kept) == nameOf(workspace); }))
+        result.gpuSharedWorkspaces.push_back(workspace);
+  }
+  return result;
+}
+
+std::string spmmRuleText(const std::string& matrix, const std::string& output) {
+  const std::string n = output + "'s columns N";
+  return "the nonzero split where " + matrix + "'s longest row holds at least " + std::to_string(kBalancedLongestRow) +
+         " nonzeros and at least " + std::to_string(kBalancedSkew) + " times the mean row and nonzeros * N < " +
+         std::to_string(kSplitWorkPerLongestRow) + " * the longest row (shares of 16 up to " +
+         std::to_string(kSmallSplit) + " nonzeros, else 32), or where rows * N <= " + std::to_string(kFewRowWork) +
+         " and the mean row holds at least " + std::to_string(kLongMeanRow) +
+         " (shares of 16); else the rows in column tiles: where " + matrix + " has at least " +
+         std::to_string(kManyRows) + " rows and none of " + std::to_string(kLongRowForOtherTiles) +
+         " or more, of 32 where N <= 32 and of 128 where N > 64; of 64 otherwise (" + n +
+         "; the longest row is counted once per device tensor)";
+}
+
+}  // namespace tcc::lowering
