@@ -441,27 +441,30 @@ int main(int argc, char** argv) {
   std::vector<std::string> spmmNames = names(spmmExample), spmvNames = names(spmvExample);
   std::vector<tcc::Kernel> spmvs;
   // A name ending in .tc is a file of its own (a schedule being tried); a
-  // name ending in ":guarded" is compiled with the unroll-and-jam's loads
-  // of possibly dead copies under their branches, the form before
-  // (CompileOptions::gpuSpeculativeJamLoads = false).
-  const std::string guardedSuffix = ":guarded";
-  auto guarded = [&](const std::string& name) {
-    return name.size() > guardedSuffix.size() &&
-           name.compare(name.size() - guardedSuffix.size(), guardedSuffix.size(), guardedSuffix) == 0;
+  // name ending in ":speculative" is compiled with the unroll-and-jam's
+  // loads of possibly dead copies unguarded
+  // (CompileOptions::gpuSpeculativeJamLoads = true; ":guarded", the
+  // default form, is accepted too).
+  const std::string guardedSuffix = ":guarded", speculativeSuffix = ":speculative";
+  auto endsWith = [](const std::string& name, const std::string& suffix) {
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  auto suffixOf = [&](const std::string& name) {
+    return endsWith(name, speculativeSuffix) ? speculativeSuffix : endsWith(name, guardedSuffix) ? guardedSuffix : "";
   };
   auto fileOf = [&](std::string name) {
-    if (guarded(name)) name.resize(name.size() - guardedSuffix.size());
+    name.resize(name.size() - suffixOf(name).size());
     bool path = name.size() > 3 && name.compare(name.size() - 3, 3, ".tc") == 0;
     return path ? name : examples + name + ".tc";
   };
   auto shown = [&](const std::string& name) {
     std::string file = fileOf(name);
     bool path = file.compare(0, examples.size(), examples) != 0;
-    return (path ? file : "examples/gpu/" + file.substr(examples.size())) + (guarded(name) ? guardedSuffix : "");
+    return (path ? file : "examples/gpu/" + file.substr(examples.size())) + suffixOf(name);
   };
   auto compiled = [&](const std::string& name) {
     tcc::CompileOptions options;
-    options.gpuSpeculativeJamLoads = !guarded(name);
+    options.gpuSpeculativeJamLoads = endsWith(name, speculativeSuffix);
     return tcc::compile(tcc::Program::fromFile(fileOf(name)), options);
   };
   for (const auto& name : spmvNames) spmvs.push_back(compiled(name));

@@ -411,21 +411,21 @@ TEST(UnrollAndJam, ALoopWhoseIterationsShareAnInnerLoopIsJammed) {
 // A copy that may be dead (its columns past N) updates its sum in the walk
 // without a branch, its load of B at a live copy's column where it is dead
 // (so the device compiler can issue several nonzeros' loads ahead); only
-// its store stays guarded. CompileOptions::gpuSpeculativeJamLoads = false
-// guards the sums as well (the form before).
+// its store stays guarded, under CompileOptions::gpuSpeculativeJamLoads;
+// by default the sums are guarded as well.
 TEST(UnrollAndJam, ADeadCopysSumRunsUnguardedWithALiveCopysColumn) {
   const std::string program = withSchedule(kSpmm, "split(k, k0, k1, 32)\nreorder(i, k1, k0, j)\n"
                                                   "parallelize(i, GPUWarp, NoRaces)\n"
                                                   "parallelize(k1, GPUThread, NoRaces)\nunroll(k0, 2)");
-  Lowered speculative = lowerForCuda(program);
+  CompileOptions unguarded;
+  unguarded.gpuSpeculativeJamLoads = true;
+  Lowered speculative = lowerForCuda(program, unguarded);
   EXPECT_TRUE(contains(speculative.cuda, "tC_u1 += (A_vals[pA2] * B_vals[(((int64_t)(jA) * (int64_t)(B2_dimension)) + "
                                          "(int64_t)((tcc_live1 ? k_u1 : (tcc_live0 ? k_u0 : k_u1))))]);"))
       << speculative.cuda;
   EXPECT_FALSE(contains(speculative.cuda, "if (tcc_live1) {\n              tC_u1 +=")) << speculative.cuda;
   EXPECT_TRUE(contains(speculative.cuda, "if (tcc_live1) {\n            C_vals[")) << speculative.cuda;
-  CompileOptions guarded;
-  guarded.gpuSpeculativeJamLoads = false;
-  Lowered before = lowerForCuda(program, guarded);
+  Lowered before = lowerForCuda(program);
   EXPECT_TRUE(contains(before.cuda, "if (tcc_live1) {\n              tC_u1 +=")) << before.cuda;
 }
 

@@ -124,9 +124,10 @@ struct CompileOptions {
   // Cuda: in a loop jammed by unroll (SpMM's column tiles), the sums of a
   // copy that may be dead (columns past N) are updated unguarded, their
   // loads at a live copy's index, so the device compiler can issue several
-  // nonzeros' loads ahead. False: each copy's statements under its own
-  // `if`, the form before (for comparisons; see bench/cuda).
-  bool gpuSpeculativeJamLoads = true;
+  // nonzeros' loads ahead. Off by default: on the H200 it lost to each
+  // copy's statements under its own `if` (cuSPARSE / tcc geomean 0.96
+  // against 1.08 over 39 SpMM cases, bench/cuda/RESULTS.md round 65).
+  bool gpuSpeculativeJamLoads = false;
   // Cpu: arrays the kernel allocates itself (a sparse output's pos, crd
   // and vals, workspaces, a sparse workspace's output) of 4 MB and more go
   // to 2 MB pages advised MADV_HUGEPAGE (tcc/runtime/array_alloc.h). Unset:

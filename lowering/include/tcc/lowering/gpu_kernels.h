@@ -99,7 +99,7 @@ struct GpuFunction {
 // `speculativeJamLoads`: unroll-and-jam's guarded copies update their sums
 // unguarded, their loads at a live copy's index (unroll_and_jam.cpp); off,
 // under each copy's `if` (CompileOptions::gpuSpeculativeJamLoads).
-GpuFunction splitIntoKernels(const ir::imp::Function& function, bool speculativeJamLoads = true);
+GpuFunction splitIntoKernels(const ir::imp::Function& function, bool speculativeJamLoads = false);
 
 // Blocks a launch needs for `extent` iterations of the kernel's outer loop.
 int64_t blocksFor(const GpuKernel& kernel, int64_t extent);
