@@ -51,9 +51,30 @@ namespace tcc::lowering {
 
 // The commands to append to a schedule whose loops (outermost first) are
 // `loopOrder`; `reasons` gets one line per command for `tcc explain`.
+struct GpuMappingOptions {
+  // Sums into floating-point outputs come in one order every run (fp
+  // strict): no atomic additions for them.
+  bool sumsInOneOrder = false;
+  // A sum of the outermost loop into a scalar split over blocks (else a
+  // thread per iteration, for where the split does not fit).
+  bool splitSums = true;
+  // The statement concretized without the mapping (its relations, the
+  // split, fuse, ... the loops derive from; its wheres).
+  ir::IndexStmt concrete;
+  std::vector<ir::ProvenanceRelation> relations;
+};
 std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
                                                const std::vector<ir::IndexVar>& loopOrder,
-                                               std::vector<std::string>& reasons);
+                                               std::vector<std::string>& reasons,
+                                               const GpuMappingOptions& options = {});
+
+// The reductions of the default mapping where the outermost loop sums into
+// a scalar: blocks of kSumBlockThreads threads, each block over
+// kSumBlockShare iterations; in one block of kOneBlockThreads where the
+// sum's order must not change from run to run.
+inline constexpr int kSumBlockThreads = 256;
+inline constexpr int kSumBlockShare = 2048;
+inline constexpr int kOneBlockThreads = 1024;
 
 // The mapping of a statement whose nested sums go to scalar temporaries
 // (`y(i) = A(i,j) * x(j) + b(i)`: forall(i, where(y(i) = tj + b(i),
