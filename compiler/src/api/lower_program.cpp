@@ -82,7 +82,7 @@ lowering::ConcretizedStatement withDefaultGpuMapping(const ir::IndexStmt& statem
                                                      const lowering::GpuMappingOptions& options) {
   std::vector<std::string> reasons;
   auto commands = concrete.sumsInTemporaries
-                    ? lowering::defaultGpuMappingOfNestedSums(statement, concrete.stmt, reasons)
+                    ? lowering::defaultGpuMappingOfNestedSums(statement, concrete.stmt, reasons, options)
                     : lowering::defaultGpuMapping(statement, concrete.loopOrder, reasons, options);
   lowering::ScheduleRequest mapped = request;
   mapped.commands.insert(mapped.commands.end(), commands.begin(), commands.end());

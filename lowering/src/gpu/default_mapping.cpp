@@ -7,6 +7,7 @@
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/lowering/gpu_kernels.h"
+#include "tcc/lowering/lower.h"
 #include "../access_occurrences.h"
 
 namespace tcc::lowering {
@@ -85,31 +86,33 @@ std::optional<ir::IndexVar> outputIndexToHoist(const ir::AssignmentNode& node,
   return std::nullopt;
 }
 
-// The one input whose sparse level `var` iterates, where there is one.
-std::optional<ir::Access> sparseLevelOf(const ir::AssignmentNode& node, const ir::IndexVar& var) {
-  std::optional<ir::Access> found;
+// The inputs whose sparse levels `var` iterates.
+std::vector<ir::Access> sparseLevelsOf(const ir::AssignmentNode& node, const ir::IndexVar& var) {
+  std::vector<ir::Access> found;
   for (const auto& access : ir::accessesOf(node.rhs)) {
     const ir::Format& format = access.tensor().format();
-    for (int level = 0; level < format.order(); ++level) {
-      if (format.level(level).isDense() || !(access.indices()[format.modeOfLevel(level)] == var)) continue;
-      if (found) return std::nullopt;
-      found = access;
-    }
+    for (int level = 0; level < format.order(); ++level)
+      if (!format.level(level).isDense() && access.indices()[format.modeOfLevel(level)] == var) found.push_back(access);
   }
   return found;
 }
 
-// The variable a split of `var` cuts: `var` itself, or its positions in
-// the one input whose sparse level it iterates (pos appended to
-// `commands`), which a split of coordinates would have to search.
-ir::IndexVar positionsOf(const ir::AssignmentNode& node, const ir::IndexVar& var,
-                         std::vector<ScheduleCommand>& commands) {
-  std::optional<ir::Access> level = sparseLevelOf(node, var);
-  if (!level) return var;
+// The variable a split or divide of `var` cuts: `var` itself where it
+// iterates no sparse level, or its positions in the one input whose sparse
+// level it iterates in a product (pos appended to `commands`); nothing
+// where several sparse operands or a sum's terms meet over it (a split of
+// their coordinates would search them, a pos over one leave the others to
+// a kernel of atomic additions).
+std::optional<ir::IndexVar> cutOf(const ir::AssignmentNode& node, const ir::IndexVar& var,
+                                  std::vector<ScheduleCommand>& commands) {
+  std::vector<ir::Access> levels = sparseLevelsOf(node, var);
+  if (levels.empty()) return var;
+  if (levels.size() > 1 || !isProduct(node.rhs)) return std::nullopt;
+  const ir::Access& level = levels.front();
   ir::IndexVar positions(var.name() + "_pos");
-  std::string access = level->tensor().name() + "(";
-  for (size_t k = 0; k < level->indices().size(); ++k) access += (k ? ", " : "") + level->indices()[k].name();
-  commands.push_back(command(ir::PosRelation{var, positions, *level},
+  std::string access = level.tensor().name() + "(";
+  for (size_t k = 0; k < level.indices().size(); ++k) access += (k ? ", " : "") + level.indices()[k].name();
+  commands.push_back(command(ir::PosRelation{var, positions, level},
                              "pos(" + var.name() + ", " + positions.name() + ", " + access + "))"));
   return positions;
 }
@@ -119,33 +122,41 @@ ir::IndexVar positionsOf(const ir::AssignmentNode& node, const ir::IndexVar& var
 // additions. Where the sum's order must not change from run to run (fp
 // strict, floating point), one GPU block sums a scalar (a fixed tree of
 // its threads' parts, one atomic addition) and one GPU thread sums into
-// other outputs, in loop order. (int64 has no atomic add on the GPU: the
-// lowering refuses it at the parallelize, saying so.)
+// other outputs, in loop order; where neither can be cut out of the loop
+// (its sparse operands meet in a sum), the statement is refused. (int64
+// has no atomic add on the GPU: the lowering refuses it at the
+// parallelize, saying so.)
 std::vector<ScheduleCommand> mappingOfSummedOuterLoop(const ir::AssignmentNode& node,
                                                       const std::vector<ir::IndexVar>& loopOrder,
                                                       const GpuMappingOptions& options,
                                                       std::vector<std::string>& reasons) {
   const ir::IndexVar& sum = loopOrder[0];
   const ir::TensorVar& output = node.lhs.tensor();
+  const bool scalar = node.lhs.indices().empty();
   const bool oneOrder = options.sumsInOneOrder && ir::isFloat(output.datatype());
   const std::string why = "fp strict: atomic additions from many threads would come in another order each run; fp "
                           "fast spreads the sum over the GPU";
   const auto atomics = ir::OutputRaceStrategy::Atomics;
+  std::vector<ScheduleCommand> commands;
+  std::optional<ir::IndexVar> cut;
+  if (oneOrder || (scalar && options.splitSums)) cut = cutOf(node, sum, commands);
+  if (oneOrder && !cut)
+    throw LoweringError("the default GPU mapping: " + sum.name() + " is summed into " + output.name() + " over the "
+                        "sparse operands of a sum, which no divide cuts into one GPU " +
+                        (scalar ? "block" : "thread") + "; " + why + " (or map the loops with parallelize(" +
+                        sum.name() + ", GPUThread, Atomics))");
   std::vector<ir::IndexVar> rest(loopOrder.begin() + 1, loopOrder.end());
-  if (node.lhs.indices().empty() && (options.splitSums || oneOrder)) {
+  if (scalar && cut) {
     // A block's threads take consecutive iterations (coalesced loads),
     // each summing several in registers; the block adds its threads'
-    // parts with shuffles and shared memory. A sparse level's coordinates
-    // are cut by their positions.
-    std::vector<ScheduleCommand> commands;
-    ir::IndexVar cut = positionsOf(node, sum, commands);
+    // parts with shuffles and shared memory.
     ir::IndexVar block(sum.name() + "_block"), in(sum.name() + "_in"), round(sum.name() + "_round"),
         thread(sum.name() + "_thread");
     std::vector<ir::IndexVar> order{block, thread, round};
     order.insert(order.end(), rest.begin(), rest.end());
     const int threads = oneOrder ? kOneBlockThreads : kSumBlockThreads;
     commands.insert(commands.end(),
-                    {oneOrder ? divide(cut, block, in, 1) : split(cut, block, in, kSumBlockShare),
+                    {oneOrder ? divide(*cut, block, in, 1) : split(*cut, block, in, kSumBlockShare),
                      split(in, round, thread, threads), reorder(order),
                      parallelize(block, ir::ParallelUnit::GPUBlock, atomics),
                      parallelize(thread, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::ParallelReduction)});
@@ -163,13 +174,10 @@ std::vector<ScheduleCommand> mappingOfSummedOuterLoop(const ir::AssignmentNode& 
                         " with one atomic addition");
     return commands;
   }
-  if (node.lhs.indices().empty()) {
-    reasons.push_back("default GPU mapping: one thread per iteration of " + sum.name() + ", which is summed into the "
-                      "scalar " + output.name() + "; threads add into " + output.name() + " with atomic additions");
-    return {parallelize(sum, ir::ParallelUnit::GPUThread, atomics)};
-  }
-  const std::string storageOrder = "no index of " + output.name() + " can be the outermost loop: the sparse inputs "
-                                   "are iterated in storage order";
+  const std::string storageOrder =
+      scalar ? "no split cuts it into blocks"
+             : "no index of " + output.name() + " can be the outermost loop: the sparse inputs are iterated in "
+               "storage order";
   if (!oneOrder) {
     reasons.push_back("default GPU mapping: one thread per iteration of " + sum.name() + ", which is summed into " +
                       output.name() + " (" + storageOrder + "); threads add into " + output.name() +
@@ -177,9 +185,7 @@ std::vector<ScheduleCommand> mappingOfSummedOuterLoop(const ir::AssignmentNode& 
     return {parallelize(sum, ir::ParallelUnit::GPUThread, atomics)};
   }
   ir::IndexVar thread(sum.name() + "_thread"), in(sum.name() + "_in");
-  std::vector<ScheduleCommand> commands;
-  ir::IndexVar cut = positionsOf(node, sum, commands);
-  commands.push_back(divide(cut, thread, in, 1));
+  commands.push_back(divide(*cut, thread, in, 1));
   commands.push_back(parallelize(thread, ir::ParallelUnit::GPUThread, atomics));
   reasons.push_back("default GPU mapping: " + sum.name() + " is summed into " + output.name() + " (" + storageOrder +
                     "): one GPU thread runs the loops in order (divide into 1 part; " + why + ")");
@@ -338,7 +344,8 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
 
 std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& assignment,
                                                            const ir::IndexStmt& concrete,
-                                                           std::vector<std::string>& reasons) {
+                                                           std::vector<std::string>& reasons,
+                                                           const GpuMappingOptions& options) {
   std::vector<ScheduleCommand> commands;
   const auto* node = assignment.as<ir::AssignmentNode>();
   if (!node) return commands;
@@ -361,7 +368,17 @@ std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& 
     auto origins = ir::originVars(var, relations);
     return std::all_of(origins.begin(), origins.end(), [&](const ir::IndexVar& v) { return contains(outputVars, v); });
   };
-  if (outer.empty() || !writesOwnEntries(outer[0])) return commands;
+  if (outer.empty())
+    throw LoweringError("the default GPU mapping: the sums nested in `" + ir::toString(node->rhs) + "` go to scalar "
+                        "temporaries outside every loop, on the host, where no GPU thread can add to them; compute "
+                        "each such sum in a statement of its own (into a scalar tensor), then combine them");
+  // A loop around the wheres that sums: the temporaries are each
+  // thread's, the output's entries added into as an outer sum's are.
+  if (!writesOwnEntries(outer[0])) {
+    GpuMappingOptions unsplit = options;
+    unsplit.splitSums = false;
+    return mappingOfSummedOuterLoop(*node, outer, unsplit, reasons);
+  }
   std::vector<ir::IndexVar> sumHeads, innerLoops;
   for (const auto* where : whereStatements(body)) {
     const auto* head = where->producer.as<ir::ForallNode>();

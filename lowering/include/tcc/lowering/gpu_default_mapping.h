@@ -89,7 +89,8 @@ inline constexpr int kOneBlockThreads = 1024;
 // outermost loop sums (a scalar output, a sum around the wheres).
 std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& assignment,
                                                            const ir::IndexStmt& concrete,
-                                                           std::vector<std::string>& reasons);
+                                                           std::vector<std::string>& reasons,
+                                                           const GpuMappingOptions& options = {});
 
 // `concrete` (scheduled for the cuda target, by the default mapping or
 // by hand) with the fill loops of the workspaces whose where no loop
