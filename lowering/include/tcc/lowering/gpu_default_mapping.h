@@ -21,6 +21,22 @@
 //    (parallelize(j, GPUThread, ParallelReduction)).
 //  - Otherwise each iteration of the outermost loop goes to a thread
 //    (parallelize(i, GPUThread, NoRaces)).
+//  - Where the outermost loop k sums into a dense output, an index of the
+//    output that every sparse input indexing it stores in its first level
+//    becomes the outermost loop (reorder), and the rules above apply.
+//    Where none can, the sum is reduced. Into a scalar: split(k, k_block,
+//    k_in, 2048), split(k_in, k_round, k_thread, 256), reorder(k_block,
+//    k_thread, k_round, ...), parallelize(k_block, GPUBlock, Atomics),
+//    parallelize(k_thread, GPUThread, ParallelReduction), after pos(k,
+//    k_pos, A(...)) where k iterates the sparse level of one operand of a
+//    product; a thread per k with Atomics where the split cannot cut k.
+//    Into other outputs: parallelize(k, GPUThread, Atomics). Under fp
+//    strict a floating-point sum keeps one order every run: a scalar by
+//    one block (divide(k, k_block, k_in, 1), threads of 1024), other
+//    outputs by one thread (divide(k, k_thread, k_in, 1),
+//    parallelize(k_thread, GPUThread, Atomics)); refused where a sum's
+//    sparse operands meet over k. No loop inside a where goes to the GPU
+//    (a warp's lanes there would fill a workspace each thread keeps).
 //
 // Rows against nonzeros, per matrix. A CSR SpMM with no schedule, C(i, k)
 // = A(i, j) * B(j, k) (any product of A with dense operands), also gets a
@@ -85,8 +101,12 @@ inline constexpr int kOneBlockThreads = 1024;
 // iteration goes to a warp whose lanes split every sum's first loop and
 // add their partial sums with shuffles: parallelize(i, GPUWarp, NoRaces),
 // parallelize(j, GPUThread, ParallelReduction) for each such j. Otherwise
-// each iteration of the outermost loop goes to a thread. Nothing where the
-// outermost loop sums (a scalar output, a sum around the wheres).
+// each iteration of the outermost loop goes to a thread. A loop around the
+// wheres that sums is reduced as an outermost sum is above (a thread per
+// iteration, adding atomically; one thread under fp strict); a statement
+// with no loop around its wheres (a scalar output: the temporaries on the
+// host, where no GPU thread can add) is refused with the reason
+// (LoweringError).
 std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& assignment,
                                                            const ir::IndexStmt& concrete,
                                                            std::vector<std::string>& reasons,
