@@ -395,7 +395,14 @@ std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& 
   const ir::IndexVar& rows = outer[0];
   // A warp's lanes over a sum's first loop, which no other sum runs below
   // its own first loop (GPU units nest once).
-  bool rowLike = outer.size() == 1 && !sumHeads.empty() &&
+  // (A precompute's workspace filled below the rows is each thread's: no
+  // lanes inside its where.)
+  auto wheres = whereStatements(body);
+  const bool scalarTemporariesAlone = std::all_of(wheres.begin(), wheres.end(), [](const ir::WhereNode* where) {
+    auto written = ir::tensorsWritten(where->producer);
+    return std::all_of(written.begin(), written.end(), [](const ir::TensorVar& tensor) { return tensor.order() == 0; });
+  });
+  bool rowLike = outer.size() == 1 && !sumHeads.empty() && scalarTemporariesAlone &&
                  std::none_of(sumHeads.begin(), sumHeads.end(),
                               [&](const ir::IndexVar& var) { return contains(innerLoops, var) || var == rows; }) &&
                  std::any_of(sumHeads.begin(), sumHeads.end(),
