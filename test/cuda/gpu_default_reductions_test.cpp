@@ -114,6 +114,32 @@ TEST(GpuDefaultReductions, AnInt64ScalarSumIsRefusedForTheMissingAtomicAdd) {
   EXPECT_TRUE(contains(message, "the GPU has no atomic add for int64")) << message;
 }
 
+// Two sparse vectors meet over i: no pos covers the loop, so no divide
+// cuts it into one block. fp fast: a thread per i, adding atomically.
+TEST(GpuDefaultReductions, UnderFpStrictASumCoiteratingSparseOperandsIsRefusedSayingWhy) {
+  const std::string dot = "tensor Y : dense of float32\ntensor A(I) : sparse of float32\n"
+                          "tensor B(I) : sparse of float32\nY = A(i) * B(i)\ntarget cuda\n";
+  std::string message = cudaErrorOf(dot);
+  EXPECT_TRUE(contains(message, "test.tc:4:1: error: cannot compile `Y = A(i) * B(i)`: the default GPU mapping: i is "
+                                "summed into Y, and its loop co-iterates several sparse operands (or the terms of a "
+                                "sum), which no divide cuts into one GPU block; fp strict: atomic additions from many "
+                                "threads would come in another order each run")) << message;
+  Lowered fast = lowerForCuda(dot + "fp fast\n");
+  const std::string decisions = decisionsOf(fast);
+  EXPECT_TRUE(contains(decisions, "parallelize(i, GPUThread, Atomics): ")) << decisions;
+  EXPECT_TRUE(contains(decisions, "one thread per iteration of i, which is summed into Y (no split cuts it into "
+                                  "blocks)")) << decisions;
+}
+
+// A product scaled by a constant: its one sparse operand's positions.
+TEST(GpuDefaultReductions, AScaledProductsSparseOperandsPositionsAreCut) {
+  Lowered lowered = lowerForCuda("tensor Y : dense of float32\ntensor A(I) : dense of float32\n"
+                                 "tensor B(I) : sparse of float32\nY = A(i) * B(i) / 2\ntarget cuda\n");
+  const std::string decisions = decisionsOf(lowered);
+  EXPECT_TRUE(contains(decisions, "pos(i, i_pos, B(i)): ")) << decisions;
+  EXPECT_TRUE(contains(decisions, "divide(i_pos, i_block, i_in, 1): ")) << decisions;
+}
+
 // The mapping's strategies matter: without them the lowering refuses.
 TEST(GpuDefaultReductions, NoRacesOnTheSumIsRefused) {
   std::string message = cudaErrorOf(kDot + "schedule {\n  parallelize(i, GPUThread, NoRaces)\n}\n");

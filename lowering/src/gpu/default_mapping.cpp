@@ -97,6 +97,15 @@ std::vector<ir::Access> sparseLevelsOf(const ir::AssignmentNode& node, const ir:
   return found;
 }
 
+// A product (isProduct) divided by constants at most: its one sparse
+// operand's positions cover every term.
+bool isScaledProduct(const ir::IndexExpr& expr) {
+  if (const auto* div = expr.as<ir::DivNode>()) return isScaledProduct(div->a) && ir::accessesOf(div->b).empty();
+  if (const auto* neg = expr.as<ir::NegNode>()) return isScaledProduct(neg->operand);
+  if (const auto* mul = expr.as<ir::MulNode>()) return isScaledProduct(mul->a) && isScaledProduct(mul->b);
+  return isProduct(expr);
+}
+
 // The variable a split or divide of `var` cuts: `var` itself where it
 // iterates no sparse level, or its positions in the one input whose sparse
 // level it iterates in a product (pos appended to `commands`); nothing
@@ -107,7 +116,7 @@ std::optional<ir::IndexVar> cutOf(const ir::AssignmentNode& node, const ir::Inde
                                   std::vector<ScheduleCommand>& commands) {
   std::vector<ir::Access> levels = sparseLevelsOf(node, var);
   if (levels.empty()) return var;
-  if (levels.size() > 1 || !isProduct(node.rhs)) return std::nullopt;
+  if (levels.size() > 1 || !isScaledProduct(node.rhs)) return std::nullopt;
   const ir::Access& level = levels.front();
   ir::IndexVar positions(var.name() + "_pos");
   std::string access = level.tensor().name() + "(";
@@ -141,10 +150,10 @@ std::vector<ScheduleCommand> mappingOfSummedOuterLoop(const ir::AssignmentNode& 
   std::optional<ir::IndexVar> cut;
   if (oneOrder || (scalar && options.splitSums)) cut = cutOf(node, sum, commands);
   if (oneOrder && !cut)
-    throw LoweringError("the default GPU mapping: " + sum.name() + " is summed into " + output.name() + " over the "
-                        "sparse operands of a sum, which no divide cuts into one GPU " +
-                        (scalar ? "block" : "thread") + "; " + why + " (or map the loops with parallelize(" +
-                        sum.name() + ", GPUThread, Atomics))");
+    throw LoweringError("the default GPU mapping: " + sum.name() + " is summed into " + output.name() + ", and its "
+                        "loop co-iterates several sparse operands (or the terms of a sum), which no divide cuts into "
+                        "one GPU " + (scalar ? "block" : "thread") + "; " + why + " (or map the loops with "
+                        "parallelize(" + sum.name() + ", GPUThread, Atomics))");
   std::vector<ir::IndexVar> rest(loopOrder.begin() + 1, loopOrder.end());
   if (scalar && cut) {
     // A block's threads take consecutive iterations (coalesced loads),
