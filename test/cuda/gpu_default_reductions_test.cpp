@@ -159,12 +159,12 @@ TEST_P(GpuDefaultReductionPrograms, TheLoweredIrRunOnTheCpuMatchesTheDenseRefere
   SerialGpuIr serial(statement, /*serialSums=*/true);
   if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
   ASSERT_TRUE(statement.computedOutput.format().isAllDense());
-  std::vector<SerialInputs> all{{"one entry each", {{"I", 1}, {"J", 1}, {"K", 1}}, 1.0, ""},
-                                {"a single row", {{"I", 1}, {"J", 5000}, {"K", 70}}, 0.5, ""},
-                                {"257 rows", {{"I", 257}, {"J", 130}, {"K", 33}}, 0.05, ""},
-                                {"3000 rows", {{"I", 3000}, {"J", 100}, {"K", 3}}, 0.02, ""},
-                                {"494_bus", {{"K", 9}}, 0.1, "494_bus.mtx"},
-                                {"cage5", {{"K", 5}}, 0.05, "cage5.mtx"}};
+  std::vector<SerialInputs> all{{"one entry each", {{"I", 1}, {"J", 1}, {"K", 1}, {"L", 1}}, 1.0, ""},
+                                {"a single row", {{"I", 1}, {"J", 5000}, {"K", 70}, {"L", 3}}, 0.5, ""},
+                                {"257 rows", {{"I", 257}, {"J", 130}, {"K", 33}, {"L", 7}}, 0.05, ""},
+                                {"3000 rows", {{"I", 3000}, {"J", 100}, {"K", 3}, {"L", 2}}, 0.02, ""},
+                                {"494_bus", {{"K", 9}, {"L", 2}}, 0.1, "494_bus.mtx"},
+                                {"cage5", {{"K", 5}, {"L", 2}}, 0.05, "cage5.mtx"}};
   const TensorVar* a = program.syntax().findTensor("A");
   const bool realInputs = a && a->order() == 2;
   EXPECT_EQ(expectSerialRunsMatch(program, statement, serial, all, realInputs, 900),
