@@ -59,9 +59,17 @@ struct BoundInputs {
   std::map<std::string, Tensor> tensors;
   std::map<std::string, DenseArray> dense;
 
+  // An integer tensor takes whole values from -9 to 9 other than 0, each
+  // drawn from the entry's value (values in [0, 1) would all truncate to 0).
   void bind(const TensorVar& tensor, const rt::Coo& entries) {
+    rt::Coo values = entries;
+    if (!ir::isFloat(tensor.datatype()))
+      for (double& value : values.values) {
+        double drawn = std::fmod(std::floor(std::abs(value) * 1000), 18);
+        value = drawn < 9 ? drawn - 9 : drawn - 8;
+      }
     tensors.emplace(tensor.name(),
-                    rt::pack(entries, toRuntimeFormat(tensor.format()), toRuntimeType(tensor.datatype())));
+                    rt::pack(values, toRuntimeFormat(tensor.format()), toRuntimeType(tensor.datatype())));
     // The reference sees the values the kernel sees (rounded to float32).
     dense.emplace(tensor.name(), denseOf(rt::unpack(tensors.at(tensor.name()))));
   }

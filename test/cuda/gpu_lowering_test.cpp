@@ -613,10 +613,12 @@ TEST(GpuSchedules, AWorkspaceTccInsertedIsDescribedInWords) {
 // parallelize does not fit the loops the schedule made, the refusal is the
 // statement's and says whose parallelize it was (the user wrote none).
 TEST(GpuSchedules, TheDefaultMappingsRefusalsSaySo) {
-  std::string message = cudaErrorOf(withSchedule("tensor Y : dense\ntensor A(I, J) : {dense, compressed}\nY = A(i,j)\n",
+  std::string message = cudaErrorOf(withSchedule("tensor Y : dense of int64\ntensor A(I, J) : {dense, compressed} of int64\n"
+                                                 "Y = A(i,j)\n",
                                                  "pos(j, jp, A(i,j))"));
   EXPECT_TRUE(contains(message, "test.tc:3:1: error: cannot compile `Y = A(i,j)`: the default GPU mapping's "
-                                "parallelize(i, GPUThread, NoRaces): i is summed into Y")) << message;
+                                "parallelize(i_block, GPUBlock, Atomics): i_block is summed into Y")) << message;
+  EXPECT_TRUE(contains(message, "the GPU has no atomic add for int64")) << message;
 }
 
 // Sums nested in the expression (`y(i) = A(i,j) * x(j) + b(i)`) go to
@@ -679,7 +681,9 @@ TEST(DefaultMapping, NestedSumsUnderASplitGetAThreadPerOuterIteration) {
 TEST(DefaultMapping, NestedSumsIntoAScalarAreRefusedWithTheReason) {
   std::string message = cudaErrorOf("tensor a : dense\ntensor x(I) : dense\ntensor z(J) : dense\n"
                                     "a = x(i) * x(i) + z(j)\n");
-  EXPECT_TRUE(contains(message, "needs a loop mapped to the GPU")) << message;
+  EXPECT_TRUE(contains(message, "test.tc:4:1: error: cannot compile `a = x(i) * x(i) + z(j)`: the default GPU mapping: "
+                                "the sums nested in `x(i) * x(i) + z(j)` go to scalar temporaries outside every loop, "
+                                "on the host, where no GPU thread can add to them")) << message;
 }
 
 TEST(GpuSchedules, AtomicsIntoATemporaryAddTheLanesWithShuffles) {

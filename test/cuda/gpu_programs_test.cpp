@@ -12,7 +12,12 @@
 // by binary search inside the GPU loops (its threads may share them).
 // units_*: GPU units a schedule gives out of order, exchanged (a block or
 // warp loop inside a thread loop) or collapsed (two loops on one unit with
-// nothing between, one loop over their fuse).
+// nothing between, one loop over their fuse). default_reductions_*: no
+// schedule where the outermost loop sums into a dense output (an index of
+// the output brought outward; a scalar summed over blocks, or in one block
+// under fp strict; other outputs a thread per iteration adding atomically,
+// or one thread under fp strict). Integer inputs take whole values from
+// -9 to 9 (BoundInputs::bind).
 #include <gtest/gtest.h>
 
 #include <iostream>

@@ -79,11 +79,12 @@ frontend::FloatingPointMode floatingPointOf(const Program& program, const Compil
 // the commands it tried.
 lowering::ConcretizedStatement withDefaultGpuMapping(const ir::IndexStmt& statement,
                                                      const lowering::ScheduleRequest& request,
-                                                     const lowering::ConcretizedStatement& concrete) {
+                                                     const lowering::ConcretizedStatement& concrete,
+                                                     const lowering::GpuMappingOptions& options) {
   std::vector<std::string> reasons;
   auto commands = concrete.sumsInTemporaries
-                    ? lowering::defaultGpuMappingOfNestedSums(statement, concrete.stmt, reasons)
-                    : lowering::defaultGpuMapping(statement, concrete.loopOrder, reasons);
+                    ? lowering::defaultGpuMappingOfNestedSums(statement, concrete.stmt, reasons, options)
+                    : lowering::defaultGpuMapping(statement, concrete.loopOrder, reasons, options);
   lowering::ScheduleRequest mapped = request;
   mapped.commands.insert(mapped.commands.end(), commands.begin(), commands.end());
   try {
@@ -91,6 +92,15 @@ lowering::ConcretizedStatement withDefaultGpuMapping(const ir::IndexStmt& statem
     result.decisions.insert(result.decisions.end(), reasons.begin(), reasons.end());
     return result;
   } catch (const lowering::ScheduleError& error) {
+    // A sum into a scalar whose loop no split or pos can cut (a union of
+    // sparse operands, a loop a schedule derived): a thread an iteration.
+    if (options.splitSums && !concrete.sumsInTemporaries) {
+      lowering::GpuMappingOptions unsplit = options;
+      unsplit.splitSums = false;
+      std::vector<std::string> ignored;
+      if (lowering::defaultGpuMapping(statement, concrete.loopOrder, ignored, unsplit).size() != commands.size())
+        return withDefaultGpuMapping(statement, request, concrete, unsplit);
+    }
     std::string tried;
     for (const auto& command : commands) tried += (tried.empty() ? "" : " ") + command.text;
     throw lowering::LoweringError("the default GPU mapping (" + tried + ") does not fit this statement: " +
@@ -239,7 +249,11 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         if (spmm.concrete.empty())
           laneSliced = withBalancedGpuMapping(denseNm, request, concrete, laneSlicedMatrix,
                                               lowering::laneSlicedGpuMapping);
-        concrete = withDefaultGpuMapping(denseNm, request, concrete);
+        lowering::GpuMappingOptions mappingOptions;
+        mappingOptions.sumsInOneOrder = lowered.floatingPoint == frontend::FloatingPointMode::Strict;
+        mappingOptions.concrete = concrete.stmt;
+        if (const auto* scheduled = concrete.stmt.as<ir::SuchThatNode>()) mappingOptions.relations = scheduled->relations;
+        concrete = withDefaultGpuMapping(denseNm, request, concrete, mappingOptions);
         concrete.decisions.insert(concrete.decisions.end(), spmm.decisions.begin(), spmm.decisions.end());
       }
       // A fill loop no command can name (a precompute's loop over its

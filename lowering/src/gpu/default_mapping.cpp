@@ -8,6 +8,7 @@
 #include "tcc/ir/index_queries.h"
 #include "tcc/lowering/gpu_kernels.h"
 #include "tcc/lowering/gpu_spmm_mappings.h"
+#include "tcc/lowering/lower.h"
 #include "../access_occurrences.h"
 
 namespace tcc::lowering {
@@ -51,6 +52,158 @@ bool isProduct(const ir::IndexExpr& expr) {
 
 ScheduleCommand command(ScheduleCommandKind kind, std::string text) { return {std::move(kind), std::move(text)}; }
 
+ScheduleCommand reorder(const std::vector<ir::IndexVar>& order) {
+  std::string text = "reorder(";
+  for (size_t k = 0; k < order.size(); ++k) text += (k ? ", " : "") + order[k].name();
+  return {ReorderCommand{order}, text + ")"};
+}
+
+ScheduleCommand split(const ir::IndexVar& parent, const ir::IndexVar& outer, const ir::IndexVar& inner, int64_t factor) {
+  return {ir::SplitRelation{parent, outer, inner, factor}, "split(" + parent.name() + ", " + outer.name() + ", " +
+                                                               inner.name() + ", " + std::to_string(factor) + ")"};
+}
+
+ScheduleCommand divide(const ir::IndexVar& parent, const ir::IndexVar& outer, const ir::IndexVar& inner, int64_t parts) {
+  return {ir::DivideRelation{parent, outer, inner, parts}, "divide(" + parent.name() + ", " + outer.name() + ", " +
+                                                               inner.name() + ", " + std::to_string(parts) + ")"};
+}
+
+// An index of the output that can be the outermost loop: every input with
+// a sparse level that it indexes stores it in its first level (dense
+// inputs are located in any order).
+std::optional<ir::IndexVar> outputIndexToHoist(const ir::AssignmentNode& node,
+                                                const std::vector<ir::IndexVar>& loopOrder) {
+  const std::vector<ir::IndexVar>& outputVars = node.lhs.indices();
+  auto accesses = ir::accessesOf(node.rhs);
+  for (const auto& var : loopOrder) {
+    if (!contains(outputVars, var)) continue;
+    bool first = std::all_of(accesses.begin(), accesses.end(), [&](const ir::Access& access) {
+      const ir::Format& format = access.tensor().format();
+      if (format.isAllDense() || !contains(access.indices(), var)) return true;
+      for (int level = 1; level < format.order(); ++level)
+        if (access.indices()[format.modeOfLevel(level)] == var) return false;
+      return true;
+    });
+    if (first) return var;
+  }
+  return std::nullopt;
+}
+
+// The inputs whose sparse levels `var` iterates.
+std::vector<ir::Access> sparseLevelsOf(const ir::AssignmentNode& node, const ir::IndexVar& var) {
+  std::vector<ir::Access> found;
+  for (const auto& access : ir::accessesOf(node.rhs)) {
+    const ir::Format& format = access.tensor().format();
+    for (int level = 0; level < format.order(); ++level)
+      if (!format.level(level).isDense() && access.indices()[format.modeOfLevel(level)] == var) found.push_back(access);
+  }
+  return found;
+}
+
+// A product (isProduct) divided by constants at most: its one sparse
+// operand's positions cover every term.
+bool isScaledProduct(const ir::IndexExpr& expr) {
+  if (const auto* div = expr.as<ir::DivNode>()) return isScaledProduct(div->a) && ir::accessesOf(div->b).empty();
+  if (const auto* neg = expr.as<ir::NegNode>()) return isScaledProduct(neg->operand);
+  if (const auto* mul = expr.as<ir::MulNode>()) return isScaledProduct(mul->a) && isScaledProduct(mul->b);
+  return isProduct(expr);
+}
+
+// The variable a split or divide of `var` cuts: `var` itself where it
+// iterates no sparse level, or its positions in the one input whose sparse
+// level it iterates in a product (pos appended to `commands`); nothing
+// where several sparse operands or a sum's terms meet over it (a split of
+// their coordinates would search them, a pos over one leave the others to
+// a kernel of atomic additions).
+std::optional<ir::IndexVar> cutOf(const ir::AssignmentNode& node, const ir::IndexVar& var,
+                                  std::vector<ScheduleCommand>& commands) {
+  std::vector<ir::Access> levels = sparseLevelsOf(node, var);
+  if (levels.empty()) return var;
+  if (levels.size() > 1 || !isScaledProduct(node.rhs)) return std::nullopt;
+  const ir::Access& level = levels.front();
+  ir::IndexVar positions(var.name() + "_pos");
+  std::string access = level.tensor().name() + "(";
+  for (size_t k = 0; k < level.indices().size(); ++k) access += (k ? ", " : "") + level.indices()[k].name();
+  commands.push_back(command(ir::PosRelation{var, positions, level},
+                             "pos(" + var.name() + ", " + positions.name() + ", " + access + "))"));
+  return positions;
+}
+
+// The outermost loop, `sum`, adds into the dense output and no index of the
+// output can come outward: GPU threads add into the output with atomic
+// additions. Where the sum's order must not change from run to run (fp
+// strict, floating point), one GPU block sums a scalar (a fixed tree of
+// its threads' parts, one atomic addition) and one GPU thread sums into
+// other outputs, in loop order; where neither can be cut out of the loop
+// (its sparse operands meet in a sum), the statement is refused. (int64
+// has no atomic add on the GPU: the lowering refuses it at the
+// parallelize, saying so.)
+std::vector<ScheduleCommand> mappingOfSummedOuterLoop(const ir::AssignmentNode& node,
+                                                      const std::vector<ir::IndexVar>& loopOrder,
+                                                      const GpuMappingOptions& options,
+                                                      std::vector<std::string>& reasons) {
+  const ir::IndexVar& sum = loopOrder[0];
+  const ir::TensorVar& output = node.lhs.tensor();
+  const bool scalar = node.lhs.indices().empty();
+  const bool oneOrder = options.sumsInOneOrder && ir::isFloat(output.datatype());
+  const std::string why = "fp strict: atomic additions from many threads would come in another order each run; fp "
+                          "fast spreads the sum over the GPU";
+  const auto atomics = ir::OutputRaceStrategy::Atomics;
+  std::vector<ScheduleCommand> commands;
+  std::optional<ir::IndexVar> cut;
+  if (oneOrder || (scalar && options.splitSums)) cut = cutOf(node, sum, commands);
+  if (oneOrder && !cut)
+    throw LoweringError("the default GPU mapping: " + sum.name() + " is summed into " + output.name() + ", and its "
+                        "loop co-iterates several sparse operands (or the terms of a sum), which no divide cuts into "
+                        "one GPU " + (scalar ? "block" : "thread") + "; " + why + " (or map the loops with "
+                        "parallelize(" + sum.name() + ", GPUThread, Atomics))");
+  std::vector<ir::IndexVar> rest(loopOrder.begin() + 1, loopOrder.end());
+  if (scalar && cut) {
+    // A block's threads take consecutive iterations (coalesced loads),
+    // each summing several in registers; the block adds its threads'
+    // parts with shuffles and shared memory.
+    ir::IndexVar block(sum.name() + "_block"), in(sum.name() + "_in"), round(sum.name() + "_round"),
+        thread(sum.name() + "_thread");
+    std::vector<ir::IndexVar> order{block, thread, round};
+    order.insert(order.end(), rest.begin(), rest.end());
+    const int threads = oneOrder ? kOneBlockThreads : kSumBlockThreads;
+    commands.insert(commands.end(),
+                    {oneOrder ? divide(*cut, block, in, 1) : split(*cut, block, in, kSumBlockShare),
+                     split(in, round, thread, threads), reorder(order),
+                     parallelize(block, ir::ParallelUnit::GPUBlock, atomics),
+                     parallelize(thread, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::ParallelReduction)});
+    if (oneOrder)
+      reasons.push_back("default GPU mapping: " + sum.name() + " is summed into the scalar " + output.name() +
+                        " by one GPU block (divide into 1 part), its " + std::to_string(threads) +
+                        " threads over consecutive iterations, their parts added across the block in the same order "
+                        "every run and added to " + output.name() + " once (" + why + ")");
+    else
+      reasons.push_back("default GPU mapping: " + sum.name() + " is summed into the scalar " + output.name() +
+                        ": a GPU block per " + std::to_string(kSumBlockShare) + " iterations, its " +
+                        std::to_string(threads) + " threads over consecutive ones, " +
+                        std::to_string(kSumBlockShare / threads) + " each; the threads' parts added across the block "
+                        "(shuffles, then shared memory), each block's total added to " + output.name() +
+                        " with one atomic addition");
+    return commands;
+  }
+  const std::string storageOrder =
+      scalar ? "no split cuts it into blocks"
+             : "no index of " + output.name() + " can be the outermost loop: the sparse inputs are iterated in "
+               "storage order";
+  if (!oneOrder) {
+    reasons.push_back("default GPU mapping: one thread per iteration of " + sum.name() + ", which is summed into " +
+                      output.name() + " (" + storageOrder + "); threads add into " + output.name() +
+                      " with atomic additions");
+    return {parallelize(sum, ir::ParallelUnit::GPUThread, atomics)};
+  }
+  ir::IndexVar thread(sum.name() + "_thread"), in(sum.name() + "_in");
+  commands.push_back(divide(*cut, thread, in, 1));
+  commands.push_back(parallelize(thread, ir::ParallelUnit::GPUThread, atomics));
+  reasons.push_back("default GPU mapping: " + sum.name() + " is summed into " + output.name() + " (" + storageOrder +
+                    "): one GPU thread runs the loops in order (divide into 1 part; " + why + ")");
+  return commands;
+}
+
 }  // namespace
 
 bool parallelizesLoops(const ScheduleRequest& request) {
@@ -61,12 +214,31 @@ bool parallelizesLoops(const ScheduleRequest& request) {
 
 std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
                                                const std::vector<ir::IndexVar>& loopOrder,
-                                               std::vector<std::string>& reasons) {
+                                               std::vector<std::string>& reasons, const GpuMappingOptions& options) {
   std::vector<ScheduleCommand> commands;
   if (loopOrder.empty()) return commands;
   const auto* node = assignment.as<ir::AssignmentNode>();
   if (!node) return commands;
   const std::vector<ir::IndexVar>& outputVars = node->lhs.indices();
+  // The outermost loop sums into a dense output: an index of the output
+  // outward where the sparse inputs' storage orders allow it (each
+  // iteration then writes entries of its own), else a reduction.
+  auto origins = ir::originVars(loopOrder[0], options.relations);
+  const bool outerSums = std::any_of(origins.begin(), origins.end(),
+                                     [&](const ir::IndexVar& var) { return !contains(outputVars, var); });
+  if (node->lhs.tensor().format().isAllDense() && outerSums) {
+    std::optional<ir::IndexVar> hoisted = outputIndexToHoist(*node, loopOrder);
+    if (!hoisted) return mappingOfSummedOuterLoop(*node, loopOrder, options, reasons);
+    std::vector<ir::IndexVar> order{*hoisted};
+    for (const auto& var : loopOrder)
+      if (!(var == *hoisted)) order.push_back(var);
+    reasons.push_back("default GPU mapping: " + loopOrder[0].name() + " is summed into " + node->lhs.tensor().name() +
+                      ", so " + hoisted->name() + ", an index of it, becomes the outermost loop (" +
+                      reorder(order).text + ")");
+    commands = defaultGpuMapping(assignment, order, reasons, options);
+    commands.insert(commands.begin(), reorder(order));
+    return commands;
+  }
 
   // Variables that index a sparse level of an input, and those that index
   // a sparse input at all.
@@ -89,8 +261,18 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
                       node->lhs.tensor().name());
     return commands;
   }
+  // A GPU loop inside a where would fill a workspace each GPU thread keeps
+  // a copy of (dense_workspace(j) below i): the rows' threads alone.
+  std::set<ir::IndexVar> loopsInWheres;
+  std::vector<const ir::WhereNode*> wheres;
+  if (options.concrete.defined()) wheres = whereStatements(options.concrete);
+  for (const auto* where : wheres)
+    for (const auto& side : {where->consumer, where->producer})
+      for (const auto* loop : statementsOf<ir::ForallNode>(side)) loopsInWheres.insert(loop->indexVar);
   bool rowLike = std::any_of(loopOrder.begin() + 1, loopOrder.end(),
-                             [&](const ir::IndexVar& var) { return sparseLevelVars.count(var) > 0; });
+                             [&](const ir::IndexVar& var) { return sparseLevelVars.count(var) > 0; }) &&
+                 std::none_of(loopOrder.begin() + 1, loopOrder.end(),
+                              [&](const ir::IndexVar& var) { return loopsInWheres.count(var) > 0; });
   if (!rowLike) {
     commands.push_back(parallelize(rows, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::NoRaces));
     reasons.push_back("default GPU mapping: one thread per iteration of " + rows.name());
@@ -125,6 +307,14 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
   }
   const ir::IndexVar& inner = loopOrder[1];
   bool summed = !contains(outputVars, inner);
+  if (summed && outputVars != std::vector<ir::IndexVar>{rows}) {
+    // The lanes' partial sums would go to one entry per row; the row
+    // writes several (its other indices are inside).
+    commands.back() = parallelize(rows, ir::ParallelUnit::GPUThread, ir::OutputRaceStrategy::NoRaces);
+    reasons.push_back("default GPU mapping: one thread per iteration of " + rows.name() + " (the loop below it, " +
+                      inner.name() + ", sums into entries that loops further in pick)");
+    return commands;
+  }
   commands.push_back(parallelize(inner, ir::ParallelUnit::GPUThread,
                                  summed ? ir::OutputRaceStrategy::ParallelReduction : ir::OutputRaceStrategy::NoRaces));
   reasons.push_back("default GPU mapping: one warp per row " + rows.name() + ", its lanes over " + inner.name() +
@@ -134,7 +324,8 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
 
 std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& assignment,
                                                            const ir::IndexStmt& concrete,
-                                                           std::vector<std::string>& reasons) {
+                                                           std::vector<std::string>& reasons,
+                                                           const GpuMappingOptions& options) {
   std::vector<ScheduleCommand> commands;
   const auto* node = assignment.as<ir::AssignmentNode>();
   if (!node) return commands;
@@ -157,7 +348,17 @@ std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& 
     auto origins = ir::originVars(var, relations);
     return std::all_of(origins.begin(), origins.end(), [&](const ir::IndexVar& v) { return contains(outputVars, v); });
   };
-  if (outer.empty() || !writesOwnEntries(outer[0])) return commands;
+  if (outer.empty())
+    throw LoweringError("the default GPU mapping: the sums nested in `" + ir::toString(node->rhs) + "` go to scalar "
+                        "temporaries outside every loop, on the host, where no GPU thread can add to them; compute "
+                        "each such sum in a statement of its own (into a scalar tensor), then combine them");
+  // A loop around the wheres that sums: the temporaries are each
+  // thread's, the output's entries added into as an outer sum's are.
+  if (!writesOwnEntries(outer[0])) {
+    GpuMappingOptions unsplit = options;
+    unsplit.splitSums = false;
+    return mappingOfSummedOuterLoop(*node, outer, unsplit, reasons);
+  }
   std::vector<ir::IndexVar> sumHeads, innerLoops;
   for (const auto* where : whereStatements(body)) {
     const auto* head = where->producer.as<ir::ForallNode>();
@@ -174,7 +375,14 @@ std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& 
   const ir::IndexVar& rows = outer[0];
   // A warp's lanes over a sum's first loop, which no other sum runs below
   // its own first loop (GPU units nest once).
-  bool rowLike = outer.size() == 1 && !sumHeads.empty() &&
+  // (A precompute's workspace filled below the rows is each thread's: no
+  // lanes inside its where.)
+  auto wheres = whereStatements(body);
+  const bool scalarTemporariesAlone = std::all_of(wheres.begin(), wheres.end(), [](const ir::WhereNode* where) {
+    auto written = ir::tensorsWritten(where->producer);
+    return std::all_of(written.begin(), written.end(), [](const ir::TensorVar& tensor) { return tensor.order() == 0; });
+  });
+  bool rowLike = outer.size() == 1 && !sumHeads.empty() && scalarTemporariesAlone &&
                  std::none_of(sumHeads.begin(), sumHeads.end(),
                               [&](const ir::IndexVar& var) { return contains(innerLoops, var) || var == rows; }) &&
                  std::any_of(sumHeads.begin(), sumHeads.end(),

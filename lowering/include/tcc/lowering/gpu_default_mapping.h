@@ -21,6 +21,22 @@
 //    (parallelize(j, GPUThread, ParallelReduction)).
 //  - Otherwise each iteration of the outermost loop goes to a thread
 //    (parallelize(i, GPUThread, NoRaces)).
+//  - Where the outermost loop k sums into a dense output, an index of the
+//    output that every sparse input indexing it stores in its first level
+//    becomes the outermost loop (reorder), and the rules above apply.
+//    Where none can, the sum is reduced. Into a scalar: split(k, k_block,
+//    k_in, 2048), split(k_in, k_round, k_thread, 256), reorder(k_block,
+//    k_thread, k_round, ...), parallelize(k_block, GPUBlock, Atomics),
+//    parallelize(k_thread, GPUThread, ParallelReduction), after pos(k,
+//    k_pos, A(...)) where k iterates the sparse level of one operand of a
+//    product; a thread per k with Atomics where the split cannot cut k.
+//    Into other outputs: parallelize(k, GPUThread, Atomics). Under fp
+//    strict a floating-point sum keeps one order every run: a scalar by
+//    one block (divide(k, k_block, k_in, 1), threads of 1024), other
+//    outputs by one thread (divide(k, k_thread, k_in, 1),
+//    parallelize(k_thread, GPUThread, Atomics)); refused where a sum's
+//    sparse operands meet over k. No loop inside a where goes to the GPU
+//    (a warp's lanes there would fill a workspace each thread keeps).
 //
 // Rows against nonzeros, per matrix. A CSR SpMM with no schedule, C(i, k)
 // = A(i, j) * B(j, k) (any product of A with dense operands), also gets a
@@ -52,9 +68,30 @@ namespace tcc::lowering {
 
 // The commands to append to a schedule whose loops (outermost first) are
 // `loopOrder`; `reasons` gets one line per command for `tcc explain`.
+struct GpuMappingOptions {
+  // Sums into floating-point outputs come in one order every run (fp
+  // strict): no atomic additions for them.
+  bool sumsInOneOrder = false;
+  // A sum of the outermost loop into a scalar split over blocks (else a
+  // thread per iteration, for where the split does not fit).
+  bool splitSums = true;
+  // The statement concretized without the mapping (its relations, the
+  // split, fuse, ... the loops derive from; its wheres).
+  ir::IndexStmt concrete;
+  std::vector<ir::ProvenanceRelation> relations;
+};
 std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
                                                const std::vector<ir::IndexVar>& loopOrder,
-                                               std::vector<std::string>& reasons);
+                                               std::vector<std::string>& reasons,
+                                               const GpuMappingOptions& options = {});
+
+// The reductions of the default mapping where the outermost loop sums into
+// a scalar: blocks of kSumBlockThreads threads, each block over
+// kSumBlockShare iterations; in one block of kOneBlockThreads where the
+// sum's order must not change from run to run.
+inline constexpr int kSumBlockThreads = 256;
+inline constexpr int kSumBlockShare = 2048;
+inline constexpr int kOneBlockThreads = 1024;
 
 // The mapping of a statement whose nested sums go to scalar temporaries
 // (`y(i) = A(i,j) * x(j) + b(i)`: forall(i, where(y(i) = tj + b(i),
@@ -65,11 +102,16 @@ std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
 // iteration goes to a warp whose lanes split every sum's first loop and
 // add their partial sums with shuffles: parallelize(i, GPUWarp, NoRaces),
 // parallelize(j, GPUThread, ParallelReduction) for each such j. Otherwise
-// each iteration of the outermost loop goes to a thread. Nothing where the
-// outermost loop sums (a scalar output, a sum around the wheres).
+// each iteration of the outermost loop goes to a thread. A loop around the
+// wheres that sums is reduced as an outermost sum is above (a thread per
+// iteration, adding atomically; one thread under fp strict); a statement
+// with no loop around its wheres (a scalar output: the temporaries on the
+// host, where no GPU thread can add) is refused with the reason
+// (LoweringError).
 std::vector<ScheduleCommand> defaultGpuMappingOfNestedSums(const ir::IndexStmt& assignment,
                                                            const ir::IndexStmt& concrete,
-                                                           std::vector<std::string>& reasons);
+                                                           std::vector<std::string>& reasons,
+                                                           const GpuMappingOptions& options = {});
 
 // `concrete` (scheduled for the cuda target, by the default mapping or
 // by hand) with the fill loops of the workspaces whose where no loop
