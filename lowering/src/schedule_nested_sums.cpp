@@ -294,8 +294,15 @@ class NestedScheduler {
     if (!statementVars_.count(precompute.var)) fail(derivedVariableRefusal(precompute.var, commandName(*command_)));
     if (precompute.expr == whole) {
       if (!precomputes_.empty())
-        fail("a dense workspace for the whole right-hand side takes no other precompute in a statement whose sums "
-             "are computed into temporaries, and `" + precomputes_.front().text + "` comes before it");
+        fail(workspaceTaken_
+               ? "the whole right-hand side goes into a dense workspace per term, which takes no precompute before "
+                 "it in a statement whose terms each " +
+                   (termsAddIntoOutput_ ? "add into " + assignment_.lhs.tensor().name()
+                                        : std::string("insert into the statement's sparse workspace")) +
+                   " in a loop nest of their own, and `" + precomputes_.front().text +
+                   "` comes before it (a precompute after it goes among the loops that fill its term's workspace)"
+               : "a dense workspace for the whole right-hand side takes no other precompute in a statement whose "
+                 "sums are computed into temporaries, and `" + precomputes_.front().text + "` comes before it");
       return precomputeWhole(precompute);
     }
     if (!contains(ir::indexVarsOf(precompute.expr), precompute.var))

@@ -71,6 +71,7 @@ std::vector<Case> cases() {
     {"two_precomputes", twoTerms, "precompute(A(i, j) * x(i), j, jw)\nprecompute(z(k), k, kw)", "w_y_2"},
     {"dense_workspace", twoTerms, "dense_workspace()", "where(forall(j, y(j) += w_y_2(j))"},
     {"dense_workspace_j", twoTerms, "dense_workspace(j)", "where(forall(j, y(j) += w_y(j))"},
+    {"dense_workspace_then_a_part", twoTerms, "dense_workspace(j)\nprecompute(z(k), k, kw)", "w_y_3(kw) = z(kw)"},
     {"dense_workspace_k", twoTerms, "dense_workspace(k)",
      "sequence(forall(i, forall(j, y(j) += A(i,j) * x(i))), forall(j, where(forall(k, y(j) += w_y(k))"},
     {"split_then_precomputed", twoTerms, "split(i, i0, i1, 8)\nprecompute(B(j, k) * z(k), j, jw)",
@@ -201,6 +202,11 @@ TEST(PrecomputeInTermSumsRefusals, WhatNoOneNestFillsIsRefusedAtItsCommand) {
                              "the precomputed expression depends on j, which the rest of");
   expectRefusedAtLastCommand(declarations + "y(j) = A(i, j) * x(i) + B(j, k) * z(k)\n",
                              "precompute(B(j, k) * z(k), i, iw)", "the precomputed expression is not indexed by i");
+  expectRefusedAtLastCommand(declarations + "y(j) = A(i, j) * x(i) + B(j, k) * z(k)\n",
+                             "precompute(z(k), k, kw)\ndense_workspace(j)",
+                             "the whole right-hand side goes into a dense workspace per term, which takes no "
+                             "precompute before it in a statement whose terms each add into y in a loop nest of their "
+                             "own, and `precompute(z(k), k, kw)` comes before it");
 }
 
 }  // namespace
