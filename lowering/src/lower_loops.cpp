@@ -1534,12 +1534,22 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   }
   std::vector<int> storesBefore;
   for (const auto& workspace : workspaces) storesBefore.push_back(storesLowered_[workspace]);
-  for (const auto& workspace : workspaces)
-    if (storageOf(workspace).ismHandle.defined()) {
-      std::set<ir::IndexVar>& around = ismFillScopes_[workspace];
-      around.clear();
-      for (const auto& [var, coordinate] : coordinates_) around.insert(var);
+  for (const auto& workspace : workspaces) {
+    if (!storageOf(workspace).ismHandle.defined()) continue;
+    // (Where several assignments insert into it, one coordinate's inserts
+    // come from several loops, whose orders a filled capacity's batches
+    // could group differently: those keep their lists sorted.)
+    auto assignments = ir::assignmentsOf(where->producer);
+    if (std::count_if(assignments.begin(), assignments.end(), [&](const ir::AssignmentNode* assignment) {
+          return static_cast<const ir::AccessNode*>(assignment->lhs.get())->tensor == workspace;
+        }) != 1) {
+      ismFillScopes_.erase(workspace);
+      continue;
     }
+    std::set<ir::IndexVar>& around = ismFillScopes_[workspace];
+    around.clear();
+    for (const auto& [var, coordinate] : coordinates_) around.insert(var);
+  }
   stmts.push_back(lower(where->producer));
   // (The work pass counts iterations and lowers no store; the loops after
   // a pos's positions keep only the cases without its access, where a

@@ -371,13 +371,14 @@ class Lowerer {
   // Whether the loop over `list`, a dense workspace's touched coordinates
   // that no other sparse operand joins, may visit them in any order: its
   // body only inserts into sparse (ISM) workspaces, which sort what they
-  // hold, at entries indexed by the loop's variable and by every loop
-  // inside each workspace's where (so no two inserts of one fill meet at
-  // a coordinate, and each entry's sum is the same, to the bit).
+  // hold, each filled by that one assignment, at entries indexed by the
+  // loop's variable and by every loop inside the workspace's where (so no
+  // two inserts meet at a coordinate, and each entry's sum is the same, to
+  // the bit, however the ISM batches them).
   bool listOrderUnneeded(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators,
                          const LevelIterator& list);
   // The loops around each sparse (ISM) workspace's where while its producer
-  // is lowered.
+  // is lowered, for a workspace one assignment of that producer fills.
   std::map<ir::TensorVar, std::set<ir::IndexVar>> ismFillScopes_;
   // Where `useful` is given, the coordinate reads as INT32_MAX when it
   // does not hold (the iterator is past its entries, or no lattice point

@@ -388,8 +388,8 @@ class NestedScheduler {
       fail(var.name() + " is no loop of the nests that " +
            (termsAddIntoOutput_ ? "add into " + assignment_.lhs.tensor().name()
                                 : std::string("fill the statement's sparse workspace")) +
-           ", one per term (their loops: " + (loops.empty() ? std::string("none") : joinNames(loops)) + "); each term's dense workspace "
-           "is indexed by one of its own loops");
+           ", one per term (their loops: " + (loops.empty() ? std::string("none") : joinNames(loops)) +
+           "); each term's dense workspace is indexed by one of its own loops");
     }
     if (!(precompute.workspaceVar == var)) requireFreshWorkspaceVar(precompute, {});
     precomputes_.push_back({precompute, index_, command_->text, ""});
