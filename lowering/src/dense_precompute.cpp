@@ -281,11 +281,12 @@ std::optional<std::string> clashWithEarlierPrecomputes(const std::vector<NestPre
 }
 
 ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs, bool accumulate,
-                                const std::vector<IndexVar>& enclosing) {
+                                const std::vector<IndexVar>& enclosing, bool addsToOtherNests) {
   PrecomputePlacer placer(nest, lhs.tensor());
   for (const auto& precompute : nest.precomputes)
     if (!isSubexpression(precompute.command.expr, rhs)) placer.refuse(precompute, placer.notAPart(rhs));
-  ir::IndexStmt body = placer.place(nest.loops, lhs, rhs, accumulate, /*sumsAround=*/false, enclosing, nest.precomputes);
+  ir::IndexStmt body = placer.place(nest.loops, lhs, rhs, accumulate || addsToOtherNests,
+                                    /*sumsAround=*/addsToOtherNests, enclosing, nest.precomputes);
   if (!nest.relations.empty()) body = ir::suchThat(body, nest.relations);
   return body;
 }

@@ -865,7 +865,27 @@ std::vector<Stmt> Lowerer::locateDenseIterators(std::vector<LevelIterator>& iter
   return stmts;
 }
 
-std::vector<Stmt> Lowerer::initializeSparseIterator(LevelIterator& it) {
+bool Lowerer::listOrderUnneeded(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators,
+                                const LevelIterator& list) {
+  for (const auto& it : iterators)
+    if (&it != &list && !it.locatable()) return false;
+  auto assignments = ir::assignmentsOf(forall->body);
+  if (assignments.empty()) return false;
+  for (const auto* assignment : assignments) {
+    const auto* lhs = static_cast<const ir::AccessNode*>(assignment->lhs.get());
+    auto scope = ismFillScopes_.find(lhs->tensor);
+    if (scope == ismFillScopes_.end() || !storageOf(lhs->tensor).ismHandle.defined()) return false;
+    auto indexes = [&](const ir::IndexVar& var) {
+      return std::find(lhs->indices.begin(), lhs->indices.end(), var) != lhs->indices.end();
+    };
+    if (!indexes(forall->indexVar)) return false;
+    for (const auto& [var, coordinate] : coordinates_)
+      if (!scope->second.count(var) && !indexes(var)) return false;
+  }
+  return true;
+}
+
+std::vector<Stmt> Lowerer::initializeSparseIterator(LevelIterator& it, bool inAnyOrder) {
   const TensorStorage& storage = storageOf(it.tensor);
   std::string base = "p" + it.tensor.name() + std::to_string(it.level + 1);
   Expr begin, end;
@@ -874,7 +894,7 @@ std::vector<Stmt> Lowerer::initializeSparseIterator(LevelIterator& it) {
     begin = ops::IntImm::make(0, imp::Type::int64());
     end = storage.listSize;
     // Counting a row's entries needs them in no order.
-    if (pass_ != OutputPass::Count)
+    if (pass_ != OutputPass::Count && !inAnyOrder)
       stmts.push_back(imp::Evaluate::make(imp::Call::make(
         "tcc_order_touched", {storage.list, storage.listSize, storage.flags, ops::cast(imp::Type::int64(), storage.dims[0])},
         imp::Type::void_())));
@@ -1154,7 +1174,7 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
   std::vector<const LevelIterator*> sparse;
   for (auto& it : iterators) {
     if (it.locatable()) continue;
-    auto init = initializeSparseIterator(it);
+    auto init = initializeSparseIterator(it, it.workspaceList && listOrderUnneeded(forall, iterators, it));
     stmts.insert(stmts.end(), init.begin(), init.end());
     sparse.push_back(&it);
   }
@@ -1517,6 +1537,22 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
   }
   std::vector<int> storesBefore;
   for (const auto& workspace : workspaces) storesBefore.push_back(storesLowered_[workspace]);
+  for (const auto& workspace : workspaces) {
+    if (!storageOf(workspace).ismHandle.defined()) continue;
+    // (Where several assignments insert into it, one coordinate's inserts
+    // come from several loops, whose orders a filled capacity's batches
+    // could group differently: those keep their lists sorted.)
+    auto assignments = ir::assignmentsOf(where->producer);
+    if (std::count_if(assignments.begin(), assignments.end(), [&](const ir::AssignmentNode* assignment) {
+          return static_cast<const ir::AccessNode*>(assignment->lhs.get())->tensor == workspace;
+        }) != 1) {
+      ismFillScopes_.erase(workspace);
+      continue;
+    }
+    std::set<ir::IndexVar>& around = ismFillScopes_[workspace];
+    around.clear();
+    for (const auto& [var, coordinate] : coordinates_) around.insert(var);
+  }
   stmts.push_back(lower(where->producer));
   // (The work pass counts iterations and lowers no store; the loops after
   // a pos's positions keep only the cases without its access, where a

@@ -365,7 +365,21 @@ class Lowerer {
   // The statements for one lattice point, with the point's expression.
   imp::Stmt lowerCase(const ir::ForallNode* forall, const LatticePoint& point, const ir::AssignmentNode* sole);
   std::vector<imp::Stmt> locateDenseIterators(std::vector<LevelIterator>& iterators, const imp::Expr& coordinate);
-  std::vector<imp::Stmt> initializeSparseIterator(LevelIterator& iterator);
+  // `inAnyOrder`: a dense workspace's list of touched coordinates is walked
+  // as it was filled, unsorted (listOrderUnneeded).
+  std::vector<imp::Stmt> initializeSparseIterator(LevelIterator& iterator, bool inAnyOrder = false);
+  // Whether the loop over `list`, a dense workspace's touched coordinates
+  // that no other sparse operand joins, may visit them in any order: its
+  // body only inserts into sparse (ISM) workspaces, which sort what they
+  // hold, each filled by that one assignment, at entries indexed by the
+  // loop's variable and by every loop inside the workspace's where (so no
+  // two inserts meet at a coordinate, and each entry's sum is the same, to
+  // the bit, however the ISM batches them).
+  bool listOrderUnneeded(const ir::ForallNode* forall, const std::vector<LevelIterator>& iterators,
+                         const LevelIterator& list);
+  // The loops around each sparse (ISM) workspace's where while its producer
+  // is lowered, for a workspace one assignment of that producer fills.
+  std::map<ir::TensorVar, std::set<ir::IndexVar>> ismFillScopes_;
   // Where `useful` is given, the coordinate reads as INT32_MAX when it
   // does not hold (the iterator is past its entries, or no lattice point
   // it is in can be met again).

@@ -93,9 +93,11 @@ std::optional<StorageEdge> brokenEdge(const LoopNest& nest, const std::vector<St
 // LoweringError when the precomputed expression is not part of `rhs`.
 // `enclosing`: the variables loops around the nest fix (a sum's loops inside
 // the loops over the output's indices); both the workspace and the rest of
-// `rhs` read them at one value.
+// `rhs` read them at one value. `addsToOtherNests`: `lhs` holds what other
+// loop nests added already (a term of a sum adding into a dense output in
+// a nest of its own), so every store into it adds, a workspace's copy too.
 ir::IndexStmt buildConcreteNest(LoopNest& nest, const ir::Access& lhs, const ir::IndexExpr& rhs, bool accumulate,
-                                const std::vector<ir::IndexVar>& enclosing = {});
+                                const std::vector<ir::IndexVar>& enclosing = {}, bool addsToOtherNests = false);
 
 // Foralls over `loops` that insert `rhs` into the sparse (ISM) workspace
 // access `workspace`, with a where-statement for each of the nest's

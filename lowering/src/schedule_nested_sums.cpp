@@ -283,9 +283,6 @@ class NestedScheduler {
   // dense workspace's where goes among those loops, as in a perfect nest
   // (buildConcreteNest, once every command has run).
   void operator()(const PrecomputeCommand& precompute) {
-    if (termsAddIntoOutput_)
-      fail("the terms of this sum reduce over different variables and each add into " +
-           assignment_.lhs.tensor().name() + " in a loop nest of its own, which takes no precompute");
     ir::IndexExpr whole = assignment_.rhs;
     while (const auto* sum = whole.as<ir::ReductionNode>()) whole = sum->body;
     // (The whole right-hand side's workspace is filled by the statement's
@@ -297,8 +294,15 @@ class NestedScheduler {
     if (!statementVars_.count(precompute.var)) fail(derivedVariableRefusal(precompute.var, commandName(*command_)));
     if (precompute.expr == whole) {
       if (!precomputes_.empty())
-        fail("a dense workspace for the whole right-hand side takes no other precompute in a statement whose sums "
-             "are computed into temporaries, and `" + precomputes_.front().text + "` comes before it");
+        fail(workspaceTaken_
+               ? "the whole right-hand side goes into a dense workspace per term, which takes no precompute before "
+                 "it in a statement whose terms each " +
+                   (termsAddIntoOutput_ ? "add into " + assignment_.lhs.tensor().name()
+                                        : std::string("insert into the statement's sparse workspace")) +
+                   " in a loop nest of their own, and `" + precomputes_.front().text +
+                   "` comes before it (a precompute after it goes among the loops that fill its term's workspace)"
+               : "a dense workspace for the whole right-hand side takes no other precompute in a statement whose "
+                 "sums are computed into temporaries, and `" + precomputes_.front().text + "` comes before it");
       return precomputeWhole(precompute);
     }
     if (!contains(ir::indexVarsOf(precompute.expr), precompute.var))
@@ -311,6 +315,14 @@ class NestedScheduler {
       if (!isSubexpression(precompute.expr, chain->assignment.as<ir::AssignmentNode>()->rhs)) continue;
       if (holder) fail("the expression stands in more than one sum; precompute takes a part of one");
       holder = chain;
+    }
+    if (!holder && workspaceTaken_) {
+      if (auto spanned = termsSpannedBy(precompute.expr); spanned.size() > 1)
+        fail("the precomputed expression spans the terms " + spanned + ", which reduce over different variables and " +
+             (termsAddIntoOutput_ ? "each add into " + assignment_.lhs.tensor().name()
+                                  : std::string("each insert into the statement's sparse workspace")) +
+             " in a loop nest of their own; no one loop nest fills its workspace (precompute a part of one term, "
+             "or the whole right-hand side: dense_workspace gives each term a workspace of its own)");
     }
     if (!holder)
       fail("not a part of one assignment of " + ir::toString(statement()) +
@@ -334,7 +346,7 @@ class NestedScheduler {
   void precomputeWhole(const PrecomputeCommand& precompute) {
     const ir::Access& lhs = assignment_.lhs;
     const IndexVar& var = precompute.var;
-    if (workspaceTaken_ && !termsAddIntoOutput_) return precomputeEachTerm(precompute);
+    if (workspaceTaken_) return precomputeEachTerm(precompute);
     if (!contains(root_->loops, var))
       fail(var.name() + " is not a loop around the whole statement (its loops: " +
            (root_->loops.empty() ? std::string("none") : joinNames(root_->loops)) +
@@ -354,10 +366,11 @@ class NestedScheduler {
   }
 
   // The whole right-hand side of a statement whose terms fill one sparse
-  // workspace, each by loops of its own: each term that loops over the
-  // index goes into a dense workspace of its own among its loops, which
-  // its loop over the index then inserts into the sparse one (whose merge
-  // adds the terms, as without the workspaces).
+  // workspace, or add into the dense output, each by loops of its own: each
+  // term that loops over the index goes into a dense workspace of its own
+  // among its loops, which its loop over the index then inserts into the
+  // sparse one (whose merge adds the terms, as without the workspaces) or
+  // adds into the output.
   void precomputeEachTerm(const PrecomputeCommand& precompute) {
     const IndexVar& var = precompute.var;
     std::vector<LoopChain*> chains;
@@ -372,9 +385,11 @@ class NestedScheduler {
     if (terms.empty()) {
       std::vector<IndexVar> loops;
       for (const auto* chain : chains) appendUnique(loops, chain->loops);
-      fail(var.name() + " is no loop of the nests that fill the statement's sparse workspace, one per term (their "
-           "loops: " + (loops.empty() ? std::string("none") : joinNames(loops)) + "); each term's dense workspace "
-           "is indexed by one of its own loops");
+      fail(var.name() + " is no loop of the nests that " +
+           (termsAddIntoOutput_ ? "add into " + assignment_.lhs.tensor().name()
+                                : std::string("fill the statement's sparse workspace")) +
+           ", one per term (their loops: " + (loops.empty() ? std::string("none") : joinNames(loops)) +
+           "); each term's dense workspace is indexed by one of its own loops");
     }
     if (!(precompute.workspaceVar == var)) requireFreshWorkspaceVar(precompute, {});
     precomputes_.push_back({precompute, index_, command_->text, ""});
@@ -386,11 +401,34 @@ class NestedScheduler {
           {term, index_, command_->text, denseWorkspaceName(assignment_.lhs.tensor(), takenNames_)});
       values += (values.empty() ? "" : ", ") + ir::toString(term.expr);
     }
-    std::string others =
-        terms.size() < termCount ? "; the terms without a loop over " + var.name() + " insert as they are" : "";
-    decisions_.push_back(command_->text + ": the statement's terms fill one sparse workspace by loops of their own, so "
-                         "each term over " + var.name() + " goes into a dense workspace of its own (" + values + ")" +
-                         others);
+    const std::string& output = assignment_.lhs.tensor().name();
+    std::string others = terms.size() == termCount ? ""
+                         : termsAddIntoOutput_     ? "; the terms without a loop over " + var.name() + " add into " +
+                                                   output + " as they are"
+                                                   : "; the terms without a loop over " + var.name() + " insert as they are";
+    decisions_.push_back(command_->text + ": the statement's terms " +
+                         (termsAddIntoOutput_ ? "add into " + output + " (dense)" : std::string("fill one sparse workspace")) +
+                         " by loops of their own, so each term over " + var.name() +
+                         " goes into a dense workspace of its own (" + values + ")" + others +
+                         (termsAddIntoOutput_ ? ", which a loop over " + var.name() + " then adds into " + output : ""));
+  }
+
+  // "A(i,j) * x(i) and c(j)": the terms' nests whose value (up to its
+  // sign) stands inside `expr`, in the statement's order.
+  std::string termsSpannedBy(const ir::IndexExpr& expr) const {
+    std::vector<LoopChain*> chains;
+    collectChains(*root_, chains);
+    std::vector<std::string> spanned;
+    for (const auto* chain : chains) {
+      if (!chain->assignment.defined()) continue;
+      ir::IndexExpr value = chain->assignment.as<ir::AssignmentNode>()->rhs;
+      if (const auto* neg = value.as<ir::NegNode>()) value = neg->operand;
+      if (isSubexpression(value, expr)) spanned.push_back(ir::toString(value));
+    }
+    std::string text;
+    for (size_t t = 0; t < spanned.size(); ++t)
+      text += (t == 0 ? "" : t + 1 == spanned.size() ? " and " : ", ") + spanned[t];
+    return spanned.size() > 1 ? text : "";
   }
 
   ir::Dimension dimensionOf(const IndexVar& var) const {
@@ -434,7 +472,8 @@ class NestedScheduler {
         }
       const auto* assignment = chain.assignment.as<ir::AssignmentNode>();
       ir::IndexStmt built =
-          buildConcreteNest(nest, assignment->lhs, assignment->rhs, assignment->accumulate, enclosing);
+          buildConcreteNest(nest, assignment->lhs, assignment->rhs, assignment->accumulate, enclosing,
+                            /*addsToOtherNests=*/termsAddIntoOutput_);
       takenNames_ = nest.takenNames;
       decisions_.insert(decisions_.end(), nest.decisions.begin(), nest.decisions.end());
       if (const auto* relations = built.as<ir::SuchThatNode>()) built = relations->stmt;  // one such-that, around all
@@ -443,10 +482,12 @@ class NestedScheduler {
     ir::IndexStmt body;
     if (chain.assignment.defined())
       body = chain.assignment;
-    else if (chain.sequence)
-      body = ir::sequence(statementOf(*chain.first), statementOf(*chain.second));
-    else
-      body = ir::where(statementOf(*chain.first), statementOf(*chain.second));
+    else {
+      // (In turn: each nest's decisions follow the nests before it.)
+      ir::IndexStmt first = statementOf(*chain.first);
+      ir::IndexStmt second = statementOf(*chain.second);
+      body = chain.sequence ? ir::sequence(first, second) : ir::where(first, second);
+    }
     if (&chain == root_.get() && wholeWorkspace_) return wholeWorkspaceStatement(chain, body);
     return nestLoops(chain.loops, body, chain.attributes);
   }

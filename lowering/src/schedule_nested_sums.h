@@ -26,6 +26,13 @@
 // workspace by loops of their own (buildTermwiseSparseWorkspace: a where
 // whose producer is a sequence of the terms' loop nests); the loops that
 // copy the workspace into the output (the where's consumer) stay as they are.
+// And to one whose terms each add into the dense output by loops of their
+// own (buildTermwiseAccumulation: a sequence of the terms' nests), where
+// every store into the output adds, a dense workspace's copy too. There a
+// precompute takes a part of one term, in that term's nest; a precompute of
+// the whole right-hand side (dense_workspace) gives each term that loops
+// over its index a dense workspace of its own; a part spanning terms is
+// refused (no one nest fills it).
 #pragma once
 
 #include <set>
@@ -43,7 +50,7 @@ namespace tcc::lowering {
 // it inserts takes a name none of `takenNames` has. `workspaceTaken`:
 // sparse_workspace commands configured the statement's workspace already
 // (they are skipped, not refused). `termsAddIntoOutput`: the terms' nests
-// add into the dense output itself, which takes no precompute either.
+// add into the dense output itself.
 ir::IndexStmt scheduleNestedSums(const ir::IndexStmt& concrete, const std::vector<ScheduleCommand>& commands,
                                  const ir::AssignmentNode& assignment, std::vector<std::string>& decisions,
                                  const std::set<std::string>& takenNames, bool workspaceTaken = false,

@@ -100,10 +100,24 @@ TEST(GpuTermSums, ASparseWorkspaceCommandLeavesTheTermsAddingIntoTheDenseOutput)
   EXPECT_TRUE(contains(message, "sparse_workspace(k): k is not an index of y")) << message;
 }
 
-TEST(GpuTermSums, APrecomputeIsRefusedAtIt) {
+// A precompute of a part of one term goes among that term's loops: inside
+// its GPU loop, each thread fills a copy of its own and adds it into y.
+// One whose where stands outside every loop of its term leaves a loop on
+// the host, refused as such.
+TEST(GpuTermSums, APrecomputeGoesAmongItsTermsLoops) {
+  Lowered lowered = lowerForCuda(transposedSpmvPlusRows("dense", "precompute(B(j, k) * z(k), k, kw)"));
+  EXPECT_EQ(ir::toString(lowered.statements.at(0).concrete),
+            "sequence(forall(i, forall(j, y(j) += A(i,j) * x(i)), GPUThread, Atomics), "
+            "forall(j, where(forall(k, y(j) += w_y(k)), forall(kw, w_y(kw) = B(j,kw) * z(kw))), GPUThread, Atomics))");
+  const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
+  ASSERT_EQ(function.kernels.size(), 2u);
+  std::string rows = kernelNamed(lowered.cudaKernels, function.kernels[1].name);
+  EXPECT_TRUE(contains(rows, "w_y_vals_of_all_threads + tcc_gpu_thread_index()")) << rows;
+  EXPECT_FALSE(contains(rows, "y_vals[(int64_t)(j)] = ")) << rows;
   std::string message = cudaErrorOf(transposedSpmvPlusRows("dense", "precompute(B(j, k) * z(k), j, jw)"));
-  EXPECT_TRUE(contains(message, "test.tc:8:1")) << message;
-  EXPECT_TRUE(contains(message, "each add into y in a loop nest of its own, which takes no precompute")) << message;
+  EXPECT_TRUE(contains(message, "test.tc:6:1")) << message;
+  EXPECT_TRUE(contains(message, "this kernel's host part has a loop (iterate j) that no parallelize maps to the GPU"))
+    << message;
 }
 
 // A hand mapping applies by variable to every nest: a nest it leaves on

@@ -63,6 +63,44 @@ TEST(PrecomputeInSparseWorkspaceFill, RowOfAProductPrecomputedThenInserted) {
   EXPECT_TRUE(contains(decisions, "drained after each iteration of i")) << decisions;
 }
 
+// The dense row's touched coordinates go into the ISM workspace as they
+// were touched, unsorted: the ISM sorts what it holds, and one fill inserts
+// each coordinate once, so each entry is the dense row's sum, to the bit
+// (the same bits as tcc's default kernel into a CSR output, which sorts
+// the row and appends it). Where fills inside a loop the workspace's index
+// does not follow insert one coordinate again (a row of C per k), where two
+// terms' rows insert into one workspace (whose batches could group a
+// coordinate's inserts otherwise), and where the row is appended to the
+// output itself, the coordinates stay sorted.
+TEST(PrecomputeInSparseWorkspaceFill, TheDenseRowGoesIntoTheIsmUnsorted) {
+  const std::string product = "tensor A(I, J) : @OUT\ntensor B(I, K) : csr\ntensor C(K, J) : csr\n"
+                              "A(i, j) = B(i, k) * C(k, j)\n";
+  const std::string row = "precompute(B(i, k) * C(k, j), j, jw)";
+  rt::Coo a = realMatrix("west0497.mtx");
+  std::map<std::string, rt::Coo> real = {{"B", a}, {"C", a}};
+  for (const char* out : {"csr", "csc"}) {
+    std::string workspace = std::string(out) == "csr" ? "sparse_workspace(j, policy = bucket)\n" : "";
+    std::string unsorted = withSchedule(replaced(product, "@OUT", out), workspace + row);
+    SCOPED_TRACE(unsorted);
+    std::string code = expectProgramMatchesReference(unsorted, real);
+    EXPECT_FALSE(contains(code, "tcc_order_touched(w_A_list")) << code;
+    EXPECT_TRUE(contains(code, "tcc_ism_insert_")) << code;
+    expectSameBits(outputsOf(unsorted, real), outputsOf(replaced(product, "@OUT", "csr"), real));
+  }
+  const std::string twoTerms = "tensor A(I, J) : csr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\n"
+                               "tensor D(I, L) : csr\ntensor E(L, J) : csr\n"
+                               "A(i, j) = B(i, k) * C(k, j) + D(i, l) * E(l, j)\n";
+  for (const std::string& sorted : {withSchedule(replaced(product, "@OUT", "csr"), row),
+                                    withSchedule(replaced(product, "@OUT", "csr"),
+                                                 "sparse_workspace(j, policy = bucket)\nprecompute(C(k, j), j, jw)"),
+                                    withSchedule(twoTerms, "sparse_workspace(policy = hash)\ndense_workspace()")}) {
+    SCOPED_TRACE(sorted);
+    std::string code =
+      expectProgramMatchesReference(sorted, declaredInputs(sorted, {{"B", a}, {"C", a}, {"D", a}, {"E", a}}));
+    EXPECT_TRUE(contains(code, "tcc_order_touched(w_A_list")) << code;
+  }
+}
+
 // On CPU threads: rows of a CSR output each drained from a thread's own
 // workspace, or the outer product's racing results through a workspace per
 // thread (the Workspace strategy), each thread with its dense workspace.

@@ -180,11 +180,7 @@ TEST(TermSumsIntoDenseOutputExplain, AWorkspaceAskedForOrASparseOutputKeepsIt) {
   expectProgramMatchesReference(sparse, declaredInputs(sparse, inputs(8930)));
 }
 
-TEST(TermSumsIntoDenseOutputRefusals, APrecomputeIsRefusedAtIt) {
-  expectRefusedAtLastCommand(kTwoTerms, "precompute(B(j, k) * z(k), j, jw)",
-                             "the terms of this sum reduce over different variables and each add into y in a loop "
-                             "nest of its own, which takes no precompute");
-}
+// (A precompute among a term's loops: precompute_in_term_sums_test.cpp.)
 
 }  // namespace
 }  // namespace tcc::test
