@@ -111,8 +111,9 @@ TEST_P(GpuExample, MatchesTheCpuKernelAndTheDenseReference) {
   bool single = output.datatype() == ir::Datatype::Float32;
   double tolerance = single ? 2e-4 : 1e-10;
 
-  // SpMV (A, x), SpMM (A, B), SDDMM (B sparse, C and D dense) or MTTKRP
-  // (B a sparse 3-tensor, C and D dense).
+  // SpMV (A, x), SpMM (A, B), SDDMM (B sparse, C and D dense), MTTKRP
+  // (B a sparse 3-tensor, C and D dense), or a reduction (A's column sums,
+  // a dot product of vectors).
   const TensorVar* b = program.syntax().findTensor("B");
   bool mttkrp = b != nullptr && b->order() == 3;
   bool sddmm = !mttkrp && program.syntax().findTensor("D") != nullptr;
@@ -138,8 +139,13 @@ TEST_P(GpuExample, MatchesTheCpuKernelAndTheDenseReference) {
         inputs["A"] = test.tensor;
         inputs["B"] = rt::randomUniform({test.tensor.dims[1], columns}, 1.0, 11);
       } else {
-        inputs["A"] = test.tensor;
-        inputs["x"] = rt::randomUniform({test.tensor.dims[1]}, 1.0, 12);
+        // SpMV (A, x), A's column sums (A alone), or a dot product (vectors
+        // alone): every vector input drawn with A's columns as its size.
+        if (program.syntax().findTensor("A")) inputs["A"] = test.tensor;
+        uint64_t seed = 12;
+        for (const TensorVar& tensor : program.tensors())
+          if (!(tensor == output) && tensor.order() == 1)
+            inputs[tensor.name()] = rt::randomUniform({test.tensor.dims[1]}, 1.0, seed++);
       }
       std::map<std::string, Tensor> bound;
       std::map<std::string, DenseArray> dense;
