@@ -27,20 +27,12 @@
 
 #include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
+#include "../common/cublas_check.h"
 #include "../common/cuda_check.h"
 #include "../common/cusparse_check.h"
 #include "../common/stats.h"
 
 namespace {
-
-#define CHECK_CUBLAS(call)                                                   \
-  do {                                                                       \
-    cublasStatus_t status_ = (call);                                         \
-    if (status_ != CUBLAS_STATUS_SUCCESS) {                                  \
-      std::fprintf(stderr, "%s failed: status %d\n", #call, int(status_));   \
-      std::exit(1);                                                          \
-    }                                                                        \
-  } while (0)
 
 int failures = 0;
 

@@ -81,18 +81,10 @@
 #include "tcc/runtime/cuda.h"
 #include "tcc/tcc.h"
 #include "../common/cuda_check.h"
+#include "../common/cublas_check.h"
 #include "../common/stats.h"
 
 namespace {
-
-#define CHECK_CUBLAS(call)                                                                \
-  do {                                                                                    \
-    cublasStatus_t status_ = (call);                                                      \
-    if (status_ != CUBLAS_STATUS_SUCCESS) {                                               \
-      std::fprintf(stderr, "%s failed: %d\n", #call, static_cast<int>(status_));         \
-      std::exit(1);                                                                       \
-    }                                                                                     \
-  } while (0)
 
 constexpr double kFp32Peak = 64.1e12;  // FP32 FMA ceiling measured on this H100
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tcc/runtime/random.h"
 #include "tcc/tcc.h"
 #include "tcc/test/reference.h"
 
@@ -49,6 +50,21 @@ inline rt::Coo withoutEntries(const rt::Coo& all, const std::function<bool(const
   for (size_t k = 0; k < all.nnz(); ++k) {
     for (size_t mode = 0; mode < all.dims.size(); ++mode) coordinate[mode] = all.coords[mode][k];
     if (!dropped(coordinate)) kept.push(coordinate.data(), all.values[k]);
+  }
+  return kept;
+}
+
+// A rows x cols matrix of `density`, every `emptyEvery`-th row empty, and
+// row `longRow` (when not negative) holding every column.
+inline rt::Coo drawnMatrix(int32_t rows, int32_t cols, double density, int emptyEvery, int32_t longRow,
+                           uint64_t seed) {
+  rt::Coo all = rt::randomUniform({rows, cols}, density, seed);
+  rt::Coo kept = withoutEntries(all, [&](const std::vector<int32_t>& c) {
+    return (emptyEvery > 0 && c[0] % emptyEvery == 0) || c[0] == longRow;
+  });
+  for (int32_t column = 0; longRow >= 0 && column < cols; ++column) {
+    int32_t coordinate[2] = {longRow, column};
+    kept.push(coordinate, 0.25 + (column % 7) * 0.125);
   }
   return kept;
 }

@@ -23,20 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using lowering::SpmmKernel;
 
-// A rows x cols matrix of `density`, every `emptyEvery`-th row empty, and
-// row `longRow` (when not negative) holding every column.
-rt::Coo drawnMatrix(int32_t rows, int32_t cols, double density, int emptyEvery, int32_t longRow, uint64_t seed) {
-  rt::Coo all = rt::randomUniform({rows, cols}, density, seed);
-  rt::Coo kept = withoutEntries(all, [&](const std::vector<int32_t>& c) {
-    return (emptyEvery > 0 && c[0] % emptyEvery == 0) || c[0] == longRow;
-  });
-  for (int32_t column = 0; longRow >= 0 && column < cols; ++column) {
-    int32_t coordinate[2] = {longRow, column};
-    kept.push(coordinate, 0.25 + (column % 7) * 0.125);
-  }
-  return kept;
-}
-
 // Which kernel a kernel's text is, by its tiles or shares.
 std::optional<SpmmKernel> spmmKernelOf(const std::string& text) {
   auto has = [&](const char* part) { return text.find(part) != std::string::npos; };
