@@ -105,13 +105,12 @@ TEST(GpuDefaultReductions, AnIndexOfTheOutputComesOutwardWhereTheStorageOrdersAl
   EXPECT_FALSE(contains(lowered.cudaKernels, "atomicAdd")) << lowered.cudaKernels;
 }
 
-// int64 has no atomic add on the GPU: refused at the statement, saying so.
-TEST(GpuDefaultReductions, AnInt64ScalarSumIsRefusedForTheMissingAtomicAdd) {
-  std::string message = cudaErrorOf("tensor Y : dense of int64\ntensor A(I) : dense of int64\nY = A(i)\n"
-                                    "target cuda\n");
-  EXPECT_TRUE(contains(message, "test.tc:3:1: error: cannot compile `Y = A(i)`: the default GPU mapping's "
-                                "parallelize(i_block, GPUBlock, Atomics): i_block is summed into Y")) << message;
-  EXPECT_TRUE(contains(message, "the GPU has no atomic add for int64")) << message;
+// An int64 scalar sum: blocks, each adding its total through CUDA's
+// unsigned 64-bit atomicAdd (two's complement adds the same bits).
+TEST(GpuDefaultReductions, AnInt64ScalarSumAddsThroughTheUnsignedAtomicAdd) {
+  Lowered lowered = lowerForCuda("tensor Y : dense of int64\ntensor A(I) : dense of int64\nY = A(i)\ntarget cuda\n");
+  EXPECT_TRUE(contains(decisionsOf(lowered), "parallelize(i_block, GPUBlock, Atomics)")) << decisionsOf(lowered);
+  EXPECT_TRUE(contains(lowered.cuda, "atomicAdd((unsigned long long*)&Y_vals[0LL], (unsigned long long)(")) << lowered.cuda;
 }
 
 // Two sparse vectors meet over i: no pos covers the loop, so no divide

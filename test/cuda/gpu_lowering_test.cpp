@@ -613,12 +613,12 @@ TEST(GpuSchedules, AWorkspaceTccInsertedIsDescribedInWords) {
 // parallelize does not fit the loops the schedule made, the refusal is the
 // statement's and says whose parallelize it was (the user wrote none).
 TEST(GpuSchedules, TheDefaultMappingsRefusalsSaySo) {
-  std::string message = cudaErrorOf(withSchedule("tensor Y : dense of int64\ntensor A(I, J) : {dense, compressed} of int64\n"
-                                                 "Y = A(i,j)\n",
-                                                 "pos(j, jp, A(i,j))"));
-  EXPECT_TRUE(contains(message, "test.tc:3:1: error: cannot compile `Y = A(i,j)`: the default GPU mapping's "
-                                "parallelize(i_block, GPUBlock, Atomics): i_block is summed into Y")) << message;
-  EXPECT_TRUE(contains(message, "the GPU has no atomic add for int64")) << message;
+  std::string message = cudaErrorOf(withSchedule("tensor Y(I, J, K) : {dense, compressed, compressed}\n"
+                                                 "tensor A(I, J, K, L) : {dense, dense, dense, dense}\n"
+                                                 "Y(i,j,k) = A(i,j,k,l)\n",
+                                                 "reorder(i, j, k, l)"));
+  EXPECT_TRUE(contains(message, "test.tc:3:1: error: cannot compile `Y(i,j,k) = A(i,j,k,l)`: the default GPU "
+                                "mapping's parallelize(i, GPUThread, NoRaces): output Y is sparse")) << message;
 }
 
 // Sums nested in the expression (`y(i) = A(i,j) * x(j) + b(i)`) go to

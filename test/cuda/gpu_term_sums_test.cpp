@@ -137,13 +137,13 @@ TEST(GpuTermSums, AHandMappingOfEveryNestLowers) {
   EXPECT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 2u);
 }
 
-// int64 has no atomic add on the GPU: a nest whose threads would race is
-// refused, naming the type.
-TEST(GpuTermSums, ScatteringInt64TermsAreRefused) {
-  std::string message = cudaErrorOf("tensor y(J) : dense of int64\ntensor A(I, J) : csr of int64\n"
-                                    "tensor x(I) : dense of int64\ntensor b(J) : dense of int64\n"
-                                    "y(j) = A(i, j) * x(i) + b(j)\n");
-  EXPECT_TRUE(contains(message, "the GPU has no atomic add for int64")) << message;
+// int64 sums add through CUDA's unsigned 64-bit atomicAdd (two's
+// complement adds the same bits).
+TEST(GpuTermSums, ScatteringInt64TermsAddThroughTheUnsignedAtomicAdd) {
+  Lowered lowered = lowerForCuda("tensor y(J) : dense of int64\ntensor A(I, J) : csr of int64\n"
+                                 "tensor x(I) : dense of int64\ntensor b(J) : dense of int64\n"
+                                 "y(j) = A(i, j) * x(i) + b(j)\n");
+  EXPECT_TRUE(contains(lowered.cuda, "atomicAdd((unsigned long long*)&y_vals[")) << lowered.cuda;
 }
 
 }  // namespace

@@ -326,13 +326,16 @@ class CudaKernelPrinter : public CLikePrinter {
       return;
     }
     indent();
-    out_ << "atomicAdd(&";
+    // CUDA's 64-bit integer atomicAdd is unsigned; two's complement adds
+    // signed values to the same bits.
+    const bool int64 = op->buffer.type().kind == ScalarKind::Int64;
+    out_ << (int64 ? "atomicAdd((unsigned long long*)&" : "atomicAdd(&");
     op->buffer.accept(*this);
     out_ << "[";
     op->index.accept(*this);
-    out_ << "], ";
+    out_ << (int64 ? "], (unsigned long long)(" : "], ");
     op->value.accept(*this);
-    out_ << ");\n";
+    out_ << (int64 ? "));\n" : ");\n");
   }
 
  private:

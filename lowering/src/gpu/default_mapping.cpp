@@ -135,9 +135,7 @@ std::optional<ir::IndexVar> cutOf(const ir::AssignmentNode& node, const ir::Inde
 // strict, floating point), one GPU block sums a scalar (a fixed tree of
 // its threads' parts, one atomic addition) and one GPU thread sums into
 // other outputs, in loop order; where neither can be cut out of the loop
-// (its sparse operands meet in a sum), the statement is refused. (int64
-// has no atomic add on the GPU: the lowering refuses it at the
-// parallelize, saying so.)
+// (its sparse operands meet in a sum), the statement is refused.
 std::vector<ScheduleCommand> mappingOfSummedOuterLoop(const ir::AssignmentNode& node,
                                                       const std::vector<ir::IndexVar>& loopOrder,
                                                       const GpuMappingOptions& options,

@@ -38,8 +38,11 @@ int nestingRank(imp::LoopKind kind) {
   }
 }
 
+// (int64 through the unsigned 64-bit atomicAdd: two's complement adds the
+// same bits.)
 bool hasAtomicAdd(ir::Datatype type) {
-  return type == ir::Datatype::Float32 || type == ir::Datatype::Float64 || type == ir::Datatype::Int32;
+  return type == ir::Datatype::Float32 || type == ir::Datatype::Float64 || type == ir::Datatype::Int32 ||
+         type == ir::Datatype::Int64;
 }
 
 }  // namespace
