@@ -24,6 +24,14 @@ inline std::string cudaErrorOf(const std::string& dsl) {
   return "";
 }
 
+// What the lowering decided for the first statement (`tcc explain`'s
+// lines), one a line.
+inline std::string decisionsOf(const Lowered& lowered) {
+  std::string all;
+  for (const auto& decision : lowered.statements.at(0).decisions) all += decision + "\n";
+  return all;
+}
+
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 inline size_t count(const std::string& text, const std::string& part) {

@@ -22,12 +22,6 @@
 namespace tcc::test {
 namespace {
 
-std::string decisionsOf(const Lowered& lowered) {
-  std::string all;
-  for (const auto& decision : lowered.statements.at(0).decisions) all += decision + "\n";
-  return all;
-}
-
 const std::string kDot = "tensor Y : dense of float32\ntensor A(I) : dense of float32\ntensor B(I) : dense of float32\n"
                          "Y = A(i) * B(i)\ntarget cuda\n";
 

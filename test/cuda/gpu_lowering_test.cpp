@@ -58,12 +58,6 @@ const lowering::GpuKernel* kernelOver(const lowering::GpuFunction& function, ir:
   return nullptr;
 }
 
-std::string decisionsOf(const Lowered& lowered) {
-  std::string all;
-  for (const auto& line : lowered.statements.at(0).decisions) all += line + "\n";
-  return all;
-}
-
 TEST(CudaTarget, TheTargetLineSelectsTheCudaBackend) {
   Lowered lowered = lowerProgram(Program::fromText(std::string(kSpmv) + "target cuda(sm_90)\n", "test.tc"));
   EXPECT_EQ(lowered.target, frontend::Target::Cuda);

@@ -21,12 +21,6 @@ std::string transposedSpmvPlusRows(const std::string& formatOfY, const std::stri
          (schedule.empty() ? "" : "schedule {\n" + schedule + "\n}\n");
 }
 
-std::string decisionsOf(const Lowered& lowered) {
-  std::string all;
-  for (const auto& line : lowered.statements.at(0).decisions) all += line + "\n";
-  return all;
-}
-
 std::string kernelNamed(const std::string& kernels, const std::string& name) {
   size_t start = kernels.find("void __launch_bounds__(256) " + name + "(");
   if (start == std::string::npos) return "";

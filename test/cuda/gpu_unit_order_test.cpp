@@ -25,12 +25,6 @@
 namespace tcc::test {
 namespace {
 
-std::string decisionsOf(const Lowered& lowered) {
-  std::string all;
-  for (const auto& decision : lowered.statements.at(0).decisions) all += decision + "\n";
-  return all;
-}
-
 Lowered lowerProgramNamed(const std::string& name) {
   CompileOptions options;
   options.target = frontend::Target::Cuda;

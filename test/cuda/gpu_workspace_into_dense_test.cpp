@@ -31,12 +31,6 @@ std::string spgemm(const std::string& formatOfC, const std::string& schedule) {
          "C(i, k) = A(i, j) * B(j, k)\nschedule {\n" + schedule + "\n}\n";
 }
 
-std::string decisionsOf(const Lowered& lowered) {
-  std::string all;
-  for (const auto& decision : lowered.statements.at(0).decisions) all += decision + "\n";
-  return all;
-}
-
 TEST(GpuWorkspaceIntoDenseOutput, TheWholeOutputsWorkspaceBecomesAtomicAddsIntoTheOutput) {
   Lowered lowered = lowerForCuda(spgemm("dense", "sparse_workspace(i, policy = hash, pipeline = on)\n"
                                                  "parallelize(i, GPUBlock, NoRaces)\n"
