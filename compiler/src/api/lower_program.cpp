@@ -108,9 +108,9 @@ lowering::ConcretizedStatement withDefaultGpuMapping(const ir::IndexStmt& statem
   }
 }
 
-// The nonzero-split alternative of the default mapping (see
-// gpu_default_mapping.h), for a statement the user did not schedule at all;
-// nothing where the statement is not a CSR SpMM.
+// An alternative mapping the host part picks per input (the lane-sliced
+// rows of a CSR output, gpu_default_mapping.h), for a statement the user
+// did not schedule at all; nothing where it does not apply.
 using AlternativeMapping = std::optional<lowering::BalancedGpuMapping> (*)(const ir::IndexStmt&,
                                                                            const std::vector<ir::IndexVar>&,
                                                                            std::vector<std::string>&);
@@ -119,8 +119,7 @@ std::optional<lowering::ConcretizedStatement> withBalancedGpuMapping(const ir::I
                                                                      const lowering::ScheduleRequest& request,
                                                                      const lowering::ConcretizedStatement& concrete,
                                                                      std::string& matrix,
-                                                                     AlternativeMapping alternative =
-                                                                         lowering::balancedGpuMapping) {
+                                                                     AlternativeMapping alternative) {
   if (!request.commands.empty() || !request.separatelyAssembled.empty() || !concrete.convertedInputs.empty() ||
       !concrete.sparseWorkspaces.empty())
     return std::nullopt;

@@ -31,10 +31,6 @@ bool contains(const std::vector<ir::IndexVar>& vars, const ir::IndexVar& var) {
   return std::find(vars.begin(), vars.end(), var) != vars.end();
 }
 
-// Nonzeros a warp takes in the SpMM split: a warp walks its share alone, one
-// dependent chain of loads per nonzero, so a short share keeps that walk
-// short where a long row is spread over many warps.
-constexpr int kWarpShare = 32;
 
 // A product of accesses, literals and negations (a sum's terms would need
 // their own iteration spaces).
@@ -479,12 +475,6 @@ ir::IndexStmt mapTermNestsToGpuThreads(const ir::IndexStmt& concrete, std::vecto
   return ir::ForallNode::make(loop->indexVar, loop->body, attributes);
 }
 
-std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assignment,
-                                                     const std::vector<ir::IndexVar>& loopOrder,
-                                                     std::vector<std::string>& reasons) {
-  return nonzeroSplitGpuMapping(assignment, loopOrder, kWarpShare, reasons);
-}
-
 std::optional<BalancedGpuMapping> nonzeroSplitGpuMapping(const ir::IndexStmt& assignment,
                                                          const std::vector<ir::IndexVar>& loopOrder, int share,
                                                          std::vector<std::string>& reasons) {
@@ -600,16 +590,20 @@ ir::imp::Function chooseLaneSlicedRows(const ir::imp::Function& rows, const ir::
   body.push_back(ir::imp::If::make(condition, lanes.body, rows.body));
   ir::imp::Function result = rows;
   result.body = ir::imp::Block::make(body);
-  auto nameOf = [](const ir::imp::Expr& var) { return var.as<ir::imp::Var>()->name; };
-  for (const auto& scratch : lanes.gpuThreadScratch)
-    if (std::none_of(result.gpuThreadScratch.begin(), result.gpuThreadScratch.end(),
-                     [&](const auto& kept) { return nameOf(kept.buffer) == nameOf(scratch.buffer); }))
-      result.gpuThreadScratch.push_back(scratch);
-  for (const auto& workspace : lanes.gpuSharedWorkspaces)
-    if (std::none_of(result.gpuSharedWorkspaces.begin(), result.gpuSharedWorkspaces.end(),
-                     [&](const auto& kept) { return nameOf(kept) == nameOf(workspace); }))
-      result.gpuSharedWorkspaces.push_back(workspace);
+  keepDeviceBuffersOf(lanes, result);
   return result;
+}
+
+void keepDeviceBuffersOf(const ir::imp::Function& alternative, ir::imp::Function& chooser) {
+  auto nameOf = [](const ir::imp::Expr& var) { return var.as<ir::imp::Var>()->name; };
+  for (const auto& scratch : alternative.gpuThreadScratch)
+    if (std::none_of(chooser.gpuThreadScratch.begin(), chooser.gpuThreadScratch.end(),
+                     [&](const auto& kept) { return nameOf(kept.buffer) == nameOf(scratch.buffer); }))
+      chooser.gpuThreadScratch.push_back(scratch);
+  for (const auto& workspace : alternative.gpuSharedWorkspaces)
+    if (std::none_of(chooser.gpuSharedWorkspaces.begin(), chooser.gpuSharedWorkspaces.end(),
+                     [&](const auto& kept) { return nameOf(kept) == nameOf(workspace); }))
+      chooser.gpuSharedWorkspaces.push_back(workspace);
 }
 
 bool balancedRowRule(int64_t longestRow, int64_t rows, int64_t nonzeros) {
@@ -636,24 +630,6 @@ ir::imp::Expr balancedRowCondition(const std::string& matrix, std::vector<ir::im
                                                          nonzeros));
   statements.push_back(imp::Declare::make(balanced, imp::Binary::make(imp::BinaryOp::And, longEnough, skewed)));
   return balanced;
-}
-
-ir::imp::Function chooseByRowLengths(const ir::imp::Function& rows, const ir::imp::Function& balanced,
-                                     const std::string& matrix) {
-  std::vector<ir::imp::Stmt> body;
-  ir::imp::Expr condition = balancedRowCondition(matrix, body);
-  body.push_back(ir::imp::If::make(condition, balanced.body, rows.body));
-  ir::imp::Function result = rows;
-  result.body = ir::imp::Block::make(body);
-  for (const auto& scratch : balanced.gpuThreadScratch) {
-    const std::string& name = scratch.buffer.as<ir::imp::Var>()->name;
-    auto sameName = [&](const ir::imp::Function::GpuThreadScratch& kept) {
-      return kept.buffer.as<ir::imp::Var>()->name == name;
-    };
-    bool named = std::any_of(result.gpuThreadScratch.begin(), result.gpuThreadScratch.end(), sameName);
-    if (!named) result.gpuThreadScratch.push_back(scratch);
-  }
-  return result;
 }
 
 std::string balancedRuleText(const std::string& matrix) {

@@ -227,17 +227,7 @@ ir::imp::Function chooseSpmmKernel(const ir::imp::Function& tiles64, const std::
   body.push_back(chosen);
   imp::Function result = tiles64;
   result.body = imp::Block::make(body);
-  auto nameOf = [](const imp::Expr& var) { return var.as<imp::Var>()->name; };
-  for (const auto& alternative : alternatives) {
-    for (const auto& scratch : alternative.function.gpuThreadScratch)
-      if (std::none_of(result.gpuThreadScratch.begin(), result.gpuThreadScratch.end(),
-                       [&](const auto& kept) { return nameOf(kept.buffer) == nameOf(scratch.buffer); }))
-        result.gpuThreadScratch.push_back(scratch);
-    for (const auto& workspace : alternative.function.gpuSharedWorkspaces)
-      if (std::none_of(result.gpuSharedWorkspaces.begin(), result.gpuSharedWorkspaces.end(),
-                       [&](const auto& kept) { return nameOf(kept) == nameOf(workspace); }))
-        result.gpuSharedWorkspaces.push_back(workspace);
-  }
+  for (const auto& alternative : alternatives) keepDeviceBuffersOf(alternative.function, result);
   return result;
 }
 

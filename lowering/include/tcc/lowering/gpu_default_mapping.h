@@ -159,10 +159,7 @@ struct BalancedGpuMapping {
   std::vector<ScheduleCommand> commands;
   std::string matrix;
 };
-std::optional<BalancedGpuMapping> balancedGpuMapping(const ir::IndexStmt& assignment,
-                                                     const std::vector<ir::IndexVar>& loopOrder,
-                                                     std::vector<std::string>& reasons);
-// The same with `share` nonzeros a warp (balancedGpuMapping's is 32).
+// `share` nonzeros a warp.
 std::optional<BalancedGpuMapping> nonzeroSplitGpuMapping(const ir::IndexStmt& assignment,
                                                          const std::vector<ir::IndexVar>& loopOrder, int share,
                                                          std::vector<std::string>& reasons);
@@ -184,11 +181,6 @@ inline constexpr int64_t kBalancedSkew = 32;
 ir::imp::Expr balancedRowCondition(const std::string& matrix, std::vector<ir::imp::Stmt>& statements);
 // Whether the rule picks the nonzero split for a matrix with these rows.
 bool balancedRowRule(int64_t longestRow, int64_t rows, int64_t nonzeros);
-// One host part running `balanced`'s body where the condition holds and
-// `rows`' body otherwise (both lowered from the same statement, with the
-// same parameters).
-ir::imp::Function chooseByRowLengths(const ir::imp::Function& rows, const ir::imp::Function& balanced,
-                                     const std::string& matrix);
 // The explain line of the rule.
 std::string balancedRuleText(const std::string& matrix);
 
@@ -212,6 +204,10 @@ ir::imp::Expr laneSlicedRowCondition(const std::string& matrix, std::vector<ir::
 bool laneSlicedRowRule(int64_t longestRow, int64_t rows, int64_t nonzeros);
 // One host part running `lanes`' body where the condition holds and
 // `rows`' body otherwise.
+// The device buffers (per-thread scratch, shared workspaces) of
+// `alternative`, a kernel a host part may choose, added to `chooser`'s
+// where it lacks them by name.
+void keepDeviceBuffersOf(const ir::imp::Function& alternative, ir::imp::Function& chooser);
 ir::imp::Function chooseLaneSlicedRows(const ir::imp::Function& rows, const ir::imp::Function& lanes,
                                        const std::string& matrix);
 std::string laneSlicedRuleText(const std::string& matrix);
