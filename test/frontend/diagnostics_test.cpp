@@ -1,6 +1,10 @@
 // One test per error class: the exact message and where it points.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "frontend_test_support.h"
 
 namespace tcc::frontend {
@@ -65,6 +69,66 @@ TEST(SyntaxError, UnclosedScheduleBlock) {
 
 TEST(SyntaxError, ScheduleCommandNeedsParentheses) {
   EXPECT_EQ(onlyErrorOf("schedule {\n  reorder i, j\n}\n"), "2:11: expected '('");
+}
+
+// An empty list names the item it lacks (Spirit alone would describe a list
+// by its C++ type).
+TEST(SyntaxError, EmptyListNamesItsItem) {
+  EXPECT_EQ(onlyErrorOf("tensor Y() : dense\n"), "1:10: expected a size name or an integer");
+  EXPECT_EQ(onlyErrorOf(withDeclarations("A() = B(i,j)\n")), "4:3: expected an index variable");
+  EXPECT_EQ(onlyErrorOf("tensor A(I, J) : {}\n"), "1:19: expected a level format");
+  EXPECT_EQ(onlyErrorOf("tensor A(I, J) : csr order()\n"), "1:28: expected an integer");
+  EXPECT_EQ(onlyErrorOf("tensor a : dense\na = abs()\n"), "2:9: expected an expression");
+  EXPECT_EQ(onlyErrorOf(withDeclarations("A(i,j) = B(i,k) * C(k,j)\nschedule {\n  reorder({})\n}\n")),
+            "6:12: expected an index variable");
+}
+
+// A mistake in a block on one line is reported once, not again as an
+// unclosed block; the lines after it are still read.
+TEST(SyntaxError, OneLineScheduleBlockReportsItsMistakeOnce) {
+  std::vector<Diagnostic> errors =
+      errorsOf(withDeclarations("A(i,j) = B(i,k) * C(k,j)\nschedule { reorder({i j}) }\nA(i,j) = C(i,j) +\n"));
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].location.line, 5);
+  EXPECT_EQ(errors[0].message, "expected ',' or '}'");
+  EXPECT_EQ(errors[1].location.line, 6);
+  EXPECT_EQ(errors[1].message, "expected an expression");
+  EXPECT_EQ(onlyErrorOf(withDeclarations("A(i,j) = B(i,k) * C(k,j)\nschedule { reorder(i j) }\n")), "5:22: expected ',' or ')'");
+}
+
+// Every example, cut short at each character and with each character
+// deleted: whatever the mistake, the message is prose at a place in the
+// file, never a C++ type of the parser's.
+TEST(SyntaxError, EveryMistakeInTheExamplesGetsAMessageInWords) {
+  int mistakes = 0;
+  for (const char* folder : {"examples", "examples/gpu"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(TCC_SOURCE_DIR) / folder)) {
+      if (entry.path().extension() != ".tc") continue;
+      std::ifstream file(entry.path());
+      std::string program, line;
+      while (std::getline(file, line))
+        if (line.rfind('#', 0) != 0) program += line + "\n";  // comments would only add cases alike
+      for (size_t at = 0; at < program.size(); ++at) {
+        for (const std::string& text : {program.substr(0, at), program.substr(0, at) + program.substr(at + 1)}) {
+          try {
+            parseProgram(text, "mistake.tc");
+          } catch (const DiagnosticError& error) {
+            for (const Diagnostic& diagnostic : error.diagnostics()) {
+              ++mistakes;
+              SCOPED_TRACE(entry.path().filename().string() + ":\n" + text);
+              EXPECT_FALSE(diagnostic.message.empty());
+              for (const char* internal : {"boost", "spirit", "x3::", "N5"})
+                EXPECT_EQ(diagnostic.message.find(internal), std::string::npos) << diagnostic.message;
+              EXPECT_GE(diagnostic.location.line, 1);
+              EXPECT_GE(diagnostic.location.column, 1);
+              if (::testing::Test::HasFailure()) return;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(mistakes, 1000);
 }
 
 TEST(SyntaxError, DeepNestingIsAnErrorNotACrash) {

@@ -121,6 +121,16 @@ x3::rule<struct dimension_list_class, std::vector<NameOrInteger>> const dimensio
     "a list of sizes";
 x3::rule<struct index_list_class, std::vector<Identifier>> const index_list =
     "a list of index variables";
+// A list's items under the name of one item: a list that fails on its
+// first item says what that item is (a bare `x % ','` has no name of its
+// own, and Spirit would describe it by its C++ type).
+x3::rule<struct dimension_items_class, std::vector<NameOrInteger>> const dimension_items =
+    "a size name or an integer";
+x3::rule<struct index_name_items_class, std::vector<Identifier>> const index_name_items = "an index variable";
+x3::rule<struct level_term_items_class, std::vector<FormatTerm>> const level_term_items = "a level format";
+x3::rule<struct integer_items_class, std::vector<Integer>> const integer_items = "an integer";
+x3::rule<struct call_argument_items_class, std::vector<x3::forward_ast<Expression>>> const call_argument_items =
+    "an expression";
 x3::rule<struct close_paren_class> const close_paren = "',' or ')'";
 x3::rule<struct close_brace_class> const close_brace = "',' or '}'";
 x3::rule<struct format_term_class, FormatTerm> const format_term = "a format";
@@ -187,12 +197,16 @@ auto const close_paren_def = x3::lit(')');
 auto const close_brace_def = x3::lit('}');
 auto const format_arguments_def = '(' > -(format_argument % ',') > close_paren;
 auto const format_argument_def = keyword_argument | name_or_integer;
-auto const dimension_list_def = '(' > (dimension % ',') > close_paren;
-auto const index_list_def = '(' > (index_name % ',') > close_paren;
+auto const dimension_items_def = dimension % ',';
+auto const dimension_list_def = '(' > dimension_items > close_paren;
+auto const index_name_items_def = index_name % ',';
+auto const index_list_def = '(' > index_name_items > close_paren;
 auto const format_term_def = identifier >> -format_arguments;
 auto const level_term_def = identifier >> -format_arguments;
-auto const level_list_def = '{' > (level_term % ',') > close_brace;
-auto const mode_order_def = keyword("order") > '(' > (integer % ',') > close_paren;
+auto const level_term_items_def = level_term % ',';
+auto const level_list_def = '{' > level_term_items > close_brace;
+auto const integer_items_def = integer % ',';
+auto const mode_order_def = keyword("order") > '(' > integer_items > close_paren;
 auto const format_spec_def = (level_list | format_term) >> -mode_order;
 
 auto const tensor_declaration_def = keyword("tensor") >> x3::expect[tensor_name] >>
@@ -219,7 +233,8 @@ auto const builtin_name =
 
 auto const access_def = tensor_name >> -index_list;
 auto const summation_def = keyword("sum") > '(' > index_name > ',' > expression > ')';
-auto const call_def = (builtin_name >> '(') > (expression % ',') > close_paren;
+auto const call_argument_items_def = expression % ',';
+auto const call_def = (builtin_name >> '(') > call_argument_items > close_paren;
 auto const negation_def = '-' > factor;
 auto const parenthesized_def = '(' > expression > ')';
 auto const primary_def = number | summation | call | parenthesized | access;
@@ -235,17 +250,18 @@ auto const statement_def = access > assignment > expression;
 // ---- schedule ------------------------------------------------------------
 
 auto const keyword_argument_def = identifier >> '=' >> name_or_integer;
-auto const index_tuple_def = '{' > (index_name % ',') > close_brace;
+auto const index_tuple_def = '{' > index_name_items > close_brace;
 auto const schedule_argument_def = keyword_argument | index_tuple | expression;
 auto const schedule_command_def = command_name > '(' > -(schedule_argument % ',') > close_paren;
 
 BOOST_SPIRIT_DEFINE(name_text, digits_text, number_text, close_paren, close_brace)
+BOOST_SPIRIT_DEFINE(dimension_items, index_name_items, level_term_items, integer_items)
 BOOST_SPIRIT_DEFINE(identifier, tensor_name, index_name, format_name, type_name, target_name,
                     architecture, architecture_clause, command_name, integer, name_or_integer, dimension, format_arguments, format_argument,
                     dimension_list, index_list, format_term,
                     level_term, level_list, mode_order, format_spec, tensor_declaration,
                     format_declaration, target_declaration, fp_mode_name, fp_declaration)
-BOOST_SPIRIT_DEFINE(number, access, summation, call, negation, parenthesized, primary, factor,
+BOOST_SPIRIT_DEFINE(number, access, summation, call_argument_items, call, negation, parenthesized, primary, factor,
                     multiplicative_operation, term, additive_operation, expression, assignment,
                     statement, keyword_argument, index_tuple, schedule_argument, schedule_command)
 

@@ -1,5 +1,6 @@
 #include "parser.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "grammar.h"
@@ -82,6 +83,23 @@ class TopLevelParser {
   void recoverAfter(const char* where) {
     if (where > position()) position() = where;
     while (!atEnd() && *position() != '\n') ++position();
+  }
+
+  // After a schedule command that failed at `where`: on to the next line,
+  // or to the '}' that closes the block where the block ends on this line,
+  // so that a one-line block's mistake is reported once. Braces opened by
+  // the command (`reorder({i, j})`) are its own.
+  void recoverInScheduleBlock(const char* commandStart, const char* where) {
+    int depth = 0;
+    const char* scan = commandStart;
+    for (; scan != cursor_.end && *scan != '\n' && *scan != '#'; ++scan) {
+      if (*scan == '{') ++depth;
+      if (*scan != '}') continue;
+      if (depth == 0 && scan >= where) break;
+      --depth;
+    }
+    position() = std::max(scan, position());
+    if (scan == cursor_.end || *scan != '}') recoverAfter(position());
   }
 
   template <typename Node, typename ParseFunction>
@@ -171,8 +189,14 @@ class TopLevelParser {
         continue;
       }
       syntax::ScheduleCommand command;
-      if (parseInto(grammar::parseScheduleCommand, command))
+      const char* commandStart = position();
+      grammar::SyntaxError error;
+      if (grammar::parseScheduleCommand(cursor_, command, error)) {
         block.commands.push_back(std::move(command));
+      } else {
+        report(error.position, error.message);
+        recoverInScheduleBlock(commandStart, error.position);
+      }
     }
     result_.file.items.emplace_back(std::move(block));
   }
