@@ -49,6 +49,59 @@ Lattice unionOf(const Lattice& a, const Lattice& b, const std::function<IndexExp
   return deduplicate(std::move(result));
 }
 
+Lattice build(const IndexExpr& expr, const std::function<int(const ir::AccessNode*)>& iteratorOf);
+
+IndexExpr zeroOf(ir::Datatype type) {
+  return ir::isFloat(type) ? ir::LiteralNode::make(0.0, type) : ir::LiteralNode::makeInteger(0, type);
+}
+
+// Whether a builtin is 0 where all its arguments are (abs, sqrt, max, min;
+// not exp, which is 1 there).
+bool vanishesAtZero(const std::string& builtin) { return builtin != "exp"; }
+
+// A builtin is not a product: it is evaluated wherever any argument is
+// present, an absent argument reading as zero (max(A(i), 2) is 2 where A
+// has no entry), and everywhere when it is not zero at zero (exp(A(i)) is 1
+// where A has no entry). Points combine each argument's points with the
+// argument absent, those with more arguments present built first (they win
+// where the iterator sets coincide, as for sums).
+Lattice callLattice(const ir::CallNode& call, const std::function<int(const ir::AccessNode*)>& iteratorOf) {
+  struct Partial {
+    std::vector<int> iterators;
+    std::vector<ir::CallArgument> args;
+    bool anyPresent = false;
+  };
+  std::vector<Partial> partials{{}};
+  for (const auto& arg : call.args) {
+    const auto* operand = std::get_if<IndexExpr>(&arg);
+    std::vector<Partial> next;
+    for (const Partial& partial : partials) {
+      if (!operand) {  // a whole tensor (perm's), the same at every point
+        next.push_back(partial);
+        next.back().args.push_back(arg);
+        continue;
+      }
+      for (const LatticePoint& point : build(*operand, iteratorOf)) {
+        Partial present = partial;
+        present.iterators = unite(partial.iterators, point.iterators);
+        present.args.push_back(point.expr);
+        present.anyPresent = true;
+        next.push_back(std::move(present));
+      }
+      Partial absent = partial;
+      absent.args.push_back(zeroOf(operand->type()));
+      next.push_back(std::move(absent));
+    }
+    partials = std::move(next);
+  }
+  Lattice result;
+  for (Partial& partial : partials) {
+    if (!partial.anyPresent && vanishesAtZero(call.name)) continue;
+    result.push_back({partial.iterators, ir::CallNode::make(call.name, std::move(partial.args))});
+  }
+  return deduplicate(std::move(result));
+}
+
 Lattice build(const IndexExpr& expr, const std::function<int(const ir::AccessNode*)>& iteratorOf) {
   using ir::IndexExprKind;
   switch (expr.kind()) {
@@ -83,16 +136,7 @@ Lattice build(const IndexExpr& expr, const std::function<int(const ir::AccessNod
       return unionOf(build(node->a, iteratorOf), build(node->b, iteratorOf),
                      [](IndexExpr x, IndexExpr y) { return x - y; }, [](IndexExpr y) { return -y; });
     }
-    case IndexExprKind::Call: {
-      // Builtins of expressions are treated as dense in their arguments'
-      // iterators: evaluated wherever any argument is present.
-      std::vector<int> all;
-      for (const auto& arg : expr.as<ir::CallNode>()->args) {
-        if (const auto* e = std::get_if<IndexExpr>(&arg))
-          for (const auto& point : build(*e, iteratorOf)) all = unite(all, point.iterators);
-      }
-      return {{all, expr}};
-    }
+    case IndexExprKind::Call: return callLattice(*expr.as<ir::CallNode>(), iteratorOf);
     case IndexExprKind::Reduction:
       throw std::invalid_argument("merge lattice: a nested sum must be concretized first");
   }

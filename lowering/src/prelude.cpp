@@ -24,6 +24,10 @@ int omp_get_thread_num(void);
 int omp_get_max_threads(void);
 int sched_yield(void);
 int posix_memalign(void** pointer, size_t alignment, size_t size);
+// The builtins abs, sqrt and exp (computed in double).
+double fabs(double x);
+double sqrt(double x);
+double exp(double x);
 #if defined(__linux__)
 int madvise(void* address, size_t length, int advice);
 #endif

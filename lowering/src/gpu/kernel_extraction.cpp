@@ -62,9 +62,12 @@ class FreeVariables : public IRVisitor {
                         "there, in copies the host step allocates");
   }
   void visit(const Call* op) override {
-    // The CUDA prelude's device functions (see codegen_cuda.cpp).
+    // The CUDA prelude's device functions (see codegen_cuda.cpp), and the
+    // math of the builtins abs, sqrt and exp, lowered to double-precision
+    // calls as on the CPU, which CUDA's device math library has.
     if (op->name != "tcc_segment_of" && op->name != "tcc_lower_bound" && op->name != kGpuThreadIndexCall &&
-        op->name != kGpuThreadCountCall && op->name != kGpuSparseWorkspaceMergeCall)
+        op->name != kGpuThreadCountCall && op->name != kGpuSparseWorkspaceMergeCall && op->name != "fabs" &&
+        op->name != "sqrt" && op->name != "exp")
       throw LoweringError("the GPU kernel calls " + op->name + ", which device code does not have");
     IRVisitor::visit(op);
   }
