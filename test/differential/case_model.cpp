@@ -91,6 +91,14 @@ Expr Expr::unary(Kind kind, Expr a, std::vector<std::string> vars) {
   return e;
 }
 
+Expr Expr::call(std::string function, std::vector<Expr> args) {
+  Expr e;
+  e.kind = Kind::Call;
+  e.function = std::move(function);
+  e.operands = std::move(args);
+  return e;
+}
+
 namespace {
 
 int precedence(Expr::Kind kind) {
@@ -134,6 +142,11 @@ std::string render(const Expr& e) {
     case Expr::Kind::Div: return child(e.operands[0], false) + " / " + child(e.operands[1], true);
     case Expr::Kind::Neg: return std::string("-").append(child(e.operands[0], true));
     case Expr::Kind::Sum: return "sum(" + e.vars[0] + ", " + render(e.operands[0]) + ")";
+    case Expr::Kind::Call: {
+      std::string text = e.function + "(";
+      for (size_t a = 0; a < e.operands.size(); ++a) text.append(a ? ", " : "").append(render(e.operands[a]));
+      return text + ")";
+    }
   }
   return "";
 }

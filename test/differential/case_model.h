@@ -34,17 +34,19 @@ struct TensorDecl {
 };
 
 struct Expr {
-  enum class Kind { Access, Literal, Add, Sub, Mul, Div, Neg, Sum };
+  enum class Kind { Access, Literal, Add, Sub, Mul, Div, Neg, Sum, Call };
   Kind kind = Kind::Literal;
   std::string tensor;          // Access
   std::vector<std::string> vars;  // Access: its indices; Sum: the summed variable
   double literal = 0;          // Literal
-  std::vector<Expr> operands;  // Add/Sub/Mul/Div: 2; Neg/Sum: 1
+  std::vector<Expr> operands;  // Add/Sub/Mul/Div: 2; Neg/Sum: 1; Call: its arguments
+  std::string function;        // Call: abs, sqrt, exp, max or min
 
   static Expr access(std::string tensor, std::vector<std::string> vars);
   static Expr number(double value);
   static Expr binary(Kind kind, Expr a, Expr b);
   static Expr unary(Kind kind, Expr a, std::vector<std::string> vars = {});
+  static Expr call(std::string function, std::vector<Expr> args);
 };
 
 std::string toString(const Expr& expr);

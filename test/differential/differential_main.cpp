@@ -110,6 +110,9 @@ int main(int argc, char** argv) {
   app.add_flag("--repeated-operands", generator.repeatedOperands,
                "about a third of the terms read again a tensor that an earlier factor or term reads, at the same "
                "indices (A(i,j) * x(j) - A(i,j))");
+  app.add_flag("--builtins", generator.builtins,
+               "about a third of the terms wrap a factor in abs, sqrt, exp, max or min (max(A(i,j), 2) is 2 off A's "
+               "entries, exp(A(i,j)) is 1 there)");
   app.add_flag("--constant-terms", generator.constantTerms,
                "about a third of the terms after the first have no index variable: a literal or a product of "
                "scalars (Y(i,j) = A(i,j) - 3)");

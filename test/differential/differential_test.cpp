@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <set>
@@ -189,6 +190,35 @@ TEST(DifferentialGenerator, ConstantTermCasesCheckOut) {
   }
   EXPECT_GE(withConstants, 8);
   EXPECT_GE(matchedWithConstants, 4);
+}
+
+// Builtins: a third of the terms wrap a factor in abs, sqrt, exp, max or
+// min, and the cases with one check out (a mismatch fails here, not only
+// too few matches).
+TEST(DifferentialGenerator, BuiltinCasesCheckOut) {
+  GeneratorOptions builtins = withRealMatrices();
+  builtins.builtins = true;
+  int withBuiltins = 0, matched = 0;
+  std::set<std::string> seen;
+  std::function<void(const Expr&, std::set<std::string>&)> callsOf = [&](const Expr& e, std::set<std::string>& out) {
+    if (e.kind == Expr::Kind::Call) out.insert(e.function);
+    for (const Expr& operand : e.operands) callsOf(operand, out);
+  };
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Case c = generateCase(seed, builtins);
+    std::set<std::string> calls;
+    callsOf(c.rhs, calls);
+    if (calls.empty()) continue;
+    seen.insert(calls.begin(), calls.end());
+    Verdict verdict = checkedAgainstReference(c, seed);
+    EXPECT_NE(verdict.outcome, Outcome::Mismatch) << c.programText();
+    ++withBuiltins;
+    matched += verdict.outcome == Outcome::Matched;
+  }
+  EXPECT_GE(withBuiltins, 8);
+  EXPECT_GE(matched, 5);
+  std::cout << withBuiltins << " cases with builtins, " << matched << " matched\n";
+  EXPECT_EQ(seen, (std::set<std::string>{"abs", "exp", "max", "min", "sqrt"}));
 }
 
 // Position-space heads: most cases that have a unique compressed level

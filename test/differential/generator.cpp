@@ -50,6 +50,7 @@ struct Builder {
   bool cuda = false;
   bool repeatedOperands = false;
   std::set<std::string> tied;  // variables of one size: a tensor is read at several of them
+  bool builtins = false;
 
   std::string newTensor(std::vector<std::string> vars) {
     size_t n = c.inputs.size();
@@ -141,6 +142,10 @@ struct Builder {
       Expr other = Expr::access(newTensor(factors[f].vars), factors[f].vars);
       factors[f] = Expr::binary(random.chance(0.5) ? Expr::Kind::Add : Expr::Kind::Sub, factors[f], other);
     }
+    if (builtins && random.chance(0.35)) {  // a builtin around one factor
+      size_t f = random.pick(factors.size());
+      factors[f] = builtinOf(factors[f]);
+    }
     // An explicit sum over one summed variable around the factors that use it.
     std::optional<std::string> inner;
     if (!summed.empty() && factors.size() > 1 && random.chance(cuda ? 0.05 : 0.15)) inner = random.from(summed);
@@ -182,6 +187,25 @@ struct Builder {
     }
     if (random.chance(0.08)) product = Expr::unary(Expr::Kind::Neg, product);
     return product;
+  }
+
+  // abs, sqrt(abs(.)), exp (floats), max or min with a literal or with a
+  // new tensor at the factor's first access's indices.
+  Expr builtinOf(const Expr& factor) {
+    std::vector<const Expr*> accesses;
+    collectAccesses(factor, accesses);
+    auto other = [&]() {
+      if (accesses.empty() || random.chance(0.4)) return Expr::number(literal());
+      return Expr::access(newTensor(accesses.front()->vars), accesses.front()->vars);
+    };
+    const bool floating = isFloat(c.type);
+    switch (random.weighted({25, floating ? 15.0 : 0.0, floating ? 20.0 : 0.0, 20, 20})) {
+      case 0: return Expr::call("abs", {factor});
+      case 1: return Expr::call("sqrt", {Expr::call("abs", {factor})});
+      case 2: return Expr::call("exp", {factor});
+      case 3: return Expr::call("max", {factor, other()});
+      default: return Expr::call("min", {other(), factor});
+    }
   }
 
   void formatOf(TensorDecl& tensor, bool isOutput) {
@@ -509,7 +533,8 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
                                          kVariables.begin() + static_cast<long>(outputOrder) + 3);
   for (const auto& var : kVariables) c.sizes[var] = random.from(std::vector<int>{1, 2, 3, 4, 5, 6, 8});
 
-  Builder builder{random, c, {}, options.productsOnly, options.cudaTarget, options.repeatedOperands, {}};
+  Builder builder{random, c, {}, options.productsOnly, options.cudaTarget, options.repeatedOperands, {},
+                  options.builtins};
   size_t terms = options.productsOnly ? 1
                  : options.cudaTarget ? 1 + random.weighted({70, 25, 5})
                                       : 1 + random.weighted({45, 40, 15});

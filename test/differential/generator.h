@@ -81,6 +81,12 @@ struct GeneratorOptions {
   // own stream: off, a seed gives exactly the case it always gave; on, the
   // same case with them appended.
   bool severalPrecomputes = false;
+  // The builtins: about a third of the terms wrap one factor in abs, sqrt
+  // of abs, exp, max or min (of a literal or another tensor at the same
+  // indices; integers take abs, max and min), which the compilers evaluate
+  // off the sparse operands' entries where the builtin is not zero there.
+  // Off, a seed gives exactly the case it always gave.
+  bool builtins = false;
 };
 
 Case generateCase(uint64_t seed, const GeneratorOptions& options = {});
