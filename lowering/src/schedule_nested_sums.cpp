@@ -77,6 +77,16 @@ std::vector<ir::Access> accessesRead(const LoopChain& chain) {
   return accesses;
 }
 
+// The chain's reads of inputs' copies in the loops' order, each with the
+// access as written: refusals show the statement the user wrote.
+std::unordered_map<ir::IndexExpr, ir::IndexExpr> accessesAsWritten(const LoopChain& chain) {
+  std::unordered_map<ir::IndexExpr, ir::IndexExpr> written;
+  for (const auto& access : accessesRead(chain))
+    if (auto input = convertedFrom(access.tensor()))
+      written.emplace(ir::IndexExpr(access), ir::IndexExpr((*input)(access.indices())));
+  return written;
+}
+
 bool encloses(const LoopChain* outer, const LoopChain* inner) {
   for (const LoopChain* chain = inner->parent; chain; chain = chain->parent)
     if (chain == outer) return true;
@@ -325,7 +335,7 @@ class NestedScheduler {
              "or the whole right-hand side: dense_workspace gives each term a workspace of its own)");
     }
     if (!holder)
-      fail("not a part of one assignment of " + ir::toString(statement()) +
+      fail("not a part of one assignment of " + ir::toString(ir::replace(statement(), accessesAsWritten(*root_))) +
            " (a part that holds a sum, or spans the sums computed into temporaries, cannot be precomputed)");
     if (!contains(holder->loops, precompute.var))
       fail(precompute.var.name() + " is not a loop of the nest that computes " + ir::toString(precompute.expr) +
@@ -464,6 +474,7 @@ class NestedScheduler {
       nest.relations = relations_;
       nest.precomputes = held->second;
       nest.takenNames = takenNames_;
+      nest.readAs = accessesAsWritten(chain);
       std::vector<IndexVar> enclosing;
       for (const LoopChain* outer = chain.parent; outer; outer = outer->parent)
         for (const auto& loop : outer->loops) {
