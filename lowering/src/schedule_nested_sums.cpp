@@ -385,20 +385,29 @@ class NestedScheduler {
     const IndexVar& var = precompute.var;
     std::vector<LoopChain*> chains;
     collectChains(*root_, chains);
+    // Every term loops over every index of the output, but only a term
+    // indexed by var fills a workspace over var (not `3` or `A(i,m) * x(m)`
+    // in Y(i,j) over j: the same along j, they are added as they are).
     std::vector<LoopChain*> terms;
     size_t termCount = 0;
     for (auto* chain : chains) {
       if (!chain->assignment.defined()) continue;
       ++termCount;
-      if (contains(chain->loops, var)) terms.push_back(chain);
+      if (contains(chain->loops, var) &&
+          contains(ir::indexVarsOf(chain->assignment.as<ir::AssignmentNode>()->rhs), var))
+        terms.push_back(chain);
     }
     if (terms.empty()) {
       std::vector<IndexVar> loops;
-      for (const auto* chain : chains) appendUnique(loops, chain->loops);
+      for (const auto* chain : chains)
+        if (chain->assignment.defined() &&
+            contains(ir::indexVarsOf(chain->assignment.as<ir::AssignmentNode>()->rhs), var))
+          appendUnique(loops, chain->loops);
       fail(var.name() + " is no loop of the nests that " +
            (termsAddIntoOutput_ ? "add into " + assignment_.lhs.tensor().name()
                                 : std::string("fill the statement's sparse workspace")) +
-           ", one per term (their loops: " + (loops.empty() ? std::string("none") : joinNames(loops)) +
+           ", one per term, of the terms indexed by " + var.name() + " (their loops: " +
+           (loops.empty() ? std::string("none") : joinNames(loops)) +
            "); each term's dense workspace is indexed by one of its own loops");
     }
     if (!(precompute.workspaceVar == var)) requireFreshWorkspaceVar(precompute, {});
@@ -413,9 +422,9 @@ class NestedScheduler {
     }
     const std::string& output = assignment_.lhs.tensor().name();
     std::string others = terms.size() == termCount ? ""
-                         : termsAddIntoOutput_     ? "; the terms without a loop over " + var.name() + " add into " +
+                         : termsAddIntoOutput_     ? "; the terms not indexed by " + var.name() + " add into " +
                                                    output + " as they are"
-                                                   : "; the terms without a loop over " + var.name() + " insert as they are";
+                                                   : "; the terms not indexed by " + var.name() + " insert as they are";
     decisions_.push_back(command_->text + ": the statement's terms " +
                          (termsAddIntoOutput_ ? "add into " + output + " (dense)" : std::string("fill one sparse workspace")) +
                          " by loops of their own, so each term over " + var.name() +
