@@ -300,7 +300,7 @@ class NestedScheduler {
     if (wholeWorkspace_)
       fail("the whole right-hand side goes into a dense workspace already, by `" + precomputes_.front().text +
            "`, which takes no other precompute in a statement whose sums are computed into temporaries");
-    if (auto clash = clashWithEarlierPrecomputes(precomputes_, precompute)) fail(*clash);
+    if (auto clash = clashWithEarlierPrecomputes(precomputes_, precompute, accessesAsWritten(*root_))) fail(*clash);
     if (!statementVars_.count(precompute.var)) fail(derivedVariableRefusal(precompute.var, commandName(*command_)));
     if (precompute.expr == whole) {
       if (!precomputes_.empty())
@@ -338,7 +338,8 @@ class NestedScheduler {
       fail("not a part of one assignment of " + ir::toString(ir::replace(statement(), accessesAsWritten(*root_))) +
            " (a part that holds a sum, or spans the sums computed into temporaries, cannot be precomputed)");
     if (!contains(holder->loops, precompute.var))
-      fail(precompute.var.name() + " is not a loop of the nest that computes " + ir::toString(precompute.expr) +
+      fail(precompute.var.name() + " is not a loop of the nest that computes " +
+           ir::toString(ir::replace(precompute.expr, accessesAsWritten(*holder))) +
            " (its loops: " + (holder->loops.empty() ? std::string("none") : joinNames(holder->loops)) +
            "); the workspace's where stands among that nest's loops");
     if (!(precompute.workspaceVar == precompute.var)) requireFreshWorkspaceVar(precompute, holder->loops);

@@ -138,6 +138,12 @@ TEST(PrecomputeOfAPartReadFromACopy, RefusalsNameTheInputsAsWritten) {
                              "the precomputed expression depends on k, which the rest of B(j,k) * E(k,j) * z(k) also "
                              "uses");
   EXPECT_FALSE(contains(errorOf(withSchedule(kCopies, "precompute(B(j, k) * E(k, j), j, jw)")), "E_by"));
+  // One loop nest, C read from a copy in B's order (seed 7269924).
+  expectRefusedAtLastCommand("tensor Y(I) : {compressed}\ntensor A(L) : {compressed}\n"
+                             "tensor B(I, J, L) : {compressed, dense, dense} order (2,0,1)\n"
+                             "tensor C(I, J, L) : {dense, dense, compressed}\nY(i) = 3 * B(i,j,l) * C(i,j,l) * A(l)\n",
+                             "dense_workspace(l)\ndense_workspace(i)",
+                             "3 * B(i,j,l) * C(i,j,l) * A(l) is precomputed already, by `dense_workspace(l)`");
 }
 
 }  // namespace
