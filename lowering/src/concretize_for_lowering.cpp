@@ -503,7 +503,11 @@ std::vector<IndexVar> termLoopOrder(const Access& lhs, SignedTerm& term, std::ve
       convertedInputs.emplace_back(conversion->original.tensor().name(), copy);
     else
       copy = known->second;
-    term.body = ir::replace(term.body, {{IndexExpr(conversion->original), IndexExpr(Access(copy(conversion->original.indices())))}});
+    IndexExpr read = Access(copy(conversion->original.indices()));
+    term.body = ir::replace(term.body, {{IndexExpr(conversion->original), read}});
+    for (auto& [original, earlier] : term.readFromCopies)
+      earlier = ir::replace(earlier, {{IndexExpr(conversion->original), read}});
+    term.readFromCopies.emplace(IndexExpr(conversion->original), read);
     decisions.push_back("the sparse inputs of the term " + ir::toString(term.body) + " admit no common loop order: " +
                         ir::toString(conversion->original) + " is read from a copy " + copy.name() + " stored " +
                         copy.format().toString() + ", converted when the kernel runs");
@@ -635,12 +639,28 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
       std::vector<Access> posAccesses;
       for (const auto& command : request.commands)
         if (const auto* pos = std::get_if<ir::PosRelation>(&command.kind)) posAccesses.push_back(pos->access);
+      std::vector<IndexExpr> writtenBodies;
       for (auto& term : *terms) {
+        writtenBodies.push_back(term.body);
         WorkspaceTerm filled;
         filled.loops = termLoopOrder(lhs, term, decisions, convertedInputs, takenNames, posAccesses);
         filled.value = term.negated ? ir::NegNode::make(term.body) : term.body;
         filled.summed = term.summed;
         workspaceTerms.push_back(filled);
+      }
+      // A precompute names a part of one term as written; where that term
+      // reads an input from a copy in its loops' order, the part reads the
+      // copy too (a part in several terms is refused as such, unchanged).
+      std::vector<ScheduleCommand> commands = request.commands;
+      for (auto& command : commands) {
+        auto* precompute = std::get_if<PrecomputeCommand>(&command.kind);
+        if (!precompute) continue;
+        std::vector<size_t> holders;
+        for (size_t t = 0; t < writtenBodies.size(); ++t)
+          if (!(ir::replace(writtenBodies[t], {{precompute->expr, IndexExpr(0.0)}}) == writtenBodies[t]))
+            holders.push_back(t);
+        if (holders.size() == 1 && !(*terms)[holders.front()].readFromCopies.empty())
+          precompute->expr = ir::replace(precompute->expr, (*terms)[holders.front()].readFromCopies);
       }
       ConcretizedStatement result;
       nest.takenNames = takenNames;
@@ -649,7 +669,7 @@ ConcretizedStatement concretizeForLowering(const IndexStmt& statement, const Sch
         result.stmt = addInto ? buildTermwiseAccumulation(nest, lhs, workspaceTerms, request.cudaTarget)
                               : buildTermwiseSparseWorkspace(nest, lhs, workspaceTerms);
         if (!onlyWorkspaceCommands && !request.commands.empty())
-          result.stmt = scheduleNestedSums(result.stmt, request.commands, *assignment, nest.decisions,
+          result.stmt = scheduleNestedSums(result.stmt, commands, *assignment, nest.decisions,
                                            nest.takenNames, /*workspaceTaken=*/true, addInto);
       };
       build(addIntoOutput);

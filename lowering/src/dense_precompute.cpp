@@ -267,11 +267,12 @@ std::string denseWorkspaceName(const ir::TensorVar& output, std::set<std::string
   return takeFreshName("w_" + output.name(), taken);
 }
 
-std::optional<std::string> clashWithEarlierPrecomputes(const std::vector<NestPrecompute>& earlier,
-                                                       const PrecomputeCommand& precompute) {
+std::optional<std::string> clashWithEarlierPrecomputes(
+  const std::vector<NestPrecompute>& earlier, const PrecomputeCommand& precompute,
+  const std::unordered_map<ir::IndexExpr, ir::IndexExpr>& readAs) {
   for (const auto& before : earlier) {
     if (before.command.expr == precompute.expr)
-      return ir::toString(precompute.expr) + " is precomputed already, by `" + before.text +
+      return ir::toString(ir::replace(precompute.expr, readAs)) + " is precomputed already, by `" + before.text +
              "`; each precompute takes a different part";
     if (before.command.workspaceVar == precompute.workspaceVar && !(before.command.var == precompute.var))
       return precompute.workspaceVar.name() + " already names the index of the workspace of `" + before.text +

@@ -126,7 +126,7 @@ class CommandApplier {
   }
 
   void operator()(const PrecomputeCommand& precompute) {
-    if (auto clash = clashWithEarlierPrecomputes(nest_.precomputes, precompute)) fail(*clash);
+    if (auto clash = clashWithEarlierPrecomputes(nest_.precomputes, precompute, nest_.readAs)) fail(*clash);
     if (!(precompute.workspaceVar == precompute.var) && isStatementVar(precompute.workspaceVar))
       fail(precompute.workspaceVar.name() + " is a variable of the statement; name the workspace's index afresh, or " +
            precompute.var.name() + " itself");

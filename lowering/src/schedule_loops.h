@@ -43,9 +43,11 @@ std::string denseWorkspaceName(const ir::TensorVar& output, std::set<std::string
 // Why `precompute` cannot join the statement's `earlier` ones, if it cannot:
 // it precomputes the same part again, or its workspace's index takes a name
 // an earlier workspace's index has over another variable (nested, the two
-// would name loops over different variables alike).
-std::optional<std::string> clashWithEarlierPrecomputes(const std::vector<NestPrecompute>& earlier,
-                                                       const PrecomputeCommand& precompute);
+// would name loops over different variables alike). `readAs` maps reads of
+// inputs' copies in the loops' order to the accesses as written.
+std::optional<std::string> clashWithEarlierPrecomputes(
+  const std::vector<NestPrecompute>& earlier, const PrecomputeCommand& precompute,
+  const std::unordered_map<ir::IndexExpr, ir::IndexExpr>& readAs = {});
 
 struct LoopNest {
   std::vector<ir::IndexVar> loops;  // outermost first

@@ -77,6 +77,16 @@ std::vector<ir::Access> accessesRead(const LoopChain& chain) {
   return accesses;
 }
 
+// The chain's reads of inputs' copies in the loops' order, each with the
+// access as written: refusals show the statement the user wrote.
+std::unordered_map<ir::IndexExpr, ir::IndexExpr> accessesAsWritten(const LoopChain& chain) {
+  std::unordered_map<ir::IndexExpr, ir::IndexExpr> written;
+  for (const auto& access : accessesRead(chain))
+    if (auto input = convertedFrom(access.tensor()))
+      written.emplace(ir::IndexExpr(access), ir::IndexExpr((*input)(access.indices())));
+  return written;
+}
+
 bool encloses(const LoopChain* outer, const LoopChain* inner) {
   for (const LoopChain* chain = inner->parent; chain; chain = chain->parent)
     if (chain == outer) return true;
@@ -290,7 +300,7 @@ class NestedScheduler {
     if (wholeWorkspace_)
       fail("the whole right-hand side goes into a dense workspace already, by `" + precomputes_.front().text +
            "`, which takes no other precompute in a statement whose sums are computed into temporaries");
-    if (auto clash = clashWithEarlierPrecomputes(precomputes_, precompute)) fail(*clash);
+    if (auto clash = clashWithEarlierPrecomputes(precomputes_, precompute, accessesAsWritten(*root_))) fail(*clash);
     if (!statementVars_.count(precompute.var)) fail(derivedVariableRefusal(precompute.var, commandName(*command_)));
     if (precompute.expr == whole) {
       if (!precomputes_.empty())
@@ -325,10 +335,11 @@ class NestedScheduler {
              "or the whole right-hand side: dense_workspace gives each term a workspace of its own)");
     }
     if (!holder)
-      fail("not a part of one assignment of " + ir::toString(statement()) +
+      fail("not a part of one assignment of " + ir::toString(ir::replace(statement(), accessesAsWritten(*root_))) +
            " (a part that holds a sum, or spans the sums computed into temporaries, cannot be precomputed)");
     if (!contains(holder->loops, precompute.var))
-      fail(precompute.var.name() + " is not a loop of the nest that computes " + ir::toString(precompute.expr) +
+      fail(precompute.var.name() + " is not a loop of the nest that computes " +
+           ir::toString(ir::replace(precompute.expr, accessesAsWritten(*holder))) +
            " (its loops: " + (holder->loops.empty() ? std::string("none") : joinNames(holder->loops)) +
            "); the workspace's where stands among that nest's loops");
     if (!(precompute.workspaceVar == precompute.var)) requireFreshWorkspaceVar(precompute, holder->loops);
@@ -375,20 +386,29 @@ class NestedScheduler {
     const IndexVar& var = precompute.var;
     std::vector<LoopChain*> chains;
     collectChains(*root_, chains);
+    // Every term loops over every index of the output, but only a term
+    // indexed by var fills a workspace over var (not `3` or `A(i,m) * x(m)`
+    // in Y(i,j) over j: the same along j, they are added as they are).
     std::vector<LoopChain*> terms;
     size_t termCount = 0;
     for (auto* chain : chains) {
       if (!chain->assignment.defined()) continue;
       ++termCount;
-      if (contains(chain->loops, var)) terms.push_back(chain);
+      if (contains(chain->loops, var) &&
+          contains(ir::indexVarsOf(chain->assignment.as<ir::AssignmentNode>()->rhs), var))
+        terms.push_back(chain);
     }
     if (terms.empty()) {
       std::vector<IndexVar> loops;
-      for (const auto* chain : chains) appendUnique(loops, chain->loops);
+      for (const auto* chain : chains)
+        if (chain->assignment.defined() &&
+            contains(ir::indexVarsOf(chain->assignment.as<ir::AssignmentNode>()->rhs), var))
+          appendUnique(loops, chain->loops);
       fail(var.name() + " is no loop of the nests that " +
            (termsAddIntoOutput_ ? "add into " + assignment_.lhs.tensor().name()
                                 : std::string("fill the statement's sparse workspace")) +
-           ", one per term (their loops: " + (loops.empty() ? std::string("none") : joinNames(loops)) +
+           ", one per term, of the terms indexed by " + var.name() + " (their loops: " +
+           (loops.empty() ? std::string("none") : joinNames(loops)) +
            "); each term's dense workspace is indexed by one of its own loops");
     }
     if (!(precompute.workspaceVar == var)) requireFreshWorkspaceVar(precompute, {});
@@ -403,9 +423,9 @@ class NestedScheduler {
     }
     const std::string& output = assignment_.lhs.tensor().name();
     std::string others = terms.size() == termCount ? ""
-                         : termsAddIntoOutput_     ? "; the terms without a loop over " + var.name() + " add into " +
+                         : termsAddIntoOutput_     ? "; the terms not indexed by " + var.name() + " add into " +
                                                    output + " as they are"
-                                                   : "; the terms without a loop over " + var.name() + " insert as they are";
+                                                   : "; the terms not indexed by " + var.name() + " insert as they are";
     decisions_.push_back(command_->text + ": the statement's terms " +
                          (termsAddIntoOutput_ ? "add into " + output + " (dense)" : std::string("fill one sparse workspace")) +
                          " by loops of their own, so each term over " + var.name() +
@@ -464,6 +484,7 @@ class NestedScheduler {
       nest.relations = relations_;
       nest.precomputes = held->second;
       nest.takenNames = takenNames_;
+      nest.readAs = accessesAsWritten(chain);
       std::vector<IndexVar> enclosing;
       for (const LoopChain* outer = chain.parent; outer; outer = outer->parent)
         for (const auto& loop : outer->loops) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct SignedTerm {
   bool negated = false;
   std::vector<ir::IndexVar> summed;  // its own sums, outermost first
   ir::IndexExpr body;
+  // The accesses of the body as written that termLoopOrder made read
+  // copies in the term's loop order (the original access, the copy's).
+  std::unordered_map<ir::IndexExpr, ir::IndexExpr> readFromCopies;
 };
 
 // The loops that insert `term` into a workspace written `lhs`: its sparse

@@ -220,6 +220,7 @@ tensor C(K, J) : csr
 tensor D(I, L) : csr
 tensor E(L, J) : csr
 tensor F(I, J, M) : csf
+tensor g(L) : dense
 A(i, j) = @RHS
 schedule {
   sparse_workspace(policy = hash)
@@ -230,10 +231,13 @@ schedule {
                                            {"C", randomSparse({16, 25}, 0.2, 9401)},
                                            {"D", randomSparse({21, 14}, 0.2, 9402)},
                                            {"E", randomSparse({14, 25}, 0.2, 9403)},
-                                           {"F", randomSparse({21, 25, 6}, 0.1, 9404)}};
+                                           {"F", randomSparse({21, 25, 6}, 0.1, 9404)},
+                                           {"g", randomDense({14}, 9405)}};
   for (const char* out : {"csr", "dcsr", "csc", "dense"})
+    // (A term not indexed by j, `- 3` or `D(i, l) * g(l)`, inserts as it is.)
     for (const char* rhs : {"B(i, k) * C(k, j) + D(i, l) * E(l, j)", "B(i, k) * C(k, j) * 3 - sum(l, D(i, l) * E(l, j))",
-                            "B(i, k) * C(k, j) - F(i, j, m)"})
+                            "B(i, k) * C(k, j) - F(i, j, m)", "B(i, k) * C(k, j) + D(i, l) * E(l, j) - 3",
+                            "B(i, k) * C(k, j) + D(i, l) * g(l)"})
       for (const char* schedule : {"dense_workspace()", "dense_workspace(j)", "precompute(B(i, k) * C(k, j), j, jw)",
                                    "dense_workspace(m)"}) {
         // (dense_workspace() over csc's last level, i: no term's loops put j
@@ -248,7 +252,7 @@ schedule {
                                  "@SCHEDULE", "dense_workspace(m)");
   std::string decisions = decisionsOf(program);
   EXPECT_TRUE(contains(decisions, "each term over m goes into a dense workspace of its own (-F(i,j,m)); the "
-                                  "terms without a loop over m insert as they are"))
+                                  "terms not indexed by m insert as they are"))
     << decisions;
   rt::Coo a = realMatrix("bcsstk01.mtx");
   expectProgramMatchesReference(replaced(replaced(replaced(terms, "@OUT", "csr"), "@RHS",

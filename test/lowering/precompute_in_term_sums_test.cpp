@@ -91,6 +91,16 @@ std::vector<Case> cases() {
      "precompute(B(j, k) * F(k, l), l, lw)", "forall(j, where(forall(l, Y(j,l) += -w_Y(l))"},
     {"matrix_output_first_row", "Y(j, l) = B(j, k) * F(k, l) + A(i, j) * C(i, l)",
      "precompute(B(j, k) * F(k, l), l, lw)", "forall(j, where(forall(l, Y(j,l) += w_Y(l))"},
+    // Terms not indexed by the workspace's index (a literal; a term that
+    // loops over l as an index of Y only) add into the output as they are
+    // (they had workspaces of their own that nothing sized: "cannot size
+    // workspace w_y_3", located at the statement).
+    {"constant_term_as_it_is", "y(j) = A(i, j) * x(i) + B(j, k) * z(k) + 2", "dense_workspace(j)",
+     "forall(j, y(j) += 2)"},
+    {"sparse_vectors_constant_term", "y(j) = A(i, j) * v(i) + B(j, k) * w(k) - 3", "dense_workspace()",
+     "forall(j, y(j) += -3)"},
+    {"matrix_output_term_not_indexed_by_l", "Y(j, l) = B(j, k) * F(k, l) + A(i, j) * x(i)", "dense_workspace(l)",
+     "forall(i, forall(j, forall(l, Y(j,l) += A(i,j) * x(i))))"},
   };
   std::vector<Case> result;
   uint64_t seed = 9700;
@@ -178,7 +188,7 @@ TEST(PrecomputeInTermSumsExplain, SaysWhereEachWorkspaceGoes) {
   std::string decisions = decisionsOf(program("y(j) = A(i, j) * x(i) + B(j, k) * z(k) - c(j)", "dense_workspace(k)"));
   EXPECT_TRUE(contains(decisions, "dense_workspace(k): the statement's terms add into y (dense) by loops of their own, "
                                   "so each term over k goes into a dense workspace of its own (B(j,k) * z(k)); the "
-                                  "terms without a loop over k add into y as they are, which a loop over k then adds "
+                                  "terms not indexed by k add into y as they are, which a loop over k then adds "
                                   "into y")) << decisions;
   decisions = decisionsOf(program("y(j) = A(i, j) * x(i) + B(j, k) * z(k)", "dense_workspace()"));
   // (The terms' workspaces in the statement's order.)
@@ -201,6 +211,13 @@ TEST(PrecomputeInTermSumsRefusals, WhatNoOneNestFillsIsRefusedAtItsCommand) {
                              "the precomputed expression depends on j, which the rest of");
   expectRefusedAtLastCommand(declarations + "y(j) = A(i, j) * x(i) + B(j, k) * z(k)\n",
                              "precompute(B(j, k) * z(k), i, iw)", "the precomputed expression is not indexed by i");
+  // The one term indexed by j iterates its positions, not j (the literal's
+  // loop over j holds no workspace): the loops named are that term's.
+  expectRefusedAtLastCommand("tensor Y(I, J) : dense\ntensor C(M, I, J) : {dense, dense, compressed}\n"
+                             "Y(i, j) = C(m, i, j) - 3\n",
+                             "pos(j, jp, C(m, i, j))\ndense_workspace()",
+                             "j is no loop of the nests that add into Y, one per term, of the terms indexed by j "
+                             "(their loops: m, i, jp); each term's dense workspace is indexed by one of its own loops");
   expectRefusedAtLastCommand(declarations + "y(j) = A(i, j) * x(i) + B(j, k) * z(k)\n",
                              "precompute(z(k), k, kw)\ndense_workspace(j)",
                              "the whole right-hand side goes into a dense workspace per term, which takes no "

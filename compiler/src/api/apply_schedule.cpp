@@ -1,6 +1,7 @@
 // The scheduling front: turns the checked schedule block of a program into
 // what the lowering stage applies to each statement. Commands it cannot
 // apply yet are refused at their source location, never silently ignored.
+#include <map>
 #include <sstream>
 
 #include "schedule_request.h"
@@ -8,6 +9,8 @@
 #include "tcc/ism/policy_registry.h"
 #include "tcc/ir/index_replace.h"
 #include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_rewriter.h"
+#include "tcc/ir/index_visitor.h"
 #include "tcc/tcc.h"
 
 namespace tcc {
@@ -68,6 +71,43 @@ std::optional<ir::OutputRaceStrategy> raceStrategy(const std::string& name) {
                         OutputRaceStrategy::Workspace})
     if (ir::toString(strategy) == name) return strategy;
   return std::nullopt;
+}
+
+// A schedule's expressions are checked before any statement is known, so
+// their float literals are float64; a statement's take its output's float
+// type (`0.5` in a float32 statement is a float32 literal). A precompute's
+// `0.5 * C(i,j)` names the statement's part only with the statement's
+// literal types, so each float literal takes the type of the statement's
+// float literal of the same value, where there is one.
+class LiteralTypesOfStatement : public ir::IndexNotationRewriter {
+ public:
+  explicit LiteralTypesOfStatement(const ir::IndexExpr& statementRhs) {
+    struct Collect : ir::IndexNotationVisitor {
+      std::map<double, ir::Datatype>* types;
+      using ir::IndexNotationVisitor::visit;
+      void visit(const ir::LiteralNode* node) override {
+        if (ir::isFloat(node->type)) types->emplace(node->floatValue, node->type);
+      }
+    } collect;
+    collect.types = &types_;
+    collect.walk(statementRhs);
+  }
+
+ protected:
+  using ir::IndexNotationRewriter::visit;
+  ir::IndexExpr visit(const ir::LiteralNode* node, const ir::IndexExpr& self) override {
+    if (!ir::isFloat(node->type)) return self;
+    auto found = types_.find(node->floatValue);
+    if (found == types_.end() || found->second == node->type) return self;
+    return ir::LiteralNode::make(node->floatValue, found->second);
+  }
+
+ private:
+  std::map<double, ir::Datatype> types_;
+};
+
+ir::IndexExpr withLiteralTypesOf(const ir::IndexExpr& expr, const ir::IndexStmt& statement) {
+  return LiteralTypesOfStatement(statement.as<ir::AssignmentNode>()->rhs).rewrite(expr);
 }
 
 }  // namespace
@@ -146,8 +186,8 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
         if (ir::toString(candidate) == arguments.at(3).identifier) kind = candidate;
       add(command, ir::BoundRelation{*var, introduce(arguments.at(1).identifier), arguments.at(2).integer, kind});
     } else if (command.name == "precompute" && arguments.size() == 4) {
-      const auto& expression = arguments.at(0).expression;
-      if (!expression) continue;
+      if (!arguments.at(0).expression) continue;
+      const auto expression = std::optional(withLiteralTypesOf(*arguments.at(0).expression, statement));
       const auto* declared = program.findWorkspace(arguments.at(3).identifier);
       if (!declared) refuse(program, command, arguments.at(3).identifier + " is not a declared workspace");
       // Applies to the statement whose right-hand side holds the expression.
@@ -176,7 +216,8 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
       auto index = findVar(arguments.at(1).identifier);
       const auto& expression = arguments.at(0).expression;
       if (!index || !expression) continue;
-      add(command, lowering::PrecomputeCommand{*expression, *index, introduce(arguments.at(2).identifier)});
+      add(command, lowering::PrecomputeCommand{withLiteralTypesOf(*expression, statement), *index,
+                                               introduce(arguments.at(2).identifier)});
     } else if (command.name == "dense_workspace") {
       // The whole right-hand side into a dense workspace over `index`
       // (default: the output's last index in storage order).
