@@ -105,8 +105,8 @@ static std::string emitObject(llvm::Module& module, int optLevel) {
   return std::string(object.data(), object.size());
 }
 
-// The incremental compiler drops the driver's complaints about its
-// arguments, so check the caller's flags against the driver's table first.
+// Checks the caller's flags against the driver's table first, for a message
+// that names the bad flag, and so that no file name slips in as an input.
 static void checkDriverFlags(const std::vector<std::string>& flags) {
   std::vector<const char*> arguments;
   for (const std::string& flag : flags) arguments.push_back(flag.c_str());
