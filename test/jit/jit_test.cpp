@@ -121,6 +121,79 @@ TEST_P(CompileTest, SyntaxErrorRaisesCompileErrorWithDiagnostics) {
   }
 }
 
+struct BrokenSource {
+  const char* what;
+  std::string source;
+  int line;  // where clang reports the first error
+  int column;
+  std::string message;  // clang's words for it
+};
+
+// Line 1 of every broken source: a struct declared inside extern "C" { },
+// as the generated prelude declares the tensor ABI. Clang 16's incremental
+// compiler crashed (in IncrementalParser::CleanUpPTU) instead of reporting
+// any error in a source that had one.
+const std::string kExternCStruct =
+    "extern \"C\" { typedef struct tcc_tensor_like { long long size; double* vals; } tcc_tensor_like; }\n";
+
+std::vector<BrokenSource> brokenSources() {
+  return {
+      {"undeclared identifier in a body",
+       kExternCStruct +
+           "typedef long long int64_t;\n"
+           "extern \"C\" double sqrt(double);\n"
+           "extern \"C\" int kernel(tcc_tensor_like* t) {\n"
+           "  for (int64_t i = 0; i < t->size; ++i) t->vals[i] = sqrt(t->vals[i]) + undeclared_scale;\n"
+           "  return 0;\n"
+           "}\n",
+       5, 73, "use of undeclared identifier 'undeclared_scale'"},
+      {"type error",
+       kExternCStruct +
+           "extern \"C\" int kernel(tcc_tensor_like* t) {\n"
+           "  double* out = t->size;\n"
+           "  return out != nullptr;\n"
+           "}\n",
+       3, 11, "cannot initialize a variable of type 'double *' with an lvalue of type 'long long'"},
+      {"missing semicolon at top level",
+       kExternCStruct +
+           "typedef long long int64_t;\n"
+           "static const int64_t kBlock = 64\n"
+           "extern \"C\" int64_t kernel(int64_t n) { return n / kBlock; }\n",
+       3, 33, "expected ';' after top level declarator"},
+      {"error in a template",
+       kExternCStruct +
+           "template <typename T> T firstValue(const T* values) { return values->missing_member; }\n"
+           "extern \"C\" double kernel(const double* values) { return firstValue(values); }\n",
+       2, 68, "member reference base type 'const double' is not a structure or union"},
+  };
+}
+
+TEST_P(CompileTest, CompileErrorsAreReportedAtTheirLineAndColumnAndTheJitCarriesOn) {
+  for (const BrokenSource& broken : brokenSources()) {
+    SCOPED_TRACE(broken.what);
+    try {
+      compile(broken.source, options());
+      ADD_FAILURE() << "expected CompileError";
+    } catch (const CompileError& error) {
+      const std::string message = error.what();
+      const std::string where = "kernel.cpp:" + std::to_string(broken.line) + ":";
+      if (GetParam() == Backend::ClangInterpreter) {
+        const std::string expected = where + std::to_string(broken.column) + ": error: " + broken.message;
+        EXPECT_NE(message.find(expected), std::string::npos) << "expected '" << expected << "' in:\n" << message;
+      } else {
+        // g++ words (and, for the missing semicolon, places) errors its own way.
+        EXPECT_NE(message.find("kernel.cpp:"), std::string::npos) << message;
+        EXPECT_NE(message.find("error"), std::string::npos) << message;
+      }
+    }
+  }
+  // The same process still compiles and runs a good kernel.
+  CsrMatrix A = randomCsr(700, 500, 0.03, 11);
+  std::vector<double> x = randomVector(500, 12);
+  auto module = compile(spmvKernel(TCC_SOURCE_DIR), options());
+  expectNear(runSpmv(*module, A, x), referenceSpmv(A, x));
+}
+
 TEST_P(CompileTest, UnresolvedExternalRaisesCompileError) {
   const std::string source = R"(
 extern "C" int tcc_jit_test_function_nobody_defines(int);

@@ -1,28 +1,43 @@
-// ClangInterpreter backend, compile half: clang's incremental compiler parses
-// the source and runs the -O<n> pipeline for the host CPU; LLVM then emits
-// the optimized module as an object file in memory. We stop short of the
-// interpreter's own execution engine so that the object can be cached on
-// disk and loaded later without clang (see orc_object_module.cpp).
+// ClangInterpreter backend, compile half: clang parses the source as one
+// in-memory file, kernel.cpp, and runs the -O<n> pipeline for the host CPU;
+// LLVM then emits the optimized module as an object file in memory. The
+// object is loaded with ORC (see orc_object_module.cpp), so it can also be
+// cached on disk and loaded later without clang.
+//
+// A plain CompilerInstance, not clang::Interpreter: clang 16's incremental
+// parser crashes (in IncrementalParser::CleanUpPTU) undoing a source with an
+// error after a struct declared inside extern "C" { }, which the generated
+// prelude has; a one-shot compile needs none of its incremental machinery.
+#include <memory>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticOptions.h>
+#include <clang/CodeGen/CodeGenAction.h>
+#include <clang/Driver/Compilation.h>
+#include <clang/Driver/Driver.h>
+#include <clang/Driver/Job.h>
 #include <clang/Driver/Options.h>
+#include <clang/Driver/Tool.h>
 #include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
-#include <clang/Interpreter/Interpreter.h>
+#include <clang/Lex/PreprocessorOptions.h>
+#include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/MC/SubtargetFeature.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Option/ArgList.h>
 #include <llvm/Option/Option.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
-#include <llvm/MC/SubtargetFeature.h>
 
 #include "binary.h"
 #include "static_initializers.h"
@@ -65,23 +80,8 @@ std::string clangToolchainIdentity() {
   return identity;
 }
 
-static std::string takeErrorMessage(llvm::Error error) { return llvm::toString(std::move(error)); }
-
-// The interpreter calls the source "input_line_0", included from "<<< inputs
-// >>>"; say "kernel.cpp" as the system-compiler backend does.
-static std::string tidyDiagnostics(const std::string& diagnostics) {
-  std::istringstream lines(diagnostics);
-  std::string line, tidy;
-  while (std::getline(lines, line)) {
-    if (line.starts_with("In file included from <<< inputs >>>")) continue;
-    if (line.starts_with("input_line_")) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) line = "kernel.cpp" + line.substr(colon);
-    }
-    tidy += line + "\n";
-  }
-  return tidy;
-}
+// The source's name in diagnostics, as the system-compiler backend says it.
+static constexpr const char* kSourceName = "kernel.cpp";
 
 // Object-file code for the host CPU, as the system compiler would produce
 // with -O<n> -march=native -fPIC.
@@ -105,8 +105,8 @@ static std::string emitObject(llvm::Module& module, int optLevel) {
   return std::string(object.data(), object.size());
 }
 
-// The incremental compiler drops the driver's complaints about its
-// arguments, so check the caller's flags against the driver's table first.
+// Checks the caller's flags against the driver's table first, for a message
+// that names the bad flag, and so that no file name slips in as an input.
 static void checkDriverFlags(const std::vector<std::string>& flags) {
   std::vector<const char*> arguments;
   for (const std::string& flag : flags) arguments.push_back(flag.c_str());
@@ -126,6 +126,76 @@ static void checkDriverFlags(const std::vector<std::string>& flags) {
   }
 }
 
+// The -cc1 arguments of `clang++ ARGUMENTS -x c++ -c kernel.cpp`, from
+// clang's driver, with this program as the driver's path (as clang's
+// incremental compiler builder does; the driver finds its resource folder
+// from it).
+static std::vector<std::string> frontendArguments(std::vector<const char*> arguments) {
+  const std::string program = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  arguments.insert(arguments.begin(), program.c_str());
+  for (const char* input : {"-xc++", "-c", kSourceName}) arguments.push_back(input);
+
+  std::string complaints;
+  llvm::raw_string_ostream complaintStream(complaints);
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> diagnosticOptions(new clang::DiagnosticOptions);
+  clang::DiagnosticsEngine diagnostics(new clang::DiagnosticIDs, diagnosticOptions,
+                                       new clang::TextDiagnosticPrinter(complaintStream, diagnosticOptions.get()));
+  clang::driver::Driver driver(program, llvm::sys::getProcessTriple(), diagnostics);
+  driver.setCheckInputsExist(false);  // the source is in memory
+  std::unique_ptr<clang::driver::Compilation> compilation(driver.BuildCompilation(arguments));
+  complaintStream.flush();
+  if (!compilation || diagnostics.hasErrorOccurred())
+    throw CompileError("tcc::jit: clang rejected the options: " + complaints);
+  const clang::driver::JobList& jobs = compilation->getJobs();
+  const auto* command = jobs.empty() ? nullptr : llvm::dyn_cast<clang::driver::Command>(&*jobs.begin());
+  if (!command || llvm::StringRef(command->getCreator().getName()) != "clang")
+    throw CompileError("tcc::jit: clang's driver planned no compile job for the options");
+  std::vector<std::string> frontend(command->getArguments().begin(), command->getArguments().end());
+  if (!frontend.empty() && frontend.front() == "-cc1") frontend.erase(frontend.begin());
+  return frontend;
+}
+
+// Parses `source` as kernel.cpp and runs the optimization pipeline; the
+// module lives in `context`. Throws CompileError with clang's diagnostics.
+static std::unique_ptr<llvm::Module> compileToModule(const std::string& source,
+                                                     const std::vector<std::string>& frontendFlags,
+                                                     llvm::LLVMContext& context) {
+  std::string diagnostics;
+  llvm::raw_string_ostream diagnosticStream(diagnostics);
+  clang::CompilerInstance compiler;
+  {
+    std::vector<const char*> flags;
+    for (const std::string& flag : frontendFlags) flags.push_back(flag.c_str());
+    llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> options(new clang::DiagnosticOptions);
+    clang::DiagnosticsEngine flagDiagnostics(new clang::DiagnosticIDs, options,
+                                             new clang::TextDiagnosticPrinter(diagnosticStream, options.get()));
+    if (!clang::CompilerInvocation::CreateFromArgs(compiler.getInvocation(), flags, flagDiagnostics)) {
+      diagnosticStream.flush();
+      throw CompileError("tcc::jit: clang rejected the options: " + diagnostics);
+    }
+  }
+  // Created after the flags are read, so that -W flags apply.
+  compiler.createDiagnostics(new clang::TextDiagnosticPrinter(diagnosticStream, &compiler.getDiagnosticOpts()),
+                             /*ShouldOwnClient=*/true);
+  // The driver asks the frontend to leak its state at exit, as a compiler
+  // process may; this one lives on.
+  compiler.getFrontendOpts().DisableFree = false;
+  compiler.getCodeGenOpts().DisableFree = false;
+  // Not "N errors generated." on stderr: the diagnostics go to the caller.
+  compiler.setVerboseOutputStream(std::make_unique<llvm::raw_null_ostream>());
+  compiler.getPreprocessorOpts().addRemappedFile(
+      kSourceName, llvm::MemoryBuffer::getMemBufferCopy(source, kSourceName).release());
+
+  clang::EmitLLVMOnlyAction action(&context);
+  const bool compiled = compiler.ExecuteAction(action);
+  std::unique_ptr<llvm::Module> module = action.takeModule();
+  diagnosticStream.flush();
+  if (!compiled || compiler.getDiagnostics().hasErrorOccurred())
+    throw CompileError(diagnostics.empty() ? "tcc::jit: clang failed without a diagnostic" : diagnostics);
+  if (!module) throw CompileError("tcc::jit: clang produced no code for the source");
+  return module;
+}
+
 std::string buildObjectWithClang(const std::string& source, const CompileOptions& options) {
   initializeNativeTarget();
   checkDriverFlags(options.extraFlags);
@@ -142,33 +212,12 @@ std::string buildObjectWithClang(const std::string& source, const CompileOptions
   arguments.push_back(options.openmp ? "-fopenmp" : "-fopenmp-simd");
   for (const std::string& flag : options.extraFlags) arguments.push_back(flag.c_str());
 
-  auto instance = clang::IncrementalCompilerBuilder::create(arguments);
-  if (!instance) throw CompileError("tcc::jit: clang rejected the options: " + takeErrorMessage(instance.takeError()));
-
-  // The stream outlives the interpreter, which reports into it.
-  std::string diagnostics;
-  llvm::raw_string_ostream diagnosticStream(diagnostics);
-  (*instance)->getDiagnostics().setClient(
-      new clang::TextDiagnosticPrinter(diagnosticStream, &(*instance)->getDiagnosticOpts()), /*ShouldOwnClient=*/true);
-
-  std::string object;
-  {
-    auto interpreter = clang::Interpreter::create(std::move(*instance));
-    if (!interpreter) throw CompileError("tcc::jit: cannot start clang: " + takeErrorMessage(interpreter.takeError()));
-    auto unit = (*interpreter)->Parse(source);
-    if (!unit) {
-      std::string message = takeErrorMessage(unit.takeError());
-      diagnosticStream.flush();
-      throw CompileError(diagnostics.empty() ? message : tidyDiagnostics(diagnostics));
-    }
-    if (!unit->TheModule) throw CompileError("tcc::jit: clang produced no code for the source");
-    // The module lives in the interpreter's LLVM context, so it must go first
-    // (declared after the interpreter), also when an exception unwinds.
-    std::unique_ptr<llvm::Module> module = std::move(unit->TheModule);
-    moveStaticInitializersIntoRunners(*module);
-    object = emitObject(*module, options.optLevel);
-  }
-  return object;
+  // The module lives in the context, so it must go first (declared after it),
+  // also when an exception unwinds.
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = compileToModule(source, frontendArguments(arguments), context);
+  moveStaticInitializersIntoRunners(*module);
+  return emitObject(*module, options.optLevel);
 }
 
 }  // namespace tcc::jit

@@ -8,8 +8,8 @@
 // -rdynamic / ENABLE_EXPORTS, or they must live in a loaded shared library).
 //
 // Two backends produce the same code:
-//  - ClangInterpreter: clang's incremental compiler (Clang 16) parses and
-//    optimizes the source at -O<optLevel> for the host CPU; LLVM compiles it
+//  - ClangInterpreter: clang (Clang 16, linked in) parses and optimizes
+//    the source at -O<optLevel> for the host CPU; LLVM compiles it
 //    to an object file in memory, and ORC loads that object. No external
 //    program runs.
 //  - SystemCompiler: `$CXX` (default `c++`) -O<optLevel> -march=native
