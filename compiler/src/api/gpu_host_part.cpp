@@ -233,6 +233,10 @@ class HostInterpreter {
       // Any other device array: copied, not kept.
       return integerValue(hostPositionsOf(readArray(pos.pointer, segments + 1))->longest, call->type);
     }
+    if (const auto* call = expr.as<imp::Call>(); call && call->name == lowering::kSaturatingMulCall &&
+                                                 call->args.size() == 2)
+      return integerValue(lowering::saturatingMul(eval(call->args[0]).asInteger(), eval(call->args[1]).asInteger()),
+                          call->type);
     throw Error("the GPU launcher cannot evaluate " + imp::toString(expr));
   }
 
