@@ -84,6 +84,16 @@ static inline int64_t tcc_lower_bound(const int32_t* crd, int64_t begin, int64_t
   return begin;
 }
 
+// a * b, or the int64 limit on the product's side where it would overflow
+// (the products of the rules that pick a kernel per input; the launcher's
+// saturatingMul in tcc/lowering/gpu_kernels.h; a template, as
+// tcc_longest_segment: a unit that never calls it compiles without a warning).
+template <typename = void> static inline int64_t tcc_saturating_mul(int64_t a, int64_t b) {
+  const int64_t most = 9223372036854775807LL, least = -most - 1;
+  if (a > 0 ? (b > 0 ? a > most / b : b < least / a) : (b > 0 ? a < least / b : (a != 0 && b < most / a)))
+    return (a < 0) != (b < 0) ? least : most;
+  return a * b;
+}
 // The most positions any of `segments` segments of a pos array holds (the
 // longest row). The cuda target's host part reads a host copy of a device
 // array (codegen_cuda.cpp); the lowered IR of such a host part, run on the

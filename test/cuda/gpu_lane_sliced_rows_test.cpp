@@ -65,7 +65,8 @@ TEST(GpuLaneSlicedRows, TheDefaultMappingPicksAThreadOrAWarpARowByTheRowLengths)
   EXPECT_TRUE(contains(lowered.cuda, "A_rows_on_warps")) << lowered.cuda;
   const CompiledStatement& statement = lowered.statements.at(0);
   EXPECT_TRUE(std::any_of(statement.decisions.begin(), statement.decisions.end(), [](const std::string& line) {
-    return contains(line, "a warp a row, its columns cut among the lanes, when A's rows hold at least 32");
+    return contains(line, "a warp a row (its columns cut among the lanes) where nonzeros >= 32 * rows or "
+                               "A_split_nonzeros; a thread a row otherwise. A_split_nonzeros: ");
   }));
   SerialGpuIr serial(statement);
   if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";

@@ -133,12 +133,15 @@ TEST(NonzeroSplit, CsrSpmmGetsAWarpPerShareAndTileBesideTheTiles) {
   EXPECT_TRUE(contains(all, "nonzero-split GPU mapping: A's nonzeros in shares of 32, a warp per (share, tile of 32 "
                             "k), a column per lane")) << all;
   EXPECT_TRUE(contains(all, "nonzero-split GPU mapping: A's nonzeros in shares of 16")) << all;
-  EXPECT_TRUE(contains(all, "per input: the nonzero split where A's longest row holds at least 256 nonzeros "
-                            "and at least 32 times the mean row")) << all;
+  EXPECT_TRUE(contains(all, "per input: nonzero split, shares of 32 where A_long_row_split and nonzeros > 131072; "
+                            "nonzero split, shares of 16 where A_long_row_split or A_few_long_rows;")) << all;
+  EXPECT_TRUE(contains(all, "; A_split_nonzeros: the longest row >= 256 and the longest row * rows >= 32 * "
+                            "nonzeros (")) << all;
   // The printed launcher computes the rule and launches one of the five.
   EXPECT_TRUE(contains(lowered.cuda, "int64_t A_longest_row = tcc_longest_segment(")) << lowered.cuda;
-  EXPECT_TRUE(contains(lowered.cuda, "bool A_split_nonzeros = ((A_longest_row >= 256LL) && ((A_longest_row * "
-                                     "(int64_t)(A->dims[0])) >= (32LL * A_nonzeros)));")) << lowered.cuda;
+  EXPECT_TRUE(contains(lowered.cuda, "bool A_split_nonzeros = ((A_longest_row >= 256LL) && "
+                                     "(tcc_saturating_mul(A_longest_row, (int64_t)(A->dims[0])) >= "
+                                     "tcc_saturating_mul(32LL, A_nonzeros)));")) << lowered.cuda;
   EXPECT_TRUE(contains(lowered.cuda, "if (A_split_in_32s) {")) << lowered.cuda;
   const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
   ASSERT_EQ(function.kernels.size(), 5u);

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <set>
+#include <stdexcept>
+#include <unordered_map>
 
 #include "tcc/ir/imperative_printer.h"
 #include "tcc/ir/imperative_visitor.h"
@@ -15,6 +18,12 @@ namespace imp = ir::imp;
 
 namespace {
 
+// Type::isFloat, inline: the interpreter asks it of every value it reads.
+inline bool isReal(imp::Type type) {
+  return !type.isPointer && (type.kind == imp::ScalarKind::Float16 || type.kind == imp::ScalarKind::Float32 ||
+                             type.kind == imp::ScalarKind::Float64);
+}
+
 // A scalar or pointer value of the host part.
 struct Value {
   imp::Type type;
@@ -25,8 +34,8 @@ struct Value {
   // reads it from a copy, see HostPositions).
   const tcc_tensor* posTensor = nullptr;
   int posLevel = -1;
-  double asReal() const { return type.isFloat() ? real : static_cast<double>(integer); }
-  int64_t asInteger() const { return type.isFloat() ? static_cast<int64_t>(real) : integer; }
+  double asReal() const { return isReal(type) ? real : static_cast<double>(integer); }
+  int64_t asInteger() const { return isReal(type) ? static_cast<int64_t>(real) : integer; }
 };
 
 Value integerValue(int64_t v, imp::Type type) { return Value{type, v, 0, nullptr}; }
@@ -34,19 +43,78 @@ Value realValue(double v, imp::Type type) { return Value{type, 0, v, nullptr}; }
 
 Value convert(const Value& value, imp::Type type) {
   if (type.isPointer) return Value{type, 0, 0, value.pointer, value.posTensor, value.posLevel};
-  if (type.isFloat()) return realValue(type.kind == imp::ScalarKind::Float32 ? static_cast<float>(value.asReal()) : value.asReal(), type);
+  if (isReal(type)) return realValue(type.kind == imp::ScalarKind::Float32 ? static_cast<float>(value.asReal()) : value.asReal(), type);
   int64_t v = value.asInteger();
   if (type.kind == imp::ScalarKind::Int32) v = static_cast<int32_t>(v);
   if (type.kind == imp::ScalarKind::Bool) v = v != 0;
   return integerValue(v, type);
 }
 
+// A host part's variables, a slot each name, resolved once per host part
+// and kept for its next runs: a run reads and writes a variable through its
+// Var node's slot, comparing and copying no names (the default SpMM's rule
+// alone reads some fifty variables a run, and a launch costs a few
+// microseconds more per map of names).
+struct VariableSlots {
+  static constexpr size_t kNone = ~size_t(0);
+  std::unordered_map<const imp::Var*, size_t> byNode;
+  std::unordered_map<std::string, size_t> byName;
+  // What was resolved, held so that no node keyed above is freed (and its
+  // address reused) while the slots are kept.
+  imp::Stmt body;
+  std::vector<imp::Expr> kernelExprs;
+
+  size_t slotOf(const imp::Var* var) const {
+    if (auto found = byNode.find(var); found != byNode.end()) return found->second;
+    // (A node not resolved, of another function that shares this body.)
+    auto named = byName.find(var->name);
+    return named == byName.end() ? kNone : named->second;
+  }
+};
+
+class SlotResolver : public imp::IRVisitor {
+ public:
+  explicit SlotResolver(VariableSlots& slots) : slots_(slots) {}
+  using imp::IRVisitor::visit;
+  void visit(const imp::Var* op) override {
+    slots_.byNode.emplace(op, slots_.byName.try_emplace(op->name, slots_.byName.size()).first->second);
+  }
+
+ private:
+  VariableSlots& slots_;
+};
+
+// The slots of `function`'s host part and of what its launches evaluate
+// (each kernel's loop bounds, parameters and scratch sizes), by its body.
+std::shared_ptr<const VariableSlots> variableSlotsOf(const lowering::GpuFunction& function) {
+  static std::mutex mutex;
+  static std::unordered_map<const imp::StmtNode*, std::shared_ptr<const VariableSlots>> kept;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto found = kept.find(function.host.body.get()); found != kept.end()) return found->second;
+  auto slots = std::make_shared<VariableSlots>();
+  SlotResolver resolver(*slots);
+  slots->body = function.host.body;
+  if (slots->body.defined()) slots->body.accept(resolver);
+  for (const auto& kernel : function.kernels) {
+    if (const auto* loop = kernel.loop.as<imp::For>())
+      slots->kernelExprs.insert(slots->kernelExprs.end(), {loop->begin, loop->end});
+    slots->kernelExprs.insert(slots->kernelExprs.end(), kernel.parameters.begin(), kernel.parameters.end());
+    for (const auto& scratch : kernel.scratch) slots->kernelExprs.push_back(scratch.entriesPerThread);
+  }
+  for (const auto& expr : slots->kernelExprs)
+    if (expr.defined()) expr.accept(resolver);
+  if (kept.size() >= 256) kept.clear();  // (the programs of a long-running process come and go)
+  kept.emplace(function.host.body.get(), slots);
+  return slots;
+}
+
 class HostInterpreter {
  public:
   HostInterpreter(const lowering::GpuFunction& function, const std::vector<tcc_tensor*>& tensors,
                   const HostPartDevice& device)
-      : function_(function), device_(device) {
-    for (size_t k = 0; k < tensors.size(); ++k) tensors_[function.host.parameters[k].name] = tensors[k];
+      : function_(function), device_(device), slots_(variableSlotsOf(function)),
+        values_(slots_->byName.size()), assigned_(slots_->byName.size(), false) {
+    for (size_t k = 0; k < tensors.size(); ++k) tensors_.push_back({&function.host.parameters[k].name, tensors[k]});
   }
 
   // Runs a statement; returns true when it returned (status in status_).
@@ -57,14 +125,14 @@ class HostInterpreter {
       return false;
     }
     if (const auto* declare = stmt.as<imp::Declare>()) {
-      variables_[declare->var.as<imp::Var>()->name] =
-          declare->init.defined() ? convert(eval(declare->init), declare->var.type()) : Value{declare->var.type()};
+      setVariable(declare->var.as<imp::Var>(), declare->init.defined() ? convert(eval(declare->init), declare->var.type())
+                                                                       : Value{declare->var.type()});
       return false;
     }
     if (const auto* assign = stmt.as<imp::Assign>()) {
       Value value = eval(assign->value);
       if (assign->hasCompound) value = binary(assign->compound, eval(assign->var), value, assign->var.type());
-      variables_[assign->var.as<imp::Var>()->name] = convert(value, assign->var.type());
+      setVariable(assign->var.as<imp::Var>(), convert(value, assign->var.type()));
       return false;
     }
     if (const auto* branch = stmt.as<imp::If>()) {
@@ -88,11 +156,11 @@ class HostInterpreter {
       value.pointer = outputArray                                     ? device_.allocateOutput(bytes)
                       : allocate->zeroInitialize || !device_.allocate ? device_.allocateZeroed(bytes)
                                                                       : device_.allocate(bytes);
-      variables_[buffer->name] = value;
+      setVariable(buffer, value);
       return false;
     }
     if (const auto* property = stmt.as<imp::SetTensorProperty>()) {
-      tcc_tensor* tensor = tensors_.at(property->tensor);
+      tcc_tensor* tensor = tensorNamed(property->tensor);
       Value value = eval(property->value);
       switch (property->field) {
         case imp::TensorField::Pos: tensor->levels[property->index].pos = static_cast<long long*>(value.pointer); break;
@@ -111,7 +179,7 @@ class HostInterpreter {
       const lowering::GpuIntrinsicCall* call = function_.intrinsicCall(intrinsic);
       if (!call) throw Error("internal: intrinsic '" + intrinsic->name + "' is not listed in its GPU function");
       std::map<std::string, tcc_tensor*> operands;
-      for (const auto& name : intrinsic->tensors) operands[name] = tensors_.at(name);
+      for (const auto& name : intrinsic->tensors) operands[name] = tensorNamed(name);
       if (int32_t result = device_.intrinsic(*call, operands)) {
         status = result;
         return true;
@@ -147,7 +215,7 @@ class HostInterpreter {
     for (size_t k = 0; k < kernel.parameters.size(); ++k) {
       const imp::Expr& parameter = kernel.parameters[k];
       if (isScratch(kernel, k)) continue;  // the device's to fill
-      Value value = convert(variable(parameter.as<imp::Var>()->name), parameter.type());
+      Value value = convert(variable(parameter.as<imp::Var>()), parameter.type());
       void* slot = storage[k].data();
       imp::Type type = parameter.type();
       if (type.isPointer) {
@@ -204,22 +272,41 @@ class HostInterpreter {
                                                                                          : 4;
   }
 
-  const Value& variable(const std::string& name) const {
-    auto found = variables_.find(name);
-    if (found == variables_.end()) throw Error("the GPU launcher has no value for " + name);
+  const Value& variable(const imp::Var* var) const {
+    if (size_t slot = slots_->slotOf(var); slot != VariableSlots::kNone) {
+      if (!assigned_[slot]) throw Error("the GPU launcher has no value for " + var->name);
+      return values_[slot];
+    }
+    auto found = others_.find(var->name);
+    if (found == others_.end()) throw Error("the GPU launcher has no value for " + var->name);
     return found->second;
+  }
+
+  void setVariable(const imp::Var* var, Value value) {
+    if (size_t slot = slots_->slotOf(var); slot != VariableSlots::kNone) {
+      values_[slot] = std::move(value);
+      assigned_[slot] = true;
+      return;
+    }
+    others_[var->name] = std::move(value);
+  }
+
+  tcc_tensor* tensorNamed(const std::string& name) const {
+    for (const auto& [parameter, tensor] : tensors_)
+      if (*parameter == name) return tensor;
+    throw std::out_of_range("the GPU launcher has no tensor " + name);
   }
 
   Value eval(const imp::Expr& expr) {
     if (const auto* imm = expr.as<imp::IntImm>()) return integerValue(imm->value, imm->type);
     if (const auto* imm = expr.as<imp::FloatImm>()) return realValue(imm->value, imm->type);
-    if (const auto* var = expr.as<imp::Var>()) return variable(var->name);
+    if (const auto* var = expr.as<imp::Var>()) return variable(var);
     if (const auto* cast = expr.as<imp::Cast>()) return convert(eval(cast->value), cast->type);
     if (const auto* op = expr.as<imp::Binary>()) return binary(op->op, eval(op->a), eval(op->b), op->type);
     if (const auto* op = expr.as<imp::Unary>()) {
       Value a = eval(op->a);
       if (op->op == imp::UnaryOp::Not) return integerValue(!a.asInteger(), imp::Type::bool_());
-      return a.type.isFloat() ? realValue(-a.real, a.type) : integerValue(-a.integer, a.type);
+      return isReal(a.type) ? realValue(-a.real, a.type) : integerValue(-a.integer, a.type);
     }
     if (const auto* op = expr.as<imp::Select>()) return eval(op->condition).asInteger() ? eval(op->ifTrue) : eval(op->ifFalse);
     if (const auto* field = expr.as<imp::TensorProperty>()) return tensorField(*field);
@@ -233,6 +320,10 @@ class HostInterpreter {
       // Any other device array: copied, not kept.
       return integerValue(hostPositionsOf(readArray(pos.pointer, segments + 1))->longest, call->type);
     }
+    if (const auto* call = expr.as<imp::Call>(); call && call->name == lowering::kSaturatingMulCall &&
+                                                 call->args.size() == 2)
+      return integerValue(lowering::saturatingMul(eval(call->args[0]).asInteger(), eval(call->args[1]).asInteger()),
+                          call->type);
     throw Error("the GPU launcher cannot evaluate " + imp::toString(expr));
   }
 
@@ -299,7 +390,7 @@ class HostInterpreter {
   }
 
   Value tensorField(const imp::TensorProperty& field) {
-    const tcc_tensor* tensor = tensors_.at(field.tensor);
+    const tcc_tensor* tensor = tensorNamed(field.tensor);
     switch (field.field) {
       case imp::TensorField::Dim: return integerValue(tensor->dims[field.index], field.type);
       case imp::TensorField::Pos: return Value{field.type, 0, 0, tensor->levels[field.index].pos, tensor, field.index};
@@ -312,7 +403,7 @@ class HostInterpreter {
 
   static Value binary(imp::BinaryOp op, const Value& a, const Value& b, imp::Type type) {
     using imp::BinaryOp;
-    bool real = a.type.isFloat() || b.type.isFloat();
+    bool real = isReal(a.type) || isReal(b.type);
     if (imp::isComparison(op) || op == BinaryOp::And || op == BinaryOp::Or) {
       bool result = false;
       double x = a.asReal(), y = b.asReal();
@@ -358,8 +449,11 @@ class HostInterpreter {
 
   const lowering::GpuFunction& function_;
   const HostPartDevice& device_;
-  std::map<std::string, tcc_tensor*> tensors_;
-  std::map<std::string, Value> variables_;
+  std::vector<std::pair<const std::string*, tcc_tensor*>> tensors_;  // by the host part's parameter names
+  std::shared_ptr<const VariableSlots> slots_;
+  std::vector<Value> values_;
+  std::vector<bool> assigned_;
+  std::map<std::string, Value> others_;  // variables of no slot
   std::map<std::pair<const tcc_tensor*, int>, std::shared_ptr<const HostPositions>> positions_;
 };
 

@@ -133,6 +133,16 @@ template <typename T> static inline T tcc_read_device(const T* array, int64_t in
   if (cudaMemcpy(&value, array + index, sizeof(T), cudaMemcpyDeviceToHost) != cudaSuccess) tcc_device_read_failed = true;
   return value;
 }
+// a * b, or the int64 limit on the product's side where it would overflow
+// (the products of the rules that pick a kernel per input; the launcher's
+// saturatingMul in tcc/lowering/gpu_kernels.h; a template, as
+// tcc_longest_segment: a unit that never calls it compiles without a warning).
+template <typename = void> static inline int64_t tcc_saturating_mul(int64_t a, int64_t b) {
+  const int64_t most = 9223372036854775807LL, least = -most - 1;
+  if (a > 0 ? (b > 0 ? a > most / b : b < least / a) : (b > 0 ? a < least / b : (a != 0 && b < most / a)))
+    return (a < 0) != (b < 0) ? least : most;
+  return a * b;
+}
 // The most positions any of `segments` segments of a device pos array
 // holds (the longest row), from a host copy of the array (a template, as
 // tcc_read_device: a unit that never calls it compiles without a warning).

@@ -10,6 +10,7 @@
 #include "tcc/lowering/gpu_spmm_mappings.h"
 #include "tcc/lowering/lower.h"
 #include "../access_occurrences.h"
+#include "gpu_input_rules.h"
 
 namespace tcc::lowering {
 
@@ -554,40 +555,47 @@ std::optional<BalancedGpuMapping> laneSlicedGpuMapping(const ir::IndexStmt& assi
   return mapping;
 }
 
+rules::Condition balancedRowClause() {
+  using namespace rules;
+  static const Condition skewed =
+      clause("split_nonzeros", longestRow >= kBalancedLongestRow && longestRow * rows >= kBalancedSkew * nonzeros);
+  return skewed;
+}
+
+bool balancedRowRule(int64_t longestRow, int64_t rows, int64_t nonzeros) {
+  return rules::Rule::holds(balancedRowClause(), {rows, nonzeros, longestRow, 0});
+}
+
+namespace {
+
+// The rule, written once: laneSlicedRowRule evaluates it,
+// chooseLaneSlicedRows's host part computes it, explain prints it
+// (gpu_input_rules.h).
+const rules::Rule& laneSlicedRule() {
+  static const rules::Rule rule = [] {
+    using namespace rules;
+    Rule rule("a thread or a warp a row of the output, by {A}'s row lengths", "a thread a row");
+    Condition skewed = rule.clause(balancedRowClause());
+    rule.choose(rule.clause("rows_on_warps", nonzeros >= kLaneSlicedMeanRow * rows || skewed),
+                "a warp a row (its columns cut among the lanes)");
+    return rule;
+  }();
+  return rule;
+}
+
+}  // namespace
+
 bool laneSlicedRowRule(int64_t longestRow, int64_t rows, int64_t nonzeros) {
-  return nonzeros >= kLaneSlicedMeanRow * rows || balancedRowRule(longestRow, rows, nonzeros);
+  return laneSlicedRule().choose({rows, nonzeros, longestRow, 0}) == 0;
 }
 
-ir::imp::Expr laneSlicedRowCondition(const std::string& matrix, std::vector<ir::imp::Stmt>& statements) {
-  namespace imp = ir::imp;
-  imp::Type int64 = imp::Type::int64();
-  // (The skewed-row half of the rule, and the longest row and nonzeros it reads.)
-  const size_t comment = statements.size();
-  imp::Expr skewed = balancedRowCondition(matrix, statements);
-  statements[comment] = imp::Comment::make("a thread or a warp a row of the output, by " + matrix + "'s row lengths (" +
-                                          laneSlicedRuleText(matrix) + ")");
-  imp::Expr rows = imp::Cast::make(int64, imp::TensorProperty::make(matrix, imp::TensorField::Dim, 0, imp::Type::int32()));
-  imp::Expr nonzeros = imp::Var::make(matrix + "_nonzeros", int64);
-  imp::Expr longRows = imp::Binary::make(imp::BinaryOp::Ge, nonzeros,
-                                         imp::Binary::make(imp::BinaryOp::Mul,
-                                                           imp::IntImm::make(kLaneSlicedMeanRow, int64), rows));
-  imp::Expr lanes = imp::Var::make(matrix + "_rows_on_warps", imp::Type::bool_());
-  statements.push_back(imp::Declare::make(lanes, imp::Binary::make(imp::BinaryOp::Or, longRows, skewed)));
-  return lanes;
-}
-
-std::string laneSlicedRuleText(const std::string& matrix) {
-  return "a warp a row, its columns cut among the lanes, when " + matrix + "'s rows hold at least " +
-         std::to_string(kLaneSlicedMeanRow) + " nonzeros on average, or its longest row at least " +
-         std::to_string(kBalancedLongestRow) + " and at least " + std::to_string(kBalancedSkew) +
-         " times the mean row; a thread a row otherwise";
-}
+std::string laneSlicedRuleText(const std::string& matrix) { return laneSlicedRule().text({matrix, ""}); }
 
 ir::imp::Function chooseLaneSlicedRows(const ir::imp::Function& rows, const ir::imp::Function& lanes,
                                        const std::string& matrix) {
-  std::vector<ir::imp::Stmt> body;
-  ir::imp::Expr condition = laneSlicedRowCondition(matrix, body);
-  body.push_back(ir::imp::If::make(condition, lanes.body, rows.body));
+  const rules::Inputs inputs{matrix, ""};
+  std::vector<ir::imp::Stmt> body = laneSlicedRule().hostStatements(inputs);
+  body.push_back(ir::imp::If::make(laneSlicedRule().conditionOf(0, inputs), lanes.body, rows.body));
   ir::imp::Function result = rows;
   result.body = ir::imp::Block::make(body);
   keepDeviceBuffersOf(lanes, result);
@@ -604,38 +612,6 @@ void keepDeviceBuffersOf(const ir::imp::Function& alternative, ir::imp::Function
     if (std::none_of(chooser.gpuSharedWorkspaces.begin(), chooser.gpuSharedWorkspaces.end(),
                      [&](const auto& kept) { return nameOf(kept) == nameOf(workspace); }))
       chooser.gpuSharedWorkspaces.push_back(workspace);
-}
-
-bool balancedRowRule(int64_t longestRow, int64_t rows, int64_t nonzeros) {
-  return longestRow >= kBalancedLongestRow && longestRow * rows >= kBalancedSkew * nonzeros;
-}
-
-ir::imp::Expr balancedRowCondition(const std::string& matrix, std::vector<ir::imp::Stmt>& statements) {
-  namespace imp = ir::imp;
-  imp::Type int64 = imp::Type::int64();
-  imp::Expr pos = imp::TensorProperty::make(matrix, imp::TensorField::Pos, 1, imp::Type::pointerTo(int64));
-  imp::Expr rows = imp::Cast::make(int64, imp::TensorProperty::make(matrix, imp::TensorField::Dim, 0, imp::Type::int32()));
-  imp::Expr longest = imp::Var::make(matrix + "_longest_row", int64);
-  imp::Expr nonzeros = imp::Var::make(matrix + "_nonzeros", int64);
-  imp::Expr balanced = imp::Var::make(matrix + "_split_nonzeros", imp::Type::bool_());
-  statements.push_back(imp::Comment::make("the rows of " + matrix + " or its nonzeros, by its row lengths (" +
-                                          balancedRuleText(matrix) + ")"));
-  statements.push_back(imp::Declare::make(longest, imp::Call::make(kLongestSegmentCall, {pos, rows}, int64)));
-  statements.push_back(imp::Declare::make(
-      nonzeros, imp::Binary::make(imp::BinaryOp::Sub, imp::Load::make(pos, rows),
-                                  imp::Load::make(pos, imp::IntImm::make(0, int64)))));
-  imp::Expr longEnough = imp::Binary::make(imp::BinaryOp::Ge, longest, imp::IntImm::make(kBalancedLongestRow, int64));
-  imp::Expr skewed = imp::Binary::make(imp::BinaryOp::Ge, imp::Binary::make(imp::BinaryOp::Mul, longest, rows),
-                                       imp::Binary::make(imp::BinaryOp::Mul, imp::IntImm::make(kBalancedSkew, int64),
-                                                         nonzeros));
-  statements.push_back(imp::Declare::make(balanced, imp::Binary::make(imp::BinaryOp::And, longEnough, skewed)));
-  return balanced;
-}
-
-std::string balancedRuleText(const std::string& matrix) {
-  return "the nonzero split runs when " + matrix + "'s longest row holds at least " +
-         std::to_string(kBalancedLongestRow) + " nonzeros and at least " + std::to_string(kBalancedSkew) +
-         " times the mean row, the row mapping otherwise; the longest row is counted once per device tensor";
 }
 
 }  // namespace tcc::lowering

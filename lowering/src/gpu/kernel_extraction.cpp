@@ -123,7 +123,7 @@ class HostCodeCheck : public IRVisitor {
       throw LoweringError("intrinsic '" + op->name + "' has no CUDA expansion; it runs on the cpu target only");
   }
   void visit(const Call* op) override {
-    if (op->name == kLongestSegmentCall) return IRVisitor::visit(op);
+    if (op->name == kLongestSegmentCall || op->name == kSaturatingMulCall) return IRVisitor::visit(op);
     if (!kernels_.count(op->name)) refuse("calls " + op->name);
   }
 

@@ -31,10 +31,12 @@
 #include "tcc/lowering/gpu_spmm_mappings.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "tcc/ir/index_queries.h"
 #include "tcc/lowering/gpu_default_mapping.h"
 #include "tcc/lowering/gpu_kernels.h"
+#include "gpu_input_rules.h"
 
 namespace tcc::lowering {
 
@@ -114,16 +116,43 @@ std::string toString(SpmmKernel kernel) {
   return "";
 }
 
+namespace {
+
+// The rule, written once: spmmKernelRule evaluates it, chooseSpmmKernel's
+// host part computes it, explain prints it (gpu_input_rules.h). Each
+// choice's outcome is its kernel's name.
+const rules::Rule& spmmRule() {
+  static const rules::Rule rule = [] {
+    using namespace rules;
+    Rule rule("the SpMM kernel by {A}'s rows and {C}'s columns", toString(SpmmKernel::Tiles64));
+    Condition skewed = rule.clause(balancedRowClause());
+    // A long, skewed row whose walk outweighs the rest of the work.
+    Condition longSplit =
+        rule.clause("long_row_split", skewed && nonzeros * columns < kSplitWorkPerLongestRow * longestRow);
+    Condition fewRows = rule.clause("few_long_rows",
+                                    rows * columns <= kFewRowWork && nonzeros >= kLongMeanRow * rows && rows > 0);
+    Condition manyShortRows = rows >= kManyRows && longestRow < kLongRowForOtherTiles;
+    rule.choose(rule.clause("split_in_32s", longSplit && nonzeros > kSmallSplit), toString(SpmmKernel::Split32));
+    rule.choose(rule.clause("split_in_16s", longSplit || fewRows), toString(SpmmKernel::Split16));
+    rule.choose(rule.clause("tiles_of_32", manyShortRows && columns <= 32), toString(SpmmKernel::Tiles32));
+    rule.choose(rule.clause("tiles_of_128", manyShortRows && columns > 64), toString(SpmmKernel::Tiles128));
+    return rule;
+  }();
+  return rule;
+}
+
+SpmmKernel kernelNamed(const std::string& name) {
+  for (SpmmKernel kernel : {SpmmKernel::Tiles32, SpmmKernel::Tiles64, SpmmKernel::Tiles128, SpmmKernel::Split16,
+                            SpmmKernel::Split32})
+    if (toString(kernel) == name) return kernel;
+  throw std::logic_error("the SpMM rule names no kernel '" + name + "'");
+}
+
+}  // namespace
+
 SpmmKernel spmmKernelRule(const SpmmStatistics& m) {
-  bool longSplit = balancedRowRule(m.longestRow, m.rows, m.nonzeros) &&
-                   m.nonzeros * m.columns < kSplitWorkPerLongestRow * m.longestRow;
-  bool fewRows = m.rows * m.columns <= kFewRowWork && m.nonzeros >= kLongMeanRow * m.rows && m.rows > 0;
-  if (longSplit && m.nonzeros > kSmallSplit) return SpmmKernel::Split32;
-  if (longSplit || fewRows) return SpmmKernel::Split16;
-  if (m.rows < kManyRows || m.longestRow >= kLongRowForOtherTiles) return SpmmKernel::Tiles64;
-  if (m.columns <= 32) return SpmmKernel::Tiles32;
-  if (m.columns > 64) return SpmmKernel::Tiles128;
-  return SpmmKernel::Tiles64;
+  const rules::Rule& rule = spmmRule();
+  return kernelNamed(rule.outcomeOf(rule.choose({m.rows, m.nonzeros, m.longestRow, m.columns})));
 }
 
 std::optional<SpmmMappings> spmmGpuMappings(const ir::IndexStmt& assignment,
@@ -160,12 +189,7 @@ std::optional<SpmmMappings> spmmGpuMappings(const ir::IndexStmt& assignment,
 
 namespace {
 
-namespace imp = ir::imp;
-
-imp::Expr binary(imp::BinaryOp op, imp::Expr a, imp::Expr b) { return imp::Binary::make(op, std::move(a), std::move(b)); }
-imp::Expr int64Of(int64_t value) { return imp::IntImm::make(value, imp::Type::int64()); }
-
-const imp::Stmt* bodyOf(const std::vector<LoweredSpmmKernel>& alternatives, SpmmKernel kernel) {
+const ir::imp::Stmt* bodyOf(const std::vector<LoweredSpmmKernel>& alternatives, SpmmKernel kernel) {
   for (const auto& alternative : alternatives)
     if (alternative.kernel == kernel) return &alternative.function.body;
   return nullptr;
@@ -175,55 +199,15 @@ const imp::Stmt* bodyOf(const std::vector<LoweredSpmmKernel>& alternatives, Spmm
 
 ir::imp::Function chooseSpmmKernel(const ir::imp::Function& tiles64, const std::vector<LoweredSpmmKernel>& alternatives,
                                    const std::string& matrix, const std::string& output) {
-  imp::Type int64 = imp::Type::int64(), boolean = imp::Type::bool_();
-  std::vector<imp::Stmt> body;
-  // The longest row and the nonzeros (and the skewed-row condition of the
-  // split's rule, which this rule refines).
-  const size_t comment = body.size();
-  imp::Expr skewed = balancedRowCondition(matrix, body);
-  body[comment] = imp::Comment::make("the SpMM kernel by " + matrix + "'s rows and " + output + "'s columns (" +
-                                     spmmRuleText(matrix, output) + ")");
-  imp::Expr rows = imp::Cast::make(int64, imp::TensorProperty::make(matrix, imp::TensorField::Dim, 0, imp::Type::int32()));
-  imp::Expr longest = imp::Var::make(matrix + "_longest_row", int64);
-  imp::Expr nonzeros = imp::Var::make(matrix + "_nonzeros", int64);
-  imp::Expr columns = imp::Var::make(output + "_columns", int64);
-  body.push_back(imp::Declare::make(
-      columns, imp::Cast::make(int64, imp::TensorProperty::make(output, imp::TensorField::Dim, 1, imp::Type::int32()))));
-  auto declare = [&](const std::string& name, imp::Expr value) {
-    imp::Expr var = imp::Var::make(matrix + "_" + name, boolean);
-    body.push_back(imp::Declare::make(var, std::move(value)));
-    return var;
-  };
-  imp::Expr longSplit = declare(
-      "long_row_split",
-      binary(imp::BinaryOp::And, skewed,
-             binary(imp::BinaryOp::Lt, binary(imp::BinaryOp::Mul, nonzeros, columns),
-                    binary(imp::BinaryOp::Mul, int64Of(kSplitWorkPerLongestRow), longest))));
-  imp::Expr fewRows = declare(
-      "few_long_rows",
-      binary(imp::BinaryOp::And,
-             binary(imp::BinaryOp::And,
-                    binary(imp::BinaryOp::Le, binary(imp::BinaryOp::Mul, rows, columns), int64Of(kFewRowWork)),
-                    binary(imp::BinaryOp::Ge, nonzeros, binary(imp::BinaryOp::Mul, int64Of(kLongMeanRow), rows))),
-             binary(imp::BinaryOp::Gt, rows, int64Of(0))));
-  imp::Expr manyRows = binary(imp::BinaryOp::And, binary(imp::BinaryOp::Ge, rows, int64Of(kManyRows)),
-                              binary(imp::BinaryOp::Lt, longest, int64Of(kLongRowForOtherTiles)));
-  imp::Expr split32 = declare("split_in_32s", binary(imp::BinaryOp::And, longSplit,
-                                                     binary(imp::BinaryOp::Gt, nonzeros, int64Of(kSmallSplit))));
-  imp::Expr split16 = declare("split_in_16s", binary(imp::BinaryOp::Or, longSplit, fewRows));
-  imp::Expr tiles32 = declare("tiles_of_32", binary(imp::BinaryOp::And, manyRows,
-                                                    binary(imp::BinaryOp::Le, columns, int64Of(32))));
-  imp::Expr tiles128 = declare("tiles_of_128", binary(imp::BinaryOp::And, manyRows,
-                                                      binary(imp::BinaryOp::Gt, columns, int64Of(64))));
-  // Checked in the rule's order; the last choice is the tiles of 64.
-  std::vector<std::pair<imp::Expr, SpmmKernel>> order{{split32, SpmmKernel::Split32},
-                                                      {split16, SpmmKernel::Split16},
-                                                      {tiles32, SpmmKernel::Tiles32},
-                                                      {tiles128, SpmmKernel::Tiles128}};
+  namespace imp = ir::imp;
+  const rules::Rule& rule = spmmRule();
+  const rules::Inputs inputs{matrix, output};
+  std::vector<imp::Stmt> body = rule.hostStatements(inputs);
+  // Checked in the rule's order; where none holds, the tiles of 64.
   imp::Stmt chosen = tiles64.body;
-  for (auto it = order.rbegin(); it != order.rend(); ++it)
-    if (const imp::Stmt* alternative = bodyOf(alternatives, it->second))
-      chosen = imp::If::make(it->first, *alternative, chosen);
+  for (size_t choice = rule.choiceCount(); choice-- > 0;)
+    if (const imp::Stmt* alternative = bodyOf(alternatives, kernelNamed(rule.outcomeOf(choice))))
+      chosen = imp::If::make(rule.conditionOf(choice, inputs), *alternative, chosen);
   body.push_back(chosen);
   imp::Function result = tiles64;
   result.body = imp::Block::make(body);
@@ -232,16 +216,7 @@ ir::imp::Function chooseSpmmKernel(const ir::imp::Function& tiles64, const std::
 }
 
 std::string spmmRuleText(const std::string& matrix, const std::string& output) {
-  const std::string n = output + "'s columns N";
-  return "the nonzero split where " + matrix + "'s longest row holds at least " + std::to_string(kBalancedLongestRow) +
-         " nonzeros and at least " + std::to_string(kBalancedSkew) + " times the mean row and nonzeros * N < " +
-         std::to_string(kSplitWorkPerLongestRow) + " * the longest row (shares of 16 up to " +
-         std::to_string(kSmallSplit) + " nonzeros, else 32), or where rows * N <= " + std::to_string(kFewRowWork) +
-         " and the mean row holds at least " + std::to_string(kLongMeanRow) +
-         " (shares of 16); else the rows in column tiles: where " + matrix + " has at least " +
-         std::to_string(kManyRows) + " rows and none of " + std::to_string(kLongRowForOtherTiles) +
-         " or more, of 32 where N <= 32 and of 128 where N > 64; of 64 otherwise (" + n +
-         "; the longest row is counted once per device tensor)";
+  return spmmRule().text({matrix, output});
 }
 
 }  // namespace tcc::lowering

@@ -176,13 +176,11 @@ std::optional<BalancedGpuMapping> nonzeroSplitGpuMapping(const ir::IndexStmt& as
 // once per device tensor (tcc_longest_segment), the nonzeros from its ends.
 inline constexpr int64_t kBalancedLongestRow = 256;
 inline constexpr int64_t kBalancedSkew = 32;
-// The condition (a bool of the host part) and the host statements that
-// compute what it reads, for the CSR input `matrix`.
-ir::imp::Expr balancedRowCondition(const std::string& matrix, std::vector<ir::imp::Stmt>& statements);
-// Whether the rule picks the nonzero split for a matrix with these rows.
+// Whether the rule picks the nonzero split for a matrix with these rows
+// (a clause of the rules below and of the SpMM's, written once with them
+// in default_mapping.cpp; gpu_input_rules.h derives their host statements
+// and explain text).
 bool balancedRowRule(int64_t longestRow, int64_t rows, int64_t nonzeros);
-// The explain line of the rule.
-std::string balancedRuleText(const std::string& matrix);
 
 // A CSR output's rows (C(i, j) = A(i, j) + B(i, j), C = 2 * A, ...) are each
 // assembled by one GPU thread by default; where rows are long, by a warp
@@ -200,17 +198,18 @@ std::optional<BalancedGpuMapping> laneSlicedGpuMapping(const ir::IndexStmt& assi
 // thread a row would wait on it alone); a thread a row otherwise (a warp
 // would idle most of its lanes on short rows, and scan 32 counts a row).
 inline constexpr int64_t kLaneSlicedMeanRow = 32;
-ir::imp::Expr laneSlicedRowCondition(const std::string& matrix, std::vector<ir::imp::Stmt>& statements);
+// Whether the rule picks a warp a row.
 bool laneSlicedRowRule(int64_t longestRow, int64_t rows, int64_t nonzeros);
-// One host part running `lanes`' body where the condition holds and
-// `rows`' body otherwise.
+// One host part that computes the rule and runs `lanes`' body where it
+// picks a warp a row, `rows`' body otherwise.
+ir::imp::Function chooseLaneSlicedRows(const ir::imp::Function& rows, const ir::imp::Function& lanes,
+                                       const std::string& matrix);
+// The explain line of the rule.
+std::string laneSlicedRuleText(const std::string& matrix);
 // The device buffers (per-thread scratch, shared workspaces) of
 // `alternative`, a kernel a host part may choose, added to `chooser`'s
 // where it lacks them by name.
 void keepDeviceBuffersOf(const ir::imp::Function& alternative, ir::imp::Function& chooser);
-ir::imp::Function chooseLaneSlicedRows(const ir::imp::Function& rows, const ir::imp::Function& lanes,
-                                       const std::string& matrix);
-std::string laneSlicedRuleText(const std::string& matrix);
 
 // Whether a schedule parallelizes any loop (then it gets no default).
 bool parallelizesLoops(const ScheduleRequest& request);

@@ -21,12 +21,23 @@
 
 namespace tcc::lowering {
 
-// The one call host code may make besides launching kernels:
+// The calls host code may make besides launching kernels:
 // tcc_longest_segment(pos, segments), an int64: the most positions any of a
 // level's `segments` segments holds (the longest row of a CSR matrix). The
 // in-process launcher answers it from a host copy of pos kept with the
 // device tensor; the printed launcher copies pos and scans it.
 inline constexpr const char* kLongestSegmentCall = "tcc_longest_segment";
+// And tcc_saturating_mul(a, b), an int64: a * b, or the int64 limit on the
+// product's side where it would overflow (the products of the rules that
+// pick a kernel per input, gpu_input_rules.h). saturatingMul is the
+// launcher's and the rules' own; the printed preludes spell the same.
+inline constexpr const char* kSaturatingMulCall = "tcc_saturating_mul";
+inline int64_t saturatingMul(int64_t a, int64_t b) {
+  constexpr int64_t most = 9223372036854775807LL, least = -most - 1;
+  if (a > 0 ? (b > 0 ? a > most / b : b < least / a) : (b > 0 ? a < least / b : (a != 0 && b < most / a)))
+    return (a < 0) != (b < 0) ? least : most;
+  return a * b;
+}
 
 // A call kernels make: tcc_gpu_thread_index(), an int64, the running
 // thread's index in the launch (blockIdx.x * blockDim.x + threadIdx.x),

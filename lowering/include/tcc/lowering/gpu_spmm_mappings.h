@@ -15,8 +15,9 @@
 //    above the mean, or for a few long rows that give the row kernel too
 //    few warps.
 //
-// The rule (spmmKernelRule; the host part computes the same from a host
-// copy of A's pos, made once per device tensor):
+// The rule (written once in spmm_mappings.cpp, from which gpu_input_rules.h
+// derives spmmKernelRule, the host part's statements, which read a host
+// copy of A's pos made once per device tensor, and spmmRuleText):
 //  1. A long, skewed row (balancedRowRule) whose walk outweighs the rest of
 //     the work (nonzeros * N < kSplitWorkPerLongestRow * longest row): the
 //     split, in shares of 16 where the matrix is small (nonzeros at most
