@@ -114,10 +114,11 @@ std::string toString(SpmmKernel kernel) {
   return "";
 }
 
-SpmmKernel spmmKernelRule(const SpmmStatistics& m) {
-  bool longSplit = balancedRowRule(m.longestRow, m.rows, m.nonzeros) &&
+SpmmKernel spmmKernelRule(const SpmmStatistics& m, bool nonzeroSplits) {
+  bool longSplit = nonzeroSplits && balancedRowRule(m.longestRow, m.rows, m.nonzeros) &&
                    m.nonzeros * m.columns < kSplitWorkPerLongestRow * m.longestRow;
-  bool fewRows = m.rows * m.columns <= kFewRowWork && m.nonzeros >= kLongMeanRow * m.rows && m.rows > 0;
+  bool fewRows =
+      nonzeroSplits && m.rows * m.columns <= kFewRowWork && m.nonzeros >= kLongMeanRow * m.rows && m.rows > 0;
   if (longSplit && m.nonzeros > kSmallSplit) return SpmmKernel::Split32;
   if (longSplit || fewRows) return SpmmKernel::Split16;
   if (m.rows < kManyRows || m.longestRow >= kLongRowForOtherTiles) return SpmmKernel::Tiles64;
@@ -127,7 +128,7 @@ SpmmKernel spmmKernelRule(const SpmmStatistics& m) {
 }
 
 std::optional<SpmmMappings> spmmGpuMappings(const ir::IndexStmt& assignment,
-                                            const std::vector<ir::IndexVar>& loopOrder) {
+                                            const std::vector<ir::IndexVar>& loopOrder, bool nonzeroSplits) {
   // The split's conditions are the SpMM's: a product of one CSR A(i, j),
   // i outermost, with dense operands, into a dense C(i, k).
   std::vector<std::string> reasons;
@@ -150,6 +151,7 @@ std::optional<SpmmMappings> spmmGpuMappings(const ir::IndexStmt& assignment,
     alternative.commands = columnTileMapping(rows, column, loopOrder, sparseLevelVars, tile, alternative.reasons);
     mappings.alternatives.push_back(std::move(alternative));
   }
+  if (!nonzeroSplits) return mappings;
   SpmmAlternative split16{SpmmKernel::Split16, {}, {}};
   auto sixteen = nonzeroSplitGpuMapping(assignment, loopOrder, 16, split16.reasons);
   split16.commands = sixteen->commands;
@@ -176,13 +178,14 @@ const imp::Stmt* bodyOf(const std::vector<LoweredSpmmKernel>& alternatives, Spmm
 ir::imp::Function chooseSpmmKernel(const ir::imp::Function& tiles64, const std::vector<LoweredSpmmKernel>& alternatives,
                                    const std::string& matrix, const std::string& output) {
   imp::Type int64 = imp::Type::int64(), boolean = imp::Type::bool_();
+  const bool splits = bodyOf(alternatives, SpmmKernel::Split16) || bodyOf(alternatives, SpmmKernel::Split32);
   std::vector<imp::Stmt> body;
   // The longest row and the nonzeros (and the skewed-row condition of the
   // split's rule, which this rule refines).
   const size_t comment = body.size();
   imp::Expr skewed = balancedRowCondition(matrix, body);
   body[comment] = imp::Comment::make("the SpMM kernel by " + matrix + "'s rows and " + output + "'s columns (" +
-                                     spmmRuleText(matrix, output) + ")");
+                                     spmmRuleText(matrix, output, splits) + ")");
   imp::Expr rows = imp::Cast::make(int64, imp::TensorProperty::make(matrix, imp::TensorField::Dim, 0, imp::Type::int32()));
   imp::Expr longest = imp::Var::make(matrix + "_longest_row", int64);
   imp::Expr nonzeros = imp::Var::make(matrix + "_nonzeros", int64);
@@ -194,32 +197,33 @@ ir::imp::Function chooseSpmmKernel(const ir::imp::Function& tiles64, const std::
     body.push_back(imp::Declare::make(var, std::move(value)));
     return var;
   };
-  imp::Expr longSplit = declare(
-      "long_row_split",
-      binary(imp::BinaryOp::And, skewed,
-             binary(imp::BinaryOp::Lt, binary(imp::BinaryOp::Mul, nonzeros, columns),
-                    binary(imp::BinaryOp::Mul, int64Of(kSplitWorkPerLongestRow), longest))));
-  imp::Expr fewRows = declare(
-      "few_long_rows",
-      binary(imp::BinaryOp::And,
-             binary(imp::BinaryOp::And,
-                    binary(imp::BinaryOp::Le, binary(imp::BinaryOp::Mul, rows, columns), int64Of(kFewRowWork)),
-                    binary(imp::BinaryOp::Ge, nonzeros, binary(imp::BinaryOp::Mul, int64Of(kLongMeanRow), rows))),
-             binary(imp::BinaryOp::Gt, rows, int64Of(0))));
+  std::vector<std::pair<imp::Expr, SpmmKernel>> order;  // checked in the rule's order
+  if (splits) {
+    imp::Expr longSplit = declare(
+        "long_row_split",
+        binary(imp::BinaryOp::And, skewed,
+               binary(imp::BinaryOp::Lt, binary(imp::BinaryOp::Mul, nonzeros, columns),
+                      binary(imp::BinaryOp::Mul, int64Of(kSplitWorkPerLongestRow), longest))));
+    imp::Expr fewRows = declare(
+        "few_long_rows",
+        binary(imp::BinaryOp::And,
+               binary(imp::BinaryOp::And,
+                      binary(imp::BinaryOp::Le, binary(imp::BinaryOp::Mul, rows, columns), int64Of(kFewRowWork)),
+                      binary(imp::BinaryOp::Ge, nonzeros, binary(imp::BinaryOp::Mul, int64Of(kLongMeanRow), rows))),
+               binary(imp::BinaryOp::Gt, rows, int64Of(0))));
+    imp::Expr split32 = declare("split_in_32s", binary(imp::BinaryOp::And, longSplit,
+                                                       binary(imp::BinaryOp::Gt, nonzeros, int64Of(kSmallSplit))));
+    imp::Expr split16 = declare("split_in_16s", binary(imp::BinaryOp::Or, longSplit, fewRows));
+    order = {{split32, SpmmKernel::Split32}, {split16, SpmmKernel::Split16}};
+  }
   imp::Expr manyRows = binary(imp::BinaryOp::And, binary(imp::BinaryOp::Ge, rows, int64Of(kManyRows)),
                               binary(imp::BinaryOp::Lt, longest, int64Of(kLongRowForOtherTiles)));
-  imp::Expr split32 = declare("split_in_32s", binary(imp::BinaryOp::And, longSplit,
-                                                     binary(imp::BinaryOp::Gt, nonzeros, int64Of(kSmallSplit))));
-  imp::Expr split16 = declare("split_in_16s", binary(imp::BinaryOp::Or, longSplit, fewRows));
   imp::Expr tiles32 = declare("tiles_of_32", binary(imp::BinaryOp::And, manyRows,
                                                     binary(imp::BinaryOp::Le, columns, int64Of(32))));
   imp::Expr tiles128 = declare("tiles_of_128", binary(imp::BinaryOp::And, manyRows,
                                                       binary(imp::BinaryOp::Gt, columns, int64Of(64))));
-  // Checked in the rule's order; the last choice is the tiles of 64.
-  std::vector<std::pair<imp::Expr, SpmmKernel>> order{{split32, SpmmKernel::Split32},
-                                                      {split16, SpmmKernel::Split16},
-                                                      {tiles32, SpmmKernel::Tiles32},
-                                                      {tiles128, SpmmKernel::Tiles128}};
+  // The last choice is the tiles of 64.
+  order.insert(order.end(), {{tiles32, SpmmKernel::Tiles32}, {tiles128, SpmmKernel::Tiles128}});
   imp::Stmt chosen = tiles64.body;
   for (auto it = order.rbegin(); it != order.rend(); ++it)
     if (const imp::Stmt* alternative = bodyOf(alternatives, it->second))
@@ -231,8 +235,13 @@ ir::imp::Function chooseSpmmKernel(const ir::imp::Function& tiles64, const std::
   return result;
 }
 
-std::string spmmRuleText(const std::string& matrix, const std::string& output) {
+std::string spmmRuleText(const std::string& matrix, const std::string& output, bool nonzeroSplits) {
   const std::string n = output + "'s columns N";
+  if (!nonzeroSplits)
+    return "the rows in column tiles: where " + matrix + " has at least " + std::to_string(kManyRows) +
+           " rows and none of " + std::to_string(kLongRowForOtherTiles) + " or more, of 32 where N <= 32 and of 128 " +
+           "where N > 64; of 64 otherwise (" + n + "; the longest row is counted once per device tensor; fp strict " +
+           "leaves out the nonzero splits, whose atomic additions come in another order each run)";
   return "the nonzero split where " + matrix + "'s longest row holds at least " + std::to_string(kBalancedLongestRow) +
          " nonzeros and at least " + std::to_string(kBalancedSkew) + " times the mean row and nonzeros * N < " +
          std::to_string(kSplitWorkPerLongestRow) + " * the longest row (shares of 16 up to " +
