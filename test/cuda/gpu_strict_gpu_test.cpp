@@ -125,8 +125,8 @@ TEST(GpuStrictAgainstCpu, ARowSummedInOneThreadGivesTheCpuStrictBits) {
       rt::Coo a = shared(file);
       std::map<std::string, DenseArray> dense;
       std::map<std::string, Tensor> bound = inputsFor(cpu, a, each.columns, dense);
-      std::vector<double> fromCpu = rt::toDense(onCpu.run(bound).tensors.at(output));
-      std::vector<double> fromGpu = rt::toDense(onGpu.run(bound).tensors.at(output));
+      std::vector<double> fromCpu = rt::toDense(onCpu.run(bound, RunOptions{1}).tensors.at(output));
+      std::vector<double> fromGpu = rt::toDense(onGpu.run(bound, RunOptions{1}).tensors.at(output));
       ASSERT_TRUE(anyNonZero(fromCpu));
       EXPECT_TRUE(sameBits(fromGpu, fromCpu));
       for (size_t k = 0; k < fromCpu.size() && k < fromGpu.size(); ++k) differing += fromCpu[k] != fromGpu[k];

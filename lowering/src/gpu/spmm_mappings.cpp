@@ -184,6 +184,7 @@ ir::imp::Function chooseSpmmKernel(const ir::imp::Function& tiles64, const std::
   // split's rule, which this rule refines).
   const size_t comment = body.size();
   imp::Expr skewed = balancedRowCondition(matrix, body);
+  if (!splits) body.pop_back();  // (the skewed-row condition's declaration: the tiles do not read it)
   body[comment] = imp::Comment::make("the SpMM kernel by " + matrix + "'s rows and " + output + "'s columns (" +
                                      spmmRuleText(matrix, output, splits) + ")");
   imp::Expr rows = imp::Cast::make(int64, imp::TensorProperty::make(matrix, imp::TensorField::Dim, 0, imp::Type::int32()));
