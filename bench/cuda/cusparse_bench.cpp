@@ -4,12 +4,14 @@
 // the matrix, x and y over the time, against the copy rate).
 //
 //   tcc_bench_cusparse MATRIX_DIR [repeats] [spmv] [--quick] [--list] [--only=A/B] [--spmv=EXAMPLE]
-//                      [--spmm=EXAMPLE]
+//                      [--spmm=EXAMPLE] [--columns=32,128]
 //   (spmv: leave SpMM out; --quick: 9 of the 17 matrices; --list: the inputs' names; --only=A/B: the
 //   inputs whose names contain A or B, --only==NAME/=NAME2: the inputs named so (the others are not
 //   even built); EXAMPLE: an examples/gpu file, --spmv=a,b / --spmm=a,b,...: several kernels side by
 //   side, or a .tc file's path, either followed by ":guarded" for the unroll-and-jam's loads under their
-//   copies' branches, the form before; the defaults are the default mappings, spmv_default and spmm_default)
+//   copies' branches, the form before, and by ":strict" or ":fast" for that floating-point mode over the
+//   file's (spmm_default:strict,spmm_default:fast: what fp strict costs); the defaults are the default
+//   mappings, spmv_default and spmm_default; --columns: SpMM's N, 32,128,256 by default)
 //
 // Matrices: real ones from MATRIX_DIR, Kronecker products of two real ones
 // (scale-ups, named kron(A,B)) and an R-MAT power-law graph (synthetic).
@@ -335,6 +337,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional;
   bool spmvOnly = false, quick = false, list = false;
   std::string spmvExample = "spmv_default", spmmExample = "spmm_default,spmm_tiles", only;
+  std::vector<int> spmmColumns{32, 128, 256};
   for (int k = 1; k < argc; ++k) {
     std::string arg = argv[k];
     if (arg == "spmv") spmvOnly = true;
@@ -343,13 +346,24 @@ int main(int argc, char** argv) {
     else if (arg.rfind("--spmv=", 0) == 0) spmvExample = arg.substr(7);
     else if (arg.rfind("--spmm=", 0) == 0) spmmExample = arg.substr(7);
     else if (arg.rfind("--only=", 0) == 0) only = arg.substr(7);
+    else if (arg.rfind("--columns=", 0) == 0) {
+      spmmColumns.clear();
+      for (size_t start = 10; start < arg.size();) {
+        size_t comma = arg.find(',', start);
+        if (comma == std::string::npos) comma = arg.size();
+        spmmColumns.push_back(std::atoi(arg.substr(start, comma - start).c_str()));
+        start = comma + 1;
+      }
+    }
     else positional.push_back(arg);
   }
   if (positional.empty()) {
     std::fprintf(stderr, "usage: %s MATRIX_DIR [repeats] [spmv] [--quick] [--list] [--only=A/B/...] [--spmv=EXAMPLES] "
-                 "[--spmm=EXAMPLES]\n  EXAMPLES: files of examples/gpu without .tc, comma-separated (defaults "
-                 "spmv_default; spmm_default,spmm_tiles); --only: inputs whose names contain A or B or ..., "
-                 "=NAME: the input named NAME; --list: the inputs' names\n", argv[0]);
+                 "[--spmm=EXAMPLES] [--columns=N,N]\n  EXAMPLES: files of examples/gpu without .tc, comma-separated "
+                 "(defaults spmv_default; spmm_default,spmm_tiles), each optionally followed by :strict or :fast "
+                 "(the floating-point mode) and :guarded or :speculative; --only: inputs whose names contain A or B "
+                 "or ..., =NAME: the input named NAME; --list: the inputs' names; --columns: SpMM's N (32,128,256)\n",
+                 argv[0]);
     return 2;
   }
   std::string dir = positional[0];
@@ -444,13 +458,23 @@ int main(int argc, char** argv) {
   // name ending in ":speculative" is compiled with the unroll-and-jam's
   // loads of possibly dead copies unguarded
   // (CompileOptions::gpuSpeculativeJamLoads = true; ":guarded", the
-  // default form, is accepted too).
+  // default form, is accepted too); ":strict" or ":fast" (before or after
+  // those) sets the floating-point mode over the file's.
   const std::string guardedSuffix = ":guarded", speculativeSuffix = ":speculative";
   auto endsWith = [](const std::string& name, const std::string& suffix) {
     return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   auto suffixOf = [&](const std::string& name) {
-    return endsWith(name, speculativeSuffix) ? speculativeSuffix : endsWith(name, guardedSuffix) ? guardedSuffix : "";
+    std::string suffix;
+    for (bool found = true; found;) {
+      found = false;
+      for (const std::string& each : {speculativeSuffix, guardedSuffix, std::string(":strict"), std::string(":fast")})
+        if (endsWith(name.substr(0, name.size() - suffix.size()), each)) {
+          suffix = each + suffix;
+          found = true;
+        }
+    }
+    return suffix;
   };
   auto fileOf = [&](std::string name) {
     name.resize(name.size() - suffixOf(name).size());
@@ -464,7 +488,10 @@ int main(int argc, char** argv) {
   };
   auto compiled = [&](const std::string& name) {
     tcc::CompileOptions options;
-    options.gpuSpeculativeJamLoads = endsWith(name, speculativeSuffix);
+    const std::string suffix = suffixOf(name);
+    options.gpuSpeculativeJamLoads = suffix.find(speculativeSuffix) != std::string::npos;
+    if (suffix.find(":strict") != std::string::npos) options.floatingPoint = tcc::frontend::FloatingPointMode::Strict;
+    if (suffix.find(":fast") != std::string::npos) options.floatingPoint = tcc::frontend::FloatingPointMode::Fast;
     return tcc::compile(tcc::Program::fromFile(fileOf(name)), options);
   };
   for (const auto& name : spmvNames) spmvs.push_back(compiled(name));
@@ -482,8 +509,10 @@ int main(int argc, char** argv) {
   std::printf("%-28s %-9s %9s %10s | %9s", "matrix", "kind", "rows", "nnz", "cusp us");
   for (size_t k = 0; k < spmvs.size(); ++k) std::printf(" | [%zu] tcc us      x   %%cp", k + 1);
   if (!spmvOnly)
-    for (size_t k = 0; k < spmms.size(); ++k)
-      std::printf(" | [%zu] N=32  N=128  N=256", k + 1);
+    for (size_t k = 0; k < spmms.size(); ++k) {
+      std::printf(" | [%zu]", k + 1);
+      for (int columns : spmmColumns) std::printf(" N=%-4d", columns);
+    }
   std::printf("\n");
   std::vector<std::vector<double>> spmvRatios(spmvs.size());
   std::vector<std::vector<double>> spmmRatios(spmms.size());
@@ -522,7 +551,7 @@ int main(int argc, char** argv) {
       }
     }
     for (auto& cells : spmmCells) cells.clear();
-    for (int columns : {32, 128, 256}) {
+    for (int columns : spmmColumns) {
       if (spmvOnly) break;
       // B dense, its float values written in place (a coordinate list of
       // every entry, or doubles converted, take far longer to build for the

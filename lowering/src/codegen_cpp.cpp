@@ -1650,7 +1650,7 @@ const CppLoopForms& cppLoopForms() { return currentForms; }
 
 std::unique_ptr<CodeGenerator> makeCodeGenerator(TargetKind target, FloatingPointMode floatingPoint) {
   if (target == TargetKind::Cpu) return std::make_unique<CppCodeGenerator>(floatingPoint, cppLoopForms());
-  return makeCudaCodeGenerator();
+  return makeCudaCodeGenerator(floatingPoint);
 }
 
 }  // namespace tcc::lowering

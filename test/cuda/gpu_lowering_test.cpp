@@ -38,6 +38,10 @@ tensor B(J, K) : dense
 C(i, k) = A(i, j) * B(j, k)
 )";
 
+// fp fast: the nonzero splits among the kernels (fp strict leaves them out,
+// gpu_strict_test.cpp).
+const std::string kSpmmFast = std::string(kSpmm) + "fp fast\n";
+
 std::string withSchedule(const std::string& program, const std::string& schedule) {
   return program + "schedule {\n" + schedule + "\n}\n";
 }
@@ -128,7 +132,7 @@ TEST(DefaultMapping, CsrSpmmPutsColumnTilesOnWarpsAndTwoColumnsOnEachLane) {
 // The nonzero split beside the row mapping, for CSR SpMV and SpMM with no
 // schedule: both kernels in one host part, which picks by A's row lengths.
 TEST(NonzeroSplit, CsrSpmmGetsAWarpPerShareAndTileBesideTheTiles) {
-  Lowered lowered = lowerForCuda(kSpmm);
+  Lowered lowered = lowerForCuda(kSpmmFast);
   std::string all = decisionsOf(lowered);
   EXPECT_TRUE(contains(all, "nonzero-split GPU mapping: A's nonzeros in shares of 32, a warp per (share, tile of 32 "
                             "k), a column per lane")) << all;
@@ -160,7 +164,7 @@ TEST(NonzeroSplit, OnlyAnUnscheduledCsrProductGetsIt) {
                                              "NoRaces)")).gpuFunctions.at(0).kernels.size(), 1u);
   // A product with more dense factors is still one.
   EXPECT_EQ(lowerForCuda("tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : dense\ntensor w(I) : dense\n"
-                         "C(i, k) = 2 * A(i, j) * B(j, k) * w(i)\n").gpuFunctions.at(0).kernels.size(), 5u);
+                         "C(i, k) = 2 * A(i, j) * B(j, k) * w(i)\nfp fast\n").gpuFunctions.at(0).kernels.size(), 5u);
   EXPECT_FALSE(contains(decisionsOf(lowerForCuda(withSchedule(kSpmm, "reorder(i, j, k)"))), "nonzero-split"));
 }
 
@@ -225,7 +229,7 @@ std::vector<const lowering::GpuKernel*> launchedFor(const Lowered& lowered, Fake
 TEST(NonzeroSplit, TheHostPartLaunchesTheSplitForOneLongRowAndTheRowKernelOtherwise) {
   for (int columns : {1, 64}) {
     SCOPED_TRACE("N = " + std::to_string(columns));
-    Lowered lowered = lowerForCuda(kSpmm);
+    Lowered lowered = lowerForCuda(kSpmmFast);
     const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
     auto isSplit = [&](const lowering::GpuKernel* kernel) {
       return contains(kernelText(lowered.cuda, kernel->name), "tcc_segment_of(");
@@ -312,10 +316,15 @@ TEST(SpmmMappings, TheRulePicksByRowLengthsAndColumns) {
 }
 
 // The host part computes the same rule: for matrices of each kind and N off
-// the tiles, the kernel it launches is the one spmmKernelRule names.
-TEST(SpmmMappings, TheHostPartLaunchesTheKernelTheRuleNames) {
-  Lowered lowered = lowerForCuda(kSpmm);
-  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 5u);
+// the tiles, the kernel it launches is the one spmmKernelRule names (fp
+// fast: among the five; fp strict: among the three tiles, the splits left
+// out).
+class SpmmHostPartRule : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SpmmHostPartRule, TheHostPartLaunchesTheKernelTheRuleNames) {
+  const bool fast = GetParam();
+  Lowered lowered = lowerForCuda(fast ? kSpmmFast : std::string(kSpmm));
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), fast ? 5u : 3u);
   std::set<std::string> seen;
   struct Matrix { const char* name; int rows, cols; std::map<int, int> lengths; };
   std::vector<Matrix> matrices;
@@ -345,13 +354,16 @@ TEST(SpmmMappings, TheHostPartLaunchesTheKernelTheRuleNames) {
       auto kernel = spmmKernelOf(kernelText(lowered.cuda, launched[0]->name));
       ASSERT_TRUE(kernel.has_value()) << kernelText(lowered.cuda, launched[0]->name);
       lowering::SpmmKernel expected =
-          lowering::spmmKernelRule({matrix.rows, a.pos.back(), longest, columns});
+          lowering::spmmKernelRule({matrix.rows, a.pos.back(), longest, columns}, fast);
       EXPECT_EQ(toString(*kernel), toString(expected));
       seen.insert(toString(*kernel));
     }
   }
-  EXPECT_EQ(seen.size(), 5u);  // every kernel launched for some input
+  EXPECT_EQ(seen.size(), fast ? 5u : 3u);  // every kernel launched for some input
 }
+
+INSTANTIATE_TEST_SUITE_P(FpModes, SpmmHostPartRule, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Fast" : "Strict"; });
 
 // MTTKRP with B in CSF: the slices i are a compressed level's, which the
 // column tiles' fuse cannot cut; a warp takes each slice, its lanes the
@@ -417,8 +429,9 @@ TEST(UnrollAndJam, ADeadCopysSumRunsUnguardedWithALiveCopysColumn) {
   CompileOptions unguarded;
   unguarded.gpuSpeculativeJamLoads = true;
   Lowered speculative = lowerForCuda(program, unguarded);
-  EXPECT_TRUE(contains(speculative.cuda, "tC_u1 += (A_vals[pA2] * B_vals[(((int64_t)(jA) * (int64_t)(B2_dimension)) + "
-                                         "(int64_t)((tcc_live1 ? k_u1 : (tcc_live0 ? k_u0 : k_u1))))]);"))
+  EXPECT_TRUE(contains(speculative.cuda, "tC_u1 += __dmul_rn(A_vals[pA2], B_vals[(((int64_t)(jA) * "
+                                         "(int64_t)(B2_dimension)) + (int64_t)((tcc_live1 ? k_u1 : (tcc_live0 ? k_u0 "
+                                         ": k_u1))))]);"))
       << speculative.cuda;
   EXPECT_FALSE(contains(speculative.cuda, "if (tcc_live1) {\n              tC_u1 +=")) << speculative.cuda;
   EXPECT_TRUE(contains(speculative.cuda, "if (tcc_live1) {\n            C_vals[")) << speculative.cuda;
@@ -752,7 +765,7 @@ TEST(PosOverAUnion, PositionKernelsLeaveTheRestToAKernelOfItsOwn) {
   // The second skips A's coordinates: B's alone where A has none.
   std::string rest = kernelText(lowered.cuda, kernels[1].name);
   EXPECT_TRUE(contains(rest, "tcc_lower_bound(A2_crd")) << rest;
-  EXPECT_TRUE(contains(rest, "= -((2LL * B_vals[")) << rest;
+  EXPECT_TRUE(contains(rest, "= -(__dmul_rn(2LL, B_vals[")) << rest;
 }
 
 TEST(PosOverAUnion, InAThreadTheRestFollowsThePositions) {

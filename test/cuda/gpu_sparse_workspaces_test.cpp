@@ -41,7 +41,7 @@ TEST(GpuSparseWorkspaces, EachGpuThreadInsertsSortsAndMergesItsOwnList) {
                                 "          ws_C_entries = tcc_gpu_sparse_workspace_merge(ws_C1_crd, ws_C_vals, "
                                 "ws_C_entries);")) << kernels;
   EXPECT_TRUE(contains(kernels, "ws_C1_crd[ws_C_entries] = jB;")) << kernels;
-  EXPECT_TRUE(contains(kernels, "ws_C_vals[ws_C_entries] = (A_vals[pA2] * B_vals[pB2]);")) << kernels;
+  EXPECT_TRUE(contains(kernels, "ws_C_vals[ws_C_entries] = __dmul_rn(A_vals[pA2], B_vals[pB2]);")) << kernels;
   // After the fill: merged once more, and read as a compressed level.
   EXPECT_EQ(count(kernels, "= tcc_gpu_sparse_workspace_merge(ws_C1_crd, ws_C_vals, ws_C_entries);"), 2u) << kernels;
   EXPECT_TRUE(contains(kernels, "ws_C1_pos[1LL] = ws_C_entries;")) << kernels;

@@ -2,7 +2,8 @@
 // on inputs the rule gives to each of its five kernels (gpu_spmm_mappings.h),
 // at N off the tiles; the kernel launched is the one the rule names, and the
 // result matches the sums over A's nonzeros and, where small enough to walk
-// densely, the dense reference.
+// densely, the dense reference. fp fast chooses among the five; fp strict
+// (the program's default) among the three tiles, the splits left out.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,10 +42,15 @@ rt::Coo shared(const char* file) {
   return rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + file);
 }
 
-TEST(GpuSpmmMappings, EachKernelTheRuleNamesRunsAndMatchesTheReference) {
+class GpuSpmmMappings : public ::testing::TestWithParam<bool> {};
+
+TEST_P(GpuSpmmMappings, EachKernelTheRuleNamesRunsAndMatchesTheReference) {
+  const bool fast = GetParam();
   fs::path path = fs::path(TCC_SOURCE_DIR) / "examples" / "gpu" / "spmm_default.tc";
   Program program = Program::fromFile(path.string());
-  Kernel kernel = compile(program);
+  CompileOptions options;
+  options.floatingPoint = fast ? frontend::FloatingPointMode::Fast : frontend::FloatingPointMode::Strict;
+  Kernel kernel = compile(program, options);
   struct Input {
     const char* name;
     rt::Coo matrix;
@@ -82,7 +88,8 @@ TEST(GpuSpmmMappings, EachKernelTheRuleNamesRunsAndMatchesTheReference) {
       ASSERT_NE(at, std::string::npos) << result.gpuKernels[0];
       auto launched = spmmKernelOf(source.substr(at, source.find("extern \"C\"", at) - at));
       ASSERT_TRUE(launched.has_value()) << result.gpuKernels[0];
-      SpmmKernel named = lowering::spmmKernelRule({a.dims[0], static_cast<int64_t>(a.nnz()), longest, columns});
+      SpmmKernel named =
+          lowering::spmmKernelRule({a.dims[0], static_cast<int64_t>(a.nnz()), longest, columns}, fast);
       EXPECT_EQ(toString(*launched), toString(named));
       launchedKinds.insert(toString(*launched));
       // The sums over A's nonzeros, from the float32 values the GPU reads.
@@ -102,8 +109,11 @@ TEST(GpuSpmmMappings, EachKernelTheRuleNamesRunsAndMatchesTheReference) {
       }
     }
   }
-  EXPECT_EQ(launchedKinds.size(), 5u);  // every kernel ran on some input
+  EXPECT_EQ(launchedKinds.size(), fast ? 5u : 3u);  // every kernel ran on some input
 }
+
+INSTANTIATE_TEST_SUITE_P(FpModes, GpuSpmmMappings, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Fast" : "Strict"; });
 
 }  // namespace
 }  // namespace tcc::test

@@ -124,12 +124,16 @@ TEST(SpmmMappings, EachKernelRunSeriallyMatchesTheDenseReference) {
 
 // The default mapping as a whole: inputs that the rule gives to each of
 // the five kernels (the kernel the rule names is checked against the host
-// part in gpu_lowering_test.cpp), run serially against the dense reference.
-TEST(SpmmMappings, TheDefaultMappingRunSeriallyMatchesTheDenseReferenceOnEveryBranch) {
-  Program program = Program::fromText(std::string(kSpmm) + "target cuda\n", "spmm.tc");
+// part in gpu_lowering_test.cpp), run serially against the dense reference;
+// under fp strict (the splits left out) the same inputs go to the tiles.
+class SpmmDefaultBranches : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SpmmDefaultBranches, TheDefaultMappingRunSeriallyMatchesTheDenseReferenceOnEveryBranch) {
+  const bool fast = GetParam();
+  Program program = Program::fromText(std::string(kSpmm) + "target cuda\n" + (fast ? "fp fast\n" : ""), "spmm.tc");
   Lowered lowered = lowerProgram(program);
   const CompiledStatement& statement = lowered.statements.at(0);
-  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 5u);
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), fast ? 5u : 3u);
   SerialGpuIr serial(statement);
   if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
   using lowering::SpmmKernel;
@@ -161,10 +165,14 @@ TEST(SpmmMappings, TheDefaultMappingRunSeriallyMatchesTheDenseReferenceOnEveryBr
     for (size_t e = 0; e < a.nnz(); ++e) ++lengths[a.coords[0][e]];
     int64_t longest = 0;
     for (int64_t length : lengths) longest = std::max(longest, length);
-    for (int32_t columns : branch.input.columns)
-      EXPECT_EQ(toString(lowering::spmmKernelRule({a.dims[0], static_cast<int64_t>(a.nnz()), longest, columns})),
-                toString(branch.kernel))
+    for (int32_t columns : branch.input.columns) {
+      const lowering::SpmmStatistics statistics{a.dims[0], static_cast<int64_t>(a.nnz()), longest, columns};
+      EXPECT_EQ(toString(lowering::spmmKernelRule(statistics)), toString(branch.kernel))
           << branch.input.name << ", N = " << columns;
+      const SpmmKernel strict = lowering::spmmKernelRule(statistics, false);
+      EXPECT_TRUE(strict != SpmmKernel::Split16 && strict != SpmmKernel::Split32) << branch.input.name;
+      EXPECT_EQ(strict == branch.kernel, branch.kernel != SpmmKernel::Split16) << branch.input.name;
+    }
     inputs.push_back(branch.input);
   }
   EXPECT_EQ(expectSpmmRunsMatch(program, statement, serial, inputs, 200), 24);
@@ -173,12 +181,15 @@ TEST(SpmmMappings, TheDefaultMappingRunSeriallyMatchesTheDenseReferenceOnEveryBr
   EXPECT_EQ(expectSpmmRunsMatch(program, statement, kernels, inputs, 300), 24);
 }
 
+INSTANTIATE_TEST_SUITE_P(FpModes, SpmmDefaultBranches, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Fast" : "Strict"; });
+
 // The nonzero split in shares of 32 needs more than 131072 nonzeros; its
 // branch of the default mapping on such a matrix (70000 rows of about 2,
 // one of 300), against the reference computed over the nonzeros (the dense
 // reference would walk 70000 x 300 x N).
 TEST(SpmmMappings, TheDefaultMappingsSplitInSharesOf32RunSeriallyMatchesTheNonzeroSums) {
-  Program program = Program::fromText(std::string(kSpmm) + "target cuda\n", "spmm.tc");
+  Program program = Program::fromText(std::string(kSpmm) + "target cuda\nfp fast\n", "spmm.tc");
   Lowered lowered = lowerProgram(program);
   const CompiledStatement& statement = lowered.statements.at(0);
   SerialGpuIr serial(statement);

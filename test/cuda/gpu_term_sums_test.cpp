@@ -27,8 +27,16 @@ std::string kernelNamed(const std::string& kernels, const std::string& name) {
   return kernels.substr(start, kernels.find("\n}\n", start) - start);
 }
 
+// (fp fast: the summed nest's threads add atomically; fp strict runs it in
+// one thread, gpu_strict_test.cpp.)
+CompileOptions fast() {
+  CompileOptions options;
+  options.floatingPoint = frontend::FloatingPointMode::Fast;
+  return options;
+}
+
 TEST(GpuTermSums, EachTermAddsIntoTheDenseOutputInAKernelOfItsOwn) {
-  Lowered lowered = lowerForCuda(transposedSpmvPlusRows("dense"));
+  Lowered lowered = lowerForCuda(transposedSpmvPlusRows("dense"), fast());
   EXPECT_EQ(ir::toString(lowered.statements.at(0).concrete),
             "sequence(forall(i, forall(j, y(j) += A(i,j) * x(i)), GPUThread, Atomics), "
             "forall(j, forall(k, y(j) += B(j,k) * z(k)), GPUThread, NoRaces))");
@@ -99,7 +107,7 @@ TEST(GpuTermSums, ASparseWorkspaceCommandLeavesTheTermsAddingIntoTheDenseOutput)
 // One whose where stands outside every loop of its term leaves a loop on
 // the host, refused as such.
 TEST(GpuTermSums, APrecomputeGoesAmongItsTermsLoops) {
-  Lowered lowered = lowerForCuda(transposedSpmvPlusRows("dense", "precompute(B(j, k) * z(k), k, kw)"));
+  Lowered lowered = lowerForCuda(transposedSpmvPlusRows("dense", "precompute(B(j, k) * z(k), k, kw)"), fast());
   EXPECT_EQ(ir::toString(lowered.statements.at(0).concrete),
             "sequence(forall(i, forall(j, y(j) += A(i,j) * x(i)), GPUThread, Atomics), "
             "forall(j, where(forall(k, y(j) += w_y(k)), forall(kw, w_y(kw) = B(j,kw) * z(kw))), GPUThread, Atomics))");

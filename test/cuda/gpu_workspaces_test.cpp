@@ -51,7 +51,7 @@ TEST(GpuWorkspaces, EachThreadSelectsItsCopyAndZeroesItBeforeAFill) {
                                             "    for (int64_t pw_C_zero = 0LL; pw_C_zero < w_C_size; pw_C_zero++) {\n"
                                             "      w_C_vals[(pw_C_zero * w_C_stride)] = 0.0;"))
       << lowered.cudaKernels;
-  EXPECT_TRUE(contains(lowered.cudaKernels, "w_C_vals[((int64_t)(k) * w_C_stride)] += (A_vals[pA2] * B_vals[pB2]);"));
+  EXPECT_TRUE(contains(lowered.cudaKernels, "w_C_vals[((int64_t)(k) * w_C_stride)] += __dmul_rn(A_vals[pA2], B_vals[pB2]);"));
   EXPECT_TRUE(contains(lowered.cudaKernels, "= w_C_vals[(pw_C1 * w_C_stride)];"));
   EXPECT_TRUE(contains(lowered.cudaKernels, "tcc_gpu_thread_count() { return (int64_t)gridDim.x * blockDim.x; }"));
   EXPECT_FALSE(contains(lowered.cudaKernels, "memset"));
@@ -241,7 +241,7 @@ TEST(GpuWorkspaces, TheDefaultMappingFillsAWorkspaceOutsideTheGpuLoopsOnGpuThrea
   // The fill's kernel first, its threads over A's positions, each storing
   // its own entry (no atomics).
   size_t fill = lowered.cudaKernels.find("w_Y_vals[(int64_t)(iwA)] = A_vals[pA1];");
-  size_t read = lowered.cudaKernels.find("* w_Y_vals[pw_Y1]");
+  size_t read = lowered.cudaKernels.find(", w_Y_vals[pw_Y1])");
   ASSERT_NE(fill, std::string::npos) << lowered.cudaKernels;
   ASSERT_NE(read, std::string::npos) << lowered.cudaKernels;
   EXPECT_LT(fill, read);

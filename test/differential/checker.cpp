@@ -105,7 +105,12 @@ Verdict cudaError(const rt::cuda::CudaError& error) {
 Verdict compileForCuda(const Lowered& lowered) {
   if (!rt::cuda::builtWithCuda())
     return {Outcome::CompiledNotRun, "lowered only: built without the CUDA toolkit (NVRTC)", "compiled"};
-  rt::cuda::compileToCubin(lowered.cudaKernels, "sm_90", "case.cu");
+  // (--fmad as the runtime sets it: off under fp strict unless an
+  // intrinsic's kernels are there.)
+  bool intrinsics = false;
+  for (const auto& function : lowered.gpuFunctions) intrinsics = intrinsics || !function.intrinsics.empty();
+  rt::cuda::compileToCubin(lowered.cudaKernels, "sm_90", "case.cu",
+                           lowered.floatingPoint == frontend::FloatingPointMode::Fast || intrinsics);
   return {Outcome::CompiledNotRun, "", "compiled"};
 }
 

@@ -155,7 +155,7 @@ struct CompiledStatement {
 struct Lowered {
   std::vector<CompiledStatement> statements;
   frontend::Target target = frontend::Target::Cpu;
-  frontend::FloatingPointMode floatingPoint = frontend::FloatingPointMode::Strict;  // Cpu
+  frontend::FloatingPointMode floatingPoint = frontend::FloatingPointMode::Strict;
   std::string cpp;  // Cpu: one self-contained translation unit
   // Cuda: per statement, its kernels and the host part that launches them;
   // a .cu unit nvcc compiles alone; and the kernels alone, for NVRTC.

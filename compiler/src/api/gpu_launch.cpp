@@ -38,7 +38,8 @@ std::string digestOf(const std::string& text) {
 }
 
 // A cubin file holds its full key first, so another key's file is a miss.
-std::string cachedCubin(const std::string& key, const std::string& source, const std::string& architecture) {
+std::string cachedCubin(const std::string& key, const std::string& source, const std::string& architecture,
+                        bool fusedMultiplyAdd) {
   static std::mutex mutex;
   static std::map<std::string, std::string> memory;
   std::unique_lock<std::mutex> lock(mutex);
@@ -55,7 +56,7 @@ std::string cachedCubin(const std::string& key, const std::string& source, const
   // NVRTC runs unlocked, so that threads compile different sources at once
   // (two threads with the same source both compile it; either result is kept).
   lock.unlock();
-  std::string cubin = rt::cuda::compileToCubin(source, architecture, "tcc_kernels.cu");
+  std::string cubin = rt::cuda::compileToCubin(source, architecture, "tcc_kernels.cu", fusedMultiplyAdd);
   lock.lock();
   memory[key] = cubin;
   if (directory) {
@@ -244,15 +245,24 @@ std::string cudaArchitectureFor(const Program& program, const CompileOptions& op
   return rt::cuda::device().architecture();
 }
 
-std::string cubinFor(const std::string& kernels, const std::string& architecture, bool useCache) {
-  if (!useCache) return rt::cuda::compileToCubin(kernels, architecture, "tcc_kernels.cu");
-  return cachedCubin("tcc " TCC_VERSION " " + architecture + "\n" + kernels, kernels, architecture);
+bool fusedMultiplyAddFor(const Lowered& lowered) {
+  const bool intrinsics = std::any_of(lowered.gpuFunctions.begin(), lowered.gpuFunctions.end(),
+                                      [](const lowering::GpuFunction& function) { return !function.intrinsics.empty(); });
+  return lowered.floatingPoint == frontend::FloatingPointMode::Fast || intrinsics;
+}
+
+std::string cubinFor(const std::string& kernels, const std::string& architecture, bool useCache,
+                     bool fusedMultiplyAdd) {
+  if (!useCache) return rt::cuda::compileToCubin(kernels, architecture, "tcc_kernels.cu", fusedMultiplyAdd);
+  return cachedCubin("tcc " TCC_VERSION " " + architecture + (fusedMultiplyAdd ? "" : " --fmad=false") + "\n" + kernels,
+                     kernels, architecture, fusedMultiplyAdd);
 }
 
 std::shared_ptr<const rt::cuda::Module> loadCudaKernels(const Lowered& lowered, const std::string& architecture,
                                                        bool useCache) {
   rt::cuda::device();  // a clear error first where there is no GPU
-  return std::make_shared<const rt::cuda::Module>(cubinFor(lowered.cudaKernels, architecture, useCache));
+  return std::make_shared<const rt::cuda::Module>(
+      cubinFor(lowered.cudaKernels, architecture, useCache, fusedMultiplyAddFor(lowered)));
 }
 
 int32_t launchGpuFunction(const lowering::GpuFunction& function, const rt::cuda::Module& module,

@@ -18,9 +18,15 @@ std::string cudaArchitectureFor(const Program& program, const CompileOptions& op
 
 // The cubin of NVRTC-ready kernels for `architecture`: with `useCache`,
 // from memory, else from the disk cache (the folder of tcc/jit's kernel
-// cache; one file per key, which holds the tcc version, the architecture and
-// the source), else compiled and stored in both. Needs no GPU.
-std::string cubinFor(const std::string& kernels, const std::string& architecture, bool useCache);
+// cache; one file per key, which holds the tcc version, the architecture,
+// --fmad and the source), else compiled and stored in both. Needs no GPU.
+std::string cubinFor(const std::string& kernels, const std::string& architecture, bool useCache,
+                     bool fusedMultiplyAdd = true);
+// Whether NVRTC may contract the kernels of `lowered` (--fmad): not under fp
+// strict (belt and braces: the products tcc prints are rounded anyway),
+// unless an intrinsic's kernels are among them, which keep their own
+// numerics in both modes.
+bool fusedMultiplyAddFor(const Lowered& lowered);
 
 // The loaded kernels of `lowered` (a Cuda program).
 std::shared_ptr<const rt::cuda::Module> loadCudaKernels(const Lowered& lowered, const std::string& architecture,

@@ -11,6 +11,7 @@
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/ir/index_replace.h"
+#include "tcc/ir/index_visitor.h"
 #include "tcc/lowering/codegen.h"
 #include "tcc/lowering/concretize_for_lowering.h"
 #include "tcc/lowering/intrinsics.h"
@@ -151,12 +152,12 @@ struct SpmmAlternatives {
 };
 
 SpmmAlternatives withSpmmGpuMappings(const ir::IndexStmt& statement, const lowering::ScheduleRequest& request,
-                                     const lowering::ConcretizedStatement& concrete) {
+                                     const lowering::ConcretizedStatement& concrete, bool nonzeroSplits) {
   SpmmAlternatives result;
   if (!request.commands.empty() || !request.separatelyAssembled.empty() || !concrete.convertedInputs.empty() ||
       !concrete.sparseWorkspaces.empty())
     return result;
-  auto mappings = lowering::spmmGpuMappings(statement, concrete.loopOrder);
+  auto mappings = lowering::spmmGpuMappings(statement, concrete.loopOrder, nonzeroSplits);
   if (!mappings) return result;
   for (const auto& alternative : mappings->alternatives) {
     lowering::ScheduleRequest mapped = request;
@@ -172,8 +173,31 @@ SpmmAlternatives withSpmmGpuMappings(const ir::IndexStmt& statement, const lower
   if (result.concrete.empty()) return result;
   result.matrix = mappings->matrix;
   result.output = mappings->output;
-  result.decisions.push_back("per input: " + lowering::spmmRuleText(result.matrix, result.output));
+  result.decisions.push_back("per input: " + lowering::spmmRuleText(result.matrix, result.output, nonzeroSplits));
   return result;
+}
+
+// fp strict keeps a schedule's Atomics on GPU loops, as it keeps them on
+// CPU threads: `tcc explain` says that such a sum's order (its last bits)
+// may change from run to run.
+void noteAtomicSums(const ir::IndexStmt& concrete, const TensorVar& output, std::vector<std::string>& decisions) {
+  struct AtomicLoops : ir::IndexNotationVisitor {
+    std::string names;
+    using ir::IndexNotationVisitor::visit;
+    void visit(const ir::ForallNode* loop) override {
+      if (loop->attributes.outputRaceStrategy == ir::OutputRaceStrategy::Atomics &&
+          ir::isGpuUnit(loop->attributes.parallelUnit))
+        names += (names.empty() ? "" : ", ") + loop->indexVar.name();
+      ir::IndexNotationVisitor::visit(loop);
+    }
+  } atomic;
+  atomic.walk(concrete);
+  const std::string& loops = atomic.names;
+  if (loops.empty()) return;
+  decisions.push_back("fp strict: the schedule's Atomics on the GPU loops over " + loops + " are kept; where their "
+                      "threads add into the same entries of " + output.name() + " the additions come in another "
+                      "order each run (the last bits may differ between runs); a ParallelReduction, or a GPU loop "
+                      "over an index of " + output.name() + ", keeps one order");
 }
 
 // Lowers `ordered`, the statement with its GPU units exchanged or
@@ -241,15 +265,18 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       std::string laneSlicedMatrix;
       const bool defaultGpuMapping =
         cuda && !nmIntrinsic && !request.tensorCore && !lowering::parallelizesLoops(request);
+      // fp strict: every sum the default mapping makes into a
+      // floating-point output comes in one order every run.
+      const bool strict = lowered.floatingPoint == frontend::FloatingPointMode::Strict;
       if (defaultGpuMapping && concrete.termsAddIntoOutput) {
-        concrete.stmt = lowering::mapTermNestsToGpuThreads(concrete.stmt, concrete.decisions);
+        concrete.stmt = lowering::mapTermNestsToGpuThreads(concrete.stmt, concrete.decisions, strict);
       } else if (defaultGpuMapping) {
-        spmm = withSpmmGpuMappings(denseNm, request, concrete);
+        spmm = withSpmmGpuMappings(denseNm, request, concrete, !strict);
         if (spmm.concrete.empty())
           laneSliced = withBalancedGpuMapping(denseNm, request, concrete, laneSlicedMatrix,
                                               lowering::laneSlicedGpuMapping);
         lowering::GpuMappingOptions mappingOptions;
-        mappingOptions.sumsInOneOrder = lowered.floatingPoint == frontend::FloatingPointMode::Strict;
+        mappingOptions.sumsInOneOrder = strict;
         mappingOptions.concrete = concrete.stmt;
         if (const auto* scheduled = concrete.stmt.as<ir::SuchThatNode>()) mappingOptions.relations = scheduled->relations;
         concrete = withDefaultGpuMapping(denseNm, request, concrete, mappingOptions);
@@ -279,6 +306,13 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
                                      "sorted and merged in the thread, whatever the policy; outside every GPU "
                                      "loop a dense output takes the results directly, and a sparse one's "
                                      "workspace is refused");
+      if (cuda && strict && !defaultGpuMapping && ir::isFloat(compiled.output.datatype()))
+        noteAtomicSums(concrete.stmt, compiled.output, concrete.decisions);
+      if (cuda && (nmIntrinsic || request.tensorCore))
+        concrete.decisions.push_back(std::string("floating point: the ") + (nmIntrinsic ? "nm_spmm" : "TCA-SpMM") +
+                                     " intrinsic's kernels keep their own numerics in fp strict and fast alike "
+                                     "(tensor-core products, their own order of sums); fp strict's rounded products "
+                                     "and one-order sums are for the loops tcc maps");
       compiled.decisions = concrete.decisions;
       const Format& declared = compiled.output.format();
       // A sparse workspace compresses into any level chain; appending needs
@@ -366,8 +400,9 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
     }
   }
   if (cuda) {
-    lowered.cuda = lowering::emitCudaUnit(lowered.gpuFunctions);
-    lowered.cudaKernels = lowering::emitCudaKernels(lowered.gpuFunctions);
+    const lowering::FloatingPointMode mode = detail::toLowering(lowered.floatingPoint);
+    lowered.cuda = lowering::emitCudaUnit(lowered.gpuFunctions, mode);
+    lowered.cudaKernels = lowering::emitCudaKernels(lowered.gpuFunctions, mode);
   } else {
     auto generator = lowering::makeCodeGenerator(lowering::TargetKind::Cpu, detail::toLowering(lowered.floatingPoint));
     lowered.cpp = generator->emit(functions);

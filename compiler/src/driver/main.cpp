@@ -9,9 +9,10 @@ int main(int argc, char** argv) {
   app.fallthrough(false);
   app.footer(
       "Floating point: kernels are compiled in strict mode by default (no FMA contraction, sums in loop order), so "
-      "results are the same bits on every backend and every run. `fp fast` in a program, or --fp fast on compile, "
-      "run and explain, allows FMA, reassociated and vectorized scalar sums and the host's full vector width (usually "
-      "faster; the last bits may differ; inf and NaN still propagate).");
+      "results are the same bits on every backend and every run (on the cuda target: no contraction, each sum in one "
+      "order every run, its kernel's, not necessarily the CPU's; the intrinsics keep their own numerics). `fp fast` "
+      "in a program, or --fp fast on compile, run and explain, allows FMA, reassociated and vectorized scalar sums "
+      "and the host's full vector width (usually faster; the last bits may differ; inf and NaN still propagate).");
   tcc::driver::addCheckCommand(app);
   tcc::driver::addCompileCommand(app);
   tcc::driver::addExplainCommand(app);

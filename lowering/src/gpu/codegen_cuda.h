@@ -7,6 +7,6 @@
 
 namespace tcc::lowering {
 
-std::unique_ptr<CodeGenerator> makeCudaCodeGenerator();
+std::unique_ptr<CodeGenerator> makeCudaCodeGenerator(FloatingPointMode floatingPoint);
 
 }  // namespace tcc::lowering

@@ -453,27 +453,93 @@ ir::IndexStmt mapWorkspaceFillsToGpuThreads(const ir::IndexStmt& concrete, std::
   return WorkspaceFillMapper(reasons).top(concrete);
 }
 
-ir::IndexStmt mapTermNestsToGpuThreads(const ir::IndexStmt& concrete, std::vector<std::string>& reasons) {
-  if (const auto* scheduled = concrete.as<ir::SuchThatNode>())
-    return ir::SuchThatNode::make(mapTermNestsToGpuThreads(scheduled->stmt, reasons), scheduled->relations);
-  if (const auto* sequence = concrete.as<ir::SequenceNode>()) {
-    ir::IndexStmt first = mapTermNestsToGpuThreads(sequence->definition, reasons);  // (explain's lines in order)
-    return ir::SequenceNode::make(first, mapTermNestsToGpuThreads(sequence->mutation, reasons));
+namespace {
+
+// Each term's nest over GPU threads (mapTermNestsToGpuThreads); a summed
+// nest into a floating-point output under fp strict by one thread, its
+// outermost variable divided into one part (`relations` gets the divide).
+class TermNestMapper {
+ public:
+  TermNestMapper(std::vector<std::string>& reasons, bool sumsInOneOrder, std::vector<ir::ProvenanceRelation>& relations)
+      : reasons_(reasons), sumsInOneOrder_(sumsInOneOrder), relations_(relations) {}
+
+  ir::IndexStmt map(const ir::IndexStmt& concrete) {
+    if (const auto* sequence = concrete.as<ir::SequenceNode>()) {
+      ir::IndexStmt first = map(sequence->definition);  // (explain's lines in order)
+      return ir::SequenceNode::make(first, map(sequence->mutation));
+    }
+    const auto* loop = concrete.as<ir::ForallNode>();
+    if (!loop || loop->attributes.parallelUnit != ir::ParallelUnit::NotParallel) return concrete;
+    auto assignments = statementsOf<ir::AssignmentNode>(concrete);
+    bool ownEntries = std::all_of(assignments.begin(), assignments.end(), [&](const auto* assignment) {
+      return contains(assignment->lhs.indices(), loop->indexVar);
+    });
+    // (A workspace a where inside the nest fills is each thread's: its
+    // entries do not race.)
+    std::set<ir::TensorVar> workspaces;
+    for (const auto* where : whereStatements(concrete))
+      for (const auto& tensor : ir::tensorsWritten(where->producer)) workspaces.insert(tensor);
+    bool sumsIntoFloats = std::any_of(assignments.begin(), assignments.end(), [&](const auto* assignment) {
+      return !workspaces.count(assignment->lhs.tensor()) && ir::isFloat(assignment->lhs.tensor().datatype()) &&
+             !contains(assignment->lhs.indices(), loop->indexVar);
+    });
+    ir::ForallAttributes attributes = loop->attributes;
+    attributes.parallelUnit = ir::ParallelUnit::GPUThread;
+    attributes.outputRaceStrategy = ownEntries ? ir::OutputRaceStrategy::NoRaces : ir::OutputRaceStrategy::Atomics;
+    std::string term = assignments.empty() ? std::string("a term") : ir::toString(assignments.front()->rhs);
+    if (sumsIntoFloats && sumsInOneOrder_) return inOneThread(concrete, attributes, term);
+    reasons_.push_back("default GPU mapping: the nest of " + term + " a kernel of its own, one thread per iteration of " +
+                       loop->indexVar.name() +
+                       (ownEntries ? "" : " (summed: threads add into the output with atomic additions)"));
+    return ir::ForallNode::make(loop->indexVar, loop->body, attributes);
   }
-  const auto* loop = concrete.as<ir::ForallNode>();
-  if (!loop || loop->attributes.parallelUnit != ir::ParallelUnit::NotParallel) return concrete;
-  auto assignments = statementsOf<ir::AssignmentNode>(concrete);
-  bool ownEntries = std::all_of(assignments.begin(), assignments.end(), [&](const auto* assignment) {
-    return contains(assignment->lhs.indices(), loop->indexVar);
-  });
-  ir::ForallAttributes attributes = loop->attributes;
-  attributes.parallelUnit = ir::ParallelUnit::GPUThread;
-  attributes.outputRaceStrategy = ownEntries ? ir::OutputRaceStrategy::NoRaces : ir::OutputRaceStrategy::Atomics;
-  std::string term = assignments.empty() ? std::string("a term") : ir::toString(assignments.front()->rhs);
-  reasons.push_back("default GPU mapping: the nest of " + term + " a kernel of its own, one thread per iteration of " +
-                    loop->indexVar.name() +
-                    (ownEntries ? "" : " (summed: threads add into the output with atomic additions)"));
-  return ir::ForallNode::make(loop->indexVar, loop->body, attributes);
+
+ private:
+  // divide(v, v_thread, v_in, 1): one GPU thread runs the nest in loop
+  // order. Where v iterates a sparse level (a divide would search its
+  // coordinates) or comes from a schedule's relation, refused.
+  ir::IndexStmt inOneThread(const ir::IndexStmt& nest, const ir::ForallAttributes& attributes,
+                            const std::string& term) {
+    const ir::ForallNode& loop = *nest.as<ir::ForallNode>();
+    const ir::IndexVar& var = loop.indexVar;
+    const std::string why = "fp strict: atomic additions from many GPU threads would come in another order each "
+                            "run; fp fast maps a thread per iteration of " + var.name();
+    auto origins = ir::originVars(var, relations_);
+    bool derived = origins.size() != 1 || !origins.count(var);
+    bool sparse = false;
+    for (const auto& access : ir::accessesOf(nest))
+      for (int level = 0; level < access.tensor().format().order(); ++level)
+        if (!access.tensor().format().level(level).isDense() &&
+            access.indices()[access.tensor().format().modeOfLevel(level)] == var)
+          sparse = true;
+    if (derived || sparse)
+      throw LoweringError("the default GPU mapping: the nest of " + term + " sums over " + var.name() +
+                          " into its output, and " + var.name() +
+                          (sparse ? " iterates a sparse level, which no divide cuts into one GPU thread"
+                                  : " comes from a schedule's relation") +
+                          "; " + why + " (or map it with parallelize(" + var.name() + ", GPUThread, Atomics))");
+    ir::IndexVar thread(var.name() + "_thread"), in(var.name() + "_in");
+    relations_.push_back(ir::DivideRelation{var, thread, in, 1});
+    reasons_.push_back("default GPU mapping: the nest of " + term + " a kernel of its own, summed over " + var.name() +
+                       " into the output: one GPU thread runs its loops in order (divide(" + var.name() + ", " +
+                       thread.name() + ", " + in.name() + ", 1); " + why + ")");
+    return ir::ForallNode::make(thread, ir::ForallNode::make(in, loop.body), attributes);
+  }
+
+  std::vector<std::string>& reasons_;
+  bool sumsInOneOrder_;
+  std::vector<ir::ProvenanceRelation>& relations_;
+};
+
+}  // namespace
+
+ir::IndexStmt mapTermNestsToGpuThreads(const ir::IndexStmt& concrete, std::vector<std::string>& reasons,
+                                       bool sumsInOneOrder) {
+  const auto* scheduled = concrete.as<ir::SuchThatNode>();
+  std::vector<ir::ProvenanceRelation> relations;
+  if (scheduled) relations = scheduled->relations;
+  ir::IndexStmt mapped = TermNestMapper(reasons, sumsInOneOrder, relations).map(scheduled ? scheduled->stmt : concrete);
+  return relations.empty() ? mapped : ir::SuchThatNode::make(mapped, relations);
 }
 
 std::optional<BalancedGpuMapping> nonzeroSplitGpuMapping(const ir::IndexStmt& assignment,

@@ -121,8 +121,18 @@ namespace {
 // The rule, written once: spmmKernelRule evaluates it, chooseSpmmKernel's
 // host part computes it, explain prints it (gpu_input_rules.h). Each
 // choice's outcome is its kernel's name.
-const rules::Rule& spmmRule() {
-  static const rules::Rule rule = [] {
+// Under fp strict the nonzero splits (atomic additions, in another order
+// each run) are left out: the tiles alone.
+const rules::Rule& spmmRule(bool nonzeroSplits) {
+  static const rules::Rule tilesAlone = [] {
+    using namespace rules;
+    Rule rule("the SpMM kernel by {A}'s rows and {C}'s columns", toString(SpmmKernel::Tiles64));
+    Condition manyShortRows = rows >= kManyRows && longestRow < kLongRowForOtherTiles;
+    rule.choose(rule.clause("tiles_of_32", manyShortRows && columns <= 32), toString(SpmmKernel::Tiles32));
+    rule.choose(rule.clause("tiles_of_128", manyShortRows && columns > 64), toString(SpmmKernel::Tiles128));
+    return rule;
+  }();
+  static const rules::Rule withSplits = [] {
     using namespace rules;
     Rule rule("the SpMM kernel by {A}'s rows and {C}'s columns", toString(SpmmKernel::Tiles64));
     Condition skewed = rule.clause(balancedRowClause());
@@ -138,7 +148,7 @@ const rules::Rule& spmmRule() {
     rule.choose(rule.clause("tiles_of_128", manyShortRows && columns > 64), toString(SpmmKernel::Tiles128));
     return rule;
   }();
-  return rule;
+  return nonzeroSplits ? withSplits : tilesAlone;
 }
 
 SpmmKernel kernelNamed(const std::string& name) {
@@ -150,13 +160,13 @@ SpmmKernel kernelNamed(const std::string& name) {
 
 }  // namespace
 
-SpmmKernel spmmKernelRule(const SpmmStatistics& m) {
-  const rules::Rule& rule = spmmRule();
+SpmmKernel spmmKernelRule(const SpmmStatistics& m, bool nonzeroSplits) {
+  const rules::Rule& rule = spmmRule(nonzeroSplits);
   return kernelNamed(rule.outcomeOf(rule.choose({m.rows, m.nonzeros, m.longestRow, m.columns})));
 }
 
 std::optional<SpmmMappings> spmmGpuMappings(const ir::IndexStmt& assignment,
-                                            const std::vector<ir::IndexVar>& loopOrder) {
+                                            const std::vector<ir::IndexVar>& loopOrder, bool nonzeroSplits) {
   // The split's conditions are the SpMM's: a product of one CSR A(i, j),
   // i outermost, with dense operands, into a dense C(i, k).
   std::vector<std::string> reasons;
@@ -179,6 +189,7 @@ std::optional<SpmmMappings> spmmGpuMappings(const ir::IndexStmt& assignment,
     alternative.commands = columnTileMapping(rows, column, loopOrder, sparseLevelVars, tile, alternative.reasons);
     mappings.alternatives.push_back(std::move(alternative));
   }
+  if (!nonzeroSplits) return mappings;
   SpmmAlternative split16{SpmmKernel::Split16, {}, {}};
   auto sixteen = nonzeroSplitGpuMapping(assignment, loopOrder, 16, split16.reasons);
   split16.commands = sixteen->commands;
@@ -200,7 +211,8 @@ const ir::imp::Stmt* bodyOf(const std::vector<LoweredSpmmKernel>& alternatives, 
 ir::imp::Function chooseSpmmKernel(const ir::imp::Function& tiles64, const std::vector<LoweredSpmmKernel>& alternatives,
                                    const std::string& matrix, const std::string& output) {
   namespace imp = ir::imp;
-  const rules::Rule& rule = spmmRule();
+  const bool splits = bodyOf(alternatives, SpmmKernel::Split16) || bodyOf(alternatives, SpmmKernel::Split32);
+  const rules::Rule& rule = spmmRule(splits);
   const rules::Inputs inputs{matrix, output};
   std::vector<imp::Stmt> body = rule.hostStatements(inputs);
   // Checked in the rule's order; where none holds, the tiles of 64.
@@ -215,8 +227,10 @@ ir::imp::Function chooseSpmmKernel(const ir::imp::Function& tiles64, const std::
   return result;
 }
 
-std::string spmmRuleText(const std::string& matrix, const std::string& output) {
-  return spmmRule().text({matrix, output});
+std::string spmmRuleText(const std::string& matrix, const std::string& output, bool nonzeroSplits) {
+  return spmmRule(nonzeroSplits).text({matrix, output}) +
+         (nonzeroSplits ? "" : " (fp strict leaves out the nonzero splits, whose atomic additions come in another "
+                               "order each run)");
 }
 
 }  // namespace tcc::lowering

@@ -15,13 +15,15 @@ void check(nvrtcResult result, const char* call) {
 
 }  // namespace
 
-std::string compileToCubin(const std::string& source, const std::string& architecture, const std::string& name) {
+std::string compileToCubin(const std::string& source, const std::string& architecture, const std::string& name,
+                           bool fusedMultiplyAdd) {
   nvrtcProgram program;
   check(nvrtcCreateProgram(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr), "nvrtcCreateProgram");
   std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> owner(&program, [](nvrtcProgram* p) { nvrtcDestroyProgram(p); });
   std::string archOption = "--gpu-architecture=" + architecture;
-  const char* options[] = {archOption.c_str(), "--std=c++17", "-default-device"};
-  nvrtcResult compiled = nvrtcCompileProgram(program, 3, options);
+  const char* options[] = {archOption.c_str(), "--std=c++17", "-default-device",
+                           fusedMultiplyAdd ? "--fmad=true" : "--fmad=false"};
+  nvrtcResult compiled = nvrtcCompileProgram(program, 4, options);
   if (compiled != NVRTC_SUCCESS) {
     size_t logSize = 0;
     check(nvrtcGetProgramLogSize(program, &logSize), "nvrtcGetProgramLogSize");

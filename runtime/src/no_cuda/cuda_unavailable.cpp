@@ -15,7 +15,7 @@ bool builtWithCuda() { return false; }
 const DeviceInfo& device() { unavailable(); }
 int deviceCount() { return 0; }
 void selectDevice(int) {}
-std::string compileToCubin(const std::string&, const std::string&, const std::string&) { unavailable(); }
+std::string compileToCubin(const std::string&, const std::string&, const std::string&, bool) { unavailable(); }
 Module::Module(const std::string&) { unavailable(); }
 Module::~Module() = default;
 void* Module::function(const std::string&) const { unavailable(); }

@@ -36,7 +36,9 @@ enum class FloatingPointMode { Strict, Fast };
 // what the JIT passes and what the emitted unit's header comment names.
 const std::vector<std::string>& cppFloatingPointFlags(FloatingPointMode mode);
 
-// floatingPoint applies to the Cpu target; CUDA code is printed as written.
+// On the Cpu target floatingPoint picks the loop forms and flags (above);
+// on Cuda, strict prints device products as __fmul_rn / __dmul_rn (never
+// contracted into FMA, whatever flags compile the unit).
 std::unique_ptr<CodeGenerator> makeCodeGenerator(TargetKind target,
                                                  FloatingPointMode floatingPoint = FloatingPointMode::Strict);
 
@@ -53,7 +55,9 @@ const std::string& abiText();
 // the usual entry point (its tensors' arrays are device pointers).
 // emitCudaKernels: the kernels alone, with no system header, for NVRTC;
 // the runtime launches them as the host part of each GpuFunction says.
-std::string emitCudaUnit(const std::vector<GpuFunction>& functions);
-std::string emitCudaKernels(const std::vector<GpuFunction>& functions);
+std::string emitCudaUnit(const std::vector<GpuFunction>& functions,
+                         FloatingPointMode floatingPoint = FloatingPointMode::Strict);
+std::string emitCudaKernels(const std::vector<GpuFunction>& functions,
+                            FloatingPointMode floatingPoint = FloatingPointMode::Strict);
 
 }  // namespace tcc::lowering

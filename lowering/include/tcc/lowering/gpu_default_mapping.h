@@ -135,9 +135,14 @@ ir::IndexStmt mapWorkspaceFillsToGpuThreads(const ir::IndexStmt& concrete, std::
 // the loops inside run by that thread; NoRaces where that loop's variable
 // indexes the output, else Atomics (iterations add into the same entries).
 // The terms' variables may repeat across the nests at different depths, so
-// no parallelize by name could map them all. `reasons` gets a line per
-// nest for `tcc explain`.
-ir::IndexStmt mapTermNestsToGpuThreads(const ir::IndexStmt& concrete, std::vector<std::string>& reasons);
+// no parallelize by name could map them all. With `sumsInOneOrder` (fp
+// strict), a nest whose outermost loop sums into a floating-point output
+// runs in one GPU thread instead, in loop order (divide(v, v_thread, v_in,
+// 1), v_thread on GPUThread); refused where v iterates a sparse level or
+// comes from a schedule's relation. `reasons` gets a line per nest for
+// `tcc explain`.
+ir::IndexStmt mapTermNestsToGpuThreads(const ir::IndexStmt& concrete, std::vector<std::string>& reasons,
+                                       bool sumsInOneOrder = false);
 
 // `concrete` (scheduled for the cuda target) with GPU units given out of
 // order (a GPUBlock loop inside a GPUThread loop, a GPUThread loop directly

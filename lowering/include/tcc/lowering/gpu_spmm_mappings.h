@@ -28,6 +28,9 @@
 //  3. Otherwise the row kernel: where there are at least kManyRows rows and
 //     none of kLongRowForOtherTiles or more, tiles of 32 where N <= 32 and
 //     of 128 where N > 64; tiles of 64 otherwise.
+// Under fp strict the splits are left out (their atomic additions of a
+// row's segments come in another order each run): 3. alone picks among the
+// tiles, whose lanes each sum a column in the row's order.
 #pragma once
 
 #include <cstdint>
@@ -60,7 +63,8 @@ std::string toString(SpmmKernel kernel);
 struct SpmmStatistics {
   int64_t rows = 0, nonzeros = 0, longestRow = 0, columns = 0;
 };
-SpmmKernel spmmKernelRule(const SpmmStatistics& matrix);
+// Without `nonzeroSplits` (fp strict), among the tiles alone.
+SpmmKernel spmmKernelRule(const SpmmStatistics& matrix, bool nonzeroSplits = true);
 
 // The rule's numbers (see above and gpu_spmm_mappings.cpp for what was
 // measured).
@@ -73,7 +77,8 @@ inline constexpr int64_t kLongRowForOtherTiles = 1024;
 
 // The kernels beside the default's tiles of 64 for an unscheduled CSR
 // SpMM, each with its commands; nothing where the statement is not one.
-// `matrix` names A, `output` C.
+// `matrix` names A, `output` C. Without `nonzeroSplits` (fp strict), the
+// tiles of 32 and 128 alone.
 struct SpmmAlternative {
   SpmmKernel kernel;
   std::vector<ScheduleCommand> commands;
@@ -84,19 +89,20 @@ struct SpmmMappings {
   std::vector<SpmmAlternative> alternatives;
 };
 std::optional<SpmmMappings> spmmGpuMappings(const ir::IndexStmt& assignment,
-                                            const std::vector<ir::IndexVar>& loopOrder);
+                                            const std::vector<ir::IndexVar>& loopOrder, bool nonzeroSplits = true);
 
 // One host part running, per input, the kernel the rule picks: `tiles64`
 // (the default mapping's function) or one of `alternatives` (lowered from
 // the same statement with the same parameters). A kernel the rule picks
-// that is not among them runs as tiles of 64.
+// that is not among them runs as tiles of 64; where no split is among
+// them, the rule is the tiles' alone (spmmKernelRule without splits).
 struct LoweredSpmmKernel {
   SpmmKernel kernel;
   ir::imp::Function function;
 };
 ir::imp::Function chooseSpmmKernel(const ir::imp::Function& tiles64, const std::vector<LoweredSpmmKernel>& alternatives,
                                    const std::string& matrix, const std::string& output);
-// The explain line of the rule.
-std::string spmmRuleText(const std::string& matrix, const std::string& output);
+// The explain line of the rule (without `nonzeroSplits`, the tiles' alone).
+std::string spmmRuleText(const std::string& matrix, const std::string& output, bool nonzeroSplits = true);
 
 }  // namespace tcc::lowering

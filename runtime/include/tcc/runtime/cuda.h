@@ -49,8 +49,11 @@ int deviceCount();
 void selectDevice(int ordinal);
 
 // CUDA C++ source -> a cubin for `architecture` (sm_90). Throws CudaError
-// with NVRTC's log when the source does not compile.
-std::string compileToCubin(const std::string& source, const std::string& architecture, const std::string& name);
+// with NVRTC's log when the source does not compile. Without
+// `fusedMultiplyAdd`, NVRTC contracts no multiply and add into an FMA
+// (--fmad=false).
+std::string compileToCubin(const std::string& source, const std::string& architecture, const std::string& name,
+                           bool fusedMultiplyAdd = true);
 
 class Module {
  public:
