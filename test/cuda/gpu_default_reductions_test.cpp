@@ -115,13 +115,18 @@ TEST(GpuDefaultReductions, UnderFpStrictASumCoiteratingSparseOperandsIsRefusedSa
   std::string message = cudaErrorOf(dot);
   EXPECT_TRUE(contains(message, "test.tc:4:1: error: cannot compile `Y = A(i) * B(i)`: the default GPU mapping: i is "
                                 "summed into Y, and its loop co-iterates several sparse operands (or the terms of a "
-                                "sum), which no divide cuts into one GPU block; fp strict: atomic additions from many "
+                                "sum, or a builtin evaluated off a sparse operand's entries), which no divide cuts "
+                                "into one GPU block; fp strict: atomic additions from many "
                                 "threads would come in another order each run")) << message;
   Lowered fast = lowerForCuda(dot + "fp fast\n");
   const std::string decisions = decisionsOf(fast);
   EXPECT_TRUE(contains(decisions, "parallelize(i, GPUThread, Atomics): ")) << decisions;
   EXPECT_TRUE(contains(decisions, "one thread per iteration of i, which is summed into Y (no split cuts it into "
                                   "blocks)")) << decisions;
+  // exp is 1 off A's entries: the loop walks every i, merging A's coordinates.
+  std::string sumOfExp = cudaErrorOf("tensor Y : dense of float32\ntensor A(I) : sparse of float32\nY = exp(A(i))\n"
+                                     "target cuda\n");
+  EXPECT_TRUE(contains(sumOfExp, "or a builtin evaluated off a sparse operand's entries")) << sumOfExp;
 }
 
 // A product scaled by a constant: its one sparse operand's positions.

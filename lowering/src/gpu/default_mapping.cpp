@@ -149,7 +149,8 @@ std::vector<ScheduleCommand> mappingOfSummedOuterLoop(const ir::AssignmentNode& 
   if (oneOrder || (scalar && options.splitSums)) cut = cutOf(node, sum, commands);
   if (oneOrder && !cut)
     throw LoweringError("the default GPU mapping: " + sum.name() + " is summed into " + output.name() + ", and its "
-                        "loop co-iterates several sparse operands (or the terms of a sum), which no divide cuts into "
+                        "loop co-iterates several sparse operands (or the terms of a sum, or a builtin evaluated off a "
+                        "sparse operand's entries), which no divide cuts into "
                         "one GPU " + (scalar ? "block" : "thread") + "; " + why + " (or map the loops with "
                         "parallelize(" + sum.name() + ", GPUThread, Atomics))");
   std::vector<ir::IndexVar> rest(loopOrder.begin() + 1, loopOrder.end());
