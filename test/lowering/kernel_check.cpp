@@ -114,6 +114,16 @@ std::string errorOf(const std::string& dsl) {
   return "";
 }
 
+std::string concreteOf(const std::string& dsl) {
+  return ir::toString(lowerProgram(Program::fromText(dsl, "test.tc")).statements.at(0).concrete);
+}
+
+std::string replaced(std::string text, const std::string& key, const std::string& value) {
+  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
+    text.replace(at, key.size(), value);
+  return text;
+}
+
 frontend::Diagnostic refusalOf(const std::string& dsl) {
   try {
     compile(Program::fromText(dsl, "test.tc"));

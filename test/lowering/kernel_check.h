@@ -75,6 +75,10 @@ std::string programOverAB(const std::string& formatA, const std::string& formatB
 std::map<std::string, rt::Coo> declaredInputs(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs);
 // What compiling the DSL text (named test.tc) throws, or "" when it compiles.
 std::string errorOf(const std::string& dsl);
+// The concrete index notation of the DSL text's first statement, as lowered.
+std::string concreteOf(const std::string& dsl);
+// `text` with every `key` replaced by `value`.
+std::string replaced(std::string text, const std::string& key, const std::string& value);
 // What running the compiled program on these inputs throws; "" if it runs.
 std::string runError(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs);
 // The one located diagnostic compiling the DSL text (named test.tc) is

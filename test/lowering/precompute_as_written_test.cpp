@@ -18,16 +18,6 @@
 namespace tcc::test {
 namespace {
 
-std::string concreteOf(const std::string& program) {
-  return ir::toString(lowerProgram(Program::fromText(program, "test.tc")).statements.at(0).concrete);
-}
-
-std::string replaced(std::string text, const std::string& key, const std::string& value) {
-  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
-    text.replace(at, key.size(), value);
-  return text;
-}
-
 // I = 23, J = 29, K = 17.
 std::map<std::string, rt::Coo> inputs(uint64_t seed) {
   return {{"A", randomSparse({23, 29}, 0.15, seed)},     {"x", randomDense({29}, seed + 1)},

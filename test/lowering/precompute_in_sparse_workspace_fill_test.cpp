@@ -13,12 +13,6 @@
 namespace tcc::test {
 namespace {
 
-std::string replaced(std::string text, const std::string& key, const std::string& value) {
-  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
-    text.replace(at, key.size(), value);
-  return text;
-}
-
 std::map<std::string, rt::Coo> productInputs(uint64_t seed) {
   return {{"B", randomSparse({23, 19}, 0.15, seed)},
           {"C", randomSparse({19, 27}, 0.15, seed + 1)},

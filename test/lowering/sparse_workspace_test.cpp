@@ -9,12 +9,6 @@ namespace tcc::test {
 namespace {
 
 
-std::string replaced(std::string text, const std::string& key, const std::string& value) {
-  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
-    text.replace(at, key.size(), value);
-  return text;
-}
-
 
 // ---- outer-product SpGEMM: loops k, i, j ----------------------------------------
 

@@ -16,10 +16,6 @@ namespace {
 using Case = ProgramCase;
 
 // The concrete index notation of the program's first statement.
-std::string concreteOf(const std::string& program) {
-  return ir::toString(lowerProgram(Program::fromText(program, "test.tc")).statements.at(0).concrete);
-}
-
 // J = 29 columns of the matrices the terms scatter into, I = 23 rows.
 std::map<std::string, rt::Coo> inputs(uint64_t seed) {
   return {{"A", randomSparse({23, 29}, 0.12, seed)},      {"x", randomDense({23}, seed + 1)},
