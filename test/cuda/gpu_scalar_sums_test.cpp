@@ -41,12 +41,12 @@ class GpuScalarSums : public ::testing::TestWithParam<bool> {};
 TEST_P(GpuScalarSums, EachSumGoesToADeviceScalarOfItsOwnThenTheStatementCombinesThem) {
   const bool strict = GetParam();
   const std::vector<Split> splits{
-      {"d = x(i) * y(i) + 2", {"d_sum = sum(i, x(i) * y(i))"}, "d = d_sum + 2"},
+      {"d = x(i) * y(i) + 2", {"d_sum = x(i) * y(i)"}, "d = d_sum + 2"},
       {"d = x(i) * y(i) + A(i,j) * z(j)",
-       {"d_sum = sum(i, x(i) * y(i))", "d_sum_2 = sum(i, sum(j, A(i,j) * z(j)))"},
+       {"d_sum = x(i) * y(i)", "d_sum_2 = A(i,j) * z(j)"},
        "d = d_sum + d_sum_2"},
       {"d = x(i) * y(i) - 2 * (A(i,j) * z(j))",
-       {"d_sum = sum(i, x(i) * y(i))", "d_sum_2 = sum(i, sum(j, 2 * (A(i,j) * z(j))))"},
+       {"d_sum = x(i) * y(i)", "d_sum_2 = 2 * (A(i,j) * z(j))"},
        "d = d_sum - d_sum_2"}};
   for (const Split& split : splits) {
     SCOPED_TRACE(split.statement);
@@ -85,6 +85,22 @@ TEST_P(GpuScalarSums, EachSumGoesToADeviceScalarOfItsOwnThenTheStatementCombines
 
 INSTANTIATE_TEST_SUITE_P(Fp, GpuScalarSums, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "strict" : "fast"; });
+
+// A sum of terms keeps its sum explicit (an implicit one could go to each
+// term); a sparse vector's product is cut by its positions, as the user's
+// statement of it would be.
+TEST(GpuScalarSums, ASumOfTermsSaysItsSumAndASparseProductIsCutByPositions) {
+  Lowered terms = lowerForCuda(kTensors + "d = sum(i, x(i) + 2) * 3\ntarget cuda\n");
+  ASSERT_EQ(terms.statements.size(), 2u);
+  EXPECT_EQ(ir::toString(terms.statements[0].statement), "d_sum = sum(i, x(i) + 2)");
+  EXPECT_EQ(ir::toString(terms.statements[1].statement), "d = d_sum * 3");
+  Lowered sparse = lowerForCuda("tensor Y : dense\ntensor A(I) : dense\ntensor B : dense\n"
+                                "tensor C(I) : sparse\nY = A(k) * (-3) - C(k) * B\ntarget cuda\n");
+  ASSERT_EQ(sparse.statements.size(), 3u);
+  std::string mapping;
+  for (const auto& decision : sparse.statements[1].decisions) mapping += decision + "\n";
+  EXPECT_TRUE(contains(mapping, "pos(k, k_pos, C(k))")) << mapping;
+}
 
 // The scalars' names are fresh: a user's d_sum keeps its name and role.
 TEST(GpuScalarSums, TheScalarsNamesDoNotClashWithTheUsers) {

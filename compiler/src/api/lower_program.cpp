@@ -7,11 +7,11 @@
 
 #include "floating_point.h"
 #include "schedule_request.h"
+#include "tcc/ir/builder.h"
 #include "tcc/ir/imperative_printer.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/ir/index_replace.h"
-#include "tcc/ir/builder.h"
 #include "tcc/ir/index_visitor.h"
 #include "tcc/lowering/codegen.h"
 #include "tcc/lowering/concretize_for_lowering.h"
@@ -67,6 +67,23 @@ struct StatementPart {
   bool temporary = false;  // into a scalar tcc names
 };
 
+// Accesses, literals, negations and products, divided by constants at most.
+bool isScaledProduct(const ir::IndexExpr& expr) {
+  switch (expr.kind()) {
+    case ir::IndexExprKind::Access: case ir::IndexExprKind::Literal: return true;
+    case ir::IndexExprKind::Neg: return isScaledProduct(expr.as<ir::NegNode>()->operand);
+    case ir::IndexExprKind::Mul: {
+      const auto* mul = expr.as<ir::MulNode>();
+      return isScaledProduct(mul->a) && isScaledProduct(mul->b);
+    }
+    case ir::IndexExprKind::Div: {
+      const auto* div = expr.as<ir::DivNode>();
+      return isScaledProduct(div->a) && ir::accessesOf(div->b).empty();
+    }
+    default: return false;
+  }
+}
+
 // On the cuda target, a scalar statement whose sums nest in its expression
 // with no loop around them (d = x(i) * y(i) + 2) would keep the sums'
 // scalar temporaries on the host, where no GPU thread adds to them. Each
@@ -108,8 +125,12 @@ std::optional<std::vector<StatementPart>> sumsIntoDeviceScalars(const ir::IndexS
     }
     const auto* sum = producer.as<ir::AssignmentNode>();
     if (!sum || loops.empty() || !sum->accumulate || sum->lhs.tensor().order() != 0) return std::nullopt;
+    // A product (divided by constants at most) sums over its variables as
+    // the user's statement would (the default mapping cuts it as it cuts
+    // theirs); anything else says its sums.
     ir::IndexExpr summed = sum->rhs;
-    for (auto loop = loops.rbegin(); loop != loops.rend(); ++loop) summed = ir::sum(*loop, summed);
+    if (!isScaledProduct(summed))
+      for (auto loop = loops.rbegin(); loop != loops.rend(); ++loop) summed = ir::sum(*loop, summed);
     TensorVar scalar(lowering::takeFreshName(output.name() + "_sum", taken), {}, Format(), sum->lhs.tensor().datatype());
     scalars.emplace(sum->lhs.tensor(), scalar);
     parts.push_back({ir::AssignmentNode::make(ir::AccessNode::make(scalar, {}), summed), index, true});
@@ -506,8 +527,12 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         refuseScheduleCommand(program.syntax(), *schedule.sources[*command], error.what());
       if (error.atTensorCore() && schedule.tensorCoreSource)
         refuseScheduleCommand(program.syntax(), *schedule.tensorCoreSource, error.what());
+      const std::string part = parts[partIndex].temporary
+                                   ? "computing `" + ir::toString(statement) + "` (a sum of it, into a scalar in "
+                                     "device memory): "
+                                   : "";
       refuseStatement(program.syntax(), index,
-                      "cannot compile `" + ir::toString(program.statements()[index]) + "`: " + error.what());
+                      "cannot compile `" + ir::toString(program.statements()[index]) + "`: " + part + error.what());
     }
   }
   if (cuda) {
