@@ -14,6 +14,7 @@
 #include "cuda_programs.h"
 #include "gpu_host_part.h"
 #include "gpu_launch.h"
+#include "tcc/ir/index_printer.h"
 #include "tcc/lowering/codegen.h"
 #include "tcc/lowering/gpu_default_mapping.h"
 #include "tcc/lowering/gpu_kernels.h"
@@ -687,10 +688,15 @@ TEST(DefaultMapping, NestedSumsUnderASplitGetAThreadPerOuterIteration) {
   EXPECT_EQ(lowered.gpuFunctions.at(0).kernels.at(0).unit(), ir::imp::LoopKind::GpuThread);
 }
 
-// A scalar result has no loop around its sums to give the threads.
-TEST(DefaultMapping, NestedSumsIntoAScalarAreRefusedWithTheReason) {
-  std::string message = cudaErrorOf("tensor a : dense\ntensor x(I) : dense\ntensor z(J) : dense\n"
-                                    "a = x(i) * x(i) + z(j)\n");
+// A scalar result has no loop around its sums to give the threads: each
+// sum goes to a scalar of its own in device memory (gpu_scalar_sums_test.cpp);
+// a schedule keeps the statement whole, and the refusal says why.
+TEST(DefaultMapping, NestedSumsIntoAScalarGoToDeviceScalarsOrAreRefusedWithTheReason) {
+  const std::string program = "tensor a : dense\ntensor x(I) : dense\ntensor z(J) : dense\na = x(i) * x(i) + z(j)\n";
+  Lowered lowered = lowerForCuda(program);
+  ASSERT_EQ(lowered.statements.size(), 3u);
+  EXPECT_EQ(ir::toString(lowered.statements[2].statement), "a = a_sum + a_sum_2");
+  std::string message = cudaErrorOf(program + "schedule {\n  split(i, i0, i1, 4)\n}\n");
   EXPECT_TRUE(contains(message, "test.tc:4:1: error: cannot compile `a = x(i) * x(i) + z(j)`: the default GPU mapping: "
                                 "the sums nested in `x(i) * x(i) + z(j)` go to scalar temporaries outside every loop, "
                                 "on the host, where no GPU thread can add to them")) << message;

@@ -140,6 +140,14 @@ bool hugePages(const CompileOptions& options);
 
 // What compilation made of one statement.
 struct CompiledStatement {
+  // The index notation computed: the program's statement, or (cuda) a sum
+  // split out of it into a scalar tcc names (see `temporary`).
+  ir::IndexStmt statement;
+  size_t programStatement = 0;           // which of the program's statements
+  // The output is a scalar tcc named for a sum of the program's statement
+  // (one statement of its own, its result in device memory): read by the
+  // statement's last part, never returned as an output.
+  bool temporary = false;
   ir::IndexStmt concrete;                // concrete index notation
   std::vector<std::string> decisions;    // loop order and workspace reasons
   ir::imp::Function function;            // imperative IR

@@ -145,6 +145,7 @@ class BoundTensors {
   std::map<std::string, Tensor> takeOutputs(const std::vector<CompiledStatement>& statements) {
     std::map<std::string, Tensor> outputs;
     for (const auto& statement : statements) {
+      if (statement.temporary) continue;
       const std::string& name = statement.output.name();
       if (auto found = owned_.find(name); found != owned_.end()) outputs.insert_or_assign(name, std::move(found->second));
     }
@@ -208,6 +209,7 @@ std::map<std::string, Tensor> Kernel::run(const std::map<std::string, Tensor>& i
   RunResult result = run(inputs, RunOptions{});
   std::map<std::string, Tensor> outputs;
   for (const auto& statement : lowered_.statements) {
+    if (statement.temporary) continue;
     const std::string& name = statement.output.name();
     outputs.insert_or_assign(name, std::move(result.tensors.at(name)));
   }
@@ -236,7 +238,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
   std::map<std::string, std::unique_ptr<rt::cuda::DeviceTensor>> onDevice;
   for (size_t index = 0; index < lowered_.statements.size(); ++index) {
     const CompiledStatement& statement = lowered_.statements[index];
-    const ir::IndexStmt& source = program_.statements()[index];
+    const ir::IndexStmt& source = statement.statement;
     for (const auto& tensor : ir::tensorsRead(source))
       if (!bound.contains(tensor.name()) && !(tensor == statement.output))
         throw Error("no input bound for tensor " + tensor.name());

@@ -7,6 +7,7 @@
 
 #include "floating_point.h"
 #include "schedule_request.h"
+#include "tcc/ir/builder.h"
 #include "tcc/ir/imperative_printer.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
@@ -57,6 +58,92 @@ ir::IndexStmt readNmOperandsDensely(const ir::IndexStmt& statement,
     copies.emplace_back(tensor.name(), copy);
   }
   return substitutions.empty() ? statement : ir::replace(statement, substitutions);
+}
+
+// One statement to lower: the program's, or a part of it.
+struct StatementPart {
+  ir::IndexStmt statement;
+  size_t programStatement = 0;
+  bool temporary = false;  // into a scalar tcc names
+};
+
+// Accesses, literals, negations and products, divided by constants at most.
+bool isScaledProduct(const ir::IndexExpr& expr) {
+  switch (expr.kind()) {
+    case ir::IndexExprKind::Access: case ir::IndexExprKind::Literal: return true;
+    case ir::IndexExprKind::Neg: return isScaledProduct(expr.as<ir::NegNode>()->operand);
+    case ir::IndexExprKind::Mul: {
+      const auto* mul = expr.as<ir::MulNode>();
+      return isScaledProduct(mul->a) && isScaledProduct(mul->b);
+    }
+    case ir::IndexExprKind::Div: {
+      const auto* div = expr.as<ir::DivNode>();
+      return isScaledProduct(div->a) && ir::accessesOf(div->b).empty();
+    }
+    default: return false;
+  }
+}
+
+// On the cuda target, a scalar statement whose sums nest in its expression
+// with no loop around them (d = x(i) * y(i) + 2) would keep the sums'
+// scalar temporaries on the host, where no GPU thread adds to them. Each
+// outermost sum becomes a statement of its own into a scalar tcc names (in
+// device memory; its loop mapped as any sum into a scalar), and the
+// statement combines the scalars (a one-thread kernel): the parts, or
+// nothing where the statement is not such a one. `names`: taken names,
+// which the scalars' names join.
+std::optional<std::vector<StatementPart>> sumsIntoDeviceScalars(const ir::IndexStmt& statement,
+                                                                 size_t index,
+                                                                 const lowering::ScheduleRequest& request,
+                                                                 std::set<std::string>& names) {
+  const auto* assignment = statement.as<ir::AssignmentNode>();
+  if (!assignment || assignment->accumulate || assignment->lhs.tensor().order() != 0 || !request.commands.empty() ||
+      !request.separatelyAssembled.empty() || request.tensorCore || lowering::isNmSpmmCandidate(statement))
+    return std::nullopt;
+  lowering::ConcretizedStatement concrete;
+  try {
+    concrete = lowering::concretizeForLowering(statement, request);
+  } catch (const lowering::LoweringError&) {
+    return std::nullopt;  // refused where the statement is lowered
+  }
+  if (!concrete.sumsInTemporaries || concrete.termsAddIntoOutput || !concrete.stmt.as<ir::WhereNode>())
+    return std::nullopt;
+  const TensorVar& output = assignment->lhs.tensor();
+  std::set<std::string> taken = names;
+  std::vector<StatementPart> parts;
+  std::unordered_map<TensorVar, TensorVar> scalars;
+  ir::IndexStmt consumer = concrete.stmt;
+  std::vector<ir::IndexStmt> producers;  // innermost where's first: the expression's order
+  for (; const auto* where = consumer.as<ir::WhereNode>(); consumer = where->consumer)
+    producers.insert(producers.begin(), where->producer);
+  for (ir::IndexStmt producer : producers) {
+    // Loops around one sum into a scalar temporary.
+    std::vector<ir::IndexVar> loops;
+    while (const auto* loop = producer.as<ir::ForallNode>()) {
+      loops.push_back(loop->indexVar);
+      producer = loop->body;
+    }
+    const auto* sum = producer.as<ir::AssignmentNode>();
+    if (!sum || loops.empty() || !sum->accumulate || sum->lhs.tensor().order() != 0) return std::nullopt;
+    // A product (divided by constants at most) sums over its variables as
+    // the user's statement would (the default mapping cuts it as it cuts
+    // theirs); anything else says its sums.
+    ir::IndexExpr summed = sum->rhs;
+    if (!isScaledProduct(summed))
+      for (auto loop = loops.rbegin(); loop != loops.rend(); ++loop) summed = ir::sum(*loop, summed);
+    TensorVar scalar(lowering::takeFreshName(output.name() + "_sum", taken), {}, Format(), sum->lhs.tensor().datatype());
+    scalars.emplace(sum->lhs.tensor(), scalar);
+    parts.push_back({ir::AssignmentNode::make(ir::AccessNode::make(scalar, {}), summed), index, true});
+  }
+  const auto* combined = consumer.as<ir::AssignmentNode>();
+  if (!combined || combined->accumulate || parts.empty()) return std::nullopt;
+  // (A sum's rhs reading another's temporary would need its where inside.)
+  for (const auto& part : parts)
+    for (const auto& tensor : ir::tensorsRead(part.statement))
+      if (scalars.count(tensor)) return std::nullopt;
+  parts.push_back({ir::replace(consumer, scalars), index, false});
+  names = taken;
+  return parts;
 }
 
 }  // namespace
@@ -232,11 +319,50 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
   lowered.floatingPoint = floatingPointOf(program, options);
   const bool cuda = lowered.target == frontend::Target::Cuda;
   std::vector<ir::imp::Function> functions;
+  std::set<std::string> takenNames;
+  for (const auto& tensor : program.tensors()) takenNames.insert(tensor.name());
+  std::vector<StatementPart> parts;
+  std::vector<TensorVar> temporaries;  // the parts' scalars
+  std::vector<std::string> splitDecisions(program.statements().size());
   for (size_t index = 0; index < program.statements().size(); ++index) {
     const ir::IndexStmt& statement = program.statements()[index];
+    std::optional<std::vector<StatementPart>> split;
+    if (cuda) {
+      try {
+        ScheduleForStatement schedule = scheduleRequestFor(program.syntax(), statement);
+        schedule.request.cudaTarget = true;
+        schedule.request.takenNames = takenNames;
+        split = sumsIntoDeviceScalars(statement, index, schedule.request, takenNames);
+      } catch (const std::exception&) {
+        // (refused where the statement is lowered)
+      }
+    }
+    if (!split) {
+      parts.push_back({statement, index, false});
+      continue;
+    }
+    std::string scalars;
+    for (const auto& part : *split) {
+      if (part.temporary) {
+        temporaries.push_back(ir::tensorsWritten(part.statement)[0]);
+        scalars += (scalars.empty() ? "" : ", ") + temporaries.back().name();
+      }
+      parts.push_back(part);
+    }
+    splitDecisions[index] = "the sums nested in the expression would be scalar temporaries outside every loop, on the "
+                            "host, where no GPU thread adds to them: each is computed by a statement of its own into "
+                            "a scalar in device memory (" + scalars + "; above), its loop mapped as a sum into a "
+                            "scalar, and `" + ir::toString(split->back().statement) + "` combines them";
+  }
+  for (size_t partIndex = 0; partIndex < parts.size(); ++partIndex) {
+    const size_t index = parts[partIndex].programStatement;
+    const ir::IndexStmt& statement = parts[partIndex].statement;
     ScheduleForStatement schedule;  // where refusals are located
     try {
       CompiledStatement compiled;
+      compiled.statement = statement;
+      compiled.programStatement = index;
+      compiled.temporary = parts[partIndex].temporary;
       auto written = ir::tensorsWritten(statement);
       if (written.size() != 1) throw lowering::LoweringError("a statement must write exactly one tensor");
       compiled.output = written[0];
@@ -247,7 +373,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       compiled.computedOutput = compiled.output;
       schedule = scheduleRequestFor(program.syntax(), statement);
       schedule.request.cudaTarget = cuda;
-      for (const auto& tensor : program.tensors()) schedule.request.takenNames.insert(tensor.name());
+      schedule.request.takenNames.insert(takenNames.begin(), takenNames.end());
       // On the cuda target a product with an N:M operand is the nm_spmm
       // intrinsic's (it maps no loops); elsewhere N:M operands are dense copies.
       const bool nmIntrinsic = cuda && lowering::isNmSpmmCandidate(statement);
@@ -314,6 +440,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
                                      "(tensor-core products, their own order of sums); fp strict's rounded products "
                                      "and one-order sums are for the loops tcc maps");
       compiled.decisions = concrete.decisions;
+      if (!compiled.temporary && !splitDecisions[index].empty())
+        compiled.decisions.insert(compiled.decisions.begin(), splitDecisions[index]);
       const Format& declared = compiled.output.format();
       // A sparse workspace compresses into any level chain; appending needs
       // an assemblable one.
@@ -337,10 +465,13 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         bool isUsed = tensor == compiled.output || std::find(used.begin(), used.end(), tensor) != used.end();
         if (isUsed) compiled.parameters.push_back(tensor == compiled.output ? compiled.computedOutput : tensor);
       }
+      for (const auto& scalar : temporaries)
+        if (scalar == compiled.output || std::find(used.begin(), used.end(), scalar) != used.end())
+          compiled.parameters.push_back(scalar);
       compiled.convertedInputs = concrete.convertedInputs;
       for (const auto& [input, copy] : concrete.convertedInputs) compiled.parameters.push_back(copy);
       lowering::LowerOptions lowerOptions;
-      lowerOptions.functionName = options.functionPrefix + "_" + std::to_string(index);
+      lowerOptions.functionName = options.functionPrefix + "_" + std::to_string(partIndex);
       lowerOptions.sparseWorkspaces = concrete.sparseWorkspaces;
       lowerOptions.cudaTarget = cuda;
       lowerOptions.tensorCore = request.tensorCore;
@@ -396,7 +527,12 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         refuseScheduleCommand(program.syntax(), *schedule.sources[*command], error.what());
       if (error.atTensorCore() && schedule.tensorCoreSource)
         refuseScheduleCommand(program.syntax(), *schedule.tensorCoreSource, error.what());
-      refuseStatement(program.syntax(), index, "cannot compile `" + ir::toString(statement) + "`: " + error.what());
+      const std::string part = parts[partIndex].temporary
+                                   ? "computing `" + ir::toString(statement) + "` (a sum of it, into a scalar in "
+                                     "device memory): "
+                                   : "";
+      refuseStatement(program.syntax(), index,
+                      "cannot compile `" + ir::toString(program.statements()[index]) + "`: " + part + error.what());
     }
   }
   if (cuda) {

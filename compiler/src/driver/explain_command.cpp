@@ -1,6 +1,7 @@
 // tcc explain FILE: the tensors with their formats, then for each statement
 // its concrete index notation and the decisions lowering made (loop order,
 // workspaces, format conversions) with their reasons.
+#include <utility>
 #include <iostream>
 
 #include "commands.h"
@@ -45,10 +46,19 @@ void addExplainCommand(CLI::App& app) {
                     : program.syntax().floatingPoint ? "the program's fp line"
                                                      : "the default")
                 << ")\n";
-    for (size_t index = 0; index < lowered.statements.size(); ++index) {
-      const CompiledStatement& statement = lowered.statements[index];
-      std::cout << "statement " << index + 1 << ": " << ir::toString(program.statements()[index]) << "\n"
-                << "  concrete index notation: " << ir::toString(statement.concrete) << "\n";
+    // A sum split out of a statement (cuda) is shown above the statement.
+    std::string split;
+    for (const CompiledStatement& statement : lowered.statements) {
+      if (statement.temporary) {
+        split += "  sum into " + statement.output.name() + ": " + ir::toString(statement.statement) + "\n" +
+                 "    concrete index notation: " + ir::toString(statement.concrete) + "\n";
+        for (const auto& decision : statement.decisions) split += "    - " + decision + "\n";
+        continue;
+      }
+      std::cout << "statement " << statement.programStatement + 1 << ": "
+                << ir::toString(program.statements()[statement.programStatement]) << "\n"
+                << std::exchange(split, "") << "  concrete index notation: " << ir::toString(statement.concrete)
+                << "\n";
       for (const auto& decision : statement.decisions) std::cout << "  - " << decision << "\n";
     }
   });

@@ -160,6 +160,7 @@ void addRunCommand(CLI::App& app) {
       if (!speaks()) return;
 
       for (const auto& statement : kernel.lowered().statements) {
+        if (statement.temporary) continue;
         const std::string& name = statement.output.name();
         const Tensor& tensor = result.tensors.at(name);
         std::cout << name << ": " << tensor.describe();
