@@ -161,16 +161,7 @@ TEST_P(GpuScalarSumPrograms, ThePartsLoweredIrRunOnTheCpuMatchesTheDenseReferenc
     if (!drawn.realMatrix.empty() && !realInputs) continue;
     SCOPED_TRACE(drawn.name);
     std::map<std::string, int32_t> sizes = drawn.sizes;
-    std::optional<rt::Coo> matrix;
-    if (!drawn.realMatrix.empty()) matrix = realMatrix(drawn.realMatrix, sizes);
-    BoundInputs inputs;
-    for (const TensorVar& tensor : program.tensors()) {
-      if (tensor == output) continue;
-      inputs.bind(tensor, matrix && tensor.name() == "A"
-                              ? *matrix
-                              : rt::randomUniform(dimsOf(tensor, sizes),
-                                                  tensor.format().isAllDense() ? 1.0 : drawn.density, ++seed));
-    }
+    BoundInputs inputs = drawnInputs(program.tensors(), output, drawn, sizes, seed);
     std::vector<double> expected = referenceOf(program, inputs, output);
     EXPECT_TRUE(anyNonZero(expected));
     if (!anyNonZero(expected)) continue;

@@ -155,6 +155,23 @@ struct SerialInputs {
   std::string realMatrix;
 };
 
+// Each of `tensors` but `output` drawn as `drawn` says: the real matrix as
+// A (its dimensions set in `sizes`), random values from `seed` on.
+inline BoundInputs drawnInputs(const std::vector<TensorVar>& tensors, const TensorVar& output,
+                               const SerialInputs& drawn, std::map<std::string, int32_t>& sizes, uint64_t& seed) {
+  std::optional<rt::Coo> matrix;
+  if (!drawn.realMatrix.empty()) matrix = realMatrix(drawn.realMatrix, sizes);
+  BoundInputs inputs;
+  for (const TensorVar& tensor : tensors) {
+    if (tensor == output) continue;
+    inputs.bind(tensor, matrix && tensor.name() == "A"
+                            ? *matrix
+                            : rt::randomUniform(dimsOf(tensor, sizes),
+                                                tensor.format().isAllDense() ? 1.0 : drawn.density, ++seed));
+  }
+  return inputs;
+}
+
 // Runs `serial` on each of `all` (the real matrices only where
 // `realInputs`) against the dense reference of `program`, on random values
 // drawn from `seed` on; returns how many ran.
@@ -167,16 +184,7 @@ inline int expectSerialRunsMatch(const Program& program, const CompiledStatement
     if (!drawn.realMatrix.empty() && !realInputs) continue;
     SCOPED_TRACE(drawn.name);
     std::map<std::string, int32_t> sizes = drawn.sizes;
-    std::optional<rt::Coo> matrix;
-    if (!drawn.realMatrix.empty()) matrix = realMatrix(drawn.realMatrix, sizes);
-    BoundInputs inputs;
-    for (const TensorVar& parameter : statement.parameters) {
-      if (parameter == output) continue;
-      inputs.bind(parameter, matrix && parameter.name() == "A"
-                                 ? *matrix
-                                 : rt::randomUniform(dimsOf(parameter, sizes),
-                                                     parameter.format().isAllDense() ? 1.0 : drawn.density, ++seed));
-    }
+    BoundInputs inputs = drawnInputs(statement.parameters, output, drawn, sizes, seed);
     std::vector<double> expected = referenceOf(program, inputs, output);
     EXPECT_TRUE(anyNonZero(expected));
     if (!anyNonZero(expected)) continue;

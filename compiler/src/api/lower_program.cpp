@@ -67,23 +67,6 @@ struct StatementPart {
   bool temporary = false;  // into a scalar tcc names
 };
 
-// Accesses, literals, negations and products, divided by constants at most.
-bool isScaledProduct(const ir::IndexExpr& expr) {
-  switch (expr.kind()) {
-    case ir::IndexExprKind::Access: case ir::IndexExprKind::Literal: return true;
-    case ir::IndexExprKind::Neg: return isScaledProduct(expr.as<ir::NegNode>()->operand);
-    case ir::IndexExprKind::Mul: {
-      const auto* mul = expr.as<ir::MulNode>();
-      return isScaledProduct(mul->a) && isScaledProduct(mul->b);
-    }
-    case ir::IndexExprKind::Div: {
-      const auto* div = expr.as<ir::DivNode>();
-      return isScaledProduct(div->a) && ir::accessesOf(div->b).empty();
-    }
-    default: return false;
-  }
-}
-
 // On the cuda target, a scalar statement whose sums nest in its expression
 // with no loop around them (d = x(i) * y(i) + 2) would keep the sums'
 // scalar temporaries on the host, where no GPU thread adds to them. Each
@@ -129,7 +112,7 @@ std::optional<std::vector<StatementPart>> sumsIntoDeviceScalars(const ir::IndexS
     // the user's statement would (the default mapping cuts it as it cuts
     // theirs); anything else says its sums.
     ir::IndexExpr summed = sum->rhs;
-    if (!isScaledProduct(summed))
+    if (!lowering::isScaledProduct(summed))
       for (auto loop = loops.rbegin(); loop != loops.rend(); ++loop) summed = ir::sum(*loop, summed);
     TensorVar scalar(lowering::takeFreshName(output.name() + "_sum", taken), {}, Format(), sum->lhs.tensor().datatype());
     scalars.emplace(sum->lhs.tensor(), scalar);

@@ -97,15 +97,6 @@ std::vector<ir::Access> sparseLevelsOf(const ir::AssignmentNode& node, const ir:
   return found;
 }
 
-// A product (isProduct) divided by constants at most: its one sparse
-// operand's positions cover every term.
-bool isScaledProduct(const ir::IndexExpr& expr) {
-  if (const auto* div = expr.as<ir::DivNode>()) return isScaledProduct(div->a) && ir::accessesOf(div->b).empty();
-  if (const auto* neg = expr.as<ir::NegNode>()) return isScaledProduct(neg->operand);
-  if (const auto* mul = expr.as<ir::MulNode>()) return isScaledProduct(mul->a) && isScaledProduct(mul->b);
-  return isProduct(expr);
-}
-
 // The variable a split or divide of `var` cuts: `var` itself where it
 // iterates no sparse level, or its positions in the one input whose sparse
 // level it iterates in a product (pos appended to `commands`); nothing
@@ -627,6 +618,13 @@ rules::Condition balancedRowClause() {
   static const Condition skewed =
       clause("split_nonzeros", longestRow >= kBalancedLongestRow && longestRow * rows >= kBalancedSkew * nonzeros);
   return skewed;
+}
+
+bool isScaledProduct(const ir::IndexExpr& expr) {
+  if (const auto* div = expr.as<ir::DivNode>()) return isScaledProduct(div->a) && ir::accessesOf(div->b).empty();
+  if (const auto* neg = expr.as<ir::NegNode>()) return isScaledProduct(neg->operand);
+  if (const auto* mul = expr.as<ir::MulNode>()) return isScaledProduct(mul->a) && isScaledProduct(mul->b);
+  return isProduct(expr);
 }
 
 bool balancedRowRule(int64_t longestRow, int64_t rows, int64_t nonzeros) {

@@ -80,6 +80,10 @@ struct GpuMappingOptions {
   ir::IndexStmt concrete;
   std::vector<ir::ProvenanceRelation> relations;
 };
+// Accesses, literals, negations and products, divided by constants at
+// most: a sum of such a body can be cut by its sparse operand's positions.
+bool isScaledProduct(const ir::IndexExpr& expr);
+
 std::vector<ScheduleCommand> defaultGpuMapping(const ir::IndexStmt& assignment,
                                                const std::vector<ir::IndexVar>& loopOrder,
                                                std::vector<std::string>& reasons,
