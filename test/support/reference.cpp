@@ -7,6 +7,8 @@
 
 #include "reference_sizes.h"
 #include "tcc/ir/index_printer.h"
+#include "tcc/ir/index_queries.h"
+#include "tcc/ir/index_replace.h"
 #include "tcc/ir/index_visitor.h"
 
 namespace tcc::test {
@@ -90,6 +92,26 @@ class Evaluator {
   }
 
   std::map<std::string, DenseArray> take() { return std::move(arrays_); }
+
+  // A statement of the program. One that reads the tensor it writes
+  // (`y(i) = A(i,j) * y(j)`) reads every entry as it was before the
+  // statement: from a copy taken first.
+  void runStatement(const IndexStmt& stmt) {
+    const auto* assignment = stmt.as<AssignmentNode>();
+    if (!assignment) return run(stmt);
+    const TensorVar& output = assignment->lhs.tensor();
+    const auto read = tensorsRead(assignment->rhs);
+    if (std::find(read.begin(), read.end(), output) == read.end()) return run(stmt);
+    const std::string copyName = output.name() + " before the statement";
+    arrays_[copyName] = array(output.name());
+    const TensorVar copy(copyName, output.shape(), output.format(), output.datatype());
+    const IndexStmt reading = AssignmentNode::make(
+        assignment->lhs, replace(assignment->rhs, std::unordered_map<TensorVar, TensorVar>{{output, copy}}),
+        assignment->accumulate);
+    run(reading);
+    assignments_.erase(reading.as<AssignmentNode>());  // it points into the copy
+    arrays_.erase(copyName);
+  }
 
   void run(const IndexStmt& stmt) {
     switch (stmt.kind()) {
@@ -367,7 +389,7 @@ std::map<std::string, DenseArray> evaluate(const std::vector<IndexStmt>& stateme
   detail::ResolvedSizes sizes = detail::resolveSizes(statements, inputs);
   Evaluator evaluator(sizes, std::move(inputs));
   for (const auto& [name, dims] : sizes.tensorDims) evaluator.array(name);  // outputs start at zero
-  for (const auto& stmt : statements) evaluator.run(stmt);
+  for (const auto& stmt : statements) evaluator.runStatement(stmt);
   return evaluator.take();
 }
 

@@ -154,6 +154,11 @@ struct CompiledStatement {
   std::vector<TensorVar> parameters;     // in entry-point order
   TensorVar output;                      // as declared
   TensorVar computedOutput;              // as the kernel assembles it
+  // A statement that reads its output (`y(i) += ...`, `y(i) = A(i,j) *
+  // y(j)`) reads the output's values from before it as this tensor (a
+  // parameter, bound to the output's storage as the statement starts);
+  // undefined where the statement does not.
+  TensorVar priorValues;
   // Inputs the kernel reads from a copy in another storage order (the
   // sparse inputs' orders disagreed): input name -> the copy's variable.
   std::vector<std::pair<std::string, TensorVar>> convertedInputs;

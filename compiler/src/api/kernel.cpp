@@ -137,6 +137,21 @@ class BoundTensors {
     borrowed_.erase(name);
   }
   bool contains(const std::string& name) const { return owned_.count(name) || borrowed_.count(name); }
+  // The tensor bound to `from` bound to `to` instead.
+  void rename(const std::string& from, const std::string& to) {
+    if (auto found = borrowed_.find(from); found != borrowed_.end()) {
+      borrowed_.insert_or_assign(to, found->second);
+      borrowed_.erase(found);
+      owned_.erase(to);
+      return;
+    }
+    own(to, std::move(owned_.at(from)));
+    owned_.erase(from);
+  }
+  void erase(const std::string& name) {
+    borrowed_.erase(name);
+    owned_.erase(name);
+  }
   const Tensor& at(const std::string& name) const {
     if (auto found = borrowed_.find(name); found != borrowed_.end()) return *found->second;
     return owned_.at(name);
@@ -147,7 +162,8 @@ class BoundTensors {
     for (const auto& statement : statements) {
       if (statement.temporary) continue;
       const std::string& name = statement.output.name();
-      if (auto found = owned_.find(name); found != owned_.end()) outputs.insert_or_assign(name, std::move(found->second));
+      if (outputs.count(name)) continue;  // written by an earlier statement too: moved out already
+      if (auto found = owned_.find(name); found != owned_.end()) outputs.emplace(name, std::move(found->second));
     }
     return outputs;
   }
@@ -211,7 +227,7 @@ std::map<std::string, Tensor> Kernel::run(const std::map<std::string, Tensor>& i
   for (const auto& statement : lowered_.statements) {
     if (statement.temporary) continue;
     const std::string& name = statement.output.name();
-    outputs.insert_or_assign(name, std::move(result.tensors.at(name)));
+    if (!outputs.count(name)) outputs.emplace(name, std::move(result.tensors.at(name)));
   }
   return outputs;
 }
@@ -236,9 +252,47 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
   // and every statement that reads it.
   const bool gpu = lowered_.target == frontend::Target::Cuda;
   std::map<std::string, std::unique_ptr<rt::cuda::DeviceTensor>> onDevice;
+  std::map<std::string, std::string> deviceCopiedFrom;  // a converted copy's key in onDevice -> its tensor
   for (size_t index = 0; index < lowered_.statements.size(); ++index) {
     const CompiledStatement& statement = lowered_.statements[index];
     const ir::IndexStmt& source = statement.statement;
+    const std::string& outputName = statement.output.name();
+    // What the device holds of the tensor this statement overwrites is
+    // stale from here on (a later statement copies its new value).
+    std::unique_ptr<rt::cuda::DeviceTensor> outputBefore;
+    if (auto found = onDevice.find(outputName); found != onDevice.end()) {
+      outputBefore = std::move(found->second);
+      onDevice.erase(found);
+    }
+    std::erase_if(deviceCopiedFrom, [&](const auto& copy) {
+      if (copy.second != outputName) return false;
+      onDevice.erase(copy.first);
+      return true;
+    });
+    // An update in place reads the output's values from before it under
+    // another name (see CompiledStatement::priorValues): the output's
+    // storage (on the host and the device) is rebound to that name, and
+    // let go once the statement that writes the output has run.
+    const std::string priorName = statement.priorValues.defined() ? statement.priorValues.name() : "";
+    if (!priorName.empty() && !bound.contains(priorName)) {
+      if (!bound.contains(outputName))
+        throw Error("`" + ir::toString(program_.statements()[statement.programStatement]) + "` reads " + outputName +
+                    "'s values from before it, and " + outputName + " has none: bind " + outputName +
+                    " as an input or write it in an earlier statement");
+      bound.rename(outputName, priorName);
+      shapes.bindTensor(statement.priorValues, bound.at(priorName).dims());
+      if (outputBefore) onDevice[priorName] = std::move(outputBefore);
+    }
+    struct ReleasePriorValues {
+      BoundTensors& bound;
+      std::map<std::string, std::unique_ptr<rt::cuda::DeviceTensor>>& onDevice;
+      std::string name;
+      ~ReleasePriorValues() {
+        if (name.empty()) return;
+        bound.erase(name);
+        onDevice.erase(name);
+      }
+    } releasePriorValues{bound, onDevice, statement.temporary ? "" : priorName};
     for (const auto& tensor : ir::tensorsRead(source))
       if (!bound.contains(tensor.name()) && !(tensor == statement.output))
         throw Error("no input bound for tensor " + tensor.name());
@@ -284,6 +338,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
           } else {
             Tensor copy = toDeclared(bound.at(source->second), parameter);
             device = std::make_unique<rt::cuda::DeviceTensor>(copy.abiView());
+            deviceCopiedFrom[parameter.name() + " " + parameter.format().toString()] = source->second;
           }
         }
         pointers.push_back(&device->view());

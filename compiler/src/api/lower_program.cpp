@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "floating_point.h"
+#include "prior_values.h"
 #include "schedule_request.h"
 #include "tcc/ir/builder.h"
 #include "tcc/ir/imperative_printer.h"
@@ -307,12 +308,16 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
   std::vector<StatementPart> parts;
   std::vector<TensorVar> temporaries;  // the parts' scalars
   std::vector<std::string> splitDecisions(program.statements().size());
+  std::vector<PriorValuesRewrite> inPlace;  // per program statement
+  for (const auto& statement : program.statements()) inPlace.push_back(readPriorValues(statement, takenNames));
   for (size_t index = 0; index < program.statements().size(); ++index) {
-    const ir::IndexStmt& statement = program.statements()[index];
+    const ir::IndexStmt& statement = inPlace[index].statement;
+    const TensorVar programOutput = ir::tensorsWritten(program.statements()[index]).at(0);
     std::optional<std::vector<StatementPart>> split;
     if (cuda) {
       try {
         ScheduleForStatement schedule = scheduleRequestFor(program.syntax(), statement);
+        readPriorValues(schedule.request, inPlace[index], programOutput);
         schedule.request.cudaTarget = true;
         schedule.request.takenNames = takenNames;
         split = sumsIntoDeviceScalars(statement, index, schedule.request, takenNames);
@@ -354,7 +359,9 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         throw lowering::LoweringError(compiled.output.name() + " is both read and written by this statement; in-place "
                                       "updates are not supported yet: write the result to a new tensor");
       compiled.computedOutput = compiled.output;
+      compiled.priorValues = inPlace[index].prior;
       schedule = scheduleRequestFor(program.syntax(), statement);
+      readPriorValues(schedule.request, inPlace[index], ir::tensorsWritten(program.statements()[index]).at(0));
       schedule.request.cudaTarget = cuda;
       schedule.request.takenNames.insert(takenNames.begin(), takenNames.end());
       // On the cuda target a product with an N:M operand is the nm_spmm
@@ -423,6 +430,11 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
                                      "(tensor-core products, their own order of sums); fp strict's rounded products "
                                      "and one-order sums are for the loops tcc maps");
       compiled.decisions = concrete.decisions;
+      if (compiled.priorValues.defined() && !compiled.temporary)
+        compiled.decisions.push_back(compiled.output.name() + " is read and written by this statement: it reads " +
+                                     compiled.output.name() + "'s values from before the statement as " +
+                                     compiled.priorValues.name() + " (" + compiled.output.name() +
+                                     "'s storage as the statement starts; the result goes to new storage)");
       if (!compiled.temporary && !splitDecisions[index].empty())
         compiled.decisions.insert(compiled.decisions.begin(), splitDecisions[index]);
       const Format& declared = compiled.output.format();
@@ -448,6 +460,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         bool isUsed = tensor == compiled.output || std::find(used.begin(), used.end(), tensor) != used.end();
         if (isUsed) compiled.parameters.push_back(tensor == compiled.output ? compiled.computedOutput : tensor);
       }
+      if (compiled.priorValues.defined() && std::find(used.begin(), used.end(), compiled.priorValues) != used.end())
+        compiled.parameters.push_back(compiled.priorValues);
       for (const auto& scalar : temporaries)
         if (scalar == compiled.output || std::find(used.begin(), used.end(), scalar) != used.end())
           compiled.parameters.push_back(scalar);

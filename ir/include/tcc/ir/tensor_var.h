@@ -100,6 +100,7 @@ struct TensorProvenance {
     SparseWorkspace,   // a sparse (insert-sort-merge) workspace for the output `source` (ws_Y)
     SumTemporary,      // the scalar a sum below a statement's top is computed into (t...)
     ComputedOutput,    // the output `source` in the format it is computed in, converted after
+    PriorValues,       // the output `source`'s values from before the statement that reads them (X_before)
   };
   Kind kind = Kind::User;
   TensorVar source;  // undefined for User and SumTemporary
@@ -118,6 +119,7 @@ struct TensorProvenance {
   }
   static TensorProvenance sumTemporary() { return {Kind::SumTemporary, {}, {}}; }
   static TensorProvenance computedOutput(const TensorVar& output) { return {Kind::ComputedOutput, output, {}}; }
+  static TensorProvenance priorValues(const TensorVar& output) { return {Kind::PriorValues, output, {}}; }
 
   bool isUser() const { return kind == Kind::User; }
   bool isWorkspace() const { return kind == Kind::DenseWorkspace || kind == Kind::SparseWorkspace; }
