@@ -82,11 +82,16 @@ void CLikePrinter::visit(const Select* op) {
   out_ << ")";
 }
 
+// float16 is a storage type: a value is read as its float (exact), so no
+// arithmetic, comparison or copy ever sees the bits as an integer.
 void CLikePrinter::visit(const Load* op) {
+  const bool half = op->type.kind == ScalarKind::Float16 && !op->type.isPointer;
+  if (half) out_ << "tcc_half_to_float(";
   op->buffer.accept(*this);
   out_ << "[";
   op->index.accept(*this);
   out_ << "]";
+  if (half) out_ << ")";
 }
 
 void CLikePrinter::visit(const Call* op) {

@@ -1605,7 +1605,9 @@ Stmt Lowerer::lowerWhere(const ir::WhereNode* where) {
     } else {
       Expr size = ops::IntImm::make(1, imp::Type::int64());
       for (const auto& dim : storage.dims) size = ops::mul(size, ops::cast(imp::Type::int64(), dim));
-      Expr bytes = ops::mul(size, ops::IntImm::make(ir::byteWidth(workspace.datatype()), imp::Type::int64()));
+      const imp::ScalarKind kind = valueType(workspace).kind;  // (float32 for a float16 expression's)
+      const int width = kind == imp::ScalarKind::Float64 || kind == imp::ScalarKind::Int64 ? 8 : 4;
+      Expr bytes = ops::mul(size, ops::IntImm::make(width, imp::Type::int64()));
       stmts.push_back(imp::Evaluate::make(
           imp::Call::make("memset", {storage.vals, ops::IntImm::make(0), bytes}, imp::Type::void_())));
     }

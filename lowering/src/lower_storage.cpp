@@ -108,6 +108,9 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
     if (usedNames_.count(tensor.name()))
       throw LoweringError("tensor name '" + tensor.name() + "' is reserved in generated code; rename it");
     usedNames_.insert(tensor.name());
+    if (written.count(tensor) && tensor.datatype() == ir::Datatype::Float16)
+      throw LoweringError("output " + tensor.name() + " is float16, which tcc reads but does not compute into: "
+                          "declare it float32 (float16 inputs are read as float32, exactly)");
     function.parameters.push_back({tensor.name(), tensor.order(), valueType(tensor).kind, written.count(tensor) > 0});
   }
   for (const auto* suchThat : statementsOf<ir::SuchThatNode>(cin)) {
@@ -815,6 +818,8 @@ Expr Lowerer::lowerExpr(const ir::IndexExpr& expr) {
       const auto* access = expr.as<ir::AccessNode>();
       const TensorStorage& storage = storageOf(access->tensor);
       if (storage.isWorkspace && access->tensor.order() == 0) return storage.scalar;
+      if (access->tensor.datatype() == ir::Datatype::Float16)  // read as float32, exactly
+        return ops::cast(imp::Type::float32(), imp::Load::make(storage.vals, valuePositionOf(access)));
       return imp::Load::make(storage.vals, valuePositionOf(access));
     }
     case Kind::Neg: return ops::neg(lowerExpr(expr.as<ir::NegNode>()->operand));
@@ -1036,9 +1041,11 @@ imp::Type Lowerer::valueType(const ir::TensorVar& tensor) const {
     case ir::Datatype::Float32: return imp::Type::float32();
     case ir::Datatype::Int32: return imp::Type::int32();
     case ir::Datatype::Int64: return imp::Type::int64();
-    case ir::Datatype::Float16: break;
+    // Stored so in the inputs alone: what tcc computes (temporaries,
+    // workspaces of expressions over float16 inputs) is float32.
+    case ir::Datatype::Float16: return isParameter(tensor) ? imp::Type{imp::ScalarKind::Float16} : imp::Type::float32();
   }
-  throw LoweringError("tensor " + tensor.name() + " is float16, which is a storage-only type on the CPU");
+  throw LoweringError("tensor " + tensor.name() + " has an unknown element type");
 }
 
 bool Lowerer::isParameter(const ir::TensorVar& tensor) const {

@@ -11,6 +11,8 @@ typedef short int16_t;
 typedef int int32_t;
 typedef long long int64_t;
 typedef unsigned long size_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
 
 extern "C" {
 void* malloc(size_t size);
@@ -36,6 +38,24 @@ int madvise(void* address, size_t length, int advice);
 
 template <typename T> static inline T tcc_min(T a, T b) { return a < b ? a : b; }
 template <typename T> static inline T tcc_max(T a, T b) { return a < b ? b : a; }
+
+// A float16 input's value (IEEE binary16 bits) as a float, exactly.
+static inline float tcc_half_to_float(uint16_t half) {
+  const uint32_t sign = (uint32_t)(half & 0x8000u) << 16, exponent = (half >> 10) & 0x1fu, fraction = half & 0x3ffu;
+  uint32_t bits;
+  if (exponent == 0x1fu) {
+    bits = sign | 0x7f800000u | (fraction << 13);  // infinity, NaN
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112u) << 23) | (fraction << 13);
+  } else {
+    float subnormal = (float)fraction * 5.9604644775390625e-8f;  // fraction * 2^-24, exact
+    memcpy(&bits, &subnormal, 4);
+    bits |= sign;
+  }
+  float value;
+  memcpy(&value, &bits, 4);
+  return value;
+}
 
 // Sorts n coordinates in place: insertion sort for short runs, otherwise an
 // in-place quicksort with median-of-three pivots.

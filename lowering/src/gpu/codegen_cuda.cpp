@@ -21,6 +21,12 @@ namespace {
 constexpr const char* kDeviceHelpers = R"tcc(
 template <typename T> __host__ __device__ static inline T tcc_min(T a, T b) { return a < b ? a : b; }
 template <typename T> __host__ __device__ static inline T tcc_max(T a, T b) { return a < b ? b : a; }
+// A float16 input's value (IEEE binary16 bits) as a float, exactly.
+__device__ static inline float tcc_half_to_float(uint16_t half) {
+  float value;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(value) : "h"(half));
+  return value;
+}
 
 // The segment s of a level's pos array that holds `position`:
 // pos[s] <= position < pos[s + 1], skipping empty segments.
