@@ -64,6 +64,26 @@ TEST(Cli, RunsSpgemmAndWritesTheOutput) {
   std::filesystem::remove(out);
 }
 
+// `y(i) += ...` adds to the y given with --in (and stops, saying so, with
+// none); y, written by two statements, is described and written once.
+TEST(Cli, AnUpdateInPlaceAddsToTheTensorGiven) {
+  auto program = scratchFile("update.tc");
+  std::ofstream(program) << "tensor A(N, N) : csr\ntensor x(N) : dense\ntensor y(N) : dense\n"
+                            "y(i) += A(i, j) * x(j)\ny(i) = y(i) * 2\n";
+  auto out = scratchFile("y.tns");
+  Outcome outcome = runTcc("run '" + program.string() +
+                           "' --in A=data/cage5.mtx --in x=data/x37.tns --in y=data/x37.tns --out y=" + out.string());
+  EXPECT_EQ(outcome.exitCode, 0) << outcome.output;
+  EXPECT_EQ(outcome.output, "y: {dense} float64 37, 37 stored\n");
+  EXPECT_TRUE(std::filesystem::exists(out));
+  outcome = runTcc("run '" + program.string() + "' --in A=data/cage5.mtx --in x=data/x37.tns");
+  EXPECT_EQ(outcome.exitCode, 1) << outcome.output;
+  EXPECT_THAT(outcome.output, HasSubstr("`y(i) += A(i,j) * x(j)` reads y's values from before it, and y has none: "
+                                        "bind y as an input or write it in an earlier statement"));
+  std::filesystem::remove(program);
+  std::filesystem::remove(out);
+}
+
 TEST(Cli, MissingInputFileIsNamed) {
   auto out = scratchFile("missing.tns");
   Outcome outcome = runTcc("run spmv.tc --in A=data/no_such_matrix.mtx --in x=data/x494.tns --out y=" + out.string());

@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "commands.h"
@@ -159,8 +160,9 @@ void addRunCommand(CLI::App& app) {
       RunResult result = kernel.run(inputs, runOptions);
       if (!speaks()) return;
 
+      std::set<std::string> described;  // a tensor several statements write, once
       for (const auto& statement : kernel.lowered().statements) {
-        if (statement.temporary) continue;
+        if (statement.temporary || !described.insert(statement.output.name()).second) continue;
         const std::string& name = statement.output.name();
         const Tensor& tensor = result.tensors.at(name);
         std::cout << name << ": " << tensor.describe();
