@@ -111,18 +111,20 @@ bool launchedAtomics(const std::string& source, const std::vector<std::string>& 
   return false;
 }
 
-// Whether a run launched the default mapping's nonzero split (the kernel that
-// finds its rows by searching pos): its cells are marked '*'.
-bool launchedSplit(const std::string& source, const std::vector<std::string>& launched) {
+// The mark of a run's cell: '*' where it launched the default mapping's
+// atomic nonzero split (the kernel that finds its rows by searching pos),
+// '+' where the split in one order (fp strict: its shares' kernel keeps
+// partial sums in slots), ' ' otherwise.
+char splitMark(const std::string& source, const std::vector<std::string>& launched) {
   for (const auto& name : launched) {
     size_t at = source.find(") " + name + "(");
     if (at == std::string::npos) continue;
     size_t end = source.find("extern \"C\"", at);
-    if (source.substr(at, end == std::string::npos ? std::string::npos : end - at).find("tcc_segment_of(") !=
-        std::string::npos)
-      return true;
+    const std::string text = source.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (text.find("tcc_segment_of(") != std::string::npos)
+      return text.find("_share_slots") != std::string::npos ? '+' : '*';
   }
-  return false;
+  return ' ';
 }
 
 // Device-to-device copy rate, counting bytes read and written.
@@ -502,7 +504,8 @@ int main(int argc, char** argv) {
   std::printf("; SpMM:");
   for (size_t k = 0; k < spmmNames.size(); ++k) std::printf(" [%zu] %s", k + 1, shown(spmmNames[k]).c_str());
   std::printf("\n(a run whose kernel adds into its output atomically has a cudaMemset of the output added to its "
-              "time; '*': the kernel run was a nonzero split)\n");
+              "time; '*': the kernel run was a nonzero split, '+': the nonzero split in one order of fp strict, "
+              "which writes every entry itself)\n");
   double hbm = copyBandwidth();
 
   std::printf("device copy rate: %.2f TB/s (bytes read + written)\n", hbm * 1e-12);
@@ -540,7 +543,7 @@ int main(int argc, char** argv) {
       ours.seconds.erase(ours.seconds.begin());
       const std::string& source = spmvs[kernel].source();
       double tccSeconds = median(ours.seconds) + (launchedAtomics(source, ours.gpuKernels) ? zeroingY : 0.0);
-      char mark = launchedSplit(source, ours.gpuKernels) ? '*' : ' ';
+      char mark = splitMark(source, ours.gpuKernels);
       if (cusparseSeconds > 0) {
         worstError = std::max(worstError, relativeError(ours.tensors.at("y"), theirs));
         spmvRatios[kernel].push_back(cusparseSeconds / tccSeconds);
@@ -569,7 +572,7 @@ int main(int argc, char** argv) {
         product.seconds.erase(product.seconds.begin());
         const std::string& source = spmms[kernel].source();
         double ourSeconds = median(product.seconds) + (launchedAtomics(source, product.gpuKernels) ? zeroing : 0.0);
-        char mark = launchedSplit(source, product.gpuKernels) ? '*' : ' ';
+        char mark = splitMark(source, product.gpuKernels);
         char cell[16];
         if (theirSeconds < 0) {
           std::snprintf(cell, sizeof cell, "%6s", "n/a");
