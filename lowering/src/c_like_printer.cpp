@@ -83,7 +83,11 @@ void CLikePrinter::visit(const Select* op) {
 }
 
 void CLikePrinter::visit(const Load* op) {
+  // A tensor field prints with a cast, which indexing would bind inside.
+  const bool field = op->buffer.as<TensorProperty>() != nullptr;
+  if (field) out_ << "(";
   op->buffer.accept(*this);
+  if (field) out_ << ")";
   out_ << "[";
   op->index.accept(*this);
   out_ << "]";

@@ -100,7 +100,11 @@ bool contains(const Stmt& stmt, const For* loop) {
 // The names and values the two passes share.
 struct Slots {
   Expr buffer;        // shares x N entries of the output's type
-  Expr pos, columns;  // A's row positions, the output's N (int64)
+  Expr pos, columns;  // A's row positions (a host variable), the output's N (int64)
+  // The host's values the variables above and `rows` are declared with
+  // (a kernel reads host variables: a tensor field read in two kernels
+  // would be declared twice in one scope).
+  Expr posField, columnsField, rows, rowsField;
   Expr base;          // the first position (where share 0 starts)
   int share;
   Expr slotOf(const Expr& shareIndex, const Expr& column) const {
@@ -205,7 +209,9 @@ class Rewrite : public IRMutator {
     done = true;
     Stmt walked = SumSegments(walk_, slots_).mutate(self);
     Expr count = max(mul(shares_, slots_.columns), int64Imm(1));
-    return Block::make({Declare::make(slots_.base, Load::make(slots_.pos, int64Imm(0))),
+    return Block::make({Declare::make(slots_.pos, slots_.posField), Declare::make(slots_.columns, slots_.columnsField),
+                        Declare::make(slots_.rows, slots_.rowsField),
+                        Declare::make(slots_.base, Load::make(slots_.pos, int64Imm(0))),
                         Declare::make(slots_.buffer, Expr()), Allocate::make(slots_.buffer, count, false), walked,
                         addSlotsInShareOrder(slots_, walk_.store->buffer, rows_),
                         Free::make(slots_.buffer)});
@@ -228,14 +234,17 @@ Function orderedSplitSums(const Function& split, const std::string& matrix, cons
   const std::string suffix = std::to_string(share);
   Slots slots;
   slots.buffer = Var::make(output + "_share_slots" + suffix, walk.store->buffer.type());
-  slots.pos = TensorProperty::make(matrix, TensorField::Pos, 1, Type::pointerTo(kInt64));
-  slots.columns = cast(kInt64, TensorProperty::make(output, TensorField::Dim, 1, Type::int32()));
+  slots.posField = TensorProperty::make(matrix, TensorField::Pos, 1, Type::pointerTo(kInt64));
+  slots.pos = Var::make(matrix + "_row_positions" + suffix, Type::pointerTo(kInt64));
+  slots.columnsField = cast(kInt64, TensorProperty::make(output, TensorField::Dim, 1, Type::int32()));
+  slots.columns = Var::make(output + "_slot_columns" + suffix, kInt64);
+  slots.rowsField = cast(kInt64, TensorProperty::make(matrix, TensorField::Dim, 0, Type::int32()));
+  slots.rows = Var::make(matrix + "_slot_rows" + suffix, kInt64);
   slots.base = Var::make(matrix + "_first_position" + suffix, kInt64);
   slots.share = share;
-  Expr rows = cast(kInt64, TensorProperty::make(matrix, TensorField::Dim, 0, Type::int32()));
-  Expr nonzeros = sub(Load::make(slots.pos, rows), Load::make(slots.pos, int64Imm(0)));
+  Expr nonzeros = sub(Load::make(slots.pos, slots.rows), slots.base);
   Expr shares = div(add(nonzeros, int64Imm(share - 1)), int64Imm(share));
-  Rewrite rewrite(walk, slots, rows, shares);
+  Rewrite rewrite(walk, slots, slots.rows, shares);
   Function result = split;
   result.body = rewrite.mutate(split.body);
   if (!rewrite.done) throw std::logic_error("orderedSplitSums: the share walk is in no GPU loop");
