@@ -169,8 +169,9 @@ TEST(StrictCudaAtomics, StrictSpmmChoosesAmongTheTilesAndTheSplitsInOneOrder) {
   const std::string decisions = decisionsOf(strict);
   EXPECT_TRUE(contains(decisions, "per input: nonzero split in one order, shares of 32 where A_long_row_split and "
                                   "nonzeros > 131072; nonzero split in one order, shares of 16 where A_long_row_split "
-                                  "or A_few_long_rows; tiles of 32 where A_tiles_of_32; tiles of 128 where "
-                                  "A_tiles_of_128; tiles of 64 otherwise"))
+                                  "or A_few_long_rows; tiles of 32 where rows >= 4096 and the longest row < 1024 "
+                                  "and N <= 32; tiles of 128 where rows >= 4096 and the longest row < 1024 and N > "
+                                  "64; tiles of 64 otherwise"))
       << decisions;
   EXPECT_TRUE(contains(decisions, "fp strict: the nonzero splits in one order")) << decisions;
   EXPECT_TRUE(contains(strict.cuda, "A_split_in_32s")) << strict.cuda;
