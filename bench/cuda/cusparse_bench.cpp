@@ -14,7 +14,8 @@
 //   mappings, spmv_default and spmm_default; --columns: SpMM's N, 32,128,256 by default)
 //
 // Matrices: real ones from MATRIX_DIR, Kronecker products of two real ones
-// (scale-ups, named kron(A,B)) and an R-MAT power-law graph (synthetic).
+// (scale-ups, named kron(A,B)), an R-MAT power-law graph and a matrix of
+// short rows with one very long one (synthetic).
 // Times are medians of CUDA-event timings after a warm-up.
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -89,6 +90,24 @@ tcc::rt::Coo rmat(int scale, int64_t edges, uint64_t seed) {
   for (uint64_t key : keys) {
     int32_t c[2] = {static_cast<int32_t>(key >> scale), static_cast<int32_t>(key & (uint64_t(n) - 1))};
     result.push(c, random.symmetric());
+  }
+  return result;
+}
+
+// `rows` rows of `length` entries (at random columns of `cols`) and row
+// `rows / 2` of `longRow`: the one very long row the nonzero splits are for.
+tcc::rt::Coo oneLongRow(int32_t rows, int32_t cols, int32_t length, int32_t longRow, uint64_t seed) {
+  SplitMix random{seed};
+  tcc::rt::Coo result = tcc::rt::Coo::ofShape({rows, cols});
+  for (int32_t row = 0; row < rows; ++row) {
+    const int32_t entries = row == rows / 2 ? longRow : length;
+    // Columns in order: a stride from a random start (distinct while entries <= cols).
+    const int32_t stride = std::max(1, cols / std::max(entries, 1));
+    const int32_t start = static_cast<int32_t>(random() % static_cast<uint64_t>(stride));
+    for (int32_t e = 0; e < entries; ++e) {
+      int32_t c[2] = {row, (start + e * stride) % cols};
+      result.push(c, random.symmetric());
+    }
   }
   return result;
 }
@@ -413,6 +432,8 @@ int main(int argc, char** argv) {
   add("kron(Pd,cage5)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("Pd"), real("cage5")); });
   add("kron(mbeacxc,LF10)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("mbeacxc"), real("LF10")); });
   add("rmat(scale 20, 8M edges)", "synthetic", [&] { return rmat(20, 8 << 20, 7); });
+  add("one long row (65536 rows of 4, one of 16384)", "synthetic",
+      [&] { return oneLongRow(65536, 65536, 4, 16384, 11); });
   if (list) return 0;
 
   cusparseHandle_t handle;

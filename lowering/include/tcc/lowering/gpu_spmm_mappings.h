@@ -13,7 +13,9 @@
 //  - A nonzero split in shares of 16 or 32 nonzeros a warp
 //    (nonzeroSplitGpuMapping in gpu_default_mapping.h): for a long row far
 //    above the mean, or for a few long rows that give the row kernel too
-//    few warps.
+//    few warps. Under fp fast the shares add a row's segments atomically;
+//    under fp strict each split is two kernels, the shares' and the
+//    crossing rows' (orderedSplitSums below), whose sums come in one order.
 //
 // The rule (written once in spmm_mappings.cpp, from which gpu_input_rules.h
 // derives spmmKernelRule, the host part's statements, which read a host
@@ -30,7 +32,10 @@
 //     of 128 where N > 64; tiles of 64 otherwise.
 // Under fp strict the same rule picks the splits in one order instead
 // (orderedSplitSums below): the atomic splits add a row's segments in
-// another order each run.
+// another order each run. The numbers were measured on the atomic splits;
+// the ones in one order add a second kernel and the slots' traffic
+// (shares x N partial sums), which the same inputs amortize (see
+// bench/cuda for the measurement of both).
 #pragma once
 
 #include <cstdint>
