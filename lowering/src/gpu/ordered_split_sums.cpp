@@ -28,6 +28,9 @@ using namespace ir::imp;
 namespace {
 
 const Type kInt64 = Type::int64();
+// A long row's walk over its later shares' slots, unrolled: that many
+// loads in flight before their additions, which stay in share order.
+constexpr int kSlotLoadsInFlight = 8;
 
 // The serial walk over a share's nonzeros: the loop, its one atomic
 // addition into the output, and the row cursor the fused position's
@@ -171,7 +174,7 @@ Stmt addSlotsInShareOrder(const Slots& slots, const Expr& output, const Expr& ro
   Expr t = Var::make("tcc_slot_share", kInt64);
   Stmt later = For::make(t, add(first, int64Imm(1)), add(last, int64Imm(1)),
                        Assign::makeCompound(BinaryOp::Add, sum, Load::make(slots.buffer, slots.slotOf(t, column))),
-                       LoopKind::Serial, "the row's later shares, in order");
+                       LoopKind::Serial, "the row's later shares, in order", kSlotLoadsInFlight);
   Stmt crossing = Block::make({Declare::make(entry, add(mul(row, slots.columns), column)),
                                Declare::make(sum, Load::make(output, entry)), later, Store::make(output, entry, sum)});
   Expr begin = Var::make("tcc_slot_begin", kInt64), end = Var::make("tcc_slot_end", kInt64);
