@@ -124,9 +124,12 @@ class SerialGpuIr {
   bool available() const { return entry_ != nullptr; }
   const std::string& source() const { return source_; }
   // `inputs` by name, packed in the formats the statement declares; the
-  // output of `outputDims` is given zeroed where all dense, else empty for
-  // the IR to assemble. Throws when the IR returns a failure.
-  Tensor run(const std::map<std::string, Tensor>& inputs, const std::vector<int32_t>& outputDims) const {
+  // output of `outputDims` is given zeroed where all dense (or, with
+  // `filled`, every float entry that value: a kernel that must write every
+  // entry), else empty for the IR to assemble. Throws when the IR returns
+  // a failure.
+  Tensor run(const std::map<std::string, Tensor>& inputs, const std::vector<int32_t>& outputDims,
+             std::optional<double> filled = std::nullopt) const {
     const TensorVar& output = statement_.computedOutput;
     std::vector<tcc_tensor> views;
     size_t slot = 0;
@@ -141,6 +144,14 @@ class SerialGpuIr {
       const rt::ValueType type = toRuntimeType(output.datatype());
       views.push_back(output.format().isAllDense() ? Tensor(outputDims, format, type).release()
                                                    : Tensor::emptyAssembledOutput(outputDims, format, type));
+      if (filled && output.format().isAllDense()) {
+        size_t entries = 1;
+        for (int32_t dim : outputDims) entries *= static_cast<size_t>(dim);
+        for (size_t k = 0; k < entries; ++k) {
+          if (type == rt::ValueType::Float32) static_cast<float*>(views.back().vals)[k] = static_cast<float>(*filled);
+          if (type == rt::ValueType::Float64) static_cast<double*>(views.back().vals)[k] = *filled;
+        }
+      }
     }
     std::vector<tcc_tensor*> pointers;
     for (auto& view : views) pointers.push_back(&view);
