@@ -269,5 +269,38 @@ TEST(OrderedSplit, TheAtomicSplitsBitsChangeWithTheWarpOrder) {
   expectClose(reversed, forward, 2e-4, "reversed vs forward");
 }
 
+// Other products of a CSR A with dense operands take the split in one
+// order too (float64, a row scale x(i), B read transposed): run serially on
+// adder_dcop_05 (the rule's split), each matches the dense reference and
+// keeps its bits when the warps run last first.
+TEST(OrderedSplit, OtherProductsOfACsrMatrixRunSeriallyInOneOrder) {
+  const std::vector<std::pair<const char*, std::string>> programs{
+      {"float64", "tensor C(I, K) : dense of float64\ntensor A(I, J) : csr of float64\n"
+                  "tensor B(J, K) : dense of float64\nC(i, k) = A(i, j) * B(j, k)\n"},
+      {"a row scale", "tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(J, K) : dense\ntensor x(I) : dense\n"
+                      "C(i, k) = x(i) * A(i, j) * B(j, k)\n"},
+      {"B transposed", "tensor C(I, K) : dense\ntensor A(I, J) : csr\ntensor B(K, J) : dense\n"
+                       "C(i, k) = A(i, j) * B(k, j)\n"}};
+  for (const auto& [name, dsl] : programs) {
+    SCOPED_TRACE(name);
+    Program program = Program::fromText(dsl + "target cuda\n", "spmm.tc");
+    Lowered lowered = lowerProgram(program);
+    const CompiledStatement& statement = lowered.statements.at(0);
+    ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), 7u);
+    EXPECT_FALSE(contains(lowered.cudaKernels, "atomicAdd(")) << lowered.cudaKernels;
+    SerialGpuIr forward(statement), reversed(statement, GpuLoopOrder::Reversed);
+    if (!forward.available()) GTEST_SKIP() << "no C++ JIT here";
+    std::map<std::string, int32_t> sizes{{"K", 5}};  // (the dense reference walks I x J x K)
+    uint64_t seed = 40;
+    BoundInputs bound = drawnInputs(statement.parameters, statement.computedOutput,
+                                    {name, sizes, 1.0, "adder_dcop_05.mtx"}, sizes, seed);
+    const std::vector<int32_t> dims = dimsOf(statement.computedOutput, sizes);
+    std::vector<double> values = rt::toDense(forward.run(bound.tensors, dims, std::nan("")));
+    EXPECT_TRUE(sameBits(rt::toDense(reversed.run(bound.tensors, dims)), values));
+    expectClose(values, referenceOf(program, bound, statement.computedOutput), toleranceOf(statement.computedOutput),
+                "vs dense reference");
+  }
+}
+
 }  // namespace
 }  // namespace tcc::test

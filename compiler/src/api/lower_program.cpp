@@ -482,9 +482,13 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
         std::vector<lowering::LoweredSpmmKernel> kernels;
         for (const auto& [kernel, alternative] : spmm.concrete) {
           ir::imp::Function function = lowering::lower(alternative.stmt, compiled.parameters, lowerOptions);
-          // (fp strict: the split's atomic additions become sums in one order.)
-          if (lowering::isOrderedSplit(kernel))
-            function = lowering::orderedSplitSums(function, spmm.matrix, spmm.output, lowering::shareOf(kernel));
+          // (fp strict: the split's atomic additions become sums in one
+          // order; where they cannot, its inputs run the tiles of 64.)
+          if (lowering::isOrderedSplit(kernel)) {
+            auto ordered = lowering::orderedSplitSums(function, spmm.matrix, spmm.output, lowering::shareOf(kernel));
+            if (!ordered) continue;
+            function = *ordered;
+          }
           kernels.push_back({kernel, function});
         }
         compiled.function = lowering::chooseSpmmKernel(compiled.function, kernels, spmm.matrix, spmm.output);

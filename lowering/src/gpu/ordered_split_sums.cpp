@@ -14,7 +14,7 @@
 // it as their first segment, which goes to their slots) and the second
 // GPU loop, after the first (a kernel boundary), adds the slots of s0 + 1
 // .. s1 in that order. No value depends on which warp ran first.
-#include <stdexcept>
+#include <optional>
 #include <string>
 
 #include "tcc/ir/imperative_ops.h"
@@ -229,11 +229,12 @@ class Rewrite : public IRMutator {
 
 }  // namespace
 
-Function orderedSplitSums(const Function& split, const std::string& matrix, const std::string& output, int share) {
+std::optional<Function> orderedSplitSums(const Function& split, const std::string& matrix, const std::string& output,
+                                         int share) {
   FindShareWalk find;
   split.body.accept(find);
   const ShareWalk& walk = find.walk;
-  if (!walk.loop) throw std::logic_error("orderedSplitSums: no share walk adding atomically into " + output);
+  if (!walk.loop) return std::nullopt;
   const std::string suffix = std::to_string(share);
   Slots slots;
   slots.buffer = Var::make(output + "_share_slots" + suffix, walk.store->buffer.type());
@@ -250,7 +251,7 @@ Function orderedSplitSums(const Function& split, const std::string& matrix, cons
   Rewrite rewrite(walk, slots, slots.rows, shares);
   Function result = split;
   result.body = rewrite.mutate(split.body);
-  if (!rewrite.done) throw std::logic_error("orderedSplitSums: the share walk is in no GPU loop");
+  if (!rewrite.done) return std::nullopt;
   result.gpuSharedWorkspaces.push_back(slots.buffer);
   return result;
 }

@@ -140,9 +140,9 @@ std::string spmmRuleText(const std::string& matrix, const std::string& output,
 // A row's entry is then ((segment in s0 + slot of s0 + 1) + slot of s0 +
 // 2) + ... + slot of s1, each segment summed from zero in the order of
 // its nonzeros: fixed by the matrix and the shares alone, so the same bits
-// every run. The function itself where it is not such a split (logic
-// error).
-ir::imp::Function orderedSplitSums(const ir::imp::Function& split, const std::string& matrix,
-                                   const std::string& output, int share);
+// every run. Nothing where `split` holds no such walk (its input then runs
+// the tiles of 64).
+std::optional<ir::imp::Function> orderedSplitSums(const ir::imp::Function& split, const std::string& matrix,
+                                                  const std::string& output, int share);
 
 }  // namespace tcc::lowering
