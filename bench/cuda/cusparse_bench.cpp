@@ -14,7 +14,8 @@
 //   mappings, spmv_default and spmm_default; --columns: SpMM's N, 32,128,256 by default)
 //
 // Matrices: real ones from MATRIX_DIR, Kronecker products of two real ones
-// (scale-ups, named kron(A,B)) and an R-MAT power-law graph (synthetic).
+// (scale-ups, named kron(A,B)), an R-MAT power-law graph and a matrix of
+// short rows with one very long one (synthetic).
 // Times are medians of CUDA-event timings after a warm-up.
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -93,6 +94,24 @@ tcc::rt::Coo rmat(int scale, int64_t edges, uint64_t seed) {
   return result;
 }
 
+// `rows` rows of `length` entries (at random columns of `cols`) and row
+// `rows / 2` of `longRow`: the one very long row the nonzero splits are for.
+tcc::rt::Coo oneLongRow(int32_t rows, int32_t cols, int32_t length, int32_t longRow, uint64_t seed) {
+  SplitMix random{seed};
+  tcc::rt::Coo result = tcc::rt::Coo::ofShape({rows, cols});
+  for (int32_t row = 0; row < rows; ++row) {
+    const int32_t entries = row == rows / 2 ? longRow : length;
+    // Columns in order: a stride from a random start (distinct while entries <= cols).
+    const int32_t stride = std::max(1, cols / std::max(entries, 1));
+    const int32_t start = static_cast<int32_t>(random() % static_cast<uint64_t>(stride));
+    for (int32_t e = 0; e < entries; ++e) {
+      int32_t c[2] = {row, (start + e * stride) % cols};
+      result.push(c, random.symmetric());
+    }
+  }
+  return result;
+}
+
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -111,18 +130,20 @@ bool launchedAtomics(const std::string& source, const std::vector<std::string>& 
   return false;
 }
 
-// Whether a run launched the default mapping's nonzero split (the kernel that
-// finds its rows by searching pos): its cells are marked '*'.
-bool launchedSplit(const std::string& source, const std::vector<std::string>& launched) {
+// The mark of a run's cell: '*' where it launched the default mapping's
+// atomic nonzero split (the kernel that finds its rows by searching pos),
+// '+' where the split in one order (fp strict: its shares' kernel keeps
+// partial sums in slots), ' ' otherwise.
+char splitMark(const std::string& source, const std::vector<std::string>& launched) {
   for (const auto& name : launched) {
     size_t at = source.find(") " + name + "(");
     if (at == std::string::npos) continue;
     size_t end = source.find("extern \"C\"", at);
-    if (source.substr(at, end == std::string::npos ? std::string::npos : end - at).find("tcc_segment_of(") !=
-        std::string::npos)
-      return true;
+    const std::string text = source.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (text.find("tcc_segment_of(") != std::string::npos)
+      return text.find("_share_slots") != std::string::npos ? '+' : '*';
   }
-  return false;
+  return ' ';
 }
 
 // Device-to-device copy rate, counting bytes read and written.
@@ -411,6 +432,8 @@ int main(int argc, char** argv) {
   add("kron(Pd,cage5)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("Pd"), real("cage5")); });
   add("kron(mbeacxc,LF10)", "scale-up", [&] { return tcc::rt::kroneckerProduct(real("mbeacxc"), real("LF10")); });
   add("rmat(scale 20, 8M edges)", "synthetic", [&] { return rmat(20, 8 << 20, 7); });
+  add("one long row (65536 rows of 4, one of 16384)", "synthetic",
+      [&] { return oneLongRow(65536, 65536, 4, 16384, 11); });
   if (list) return 0;
 
   cusparseHandle_t handle;
@@ -502,7 +525,8 @@ int main(int argc, char** argv) {
   std::printf("; SpMM:");
   for (size_t k = 0; k < spmmNames.size(); ++k) std::printf(" [%zu] %s", k + 1, shown(spmmNames[k]).c_str());
   std::printf("\n(a run whose kernel adds into its output atomically has a cudaMemset of the output added to its "
-              "time; '*': the kernel run was a nonzero split)\n");
+              "time; '*': the kernel run was a nonzero split, '+': the nonzero split in one order of fp strict, "
+              "which writes every entry itself)\n");
   double hbm = copyBandwidth();
 
   std::printf("device copy rate: %.2f TB/s (bytes read + written)\n", hbm * 1e-12);
@@ -540,7 +564,7 @@ int main(int argc, char** argv) {
       ours.seconds.erase(ours.seconds.begin());
       const std::string& source = spmvs[kernel].source();
       double tccSeconds = median(ours.seconds) + (launchedAtomics(source, ours.gpuKernels) ? zeroingY : 0.0);
-      char mark = launchedSplit(source, ours.gpuKernels) ? '*' : ' ';
+      char mark = splitMark(source, ours.gpuKernels);
       if (cusparseSeconds > 0) {
         worstError = std::max(worstError, relativeError(ours.tensors.at("y"), theirs));
         spmvRatios[kernel].push_back(cusparseSeconds / tccSeconds);
@@ -569,7 +593,7 @@ int main(int argc, char** argv) {
         product.seconds.erase(product.seconds.begin());
         const std::string& source = spmms[kernel].source();
         double ourSeconds = median(product.seconds) + (launchedAtomics(source, product.gpuKernels) ? zeroing : 0.0);
-        char mark = launchedSplit(source, product.gpuKernels) ? '*' : ' ';
+        char mark = splitMark(source, product.gpuKernels);
         char cell[16];
         if (theirSeconds < 0) {
           std::snprintf(cell, sizeof cell, "%6s", "n/a");

@@ -87,7 +87,11 @@ void CLikePrinter::visit(const Select* op) {
 void CLikePrinter::visit(const Load* op) {
   const bool half = op->type.kind == ScalarKind::Float16 && !op->type.isPointer;
   if (half) out_ << "tcc_half_to_float(";
+  // A tensor field prints with a cast, which indexing would bind inside.
+  const bool field = op->buffer.as<TensorProperty>() != nullptr;
+  if (field) out_ << "(";
   op->buffer.accept(*this);
+  if (field) out_ << ")";
   out_ << "[";
   op->index.accept(*this);
   out_ << "]";

@@ -213,26 +213,31 @@ std::vector<lowering::SpmmStatistics> statisticsToTry() {
 // their rows, the tiles' warps each take (C2_dimension + tile - 1) / tile
 // tiles of a row.
 int32_t spmmKernelCode(const Lowered& lowered, const std::vector<const lowering::GpuKernel*>& kernels) {
-  if (kernels.size() != 1) return -1;
+  if (kernels.empty()) return -1;
   const std::string name = kernels[0]->name;
   size_t at = lowered.cuda.find("void __launch_bounds__(256) " + name + "(");
   if (at == std::string::npos) return -1;
   std::string text = lowered.cuda.substr(at, lowered.cuda.find("\n}\n", at) - at);
   auto code = [](SpmmKernel kernel) { return static_cast<int32_t>(kernel) + 1; };
+  // (A split in one order launches two kernels: the shares', then the
+  // crossing rows'.)
   if (contains(text, "tcc_segment_of(")) {
-    if (contains(text, "+ 15LL) / 16LL)")) return code(SpmmKernel::Split16);
-    if (contains(text, "+ 31LL) / 32LL)")) return code(SpmmKernel::Split32);
+    const bool ordered = contains(text, "_share_slots");
+    if (kernels.size() != (ordered ? 2u : 1u)) return -1;
+    if (contains(text, "+ 15LL) / 16LL)")) return code(ordered ? SpmmKernel::OrderedSplit16 : SpmmKernel::Split16);
+    if (contains(text, "+ 31LL) / 32LL)")) return code(ordered ? SpmmKernel::OrderedSplit32 : SpmmKernel::Split32);
     return -1;
   }
+  if (kernels.size() != 1) return -1;
   if (contains(text, "(C2_dimension + 127) / 128")) return code(SpmmKernel::Tiles128);
   if (contains(text, "(C2_dimension + 63) / 64")) return code(SpmmKernel::Tiles64);
   if (contains(text, "(C2_dimension + 31) / 32")) return code(SpmmKernel::Tiles32);
   return -1;
 }
 
-// Under fp fast the host part chooses among the five kernels; under fp
-// strict (the default) among the three column tiles, the nonzero splits
-// (atomic additions) left out.
+// Under fp fast the host part chooses among the tiles and the atomic
+// splits; under fp strict (the default) among the tiles and the splits in
+// one order.
 class GpuInputRulesByMode : public ::testing::TestWithParam<frontend::FloatingPointMode> {};
 
 TEST_P(GpuInputRulesByMode, TheSpmmHostPartChoosesTheKernelSpmmKernelRuleNamesOnEveryStatistic) {
@@ -241,13 +246,14 @@ TEST_P(GpuInputRulesByMode, TheSpmmHostPartChoosesTheKernelSpmmKernelRuleNamesOn
   options.floatingPoint = GetParam();
   Lowered lowered = lowerForCuda(kSpmm, options);
   const lowering::GpuFunction& function = lowered.gpuFunctions.at(0);
-  ASSERT_EQ(function.kernels.size(), fast ? 5u : 3u);
+  ASSERT_EQ(function.kernels.size(), fast ? 5u : 7u);
   auto codeOf = [&](const std::vector<const lowering::GpuKernel*>& kernels) { return spmmKernelCode(lowered, kernels); };
   std::map<SpmmKernel, int> seen;
   int overflowing = 0, checked = 0;
   for (const lowering::SpmmStatistics& statistics : statisticsToTry()) {
     int32_t host = hostPartChoice(function, statistics, codeOf);
-    SpmmKernel rule = lowering::spmmKernelRule(statistics, /*nonzeroSplits=*/fast);
+    SpmmKernel rule = lowering::spmmKernelRule(
+        statistics, fast ? lowering::NonzeroSplits::Atomic : lowering::NonzeroSplits::InOneOrder);
     ++checked;
     ++seen[rule];
     int64_t product;
@@ -266,6 +272,11 @@ TEST_P(GpuInputRulesByMode, TheSpmmHostPartChoosesTheKernelSpmmKernelRuleNamesOn
       EXPECT_GT(seen[kernel], 100) << toString(kernel);
     else
       EXPECT_EQ(seen[kernel], 0) << toString(kernel);
+  for (SpmmKernel kernel : {SpmmKernel::OrderedSplit16, SpmmKernel::OrderedSplit32})
+    if (fast)
+      EXPECT_EQ(seen[kernel], 0) << toString(kernel);
+    else
+      EXPECT_GT(seen[kernel], 100) << toString(kernel);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, GpuInputRulesByMode,

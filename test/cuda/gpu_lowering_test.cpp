@@ -114,7 +114,9 @@ TEST(DefaultMapping, CsrSpmmPutsColumnTilesOnWarpsAndTwoColumnsOnEachLane) {
   int rowKernels = 0;
   for (const auto& kernel : lowered.gpuFunctions.at(0).kernels) {
     std::string text = kernelText(lowered.cuda, kernel.name);
-    if (contains(text, "tcc_segment_of(")) continue;  // a split searches pos for its rows
+    // A split searches pos for its rows; the split in one order's second
+    // kernel adds the slots of crossing rows.
+    if (contains(text, "tcc_segment_of(") || contains(text, "_share_slots")) continue;
     ++rowKernels;
     EXPECT_FALSE(contains(text, "atomicAdd")) << text;
     if (contains(text, "(C2_dimension + 63) / 64")) tiles64 = text;
@@ -223,6 +225,10 @@ std::vector<const lowering::GpuKernel*> launchedFor(const Lowered& lowered, Fake
     const auto* first = static_cast<const int64_t*>(pos);
     return detail::hostPositionsOf(std::vector<int64_t>(first, first + entries));
   };
+  // (The split in one order allocates its slots; no kernel runs here.)
+  std::vector<std::vector<char>> buffers;
+  device.allocateZeroed = [&](size_t bytes) { return buffers.emplace_back(bytes + 1).data(); };
+  device.release = [](void*) {};
   EXPECT_EQ(detail::runHostPart(lowered.gpuFunctions.at(0), {&out, &a.tensor, &operand}, device), 0);
   return launched;
 }
@@ -260,8 +266,11 @@ TEST(NonzeroSplit, TheHostPartLaunchesTheSplitForOneLongRowAndTheRowKernelOtherw
 // tiles or shares (see gpu_spmm_mappings.h).
 std::optional<lowering::SpmmKernel> spmmKernelOf(const std::string& text) {
   if (contains(text, "tcc_segment_of(")) {
-    if (contains(text, "+ 15LL) / 16LL)")) return lowering::SpmmKernel::Split16;
-    if (contains(text, "+ 31LL) / 32LL)")) return lowering::SpmmKernel::Split32;
+    const bool ordered = contains(text, "_share_slots");
+    if (contains(text, "+ 15LL) / 16LL)"))
+      return ordered ? lowering::SpmmKernel::OrderedSplit16 : lowering::SpmmKernel::Split16;
+    if (contains(text, "+ 31LL) / 32LL)"))
+      return ordered ? lowering::SpmmKernel::OrderedSplit32 : lowering::SpmmKernel::Split32;
     return std::nullopt;
   }
   if (contains(text, "(C2_dimension + 127) / 128")) return lowering::SpmmKernel::Tiles128;
@@ -318,14 +327,15 @@ TEST(SpmmMappings, TheRulePicksByRowLengthsAndColumns) {
 
 // The host part computes the same rule: for matrices of each kind and N off
 // the tiles, the kernel it launches is the one spmmKernelRule names (fp
-// fast: among the five; fp strict: among the three tiles, the splits left
-// out).
+// fast: among the tiles and the atomic splits; fp strict: among the tiles
+// and the splits in one order, each two kernels: the shares', then the
+// crossing rows').
 class SpmmHostPartRule : public ::testing::TestWithParam<bool> {};
 
 TEST_P(SpmmHostPartRule, TheHostPartLaunchesTheKernelTheRuleNames) {
   const bool fast = GetParam();
   Lowered lowered = lowerForCuda(fast ? kSpmmFast : std::string(kSpmm));
-  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), fast ? 5u : 3u);
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), fast ? 5u : 7u);
   std::set<std::string> seen;
   struct Matrix { const char* name; int rows, cols; std::map<int, int> lengths; };
   std::vector<Matrix> matrices;
@@ -351,16 +361,18 @@ TEST_P(SpmmHostPartRule, TheHostPartLaunchesTheKernelTheRuleNames) {
       SCOPED_TRACE(std::string(matrix.name) + ", N = " + std::to_string(columns));
       int copies = 0;
       auto launched = launchedFor(lowered, a, columns, copies);
-      ASSERT_EQ(launched.size(), 1u);
+      ASSERT_FALSE(launched.empty());
       auto kernel = spmmKernelOf(kernelText(lowered.cuda, launched[0]->name));
       ASSERT_TRUE(kernel.has_value()) << kernelText(lowered.cuda, launched[0]->name);
-      lowering::SpmmKernel expected =
-          lowering::spmmKernelRule({matrix.rows, a.pos.back(), longest, columns}, fast);
+      EXPECT_EQ(launched.size(), lowering::isOrderedSplit(*kernel) ? 2u : 1u);
+      lowering::SpmmKernel expected = lowering::spmmKernelRule(
+          {matrix.rows, a.pos.back(), longest, columns},
+          fast ? lowering::NonzeroSplits::Atomic : lowering::NonzeroSplits::InOneOrder);
       EXPECT_EQ(toString(*kernel), toString(expected));
       seen.insert(toString(*kernel));
     }
   }
-  EXPECT_EQ(seen.size(), fast ? 5u : 3u);  // every kernel launched for some input
+  EXPECT_EQ(seen.size(), 5u);  // every kernel launched for some input
 }
 
 INSTANTIATE_TEST_SUITE_P(FpModes, SpmmHostPartRule, ::testing::Values(true, false),

@@ -2,8 +2,10 @@
 // on inputs the rule gives to each of its five kernels (gpu_spmm_mappings.h),
 // at N off the tiles; the kernel launched is the one the rule names, and the
 // result matches the sums over A's nonzeros and, where small enough to walk
-// densely, the dense reference. fp fast chooses among the five; fp strict
-// (the program's default) among the three tiles, the splits left out.
+// densely, the dense reference. fp fast chooses among the tiles and the
+// atomic splits; fp strict (the program's default) among the tiles and the
+// splits in one order (two kernels each: the shares', then the rows that
+// cross them; gpu_ordered_split_gpu_test.cpp checks their bits).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,8 +30,9 @@ using lowering::SpmmKernel;
 std::optional<SpmmKernel> spmmKernelOf(const std::string& text) {
   auto has = [&](const char* part) { return text.find(part) != std::string::npos; };
   if (has("tcc_segment_of(")) {
-    if (has("+ 15LL) / 16LL)")) return SpmmKernel::Split16;
-    if (has("+ 31LL) / 32LL)")) return SpmmKernel::Split32;
+    const bool ordered = has("_share_slots");
+    if (has("+ 15LL) / 16LL)")) return ordered ? SpmmKernel::OrderedSplit16 : SpmmKernel::Split16;
+    if (has("+ 31LL) / 32LL)")) return ordered ? SpmmKernel::OrderedSplit32 : SpmmKernel::Split32;
     return std::nullopt;
   }
   if (has("(C2_dimension + 127) / 128")) return SpmmKernel::Tiles128;
@@ -82,14 +85,16 @@ TEST_P(GpuSpmmMappings, EachKernelTheRuleNamesRunsAndMatchesTheReference) {
       bound.emplace("B", rt::pack(rt::randomUniform({a.dims[1], columns}, 1.0, 46 + columns), rt::TensorFormat::dense(2),
                                   rt::ValueType::Float32));
       RunResult result = kernel.run(bound, RunOptions{2});
-      ASSERT_EQ(result.gpuKernels.size(), 1u);
+      ASSERT_FALSE(result.gpuKernels.empty());
       const std::string& source = kernel.source();
       size_t at = source.find(") " + result.gpuKernels[0] + "(");
       ASSERT_NE(at, std::string::npos) << result.gpuKernels[0];
       auto launched = spmmKernelOf(source.substr(at, source.find("extern \"C\"", at) - at));
       ASSERT_TRUE(launched.has_value()) << result.gpuKernels[0];
-      SpmmKernel named =
-          lowering::spmmKernelRule({a.dims[0], static_cast<int64_t>(a.nnz()), longest, columns}, fast);
+      EXPECT_EQ(result.gpuKernels.size(), lowering::isOrderedSplit(*launched) ? 2u : 1u);
+      SpmmKernel named = lowering::spmmKernelRule(
+          {a.dims[0], static_cast<int64_t>(a.nnz()), longest, columns},
+          fast ? lowering::NonzeroSplits::Atomic : lowering::NonzeroSplits::InOneOrder);
       EXPECT_EQ(toString(*launched), toString(named));
       launchedKinds.insert(toString(*launched));
       // The sums over A's nonzeros, from the float32 values the GPU reads.
@@ -109,7 +114,7 @@ TEST_P(GpuSpmmMappings, EachKernelTheRuleNamesRunsAndMatchesTheReference) {
       }
     }
   }
-  EXPECT_EQ(launchedKinds.size(), fast ? 5u : 3u);  // every kernel ran on some input
+  EXPECT_EQ(launchedKinds.size(), 5u);  // every kernel ran on some input
 }
 
 INSTANTIATE_TEST_SUITE_P(FpModes, GpuSpmmMappings, ::testing::Values(true, false),

@@ -125,7 +125,8 @@ TEST(SpmmMappings, EachKernelRunSeriallyMatchesTheDenseReference) {
 // The default mapping as a whole: inputs that the rule gives to each of
 // the five kernels (the kernel the rule names is checked against the host
 // part in gpu_lowering_test.cpp), run serially against the dense reference;
-// under fp strict (the splits left out) the same inputs go to the tiles.
+// under fp strict the same inputs go to the splits in one order
+// (gpu_ordered_split_test.cpp checks their bits).
 class SpmmDefaultBranches : public ::testing::TestWithParam<bool> {};
 
 TEST_P(SpmmDefaultBranches, TheDefaultMappingRunSeriallyMatchesTheDenseReferenceOnEveryBranch) {
@@ -133,7 +134,7 @@ TEST_P(SpmmDefaultBranches, TheDefaultMappingRunSeriallyMatchesTheDenseReference
   Program program = Program::fromText(std::string(kSpmm) + "target cuda\n" + (fast ? "fp fast\n" : ""), "spmm.tc");
   Lowered lowered = lowerProgram(program);
   const CompiledStatement& statement = lowered.statements.at(0);
-  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), fast ? 5u : 3u);
+  ASSERT_EQ(lowered.gpuFunctions.at(0).kernels.size(), fast ? 5u : 7u);
   SerialGpuIr serial(statement);
   if (!serial.available()) GTEST_SKIP() << "no C++ JIT here";
   using lowering::SpmmKernel;
@@ -169,9 +170,10 @@ TEST_P(SpmmDefaultBranches, TheDefaultMappingRunSeriallyMatchesTheDenseReference
       const lowering::SpmmStatistics statistics{a.dims[0], static_cast<int64_t>(a.nnz()), longest, columns};
       EXPECT_EQ(toString(lowering::spmmKernelRule(statistics)), toString(branch.kernel))
           << branch.input.name << ", N = " << columns;
-      const SpmmKernel strict = lowering::spmmKernelRule(statistics, false);
-      EXPECT_TRUE(strict != SpmmKernel::Split16 && strict != SpmmKernel::Split32) << branch.input.name;
-      EXPECT_EQ(strict == branch.kernel, branch.kernel != SpmmKernel::Split16) << branch.input.name;
+      const SpmmKernel strict = lowering::spmmKernelRule(statistics, lowering::NonzeroSplits::InOneOrder);
+      EXPECT_EQ(toString(strict), toString(branch.kernel == SpmmKernel::Split16 ? SpmmKernel::OrderedSplit16
+                                                                                : branch.kernel))
+          << branch.input.name;
     }
     inputs.push_back(branch.input);
   }

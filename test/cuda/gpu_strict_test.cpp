@@ -2,8 +2,8 @@
 // in the kernels tcc prints is __fmul_rn / __dmul_rn (never contracted into
 // an FMA, whatever flags compile the unit), and no sum the default mapping
 // makes into a floating-point output adds from many threads atomically
-// (the SpMM nonzero splits left out of the host part's choice, a summed
-// term nest in one thread); fp fast keeps plain products and the atomics.
+// (the SpMM nonzero splits in one order, gpu_ordered_split_test.cpp; a
+// summed term nest in one thread); fp fast keeps plain products and the atomics.
 // A schedule's Atomics stay, with a line in `tcc explain`. The strict
 // kernels still compile (NVRTC, --fmad=false) and, run serially, still
 // compute the dense reference's function. (On a GPU,
@@ -160,20 +160,21 @@ TEST(StrictCudaAtomics, FastAddsAtomicallyWhereStrictKeepsOneOrder) {
   }
 }
 
-TEST(StrictCudaAtomics, StrictSpmmChoosesAmongTheTilesAlone) {
+TEST(StrictCudaAtomics, StrictSpmmChoosesAmongTheTilesAndTheSplitsInOneOrder) {
   const CudaProgram spmm = programs().at(1);
   Lowered strict = lowerIn(spmm, frontend::FloatingPointMode::Strict);
-  ASSERT_EQ(strict.gpuFunctions.at(0).kernels.size(), 3u);
+  // The three tiles, and two kernels for each split in one order.
+  ASSERT_EQ(strict.gpuFunctions.at(0).kernels.size(), 7u);
   EXPECT_FALSE(contains(strict.cudaKernels, "atomicAdd(")) << strict.cudaKernels;
-  EXPECT_FALSE(contains(strict.cuda, "tcc_segment_of(A")) << strict.cuda;
   const std::string decisions = decisionsOf(strict);
-  EXPECT_FALSE(contains(decisions, "nonzero-split GPU mapping")) << decisions;
-  EXPECT_TRUE(contains(decisions, "per input: tiles of 32 where rows >= 4096 and the longest row < 1024 and N <= 32; "
-                                  "tiles of 128 where rows >= 4096 and the longest row < 1024 and N > 64; tiles of 64 "
-                                  "otherwise"))
+  EXPECT_TRUE(contains(decisions, "per input: nonzero split in one order, shares of 32 where A_long_row_split and "
+                                  "nonzeros > 131072; nonzero split in one order, shares of 16 where A_long_row_split "
+                                  "or A_few_long_rows; tiles of 32 where rows >= 4096 and the longest row < 1024 "
+                                  "and N <= 32; tiles of 128 where rows >= 4096 and the longest row < 1024 and N > "
+                                  "64; tiles of 64 otherwise"))
       << decisions;
-  EXPECT_TRUE(contains(decisions, "fp strict leaves out the nonzero splits")) << decisions;
-  EXPECT_FALSE(contains(strict.cuda, "A_split_in_32s")) << strict.cuda;
+  EXPECT_TRUE(contains(decisions, "fp strict: the nonzero splits in one order")) << decisions;
+  EXPECT_TRUE(contains(strict.cuda, "A_split_in_32s")) << strict.cuda;
   EXPECT_EQ(lowerIn(spmm, frontend::FloatingPointMode::Fast).gpuFunctions.at(0).kernels.size(), 5u);
 }
 

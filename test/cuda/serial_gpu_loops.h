@@ -21,13 +21,19 @@
 
 namespace tcc::test {
 
+// The order the serial run takes a GPU loop's iterations in: the loop's
+// own, or the last first (a GPU runs its warps in no fixed order: a result
+// that must not depend on it is the same either way).
+enum class GpuLoopOrder { Forward, Reversed };
+
 class SerialGpuLoops : public ir::imp::IRMutator {
  public:
   // A GPU thread loop whose lanes' parts of a scalar sum are added across
   // the warp or block (its reductions): run serially, the lanes' parts go
   // into the one scalar, onto the total before the loop, as the GPU adds
   // them. Without `serialSums`, such a loop is refused.
-  explicit SerialGpuLoops(bool serialSums = false) : serialSums_(serialSums) {}
+  explicit SerialGpuLoops(bool serialSums = false, GpuLoopOrder order = GpuLoopOrder::Forward)
+      : serialSums_(serialSums), order_(order) {}
 
  protected:
   using ir::imp::IRMutator::visit;
@@ -40,16 +46,29 @@ class SerialGpuLoops : public ir::imp::IRMutator {
                                                     op->unrollFactor, op->reductions, op->parallelChunk);
     if (!op->reductions.empty() && !serialSums_)
       throw std::runtime_error("a GPU loop with reductions has no serial form here");
-    return imp::For::make(op->var, op->begin, op->end, body, imp::LoopKind::Serial, op->comment);
+    if (order_ == GpuLoopOrder::Forward)
+      return imp::For::make(op->var, op->begin, op->end, body, imp::LoopKind::Serial, op->comment);
+    // var = begin + end - 1 - (the serial loop's own counter)
+    const auto* var = op->var.as<imp::Var>();
+    imp::Expr counter = imp::Var::make(var->name + "_from_last", var->type);
+    imp::Expr last = imp::Binary::make(imp::BinaryOp::Sub, imp::Binary::make(imp::BinaryOp::Add, op->begin, op->end),
+                                       imp::IntImm::make(1, var->type));
+    return imp::For::make(counter, op->begin, op->end,
+                          imp::Block::make({imp::Declare::make(op->var, imp::Binary::make(imp::BinaryOp::Sub, last,
+                                                                                          imp::Binary::make(imp::BinaryOp::Sub, counter, op->begin))),
+                                            body}),
+                          imp::LoopKind::Serial, op->comment);
   }
 
  private:
   bool serialSums_;
+  GpuLoopOrder order_;
 };
 
 // `function` with its GPU loops serial, as C++ source.
-inline std::string serialCppOf(ir::imp::Function function, bool serialSums = false) {
-  function.body = SerialGpuLoops(serialSums).mutate(function.body);
+inline std::string serialCppOf(ir::imp::Function function, bool serialSums = false,
+                               GpuLoopOrder order = GpuLoopOrder::Forward) {
+  function.body = SerialGpuLoops(serialSums, order).mutate(function.body);
   return lowering::makeCodeGenerator(lowering::TargetKind::Cpu)->emit({function});
 }
 
@@ -82,6 +101,9 @@ class SerialGpuIr {
  public:
   explicit SerialGpuIr(const CompiledStatement& statement, bool serialSums = false)
       : SerialGpuIr(statement, serialCppOf(statement.function, serialSums), 0) {}
+  // The GPU loops' iterations taken in `order`.
+  SerialGpuIr(const CompiledStatement& statement, GpuLoopOrder order)
+      : SerialGpuIr(statement, serialCppOf(statement.function, false, order), 0) {}
   // The same for the kernels as the CUDA backend prints them
   // (serialCppOfKernels), from the statement's GPU function.
   SerialGpuIr(const CompiledStatement& statement, const lowering::GpuFunction& kernels)
@@ -102,9 +124,12 @@ class SerialGpuIr {
   bool available() const { return entry_ != nullptr; }
   const std::string& source() const { return source_; }
   // `inputs` by name, packed in the formats the statement declares; the
-  // output of `outputDims` is given zeroed where all dense, else empty for
-  // the IR to assemble. Throws when the IR returns a failure.
-  Tensor run(const std::map<std::string, Tensor>& inputs, const std::vector<int32_t>& outputDims) const {
+  // output of `outputDims` is given zeroed where all dense (or, with
+  // `filled`, every float entry that value: a kernel that must write every
+  // entry), else empty for the IR to assemble. Throws when the IR returns
+  // a failure.
+  Tensor run(const std::map<std::string, Tensor>& inputs, const std::vector<int32_t>& outputDims,
+             std::optional<double> filled = std::nullopt) const {
     const TensorVar& output = statement_.computedOutput;
     std::vector<tcc_tensor> views;
     size_t slot = 0;
@@ -119,6 +144,14 @@ class SerialGpuIr {
       const rt::ValueType type = toRuntimeType(output.datatype());
       views.push_back(output.format().isAllDense() ? Tensor(outputDims, format, type).release()
                                                    : Tensor::emptyAssembledOutput(outputDims, format, type));
+      if (filled && output.format().isAllDense()) {
+        size_t entries = 1;
+        for (int32_t dim : outputDims) entries *= static_cast<size_t>(dim);
+        for (size_t k = 0; k < entries; ++k) {
+          if (type == rt::ValueType::Float32) static_cast<float*>(views.back().vals)[k] = static_cast<float>(*filled);
+          if (type == rt::ValueType::Float64) static_cast<double*>(views.back().vals)[k] = *filled;
+        }
+      }
     }
     std::vector<tcc_tensor*> pointers;
     for (auto& view : views) pointers.push_back(&view);

@@ -223,12 +223,13 @@ struct SpmmAlternatives {
 };
 
 SpmmAlternatives withSpmmGpuMappings(const ir::IndexStmt& statement, const lowering::ScheduleRequest& request,
-                                     const lowering::ConcretizedStatement& concrete, bool nonzeroSplits) {
+                                     const lowering::ConcretizedStatement& concrete,
+                                     lowering::NonzeroSplits splits) {
   SpmmAlternatives result;
   if (!request.commands.empty() || !request.separatelyAssembled.empty() || !concrete.convertedInputs.empty() ||
       !concrete.sparseWorkspaces.empty())
     return result;
-  auto mappings = lowering::spmmGpuMappings(statement, concrete.loopOrder, nonzeroSplits);
+  auto mappings = lowering::spmmGpuMappings(statement, concrete.loopOrder, splits);
   if (!mappings) return result;
   for (const auto& alternative : mappings->alternatives) {
     lowering::ScheduleRequest mapped = request;
@@ -244,7 +245,7 @@ SpmmAlternatives withSpmmGpuMappings(const ir::IndexStmt& statement, const lower
   if (result.concrete.empty()) return result;
   result.matrix = mappings->matrix;
   result.output = mappings->output;
-  result.decisions.push_back("per input: " + lowering::spmmRuleText(result.matrix, result.output, nonzeroSplits));
+  result.decisions.push_back("per input: " + lowering::spmmRuleText(result.matrix, result.output, splits));
   return result;
 }
 
@@ -387,7 +388,8 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       if (defaultGpuMapping && concrete.termsAddIntoOutput) {
         concrete.stmt = lowering::mapTermNestsToGpuThreads(concrete.stmt, concrete.decisions, strict);
       } else if (defaultGpuMapping) {
-        spmm = withSpmmGpuMappings(denseNm, request, concrete, !strict);
+        spmm = withSpmmGpuMappings(denseNm, request, concrete,
+                                   strict ? lowering::NonzeroSplits::InOneOrder : lowering::NonzeroSplits::Atomic);
         if (spmm.concrete.empty())
           laneSliced = withBalancedGpuMapping(denseNm, request, concrete, laneSlicedMatrix,
                                               lowering::laneSlicedGpuMapping);
@@ -492,8 +494,17 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       // A statement an intrinsic took (TCA-SpMM) maps no loops: no choice.
       if (!spmm.concrete.empty() && !lowering::intrinsicDecision(compiled.function)) {
         std::vector<lowering::LoweredSpmmKernel> kernels;
-        for (const auto& [kernel, alternative] : spmm.concrete)
-          kernels.push_back({kernel, lowering::lower(alternative.stmt, compiled.parameters, lowerOptions)});
+        for (const auto& [kernel, alternative] : spmm.concrete) {
+          ir::imp::Function function = lowering::lower(alternative.stmt, compiled.parameters, lowerOptions);
+          // (fp strict: the split's atomic additions become sums in one
+          // order; where they cannot, its inputs run the tiles of 64.)
+          if (lowering::isOrderedSplit(kernel)) {
+            auto ordered = lowering::orderedSplitSums(function, spmm.matrix, spmm.output, lowering::shareOf(kernel));
+            if (!ordered) continue;
+            function = *ordered;
+          }
+          kernels.push_back({kernel, function});
+        }
         compiled.function = lowering::chooseSpmmKernel(compiled.function, kernels, spmm.matrix, spmm.output);
       }
       if (laneSliced && !lowering::intrinsicDecision(compiled.function)) {

@@ -112,18 +112,49 @@ std::string toString(SpmmKernel kernel) {
     case SpmmKernel::Tiles128: return "tiles of 128";
     case SpmmKernel::Split16: return "nonzero split, shares of 16";
     case SpmmKernel::Split32: return "nonzero split, shares of 32";
+    case SpmmKernel::OrderedSplit16: return "nonzero split in one order, shares of 16";
+    case SpmmKernel::OrderedSplit32: return "nonzero split in one order, shares of 32";
   }
   return "";
+}
+
+int shareOf(SpmmKernel kernel) {
+  switch (kernel) {
+    case SpmmKernel::Split16: case SpmmKernel::OrderedSplit16: return 16;
+    case SpmmKernel::Split32: case SpmmKernel::OrderedSplit32: return 32;
+    default: return 0;
+  }
+}
+
+bool isOrderedSplit(SpmmKernel kernel) {
+  return kernel == SpmmKernel::OrderedSplit16 || kernel == SpmmKernel::OrderedSplit32;
 }
 
 namespace {
 
 // The rule, written once: spmmKernelRule evaluates it, chooseSpmmKernel's
 // host part computes it, explain prints it (gpu_input_rules.h). Each
-// choice's outcome is its kernel's name.
-// Under fp strict the nonzero splits (atomic additions, in another order
-// each run) are left out: the tiles alone.
-const rules::Rule& spmmRule(bool nonzeroSplits) {
+// choice's outcome is its kernel's name. Under fp strict the splits are
+// the ones in one order, on the same inputs: their scratch and second
+// kernel cost little beside the walk of a long row they save.
+rules::Rule splitRule(SpmmKernel shares16, SpmmKernel shares32) {
+  using namespace rules;
+  Rule rule("the SpMM kernel by {A}'s rows and {C}'s columns", toString(SpmmKernel::Tiles64));
+  Condition skewed = rule.clause(balancedRowClause());
+  // A long, skewed row whose walk outweighs the rest of the work.
+  Condition longSplit =
+      rule.clause("long_row_split", skewed && nonzeros * columns < kSplitWorkPerLongestRow * longestRow);
+  Condition fewRows = rule.clause("few_long_rows",
+                                  rows * columns <= kFewRowWork && nonzeros >= kLongMeanRow * rows && rows > 0);
+  Condition manyShortRows = rows >= kManyRows && longestRow < kLongRowForOtherTiles;
+  rule.choose(rule.clause("split_in_32s", longSplit && nonzeros > kSmallSplit), toString(shares32));
+  rule.choose(rule.clause("split_in_16s", longSplit || fewRows), toString(shares16));
+  rule.choose(rule.clause("tiles_of_32", manyShortRows && columns <= 32), toString(SpmmKernel::Tiles32));
+  rule.choose(rule.clause("tiles_of_128", manyShortRows && columns > 64), toString(SpmmKernel::Tiles128));
+  return rule;
+}
+
+const rules::Rule& spmmRule(NonzeroSplits splits) {
   static const rules::Rule tilesAlone = [] {
     using namespace rules;
     Rule rule("the SpMM kernel by {A}'s rows and {C}'s columns", toString(SpmmKernel::Tiles64));
@@ -132,41 +163,32 @@ const rules::Rule& spmmRule(bool nonzeroSplits) {
     rule.choose(rule.clause("tiles_of_128", manyShortRows && columns > 64), toString(SpmmKernel::Tiles128));
     return rule;
   }();
-  static const rules::Rule withSplits = [] {
-    using namespace rules;
-    Rule rule("the SpMM kernel by {A}'s rows and {C}'s columns", toString(SpmmKernel::Tiles64));
-    Condition skewed = rule.clause(balancedRowClause());
-    // A long, skewed row whose walk outweighs the rest of the work.
-    Condition longSplit =
-        rule.clause("long_row_split", skewed && nonzeros * columns < kSplitWorkPerLongestRow * longestRow);
-    Condition fewRows = rule.clause("few_long_rows",
-                                    rows * columns <= kFewRowWork && nonzeros >= kLongMeanRow * rows && rows > 0);
-    Condition manyShortRows = rows >= kManyRows && longestRow < kLongRowForOtherTiles;
-    rule.choose(rule.clause("split_in_32s", longSplit && nonzeros > kSmallSplit), toString(SpmmKernel::Split32));
-    rule.choose(rule.clause("split_in_16s", longSplit || fewRows), toString(SpmmKernel::Split16));
-    rule.choose(rule.clause("tiles_of_32", manyShortRows && columns <= 32), toString(SpmmKernel::Tiles32));
-    rule.choose(rule.clause("tiles_of_128", manyShortRows && columns > 64), toString(SpmmKernel::Tiles128));
-    return rule;
-  }();
-  return nonzeroSplits ? withSplits : tilesAlone;
+  static const rules::Rule atomic = splitRule(SpmmKernel::Split16, SpmmKernel::Split32);
+  static const rules::Rule inOneOrder = splitRule(SpmmKernel::OrderedSplit16, SpmmKernel::OrderedSplit32);
+  switch (splits) {
+    case NonzeroSplits::None: return tilesAlone;
+    case NonzeroSplits::Atomic: return atomic;
+    case NonzeroSplits::InOneOrder: return inOneOrder;
+  }
+  return tilesAlone;
 }
 
 SpmmKernel kernelNamed(const std::string& name) {
   for (SpmmKernel kernel : {SpmmKernel::Tiles32, SpmmKernel::Tiles64, SpmmKernel::Tiles128, SpmmKernel::Split16,
-                            SpmmKernel::Split32})
+                            SpmmKernel::Split32, SpmmKernel::OrderedSplit16, SpmmKernel::OrderedSplit32})
     if (toString(kernel) == name) return kernel;
   throw std::logic_error("the SpMM rule names no kernel '" + name + "'");
 }
 
 }  // namespace
 
-SpmmKernel spmmKernelRule(const SpmmStatistics& m, bool nonzeroSplits) {
-  const rules::Rule& rule = spmmRule(nonzeroSplits);
+SpmmKernel spmmKernelRule(const SpmmStatistics& m, NonzeroSplits splits) {
+  const rules::Rule& rule = spmmRule(splits);
   return kernelNamed(rule.outcomeOf(rule.choose({m.rows, m.nonzeros, m.longestRow, m.columns})));
 }
 
 std::optional<SpmmMappings> spmmGpuMappings(const ir::IndexStmt& assignment,
-                                            const std::vector<ir::IndexVar>& loopOrder, bool nonzeroSplits) {
+                                            const std::vector<ir::IndexVar>& loopOrder, NonzeroSplits splits) {
   // The split's conditions are the SpMM's: a product of one CSR A(i, j),
   // i outermost, with dense operands, into a dense C(i, k).
   std::vector<std::string> reasons;
@@ -189,12 +211,26 @@ std::optional<SpmmMappings> spmmGpuMappings(const ir::IndexStmt& assignment,
     alternative.commands = columnTileMapping(rows, column, loopOrder, sparseLevelVars, tile, alternative.reasons);
     mappings.alternatives.push_back(std::move(alternative));
   }
-  if (!nonzeroSplits) return mappings;
-  SpmmAlternative split16{SpmmKernel::Split16, {}, {}};
+  if (splits == NonzeroSplits::None) return mappings;
+  const bool ordered = splits == NonzeroSplits::InOneOrder;
+  SpmmAlternative split16{ordered ? SpmmKernel::OrderedSplit16 : SpmmKernel::Split16, {}, {}};
   auto sixteen = nonzeroSplitGpuMapping(assignment, loopOrder, 16, split16.reasons);
   split16.commands = sixteen->commands;
+  SpmmAlternative shares32{ordered ? SpmmKernel::OrderedSplit32 : SpmmKernel::Split32, split32->commands, reasons};
+  // (The split's own line says it adds atomically: the rewrite's replaces it.)
+  for (SpmmAlternative* split : {&split16, &shares32})
+    if (ordered)
+      split->reasons = {
+          "nonzero-split GPU mapping in one order (fp strict): " + mappings.matrix + "'s nonzeros in shares of " +
+          std::to_string(shareOf(split->kernel)) + ", a warp per (share, tile of 32 " + column.name() +
+          "), a column per lane, whatever rows they belong to; each lane sums a row's segment of its share in a "
+          "register, in the order of the nonzeros, and stores it (no atomics): into " + mappings.output +
+          " where the row starts in the share, else into the share's slot of a scratch array (shares x N, device "
+          "memory); a second kernel, a warp per row and tile of 32 columns, adds onto each row that crosses "
+          "shares the slots of the shares after its first, in share order, and zeroes the empty rows: the same "
+          "order, and bits, every run"};
   mappings.alternatives.push_back(std::move(split16));
-  mappings.alternatives.push_back({SpmmKernel::Split32, split32->commands, reasons});
+  mappings.alternatives.push_back(std::move(shares32));
   return mappings;
 }
 
@@ -211,7 +247,11 @@ const ir::imp::Stmt* bodyOf(const std::vector<LoweredSpmmKernel>& alternatives, 
 ir::imp::Function chooseSpmmKernel(const ir::imp::Function& tiles64, const std::vector<LoweredSpmmKernel>& alternatives,
                                    const std::string& matrix, const std::string& output) {
   namespace imp = ir::imp;
-  const bool splits = bodyOf(alternatives, SpmmKernel::Split16) || bodyOf(alternatives, SpmmKernel::Split32);
+  const NonzeroSplits splits =
+      bodyOf(alternatives, SpmmKernel::Split16) || bodyOf(alternatives, SpmmKernel::Split32) ? NonzeroSplits::Atomic
+      : bodyOf(alternatives, SpmmKernel::OrderedSplit16) || bodyOf(alternatives, SpmmKernel::OrderedSplit32)
+          ? NonzeroSplits::InOneOrder
+          : NonzeroSplits::None;
   const rules::Rule& rule = spmmRule(splits);
   const rules::Inputs inputs{matrix, output};
   std::vector<imp::Stmt> body = rule.hostStatements(inputs);
@@ -227,10 +267,12 @@ ir::imp::Function chooseSpmmKernel(const ir::imp::Function& tiles64, const std::
   return result;
 }
 
-std::string spmmRuleText(const std::string& matrix, const std::string& output, bool nonzeroSplits) {
-  return spmmRule(nonzeroSplits).text({matrix, output}) +
-         (nonzeroSplits ? "" : " (fp strict leaves out the nonzero splits, whose atomic additions come in another "
-                               "order each run)");
+std::string spmmRuleText(const std::string& matrix, const std::string& output, NonzeroSplits splits) {
+  return spmmRule(splits).text({matrix, output}) +
+         (splits == NonzeroSplits::InOneOrder
+              ? " (fp strict: the nonzero splits in one order, where fp fast takes the ones whose atomic additions "
+                "come in another order each run)"
+              : "");
 }
 
 }  // namespace tcc::lowering
