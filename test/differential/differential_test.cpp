@@ -336,6 +336,42 @@ TEST(DifferentialGenerator, PermutedOutputCasesCheckOut) {
   EXPECT_GE(sparse, 4);
 }
 
+// Chained programs: earlier statements compute tensors the last one reads
+// where the case had inputs (same name and format, sparse ones among
+// them), the last statement and its schedule are the ones the seed gives
+// without the flag (up to permuted reads of computed tensors), each
+// statement names its own variables, and they check out.
+TEST(DifferentialGenerator, ChainedCasesCheckOut) {
+  GeneratorOptions chained = withRealMatrices();
+  chained.chained = true;
+  int programs = 0, threeStatements = 0, sparseIntermediates = 0, matched = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    Case c = generateCase(seed, chained), plain = generateCase(seed, withRealMatrices());
+    EXPECT_EQ(c.output.vars, plain.output.vars);
+    EXPECT_EQ(c.schedule, plain.schedule);
+    if (c.earlier.empty()) continue;
+    ++programs;
+    threeStatements += c.earlier.size() == 2;
+    for (const Stage& stage : c.earlier) {
+      const TensorDecl* replaced = plain.findInput(stage.output.name);
+      bool readByLast = replaced != nullptr;
+      if (readByLast) EXPECT_EQ(stage.output.formatText(), replaced->formatText());
+      sparseIntermediates += !stage.output.allDense();
+      EXPECT_EQ(c.findInput(stage.output.name), nullptr) << "a computed tensor is no input";
+      EXPECT_FALSE(c.data.count(stage.output.name));
+      for (const auto& var : stage.output.vars) EXPECT_NE(var.size(), 1u) << "each statement has its own variables";
+    }
+    Verdict verdict = checkedAgainstReference(c, seed);
+    matched += verdict.outcome == Outcome::Matched;
+  }
+  EXPECT_GE(programs, 20);
+  EXPECT_GE(threeStatements, 4);
+  EXPECT_GE(sparseIntermediates, 10);
+  EXPECT_GE(matched, 8);
+  std::cout << programs << " chained programs (" << threeStatements << " of three statements, " << sparseIntermediates
+            << " sparse intermediates), " << matched << " matched\n";
+}
+
 // Without a GPU (or with compileOnly) a cuda case is lowered and its
 // kernels compiled with NVRTC: a refusal still needs its reason, and
 // kernels NVRTC rejects are internal errors. Enough of them must compile
