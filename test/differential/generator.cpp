@@ -642,6 +642,18 @@ Case stageComputing(Random& random, Case& consumer, const std::string& name, int
   std::set<std::vector<std::string>> summedSets;
   drawRightHandSide(random, builder, outputVars, reductionPool, options, usedVars, summedSets);
   output.vars = outputVars;
+  // A unique singleton level outside a coordinate run holds one coordinate
+  // per parent, which a computed result (stored zeros of dense operands
+  // included) rarely fits: mostly compressed instead (the rest are refused
+  // while running, naming the tensor).
+  for (size_t l = 1; l < output.levels.size(); ++l) {
+    bool inRun = output.levels[l - 1] == LevelKind::CompressedNonunique ||
+                 output.levels[l - 1] == LevelKind::SingletonNonunique;
+    if (output.levels[l] == LevelKind::Singleton && !inRun && random.chance(0.8)) {
+      output.levels[l] = LevelKind::Compressed;
+      output.namedFormat.reset();
+    }
+  }
   stage.output = output;
   for (auto& tensor : stage.inputs) builder.formatOf(tensor, false);
   for (auto it = stage.sizes.begin(); it != stage.sizes.end();)
