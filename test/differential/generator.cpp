@@ -393,6 +393,16 @@ std::optional<std::vector<std::string>> defaultLoops(const Case& c) {
   return loops;
 }
 
+// Whether the case lowers for its target (a refusal of its schedule is not).
+bool lowers(const Case& c) {
+  try {
+    lowerProgram(Program::fromText(c.programText(), "case.tc"), CompileOptions{});
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 // Random commands over `loops` (the default loops, or those a head of
 // commands left).
 std::vector<std::string> randomSchedule(Random& random, const Case& c, const std::vector<std::string>& loops,
@@ -669,12 +679,23 @@ Case stageComputing(Random& random, Case& consumer, const std::string& name, int
     stage.data[tensor.name] = fitSingletons(coo, tensor);
     anyNonzero = true;
   }
-  if (options.scheduledSparseOutputs || random.chance(0.6) || options.posSchedules) {
-    std::optional<std::vector<std::string>> loops = defaultLoops(stage);
+  // A schedule the statement takes on its own (up to four draws, else
+  // none): the program's refusals are then mostly of the statements
+  // together, not of one statement's random commands. Commands without a
+  // variable would apply to every statement: left to the last one.
+  std::optional<std::vector<std::string>> loops;
+  if (options.scheduledSparseOutputs || random.chance(0.6) || options.posSchedules) loops = defaultLoops(stage);
+  for (int draw = 0; loops && draw < 4; ++draw) {
     std::optional<PositionHead> head;
-    if (loops && options.posSchedules) head = positionHead(random, stage, *loops);
-    if (loops) stage.schedule = randomSchedule(random, stage, head ? head->loops : *loops, options.severalPrecomputes, "f" + suffix);
+    if (options.posSchedules) head = positionHead(random, stage, *loops);
+    stage.schedule = randomSchedule(random, stage, head ? head->loops : *loops, options.severalPrecomputes, "f" + suffix);
     if (head) stage.schedule.insert(stage.schedule.begin(), head->commands.begin(), head->commands.end());
+    std::erase_if(stage.schedule, [](const std::string& command) {
+      return command.rfind("dense_workspace()", 0) == 0 || command.rfind("sparse_workspace()", 0) == 0 ||
+             command.rfind("sparse_workspace(policy", 0) == 0;
+    });
+    if (lowers(stage)) break;
+    stage.schedule.clear();
   }
   consumer.data.erase(name);
   consumer.inputs.erase(std::find_if(consumer.inputs.begin(), consumer.inputs.end(),
