@@ -600,6 +600,45 @@ std::string intermediateOf(Random& random, const Case& consumer) {
   return names[std::discrete_distribution<size_t>(weights.begin(), weights.end())(random.engine())];
 }
 
+// About a fifth of a statement's tensors are instead one its consumer reads
+// too (an input of both statements; where a third statement computes it,
+// an intermediate read by two): the consumer's tensor (name, format, data),
+// read at the statement's own variables, which take the consumer's
+// dimensions. Only where those variables' dimensions are free or already
+// the same.
+void shareConsumerInputs(Random& random, Case& stage, const Case& consumer, const std::string& computed,
+                         const std::set<std::string>& divisors) {
+  std::set<std::string> consumerDivisors;
+  collectDivisors(consumer.rhs, consumerDivisors);
+  for (auto& own : stage.inputs) {
+    if (divisors.count(own.name) || !random.chance(0.2)) continue;
+    std::vector<const TensorDecl*> candidates;
+    for (const auto& other : consumer.inputs) {
+      if (other.name == computed || consumerDivisors.count(other.name) || other.vars.size() != own.vars.size() ||
+          stage.findInput(other.name))
+        continue;
+      bool fits = true;
+      for (size_t m = 0; m < own.vars.size(); ++m) {
+        auto mapped = stage.sharedDimensions.find(own.vars[m]);
+        fits = fits && (mapped == stage.sharedDimensions.end() || mapped->second == other.vars[m]);
+      }
+      if (fits) candidates.push_back(&other);
+    }
+    if (candidates.empty()) continue;
+    const TensorDecl& other = *candidates[random.pick(candidates.size())];
+    std::vector<Expr*> reads;
+    collectMutableAccesses(stage.rhs, own.name, reads);
+    for (Expr* read : reads) read->tensor = other.name;
+    for (size_t m = 0; m < own.vars.size(); ++m) {
+      stage.sharedDimensions[own.vars[m]] = other.vars[m];
+      stage.sizes[own.vars[m]] = consumer.sizes.at(other.vars[m]);
+    }
+    std::vector<std::string> vars = own.vars;
+    own = other;
+    own.vars = vars;
+  }
+}
+
 // Draws the statement that computes input `name` of `consumer` (a case of
 // one statement, which loses the input's data and declaration), as a case
 // of one statement itself: `number` ends its variables (`i1`, `j1`, ...)
@@ -607,7 +646,7 @@ std::string intermediateOf(Random& random, const Case& consumer) {
 // and its output's sizes are those the consumer reads. The consumer reads
 // it at permuted indices now and then, where its schedule names no access
 // of it.
-Case stageComputing(Random& random, Case& consumer, const std::string& name, int number,
+Case stageComputing(Random& random, Case& consumer, const std::string& name, int number, bool mayPermute,
                     const GeneratorOptions& options) {
   const std::string suffix = std::to_string(number);
   TensorDecl output = *consumer.findInput(name);
@@ -616,7 +655,7 @@ Case stageComputing(Random& random, Case& consumer, const std::string& name, int
   collectMutableAccesses(consumer.rhs, name, reads);
   bool named = false;
   for (const auto& command : consumer.schedule) named = named || command.find(name + "(") != std::string::npos;
-  if (order >= 2 && !named && random.chance(0.3)) {
+  if (order >= 2 && !named && mayPermute && random.chance(0.3)) {
     std::vector<size_t> permutation(order);
     std::iota(permutation.begin(), permutation.end(), 0);
     std::shuffle(permutation.begin(), permutation.end(), random.engine());
@@ -666,10 +705,15 @@ Case stageComputing(Random& random, Case& consumer, const std::string& name, int
   }
   stage.output = output;
   for (auto& tensor : stage.inputs) builder.formatOf(tensor, false);
+  shareConsumerInputs(random, stage, consumer, name, builder.divisors);
   for (auto it = stage.sizes.begin(); it != stage.sizes.end();)
     it = usedVars.count(it->first) ? std::next(it) : stage.sizes.erase(it);
-  for (const auto& tensor : stage.inputs)
-    stage.data[tensor.name] = randomData(random, stage, tensor, builder.divisors.count(tensor.name) > 0);
+  for (const auto& tensor : stage.inputs) {
+    auto shared = consumer.data.find(tensor.name);
+    stage.data[tensor.name] = shared != consumer.data.end()
+                                  ? shared->second
+                                  : randomData(random, stage, tensor, builder.divisors.count(tensor.name) > 0);
+  }
   bool anyNonzero = false;
   for (const auto& [input, coo] : stage.data) anyNonzero = anyNonzero || (coo.nnz() > 0 && !builder.divisors.count(input));
   for (const auto& tensor : stage.inputs) {
@@ -710,23 +754,34 @@ void chainEarlierStatements(Case& c, uint64_t seed, const GeneratorOptions& opti
   std::string first = intermediateOf(random, c);
   if (first.empty()) return;
   std::vector<Case> stages;  // in program order
-  Case feedingLast = stageComputing(random, c, first, 1, options);
+  Case feedingLast = stageComputing(random, c, first, 1, true, options);
+  // (A tensor two statements read is read at permuted indices by neither:
+  // their sizes would disagree.)
   if (random.chance(0.45)) {
     if (random.chance(0.5)) {  // three statements in a chain
       std::string second = intermediateOf(random, feedingLast);
-      if (!second.empty()) stages.push_back(stageComputing(random, feedingLast, second, 2, options));
+      if (!second.empty())
+        stages.push_back(stageComputing(random, feedingLast, second, 2, !c.findInput(second), options));
     } else {  // two statements feeding the last
       std::string second = intermediateOf(random, c);
-      if (!second.empty()) stages.push_back(stageComputing(random, c, second, 2, options));
+      if (!second.empty())
+        stages.push_back(stageComputing(random, c, second, 2, !feedingLast.findInput(second), options));
     }
   }
   stages.push_back(std::move(feedingLast));
   for (auto& stage : stages) {
     c.earlier.push_back(Stage{stage.output, stage.rhs, stage.schedule});
-    c.inputs.insert(c.inputs.end(), stage.inputs.begin(), stage.inputs.end());
-    c.data.insert(stage.data.begin(), stage.data.end());
+    for (const auto& input : stage.inputs)
+      if (!c.findOperand(input.name)) c.inputs.push_back(input);
+    for (const auto& [name, coo] : stage.data)
+      if (c.findInput(name)) c.data.insert({name, coo});
     c.sizes.insert(stage.sizes.begin(), stage.sizes.end());
     c.sharedDimensions.insert(stage.sharedDimensions.begin(), stage.sharedDimensions.end());
+  }
+  // An input of several statements that one of them computes after all.
+  for (const auto& stage : c.earlier) {
+    c.data.erase(stage.output.name);
+    std::erase_if(c.inputs, [&](const TensorDecl& input) { return input.name == stage.output.name; });
   }
   c.origin += " (chained)";
 }

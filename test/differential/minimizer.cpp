@@ -266,7 +266,8 @@ Case withoutCoordinatesOfOne(const Case& c, const std::string& var, int from, in
 }
 
 // The variables of one size as `var`: an earlier statement's output's
-// variables and those later statements read it at.
+// variables and those later statements read it at, and the variables that
+// take another's dimension (Case::sharedDimensions).
 std::set<std::string> linkedVariables(const Case& c, const std::string& var) {
   std::set<std::string> linked = {var};
   std::vector<const Expr*> accesses;
@@ -274,6 +275,10 @@ std::set<std::string> linkedVariables(const Case& c, const std::string& var) {
   for (const auto& stage : c.earlier) collectAccesses(stage.rhs, accesses);
   for (bool grew = true; grew;) {
     grew = false;
+    for (const auto& [from, to] : c.sharedDimensions) {
+      bool either = linked.count(from) || linked.count(to);
+      if (either && (linked.insert(from).second | linked.insert(to).second)) grew = true;
+    }
     for (const Expr* access : accesses) {
       for (const auto& stage : c.earlier) {
         if (access->tensor != stage.output.name || access->vars.size() != stage.output.vars.size()) continue;
