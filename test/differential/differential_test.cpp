@@ -340,11 +340,12 @@ TEST(DifferentialGenerator, PermutedOutputCasesCheckOut) {
 // where the case had inputs (same name, order and mode order, sparse
 // ones among them), the last statement and its schedule are the ones the seed gives
 // without the flag (up to permuted reads of computed tensors), each
-// statement names its own variables, and they check out.
+// statement names its own variables, some tensors are read by two
+// statements, and they check out.
 TEST(DifferentialGenerator, ChainedCasesCheckOut) {
   GeneratorOptions chained = withRealMatrices();
   chained.chained = true;
-  int programs = 0, threeStatements = 0, sparseIntermediates = 0, matched = 0;
+  int programs = 0, threeStatements = 0, sparseIntermediates = 0, shared = 0, matched = 0;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     Case c = generateCase(seed, chained), plain = generateCase(seed, withRealMatrices());
     EXPECT_EQ(c.output.vars, plain.output.vars);
@@ -362,15 +363,29 @@ TEST(DifferentialGenerator, ChainedCasesCheckOut) {
       EXPECT_FALSE(c.data.count(stage.output.name));
       for (const auto& var : stage.output.vars) EXPECT_NE(var.size(), 1u) << "each statement has its own variables";
     }
+    std::map<std::string, int> readers;  // statements reading each tensor
+    std::vector<const Expr*> accesses;
+    std::vector<const Expr*> statements = {&c.rhs};
+    for (const Stage& stage : c.earlier) statements.push_back(&stage.rhs);
+    for (const Expr* rhs : statements) {
+      std::set<std::string> read;
+      accesses.clear();
+      collectAccesses(*rhs, accesses);
+      for (const Expr* access : accesses) read.insert(access->tensor);
+      for (const auto& name : read) ++readers[name];
+    }
+    shared += std::any_of(readers.begin(), readers.end(), [](const auto& entry) { return entry.second > 1; });
     Verdict verdict = checkedAgainstReference(c, seed);
     matched += verdict.outcome == Outcome::Matched;
   }
   EXPECT_GE(programs, 8);
+  EXPECT_GE(shared, 1);
   EXPECT_GE(threeStatements, 2);
   EXPECT_GE(sparseIntermediates, 4);
   EXPECT_GE(matched, 4);
   std::cout << programs << " chained programs (" << threeStatements << " of three statements, " << sparseIntermediates
-            << " sparse intermediates), " << matched << " matched\n";
+            << " sparse intermediates, " << shared << " with a tensor two statements read), " << matched
+            << " matched\n";
 }
 
 // Without a GPU (or with compileOnly) a cuda case is lowered and its
