@@ -672,7 +672,8 @@ Case stageComputing(Random& random, Case& consumer, const std::string& name, int
   std::vector<std::string> vars;
   for (const auto& var : kVariables) vars.push_back(var + suffix);
   std::vector<std::string> outputVars(vars.begin(), vars.begin() + static_cast<long>(order));
-  std::vector<std::string> reductionPool(vars.begin() + static_cast<long>(order), vars.begin() + static_cast<long>(order) + 3);
+  std::vector<std::string> reductionPool(vars.begin() + static_cast<long>(order),
+                                         vars.begin() + static_cast<long>(order) + 3);
   long outputPoints = 1;
   for (size_t m = 0; m < order; ++m) {
     stage.sizes[outputVars[m]] = consumer.sizes.at(reads.front()->vars[m]);
@@ -715,7 +716,8 @@ Case stageComputing(Random& random, Case& consumer, const std::string& name, int
                                   : randomData(random, stage, tensor, builder.divisors.count(tensor.name) > 0);
   }
   bool anyNonzero = false;
-  for (const auto& [input, coo] : stage.data) anyNonzero = anyNonzero || (coo.nnz() > 0 && !builder.divisors.count(input));
+  for (const auto& [input, coo] : stage.data)
+    anyNonzero = anyNonzero || (coo.nnz() > 0 && !builder.divisors.count(input));
   for (const auto& tensor : stage.inputs) {
     if (anyNonzero || builder.divisors.count(tensor.name)) continue;
     rt::Coo coo = rt::randomUniform(dimsOf(stage, tensor), 1.0, random.next());
@@ -732,7 +734,8 @@ Case stageComputing(Random& random, Case& consumer, const std::string& name, int
   for (int draw = 0; loops && draw < 4; ++draw) {
     std::optional<PositionHead> head;
     if (options.posSchedules) head = positionHead(random, stage, *loops);
-    stage.schedule = randomSchedule(random, stage, head ? head->loops : *loops, options.severalPrecomputes, "f" + suffix);
+    stage.schedule =
+        randomSchedule(random, stage, head ? head->loops : *loops, options.severalPrecomputes, "f" + suffix);
     if (head) stage.schedule.insert(stage.schedule.begin(), head->commands.begin(), head->commands.end());
     std::erase_if(stage.schedule, [](const std::string& command) {
       return command.rfind("dense_workspace()", 0) == 0 || command.rfind("sparse_workspace()", 0) == 0 ||
