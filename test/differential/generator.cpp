@@ -810,7 +810,7 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   for (const auto& var : kVariables) c.sizes[var] = random.from(std::vector<int>{1, 2, 3, 4, 5, 6, 8});
 
   Builder builder{random, c, {}, options.productsOnly, options.cudaTarget, options.repeatedOperands, {},
-                  options.builtins};
+                  options.builtins, "", false};
   std::set<std::string> usedVars;
   std::set<std::vector<std::string>> summedSets;
   drawRightHandSide(random, builder, outputVars, reductionPool, options, usedVars, summedSets);
