@@ -154,6 +154,9 @@ std::string render(const Expr& e) {
 std::string dimensionOf(const Case& c, const std::string& var) {
   if (!c.symbolicSizes) return std::to_string(c.sizes.at(var));
   std::string name = var;
+  for (auto shared = c.sharedDimensions.find(name); shared != c.sharedDimensions.end();
+       shared = c.sharedDimensions.find(name))
+    name = shared->second;
   for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   return name;
 }
@@ -180,19 +183,32 @@ const TensorDecl* Case::findInput(const std::string& name) const {
   return nullptr;
 }
 
+const TensorDecl* Case::findOperand(const std::string& name) const {
+  if (const TensorDecl* input = findInput(name)) return input;
+  for (const auto& stage : earlier)
+    if (stage.output.name == name) return &stage.output;
+  return nullptr;
+}
+
 std::string Case::statementText() const {
   return toString(Expr::access(output.name, output.vars)) + " = " + toString(rhs);
 }
 
 std::string Case::programText() const {
   std::string text = declaration(*this, output);
+  for (const auto& stage : earlier) text += declaration(*this, stage.output);
   for (const auto& tensor : inputs) text += declaration(*this, tensor);
+  for (const auto& stage : earlier)
+    text += toString(Expr::access(stage.output.name, stage.output.vars)) + " = " + toString(stage.rhs) + "\n";
   text += statementText() + "\n";
   if (cudaTarget) text += "target cuda\n";
   if (fastFp) text += "fp fast\n";
-  if (!schedule.empty()) {
+  std::vector<std::string> commands;
+  for (const auto& stage : earlier) commands.insert(commands.end(), stage.schedule.begin(), stage.schedule.end());
+  commands.insert(commands.end(), schedule.begin(), schedule.end());
+  if (!commands.empty()) {
     text += "schedule {\n";
-    for (const auto& command : schedule) text += "  " + command + "\n";
+    for (const auto& command : commands) text += "  " + command + "\n";
     text += "}\n";
   }
   return text;
@@ -206,6 +222,7 @@ void collectAccesses(const Expr& expr, std::vector<const Expr*>& accesses) {
 void dropUnusedInputs(Case& c) {
   std::vector<const Expr*> accesses;
   collectAccesses(c.rhs, accesses);
+  for (const auto& stage : c.earlier) collectAccesses(stage.rhs, accesses);
   std::set<std::string> used;
   for (const Expr* access : accesses) used.insert(access->tensor);
   std::vector<TensorDecl> kept;

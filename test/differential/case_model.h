@@ -51,6 +51,15 @@ struct Expr {
 
 std::string toString(const Expr& expr);
 
+// A statement before the last one of a chained program (GeneratorOptions::
+// chained): its output is an intermediate that later statements read. Its
+// index variables are its own, so its commands apply to it alone.
+struct Stage {
+  TensorDecl output;                  // written here, read by a later statement
+  Expr rhs;
+  std::vector<std::string> schedule;  // commands over this statement's variables
+};
+
 struct Case {
   ElementType type = ElementType::Float64;
   bool symbolicSizes = true;             // dimensions `I`, `J`, ... rather than integers
@@ -63,13 +72,22 @@ struct Case {
   bool cudaTarget = false;               // a `target cuda` line: GPU kernels instead of C++
   std::map<std::string, rt::Coo> data;   // input name -> entries (values already representable)
   std::string origin;                    // "seed 42", for messages
+  // Statements before the one above, in program order (empty: a program of
+  // one statement). `inputs` and `data` hold every statement's inputs.
+  std::vector<Stage> earlier;
+  // With symbolic sizes, an earlier statement's variable that ranges over
+  // the dimension of the variable a later statement reads its output at
+  // (`i1` -> `j`: declared `J`, as the front end wants one name per range).
+  std::map<std::string, std::string> sharedDimensions;
 
   const TensorDecl* findInput(const std::string& name) const;
+  // An input, or the output of an earlier statement.
+  const TensorDecl* findOperand(const std::string& name) const;
   std::string statementText() const;
-  std::string programText() const;  // declarations, statement and schedule block
+  std::string programText() const;  // declarations, statements and schedule block
 };
 
-// Inputs that no access reads are dropped (declaration and data).
+// Inputs that no access of any statement reads are dropped (declaration and data).
 void dropUnusedInputs(Case& c);
 // Every access in order of appearance.
 void collectAccesses(const Expr& expr, std::vector<const Expr*>& accesses);

@@ -129,6 +129,9 @@ int main(int argc, char** argv) {
   app.add_flag("--several-precomputes", generator.severalPrecomputes,
                "half the drawn schedules end with one or two precomputes of other sub-expressions (several "
                "dense workspaces in one statement, nested or side by side)");
+  app.add_flag("--chained", generator.chained,
+               "programs of two or three statements: earlier statements compute tensors a later one reads (their "
+               "assembled outputs its operands), each with its own variables and random schedule");
   app.add_option("--replay", replayFiles, "check regression files instead of generating cases");
   app.add_flag("--print-code", printCode, "with --replay: print the generated C++ first");
   bool mlir = false;
@@ -178,6 +181,8 @@ int main(int argc, char** argv) {
   // read twice); --permuted-outputs: cases whose output is permuted.
   int positions = 0, positionsMatched = 0, positionsTwice = 0, positionsTwiceMatched = 0;
   int permutedOutputs = 0, permutedOutputsMatched = 0;
+  // --chained: programs of several statements (of three), and how many matched.
+  int chainedPrograms = 0, chainedMatched = 0, threeStatements = 0, threeMatched = 0;
   for (int n = 0; n < count; ++n) {
     uint64_t caseSeed = seed + static_cast<uint64_t>(n);
     Case c = generateCase(caseSeed, generator);
@@ -215,6 +220,8 @@ int main(int argc, char** argv) {
         break;
       }
     }
+    if (!c.earlier.empty()) ++chainedPrograms, chainedMatched += matched;
+    if (c.earlier.size() >= 2) ++threeStatements, threeMatched += matched;
     if (generator.permutedOutputs && !std::is_sorted(c.output.vars.begin(), c.output.vars.end()))
       ++permutedOutputs, permutedOutputsMatched += matched;
     if (verdict.outcome == Outcome::Refused) ++refusals[reasonOf(verdict.detail)];
@@ -256,6 +263,9 @@ int main(int argc, char** argv) {
   if (generator.permutedOutputs)
     std::cout << permutedOutputs << " cases write an output permuted against the inputs (" << permutedOutputsMatched
               << " matched)\n";
+  if (generator.chained)
+    std::cout << chainedPrograms << " cases hold several statements (" << chainedMatched << " matched), "
+              << threeStatements << " of them three (" << threeMatched << " matched)\n";
   for (const auto& [bug, n] : knownBugs) std::cout << "  " << n << " x known open bug " << bug << "\n";
   if (verbose || tally[Outcome::Refused] > 0) {
     std::multimap<int, std::string, std::greater<>> common;

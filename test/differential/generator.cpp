@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <set>
@@ -20,9 +21,13 @@ const std::vector<std::string> kVariables = {"i", "j", "k", "l", "m", "n", "p"};
 const std::vector<std::string> kTensorNames = {"A", "B", "C", "D", "E", "F", "G", "H", "Q", "R", "S", "T", "U", "V", "W", "X"};
 const std::vector<std::string> kRealMatrices = {"LF10.mtx", "cage5.mtx", "bcspwr01.mtx", "bcsstk01.mtx", "ash219.mtx"};
 
-bool byIntroduction(const std::string& a, const std::string& b) {
-  return std::find(kVariables.begin(), kVariables.end(), a) < std::find(kVariables.begin(), kVariables.end(), b);
+// A variable's letter's place in kVariables (an earlier statement of a
+// chained case writes its variables as the letter and a number: `i1`).
+size_t introductionRank(const std::string& var) {
+  return static_cast<size_t>(std::find(kVariables.begin(), kVariables.end(), var.substr(0, 1)) - kVariables.begin());
 }
+
+bool byIntroduction(const std::string& a, const std::string& b) { return introductionRank(a) < introductionRank(b); }
 
 class Random {
  public:
@@ -51,10 +56,14 @@ struct Builder {
   bool repeatedOperands = false;
   std::set<std::string> tied;  // variables of one size: a tensor is read at several of them
   bool builtins = false;
+  // An earlier statement of a chained case: its tensors' names end with
+  // this, and its output's sizes are fixed by the statement reading it.
+  std::string nameSuffix;
+  bool sizesFixed = false;
 
   std::string newTensor(std::vector<std::string> vars) {
     size_t n = c.inputs.size();
-    std::string name = n < kTensorNames.size() ? kTensorNames[n] : "Z" + std::to_string(n);
+    std::string name = (n < kTensorNames.size() ? kTensorNames[n] : "Z" + std::to_string(n)) + nameSuffix;
     TensorDecl tensor;
     tensor.name = name;
     tensor.vars = std::move(vars);
@@ -121,7 +130,7 @@ struct Builder {
         // * A(j,i), A(i,k) * A(k,j)): one tensor read in two orders. Every
         // variable such an access ties gets one size (the data is drawn
         // later, from the final sizes).
-        if (!c.symbolicSizes && tensor.vars.size() >= 2 && tensor.vars.size() <= termVars.size() &&
+        if (!c.symbolicSizes && !sizesFixed && tensor.vars.size() >= 2 && tensor.vars.size() <= termVars.size() &&
             random.chance(0.5)) {
           std::vector<std::string> vars = termVars;
           std::shuffle(vars.begin(), vars.end(), random.engine());
@@ -384,10 +393,20 @@ std::optional<std::vector<std::string>> defaultLoops(const Case& c) {
   return loops;
 }
 
+// Whether the case lowers for its target (a refusal of its schedule is not).
+bool lowers(const Case& c) {
+  try {
+    lowerProgram(Program::fromText(c.programText(), "case.tc"), CompileOptions{});
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 // Random commands over `loops` (the default loops, or those a head of
 // commands left).
 std::vector<std::string> randomSchedule(Random& random, const Case& c, const std::vector<std::string>& loops,
-                                        bool severalPrecomputes) {
+                                        bool severalPrecomputes, const std::string& fusedBase = "f") {
   test::ScheduleSpace space;
   space.loops = loops;
   std::vector<const Expr*> accesses;
@@ -403,6 +422,7 @@ std::vector<std::string> randomSchedule(Random& random, const Case& c, const std
   space.wideMix = true;
   space.gpuUnits = c.cudaTarget;
   space.severalPrecomputes = severalPrecomputes;
+  space.fusedBase = fusedBase;
   space.sizes = c.sizes;
   collectSubexpressions(c.rhs, true, space.precomputable);
   std::mt19937 engine(static_cast<uint32_t>(random.next()));
@@ -513,33 +533,15 @@ void widenForTheGpu(Random& random, Case& c, const std::set<std::string>& usedVa
   }
 }
 
-}  // namespace
-
-Case generateCase(uint64_t seed, const GeneratorOptions& options) {
-  Random random(seed);
-  Case c;
-  c.origin = "seed " + std::to_string(seed) + (options.cudaTarget ? " (cuda)" : "");
-  c.cudaTarget = options.cudaTarget;
-  c.type = std::vector<ElementType>{ElementType::Float64, ElementType::Float32, ElementType::Int32,
-                                    ElementType::Int64}[options.cudaTarget ? random.weighted({20, 70, 5, 5})
-                                                                           : random.weighted({55, 20, 12.5, 12.5})];
-  // (Operands read at other indices need integer sizes.)
-  c.symbolicSizes = random.chance(options.repeatedOperands ? 0.4 : 0.7);
-  // The cuda target maps loops, so a scalar output with nothing to sum is
-  // only refused there.
-  size_t outputOrder = options.cudaTarget ? random.weighted({5, 35, 35, 20, 5}) : random.weighted({10, 35, 35, 15, 5});
-  std::vector<std::string> outputVars(kVariables.begin(), kVariables.begin() + static_cast<long>(outputOrder));
-  std::vector<std::string> reductionPool(kVariables.begin() + static_cast<long>(outputOrder),
-                                         kVariables.begin() + static_cast<long>(outputOrder) + 3);
-  for (const auto& var : kVariables) c.sizes[var] = random.from(std::vector<int>{1, 2, 3, 4, 5, 6, 8});
-
-  Builder builder{random, c, {}, options.productsOnly, options.cudaTarget, options.repeatedOperands, {},
-                  options.builtins};
+// The statement's terms (GeneratorOptions: products only, the same sums,
+// constant terms); the variables they use and the sets they sum over.
+void drawRightHandSide(Random& random, Builder& builder, const std::vector<std::string>& outputVars,
+                       const std::vector<std::string>& reductionPool, const GeneratorOptions& options,
+                       std::set<std::string>& usedVars, std::set<std::vector<std::string>>& summedSets) {
+  Case& c = builder.c;
   size_t terms = options.productsOnly ? 1
                  : options.cudaTarget ? 1 + random.weighted({70, 25, 5})
                                       : 1 + random.weighted({45, 40, 15});
-  std::set<std::string> usedVars;
-  std::set<std::vector<std::string>> summedSets;
   // Terms that sum over different variables go through a sparse workspace,
   // which the cuda target refuses: most of its cases keep one set.
   const bool sameSums = options.sameSumsInEveryTerm || (options.cudaTarget && random.chance(0.8));
@@ -566,6 +568,252 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
     }
     usedVars.insert(termVars.begin(), termVars.end());
   }
+}
+
+
+// Tensors a division reads: their data must stay nonzero, so no statement
+// computes them.
+void collectDivisors(const Expr& e, std::set<std::string>& divisors) {
+  if (e.kind == Expr::Kind::Div && e.operands[1].kind == Expr::Kind::Access) divisors.insert(e.operands[1].tensor);
+  for (const auto& operand : e.operands) collectDivisors(operand, divisors);
+}
+
+void collectMutableAccesses(Expr& expr, const std::string& tensor, std::vector<Expr*>& accesses) {
+  if (expr.kind == Expr::Kind::Access && expr.tensor == tensor) accesses.push_back(&expr);
+  for (auto& operand : expr.operands) collectMutableAccesses(operand, tensor, accesses);
+}
+
+// An input of `consumer` (a case of one statement) that an earlier
+// statement may compute instead: not a divisor; sparse ones and scalars
+// drawn more often. Empty where there is none.
+std::string intermediateOf(Random& random, const Case& consumer) {
+  std::set<std::string> divisors;
+  collectDivisors(consumer.rhs, divisors);
+  std::vector<std::string> names;
+  std::vector<double> weights;
+  for (const auto& tensor : consumer.inputs) {
+    if (divisors.count(tensor.name)) continue;
+    names.push_back(tensor.name);
+    weights.push_back(tensor.vars.empty() ? 2.0 : tensor.allDense() ? 1.0 : 3.0);
+  }
+  if (names.empty()) return "";
+  return names[std::discrete_distribution<size_t>(weights.begin(), weights.end())(random.engine())];
+}
+
+// About a fifth of a statement's tensors are instead one its consumer reads
+// too (an input of both statements; where a third statement computes it,
+// an intermediate read by two): the consumer's tensor (name, format, data),
+// read at the statement's own variables, which take the consumer's
+// dimensions. Only where those variables' dimensions are free or already
+// the same.
+void shareConsumerInputs(Random& random, Case& stage, const Case& consumer, const std::string& computed,
+                         const std::set<std::string>& divisors) {
+  std::set<std::string> consumerDivisors;
+  collectDivisors(consumer.rhs, consumerDivisors);
+  for (auto& own : stage.inputs) {
+    if (divisors.count(own.name) || !random.chance(0.2)) continue;
+    std::vector<const TensorDecl*> candidates;
+    for (const auto& other : consumer.inputs) {
+      if (other.name == computed || consumerDivisors.count(other.name) || other.vars.size() != own.vars.size() ||
+          stage.findInput(other.name))
+        continue;
+      bool fits = true;
+      for (size_t m = 0; m < own.vars.size(); ++m) {
+        auto mapped = stage.sharedDimensions.find(own.vars[m]);
+        fits = fits && (mapped == stage.sharedDimensions.end() || mapped->second == other.vars[m]);
+      }
+      if (fits) candidates.push_back(&other);
+    }
+    if (candidates.empty()) continue;
+    const TensorDecl& other = *candidates[random.pick(candidates.size())];
+    std::vector<Expr*> reads;
+    collectMutableAccesses(stage.rhs, own.name, reads);
+    for (Expr* read : reads) read->tensor = other.name;
+    for (size_t m = 0; m < own.vars.size(); ++m) {
+      stage.sharedDimensions[own.vars[m]] = other.vars[m];
+      stage.sizes[own.vars[m]] = consumer.sizes.at(other.vars[m]);
+    }
+    std::vector<std::string> vars = own.vars;
+    own = other;
+    own.vars = vars;
+  }
+}
+
+// Draws the statement that computes input `name` of `consumer` (a case of
+// one statement, which loses the input's data and declaration), as a case
+// of one statement itself: `number` ends its variables (`i1`, `j1`, ...)
+// and its tensors' names, its output keeps the input's name and format,
+// and its output's sizes are those the consumer reads. The consumer reads
+// it at permuted indices now and then, where its schedule names no access
+// of it.
+Case stageComputing(Random& random, Case& consumer, const std::string& name, int number, bool mayPermute,
+                    const GeneratorOptions& options) {
+  const std::string suffix = std::to_string(number);
+  TensorDecl output = *consumer.findInput(name);
+  const size_t order = output.vars.size();
+  std::vector<Expr*> reads;
+  collectMutableAccesses(consumer.rhs, name, reads);
+  bool named = false;
+  for (const auto& command : consumer.schedule) named = named || command.find(name + "(") != std::string::npos;
+  if (order >= 2 && !named && mayPermute && random.chance(0.3)) {
+    std::vector<size_t> permutation(order);
+    std::iota(permutation.begin(), permutation.end(), 0);
+    std::shuffle(permutation.begin(), permutation.end(), random.engine());
+    for (Expr* read : reads) {
+      std::vector<std::string> vars = read->vars;
+      for (size_t m = 0; m < order; ++m) read->vars[m] = vars[permutation[m]];
+    }
+  }
+  Case stage;
+  stage.type = consumer.type;
+  stage.symbolicSizes = consumer.symbolicSizes;
+  stage.cudaTarget = consumer.cudaTarget;
+  stage.origin = consumer.origin;
+  std::vector<std::string> vars;
+  for (const auto& var : kVariables) vars.push_back(var + suffix);
+  std::vector<std::string> outputVars(vars.begin(), vars.begin() + static_cast<long>(order));
+  std::vector<std::string> reductionPool(vars.begin() + static_cast<long>(order),
+                                         vars.begin() + static_cast<long>(order) + 3);
+  long outputPoints = 1;
+  for (size_t m = 0; m < order; ++m) {
+    stage.sizes[outputVars[m]] = consumer.sizes.at(reads.front()->vars[m]);
+    stage.sharedDimensions[outputVars[m]] = reads.front()->vars[m];
+    outputPoints *= stage.sizes[outputVars[m]];
+  }
+  for (const auto& var : reductionPool) {
+    // (Wide outputs of cuda cases sum over a few points: the dense reference's iteration space stays small.)
+    int size = random.from(std::vector<int>{1, 2, 3, 4, 5, 6, 8});
+    while (size > 1 && outputPoints * size * size * size > 2000000) size /= 2;
+    stage.sizes[var] = size;
+  }
+  Builder builder{random, stage, {}, options.productsOnly, options.cudaTarget, options.repeatedOperands, {},
+                  options.builtins, suffix, true};
+  std::set<std::string> usedVars;
+  std::set<std::vector<std::string>> summedSets;
+  drawRightHandSide(random, builder, outputVars, reductionPool, options, usedVars, summedSets);
+  output.vars = outputVars;
+  // A unique singleton level outside a coordinate run holds one coordinate
+  // per parent, which a computed result (stored zeros of dense operands
+  // included) rarely fits: mostly compressed instead (the rest are refused
+  // while running, naming the tensor).
+  for (size_t l = 1; l < output.levels.size(); ++l) {
+    bool inRun = output.levels[l - 1] == LevelKind::CompressedNonunique ||
+                 output.levels[l - 1] == LevelKind::SingletonNonunique;
+    if (output.levels[l] == LevelKind::Singleton && !inRun && random.chance(0.8)) {
+      output.levels[l] = LevelKind::Compressed;
+      output.namedFormat.reset();
+    }
+  }
+  stage.output = output;
+  for (auto& tensor : stage.inputs) builder.formatOf(tensor, false);
+  shareConsumerInputs(random, stage, consumer, name, builder.divisors);
+  for (auto it = stage.sizes.begin(); it != stage.sizes.end();)
+    it = usedVars.count(it->first) ? std::next(it) : stage.sizes.erase(it);
+  for (const auto& tensor : stage.inputs) {
+    auto shared = consumer.data.find(tensor.name);
+    stage.data[tensor.name] = shared != consumer.data.end()
+                                  ? shared->second
+                                  : randomData(random, stage, tensor, builder.divisors.count(tensor.name) > 0);
+  }
+  bool anyNonzero = false;
+  for (const auto& [input, coo] : stage.data)
+    anyNonzero = anyNonzero || (coo.nnz() > 0 && !builder.divisors.count(input));
+  for (const auto& tensor : stage.inputs) {
+    if (anyNonzero || builder.divisors.count(tensor.name)) continue;
+    rt::Coo coo = rt::randomUniform(dimsOf(stage, tensor), 1.0, random.next());
+    for (double& value : coo.values) value = isFloat(stage.type) ? representable(value, stage.type) : 2;
+    stage.data[tensor.name] = fitSingletons(coo, tensor);
+    anyNonzero = true;
+  }
+  // A schedule the statement takes on its own (up to four draws, else
+  // none): the program's refusals are then mostly of the statements
+  // together, not of one statement's random commands. Commands without a
+  // variable would apply to every statement: left to the last one.
+  std::optional<std::vector<std::string>> loops;
+  if (options.scheduledSparseOutputs || random.chance(0.6) || options.posSchedules) loops = defaultLoops(stage);
+  for (int draw = 0; loops && draw < 4; ++draw) {
+    std::optional<PositionHead> head;
+    if (options.posSchedules) head = positionHead(random, stage, *loops);
+    stage.schedule =
+        randomSchedule(random, stage, head ? head->loops : *loops, options.severalPrecomputes, "f" + suffix);
+    if (head) stage.schedule.insert(stage.schedule.begin(), head->commands.begin(), head->commands.end());
+    std::erase_if(stage.schedule, [](const std::string& command) {
+      return command.rfind("dense_workspace()", 0) == 0 || command.rfind("sparse_workspace()", 0) == 0 ||
+             command.rfind("sparse_workspace(policy", 0) == 0;
+    });
+    if (lowers(stage)) break;
+    stage.schedule.clear();
+  }
+  consumer.data.erase(name);
+  consumer.inputs.erase(std::find_if(consumer.inputs.begin(), consumer.inputs.end(),
+                                     [&](const TensorDecl& tensor) { return tensor.name == name; }));
+  return stage;
+}
+
+// GeneratorOptions::chained: one or two earlier statements, each computing
+// an input of a later one (a chain of three, or two feeding the last).
+void chainEarlierStatements(Case& c, uint64_t seed, const GeneratorOptions& options) {
+  Random random(seed ^ 0xC2B2AE3D27D4EB4Full);  // a stream of its own
+  std::string first = intermediateOf(random, c);
+  if (first.empty()) return;
+  std::vector<Case> stages;  // in program order
+  Case feedingLast = stageComputing(random, c, first, 1, true, options);
+  // (A tensor two statements read is read at permuted indices by neither:
+  // their sizes would disagree.)
+  if (random.chance(0.45)) {
+    if (random.chance(0.5)) {  // three statements in a chain
+      std::string second = intermediateOf(random, feedingLast);
+      if (!second.empty())
+        stages.push_back(stageComputing(random, feedingLast, second, 2, !c.findInput(second), options));
+    } else {  // two statements feeding the last
+      std::string second = intermediateOf(random, c);
+      if (!second.empty())
+        stages.push_back(stageComputing(random, c, second, 2, !feedingLast.findInput(second), options));
+    }
+  }
+  stages.push_back(std::move(feedingLast));
+  for (auto& stage : stages) {
+    c.earlier.push_back(Stage{stage.output, stage.rhs, stage.schedule});
+    for (const auto& input : stage.inputs)
+      if (!c.findOperand(input.name)) c.inputs.push_back(input);
+    for (const auto& [name, coo] : stage.data)
+      if (c.findInput(name)) c.data.insert({name, coo});
+    c.sizes.insert(stage.sizes.begin(), stage.sizes.end());
+    c.sharedDimensions.insert(stage.sharedDimensions.begin(), stage.sharedDimensions.end());
+  }
+  // An input of several statements that one of them computes after all.
+  for (const auto& stage : c.earlier) {
+    c.data.erase(stage.output.name);
+    std::erase_if(c.inputs, [&](const TensorDecl& input) { return input.name == stage.output.name; });
+  }
+  c.origin += " (chained)";
+}
+
+}  // namespace
+
+Case generateCase(uint64_t seed, const GeneratorOptions& options) {
+  Random random(seed);
+  Case c;
+  c.origin = "seed " + std::to_string(seed) + (options.cudaTarget ? " (cuda)" : "");
+  c.cudaTarget = options.cudaTarget;
+  c.type = std::vector<ElementType>{ElementType::Float64, ElementType::Float32, ElementType::Int32,
+                                    ElementType::Int64}[options.cudaTarget ? random.weighted({20, 70, 5, 5})
+                                                                           : random.weighted({55, 20, 12.5, 12.5})];
+  // (Operands read at other indices need integer sizes.)
+  c.symbolicSizes = random.chance(options.repeatedOperands ? 0.4 : 0.7);
+  // The cuda target maps loops, so a scalar output with nothing to sum is
+  // only refused there.
+  size_t outputOrder = options.cudaTarget ? random.weighted({5, 35, 35, 20, 5}) : random.weighted({10, 35, 35, 15, 5});
+  std::vector<std::string> outputVars(kVariables.begin(), kVariables.begin() + static_cast<long>(outputOrder));
+  std::vector<std::string> reductionPool(kVariables.begin() + static_cast<long>(outputOrder),
+                                         kVariables.begin() + static_cast<long>(outputOrder) + 3);
+  for (const auto& var : kVariables) c.sizes[var] = random.from(std::vector<int>{1, 2, 3, 4, 5, 6, 8});
+
+  Builder builder{random, c, {}, options.productsOnly, options.cudaTarget, options.repeatedOperands, {},
+                  options.builtins, "", false};
+  std::set<std::string> usedVars;
+  std::set<std::vector<std::string>> summedSets;
+  drawRightHandSide(random, builder, outputVars, reductionPool, options, usedVars, summedSets);
   if (options.cudaTarget) widenForTheGpu(random, c, usedVars);
   c.output.name = "Y";
   c.output.vars = outputVars;
@@ -656,6 +904,7 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   // of the cases, checked within the same tolerance. Drawn last, so a
   // seed's expression, data and schedule do not depend on it.
   c.fastFp = random.chance(1.0 / 3);
+  if (options.chained) chainEarlierStatements(c, seed, options);
   return c;
 }
 

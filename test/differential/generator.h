@@ -87,6 +87,20 @@ struct GeneratorOptions {
   // off the sparse operands' entries where the builtin is not zero there.
   // Off, a seed gives exactly the case it always gave.
   bool builtins = false;
+  // Programs of two or three statements: one or two earlier statements
+  // each compute a tensor a later one reads where the case had an input
+  // (not a divisor), keeping its name and format (every level kind, mode
+  // order and named format inputs take, and scalars), so a kernel's
+  // assembled output is the next kernel's operand, merged, co-iterated or
+  // located; a chain of three, or two statements feeding the last. The
+  // later statement reads it at permuted indices about a third of the
+  // time. Each statement has its own index variables (`i1`, `j1`, ... in
+  // the first before the last, `i2`, ... in the other) and tensor names
+  // (`A1`, ...), and its own random schedule, drawn as the generator draws
+  // one for a case of one statement. Drawn from a stream of its own: off,
+  // a seed gives exactly the case it always gave; on, the same last
+  // statement, reading computed tensors.
+  bool chained = false;
 };
 
 Case generateCase(uint64_t seed, const GeneratorOptions& options = {});

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <set>
 
+#include "oracle.h"
+
 namespace tcc::differential {
 namespace {
 
@@ -62,13 +64,22 @@ Expr& nodeAt(Expr& root, const std::vector<size_t>& path) {
   return *node;
 }
 
+// The statements of a case: 0 .. earlier.size() - 1 the earlier ones, then the last.
+size_t statementCount(const Case& c) { return c.earlier.size() + 1; }
+Expr& rhsOf(Case& c, size_t s) { return s < c.earlier.size() ? c.earlier[s].rhs : c.rhs; }
+std::vector<std::string>& scheduleOf(Case& c, size_t s) {
+  return s < c.earlier.size() ? c.earlier[s].schedule : c.schedule;
+}
+
 bool reduceSchedule(Reducer& r, Case& c) {
   bool changed = false;
-  for (size_t k = c.schedule.size(); k-- > 0;) {
-    if (k >= c.schedule.size()) continue;
-    Case candidate = c;
-    candidate.schedule.erase(candidate.schedule.begin() + static_cast<long>(k));
-    changed |= r.attempt(c, std::move(candidate));
+  for (size_t s = 0; s < statementCount(c); ++s) {
+    for (size_t k = scheduleOf(c, s).size(); k-- > 0;) {
+      if (s >= statementCount(c) || k >= scheduleOf(c, s).size()) continue;
+      Case candidate = c;
+      scheduleOf(candidate, s).erase(scheduleOf(candidate, s).begin() + static_cast<long>(k));
+      changed |= r.attempt(c, std::move(candidate));
+    }
   }
   if (c.fastFp) {  // a finding that stays in strict mode is not fast mode's
     Case candidate = c;
@@ -82,24 +93,91 @@ bool reduceSchedule(Reducer& r, Case& c) {
 // product, the numerator of a quotient, the body of a sum or negation).
 bool reduceExpression(Reducer& r, Case& c) {
   bool changed = false;
-  for (bool progress = true; progress && !r.outOfBudget();) {
-    progress = false;
-    std::vector<std::vector<size_t>> paths;
-    std::vector<size_t> path;
-    nodePaths(c.rhs, path, paths);
-    for (const auto& node : paths) {
-      const Expr& e = nodeAt(c.rhs, node);
-      for (size_t o = 0; !progress && o < e.operands.size(); ++o) {
-        Case candidate = c;
-        Expr replacement = nodeAt(candidate.rhs, node).operands[o];
-        if (e.kind == Expr::Kind::Sub && o == 1) replacement = Expr::unary(Expr::Kind::Neg, replacement);
-        if (replacement.kind == Expr::Kind::Literal && node.empty()) continue;
-        nodeAt(candidate.rhs, node) = replacement;
-        progress = r.attempt(c, std::move(candidate));
+  for (size_t s = 0; s < statementCount(c); ++s) {
+    for (bool progress = true; progress && !r.outOfBudget() && s < statementCount(c);) {
+      progress = false;
+      std::vector<std::vector<size_t>> paths;
+      std::vector<size_t> path;
+      nodePaths(rhsOf(c, s), path, paths);
+      for (const auto& node : paths) {
+        const Expr& e = nodeAt(rhsOf(c, s), node);
+        for (size_t o = 0; !progress && o < e.operands.size(); ++o) {
+          Case candidate = c;
+          Expr replacement = nodeAt(rhsOf(candidate, s), node).operands[o];
+          if (e.kind == Expr::Kind::Sub && o == 1) replacement = Expr::unary(Expr::Kind::Neg, replacement);
+          if (replacement.kind == Expr::Kind::Literal && node.empty()) continue;
+          nodeAt(rhsOf(candidate, s), node) = replacement;
+          progress = r.attempt(c, std::move(candidate));
+        }
+        if (progress) break;
       }
-      if (progress) break;
+      changed |= progress;
     }
-    changed |= progress;
+  }
+  return changed;
+}
+
+bool readsTensor(const Case& c, const std::string& name) {
+  std::vector<const Expr*> accesses;
+  collectAccesses(c.rhs, accesses);
+  for (const auto& stage : c.earlier) collectAccesses(stage.rhs, accesses);
+  for (const Expr* access : accesses)
+    if (access->tensor == name) return true;
+  return false;
+}
+
+// A dense array's nonzero entries (row-major, as the reference lays it out).
+rt::Coo entriesOf(const test::DenseArray& array) {
+  std::vector<int32_t> dims(array.dims.begin(), array.dims.end());
+  rt::Coo coo = rt::Coo::ofShape(dims);
+  std::vector<int32_t> coordinate(dims.size());
+  for (size_t k = 0; k < array.values.size(); ++k) {
+    if (array.values[k] == 0) continue;
+    size_t linear = k;
+    for (size_t m = dims.size(); m-- > 0;) {
+      coordinate[m] = static_cast<int32_t>(linear % static_cast<size_t>(dims[m]));
+      linear /= static_cast<size_t>(dims[m]);
+    }
+    coo.push(coordinate.data(), array.values[k]);
+  }
+  return coo;
+}
+
+// Earlier statements of a chained case: one no statement reads is dropped;
+// the last statement is dropped, the one before taking its place; an
+// earlier statement becomes an input holding what it computes.
+bool reduceStatements(Reducer& r, Case& c) {
+  bool changed = false;
+  for (size_t s = c.earlier.size(); s-- > 0;) {
+    if (s >= c.earlier.size()) continue;
+    Case candidate = c;
+    candidate.earlier.erase(candidate.earlier.begin() + static_cast<long>(s));
+    if (!readsTensor(candidate, c.earlier[s].output.name)) changed |= r.attempt(c, std::move(candidate));
+  }
+  if (!c.earlier.empty()) {
+    Case candidate = c;
+    Stage last = candidate.earlier.back();
+    candidate.earlier.pop_back();
+    candidate.output = last.output;
+    candidate.rhs = last.rhs;
+    candidate.schedule = last.schedule;
+    changed |= r.attempt(c, std::move(candidate));
+  }
+  for (size_t s = c.earlier.size(); s-- > 0;) {
+    if (s >= c.earlier.size() || r.outOfBudget()) continue;
+    std::optional<Outputs> computed;
+    try {
+      computed = ReferenceOracle().evaluate(Program::fromText(c.programText(), "case.tc"), c.data);
+    } catch (const std::exception&) {
+      return changed;
+    }
+    const std::string name = c.earlier[s].output.name;
+    if (!computed || !computed->count(name)) continue;
+    Case candidate = c;
+    candidate.inputs.push_back(candidate.earlier[s].output);
+    candidate.data[name] = entriesOf(computed->at(name));
+    candidate.earlier.erase(candidate.earlier.begin() + static_cast<long>(s));
+    changed |= r.attempt(c, std::move(candidate));
   }
   return changed;
 }
@@ -138,6 +216,8 @@ bool reduceFormats(Reducer& r, Case& c) {
     }
   };
   simplify([](Case& x) -> TensorDecl& { return x.output; });
+  for (size_t s = 0; s < c.earlier.size(); ++s)
+    simplify([s](Case& x) -> TensorDecl& { return s < x.earlier.size() ? x.earlier[s].output : x.output; });
   for (size_t t = 0; t < c.inputs.size(); ++t) {
     std::string name = c.inputs[t].name;
     simplify([name](Case& x) -> TensorDecl& {
@@ -160,9 +240,9 @@ rt::Coo keepEntries(const rt::Coo& coo, const std::function<bool(size_t)>& keep)
   return kept;
 }
 
-// Removes the coordinates [from, from + count) of one variable from every
-// input that uses it; later coordinates move down.
-Case withoutCoordinates(const Case& c, const std::string& var, int from, int count) {
+// Removes the coordinates [from, from + count) of `var` from every input
+// that uses it; later coordinates move down.
+Case withoutCoordinatesOfOne(const Case& c, const std::string& var, int from, int count) {
   Case candidate = c;
   candidate.sizes[var] -= count;
   for (const auto& tensor : candidate.inputs) {
@@ -185,6 +265,45 @@ Case withoutCoordinates(const Case& c, const std::string& var, int from, int cou
   return candidate;
 }
 
+// The variables of one size as `var`: an earlier statement's output's
+// variables and those later statements read it at, and the variables that
+// take another's dimension (Case::sharedDimensions).
+std::set<std::string> linkedVariables(const Case& c, const std::string& var) {
+  std::set<std::string> linked = {var};
+  std::vector<const Expr*> accesses;
+  collectAccesses(c.rhs, accesses);
+  for (const auto& stage : c.earlier) collectAccesses(stage.rhs, accesses);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [from, to] : c.sharedDimensions) {
+      bool either = linked.count(from) || linked.count(to);
+      if (either && (linked.insert(from).second | linked.insert(to).second)) grew = true;
+    }
+    for (const Expr* access : accesses) {
+      for (const auto& stage : c.earlier) {
+        if (access->tensor != stage.output.name || access->vars.size() != stage.output.vars.size()) continue;
+        for (size_t m = 0; m < access->vars.size(); ++m) {
+          bool either = linked.count(access->vars[m]) || linked.count(stage.output.vars[m]);
+          if (either && (linked.insert(access->vars[m]).second | linked.insert(stage.output.vars[m]).second))
+            grew = true;
+        }
+      }
+    }
+  }
+  return linked;
+}
+
+// Removes the coordinates [from, from + count) of one variable (and of the
+// variables linked to it) from every input that uses it; later coordinates
+// move down.
+Case withoutCoordinates(const Case& c, const std::string& var, int from, int count) {
+  Case candidate = c;
+  for (const auto& linked : linkedVariables(c, var)) {
+    if (!candidate.sizes.count(linked)) continue;
+    candidate = withoutCoordinatesOfOne(candidate, linked, from, count);
+  }
+  return candidate;
+}
 // Halves, then quarters, ... each variable's range, keeping the parts
 // whose removal loses the failure.
 bool reduceShapes(Reducer& r, Case& c) {
@@ -218,6 +337,7 @@ bool reduceEntries(Reducer& r, Case& c) {
   bool changed = false;
   std::set<std::string> divisors;
   collectDivisors(c.rhs, divisors);
+  for (const auto& stage : c.earlier) collectDivisors(stage.rhs, divisors);
   for (const auto& tensor : std::vector<TensorDecl>(c.inputs)) {
     if (!c.data.count(tensor.name) || divisors.count(tensor.name)) continue;
     for (size_t chunk = std::max<size_t>(1, c.data.at(tensor.name).nnz() / 2); chunk >= 1 && !r.outOfBudget();
@@ -251,6 +371,7 @@ MinimizeResult minimize(const Case& failing, const std::function<bool(const Case
   Case current = failing;
   for (bool progress = true; progress && !reducer.outOfBudget();) {
     progress = false;
+    progress |= reduceStatements(reducer, current);
     progress |= reduceSchedule(reducer, current);
     progress |= reduceExpression(reducer, current);
     progress |= reduceFormats(reducer, current);

@@ -57,7 +57,7 @@ std::vector<std::string> randomScheduleCommands(const ScheduleSpace& space, std:
       }
       case 2: {
         if (p + 1 >= loops.size()) break;
-        std::string fused = name("f");
+        std::string fused = name(space.fusedBase);
         commands.push_back("fuse(" + var + ", " + loops[p + 1] + ", " + fused + ")");
         loops[p] = fused;
         loops.erase(loops.begin() + static_cast<long>(p) + 1);

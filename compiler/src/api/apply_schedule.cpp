@@ -241,11 +241,17 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
       if (!var) continue;
       add(command, lowering::UnrollCommand{*var, static_cast<int>(arguments.at(1).integer)});
     } else if (command.name == "sparse_workspace") {
+      // One over a variable applies to the statement that has it (the
+      // checker knows every variable a command names is some statement's).
+      bool anotherStatements = false;
+      for (const auto& argument : arguments)
+        if (argument.kind != frontend::ScheduleArgument::Kind::Keyword && !findVar(argument.identifier))
+          anotherStatements = true;
+      if (anotherStatements) continue;
       lowering::SparseWorkspaceCommand workspace;
       for (const auto& argument : arguments) {
         if (argument.kind != frontend::ScheduleArgument::Kind::Keyword) {
           workspace.var = findVar(argument.identifier);
-          if (!workspace.var) refuse(program, command, argument.identifier + " is not an index variable of the statement");
         } else if (argument.keyword == "policy") {
           if (!setPolicy(workspace.options, argument.identifier))
             refuse(program, command, "unknown policy '" + argument.identifier + "'; " + kPolicyChoices);

@@ -99,6 +99,18 @@ Tensor toDeclared(const Tensor& tensor, const TensorVar& declared) {
   return rt::convert(tensor, format, type);
 }
 
+// A result stored in its declared format. One the format cannot hold (two
+// coordinates under one parent of a unique singleton level) is refused for
+// these inputs, as an input that cannot be converted is.
+Tensor resultInDeclaredFormat(const Tensor& result, const TensorVar& declared) {
+  try {
+    return toDeclared(result, declared);
+  } catch (const std::invalid_argument& refused) {
+    throw Error("the result " + declared.name() + " cannot be stored in its declared format " +
+                declared.format().toString() + ": " + refused.what());
+  }
+}
+
 // A bound tensor's storage is checked against its format's promises (a
 // kernel trusts them, and breaking one gives wrong numbers, not a crash).
 void checkInput(const std::string& name, const Tensor& tensor) {
@@ -364,7 +376,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       if (assembled) {
         output = adoptOutput(detail::downloadAssembledOutput(assembledView), statement);
         bound.own(statement.output.name(),
-                  computed == statement.output ? std::move(output) : toDeclared(output, statement.output));
+                  computed == statement.output ? std::move(output) : resultInDeclaredFormat(output, statement.output));
         continue;
       }
       onDevice[computed.name()]->downloadValues(output.abiView());
@@ -413,7 +425,7 @@ RunResult Kernel::run(const std::map<std::string, Tensor>& inputs, const RunOpti
       if (assembled) output = adoptOutput(std::move(views[outputSlot]), statement);
     }
     bound.own(statement.output.name(),
-              computed == statement.output ? std::move(output) : toDeclared(output, statement.output));
+              computed == statement.output ? std::move(output) : resultInDeclaredFormat(output, statement.output));
   }
   result.tensors = bound.takeOutputs(lowered_.statements);
   return result;

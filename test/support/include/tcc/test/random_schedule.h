@@ -29,6 +29,10 @@ struct ScheduleSpace {
   // (two where it took none). Drawn last: off, a seed's schedule is
   // exactly the one it always gave; on, the same with them appended.
   bool severalPrecomputes = false;
+  // The name a fuse's variable starts with; statements of one program
+  // scheduled together each need their own (a command applies to the
+  // statement that holds the variable it names).
+  std::string fusedBase = "f";
 };
 
 // One command per element, in the order they apply.
