@@ -200,10 +200,15 @@ void rejectDuplicates(const EntryList& entries, const SortedRuns& runs) {
 }
 
 // Stores a double into `tensor`, refusing values an integer type cannot
-// hold exactly.
+// hold exactly and finite values float16 would store as infinity (it
+// rounds the others: that is its precision, not a wrong value).
 void storeChecked(Tensor& tensor, int64_t position, double value, const EntryList& entries,
                   int64_t entry) {
   ValueType type = tensor.valueType();
+  if (type == ValueType::Float16 && std::isfinite(value) && std::isinf(halfToFloat(floatToHalf(float(value))))) {
+    throw std::invalid_argument("value " + std::to_string(value) + " at " + coordinateText(entries, entry) +
+                                " is out of float16's range (its largest value is 65504)");
+  }
   if (type == ValueType::Int32 || type == ValueType::Int64) {
     double low = type == ValueType::Int32 ? -2147483648.0 : -9223372036854775808.0;
     double high = type == ValueType::Int32 ? 2147483648.0 : 9223372036854775808.0;

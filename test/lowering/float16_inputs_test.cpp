@@ -117,6 +117,30 @@ TEST(Float16Inputs, ReadTheValuesFloat16Holds) {
   EXPECT_EQ(y[2], std::ldexp(1.0, -24) - 65504.0);
 }
 
+// A finite value float16 would store as infinity is refused where the
+// input is packed or converted, naming the value and where it is;
+// 65504 and rounding (65519 to 65504) are kept.
+TEST(Float16Inputs, AValueOutOfFloat16sRangeIsRefused) {
+  rt::Coo a = rt::Coo::ofShape({2, 3});
+  const int32_t first[2] = {0, 1}, second[2] = {1, 2};
+  a.push(first, 65519.0);
+  a.push(second, 70000.0);
+  try {
+    rt::pack(a, rt::TensorFormat::csr(), rt::ValueType::Float16);
+    FAIL() << "70000 packed as float16";
+  } catch (const std::invalid_argument& refused) {
+    EXPECT_TRUE(contains(refused.what(), "value 70000.000000 at (1, 2) is out of float16's range (its "
+                                         "largest value is 65504)"))
+        << refused.what();
+  }
+  const std::string message = runError("tensor A(I, J) : csr of float16\ntensor y(I) : dense of float32\n"
+                                       "y(i) = A(i, j)\n", {{"A", a}});
+  EXPECT_TRUE(contains(message, "out of float16's range")) << message;
+  a.values[1] = -65504.0;
+  Tensor packed = rt::pack(a, rt::TensorFormat::csr(), rt::ValueType::Float16);
+  EXPECT_EQ(rt::toDense(packed), (std::vector<double>{0, 65504, 0, 0, 0, -65504}));
+}
+
 TEST(Float16Inputs, AFloat16OutputIsRefused) {
   const std::string message =
       errorOf("tensor A(I, J) : csr of float16\ntensor y(I) : dense of float16\ny(i) = A(i, j)\n");
