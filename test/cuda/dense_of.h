@@ -71,6 +71,17 @@ inline rt::Coo drawnMatrix(int32_t rows, int32_t cols, double density, int empty
 
 // Inputs by name, packed in the formats their tensors declare, and their
 // dense copies for the reference.
+// Values a tensor of `type` holds: float16's largest is 65504, so a
+// float16 input (a real matrix's values, say) is scaled into [-1, 1].
+inline rt::Coo heldBy(ir::Datatype type, rt::Coo entries) {
+  if (type != ir::Datatype::Float16) return entries;
+  double largest = 0;
+  for (double value : entries.values) largest = std::max(largest, std::abs(value));
+  if (largest > 1)
+    for (double& value : entries.values) value /= largest;
+  return entries;
+}
+
 struct BoundInputs {
   std::map<std::string, Tensor> tensors;
   std::map<std::string, DenseArray> dense;
@@ -78,7 +89,7 @@ struct BoundInputs {
   // An integer tensor takes whole values from -9 to 9 other than 0, each
   // drawn from the entry's value (values in [0, 1) would all truncate to 0).
   void bind(const TensorVar& tensor, const rt::Coo& entries) {
-    rt::Coo values = entries;
+    rt::Coo values = heldBy(tensor.datatype(), entries);
     if (!ir::isFloat(tensor.datatype()))
       for (double& value : values.values) {
         double drawn = std::fmod(std::floor(std::abs(value) * 1000), 18);

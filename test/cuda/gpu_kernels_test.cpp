@@ -151,8 +151,9 @@ TEST_P(GpuExample, MatchesTheCpuKernelAndTheDenseReference) {
       std::map<std::string, DenseArray> dense;
       for (const auto& [name, coo] : inputs) {
         const TensorVar* declared = program.syntax().findTensor(name);
-        bound.emplace(name, rt::pack(coo, toRuntimeFormat(declared->format()), toRuntimeType(declared->datatype())));
-        // The reference sees the values the kernels see (rounded to float32).
+        bound.emplace(name, rt::pack(heldBy(declared->datatype(), coo), toRuntimeFormat(declared->format()),
+                                     toRuntimeType(declared->datatype())));
+        // The reference sees the values the kernels see (rounded to float32 or float16).
         dense.emplace(name, denseOf(rt::unpack(bound.at(name))));
       }
       auto expected = evaluate(program.statements(), dense).at(output.name()).values;
@@ -219,7 +220,8 @@ TEST(GpuRuntime, TheDefaultMappingSplitsNonzerosForOneLongRowAndMapsRowsOtherwis
         std::map<std::string, DenseArray> dense;
         for (const auto& [name, entries] : coo) {
           const TensorVar* declared = program.syntax().findTensor(name);
-          bound.emplace(name, rt::pack(entries, toRuntimeFormat(declared->format()), toRuntimeType(declared->datatype())));
+          bound.emplace(name, rt::pack(heldBy(declared->datatype(), entries), toRuntimeFormat(declared->format()),
+                                       toRuntimeType(declared->datatype())));
           dense.emplace(name, denseOf(rt::unpack(bound.at(name))));
         }
         RunResult result = kernel.run(bound, RunOptions{2});
