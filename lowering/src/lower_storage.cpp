@@ -98,6 +98,8 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   statement_ = cin;
   std::set<ir::TensorVar> written;
   for (const auto& tensor : ir::tensorsWritten(cin)) written.insert(tensor);
+  for (const auto& tensor : parameters_)
+    if (written.count(tensor) && tensor.datatype() == ir::Datatype::Float64) float16ReadAs_ = imp::Type::float64();
   std::set<ir::TensorVar> writtenOnce;
   for (const auto* assignment : ir::assignmentsOf(cin))
     if (!writtenOnce.insert(assignment->lhs.tensor()).second && isParameter(assignment->lhs.tensor()))
@@ -818,8 +820,8 @@ Expr Lowerer::lowerExpr(const ir::IndexExpr& expr) {
       const auto* access = expr.as<ir::AccessNode>();
       const TensorStorage& storage = storageOf(access->tensor);
       if (storage.isWorkspace && access->tensor.order() == 0) return storage.scalar;
-      if (access->tensor.datatype() == ir::Datatype::Float16)  // read as float32, exactly
-        return ops::cast(imp::Type::float32(), imp::Load::make(storage.vals, valuePositionOf(access)));
+      if (access->tensor.datatype() == ir::Datatype::Float16)  // read exactly, as float16ReadAs_
+        return ops::cast(float16ReadAs_, imp::Load::make(storage.vals, valuePositionOf(access)));
       return imp::Load::make(storage.vals, valuePositionOf(access));
     }
     case Kind::Neg: return ops::neg(lowerExpr(expr.as<ir::NegNode>()->operand));
@@ -1042,8 +1044,8 @@ imp::Type Lowerer::valueType(const ir::TensorVar& tensor) const {
     case ir::Datatype::Int32: return imp::Type::int32();
     case ir::Datatype::Int64: return imp::Type::int64();
     // Stored so in the inputs alone: what tcc computes (temporaries,
-    // workspaces of expressions over float16 inputs) is float32.
-    case ir::Datatype::Float16: return isParameter(tensor) ? imp::Type{imp::ScalarKind::Float16} : imp::Type::float32();
+    // workspaces of expressions over float16 inputs) is float16ReadAs_.
+    case ir::Datatype::Float16: return isParameter(tensor) ? imp::Type{imp::ScalarKind::Float16} : float16ReadAs_;
   }
   throw LoweringError("tensor " + tensor.name() + " has an unknown element type");
 }

@@ -508,6 +508,10 @@ class Lowerer {
   imp::Expr freshVar(const std::string& base, imp::Type type);
   imp::Expr dimensionOf(const ir::IndexVar& var) const;
   imp::Type valueType(const ir::TensorVar& tensor) const;
+  // What a float16 input's values are read as, and what tcc computes from
+  // them in: float64 where the kernel writes a float64 tensor (a float32
+  // sum of two of them would round), else float32.
+  imp::Type float16ReadAs_ = imp::Type::float32();
   bool isParameter(const ir::TensorVar& tensor) const;
   // A workspace as a refusal names it: the user's own by its name, one that
   // tcc inserted (its provenance says so, whatever its name) by the command

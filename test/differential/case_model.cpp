@@ -169,7 +169,8 @@ std::string declaration(const Case& c, const TensorDecl& tensor) {
     text += ")";
   }
   text += " : " + tensor.formatText();
-  if (c.type != ElementType::Float64) text += " of " + toString(c.type);
+  if (tensor.float16) text += " of float16";
+  else if (c.type != ElementType::Float64) text += " of " + toString(c.type);
   return text + "\n";
 }
 
@@ -191,7 +192,7 @@ const TensorDecl* Case::findOperand(const std::string& name) const {
 }
 
 std::string Case::statementText() const {
-  return toString(Expr::access(output.name, output.vars)) + " = " + toString(rhs);
+  return toString(Expr::access(output.name, output.vars)) + (accumulate ? " += " : " = ") + toString(rhs);
 }
 
 std::string Case::programText() const {

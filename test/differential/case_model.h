@@ -29,6 +29,9 @@ struct TensorDecl {
   std::vector<LevelKind> levels;  // in storage order
   std::vector<int> modeOrder;     // storage level -> mode; empty means identity
   std::optional<std::string> namedFormat;  // `csr`, `coo`, ...: printed instead of the levels
+  // An input of a float case stored as float16 (read as float32 exactly;
+  // its data already held by float16).
+  bool float16 = false;
   bool allDense() const;
   std::string formatText() const;  // `{dense, compressed} order (1,0)`, or the named format
 };
@@ -71,6 +74,10 @@ struct Case {
   bool fastFp = false;                   // an `fp fast` line: FMA and reassociated sums
   bool cudaTarget = false;               // a `target cuda` line: GPU kernels instead of C++
   std::map<std::string, rt::Coo> data;   // input name -> entries (values already representable)
+  // The statement reads its output's values from before it: `+=`, or the
+  // output read in its expression; the output then has data (in `data`)
+  // as an input does.
+  bool accumulate = false;               // `+=` rather than `=`
   std::string origin;                    // "seed 42", for messages
   // Statements before the one above, in program order (empty: a program of
   // one statement). `inputs` and `data` hold every statement's inputs.

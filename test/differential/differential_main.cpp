@@ -113,6 +113,10 @@ int main(int argc, char** argv) {
   app.add_flag("--builtins", generator.builtins,
                "about a third of the terms wrap a factor in abs, sqrt, exp, max or min (max(A(i,j), 2) is 2 off A's "
                "entries, exp(A(i,j)) is 1 there)");
+  app.add_flag("--float16-inputs", generator.float16Inputs,
+               "in float cases, store about half of the inputs as float16 (values float16 holds; read as float32)");
+  app.add_flag("--in-place", generator.inPlace,
+               "updates in place: the statement is `+=` or reads its output at its own indices; the output has data");
   app.add_flag("--constant-terms", generator.constantTerms,
                "about a third of the terms after the first have no index variable: a literal or a product of "
                "scalars (Y(i,j) = A(i,j) - 3)");

@@ -15,6 +15,7 @@
 #include "known_bugs.h"
 #include "minimizer.h"
 #include "regression_file.h"
+#include "tcc/runtime/value_type.h"
 
 namespace tcc::differential {
 namespace {
@@ -219,6 +220,68 @@ TEST(DifferentialGenerator, BuiltinCasesCheckOut) {
   EXPECT_GE(matched, 4);
   std::cout << withBuiltins << " cases with builtins, " << matched << " matched\n";
   EXPECT_EQ(seen, (std::set<std::string>{"abs", "exp", "max", "min", "sqrt"}));
+}
+
+// Updates in place: every case reads its output's values from before the
+// statement (`+=`, or the output in its expression), the output has data,
+// the rest of the case is the one the seed gives without them, and they
+// check out.
+TEST(DifferentialGenerator, InPlaceCasesCheckOut) {
+  GeneratorOptions inPlace = withRealMatrices();
+  inPlace.inPlace = true;
+  GeneratorOptions without = inPlace;
+  without.inPlace = false;
+  int accumulating = 0, reading = 0, matched = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    Case c = generateCase(seed, inPlace);
+    Case plain = generateCase(seed, without);
+    EXPECT_EQ(c.schedule, plain.schedule);
+    EXPECT_TRUE(c.data.count(c.output.name)) << c.programText();
+    std::vector<const Expr*> accesses;
+    collectAccesses(c.rhs, accesses);
+    const bool readsOutput = std::any_of(accesses.begin(), accesses.end(),
+                                         [&](const Expr* access) { return access->tensor == c.output.name; });
+    EXPECT_NE(c.accumulate, readsOutput) << c.programText();
+    accumulating += c.accumulate;
+    reading += readsOutput;
+    Verdict verdict = checkedAgainstReference(c, seed);
+    EXPECT_NE(verdict.outcome, Outcome::Mismatch) << c.programText();
+    matched += verdict.outcome == Outcome::Matched;
+  }
+  EXPECT_GE(accumulating, 5);
+  EXPECT_GE(reading, 5);
+  EXPECT_GE(matched, 15);
+  std::cout << accumulating << " `+=`, " << reading << " reading their output, " << matched << " matched\n";
+}
+
+// float16 inputs: in float cases at least one input is declared float16,
+// its data values float16 holds, and the cases check out.
+TEST(DifferentialGenerator, Float16InputCasesCheckOut) {
+  GeneratorOptions halves = withRealMatrices();
+  halves.float16Inputs = true;
+  int withHalves = 0, matched = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Case c = generateCase(seed, halves);
+    int declared = 0;
+    for (const TensorDecl& tensor : c.inputs) {
+      if (!tensor.float16) continue;
+      ++declared;
+      for (double value : c.data.at(tensor.name).values)
+        EXPECT_EQ(value, rt::halfToFloat(rt::floatToHalf(static_cast<float>(value)))) << c.programText();
+    }
+    if (!isFloat(c.type) || c.inputs.empty()) {
+      EXPECT_EQ(declared, 0);
+      continue;
+    }
+    EXPECT_GE(declared, 1) << c.programText();
+    ++withHalves;
+    Verdict verdict = checkedAgainstReference(c, seed);
+    EXPECT_NE(verdict.outcome, Outcome::Mismatch) << c.programText();
+    matched += verdict.outcome == Outcome::Matched;
+  }
+  EXPECT_GE(withHalves, 15);
+  EXPECT_GE(matched, 8);
+  std::cout << withHalves << " cases with float16 inputs, " << matched << " matched\n";
 }
 
 // Position-space heads: most cases that have a unique compressed level

@@ -1,6 +1,7 @@
 #include "generator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -11,6 +12,7 @@
 #include "tcc/ir/index_stmt.h"
 #include "tcc/runtime/matrix_market.h"
 #include "tcc/runtime/random.h"
+#include "tcc/runtime/value_type.h"
 #include "tcc/tcc.h"
 #include "tcc/test/random_schedule.h"
 
@@ -791,6 +793,39 @@ void chainEarlierStatements(Case& c, uint64_t seed, const GeneratorOptions& opti
 
 }  // namespace
 
+// GeneratorOptions::inPlace.
+void updateInPlace(Case& c, uint64_t seed) {
+  Random random(seed ^ 0x3C6EF372FE94F82Bull);
+  Expr before = Expr::access(c.output.name, c.output.vars);
+  if (random.chance(0.5)) {
+    c.accumulate = true;
+  } else {
+    const auto kind = random.from(std::vector<Expr::Kind>{Expr::Kind::Add, Expr::Kind::Sub, Expr::Kind::Mul});
+    c.rhs = random.chance(0.5) ? Expr::binary(kind, c.rhs, before) : Expr::binary(kind, before, c.rhs);
+  }
+  c.data[c.output.name] = randomData(random, c, c.output, false);
+}
+
+// GeneratorOptions::float16Inputs.
+void storeInputsAsFloat16(Case& c, uint64_t seed) {
+  if (!isFloat(c.type)) return;
+  Random random(seed ^ 0xA54FF53A5F1D36F1ull);
+  std::vector<TensorDecl*> chosen;
+  for (auto& tensor : c.inputs)
+    if (random.chance(0.5)) chosen.push_back(&tensor);
+  if (chosen.empty() && !c.inputs.empty()) chosen.push_back(&c.inputs[random.pick(c.inputs.size())]);
+  for (TensorDecl* tensor : chosen) {
+    rt::Coo& coo = c.data.at(tensor->name);
+    double largest = 0;
+    for (double value : coo.values) largest = std::max(largest, std::abs(value));
+    for (double& value : coo.values) {
+      const double held = rt::halfToFloat(rt::floatToHalf(static_cast<float>(largest > 1 ? value / largest : value)));
+      value = held == 0 && value != 0 ? 0.5 : held;  // (flushed to zero, a divisor's value would divide by it)
+    }
+    tensor->float16 = true;
+  }
+}
+
 Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   Random random(seed);
   Case c;
@@ -905,6 +940,8 @@ Case generateCase(uint64_t seed, const GeneratorOptions& options) {
   // seed's expression, data and schedule do not depend on it.
   c.fastFp = random.chance(1.0 / 3);
   if (options.chained) chainEarlierStatements(c, seed, options);
+  if (options.inPlace) updateInPlace(c, seed);
+  if (options.float16Inputs) storeInputsAsFloat16(c, seed);
   return c;
 }
 

@@ -87,6 +87,18 @@ struct GeneratorOptions {
   // off the sparse operands' entries where the builtin is not zero there.
   // Off, a seed gives exactly the case it always gave.
   bool builtins = false;
+  // float16 inputs: in float cases, each float input is stored as float16
+  // half of the time (at least one), its values rounded to what float16
+  // holds (a real matrix's scaled into [-1, 1] first). The output stays
+  // the case's type. Drawn last, from a stream of its own: off, a seed
+  // gives exactly the case it always gave.
+  bool float16Inputs = false;
+  // Updates in place: the statement reads its output's values from
+  // before it, as `+=` (half of the cases) or with the output read at its
+  // own indices in the expression (`Y(i,j) = rhs - Y(i,j)`, `* Y(i,j)`,
+  // `+ Y(i,j)`); the output then gets data, drawn as an input's. Drawn
+  // last, from a stream of its own.
+  bool inPlace = false;
   // Programs of two or three statements: one or two earlier statements
   // each compute a tensor a later one reads where the case had an input
   // (not a divisor), keeping its name and format (every level kind, mode

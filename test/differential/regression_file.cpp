@@ -11,7 +11,9 @@ std::string regressionFileText(const Case& c, const std::vector<std::string>& he
   std::string text;
   for (const auto& line : headerLines) text += "# " + line + "\n";
   text += c.programText();
-  for (const auto& tensor : c.inputs) {
+  std::vector<TensorDecl> bound = c.inputs;
+  if (c.data.count(c.output.name)) bound.push_back(c.output);  // an update in place's values from before
+  for (const auto& tensor : bound) {
     const rt::Coo& coo = c.data.at(tensor.name);
     text += "# input " + tensor.name;
     for (int32_t dim : coo.dims) text.append(" ").append(std::to_string(dim));

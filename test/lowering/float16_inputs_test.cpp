@@ -141,6 +141,25 @@ TEST(Float16Inputs, AValueOutOfFloat16sRangeIsRefused) {
   EXPECT_EQ(rt::toDense(packed), (std::vector<double>{0, 65504, 0, 0, 0, -65504}));
 }
 
+// Into a float64 output, float16 values are read and combined as float64:
+// 1024 + 2^-14 is exact there, and float32 would round it (its spacing
+// at 1024 is 2^-13).
+TEST(Float16Inputs, IntoFloat64TheyAreCombinedInFloat64) {
+  const std::string program =
+      "tensor A(I, J) : csr of float16\ntensor B(I, J) : csr of float16\ntensor Y(I, J) : dense of float64\n"
+      "Y(i, j) = A(i, j) + B(i, j)\n";
+  rt::Coo a = rt::Coo::ofShape({1, 1}), b = rt::Coo::ofShape({1, 1});
+  const int32_t at[2] = {0, 0};
+  a.push(at, 1024.0);
+  b.push(at, std::ldexp(1.0, -14));
+  Kernel kernel = compile(Program::fromText(program, "test.tc"));
+  std::vector<double> y = rt::toDense(kernel.run({{"A", rt::pack(a, rt::TensorFormat::csr(), rt::ValueType::Float16)},
+                                                  {"B", rt::pack(b, rt::TensorFormat::csr(), rt::ValueType::Float16)}})
+                                          .at("Y"));
+  ASSERT_EQ(y.size(), 1u);
+  EXPECT_EQ(y[0], 1024.0 + std::ldexp(1.0, -14));
+}
+
 TEST(Float16Inputs, AFloat16OutputIsRefused) {
   const std::string message =
       errorOf("tensor A(I, J) : csr of float16\ntensor y(I) : dense of float16\ny(i) = A(i, j)\n");
