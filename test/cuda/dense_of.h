@@ -82,6 +82,16 @@ inline rt::Coo heldBy(ir::Datatype type, rt::Coo entries) {
   return entries;
 }
 
+// C = A B summed over A's stored entries (`a` as the kernel reads it: its
+// packed values unpacked), B row-major with `columns` columns.
+inline std::vector<double> sumsOverNonzeros(const rt::Coo& a, const DenseArray& b, int32_t columns) {
+  std::vector<double> c(size_t(a.dims[0]) * columns, 0.0);
+  for (size_t e = 0; e < a.nnz(); ++e)
+    for (int32_t k = 0; k < columns; ++k)
+      c[size_t(a.coords[0][e]) * columns + k] += a.values[e] * b.values[size_t(a.coords[1][e]) * columns + k];
+  return c;
+}
+
 struct BoundInputs {
   std::map<std::string, Tensor> tensors;
   std::map<std::string, DenseArray> dense;

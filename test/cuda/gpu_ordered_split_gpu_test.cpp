@@ -27,13 +27,7 @@ namespace {
 using lowering::NonzeroSplits;
 using lowering::SpmmKernel;
 
-constexpr const char* kSpmm = R"(tensor C(I, K) : dense of float32
-tensor A(I, J) : csr of float32
-tensor B(J, K) : dense of float32
-
-C(i, k) = A(i, j) * B(j, k)
-target cuda
-)";
+constexpr const char* kSpmm = kCsrSpmmFloat32;
 
 bool sameBits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
@@ -101,11 +95,7 @@ TEST(GpuOrderedSplit, TheSplitInOneOrderGivesTheBitsOfItsOrderEveryRun) {
           EXPECT_TRUE(sameBits(values, first)) << "run " << run << " differs from run 0";
         }
       }
-      std::vector<double> expected(size_t(a.dims[0]) * columns, 0.0);
-      for (size_t e = 0; e < aRead.nnz(); ++e)
-        for (int32_t c = 0; c < columns; ++c)
-          expected[size_t(aRead.coords[0][e]) * columns + c] +=
-              aRead.values[e] * b.values[size_t(aRead.coords[1][e]) * columns + c];
+      std::vector<double> expected = sumsOverNonzeros(aRead, b, columns);
       ASSERT_TRUE(anyNonZero(expected));
       expectClose(first, expected, 2e-4, "GPU vs the sums over A's nonzeros");
       if (int64_t(a.dims[0]) * a.dims[1] * columns <= 40000000) {

@@ -33,13 +33,7 @@ namespace {
 using lowering::NonzeroSplits;
 using lowering::SpmmKernel;
 
-constexpr const char* kSpmm = R"(tensor C(I, K) : dense of float32
-tensor A(I, J) : csr of float32
-tensor B(J, K) : dense of float32
-
-C(i, k) = A(i, j) * B(j, k)
-target cuda
-)";
+constexpr const char* kSpmm = kCsrSpmmFloat32;
 
 // Whether `a` and `b` hold the same bits; where not, the first entry that
 // differs is reported.

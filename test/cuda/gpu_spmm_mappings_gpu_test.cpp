@@ -100,11 +100,7 @@ TEST_P(GpuSpmmMappings, EachKernelTheRuleNamesRunsAndMatchesTheReference) {
       // The sums over A's nonzeros, from the float32 values the GPU reads.
       rt::Coo aRead = rt::unpack(bound.at("A"));
       DenseArray b = denseOf(rt::unpack(bound.at("B")));
-      std::vector<double> expected(size_t(a.dims[0]) * columns, 0.0);
-      for (size_t e = 0; e < aRead.nnz(); ++e)
-        for (int32_t c = 0; c < columns; ++c)
-          expected[size_t(aRead.coords[0][e]) * columns + c] +=
-              aRead.values[e] * b.values[size_t(aRead.coords[1][e]) * columns + c];
+      std::vector<double> expected = sumsOverNonzeros(aRead, b, columns);
       ASSERT_TRUE(anyNonZero(expected));
       std::vector<double> fromGpu = rt::toDense(result.tensors.at("C"));
       expectClose(fromGpu, expected, 2e-4, "GPU vs the sums over A's nonzeros");

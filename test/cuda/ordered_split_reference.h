@@ -16,6 +16,15 @@
 
 namespace tcc::test {
 
+// The statement the split is for: the default CSR SpMM, float32.
+inline constexpr const char* kCsrSpmmFloat32 = R"(tensor C(I, K) : dense of float32
+tensor A(I, J) : csr of float32
+tensor B(J, K) : dense of float32
+
+C(i, k) = A(i, j) * B(j, k)
+target cuda
+)";
+
 // C = A B, `a` in its CSR's position order (rt::unpack of the packed
 // matrix: the values the kernel reads), `b` its rows x N values (float32
 // values as doubles), in shares of `share` nonzeros.
