@@ -339,10 +339,18 @@ TEST(Pack, RealMatricesInEveryElementType) {
     Coo coo = readMatrixMarket(test::matrixPath(name));
     bool integral = std::all_of(coo.values.begin(), coo.values.end(),
                                 [](double value) { return value == std::trunc(value); });
+    // float16 holds magnitudes below 65520 (larger ones would be infinity):
+    // west0497's 689300 is refused.
+    bool beyondFloat16 = std::any_of(coo.values.begin(), coo.values.end(),
+                                     [](double value) { return std::abs(value) >= 65520; });
     for (ValueType type : allValueTypes()) {
       if (!isFloat(type) && !integral) continue;
       for (const TensorFormat& format : {TensorFormat::csr(), TensorFormat::dcsc(), TensorFormat::coo(2)}) {
         SCOPED_TRACE(std::string(name) + " " + toString(type) + " " + format.toString());
+        if (type == ValueType::Float16 && beyondFloat16) {
+          EXPECT_THROW(pack(coo, format, type), std::invalid_argument);
+          continue;
+        }
         Tensor tensor = pack(coo, format, type);
         test::CoordinateMap expected;
         for (const auto& [coordinate, value] : toMap(coo)) expected[coordinate] = roundTo(type, value);
