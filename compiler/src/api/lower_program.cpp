@@ -313,12 +313,11 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
   for (const auto& statement : program.statements()) inPlace.push_back(readPriorValues(statement, takenNames));
   for (size_t index = 0; index < program.statements().size(); ++index) {
     const ir::IndexStmt& statement = inPlace[index].statement;
-    const TensorVar programOutput = ir::tensorsWritten(program.statements()[index]).at(0);
     std::optional<std::vector<StatementPart>> split;
     if (cuda) {
       try {
         ScheduleForStatement schedule = scheduleRequestFor(program.syntax(), statement);
-        readPriorValues(schedule.request, inPlace[index], programOutput);
+        readPriorValues(schedule.request, inPlace[index]);
         schedule.request.cudaTarget = true;
         schedule.request.takenNames = takenNames;
         split = sumsIntoDeviceScalars(statement, index, schedule.request, takenNames);
@@ -362,7 +361,7 @@ Lowered lowerProgram(const Program& program, const CompileOptions& options) {
       compiled.computedOutput = compiled.output;
       compiled.priorValues = inPlace[index].prior;
       schedule = scheduleRequestFor(program.syntax(), statement);
-      readPriorValues(schedule.request, inPlace[index], ir::tensorsWritten(program.statements()[index]).at(0));
+      readPriorValues(schedule.request, inPlace[index]);
       schedule.request.cudaTarget = cuda;
       schedule.request.takenNames.insert(takenNames.begin(), takenNames.end());
       // On the cuda target a product with an N:M operand is the nm_spmm

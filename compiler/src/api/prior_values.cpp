@@ -28,9 +28,9 @@ PriorValuesRewrite readPriorValues(const ir::IndexStmt& statement, std::set<std:
   return {ir::AssignmentNode::make(assignment->lhs, rhs, false), prior};
 }
 
-void readPriorValues(lowering::ScheduleRequest& request, const PriorValuesRewrite& rewrite,
-                     const ir::TensorVar& output) {
+void readPriorValues(lowering::ScheduleRequest& request, const PriorValuesRewrite& rewrite) {
   if (!rewrite.prior.defined()) return;
+  const ir::TensorVar& output = rewrite.prior.provenance().source;  // (PriorValues provenance)
   const std::unordered_map<ir::TensorVar, ir::TensorVar> renamed{{output, rewrite.prior}};
   for (auto& command : request.commands) {
     std::visit(

@@ -31,7 +31,6 @@ PriorValuesRewrite readPriorValues(const ir::IndexStmt& statement, std::set<std:
 // The schedule's expressions and accesses that read the output read
 // `prior` instead (a precompute of `A(i,j) * y(j)` in `y(i) = A(i,j) *
 // y(j)` names the rewritten statement's subexpression).
-void readPriorValues(lowering::ScheduleRequest& request, const PriorValuesRewrite& rewrite,
-                     const ir::TensorVar& output);
+void readPriorValues(lowering::ScheduleRequest& request, const PriorValuesRewrite& rewrite);
 
 }  // namespace tcc
