@@ -1,6 +1,8 @@
 #include "tcc/runtime/value_type.h"
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 
 namespace tcc::rt {
 
@@ -89,6 +91,14 @@ float halfToFloat(uint16_t bits) {
     result = sign | ((exponent - 15 + 127) << 23) | (mantissa << 13);
   }
   return std::bit_cast<float>(result);
+}
+
+std::vector<double> heldByFloat16(std::vector<double> values) {
+  double largest = 0;
+  for (double value : values) largest = std::max(largest, std::abs(value));
+  for (double& value : values)
+    value = halfToFloat(floatToHalf(static_cast<float>(largest > 1 ? value / largest : value)));
+  return values;
 }
 
 }  // namespace tcc::rt

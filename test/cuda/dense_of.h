@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tcc/runtime/random.h"
+#include "tcc/runtime/value_type.h"
 #include "tcc/tcc.h"
 #include "tcc/test/reference.h"
 
@@ -69,16 +70,10 @@ inline rt::Coo drawnMatrix(int32_t rows, int32_t cols, double density, int empty
   return kept;
 }
 
-// Inputs by name, packed in the formats their tensors declare, and their
-// dense copies for the reference.
-// Values a tensor of `type` holds: float16's largest is 65504, so a
-// float16 input (a real matrix's values, say) is scaled into [-1, 1].
+// Values a tensor of `type` holds: a float16 input (a real matrix's
+// values, say) goes through rt::heldByFloat16.
 inline rt::Coo heldBy(ir::Datatype type, rt::Coo entries) {
-  if (type != ir::Datatype::Float16) return entries;
-  double largest = 0;
-  for (double value : entries.values) largest = std::max(largest, std::abs(value));
-  if (largest > 1)
-    for (double& value : entries.values) value /= largest;
+  if (type == ir::Datatype::Float16) entries.values = rt::heldByFloat16(std::move(entries.values));
   return entries;
 }
 
@@ -92,6 +87,8 @@ inline std::vector<double> sumsOverNonzeros(const rt::Coo& a, const DenseArray& 
   return c;
 }
 
+// Inputs by name, packed in the formats their tensors declare, and their
+// dense copies for the reference.
 struct BoundInputs {
   std::map<std::string, Tensor> tensors;
   std::map<std::string, DenseArray> dense;

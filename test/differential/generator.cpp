@@ -815,13 +815,10 @@ void storeInputsAsFloat16(Case& c, uint64_t seed) {
     if (random.chance(0.5)) chosen.push_back(&tensor);
   if (chosen.empty() && !c.inputs.empty()) chosen.push_back(&c.inputs[random.pick(c.inputs.size())]);
   for (TensorDecl* tensor : chosen) {
-    rt::Coo& coo = c.data.at(tensor->name);
-    double largest = 0;
-    for (double value : coo.values) largest = std::max(largest, std::abs(value));
-    for (double& value : coo.values) {
-      const double held = rt::halfToFloat(rt::floatToHalf(static_cast<float>(largest > 1 ? value / largest : value)));
-      value = held == 0 && value != 0 ? 0.5 : held;  // (flushed to zero, a divisor's value would divide by it)
-    }
+    std::vector<double>& values = c.data.at(tensor->name).values;
+    const std::vector<double> held = rt::heldByFloat16(values);
+    for (size_t e = 0; e < values.size(); ++e)  // (flushed to zero, a divisor's value would divide by it)
+      values[e] = held[e] == 0 && values[e] != 0 ? 0.5 : held[e];
     tensor->float16 = true;
   }
 }

@@ -16,7 +16,7 @@
 namespace tcc::test {
 namespace {
 
-rt::Coo heldByFloat16(rt::Coo coo) {
+rt::Coo roundedToFloat16(rt::Coo coo) {
   for (double& value : coo.values) value = rt::halfToFloat(rt::floatToHalf(static_cast<float>(value)));
   return coo;
 }
@@ -80,13 +80,13 @@ TEST_P(Float16Inputs, AreReadAsFloat32) {
       SCOPED_TRACE(c.statement + ", A " + format + ", " + input.name);
       const int32_t rows = input.a.dims[0], columns = input.a.dims[1];
       std::map<std::string, rt::Coo> tensors{
-          {"A", heldByFloat16(input.a)},
-          {"B", heldByFloat16(c.name == "Spmm"         ? randomDense({columns, input.k}, seed++)
+          {"A", roundedToFloat16(input.a)},
+          {"B", roundedToFloat16(c.name == "Spmm"         ? randomDense({columns, input.k}, seed++)
                               : c.name == "SpgemmIntoCsr" ? randomSparse({columns, input.k}, 0.4, seed++)
                                                           : randomSparse({rows, columns}, 0.2, seed++))},
-          {"C", heldByFloat16(randomDense({rows, input.k}, seed++))},
-          {"D", heldByFloat16(randomDense({input.k, columns}, seed++))},
-          {"x", heldByFloat16(randomDense({columns}, seed++))}};
+          {"C", roundedToFloat16(randomDense({rows, input.k}, seed++))},
+          {"D", roundedToFloat16(randomDense({input.k, columns}, seed++))},
+          {"x", roundedToFloat16(randomDense({columns}, seed++))}};
       expectProgramMatchesReference(program, declaredInputs(program, tensors), CompileOptions{}, 1e-5);
       if (::testing::Test::HasFailure()) return;
     }

@@ -489,5 +489,14 @@ TEST(Tensor, HalfConversionMatchesTheCompiler) {
   }
 }
 
+// Values beyond float16's range are scaled by the largest magnitude into
+// [-1, 1]; values within [-1, 1] are only rounded.
+TEST(Tensor, HeldByFloat16) {
+  EXPECT_EQ(heldByFloat16({4e5, -2e5, 0.1, 0}), (std::vector<double>{1.0, -0.5, halfToFloat(floatToHalf(2.5e-7f)), 0.0}));
+  EXPECT_EQ(heldByFloat16({0.1, -1}), (std::vector<double>{halfToFloat(floatToHalf(0.1f)), -1.0}));
+  for (double value : heldByFloat16(randomUniform({500}, 1.0, 4).values))
+    EXPECT_EQ(value, halfToFloat(floatToHalf(static_cast<float>(value))));
+}
+
 }  // namespace
 }  // namespace tcc::rt

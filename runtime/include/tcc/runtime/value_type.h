@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tcc::rt {
 
@@ -19,5 +20,10 @@ std::optional<ValueType> parseValueType(const std::string& name);
 // IEEE binary16 <-> binary32, rounding to nearest even.
 uint16_t floatToHalf(float value);
 float halfToFloat(uint16_t bits);
+
+// Values a float16 tensor holds, made from any: scaled into [-1, 1] when the
+// largest magnitude exceeds 1 (float16's largest finite value is 65504, below
+// many real matrices' entries), then each rounded to the nearest float16.
+std::vector<double> heldByFloat16(std::vector<double> values);
 
 }  // namespace tcc::rt
