@@ -1000,20 +1000,30 @@ bool leavesLoop(const Stmt& stmt) {
 }
 
 // A merged loop over more operands tests its cases in turn (a switch would
-// list 2^n values); so does one of three cases or fewer, which the tests in
+// list 2^n values; a union of eight CSR matrices, whose 255 cases the
+// tests in turn took 8x as long as three statements of unions of four,
+// lists 255); so does one of three cases or fewer, which the tests in
 // turn reach in two tests at most (a switch measured no faster there:
 // bench/compile_latency/RESULTS.md).
-constexpr size_t kMostOperandsSwitched = 6;
+constexpr size_t kMostOperandsSwitched = 10;
 constexpr size_t kFewestCasesSwitched = 4;
+// An innermost co-iteration of this many loops or more (a union of five
+// operands has 31) is one loop too: TACO's loops per point print each
+// case once per loop having it, 3^n cases for a union of n operands (a sum
+// of eight CSR matrices was 49,000 lines, past what is compiled), where the
+// one loop prints each of its 2^n - 1 cases once (3,000 lines).
+constexpr size_t kFewestLoopsMerged = 16;
 
 }  // namespace
 
 bool Lowerer::mergesInOneLoop(const ir::ForallNode* forall, const std::vector<std::vector<int>>& loops) const {
-  // Only where a case holds loops (the variables inside, or a sum's): an
-  // innermost loop's cases are a few statements each, and its loops after
-  // the first run on fewer operands, with fewer tests per entry.
+  // Where a case holds loops (the variables inside, or a sum's), or an
+  // innermost co-iteration has many loops: an innermost loop's cases are a
+  // few statements each, and its loops after the first run on fewer
+  // operands, with fewer tests per entry (a union of four: 12.7 ms per
+  // point, 14.0 ms in one loop; of five: 26.8 and 21.4 ms; bench/RESULTS.md).
   return options_.oneMergeLoop && !options_.cudaTarget && loops.size() >= 2 &&
-         !statementsOf<ir::ForallNode>(forall->body).empty();
+         (!statementsOf<ir::ForallNode>(forall->body).empty() || loops.size() >= kFewestLoopsMerged);
 }
 
 Stmt Lowerer::advance(const LevelIterator& it, const Expr& coordinate) {
@@ -1277,10 +1287,13 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
     std::vector<int> driving = loopsEmitted[l];
     Expr condition;
     if (oneLoop) {
-      // While some point's operands all have entries left.
+      // While some point's operands all have entries left (a point holding
+      // another adds nothing: a union's test is one per operand).
       driving.clear();
       for (const auto& each : loopsEmitted) {
-        condition = ops::lor(condition, allHaveEntries(each));
+        if (std::none_of(loopsEmitted.begin(), loopsEmitted.end(),
+                         [&](const std::vector<int>& other) { return other != each && isSubset(other, each); }))
+          condition = ops::lor(condition, allHaveEntries(each));
         for (int id : each)
           if (std::find(driving.begin(), driving.end(), id) == driving.end()) driving.push_back(id);
       }
