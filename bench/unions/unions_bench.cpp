@@ -11,7 +11,11 @@
 // point (CompileOptions::oneMergeLoop = false), or that it was refused.
 // Every result is checked against the first (relative 1e-12).
 //
-//   tcc_unions_bench [--rows R] [--per-row K] [--most N] [--repeat N]
+// With --format dcsr every matrix is DCSR: the loop over rows co-iterates
+// them too, its cases one body from five operands on (an operand without
+// the row iterating an empty one below).
+//
+//   tcc_unions_bench [--format csr|dcsr] [--rows R] [--per-row K] [--most N] [--repeat N]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -34,12 +38,14 @@ using SparseRow = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
 
 namespace {
 
+std::string format = "csr";  // of every matrix, the output's too
+
 std::string nameOf(int operand) { return "A" + std::to_string(operand + 1); }
 
 std::string declarations(int operands, int temporaries) {
-  std::string text = "tensor Y(I, J) : csr\n";
-  for (int t = 0; t < temporaries; ++t) text += "tensor T" + std::to_string(t + 1) + "(I, J) : csr\n";
-  for (int k = 0; k < operands; ++k) text += "tensor " + nameOf(k) + "(I, J) : csr\n";
+  std::string text = "tensor Y(I, J) : " + format + "\n";
+  for (int t = 0; t < temporaries; ++t) text += "tensor T" + std::to_string(t + 1) + "(I, J) : " + format + "\n";
+  for (int k = 0; k < operands; ++k) text += "tensor " + nameOf(k) + "(I, J) : " + format + "\n";
   return text;
 }
 
@@ -72,7 +78,9 @@ std::string splitInFours(int operands) {
 
 size_t linesOf(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
-std::string perPointLines(const std::string& text) {
+// (Not tried where its lowering alone would take minutes: 4^n cases.)
+std::string perPointLines(const std::string& text, int operands) {
+  if (format == "dcsr" && operands > 6) return "not tried";
   tcc::CompileOptions perPoint;
   perPoint.oneMergeLoop = false;
   try {
@@ -153,26 +161,31 @@ double relativeError(const tcc::rt::Coo& actual, const tcc::rt::Coo& expected) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int rows = 4000, perRow = 8, most = 8, repeat = 15;
+  int rows = 4000, most = 8, repeat = 15;
+  double perRow = 8;
   for (int a = 1; a + 1 < argc; a += 2) {
     const std::string flag = argv[a];
     const int value = std::atoi(argv[a + 1]);
-    if (flag == "--rows") rows = value;
-    else if (flag == "--per-row") perRow = value;
+    if (flag == "--format" && (std::string(argv[a + 1]) == "csr" || std::string(argv[a + 1]) == "dcsr"))
+      format = argv[a + 1];
+    else if (flag == "--rows") rows = value;
+    else if (flag == "--per-row") perRow = std::atof(argv[a + 1]);
     else if (flag == "--most") most = std::min(value, 8);
     else if (flag == "--repeat") repeat = value;
     else {
-      std::fprintf(stderr, "usage: tcc_unions_bench [--rows R] [--per-row K] [--most N<=8] [--repeat N]\n");
+      std::fprintf(stderr, "usage: tcc_unions_bench [--format csr|dcsr] [--rows R] [--per-row K] [--most N<=8] [--repeat N]\n");
       return 2;
     }
   }
-  std::printf("Y = A1 + ... + An, CSR %d x %d, %d random entries a row each (independent patterns), median of %d\n",
-              rows, rows, perRow, repeat);
+  std::printf("Y = A1 + ... + An, %s %d x %d, %g random entries a row each (independent patterns), median of %d\n",
+              format.c_str(), rows, rows, perRow, repeat);
   std::vector<tcc::rt::Coo> coos;
   std::map<std::string, tcc::Tensor> inputs;
   for (int k = 0; k < most; ++k) {
     coos.push_back(tcc::rt::randomUniform({rows, rows}, double(perRow) / rows, 900 + k));
-    inputs.emplace(nameOf(k), tcc::rt::pack(coos.back(), tcc::rt::TensorFormat::csr(), tcc::rt::ValueType::Float64));
+    inputs.emplace(nameOf(k), tcc::rt::pack(coos.back(),
+                                            format == "csr" ? tcc::rt::TensorFormat::csr() : tcc::rt::TensorFormat::dcsr(),
+                                            tcc::rt::ValueType::Float64));
   }
 #ifdef TCC_BENCH_WITH_EIGEN
   std::vector<SparseRow> eigen;
@@ -198,7 +211,7 @@ int main(int argc, char** argv) {
     eigenCells = cells;
 #endif
     failed |= !(worst <= 1e-12);
-    std::printf("| %d | %zu | %s | %.2f | %.2f | %.2f %s| %.1e |\n", n, lines, perPointLines(text).c_str(),
+    std::printf("| %d | %zu | %s | %.2f | %.2f | %.2f %s| %.1e |\n", n, lines, perPointLines(text, n).c_str(),
                 one.seconds * 1e3, split.seconds * 1e3, split.seconds / one.seconds, eigenCells.c_str(), worst);
   }
   if (failed) std::printf("RESULTS DISAGREE\n");

@@ -902,6 +902,11 @@ std::vector<Stmt> Lowerer::initializeSparseIterator(LevelIterator& it, bool inAn
     Expr parent = parentPosition(it.access, it.level);
     begin = imp::Load::make(storage.pos[it.level], parent);
     end = imp::Load::make(storage.pos[it.level], ops::add(parent, ops::IntImm::make(1, imp::Type::int64())));
+    // (Where the parent is not at its loop's coordinate, nothing: the end's
+    // load is not evaluated then, at a parent position perhaps past the last.)
+    if (auto present = emptyBelowUnless_.find({canonical(it.access, it.level - 1), it.level - 1});
+        it.level > 0 && present != emptyBelowUnless_.end())
+      end = imp::Select::make(present->second, end, begin);
     if (auto owned = ownedRanges_.find(it.varName); owned != ownedRanges_.end()) {
       // The thread's coordinates of the segment: [first, stop) by binary search.
       if (!it.format.ordered)
@@ -1024,6 +1029,29 @@ bool Lowerer::mergesInOneLoop(const ir::ForallNode* forall, const std::vector<st
   // point, 14.0 ms in one loop; of five: 26.8 and 21.4 ms; bench/RESULTS.md).
   return options_.oneMergeLoop && !options_.cudaTarget && loops.size() >= 2 &&
          (!statementsOf<ir::ForallNode>(forall->body).empty() || loops.size() >= kFewestLoopsMerged);
+}
+
+// Each case of a union holds the loops below over the operands it has; with
+// many operands (3^n loops in all) the cases become one body over all of
+// them, an operand not at the coordinate iterating empty ranges below: the
+// lattices below then meet exactly the points of the operands present.
+// Where each operand's levels below are unique compressed ones (no dense
+// level located from an absent parent, no runs) and nothing but the
+// output's own loops lies below (no sums hoisted per case).
+bool Lowerer::unitesByEmptyRanges(const ir::ForallNode* forall, const std::vector<LevelIterator*>& driving,
+                                  size_t cases, const ir::AssignmentNode* sole) const {
+  if (!sole || driving.size() >= 8 * sizeof(size_t) || cases != (size_t{1} << driving.size()) - 1) return false;
+  if (!whereStatements(forall->body).empty()) return false;
+  const auto& outputIndices = sole->lhs.indices();
+  for (const auto* inner : statementsOf<ir::ForallNode>(forall->body))
+    if (std::find(outputIndices.begin(), outputIndices.end(), inner->indexVar) == outputIndices.end()) return false;
+  for (const LevelIterator* it : driving) {
+    if (it->workspaceList || !it->format.unique || it->level + 1 >= it->tensor.order()) return false;
+    const ir::Format& format = it->tensor.format();
+    for (int level = it->level + 1; level < format.order(); ++level)
+      if (format.level(level).kind != ir::LevelKind::Compressed || !format.level(level).unique) return false;
+  }
+  return true;
 }
 
 Stmt Lowerer::advance(const LevelIterator& it, const Expr& coordinate) {
@@ -1334,6 +1362,21 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
     HoistedSums hoisted(hoistedSums_);
     auto sums = hoistSumsOutOfCases(forall, presentAt, seen, hoisted);
     body.insert(body.end(), sums.begin(), sums.end());
+    std::vector<LevelIterator*> drivingIterators;
+    for (int id : driving) drivingIterators.push_back(&byId(id));
+    if (oneLoop && !statementsOf<ir::ForallNode>(forall->body).empty() && loopsEmitted.size() >= kFewestLoopsMerged &&
+        unitesByEmptyRanges(forall, drivingIterators, subs.size(), sole)) {
+      const LatticePoint& all = *std::find_if(lattice.begin(), lattice.end(), [&](const LatticePoint& point) {
+        return sparseOf(point) == driving;
+      });
+      for (const LevelIterator* it : drivingIterators)
+        emptyBelowUnless_[{canonical(it->access, it->level), it->level}] = ops::eq(it->coord, coordinate);
+      body.push_back(lowerCase(forall, all, sole));
+      for (const LevelIterator* it : drivingIterators) emptyBelowUnless_.erase({canonical(it->access, it->level), it->level});
+      for (int id : driving) body.push_back(advance(byId(id), coordinate));
+      stmts.push_back(imp::While::make(condition, imp::Block::make(body), "co-iterate " + var.name()));
+      continue;
+    }
     std::vector<std::pair<Expr, Stmt>> branches;
     for (size_t s = 0; s < subs.size(); ++s) {
       Expr present;

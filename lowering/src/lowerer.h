@@ -387,6 +387,11 @@ class Lowerer {
   // Whether a co-iteration's loops, one per set of operands in `loops`,
   // become one loop over all of them (LowerOptions::oneMergeLoop).
   bool mergesInOneLoop(const ir::ForallNode* forall, const std::vector<std::vector<int>>& loops) const;
+  // Whether the one loop's cases, each holding the loops below for the
+  // operands it has, become one body for all operands, an operand absent at
+  // the coordinate iterating empty ranges below (emptyBelowUnless_).
+  bool unitesByEmptyRanges(const ir::ForallNode* forall, const std::vector<LevelIterator*>& driving,
+                           size_t cases, const ir::AssignmentNode* sole) const;
   std::vector<imp::Stmt> findSegmentEnd(LevelIterator& iterator);
   // Moves the iterator past `coordinate` when it is there; moveOn: past its
   // current coordinate (its run of them on a non-unique level).
@@ -528,6 +533,9 @@ class Lowerer {
   std::map<ir::IndexVar, imp::Expr> coordinates_;
   std::map<ir::IndexVar, imp::Expr> dimensions_;
   std::map<const ir::AccessNode*, std::map<int, imp::Expr>> positions_;
+  // (canonical access, level) -> whether the access is at the loop's
+  // coordinate there; where it is not, the level below iterates nothing.
+  std::map<std::pair<const ir::AccessNode*, int>, imp::Expr> emptyBelowUnless_;
   std::map<const ir::AccessNode*, std::map<int, imp::Expr>> segmentEnds_;
   // A read of a tensor at the same variables, at a loop's level and the
   // levels above it, as an earlier read that the loop iterates (A(i,k) *

@@ -9,7 +9,10 @@
 // inputs; in strict mode its outputs are bit for bit those of the loops per
 // lattice point (the same cases, the same additions in the same order); and
 // the kernel is smaller. An innermost co-iteration is one loop from a union
-// of five operands on (a sum of eight CSR matrices was refused: 49,000 lines).
+// of five operands on (a sum of eight CSR matrices was refused: 49,000
+// lines), and the cases of such a union above it one body, an operand
+// absent at the coordinate iterating empty ranges below (five DCSR
+// matrices: 19,941 lines, refused).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -93,6 +96,23 @@ const char* kUnionOfEightMatrices =
     "tensor D(I, J) : csr\ntensor E(I, J) : csr\ntensor F(I, J) : csr\ntensor G(I, J) : csr\n"
     "tensor H(I, J) : csr\n"
     "Y(i,j) = A(i,j) + B(i,j) + C(i,j) + D(i,j) + E(i,j) + F(i,j) + G(i,j) + H(i,j)\n";
+// A union of five DCSR matrices: each case of the loop over i held the
+// loops over j for its operands (3^n cases below in all, 19,941 lines,
+// refused); now one body, an operand absent at i iterating an empty row.
+const char* kUnionOfFiveDcsr =
+    "tensor Y(I, J) : dcsr\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : dcsr\n"
+    "tensor D(I, J) : dcsr\ntensor E(I, J) : dcsr\n"
+    "Y(i,j) = A(i,j) - B(i,j) + C(i,j) + 2 * D(i,j) + E(i,j)\n";
+// The same into a dense output.
+const char* kUnionOfFiveDcsrIntoDense =
+    "tensor Y(I, J) : dense\ntensor A(I, J) : dcsr\ntensor B(I, J) : dcsr\ntensor C(I, J) : dcsr\n"
+    "tensor D(I, J) : dcsr\ntensor E(I, J) : dcsr\n"
+    "Y(i,j) = -(A(i,j) + B(i,j)) + C(i,j) - D(i,j) * 3 + E(i,j)\n";
+// Six CSF tensors of order three: empty ranges two levels down.
+const char* kUnionOfSixCsf =
+    "tensor Y(I, J, K) : csf\ntensor A(I, J, K) : csf\ntensor B(I, J, K) : csf\ntensor C(I, J, K) : csf\n"
+    "tensor D(I, J, K) : csf\ntensor E(I, J, K) : csf\ntensor F(I, J, K) : csf\n"
+    "Y(i,j,k) = A(i,j,k) + B(i,j,k) + C(i,j,k) - D(i,j,k) + E(i,j,k) + F(i,j,k)\n";
 // Products among the union's terms (D .* E meets only where both are), a
 // dense factor, into a dense output.
 const char* kUnionOfSixTermsWithProducts =
@@ -175,6 +195,25 @@ std::vector<Case> cases() {
        {{"A", bus}, {"B", randomSparse({494, 494}, 0.004, 7251)}, {"C", randomSparse({494, 494}, 0.004, 7252)},
         {"D", bus}, {"E", randomSparse({494, 494}, 0.01, 7253)}, {"F", bus},
         {"G", randomSparse({494, 494}, 0.003, 7254)}, {"x", randomDense({494}, 7255)}}},
+      {"union_of_five_dcsr_random", kUnionOfFiveDcsr,
+       {{"A", randomSparse({30, 20}, 0.1, 7291)}, {"B", randomSparse({30, 20}, 0.15, 7292)},
+        {"C", randomSparse({30, 20}, 0.05, 7293)}, {"D", randomSparse({30, 20}, 0.2, 7294)},
+        {"E", randomSparse({30, 20}, 0.1, 7295)}},
+       /*threadRows=*/false, /*perPointRefused=*/true},
+      {"union_of_five_dcsr_real", kUnionOfFiveDcsr,
+       {{"A", bus}, {"B", randomSparse({494, 494}, 0.002, 7301)}, {"C", randomSparse({494, 494}, 0.001, 7302)},
+        {"D", bus}, {"E", randomSparse({494, 494}, 0.0005, 7303)}},
+       /*threadRows=*/false, /*perPointRefused=*/true},
+      {"union_of_five_dcsr_into_dense_random", kUnionOfFiveDcsrIntoDense,
+       {{"A", randomSparse({25, 30}, 0.1, 7311)}, {"B", randomSparse({25, 30}, 0.04, 7312)},
+        {"C", randomSparse({25, 30}, 0.2, 7313)}, {"D", randomSparse({25, 30}, 0.1, 7314)},
+        {"E", randomSparse({25, 30}, 0.02, 7315)}},
+       /*threadRows=*/false, /*perPointRefused=*/true},
+      {"union_of_six_csf_random", kUnionOfSixCsf,
+       {{"A", randomSparse({8, 9, 10}, 0.05, 7321)}, {"B", randomSparse({8, 9, 10}, 0.1, 7322)},
+        {"C", randomSparse({8, 9, 10}, 0.02, 7323)}, {"D", randomSparse({8, 9, 10}, 0.08, 7324)},
+        {"E", randomSparse({8, 9, 10}, 0.15, 7325)}, {"F", randomSparse({8, 9, 10}, 0.05, 7326)}},
+       /*threadRows=*/false, /*perPointRefused=*/true},
       {"union_of_eight_vectors_random", kUnionOfEightVectors,
        {{"a", randomSparse({60}, 0.1, 7261)}, {"b", randomSparse({60}, 0.2, 7262)},
         {"c", randomSparse({60}, 0.05, 7263)}, {"d", randomSparse({60}, 0.3, 7264)},
