@@ -172,6 +172,10 @@ TEST(RangesAppendDenseLevels, ThreadLoopsOverOtherIndicesAreStillRefused) {
   expectRefusedAtLastCommand(program, "parallelize(j, CPUThread, NoRaces)", "output Y is assembled in order");
   expectRefusedAtLastCommand(program, kRows + "\nparallelize(j, CPUThread, NoRaces)",
                              "loops nested in a parallel loop run serially");
+  expectRefusedAtLastCommand("tensor Y(I, J, K) : {dense, dense, compressed}\ntensor B(I, J, K) : "
+                             "{dense, dense, compressed}\nY(i,j,k) = 2 * B(i,j,k)\n",
+                             "parallelize(i, CPUVector, NoRaces)",
+                             "output Y is assembled in order, an entry at a time, which vector lanes cannot share");
 }
 
 }  // namespace
