@@ -177,7 +177,15 @@ bool threadRangesAppendInOrder(const LoopNest& nest, const Access& lhs, const In
     whyNot = "the schedule asks for the Workspace race strategy";
     return false;
   }
-  if (nest.loops != varsInStorageOrder(lhs)) {
+  // (Or Gustavson's: a sum between the output's last index and those
+  // above it, which the dense workspace inserted below the loops above it
+  // takes in any order, insertGustavsonWorkspace.)
+  const std::vector<IndexVar> outputVars = varsInStorageOrder(lhs);
+  const TrailingOutputVars trailing = trailingOutputVars(nest, lhs);
+  const bool gustavson = trailing.vars.size() == 1 && *trailing.vars.begin() == outputVars.back() &&
+                         trailing.firstReduction + 1 == outputVars.size() &&
+                         std::equal(outputVars.begin(), outputVars.end() - 1, nest.loops.begin());
+  if (nest.loops != outputVars && !gustavson) {
     whyNot = "the loops are not " + output.name() + "'s indices in its storage order, so a range would not append "
              "its part in order";
     return false;

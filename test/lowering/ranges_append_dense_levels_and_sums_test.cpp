@@ -166,6 +166,23 @@ TEST(RangesAppendWhereStatements, DenseLevelsWithSumsAndPrecomputes) {
   expectCaseMatchesReference({precomputed, kRows + "\nprecompute(B(i,j,k,m), k, kw)"}, fourth);
 }
 
+// Gustavson's SpGEMM (a dense workspace with a list of the touched
+// columns, one per thread) into a DCSR output, and a third-order tensor's
+// fibers times a CSR matrix into a {dense, dense, compressed} output.
+TEST(RangesAppendWhereStatements, GustavsonWorkspacesOnePerThread) {
+  const std::string spgemm = "tensor Y(I, J) : dcsr\ntensor A(I, K) : csr\ntensor B(K, J) : csr\n"
+                             "Y(i,j) = A(i,k) * B(k,j)\n";
+  const std::string schedule = "reorder(i, k, j)\nprecompute(A(i,k) * B(k,j), j, j)\n" + kRows;
+  expectCaseMatchesReference({spgemm, schedule},
+                             {{"A", randomSparse({300, 40}, 0.03, 110)}, {"B", randomSparse({40, 50}, 0.05, 111)}});
+  expectCaseMatchesReference({spgemm, schedule},
+                             {{"A", realMatrix("ibm32a.mtx")}, {"B", realMatrix("ibm32b.mtx")}});
+  // (The summed variable between Y's coordinates: tcc inserts the workspace.)
+  expectCaseMatchesReference({"tensor Y(I, J, L) : {dense, dense, compressed}\ntensor A(I, J, K) : csf\n"
+                              "tensor B(K, L) : csr\nY(i,j,l) = A(i,j,k) * B(k,l)\n"},
+                             {{"A", randomSparse({50, 4, 9}, 0.08, 112)}, {"B", randomSparse({9, 30}, 0.1, 113)}});
+}
+
 TEST(RangesAppendDenseLevels, ThreadLoopsOverOtherIndicesAreStillRefused) {
   const std::string program = "tensor Y(I, J, K) : {dense, dense, compressed}\ntensor A(I, J, K) : csf\n"
                               "tensor B(I, J, K) : csf\nY(i,j,k) = A(i,j,k) + B(i,j,k)\n";
