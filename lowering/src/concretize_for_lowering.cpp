@@ -150,7 +150,8 @@ bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr
 // index (its first level compressed, or dense levels above its compressed
 // ones), runs in ranges of coordinates whose appends keep the output's
 // order (lower_coordinate_chunks.cpp): the loops
-// in the output's storage order (nothing summed, nothing scattered), the
+// in the output's storage order (nothing summed, nothing scattered; or a
+// sum before the last index only, into Gustavson's workspace), the
 // other loops serial, and the operands' levels for the variable dense or
 // ordered compressed (as Lowerer::mergesInCoordinateChunks decides). Each
 // range then appends
