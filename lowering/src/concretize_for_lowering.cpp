@@ -146,10 +146,12 @@ bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr
   return true;
 }
 
-// Whether the outermost loop, on CPU threads over the variable of a sparse
-// output's compressed first level, runs in ranges of coordinates whose
-// appends keep the output's order (lower_coordinate_chunks.cpp): the loops
-// in the output's storage order (nothing summed, nothing scattered), the
+// Whether the outermost loop, on CPU threads over a sparse output's first
+// index (its first level compressed, or dense levels above its compressed
+// ones), runs in ranges of coordinates whose appends keep the output's
+// order (lower_coordinate_chunks.cpp): the loops
+// in the output's storage order (nothing summed, nothing scattered; or a
+// sum before the last index only, into Gustavson's workspace), the
 // other loops serial, and the operands' levels for the variable dense or
 // ordered compressed (as Lowerer::mergesInCoordinateChunks decides). Each
 // range then appends
@@ -159,8 +161,11 @@ bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr
 bool threadRangesAppendInOrder(const LoopNest& nest, const Access& lhs, const IndexExpr& rhs, std::string& whyNot) {
   const TensorVar& output = lhs.tensor();
   const ir::Format& format = output.format();
-  if (format.level(0).kind != ir::LevelKind::Compressed || !format.level(0).unique) {
-    whyNot = "only a first level that is compressed is appended by ranges of coordinates";
+  int firstSparse = 0;
+  while (firstSparse < format.order() && format.level(firstSparse).isDense()) ++firstSparse;
+  if (firstSparse == format.order() || format.level(firstSparse).kind != ir::LevelKind::Compressed ||
+      !format.level(firstSparse).unique) {
+    whyNot = "only compressed levels (below dense ones, if any) are appended by ranges of coordinates";
     return false;
   }
   const IndexVar& first = lhs.indices()[format.modeOfLevel(0)];
@@ -173,7 +178,15 @@ bool threadRangesAppendInOrder(const LoopNest& nest, const Access& lhs, const In
     whyNot = "the schedule asks for the Workspace race strategy";
     return false;
   }
-  if (nest.loops != varsInStorageOrder(lhs)) {
+  // (Or Gustavson's: a sum between the output's last index and those
+  // above it, which the dense workspace inserted below the loops above it
+  // takes in any order, insertGustavsonWorkspace.)
+  const std::vector<IndexVar> outputVars = varsInStorageOrder(lhs);
+  const TrailingOutputVars trailing = trailingOutputVars(nest, lhs);
+  const bool gustavson = trailing.vars.size() == 1 && *trailing.vars.begin() == outputVars.back() &&
+                         trailing.firstReduction + 1 == outputVars.size() &&
+                         std::equal(outputVars.begin(), outputVars.end() - 1, nest.loops.begin());
+  if (nest.loops != outputVars && !gustavson) {
     whyNot = "the loops are not " + output.name() + "'s indices in its storage order, so a range would not append "
              "its part in order";
     return false;
@@ -232,7 +245,7 @@ void describeThreadLoops(LoopNest& nest, const Access& lhs) {
     auto attributes = nest.attributes.find(nest.loops[p]);
     if (attributes == nest.attributes.end() || !attributes->second.onThreads()) continue;
     auto origins = nest.originsOf(nest.loops[p]);
-    if (hasSparseLevel(output) && output.format().level(0).isDense() && origins.size() == 1 &&
+    if (hasSparseLevel(output) && output.order() == 2 && output.format().level(0).isDense() && origins.size() == 1 &&
         *origins.begin() == lhs.indices()[output.format().modeOfLevel(0)])
       nest.decisions.push_back(output.name() + "'s rows are assembled in parallel: in one pass where the operands "
                                "bound its entries (each thread appends chunks of rows to arrays of its own, then "

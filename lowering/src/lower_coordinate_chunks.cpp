@@ -19,8 +19,15 @@
 // prefix sum over the ranges turns the counts into offsets, and the second
 // appends each range from its offsets, as the serial loop appends, into
 // arrays allocated exactly. (A per-thread sparse workspace would hash,
-// sort and merge every entry instead.)
+// sort and merge every entry instead.) Dense levels above the compressed
+// ones append nothing: a range's segments of the first compressed level
+// sit at the dense positions of its coordinates, whose pos entries the
+// fill pass stores (a `{dense, dense, compressed}` output). Where
+// statements below the loop (a sum into a scalar temporary, a precompute)
+// fill temporaries that each thread keeps its own copy of, in both passes.
+#include "access_occurrences.h"
 #include "lowerer.h"
+#include "tcc/ir/index_queries.h"
 
 namespace tcc::lowering {
 
@@ -102,6 +109,7 @@ Stmt Lowerer::lowerInCoordinateChunks(const ir::ForallNode* forall, const std::s
     if (output) {
       shared = output->appendPosition;
       for (size_t level = 0; level < shared.size(); ++level) {
+        if (!shared[level].defined()) continue;  // (a dense level: no appends)
         Expr own = freshVar("p" + output->name + std::to_string(level + 1) + "_range", int64);
         const Expr& offsets = rangeAppended_->offsets[level];
         body.push_back(imp::Declare::make(
@@ -118,7 +126,8 @@ Stmt Lowerer::lowerInCoordinateChunks(const ir::ForallNode* forall, const std::s
     if (output) {
       if (pass_ == OutputPass::Count)
         for (size_t level = 0; level < shared.size(); ++level)
-          body.push_back(imp::Store::make(rangeAppended_->offsets[level], ops::add(chunk, ops::IntImm::make(1, int64)),
+          if (shared[level].defined())
+            body.push_back(imp::Store::make(rangeAppended_->offsets[level], ops::add(chunk, ops::IntImm::make(1, int64)),
                                           output->appendPosition[level]));
       output->appendPosition = shared;
     }
@@ -137,8 +146,16 @@ bool Lowerer::rangesAppend(const ir::ForallNode* forall, const ir::AssignmentNod
   if (!parallel || !isParameter(output) || output.order() == 0 ||
       sparseWorkspaceOutputs_.count(output) || relationOf_.count(forall->indexVar))
     return false;
+  // The levels above the first compressed one are dense (an output tcc
+  // assembles has no other kind there): a range's segments of each level
+  // follow the previous range's, the dense ones' at their own positions.
+  // (The cuda target binds a coordinate's appends at a compressed first
+  // level only.)
   const ir::Format& format = output.format();
-  if (format.level(0).kind != ir::LevelKind::Compressed || !format.level(0).unique ||
+  int firstSparse = 0;
+  while (firstSparse < format.order() && format.level(firstSparse).isDense()) ++firstSparse;
+  if (firstSparse == format.order() || (options_.cudaTarget && firstSparse > 0)) return false;
+  if (format.level(firstSparse).kind != ir::LevelKind::Compressed || !format.level(firstSparse).unique ||
       !(assignment->lhs.indices()[format.modeOfLevel(0)] == forall->indexVar))
     return false;
   // (Each level appended in order, each coordinate once.)
@@ -146,6 +163,38 @@ bool Lowerer::rangesAppend(const ir::ForallNode* forall, const ir::AssignmentNod
     if (visitOrder_.repeatedLevels.count({output, level}) || visitOrder_.outOfOrderLevels.count({output, level}))
       return false;
   return true;
+}
+
+const ir::AssignmentNode* Lowerer::assignmentAppendedByRanges(const ir::ForallNode* top) const {
+  const auto assignments = ir::assignmentsOf(top->body);
+  if (options_.cudaTarget) {
+    // (The cuda target's form: the loop's one assignment, no where.)
+    if (assignments.size() != 1 || !whereStatements(top->body).empty()) return nullptr;
+    return rangesAppend(top, assignments[0]) ? assignments[0] : nullptr;
+  }
+  const ir::AssignmentNode* appended = nullptr;
+  for (const auto* assignment : assignments) {
+    if (!isParameter(assignment->lhs.tensor())) continue;
+    if (appended) return nullptr;
+    appended = assignment;
+  }
+  if (!appended || !rangesAppend(top, appended)) return nullptr;
+  // Each input's level for the loop's variable is cut into ranges by a
+  // binary search of its coordinates, or located (mergesInCoordinateChunks);
+  // the statement's own (concretized) loops ensure it, a sum's or a
+  // precompute's reads below the top may not.
+  const ir::IndexVar& var = top->indexVar;
+  for (const auto* access : accessOccurrences(top->body)) {
+    if (!isParameter(access->tensor) || access->tensor.order() == 0) continue;
+    const ir::Format& format = access->tensor.format();
+    for (int level = 0; level < format.order(); ++level) {
+      if (!(access->indices[format.modeOfLevel(level)] == var)) continue;
+      const ir::LevelFormat& stored = format.level(level);
+      if (level > 0 || !(stored.isDense() || (stored.kind == ir::LevelKind::Compressed && stored.ordered)))
+        return nullptr;
+    }
+  }
+  return appended;
 }
 
 // The cuda target's form: each coordinate of the GPU loop is a range of
@@ -164,7 +213,12 @@ std::vector<Stmt> Lowerer::lowerRangesAppendingInTwoPasses(const ir::IndexStmt& 
   appended.ranges = freshVar(appended.var.name() + (gpu ? "_coordinates" : "_ranges"), int64);
   std::vector<Stmt> passes{
       imp::Declare::make(appended.ranges, gpu ? ops::cast(int64, dimensionOf(appended.var)) : rangesOfThreads())};
+  const ir::Format& format = appended.output.format();
   for (int level = 0; level < levels; ++level) {
+    if (format.level(level).isDense()) {
+      appended.offsets.push_back(Expr());
+      continue;
+    }
     Expr offsets = freshVar(storage.name + std::to_string(level + 1) + (gpu ? "_coordinate_offsets" : "_range_offsets"),
                             imp::Type::pointerTo(int64));
     appended.offsets.push_back(offsets);
@@ -198,12 +252,16 @@ std::vector<Stmt> Lowerer::lowerRangesAppendingInTwoPasses(const ir::IndexStmt& 
     Expr range = freshVar(appended.var.name() + "_range", int64);
     std::vector<Stmt> sums;
     for (const auto& offsets : appended.offsets)
-      sums.push_back(imp::Store::make(offsets, ops::add(range, imm(1)), imp::Load::make(offsets, range), true));
+      if (offsets.defined())
+        sums.push_back(imp::Store::make(offsets, ops::add(range, imm(1)), imp::Load::make(offsets, range), true));
     passes.push_back(imp::For::make(range, imm(0), appended.ranges, imp::Block::make(sums), imp::LoopKind::Serial,
                                     "the ranges' counts to their offsets (prefix sum)"));
   }
-  // Every level's arrays, exactly sized (the counting pass wrote none of them).
+  // Every level's arrays, exactly sized (the counting pass wrote none of
+  // them). (The pos of a level below dense ones, one segment a position of
+  // theirs, was allocated with the output.)
   for (int level = 0; level < levels; ++level) {
+    if (format.level(level).isDense()) continue;
     Expr total = storage.appendPosition[level];
     passes.push_back(imp::Assign::make(total, imp::Load::make(appended.offsets[level], appended.ranges)));
     Expr entries = ops::max(total, imm(1));
@@ -229,7 +287,8 @@ std::vector<Stmt> Lowerer::lowerRangesAppendingInTwoPasses(const ir::IndexStmt& 
                                         " from its offsets, coordinates on GPU threads"
                                   : "append each range of " + appended.var.name() + " to " + storage.name +
                                         " from its offsets, ranges on the threads");
-  for (const auto& offsets : appended.offsets) passes.push_back(imp::Free::make(offsets));
+  for (const auto& offsets : appended.offsets)
+    if (offsets.defined()) passes.push_back(imp::Free::make(offsets));
   return passes;
 }
 

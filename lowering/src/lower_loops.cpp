@@ -676,13 +676,17 @@ LoopPlan Lowerer::planLoop(const ir::ForallNode* forall) {
         requireParallelizable(forall, false, "the loops from " + repeated->second.name() + " on visit each row of " +
                                              output.name() + " on several iterations, so its rows cannot be "
                                              "assembled in parallel");
-      // (Or, in ranges of coordinates, its compressed first level.)
+      // (Or, in ranges of coordinates, every level in order: rangesAppend.)
       bool inRanges = rangeAppended_ && rangeAppended_->output == output && rangeAppended_->var == var &&
                       rangeAppended_->lowered;
-      requireParallelizable(forall, threads && (rowsAssembledInParallel(assignment->lhs, var) || inRanges),
-                            "output " + output.name() + " is assembled in order; only its rows (a dense first level "
-                            "followed by a compressed one) can be assembled in parallel, by parallelizing the loop "
-                            "over " + output.name() + "'s first index");
+      const std::string inOrder = "output " + output.name() + " is assembled in order";
+      requireParallelizable(forall, threads, inOrder + ", an entry at a time, which vector lanes cannot share");
+      requireParallelizable(forall, rowsAssembledInParallel(assignment->lhs, var) || inRanges,
+                            inOrder + "; threads assemble it only under "
+                            "a loop over its first index: its rows (a dense first level followed by a compressed "
+                            "one), or ranges of that index appending every level in order (the statement's "
+                            "outermost loop, not made by a split, divide or bound, the other writes under it "
+                            "into temporaries)");
       continue;
     }
     if (derivesOnlyFrom(var, assignment->lhs.indices())) continue;  // iterations write different entries

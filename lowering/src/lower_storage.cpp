@@ -175,12 +175,12 @@ imp::Function Lowerer::run(const ir::IndexStmt& cin) {
   }
   // (Its rows may each be split among a warp's lanes.)
   planLaneSlicedRows(cin);
-  // (Or an output whose first level is compressed appended by the ranges
-  // of a thread loop in coordinate chunks.)
-  if (const auto* top = cin.as<ir::ForallNode>(); top && rowParallelOutputs_.empty()) {
-    auto assignments = ir::assignmentsOf(top->body);
-    if (assignments.size() == 1 && whereStatements(top->body).empty() && rangesAppend(top, assignments[0])) {
-      rangeAppended_ = RangeAppendedOutput{assignments[0]->lhs.tensor(), top->indexVar, Expr(), {}, false, false, {}};
+  // (Or an output appended by the ranges of a thread loop in coordinate
+  // chunks: the top loop, under the schedule's relations if any.)
+  const auto* suchThat = cin.as<ir::SuchThatNode>();
+  if (const auto* top = (suchThat ? suchThat->stmt : cin).as<ir::ForallNode>(); top && rowParallelOutputs_.empty()) {
+    if (const ir::AssignmentNode* appended = assignmentAppendedByRanges(top)) {
+      rangeAppended_ = RangeAppendedOutput{appended->lhs.tensor(), top->indexVar, Expr(), {}, false, false, {}};
       rangeAppended_->onGpu = options_.cudaTarget;
     }
   }
@@ -980,7 +980,10 @@ std::vector<Stmt> Lowerer::outputEpilogue(const ir::AccessNode* lhs, int level, 
       if (pass_ == OutputPass::Fill) return {};
       return {imp::Store::make(storage.pos[1], ops::add(position, ops::int64Imm(1)), rowAppend)};  // the row's size
     }
-    if (last || format.level(level + 1).isDense() || pass_ == OutputPass::Compute) return {};
+    // (Counting ranges hold their own appends, not the segment's end: the
+    // fill pass stores it.)
+    if (last || format.level(level + 1).isDense() || pass_ == OutputPass::Compute || pass_ == OutputPass::Count)
+      return {};
     return {imp::Store::make(storage.pos[level + 1], ops::add(position, ops::int64Imm(1)), storage.appendPosition[level + 1])};
   }
   if (appendsByGpuCoordinate(lhs, level) && !bindingGpuCoordinateAppends_) {

@@ -189,11 +189,18 @@ class Lowerer {
                                 bool countedByLoneDriver) const;
   // `how`: what a range's loop walks (for the generated code's comment).
   imp::Stmt lowerInCoordinateChunks(const ir::ForallNode* forall, const std::string& how);
-  // A sparse output whose compressed first level the ranges of such a loop
-  // append in order, in place (RangeAppendedOutput): whether `forall` is
-  // that loop over `output`'s first index (read off the statement before
+  // A sparse output whose levels the ranges of such a loop append in
+  // order, in place (RangeAppendedOutput): its first level compressed, or
+  // (CPU threads) dense levels above its compressed ones. Whether `forall`
+  // is that loop over `output`'s first index (read off the statement before
   // it is lowered), and the passes that assemble it.
   bool rangesAppend(const ir::ForallNode* forall, const ir::AssignmentNode* assignment) const;
+  // The assignment the ranges of the top loop append (rangesAppend): the
+  // only one under it to a kernel parameter; the others (producers of where
+  // statements below the top on CPU threads: a sum's scalar temporary, a
+  // precompute's workspace) write temporaries each thread keeps its own
+  // copy of. Null where none is.
+  const ir::AssignmentNode* assignmentAppendedByRanges(const ir::ForallNode* top) const;
   std::vector<imp::Stmt> lowerRangesAppendingInTwoPasses(const ir::IndexStmt& cin);
   // The cuda target's prefix sums of a sparse output's counts: entries
   // 1..counts of each of `arrays` (int64[counts + 1], entry 0 zero) turned
@@ -614,7 +621,7 @@ class Lowerer {
     ir::TensorVar output;
     ir::IndexVar var;                // the thread loop's, the output's first index
     imp::Expr ranges;                // how many ranges of var, shared by both passes
-    std::vector<imp::Expr> offsets;  // per level: int64[ranges + 1]
+    std::vector<imp::Expr> offsets;  // per level: int64[ranges + 1] (none for a dense level)
     bool lowered = false;            // the thread loop was lowered in ranges
     // On the cuda target the ranges are the GPU loop's coordinates, one
     // each: offsets indexed by the coordinate, the appends of each

@@ -103,7 +103,9 @@ TEST(InsertedTensorNames, SparseWorkspacesBesideAUserTensorNamedLikeThem) {
            {"scattering", outer, "inserted sparse workspace ws_A_2 of order 2", declaredInputs(outer, inputs)},
            {"hoisted", withSchedule(scaled, "sparse_workspace(j)"), "inserted sparse workspace ws_A_2 of order 1 over j",
             vectorInputs},
-           {"one per thread", withSchedule(dcsr, "parallelize(i, CPUThread, NoRaces)"),
+           // (Under NoRaces the ranges of i append A through Gustavson's
+           // dense workspace, no sparse one.)
+           {"one per thread", withSchedule(dcsr, "parallelize(i, CPUThread, Workspace)"),
             "inserted sparse workspace ws_A_2 of order 2", vectorInputs},
            {"terms", terms, "inserted sparse workspace ws_A_3 of order 2", declaredInputs(terms, inputs)},
            {"written", written, "inserted sparse workspace ws_A_2 of order 2",

@@ -1,5 +1,6 @@
 #include "kernel_check.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -138,6 +139,55 @@ std::string decisionsOf(const std::string& dsl) {
   for (const auto& statement : lowerProgram(Program::fromText(dsl, "test.tc")).statements)
     for (const auto& decision : statement.decisions) text += decision + "\n";
   return text;
+}
+
+namespace {
+
+// Sets the thread count of the OpenMP runtime the kernels run on (loaded
+// with the first OpenMP kernel): whichever of the runtimes is loaded.
+// Returns how many runtimes took it.
+int setKernelThreads(int threads) {
+  int set = 0;
+  for (const char* name : {"libomp.so.5", "libomp.so", "libgomp.so.1"}) {
+    void* runtime = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
+    if (!runtime) continue;
+    auto setThreads = reinterpret_cast<void (*)(int)>(dlsym(runtime, "omp_set_num_threads"));
+    auto maxThreads = reinterpret_cast<int (*)()>(dlsym(runtime, "omp_get_max_threads"));
+    if (setThreads && maxThreads) {
+      setThreads(threads);
+      if (maxThreads() == threads) ++set;
+    }
+    dlclose(runtime);
+  }
+  return set;
+}
+
+}  // namespace
+
+std::string expectEachThreadCountMatchesReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs,
+                                                  const std::vector<int>& threadCounts) {
+  Program program = Program::fromText(dsl, "test.tc");
+  Kernel kernel = compile(program);
+  std::map<std::string, Tensor> bound;
+  std::map<std::string, DenseArray> dense;
+  for (const auto& [name, coo] : inputs) {
+    const TensorVar* declared = program.syntax().findTensor(name);
+    if (!declared) continue;
+    bound.emplace(name, rt::pack(coo, toRuntimeFormat(declared->format()), toRuntimeType(declared->datatype())));
+    DenseArray array;
+    array.dims.assign(coo.dims.begin(), coo.dims.end());
+    array.values = rt::toDense(coo);
+    dense.emplace(name, std::move(array));
+  }
+  auto expected = evaluate(program.statements(), dense);
+  for (int threads : threadCounts) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    EXPECT_GE(setKernelThreads(threads), 1) << "no OpenMP runtime took the thread count";
+    expectOutputsMatch(kernel.run(bound), expected, 1e-10);
+  }
+  setKernelThreads(2);
+  if (::testing::Test::HasFailure()) ADD_FAILURE() << "generated code:\n" << kernel.source();
+  return kernel.source();
 }
 
 rt::Coo realMatrix(const std::string& name) {

@@ -110,6 +110,12 @@ NamedInputs inputsOverAB(const std::string& name, rt::Coo a, rt::Coo b, uint64_t
 int forEachCodeMatchingReference(const std::string& dsl, const std::vector<NamedInputs>& inputSets,
                                  const std::function<void(const std::string& code)>& onCode);
 
+// Compiles `dsl` once and runs it on `inputs` at each of `threadCounts`
+// (the OpenMP runtime's thread count, set before each run), each output
+// against the dense reference. Returns the generated code.
+std::string expectEachThreadCountMatchesReference(const std::string& dsl, const std::map<std::string, rt::Coo>& inputs,
+                                                  const std::vector<int>& threadCounts);
+
 // The matrix with its two modes swapped.
 rt::Coo transposed(const rt::Coo& matrix);
 // A real matrix from the shared data folder.
