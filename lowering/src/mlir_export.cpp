@@ -53,6 +53,150 @@ bool isNonzeroLiteral(const IndexExpr& expr) {
   return literal && literal->asDouble() != 0;
 }
 
+bool isZeroLiteral(const IndexExpr& expr) {
+  const auto* literal = expr.as<LiteralNode>();
+  return literal && literal->asDouble() == 0;
+}
+
+std::pair<IndexExpr, IndexExpr> operandsOf(const IndexExpr& expr) {
+  if (const auto* node = expr.as<AddNode>()) return {node->a, node->b};
+  if (const auto* node = expr.as<SubNode>()) return {node->a, node->b};
+  if (const auto* node = expr.as<MulNode>()) return {node->a, node->b};
+  const auto* node = expr.as<DivNode>();
+  return {node->a, node->b};
+}
+
+// The value of an expression of literals and builtins, in double.
+double constantValue(const IndexExpr& expr) {
+  switch (expr.kind()) {
+    case IndexExprKind::Literal: return expr.as<LiteralNode>()->asDouble();
+    case IndexExprKind::Neg: return -constantValue(expr.as<NegNode>()->operand);
+    case IndexExprKind::Add:
+    case IndexExprKind::Sub:
+    case IndexExprKind::Mul:
+    case IndexExprKind::Div: {
+      auto [a, b] = operandsOf(expr);
+      double left = constantValue(a), right = constantValue(b);
+      if (expr.kind() == IndexExprKind::Add) return left + right;
+      if (expr.kind() == IndexExprKind::Sub) return left - right;
+      if (expr.kind() == IndexExprKind::Mul) return left * right;
+      return left / right;
+    }
+    case IndexExprKind::Call: {
+      const auto* call = expr.as<CallNode>();
+      std::vector<double> args;
+      for (const auto& argument : call->args) args.push_back(constantValue(std::get<IndexExpr>(argument)));
+      if (call->name == "abs") return std::fabs(args[0]);
+      if (call->name == "sqrt") return std::sqrt(args[0]);
+      if (call->name == "exp") return std::exp(args[0]);
+      if (call->name == "max") return std::max(args[0], args[1]);
+      return std::min(args[0], args[1]);
+    }
+    default: return std::nan("");
+  }
+}
+
+bool readsNoTensor(const IndexExpr& expr) { return accessesOf(expr).empty(); }
+
+// The top-level terms with their signs (true: subtracted).
+void collectSignedTerms(const IndexExpr& expr, bool negated, std::vector<std::pair<IndexExpr, bool>>& terms) {
+  if (const auto* add = expr.as<AddNode>()) {
+    collectSignedTerms(add->a, negated, terms);
+    collectSignedTerms(add->b, negated, terms);
+  } else if (const auto* sub = expr.as<SubNode>()) {
+    collectSignedTerms(sub->a, negated, terms);
+    collectSignedTerms(sub->b, !negated, terms);
+  } else {
+    terms.emplace_back(expr, negated);
+  }
+}
+
+// With a sum over the whole body, a term that uses none of the summed
+// variables (`y_before(i)` in `y(i) = y_before(i) + A(i,j) * x(j)`, the
+// form `+=` takes) cannot be a term of the body: it is the dense output's
+// initial values instead (`outs(%y_before)`), which the body adds to. Only
+// a dense tensor read at the output's indices, in the output's type and
+// storage, added once, can be; nullopt where the statement has no such term.
+std::optional<IndexExpr> initialValuesTerm(const AssignmentNode& assignment,
+                                           const std::vector<IndexVar>& reductionVariables) {
+  const TensorVar& output = assignment.lhs.tensor();
+  if (reductionVariables.empty() || !output.format().isAllDense() || !output.format().hasIdentityOrdering())
+    return std::nullopt;
+  std::vector<std::pair<IndexExpr, bool>> terms;
+  collectSignedTerms(assignment.rhs, false, terms);
+  for (const auto& [term, negated] : terms) {
+    const auto* access = term.as<AccessNode>();
+    if (negated || !access || access->indices != assignment.lhs.indices()) continue;
+    const TensorVar& tensor = access->tensor;
+    if (tensor.datatype() == output.datatype() && tensor.format().isAllDense() &&
+        tensor.format().hasIdentityOrdering())
+      return term;
+  }
+  return std::nullopt;
+}
+
+// The right-hand side without the top-level term `term` (one that is
+// added, not subtracted).
+IndexExpr withoutTerm(const IndexExpr& expr, const IndexExpr& term) {
+  if (const auto* add = expr.as<AddNode>()) {
+    if (add->a.sameAs(term)) return add->b;
+    if (add->b.sameAs(term)) return add->a;
+    return AddNode::make(withoutTerm(add->a, term), withoutTerm(add->b, term));
+  }
+  if (const auto* sub = expr.as<SubNode>()) {
+    if (sub->a.sameAs(term)) return NegNode::make(sub->b);
+    return SubNode::make(withoutTerm(sub->a, term), sub->b);
+  }
+  return expr;
+}
+
+bool isSparse(const TensorVar& tensor) { return !tensor.format().isAllDense(); }
+
+// The value of `expr` where every sparse operand is absent (read as zero,
+// as tcc reads it), as an expression of literals only; nullopt where it
+// still depends on a dense operand there (then MLIR's sparsifier visits
+// every position of the expression, absent sparse operands or not).
+std::optional<IndexExpr> whereSparseAbsent(const IndexExpr& expr) {
+  switch (expr.kind()) {
+    case IndexExprKind::Literal: return expr;
+    case IndexExprKind::Access:
+      if (isSparse(expr.as<AccessNode>()->tensor)) return IndexExpr(0.0);
+      return std::nullopt;
+    case IndexExprKind::Neg: {
+      auto operand = whereSparseAbsent(expr.as<NegNode>()->operand);
+      if (!operand) return std::nullopt;
+      return NegNode::make(*operand);
+    }
+    case IndexExprKind::Add:
+    case IndexExprKind::Sub:
+    case IndexExprKind::Mul:
+    case IndexExprKind::Div: {
+      auto [a, b] = operandsOf(expr);
+      auto left = whereSparseAbsent(a), right = whereSparseAbsent(b);
+      if (expr.kind() == IndexExprKind::Mul && ((left && isZeroLiteral(*left)) || (right && isZeroLiteral(*right))))
+        return IndexExpr(0.0);
+      if (!left || !right) return std::nullopt;
+      if (expr.kind() == IndexExprKind::Add) return AddNode::make(*left, *right);
+      if (expr.kind() == IndexExprKind::Sub) return SubNode::make(*left, *right);
+      if (expr.kind() == IndexExprKind::Mul) return MulNode::make(*left, *right);
+      return DivNode::make(*left, *right);
+    }
+    case IndexExprKind::Reduction: return std::nullopt;
+    case IndexExprKind::Call: {
+      const auto* call = expr.as<CallNode>();
+      std::vector<CallArgument> args;
+      for (const auto& argument : call->args) {
+        auto value = whereSparseAbsent(std::get<IndexExpr>(argument));
+        if (!value) return std::nullopt;
+        args.emplace_back(*value);
+      }
+      return CallNode::make(call->name, args);
+    }
+  }
+  return std::nullopt;
+}
+
+
 // The variables of an access in the order its tensor stores their levels.
 std::vector<IndexVar> levelOrder(const Access& access) {
   std::vector<IndexVar> vars;
@@ -97,9 +241,15 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
 
   std::vector<TensorVar> tensors = tensorsRead(assignment.rhs);
   tensors.push_back(assignment.lhs.tensor());
+  const Datatype outputType = assignment.lhs.tensor().datatype();
+  if (outputType == Datatype::Float16)
+    throw MlirExportError("the float16 output " + assignment.lhs.tensor().name() +
+                          ": float16 is exported as the storage of inputs read as float32 or float64");
   bool anySparse = false;
   for (const auto& tensor : tensors) {
-    if (tensor.datatype() != assignment.lhs.tensor().datatype())
+    // A float16 input is widened (arith.extf) to the float type computed in.
+    bool widened = tensor.datatype() == Datatype::Float16 && isFloat(outputType);
+    if (tensor.datatype() != outputType && !widened)
       throw MlirExportError("mixed element types (" + tensor.name() + " is " + toString(tensor.datatype()) + ", " +
                             assignment.lhs.tensor().name() + " is " + toString(assignment.lhs.tensor().datatype()) +
                             "): a linalg.generic computes in one type");
@@ -117,13 +267,38 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
 
   std::vector<IndexExpr> terms;
   collectTerms(assignment.rhs, terms);
+  std::optional<IndexExpr> initialValues = initialValuesTerm(assignment, reductionVariables);
   for (const auto& term : terms) {
+    if (initialValues && term.sameAs(*initialValues)) continue;
     std::vector<IndexVar> used = indexVarsOf(term);
     for (const auto& var : reductionVariables)
       if (std::find(used.begin(), used.end(), var) == used.end())
         throw MlirExportError("the term " + toString(term) + " does not use the summed variable " + var.name() +
                               ": a linalg.generic sums the whole expression, Einstein summation sums each term over "
                               "its own variables");
+  }
+
+  // A sum over a sparse level of a value that is not zero where every
+  // sparse operand is absent (and that no dense operand covers there):
+  // `y(i) = exp(B(i,j))`, `y(i) = (B(i,j) + 1) * 2` with B csr. MLIR 16's
+  // sparsifier crashes (a segmentation fault) on them.
+  if (!reductionVariables.empty()) {
+    IndexExpr summed = stripSumsOfTerms(initialValues ? withoutTerm(assignment.rhs, *initialValues) : assignment.rhs);
+    std::optional<IndexExpr> absent = whereSparseAbsent(summed);
+    std::optional<IndexVar> sparseSum;
+    for (const auto& access : accessesOf(summed)) {
+      const Format& format = access.tensor().format();
+      for (int level = 0; level < format.order(); ++level) {
+        const IndexVar& var = access.indices().at(format.modeOfLevel(level));
+        if (format.level(level).kind != LevelKind::Dense &&
+            std::find(reductionVariables.begin(), reductionVariables.end(), var) != reductionVariables.end())
+          sparseSum = var;
+      }
+    }
+    if (sparseSum && absent && constantValue(*absent) != 0)
+      throw MlirExportError("the sum over " + sparseSum->name() + " (a sparse level) of " + toString(summed) +
+                            ", which is " + toString(*absent) + " where the sparse operands are absent: MLIR 16's "
+                            "sparsifier crashes on such sums");
   }
 
   // Inputs with repeated coordinates (non-unique levels, singletons) are
@@ -216,8 +391,15 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
           throw MlirExportError("the sum " + toString(expr) +
                                 " inside an expression: a linalg.generic has one reduction, around the whole body");
         return check(stripTopSums(expr), false);
-      case IndexExprKind::Call:
-        throw MlirExportError("the builtin " + expr.as<CallNode>()->name + "(...) is not exported to MLIR");
+      case IndexExprKind::Call: {
+        const auto* call = expr.as<CallNode>();
+        if (call->name == "perm") throw MlirExportError("the builtin perm(...) is not exported to MLIR");
+        if ((call->name == "sqrt" || call->name == "exp") && !isFloat(outputType))
+          throw MlirExportError("the builtin " + toString(expr) + " computes in float64 inside an " +
+                                toString(outputType) + " expression: a linalg.generic computes in one type");
+        for (const auto& argument : call->args) check(std::get<IndexExpr>(argument), false);
+        return;
+      }
     }
   };
   check(assignment.rhs, true);
@@ -275,14 +457,39 @@ std::string floatLiteral(double value, Datatype type) {
   return exponent == std::string::npos ? mantissa : mantissa + text.substr(exponent);
 }
 
+// One value the body reads per access: the block argument and the type of
+// its tensor (float16 arguments are widened to the type computed in).
+struct AccessArgument {
+  std::string name;
+  Datatype type;
+};
+
 // Prints the generic's body: one SSA value per node, accesses read from
 // the block arguments in the order the accesses were collected.
+//
+// Builtins: abs and sqrt vanish at zero, as MLIR 16's sparsifier assumes
+// of math.absf / math.absi / math.sqrt. exp, max and min need not, and
+// the sparsifier does not take them as they are where a tensor is sparse,
+// so there they are spelled as sparse_tensor.unary / binary whose regions
+// say what they yield where an operand is absent: the builtin of the
+// operand's value there (tcc reads an absent entry as zero and evaluates
+// builtins everywhere). Values that read no tensor are computed before
+// the generic (`outside`), where the sparsifier takes them as invariants.
 class BodyPrinter {
  public:
-  BodyPrinter(std::ostream& out, Datatype type, std::vector<std::string> accessArguments)
-      : out_(out), type_(type), elementType_(mlirElementType(type)), accessArguments_(std::move(accessArguments)) {}
+  BodyPrinter(std::ostream& out, Datatype type, std::vector<AccessArgument> accessArguments, bool sparseKernel,
+              std::string prefix = "%t.", std::string indent = "      ", BodyPrinter* outside = nullptr)
+      : out_(out),
+        type_(type),
+        elementType_(mlirElementType(type)),
+        accessArguments_(std::move(accessArguments)),
+        sparseKernel_(sparseKernel),
+        prefix_(std::move(prefix)),
+        indent_(std::move(indent)),
+        outside_(outside) {}
 
   std::string print(const IndexExpr& expr) {
+    if (outside_ && expr.kind() == IndexExprKind::Call && readsNoTensor(expr)) return outside_->print(expr);
     switch (expr.kind()) {
       case IndexExprKind::Literal: {
         const auto* literal = expr.as<LiteralNode>();
@@ -292,7 +499,11 @@ class BodyPrinter {
                                                                 : literal->intValue);
         return emit("arith.constant " + value + " : " + elementType_);
       }
-      case IndexExprKind::Access: return accessArguments_.at(nextAccess_++);
+      case IndexExprKind::Access: {
+        const AccessArgument& argument = accessArguments_.at(nextAccess_++);
+        if (argument.type == type_) return argument.name;
+        return emit("arith.extf " + argument.name + " : " + mlirElementType(argument.type) + " to " + elementType_);
+      }
       case IndexExprKind::Neg: {
         std::string operand = print(expr.as<NegNode>()->operand);
         if (isFloat(type_)) return emit("arith.negf " + operand + " : " + elementType_);
@@ -308,7 +519,7 @@ class BodyPrinter {
         return emit((isFloat(type_) ? "arith.divf " : "arith.divsi ") + a + ", " + b + " : " + elementType_);
       }
       case IndexExprKind::Reduction: return print(expr.as<ReductionNode>()->body);
-      case IndexExprKind::Call: break;
+      case IndexExprKind::Call: return call(*expr.as<CallNode>());
     }
     throw MlirExportError("cannot print " + toString(expr) + " in MLIR");
   }
@@ -322,16 +533,141 @@ class BodyPrinter {
     std::string a = print(left), b = print(right);
     return emit("arith." + op + (isFloat(type_) ? "f " : "i ") + a + ", " + b + " : " + elementType_);
   }
+
+  // The builtin applied to values already printed.
+  std::string apply(const std::string& name, const std::vector<std::string>& args) {
+    const bool floating = isFloat(type_);
+    std::string op;
+    if (name == "abs") op = floating ? "math.absf" : "math.absi";
+    if (name == "sqrt") op = "math.sqrt";
+    if (name == "exp") op = "math.exp";
+    if (name == "max") op = floating ? "arith.maxf" : "arith.maxsi";
+    if (name == "min") op = floating ? "arith.minf" : "arith.minsi";
+    std::string operands = args[0] + (args.size() > 1 ? ", " + args[1] : "");
+    return emit(op + " " + operands + " : " + elementType_);
+  }
+
+  std::string call(const CallNode& call) {
+    std::vector<IndexExpr> args;
+    for (const auto& argument : call.args) args.push_back(std::get<IndexExpr>(argument));
+    const bool vanishesAtZero = call.name == "abs" || call.name == "sqrt";
+    if (!sparseKernel_ || vanishesAtZero) {
+      std::vector<std::string> printed;
+      for (const auto& arg : args) printed.push_back(print(arg));
+      return apply(call.name, printed);
+    }
+    if (args.size() == 1) return unary(call.name, args[0], {});
+    // max or min with an operand that reads no tensor: a unary of the other.
+    if (readsNoTensor(args[1])) return unary(call.name, args[0], args[1]);
+    if (readsNoTensor(args[0])) return unary(call.name, args[1], args[0]);
+    return binaryBuiltin(call.name, args[0], args[1]);
+  }
+
+  // name(operand) or name(operand, other): the present region applies it,
+  // the absent region yields its value where the operand's sparse tensors
+  // are absent, left out where that is zero (nothing stored) or where the
+  // operand reads a dense tensor there (the sparsifier visits every
+  // position then).
+  std::string unary(const std::string& name, const IndexExpr& operand, const std::optional<IndexExpr>& other) {
+    std::string value = print(operand);
+    std::optional<std::string> otherValue;
+    if (other) otherValue = outside_->print(*other);
+    std::optional<std::string> absent;
+    if (auto operandAbsent = whereSparseAbsent(operand)) {
+      std::vector<CallArgument> args{*operandAbsent};
+      if (other) args.emplace_back(*other);
+      IndexExpr applied = CallNode::make(name, args);
+      if (constantValue(applied) != 0) absent = outside_->print(applied);
+    }
+    std::string result = prefix_ + std::to_string(counter_++);
+    std::string present = prefix_ + std::to_string(counter_++);
+    out_ << indent_ << result << " = sparse_tensor.unary " << value << " : " << elementType_ << " to " << elementType_
+         << "\n"
+         << indent_ << "  present={\n"
+         << indent_ << "    ^bb0(" << present << ": " << elementType_ << "):\n";
+    std::vector<std::string> args{present};
+    if (otherValue) args.push_back(*otherValue);
+    std::string applied = nested().apply(name, args);
+    out_ << indent_ << "      sparse_tensor.yield " << applied << " : " << elementType_ << "\n"
+         << indent_ << "  }\n"
+         << indent_ << "  absent={";
+    if (absent)
+      out_ << "\n" << indent_ << "    sparse_tensor.yield " << *absent << " : " << elementType_ << "\n" << indent_ << "  ";
+    out_ << "}\n";
+    return result;
+  }
+
+  // max or min of two operands that read tensors: each one-sided region
+  // uses the other operand's value where it is absent; where both are
+  // absent a unary around the binary yields the builtin of both those.
+  std::string binaryBuiltin(const std::string& name, const IndexExpr& a, const IndexExpr& b) {
+    std::string left = print(a), right = print(b);
+    std::optional<std::string> aAbsent = outsideValueWhereAbsent(a), bAbsent = outsideValueWhereAbsent(b);
+    std::string result = prefix_ + std::to_string(counter_++);
+    std::string x = prefix_ + std::to_string(counter_++), y = prefix_ + std::to_string(counter_++);
+    out_ << indent_ << result << " = sparse_tensor.binary " << left << ", " << right << " : " << elementType_ << ", "
+         << elementType_ << " to " << elementType_ << "\n"
+         << indent_ << "  overlap={\n"
+         << indent_ << "    ^bb0(" << x << ": " << elementType_ << ", " << y << ": " << elementType_ << "):\n";
+    BodyPrinter inner = nested();
+    std::string overlap = inner.apply(name, {x, y});
+    out_ << indent_ << "      sparse_tensor.yield " << overlap << " : " << elementType_ << "\n" << indent_ << "  }\n";
+    auto side = [&](const std::string& region, const std::string& argument, const std::optional<std::string>& other,
+                    bool argumentFirst) {
+      out_ << indent_ << "  " << region << "={";
+      if (other) {
+        out_ << "\n" << indent_ << "    ^bb0(" << argument << ": " << elementType_ << "):\n";
+        std::string applied = argumentFirst ? inner.apply(name, {argument, *other}) : inner.apply(name, {*other, argument});
+        out_ << indent_ << "      sparse_tensor.yield " << applied << " : " << elementType_ << "\n" << indent_ << "  ";
+      }
+      out_ << "}\n";
+    };
+    side("left", x, bAbsent, true);
+    side("right", y, aAbsent, false);
+    if (!aAbsent || !bAbsent) return result;
+    auto both = whereSparseAbsent(CallNode::make(name, {*whereSparseAbsent(a), *whereSparseAbsent(b)}));
+    if (constantValue(*both) == 0) return result;
+    std::string absent = outside_->print(*both);
+    std::string wrapped = prefix_ + std::to_string(counter_++), present = prefix_ + std::to_string(counter_++);
+    out_ << indent_ << wrapped << " = sparse_tensor.unary " << result << " : " << elementType_ << " to " << elementType_
+         << "\n"
+         << indent_ << "  present={\n"
+         << indent_ << "    ^bb0(" << present << ": " << elementType_ << "):\n"
+         << indent_ << "      sparse_tensor.yield " << present << " : " << elementType_ << "\n"
+         << indent_ << "  }\n"
+         << indent_ << "  absent={\n"
+         << indent_ << "    sparse_tensor.yield " << absent << " : " << elementType_ << "\n"
+         << indent_ << "  }\n";
+    return wrapped;
+  }
+
+  // The operand's value where its sparse tensors are absent, printed
+  // outside the generic; nullopt where it reads a dense tensor there.
+  std::optional<std::string> outsideValueWhereAbsent(const IndexExpr& operand) {
+    auto value = whereSparseAbsent(operand);
+    if (!value) return std::nullopt;
+    return outside_->print(*value);
+  }
+
+  BodyPrinter nested() {
+    return BodyPrinter(out_, type_, {}, sparseKernel_, prefix_ + std::to_string(counter_++) + ".", indent_ + "      ",
+                       outside_);
+  }
+
   std::string emit(const std::string& operation) {
-    std::string name = "%t." + std::to_string(counter_++);
-    out_ << "      " << name << " = " << operation << "\n";
+    std::string name = prefix_ + std::to_string(counter_++);
+    out_ << indent_ << name << " = " << operation << "\n";
     return name;
   }
 
   std::ostream& out_;
   Datatype type_;
   std::string elementType_;
-  std::vector<std::string> accessArguments_;
+  std::vector<AccessArgument> accessArguments_;
+  bool sparseKernel_;
+  std::string prefix_;
+  std::string indent_;
+  BodyPrinter* outside_;
   size_t nextAccess_ = 0;
   int counter_ = 0;
 };
@@ -355,6 +691,10 @@ void collectAccesses(const IndexExpr& expr, std::vector<Access>& accesses) {
       collectAccesses(expr.as<DivNode>()->a, accesses);
       return collectAccesses(expr.as<DivNode>()->b, accesses);
     case IndexExprKind::Reduction: return collectAccesses(expr.as<ReductionNode>()->body, accesses);
+    case IndexExprKind::Call:
+      // (A builtin that reads no tensor is computed outside the generic.)
+      for (const auto& argument : expr.as<CallNode>()->args) collectAccesses(std::get<IndexExpr>(argument), accesses);
+      return;
     default: return;
   }
 }
@@ -375,7 +715,11 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
   const TensorVar& output = kernel.output;
   Datatype type = output.datatype();
   std::string elementType = mlirElementType(type);
-  IndexExpr body = stripSumsOfTerms(assignment->rhs);
+  // `y(i) = y_before(i) + A(i,j) * x(j)` (`+=`): the sum starts from y_before.
+  std::optional<IndexExpr> initialValues = initialValuesTerm(*assignment, reductionVariables);
+  IndexExpr body = stripSumsOfTerms(initialValues ? withoutTerm(assignment->rhs, *initialValues) : assignment->rhs);
+  bool sparseKernel = isSparse(output);
+  for (const auto& tensor : kernel.inputs) sparseKernel = sparseKernel || isSparse(tensor);
   std::vector<Access> accesses;
   collectAccesses(body, accesses);
 
@@ -427,7 +771,12 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
     sizes += (mode > 0 ? ", " : "") + size;
   }
   function << ") -> " << outputType << " {\n";
-  if (computed.format().isAllDense()) {
+  if (initialValues) {
+    // A copy: the result is a new tensor (the argument written in place
+    // is freed twice by MLIR 16 when the caller frees the result).
+    function << "  %init = bufferization.alloc_tensor() copy(%" << initialValues->as<AccessNode>()->tensor.name()
+             << ") : " << computedType << "\n";
+  } else if (computed.format().isAllDense()) {
     std::string zero = isFloat(type) ? "0.0" : "0";
     function << "  %zero = arith.constant " << zero << " : " << elementType << "\n"
              << "  %empty = tensor.empty(" << sizes << ") : " << computedType << "\n"
@@ -436,8 +785,8 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
   } else {
     function << "  %init = bufferization.alloc_tensor(" << sizes << ") : " << computedType << "\n";
   }
-  function << "  %result = linalg.generic " << traitName << "\n";
-  std::vector<std::string> accessArguments;
+  std::ostringstream outsideText, bodyText;
+  std::vector<AccessArgument> accessArguments;
   std::map<TensorVar, int> occurrences;
   if (!accesses.empty()) {
     std::string operands, types;
@@ -445,21 +794,25 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
       operands += (a > 0 ? ", %" : "%") + accesses[a].tensor().name();
       types += (a > 0 ? ", " : "") + mlirTensorType(accesses[a].tensor());
       int occurrence = occurrences[accesses[a].tensor()]++;
-      accessArguments.push_back("%" + accesses[a].tensor().name() + ".value" +
-                                (occurrence > 0 ? std::to_string(occurrence) : ""));
+      accessArguments.push_back({"%" + accesses[a].tensor().name() + ".value" +
+                                     (occurrence > 0 ? std::to_string(occurrence) : ""),
+                                 accesses[a].tensor().datatype()});
     }
-    function << "      ins(" << operands << " : " << types << ")\n";
+    bodyText << "      ins(" << operands << " : " << types << ")\n";
   }
-  function << "      outs(%init : " << computedType << ") {\n    ^bb0(";
-  for (const auto& argument : accessArguments) function << argument << ": " << elementType << ", ";
+  bodyText << "      outs(%init : " << computedType << ") {\n    ^bb0(";
+  for (const auto& argument : accessArguments)
+    bodyText << argument.name << ": " << mlirElementType(argument.type) << ", ";
   std::string outputArgument = "%" + output.name() + ".value";
   if (occurrences.count(output)) outputArgument += "_out";
-  function << outputArgument << ": " << elementType << "):\n";
-  BodyPrinter printer(function, type, accessArguments);
+  bodyText << outputArgument << ": " << elementType << "):\n";
+  BodyPrinter outside(outsideText, type, {}, false, "%invariant.", "  ");
+  BodyPrinter printer(bodyText, type, accessArguments, sparseKernel, "%t.", "      ", &outside);
   std::string value = printer.print(body);
   if (!reductionVariables.empty()) value = printer.add(outputArgument, value);
-  function << "      linalg.yield " << value << " : " << elementType << "\n"
+  bodyText << "      linalg.yield " << value << " : " << elementType << "\n"
            << "  } -> " << computedType << "\n";
+  function << outsideText.str() << "  %result = linalg.generic " << traitName << "\n" << bodyText.str();
   if (computedType != outputType) {
     // No dealloc of %result: MLIR 16 frees it twice then (double free).
     function << "  %converted = sparse_tensor.convert %result : " << computedType << " to " << outputType << "\n"
