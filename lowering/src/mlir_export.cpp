@@ -473,8 +473,9 @@ struct AccessArgument {
 // so there they are spelled as sparse_tensor.unary / binary whose regions
 // say what they yield where an operand is absent: the builtin of the
 // operand's value there (tcc reads an absent entry as zero and evaluates
-// builtins everywhere). Values that read no tensor are computed before
-// the generic (`outside`), where the sparsifier takes them as invariants.
+// builtins everywhere). Values that read no tensor are folded into
+// constants before the generic (`outside`), which the sparsifier takes as
+// invariants.
 class BodyPrinter {
  public:
   BodyPrinter(std::ostream& out, Datatype type, std::vector<AccessArgument> accessArguments, bool sparseKernel,
@@ -490,6 +491,7 @@ class BodyPrinter {
 
   std::string print(const IndexExpr& expr) {
     if (outside_ && expr.kind() == IndexExprKind::Call && readsNoTensor(expr)) return outside_->print(expr);
+    if (!outside_ && expr.kind() != IndexExprKind::Literal) return constant(expr);
     switch (expr.kind()) {
       case IndexExprKind::Literal: {
         const auto* literal = expr.as<LiteralNode>();
@@ -654,10 +656,21 @@ class BodyPrinter {
                        outside_);
   }
 
-  std::string emit(const std::string& operation) {
+  std::string emit(const std::string& operation, const std::string& comment = "") {
+    if (!outside_) {  // outside the generic every value is a constant: each once
+      auto [known, inserted] = constants_.emplace(operation, prefix_ + std::to_string(counter_));
+      if (!inserted) return known->second;
+    }
     std::string name = prefix_ + std::to_string(counter_++);
-    out_ << indent_ << name << " = " << operation << "\n";
+    out_ << indent_ << name << " = " << operation << (comment.empty() ? "" : "  // " + comment) << "\n";
     return name;
+  }
+
+  // An expression of literals, folded into one constant.
+  std::string constant(const IndexExpr& expr) {
+    double value = constantValue(expr);
+    std::string text = isFloat(type_) ? floatLiteral(value, type_) : std::to_string(static_cast<int64_t>(value));
+    return emit("arith.constant " + text + " : " + elementType_, toString(expr));
   }
 
   std::ostream& out_;
@@ -668,6 +681,7 @@ class BodyPrinter {
   std::string prefix_;
   std::string indent_;
   BodyPrinter* outside_;
+  std::map<std::string, std::string> constants_;  // (outside) operation -> its value's name
   size_t nextAccess_ = 0;
   int counter_ = 0;
 };

@@ -46,6 +46,78 @@ TEST(MlirExportTest, FormatsBecomeLevelTypesAndDimOrderings) {
   EXPECT_NE(ordered.find("arith.addi %a.value"), std::string::npos) << ordered;
 }
 
+std::string exportedText(const std::string& program) { return exportMlir(Program::fromText(program, "test.tc")); }
+
+// `+=`: the kernel takes the output's prior values (y_before) and the sum
+// adds to a copy of them.
+TEST(MlirExportTest, AccumulateAddsTheSumToACopyOfThePriorValues) {
+  std::string text =
+      exportedText("tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) += A(i, j) * x(j)\n");
+  EXPECT_NE(text.find("// y(i) = y_before(i) + A(i,j) * x(j)\n"
+                      "func.func @kernel(%y_before: tensor<?xf64>, %A: tensor<?x?xf64, #dense_compressed>, %x: "
+                      "tensor<?xf64>, %y.size0: index) -> tensor<?xf64> {\n"
+                      "  %init = bufferization.alloc_tensor() copy(%y_before) : tensor<?xf64>\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("outs(%init : tensor<?xf64>)"), std::string::npos) << text;
+  EXPECT_NE(text.find("%t.1 = arith.addf %y.value, %t.0 : f64"), std::string::npos) << text;
+}
+
+// Reading the output at other indices reads its prior values, an input.
+TEST(MlirExportTest, ReadingTheOutputReadsItsPriorValues) {
+  std::string text = exportedText("tensor y(I) : dense\ntensor A(I, I) : csr\ny(i) = A(i, j) * y(j)\n");
+  EXPECT_NE(text.find("ins(%A, %y_before : tensor<?x?xf64, #dense_compressed>, tensor<?xf64>)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("affine_map<(i, j) -> (j)>,  // y_before(j)"), std::string::npos) << text;
+  EXPECT_NE(text.find("linalg.fill"), std::string::npos) << text;
+}
+
+// abs vanishes at zero: a math op. exp over a sparse operand: a unary whose
+// absent region yields exp(0); min of two sparse operands: a binary whose
+// one-sided regions take the other as zero.
+TEST(MlirExportTest, BuiltinsSayWhatTheyGiveWhereOperandsAreAbsent) {
+  std::string text = exportedText("tensor Z(I, J) : csr\ntensor A(I, J) : csr\ntensor B(I, J) : dcsr\n"
+                                  "Z(i, j) = min(A(i, j), B(i, j)) + abs(A(i, j)) * exp(B(i, j))\n");
+  EXPECT_NE(text.find("  %invariant.0 = arith.constant 0.0 : f64\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  %invariant.1 = arith.constant 1.0 : f64  // exp(0.0)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("      %t.0 = sparse_tensor.binary %A.value, %B.value : f64, f64 to f64\n"
+                      "        overlap={\n"
+                      "          ^bb0(%t.1: f64, %t.2: f64):\n"
+                      "            %t.3.0 = arith.minf %t.1, %t.2 : f64\n"
+                      "            sparse_tensor.yield %t.3.0 : f64\n"
+                      "        }\n"
+                      "        left={\n"
+                      "          ^bb0(%t.1: f64):\n"
+                      "            %t.3.1 = arith.minf %t.1, %invariant.0 : f64\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("math.absf %A.value1 : f64"), std::string::npos) << text;
+  EXPECT_NE(text.find("        absent={\n"
+                      "          sparse_tensor.yield %invariant.1 : f64\n"
+                      "        }\n"),
+            std::string::npos)
+      << text;
+}
+
+// Where no tensor is sparse the sparsifier does not run: plain math ops.
+TEST(MlirExportTest, BuiltinsOfDenseKernelsArePlainOps) {
+  std::string text = exportedText("tensor y(I) : dense\ntensor x(I) : dense\ny(i) = max(exp(x(i)), 2)\n");
+  EXPECT_NE(text.find("%t.0 = math.exp %x.value : f64"), std::string::npos) << text;
+  EXPECT_NE(text.find("%t.2 = arith.maxf %t.0, %t.1 : f64"), std::string::npos) << text;
+  EXPECT_EQ(text.find("sparse_tensor.unary"), std::string::npos) << text;
+}
+
+TEST(MlirExportTest, Float16InputsAreWidened) {
+  std::string text = exportedText("tensor y(I) : dense of float32\ntensor A(I, J) : csr of float16\n"
+                                  "tensor x(J) : dense of float32\ny(i) = A(i, j) * x(j)\n");
+  EXPECT_NE(text.find("%A: tensor<?x?xf16, #dense_compressed>"), std::string::npos) << text;
+  EXPECT_NE(text.find("^bb0(%A.value: f16, %x.value: f32, %y.value: f32):\n"
+                      "      %t.0 = arith.extf %A.value : f16 to f32\n"
+                      "      %t.1 = arith.mulf %t.0, %x.value : f32\n"),
+            std::string::npos)
+      << text;
+}
+
 struct Refusal {
   const char* name;
   const char* program;
