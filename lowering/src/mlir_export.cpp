@@ -53,11 +53,6 @@ bool isNonzeroLiteral(const IndexExpr& expr) {
   return literal && literal->asDouble() != 0;
 }
 
-bool isZeroLiteral(const IndexExpr& expr) {
-  const auto* literal = expr.as<LiteralNode>();
-  return literal && literal->asDouble() == 0;
-}
-
 std::pair<IndexExpr, IndexExpr> operandsOf(const IndexExpr& expr) {
   if (const auto* node = expr.as<AddNode>()) return {node->a, node->b};
   if (const auto* node = expr.as<SubNode>()) return {node->a, node->b};
@@ -156,14 +151,20 @@ bool isSparse(const TensorVar& tensor) { return !tensor.format().isAllDense(); }
 // as tcc reads it), as an expression of literals only; nullopt where it
 // still depends on a dense operand there (then MLIR's sparsifier visits
 // every position of the expression, absent sparse operands or not).
-std::optional<IndexExpr> whereSparseAbsent(const IndexExpr& expr) {
+// With `loop`, only a dense operand indexed by it visits every position of
+// that loop: the others are kept in the expression, as values that need
+// not be zero.
+std::optional<IndexExpr> whereSparseAbsent(const IndexExpr& expr, const std::optional<IndexVar>& loop = {}) {
   switch (expr.kind()) {
     case IndexExprKind::Literal: return expr;
-    case IndexExprKind::Access:
-      if (isSparse(expr.as<AccessNode>()->tensor)) return IndexExpr(0.0);
+    case IndexExprKind::Access: {
+      const auto* access = expr.as<AccessNode>();
+      if (isSparse(access->tensor)) return IndexExpr(0.0);
+      if (loop && std::find(access->indices.begin(), access->indices.end(), *loop) == access->indices.end()) return expr;
       return std::nullopt;
+    }
     case IndexExprKind::Neg: {
-      auto operand = whereSparseAbsent(expr.as<NegNode>()->operand);
+      auto operand = whereSparseAbsent(expr.as<NegNode>()->operand, loop);
       if (!operand) return std::nullopt;
       return NegNode::make(*operand);
     }
@@ -172,9 +173,11 @@ std::optional<IndexExpr> whereSparseAbsent(const IndexExpr& expr) {
     case IndexExprKind::Mul:
     case IndexExprKind::Div: {
       auto [a, b] = operandsOf(expr);
-      auto left = whereSparseAbsent(a), right = whereSparseAbsent(b);
-      if (expr.kind() == IndexExprKind::Mul && ((left && isZeroLiteral(*left)) || (right && isZeroLiteral(*right))))
-        return IndexExpr(0.0);
+      auto left = whereSparseAbsent(a, loop), right = whereSparseAbsent(b, loop);
+      auto zero = [](const std::optional<IndexExpr>& value) {
+        return value && readsNoTensor(*value) && constantValue(*value) == 0;
+      };
+      if (expr.kind() == IndexExprKind::Mul && (zero(left) || zero(right))) return IndexExpr(0.0);
       if (!left || !right) return std::nullopt;
       if (expr.kind() == IndexExprKind::Add) return AddNode::make(*left, *right);
       if (expr.kind() == IndexExprKind::Sub) return SubNode::make(*left, *right);
@@ -186,7 +189,7 @@ std::optional<IndexExpr> whereSparseAbsent(const IndexExpr& expr) {
       const auto* call = expr.as<CallNode>();
       std::vector<CallArgument> args;
       for (const auto& argument : call->args) {
-        auto value = whereSparseAbsent(std::get<IndexExpr>(argument));
+        auto value = whereSparseAbsent(std::get<IndexExpr>(argument), loop);
         if (!value) return std::nullopt;
         args.emplace_back(*value);
       }
@@ -278,27 +281,27 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
                               "its own variables");
   }
 
-  // A sum over a sparse level of a value that is not zero where every
-  // sparse operand is absent (and that no dense operand covers there):
-  // `y(i) = exp(B(i,j))`, `y(i) = (B(i,j) + 1) * 2` with B csr. MLIR 16's
-  // sparsifier crashes (a segmentation fault) on them.
+  // A sum over a sparse level of a value that need not be zero where every
+  // sparse operand is absent, and that no dense operand indexed by the
+  // summed variable covers there: `y(i) = exp(B(i,j))`, `y(i) = (B(i,j) +
+  // z(i)) * 2` with B csr. MLIR 16's sparsifier crashes (a segmentation
+  // fault) on them.
   if (!reductionVariables.empty()) {
     IndexExpr summed = stripSumsOfTerms(initialValues ? withoutTerm(assignment.rhs, *initialValues) : assignment.rhs);
-    std::optional<IndexExpr> absent = whereSparseAbsent(summed);
-    std::optional<IndexVar> sparseSum;
     for (const auto& access : accessesOf(summed)) {
       const Format& format = access.tensor().format();
       for (int level = 0; level < format.order(); ++level) {
         const IndexVar& var = access.indices().at(format.modeOfLevel(level));
-        if (format.level(level).kind != LevelKind::Dense &&
-            std::find(reductionVariables.begin(), reductionVariables.end(), var) != reductionVariables.end())
-          sparseSum = var;
+        if (format.level(level).kind == LevelKind::Dense ||
+            std::find(reductionVariables.begin(), reductionVariables.end(), var) == reductionVariables.end())
+          continue;
+        std::optional<IndexExpr> absent = whereSparseAbsent(summed, var);
+        if (absent && (!readsNoTensor(*absent) || constantValue(*absent) != 0))
+          throw MlirExportError("the sum over " + var.name() + " (a sparse level) of " + toString(summed) +
+                                ", which is " + toString(*absent) + " where the sparse operands are absent: MLIR "
+                                "16's sparsifier crashes on such sums");
       }
     }
-    if (sparseSum && absent && constantValue(*absent) != 0)
-      throw MlirExportError("the sum over " + sparseSum->name() + " (a sparse level) of " + toString(summed) +
-                            ", which is " + toString(*absent) + " where the sparse operands are absent: MLIR 16's "
-                            "sparsifier crashes on such sums");
   }
 
   // Inputs with repeated coordinates (non-unique levels, singletons) are

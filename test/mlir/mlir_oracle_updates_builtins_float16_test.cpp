@@ -103,12 +103,16 @@ const std::vector<std::string> kBuiltinPrograms = {
     "tensor y(I) : dense\n" + kMatrices + "y(i) = max(B(i, j) * x(j), C(i, j)) * 2\n",
     "tensor y(I) : dense\n" + kMatrices + "y(i) = exp(exp(B(i, j)) - 1) * x(j)\n",
     "tensor y(I) : dense\n" + kMatrices + "y(i) = B(i, j) * exp(1.5) * x(j)\n",
+    "tensor A(I, J) : dense\ntensor z(I) : dense\n" + kMatrices + "A(i, j) = exp(B(i, j) + z(i))\n",
+    "tensor A(I, J) : csr\ntensor z(I) : dense\n" + kMatrices + "A(i, j) = max(B(i, j), z(i))\n",
+    "tensor A(I, J) : dense\n" + kMatrices + "A(i, j) = exp((B(i, j) + C(i, j)) * x(j))\n",
+    "tensor A(I, J) : dense\n" + kMatrices + "A(i, j) = exp(B(i, j) / 2) * C(i, j)\n",
 };
 
 TEST(MlirBuiltinTest, RandomMatrices) {
   TCC_SKIP_WITHOUT_MLIR();
   std::map<std::string, rt::Coo> all{{"B", randomSparse({17, 13}, 0.2, 60)}, {"C", randomSparse({17, 13}, 0.2, 61)},
-                                     {"x", randomDense({13}, 62)}};
+                                     {"x", randomDense({13}, 62)}, {"z", randomDense({17}, 66)}};
   expectEachMatches(kBuiltinPrograms, all);
 }
 
@@ -116,7 +120,8 @@ TEST(MlirBuiltinTest, RealMatrices) {
   TCC_SKIP_WITHOUT_MLIR();
   rt::Coo b = realMatrix("bcspwr03"), c = realMatrix("bcspwr03");
   for (double& v : c.values) v = -v;
-  std::map<std::string, rt::Coo> all{{"B", b}, {"C", c}, {"x", randomDense({b.dims[1]}, 63)}};
+  std::map<std::string, rt::Coo> all{{"B", b}, {"C", c}, {"x", randomDense({b.dims[1]}, 63)},
+                                     {"z", randomDense({b.dims[0]}, 67)}};
   expectEachMatches(kBuiltinPrograms, all);
 }
 
