@@ -151,16 +151,16 @@ bool isSparse(const TensorVar& tensor) { return !tensor.format().isAllDense(); }
 // as tcc reads it), as an expression of literals only; nullopt where it
 // still depends on a dense operand there (then MLIR's sparsifier visits
 // every position of the expression, absent sparse operands or not).
-// With `loop`, only a dense operand indexed by it visits every position of
-// that loop: the others are kept in the expression, as values that need
-// not be zero.
+// With `loop`, only the operands it indexes are absent or visit every
+// position (dense ones) in that loop: the others, fixed in it, are kept in
+// the expression as values that need not be zero.
 std::optional<IndexExpr> whereSparseAbsent(const IndexExpr& expr, const std::optional<IndexVar>& loop = {}) {
   switch (expr.kind()) {
     case IndexExprKind::Literal: return expr;
     case IndexExprKind::Access: {
       const auto* access = expr.as<AccessNode>();
-      if (isSparse(access->tensor)) return IndexExpr(0.0);
       if (loop && std::find(access->indices.begin(), access->indices.end(), *loop) == access->indices.end()) return expr;
+      if (isSparse(access->tensor)) return IndexExpr(0.0);
       return std::nullopt;
     }
     case IndexExprKind::Neg: {
@@ -281,11 +281,11 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
                               "its own variables");
   }
 
-  // A sum over a sparse level of a value that need not be zero where every
-  // sparse operand is absent, and that no dense operand indexed by the
-  // summed variable covers there: `y(i) = exp(B(i,j))`, `y(i) = (B(i,j) +
-  // z(i)) * 2` with B csr. MLIR 16's sparsifier crashes (a segmentation
-  // fault) on them.
+  // A sum over a sparse level of a value that need not be zero where the
+  // operands that the summed variable indexes are absent, and that no dense
+  // operand it indexes covers there: `y(i) = exp(B(i,j))`, `y(i) = (B(i,j)
+  // + z(i)) * 2`, `y(i) = (B(i,j) + w(i)) * z(i)` with B csr, w sparse.
+  // MLIR 16's sparsifier crashes (a segmentation fault) on them.
   if (!reductionVariables.empty()) {
     IndexExpr summed = stripSumsOfTerms(initialValues ? withoutTerm(assignment.rhs, *initialValues) : assignment.rhs);
     for (const auto& access : accessesOf(summed)) {
@@ -298,8 +298,8 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
         std::optional<IndexExpr> absent = whereSparseAbsent(summed, var);
         if (absent && (!readsNoTensor(*absent) || constantValue(*absent) != 0))
           throw MlirExportError("the sum over " + var.name() + " (a sparse level) of " + toString(summed) +
-                                ", which is " + toString(*absent) + " where the sparse operands are absent: MLIR "
-                                "16's sparsifier crashes on such sums");
+                                ", which is " + toString(*absent) + " where the sparse operands " + var.name() +
+                                " indexes are absent: MLIR 16's sparsifier crashes on such sums");
       }
     }
   }
