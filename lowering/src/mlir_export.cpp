@@ -512,8 +512,10 @@ class BodyPrinter {
       case IndexExprKind::Neg: {
         std::string operand = print(expr.as<NegNode>()->operand);
         if (isFloat(type_)) return emit("arith.negf " + operand + " : " + elementType_);
-        std::string zero = emit("arith.constant 0 : " + elementType_);
-        return emit("arith.subi " + zero + ", " + operand + " : " + elementType_);
+        // A product, which the sparsifier knows vanishes with its operand
+        // (under a sparse sum, MLIR 16 crashed on `arith.subi 0, x`).
+        std::string minusOne = emit("arith.constant -1 : " + elementType_);
+        return emit("arith.muli " + operand + ", " + minusOne + " : " + elementType_);
       }
       case IndexExprKind::Add: return binary(expr.as<AddNode>()->a, expr.as<AddNode>()->b, "add");
       case IndexExprKind::Sub: return binary(expr.as<SubNode>()->a, expr.as<SubNode>()->b, "sub");

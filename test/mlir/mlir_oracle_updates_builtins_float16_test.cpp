@@ -137,6 +137,20 @@ TEST(MlirBuiltinTest, IntegerAbsMaxMin) {
                     {{"B", b}, {"C", c}}, 0);
 }
 
+// An integer negation under a sparse sum (MLIR 16 crashed on `0 - x`),
+// alone and after a dense tensor the sum starts from.
+TEST(MlirUpdateInPlaceTest, IntegerNegationUnderASparseSum) {
+  TCC_SKIP_WITHOUT_MLIR();
+  rt::Coo a = randomSparse({12}, 1.0, 80), b = randomSparse({12, 9}, 0.3, 81), c = randomSparse({9}, 1.0, 82);
+  for (rt::Coo* coo : {&a, &b, &c})
+    for (double& v : coo->values) v = std::round(v * 20 - 10);
+  const std::string declarations = "tensor y(I) : dense of int32\ntensor A(I) : dense of int32\n"
+                                   "tensor B(I, K) : csr of int32\ntensor C(K) : dense of int32\n";
+  expectEachMatches({declarations + "y(i) = -(B(i, k) * C(k))\n", declarations + "y(i) = A(i) - B(i, k) * C(k)\n",
+                     declarations + "y(i) = y(i) - B(i, k) * C(k)\n"},
+                    {{"A", a}, {"B", b}, {"C", c}, {"y", a}}, 0);
+}
+
 // Stored as float16, read as float32 (or float64 where the kernel writes
 // float64): the values float16 holds, so both compute exactly alike.
 TEST(MlirFloat16Test, InputsReadInTheOutputsType) {
