@@ -341,6 +341,10 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
   }
 
   const TensorVar& output = assignment.lhs.tensor();
+  if (repeating && !reductionVariables.empty() && isSparse(output))
+    throw MlirExportError(repeating->name() + " (" + repeating->format().toString() + ") repeats coordinates and is "
+                          "summed into the sparse output " + output.name() + ", which MLIR 16's runtime fails on "
+                          "(std::length_error)");
   for (const auto& level : output.format().levels())
     if (level.kind == LevelKind::Singleton || !level.unique)
       throw MlirExportError("the sparse output " + output.name() + " has a " + level.toString() +

@@ -195,6 +195,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "tensor y(I) : dense\ntensor B(I, J) : csr\ntensor w(I) : sparse\ntensor z(I) : dense\n"
                 "y(i) = (B(i, j) + w(i)) * z(i)\n",
                 "which is (0.0 + w(i)) * z(i) where the sparse operands j indexes are absent"},
+        Refusal{"CooSummedIntoASparseOutput", "tensor y(I) : sparse\ntensor A(I, J) : coo\ny(i) = A(i, j)\n",
+                "A ({compressed(nonunique), singleton}) repeats coordinates and is summed into the sparse output y"},
         Refusal{"IntegerExp", "tensor y(I) : dense of int32\ntensor x(I) : sparse of int32\ny(i) = exp(x(i))\n",
                 "the builtin exp(x(i)) computes in float64 inside an int32 expression"},
         Refusal{"DivisionByATensor",
