@@ -67,7 +67,8 @@ void collectSignedTerms(const IndexExpr& expr, bool negated, std::vector<std::pa
 // With a sum over the whole body, a term that uses none of the summed
 // variables (`y_before(i)` in `y(i) = y_before(i) + A(i,j) * x(j)`, the
 // form `+=` takes) cannot be a term of the body: it is the dense output's
-// initial values instead (`outs(%y_before)`), which the body adds to. Only
+// initial values instead (the generic's outs start as a copy of
+// y_before), which the body adds to. Only
 // a dense tensor read at the output's indices, in the output's type and
 // storage, added once, can be; nullopt where the statement has no such term.
 std::optional<IndexExpr> initialValuesTerm(const AssignmentNode& assignment,
