@@ -1,16 +1,14 @@
 // Tensor index notation -> an MLIR 16 linalg.generic over sparse tensors.
 #include <optional>
 #include <algorithm>
-#include <bit>
 #include <cctype>
-#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "mlir_body.h"
 #include "tcc/ir/index_printer.h"
 #include "tcc/ir/index_queries.h"
 #include "tcc/lowering/mlir_export.h"
@@ -51,6 +49,59 @@ IndexExpr stripSumsOfTerms(const IndexExpr& expr) {
 bool isNonzeroLiteral(const IndexExpr& expr) {
   const auto* literal = expr.as<LiteralNode>();
   return literal && literal->asDouble() != 0;
+}
+
+// The top-level terms with their signs (true: subtracted).
+void collectSignedTerms(const IndexExpr& expr, bool negated, std::vector<std::pair<IndexExpr, bool>>& terms) {
+  if (const auto* add = expr.as<AddNode>()) {
+    collectSignedTerms(add->a, negated, terms);
+    collectSignedTerms(add->b, negated, terms);
+  } else if (const auto* sub = expr.as<SubNode>()) {
+    collectSignedTerms(sub->a, negated, terms);
+    collectSignedTerms(sub->b, !negated, terms);
+  } else {
+    terms.emplace_back(expr, negated);
+  }
+}
+
+// With a sum over the whole body, a term that uses none of the summed
+// variables (`y_before(i)` in `y(i) = y_before(i) + A(i,j) * x(j)`, the
+// form `+=` takes) cannot be a term of the body: it is the dense output's
+// initial values instead (the generic's outs start as a copy of
+// y_before), which the body adds to. Only
+// a dense tensor read at the output's indices, in the output's type and
+// storage, added once, can be; nullopt where the statement has no such term.
+std::optional<IndexExpr> initialValuesTerm(const AssignmentNode& assignment,
+                                           const std::vector<IndexVar>& reductionVariables) {
+  const TensorVar& output = assignment.lhs.tensor();
+  if (reductionVariables.empty() || !output.format().isAllDense() || !output.format().hasIdentityOrdering())
+    return std::nullopt;
+  std::vector<std::pair<IndexExpr, bool>> terms;
+  collectSignedTerms(assignment.rhs, false, terms);
+  for (const auto& [term, negated] : terms) {
+    const auto* access = term.as<AccessNode>();
+    if (negated || !access || access->indices != assignment.lhs.indices()) continue;
+    const TensorVar& tensor = access->tensor;
+    if (tensor.datatype() == output.datatype() && tensor.format().isAllDense() &&
+        tensor.format().hasIdentityOrdering())
+      return term;
+  }
+  return std::nullopt;
+}
+
+// The right-hand side without the top-level term `term` (one that is
+// added, not subtracted).
+IndexExpr withoutTerm(const IndexExpr& expr, const IndexExpr& term) {
+  if (const auto* add = expr.as<AddNode>()) {
+    if (add->a.sameAs(term)) return add->b;
+    if (add->b.sameAs(term)) return add->a;
+    return AddNode::make(withoutTerm(add->a, term), withoutTerm(add->b, term));
+  }
+  if (const auto* sub = expr.as<SubNode>()) {
+    if (sub->a.sameAs(term)) return NegNode::make(sub->b);
+    return SubNode::make(withoutTerm(sub->a, term), sub->b);
+  }
+  return expr;
 }
 
 // The variables of an access in the order its tensor stores their levels.
@@ -97,9 +148,15 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
 
   std::vector<TensorVar> tensors = tensorsRead(assignment.rhs);
   tensors.push_back(assignment.lhs.tensor());
+  const Datatype outputType = assignment.lhs.tensor().datatype();
+  if (outputType == Datatype::Float16)
+    throw MlirExportError("the float16 output " + assignment.lhs.tensor().name() +
+                          ": float16 is exported as the storage of inputs read as float32 or float64");
   bool anySparse = false;
   for (const auto& tensor : tensors) {
-    if (tensor.datatype() != assignment.lhs.tensor().datatype())
+    // A float16 input is widened (arith.extf) to the float type computed in.
+    bool widened = tensor.datatype() == Datatype::Float16 && isFloat(outputType);
+    if (tensor.datatype() != outputType && !widened)
       throw MlirExportError("mixed element types (" + tensor.name() + " is " + toString(tensor.datatype()) + ", " +
                             assignment.lhs.tensor().name() + " is " + toString(assignment.lhs.tensor().datatype()) +
                             "): a linalg.generic computes in one type");
@@ -117,13 +174,38 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
 
   std::vector<IndexExpr> terms;
   collectTerms(assignment.rhs, terms);
+  std::optional<IndexExpr> initialValues = initialValuesTerm(assignment, reductionVariables);
   for (const auto& term : terms) {
+    if (initialValues && term.sameAs(*initialValues)) continue;
     std::vector<IndexVar> used = indexVarsOf(term);
     for (const auto& var : reductionVariables)
       if (std::find(used.begin(), used.end(), var) == used.end())
         throw MlirExportError("the term " + toString(term) + " does not use the summed variable " + var.name() +
                               ": a linalg.generic sums the whole expression, Einstein summation sums each term over "
                               "its own variables");
+  }
+
+  // A sum over a sparse level of a value that need not be zero where the
+  // operands that the summed variable indexes are absent, and that no dense
+  // operand it indexes covers there: `y(i) = exp(B(i,j))`, `y(i) = (B(i,j)
+  // + z(i)) * 2`, `y(i) = (B(i,j) + w(i)) * z(i)` with B csr, w sparse.
+  // MLIR 16's sparsifier crashes (a segmentation fault) on them.
+  if (!reductionVariables.empty()) {
+    IndexExpr summed = stripSumsOfTerms(initialValues ? withoutTerm(assignment.rhs, *initialValues) : assignment.rhs);
+    for (const auto& access : accessesOf(summed)) {
+      const Format& format = access.tensor().format();
+      for (int level = 0; level < format.order(); ++level) {
+        const IndexVar& var = access.indices().at(format.modeOfLevel(level));
+        if (format.level(level).kind == LevelKind::Dense ||
+            std::find(reductionVariables.begin(), reductionVariables.end(), var) == reductionVariables.end())
+          continue;
+        std::optional<IndexExpr> absent = whereSparseAbsent(summed, var);
+        if (absent && (!readsNoTensor(*absent) || constantValue(*absent) != 0))
+          throw MlirExportError("the sum over " + var.name() + " (a sparse level) of " + toString(summed) +
+                                ", which is " + toString(*absent) + " where the sparse operands " + var.name() +
+                                " indexes are absent: MLIR 16's sparsifier crashes on such sums");
+      }
+    }
   }
 
   // Inputs with repeated coordinates (non-unique levels, singletons) are
@@ -163,6 +245,10 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
   }
 
   const TensorVar& output = assignment.lhs.tensor();
+  if (repeating && !reductionVariables.empty() && isSparse(output))
+    throw MlirExportError(repeating->name() + " (" + repeating->format().toString() + ") repeats coordinates and is "
+                          "summed into the sparse output " + output.name() + ", which MLIR 16's runtime fails on "
+                          "(std::length_error)");
   for (const auto& level : output.format().levels())
     if (level.kind == LevelKind::Singleton || !level.unique)
       throw MlirExportError("the sparse output " + output.name() + " has a " + level.toString() +
@@ -216,8 +302,15 @@ void checkExpressible(const IndexStmt& statement, const std::vector<IndexVar>& r
           throw MlirExportError("the sum " + toString(expr) +
                                 " inside an expression: a linalg.generic has one reduction, around the whole body");
         return check(stripTopSums(expr), false);
-      case IndexExprKind::Call:
-        throw MlirExportError("the builtin " + expr.as<CallNode>()->name + "(...) is not exported to MLIR");
+      case IndexExprKind::Call: {
+        const auto* call = expr.as<CallNode>();
+        if (call->name == "perm") throw MlirExportError("the builtin perm(...) is not exported to MLIR");
+        if ((call->name == "sqrt" || call->name == "exp") && !isFloat(outputType))
+          throw MlirExportError("the builtin " + toString(expr) + " computes in float64 inside an " +
+                                toString(outputType) + " expression: a linalg.generic computes in one type");
+        for (const auto& argument : call->args) check(std::get<IndexExpr>(argument), false);
+        return;
+      }
     }
   };
   check(assignment.rhs, true);
@@ -255,87 +348,6 @@ std::string affineMap(const std::vector<std::string>& dims, const std::vector<In
   return text + ")>";
 }
 
-// An exact MLIR float literal: shortest round-trip decimal with a point, or
-// the bit pattern for infinities and NaNs.
-std::string floatLiteral(double value, Datatype type) {
-  char buffer[64];
-  if (!std::isfinite(value)) {
-    if (type == Datatype::Float32)
-      std::snprintf(buffer, sizeof buffer, "0x%08X", std::bit_cast<uint32_t>(static_cast<float>(value)));
-    else
-      std::snprintf(buffer, sizeof buffer, "0x%016llX", static_cast<unsigned long long>(std::bit_cast<uint64_t>(value)));
-    return buffer;
-  }
-  auto result = type == Datatype::Float32 ? std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(value))
-                                          : std::to_chars(buffer, buffer + sizeof buffer, value);
-  std::string text(buffer, result.ptr);
-  size_t exponent = text.find_first_of("eE");
-  std::string mantissa = text.substr(0, exponent);
-  if (mantissa.find('.') == std::string::npos) mantissa += ".0";
-  return exponent == std::string::npos ? mantissa : mantissa + text.substr(exponent);
-}
-
-// Prints the generic's body: one SSA value per node, accesses read from
-// the block arguments in the order the accesses were collected.
-class BodyPrinter {
- public:
-  BodyPrinter(std::ostream& out, Datatype type, std::vector<std::string> accessArguments)
-      : out_(out), type_(type), elementType_(mlirElementType(type)), accessArguments_(std::move(accessArguments)) {}
-
-  std::string print(const IndexExpr& expr) {
-    switch (expr.kind()) {
-      case IndexExprKind::Literal: {
-        const auto* literal = expr.as<LiteralNode>();
-        std::string value = isFloat(type_) ? floatLiteral(literal->asDouble(), type_)
-                                           : std::to_string(isFloat(literal->type)
-                                                                ? static_cast<int64_t>(literal->asDouble())
-                                                                : literal->intValue);
-        return emit("arith.constant " + value + " : " + elementType_);
-      }
-      case IndexExprKind::Access: return accessArguments_.at(nextAccess_++);
-      case IndexExprKind::Neg: {
-        std::string operand = print(expr.as<NegNode>()->operand);
-        if (isFloat(type_)) return emit("arith.negf " + operand + " : " + elementType_);
-        std::string zero = emit("arith.constant 0 : " + elementType_);
-        return emit("arith.subi " + zero + ", " + operand + " : " + elementType_);
-      }
-      case IndexExprKind::Add: return binary(expr.as<AddNode>()->a, expr.as<AddNode>()->b, "add");
-      case IndexExprKind::Sub: return binary(expr.as<SubNode>()->a, expr.as<SubNode>()->b, "sub");
-      case IndexExprKind::Mul: return binary(expr.as<MulNode>()->a, expr.as<MulNode>()->b, "mul");
-      case IndexExprKind::Div: {
-        const auto* node = expr.as<DivNode>();
-        std::string a = print(node->a), b = print(node->b);
-        return emit((isFloat(type_) ? "arith.divf " : "arith.divsi ") + a + ", " + b + " : " + elementType_);
-      }
-      case IndexExprKind::Reduction: return print(expr.as<ReductionNode>()->body);
-      case IndexExprKind::Call: break;
-    }
-    throw MlirExportError("cannot print " + toString(expr) + " in MLIR");
-  }
-
-  std::string add(const std::string& a, const std::string& b) {
-    return emit((isFloat(type_) ? "arith.addf " : "arith.addi ") + a + ", " + b + " : " + elementType_);
-  }
-
- private:
-  std::string binary(const IndexExpr& left, const IndexExpr& right, const std::string& op) {
-    std::string a = print(left), b = print(right);
-    return emit("arith." + op + (isFloat(type_) ? "f " : "i ") + a + ", " + b + " : " + elementType_);
-  }
-  std::string emit(const std::string& operation) {
-    std::string name = "%t." + std::to_string(counter_++);
-    out_ << "      " << name << " = " << operation << "\n";
-    return name;
-  }
-
-  std::ostream& out_;
-  Datatype type_;
-  std::string elementType_;
-  std::vector<std::string> accessArguments_;
-  size_t nextAccess_ = 0;
-  int counter_ = 0;
-};
-
 // Accesses of the rhs in the order BodyPrinter reads them (pre-order, left
 // to right, every occurrence).
 void collectAccesses(const IndexExpr& expr, std::vector<Access>& accesses) {
@@ -355,6 +367,10 @@ void collectAccesses(const IndexExpr& expr, std::vector<Access>& accesses) {
       collectAccesses(expr.as<DivNode>()->a, accesses);
       return collectAccesses(expr.as<DivNode>()->b, accesses);
     case IndexExprKind::Reduction: return collectAccesses(expr.as<ReductionNode>()->body, accesses);
+    case IndexExprKind::Call:
+      // (A builtin that reads no tensor is computed outside the generic.)
+      for (const auto& argument : expr.as<CallNode>()->args) collectAccesses(std::get<IndexExpr>(argument), accesses);
+      return;
     default: return;
   }
 }
@@ -375,7 +391,11 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
   const TensorVar& output = kernel.output;
   Datatype type = output.datatype();
   std::string elementType = mlirElementType(type);
-  IndexExpr body = stripSumsOfTerms(assignment->rhs);
+  // `y(i) = y_before(i) + A(i,j) * x(j)` (`+=`): the sum starts from y_before.
+  std::optional<IndexExpr> initialValues = initialValuesTerm(*assignment, reductionVariables);
+  IndexExpr body = stripSumsOfTerms(initialValues ? withoutTerm(assignment->rhs, *initialValues) : assignment->rhs);
+  bool sparseKernel = isSparse(output);
+  for (const auto& tensor : kernel.inputs) sparseKernel = sparseKernel || isSparse(tensor);
   std::vector<Access> accesses;
   collectAccesses(body, accesses);
 
@@ -427,7 +447,12 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
     sizes += (mode > 0 ? ", " : "") + size;
   }
   function << ") -> " << outputType << " {\n";
-  if (computed.format().isAllDense()) {
+  if (initialValues) {
+    // A copy: the result is a new tensor (the argument written in place
+    // is freed twice by MLIR 16 when the caller frees the result).
+    function << "  %init = bufferization.alloc_tensor() copy(%" << initialValues->as<AccessNode>()->tensor.name()
+             << ") : " << computedType << "\n";
+  } else if (computed.format().isAllDense()) {
     std::string zero = isFloat(type) ? "0.0" : "0";
     function << "  %zero = arith.constant " << zero << " : " << elementType << "\n"
              << "  %empty = tensor.empty(" << sizes << ") : " << computedType << "\n"
@@ -436,8 +461,8 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
   } else {
     function << "  %init = bufferization.alloc_tensor(" << sizes << ") : " << computedType << "\n";
   }
-  function << "  %result = linalg.generic " << traitName << "\n";
-  std::vector<std::string> accessArguments;
+  std::ostringstream outsideText, bodyText;
+  std::vector<AccessArgument> accessArguments;
   std::map<TensorVar, int> occurrences;
   if (!accesses.empty()) {
     std::string operands, types;
@@ -445,21 +470,23 @@ MlirKernel exportToMlir(const IndexStmt& statement, const std::string& functionN
       operands += (a > 0 ? ", %" : "%") + accesses[a].tensor().name();
       types += (a > 0 ? ", " : "") + mlirTensorType(accesses[a].tensor());
       int occurrence = occurrences[accesses[a].tensor()]++;
-      accessArguments.push_back("%" + accesses[a].tensor().name() + ".value" +
-                                (occurrence > 0 ? std::to_string(occurrence) : ""));
+      accessArguments.push_back({"%" + accesses[a].tensor().name() + ".value" +
+                                     (occurrence > 0 ? std::to_string(occurrence) : ""),
+                                 accesses[a].tensor().datatype()});
     }
-    function << "      ins(" << operands << " : " << types << ")\n";
+    bodyText << "      ins(" << operands << " : " << types << ")\n";
   }
-  function << "      outs(%init : " << computedType << ") {\n    ^bb0(";
-  for (const auto& argument : accessArguments) function << argument << ": " << elementType << ", ";
+  bodyText << "      outs(%init : " << computedType << ") {\n    ^bb0(";
+  for (const auto& argument : accessArguments)
+    bodyText << argument.name << ": " << mlirElementType(argument.type) << ", ";
   std::string outputArgument = "%" + output.name() + ".value";
   if (occurrences.count(output)) outputArgument += "_out";
-  function << outputArgument << ": " << elementType << "):\n";
-  BodyPrinter printer(function, type, accessArguments);
-  std::string value = printer.print(body);
-  if (!reductionVariables.empty()) value = printer.add(outputArgument, value);
-  function << "      linalg.yield " << value << " : " << elementType << "\n"
+  bodyText << outputArgument << ": " << elementType << "):\n";
+  std::string value = printGenericBody(outsideText, bodyText, body, type, accessArguments, sparseKernel,
+                                       reductionVariables.empty() ? std::nullopt : std::optional(outputArgument));
+  bodyText << "      linalg.yield " << value << " : " << elementType << "\n"
            << "  } -> " << computedType << "\n";
+  function << outsideText.str() << "  %result = linalg.generic " << traitName << "\n" << bodyText.str();
   if (computedType != outputType) {
     // No dealloc of %result: MLIR 16 frees it twice then (double free).
     function << "  %converted = sparse_tensor.convert %result : " << computedType << " to " << outputType << "\n"

@@ -35,9 +35,9 @@ std::string mlirElementType(ir::Datatype type) {
     case ir::Datatype::Float32: return "f32";
     case ir::Datatype::Int32: return "i32";
     case ir::Datatype::Int64: return "i64";
-    case ir::Datatype::Float16: break;
+    case ir::Datatype::Float16: return "f16";
   }
-  throw MlirExportError("the element type " + ir::toString(type) + " is not exported to MLIR (f64, f32, i32, i64 are)");
+  throw MlirExportError("the element type " + ir::toString(type) + " is not exported to MLIR");
 }
 
 std::string mlirEncodingName(const ir::Format& format) {

@@ -26,8 +26,9 @@ void writeAll(int fd, const std::string& text) {
 
 }  // namespace
 
-// The child checks the case and writes outcome, signature and detail,
-// separated by NUL bytes; a child that dies first is a crash.
+// The child checks the case and writes outcome (with "z" for an all-zero
+// result and ";NAME" for each oracle that evaluated it), signature and
+// detail, separated by NUL bytes; a child that dies first is a crash.
 Verdict checkProgramIsolated(const std::string& programText, const std::map<std::string, rt::Coo>& inputs,
                              const std::vector<const Oracle*>& oracles, int timeoutSeconds, bool compileOnly) {
   int channel[2];
@@ -39,6 +40,7 @@ Verdict checkProgramIsolated(const std::string& programText, const std::map<std:
     alarm(static_cast<unsigned>(timeoutSeconds));
     Verdict verdict = checkProgram(programText, inputs, oracles, compileOnly);
     std::string message = std::to_string(static_cast<int>(verdict.outcome)) + (verdict.zeroResult ? "z" : "");
+    for (const auto& oracle : verdict.checkedBy) message += ";" + oracle;
     message += '\0' + verdict.signature + '\0' + verdict.detail;
     writeAll(channel[1], message);
     close(channel[1]);
@@ -61,8 +63,13 @@ Verdict checkProgramIsolated(const std::string& programText, const std::map<std:
   if (second == std::string::npos)
     return {Outcome::Crash, "child exited with status " + std::to_string(WEXITSTATUS(status)), "crash: exit"};
   Verdict verdict;
-  verdict.outcome = static_cast<Outcome>(std::stoi(message.substr(0, first)));
-  verdict.zeroResult = message.substr(0, first).back() == 'z';
+  std::string head = message.substr(0, first);
+  for (size_t at = head.rfind(';'); at != std::string::npos; at = head.rfind(';')) {
+    verdict.checkedBy.insert(verdict.checkedBy.begin(), head.substr(at + 1));
+    head.erase(at);
+  }
+  verdict.outcome = static_cast<Outcome>(std::stoi(head));
+  verdict.zeroResult = head.back() == 'z';
   verdict.signature = message.substr(first + 1, second - first - 1);
   verdict.detail = message.substr(second + 1);
   return verdict;

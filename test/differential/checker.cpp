@@ -199,6 +199,7 @@ Verdict checkProgram(const std::string& programText, const std::map<std::string,
   }
 
   bool zeroResult = false;
+  std::vector<std::string> checkedBy;
   for (const Oracle* oracle : oracles) {
     std::optional<Outputs> expected;
     try {
@@ -207,6 +208,7 @@ Verdict checkProgram(const std::string& programText, const std::map<std::string,
       return {Outcome::InvalidCase, oracle->name() + " cannot evaluate: " + firstLine(error.what()), "invalid"};
     }
     if (!expected) continue;
+    checkedBy.push_back(oracle->name());
     zeroResult = true;
     for (const auto& [name, array] : *expected)
       for (double v : array.values) zeroResult = zeroResult && v == 0;
@@ -215,6 +217,7 @@ Verdict checkProgram(const std::string& programText, const std::map<std::string,
   }
   Verdict matched{Outcome::Matched, "", "matched"};
   matched.zeroResult = zeroResult;
+  matched.checkedBy = std::move(checkedBy);
   return matched;
 }
 

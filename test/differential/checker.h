@@ -25,6 +25,7 @@ struct Verdict {
   std::string detail;     // the reason, the first differing entries, or the exception
   std::string signature;  // what must stay the same while minimizing: outcome and error kind
   bool zeroResult = false;  // matched, but every expected output is all zero (a weaker check)
+  std::vector<std::string> checkedBy = {};  // the oracles that evaluated the case (others cannot express it)
 };
 
 // A program with a `target cuda` line is compiled for the cuda target: run

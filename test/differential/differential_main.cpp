@@ -176,6 +176,7 @@ int main(int argc, char** argv) {
   std::map<Outcome, int> tally;
   std::map<std::string, int> refusals, knownBugs;
   int zeroResults = 0;
+  int mlirChecked = 0;  // --mlir: matched cases that MLIR 16 evaluated too
   int failures = 0;
   // --repeated-operands: cases reading a tensor at several places (of them,
   // at other indices), and how many of each matched.
@@ -193,6 +194,9 @@ int main(int argc, char** argv) {
     Verdict verdict = checkCase(c, options);
     ++tally[verdict.outcome];
     zeroResults += verdict.zeroResult;
+    const bool checkedByMlir = std::find(verdict.checkedBy.begin(), verdict.checkedBy.end(), mlirOracle.name()) !=
+                               verdict.checkedBy.end();
+    mlirChecked += verdict.outcome == Outcome::Matched && checkedByMlir;
     if (generator.constantTerms && !c.output.vars.empty() && hasConstantTerm(c.rhs))
       ++constant, constantMatched += verdict.outcome == Outcome::Matched;
     if (generator.repeatedOperands) {
@@ -229,7 +233,9 @@ int main(int argc, char** argv) {
     if (generator.permutedOutputs && !std::is_sorted(c.output.vars.begin(), c.output.vars.end()))
       ++permutedOutputs, permutedOutputsMatched += matched;
     if (verdict.outcome == Outcome::Refused) ++refusals[reasonOf(verdict.detail)];
-    if (verbose) std::cout << "seed " << caseSeed << ": " << toString(verdict.outcome) << " " << verdict.detail << "\n";
+    if (verbose)
+      std::cout << "seed " << caseSeed << ": " << toString(verdict.outcome) << " " << verdict.detail
+                << (checkedByMlir ? "(MLIR 16 too)" : "") << "\n";
     if (printCases) std::cout << c.programText() << "\n";
     if (!isFinding(verdict.outcome)) continue;
 
@@ -255,6 +261,7 @@ int main(int argc, char** argv) {
             << tally[Outcome::Crash] << " crash, " << tally[Outcome::InvalidCase] << " invalid case";
   if (cuda) std::cout << ", " << tally[Outcome::CompiledNotRun] << " compiled, not run";
   std::cout << (cuda ? " (cuda target)\n" : "\n");
+  if (mlir) std::cout << mlirChecked << " of the matched cases checked against MLIR 16 too\n";
   if (generator.constantTerms)
     std::cout << constant << " cases add a term with no index variable to an output with indices (" << constantMatched
               << " matched)\n";

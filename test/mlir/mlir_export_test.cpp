@@ -46,6 +46,78 @@ TEST(MlirExportTest, FormatsBecomeLevelTypesAndDimOrderings) {
   EXPECT_NE(ordered.find("arith.addi %a.value"), std::string::npos) << ordered;
 }
 
+std::string exportedText(const std::string& program) { return exportMlir(Program::fromText(program, "test.tc")); }
+
+// `+=`: the kernel takes the output's prior values (y_before) and the sum
+// adds to a copy of them.
+TEST(MlirExportTest, AccumulateAddsTheSumToACopyOfThePriorValues) {
+  std::string text =
+      exportedText("tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) += A(i, j) * x(j)\n");
+  EXPECT_NE(text.find("// y(i) = y_before(i) + A(i,j) * x(j)\n"
+                      "func.func @kernel(%y_before: tensor<?xf64>, %A: tensor<?x?xf64, #dense_compressed>, %x: "
+                      "tensor<?xf64>, %y.size0: index) -> tensor<?xf64> {\n"
+                      "  %init = bufferization.alloc_tensor() copy(%y_before) : tensor<?xf64>\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("outs(%init : tensor<?xf64>)"), std::string::npos) << text;
+  EXPECT_NE(text.find("%t.1 = arith.addf %y.value, %t.0 : f64"), std::string::npos) << text;
+}
+
+// Reading the output at other indices reads its prior values, an input.
+TEST(MlirExportTest, ReadingTheOutputReadsItsPriorValues) {
+  std::string text = exportedText("tensor y(I) : dense\ntensor A(I, I) : csr\ny(i) = A(i, j) * y(j)\n");
+  EXPECT_NE(text.find("ins(%A, %y_before : tensor<?x?xf64, #dense_compressed>, tensor<?xf64>)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("affine_map<(i, j) -> (j)>,  // y_before(j)"), std::string::npos) << text;
+  EXPECT_NE(text.find("linalg.fill"), std::string::npos) << text;
+}
+
+// abs vanishes at zero: a math op. exp over a sparse operand: a unary whose
+// absent region yields exp(0); min of two sparse operands: a binary whose
+// one-sided regions take the other as zero.
+TEST(MlirExportTest, BuiltinsSayWhatTheyGiveWhereOperandsAreAbsent) {
+  std::string text = exportedText("tensor Z(I, J) : csr\ntensor A(I, J) : csr\ntensor B(I, J) : dcsr\n"
+                                  "Z(i, j) = min(A(i, j), B(i, j)) + abs(A(i, j)) * exp(B(i, j))\n");
+  EXPECT_NE(text.find("  %invariant.0 = arith.constant 0.0 : f64\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  %invariant.1 = arith.constant 1.0 : f64  // exp(0.0)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("      %t.0 = sparse_tensor.binary %A.value, %B.value : f64, f64 to f64\n"
+                      "        overlap={\n"
+                      "          ^bb0(%t.1: f64, %t.2: f64):\n"
+                      "            %t.3.0 = arith.minf %t.1, %t.2 : f64\n"
+                      "            sparse_tensor.yield %t.3.0 : f64\n"
+                      "        }\n"
+                      "        left={\n"
+                      "          ^bb0(%t.1: f64):\n"
+                      "            %t.3.1 = arith.minf %t.1, %invariant.0 : f64\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("math.absf %A.value1 : f64"), std::string::npos) << text;
+  EXPECT_NE(text.find("        absent={\n"
+                      "          sparse_tensor.yield %invariant.1 : f64\n"
+                      "        }\n"),
+            std::string::npos)
+      << text;
+}
+
+// Where no tensor is sparse the sparsifier does not run: plain math ops.
+TEST(MlirExportTest, BuiltinsOfDenseKernelsArePlainOps) {
+  std::string text = exportedText("tensor y(I) : dense\ntensor x(I) : dense\ny(i) = max(exp(x(i)), 2)\n");
+  EXPECT_NE(text.find("%t.0 = math.exp %x.value : f64"), std::string::npos) << text;
+  EXPECT_NE(text.find("%t.2 = arith.maxf %t.0, %t.1 : f64"), std::string::npos) << text;
+  EXPECT_EQ(text.find("sparse_tensor.unary"), std::string::npos) << text;
+}
+
+TEST(MlirExportTest, Float16InputsAreWidened) {
+  std::string text = exportedText("tensor y(I) : dense of float32\ntensor A(I, J) : csr of float16\n"
+                                  "tensor x(J) : dense of float32\ny(i) = A(i, j) * x(j)\n");
+  EXPECT_NE(text.find("%A: tensor<?x?xf16, #dense_compressed>"), std::string::npos) << text;
+  EXPECT_NE(text.find("^bb0(%A.value: f16, %x.value: f32, %y.value: f32):\n"
+                      "      %t.0 = arith.extf %A.value : f16 to f32\n"
+                      "      %t.1 = arith.mulf %t.0, %x.value : f32\n"),
+            std::string::npos)
+      << text;
+}
+
 struct Refusal {
   const char* name;
   const char* program;
@@ -98,15 +170,35 @@ INSTANTIATE_TEST_SUITE_P(
                 "co-iterated with another sparse operand"},
         Refusal{"CooReadAtTwoPlaces", "tensor y(I) : dense\ntensor A(I, I) : coo\ny(i) = A(i, j) * A(j, i)\n",
                 "A ({compressed(nonunique), singleton}) repeats coordinates and is read at 2 places (A(i,j), A(j,i))"},
-        Refusal{"Accumulate", "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) += A(i, j) * x(j)\n",
-                "`+=` (accumulating into y)"},
+        Refusal{"AccumulateIntoASparseOutputWithASum",
+                "tensor y(I) : sparse\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) += A(i, j) * x(j)\n",
+                "the term y_before(i) does not use the summed variable j"},
+        Refusal{"SubtractingTheOutputFromASum",
+                "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i, j) * x(j) - y(i)\n",
+                "the term y_before(i) does not use the summed variable j"},
         Refusal{"NestedSum", "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(I) : dense\ny(i) = sum(j, A(i, j)) * x(i)\n",
                 "the sum sum(j, A(i,j)) inside an expression"},
         Refusal{"TermWithoutSummedVariable",
                 "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ntensor z(I) : dense\n"
-                "y(i) = A(i, j) * x(j) + z(i)\n",
+                "y(i) = A(i, j) * x(j) - z(i)\n",
                 "the term z(i) does not use the summed variable j"},
-        Refusal{"Builtin", "tensor y(I) : dense\ntensor x(I) : sparse\ny(i) = abs(x(i))\n", "the builtin abs"},
+        Refusal{"SumOverASparseLevelOfExp", "tensor y(I) : dense\ntensor B(I, J) : csr\ny(i) = exp(B(i, j))\n",
+                "the sum over j (a sparse level) of exp(B(i,j)), which is exp(0.0) where the sparse operands j indexes are "
+                "absent"},
+        Refusal{"SumOverASparseLevelOfAConstantPlus",
+                "tensor y(I) : dense\ntensor B(I, J) : csr\ny(i) = (B(i, j) + 1) * 2\n",
+                "the sum over j (a sparse level) of (B(i,j) + 1) * 2"},
+        Refusal{"SumOverASparseLevelOfExpTimesAnInvariant",
+                "tensor y(I) : dense\ntensor B(I, J) : csr\ntensor z(I) : dense\ny(i) = exp(B(i, j)) * z(i)\n",
+                "which is exp(0.0) * z(i) where the sparse operands j indexes are absent"},
+        Refusal{"SumOverASparseLevelOfASparseOperandItDoesNotIndex",
+                "tensor y(I) : dense\ntensor B(I, J) : csr\ntensor w(I) : sparse\ntensor z(I) : dense\n"
+                "y(i) = (B(i, j) + w(i)) * z(i)\n",
+                "which is (0.0 + w(i)) * z(i) where the sparse operands j indexes are absent"},
+        Refusal{"CooSummedIntoASparseOutput", "tensor y(I) : sparse\ntensor A(I, J) : coo\ny(i) = A(i, j)\n",
+                "A ({compressed(nonunique), singleton}) repeats coordinates and is summed into the sparse output y"},
+        Refusal{"IntegerExp", "tensor y(I) : dense of int32\ntensor x(I) : sparse of int32\ny(i) = exp(x(i))\n",
+                "the builtin exp(x(i)) computes in float64 inside an int32 expression"},
         Refusal{"DivisionByATensor",
                 "tensor A(I, J) : csr\ntensor B(I, J) : csr\ntensor C(I, J) : csr\nA(i, j) = B(i, j) / C(i, j)\n",
                 "the division B(i,j) / C(i,j)"},
@@ -114,8 +206,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "the program has 2 statements"},
         Refusal{"NmLevel", "tensor A(I, J) : nm(2, 4, 1)\ntensor B(I, J) : dense\nB(i, j) = A(i, j)\n",
                 "the level format nm(2,4,1)"},
-        Refusal{"Float16", "tensor y(I) : dense of float16\ntensor x(I) : sparse of float16\ny(i) = x(i)\n",
-                "the element type float16"},
+        Refusal{"Float16Output", "tensor y(I) : dense of float16\ntensor x(I) : sparse of float16\ny(i) = x(i)\n",
+                "the float16 output y"},
+        Refusal{"Float16IntoAnInteger", "tensor y(I) : dense of int32\ntensor x(I) : sparse of float16\ny(i) = x(i)\n",
+                "mixed element types (x is float16, y is int32)"},
         Refusal{"MixedTypes", "tensor y(I) : dense of float32\ntensor x(I) : sparse\ny(i) = x(i)\n",
                 "mixed element types (x is float64, y is float32)"},
         Refusal{"CooOutput", "tensor A(I, J) : coo\ntensor B(I, J) : csr\nA(i, j) = B(i, j)\n",
@@ -166,10 +260,10 @@ TEST(MlirExportTest, BuilderProgramsAreRefusedWithoutALocation) {
   TensorVar y("y", {"I"}, Format::denseOfOrder(1)), A("A", {"I", "J"}, Format::csr()),
       x("x", {"J"}, Format::denseOfOrder(1));
   try {
-    exportMlir(Program::fromStatements({y(i) += A(i, j) * x(j)}, {y, A, x}));
+    exportMlir(Program::fromStatements({y(i) = A(i, j) / x(j)}, {y, A, x}));
     FAIL() << "exported";
   } catch (const lowering::MlirExportError& error) {
-    EXPECT_EQ(std::string(error.what()).rfind("cannot export `y(i) += A(i,j) * x(j)` to MLIR 16: `+=`", 0), 0u)
+    EXPECT_EQ(std::string(error.what()).rfind("cannot export `y(i) = A(i,j) / x(j)` to MLIR 16: the division", 0), 0u)
         << error.what();
   }
 }
@@ -190,17 +284,17 @@ TEST(MlirCommandTest, RefusalExitsNonZeroWithoutOutputFile) {
 // A statement the export cannot express: file:line:col at the statement,
 // the line and a caret, and no output file.
 TEST(MlirCommandTest, RefusalOfTheStatementIsLocated) {
-  std::string tc = ::testing::TempDir() + "accumulate.tc";
-  std::string output = ::testing::TempDir() + "accumulate.mlir";
+  std::string tc = ::testing::TempDir() + "divide.tc";
+  std::string output = ::testing::TempDir() + "divide.mlir";
   std::remove(output.c_str());
   {
     std::ofstream file(tc);
-    file << "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\n\n  y(i) += A(i, j) * x(j)\n";
+    file << "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\n\n  y(i) = A(i, j) / x(j)\n";
   }
   Outcome outcome = runCommand(std::string("'") + TCC_EXECUTABLE + "' compile '" + tc + "' --emit mlir -o '" + output + "'");
   EXPECT_NE(outcome.exitCode, 0);
-  EXPECT_EQ(outcome.output, tc + ":5:3: error: cannot export `y(i) += A(i,j) * x(j)` to MLIR 16: `+=` (accumulating "
-                                 "into y) is not exported to MLIR\n  y(i) += A(i, j) * x(j)\n  ^\n");
+  EXPECT_EQ(outcome.output, tc + ":5:3: error: cannot export `y(i) = A(i,j) / x(j)` to MLIR 16: the division A(i,j) / "
+                                 "x(j): MLIR 16's sparsifier divides only by a nonzero constant\n  y(i) = A(i, j) / x(j)\n  ^\n");
   FILE* file = std::fopen(output.c_str(), "r");
   EXPECT_EQ(file, nullptr);
   if (file) std::fclose(file);

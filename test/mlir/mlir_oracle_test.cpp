@@ -212,7 +212,7 @@ TEST(MlirOracleTest, AheadOfTimeExecutableGivesTheSameResult) {
 TEST(MlirOracleTest, UnexportableProgramGivesNoResult) {
   TCC_SKIP_WITHOUT_MLIR();
   Program program = Program::fromText(
-      "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) += A(i, j) * x(j)\n", "test.tc");
+      "tensor y(I) : dense\ntensor A(I, J) : csr\ntensor x(J) : dense\ny(i) = A(i, j) / x(j)\n", "test.tc");
   Tensor a = rt::pack(randomSparse({5, 5}, 0.5, 24), toRuntimeFormat(Format::csr()));
   Tensor x = rt::pack(randomDense({5}, 25), toRuntimeFormat(Format::denseOfOrder(1)));
   EXPECT_FALSE(runThroughMlir(program, {{"A", a}, {"x", x}}).has_value());
@@ -220,7 +220,7 @@ TEST(MlirOracleTest, UnexportableProgramGivesNoResult) {
   IndexVar i("i"), j("j");
   TensorVar yVar("y", {"I"}, Format::denseOfOrder(1)), aVar("A", {"I", "J"}, Format::csr()),
       xVar("x", {"J"}, Format::denseOfOrder(1));
-  Program built = Program::fromStatements({yVar(i) += aVar(i, j) * xVar(j)}, {yVar, aVar, xVar});
+  Program built = Program::fromStatements({yVar(i) = aVar(i, j) / xVar(j)}, {yVar, aVar, xVar});
   EXPECT_FALSE(runThroughMlir(built, {{"A", a}, {"x", x}}).has_value());
 }
 

@@ -20,6 +20,10 @@ std::string constantLiteral(double value, ir::Datatype type) {
     case ir::Datatype::Float32:
       std::snprintf(buffer, sizeof buffer, "0x%08X", std::bit_cast<uint32_t>(static_cast<float>(value)));
       return buffer;
+    case ir::Datatype::Float16: {  // a value float16 holds: exact in 17 digits
+      std::snprintf(buffer, sizeof buffer, "%.17e", value);
+      return buffer;
+    }
     default: return std::to_string(static_cast<int64_t>(value));
   }
 }

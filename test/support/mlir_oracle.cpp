@@ -76,6 +76,8 @@ void writeExtendedFrostt(const fs::path& path, const Tensor& tensor) {
 int64_t outputSize(const ir::IndexStmt& statement, const std::map<std::string, Tensor>& inputs, int mode) {
   const auto* assignment = statement.as<ir::AssignmentNode>();
   const ir::IndexVar& var = assignment->lhs.indices().at(mode);
+  auto updated = inputs.find(assignment->lhs.tensor().name());  // an update in place
+  if (updated != inputs.end()) return updated->second.dims().at(mode);
   for (const auto& access : ir::accessesOf(assignment->rhs)) {
     const auto& indices = access.indices();
     for (size_t m = 0; m < indices.size(); ++m)
@@ -184,7 +186,9 @@ std::optional<MlirResult> runThroughMlir(const Program& program, const std::map<
   std::string environment;
   int fileIndex = 0;
   for (const auto& tensor : kernel.inputs) {
-    auto found = inputs.find(tensor.name());
+    // y_before (`+=`, or a statement reading its output) holds y's values.
+    const bool prior = tensor.provenance().kind == ir::TensorProvenance::Kind::PriorValues;
+    auto found = inputs.find(prior ? tensor.provenance().source.name() : tensor.name());
     if (found == inputs.end()) throw std::invalid_argument("no input named " + tensor.name());
     if (tensor.order() == 0) {
       request.scalarInputs[tensor.name()] = found->second.valueAtPosition(0);

@@ -2,6 +2,7 @@
 // a statement) can earn: several statements, a schedule.
 #include "tcc/mlir.h"
 
+#include "prior_values.h"
 #include "schedule_request.h"
 #include "tcc/ir/index_printer.h"
 
@@ -31,8 +32,13 @@ lowering::MlirKernel exportMlirKernel(const Program& program, const MlirExportOp
                           commandText(command) + ": schedules are not exported to MLIR 16, whose sparsifier "
                                                  "chooses its own loops; export the program without its schedule");
   }
+  // `+=` and a statement reading its output read the output's prior
+  // values from a tensor of their own (y_before), an argument of the kernel.
+  std::set<std::string> takenNames;
+  for (const auto& tensor : program.tensors()) takenNames.insert(tensor.name());
+  ir::IndexStmt statement = readPriorValues(statements.front(), takenNames).statement;
   try {
-    return lowering::exportToMlir(statements.front(), options.functionName);
+    return lowering::exportToMlir(statement, options.functionName);
   } catch (const lowering::MlirExportError& error) {
     refuseExport(program, 0, "cannot export `" + ir::toString(statements.front()) + "` to MLIR 16: " + error.what());
   }

@@ -7,14 +7,25 @@
 // The kernel's signature is fixed so that a caller can build a driver:
 //   func.func @NAME(<one argument per input tensor, in `inputs` order>,
 //                   <one index per output mode: its size>) -> <output type>
-// The output starts at zero (dense) or empty (sparse) inside the kernel.
+// The output starts at zero (dense) or empty (sparse) inside the kernel,
+// except where a sum adds to a dense tensor read at the output's indices
+// (`y(i) = y_before(i) + A(i,j) * x(j)`, the form `+=` takes once the
+// caller reads the prior values from a tensor of their own): that tensor
+// is the generic's outs.
+//
+// Builtins: abs and sqrt vanish at zero and are math ops; exp, max and min
+// over sparse operands are sparse_tensor.unary / binary whose regions say
+// what they give where an operand is absent (read as zero). float16 inputs
+// are widened (arith.extf) to the float type the output is computed in.
 //
 // What MLIR 16 cannot express, or its sparsifier would compute differently
-// from tcc, is refused with an MlirExportError naming the part: N:M or
-// float16 storage, mixed element types, `+=`, a sum nested inside an
-// expression, a term that does not use every summed variable, a repeated
-// index in one access, builtins, and division by anything but a nonzero
-// literal where a tensor is sparse.
+// from tcc, is refused with an MlirExportError naming the part: N:M
+// storage, a float16 output, other mixed element types, `+=` and a
+// statement that reads its output (the caller rewrites those), a sum
+// nested inside an expression, a term that does not use every summed
+// variable (but the one above), a repeated index in one access, perm,
+// sqrt and exp of integers, and division by anything but a nonzero literal
+// where a tensor is sparse.
 #pragma once
 
 #include <stdexcept>
