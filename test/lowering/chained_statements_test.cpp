@@ -47,5 +47,31 @@ TEST(ChainedStatements, ASparseWorkspaceOverAVariableOfNoStatementIsStillRefused
       << errorOf(withSchedule(kProductThenSum, "sparse_workspace(z)"));
 }
 
+// dense_workspace() applies to the statements with indices; a scalar one
+// among them refused the whole program ("a scalar result needs no
+// workspace"), so did dense_workspace(j) naming a variable it sums over.
+const char* const kProductThenNorm =
+    "tensor T(I, J) : csr\n"
+    "tensor A(I, K) : csr\n"
+    "tensor B(K, J) : csr\n"
+    "tensor s : dense\n"
+    "T(i,j) = A(i,k) * B(k,j)\n"
+    "s = T(a,j) * T(a,j)\n";
+
+TEST(ChainedStatements, ADenseWorkspaceAppliesToTheStatementsWithIndices) {
+  auto inputs = productThenSumInputs();
+  inputs.erase("C");
+  for (const char* command : {"dense_workspace()", "dense_workspace(j)"})
+    expectProgramMatchesReference(withSchedule(kProductThenNorm, command), inputs);
+}
+
+TEST(ChainedStatements, ADenseWorkspaceForScalarsOnlyIsStillRefused) {
+  const std::string program = "tensor A(I, K) : csr\ntensor s : dense\ntensor t : dense\n"
+                              "s = A(i,k) * A(i,k)\nt = A(i,k) * 2\n";
+  EXPECT_NE(errorOf(withSchedule(program, "dense_workspace()")).find("a scalar result needs no workspace"),
+            std::string::npos)
+      << errorOf(withSchedule(program, "dense_workspace()"));
+}
+
 }  // namespace
 }  // namespace tcc::test

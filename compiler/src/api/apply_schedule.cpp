@@ -1,6 +1,7 @@
 // The scheduling front: turns the checked schedule block of a program into
 // what the lowering stage applies to each statement. Commands it cannot
 // apply yet are refused at their source location, never silently ignored.
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -223,7 +224,16 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
       // (default: the output's last index in storage order).
       const auto* assignment = statement.as<ir::AssignmentNode>();
       const ir::Access& lhs = assignment->lhs;
-      if (lhs.tensor().order() == 0) refuse(program, command, "a scalar result needs no workspace");
+      if (lhs.tensor().order() == 0) {
+        // (In a program of several statements the command is for those
+        // with indices.)
+        if (std::none_of(program.statements.begin(), program.statements.end(), [](const ir::IndexStmt& each) {
+              const auto* other = each.as<ir::AssignmentNode>();
+              return other && other->lhs.tensor().order() > 0;
+            }))
+          refuse(program, command, "a scalar result needs no workspace");
+        continue;
+      }
       const ir::Format& format = lhs.tensor().format();
       auto index = arguments.empty() ? std::optional(lhs.indices()[format.modeOfLevel(format.order() - 1)]) : var;
       if (!index) continue;
