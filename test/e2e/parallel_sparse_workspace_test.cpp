@@ -97,15 +97,17 @@ std::vector<Case> cases() {
                  "tensor A(I, J, L) : coo\ntensor B(K, I, J) : csf\ntensor C(K, L) : csr\nA(i, j, l) = B(k, i, j) * C(k, l)\n",
                  "parallelize(k, CPUThread, NoRaces)",
                  {{"B", random({30, 20, 25}, 0.02, 6)}, {"C", random({30, 15}, 0.2, 7)}}, true});
-  // Outputs appended in order that threads still cannot assemble in place:
-  // a doubly compressed matrix under a summed loop, COO, and a CSF tensor
-  // under the Workspace strategy asked for. (A thread loop over the
-  // output's first index, such as B + C over DCSR rows or B scaled, runs in
+  // Outputs appended in order that threads still cannot assemble in place
+  // (COO), or that ask for the Workspace strategy: a doubly compressed
+  // matrix under a summed loop and a CSF tensor. (A thread loop over the
+  // output's first index, such as B + C over DCSR rows, B scaled, or under
+  // NoRaces this SpGEMM through a dense workspace per thread, runs in
   // ranges that append a DCSR or CSF output in place instead:
-  // test/lowering/ranges_append_output_test.cpp.)
+  // test/lowering/ranges_append_output_test.cpp and
+  // ranges_append_dense_levels_and_sums_test.cpp.)
   all.push_back({"rowwise_spgemm_into_dcsr",
                  "tensor A(I, J) : dcsr\ntensor B(I, K) : csr\ntensor C(K, J) : csr\nA(i, j) = B(i, k) * C(k, j)\n",
-                 "parallelize(i, CPUThread, NoRaces)", {{"B", real}, {"C", real}}});
+                 "parallelize(i, CPUThread, Workspace)", {{"B", real}, {"C", real}}});
   all.push_back({"scaled_into_csf",
                  "tensor A(I, J, K) : csf\ntensor B(I, J, K) : csf\ntensor c(K) : dense\n"
                  "A(i, j, k) = B(i, j, k) * c(k)\n",
