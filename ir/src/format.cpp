@@ -80,10 +80,10 @@ int Format::levelOfMode(int mode) const {
   throw std::out_of_range("format: no level stores mode " + std::to_string(mode));
 }
 
-bool Format::isAllDense() const {
-  for (const auto& level : levels_)
-    if (!level.isDense()) return false;
-  return true;
+int Format::firstSparseLevel() const {
+  int level = 0;
+  while (level < order() && levels_[level].isDense()) ++level;
+  return level;
 }
 
 bool Format::hasIdentityOrdering() const {

@@ -161,8 +161,7 @@ bool insertGustavsonWorkspace(LoopNest& nest, const Access& lhs, const IndexExpr
 bool threadRangesAppendInOrder(const LoopNest& nest, const Access& lhs, const IndexExpr& rhs, std::string& whyNot) {
   const TensorVar& output = lhs.tensor();
   const ir::Format& format = output.format();
-  int firstSparse = 0;
-  while (firstSparse < format.order() && format.level(firstSparse).isDense()) ++firstSparse;
+  const int firstSparse = format.firstSparseLevel();
   if (firstSparse == format.order() || format.level(firstSparse).kind != ir::LevelKind::Compressed ||
       !format.level(firstSparse).unique) {
     whyNot = "only compressed levels (below dense ones, if any) are appended by ranges of coordinates";

@@ -152,8 +152,7 @@ bool Lowerer::rangesAppend(const ir::ForallNode* forall, const ir::AssignmentNod
   // (The cuda target binds a coordinate's appends at a compressed first
   // level only.)
   const ir::Format& format = output.format();
-  int firstSparse = 0;
-  while (firstSparse < format.order() && format.level(firstSparse).isDense()) ++firstSparse;
+  const int firstSparse = format.firstSparseLevel();
   if (firstSparse == format.order() || (options_.cudaTarget && firstSparse > 0)) return false;
   if (format.level(firstSparse).kind != ir::LevelKind::Compressed || !format.level(firstSparse).unique ||
       !(assignment->lhs.indices()[format.modeOfLevel(0)] == forall->indexVar))

@@ -1030,20 +1030,21 @@ bool Lowerer::mergesInOneLoop(const ir::ForallNode* forall, const std::vector<st
   // innermost co-iteration has many loops: an innermost loop's cases are a
   // few statements each, and its loops after the first run on fewer
   // operands, with fewer tests per entry (a union of four: 12.7 ms per
-  // point, 14.0 ms in one loop; of five: 26.8 and 21.4 ms; bench/RESULTS.md).
+  // point, 14.0 ms in one loop; of five: 26.8 and 21.4 ms; bench/unions/RESULTS.md).
   return options_.oneMergeLoop && !options_.cudaTarget && loops.size() >= 2 &&
          (!statementsOf<ir::ForallNode>(forall->body).empty() || loops.size() >= kFewestLoopsMerged);
 }
 
 // Each case of a union holds the loops below over the operands it has; with
-// many operands (3^n loops in all) the cases become one body over all of
+// many operands (`loops`, 3^n in all) the cases become one body over all of
 // them, an operand not at the coordinate iterating empty ranges below: the
 // lattices below then meet exactly the points of the operands present.
 // Where each operand's levels below are unique compressed ones (no dense
 // level located from an absent parent, no runs) and nothing but the
 // output's own loops lies below (no sums hoisted per case).
 bool Lowerer::unitesByEmptyRanges(const ir::ForallNode* forall, const std::vector<LevelIterator*>& driving,
-                                  size_t cases, const ir::AssignmentNode* sole) const {
+                                  size_t cases, size_t loops, const ir::AssignmentNode* sole) const {
+  if (loops < kFewestLoopsMerged || statementsOf<ir::ForallNode>(forall->body).empty()) return false;
   if (!sole || driving.size() >= 8 * sizeof(size_t) || cases != (size_t{1} << driving.size()) - 1) return false;
   if (!whereStatements(forall->body).empty()) return false;
   const auto& outputIndices = sole->lhs.indices();
@@ -1368,8 +1369,7 @@ Stmt Lowerer::lowerSparseDrivenLoops(const ir::ForallNode* forall, std::vector<L
     body.insert(body.end(), sums.begin(), sums.end());
     std::vector<LevelIterator*> drivingIterators;
     for (int id : driving) drivingIterators.push_back(&byId(id));
-    if (oneLoop && !statementsOf<ir::ForallNode>(forall->body).empty() && loopsEmitted.size() >= kFewestLoopsMerged &&
-        unitesByEmptyRanges(forall, drivingIterators, subs.size(), sole)) {
+    if (oneLoop && unitesByEmptyRanges(forall, drivingIterators, subs.size(), loopsEmitted.size(), sole)) {
       const LatticePoint& all = *std::find_if(lattice.begin(), lattice.end(), [&](const LatticePoint& point) {
         return sparseOf(point) == driving;
       });

@@ -398,7 +398,7 @@ class Lowerer {
   // operands it has, become one body for all operands, an operand absent at
   // the coordinate iterating empty ranges below (emptyBelowUnless_).
   bool unitesByEmptyRanges(const ir::ForallNode* forall, const std::vector<LevelIterator*>& driving,
-                           size_t cases, const ir::AssignmentNode* sole) const;
+                           size_t cases, size_t loops, const ir::AssignmentNode* sole) const;
   std::vector<imp::Stmt> findSegmentEnd(LevelIterator& iterator);
   // Moves the iterator past `coordinate` when it is there; moveOn: past its
   // current coordinate (its run of them on a non-unique level).

@@ -58,7 +58,9 @@ class Format {
   const std::vector<int>& modeOrdering() const { return modeOrdering_; }
   int modeOfLevel(int level) const { return modeOrdering_.at(level); }
   int levelOfMode(int mode) const;
-  bool isAllDense() const;
+  // The outermost level that is not dense; order() when every level is.
+  int firstSparseLevel() const;
+  bool isAllDense() const { return firstSparseLevel() == order(); }
   bool hasIdentityOrdering() const;
 
   // "{dense, compressed}" plus " order (1,0)" when not the identity.
