@@ -200,11 +200,14 @@ struct Row {
   double sparseFlops() const { return 2.0 * shape.m * shape.n * shape.k * sparsity.N / sparsity.M; }
 };
 
+// --tensor-cores: the statements are scheduled tensorcore() (the 3xTF32 tiles).
+bool scheduledOnTensorCores = false;
+
 std::string programText(const Sparsity& s, bool aKMajor) {
   return std::string("tensor A(I, K) : ") + (aKMajor ? "{dense, dense} order (1, 0)" : "dense") +
          " of float32\ntensor B(K, J) : nm(" + std::to_string(s.N) + ", " + std::to_string(s.M) +
-         ", " + std::to_string(s.L) + ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\n"
-         "target cuda\n";
+         ", " + std::to_string(s.L) + ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\n" +
+         (scheduledOnTensorCores ? "schedule {\n  tensorcore()\n}\n" : "") + "target cuda\n";
 }
 
 tcc_tensor denseView(float* values, int rows, int cols) {
@@ -714,6 +717,7 @@ int main(int argc, char** argv) {
     else if (argument == "--no-other-l") noOtherL = true;
     else if (argument == "--alternate") alternate = true;
     else if (argument == "--runner-up") runnerUp = true;
+    else if (argument == "--tensor-cores") scheduledOnTensorCores = true;
     else if (argument == "--budget" && i + 1 < argc) budget = std::atof(argv[++i]);
     else if (argument == "--a" && i + 1 < argc) {
       const std::string layout = argv[++i];
@@ -727,7 +731,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--csv FILE] [--svg FILE] [--repeats R] [--budget SECONDS] [--shape MxNxK] "
                    "[--nm N]... [--a row|kmajor|both] [--launch PATH,...] [--passes P] [--no-other-l] "
-                   "[--alternate] [--runner-up]\n",
+                   "[--alternate] [--runner-up] [--tensor-cores]\n",
                    argv[0]);
       return 2;
     }
@@ -779,6 +783,9 @@ int main(int argc, char** argv) {
       std::printf("TCC_NM_SPMM_TILE=%s: that kernel where the shape has it, not the autotuned plan\n", tile);
     if (const char* skip = std::getenv("TCC_NM_SPMM_SKIP"); skip && *skip)
       std::printf("TCC_NM_SPMM_SKIP=%s: those kernels are not among the autotuner's candidates\n", skip);
+    if (scheduledOnTensorCores)
+      std::printf("--tensor-cores: every statement scheduled tensorcore() (the 3xTF32 tensor-core tiles); cuBLAS "
+                  "stays float32 FMA (pedantic)\n");
     std::vector<Row> rows;
     auto start = std::chrono::steady_clock::now();
     bench.programs(sparsities, layouts);
@@ -866,8 +873,8 @@ int main(int argc, char** argv) {
 
     double worstError = 0;
     for (const Row& row : rows) worstError = std::max(worstError, row.error);
-    std::printf("\n== N:M SpMM (tcc nm_spmm intrinsic) vs cuBLAS SGEMM on the pruned B, float32, no TF32, %s ==\n",
-                tcc::rt::cuda::device().name.c_str());
+    std::printf("\n== N:M SpMM (tcc nm_spmm intrinsic%s) vs cuBLAS SGEMM on the pruned B, float32, no TF32, %s ==\n",
+                scheduledOnTensorCores ? " on tensor cores, 3xTF32" : "", tcc::rt::cuda::device().name.c_str());
     std::printf("%zu measurements in %.0f s, %d timed runs each (medians of CUDA-event times, after one warm-up run\n"
                 "in which tcc's autotuner measures its candidate plans); largest relative error vs cuBLAS %.2e (%s)\n",
                 rows.size(), elapsed, repeats, worstError, worstError <= 1e-5 ? "<= 1e-5: ok" : "ABOVE 1e-5");

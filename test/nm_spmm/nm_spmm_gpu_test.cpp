@@ -19,6 +19,7 @@
 #include "gpu_launch.h"
 #include "tcc/lowering/nm_spmm.h"
 #include "tcc/runtime/cuda.h"
+#include "tcc/runtime/matrix_market.h"
 #include "tcc/runtime/nm.h"
 #include "tcc/runtime/pack.h"
 #include "tcc/tcc.h"
@@ -110,7 +111,8 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
   // ones of the tiles that run on its transpose (transposeA).
   auto builds = [&](const lowering::NmSpmmTile& t) {
     std::vector<bool> transposed;
-    if (!lowering::nmSpmmTileFits(t, shape.N, shape.M, shape.L)) return transposed;
+    if (t.tensorCores != shape.tensorCores || !lowering::nmSpmmTileFits(t, shape.N, shape.M, shape.L))
+      return transposed;
     if (lowering::nmSpmmTileTakesA(t, shape.aKMajor)) transposed.push_back(false);
     if (!shape.aKMajor && lowering::nmSpmmTileTransposesA(t, shape.N, shape.M, shape.L)) transposed.push_back(true);
     return transposed;
@@ -145,7 +147,7 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
   // (2, 3 and 8 CTAs per cluster where the k-tiles give that many).
   for (int tile = 0; tile < static_cast<int>(lowering::nmSpmmTiles().size()); ++tile) {
     const auto& t = lowering::nmSpmmTiles()[tile];
-    if (!lowering::nmSpmmTileClusters(t)) continue;
+    if (!lowering::nmSpmmTileClusters(t) || shape.tensorCores) continue;
     for (bool transposeA : builds(t))
       for (int splits : {2, 3, 8}) {
         NmSpmmPlan plan = lowering::nmSpmmClusterPlan(shape, tile, splits);
@@ -157,7 +159,7 @@ std::vector<NmSpmmPlan> everyPlan(const NmSpmmShape& shape) {
   // each take several tiles, most of them in part.
   for (int tile = 0; tile < static_cast<int>(lowering::nmSpmmTiles().size()); ++tile) {
     const auto& t = lowering::nmSpmmTiles()[tile];
-    if (!t.mbarriers) continue;
+    if (!t.mbarriers || shape.tensorCores) continue;
     for (bool transposeA : builds(t))
       for (int64_t ctas : {int64_t(cuda::device().multiprocessors), int64_t(7)})
         for (auto kind : {lowering::NmSpmmStreamK::Steps, lowering::NmSpmmStreamK::Hybrid}) {
@@ -180,14 +182,16 @@ std::string describe(const NmSpmmPlan& plan) {
 
 struct Config {
   int N, M, L;
-  bool aKMajor = false;  // A stored k-major (the kernels' 16-byte copies of its columns)
+  bool aKMajor = false;      // A stored k-major (the kernels' 16-byte copies of its columns)
+  bool tensorCores = false;  // the tensor-core tiles (tensorcore())
 };
 
 class NmSpmmKernels : public ::testing::TestWithParam<Config> {};
 
 TEST_P(NmSpmmKernels, EveryPlanMatchesCublasOnThePrunedMatrix) {
   const Config config = GetParam();
-  std::string code = lowering::nmSpmmDeviceCode(config.N, config.M, config.L, "nm_test", config.aKMajor);
+  std::string code =
+      lowering::nmSpmmDeviceCode(config.N, config.M, config.L, "nm_test", config.aKMajor, config.tensorCores);
   cuda::Module module(cuda::compileToCubin(code, cuda::device().architecture(), "nm_test.cu"));
   struct Size {
     int m, n, k;
@@ -215,7 +219,7 @@ TEST_P(NmSpmmKernels, EveryPlanMatchesCublasOnThePrunedMatrix) {
     da.upload(p.a.data(), sizeof(float) * p.a.size());
     db.upload(p.b.valuesData(), sizeof(float) * layout.valueCount());
     dd.upload(p.b.crd(1).data(), sizeof(int) * layout.indexCount());
-    NmSpmmShape shape{size.m, size.n, size.k, config.N, config.M, config.L, config.aKMajor};
+    NmSpmmShape shape{size.m, size.n, size.k, config.N, config.M, config.L, config.aKMajor, config.tensorCores};
     // The transpose's scratch buffer (k x m), NaN before each transpose.
     cuda::DeviceBuffer dt(sizeof(float) * p.a.size() + 16);
     const std::vector<float> expectedTranspose = kMajor(p.a, size.m, size.k),
@@ -276,6 +280,19 @@ INSTANTIATE_TEST_SUITE_P(NmL, NmSpmmKernels,
                            return "N" + std::to_string(info.param.N) + "M" + std::to_string(info.param.M) + "L" +
                                   std::to_string(info.param.L);
                          });
+// Tensor cores (tensorcore()): the 3xTF32 tiles, each forced with and
+// without split-K, at the four sparsities, L of 8, 16, 32 and 64 (one, two
+// or four column groups a warp), odd windows (M = 5) and small ones (M = 4).
+INSTANTIATE_TEST_SUITE_P(NmLTensorCores, NmSpmmKernels,
+                         ::testing::Values(Config{16, 32, 32, false, true}, Config{12, 32, 32, false, true},
+                                           Config{8, 32, 32, false, true}, Config{4, 32, 32, false, true},
+                                           Config{16, 32, 16, false, true}, Config{8, 32, 8, false, true},
+                                           Config{16, 32, 64, false, true}, Config{3, 5, 8, false, true},
+                                           Config{2, 4, 8, false, true}),
+                         [](const auto& info) {
+                           return "N" + std::to_string(info.param.N) + "M" + std::to_string(info.param.M) + "L" +
+                                  std::to_string(info.param.L) + "TensorCores";
+                         });
 // A k-major: the deep 16-row tile at 50-75%, packing at 87.5%, odd N, M, L.
 INSTANTIATE_TEST_SUITE_P(NmLKMajor, NmSpmmKernels,
                          ::testing::Values(Config{16, 32, 32, true}, Config{12, 32, 32, true}, Config{8, 32, 32, true},
@@ -286,11 +303,11 @@ INSTANTIATE_TEST_SUITE_P(NmLKMajor, NmSpmmKernels,
                                   std::to_string(info.param.L) + "KMajor";
                          });
 
-std::string programText(int N, int M, int L, bool aKMajor = false) {
+std::string programText(int N, int M, int L, bool aKMajor = false, bool tensorCores = false) {
   return std::string("tensor A(I, K) : ") + (aKMajor ? "{dense, dense} order (1, 0)" : "dense") +
          " of float32\ntensor B(K, J) : nm(" + std::to_string(N) + ", " + std::to_string(M) +
-         ", " + std::to_string(L) + ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\n"
-         "target cuda\n";
+         ", " + std::to_string(L) + ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\n" +
+         (tensorCores ? "schedule {\n  tensorcore()\n}\n" : "") + "target cuda\n";
 }
 
 struct LibraryCase {
@@ -301,12 +318,13 @@ struct LibraryCase {
 // intrinsic's host step plans (autotuning the large shapes) and launches,
 // with A declared and bound in aFormat (row-major, or k-major: the host step
 // plans the tiles that take it); A's and B's values drawn from seed, seed + 1.
-void checkLibraryPath(const rt::TensorFormat& aFormat, const std::vector<LibraryCase>& cases, uint64_t seed) {
+void checkLibraryPath(const rt::TensorFormat& aFormat, const std::vector<LibraryCase>& cases, uint64_t seed,
+                      bool tensorCores = false) {
   const bool aKMajor = aFormat.modeOrdering == std::vector<int>{1, 0};
   for (const LibraryCase& c : cases) {
-    SCOPED_TRACE(programText(c.N, c.M, c.L, aKMajor) + " m, n, k = " + std::to_string(c.m) + ", " +
-                 std::to_string(c.n) + ", " + std::to_string(c.k));
-    Kernel kernel = compile(Program::fromText(programText(c.N, c.M, c.L, aKMajor)));
+    const std::string text = programText(c.N, c.M, c.L, aKMajor, tensorCores);
+    SCOPED_TRACE(text + " m, n, k = " + std::to_string(c.m) + ", " + std::to_string(c.n) + ", " + std::to_string(c.k));
+    Kernel kernel = compile(Program::fromText(text));
     std::vector<double> a = randomValues(size_t(c.m) * c.k, seed), b = randomValues(size_t(c.k) * c.n, seed + 1);
     std::map<std::string, Tensor> inputs;
     inputs["A"] = rt::fromDense(a, {c.m, c.k}, aFormat, rt::ValueType::Float32);
@@ -324,6 +342,59 @@ TEST(NmSpmmLibrary, TheCompiledProgramMatchesCublas) {
                    {{16, 32, 32, 1024, 2048, 2048}, {4, 32, 32, 256, 2048, 2048}, {2, 4, 4, 37, 41, 43},
                     {12, 32, 32, 300, 700, 500}},
                    3);
+}
+
+// tensorcore(): the host step plans the tensor-core tiles (autotuned for
+// the large shapes; split-K for few rows), padding in every dimension.
+TEST(NmSpmmLibrary, TensorCoresMatchCublas) {
+  checkLibraryPath(rt::TensorFormat::dense(2),
+                   {{16, 32, 32, 1024, 2048, 2048}, {4, 32, 32, 256, 2048, 2048}, {12, 32, 32, 300, 700, 500},
+                    {8, 32, 16, 129, 1000, 777}, {2, 4, 8, 37, 41, 43}},
+                   5, true);
+}
+
+// tensorcore() on real matrices as A (densified; bcsstk13's entries span
+// 1e-6 to 1e9, so the split into two TF32 values is tested across a wide
+// range of exponents), B random and pruned, at 50% and 75% sparsity.
+TEST(NmSpmmLibrary, TensorCoresOnRealMatricesMatchCublas) {
+  for (int N : {16, 8}) {
+    Kernel kernel = compile(Program::fromText(programText(N, 32, 32, false, true)));
+    for (const char* name : {"494_bus", "dwt_992", "bcsstk13"}) {
+      SCOPED_TRACE(std::string(name) + " at N = " + std::to_string(N));
+      rt::Coo coo = rt::readMatrixMarket(std::string(TCC_SHARED_DATA_DIR) + "/matrices/" + name + ".mtx");
+      const int m = coo.dims[0], k = coo.dims[1], n = 520;
+      std::vector<double> a(size_t(m) * k, 0.0);
+      for (size_t e = 0; e < coo.nnz(); ++e) a[size_t(coo.coords[0][e]) * k + coo.coords[1][e]] += coo.values[e];
+      std::vector<double> b = randomValues(size_t(k) * n, 11 + N);
+      RunResult run = kernel.run({{"A", rt::fromDense(a, {m, k}, rt::TensorFormat::dense(2), rt::ValueType::Float32)},
+                                  {"B", rt::fromDense(b, {k, n}, rt::TensorFormat::dense(2), rt::ValueType::Float32)}},
+                                 RunOptions{2});
+      rt::Tensor pruned = rt::nmPruneAndPack(b, k, n, nmFormat(N, 32, 32), rt::ValueType::Float32);
+      std::vector<float> reference = cublasProduct(toFloat(a), toFloat(rt::nmUnpack(pruned)), m, n, k);
+      EXPECT_LE(relativeError(toFloat(rt::toDense(run.tensors.at("C"))), reference), kTolerance);
+    }
+  }
+}
+
+// An infinite entry of A reaches the entries of C its row computes as NaN
+// on tensor cores (the split's small part is inf - inf), as the explain
+// text says; the other rows are as without it.
+TEST(NmSpmmLibrary, TensorCoresTurnAnInfiniteEntryIntoNaNInItsRow) {
+  const int m = 70, n = 96, k = 128;
+  Kernel kernel = compile(Program::fromText(programText(16, 32, 32, false, true)));
+  std::vector<double> a = randomValues(size_t(m) * k, 21), b = randomValues(size_t(k) * n, 22);
+  a[size_t(5) * k + 3] = std::numeric_limits<double>::infinity();
+  RunResult run = kernel.run({{"A", rt::fromDense(a, {m, k}, rt::TensorFormat::dense(2), rt::ValueType::Float32)},
+                              {"B", rt::fromDense(b, {k, n}, rt::TensorFormat::dense(2), rt::ValueType::Float32)}},
+                             RunOptions{1});
+  std::vector<float> c = toFloat(rt::toDense(run.tensors.at("C")));
+  rt::Tensor pruned = rt::nmPruneAndPack(b, k, n, nmFormat(16, 32, 32), rt::ValueType::Float32);
+  std::vector<float> bDense = toFloat(rt::nmUnpack(pruned));
+  for (int j = 0; j < n; ++j) {
+    // Column j reads A's column 3 where B's row 3 kept it (nonzero there).
+    if (bDense[size_t(3) * n + j] != 0.f) EXPECT_TRUE(std::isnan(c[size_t(5) * n + j])) << "column " << j;
+    for (int i : {0, 4, 6, m - 1}) EXPECT_TRUE(std::isfinite(c[size_t(i) * n + j])) << i << ", " << j;
+  }
 }
 
 // A row-major A through its transpose: every plan that transposes A,

@@ -93,7 +93,7 @@ TEST(NmSpmmRecognition, AKMajorAIsTheIntrinsicWithItsOwnKernels) {
   const auto* op = lowering::intrinsicOf(lowered.statements[0].function);
   ASSERT_NE(op, nullptr);
   EXPECT_EQ(op->name, "nm_spmm");
-  ASSERT_EQ(op->args.size(), 4u);
+  ASSERT_EQ(op->args.size(), 5u);
   ASSERT_EQ(lowered.statements[0].decisions.size(), 1u);
   EXPECT_NE(lowered.statements[0].decisions[0].find("A k-major (its tiles copied by 16-byte copies of its columns)"),
             std::string::npos)
@@ -361,7 +361,7 @@ TEST(NmSpmmPlans, AKMajorAIsPlannedOnTheTilesThatTakeIt) {
   for (const auto& tile : lowering::nmSpmmTiles()) {
     if (tile.shiftA) EXPECT_TRUE(tile.kMajorAOnly) << tile.name;  // its pitch is a k-major A's
     EXPECT_EQ(lowering::nmSpmmTileTakesA(tile, false), !tile.kMajorAOnly) << tile.name;
-    EXPECT_EQ(lowering::nmSpmmTileTakesA(tile, true), !tile.rowMajorA) << tile.name;
+    EXPECT_EQ(lowering::nmSpmmTileTakesA(tile, true), !tile.rowMajorA && !tile.tensorCores) << tile.name;
   }
 }
 
@@ -698,6 +698,94 @@ TEST(NmSpmmLaunches, TheZeroingKernelsAreGeneratedAndTileKernelsWaitBeforeWritin
 
 #ifdef TCC_NVCC
 // The printed .cu (kernels, launch, entry point) compiles alone with nvcc,
+// tensorcore() makes the intrinsic's kernels the tensor-core (3xTF32) tiles
+// and only those; the others are the same as without it.
+TEST(NmSpmmTensorCores, TensorcoreScheduleIsTheIntrinsicOnTensorCores) {
+  const std::string tensorcore = "\nschedule {\n  tensorcore()\n}";
+  Lowered lowered = lowerText(program(kDeclarations, "C(i, j) = A(i, k) * B(k, j)" + tensorcore));
+  const auto* op = lowering::intrinsicOf(lowered.statements[0].function);
+  ASSERT_NE(op, nullptr);
+  EXPECT_EQ(op->name, "nm_spmm");
+  ASSERT_EQ(op->args.size(), 5u);
+  EXPECT_EQ(op->args[4].as<ir::imp::IntImm>()->value, 1);
+  ASSERT_EQ(lowered.statements[0].decisions.size(), 1u);
+  const std::string& decision = lowered.statements[0].decisions[0];
+  EXPECT_NE(decision.find("(3xTF32)"), std::string::npos) << decision;
+  EXPECT_NE(decision.find("tc_wide 64x256 (k-tiles of 4 windows, 2 stages), tc_large 128x128"), std::string::npos)
+      << decision;
+  for (const char* kernel : {"tcc_nm_tc_tile<1, 8, 16, 32, 32, 4, 2>", "tcc_nm_tc_tile<2, 4, 16, 32, 32, 4, 2>",
+                             "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "_simple("})
+    EXPECT_NE(lowered.cudaKernels.find(kernel), std::string::npos) << kernel;
+  for (const char* kernel : {"tcc_nm_spmm_tile<", "_transpose_a("})
+    EXPECT_EQ(lowered.cudaKernels.find(kernel), std::string::npos) << kernel;
+  Lowered plain = lowerText(program(kDeclarations, "C(i, j) = A(i, k) * B(k, j)"));
+  EXPECT_EQ(lowering::intrinsicOf(plain.statements[0].function)->args[4].as<ir::imp::IntImm>()->value, 0);
+  EXPECT_EQ(plain.cudaKernels.find("tcc_nm_tc_tile<"), std::string::npos);
+}
+
+// What the tensor-core tiles cannot compute is refused at tensorcore(),
+// with the reason (the default kernels would compute it, but not on tensor
+// cores, which the schedule asked for).
+TEST(NmSpmmTensorCores, WhatTheTilesCannotComputeIsRefused) {
+  const std::string tensorcore = "\nschedule {\n  tensorcore()\n}";
+  auto declarations = [](const std::string& a, const std::string& nm) {
+    return "tensor A(I, K) : " + a + " of float32\ntensor B(K, J) : nm(" + nm +
+           ") of float32\ntensor C(I, J) : dense of float32\n";
+  };
+  auto refused = [&](const std::string& a, const std::string& nm) {
+    try {
+      lowerText(program(declarations(a, nm), "C(i, j) = A(i, k) * B(k, j)" + tensorcore));
+    } catch (const frontend::DiagnosticError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(refused("{dense, dense} order (1, 0)", "16, 32, 32").find("tensor-core N:M kernels read A row-major"),
+            std::string::npos);
+  EXPECT_NE(refused("dense", "16, 32, 4").find("L must be 8, 16 or a multiple of 32"), std::string::npos);
+  EXPECT_NE(refused("dense", "16, 32, 24").find("L must be 8, 16 or a multiple of 32"), std::string::npos);
+  EXPECT_NE(refused("dense", "1, 128, 32").find("whole steps of 8"), std::string::npos);
+  for (const char* nm : {"16, 32, 32", "4, 32, 32", "3, 5, 8", "2, 4, 8", "16, 32, 512"})
+    EXPECT_EQ(refused("dense", nm), "no error") << nm;
+}
+
+// The plans under tensorcore(): the tensor-core tiles only (no packing,
+// stream-K, clusters or transposes), the wide one by default, split-K for
+// few tiles of C; k-tiles and stages as measured at 4096^3
+// (bench/nm_spmm/RESULTS.md): four windows (eight at 87.5%, whose windows
+// are two at a time), two stages, three at 75%.
+TEST(NmSpmmTensorCores, PlansUseTheTensorCoreTilesOnly) {
+  const auto& tiles = lowering::nmSpmmTiles();
+  for (int N : {16, 12, 8, 4}) {
+    SCOPED_TRACE(N);
+    lowering::NmSpmmShape shape{4096, 4096, 4096, N, 32, 32, false, true};
+    lowering::NmSpmmPlan plan = lowering::nmSpmmDefaultPlan(shape, 132);
+    ASSERT_GE(plan.tile, 0);
+    EXPECT_EQ(std::string(tiles[plan.tile].name), "tc_wide");
+    EXPECT_EQ(plan.threads, 256);
+    EXPECT_LE(plan.sharedBytes, 227 * 1024);
+    const lowering::NmSpmmTile& wide = tiles[plan.tile];
+    EXPECT_EQ(lowering::nmSpmmTileWindows(wide, N, 32), N == 4 ? 8 : 4);
+    EXPECT_EQ(lowering::nmSpmmStages(wide, N, 32, 32), N == 8 ? 3 : 2);
+    EXPECT_EQ(lowering::nmSpmmCtasPerSm(wide), 1);
+    for (const auto& candidate : lowering::nmSpmmCandidatePlans(shape, 132)) {
+      ASSERT_GE(candidate.tile, 0);
+      EXPECT_TRUE(tiles[candidate.tile].tensorCores) << lowering::nmSpmmPlanLabel(candidate);
+      EXPECT_FALSE(candidate.packed || candidate.streamK || candidate.transposeA || candidate.cluster > 1);
+    }
+    // Without tensorcore() no candidate is a tensor-core tile.
+    shape.tensorCores = false;
+    for (const auto& candidate : lowering::nmSpmmCandidatePlans(shape, 132))
+      if (candidate.tile >= 0) EXPECT_FALSE(tiles[candidate.tile].tensorCores) << lowering::nmSpmmPlanLabel(candidate);
+  }
+  // 256 x 2048: 8 tiles of C on 132 SMs: split-K.
+  lowering::NmSpmmShape few{256, 2048, 2048, 16, 32, 32, false, true};
+  bool split = false;
+  for (const auto& candidate : lowering::nmSpmmCandidatePlans(few, 132)) split |= candidate.splits > 1;
+  EXPECT_TRUE(split);
+  EXPECT_GT(lowering::nmSpmmDefaultPlan(few, 132).splits, 1);
+}
+
 // warnings as errors, for tiles of every kind and for the simple kernel.
 TEST(NmSpmmCuda, ThePrintedFileCompilesWithNvcc) {
   namespace fs = std::filesystem;
@@ -706,13 +794,16 @@ TEST(NmSpmmCuda, ThePrintedFileCompilesWithNvcc) {
   fs::create_directories(work);
   // A k-major: the 16-byte copies of A's columns (spread, mbarrier, stream-K and packing kernels).
   // A row-major A at 75%: the transpose and the k-major kernels that run on it.
-  for (const char* nm : {"4, 32, 32", "8, 32, 32", "3, 5, 8", "2, 4, 6", "16, 32, 32 k-major", "4, 32, 32 k-major"}) {
+  // tensorcore(): the tensor-core tiles, L of 32 and 8.
+  for (const char* nm : {"4, 32, 32", "8, 32, 32", "3, 5, 8", "2, 4, 6", "16, 32, 32 k-major", "4, 32, 32 k-major",
+                         "16, 32, 32 tensorcore", "3, 5, 8 tensorcore"}) {
     SCOPED_TRACE(nm);
     const std::string spec(nm);
-    const bool aKMajor = spec.ends_with(" k-major");
+    const bool aKMajor = spec.ends_with(" k-major"), tensorCores = spec.ends_with(" tensorcore");
     std::string text = std::string("tensor A(I, K) : ") + (aKMajor ? "{dense, dense} order (1, 0)" : "dense") +
-                       " of float32\ntensor B(K, J) : nm(" + spec.substr(0, spec.find(" k")) +
-                       ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\ntarget cuda\n";
+                       " of float32\ntensor B(K, J) : nm(" + spec.substr(0, spec.find(' ', spec.rfind(',') + 2)) +
+                       ") of float32\ntensor C(I, J) : dense of float32\nC(i, j) = A(i, k) * B(k, j)\n" +
+                       (tensorCores ? "schedule {\n  tensorcore()\n}\n" : "") + "target cuda\n";
     fs::path source = work / "nm.cu";
     std::ofstream(source) << lowerText(text).cuda;
     std::string command = std::string(TCC_NVCC) + " -arch=sm_90 -Werror all-warnings -c " + source.string() + " -o " +

@@ -527,9 +527,10 @@ int32_t operandsOf(const GpuIntrinsicRun& run, lowering::NmSpmmShape& shape, Ope
   tcc_tensor* B = run.tensors.at(op.tensors[2]);
   auto argument = [&](size_t index) { return static_cast<int>(op.args.at(index).as<ir::imp::IntImm>()->value); };
   // A's dims are in mode order (m, k) whichever way it is stored; the
-  // fourth argument says it is stored k-major.
+  // fourth argument says it is stored k-major, the fifth that the
+  // statement runs on tensor cores (tensorcore()).
   shape = lowering::NmSpmmShape{A->dims[0], B->dims[1], A->dims[1], argument(0), argument(1), argument(2),
-                                op.args.size() > 3 && argument(3) != 0};
+                                op.args.size() > 3 && argument(3) != 0, op.args.size() > 4 && argument(4) != 0};
   if (B->dims[0] != A->dims[1] || C->dims[0] != A->dims[0] || C->dims[1] != B->dims[1]) return 3;
   if (shape.m == 0 || shape.n == 0) return -1;
   x = Operands{static_cast<const float*>(A->vals), static_cast<const float*>(B->vals), B->levels[1].crd,

@@ -115,9 +115,9 @@ class KeptByShape {
   }
 
  private:
-  using Key = std::tuple<uint64_t, std::string, int64_t, int64_t, int64_t, int, int, int, bool>;
+  using Key = std::tuple<uint64_t, std::string, int64_t, int64_t, int64_t, int, int, int, bool, bool>;
   static Key keyOf(uint64_t module, const std::string& prefix, const lowering::NmSpmmShape& shape) {
-    return Key{module, prefix, shape.m, shape.n, shape.k, shape.N, shape.M, shape.L, shape.aKMajor};
+    return Key{module, prefix, shape.m, shape.n, shape.k, shape.N, shape.M, shape.L, shape.aKMajor, shape.tensorCores};
   }
   mutable std::mutex mutex_;
   std::map<Key, Value> kept_;

@@ -53,10 +53,12 @@ int intArgument(const imp::Intrinsic& op, size_t index) {
 
 struct NmParameters {
   int N, M, L;
-  bool aKMajor;  // A stored {dense, dense} order (1,0)
+  bool aKMajor;      // A stored {dense, dense} order (1,0)
+  bool tensorCores;  // tensorcore(): the tensor-core tiles
 };
 NmParameters parametersOf(const imp::Intrinsic& op) {
-  return {intArgument(op, 0), intArgument(op, 1), intArgument(op, 2), op.args.size() > 3 && intArgument(op, 3) != 0};
+  return {intArgument(op, 0), intArgument(op, 1), intArgument(op, 2), op.args.size() > 3 && intArgument(op, 3) != 0,
+          op.args.size() > 4 && intArgument(op, 4) != 0};
 }
 
 }  // namespace
@@ -138,6 +140,15 @@ std::optional<imp::Function> recognizeNmSpmm(const ir::IndexStmt& cin, const std
                           ir::toString(tensor->datatype()) + ": declare " + ct.name() + ", " + at.name() + " and " +
                           bt.name() + " `of float32`");
 
+  const ir::LevelFormat& level = nm.level(1);
+  if (options.tensorCore) {
+    if (!denseRowMajor(at))
+      throw LoweringError::ofTensorCore("tensorcore(): the tensor-core N:M kernels read " + at.name() +
+                                        " row-major ({dense, dense}); it is stored " + formatOf(at));
+    std::string refusal = nmSpmmTensorCoresRefusal(level.nmN, level.nmM, level.nmL);
+    if (!refusal.empty()) throw LoweringError::ofTensorCore("tensorcore(): " + refusal);
+  }
+
   imp::Function function;
   function.name = options.functionName;
   for (const auto& tensor : parameters) {
@@ -145,13 +156,12 @@ std::optional<imp::Function> recognizeNmSpmm(const ir::IndexStmt& cin, const std
       throw LoweringError("internal: tensor " + tensor.name() + " is a parameter of an N:M SpMM kernel");
     function.parameters.push_back({tensor.name(), tensor.order(), imp::ScalarKind::Float32, tensor == ct});
   }
-  const ir::LevelFormat& level = nm.level(1);
   function.body = imp::Block::make(
       {imp::Comment::make(ct.name() + " = " + at.name() + " * " + bt.name() + " (" + bt.name() + " " + level.toString() +
-                          ")"),
+                          ")" + (options.tensorCore ? " on tensor cores" : "")),
        imp::Intrinsic::make(kNmSpmmIntrinsic, {ct.name(), at.name(), bt.name()},
                             {imp::IntImm::make(level.nmN), imp::IntImm::make(level.nmM), imp::IntImm::make(level.nmL),
-                             imp::IntImm::make(denseKMajor(at) ? 1 : 0)})});
+                             imp::IntImm::make(denseKMajor(at) ? 1 : 0), imp::IntImm::make(options.tensorCore ? 1 : 0)})});
   return function;
 }
 
@@ -163,9 +173,25 @@ std::string explainNmSpmm(const imp::Function&, const imp::Intrinsic& op) {
       << "% sparse): CUDA kernels generated for these N, M, L"
       << (nm.aKMajor ? " and " + op.tensors[1] + " k-major (its tiles copied by 16-byte copies of its columns)" : "")
       << "; ";
+  if (nm.tensorCores) {
+    out << "tensorcore(): on tensor cores, each warp 64x32 of C by mma.sync m16n8k8 on TF32, every value of "
+        << op.tensors[1] << " and " << op.tensors[2]
+        << " split into two TF32 values and multiplied three times (3xTF32), each k-tile's products summed in "
+           "registers of their own and added into float32 totals (closer to the exact sums than float32 FMA "
+           "chains; an infinite entry gives NaN); tiles ";
+    const auto fitting = nmSpmmPreferredTiles(nm.N, nm.M, nm.L, true);
+    for (size_t t = 0; t < fitting.size(); ++t) {
+      const NmSpmmTile& tile = nmSpmmTiles()[fitting[t]];
+      const int windows = nmSpmmTileWindows(tile, nm.N, nm.M);
+      out << (t ? ", " : "") << tile.name << " " << tile.rows() << "x" << tile.cols() << " (k-tiles of " << windows
+          << " window" << (windows > 1 ? "s" : "") << ", " << nmSpmmStages(tile, nm.N, nm.M, nm.L) << " stages)";
+    }
+    out << "; split-K when m*n is small; the plan is autotuned per shape when the product is large";
+    return out.str();
+  }
   std::vector<std::string> tiles;
   for (const auto& tile : nmSpmmTiles())
-    if (nmSpmmTileFits(tile, nm.N, nm.M, nm.L) && nmSpmmTileTakesA(tile, nm.aKMajor))
+    if (!tile.tensorCores && nmSpmmTileFits(tile, nm.N, nm.M, nm.L) && nmSpmmTileTakesA(tile, nm.aKMajor))
       tiles.push_back(std::string(tile.name) + " " + std::to_string(tile.rows()) + "x" + std::to_string(tile.cols()));
   if (tiles.empty()) {
     out << "no register-tiled kernel fits these N, M, L (L must be a multiple of 4 that divides or is divided by a "
@@ -202,14 +228,14 @@ namespace {
 
 std::string deviceCode(const imp::Intrinsic& op, const std::string& prefix) {
   NmParameters nm = parametersOf(op);
-  return nmSpmmDeviceCode(nm.N, nm.M, nm.L, prefix, nm.aKMajor);
+  return nmSpmmDeviceCode(nm.N, nm.M, nm.L, prefix, nm.aKMajor, nm.tensorCores);
 }
 
 // The printed .cu's launch: the default plan (nmSpmmDefaultPlan) in C.
 std::string hostDefinitions(const imp::Intrinsic& op, const std::string& prefix) {
   NmParameters nm = parametersOf(op);
   std::vector<const NmSpmmTile*> fitting;
-  for (int index : nmSpmmPreferredTiles(nm.N, nm.M, nm.L)) fitting.push_back(&nmSpmmTiles()[index]);
+  for (int index : nmSpmmPreferredTiles(nm.N, nm.M, nm.L, nm.tensorCores)) fitting.push_back(&nmSpmmTiles()[index]);
   std::ostringstream out;
   const std::string N = std::to_string(nm.N), M = std::to_string(nm.M), L = std::to_string(nm.L);
   out << "// " << prefix << ": launches the N:M SpMM kernels for C = A * B, B in nm(" << N << "," << M << "," << L

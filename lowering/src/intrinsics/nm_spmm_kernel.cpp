@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "tcc/lowering/nm_spmm.h"
+#include "nm_spmm.h"
 
 namespace tcc::lowering {
 
@@ -1101,10 +1101,10 @@ std::string transposeKernel(const std::string& prefix) {
 
 }  // namespace
 
-std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, bool aKMajor) {
+std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, bool aKMajor, bool tensorCores) {
   std::ostringstream out;
   out << "// " << prefix << ": C = A * B with B in nm(" << N << "," << M << "," << L << ") (N:M SpMM intrinsic)"
-      << (aKMajor ? ", A k-major" : "") << "\n"
+      << (aKMajor ? ", A k-major" : "") << (tensorCores ? ", on tensor cores (3xTF32)" : "") << "\n"
       << kKernelTemplate;
   const char* parameters =
       "(const float* __restrict__ A, const float* __restrict__ B, const int* __restrict__ D, float* __restrict__ C, "
@@ -1143,11 +1143,13 @@ std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, boo
           << ">(A, B, D, C, m, n, k, w, q, tilesPerSplit, atomic);\n}\n";
     }
   };
+  if (tensorCores) out << nmSpmmTensorCoreKernels(N, M, L, prefix, parameters);
   for (const auto& tile : nmSpmmTiles())
-    if (nmSpmmTileFits(tile, N, M, L) && nmSpmmTileTakesA(tile, aKMajor)) emitTile(tile, aKMajor, "", false);
+    if (!tensorCores && !tile.tensorCores && nmSpmmTileFits(tile, N, M, L) && nmSpmmTileTakesA(tile, aKMajor))
+      emitTile(tile, aKMajor, "", false);
   // A row-major A: the kernels of the tiles that run on its k-major
   // transpose, and the transpose.
-  if (!aKMajor) {
+  if (!aKMajor && !tensorCores) {
     bool transposes = false;
     for (const auto& tile : nmSpmmTiles())
       if (nmSpmmTileTransposesA(tile, N, M, L)) emitTile(tile, true, "_at", true), transposes = true;

@@ -18,6 +18,13 @@ constexpr int kBarrierBytes = 2 * 8 * 4 + 8;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+int tileNamed(const std::string& name) {
+  const auto& tiles = nmSpmmTiles();
+  for (size_t index = 0; index < tiles.size(); ++index)
+    if (tiles[index].name == name) return static_cast<int>(index);
+  return -1;
+}
+
 NmSpmmPlan planFor(const NmSpmmShape& shape, int tileIndex, int splits) {
   NmSpmmPlan plan;
   plan.tile = tileIndex;
@@ -47,7 +54,7 @@ int64_t ctasOf(const NmSpmmShape& shape, const NmSpmmTile& tile) {
 
 // (The 8-row tiles stage A k-major, so they take either layout; filtered all the same.)
 std::vector<int> preferredTiles(const NmSpmmShape& shape) {
-  std::vector<int> tiles = nmSpmmPreferredTiles(shape.N, shape.M, shape.L);
+  std::vector<int> tiles = nmSpmmPreferredTiles(shape.N, shape.M, shape.L, shape.tensorCores);
   std::erase_if(tiles, [&](int index) { return !nmSpmmTileTakesA(nmSpmmTiles()[index], shape.aKMajor); });
   return tiles;
 }
@@ -91,9 +98,12 @@ NmSpmmPlan waveFittedSplitPlan(const NmSpmmShape& shape, int tileIndex, int mult
 
 // The wide tile leads above 70% sparsity (A's tile is then most of the
 // traffic; a wider tile reads it for more columns), the large one below.
-std::vector<int> nmSpmmPreferredTiles(int N, int M, int L) {
+std::vector<int> nmSpmmPreferredTiles(int N, int M, int L, bool tensorCores) {
   double sparsity = 1.0 - static_cast<double>(N) / M;
   std::vector<int> order = sparsity > 0.7 ? std::vector<int>{1, 0, 2, 3} : std::vector<int>{0, 1, 2, 3};
+  // Tensor cores: the wide tile first at every sparsity (it measured
+  // fastest at 4096^3 from 50% to 87.5%, bench/nm_spmm/RESULTS.md).
+  if (tensorCores) order = {tileNamed("tc_wide"), tileNamed("tc_large")};
   std::vector<int> fitting;
   for (int index : order)
     if (nmSpmmTileFits(nmSpmmTiles()[index], N, M, L)) fitting.push_back(index);
@@ -135,6 +145,12 @@ const std::vector<NmSpmmTile>& nmSpmmTiles() {
       // stages), and xwide_deep_mbar_pipe (rounds 18-20).
       {"tallwide_deep4", 1, 8, 16, false, 4, false, false, true, false, true, true, true, true},
       {"xwide_deep_mbar_pipe_sh", 1, 16, 8, false, 2, false, true, false, true, false, true, true, true},
+      // Tensor cores (tensorcore() only), 8 warps of 64 x 32: 64 x 256
+      // (A's tile, most of the traffic above 60% sparsity, read for more
+      // columns) and 128 x 128; k-tiles of up to four times the usual
+      // windows (fewer barriers and longer chains of products per flush).
+      {.name = "tc_wide", .warpsM = 1, .warpsN = 8, .kScale = 4, .tensorCores = true},
+      {.name = "tc_large", .warpsM = 2, .warpsN = 4, .kScale = 4, .tensorCores = true},
   };
   return tiles;
 }
@@ -149,7 +165,27 @@ int nmSpmmWindowsPerTile(int N, int M) {
   return windows * M <= kLargestKTile ? windows : 0;
 }
 
+namespace {
+int tensorCoreStageBytes(const NmSpmmTile& tile, int windows, int N, int M, int groups) {
+  const int ks = windows * M, ws = windows * N;
+  return 4 * (tile.rows() * (ks + 4) + ws * (tile.cols() + 8) + ws * groups);
+}
+}  // namespace
+
 int nmSpmmTileWindows(const NmSpmmTile& tile, int N, int M) {
+  if (tile.tensorCores) {
+    // The most windows (kScale times the usual, or half or a quarter of
+    // that) whose kept rows fill whole steps of 8 and whose k-tile fits two
+    // stages (D's tile counted at its largest, a group per 8 columns).
+    const int base = nmSpmmWindowsPerTile(N, M);
+    for (int scale = std::max(tile.kScale, 1); base > 0 && scale >= 1; scale /= 2) {
+      const int windows = base * scale;
+      if ((windows * N) % 8 == 0 && windows * M <= kLargestDeepKTile &&
+          2 * tensorCoreStageBytes(tile, windows, N, M, tile.cols() / 8) <= kLargestSharedBytes)
+        return windows;
+    }
+    return 0;
+  }
   int windows = nmSpmmWindowsPerTile(N, M) * std::max(tile.kScale, 1);
   return windows * M <= (tile.kScale > 1 ? kLargestDeepKTile : kLargestKTile) ? windows : 0;
 }
@@ -160,6 +196,7 @@ int stageBytes(const NmSpmmTile& tile, int N, int M, int L) {
   int windows = nmSpmmTileWindows(tile, N, M);
   int ks = windows * M, ws = windows * N;
   int groups = tile.cols() >= L ? tile.cols() / std::max(L, 1) : 1;  // column groups of D's tile
+  if (tile.tensorCores) return tensorCoreStageBytes(tile, windows, N, M, groups);
   int aFloats = tile.rowMajorA ? tile.rows() * (((ks + 27) / 32) * 32 + 4) : ks * (tile.rows() + 4);
   return 4 * (aFloats + ws * tile.cols() + ws * groups);
 }
@@ -169,11 +206,18 @@ int stageBytes(const NmSpmmTile& tile, int N, int M, int L) {
 bool nmSpmmPacks(int N, int M) { return N > 0 && M > 0 && 1.0 - static_cast<double>(N) / M > 0.7; }
 
 bool nmSpmmTilePacks(const NmSpmmTile& tile, int N, int M) {
-  return nmSpmmPacks(N, M) && !tile.rowMajorA && tile.kScale == 1 && !tile.mbarriers;
+  return nmSpmmPacks(N, M) && !tile.rowMajorA && tile.kScale == 1 && !tile.mbarriers && !tile.tensorCores;
 }
 
 int nmSpmmStages(const NmSpmmTile& tile, int N, int M, int L, bool packed) {
   if (packed) return 2;
+  if (tile.tensorCores) {
+    // As many as fit, up to four (a CTA per SM: its registers take the SM's).
+    const int bytes = stageBytes(tile, N, M, L);
+    for (int stages = 4; stages >= 2; --stages)
+      if (stages * bytes <= kLargestSharedBytes) return stages;
+    return 0;
+  }
   // A CTA that has the SM's registers to itself (512 threads, or 16 rows
   // per thread) may take most of the shared memory too.
   bool alone = tile.threads() >= 512 || tile.threadRows > 8;
@@ -191,6 +235,7 @@ int nmSpmmStages(const NmSpmmTile& tile, int N, int M, int L, bool packed) {
 int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed) {
   int stages = nmSpmmStages(tile, N, M, L, packed);
   int bytes = stages * stageBytes(tile, N, M, L);
+  if (tile.tensorCores) return stages == 0 ? kLargestSharedBytes + 1 : bytes;
   if (tile.mbarriers) return stages == 0 ? kLargestSharedBytes + 1 : bytes + kBarrierBytes;
   if (tile.dNext && !packed) {
     const int windows = nmSpmmTileWindows(tile, N, M);
@@ -203,7 +248,9 @@ int nmSpmmSharedBytes(const NmSpmmTile& tile, int N, int M, int L, bool packed) 
   return bytes + 4 * windows * N * (tile.cols() / 4) + 4 * 2 * ((windows * M + 31) / 32);
 }
 
-bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor) { return aKMajor ? !tile.rowMajorA : !tile.kMajorAOnly; }
+bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor) {
+  return aKMajor ? !tile.rowMajorA && !tile.tensorCores : !tile.kMajorAOnly;
+}
 
 bool nmSpmmTileTransposesA(const NmSpmmTile& tile, int N, int M, int L) {
   if (!nmSpmmTileFits(tile, N, M, L)) return false;
@@ -215,7 +262,9 @@ bool nmSpmmTileTransposesA(const NmSpmmTile& tile, int N, int M, int L) {
 }
 
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {
-  if (nmSpmmTileWindows(tile, N, M) == 0 || L < 4 || L % 4 != 0) return false;
+  if (nmSpmmWindowsPerTile(N, M) == 0 || nmSpmmTileWindows(tile, N, M) == 0 || L < 4 || L % 4 != 0) return false;
+  // Tensor cores: each step's 8 columns of B' in one column group.
+  if (tile.tensorCores && (L % 8 != 0 || (L % 32 != 0 && 32 % L != 0))) return false;
   if (tile.cols() % L != 0 && L % tile.cols() != 0) return false;
   return nmSpmmSharedBytes(tile, N, M, L, nmSpmmTilePacks(tile, N, M)) <= kLargestSharedBytes;
 }
@@ -234,7 +283,21 @@ NmSpmmPlan nmSpmmDefaultPlan(const NmSpmmShape& shape, int multiprocessors) {
   return planFor(shape, smallest, splits);
 }
 
-int nmSpmmCtasPerSm(const NmSpmmTile& tile) { return tile.threads() >= 512 || tile.threadRows > 8 ? 1 : 2; }
+int nmSpmmCtasPerSm(const NmSpmmTile& tile) {
+  return tile.threads() >= 512 || tile.threadRows > 8 || tile.tensorCores ? 1 : 2;
+}
+
+std::string nmSpmmTensorCoresRefusal(int N, int M, int L) {
+  if (!nmSpmmPreferredTiles(N, M, L, true).empty()) return "";
+  if (L % 8 != 0 || (L % 32 != 0 && 32 % L != 0))
+    return "the tensor-core N:M kernels multiply 8 columns of B' at a time, each within one column group of L: L must "
+           "be 8, 16 or a multiple of 32 (nm(" + std::to_string(N) + "," + std::to_string(M) + "," +
+           std::to_string(L) + "))";
+  return "the tensor-core N:M kernels need k-tiles of whole windows of M = " + std::to_string(M) + " columns whose " +
+         "kept rows (N = " + std::to_string(N) + " a window) come in whole steps of 8, with A's tile and B''s in "
+         "shared memory twice over; nm(" + std::to_string(N) + "," + std::to_string(M) + "," + std::to_string(L) +
+         ") has none";
+}
 
 NmSpmmPlan nmSpmmStreamKPlan(const NmSpmmShape& shape, int tileIndex, int64_t ctas, NmSpmmStreamK kind) {
   NmSpmmPlan plan = planFor(shape, tileIndex, 1);
@@ -262,7 +325,7 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
   // measurements choose.
   std::vector<int> tiles = preferredTiles(shape);
   for (int index = 4; index < static_cast<int>(nmSpmmTiles().size()); ++index)
-    if (nmSpmmTileFits(nmSpmmTiles()[index], shape.N, shape.M, shape.L) &&
+    if (!nmSpmmTiles()[index].tensorCores && !shape.tensorCores && nmSpmmTileFits(nmSpmmTiles()[index], shape.N, shape.M, shape.L) &&
         nmSpmmTileTakesA(nmSpmmTiles()[index], shape.aKMajor))
       tiles.push_back(index);
   for (int index : tiles) {
@@ -320,7 +383,7 @@ std::vector<NmSpmmPlan> nmSpmmCandidatePlans(const NmSpmmShape& shape, int multi
   // (nmSpmmTileTransposesA), each after a transpose of A (timed with it:
   // the autotuner picks one only where the two launches beat the row-major
   // kernels).
-  if (!shape.aKMajor) {
+  if (!shape.aKMajor && !shape.tensorCores) {
     NmSpmmShape kMajor = shape;
     kMajor.aKMajor = true;
     for (NmSpmmPlan plan : nmSpmmCandidatePlans(kMajor, multiprocessors)) {

@@ -62,6 +62,14 @@ struct NmSpmmTile {
   // of two, so that a kept row's column of it is a shift, not a multiply-add
   // on the FMA pipe.
   bool shiftA = false;
+  // Tensor cores (the schedule's tensorcore()): each warp computes 64 x 32
+  // of C by mma.sync m16n8k8 on TF32 in three products per pair of values
+  // (3xTF32: a = a_big + a_small, each a TF32 value; a_big b_big + a_big
+  // b_small + a_small b_big), each k-tile's sums in registers of their own
+  // added into the totals in float32 (the tensor cores' accumulation
+  // truncates; a chain over all of k drifts past 1e-5). Only these tiles
+  // run under tensorcore(), and only there.
+  bool tensorCores = false;
   int rows() const { return 8 * threadRows * warpsM; }
   int cols() const { return 32 * warpsN; }
   int threads() const { return 32 * warpsM * warpsN; }
@@ -74,6 +82,9 @@ struct NmSpmmShape {
   // A stored k-major ({dense, dense} order (1,0): A(i,kk) at kk * m + i);
   // then only the tiles that take it are planned (nmSpmmTileTakesA).
   bool aKMajor = false;
+  // The statement asked for tensor cores (tensorcore()): only the
+  // tensorCores tiles are planned.
+  bool tensorCores = false;
 };
 
 // Pruning windows per k-tile, or 0 when M is too large for a shared-memory
@@ -98,7 +109,10 @@ bool nmSpmmTileTakesA(const NmSpmmTile& tile, bool aKMajor);
 bool nmSpmmTileTransposesA(const NmSpmmTile& tile, int N, int M, int L);
 // Indices of the 8-row tiles that fit N, M, L, most preferred first (the
 // default plan's choices; the autotuner also measures the 16-row tiles).
-std::vector<int> nmSpmmPreferredTiles(int N, int M, int L);
+// With tensorCores, the tensorCores tiles that fit, in the same sense.
+std::vector<int> nmSpmmPreferredTiles(int N, int M, int L, bool tensorCores = false);
+// Why no tensorCores tile computes nm(N, M, L) (empty when one does).
+std::string nmSpmmTensorCoresRefusal(int N, int M, int L);
 // Whether N:M is sparse enough (above 70%) for the packing kernels: they
 // copy only the columns of A's tile that some kept row reads (the paper's
 // col_info, found per k-tile from D), at the cost of a barrier per k-tile.
@@ -202,6 +216,9 @@ std::string nmSpmmTransposeKernelName(const std::string& prefix);
 // A's layout (aKMajor: A stored k-major; the tiles that take it); for a
 // row-major A also the transpose and the k-major kernels of the tiles that
 // run on its transpose ("_at").
-std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, bool aKMajor = false);
+// With tensorCores, the tensorCores tiles' kernels instead of the others
+// (A row-major).
+std::string nmSpmmDeviceCode(int N, int M, int L, const std::string& prefix, bool aKMajor = false,
+                             bool tensorCores = false);
 
 }  // namespace tcc::lowering
