@@ -278,11 +278,12 @@ ScheduleForStatement scheduleRequestFor(const frontend::Program& program, const 
       }
       add(command, workspace);
     } else if (command.name == "tensorcore") {
-      // The MMA shape TCA-SpMM issues is m16n8k8; a shape given must be it.
+      // The MMA shape TCA-SpMM and the N:M tiles issue is m16n8k8; a shape
+      // given must be it.
       for (const auto& argument : arguments) {
         int64_t expected = argument.keyword == "m" ? 16 : 8;
         if (argument.integer != expected)
-          refuse(program, command, "tensorcore() issues mma.sync m16n8k8 (f16 in, f32 accumulate); " + argument.keyword +
+          refuse(program, command, "tensorcore() issues mma.sync m16n8k8 (float16 or TF32 in, float32 accumulate); " + argument.keyword +
                                        " = " + std::to_string(argument.integer) + " is not that shape");
       }
       request.tensorCore = true;  // no loop transformation: it chooses an intrinsic

@@ -177,8 +177,8 @@ std::string explainNmSpmm(const imp::Function&, const imp::Intrinsic& op) {
     out << "tensorcore(): on tensor cores, each warp 64x32 of C by mma.sync m16n8k8 on TF32, every value of "
         << op.tensors[1] << " and " << op.tensors[2]
         << " split into two TF32 values and multiplied three times (3xTF32), each k-tile's products summed in "
-           "registers of their own and added into float32 totals (closer to the exact sums than float32 FMA "
-           "chains; an infinite entry gives NaN); tiles ";
+           "registers of their own and added into float32 totals (as accurate as float32 FMA: measured closer to "
+           "the exact sums than cuBLAS's SGEMM; an infinite entry gives NaN); tiles ";
     const auto fitting = nmSpmmPreferredTiles(nm.N, nm.M, nm.L, true);
     for (size_t t = 0; t < fitting.size(); ++t) {
       const NmSpmmTile& tile = nmSpmmTiles()[fitting[t]];
