@@ -262,7 +262,7 @@ bool nmSpmmTileTransposesA(const NmSpmmTile& tile, int N, int M, int L) {
 }
 
 bool nmSpmmTileFits(const NmSpmmTile& tile, int N, int M, int L) {
-  if (nmSpmmWindowsPerTile(N, M) == 0 || nmSpmmTileWindows(tile, N, M) == 0 || L < 4 || L % 4 != 0) return false;
+  if (nmSpmmTileWindows(tile, N, M) == 0 || L < 4 || L % 4 != 0) return false;
   // Tensor cores: each step's 8 columns of B' in one column group.
   if (tile.tensorCores && (L % 8 != 0 || (L % 32 != 0 && 32 % L != 0))) return false;
   if (tile.cols() % L != 0 && L % tile.cols() != 0) return false;
